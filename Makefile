@@ -1,0 +1,69 @@
+# Clubroom: two commands on a fresh Debian machine.
+#   make demo   installs what is missing, builds, and runs the demo room
+#   make test   installs what the tests need, builds, and runs every test
+# `make lint` fails on compiler warnings in our code and on `swift format lint` findings.
+
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Libraries the build links against.
+BUILD_PACKAGES := pkg-config libncursesw5-dev libopus-dev libasound2-dev libssl-dev libsqlite3-dev
+# Programs the tests drive: tmux for the UI, sox and espeak-ng for audio, alsa-utils for ALSA.
+TEST_PACKAGES := tmux sox espeak-ng alsa-utils
+# Python modules the interoperability tests use, from PyPI.
+PYTHON ?= python3
+TEST_PYTHON_MODULES := websockets
+
+.PHONY: all build release deps test-deps test demo lint format bench clean
+
+all: build
+
+# Installs only the Debian packages that are missing; apt-get runs through sudo when not root.
+deps:
+	@missing=""; for p in $(BUILD_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+test-deps: deps
+	@missing=""; for p in $(TEST_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@for m in $(TEST_PYTHON_MODULES); do \
+	  $(PYTHON) -c "import $$m" 2>/dev/null || $(PYTHON) -m pip install -q $$m; \
+	done
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+test: test-deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: deps release
+	$$($(SWIFT) build -c release --show-bin-path)/clubroom demo
+
+bench: release
+	$$($(SWIFT) build -c release --show-bin-path)/clubroom bench store
+
+# Warnings in our own sources fail the lint; so does anything swift-format would change.
+lint: deps
+	@$(SWIFT) build 2>&1 | tee .build/lint-build.log | grep -E '^$(CURDIR)/(Sources|Tests|Resources)/.*: warning:' && { echo "lint: compiler warnings above"; exit 1; } || true
+	@grep -q 'error:' .build/lint-build.log && { cat .build/lint-build.log; exit 1; } || true
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Resources
+
+format:
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Resources
+
+clean:
+	$(SWIFT) package clean

@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Clubroom: audio rooms in the terminal.
+///
+/// Dependencies point one way: the executable -> runtimes and adapters -> pure targets -> the standard library
+/// and Foundation. Pure targets (`RoomCore`, `RoomProtocol`, `AudioCore`, `TermUI`, `Arguments`) never import a
+/// C module, so they build and test without ncurses, Opus or ALSA.
+let package = Package(
+    name: "Clubroom",
+    products: [
+        .executable(name: "clubroom", targets: ["clubroom"])
+    ],
+    targets: [
+        // MARK: C libraries from Debian, each a module map plus a shim of inline wrappers.
+        .systemLibrary(
+            name: "CNcursesw", pkgConfig: "ncursesw", providers: [.apt(["libncursesw5-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        // MARK: Pure targets.
+        .target(name: "RoomCore"),
+        .target(name: "RoomProtocol", dependencies: ["RoomCore"]),
+        .target(name: "AudioCore"),
+        .target(name: "TermUI", dependencies: ["RoomCore"]),
+        .target(name: "Arguments"),
+
+        // MARK: Bundled data: the default role table and the demo's speech clips.
+        .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json")]),
+
+        // MARK: Adapters over the C libraries.
+        .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
+        .target(name: "AudioCodec", dependencies: ["COpus", "AudioCore"]),
+        .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore"]),
+
+        // MARK: The executable.
+        .executableTarget(
+            name: "clubroom",
+            dependencies: [
+                "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
+                "AudioDevices",
+            ]),
+
+        // MARK: Tests.
+        .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources"]),
+        .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
+        .testTarget(name: "CLITests", dependencies: []),
+    ]
+)
