@@ -58,6 +58,7 @@ bench: release
 
 # Warnings in our own sources fail the lint; so does anything swift-format would change.
 lint: deps
+	@mkdir -p .build
 	@$(SWIFT) build 2>&1 | tee .build/lint-build.log | grep -E '^$(CURDIR)/(Sources|Tests|Resources)/.*: warning:' && { echo "lint: compiler warnings above"; exit 1; } || true
 	@grep -q 'error:' .build/lint-build.log && { cat .build/lint-build.log; exit 1; } || true
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Resources
