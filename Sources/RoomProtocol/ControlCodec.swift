@@ -37,8 +37,7 @@ public enum ControlCodec {
             let request: WireRequest
             switch type {
             case "raise_hand": request = .raiseHand
-            case "lower_hand":
-                request = .lowerHand(peer: try fields.optionalString("peer", maxBytes: ControlLimits.maxIdentityBytes))
+            case "lower_hand": request = .lowerHand
             case "invite": request = .invite(peer: try fields.identity("peer"))
             case "accept_invite": request = .acceptInvite
             case "decline_invite": request = .declineInvite
@@ -89,9 +88,7 @@ public enum ControlCodec {
         case nil: break
         }
         switch message.request {
-        case .raiseHand, .acceptInvite, .declineInvite, .stepDown, .leave: break
-        case .lowerHand(let peer):
-            if let peer { object["peer"] = .string(peer) }
+        case .raiseHand, .lowerHand, .acceptInvite, .declineInvite, .stepDown, .leave: break
         case .invite(let peer), .mutePeer(let peer): object["peer"] = .string(peer)
         case .setRole(let peer, let role):
             object["peer"] = .string(peer)
@@ -133,10 +130,9 @@ public enum ControlCodec {
             object["roles"] = .array(snapshot.roles.map(json))
         case .peerJoined(let peer):
             object["peer"] = json(peer)
-        case .peerLeft(let peer, let reason, let by):
+        case .peerLeft(let peer, let reason):
             object["peer"] = .string(peer)
             object["reason"] = .string(reason.rawValue)
-            if let by { object["by"] = .string(by) }
         case .roleChanged(let peer, let role, let by):
             object["peer"] = .string(peer)
             object["role"] = .string(role)
@@ -208,7 +204,7 @@ public enum ControlCodec {
             guard let reason = LeaveReason(rawValue: reasonText) else {
                 throw ControlDecodeError(.badRequest, "unknown leave reason \"\(reasonText)\"")
             }
-            event = .peerLeft(peer: try fields.string("peer"), reason: reason, by: try fields.optionalString("by"))
+            event = .peerLeft(peer: try fields.string("peer"), reason: reason)
         case "role_changed":
             event = .roleChanged(
                 peer: try fields.string("peer"), role: try fields.string("role"), by: try fields.string("by"))
@@ -220,9 +216,9 @@ public enum ControlCodec {
             event = .muteChanged(
                 peer: try fields.string("peer"), muted: try fields.bool("muted"), by: try fields.string("by"))
         case "speakers":
-            let levels = try fields.array("levels").map { value throws(ControlDecodeError) -> SpeakerLevel in
+            let levels = try fields.array("levels").map { value throws(ControlDecodeError) -> WireLevel in
                 let level = Fields(try objectValue(value, "levels"))
-                return SpeakerLevel(
+                return WireLevel(
                     peer: try level.string("peer"), level: Int(clamping: try level.integer("level", in: 0...100)))
             }
             event = .speakers(levels: levels)

@@ -41,8 +41,7 @@ public enum ChatTarget: Sendable, Hashable {
 /// A request a client sends to the server. Peers are named by identity (the token's `sub`).
 public enum WireRequest: Sendable, Equatable {
     case raiseHand
-    /// Lowers your own hand, or with `peer` someone else's (needs the `move` permission).
-    case lowerHand(peer: String?)
+    case lowerHand
     case invite(peer: String)
     case acceptInvite
     case declineInvite
@@ -198,8 +197,6 @@ public enum LeaveReason: String, Sendable, Equatable, CaseIterable {
     case left
     /// The connection dropped or timed out.
     case disconnected
-    /// A moderator removed the peer.
-    case removed
 }
 
 /// The code of an `error` message. Unknown codes from a newer server are kept as they are.
@@ -238,20 +235,20 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
 public enum WireEvent: Sendable, Equatable {
     case joined(JoinedSnapshot)
     case peerJoined(WirePeer)
-    case peerLeft(peer: String, reason: LeaveReason, by: String?)
+    case peerLeft(peer: String, reason: LeaveReason)
     case roleChanged(peer: String, role: String, by: String)
     case handRaised(peer: String, at: Int64)
     case handLowered(peer: String, by: String)
     case muteChanged(peer: String, muted: Bool, by: String)
     /// Current audio levels, 0–100, of the peers whose level changed.
-    case speakers(levels: [SpeakerLevel])
+    case speakers(levels: [WireLevel])
     case chat(WireChat)
     case invited(peer: String, by: String)
     /// Sent to the inviter only.
     case inviteDeclined(peer: String, by: String)
     /// Sent to the muted peer only, so its client turns the microphone off.
     case askedToMute(peer: String, by: String)
-    /// Sent to the removed peer only; the others receive `peer_left` with reason `removed`.
+    /// Sent to everyone; the removed peer's connection is closed right after.
     case removed(peer: String, by: String, reason: String)
     case roomEnded(by: String, reason: String)
     case topicChanged(topic: String, by: String)
@@ -281,7 +278,7 @@ public enum WireEvent: Sendable, Equatable {
 }
 
 /// One peer's audio level in a `speakers` event.
-public struct SpeakerLevel: Sendable, Equatable {
+public struct WireLevel: Sendable, Equatable {
     public var peer: String
     /// 0 (silent) to 100 (loudest).
     public var level: Int
