@@ -35,6 +35,9 @@ let package = Package(
         .target(name: "AudioCodec", dependencies: ["COpus", "AudioCore"]),
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore"]),
 
+        // MARK: Runtimes.
+        .target(name: "RoomServer", dependencies: ["RoomCore", "RoomProtocol"]),
+
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
@@ -48,5 +51,6 @@ let package = Package(
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "CLITests", dependencies: []),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
+        .testTarget(name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
     ]
 )
