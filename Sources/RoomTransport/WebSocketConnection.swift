@@ -450,7 +450,7 @@ extension WebSocketConnection: EventLoopHandler {
             if now > deadline { failBeforeOpen("handshake timed out") }
         case .open:
             if now - lastReceived > options.idleTimeout.milliseconds {
-                let reason = "nothing received for \(options.idleTimeout.milliseconds / 1000) s"
+                let reason = "nothing received for \(options.idleTimeout.milliseconds) ms"
                 enqueue(WebSocketMessage.close(code: .goingAway, reason: reason).encoded(maskingKey: maskIfClient()))
                 report(.goingAway, reason)
                 beginDraining()
