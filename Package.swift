@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CEventPoll"),
 
         // MARK: Pure targets.
         .target(name: "RoomCore"),
@@ -34,6 +35,7 @@ let package = Package(
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
         .target(name: "AudioCodec", dependencies: ["COpus", "AudioCore"]),
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore"]),
+        .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll"]),
 
         // MARK: Runtimes.
         .target(name: "RoomServer", dependencies: ["RoomCore", "RoomProtocol"]),
@@ -52,5 +54,8 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: []),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
         .testTarget(name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
+        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol"]),
+        .testTarget(
+            name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol"], exclude: ["interop"]),
     ]
 )
