@@ -36,6 +36,8 @@ let package = Package(
         .target(name: "AudioCodec", dependencies: ["COpus", "AudioCore"]),
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore"]),
         .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll"]),
+        .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
+        .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
 
         // MARK: Runtimes.
         .target(name: "RoomServer", dependencies: ["RoomCore", "RoomProtocol"]),
@@ -57,5 +59,7 @@ let package = Package(
         .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol"]),
         .testTarget(
             name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol"], exclude: ["interop"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol"]),
+        .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
     ]
 )
