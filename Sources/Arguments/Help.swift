@@ -59,7 +59,7 @@ private func describe(_ option: Option) -> String {
     if option.isRequired {
         text += " (required)"
     } else if let shown = option.defaultValue ?? option.defaultDescription {
-        text += " (default: \(shown))"
+        text += " " + unbreakable("(default: \(shown))")
     }
     if case .value(_, .choice(let words)) = option.kind {
         text += " (values: \(words.joined(separator: ", ")))"
@@ -79,7 +79,7 @@ private func columns(_ rows: [(String, String)]) -> [String] {
     let column = 2 + min(widest, widestLabelColumn) + 2
     var lines: [String] = []
     for (left, right) in rows {
-        let wrapped = wrap(right, width: helpWidth - column)
+        let wrapped = wrap(right, width: helpWidth - column).map { $0.replacingNoBreakSpaces() }
         let pad = String(repeating: " ", count: column)
         if left.count + 4 <= column {
             let first = "  " + left + String(repeating: " ", count: column - 2 - left.count) + (wrapped.first ?? "")
@@ -91,6 +91,19 @@ private func columns(_ rows: [(String, String)]) -> [String] {
         }
     }
     return lines
+}
+
+/// Joins words with no-break spaces so that wrapping keeps them on one line, as in `(default: 1h)`.
+private func unbreakable(_ text: String) -> String {
+    String(text.map { $0 == " " ? noBreakSpace : $0 })
+}
+
+private let noBreakSpace: Character = "\u{00A0}"
+
+extension String {
+    fileprivate func replacingNoBreakSpaces() -> String {
+        String(map { $0 == noBreakSpace ? " " : $0 })
+    }
 }
 
 private func paragraphs(_ text: String) -> [String] {

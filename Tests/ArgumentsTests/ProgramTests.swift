@@ -49,8 +49,8 @@ import Testing
               --peers N           Most peers in a room. (default: 100)
               --ttl DURATION      How long tokens stay valid.
               --data DIR          Where the database lives, created when missing with
-                                  the directories above it. (default:
-                                  $XDG_DATA_HOME/clubroom)
+                                  the directories above it.
+                                  (default: $XDG_DATA_HOME/clubroom)
               --secret TEXT       Signing secret. (required)
           -v, --verbose           Log every message.
           -h, --help              Show this help.
