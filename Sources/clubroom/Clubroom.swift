@@ -42,6 +42,7 @@ enum CommandFailure: Error, Equatable {
 
 /// Runs the command line and returns the exit status; everything a person reads goes through here.
 func runClubroom(_ words: [String]) async -> ExitStatus {
+    assert(clubroomProgram.declarationProblems.isEmpty, "\(clubroomProgram.declarationProblems)")
     let invocation: Program.Invocation
     do {
         invocation = try clubroomProgram.parse(words)

@@ -97,3 +97,26 @@ import Testing
         #expect(line.count <= 80, "\(line)")
     }
 }
+
+@Test func declarationProblemsAreFound() {
+    #expect(program.declarationProblems == [])
+    let broken = Command(
+        name: "broken", abstract: "Broken.", positionals: [Positional("port", help: "A port.")],
+        options: [
+            .value("port", placeholder: "N", type: .integer(1...9), default: "10", help: "A port."),
+            .flag("help", help: "Help again."),
+            .value("when", short: "h", placeholder: "T", required: true, help: "When."),
+        ])
+    #expect(
+        Program(name: "p", version: "1", abstract: "P.", commands: [broken, broken]).declarationProblems == [
+            "broken: the default '10' of '--port' is not a whole number from 1 to 9",
+            "broken: '--help' is declared twice",
+            "broken: '-h' is declared twice",
+            "broken: 'port' is declared twice",
+            "the command 'broken' is declared twice",
+            "broken: the default '10' of '--port' is not a whole number from 1 to 9",
+            "broken: '--help' is declared twice",
+            "broken: '-h' is declared twice",
+            "broken: 'port' is declared twice",
+        ])
+}
