@@ -3,7 +3,7 @@ extension Command {
     ///
     /// Options may come before, between or after positional arguments; `--` ends options, so every later word
     /// is positional. A value is given as `--name VALUE`, `--name=VALUE` or `-n VALUE`. Given twice, the last
-    /// value wins. The caller handles `--help` first (see `Program.parse`).
+    /// value wins. `--help` parses as the flag `help`; `Program.parse` looks for it first, before any error.
     public func parse(_ words: [String]) throws(ArgumentError) -> ParsedArguments {
         var parsed = ParsedArguments()
         var positionalWords: [String] = []
@@ -83,9 +83,9 @@ extension Command {
     private func lookUp(_ spelling: String) throws(ArgumentError) -> Option {
         if spelling.hasPrefix("--") {
             let name = String(spelling.dropFirst(2))
-            if let option = options.first(where: { $0.name == name }) { return option }
+            if let option = allOptions.first(where: { $0.name == name }) { return option }
         } else if spelling.count == 2, let letter = spelling.last,
-            let option = options.first(where: { $0.short == letter })
+            let option = allOptions.first(where: { $0.short == letter })
         {
             return option
         }

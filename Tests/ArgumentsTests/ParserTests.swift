@@ -124,6 +124,10 @@ let program = Program(
     #expect(type.expected == "a ws:// or wss:// URL such as ws://127.0.0.1:7480/rooms/lobby")
 }
 
+@Test func helpParsesAsAFlag() throws {
+    #expect(try sample.parse(["--secret", "x", "-h"]).flag("help"))
+}
+
 @Test func flagsTakeNoValue() {
     #expect(throws: ArgumentError.unexpectedValue(option: "--verbose")) { try sample.parse(["--verbose=yes"]) }
 }
