@@ -1,1 +1,6 @@
-print("clubroom")
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let status = await runClubroom(Array(CommandLine.arguments.dropFirst()))
+exit(status.rawValue)

@@ -1,0 +1,106 @@
+import Arguments
+
+/// `clubroom bench`: the benchmark suites.
+enum BenchCommand: ClubroomCommand {
+    /// The suites, in the order help lists them.
+    enum Suite: String, CaseIterable {
+        case store, join, fanout, latency, cpu, ui
+
+        /// The options that apply only to this suite.
+        var ownOptions: Set<String> {
+            switch self {
+            case .join: return ["clients"]
+            case .fanout: return ["speakers", "listeners", "seconds"]
+            case .store, .latency, .cpu, .ui: return []
+            }
+        }
+    }
+
+    static let declaration = Command(
+        name: "bench", abstract: "Measure performance.",
+        discussion: """
+            Runs one benchmark suite and prints a table, or JSON with --json. Build with 'swift build -c release' \
+            first: debug builds are many times slower. Do not run benchmarks while the machine is busy.
+
+            store: the room state store (10,000 joins, hand raises, role changes). join: N clients joining a \
+            server. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
+            delay. cpu: CPU time per minute of audio. ui: rendering a 10,000-peer room.
+            """,
+        positionals: [
+            Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
+        ],
+        options: [
+            .flag("json", help: "Print the results as JSON."),
+            .value(
+                "clients", placeholder: "N", type: .integer(1...100_000), default: "1000",
+                help: "join: number of clients."),
+            .value(
+                "speakers", placeholder: "S", type: .integer(1...100), default: "3", help: "fanout: number of speakers."
+            ),
+            .value(
+                "listeners", placeholder: "L", type: .integer(1...100_000), default: "1000",
+                help: "fanout: number of listeners."),
+            .value(
+                "seconds", placeholder: "T", type: .integer(1...3600), default: "10",
+                help: "fanout: how long to measure."),
+        ])
+
+    /// The run's settings, as given on the command line.
+    struct Options: Equatable {
+        var suite: Suite
+        var json: Bool
+        var clients: Int
+        var speakers: Int
+        var listeners: Int
+        var seconds: Int
+
+        init(_ arguments: ParsedArguments) throws(ArgumentError) {
+            suite = arguments.choice("suite").flatMap(Suite.init(rawValue:)) ?? .store
+            json = arguments.flag("json")
+            clients = arguments.integer("clients") ?? 1000
+            speakers = arguments.integer("speakers") ?? 3
+            listeners = arguments.integer("listeners") ?? 1000
+            seconds = arguments.integer("seconds") ?? 10
+            let suiteOptions = Set(Suite.allCases.flatMap(\.ownOptions))
+            for option in suiteOptions.subtracting(suite.ownOptions).sorted() where arguments.isGiven(option) {
+                throw .notApplicable(option: "--\(option)", context: "'bench \(suite.rawValue)'")
+            }
+        }
+    }
+
+    static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
+        let options = try Options(arguments)
+        switch options.suite {
+        case .store: return try await runStore(options)
+        case .join: return try await runJoin(options)
+        case .fanout: return try await runFanout(options)
+        case .latency: return try await runLatency(options)
+        case .cpu: return try await runCPU(options)
+        case .ui: return try await runUI(options)
+        }
+    }
+
+    static func runStore(_ options: Options) async throws -> ExitStatus {
+        throw CommandFailure.notAvailable("the store benchmark is not available in this build yet")
+    }
+
+    static func runJoin(_ options: Options) async throws -> ExitStatus {
+        throw CommandFailure.notAvailable("the join benchmark is not available in this build yet")
+    }
+
+    static func runFanout(_ options: Options) async throws -> ExitStatus {
+        throw CommandFailure.notAvailable("the fanout benchmark is not available in this build yet")
+    }
+
+    static func runLatency(_ options: Options) async throws -> ExitStatus {
+        throw CommandFailure.notAvailable("the latency benchmark is not available in this build yet")
+    }
+
+    static func runCPU(_ options: Options) async throws -> ExitStatus {
+        throw CommandFailure.notAvailable("the CPU benchmark is not available in this build yet")
+    }
+
+    static func runUI(_ options: Options) async throws -> ExitStatus {
+        throw CommandFailure.notAvailable("the UI benchmark is not available in this build yet")
+    }
+}

@@ -1,0 +1,83 @@
+import Arguments
+
+/// `clubroom join`: the room screen.
+enum JoinCommand: ClubroomCommand {
+    static let declaration = Command(
+        name: "join", abstract: "Join a room in the terminal.",
+        discussion: """
+            Opens the room screen: the stage, raised hands and the audience. Press ? in the room for the keys.
+
+            Join with a token from the room's host (--token), or, on a machine that holds the server's secret, \
+            mint one yourself with --secret-file, --identity and --role.
+            """,
+        positionals: [
+            Positional(
+                "url", type: .url(schemes: ["ws", "wss"]),
+                help: "The room's address, such as ws://127.0.0.1:7480/rooms/lobby.")
+        ],
+        options: [
+            .value("token", short: "t", placeholder: "TOKEN", help: "Access token for the room."),
+            .value(
+                "secret-file", placeholder: "FILE", type: .path, help: "Server secret to mint your own token with."),
+            .value("identity", placeholder: "ID", help: "Your identity, with --secret-file."),
+            .value("name", placeholder: "NAME", help: "Your display name, with --secret-file."),
+            .value("role", placeholder: "ROLE", help: "Your role, with --secret-file."),
+            .value(
+                "input", placeholder: "PCM", default: "default", help: "ALSA capture device; see 'clubroom devices'."),
+            .value("output", placeholder: "PCM", default: "default", help: "ALSA playback device."),
+            .flag("ascii", help: "Draw with ASCII only, no Unicode symbols."),
+            .flag("plain", help: "Line mode for screen readers and logs: events as sentences, commands from stdin."),
+            .flag("echo-cancel", help: "Cancel the echo of your loudspeaker in your microphone."),
+        ])
+
+    /// How the person takes part, as given on the command line.
+    struct Options: Equatable {
+        /// Where the access token comes from.
+        enum Credentials: Equatable {
+            case token(String)
+            case mint(secretFile: String, identity: String, name: String, role: String)
+        }
+
+        var url: String
+        var credentials: Credentials
+        var input: String
+        var output: String
+        var ascii: Bool
+        var plain: Bool
+        var echoCancel: Bool
+
+        init(_ arguments: ParsedArguments) throws(ArgumentError) {
+            url = arguments.string("url") ?? ""
+            credentials = try readCredentials(arguments)
+            input = arguments.string("input") ?? "default"
+            output = arguments.string("output") ?? "default"
+            ascii = arguments.flag("ascii")
+            plain = arguments.flag("plain")
+            echoCancel = arguments.flag("echo-cancel")
+            if ascii, plain { throw .conflict("--ascii", "--plain") }
+        }
+    }
+
+    static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
+        _ = try Options(arguments)
+        throw CommandFailure.notAvailable("joining a room is not available in this build yet")
+    }
+}
+
+/// A token, or everything needed to mint one; `--token` and `--secret-file` exclude each other.
+private func readCredentials(_ arguments: ParsedArguments) throws(ArgumentError) -> JoinCommand.Options.Credentials {
+    let minting = ["secret-file", "identity", "name", "role"].filter { arguments.isGiven($0) }
+    if let token = arguments.string("token") {
+        if let other = minting.first { throw .conflict("--token", "--\(other)") }
+        return .token(token)
+    }
+    guard let secretFile = arguments.path("secret-file") else {
+        if let other = minting.first { throw .needs(option: "--\(other)", needed: "--secret-file FILE") }
+        throw .missingOption(synopsis: "--token TOKEN")
+    }
+    guard let identity = arguments.string("identity") else {
+        throw .needs(option: "--secret-file", needed: "--identity ID")
+    }
+    guard let role = arguments.string("role") else { throw .needs(option: "--secret-file", needed: "--role ROLE") }
+    return .mint(secretFile: secretFile, identity: identity, name: arguments.string("name") ?? identity, role: role)
+}

@@ -1,0 +1,107 @@
+import Testing
+
+/// Every command `clubroom --help` lists.
+let commandNames = ["serve", "join", "bot", "token", "demo", "devices", "bench"]
+
+@Test func unknownCommandIsAUsageError() throws {
+    let result = try runClubroom(["sevre"])
+    #expect(result.status == 2)
+    #expect(result.firstErrorLine == "clubroom: unknown command 'sevre' (did you mean 'serve'?)")
+    #expect(result.standardError.contains("\nUSAGE: clubroom <command> [<options>]\n"))
+    #expect(result.standardOutput.isEmpty)
+}
+
+@Test func unknownOptionSuggestsTheClosest() throws {
+    let result = try runClubroom(["serve", "--lisen", "127.0.0.1:0"])
+    #expect(result.status == 2)
+    #expect(result.firstErrorLine == "clubroom serve: unknown option '--lisen' (did you mean '--listen'?)")
+    #expect(
+        result.standardError == """
+            clubroom serve: unknown option '--lisen' (did you mean '--listen'?)
+            USAGE: clubroom serve [<options>]
+            See 'clubroom serve --help'.
+
+            """)
+}
+
+@Test func missingValueIsAUsageError() throws {
+    let result = try runClubroom(["serve", "--listen"])
+    #expect(result.status == 2)
+    #expect(result.firstErrorLine == "clubroom serve: missing value for '--listen' (expected HOST:PORT)")
+}
+
+@Test(arguments: [
+    (
+        ["token", "--room", "r", "--identity", "i", "--role", "host", "--ttl", "5x"],
+        "clubroom token: bad value '5x' for '--ttl' (expected a positive duration such as 30s, 5m or 1h)"
+    ),
+    (
+        ["bench", "fanout", "--speakers", "0"],
+        "clubroom bench: bad value '0' for '--speakers' (expected a whole number from 1 to 100)"
+    ),
+    (
+        ["bench", "everything"],
+        "clubroom bench: bad value 'everything' for '<suite>' (expected one of store, join, fanout, latency, cpu, ui)"
+    ),
+    (
+        ["join", "http://example.org", "--token", "t"],
+        "clubroom join: bad value 'http://example.org' for '<url>' (expected a ws:// or wss:// URL such as ws://127.0.0.1:7480/rooms/lobby)"
+    ),
+    (["bot", "ws://127.0.0.1:1/rooms/a"], "clubroom bot: missing option '--token TOKEN'"),
+    (["join"], "clubroom join: missing argument '<url>'"),
+    (["serve", "--tls-cert", "c.pem"], "clubroom serve: '--tls-cert' needs '--tls-key FILE' as well"),
+    (["bench", "store", "--clients", "5"], "clubroom bench: '--clients' does not apply to 'bench store'"),
+    (["devices", "now"], "clubroom devices: unexpected argument 'now'"),
+])
+func badCommandLinesAreUsageErrors(arguments: [String], firstLine: String) throws {
+    let result = try runClubroom(arguments)
+    #expect(result.status == 2)
+    #expect(result.firstErrorLine == firstLine)
+    #expect(result.standardError.split(separator: "\n").count == 3)
+}
+
+@Test(arguments: commandNames)
+func commandHelpGoesToStdout(command: String) throws {
+    for arguments in [[command, "--help"], [command, "-h"], ["help", command]] {
+        let result = try runClubroom(arguments)
+        #expect(result.status == 0)
+        #expect(result.standardOutput.hasPrefix("OVERVIEW: "))
+        #expect(result.standardOutput.contains("\nUSAGE: clubroom \(command)"))
+        #expect(result.standardOutput.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        #expect(result.standardError.isEmpty)
+    }
+}
+
+@Test func programHelpListsEveryCommand() throws {
+    let result = try runClubroom(["--help"])
+    #expect(result.status == 0)
+    #expect(result.standardOutput.hasPrefix("OVERVIEW: Audio rooms in the terminal.\n"))
+    for command in commandNames {
+        #expect(result.standardOutput.contains("\n  \(command) "))
+    }
+}
+
+@Test func versionPrintsOneLine() throws {
+    let result = try runClubroom(["--version"])
+    #expect(result.status == 0)
+    #expect(result.standardOutput == "clubroom 0.1.0\n")
+}
+
+/// Commands whose feature is not in this build yet. Remove an entry when its feature lands.
+@Test(arguments: [
+    (["serve", "--listen", "127.0.0.1:0"], "clubroom serve: the room server is not available in this build yet"),
+    (["bench", "latency"], "clubroom bench: the latency benchmark is not available in this build yet"),
+])
+func unavailableFeatureSaysSoInOneLine(arguments: [String], line: String) throws {
+    let result = try runClubroom(arguments)
+    #expect(result.status == 1)
+    #expect(result.standardError == line + "\n")
+}
+
+@Test func devicesListsPCMsWithoutAlsaNoise() throws {
+    let result = try runClubroom(["devices"])
+    #expect(result.status == 0)
+    #expect(result.standardOutput.contains("null  (input and output)\n"))
+    #expect(result.standardOutput.contains("Choose devices with --input NAME and --output NAME"))
+    #expect(result.standardError.isEmpty)
+}
