@@ -40,7 +40,9 @@ let package = Package(
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
 
         // MARK: Runtimes.
-        .target(name: "RoomServer", dependencies: ["RoomCore", "RoomProtocol"]),
+        .target(
+            name: "RoomServer",
+            dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence"]),
 
         // MARK: The executable.
         .executableTarget(

@@ -63,8 +63,12 @@ public enum CloseReason: String, Sendable, Equatable {
 /// A change the runtime writes to the database.
 public enum StoreChange: Sendable, Equatable {
     case topic(String)
-    case ended(Bool)
-    case chat(WireChat)
+    /// The room ended with this reason.
+    case ended(reason: String)
+    /// A host's join opened the ended room again.
+    case reopened
+    /// A chat message and its sender's name at the time.
+    case chat(WireChat, fromName: String)
     case audit(AuditEntry)
     /// A peer left: remember its role for a reconnect within the grace period.
     case departed(PeerID, role: RoleName, at: Timestamp)
@@ -166,16 +170,19 @@ public struct RoomAuthority: Sendable {
             guard roles.can(tokenRole, .endRoom) else { return .refused(.roomEnded) }
             ended = false
             removedIdentities = []
-            outcome.changes.append(.ended(false))
+            outcome.changes.append(.reopened)
             outcome.changes.append(.audit(AuditEntry(at: now, actor: id, action: "reopen")))
         }
         guard peers.count < maxPeers else { return .refused(.roomFull) }
         var role = tokenRole
         var resumed = false
-        if let previous = departed.removeValue(forKey: id), now - previous.at <= Self.reconnectGrace,
-            roles.contains(previous.role)
-        {
-            role = previous.role
+        if let previous = departed.removeValue(forKey: id) {
+            if now - previous.at <= Self.reconnectGrace, roles.contains(previous.role) {
+                role = previous.role
+                resumed = true
+            }
+        } else if let remembered, roles.contains(remembered) {
+            role = remembered
             resumed = true
         }
         let sanitized = DisplayName.sanitize(rawName)
@@ -349,7 +356,7 @@ public struct RoomAuthority: Sendable {
             peers = [:]
             order = []
             invitations = [:]
-            outcome.changes.append(.ended(true))
+            outcome.changes.append(.ended(reason: reason))
             audit("end_room", nil, reason)
         case .chat(let text, let audience):
             let message = WireChat(from: actorID.rawValue, text: trimmed(text), at: now, to: wire(audience))
@@ -365,7 +372,7 @@ public struct RoomAuthority: Sendable {
                 recipients = .peers(holders)
             }
             outcome.deliveries.append(Delivery(to: recipients, next(.chat(message))))
-            outcome.changes.append(.chat(message))
+            outcome.changes.append(.chat(message, fromName: actor.name))
         case .leave:
             var left = leave(actorID, reason: .left, now: now)
             left.closes.append((actorID, .left))

@@ -365,7 +365,7 @@ func expectRefused(
         #expect(ended.closes.allSatisfy { $0.reason == .roomEnded })
         #expect(
             ended.changes == [
-                .ended(true), .audit(AuditEntry(at: 60, actor: "ana", action: "end_room", detail: "bye")),
+                .ended(reason: "bye"), .audit(AuditEntry(at: 60, actor: "ana", action: "end_room", detail: "bye")),
             ])
         #expect(room.ended && room.peers.isEmpty)
         #expect(room.join(id: "eli", name: "Eli", role: .audience, now: 70) == .refused(.roomEnded))
@@ -374,7 +374,7 @@ func expectRefused(
             Issue.record("the host could not reopen")
             return
         }
-        #expect(reopened.changes == [.ended(false), .audit(AuditEntry(at: 80, actor: "ana", action: "reopen"))])
+        #expect(reopened.changes == [.reopened, .audit(AuditEntry(at: 80, actor: "ana", action: "reopen"))])
         #expect(!room.ended)
         if case .joined = room.join(id: "eli", name: "Eli", role: .audience, now: 90) {
         } else {
@@ -394,7 +394,7 @@ func expectRefused(
             all.deliveries == [
                 Delivery(to: .everyone, ServerMessage(.chat(WireChat(from: "eli", text: "hi", at: 60)), seq: 6))
             ])
-        #expect(all.changes == [.chat(WireChat(from: "eli", text: "hi", at: 60))])
+        #expect(all.changes == [.chat(WireChat(from: "eli", text: "hi", at: 60), fromName: "Eli")])
         let direct = room.handle(.chat("psst", to: .peer("ana")), from: "eli", now: 61)
         #expect(direct.deliveries.map(\.to) == [.peers(["ana", "eli"])])
         let stage = room.handle(.chat("mods", to: .role(.moderator)), from: "ana", now: 62)
