@@ -43,13 +43,14 @@ let package = Package(
         .target(
             name: "RoomServer",
             dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence"]),
+        .target(name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport"]),
 
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
-                "AudioDevices",
+                "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
             ]),
 
         // MARK: Tests.

@@ -254,7 +254,8 @@ public enum ControlCodec {
 
     // MARK: Parts
 
-    static func json(_ peer: WirePeer) -> JSONValue {
+    /// The JSON form of a peer.
+    public static func json(_ peer: WirePeer) -> JSONValue {
         var object = JSONObject()
         object["id"] = .string(peer.id)
         object["name"] = .string(peer.name)
@@ -276,7 +277,8 @@ public enum ControlCodec {
         return object
     }
 
-    static func json(_ chat: WireChat) -> JSONValue {
+    /// The JSON form of a chat message.
+    public static func json(_ chat: WireChat) -> JSONValue {
         .object(jsonObject(chat))
     }
 

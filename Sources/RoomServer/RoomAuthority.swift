@@ -159,8 +159,11 @@ public struct RoomAuthority: Sendable {
     // MARK: Joining and leaving
 
     /// A peer with a verified token joins. `role` is the token's role, which must be in the table.
-    public mutating func join(id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp) -> JoinResult
-    {
+    /// `remembered` is the role a store kept for this identity when it left less than 60 s ago, for the case
+    /// where this room was loaded after the peer left (a server restart).
+    public mutating func join(
+        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, remembered: RoleName? = nil
+    ) -> JoinResult {
         if let present = peers[id] {
             return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: Outcome(), replaced: true)
         }

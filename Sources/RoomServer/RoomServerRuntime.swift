@@ -122,7 +122,8 @@ public final class RoomServerRuntime: Sendable {
                 host: configuration.host, port: configuration.port, tls: configuration.tls, options: options,
                 handler: handler)
         } catch {
-            throw ServerStartError(place: "listen \(configuration.host):\(configuration.port)", problem: error.description)
+            throw ServerStartError(
+                place: "listen \(configuration.host):\(configuration.port)", problem: error.description)
         }
         self.state = state
         port = server.port
@@ -201,7 +202,8 @@ final class ServerState: @unchecked Sendable {
         }
         guard let token = request.bearerToken, !token.isEmpty else {
             log.info("\(connection): refused, no token")
-            connection.close(code: WebSocketCloseCode(ServerClose.tokenMissing.code), reason: ServerClose.tokenMissing.reason)
+            connection.close(
+                code: WebSocketCloseCode(ServerClose.tokenMissing.code), reason: ServerClose.tokenMissing.reason)
             return
         }
         let now = currentTimestamp()
@@ -248,7 +250,9 @@ final class ServerState: @unchecked Sendable {
             }
             members[roomName, default: [:]][id] = entry
             connection.send(text: String(decoding: ControlCodec.encode(snapshot), as: UTF8.self))
-            log.info("\(connection): \(id) joined room \(roomName) as \(room.peers[id]?.role.rawValue ?? "?")\(replaced ? " (replacing an older connection)" : "")")
+            log.info(
+                "\(connection): \(id) joined room \(roomName) as \(room.peers[id]?.role.rawValue ?? "?")\(replaced ? " (replacing an older connection)" : "")"
+            )
             perform(outcome, in: roomName)
         }
     }
@@ -274,7 +278,8 @@ final class ServerState: @unchecked Sendable {
         switch payload {
         case .binary:
             send(
-                ServerMessage(.error(code: .badRequest, message: "binary messages are reserved for media", id: nil), seq: nil),
+                ServerMessage(
+                    .error(code: .badRequest, message: "binary messages are reserved for media", id: nil), seq: nil),
                 to: entry)
             return
         case .text(let text):
@@ -381,7 +386,8 @@ final class ServerState: @unchecked Sendable {
                 case .role(let role): .role(role)
                 }
             try database.appendChat(
-                room: room, at: chat.at, fromIdentity: chat.from, fromName: fromName, audience: audience, text: chat.text)
+                room: room, at: chat.at, fromIdentity: chat.from, fromName: fromName, audience: audience,
+                text: chat.text)
         case .audit(let entry):
             try database.appendAudit(
                 room: room, at: entry.at, actor: entry.actor.rawValue, action: entry.action,
