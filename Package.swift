@@ -64,5 +64,8 @@ let package = Package(
             name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol"], exclude: ["interop"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
+        .testTarget(
+            name: "ServerIntegrationTests",
+            dependencies: ["RoomProtocol", "RoomClient", "RoomTransport", "Crypto", "RoomPersistence"]),
     ]
 )

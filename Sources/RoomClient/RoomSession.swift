@@ -219,6 +219,10 @@ public final class RoomSession: Sendable {
             finish(.left)
             return
         }
+        if !everJoined, (4000...4099).contains(code.rawValue) {
+            finish(.refused(code: code.rawValue, reason: reason))
+            return
+        }
         switch code.rawValue {
         case 1000: finish(.left)
         case 4009: finish(.roomEnded)
