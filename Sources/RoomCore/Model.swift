@@ -133,9 +133,12 @@ public enum DisplayName {
         switch scalar.properties.generalCategory {
         case .control, .lineSeparator, .paragraphSeparator: return true
         case .format:
-            // Bidi embeddings, overrides and isolates can reorder the rest of a line on screen.
-            // Zero-width joiners stay: emoji sequences need them.
-            return (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+            // Bidi marks, embeddings, overrides and isolates can reorder the rest of a line on screen, and
+            // invisible spaces make blank names. Zero-width joiners stay: emoji sequences need them.
+            switch scalar.value {
+            case 0x200B, 0x200E, 0x200F, 0x202A...0x202E, 0x2060...0x2069, 0xFEFF: return true
+            default: return false
+            }
         default: return false
         }
     }

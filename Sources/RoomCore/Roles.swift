@@ -93,7 +93,9 @@ public struct RoleTable: Sendable, Equatable {
 
     /// The plain refusal for lacking a permission: "only hosts and moderators can invite people to speak".
     public func refusal(lacking p: Permission) -> Refusal {
-        let holders = roles.filter { $0.permissions.contains(p) }.map { $0.name.rawValue + "s" }
+        // "audiences" would read oddly; the audience are its listeners.
+        let holders = roles.filter { $0.permissions.contains(p) }
+            .map { $0.name == .audience ? "listeners" : $0.name.rawValue + "s" }
         if holders.isEmpty { return Refusal("no one in this room can \(p.phrase)") }
         return Refusal("only \(Self.list(holders)) can \(p.phrase)")
     }
