@@ -19,7 +19,7 @@ public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, Codable,
 
     /// Byte order of the UTF-8 form: deterministic and independent of locale.
     public static func < (lhs: PeerID, rhs: PeerID) -> Bool {
-        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+        compareUTF8(lhs.rawValue, rhs.rawValue) < 0
     }
 
     public var description: String { rawValue }
