@@ -393,7 +393,9 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
                 message = try decoder.next()
             } catch {
                 if state == .open {
-                    enqueue(WebSocketMessage.close(code: error.closeCode, reason: error.problem).encoded(maskingKey: maskIfClient()))
+                    enqueue(
+                        WebSocketMessage.close(code: error.closeCode, reason: error.problem).encoded(
+                            maskingKey: maskIfClient()))
                 }
                 report(error.closeCode, error.problem)
                 beginDraining()
@@ -403,7 +405,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             switch message {
             case .text(let text): if state == .open { events.message(self, .text(text)) }
             case .binary(let bytes): if state == .open { events.message(self, .binary(bytes)) }
-            case .ping(let payload): if state == .open { enqueue(WebSocketMessage.pong(payload).encoded(maskingKey: maskIfClient())) }
+            case .ping(let payload):
+                if state == .open { enqueue(WebSocketMessage.pong(payload).encoded(maskingKey: maskIfClient())) }
             case .pong: break
             case .close(let code, let reason):
                 if state == .open {

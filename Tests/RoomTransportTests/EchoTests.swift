@@ -104,12 +104,13 @@ import Testing
         #expect(serverEvents.wait(for: 2).last == .closed(1001, "nothing received for 200 ms"))
     }
 
-    @Test(arguments: [
-        ([0x81, 0x05] + Array("hello".utf8), 1002),  // unmasked client frame
-        ([0xC1, 0x80, 1, 2, 3, 4], 1002),  // reserved bit set
-        ([0x83, 0x80, 1, 2, 3, 4], 1002),  // unknown opcode
-        ([0x81, 0x82, 0, 0, 0, 0, 0xC3, 0x28], 1007),  // invalid UTF-8
-    ] as [([UInt8], UInt16)])
+    @Test(
+        arguments: [
+            ([0x81, 0x05] + Array("hello".utf8), 1002),  // unmasked client frame
+            ([0xC1, 0x80, 1, 2, 3, 4], 1002),  // reserved bit set
+            ([0x83, 0x80, 1, 2, 3, 4], 1002),  // unknown opcode
+            ([0x81, 0x82, 0, 0, 0, 0, 0xC3, 0x28], 1007),  // invalid UTF-8
+        ] as [([UInt8], UInt16)])
     func badFrameClosesOnlyThatConnection(frame: [UInt8], code: UInt16) throws {
         let serverEvents = Recorder<ServerEvent>()
         let server = try startEchoServer(recorder: serverEvents)
