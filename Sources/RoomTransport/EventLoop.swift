@@ -115,6 +115,14 @@ public final class EventLoop: @unchecked Sendable {
         epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, descriptor, &event)
     }
 
+    /// Stops reporting readiness for `descriptor` while keeping its handler's ticks.
+    func pause(_ descriptor: Int32) {
+        var event = epoll_event()
+        event.events = 0
+        event.data.fd = descriptor
+        epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, descriptor, &event)
+    }
+
     func unregister(_ descriptor: Int32) {
         var event = epoll_event()
         epoll_ctl(epollDescriptor, EPOLL_CTL_DEL, descriptor, &event)

@@ -47,6 +47,7 @@ public final class WebSocketServer: @unchecked Sendable {
     private let listener: Listener
     private var connections: [Int: WebSocketConnection] = [:]
     private let count = Mutex(0)
+    private let stopped = Mutex(false)
 
     /// Listens on `host:port` (port 0 picks a free one) and starts serving, with TLS when `tls` is given.
     /// Without `loop` the server starts a loop of its own and stops it at ``shutdown()``.
@@ -86,6 +87,11 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Stops accepting, closes every connection with 1001, waits briefly for them to finish, and stops the loop
     /// if the server started it. Call it from outside the loop thread.
     public func shutdown() {
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
         let stop: @Sendable (WebSocketServer) -> Void = { server in
             server.listener.stop(server.loop)
             for connection in server.connections.values {
@@ -157,6 +163,7 @@ private final class Listener: EventLoopHandler {
     let handler: WebSocketServer.Handler
     weak var server: WebSocketServer?
     private var open = true
+    private var paused = false
 
     init(descriptor: Int32, tls: TLSContext?, options: WebSocketOptions, handler: WebSocketServer.Handler) {
         self.descriptor = descriptor
@@ -168,16 +175,27 @@ private final class Listener: EventLoopHandler {
     func handle(events: UInt32) {
         // Bounded per wake-up so a flood of connects cannot starve connections already open.
         for _ in 0..<256 {
-            guard open, let (descriptor, address) = Socket.accept(self.descriptor) else { return }
-            guard let server else {
-                Glibc.close(descriptor)
+            guard open, let server else { return }
+            switch Socket.accept(descriptor) {
+            case .connection(let accepted, let address):
+                server.accepted(accepted, address)
+            case .noneWaiting:
+                return
+            case .exhausted:
+                // Out of descriptors: with level-triggered epoll the listener would spin, so stop watching it
+                // until the next tick, when connections may have closed.
+                paused = true
+                server.loop.pause(descriptor)
                 return
             }
-            server.accepted(descriptor, address)
         }
     }
 
-    func tick(nowMilliseconds: Int64) {}
+    func tick(nowMilliseconds: Int64) {
+        guard paused, open, let server else { return }
+        paused = false
+        server.loop.update(descriptor, writable: false)
+    }
 
     func stop(_ loop: EventLoop) {
         guard open else { return }

@@ -125,3 +125,16 @@ import Testing
         #expect(events.wait(for: 1) == [.message(.text("unaffected"))])
     }
 }
+
+@Suite struct ClientStreamTests {
+    @Test func eventsArriveAsAnAsyncStream() async throws {
+        let server = try startEchoServer()
+        defer { server.shutdown() }
+        let (client, events) = try WebSocketClient.connectWithEvents(to: "ws://127.0.0.1:\(server.port)/rooms/s")
+        client.send(text: "one")
+        client.send(text: "close 4003 done")
+        var seen: [WebSocketClientEvent] = []
+        for await event in events { seen.append(event) }
+        #expect(seen == [.message(.text("one")), .closed(WebSocketCloseCode(4003), "done")])
+    }
+}
