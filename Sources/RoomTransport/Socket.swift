@@ -151,6 +151,8 @@ enum Socket {
         throw lastError
     }
 
+    static func shutdownWrite(_ descriptor: Int32) { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+
     /// The error of a finished non-blocking connect (0 when it succeeded).
     static func pendingError(_ descriptor: Int32) -> Int32 {
         var value: Int32 = 0
@@ -213,7 +215,7 @@ final class PlainStream: ByteStream {
         }
     }
 
-    func shutdownWrite() { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+    func shutdownWrite() { Socket.shutdownWrite(descriptor) }
 
     func close() {
         guard !closed else { return }

@@ -71,6 +71,11 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     /// The loop this connection runs on.
     public let loop: EventLoop
     private let requestStore = Mutex<WebSocketUpgradeRequest?>(nil)
+    private let pendingWriteCount = Atomic<Int>(0)
+
+    /// Bytes queued for this peer but not yet taken by the kernel (or TLS): a hint for callers that would rather
+    /// skip a message (such as a level update) than queue it behind a slow reader.
+    public var bufferedByteCount: Int { pendingWriteCount.load(ordering: .relaxed) }
 
     /// The upgrade request the client sent (server side), once parsed.
     public var request: WebSocketUpgradeRequest? { requestStore.withLock { $0 } }
@@ -258,6 +263,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             if case .bytes = step { continue }
             break
         }
+        pendingWriteCount.store(writeBuffer.count - writeOffset, ordering: .relaxed)
         guard state != .closed else { return }
         if writeOffset == writeBuffer.count {
             writeBuffer.removeAll(keepingCapacity: writeBuffer.count <= 64 * 1024)
@@ -444,6 +450,15 @@ extension WebSocketConnection: EventLoopHandler {
             let readable = EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue | EPOLLRDHUP.rawValue
             if bits & readable != 0 || (readWantsWritable && bits & EPOLLOUT.rawValue != 0) { readAvailable() }
             if state != .closed && bits & EPOLLOUT.rawValue != 0 { flush() }
+        }
+    }
+
+    func loopStopping() {
+        if state == .connecting || state == .tlsHandshake || state == .awaitingHead {
+            failBeforeOpen("event loop stopped")
+        } else {
+            report(.abnormalClosure, "event loop stopped")
+            terminate()
         }
     }
 

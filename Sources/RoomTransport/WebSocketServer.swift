@@ -70,7 +70,8 @@ public final class WebSocketServer: @unchecked Sendable {
             }
             ownsLoop = true
         }
-        listener = Listener(descriptor: descriptor, tls: tlsContext, options: options, handler: handler)
+        listener = Listener(
+            descriptor: descriptor, loop: self.loop, tls: tlsContext, options: options, handler: handler)
         listener.server = self
         self.loop.execute { [self] in
             do {
@@ -158,6 +159,7 @@ public final class WebSocketServer: @unchecked Sendable {
 /// The listening socket; loop thread only.
 private final class Listener: EventLoopHandler {
     let descriptor: Int32
+    let loop: EventLoop
     let tls: TLSContext?
     let options: WebSocketOptions
     let handler: WebSocketServer.Handler
@@ -165,8 +167,12 @@ private final class Listener: EventLoopHandler {
     private var open = true
     private var paused = false
 
-    init(descriptor: Int32, tls: TLSContext?, options: WebSocketOptions, handler: WebSocketServer.Handler) {
+    init(
+        descriptor: Int32, loop: EventLoop, tls: TLSContext?, options: WebSocketOptions,
+        handler: WebSocketServer.Handler
+    ) {
         self.descriptor = descriptor
+        self.loop = loop
         self.tls = tls
         self.options = options
         self.handler = handler
@@ -175,7 +181,12 @@ private final class Listener: EventLoopHandler {
     func handle(events: UInt32) {
         // Bounded per wake-up so a flood of connects cannot starve connections already open.
         for _ in 0..<256 {
-            guard open, let server else { return }
+            guard open else { return }
+            guard let server else {
+                // The server was released without shutdown(): stop listening rather than spin on the backlog.
+                stop(loop)
+                return
+            }
             switch Socket.accept(descriptor) {
             case .connection(let accepted, let address):
                 server.accepted(accepted, address)
@@ -185,17 +196,19 @@ private final class Listener: EventLoopHandler {
                 // Out of descriptors: with level-triggered epoll the listener would spin, so stop watching it
                 // until the next tick, when connections may have closed.
                 paused = true
-                server.loop.pause(descriptor)
+                loop.pause(descriptor)
                 return
             }
         }
     }
 
     func tick(nowMilliseconds: Int64) {
-        guard paused, open, let server else { return }
+        guard paused, open else { return }
         paused = false
-        server.loop.update(descriptor, writable: false)
+        loop.update(descriptor, writable: false)
     }
+
+    func loopStopping() { closeDescriptor() }
 
     func stop(_ loop: EventLoop) {
         guard open else { return }

@@ -65,12 +65,12 @@ import Testing
     @Test func pingsKeepAnAnsweringPeerAlive() throws {
         var options = WebSocketOptions()
         options.pingInterval = .milliseconds(50)
-        options.idleTimeout = .milliseconds(300)
+        options.idleTimeout = .milliseconds(1000)
         let serverEvents = Recorder<ServerEvent>()
         let server = try startEchoServer(options: options, recorder: serverEvents)
         defer { server.shutdown() }
         let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/a", options: options)
-        usleep(1_000_000)
+        usleep(2_500_000)
         client.send(text: "still here")
         #expect(events.wait(for: 1) == [.message(.text("still here"))])
         #expect(serverEvents.all.count == 2)
@@ -136,5 +136,21 @@ import Testing
         var seen: [WebSocketClientEvent] = []
         for await event in events { seen.append(event) }
         #expect(seen == [.message(.text("one")), .closed(WebSocketCloseCode(4003), "done")])
+    }
+}
+
+@Suite struct LoopLifetimeTests {
+    @Test func stoppingASharedLoopReportsItsConnectionsClosed() throws {
+        let server = try startEchoServer()
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "test-stop")
+        let events = Recorder<ClientEvent>()
+        let client = try WebSocketClient.connect(
+            to: "ws://127.0.0.1:\(server.port)/rooms/a", loop: loop,
+            handler: .init(onClose: { events.record(.closed($0.rawValue, $1)) }))
+        loop.shutdown()
+        #expect(events.wait(for: 1) == [.closed(1006, "event loop stopped")])
+        client.send(text: "dropped after the loop stopped")
+        #expect(client.connection.bufferedByteCount == 0)
     }
 }

@@ -25,7 +25,7 @@ import Testing
         var headers = HTTPHeaders()
         headers.add("Authorization", "Bearer t0k3n")
         var options = WebSocketOptions()
-        options.idleTimeout = .milliseconds(600)
+        options.idleTimeout = .milliseconds(1000)
         options.pingInterval = .seconds(60)
         let (client, events) = try connectClient(
             "ws://127.0.0.1:\(port)/rooms/py?x=1", options: options, headers: headers)
@@ -40,7 +40,7 @@ import Testing
                 .message(.text("/rooms/py?x=1")), .message(.text("Bearer t0k3n")),
             ])
         // The Python server pings every 0.2 s: its pings alone keep our idle timer from firing.
-        usleep(1_500_000)
+        usleep(2_500_000)
         client.send(text: "after pings")
         #expect(events.wait(for: 6).last == .message(.text("after pings")))
         client.send(text: "close 4002 python bye")
