@@ -86,7 +86,7 @@ public final class WebSocketServer: @unchecked Sendable {
     public var connectionCount: Int { count.withLock { $0 } }
 
     /// Stops accepting, closes every connection with 1001, waits briefly for them to finish, and stops the loop
-    /// if the server started it. Call it from outside the loop thread.
+    /// if the server started it. Called on the loop thread, it drops the connections at once instead of waiting.
     public func shutdown() {
         let first = stopped.withLock { stopped in
             defer { stopped = true }
@@ -102,6 +102,7 @@ public final class WebSocketServer: @unchecked Sendable {
         if loop.inLoop {
             stop(self)
             for connection in connections.values { connection.terminate() }
+            if ownsLoop { loop.shutdown() }
             return
         }
         loop.execute { [self] in stop(self) }

@@ -222,3 +222,45 @@ func maskedFrame(fin: Bool, _ opcode: WebSocketOpcode, _ payload: [UInt8]) -> [U
         }
     }
 }
+
+/// A seeded generator so the arbitrary-input test is the same on every run.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
+
+@Suite struct WebSocketDecoderArbitraryInputTests {
+    /// Arbitrary bytes, and valid frames with one byte corrupted, never crash the decoder, and any chunking gives
+    /// the same outcome as the whole input.
+    @Test func arbitraryInputGivesTheSameOutcomeInAnyChunks() {
+        var random = SplitMix64(state: 42)
+        for round in 0..<400 {
+            var bytes: [UInt8]
+            if round % 2 == 0 {
+                bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
+            } else {
+                bytes = masked(.text("hello")) + masked(.ping([1])) + masked(.binary([1, 2, 3]))
+                bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            for role in [WebSocketRole.server, .client] {
+                let whole = decode([bytes[...]], role: role, maxMessageSize: 64)
+                var chunks: [ArraySlice<UInt8>] = []
+                var start = 0
+                while start < bytes.count {
+                    let end = min(bytes.count, start + Int.random(in: 1...5, using: &random))
+                    chunks.append(bytes[start..<end])
+                    start = end
+                }
+                #expect(decode(chunks, role: role, maxMessageSize: 64) == whole, "round \(round) \(bytes)")
+            }
+        }
+    }
+}
