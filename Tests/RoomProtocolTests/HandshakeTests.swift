@@ -114,12 +114,12 @@ extension String {
     }
 
     @Test func acceptKeyHashesKeyAndGUID() {
-        let seen = Recorded()
+        var seenInput: [UInt8] = []
         let accept = WebSocketHandshake.acceptKey(forKey: "abc") { input in
-            seen.input = input
+            seenInput = input
             return [0xFF, 0x00, 0x10]
         }
-        #expect(seen.input == Array("abc258EAFA5-E914-47DA-95CA-C5AB0DC85B11".utf8))
+        #expect(seenInput == Array("abc258EAFA5-E914-47DA-95CA-C5AB0DC85B11".utf8))
         #expect(accept == "/wAQ")
     }
 
@@ -178,9 +178,4 @@ extension String {
             #expect(throws: WebSocketHandshakeError.self, "\(bad)") { try WebSocketURL(bad) }
         }
     }
-}
-
-final class Recorded: @unchecked Sendable {
-    // Written and read on the test's own thread only.
-    var input: [UInt8] = []
 }

@@ -57,7 +57,8 @@ import Testing
 /// `wss://` with a certificate made at test time.
 @Suite struct TLSTests {
     @Test func ourClientAndPythonAgainstOurTLSServer() throws {
-        let (certificate, key) = try makeSelfSignedCertificate()
+        let (certificate, key, folder) = try makeSelfSignedCertificate()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let serverEvents = Recorder<ServerEvent>()
         let server = try startEchoServer(
             tls: TLSServerConfiguration(certificateFile: certificate, privateKeyFile: key), recorder: serverEvents)
@@ -78,7 +79,8 @@ import Testing
     }
 
     @Test func clientRefusesAnUntrustedCertificate() throws {
-        let (certificate, key) = try makeSelfSignedCertificate()
+        let (certificate, key, folder) = try makeSelfSignedCertificate()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let server = try startEchoServer(tls: TLSServerConfiguration(certificateFile: certificate, privateKeyFile: key))
         defer { server.shutdown() }
         do {
