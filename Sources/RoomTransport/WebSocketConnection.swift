@@ -301,9 +301,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     }
 
     private func readAvailable() {
-        var rounds = 0
-        while state != .closed && rounds < 16 {
-            rounds += 1
+        for _ in 0..<16 {
+            guard state != .closed else { return }
             let buffer = loop.readBuffer
             switch stream.read(into: buffer) {
             case .bytes(let count):
@@ -322,6 +321,11 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
                 lost(problem)
                 return
             }
+        }
+        // Bounded so one busy peer cannot starve the others; come back after this round of events, since TLS may
+        // hold decrypted bytes that epoll cannot see.
+        loop.execute { [self] in
+            if state != .closed { readAvailable() }
         }
     }
 
