@@ -102,33 +102,33 @@ public enum RoomToken {
         var signedBytes: Int
     }
 
+    /// Splits at the byte level, so that no Unicode normalisation or grapheme rule can change where a part ends.
     private static func split(_ token: String) throws(TokenError) -> Parts {
-        let utf8 = token.utf8
-        guard utf8.count <= maximumBytes else {
+        let bytes = Array(token.utf8)
+        guard bytes.count <= maximumBytes else {
             throw .malformed("token is longer than \(maximumBytes) bytes")
         }
-        guard !utf8.isEmpty else {
+        guard !bytes.isEmpty else {
             throw .malformed("token is empty")
         }
-        let pieces = token.split(separator: ".", omittingEmptySubsequences: false)
+        let pieces = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard pieces.count == 3 else {
             throw .malformed("token has \(pieces.count) parts, not 3")
         }
         guard !pieces[0].isEmpty, !pieces[1].isEmpty else {
             throw .malformed("token has an empty header or claims part")
         }
-        guard let header = Base64URL.decode(pieces[0]) else {
+        guard let header = Base64URL.decode(utf8: pieces[0]) else {
             throw .malformed("header is not base64url")
         }
-        guard let claims = Base64URL.decode(pieces[1]) else {
+        guard let claims = Base64URL.decode(utf8: pieces[1]) else {
             throw .malformed("claims are not base64url")
         }
-        guard let signature = Base64URL.decode(pieces[2]) else {
+        guard let signature = Base64URL.decode(utf8: pieces[2]) else {
             throw .malformed("signature is not base64url")
         }
         return Parts(
-            header: header, claims: claims, signature: signature,
-            signedBytes: pieces[0].utf8.count + 1 + pieces[1].utf8.count)
+            header: header, claims: claims, signature: signature, signedBytes: pieces[0].count + 1 + pieces[1].count)
     }
 
     private static func checkHeader(_ bytes: [UInt8]) throws(TokenError) {

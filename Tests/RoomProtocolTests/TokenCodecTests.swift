@@ -205,6 +205,9 @@ let validClaimsJSON =
         #expect(refusal { try verify("e30=.e30.AAAA") } == .malformed("header is not base64url"))
         #expect(refusal { try verify("e30.e3+.AAAA") } == .malformed("claims are not base64url"))
         #expect(refusal { try verify("e30.e30.A") } == .malformed("signature is not base64url"))
+        #expect(refusal { try verify("é.e30.AAAA") } == .malformed("header is not base64url"))
+        // A combining accent after a dot would join it into one Character; splitting by bytes still sees 3 parts.
+        #expect(refusal { try verify("e30.\u{301}e30.AAAA") } == .malformed("claims are not base64url"))
         #expect(
             refusal { try verify("bm90IGpzb24.e30.AAAA") }
                 == .malformed("header is not valid JSON: unknown literal at byte 0"))
