@@ -19,7 +19,7 @@ public struct TokenSigningError: Error, Sendable, Equatable, CustomStringConvert
 /// 5. `exp`: `expired`; 6. `nbf`: `notYetValid` (both with `leeway` seconds of allowance for clock skew);
 /// 7. `room` equals the room asked for: `wrongRoom`; 8. `role` is known: `unknownRole`.
 public enum RoomToken {
-    /// The largest token accepted, in bytes. Ours are about 300 bytes; the bound keeps hostile input cheap.
+    /// The largest token accepted, in bytes. Ours are a few hundred bytes; the bound keeps hostile input cheap.
     public static let maximumBytes = 4096
 
     /// Seconds of clock difference allowed between the issuer and the verifier, on both `exp` and `nbf`.
@@ -72,7 +72,9 @@ public enum RoomToken {
         if now.addingClamped(leeway) < claims.notBefore {
             throw .notYetValid(notBefore: claims.notBefore, now: now)
         }
-        if claims.room != room {
+        // Bytes, not String equality: Swift's `==` treats canonically equivalent spellings as equal, but the
+        // server names rooms by their exact text.
+        if !claims.room.utf8.elementsEqual(room.utf8) {
             throw .wrongRoom(tokenRoom: claims.room, requestedRoom: room)
         }
         if !isKnownRole(claims.role) {

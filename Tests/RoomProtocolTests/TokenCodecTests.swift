@@ -182,6 +182,14 @@ let validClaimsJSON =
         #expect(refusal { try verify(token) } == .wrongRoom(tokenRoom: "backstage", requestedRoom: "lobby"))
     }
 
+    @Test func roomMustMatchByteForByte() {
+        let token = sign(sampleClaims(room: "cafe\u{301}"))
+        #expect(
+            refusal { try verify(token, room: "caf\u{E9}") }
+                == .wrongRoom(tokenRoom: "cafe\u{301}", requestedRoom: "caf\u{E9}"))
+        #expect(throws: Never.self) { try verify(token, room: "cafe\u{301}") }
+    }
+
     @Test func unknownRoleIsRefused() {
         let token = sign(sampleClaims(role: "emperor"))
         #expect(refusal { try verify(token) } == .unknownRole("emperor"))
