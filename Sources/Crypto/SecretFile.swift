@@ -255,8 +255,15 @@ public enum SecretFile {
             missing.append(folder)
             components = components.dropLast()
         }
-        for folder in missing.reversed() where mkdir(folder, 0o700) != 0 && errno != EEXIST {
-            throw SecretFileError(path: path, problem: .cannotCreate("folder \(folder): \(systemMessage(errno))"))
+        for folder in missing.reversed() {
+            if mkdir(folder, 0o700) != 0 {
+                let reason = errno
+                // Another process may have made it in the meantime; that is as good as making it.
+                guard reason == EEXIST else {
+                    throw SecretFileError(
+                        path: path, problem: .cannotCreate("folder \(folder): \(systemMessage(reason))"))
+                }
+            }
         }
     }
 

@@ -266,7 +266,7 @@ public final class RoomDatabase: Sendable {
                         + "ON CONFLICT (room, identity) DO UPDATE SET role = ?3, left_at = ?4"
                 ).bind(.text(room), .text(identity), .text(role), .integer(leftAt)).run()
                 try connection.prepare("DELETE FROM recent_roles WHERE left_at < ?1")
-                    .bind(.integer(leftAt - Self.recentRoleRetention)).run()
+                    .bind(.integer(leftAt.subtractingClamped(Self.recentRoleRetention))).run()
             }
         }
     }
@@ -281,7 +281,7 @@ public final class RoomDatabase: Sendable {
         try withConnection { connection throws(DatabaseError) in
             let statement = try connection.prepare(
                 "SELECT role FROM recent_roles WHERE room = ?1 AND identity = ?2 AND left_at >= ?3")
-            try statement.bind(.text(room), .text(identity), .integer(now - within))
+            try statement.bind(.text(room), .text(identity), .integer(now.subtractingClamped(within)))
             defer { statement.reset() }
             return try statement.step() ? statement.text(at: 0) : nil
         }
@@ -293,5 +293,16 @@ public final class RoomDatabase: Sendable {
             try connection.prepare("DELETE FROM recent_roles WHERE room = ?1 AND identity = ?2")
                 .bind(.text(room), .text(identity)).run()
         }
+    }
+}
+
+extension Int64 {
+    /// `self - other`, held at the bounds instead of trapping, so an absurd time from a caller cannot crash.
+    fileprivate func subtractingClamped(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        if overflow {
+            return other > 0 ? .min : .max
+        }
+        return difference
     }
 }

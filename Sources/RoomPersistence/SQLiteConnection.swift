@@ -97,6 +97,8 @@ public final class SQLiteConnection {
     }
 
     /// A prepared statement for `sql`, reset and with its bindings cleared; prepared once and then reused.
+    ///
+    /// Because the same object comes back for the same SQL, finish with a statement before preparing its SQL again.
     public func prepare(_ sql: String) throws(DatabaseError) -> SQLiteStatement {
         if let cached = statements[sql] {
             cached.reset()

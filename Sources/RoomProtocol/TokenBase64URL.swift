@@ -47,7 +47,11 @@ public enum Base64URL {
 
     /// Decodes base64url text without padding; `nil` when the text is not canonical base64url.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        let input = Array(text.utf8)
+        decode(utf8: text.utf8)
+    }
+
+    /// Decodes base64url given as UTF-8 bytes; `nil` when they are not canonical base64url.
+    public static func decode(utf8 input: some Collection<UInt8>) -> [UInt8]? {
         if input.count % 4 == 1 {
             return nil
         }

@@ -19,7 +19,7 @@ public struct TokenSigningError: Error, Sendable, Equatable, CustomStringConvert
 /// 5. `exp`: `expired`; 6. `nbf`: `notYetValid` (both with `leeway` seconds of allowance for clock skew);
 /// 7. `room` equals the room asked for: `wrongRoom`; 8. `role` is known: `unknownRole`.
 public enum RoomToken {
-    /// The largest token accepted, in bytes. Ours are about 300 bytes; the bound keeps hostile input cheap.
+    /// The largest token accepted, in bytes. Ours are a few hundred bytes; the bound keeps hostile input cheap.
     public static let maximumBytes = 4096
 
     /// Seconds of clock difference allowed between the issuer and the verifier, on both `exp` and `nbf`.
@@ -72,7 +72,9 @@ public enum RoomToken {
         if now.addingClamped(leeway) < claims.notBefore {
             throw .notYetValid(notBefore: claims.notBefore, now: now)
         }
-        if claims.room != room {
+        // Bytes, not String equality: Swift's `==` treats canonically equivalent spellings as equal, but the
+        // server names rooms by their exact text.
+        if !claims.room.utf8.elementsEqual(room.utf8) {
             throw .wrongRoom(tokenRoom: claims.room, requestedRoom: room)
         }
         if !isKnownRole(claims.role) {
@@ -102,33 +104,33 @@ public enum RoomToken {
         var signedBytes: Int
     }
 
+    /// Splits at the byte level, so that no Unicode normalisation or grapheme rule can change where a part ends.
     private static func split(_ token: String) throws(TokenError) -> Parts {
-        let utf8 = token.utf8
-        guard utf8.count <= maximumBytes else {
+        let bytes = Array(token.utf8)
+        guard bytes.count <= maximumBytes else {
             throw .malformed("token is longer than \(maximumBytes) bytes")
         }
-        guard !utf8.isEmpty else {
+        guard !bytes.isEmpty else {
             throw .malformed("token is empty")
         }
-        let pieces = token.split(separator: ".", omittingEmptySubsequences: false)
+        let pieces = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard pieces.count == 3 else {
             throw .malformed("token has \(pieces.count) parts, not 3")
         }
         guard !pieces[0].isEmpty, !pieces[1].isEmpty else {
             throw .malformed("token has an empty header or claims part")
         }
-        guard let header = Base64URL.decode(pieces[0]) else {
+        guard let header = Base64URL.decode(utf8: pieces[0]) else {
             throw .malformed("header is not base64url")
         }
-        guard let claims = Base64URL.decode(pieces[1]) else {
+        guard let claims = Base64URL.decode(utf8: pieces[1]) else {
             throw .malformed("claims are not base64url")
         }
-        guard let signature = Base64URL.decode(pieces[2]) else {
+        guard let signature = Base64URL.decode(utf8: pieces[2]) else {
             throw .malformed("signature is not base64url")
         }
         return Parts(
-            header: header, claims: claims, signature: signature,
-            signedBytes: pieces[0].utf8.count + 1 + pieces[1].utf8.count)
+            header: header, claims: claims, signature: signature, signedBytes: pieces[0].count + 1 + pieces[1].count)
     }
 
     private static func checkHeader(_ bytes: [UInt8]) throws(TokenError) {

@@ -153,6 +153,9 @@ struct TemporaryFolder {
         try database.rememberRole(
             room: "stage", identity: "new", role: "host", leftAt: RoomDatabase.recentRoleRetention + 1)
         #expect(try database.recentRole(room: "lobby", identity: "old", within: .max / 2, now: 1) == nil)
+        // Extreme times are held at the bounds rather than overflowing.
+        #expect(try database.recentRole(room: "stage", identity: "new", within: .max, now: .min) == "host")
+        try database.rememberRole(room: "stage", identity: "early", role: "speaker", leftAt: .min)
         #expect(
             try database.recentRole(room: "stage", identity: "new", now: RoomDatabase.recentRoleRetention + 1) == "host"
         )

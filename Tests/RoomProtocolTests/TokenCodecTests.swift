@@ -182,6 +182,14 @@ let validClaimsJSON =
         #expect(refusal { try verify(token) } == .wrongRoom(tokenRoom: "backstage", requestedRoom: "lobby"))
     }
 
+    @Test func roomMustMatchByteForByte() {
+        let token = sign(sampleClaims(room: "cafe\u{301}"))
+        #expect(
+            refusal { try verify(token, room: "caf\u{E9}") }
+                == .wrongRoom(tokenRoom: "cafe\u{301}", requestedRoom: "caf\u{E9}"))
+        #expect(throws: Never.self) { try verify(token, room: "cafe\u{301}") }
+    }
+
     @Test func unknownRoleIsRefused() {
         let token = sign(sampleClaims(role: "emperor"))
         #expect(refusal { try verify(token) } == .unknownRole("emperor"))
@@ -205,6 +213,9 @@ let validClaimsJSON =
         #expect(refusal { try verify("e30=.e30.AAAA") } == .malformed("header is not base64url"))
         #expect(refusal { try verify("e30.e3+.AAAA") } == .malformed("claims are not base64url"))
         #expect(refusal { try verify("e30.e30.A") } == .malformed("signature is not base64url"))
+        #expect(refusal { try verify("é.e30.AAAA") } == .malformed("header is not base64url"))
+        // A combining accent after a dot would join it into one Character; splitting by bytes still sees 3 parts.
+        #expect(refusal { try verify("e30.\u{301}e30.AAAA") } == .malformed("claims are not base64url"))
         #expect(
             refusal { try verify("bm90IGpzb24.e30.AAAA") }
                 == .malformed("header is not valid JSON: unknown literal at byte 0"))
