@@ -53,7 +53,7 @@ let package = Package(
             name: "clubroom",
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
-                "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
+                "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "Benchmarks",
             ]),
 
         // MARK: Tests.

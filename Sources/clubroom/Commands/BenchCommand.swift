@@ -85,7 +85,10 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runJoin(_ options: Options) async throws -> ExitStatus {
-        throw CommandFailure.notAvailable("the join benchmark is not available in this build yet")
+        let clients = options.clients
+        let report = try await Task.detached { try JoinBenchmark.run(clients: clients) }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return report.allPassed ? .success : .failure
     }
 
     static func runFanout(_ options: Options) async throws -> ExitStatus {
