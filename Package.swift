@@ -68,6 +68,7 @@ let package = Package(
             name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol"], exclude: ["interop"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
+        .testTarget(name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(
             name: "ServerIntegrationTests",
             dependencies: ["RoomProtocol", "RoomClient", "RoomTransport", "Crypto", "RoomPersistence"]),

@@ -129,13 +129,16 @@ public struct WirePeer: Sendable, Equatable {
 public struct WireChat: Sendable, Equatable {
     /// The sender's identity.
     public var from: String
+    /// The sender's display name when it was sent, so the line reads well after the sender left.
+    public var name: String
     public var text: String
     /// When the server accepted it, in milliseconds since the Unix epoch.
     public var at: Int64
     public var to: ChatTarget
 
-    public init(from: String, text: String, at: Int64, to: ChatTarget = .everyone) {
+    public init(from: String, name: String? = nil, text: String, at: Int64, to: ChatTarget = .everyone) {
         self.from = from
+        self.name = name ?? from
         self.text = text
         self.at = at
         self.to = to

@@ -127,6 +127,8 @@ public final class RoomServerRuntime: Sendable {
         }
         self.state = state
         port = server.port
+        // A thread name shows in top -H and /proc, where operators look for what is busy.
+        server.loop.execute { nameCurrentThread("room-server") }
         let scheme = configuration.tls == nil ? "ws" : "wss"
         log.info("listening on \(scheme)://\(configuration.host):\(port)/rooms/ROOM, data in \(database.path)")
     }
@@ -150,6 +152,15 @@ public final class RoomServerRuntime: Sendable {
         server.shutdown()
         state.flush()
     }
+}
+
+/// Names the calling thread (at most 15 bytes show) for `top -H` and `/proc`; best effort.
+public func nameCurrentThread(_ name: String) {
+    let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+    guard descriptor >= 0 else { return }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    close(descriptor)
 }
 
 /// The state of one open connection; loop thread only.
@@ -408,7 +419,7 @@ final class ServerState: @unchecked Sendable {
             case .peer(let id): .peer(id)
             case .role(let role): .role(role)
             }
-        return WireChat(from: record.fromIdentity, text: record.text, at: record.at, to: to)
+        return WireChat(from: record.fromIdentity, name: record.fromName, text: record.text, at: record.at, to: to)
     }
 
     /// The room model's form of a wire request.

@@ -57,6 +57,26 @@ import Testing
         }
     }
 
+    @Test func theSnapshotFastPathWritesTheSameBytesAsTheTree() {
+        let peers = (0..<50).map { index in
+            WirePeer(
+                id: "p\(index) \"q\"", name: "Name \(index) 名前\n", role: index % 2 == 0 ? "audience" : "speaker",
+                muted: index % 3 == 0, handRaisedAt: index % 4 == 0 ? Int64(index) : nil, joinedAt: Int64(index * 7),
+                level: index % 101, invitedBy: index % 5 == 0 ? "ana" : nil)
+        }
+        for resumed in [false, true] {
+            let snapshot = JoinedSnapshot(
+                room: "lobby", selfID: "p1 \"q\"", peers: peers, topic: "a \\ topic",
+                chat: [WireChat(from: "a", text: "b", at: 3, to: .role("speaker"))],
+                roles: [WireRole(name: "host", label: "h", rank: 0, onStage: true, permissions: ["chat"])],
+                resumed: resumed)
+            for seq: Int64? in [nil, 42] {
+                let message = ServerMessage(.joined(snapshot), seq: seq)
+                #expect(ControlCodec.encode(message) == ControlCodec.json(message).encoded)
+            }
+        }
+    }
+
     @Test func duplicateKeysAreRefusedWithTheirOwnCode() {
         #expect(throws: ControlDecodeError(.duplicateKey, "the key \"type\" appears twice at byte 19")) {
             try ControlCodec.decodeClient(#"{"type":"leave",   "type":"raise_hand"}"#)

@@ -52,6 +52,7 @@ enum JoinBenchmark {
         }
         let url = "ws://127.0.0.1:\(server.port)/rooms/bench"
         let loops = try (0..<2).map { _ in try EventLoop(name: "clubroom-bench") }
+        for loop in loops { loop.execute { nameCurrentThread("bench-clients") } }
         let tally = Tally(count: count)
         let clients = Mutex<[WebSocketClient]>([])
         var clientOptions = WebSocketOptions()
@@ -60,9 +61,13 @@ enum JoinBenchmark {
         let options = clientOptions
         let joinedPrefix = Array(#"{"type":"joined""#.utf8)
         let start = monotonicNanoseconds()
+        // Threads of their own: connecting blocks, and the global queues would run only one per core.
         let group = DispatchGroup()
         for connector in 0..<connectors {
-            DispatchQueue.global().async(group: group) {
+            group.enter()
+            Thread {
+                nameCurrentThread("bench-connect")
+                defer { group.leave() }
                 for index in stride(from: connector, to: count, by: connectors) {
                     var headers = HTTPHeaders()
                     headers.add("Authorization", "Bearer \(tokens[index])")
@@ -95,7 +100,7 @@ enum JoinBenchmark {
                         tally.finished.signal()
                     }
                 }
-            }
+            }.start()
         }
         group.wait()
         let deadline = DispatchTime.now() + .seconds(60)
@@ -107,6 +112,7 @@ enum JoinBenchmark {
             if tally.finished.wait(timeout: deadline) == .timedOut { break }
         }
         let state = tally.state.withLock { $0 }
+        let cpu = threadCPUSeconds()
         for client in clients.withLock({ $0 }) { client.close(code: .goingAway, reason: "") }
         usleep(200_000)
         for loop in loops { loop.shutdown() }
@@ -127,6 +133,8 @@ enum JoinBenchmark {
             notes.append("debug build: build with 'swift build -c release' for real figures")
         #endif
         if let first = state.errors.first { notes.append("first error: \(first)") }
+        let threads = cpu.sorted { $0.key < $1.key }.map { "\($0.key) \(String(format: "%.2f", $0.value)) s" }
+        notes.append("CPU by thread: " + threads.joined(separator: ", "))
         return BenchmarkReport(
             name: "join",
             rows: [
@@ -137,6 +145,23 @@ enum JoinBenchmark {
                 .init("errors", Double(errors), "errors", target: 0),
             ],
             notes: notes)
+    }
+
+    /// CPU seconds (user and system) used so far by this process's threads, summed by thread name.
+    static func threadCPUSeconds() -> [String: Double] {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var totals: [String: Double] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { continue }
+            let name = String(stat[stat.index(after: open)..<close])
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+            totals[name, default: 0] += (user + system) / ticks
+        }
+        return totals
     }
 
     static func monotonicNanoseconds() -> Int64 {
