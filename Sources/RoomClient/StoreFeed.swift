@@ -9,14 +9,27 @@ public enum StoreFeed {
     public static func actions(for event: SessionEvent, selfID: PeerID?) -> [RoomAction] {
         switch event {
         case .message(let message):
-            return action(for: message, selfID: selfID).map { [$0] } ?? []
+            return actions(for: message, selfID: selfID)
         case .reconnected(let message):
-            return [.server(.reconnected, seq: 0)] + (action(for: message, selfID: selfID).map { [$0] } ?? [])
+            return [.server(.reconnected, seq: 0)] + actions(for: message, selfID: selfID)
         case .reconnecting(let attempt, _):
             return [.server(.reconnecting(attempt: attempt), seq: 0)]
         case .ended:
             return []
         }
+    }
+
+    /// The actions for one server message: none when the store has no use for it, one per peer for a
+    /// `peers_joined` (each with its own sequence number).
+    public static func actions(for message: ServerMessage, selfID: PeerID?) -> [RoomAction] {
+        if case .peersJoined(let peers) = message.event {
+            let last = max(0, message.seq ?? 0)
+            let first = last - Int64(peers.count) + 1
+            return peers.enumerated().map { index, wire in
+                .server(.peerJoined(peer(wire)), seq: UInt64(max(0, first + Int64(index))))
+            }
+        }
+        return action(for: message, selfID: selfID).map { [$0] } ?? []
     }
 
     /// The action for one server message, or nil when the store has no use for it.
@@ -30,8 +43,10 @@ public enum StoreFeed {
                     roomID: snapshot.room, topic: snapshot.topic, selfID: PeerID(snapshot.selfID),
                     peers: snapshot.peers.map(peer), recentChat: snapshot.chat.map(chat), ended: false, seq: seq))
         case .peerJoined(let wire): event = .peerJoined(peer(wire))
+        case .peersJoined: return nil
         case .peerLeft(let id, _): event = .peerLeft(PeerID(id))
-        case .roleChanged(let id, let role, let by): event = .roleChanged(PeerID(id), to: RoleName(role), by: PeerID(by))
+        case .roleChanged(let id, let role, let by):
+            event = .roleChanged(PeerID(id), to: RoleName(role), by: PeerID(by))
         case .handRaised(let id, let at): event = .handRaised(PeerID(id), at: at)
         case .handLowered(let id, let by): event = .handLowered(PeerID(id), by: PeerID(by))
         case .muteChanged(let id, let muted, let by): event = .muteChanged(PeerID(id), muted: muted, by: PeerID(by))

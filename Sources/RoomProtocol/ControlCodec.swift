@@ -130,6 +130,8 @@ public enum ControlCodec {
             object["roles"] = .array(snapshot.roles.map(json))
         case .peerJoined(let peer):
             object["peer"] = json(peer)
+        case .peersJoined(let peers):
+            object["peers"] = .array(peers.map(json))
         case .peerLeft(let peer, let reason):
             object["peer"] = .string(peer)
             object["reason"] = .string(reason.rawValue)
@@ -190,7 +192,8 @@ public enum ControlCodec {
         JSONValue.writeString(snapshot.selfID, into: &output)
         output.append(contentsOf: #","topic":"#.utf8)
         JSONValue.writeString(snapshot.topic, into: &output)
-        output.append(contentsOf: (snapshot.resumed ? #","resumed":true,"peers":["# : #","resumed":false,"peers":["#).utf8)
+        output.append(
+            contentsOf: (snapshot.resumed ? #","resumed":true,"peers":["# : #","resumed":false,"peers":["#).utf8)
         for (index, peer) in snapshot.peers.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             write(peer, into: &output)
@@ -244,6 +247,10 @@ public enum ControlCodec {
                     roles: roles, resumed: try fields.bool("resumed")))
         case "peer_joined":
             event = .peerJoined(try readPeer(try fields.value("peer")))
+        case "peers_joined":
+            let peers = try fields.array("peers").map { value throws(ControlDecodeError) in try readPeer(value) }
+            guard !peers.isEmpty else { throw ControlDecodeError(.badRequest, "\"peers\" is empty") }
+            event = .peersJoined(peers)
         case "peer_left":
             let reasonText = try fields.string("reason")
             guard let reason = LeaveReason(rawValue: reasonText) else {
@@ -418,7 +425,8 @@ public enum ControlCodec {
     static func readChat(_ value: JSONValue) throws(ControlDecodeError) -> WireChat {
         let fields = Fields(try objectValue(value, "chat"))
         return WireChat(
-            from: try fields.string("from"), name: try fields.optionalString("name"), text: try fields.string("text"), at: try fields.integer("at"),
+            from: try fields.string("from"), name: try fields.optionalString("name"), text: try fields.string("text"),
+            at: try fields.integer("at"),
             to: try readChatTarget(fields))
     }
 

@@ -238,6 +238,9 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
 public enum WireEvent: Sendable, Equatable {
     case joined(JoinedSnapshot)
     case peerJoined(WirePeer)
+    /// Several joins announced at once, in order; with `seq` S and k peers, the i-th (from 0) has number
+    /// S − k + 1 + i. The server sends it when people join faster than it announces them one by one.
+    case peersJoined([WirePeer])
     case peerLeft(peer: String, reason: LeaveReason)
     case roleChanged(peer: String, role: String, by: String)
     case handRaised(peer: String, at: Int64)
@@ -262,6 +265,7 @@ public enum WireEvent: Sendable, Equatable {
         switch self {
         case .joined: "joined"
         case .peerJoined: "peer_joined"
+        case .peersJoined: "peers_joined"
         case .peerLeft: "peer_left"
         case .roleChanged: "role_changed"
         case .handRaised: "hand_raised"

@@ -362,7 +362,8 @@ public struct RoomAuthority: Sendable {
             outcome.changes.append(.ended(reason: reason))
             audit("end_room", nil, reason)
         case .chat(let text, let audience):
-            let message = WireChat(from: actorID.rawValue, name: actor.name, text: trimmed(text), at: now, to: wire(audience))
+            let message = WireChat(
+                from: actorID.rawValue, name: actor.name, text: trimmed(text), at: now, to: wire(audience))
             chat.append(message)
             if chat.count > ControlLimits.chatHistory { chat.removeFirst(chat.count - ControlLimits.chatHistory) }
             let recipients: Recipients

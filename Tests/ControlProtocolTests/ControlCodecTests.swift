@@ -40,7 +40,7 @@ import Testing
                     chat: [WireChat(from: "a", text: "b", at: 3, to: .peer("c"))],
                     roles: [WireRole(name: "host", label: "h", rank: 0, onStage: true, permissions: ["chat"])],
                     resumed: true)),
-            .peerJoined(peer), .peerLeft(peer: "a", reason: .disconnected),
+            .peerJoined(peer), .peersJoined([peer, peer]), .peerLeft(peer: "a", reason: .disconnected),
             .peerLeft(peer: "a", reason: .left),
             .roleChanged(peer: "a", role: "speaker", by: "b"), .handRaised(peer: "a", at: 7),
             .handLowered(peer: "a", by: "a"),

@@ -10,7 +10,10 @@ import Testing
         (#"{"cmd":"raise_hand"}"#, BotCommand.request(.raiseHand, id: nil)),
         (#"{"cmd":"lower_hand","id":"x"}"#, .request(.lowerHand, id: .string("x"))),
         (#"{"cmd":"invite","peer":"eli","id":3}"#, .request(.invite(peer: "eli"), id: .integer(3))),
-        (#"{"cmd":"set_role","peer":"eli","role":"speaker"}"#, .request(.setRole(peer: "eli", role: "speaker"), id: nil)),
+        (
+            #"{"cmd":"set_role","peer":"eli","role":"speaker"}"#,
+            .request(.setRole(peer: "eli", role: "speaker"), id: nil)
+        ),
         (#"{"cmd":"accept_invite"}"#, .request(.acceptInvite, id: nil)),
         (#"{"cmd":"decline_invite"}"#, .request(.declineInvite, id: nil)),
         (#"{"cmd":"step_down"}"#, .request(.stepDown, id: nil)),
@@ -60,7 +63,8 @@ import Testing
 
     @Test func eventsBecomeLinesNamedByEvent() {
         let ana = WirePeer(id: "ana", name: "Ana", role: "host", muted: false, joinedAt: 1)
-        let snapshot = JoinedSnapshot(room: "lobby", selfID: "ana", peers: [ana], topic: "t", chat: [], roles: [], resumed: false)
+        let snapshot = JoinedSnapshot(
+            room: "lobby", selfID: "ana", peers: [ana], topic: "t", chat: [], roles: [], resumed: false)
         #expect(
             BotProtocol.lines(for: .message(ServerMessage(.joined(snapshot), seq: 4)))
                 == [
@@ -73,10 +77,12 @@ import Testing
             BotProtocol.lines(for: .message(ServerMessage(.peerJoined(ana), seq: 5)))
                 == [#"{"event":"peer_joined","peer":"ana","name":"Ana","role":"host","muted":false}"#])
         #expect(
-            BotProtocol.lines(for: .message(ServerMessage(.roleChanged(peer: "eli", role: "speaker", by: "ana"), seq: 6)))
+            BotProtocol.lines(
+                for: .message(ServerMessage(.roleChanged(peer: "eli", role: "speaker", by: "ana"), seq: 6)))
                 == [#"{"event":"role_changed","peer":"eli","role":"speaker","by":"ana"}"#])
         #expect(
-            BotProtocol.lines(for: .message(ServerMessage(.error(code: .forbidden, message: "no", id: .integer(2)), seq: nil)))
+            BotProtocol.lines(
+                for: .message(ServerMessage(.error(code: .forbidden, message: "no", id: .integer(2)), seq: nil)))
                 == [#"{"event":"error","code":"forbidden","message":"no","id":2}"#])
         #expect(
             BotProtocol.lines(for: .reconnecting(attempt: 2, delay: .milliseconds(480)))
@@ -131,6 +137,20 @@ import Testing
         #expect(state.peers["eli"]?.role == .speaker)
         #expect(state.chat.map(\.fromName) == ["Ana"])
         #expect(state.lastSeq == 13)
+    }
+
+    @Test func gatheredJoinsBecomeOneActionPerPeerWithItsOwnNumber() {
+        let peers = ["gus", "hana", "ivo"].map { WirePeer(id: $0, name: $0, role: "audience", joinedAt: 1) }
+        let actions = StoreFeed.actions(for: .message(ServerMessage(.peersJoined(peers), seq: 12)), selfID: "eli")
+        #expect(actions.count == 3)
+        let seqs = actions.compactMap { action -> UInt64? in
+            if case .server(.peerJoined, let seq) = action { return seq }
+            return nil
+        }
+        #expect(seqs == [10, 11, 12])
+        let lines = BotProtocol.lines(for: .message(ServerMessage(.peersJoined(peers), seq: 12)))
+        #expect(lines.count == 3)
+        #expect(lines[1] == #"{"event":"peer_joined","peer":"hana","name":"hana","role":"audience","muted":true}"#)
     }
 
     @Test func invitationsForOthersAreNotTheClientsOwn() {

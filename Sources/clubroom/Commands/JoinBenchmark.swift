@@ -27,12 +27,14 @@ enum JoinBenchmark {
         let finished = DispatchSemaphore(value: 0)
 
         init(count: Int) {
-            state = Mutex(State(started: Array(repeating: 0, count: count), joined: Array(repeating: nil, count: count)))
+            state = Mutex(
+                State(started: Array(repeating: 0, count: count), joined: Array(repeating: nil, count: count)))
         }
     }
 
     static func run(clients count: Int) throws -> BenchmarkReport {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-bench-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "clubroom-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         let secretFile = folder.appendingPathComponent("secret").path
@@ -106,7 +108,10 @@ enum JoinBenchmark {
         let deadline = DispatchTime.now() + .seconds(60)
         while true {
             let (done, failed) = tally.state.withLock { state in
-                (state.joined.allSatisfy { $0 != nil }, state.errors.count + state.joined.filter { $0 != nil }.count >= count)
+                (
+                    state.joined.allSatisfy { $0 != nil },
+                    state.errors.count + state.joined.filter { $0 != nil }.count >= count
+                )
             }
             if done || failed { break }
             if tally.finished.wait(timeout: deadline) == .timedOut { break }
@@ -130,7 +135,7 @@ enum JoinBenchmark {
         }
         var notes = ["\(count) clients, \(connectors) connecting at a time, server in this process, loopback"]
         #if DEBUG
-            notes.append("debug build: build with 'swift build -c release' for real figures")
+        notes.append("debug build: build with 'swift build -c release' for real figures")
         #endif
         if let first = state.errors.first { notes.append("first error: \(first)") }
         let threads = cpu.sorted { $0.key < $1.key }.map { "\($0.key) \(String(format: "%.2f", $0.value)) s" }
