@@ -390,11 +390,9 @@ func expectRefused(
     @Test func chatToEveryoneOnePeerAndARole() {
         var room = populatedRoom()
         let all = room.handle(.chat(" hi ", to: .everyone), from: "eli", now: 60)
-        #expect(
-            all.deliveries == [
-                Delivery(to: .everyone, ServerMessage(.chat(WireChat(from: "eli", name: "Eli", text: "hi", at: 60)), seq: 6))
-            ])
-        #expect(all.changes == [.chat(WireChat(from: "eli", name: "Eli", text: "hi", at: 60), fromName: "Eli")])
+        let hello = WireChat(from: "eli", name: "Eli", text: "hi", at: 60)
+        #expect(all.deliveries == [Delivery(to: .everyone, ServerMessage(.chat(hello), seq: 6))])
+        #expect(all.changes == [.chat(hello, fromName: "Eli")])
         let direct = room.handle(.chat("psst", to: .peer("ana")), from: "eli", now: 61)
         #expect(direct.deliveries.map(\.to) == [.peers(["ana", "eli"])])
         let stage = room.handle(.chat("mods", to: .role(.moderator)), from: "ana", now: 62)
