@@ -137,7 +137,7 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
             state.peers[peer.id] = existing
             return .alreadyPresent
         }
-        state.sections.placeNew(peer, roles: state.roles)
+        state.sections.insert(peer, roles: state.roles)
         if peer.level > 0 { state.speaking.insert(peer.id) }
         state.activity.append(.joined(peer.id, name: peer.name))
 
@@ -233,13 +233,13 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
 }
 
 private func update(_ state: inout RoomState, _ peer: Peer) {
-    state.peers[peer.id] = peer
-    state.sections.place(peer, roles: state.roles)
+    guard let old = state.peers.updateValue(peer, forKey: peer.id) else { return }
+    state.sections.update(old, to: peer, roles: state.roles)
 }
 
 private func removePeer(_ state: inout RoomState, _ id: PeerID) -> Peer? {
     guard let peer = state.peers.removeValue(forKey: id) else { return nil }
-    state.sections.unplace(id)
+    state.sections.remove(peer, roles: state.roles)
     state.speaking.remove(id)
     return peer
 }

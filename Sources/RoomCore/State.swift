@@ -116,7 +116,9 @@ public struct RoomState: Sendable, Equatable {
 
     /// A peer's place in the raised-hand queue, from 1; `nil` when their hand is not in it.
     public func queuePosition(of id: PeerID) -> Int? {
-        guard case .hand(let key) = sections.placements[id] else { return nil }
+        guard let peer = peers[id], case .hand(let key) = sections.placement(of: peer, roles: roles) else {
+            return nil
+        }
         return sections.hands.position(of: key).map { $0 + 1 }
     }
 
@@ -127,12 +129,9 @@ public struct RoomState: Sendable, Equatable {
 
     /// The screen section a peer is shown in.
     public func section(of id: PeerID) -> SectionName? {
-        switch sections.placements[id] {
-        case .stage: .stage
-        case .hand: .raisedHands
-        case .audience: .audience
-        case nil: nil
-        }
+        guard let peer = peers[id] else { return nil }
+        if roles.isOnStage(peer.role) { return .stage }
+        return peer.handRaisedAt == nil ? .audience : .raisedHands
     }
 }
 
