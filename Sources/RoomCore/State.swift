@@ -70,6 +70,10 @@ public struct RoomState: Sendable, Equatable {
     public static let chatCapacity = 500
     /// How many activity lines are kept.
     public static let activityCapacity = 500
+    /// The longest topic, in characters; longer ones are refused before sending and cut when received.
+    public static let maxTopicLength = 200
+    /// The longest reason for a removal or an ending that is shown.
+    public static let maxReasonLength = 200
 
     public let roles: RoleTable
     public internal(set) var roomID = ""
