@@ -346,13 +346,13 @@ func expectRefused(
 
     @Test func topic() {
         var room = populatedRoom()
-        let changed = room.handle(.setTopic(" Friday "), from: "bo", now: 60)
-        #expect(events(changed) == [.topicChanged(topic: "Friday", by: "bo")])
+        let changed = room.handle(.setTopic(" Friday\u{1B}[2J "), from: "bo", now: 60)
+        #expect(events(changed) == [.topicChanged(topic: "Friday[2J", by: "bo")])
         #expect(
             changed.changes == [
-                .topic("Friday"), .audit(AuditEntry(at: 60, actor: "bo", action: "set_topic", detail: "Friday")),
+                .topic("Friday[2J"), .audit(AuditEntry(at: 60, actor: "bo", action: "set_topic", detail: "Friday[2J")),
             ])
-        #expect(room.topic == "Friday")
+        #expect(room.topic == "Friday[2J")
         expectRefused(
             .setTopic("mine"), by: "chen", code: .forbidden, message: "only hosts and moderators can set the topic")
     }
