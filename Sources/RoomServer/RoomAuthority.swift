@@ -406,6 +406,25 @@ public struct RoomAuthority: Sendable {
         peers[id] = peer
     }
 
+    // MARK: Audio levels
+
+    /// New audio levels (0–100) measured by the media path: stores them and announces, in one `speakers` event,
+    /// those that changed for peers still in the room. Nothing is sent when nothing changed.
+    public mutating func updateLevels(_ levels: [PeerID: Int]) -> Outcome {
+        var changed: [WireLevel] = []
+        for id in order {
+            guard let level = levels[id], var peer = peers[id] else { continue }
+            let clamped = min(100, max(0, level))
+            guard peer.level != clamped else { continue }
+            peer.level = clamped
+            peers[id] = peer
+            changed.append(WireLevel(peer: id.rawValue, level: clamped))
+        }
+        var outcome = Outcome()
+        if !changed.isEmpty { broadcast(.speakers(levels: changed), into: &outcome) }
+        return outcome
+    }
+
     // MARK: Helpers
 
     mutating func next(_ event: WireEvent) -> ServerMessage {

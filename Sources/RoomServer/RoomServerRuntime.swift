@@ -149,6 +149,18 @@ public final class RoomServerRuntime: Sendable {
         }
     }
 
+    /// Takes audio levels (0–100) measured by the media path for peers of a room and announces those that
+    /// changed in a `speakers` event. May be called from any thread.
+    public func updateLevels(room: String, _ levels: [PeerID: Int]) {
+        let state = state
+        server.loop.execute {
+            guard var authority = state.rooms[room] else { return }
+            let outcome = authority.updateLevels(levels)
+            state.rooms[room] = authority
+            state.perform(outcome, in: room)
+        }
+    }
+
     /// Closes every connection with 1001 and waits for pending database writes.
     public func shutdown() {
         server.shutdown()

@@ -420,6 +420,19 @@ func expectRefused(
         expectRefused(.raiseHand, by: "zed", code: .notFound)
     }
 
+    @Test func levelsAreAnnouncedOnlyWhenTheyChange() {
+        var room = populatedRoom()
+        let first = room.updateLevels(["ana": 72, "chen": 0, "zed": 50, "bo": 140])
+        #expect(
+            events(first) == [
+                .speakers(levels: [WireLevel(peer: "ana", level: 72), WireLevel(peer: "bo", level: 100)])
+            ])
+        #expect(room.peers["ana"]?.level == 72)
+        #expect(room.updateLevels(["ana": 72]).deliveries.isEmpty)
+        guard case .joined(let snapshot) = room.snapshot(for: "eli", resumed: false).event else { return }
+        #expect(snapshot.peers.first { $0.id == "ana" }?.level == 72)
+    }
+
     @Test func sequenceNumbersIncreaseByOneForEveryEvent() {
         var room = populatedRoom()
         let start = room.seq

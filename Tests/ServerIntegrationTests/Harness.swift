@@ -98,12 +98,12 @@ final class ServerProcess {
         process.standardInput = FileHandle.nullDevice
         log = LineCollector(errors.fileHandleForReading)
         try process.run()
-        guard let index = log.wait(timeout: 15, { $0.contains("listening on ws://127.0.0.1:") }) else {
+        guard let index = log.wait(timeout: 15, { $0.contains("listening on ws") }) else {
             process.terminate()
             throw HarnessError(description: "the server did not start: \(log.all)")
         }
         let line = log.all[index]
-        let afterHost = line.components(separatedBy: "ws://127.0.0.1:")[1]
+        let afterHost = line.components(separatedBy: "://127.0.0.1:")[1]
         port = Int(afterHost.prefix(while: \.isNumber)) ?? 0
     }
 

@@ -325,3 +325,66 @@ let pythonJoinScript = #"""
         check("bad token refused", closed.rcvd is not None and closed.rcvd.code == 4003, closed)
     print("ALL OK", flush=True)
     """#
+
+@Suite struct ConnectionTests {
+    @Test func aBotThatCannotConnectExitsWithFive() throws {
+        let binary = try clubroomBinary()
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        close(listener)
+        let bot = try BotProcess(
+            binary: binary, url: "ws://127.0.0.1:\(port)/rooms/lobby", token: "x.y.z", autoAccept: false)
+        defer { bot.kill() }
+        #expect(try bot.waitForExit() == 5)
+        #expect(bot.output.all.contains { $0.contains(#""code":"connection_failed""#) })
+    }
+
+    /// `clubroom serve --tls-cert --tls-key` serves the same protocol over wss://.
+    @Test func theServerSpeaksTLS() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certificate = folder.appendingPathComponent("cert.pem").path
+        let key = folder.appendingPathComponent("key.pem").path
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        openssl.arguments = [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate,
+            "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ]
+        openssl.standardOutput = FileHandle.nullDevice
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        try #require(openssl.terminationStatus == 0)
+        let server = try ServerProcess(
+            directory: folder.appendingPathComponent("server"),
+            extraArguments: ["--tls-cert", certificate, "--tls-key", key])
+        defer { server.stop() }
+        #expect(server.log.all.contains { $0.contains("listening on wss://127.0.0.1:") })
+        let recorder = SessionRecorder()
+        let session = try RoomSession(
+            url: "wss://127.0.0.1:\(server.port)/rooms/lobby", token: try server.token("eli", role: "audience"),
+            tls: TLSClientConfiguration(caFile: certificate)
+        ) { recorder.record($0) }
+        defer { session.shutdown() }
+        session.start()
+        let joined = recorder.wait {
+            if case .message(let message) = $0, case .joined(let snapshot) = message.event {
+                return snapshot.selfID == "eli"
+            }
+            return false
+        }
+        #expect(joined != nil, "\(recorder.all)")
+    }
+}
