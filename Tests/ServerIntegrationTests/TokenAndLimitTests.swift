@@ -327,6 +327,19 @@ let pythonJoinScript = #"""
     """#
 
 @Suite struct ConnectionTests {
+    @Test func aFullRoomRefusesTheNextJoiner() throws {
+        let server = try ServerProcess(extraArguments: ["--max-peers", "2"])
+        defer { server.stopAndClean() }
+        let ana = try server.joinedBot("ana", role: "host")
+        defer { ana.kill() }
+        let eli = try server.joinedBot("eli", role: "audience")
+        defer { eli.kill() }
+        let fay = try server.bot(try server.token("fay", role: "audience"))
+        defer { fay.kill() }
+        #expect(try fay.waitForExit() == 6)
+        #expect(fay.output.all.contains { $0.contains("(4010)") })
+    }
+
     @Test func aBotThatCannotConnectExitsWithFive() throws {
         let binary = try clubroomBinary()
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
