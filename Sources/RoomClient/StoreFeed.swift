@@ -1,3 +1,4 @@
+import Foundation
 import RoomCore
 import RoomProtocol
 
@@ -89,6 +90,20 @@ public enum StoreFeed {
             }
         case .leave: .leave
         }
+    }
+
+    /// The server's role table as its `joined` snapshot describes it, checked by the same rules as a
+    /// `roles.json` file, so a client shows and checks exactly what the server enforces.
+    public static func roleTable(from roles: [WireRole]) throws(RoleTableError) -> RoleTable {
+        let definitions = roles.map { role -> JSONValue in
+            .object(
+                JSONObject([
+                    ("name", .string(role.name)), ("label", .string(role.label)), ("rank", .integer(Int64(role.rank))),
+                    ("onStage", .bool(role.onStage)), ("permissions", .array(role.permissions.map { .string($0) })),
+                ]))
+        }
+        let document = JSONValue.object(JSONObject([("version", .integer(1)), ("roles", .array(definitions))]))
+        return try RoleTable.parse(Data(document.encoded), source: "the server's joined snapshot")
     }
 
     static func peer(_ wire: WirePeer) -> Peer {

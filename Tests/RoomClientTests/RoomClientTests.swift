@@ -160,6 +160,20 @@ import Testing
                 == .server(.invitedToSpeak(by: "ana"), seq: 3))
     }
 
+    @Test func theSnapshotsRoleTableBecomesARoleTable() throws {
+        let wire = roles.roles.map { role in
+            WireRole(
+                name: role.name.rawValue, label: role.label, rank: role.rank, onStage: role.onStage,
+                permissions: Permission.allCases.filter { role.permissions.contains($0) }.map(\.rawValue))
+        }
+        #expect(try StoreFeed.roleTable(from: wire) == roles)
+        #expect(throws: RoleTableError.self) {
+            try StoreFeed.roleTable(from: [
+                WireRole(name: "host", label: "h", rank: 0, onStage: true, permissions: ["fly"])
+            ])
+        }
+    }
+
     @Test func requestsMapToTheWire() {
         #expect(StoreFeed.wire(.invite("eli")) == .invite(peer: "eli"))
         #expect(StoreFeed.wire(.chat("x", to: .role(.moderator))) == .chat(text: "x", to: .role("moderator")))
