@@ -71,6 +71,9 @@ let package = Package(
         .testTarget(name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(
             name: "ServerIntegrationTests",
-            dependencies: ["RoomProtocol", "RoomClient", "RoomTransport", "Crypto", "RoomPersistence"]),
+            dependencies: [
+                "RoomProtocol", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
+                "ClubroomResources",
+            ]),
     ]
 )
