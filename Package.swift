@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
         .target(name: "AudioCodec", dependencies: ["COpus", "AudioCore"]),
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore"]),
+        .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
+        .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
 
         // MARK: The executable.
         .executableTarget(
@@ -47,5 +49,8 @@ let package = Package(
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "CLITests", dependencies: []),
+        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol"]),
+        .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
     ]
 )

@@ -1,0 +1,103 @@
+/// A room as stored: its topic and whether it has ended. Times are milliseconds since the Unix epoch.
+public struct RoomRecord: Sendable, Equatable {
+    /// The room's name, as in `/rooms/ROOM`.
+    public var id: String
+    /// The topic; empty when none was set.
+    public var topic: String
+    /// When the room was ended, or `nil` while it is open.
+    public var endedAt: Int64?
+    /// Why the room was ended, as the host gave it.
+    public var endedReason: String?
+    /// When the room was first opened.
+    public var createdAt: Int64
+    /// When any of the above last changed.
+    public var updatedAt: Int64
+
+    /// Whether the room refuses joins until a host opens it again.
+    public var isEnded: Bool { endedAt != nil }
+
+    /// Creates a room record.
+    public init(
+        id: String, topic: String, endedAt: Int64?, endedReason: String?, createdAt: Int64, updatedAt: Int64
+    ) {
+        self.id = id
+        self.topic = topic
+        self.endedAt = endedAt
+        self.endedReason = endedReason
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// One line of the moderation audit log: who did what to whom, when, and why.
+public struct AuditRecord: Sendable, Equatable {
+    /// Increasing with every entry, across rooms.
+    public var id: Int64
+    /// The room the action happened in.
+    public var room: String
+    /// When the server performed it (milliseconds since the Unix epoch).
+    public var at: Int64
+    /// The identity that acted.
+    public var actor: String
+    /// What was done, as a wire name such as `set_role`, `mute_peer`, `remove`, `set_topic`, `end_room`.
+    public var action: String
+    /// The identity acted upon, when there is one.
+    public var target: String?
+    /// Free text: the new role, the reason given, the new topic.
+    public var detail: String?
+
+    /// Creates an audit record.
+    public init(
+        id: Int64, room: String, at: Int64, actor: String, action: String, target: String?, detail: String?
+    ) {
+        self.id = id
+        self.room = room
+        self.at = at
+        self.actor = actor
+        self.action = action
+        self.target = target
+        self.detail = detail
+    }
+}
+
+/// Who a stored chat message was addressed to.
+public enum ChatAudienceRecord: Sendable, Equatable {
+    /// Everyone in the room.
+    case everyone
+    /// One peer, by identity.
+    case peer(String)
+    /// Everyone holding a role, by role name.
+    case role(String)
+}
+
+/// A chat message as stored; the server filters by `audience` before sending history to a joiner.
+public struct ChatRecord: Sendable, Equatable {
+    /// Increasing with every message, across rooms; gives the order.
+    public var id: Int64
+    /// The room it was sent in.
+    public var room: String
+    /// When the server accepted it (milliseconds since the Unix epoch).
+    public var at: Int64
+    /// The sender's identity.
+    public var fromIdentity: String
+    /// The sender's display name at the time.
+    public var fromName: String
+    /// Who it was for.
+    public var audience: ChatAudienceRecord
+    /// The message.
+    public var text: String
+
+    /// Creates a chat record.
+    public init(
+        id: Int64, room: String, at: Int64, fromIdentity: String, fromName: String, audience: ChatAudienceRecord,
+        text: String
+    ) {
+        self.id = id
+        self.room = room
+        self.at = at
+        self.fromIdentity = fromIdentity
+        self.fromName = fromName
+        self.audience = audience
+        self.text = text
+    }
+}

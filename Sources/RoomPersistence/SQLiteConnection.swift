@@ -1,0 +1,233 @@
+import CSQLite
+
+/// A failure from the database: which file, what SQLite said, and the statement that was running.
+public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The database file.
+    public var path: String
+    /// SQLite's extended result code, or `nil` for a problem found by this program (such as a newer schema).
+    public var code: Int32?
+    /// SQLite's message, or this program's.
+    public var message: String
+    /// The statement that failed, when one was running.
+    public var sql: String?
+
+    /// Describes a database failure.
+    public init(path: String, code: Int32?, message: String, sql: String?) {
+        self.path = path
+        self.code = code
+        self.message = message
+        self.sql = sql
+    }
+
+    public var description: String {
+        var text = "database \(path): \(message)"
+        if let code {
+            text += " (SQLite code \(code))"
+        }
+        if let sql {
+            text += " while running: \(sql)"
+        }
+        return text
+    }
+}
+
+/// A value bound to a statement parameter.
+public enum SQLiteValue: Sendable, Equatable {
+    case integer(Int64)
+    case text(String)
+    case null
+}
+
+/// One SQLite connection: WAL journal, a busy timeout, and prepared statements kept for reuse.
+///
+/// Not thread-safe on its own: one thread or serial queue uses it at a time (`RoomDatabase` guards it with a lock).
+public final class SQLiteConnection {
+    /// The database file.
+    public let path: String
+    private let handle: OpaquePointer
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// Milliseconds a statement waits for another connection's lock before failing with SQLITE_BUSY.
+    public static let busyTimeoutMilliseconds: Int32 = 5000
+
+    /// Opens (creating when missing) the database at `path`, switches it to WAL and sets the busy timeout.
+    ///
+    /// A file that is not an SQLite database fails here, with SQLite's message and the path.
+    public init(path: String) throws(DatabaseError) {
+        self.path = path
+        var opened: OpaquePointer? = nil
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(path, &opened, flags, nil)
+        guard status == SQLITE_OK, let opened else {
+            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
+            sqlite3_close_v2(opened)
+            throw DatabaseError(path: path, code: status, message: message, sql: nil)
+        }
+        handle = opened
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds)
+        do throws(DatabaseError) {
+            let mode = try prepare("PRAGMA journal_mode = WAL")
+            guard try mode.step(), mode.text(at: 0).lowercased() == "wal" else {
+                throw DatabaseError(
+                    path: path, code: nil, message: "could not switch to WAL journal mode",
+                    sql: "PRAGMA journal_mode = WAL")
+            }
+            mode.reset()
+            // NORMAL is durable across application crashes in WAL mode; only a power loss can drop the last commits.
+            try execute("PRAGMA synchronous = NORMAL")
+        } catch {
+            statements.removeAll()
+            sqlite3_close_v2(handle)
+            throw error
+        }
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that return no rows.
+    public func execute(_ sql: String) throws(DatabaseError) {
+        let status = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard status == SQLITE_OK else {
+            throw failure(status, sql: sql)
+        }
+    }
+
+    /// A prepared statement for `sql`, reset and with its bindings cleared; prepared once and then reused.
+    ///
+    /// Because the same object comes back for the same SQL, finish with a statement before preparing its SQL again.
+    public func prepare(_ sql: String) throws(DatabaseError) -> SQLiteStatement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        var prepared: OpaquePointer? = nil
+        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
+        guard status == SQLITE_OK, let prepared else {
+            throw failure(status, sql: sql)
+        }
+        let statement = SQLiteStatement(connection: self, handle: prepared, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back if it throws.
+    public func transaction<Result>(_ body: () throws(DatabaseError) -> Result) throws(DatabaseError) -> Result {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The row id of the last successful insert on this connection.
+    public var lastInsertRowID: Int64 {
+        sqlite3_last_insert_rowid(handle)
+    }
+
+    /// Rows changed by the last statement.
+    public var changes: Int {
+        Int(sqlite3_changes(handle))
+    }
+
+    func failure(_ status: Int32, sql: String?) -> DatabaseError {
+        DatabaseError(path: path, code: status, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+}
+
+/// A prepared statement: bind parameters, step through rows, read columns.
+public final class SQLiteStatement {
+    private unowned let connection: SQLiteConnection
+    private let handle: OpaquePointer
+    /// The statement's SQL, for error messages.
+    public let sql: String
+
+    init(connection: SQLiteConnection, handle: OpaquePointer, sql: String) {
+        self.connection = connection
+        self.handle = handle
+        self.sql = sql
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// Binds `values` to parameters 1, 2, … in order.
+    @discardableResult
+    public func bind(_ values: SQLiteValue...) throws(DatabaseError) -> SQLiteStatement {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch value {
+            case .integer(let number):
+                status = sqlite3_bind_int64(handle, index, number)
+            case .text(let text):
+                status = sqlite3_bind_text(handle, index, text, -1, clubroom_sqlite_transient())
+            case .null:
+                status = sqlite3_bind_null(handle, index)
+            }
+            guard status == SQLITE_OK else {
+                throw connection.failure(status, sql: sql)
+            }
+        }
+        return self
+    }
+
+    /// Advances to the next row: `true` when a row is available, `false` when the statement is done.
+    public func step() throws(DatabaseError) -> Bool {
+        let status = sqlite3_step(handle)
+        switch status {
+        case SQLITE_ROW:
+            return true
+        case SQLITE_DONE:
+            return false
+        default:
+            let error = connection.failure(status, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Runs a statement that returns no rows, then resets it.
+    public func run() throws(DatabaseError) {
+        while try step() {}
+        reset()
+    }
+
+    /// Resets the statement and clears its bindings so it can run again.
+    public func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Column `index` of the current row as an integer (0 for NULL).
+    public func int64(at index: Int32) -> Int64 {
+        sqlite3_column_int64(handle, index)
+    }
+
+    /// Column `index` as an integer, or `nil` for NULL.
+    public func optionalInt64(at index: Int32) -> Int64? {
+        sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, index)
+    }
+
+    /// Column `index` as text ("" for NULL).
+    public func text(at index: Int32) -> String {
+        optionalText(at: index) ?? ""
+    }
+
+    /// Column `index` as text, or `nil` for NULL.
+    public func optionalText(at index: Int32) -> String? {
+        guard let bytes = sqlite3_column_text(handle, index) else {
+            return nil
+        }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+}

@@ -1,0 +1,76 @@
+/// The database schema, as an ordered list of migrations. `PRAGMA user_version` holds how many have run.
+///
+/// Append new migrations at the end; never edit one that has shipped.
+enum Schema {
+    static let migrations: [String] = [
+        """
+        CREATE TABLE rooms (
+            id TEXT PRIMARY KEY NOT NULL,
+            topic TEXT NOT NULL DEFAULT '',
+            ended_at INTEGER,
+            ended_reason TEXT,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE TABLE audit_log (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            room TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT,
+            detail TEXT
+        ) STRICT;
+        CREATE INDEX audit_log_by_room ON audit_log (room, id);
+        CREATE TABLE chat_messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            room TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            from_identity TEXT NOT NULL,
+            from_name TEXT NOT NULL,
+            audience_kind TEXT NOT NULL CHECK (audience_kind IN ('everyone', 'peer', 'role')),
+            audience_value TEXT,
+            text TEXT NOT NULL
+        ) STRICT;
+        CREATE INDEX chat_messages_by_room ON chat_messages (room, id);
+        CREATE TABLE recent_roles (
+            room TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            role TEXT NOT NULL,
+            left_at INTEGER NOT NULL,
+            PRIMARY KEY (room, identity)
+        ) STRICT;
+        CREATE INDEX recent_roles_by_time ON recent_roles (left_at);
+        """
+    ]
+
+    /// The schema version this program writes.
+    static var currentVersion: Int64 { Int64(migrations.count) }
+
+    /// Runs the migrations the database has not seen, each in its own transaction with its version bump.
+    static func migrate(_ connection: SQLiteConnection) throws(DatabaseError) {
+        let version = try userVersion(connection)
+        if version > currentVersion {
+            throw DatabaseError(
+                path: connection.path, code: nil,
+                message: "schema version \(version) is newer than this program's \(currentVersion); "
+                    + "use a newer clubroom or another data folder",
+                sql: nil)
+        }
+        for index in Int(version)..<migrations.count {
+            try connection.transaction { () throws(DatabaseError) in
+                try connection.execute(migrations[index])
+                try connection.execute("PRAGMA user_version = \(index + 1)")
+            }
+        }
+    }
+
+    static func userVersion(_ connection: SQLiteConnection) throws(DatabaseError) -> Int64 {
+        let statement = try connection.prepare("PRAGMA user_version")
+        defer { statement.reset() }
+        guard try statement.step() else {
+            return 0
+        }
+        return statement.int64(at: 0)
+    }
+}

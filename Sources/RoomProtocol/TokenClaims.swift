@@ -1,0 +1,127 @@
+/// What a room token says about its bearer: the claims of an HS256 JSON Web Token (RFC 7519).
+///
+/// Times are NumericDate values: whole seconds since the Unix epoch (not the milliseconds of `Timestamp`).
+public struct TokenClaims: Sendable, Equatable {
+    /// `sub`: the stable identity of the bearer (a `PeerID`).
+    public var subject: String
+    /// `name`: the display name. A token without `name` is read with the identity as its name.
+    public var name: String
+    /// `room`: the one room this token admits to.
+    public var room: String
+    /// `role`: the role name the bearer joins with, checked against the server's role table.
+    public var role: String
+    /// `exp`: the first second at which the token is no longer accepted (before the leeway).
+    public var expiresAt: Int64
+    /// `nbf`: the first second at which the token is accepted (before the leeway).
+    public var notBefore: Int64
+    /// `iat`: when the token was issued; informational, never checked.
+    public var issuedAt: Int64?
+
+    /// Creates claims from their parts.
+    public init(
+        subject: String, name: String, room: String, role: String, expiresAt: Int64, notBefore: Int64,
+        issuedAt: Int64? = nil
+    ) {
+        self.subject = subject
+        self.name = name
+        self.room = room
+        self.role = role
+        self.expiresAt = expiresAt
+        self.notBefore = notBefore
+        self.issuedAt = issuedAt
+    }
+
+    /// The largest number of UTF-8 bytes accepted in `sub`, `name`, `room` or `role`.
+    public static let maximumFieldBytes = 256
+
+    /// The claims as compact JSON, members in a fixed order so the same claims always give the same token.
+    public var json: String {
+        var members = [
+            "\"sub\":" + TokenJSON.quoted(subject),
+            "\"name\":" + TokenJSON.quoted(name),
+            "\"room\":" + TokenJSON.quoted(room),
+            "\"role\":" + TokenJSON.quoted(role),
+        ]
+        if let issuedAt {
+            members.append("\"iat\":\(issuedAt)")
+        }
+        members.append("\"nbf\":\(notBefore)")
+        members.append("\"exp\":\(expiresAt)")
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
+    /// Reads claims from the JSON of a token's payload, checking every claim's type.
+    ///
+    /// `sub`, `room`, `role`, `exp` and `nbf` are required; `name` and `iat` are optional. Claims this program does
+    /// not use (`iss`, `aud`, `jti`, ...) are allowed and ignored. Duplicate member names are refused.
+    public static func parse(json bytes: [UInt8]) throws(TokenError) -> TokenClaims {
+        let value: TokenJSON.Value
+        do {
+            value = try TokenJSON.parse(bytes)
+        } catch {
+            throw .malformed("claims are not valid JSON: \(error.problem) at byte \(error.offset)")
+        }
+        guard case .object(let members) = value else {
+            throw .malformed("claims are not a JSON object")
+        }
+        let subject = try requiredText("sub", in: members)
+        guard !subject.isEmpty else {
+            throw .malformed("claim \"sub\" is empty")
+        }
+        let room = try requiredText("room", in: members)
+        let role = try requiredText("role", in: members)
+        let name = try optionalText("name", in: members) ?? subject
+        let expiresAt = try time("exp", in: members)
+        let notBefore = try time("nbf", in: members)
+        let issuedAt = members["iat"] == nil ? nil : try time("iat", in: members)
+        return TokenClaims(
+            subject: subject, name: name, room: room, role: role, expiresAt: expiresAt, notBefore: notBefore,
+            issuedAt: issuedAt)
+    }
+
+    private static func requiredText(
+        _ key: String, in members: [String: TokenJSON.Value]
+    ) throws(TokenError)
+        -> String
+    {
+        guard let text = try optionalText(key, in: members) else {
+            throw .malformed("claim \"\(key)\" is missing")
+        }
+        return text
+    }
+
+    private static func optionalText(
+        _ key: String, in members: [String: TokenJSON.Value]
+    ) throws(TokenError)
+        -> String?
+    {
+        guard let member = members[key] else {
+            return nil
+        }
+        guard case .string(let text) = member else {
+            throw .malformed("claim \"\(key)\" is not a string")
+        }
+        guard text.utf8.count <= maximumFieldBytes else {
+            throw .malformed("claim \"\(key)\" is longer than \(maximumFieldBytes) bytes")
+        }
+        return text
+    }
+
+    /// Reads a NumericDate. Fractions are allowed by RFC 7519 and rounded down; anything outside ±2^53 is refused.
+    private static func time(_ key: String, in members: [String: TokenJSON.Value]) throws(TokenError) -> Int64 {
+        guard let member = members[key] else {
+            throw .malformed("claim \"\(key)\" is missing")
+        }
+        guard case .number(let text) = member else {
+            throw .malformed("claim \"\(key)\" is not a number")
+        }
+        let limit: Int64 = 1 << 53
+        if let whole = Int64(text), whole.magnitude <= limit.magnitude {
+            return whole
+        }
+        if let real = Double(text), real.isFinite, real.magnitude <= Double(limit) {
+            return Int64(real.rounded(.down))
+        }
+        throw .malformed("claim \"\(key)\" is out of range")
+    }
+}

@@ -1,0 +1,83 @@
+/// Why a room token was refused. Each case has its own code, close code and reason sentence.
+///
+/// `closeReason` is fixed text, never longer than 123 UTF-8 bytes, so it fits a WebSocket close frame (RFC 6455
+/// §5.5: a control frame's payload is at most 125 bytes, two of them the status code). `description` adds the
+/// detail for logs; it may contain text from the token and must not be sent back as a close reason.
+public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Not a token we can read: size, structure, base64url, JSON, or a claim of the wrong type.
+    case malformed(String)
+    /// The header's `alg` is not `HS256`; `nil` when it is missing.
+    case unsupportedAlgorithm(String?)
+    /// The signature does not match the header and claims under the server's secret.
+    case badSignature
+    /// `exp` has passed, even allowing the leeway.
+    case expired(expiresAt: Int64, now: Int64)
+    /// `nbf` is still ahead, even allowing the leeway.
+    case notYetValid(notBefore: Int64, now: Int64)
+    /// The token admits to a different room.
+    case wrongRoom(tokenRoom: String, requestedRoom: String)
+    /// The token's role is not in the server's role table.
+    case unknownRole(String)
+
+    /// A stable snake_case name for the refusal, for error messages and logs.
+    public var code: String {
+        switch self {
+        case .malformed: "token_malformed"
+        case .unsupportedAlgorithm: "token_unsupported_algorithm"
+        case .badSignature: "token_bad_signature"
+        case .expired: "token_expired"
+        case .notYetValid: "token_not_yet_valid"
+        case .wrongRoom: "token_wrong_room"
+        case .unknownRole: "token_unknown_role"
+        }
+    }
+
+    /// A WebSocket close status in the private-use range (RFC 6455 §7.4.2), one per refusal.
+    public var closeCode: UInt16 {
+        switch self {
+        case .malformed: 4001
+        case .unsupportedAlgorithm: 4002
+        case .badSignature: 4003
+        case .expired: 4004
+        case .notYetValid: 4005
+        case .wrongRoom: 4006
+        case .unknownRole: 4007
+        }
+    }
+
+    /// A sentence for the person whose token was refused; at most 123 UTF-8 bytes, and never token text.
+    public var closeReason: String {
+        switch self {
+        case .malformed: "The token could not be read. Ask the host for a new one."
+        case .unsupportedAlgorithm: "The token is not signed with HS256, the only algorithm this server accepts."
+        case .badSignature: "The token's signature does not match this server's secret."
+        case .expired: "The token has expired. Ask the host for a new one."
+        case .notYetValid: "The token is not valid yet. Check this computer's clock or wait."
+        case .wrongRoom: "The token is for a different room."
+        case .unknownRole: "The token names a role this server does not know."
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .malformed(let detail):
+            "malformed token: \(detail)"
+        case .unsupportedAlgorithm(let algorithm):
+            if let algorithm {
+                "unsupported token algorithm \"\(algorithm)\" (only HS256 is accepted)"
+            } else {
+                "token header has no \"alg\" (only HS256 is accepted)"
+            }
+        case .badSignature:
+            "token signature does not match"
+        case .expired(let expiresAt, let now):
+            "token expired at \(expiresAt), now \(now) (Unix seconds)"
+        case .notYetValid(let notBefore, let now):
+            "token not valid before \(notBefore), now \(now) (Unix seconds)"
+        case .wrongRoom(let tokenRoom, let requestedRoom):
+            "token is for room \"\(tokenRoom)\", not \"\(requestedRoom)\""
+        case .unknownRole(let role):
+            "token role \"\(role)\" is not in the role table"
+        }
+    }
+}
