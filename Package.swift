@@ -47,5 +47,6 @@ let package = Package(
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "CLITests", dependencies: []),
+        .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
     ]
 )
