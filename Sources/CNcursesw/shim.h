@@ -6,6 +6,7 @@
 #include <langinfo.h>
 #include <signal.h>
 #include <string.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <termios.h>
 #include <unistd.h>
@@ -38,11 +39,12 @@ static inline int clubroom_locale_is_utf8(void) { return strcmp(nl_langinfo(CODE
 // Restoring the terminal from a signal handler may only use async-signal-safe calls, so everything the handler
 // needs (the tty modes from before the screen started and the terminal's own exit strings) is prepared ahead of
 // time here. The state is static to this header: call these functions from a single Swift source file so that
-// file's object holds the only copy.
-static struct termios clubroom_saved_tty;
+// file's object holds the only copy. Each static has an initializer: Swift does not emit tentative definitions.
+static struct termios clubroom_saved_tty = {0};
 static volatile sig_atomic_t clubroom_tty_saved = 0;
 static volatile sig_atomic_t clubroom_screen_active = 0;
-static char clubroom_exit_sequence[512];
+enum { clubroom_exit_capacity = 512 };
+static char clubroom_exit_sequence[clubroom_exit_capacity] = {0};
 static volatile size_t clubroom_exit_length = 0;
 
 /// Saves the tty modes; call before the screen starts.
@@ -54,7 +56,7 @@ static inline void clubroom_append_capability(const char *name) {
     char *value = tigetstr(name);
     if (value == NULL || value == (char *)-1) return;
     size_t length = strlen(value);
-    if (clubroom_exit_length + length >= sizeof clubroom_exit_sequence) return;
+    if (clubroom_exit_length + length >= clubroom_exit_capacity) return;
     memcpy(clubroom_exit_sequence + clubroom_exit_length, value, length);
     clubroom_exit_length += length;
 }

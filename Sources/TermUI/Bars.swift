@@ -39,8 +39,10 @@ public struct HeaderBar: Sendable {
         let glyphs = theme.glyphs
         let style = theme.style(.header)
         buffer.fill(row, style: style)
-        var left = " Clubroom \(glyphs.dot) \(header.room)"
-        if !header.topic.isEmpty { left += " \(glyphs.dash) \"\(header.topic)\"" }
+        var room = " \(header.room)"
+        if !header.topic.isEmpty { room += " \(glyphs.dash) \"\(header.topic)\"" }
+        // The product name is the first thing to go on a narrow screen; the room's name matters more.
+        let left = row.width >= 60 ? " Clubroom \(glyphs.dot)" + room : room
         let variants = rightVariants(glyphs: glyphs)
         let minimumLeft = min(DisplayWidth.of(left), 12)
         var right = variants.last ?? ("", false)
@@ -132,7 +134,8 @@ public struct StatusBar: Sendable {
         // familiar order: the role's own keys first, help last.
         var kept: [KeyHint] = []
         var used = 0
-        let leftWidth = min(DisplayWidth.of(left), 16)
+        // Who you are comes first on a screen of reasonable width; on a narrow one keep at least a short identity.
+        let leftWidth = min(DisplayWidth.of(left), max(16, row.width / 2))
         for hint in ordered {
             let width = DisplayWidth.of(hint.key) + 1 + DisplayWidth.of(hint.action) + 2
             if leftWidth + 2 + used + width <= row.width {

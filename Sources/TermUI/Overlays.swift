@@ -143,7 +143,7 @@ public struct InvitationPrompt: Sendable {
     /// Draws the prompt centred in `area`.
     public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
         guard !area.isEmpty else { return }
-        let box = area.centered(width: 52, height: 9)
+        let box = area.centered(width: 52, height: 8)
         let inside = Box(title: "Invitation to speak").render(into: &buffer, area: box, theme: theme)
         guard !inside.isEmpty else { return }
         let g = theme.glyphs
@@ -230,7 +230,8 @@ public struct ActionMenuOverlay: Sendable {
     public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
         guard !area.isEmpty else { return }
         let widest = menu.items.reduce(0) { max($0, DisplayWidth.of($1.key) + 2 + DisplayWidth.of($1.title)) }
-        let box = area.centered(width: max(widest + 6, DisplayWidth.of(menu.peerName) + 8), height: menu.items.count + 2)
+        let box = area.centered(
+            width: max(widest + 6, DisplayWidth.of(menu.peerName) + 8), height: menu.items.count + 2)
         let inside = Box(title: menu.peerName, footer: "Esc closes").render(into: &buffer, area: box, theme: theme)
         guard !inside.isEmpty else { return }
         let first = scrollStart(selectedRow: menu.selected, total: menu.items.count, visible: inside.height)

@@ -14,6 +14,14 @@ public enum RoomScreen {
         public var audience: Int
         /// The chat and event pane.
         public var chat: Int
+
+        /// Creates section heights.
+        public init(stage: Int, hands: Int, audience: Int, chat: Int) {
+            self.stage = stage
+            self.hands = hands
+            self.audience = audience
+            self.chat = chat
+        }
     }
 
     /// Shares `rows` between the sections.
@@ -101,8 +109,7 @@ public enum RoomScreen {
         }
     }
 
-    private static func renderStatus(_ model: RoomScreenModel, into buffer: inout CellBuffer, row: Rect, theme: Theme)
-    {
+    private static func renderStatus(_ model: RoomScreenModel, into buffer: inout CellBuffer, row: Rect, theme: Theme) {
         if let editor = model.commandLine {
             editor.render(into: &buffer, area: row)
         } else {
@@ -134,7 +141,8 @@ public enum RoomScreen {
         var y = area.y
         func section(_ title: String, height: Int, draw: (inout CellBuffer, Rect) -> Void) {
             guard height > 0 else { return }
-            SectionHeader(title).render(into: &buffer, area: Rect(x: area.x, y: y, width: area.width, height: 1), theme: theme)
+            SectionHeader(title).render(
+                into: &buffer, area: Rect(x: area.x, y: y, width: area.width, height: 1), theme: theme)
             if height > 1 {
                 draw(&buffer, Rect(x: area.x, y: y + 1, width: area.width, height: height - 1))
             }

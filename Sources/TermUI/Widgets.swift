@@ -127,7 +127,7 @@ public struct StageGrid: Sendable {
         let micWidth = max(DisplayWidth.of(glyphs.micOpen), DisplayWidth.of(glyphs.micMuted))
         let available = max(0, width - 1)
         let longest = entries.reduce(0) { max($0, DisplayWidth.of(label(for: $1))) }
-        let wantedLabel = min(18, max(10, longest))
+        let wantedLabel = min(18, max(12, longest))
         let fixed = 3 + 1 + Self.barWidth + 2 + micWidth
         let columns = max(1, min(max(1, entries.count), available / (fixed + wantedLabel + 4)))
         let columnWidth = available / columns
@@ -173,7 +173,8 @@ public struct StageGrid: Sendable {
         }
         let layout = layout(width: area.width, glyphs: glyphs)
         let totalRows = (entries.count + layout.columns - 1) / layout.columns
-        let first = scrollStart(selectedRow: selected.map { $0 / layout.columns }, total: totalRows, visible: area.height)
+        let first = scrollStart(
+            selectedRow: selected.map { $0 / layout.columns }, total: totalRows, visible: area.height)
         for visibleRow in 0..<min(area.height, totalRows - first) {
             let y = area.y + visibleRow
             for column in 0..<layout.columns {
@@ -206,7 +207,7 @@ public struct StageGrid: Sendable {
             if selected { nameStyle = nameStyle.patched(with: theme.style(.selection)) }
             let suffixWidth = DisplayWidth.of(label(for: entry)) - DisplayWidth.of(entry.name)
             let text: String
-            if layout.labelWidth - suffixWidth >= 4 || suffixWidth == 0 {
+            if layout.labelWidth - suffixWidth >= min(4, DisplayWidth.of(entry.name)) || suffixWidth == 0 {
                 let name = DisplayWidth.truncate(
                     entry.name, to: layout.labelWidth - suffixWidth, ellipsis: glyphs.ellipsis)
                 text = name + String(label(for: entry).dropFirst(entry.name.count))
@@ -310,7 +311,8 @@ public struct HandQueueView: Sendable {
                         DisplayWidth.truncate(entry.name, to: nameWidth, ellipsis: glyphs.ellipsis), x: x, y: cell.y,
                         style: nameStyle, clip: cell)
                     x += nameWidth + 1
-                    buffer.put(formatWaiting(seconds: entry.waitingSeconds), x: x, y: cell.y, style: secondary, clip: cell)
+                    buffer.put(
+                        formatWaiting(seconds: entry.waitingSeconds), x: x, y: cell.y, style: secondary, clip: cell)
                 }
             }
             if first + area.height < totalRows {
