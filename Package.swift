@@ -48,5 +48,6 @@ let package = Package(
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "CLITests", dependencies: []),
         .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
+        .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
     ]
 )

@@ -71,6 +71,9 @@ static inline void clubroom_prepare_restore(void) {
     clubroom_screen_active = 1;
 }
 
+/// Whether a screen is started and not yet ended.
+static inline int clubroom_is_screen_active(void) { return clubroom_screen_active; }
+
 /// Ends the screen once; later calls do nothing. Not for signal handlers.
 static inline int clubroom_end_screen(void) {
     if (!clubroom_screen_active) return 0;

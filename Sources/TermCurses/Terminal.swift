@@ -60,6 +60,7 @@ public final class Terminal {
     ///   - colors: the most colours to use; the terminal may offer fewer.
     ///   - interruptAsKey: deliver Ctrl-C as `Key.ctrlC` instead of SIGINT, so the program can leave cleanly.
     public init(colors: ColorLevel, interruptAsKey: Bool = false) throws(TerminalError) {
+        guard clubroom_is_screen_active() == 0 else { throw .alreadyActive }
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else { throw .notATerminal }
         setlocale(LC_ALL, "")
         if clubroom_locale_is_utf8() == 0 {

@@ -97,7 +97,7 @@ public enum RoomScreen {
             renderSections(model, into: &buffer, area: middle, theme: theme)
         }
         if let overlay = model.overlay {
-            let overlayArea = area.height > 2 ? Rect(x: 0, y: 1, width: area.width, height: area.height - 2) : area
+            let overlayArea = area.height > 3 ? Rect(x: 0, y: 1, width: area.width, height: area.height - 3) : area
             switch overlay {
             case .help(let scroll): HelpOverlay(scroll: scroll).render(into: &buffer, area: overlayArea, theme: theme)
             case .invitation(let invitation):
