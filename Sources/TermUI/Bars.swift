@@ -135,7 +135,7 @@ public struct StatusBar: Sendable {
         var kept: [KeyHint] = []
         var used = 0
         // Who you are comes first on a screen of reasonable width; on a narrow one keep at least a short identity.
-        let leftWidth = min(DisplayWidth.of(left), max(16, row.width / 2))
+        let leftWidth = min(DisplayWidth.of(left), row.width >= 60 ? row.width / 2 : 16)
         for hint in ordered {
             let width = DisplayWidth.of(hint.key) + 1 + DisplayWidth.of(hint.action) + 2
             if leftWidth + 2 + used + width <= row.width {

@@ -60,6 +60,39 @@ func renderButtons(
     }
 }
 
+/// Lays out a dialog's inside: wrapped text from the top, then a blank line, the buttons and a key hint. The
+/// buttons always get a row, so the choice stays possible on a small screen; the hint, the blank line and then
+/// the end of the text give way first. Returns the row of the last text line when all the text was drawn.
+@discardableResult
+func renderDialogBody(
+    text: [(String, Style)], buttons: [String], chosen: Int, hint: String, into buffer: inout CellBuffer,
+    inside: Rect, theme: Theme
+) -> Int? {
+    guard !inside.isEmpty else { return nil }
+    let lines = text.flatMap { entry in wrap(entry.0, width: inside.width).map { ($0, entry.1) } }
+    var footer = 1
+    if inside.height >= lines.count + 3 { footer = 3 } else if inside.height >= lines.count + 2 { footer = 2 }
+    let textRows = max(0, inside.height - footer)
+    var lastTextRow: Int?
+    for (index, line) in lines.prefix(textRows).enumerated() {
+        var content = line.0
+        if index == textRows - 1 && lines.count > textRows {
+            content = DisplayWidth.truncate(
+                content + " " + theme.glyphs.ellipsis, to: inside.width, ellipsis: theme.glyphs.ellipsis)
+        }
+        buffer.put(content, x: inside.x, y: inside.y + index, style: line.1, clip: inside)
+        lastTextRow = inside.y + index
+    }
+    let buttonRow = inside.y + min(inside.height - 1, textRows + (footer == 3 ? 1 : 0))
+    renderButtons(
+        buttons, chosen: chosen, into: &buffer, row: Rect(x: inside.x, y: buttonRow, width: inside.width, height: 1),
+        theme: theme)
+    if footer == 3 || (footer == 2 && inside.height >= 2 && buttonRow + 1 < inside.bottom) {
+        buffer.put(hint, x: inside.x, y: buttonRow + 1, style: theme.style(.secondary), clip: inside)
+    }
+    return lines.count <= textRows ? lastTextRow : nil
+}
+
 /// Every key from the key list, grouped, with what it does.
 public struct HelpOverlay: Sendable {
     /// The first line shown, for scrolling on small screens.
@@ -70,7 +103,7 @@ public struct HelpOverlay: Sendable {
 
     /// The lines of the help: a key (empty for headings and blank lines) and its meaning.
     public static func entries(glyphs: Glyphs) -> [(key: String, text: String)] {
-        let arrows = glyphs.arrows.joined(separator: glyphs.arrows[0].count > 1 ? " " : "")
+        let arrows = glyphs.arrows.allSatisfy { $0.count == 1 } ? glyphs.arrows.joined() : "arrows"
         return [
             ("m", "mute / unmute yourself (speakers)"),
             ("space", "push to talk: hold, or tap to latch (speakers)"),
@@ -143,9 +176,6 @@ public struct InvitationPrompt: Sendable {
     /// Draws the prompt centred in `area`.
     public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
         guard !area.isEmpty else { return }
-        let box = area.centered(width: 52, height: 8)
-        let inside = Box(title: "Invitation to speak").render(into: &buffer, area: box, theme: theme)
-        guard !inside.isEmpty else { return }
         let g = theme.glyphs
         var lines: [(String, Style)] = [
             ("\(invitation.from) invites you to the stage.", Style(bold: true)),
@@ -156,28 +186,19 @@ public struct InvitationPrompt: Sendable {
         } else {
             lines.append(("Mic:", theme.style(.overlay)))
         }
-        var y = inside.y
-        for (text, style) in lines where y < inside.bottom {
-            for piece in wrap(text, width: inside.width) where y < inside.bottom {
-                buffer.put(piece, x: inside.x, y: y, style: style, clip: inside)
-                y += 1
-            }
-        }
-        if let level = invitation.micLevel, y > inside.y {
-            let barArea = Rect(x: inside.x + 5, y: y - 1, width: min(20, inside.width - 5), height: 1)
+        let width = min(area.width, 52)
+        let textRows = lines.reduce(0) { $0 + wrap($1.0, width: max(1, width - 4)).count }
+        let box = area.centered(width: width, height: textRows + 5)
+        let inside = Box(title: "Invitation to speak").render(into: &buffer, area: box, theme: theme)
+        guard !inside.isEmpty else { return }
+        let arrows = g.arrows.allSatisfy { $0.count == 1 } ? g.arrows[2] + g.arrows[3] : "Left/Right"
+        let micRow = renderDialogBody(
+            text: lines, buttons: ["Accept (a)", "Decline (d)"], chosen: invitation.acceptSelected ? 0 : 1,
+            hint: "Enter chooses \(g.dot) \(arrows) switch", into: &buffer, inside: inside,
+            theme: theme)
+        if let level = invitation.micLevel, let row = micRow {
+            let barArea = Rect(x: inside.x + 5, y: row, width: min(20, inside.width - 5), height: 1)
             LevelBar(level: level).render(into: &buffer, area: barArea.intersection(inside), theme: theme)
-        }
-        y += 1
-        if y < inside.bottom {
-            renderButtons(
-                ["Accept (a)", "Decline (d)"], chosen: invitation.acceptSelected ? 0 : 1, into: &buffer,
-                row: Rect(x: inside.x, y: y, width: inside.width, height: 1), theme: theme)
-        }
-        y += 1
-        if y < inside.bottom {
-            buffer.put(
-                "Enter chooses \(g.dot) \(g.arrows[2])\(g.arrows[3]) switch", x: inside.x, y: y,
-                style: theme.style(.secondary), clip: inside)
         }
     }
 }
@@ -195,26 +216,14 @@ public struct ConfirmationDialog: Sendable {
         guard !area.isEmpty else { return }
         let width = min(area.width, 52)
         let message = wrap(confirmation.message, width: max(1, width - 4))
-        let box = area.centered(width: width, height: message.count + 6)
+        let box = area.centered(width: width, height: message.count + 5)
         let inside = Box(title: confirmation.title).render(into: &buffer, area: box, theme: theme)
         guard !inside.isEmpty else { return }
-        var y = inside.y
-        for piece in wrap(confirmation.message, width: inside.width) where y < inside.bottom {
-            buffer.put(piece, x: inside.x, y: y, style: theme.style(.overlay), clip: inside)
-            y += 1
-        }
-        y += 1
-        if y < inside.bottom {
-            renderButtons(
-                [confirmation.confirmLabel, "Cancel"], chosen: confirmation.confirmSelected ? 0 : 1, into: &buffer,
-                row: Rect(x: inside.x, y: y, width: inside.width, height: 1), theme: theme)
-        }
-        y += 1
-        if y < inside.bottom {
-            let g = theme.glyphs
-            buffer.put(
-                "Enter chooses \(g.dot) Esc cancels", x: inside.x, y: y, style: theme.style(.secondary), clip: inside)
-        }
+        let g = theme.glyphs
+        renderDialogBody(
+            text: [(confirmation.message, theme.style(.overlay))], buttons: [confirmation.confirmLabel, "Cancel"],
+            chosen: confirmation.confirmSelected ? 0 : 1, hint: "Enter chooses \(g.dot) Esc cancels", into: &buffer,
+            inside: inside, theme: theme)
     }
 }
 
