@@ -83,6 +83,8 @@ public struct Glyphs: Hashable, Sendable {
     public var dot: String
     /// Dash between room and topic.
     public var dash: String
+    /// Starts a room event in the chat pane.
+    public var event: String
     /// Marks the selected peer.
     public var selection: String
     /// Connection state marks: connected, connecting or reconnecting, disconnected.
@@ -94,13 +96,13 @@ public struct Glyphs: Hashable, Sendable {
     public static let unicode = Glyphs(
         host: "★", moderator: "◆", micOpen: "🎙", micMuted: "🔇", bars: ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"],
         barEmpty: " ", horizontal: "─", vertical: "│", corners: ["┌", "┐", "└", "┘"], ellipsis: "…", dot: "·",
-        dash: "—", selection: "›", connection: ["●", "◐", "○"], arrows: ["↑", "↓", "←", "→"])
+        dash: "—", event: "·", selection: "›", connection: ["●", "◐", "○"], arrows: ["↑", "↓", "←", "→"])
 
     /// Printable ASCII only.
     public static let ascii = Glyphs(
         host: "*", moderator: "+", micOpen: "[o]", micMuted: "[m]", bars: ["_", "#", "#", "#", "#", "#", "#", "#"],
         barEmpty: " ", horizontal: "-", vertical: "|", corners: ["+", "+", "+", "+"], ellipsis: "~", dot: "|",
-        dash: "-", selection: ">", connection: ["o", "~", "x"], arrows: ["Up", "Down", "Left", "Right"])
+        dash: "-", event: "-", selection: ">", connection: ["o", "~", "x"], arrows: ["Up", "Down", "Left", "Right"])
 }
 
 /// Styles for every semantic role at one colour level, plus the glyph set.

@@ -460,7 +460,7 @@ public struct ChatPane: Sendable {
                 prefix = DisplayWidth.of(head)
                 style = .plain
             case .event(let body):
-                text = theme.glyphs.dot + " " + body
+                text = theme.glyphs.event + " " + body
                 prefix = 0
                 style = theme.style(.secondary)
             }

@@ -142,6 +142,14 @@ struct SceneTests {
         }
     }
 
+    @Test func noColourKeepsMeaningInAttributes() {
+        var model = Scenes.sketch()
+        model.notice = .init("No audio device: plug one in or start with --input FILE", isError: true)
+        let buffer = render(model, theme: Theme(level: .none))
+        expectGolden("no-color-attributes-80x24", attributeMap(buffer))
+        #expect(buffer.cells.allSatisfy { $0.style.foreground == .terminalDefault })
+    }
+
     @Test func wideNamesLineUp() {
         var model = Scenes.sketch()
         model.stage = [

@@ -39,6 +39,22 @@ func expectGolden(
     }
 }
 
+/// The buffer's attributes, one character per cell: `.` for none, else a hex digit of bold (1), dim (2),
+/// reverse (4) and underline (8). Without colour these are all that tells things apart.
+func attributeMap(_ buffer: CellBuffer) -> CellBuffer {
+    var map = CellBuffer(width: buffer.width, height: buffer.height)
+    for y in 0..<buffer.height {
+        for x in 0..<buffer.width {
+            let style = buffer[x, y].style
+            let bits =
+                (style.bold ? 1 : 0) | (style.dim ? 2 : 0) | (style.reverse ? 4 : 0) | (style.underline ? 8 : 0)
+            let mark: Character = bits == 0 ? "." : Character(String(bits, radix: 16))
+            map.set(mark, x: x, y: y, style: .plain)
+        }
+    }
+    return map
+}
+
 /// Renders the room screen for `model` at a size.
 func render(
     _ model: RoomScreenModel, width: Int = 80, height: Int = 24, theme: Theme = Theme(level: .ansi256)

@@ -104,6 +104,34 @@ struct WidgetTests {
         }
     }
 
+    @Test func theSelectionIsAlwaysVisible() {
+        let names = Scenes.names(200)
+        let stage = (0..<30).map { RoomScreenModel.StageEntry(name: "S\($0)", role: .speaker) }
+        let hands = (0..<50).map { RoomScreenModel.HandEntry(position: $0 + 1, name: "H\($0)", waitingSeconds: 0) }
+        for (width, height) in [(40, 3), (80, 2), (25, 1)] {
+            let area = Rect(width: width, height: height)
+            for index in stride(from: 0, to: 200, by: 7) {
+                var buffer = CellBuffer(width: width, height: height)
+                AudienceGrid(names: names, total: 200, selected: index).render(
+                    into: &buffer, area: area, theme: Self.theme)
+                #expect(buffer.lines().contains { $0.contains("›" + names[index] + " ") }, "\(index) at \(width)")
+            }
+            for index in stride(from: 0, to: 30, by: 3) {
+                var buffer = CellBuffer(width: width, height: height)
+                StageGrid(entries: stage, selected: index).render(into: &buffer, area: area, theme: Self.theme)
+                #expect(buffer.lines().contains { $0.contains("›  S\(index) ") }, "stage \(index) at \(width)")
+            }
+            for index in stride(from: 0, to: 50, by: 5) {
+                var buffer = CellBuffer(width: width, height: height)
+                HandQueueView(queue: .full(hands), selected: index).render(
+                    into: &buffer, area: area, theme: Self.theme)
+                #expect(
+                    buffer.lines().contains { $0.contains("›") && $0.contains("\(index + 1). H\(index) ") },
+                    "hand \(index)")
+            }
+        }
+    }
+
     @Test func levelBarRisesWithTheLevel() {
         let theme = Theme(level: .none)
         func bar(_ level: Int, ascii: Bool = false) -> String {
