@@ -82,13 +82,14 @@ public struct LevelBar: Sendable {
         guard !area.isEmpty else { return }
         let row = area.row(0)
         let bars = theme.glyphs.bars
+        let level = min(100, max(0, self.level))
         let lit = litCells(width: row.width)
         for index in 0..<row.width {
             let glyph: String
             if index >= lit {
                 glyph = theme.glyphs.barEmpty
             } else if row.width == 1 {
-                glyph = bars[min(bars.count - 1, level * bars.count / 101)]
+                glyph = bars[level * bars.count / 101]
             } else if index == 0 {
                 glyph = level > 0 && bars[0] == "_" ? bars[1] : bars[0]
             } else {

@@ -145,6 +145,11 @@ struct WidgetTests {
         #expect(bar(250) == "▁▃▅▆█")
         #expect(bar(-4) == "▁    ")
         #expect(bar(0, ascii: true) == "_    ")
+        for (level, expected) in [(-500, "▁"), (0, "▁"), (50, "▄"), (100, "█"), (900, "█")] {
+            var one = CellBuffer(width: 1, height: 1)
+            LevelBar(level: level).render(into: &one, area: one.area, theme: theme)
+            #expect(one.lines() == [expected], "level \(level)")
+        }
         #expect(bar(100, ascii: true) == "#####")
         #expect(theme.style(.level) == Style())
     }
