@@ -155,13 +155,15 @@ public struct StageGrid: Sendable {
         return (entries.count + columns - 1) / columns
     }
 
-    func label(for entry: RoomScreenModel.StageEntry) -> String {
-        switch entry.role {
-        case .host: return entry.name + " (host)"
-        case .moderator: return entry.name + " (mod)"
-        case .speaker, .audience: return entry.name
+    func roleSuffix(_ role: RoomScreenModel.Role) -> String {
+        switch role {
+        case .host: return " (host)"
+        case .moderator: return " (mod)"
+        case .speaker, .audience: return ""
         }
     }
+
+    func label(for entry: RoomScreenModel.StageEntry) -> String { entry.name + roleSuffix(entry.role) }
 
     /// Draws into `area`, scrolled so the selected entry shows.
     public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
@@ -206,17 +208,19 @@ public struct StageGrid: Sendable {
             }
             var nameStyle = theme.style(entry.speaking ? .activeSpeaker : .speaker)
             if selected { nameStyle = nameStyle.patched(with: theme.style(.selection)) }
-            let suffixWidth = DisplayWidth.of(label(for: entry)) - DisplayWidth.of(entry.name)
+            // The role suffix stays while the name keeps at least four columns (or all of a shorter name).
+            let suffix = roleSuffix(entry.role)
+            let suffixWidth = DisplayWidth.of(suffix)
             let text: String
-            if layout.labelWidth - suffixWidth >= min(4, DisplayWidth.of(entry.name)) || suffixWidth == 0 {
-                let name = DisplayWidth.truncate(
-                    entry.name, to: layout.labelWidth - suffixWidth, ellipsis: glyphs.ellipsis)
-                text = name + String(label(for: entry).dropFirst(entry.name.count))
+            if suffixWidth == 0 || layout.labelWidth - suffixWidth >= min(4, DisplayWidth.of(entry.name)) {
+                text =
+                    DisplayWidth.truncate(entry.name, to: layout.labelWidth - suffixWidth, ellipsis: glyphs.ellipsis)
+                    + suffix
             } else {
                 text = DisplayWidth.truncate(entry.name, to: layout.labelWidth, ellipsis: glyphs.ellipsis)
             }
-            var x = buffer.put(text, x: cell.x + 3, y: y, style: nameStyle, clip: cell)
-            x = cell.x + 3 + layout.labelWidth + 1
+            buffer.put(text, x: cell.x + 3, y: y, style: nameStyle, clip: cell)
+            var x = cell.x + 3 + layout.labelWidth + 1
             if layout.barWidth > 0 {
                 LevelBar(level: entry.muted ? 0 : entry.level).render(
                     into: &buffer, area: Rect(x: x, y: y, width: layout.barWidth, height: 1).intersection(cell),
