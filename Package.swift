@@ -52,5 +52,7 @@ let package = Package(
         .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
+        .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
+        .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
     ]
 )
