@@ -46,6 +46,7 @@ let package = Package(
         // MARK: Tests.
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
+        .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore"]),
         .testTarget(name: "CLITests", dependencies: []),
     ]
 )

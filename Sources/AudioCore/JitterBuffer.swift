@@ -30,9 +30,10 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
     /// How many frames to conceal while waiting for a late packet before the stream counts as paused.
     public var holdFrames: Int = 3
     /// How far playout may lag behind the target before a speech frame is dropped to catch up, in µs.
-    public var skipThreshold: Int64 = 40_000
-    /// The fewest ticks between two speech frames dropped to catch up (below the maximum delay).
-    public var skipInterval: Int = 10
+    public var skipThreshold: Int64 = 20_000
+    /// How many ticks in a row playout must lag by `skipThreshold` before a speech frame is dropped (below the
+    /// maximum delay, where frames are dropped at once).
+    public var skipInterval: Int = 25
     /// Packets per block of the sliding minimum that anchors relative delays.
     public var baselineBlockSize: Int = 50
     /// Blocks in the sliding minimum (the window is about `baselineBlockSize * baselineBlocks` packets).
@@ -121,7 +122,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
     private var playoutTimestamp: Int64 = 0
     private var holdCount = 0
     private var tick = 0
-    private var lastSkipTick = Int.min / 2
+    private var behindSince: Int?
 
     private var histogram: [Double]
     private var histogramTotal = 0.0
@@ -176,6 +177,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
         phase = .idle
         nextSequence = nil
         holdCount = 0
+        behindSince = nil
         resetTiming()
         for index in histogram.indices { histogram[index] = 0 }
         histogramTotal = 0
@@ -378,8 +380,18 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
     }
 
     private mutating func idleFrame(at now: Int64) -> PlayoutDecision<Payload> {
-        guard let head = lowestBuffered(), let base = baseline, now >= due(slotTimestamp[head], base: base) else {
+        guard var head = lowestBuffered(), let base = baseline, now >= due(slotTimestamp[head], base: base) else {
             return .silence
+        }
+        // Packets held up far beyond the maximum delay give way to newer ones, so the delay stays bounded.
+        while bufferedCount > 1,
+            now - due(slotTimestamp[head], base: base) + statistics.targetDelay > configuration.maximumDelay
+        {
+            playedSequence[head] = slotSequence[head]
+            removeSlot(head)
+            statistics.skipped += 1
+            guard let newer = lowestBuffered() else { break }
+            head = newer
         }
         let sequence = slotSequence[head]
         if let next = nextSequence, sequence > next {
@@ -404,8 +416,13 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
                 phase = .idle
                 return idleFrame(at: now)
             }
+            if lag < configuration.skipThreshold {
+                behindSince = nil
+            } else if behindSince == nil {
+                behindSince = tick
+            }
             let farBehind = lag + statistics.targetDelay > configuration.maximumDelay
-            let behind = lag >= configuration.skipThreshold && tick &- lastSkipTick >= configuration.skipInterval
+            let behind = behindSince.map { tick &- $0 >= configuration.skipInterval } ?? false
             let following = slotIndex(next + 1)
             if farBehind || behind, slotSequence[following] == next + 1,
                 slotTimestamp[following] == slotTimestamp[index] + Self.frameSamples
@@ -413,7 +430,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
                 playedSequence[index] = next
                 removeSlot(index)
                 statistics.skipped += 1
-                lastSkipTick = tick
+                behindSince = nil
                 return play(following, at: now, base: base)
             }
             return play(index, at: now, base: base)
