@@ -246,7 +246,8 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
 
     /// Drops buffered packets up to and including `sequence` because newer ones need their slots.
     private mutating func makeRoom(upTo sequence: Int64) {
-        for index in slotSequence.indices where slotSequence[index] != Self.emptySlot && slotSequence[index] <= sequence {
+        for index in slotSequence.indices where slotSequence[index] != Self.emptySlot && slotSequence[index] <= sequence
+        {
             removeSlot(index)
             statistics.overflow += 1
         }
@@ -447,7 +448,8 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
             nextSequence = next + 1
             playoutTimestamp += Self.frameSamples
             holdCount = 0
-            if slotSequence[head] == next + 1 && slotTimestamp[head] == playoutTimestamp, let payload = slotPayload[head]
+            if slotSequence[head] == next + 1 && slotTimestamp[head] == playoutTimestamp,
+                let payload = slotPayload[head]
             {
                 statistics.recoveredByFEC += 1
                 return .fecFrom(payload)

@@ -54,8 +54,9 @@ public struct ClickInjector: Sendable, Equatable {
 
     /// Clicks every `interval` samples (one second by default), each `length` samples long (5 ms); the first
     /// click starts at stream position 0.
-    public init(interval: Int = AudioFormat.sampleRate, length: Int = 240, amplitude: Double = 0.8, frequency: Double = 1_000)
-    {
+    public init(
+        interval: Int = AudioFormat.sampleRate, length: Int = 240, amplitude: Double = 0.8, frequency: Double = 1_000
+    ) {
         self.interval = max(1, interval)
         self.length = max(1, min(length, self.interval))
         self.amplitude = min(1, max(0, amplitude))

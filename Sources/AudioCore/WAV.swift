@@ -140,7 +140,7 @@ public struct WAVAudio: Sendable, Equatable {
     /// Reads a WAV file's bytes: RIFF/WAVE with a 16-bit PCM "fmt " chunk (plain or WAVE_FORMAT_EXTENSIBLE) and a
     /// "data" chunk; other chunks are skipped. Anything truncated, inconsistent or not 16-bit PCM is an error.
     public static func decode(_ bytes: [UInt8]) throws(WAVError) -> WAVAudio {
-        var reader = ByteReader(bytes: bytes)
+        let reader = ByteReader(bytes: bytes)
         try reader.require(12, at: 0)
         guard reader.tag(at: 0) == "RIFF" else { throw WAVError(offset: 0, problem: .notRIFF) }
         guard reader.tag(at: 8) == "WAVE" else { throw WAVError(offset: 8, problem: .notWAVE) }
@@ -177,14 +177,18 @@ public struct WAVAudio: Sendable, Equatable {
         throw WAVError(offset: riffEnd, problem: .missingData)
     }
 
-    private static func readFormat(_ reader: ByteReader, at body: Int, size: Int) throws(WAVError) -> (
+    private static func readFormat(
+        _ reader: ByteReader, at body: Int, size: Int
+    ) throws(WAVError) -> (
         channels: Int, rate: Int, blockAlign: Int
     ) {
         guard size >= 16 else { throw WAVError(offset: body - 4, problem: .formatChunkTooShort(size)) }
         var encoding = reader.uint16(at: body)
         if encoding == 0xFFFE {
             guard size >= 40 else { throw WAVError(offset: body - 4, problem: .formatChunkTooShort(size)) }
-            let pcmGUIDTail: [UInt8] = [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
+            let pcmGUIDTail: [UInt8] = [
+                0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71,
+            ]
             let tail = Array(reader.bytes[(body + 26)..<(body + 40)])
             encoding = tail == pcmGUIDTail ? reader.uint16(at: body + 24) : 0xFFFE
         }
