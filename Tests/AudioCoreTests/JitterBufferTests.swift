@@ -303,3 +303,56 @@ func playedFrames(_ records: [TickRecord]) -> [Int] {
         #expect(records.allSatisfy { $0.statistics.playoutDelay <= 300_000 })
     }
 }
+
+@Suite struct JitterBufferRobustnessTests {
+    /// Hostile input: random sequence numbers, timestamps, SSRC switches and arrival times. The buffer must never
+    /// trap, never hold more than its capacity and never play the same packet twice.
+    @Test func randomInputNeverBreaksInvariants() {
+        var random = SplitMix64(seed: 11)
+        var configuration = JitterBufferConfiguration()
+        configuration.capacity = 16
+        var buffer = JitterBuffer<Int>(configuration: configuration)
+        var now: Int64 = 1_000_000
+        var sequence: UInt16 = 65_000
+        var timestamp: UInt32 = 4_000_000_000
+        var ssrc: UInt32 = 1
+        var played = Set<Int>()
+        var playedTwice = 0
+        for id in 0..<20_000 {
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<70:
+                sequence &+= 1
+                timestamp &+= 960
+            case 70..<80:
+                sequence &+= UInt16.random(in: 0...40, using: &random)
+                timestamp &+= UInt32.random(in: 0...100_000, using: &random)
+            case 80..<90:
+                sequence &-= UInt16.random(in: 0...50, using: &random)
+            case 90..<98:
+                sequence = UInt16.random(in: 0...UInt16.max, using: &random)
+                timestamp = UInt32.random(in: 0...UInt32.max, using: &random)
+            default:
+                ssrc = UInt32.random(in: 1...3, using: &random)
+            }
+            let arrival = now + Int64.random(in: -5_000_000...5_000_000, using: &random)
+            buffer.insert(sequence: sequence, timestamp: timestamp, ssrc: ssrc, arrival: arrival, payload: id)
+            if Bool.random(using: &random) {
+                now += Int64.random(in: 0...60_000, using: &random)
+                switch buffer.nextFrame(at: now) {
+                case .packet(let payload):
+                    if !played.insert(payload).inserted { playedTwice += 1 }
+                case .fecFrom(let payload):
+                    #expect(!played.contains(payload))
+                case .conceal, .silence:
+                    break
+                }
+            }
+            #expect(buffer.bufferedPackets >= 0 && buffer.bufferedPackets <= 16)
+        }
+        #expect(playedTwice == 0)
+        #expect(!played.isEmpty)
+        let statistics = buffer.statistics
+        #expect(statistics.targetDelay >= 20_000 && statistics.targetDelay <= 200_000)
+        #expect(statistics.lost >= 0 && statistics.late >= 0 && statistics.overflow >= 0)
+    }
+}
