@@ -48,3 +48,19 @@ public enum AudioFormat {
         samples * bytesPerSample * channelCount
     }
 }
+
+extension Int64 {
+    /// `self + other`, pinned to the representable range instead of trapping, for times supplied by callers.
+    func addingSaturating(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        guard overflow else { return sum }
+        return other > 0 ? .max : .min
+    }
+
+    /// `self - other`, pinned to the representable range instead of trapping.
+    func subtractingSaturating(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        guard overflow else { return difference }
+        return other < 0 ? .max : .min
+    }
+}

@@ -59,7 +59,7 @@ public struct LevelBallistics: Sendable, Equatable {
     public var fallDecibelsPerSecond: Double
 
     private var peak = Double(AudioLevel.silence)
-    private var peakTime: Int64 = .min / 2
+    private var peakTime: Int64?
 
     /// Ballistics with a hold and a fall rate (300 ms and 20 dB/s by default).
     public init(holdMilliseconds: Int64 = 300, fallDecibelsPerSecond: Double = 20) {
@@ -82,9 +82,10 @@ public struct LevelBallistics: Sendable, Equatable {
 
     /// The level to show at `time` without a new measurement, in decibels below overload (0 loudest, 127 silent).
     public func decibels(at time: Int64) -> Double {
-        let falling = time - peakTime - holdMilliseconds
+        guard let peakTime else { return peak }
+        let falling = Double(time) - Double(peakTime) - Double(holdMilliseconds)
         guard falling > 0 else { return peak }
-        return min(Double(AudioLevel.silence), peak + fallDecibelsPerSecond * Double(falling) / 1000)
+        return min(Double(AudioLevel.silence), peak + fallDecibelsPerSecond * falling / 1000)
     }
 
     /// The 0–100 UI level to show at `time`.
@@ -160,7 +161,8 @@ public struct SpeakerActivity<Key: Hashable & Sendable>: Sendable {
     /// The active speakers and their UI levels at `time`.
     public func levels(at time: Int64) -> [Key: Int] {
         var result: [Key: Int] = [:]
-        for (key, speaker) in speakers where time - speaker.lastPacket <= configuration.silenceTimeout {
+        for (key, speaker) in speakers
+        where time.subtractingSaturating(speaker.lastPacket) <= configuration.silenceTimeout {
             let average = speaker.powers.reduce(0, +) / Double(speaker.powers.count)
             let decibels = average > 0 ? -10 * AudioMath.log10(average) : Double(AudioLevel.silence)
             guard decibels < Double(configuration.noiseFloor) else { continue }
@@ -173,7 +175,7 @@ public struct SpeakerActivity<Key: Hashable & Sendable>: Sendable {
 
     /// The report to send at `time`, or nil when nothing changed or the last report was too recent.
     public mutating func poll(at time: Int64) -> [Key: Int]? {
-        if let last = lastReportTime, time - last < configuration.emitInterval { return nil }
+        if let last = lastReportTime, time.subtractingSaturating(last) < configuration.emitInterval { return nil }
         let current = levels(at: time)
         guard current != lastReport else { return nil }
         lastReport = current

@@ -198,6 +198,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
     ///   - arrival: when the packet arrived, in µs on the same clock as ``nextFrame(at:)``.
     ///   - payload: the encoded frame, kept opaque.
     public mutating func insert(sequence: UInt16, timestamp: UInt32, ssrc: UInt32, arrival: Int64, payload: Payload) {
+        let arrival = Self.clampTime(arrival)
         if let current = self.ssrc, current != ssrc {
             reset()
             statistics.streamResets += 1
@@ -373,6 +374,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
 
     /// Decides what to play for the next 20 ms frame. Call once per tick, with the tick's time in µs.
     public mutating func nextFrame(at now: Int64) -> PlayoutDecision<Payload> {
+        let now = Self.clampTime(now)
         tick &+= 1
         switch phase {
         case .idle: return idleFrame(at: now)
@@ -480,6 +482,11 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
         statistics.playoutDelay = now - base - AudioFormat.microseconds(samples: timestamp)
         guard let payload else { return .conceal }
         return .packet(payload)
+    }
+
+    /// Keeps caller times within ±2^60 µs (36,000 years) so no arithmetic on them can overflow.
+    private static func clampTime(_ time: Int64) -> Int64 {
+        min(max(time, -(1 << 60)), 1 << 60)
     }
 
     // MARK: - Slots

@@ -41,7 +41,7 @@ public struct Mixer: Sendable {
         sourceCount += 1
     }
 
-    /// Adds one source's frame at `gain`; see ``add(_:gain:)-(UnsafeBufferPointer<Int16>,_)``.
+    /// Adds one source's frame at `gain` (clamped to 0–2), like the buffer-pointer form.
     public mutating func add(_ samples: borrowing [Int16], gain: Float = 1) {
         samples.withUnsafeBufferPointer { add($0, gain: gain) }
     }

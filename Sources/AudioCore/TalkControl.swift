@@ -40,13 +40,13 @@ public struct TalkControl: Sendable, Equatable {
 
     /// The talk key was pressed at `time`: latch the microphone open until the hold after this press.
     public mutating func talkKeyPressed(at time: Int64) {
-        pushToTalkUntil = max(pushToTalkUntil, time + pushToTalkHold)
+        pushToTalkUntil = max(pushToTalkUntil, time.addingSaturating(pushToTalkHold))
     }
 
     /// A captured frame measured `dBov` at `time`; in voice-activated mode this opens or extends the hangover.
     public mutating func observe(dBov: UInt8, at time: Int64) {
         if dBov <= voiceThreshold {
-            voiceUntil = max(voiceUntil, time + voiceHangover)
+            voiceUntil = max(voiceUntil, time.addingSaturating(voiceHangover))
         }
     }
 

@@ -188,3 +188,23 @@ func toneFrame(frequency: Double, amplitude: Double, count: Int = 960) -> [Int16
         #expect(TalkMode(rawValue: "voice-activated") == .voiceActivated)
     }
 }
+
+@Suite struct ExtremeTimeTests {
+    @Test func timesAtTheEdgesOfInt64DoNotTrap() {
+        var control = TalkControl(mode: .pushToTalk)
+        control.talkKeyPressed(at: .max - 10)
+        #expect(control.isOpen(at: .max - 1))
+        var ballistics = LevelBallistics()
+        ballistics.update(dBov: 10, at: .min)
+        #expect(ballistics.decibels(at: .max) == 127)
+        var activity = SpeakerActivity<Int>()
+        activity.record(1, dBov: 10, at: .min)
+        #expect(activity.poll(at: .max) == nil)
+        var buffer = JitterBuffer<Int>()
+        buffer.insert(sequence: 1, timestamp: 1, ssrc: 1, arrival: .max, payload: 1)
+        buffer.insert(sequence: 2, timestamp: 961, ssrc: 1, arrival: .min, payload: 2)
+        _ = buffer.nextFrame(at: .max)
+        _ = buffer.nextFrame(at: .min)
+        #expect(buffer.statistics.received == 2)
+    }
+}
