@@ -383,12 +383,10 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
     }
 
     private mutating func idleFrame(at now: Int64) -> PlayoutDecision<Payload> {
-        guard var head = lowestBuffered(), let base = baseline, now >= due(slotTimestamp[head], base: base) else {
-            return .silence
-        }
+        guard var head = lowestBuffered(), let base = baseline else { return .silence }
         // Packets held up far beyond the maximum delay give way to newer ones, so the delay stays bounded.
         while bufferedCount > 1,
-            now - due(slotTimestamp[head], base: base) + statistics.targetDelay > configuration.maximumDelay
+            now - base - AudioFormat.microseconds(samples: slotTimestamp[head]) > configuration.maximumDelay
         {
             playedSequence[head] = slotSequence[head]
             removeSlot(head)
@@ -397,11 +395,23 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
             head = newer
         }
         let sequence = slotSequence[head]
-        if let next = nextSequence, sequence > next {
-            statistics.lost += Int(sequence - next)
-        }
+        // When only the talk spurt's first packet is missing, its frame is rebuilt from the second packet's FEC,
+        // on the schedule the lost packet would have had.
+        let recoverFirst = nextSequence.map { sequence == $0 + 1 } ?? false
+        let startTimestamp = recoverFirst ? slotTimestamp[head] - Self.frameSamples : slotTimestamp[head]
+        guard now >= due(startTimestamp, base: base) else { return .silence }
         phase = .playing
         holdCount = 0
+        if let next = nextSequence, sequence > next {
+            statistics.lost += Int(sequence - next)
+            if recoverFirst, let payload = slotPayload[head] {
+                statistics.recoveredByFEC += 1
+                statistics.playoutDelay = now - base - AudioFormat.microseconds(samples: startTimestamp)
+                nextSequence = sequence
+                playoutTimestamp = slotTimestamp[head]
+                return .fecFrom(payload)
+            }
+        }
         return play(head, at: now, base: base)
     }
 

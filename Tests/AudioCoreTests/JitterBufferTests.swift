@@ -258,6 +258,21 @@ func playedFrames(_ records: [TickRecord]) -> [Int] {
         #expect(buffer.statistics.lost == 0)
     }
 
+    @Test func lostFirstPacketAfterDTXIsRecoveredFromFEC() {
+        var buffer = JitterBuffer<Int>()
+        let packets = scriptedStream(
+            frames: 0..<100, timestampOffset: { $0 >= 50 ? 48_000 : 0 }, delay: { $0 == 50 ? nil : 25_000 })
+        let records = run(packets, ticks: 170, buffer: &buffer)
+        let decisions = records.map(\.decision)
+        let resume = decisions.firstIndex(of: .fecFrom(51))!
+        #expect(decisions[resume - 1] == .silence)
+        #expect(decisions[resume + 1] == .packet(51))
+        #expect(records[resume].statistics.playoutDelay == 22_000)
+        #expect(playedFrames(records) == Array(0..<50) + Array(51..<100))
+        #expect(buffer.statistics.lost == 1)
+        #expect(buffer.statistics.recoveredByFEC == 1)
+    }
+
     @Test func timestampJumpUnrelatedToElapsedTimeResyncs() {
         var buffer = JitterBuffer<Int>()
         // After frame 49 the sender's timestamp leaps ten minutes ahead, though only 200 ms pass.
@@ -307,8 +322,9 @@ func playedFrames(_ records: [TickRecord]) -> [Int] {
 @Suite struct JitterBufferRobustnessTests {
     /// Hostile input: random sequence numbers, timestamps, SSRC switches and arrival times. The buffer must never
     /// trap, never hold more than its capacity and never play the same packet twice.
-    @Test func randomInputNeverBreaksInvariants() {
-        var random = SplitMix64(seed: 11)
+    @Test(arguments: [11, 12, 13, 14] as [UInt64])
+    func randomInputNeverBreaksInvariants(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
         var configuration = JitterBufferConfiguration()
         configuration.capacity = 16
         var buffer = JitterBuffer<Int>(configuration: configuration)
