@@ -134,6 +134,23 @@ public struct ClickDetector: Sendable, Equatable {
     }
 }
 
+extension ClickDetector {
+    /// Pairs injected click onsets with detected ones: for each sent onset, the delay in samples to the first
+    /// detected onset at or after it and less than `maximum` samples later, or nil when that click never arrived.
+    /// Both lists are stream positions in ascending order.
+    public static func latencies(sent: [Int], received: [Int], maximum: Int) -> [Int?] {
+        var next = 0
+        return sent.map { onset in
+            while next < received.count && received[next] < onset {
+                next += 1
+            }
+            guard next < received.count, received[next] - onset < maximum else { return nil }
+            defer { next += 1 }
+            return received[next] - onset
+        }
+    }
+}
+
 /// Measures signal energy at chosen frequencies with the Goertzel algorithm, for checking that audio holds a tone.
 public enum ToneAnalysis {
     /// The power at `frequency` Hz as a fraction of a full-scale sine's: about 1 for a full-scale sine at that

@@ -61,6 +61,12 @@ import Testing
             onsets += detector.process(Array(stream[start..<min(start + 500, stream.count)]))
         }
         #expect(onsets == (0..<10).map { delay + $0 * 4_800 })
+        let sent = (0..<10).map { $0 * 4_800 }
+        #expect(
+            ClickDetector.latencies(sent: sent, received: onsets, maximum: 4_800) == Array(repeating: delay, count: 10))
+        let missingThird = onsets.filter { $0 != delay + 2 * 4_800 }
+        let paired = ClickDetector.latencies(sent: sent, received: missingThird, maximum: 2_000)
+        #expect(paired == [delay, delay, nil] + Array(repeating: delay, count: 7))
         #expect(injector.position == 48_000)
         #expect(detector.position == stream.count)
     }
