@@ -39,6 +39,9 @@ let package = Package(
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
         .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll"]),
 
+        // MARK: Test support.
+        .target(name: "RoomTesting"),
+
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
@@ -50,9 +53,9 @@ let package = Package(
         // MARK: Tests.
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
-        .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore"]),
+        .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: []),
-        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol"]),
+        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomTesting"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
