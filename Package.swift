@@ -18,6 +18,8 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         // MARK: Pure targets.
@@ -32,7 +34,7 @@ let package = Package(
 
         // MARK: Adapters over the C libraries.
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
-        .target(name: "AudioCodec", dependencies: ["COpus", "AudioCore"]),
+        .target(name: "AudioCodec", dependencies: ["COpus", "CSpeexDSP", "AudioCore"]),
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore"]),
 
         // MARK: The executable.
@@ -47,5 +49,6 @@ let package = Package(
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "CLITests", dependencies: []),
+        .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"]),
     ]
 )
