@@ -35,7 +35,7 @@ let package = Package(
         // MARK: Adapters over the C libraries.
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
         .target(name: "AudioCodec", dependencies: ["COpus", "CSpeexDSP", "AudioCore"]),
-        .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore"]),
+        .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec"]),
 
         // MARK: The executable.
         .executableTarget(
@@ -50,5 +50,8 @@ let package = Package(
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "CLITests", dependencies: []),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"]),
+        // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
+        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
+        .testTarget(name: "AudioDevicesTests", dependencies: ["AudioDevices", "AudioCodec", "CAllocationCounter"]),
     ]
 )

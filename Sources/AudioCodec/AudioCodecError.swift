@@ -1,4 +1,4 @@
-import COpus
+internal import COpus
 
 /// What went wrong inside a codec or signal-processing call, with the place it happened.
 ///

@@ -1,4 +1,4 @@
-import CSpeexDSP
+internal import CSpeexDSP
 
 /// Removes the room's own playback from the microphone signal (acoustic echo cancellation with speexdsp),
 /// for people who listen on loudspeakers (`--echo-cancel`).

@@ -1,4 +1,4 @@
-import COpus
+internal import COpus
 
 /// An Opus decoder for one remote speaker: 48 kHz mono, 20 ms frames.
 ///

@@ -1,4 +1,4 @@
-import COpus
+internal import COpus
 
 /// An Opus encoder set up for speech in a room: 48 kHz mono, 20 ms frames, VBR around 24 kbit/s, capped to
 /// wideband, in-band FEC and DTX on.

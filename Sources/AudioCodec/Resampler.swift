@@ -1,4 +1,4 @@
-import CSpeexDSP
+internal import CSpeexDSP
 
 /// Converts mono 16-bit audio between sample rates (speexdsp's resampler), for devices that cannot run at
 /// 48 kHz. Does not allocate after `init`. One thread at a time.

@@ -1,4 +1,4 @@
-import CSpeexDSP
+internal import CSpeexDSP
 
 /// Cleans up the microphone signal before it is encoded: noise suppression, automatic gain control and voice
 /// activity detection (speexdsp's preprocessor), optionally with residual echo suppression from an
