@@ -150,8 +150,10 @@ final class PCMHandle {
         deviceBuffer.initialize(repeating: 0)
         // Enough for one device period resampled to the larger rate, plus a Clubroom period waiting.
         let largest = max(setup.rate, DeviceFormat.sampleRate)
-        let monoCapacity = (setup.periodFrames + DeviceFormat.periodSamples) * largest / min(
-            setup.rate, DeviceFormat.sampleRate) + 16
+        let monoCapacity =
+            (setup.periodFrames + DeviceFormat.periodSamples) * largest
+            / min(
+                setup.rate, DeviceFormat.sampleRate) + 16
         monoBuffer = .allocate(capacity: monoCapacity)
         monoBuffer.initialize(repeating: 0)
         pending = .allocate(capacity: monoCapacity * 2)
@@ -243,6 +245,9 @@ final class PCMHandle {
     }
 
     // MARK: Reading and writing, on the audio thread: no allocation from here on.
+    //
+    // Buffers are handled through pointers rather than slices: in unoptimised builds slicing goes through
+    // generic collection code whose witness tables the runtime creates, with malloc, on first use.
 
     func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
         var xruns = 0
@@ -267,7 +272,7 @@ final class PCMHandle {
         }
         appendResampled(buffer)
         while pendingCount >= devicePeriod {
-            upmix(UnsafeBufferPointer(rebasing: pending[0..<devicePeriod]))
+            upmix(UnsafeBufferPointer(start: pending.baseAddress!, count: devicePeriod))
             dropPending(devicePeriod)
             try transfer(deviceBuffer.baseAddress!, frames: devicePeriod, xruns: &xruns)
         }
@@ -308,7 +313,7 @@ final class PCMHandle {
     /// Mixes one interleaved device period down to mono in `monoBuffer`.
     private func downmix(frames: Int) -> UnsafeBufferPointer<Int16> {
         if deviceChannels == 1 {
-            return UnsafeBufferPointer(rebasing: deviceBuffer[0..<frames])
+            return UnsafeBufferPointer(start: deviceBuffer.baseAddress!, count: frames)
         }
         for frame in 0..<frames {
             var sum = 0
@@ -317,7 +322,7 @@ final class PCMHandle {
             }
             monoBuffer[frame] = Int16(sum / deviceChannels)
         }
-        return UnsafeBufferPointer(rebasing: monoBuffer[0..<frames])
+        return UnsafeBufferPointer(start: monoBuffer.baseAddress!, count: frames)
     }
 
     /// Copies one device period of mono samples into every channel of `deviceBuffer`.
@@ -332,17 +337,17 @@ final class PCMHandle {
     /// Appends `samples` to `pending`, resampled when the device's rate differs from Clubroom's.
     private func appendResampled(_ samples: UnsafeBufferPointer<Int16>) {
         guard let resampler else {
-            let target = UnsafeMutableBufferPointer(rebasing: pending[pendingCount..<pendingCount + samples.count])
-            _ = target.initialize(from: samples)
+            (pending.baseAddress! + pendingCount).update(from: samples.baseAddress!, count: samples.count)
             pendingCount += samples.count
             return
         }
         var offset = 0
         while offset < samples.count && pendingCount < pending.count {
-            let space = UnsafeMutableBufferPointer(rebasing: pending[pendingCount...])
+            let space = UnsafeMutableBufferPointer(
+                start: pending.baseAddress! + pendingCount, count: pending.count - pendingCount)
+            let rest = UnsafeBufferPointer(start: samples.baseAddress! + offset, count: samples.count - offset)
             guard
-                let (consumed, produced) = try? resampler.process(
-                    UnsafeBufferPointer(rebasing: samples[offset...]), into: space),
+                let (consumed, produced) = try? resampler.process(rest, into: space),
                 consumed + produced > 0
             else { return }
             offset += consumed
@@ -351,7 +356,7 @@ final class PCMHandle {
     }
 
     private func takePending(into buffer: UnsafeMutableBufferPointer<Int16>) {
-        _ = buffer.initialize(from: UnsafeBufferPointer(rebasing: pending[0..<buffer.count]))
+        buffer.baseAddress!.update(from: pending.baseAddress!, count: buffer.count)
         dropPending(buffer.count)
     }
 

@@ -306,6 +306,9 @@ private final class StreamCore: @unchecked Sendable {
         }
         if let report { onStatus(report) }
         guard shouldStart else { return }
+        // The runtime creates some metadata lazily, with malloc, the first time an operation runs (the tuple
+        // `add` returns, for one); running each counter operation here keeps that off the audio thread.
+        periods.add(0, ordering: .relaxed)
         phase.store(Phase.running, ordering: .releasing)
         let thread = Thread { [self] in runAudioThread() }
         thread.name = "clubroom-\(direction.rawValue)"
@@ -360,6 +363,9 @@ private final class StreamCore: @unchecked Sendable {
     }
 
     // MARK: Audio thread: no allocation, logging or locks below this line.
+    //
+    // Buffers are handled through pointers rather than slices: in unoptimised builds slicing goes through
+    // generic collection code whose witness tables the runtime creates, with malloc, on first use.
 
     private func runAudioThread() {
         if options.realTimePriority {
@@ -405,7 +411,7 @@ private final class StreamCore: @unchecked Sendable {
     private func runIdlePeriod() {
         switch direction {
         case .capture:
-            buffer.update(repeating: 0)
+            buffer.baseAddress!.update(repeating: 0, count: buffer.count)
             _ = sink?.write(UnsafeBufferPointer(buffer))
         case .playback:
             // Draining keeps the ring from backing up while the speaker is gone.
@@ -416,7 +422,7 @@ private final class StreamCore: @unchecked Sendable {
     private func fillFromSource() {
         let got = source?.read(into: buffer) ?? 0
         if got < buffer.count {
-            UnsafeMutableBufferPointer(rebasing: buffer[got...]).update(repeating: 0)
+            (buffer.baseAddress! + got).update(repeating: 0, count: buffer.count - got)
             starved.add(1, ordering: .relaxed)
         }
     }

@@ -22,8 +22,9 @@ public final class ToneInput: AudioInput {
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
         if pacing == .realTime { clock.wait() }
         let step = 2 * Double.pi * frequency / Double(DeviceFormat.sampleRate)
-        for index in buffer.indices {
-            buffer[index] = Int16(amplitude * sin(phase))
+        let samples = buffer.baseAddress!
+        for index in 0..<buffer.count {
+            samples[index] = Int16(amplitude * sin(phase))
             phase += step
             // Keeping the phase small keeps `sin` exact over hours of tone.
             if phase >= 2 * Double.pi { phase -= 2 * Double.pi }
@@ -46,7 +47,7 @@ public final class SilenceInput: AudioInput {
 
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
         if pacing == .realTime { clock.wait() }
-        buffer.update(repeating: 0)
+        buffer.baseAddress!.update(repeating: 0, count: buffer.count)
         return 0
     }
 }
@@ -86,13 +87,12 @@ public final class WAVFileInput: AudioInput {
             }
             let count = min(buffer.count - filled, samples.count - position)
             samples.withUnsafeBufferPointer { source in
-                _ = UnsafeMutableBufferPointer(rebasing: buffer[filled..<filled + count])
-                    .update(fromContentsOf: UnsafeBufferPointer(rebasing: source[position..<position + count]))
+                (buffer.baseAddress! + filled).update(from: source.baseAddress! + position, count: count)
             }
             filled += count
             position += count
         }
-        UnsafeMutableBufferPointer(rebasing: buffer[filled...]).update(repeating: 0)
+        (buffer.baseAddress! + filled).update(repeating: 0, count: buffer.count - filled)
         return 0
     }
 }
@@ -149,14 +149,16 @@ public final class WAVFileOutput: AudioOutput {
     public func write(_ buffer: UnsafeBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
         if pacing == .realTime { clock.wait() }
         guard descriptor >= 0 else { throw .ioFailed(device: name, code: -EBADF) }
-        var raw = UnsafeRawBufferPointer(buffer)
-        while !raw.isEmpty {
-            let written = Glibc.write(descriptor, raw.baseAddress, raw.count)
+        let bytes = UnsafeRawPointer(buffer.baseAddress!)
+        let total = buffer.count * 2
+        var done = 0
+        while done < total {
+            let written = Glibc.write(descriptor, bytes + done, total - done)
             if written < 0 {
                 if errno == EINTR { continue }
                 throw .ioFailed(device: name, code: -errno)
             }
-            raw = UnsafeRawBufferPointer(rebasing: raw[written...])
+            done += written
         }
         dataBytes += buffer.count * 2
         return 0

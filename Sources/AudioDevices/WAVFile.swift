@@ -64,7 +64,9 @@ enum WAVFile {
     /// A canonical 44-byte WAV header for 16-bit PCM.
     static func header(sampleRate: Int, channels: Int, dataBytes: Int) -> [UInt8] {
         var header: [UInt8] = []
-        func append32(_ value: Int) { for shift in stride(from: 0, to: 32, by: 8) { header.append(UInt8((value >> shift) & 0xFF)) } }
+        func append32(_ value: Int) {
+            for shift in stride(from: 0, to: 32, by: 8) { header.append(UInt8((value >> shift) & 0xFF)) }
+        }
         func append16(_ value: Int) { header.append(UInt8(value & 0xFF)); header.append(UInt8((value >> 8) & 0xFF)) }
         header += Array("RIFF".utf8)
         append32(36 + dataBytes)

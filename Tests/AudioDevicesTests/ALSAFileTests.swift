@@ -118,7 +118,8 @@ import Testing
         #expect(ring.write(tone) == 48_000)
         let log = StatusLog()
         let stream = AudioStream.playback(
-            alsaDevice: "speaker", alsaOptions: ALSAOptions(configuration: Self.configuration(name: "speaker", output: out)),
+            alsaDevice: "speaker",
+            alsaOptions: ALSAOptions(configuration: Self.configuration(name: "speaker", output: out)),
             from: ring, options: StreamOptions(realTimePriority: false), onStatus: log.record)
         stream.start()
         #expect(waitUntil { stream.statistics.periods >= 120 })

@@ -1,4 +1,5 @@
 import AudioDevices
+import CAllocationCounter
 import Foundation
 import Synchronization
 import Testing
@@ -8,11 +9,18 @@ final class FlakyInput: AudioInput {
     let name = "flaky"
     private var reads = 0
     private let failAfter: Int?
+    private let pauseCountingBeforeThrowing: Bool
 
-    init(failAfter: Int?) { self.failAfter = failAfter }
+    init(failAfter: Int?, pauseCountingBeforeThrowing: Bool = false) {
+        self.failAfter = failAfter
+        self.pauseCountingBeforeThrowing = pauseCountingBeforeThrowing
+    }
 
     func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
-        if let failAfter, reads >= failAfter { throw .disconnected(device: name, code: -ENODEV) }
+        if let failAfter, reads >= failAfter {
+            if pauseCountingBeforeThrowing { clubroom_allocation_counting_end() }
+            throw .disconnected(device: name, code: -ENODEV)
+        }
         reads += 1
         buffer.update(repeating: 1)
         return 0
@@ -22,14 +30,20 @@ final class FlakyInput: AudioInput {
 /// Hands out devices in a scripted order: `nil` stands for a failed open.
 final class ScriptedOpener: Sendable {
     private let script: Mutex<[Int?]>
-    init(_ script: [Int?]) { self.script = Mutex(script) }
+    private let pauseCountingBeforeThrowing: Bool
+
+    init(_ script: [Int?], pauseCountingBeforeThrowing: Bool = false) {
+        self.script = Mutex(script)
+        self.pauseCountingBeforeThrowing = pauseCountingBeforeThrowing
+    }
 
     /// Each entry is a device that fails after that many periods, `Int.max` for one that never fails, or
     /// `nil` for an open that fails.
     func open() throws(AudioDeviceError) -> any AudioInput {
         let next = script.withLock { $0.isEmpty ? nil : $0.removeFirst() }
         guard let failAfter = next else { throw .notFound(device: "flaky", code: -ENOENT) }
-        return FlakyInput(failAfter: failAfter == Int.max ? nil : failAfter)
+        return FlakyInput(
+            failAfter: failAfter == Int.max ? nil : failAfter, pauseCountingBeforeThrowing: pauseCountingBeforeThrowing)
     }
 }
 
@@ -111,10 +125,11 @@ final class ScriptedOpener: Sendable {
 
     @Test func backoffDoublesUpToItsMaximum() {
         let backoff = ReopenBackoff(initial: .milliseconds(250), maximum: .seconds(8))
-        #expect((0...7).map { backoff.delay(afterFailures: $0) } == [
-            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8),
-            .seconds(8), .seconds(8),
-        ])
+        #expect(
+            (0...7).map { backoff.delay(afterFailures: $0) } == [
+                .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8),
+                .seconds(8), .seconds(8),
+            ])
         #expect(backoff.delay(afterFailures: 1_000) == .seconds(8))
     }
 }

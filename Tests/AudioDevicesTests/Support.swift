@@ -7,7 +7,7 @@ import Synchronization
 /// `@unchecked Sendable`: the storage is written only by the producer between `tail` loads and read only by
 /// the consumer between `head` loads; the two indices are atomics with acquire/release ordering, so each
 /// side sees the other's samples before the index that publishes them.
-final class TestRing: SampleSink, SampleSource, @unchecked Sendable {
+class TestRing: SampleSink, SampleSource, @unchecked Sendable {
     private let storage: UnsafeMutableBufferPointer<Int16>
     private let head = Atomic<Int>(0)
     private let tail = Atomic<Int>(0)
@@ -56,7 +56,9 @@ final class StatusLog: Sendable {
 }
 
 enum Signals {
-    static func tone(frequency: Double, sampleRate: Double = 48_000, amplitude: Double = 8_000, count: Int)
+    static func tone(
+        frequency: Double, sampleRate: Double = 48_000, amplitude: Double = 8_000, count: Int
+    )
         -> [Int16]
     {
         (0..<count).map { Int16(amplitude * sin(2 * Double.pi * frequency * Double($0) / sampleRate)) }
