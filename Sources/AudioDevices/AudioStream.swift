@@ -167,6 +167,11 @@ public final class AudioStream: Sendable {
         self.core = core
     }
 
+    deinit {
+        // The audio thread holds the core, not this object; without this it would run on after the last user.
+        core.stop()
+    }
+
     /// Opens the device (or, failing that, reports it and opens the silent fallback) and starts the audio
     /// thread. Calling it again does nothing.
     public func start() {
