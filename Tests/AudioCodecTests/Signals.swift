@@ -30,7 +30,7 @@ enum Signals {
     }
 
     /// Which of `candidates` (Hz) carries the most power in the first 200 ms of `samples` (enough to tell
-    /// 10 Hz apart, and quick in a debug build).
+    /// 20 Hz apart, and quick in a debug build).
     static func dominantFrequency(
         _ samples: ArraySlice<Int16>, candidates: [Double], sampleRate: Double = 48_000
     )
@@ -49,8 +49,8 @@ enum Signals {
         return sqrt(samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count))
     }
 
-    /// Candidate frequencies from 100 Hz to 3 kHz in 10 Hz steps.
-    static let candidates: [Double] = stride(from: 100.0, through: 3_000.0, by: 10.0).map { $0 }
+    /// Candidate frequencies from 100 Hz to 3 kHz in 20 Hz steps.
+    static let candidates: [Double] = stride(from: 100.0, through: 3_000.0, by: 20.0).map { $0 }
 
     /// Deterministic pseudo-random numbers (SplitMix64) so that failures reproduce.
     struct SeededGenerator: RandomNumberGenerator {

@@ -123,6 +123,18 @@ final class ScriptedOpener: Sendable {
         #expect(log.all.first?.message.contains("--output NAME") == true)
     }
 
+    @Test func statusMessagesReadAsSentences() {
+        let gone = AudioDeviceError.disconnected(device: "hw:1", code: -ENODEV)
+        #expect(
+            DeviceStatus.lost(.capture, device: "hw:1", error: gone).message
+                == "Microphone “hw:1” stopped working (audio device “hw:1” went away (No such device)); "
+                + "trying to reopen it.")
+        #expect(
+            DeviceStatus.reopenFailed(.playback, device: "hw:1", error: gone, retryIn: .milliseconds(500)).message
+                == "Speaker “hw:1” is still unavailable; trying again in 0.5 s.")
+        #expect(DeviceStatus.reopened(.playback, device: "hw:1").message == "Speaker “hw:1” is back.")
+    }
+
     @Test func backoffDoublesUpToItsMaximum() {
         let backoff = ReopenBackoff(initial: .milliseconds(250), maximum: .seconds(8))
         #expect(
