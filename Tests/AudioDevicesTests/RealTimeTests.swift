@@ -97,9 +97,13 @@ import Testing
         capture.start()
         playback.start()
         #expect(waitUntil { capture.statistics.periods >= 100 && playback.statistics.periods >= 500 })
+        #expect(
+            waitUntil {
+                capture.poll(now: .now)
+                return capture.statistics.deviceLosses == 1
+            })
         // Let the lost capture thread idle a few periods on its clock before the device comes back.
         usleep(50_000)
-        capture.poll(now: .now)
         capture.poll(now: .now + .seconds(1))
         #expect(waitUntil { capture.statistics.periods >= 300 })
         capture.stop()
