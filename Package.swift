@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "CLITests", dependencies: []),
-        .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"]),
+        .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "CAllocationCounter"]),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(name: "AudioDevicesTests", dependencies: ["AudioDevices", "AudioCodec", "CAllocationCounter"]),
