@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEventPoll"),
 
@@ -41,6 +42,8 @@ let package = Package(
 
         // MARK: Test support.
         .target(name: "RoomTesting"),
+        .target(name: "AudioCodec", dependencies: ["COpus", "CSpeexDSP", "AudioCore"]),
+        .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec"]),
 
         // MARK: The executable.
         .executableTarget(
@@ -62,5 +65,9 @@ let package = Package(
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
         .testTarget(
             name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol"], exclude: ["interop"]),
+        .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "CAllocationCounter"]),
+        // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
+        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
+        .testTarget(name: "AudioDevicesTests", dependencies: ["AudioDevices", "AudioCodec", "CAllocationCounter"]),
     ]
 )
