@@ -34,8 +34,6 @@ let package = Package(
 
         // MARK: Adapters over the C libraries.
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
-        .target(name: "AudioCodec", dependencies: ["COpus", "AudioCore"]),
-        .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
         .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll"]),
