@@ -51,7 +51,7 @@ let package = Package(
             name: "clubroom",
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
-                "AudioDevices",
+                "AudioDevices", "Benchmarks",
             ]),
 
         // MARK: Tests.
