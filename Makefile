@@ -7,12 +7,13 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Libraries the build links against.
-BUILD_PACKAGES := pkg-config libncursesw5-dev libopus-dev libasound2-dev libssl-dev libsqlite3-dev
-# Programs the tests drive: tmux for the UI, sox and espeak-ng for audio, alsa-utils for ALSA.
-TEST_PACKAGES := tmux sox espeak-ng alsa-utils
-# Python modules the interoperability tests use, from PyPI.
+BUILD_PACKAGES := pkg-config libncursesw5-dev libopus-dev libasound2-dev libssl-dev libsqlite3-dev libspeexdsp-dev
+# Programs the tests drive: tmux for the UI, sox and espeak-ng for audio, alsa-utils for ALSA, and PulseAudio
+# with the ALSA pulse plugin for devices paced in real time.
+TEST_PACKAGES := tmux sox espeak-ng alsa-utils pulseaudio libasound2-plugins
+# Python modules the interoperability tests use, from PyPI, as import-name=package-name.
 PYTHON ?= python3
-TEST_PYTHON_MODULES := websockets
+TEST_PYTHON_MODULES := websockets=websockets jwt=pyjwt
 
 .PHONY: all build release deps test-deps test demo lint format bench clean
 
@@ -37,7 +38,8 @@ test-deps: deps
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	@for m in $(TEST_PYTHON_MODULES); do \
-	  $(PYTHON) -c "import $$m" 2>/dev/null || $(PYTHON) -m pip install -q $$m; \
+	  module=$${m%%=*}; package=$${m#*=}; \
+	  $(PYTHON) -c "import $$module" 2>/dev/null || $(PYTHON) -m pip install -q $$package; \
 	done
 
 build: deps

@@ -1,0 +1,182 @@
+/// The header line: room, topic, head count, connection and round-trip time.
+public struct HeaderBar: Sendable {
+    /// What to show.
+    public var header: RoomScreenModel.Header
+
+    /// Creates a header bar.
+    public init(_ header: RoomScreenModel.Header) { self.header = header }
+
+    /// The right-hand side, longest first; the bar uses the longest that leaves room for the room name.
+    func rightVariants(glyphs: Glyphs) -> [(text: String, problem: Bool)] {
+        let count = "\(formatCount(header.peopleCount)) here"
+        let dot = " \(glyphs.dot) "
+        switch header.connection {
+        case .connected(let rtt):
+            let mark = glyphs.connection[0]
+            var variants: [(String, Bool)] = []
+            if let rtt { variants.append(("\(mark) connected \(rtt) ms\(dot)\(count)", false)) }
+            variants += [("\(mark) connected\(dot)\(count)", false), ("\(mark) \(count)", false), (count, false)]
+            return variants
+        case .connecting:
+            let mark = glyphs.connection[1]
+            return [("\(mark) connecting\(glyphs.ellipsis)", true), (mark, true)]
+        case .reconnecting(let attempt):
+            let mark = glyphs.connection[1]
+            return [
+                ("\(mark) reconnecting (try \(attempt))\(dot)\(count)", true), ("\(mark) reconnecting", true),
+                (mark, true),
+            ]
+        case .disconnected:
+            let mark = glyphs.connection[2]
+            return [("\(mark) disconnected", true), (mark, true)]
+        }
+    }
+
+    /// Draws into the first row of `area`.
+    public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
+        guard !area.isEmpty else { return }
+        let row = area.row(0)
+        let glyphs = theme.glyphs
+        let style = theme.style(.header)
+        buffer.fill(row, style: style)
+        var room = " \(header.room)"
+        if !header.topic.isEmpty { room += " \(glyphs.dash) \"\(header.topic)\"" }
+        // The product name is the first thing to go on a narrow screen; the room's name matters more.
+        let left = row.width >= 60 ? " Clubroom \(glyphs.dot)" + room : room
+        let variants = rightVariants(glyphs: glyphs)
+        let minimumLeft = min(DisplayWidth.of(left), 12)
+        var right = variants.last ?? ("", false)
+        for variant in variants where DisplayWidth.of(variant.text) + 2 + minimumLeft <= row.width {
+            right = variant
+            break
+        }
+        let rightWidth = DisplayWidth.of(right.text)
+        let leftRoom = row.width - rightWidth - 2
+        if leftRoom > 0 {
+            buffer.put(
+                DisplayWidth.truncate(left, to: leftRoom, ellipsis: glyphs.ellipsis), x: row.x, y: row.y, style: style,
+                clip: row)
+        }
+        let rightStyle = right.problem ? style.patched(with: theme.style(.error)) : style
+        let x = max(row.x, row.right - rightWidth - 1)
+        buffer.put(
+            DisplayWidth.truncate(right.text, to: row.right - x, ellipsis: glyphs.ellipsis), x: x, y: row.y,
+            style: rightStyle, clip: row)
+    }
+}
+
+/// A key hint in the status line.
+public struct KeyHint: Hashable, Sendable {
+    /// The key as shown, e.g. `m` or `Enter`.
+    public var key: String
+    /// What it does, in one or two words.
+    public var action: String
+
+    /// Creates a key hint.
+    public init(_ key: String, _ action: String) {
+        self.key = key
+        self.action = action
+    }
+}
+
+/// The status line: who you are, your role and microphone, and the keys that apply to you.
+public struct StatusBar: Sendable {
+    /// Who you are.
+    public var status: RoomScreenModel.StatusLine
+    /// Chat lines waiting while the pane is hidden.
+    public var unreadChat: Int
+
+    /// Creates a status bar.
+    public init(_ status: RoomScreenModel.StatusLine, unreadChat: Int = 0) {
+        self.status = status
+        self.unreadChat = unreadChat
+    }
+
+    /// The hints that apply to this role, most important first.
+    public func hints() -> [KeyHint] {
+        var hints: [KeyHint] = [KeyHint("?", "help")]
+        if unreadChat > 0 { hints.append(KeyHint("Tab", "chat (\(formatCount(unreadChat)))")) }
+        switch status.role {
+        case .host, .moderator:
+            if let muted = status.micMuted { hints.append(KeyHint("m", muted ? "unmute" : "mute")) }
+            hints += [KeyHint("n", "invite next"), KeyHint("Enter", "actions")]
+        case .speaker:
+            if let muted = status.micMuted { hints.append(KeyHint("m", muted ? "unmute" : "mute")) }
+            hints.append(KeyHint("space", "talk"))
+        case .audience:
+            hints.append(KeyHint("r", status.handRaised ? "lower hand" : "raise hand"))
+        }
+        hints += [KeyHint("/", "chat"), KeyHint("q", "leave")]
+        return hints
+    }
+
+    /// The left-hand side: name, role and microphone.
+    public func identity(glyphs: Glyphs) -> String {
+        let dot = " \(glyphs.dot) "
+        let mic: String
+        switch status.micMuted {
+        case .some(true): mic = "mic muted"
+        case .some(false): mic = "mic on"
+        case .none: mic = status.handRaised ? "hand raised" : "listening"
+        }
+        return " you: \(status.name)\(dot)\(status.role.rawValue)\(dot)\(mic)"
+    }
+
+    /// Draws into the first row of `area`.
+    public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
+        guard !area.isEmpty else { return }
+        let row = area.row(0)
+        let style = theme.style(.status)
+        buffer.fill(row, style: style)
+        let left = identity(glyphs: theme.glyphs)
+        let ordered = hints()
+        // Keep the most important hints that fit beside at least a short identity, then show them in the
+        // familiar order: the role's own keys first, help last.
+        var kept: [KeyHint] = []
+        var used = 0
+        // Who you are comes first on a screen of reasonable width; on a narrow one keep at least a short identity.
+        let leftWidth = min(DisplayWidth.of(left), row.width >= 60 ? row.width / 2 : 16)
+        for hint in ordered {
+            let width = DisplayWidth.of(hint.key) + 1 + DisplayWidth.of(hint.action) + 2
+            if leftWidth + 2 + used + width <= row.width {
+                kept.append(hint)
+                used += width
+            }
+        }
+        let shown = kept.dropFirst() + kept.prefix(1)
+        let hintsWidth = used
+        let leftRoom = row.width - hintsWidth - 2
+        if leftRoom > 0 {
+            buffer.put(
+                DisplayWidth.truncate(left, to: leftRoom, ellipsis: theme.glyphs.ellipsis), x: row.x, y: row.y,
+                style: style, clip: row)
+        }
+        var x = row.right - hintsWidth
+        let keyStyle = style.patched(with: theme.style(.key))
+        for hint in shown {
+            x = buffer.put(hint.key, x: x, y: row.y, style: keyStyle, clip: row)
+            x = buffer.put(" " + hint.action + "  ", x: x, y: row.y, style: style, clip: row)
+        }
+    }
+}
+
+/// A one-line notice or problem, drawn where the rule above the status line would be.
+public struct NoticeLine: Sendable {
+    /// What to say.
+    public var notice: RoomScreenModel.Notice
+
+    /// Creates a notice line.
+    public init(_ notice: RoomScreenModel.Notice) { self.notice = notice }
+
+    /// Draws into the first row of `area`.
+    public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
+        guard !area.isEmpty else { return }
+        let row = area.row(0)
+        let style = theme.style(notice.isError ? .error : .notice)
+        buffer.fill(row, style: style)
+        let text = (notice.isError ? " ! " : " ") + notice.text
+        buffer.put(
+            DisplayWidth.truncate(text, to: row.width, ellipsis: theme.glyphs.ellipsis), x: row.x, y: row.y,
+            style: style, clip: row)
+    }
+}

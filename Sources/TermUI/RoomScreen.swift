@@ -1,0 +1,161 @@
+/// The room screen, drawn as a pure function of a `RoomScreenModel`.
+///
+/// From the top: the header, then the stage, raised hands, audience and (when shown) chat sections, each with a
+/// title line; then a rule (or the notice, when there is one) and the status line (or the command line, when
+/// open). Overlays are drawn last, centred. See docs/ui.md for how the sections share the rows.
+public enum RoomScreen {
+    /// The rows each section gets, title line included; zero for a section that is not shown.
+    public struct SectionHeights: Hashable, Sendable {
+        /// The stage.
+        public var stage: Int
+        /// The raised hands.
+        public var hands: Int
+        /// The audience.
+        public var audience: Int
+        /// The chat and event pane.
+        public var chat: Int
+
+        /// Creates section heights.
+        public init(stage: Int, hands: Int, audience: Int, chat: Int) {
+            self.stage = stage
+            self.hands = hands
+            self.audience = audience
+            self.chat = chat
+        }
+    }
+
+    /// Shares `rows` between the sections.
+    ///
+    /// Every section first gets its title and one row. When that does not fit, sections lose their content row
+    /// and then their title, least important first (chat, audience, raised hands, stage). Rows left over go to the
+    /// stage and the raised hands up to what they need (each capped at half and a third of the rows), then to
+    /// chat and audience, and anything still spare to whichever section can use it.
+    public static func sectionHeights(
+        rows: Int, stageNeeds: Int, handsNeed: Int, audienceNeeds: Int, chatNeeds: Int?
+    ) -> SectionHeights {
+        let total = max(0, rows)
+        // Index 0 stage, 1 hands, 2 audience, 3 chat; lower index is more important.
+        var needs = [max(1, stageNeeds), max(1, handsNeed), max(1, audienceNeeds), max(1, chatNeeds ?? 0)]
+        var heights = [2, 2, 2, chatNeeds == nil ? 0 : 2]
+        if chatNeeds == nil { needs[3] = 0 }
+        var order = [3, 2, 1, 0].filter { heights[$0] > 0 }
+        while heights.reduce(0, +) > total {
+            if let index = order.first(where: { heights[$0] == 2 }) {
+                heights[index] = 1
+            } else if let index = order.first {
+                heights[index] = 0
+                order.removeFirst()
+            } else {
+                break
+            }
+        }
+        var spare = total - heights.reduce(0, +)
+        func grow(_ index: Int, upTo limit: Int) {
+            guard heights[index] == 2, spare > 0 else { return }
+            let extra = min(spare, max(0, min(needs[index] + 1, limit) - heights[index]))
+            heights[index] += extra
+            spare -= extra
+        }
+        grow(0, upTo: max(2, total / 2))
+        grow(1, upTo: max(2, total / 3))
+        if heights[3] == 2 {
+            let chatShare = spare / 2
+            let before = spare
+            spare = chatShare
+            grow(3, upTo: Int.max)
+            spare = before - chatShare + spare
+        }
+        grow(2, upTo: Int.max)
+        grow(3, upTo: Int.max)
+        grow(0, upTo: Int.max)
+        grow(1, upTo: Int.max)
+        return SectionHeights(stage: heights[0], hands: heights[1], audience: heights[2], chat: heights[3])
+    }
+
+    /// Draws the whole screen for `model` into `buffer`, replacing what was there.
+    public static func render(_ model: RoomScreenModel, into buffer: inout CellBuffer, theme: Theme) {
+        let area = buffer.area
+        buffer.fill(area)
+        guard !area.isEmpty else { return }
+        let bottom = area.row(area.height - 1)
+        if area.height == 1 {
+            renderStatus(model, into: &buffer, row: bottom, theme: theme)
+            return
+        }
+        HeaderBar(model.header).render(into: &buffer, area: area.row(0), theme: theme)
+        renderStatus(model, into: &buffer, row: bottom, theme: theme)
+        if area.height >= 3 {
+            let ruleRow = area.row(area.height - 2)
+            if let notice = model.notice {
+                NoticeLine(notice).render(into: &buffer, area: ruleRow, theme: theme)
+            } else {
+                Rule().render(into: &buffer, area: ruleRow, theme: theme)
+            }
+        }
+        let middle = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 3)
+        if !middle.isEmpty {
+            renderSections(model, into: &buffer, area: middle, theme: theme)
+        }
+        if let overlay = model.overlay {
+            let overlayArea = area.height > 3 ? Rect(x: 0, y: 1, width: area.width, height: area.height - 3) : area
+            switch overlay {
+            case .help(let scroll): HelpOverlay(scroll: scroll).render(into: &buffer, area: overlayArea, theme: theme)
+            case .invitation(let invitation):
+                InvitationPrompt(invitation).render(into: &buffer, area: overlayArea, theme: theme)
+            case .confirmation(let confirmation):
+                ConfirmationDialog(confirmation).render(into: &buffer, area: overlayArea, theme: theme)
+            case .actions(let menu): ActionMenuOverlay(menu).render(into: &buffer, area: overlayArea, theme: theme)
+            }
+        }
+    }
+
+    private static func renderStatus(_ model: RoomScreenModel, into buffer: inout CellBuffer, row: Rect, theme: Theme) {
+        if let editor = model.commandLine {
+            editor.render(into: &buffer, area: row)
+        } else {
+            StatusBar(model.status, unreadChat: model.chatVisible ? 0 : model.unreadChat).render(
+                into: &buffer, area: row, theme: theme)
+        }
+    }
+
+    private static func renderSections(
+        _ model: RoomScreenModel, into buffer: inout CellBuffer, area: Rect, theme: Theme
+    ) {
+        var stageSelected: Int?
+        var handSelected: Int?
+        var audienceSelected: Int?
+        switch model.selection {
+        case .none: break
+        case .stage(let index): stageSelected = index
+        case .hand(let index): handSelected = index
+        case .audience(let index): audienceSelected = index
+        }
+        let stage = StageGrid(entries: model.stage, selected: stageSelected)
+        let hands = HandQueueView(queue: model.hands, selected: handSelected)
+        let audience = AudienceGrid(names: model.audience, total: model.audienceCount, selected: audienceSelected)
+        let chat = ChatPane(lines: model.chat)
+        let heights = sectionHeights(
+            rows: area.height, stageNeeds: stage.rowsNeeded(width: area.width, glyphs: theme.glyphs),
+            handsNeed: hands.rowsNeeded(width: area.width), audienceNeeds: audience.rowsNeeded(width: area.width),
+            chatNeeds: model.chatVisible ? max(1, model.chat.count) : nil)
+        var y = area.y
+        func section(_ title: String, height: Int, draw: (inout CellBuffer, Rect) -> Void) {
+            guard height > 0 else { return }
+            SectionHeader(title).render(
+                into: &buffer, area: Rect(x: area.x, y: y, width: area.width, height: 1), theme: theme)
+            if height > 1 {
+                draw(&buffer, Rect(x: area.x, y: y + 1, width: area.width, height: height - 1))
+            }
+            y += height
+        }
+        let handCount = model.hands.count
+        section("Stage", height: heights.stage) { stage.render(into: &$0, area: $1, theme: theme) }
+        section(handCount > 0 ? "Raised hands (\(formatCount(handCount)))" : "Raised hands", height: heights.hands) {
+            hands.render(into: &$0, area: $1, theme: theme)
+        }
+        section("Audience (\(formatCount(model.audienceCount)))", height: heights.audience) {
+            audience.render(into: &$0, area: $1, theme: theme)
+        }
+        section("Chat and events", height: heights.chat) { chat.render(into: &$0, area: $1, theme: theme) }
+    }
+}

@@ -1,0 +1,286 @@
+/// Everything the room screen shows, in display terms. The client maps its room state to this; the screen is a
+/// pure function of it (`RoomScreen.render`).
+public struct RoomScreenModel: Hashable, Sendable {
+    /// The header line.
+    public var header: Header
+    /// Who is on stage, in display order.
+    public var stage: [StageEntry]
+    /// The raised-hand queue as this viewer may see it.
+    public var hands: HandQueue
+    /// Names of audience members to list, in display order; may be fewer than `audienceCount`.
+    public var audience: [String]
+    /// How many people are in the audience.
+    public var audienceCount: Int
+    /// The status line.
+    public var status: StatusLine
+    /// Chat messages and room events, oldest first; the screen shows the newest that fit.
+    public var chat: [ChatLine]
+    /// Whether the chat and event pane is shown.
+    public var chatVisible: Bool
+    /// Chat lines that arrived while the pane was hidden.
+    public var unreadChat: Int
+    /// The selected peer.
+    public var selection: Selection
+    /// A one-line notice or problem shown above the status line.
+    public var notice: Notice?
+    /// The command line, when open; it replaces the status line.
+    public var commandLine: LineEditor?
+    /// A dialog drawn over the room.
+    public var overlay: Overlay?
+
+    /// Creates a model; everything but the header is empty unless given.
+    public init(
+        header: Header, stage: [StageEntry] = [], hands: HandQueue = .full([]), audience: [String] = [],
+        audienceCount: Int? = nil, status: StatusLine, chat: [ChatLine] = [], chatVisible: Bool = false,
+        unreadChat: Int = 0, selection: Selection = .none, notice: Notice? = nil, commandLine: LineEditor? = nil,
+        overlay: Overlay? = nil
+    ) {
+        self.header = header
+        self.stage = stage
+        self.hands = hands
+        self.audience = audience
+        self.audienceCount = audienceCount ?? audience.count
+        self.status = status
+        self.chat = chat
+        self.chatVisible = chatVisible
+        self.unreadChat = unreadChat
+        self.selection = selection
+        self.notice = notice
+        self.commandLine = commandLine
+        self.overlay = overlay
+    }
+
+    /// The header: room, topic, head count and connection.
+    public struct Header: Hashable, Sendable {
+        /// The room's name.
+        public var room: String
+        /// The room's topic; empty for none.
+        public var topic: String
+        /// Everyone in the room.
+        public var peopleCount: Int
+        /// The connection to the server.
+        public var connection: Connection
+
+        /// Creates a header.
+        public init(room: String, topic: String = "", peopleCount: Int, connection: Connection) {
+            self.room = room
+            self.topic = topic
+            self.peopleCount = peopleCount
+            self.connection = connection
+        }
+    }
+
+    /// The state of the connection to the server.
+    public enum Connection: Hashable, Sendable {
+        /// Connecting for the first time.
+        case connecting
+        /// Connected; the round-trip time in milliseconds when measured.
+        case connected(roundTripMilliseconds: Int?)
+        /// Lost and trying again.
+        case reconnecting(attempt: Int)
+        /// Gone for good.
+        case disconnected
+    }
+
+    /// A role as the screen shows it.
+    public enum Role: String, Hashable, Sendable, CaseIterable {
+        /// Runs the room.
+        case host
+        /// Helps run the room.
+        case moderator
+        /// On stage.
+        case speaker
+        /// Listening.
+        case audience
+    }
+
+    /// One person on stage.
+    public struct StageEntry: Hashable, Sendable {
+        /// The display name.
+        public var name: String
+        /// The role, shown as a badge.
+        public var role: Role
+        /// Whether their microphone is muted.
+        public var muted: Bool
+        /// Their audio level, 0–100, with rise, hold and fall already applied.
+        public var level: Int
+        /// Whether they are the one speaking now.
+        public var speaking: Bool
+
+        /// Creates a stage entry.
+        public init(name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false) {
+            self.name = name
+            self.role = role
+            self.muted = muted
+            self.level = level
+            self.speaking = speaking
+        }
+    }
+
+    /// One raised hand.
+    public struct HandEntry: Hashable, Sendable {
+        /// The place in the queue, from 1.
+        public var position: Int
+        /// The display name.
+        public var name: String
+        /// How long the hand has been up, in seconds.
+        public var waitingSeconds: Int
+
+        /// Creates a hand entry.
+        public init(position: Int, name: String, waitingSeconds: Int) {
+            self.position = position
+            self.name = name
+            self.waitingSeconds = waitingSeconds
+        }
+    }
+
+    /// The raised-hand queue: hosts and moderators see all of it, others only their own place.
+    public enum HandQueue: Hashable, Sendable {
+        /// Every raised hand, in queue order.
+        case full([HandEntry])
+        /// How many hands are up and, when the viewer's is among them, its place (from 1).
+        case ownPlace(position: Int?, total: Int)
+
+        /// How many hands are up.
+        public var count: Int {
+            switch self {
+            case .full(let entries): return entries.count
+            case .ownPlace(_, let total): return total
+            }
+        }
+    }
+
+    /// The status line: who you are and what you can do.
+    public struct StatusLine: Hashable, Sendable {
+        /// Your display name.
+        public var name: String
+        /// Your role.
+        public var role: Role
+        /// Your microphone: nil for listeners, who have none open.
+        public var micMuted: Bool?
+        /// Whether your hand is up.
+        public var handRaised: Bool
+
+        /// Creates a status line.
+        public init(name: String, role: Role, micMuted: Bool? = nil, handRaised: Bool = false) {
+            self.name = name
+            self.role = role
+            self.micMuted = micMuted
+            self.handRaised = handRaised
+        }
+    }
+
+    /// One line of the chat and event pane.
+    public enum ChatLine: Hashable, Sendable {
+        /// A chat message; `privately` when it went to you or a role only.
+        case message(from: String, text: String, privately: Bool)
+        /// A room event in words: joins, role changes, moderation.
+        case event(String)
+    }
+
+    /// Which peer is selected.
+    public enum Selection: Hashable, Sendable {
+        /// Nobody.
+        case none
+        /// The stage entry at this index.
+        case stage(Int)
+        /// The raised hand at this index (of `HandQueue.full`).
+        case hand(Int)
+        /// The audience name at this index.
+        case audience(Int)
+    }
+
+    /// A notice in the line above the status line.
+    public struct Notice: Hashable, Sendable {
+        /// What happened and what to do next, in plain words.
+        public var text: String
+        /// Whether it is a problem.
+        public var isError: Bool
+
+        /// Creates a notice.
+        public init(_ text: String, isError: Bool = false) {
+            self.text = text
+            self.isError = isError
+        }
+    }
+
+    /// A dialog over the room.
+    public enum Overlay: Hashable, Sendable {
+        /// The key list; `scroll` is the first line shown.
+        case help(scroll: Int)
+        /// An invitation to speak.
+        case invitation(Invitation)
+        /// A question before a destructive action.
+        case confirmation(Confirmation)
+        /// The actions offered for the selected peer.
+        case actions(ActionMenu)
+    }
+
+    /// An invitation to speak, with a preview of the microphone level.
+    public struct Invitation: Hashable, Sendable {
+        /// Who invited you.
+        public var from: String
+        /// Your microphone's level, 0–100; nil when no capture device could be opened.
+        public var micLevel: Int?
+        /// Whether "accept" (rather than "decline") is chosen.
+        public var acceptSelected: Bool
+
+        /// Creates an invitation.
+        public init(from: String, micLevel: Int?, acceptSelected: Bool = true) {
+            self.from = from
+            self.micLevel = micLevel
+            self.acceptSelected = acceptSelected
+        }
+    }
+
+    /// A confirmation that says what will happen.
+    public struct Confirmation: Hashable, Sendable {
+        /// The question, e.g. "Remove Eli?".
+        public var title: String
+        /// What will happen, in plain words.
+        public var message: String
+        /// The label of the button that goes ahead, e.g. "Remove".
+        public var confirmLabel: String
+        /// Whether the go-ahead button (rather than "Cancel") is chosen.
+        public var confirmSelected: Bool
+
+        /// Creates a confirmation; "Cancel" is chosen unless said otherwise, so Enter alone is safe.
+        public init(title: String, message: String, confirmLabel: String, confirmSelected: Bool = false) {
+            self.title = title
+            self.message = message
+            self.confirmLabel = confirmLabel
+            self.confirmSelected = confirmSelected
+        }
+    }
+
+    /// The actions for one peer.
+    public struct ActionMenu: Hashable, Sendable {
+        /// Whose actions these are.
+        public var peerName: String
+        /// The actions, each with its key (e.g. `("i", "Invite to speak")`).
+        public var items: [ActionItem]
+        /// The chosen item.
+        public var selected: Int
+
+        /// Creates an action menu.
+        public init(peerName: String, items: [ActionItem], selected: Int = 0) {
+            self.peerName = peerName
+            self.items = items
+            self.selected = selected
+        }
+    }
+
+    /// One action in a menu.
+    public struct ActionItem: Hashable, Sendable {
+        /// The key that does it directly.
+        public var key: String
+        /// What it does.
+        public var title: String
+
+        /// Creates an action item.
+        public init(key: String, title: String) {
+            self.key = key
+            self.title = title
+        }
+    }
+}

@@ -1,0 +1,157 @@
+/// How many colours the terminal may use.
+public enum ColorLevel: Int, Hashable, Sendable, Comparable, CaseIterable {
+    /// No colour at all: attributes (bold, dim, reverse, underline) only. Chosen when `NO_COLOR` is set.
+    case none
+    /// The 16 ANSI colours.
+    case ansi16
+    /// The 256 xterm colours.
+    case ansi256
+
+    public static func < (lhs: ColorLevel, rhs: ColorLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The level the environment asks for: none when `NO_COLOR` is set (to anything non-empty) or `TERM` is
+    /// `dumb`, 256 when `TERM` mentions `256color` or `COLORTERM` is set, else 16. The terminal may still
+    /// offer fewer colours; the adapter lowers the level to what it has.
+    public static func detect(environment: [String: String]) -> ColorLevel {
+        if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return .none }
+        let term = environment["TERM"] ?? ""
+        if term == "dumb" { return .none }
+        if term.contains("256color") || !(environment["COLORTERM"] ?? "").isEmpty { return .ansi256 }
+        return .ansi16
+    }
+}
+
+/// What a piece of the screen means; the theme turns each into a style.
+public enum SemanticRole: Hashable, Sendable, CaseIterable {
+    /// The host's badge and name.
+    case host
+    /// A moderator's badge and name.
+    case moderator
+    /// A speaker's name.
+    case speaker
+    /// The name of whoever is speaking now.
+    case activeSpeaker
+    /// A muted speaker's mute mark.
+    case muted
+    /// The level bar of a speaker.
+    case level
+    /// The selected peer.
+    case selection
+    /// The header line.
+    case header
+    /// Section header lines.
+    case section
+    /// The status line.
+    case status
+    /// Key names in hints and help.
+    case key
+    /// Less important text: waiting times, events, counts.
+    case secondary
+    /// Problems the person should act on.
+    case error
+    /// Informational notices.
+    case notice
+    /// Frames and text of overlays.
+    case overlay
+    /// The chosen button in an overlay.
+    case button
+}
+
+/// The characters the screen draws with: Unicode, or ASCII only for `--ascii`.
+public struct Glyphs: Hashable, Sendable {
+    /// The host's badge.
+    public var host: String
+    /// A moderator's badge.
+    public var moderator: String
+    /// A speaker whose microphone is open.
+    public var micOpen: String
+    /// A muted speaker.
+    public var micMuted: String
+    /// Level bar steps, lowest first.
+    public var bars: [String]
+    /// An unlit level bar cell after the first.
+    public var barEmpty: String
+    /// Horizontal rule.
+    public var horizontal: String
+    /// Vertical rule.
+    public var vertical: String
+    /// Box corners: top left, top right, bottom left, bottom right.
+    public var corners: [String]
+    /// Cut-off text.
+    public var ellipsis: String
+    /// Separator between header and status fields.
+    public var dot: String
+    /// Dash between room and topic.
+    public var dash: String
+    /// Starts a room event in the chat pane.
+    public var event: String
+    /// Marks the selected peer.
+    public var selection: String
+    /// Connection state marks: connected, connecting or reconnecting, disconnected.
+    public var connection: [String]
+    /// Arrow keys as shown in help: up, down, left, right.
+    public var arrows: [String]
+
+    /// Unicode symbols and block elements.
+    public static let unicode = Glyphs(
+        host: "★", moderator: "◆", micOpen: "🎙", micMuted: "🔇", bars: ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"],
+        barEmpty: " ", horizontal: "─", vertical: "│", corners: ["┌", "┐", "└", "┘"], ellipsis: "…", dot: "·",
+        dash: "—", event: "·", selection: "›", connection: ["●", "◐", "○"], arrows: ["↑", "↓", "←", "→"])
+
+    /// Printable ASCII only.
+    public static let ascii = Glyphs(
+        host: "*", moderator: "+", micOpen: "[o]", micMuted: "[m]", bars: ["_", "#", "#", "#", "#", "#", "#", "#"],
+        barEmpty: " ", horizontal: "-", vertical: "|", corners: ["+", "+", "+", "+"], ellipsis: "~", dot: "|",
+        dash: "-", event: "-", selection: ">", connection: ["o", "~", "x"], arrows: ["Up", "Down", "Left", "Right"])
+}
+
+/// Styles for every semantic role at one colour level, plus the glyph set.
+public struct Theme: Sendable {
+    /// The colour level the styles were made for.
+    public let level: ColorLevel
+    /// The characters to draw with.
+    public let glyphs: Glyphs
+    private let styles: [SemanticRole: Style]
+
+    /// The standard theme at `level`, with ASCII glyphs when `ascii` is true.
+    public init(level: ColorLevel, ascii: Bool = false) {
+        self.level = level
+        glyphs = ascii ? .ascii : .unicode
+        var styles: [SemanticRole: Style] = [:]
+        for role in SemanticRole.allCases { styles[role] = Theme.style(for: role, level: level) }
+        self.styles = styles
+    }
+
+    /// The style for `role`.
+    public func style(_ role: SemanticRole) -> Style { styles[role] ?? .plain }
+
+    // Without colour only attributes remain, so every role that must stand out gets one of bold, reverse,
+    // underline or dim; with colour the same attributes stay, so meaning never rests on colour alone.
+    private static func style(for role: SemanticRole, level: ColorLevel) -> Style {
+        func pick(_ ansi: UInt8, _ indexed: UInt8) -> Color {
+            switch level {
+            case .none: return .terminalDefault
+            case .ansi16: return .ansi(ansi)
+            case .ansi256: return .indexed(indexed)
+            }
+        }
+        switch role {
+        case .host: return Style(foreground: pick(11, 220), bold: true)
+        case .moderator: return Style(foreground: pick(14, 45), bold: true)
+        case .speaker: return Style()
+        case .activeSpeaker: return Style(foreground: pick(10, 48), bold: true, underline: level == .none)
+        case .muted: return Style(foreground: pick(9, 203))
+        case .level: return Style(foreground: pick(2, 41))
+        case .selection: return Style(reverse: true)
+        case .header: return Style(bold: true)
+        case .section: return Style(foreground: pick(4, 67), dim: level == .none)
+        case .status: return Style(reverse: true)
+        case .key: return Style(foreground: pick(6, 80), bold: true)
+        case .secondary: return Style(foreground: pick(8, 245), dim: level == .none)
+        case .error: return Style(foreground: pick(9, 196), bold: true)
+        case .notice: return Style(foreground: pick(3, 179))
+        case .overlay: return Style()
+        case .button: return Style(bold: true, reverse: true)
+        }
+    }
+}

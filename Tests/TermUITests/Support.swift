@@ -1,0 +1,108 @@
+import Foundation
+import TermUI
+import Testing
+
+/// Compares a buffer's text with `Goldens/<name>.txt`; with `UPDATE_GOLDENS=1` it rewrites the file instead.
+/// Trailing spaces are dropped from each line so the files read well in any editor.
+func expectGolden(
+    _ name: String, _ buffer: CellBuffer, filePath: String = #filePath,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let directory = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("Goldens")
+    let file = directory.appendingPathComponent(name + ".txt")
+    let lines = buffer.lines().map { line -> String in
+        var trimmed = Substring(line)
+        while trimmed.last == " " { trimmed = trimmed.dropLast() }
+        return String(trimmed)
+    }
+    let actual = lines.joined(separator: "\n") + "\n"
+    if ProcessInfo.processInfo.environment["UPDATE_GOLDENS"] == "1" {
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try? actual.write(to: file, atomically: true, encoding: .utf8)
+        return
+    }
+    guard let expected = try? String(contentsOf: file, encoding: .utf8) else {
+        Issue.record(
+            "missing golden \(file.lastPathComponent); run with UPDATE_GOLDENS=1", sourceLocation: sourceLocation)
+        return
+    }
+    if expected != actual {
+        let expectedLines = expected.split(separator: "\n", omittingEmptySubsequences: false)
+        let actualLines = actual.split(separator: "\n", omittingEmptySubsequences: false)
+        var report = ""
+        for index in 0..<max(expectedLines.count, actualLines.count) {
+            let e = index < expectedLines.count ? String(expectedLines[index]) : "<none>"
+            let a = index < actualLines.count ? String(actualLines[index]) : "<none>"
+            if e != a { report += "line \(index + 1)\n  expected: \(e)\n  actual:   \(a)\n" }
+        }
+        Issue.record("golden \(name) differs:\n\(report)", sourceLocation: sourceLocation)
+    }
+}
+
+/// The buffer's attributes, one character per cell: `.` for none, else a hex digit of bold (1), dim (2),
+/// reverse (4) and underline (8). Without colour these are all that tells things apart.
+func attributeMap(_ buffer: CellBuffer) -> CellBuffer {
+    var map = CellBuffer(width: buffer.width, height: buffer.height)
+    for y in 0..<buffer.height {
+        for x in 0..<buffer.width {
+            let style = buffer[x, y].style
+            let bits =
+                (style.bold ? 1 : 0) | (style.dim ? 2 : 0) | (style.reverse ? 4 : 0) | (style.underline ? 8 : 0)
+            let mark: Character = bits == 0 ? "." : Character(String(bits, radix: 16))
+            map.set(mark, x: x, y: y, style: .plain)
+        }
+    }
+    return map
+}
+
+/// Renders the room screen for `model` at a size.
+func render(
+    _ model: RoomScreenModel, width: Int = 80, height: Int = 24, theme: Theme = Theme(level: .ansi256)
+)
+    -> CellBuffer
+{
+    var buffer = CellBuffer(width: width, height: height)
+    RoomScreen.render(model, into: &buffer, theme: theme)
+    return buffer
+}
+
+/// Scenes used by the golden tests, modelled on the sketch in the UX notes.
+enum Scenes {
+    static let sketchStage: [RoomScreenModel.StageEntry] = [
+        .init(name: "Ana", role: .host, level: 80, speaking: true),
+        .init(name: "Bo", role: .moderator, muted: true),
+        .init(name: "Chen", role: .speaker, level: 55),
+        .init(name: "Dara", role: .speaker, level: 0),
+    ]
+
+    static let sketchAudience = [
+        "Hana", "Ivo", "Jun", "Kai", "Lea", "Mio", "Noa", "Oli", "Pia", "Quinn", "Rui", "Sam", "Tove", "Uma",
+        "Vik", "Wren", "Xia", "Yuki", "Zed",
+    ]
+
+    static func header(count: Int = 1204) -> RoomScreenModel.Header {
+        .init(
+            room: "lobby", topic: "Friday terminal hour", peopleCount: count,
+            connection: .connected(roundTripMilliseconds: 18))
+    }
+
+    /// The room in the UX sketch, seen by the moderator Bo.
+    static func sketch() -> RoomScreenModel {
+        RoomScreenModel(
+            header: header(), stage: sketchStage,
+            hands: .full([
+                .init(position: 1, name: "Eli", waitingSeconds: 252),
+                .init(position: 2, name: "Fay", waitingSeconds: 63),
+                .init(position: 3, name: "Gus", waitingSeconds: 9),
+            ]), audience: sketchAudience, audienceCount: 1197,
+            status: .init(name: "Bo", role: .moderator, micMuted: true), selection: .stage(1))
+    }
+
+    static func names(_ count: Int) -> [String] {
+        let first = [
+            "Ada", "Ben", "Cleo", "Dev", "Emil", "Fern", "Gio", "Hugo", "Iris", "Jas", "Kit", "Lior", "Maya", "Nils",
+            "Omar", "Pip", "Rosa", "Sven", "Tara", "Vera",
+        ]
+        return (0..<count).map { "\(first[$0 % first.count])\($0 / first.count + 1)" }
+    }
+}

@@ -1,0 +1,222 @@
+import TermUI
+import Testing
+
+@Suite("Widgets")
+struct WidgetTests {
+    static let theme = Theme(level: .ansi16)
+
+    typealias Draw = @Sendable (inout CellBuffer, Rect, Theme) -> Void
+
+    static let widgets: [(String, Draw)] = [
+        ("section", { SectionHeader("Stage").render(into: &$0, area: $1, theme: $2) }),
+        ("rule", { Rule().render(into: &$0, area: $1, theme: $2) }),
+        ("level", { LevelBar(level: 70).render(into: &$0, area: $1, theme: $2) }),
+        ("stage", { StageGrid(entries: Scenes.sketchStage, selected: 1).render(into: &$0, area: $1, theme: $2) }),
+        ("emptyStage", { StageGrid(entries: [], selected: nil).render(into: &$0, area: $1, theme: $2) }),
+        (
+            "hands",
+            {
+                HandQueueView(queue: .full([.init(position: 1, name: "Eli", waitingSeconds: 3)]), selected: 0)
+                    .render(into: &$0, area: $1, theme: $2)
+            }
+        ),
+        (
+            "ownHand",
+            {
+                HandQueueView(queue: .ownPlace(position: 1, total: 1), selected: nil).render(
+                    into: &$0, area: $1, theme: $2)
+            }
+        ),
+        (
+            "audience",
+            {
+                AudienceGrid(names: Scenes.sketchAudience, total: 1197, selected: 3).render(
+                    into: &$0, area: $1, theme: $2)
+            }
+        ),
+        (
+            "chat",
+            {
+                ChatPane(lines: [.event("Eli joined"), .message(from: "Ana", text: "hi", privately: true)]).render(
+                    into: &$0, area: $1, theme: $2)
+            }
+        ),
+        ("header", { HeaderBar(Scenes.header()).render(into: &$0, area: $1, theme: $2) }),
+        (
+            "status",
+            { StatusBar(.init(name: "Bo", role: .moderator, micMuted: false)).render(into: &$0, area: $1, theme: $2) }
+        ),
+        ("notice", { NoticeLine(.init("No audio device", isError: true)).render(into: &$0, area: $1, theme: $2) }),
+        ("help", { HelpOverlay(scroll: 3).render(into: &$0, area: $1, theme: $2) }),
+        ("invitation", { InvitationPrompt(.init(from: "Ana", micLevel: 40)).render(into: &$0, area: $1, theme: $2) }),
+        (
+            "confirm",
+            {
+                ConfirmationDialog(.init(title: "End the room?", message: "Everyone leaves.", confirmLabel: "End"))
+                    .render(into: &$0, area: $1, theme: $2)
+            }
+        ),
+        (
+            "actions",
+            {
+                ActionMenuOverlay(.init(peerName: "Chen", items: [.init(key: "M", title: "Mute")])).render(
+                    into: &$0, area: $1, theme: $2)
+            }
+        ),
+        ("box", { Box(title: "Title", footer: "Esc").render(into: &$0, area: $1, theme: $2) }),
+        ("room", { buffer, _, theme in RoomScreen.render(Scenes.sketch(), into: &buffer, theme: theme) }),
+    ]
+
+    @Test(arguments: [(0, 0), (1, 1), (2, 1), (1, 3), (3, 2)])
+    func everyWidgetSurvivesTinyAreas(width: Int, height: Int) {
+        for (name, draw) in Self.widgets {
+            var buffer = CellBuffer(width: width, height: height)
+            draw(&buffer, buffer.area, Self.theme)
+            #expect(buffer.lines().count == height, "\(name)")
+            #expect(buffer.lines().allSatisfy { DisplayWidth.of($0) == width }, "\(name) at \(width)x\(height)")
+        }
+    }
+
+    @Test func widgetsStayInsideTheirArea() {
+        for (name, draw) in Self.widgets where name != "room" {
+            var buffer = CellBuffer(width: 30, height: 10)
+            buffer.fill(buffer.area, with: "#")
+            let area = Rect(x: 5, y: 2, width: 20, height: 6)
+            draw(&buffer, area, Self.theme)
+            for y in 0..<10 {
+                for x in 0..<30 where !(x >= 5 && x < 25 && y >= 2 && y < 8) {
+                    #expect(buffer[x, y].text == "#", "\(name) wrote outside its area at \(x),\(y)")
+                }
+            }
+        }
+    }
+
+    @Test func everyRoomSizeRendersWithoutOverlap() {
+        for width in [0, 1, 5, 20, 40, 80, 133] {
+            for height in [0, 1, 2, 3, 4, 6, 12, 24, 50] {
+                var buffer = CellBuffer(width: width, height: height)
+                var model = Scenes.sketch()
+                model.chatVisible = height % 2 == 0
+                model.chat = [.event("Eli joined")]
+                RoomScreen.render(model, into: &buffer, theme: Self.theme)
+                #expect(buffer.lines().allSatisfy { DisplayWidth.of($0) == width })
+            }
+        }
+    }
+
+    @Test func theSelectionIsAlwaysVisible() {
+        let names = Scenes.names(200)
+        let stage = (0..<30).map { RoomScreenModel.StageEntry(name: "S\($0)", role: .speaker) }
+        let hands = (0..<50).map { RoomScreenModel.HandEntry(position: $0 + 1, name: "H\($0)", waitingSeconds: 0) }
+        for (width, height) in [(40, 3), (80, 2), (25, 1)] {
+            let area = Rect(width: width, height: height)
+            for index in stride(from: 0, to: 200, by: 7) {
+                var buffer = CellBuffer(width: width, height: height)
+                AudienceGrid(names: names, total: 200, selected: index).render(
+                    into: &buffer, area: area, theme: Self.theme)
+                #expect(buffer.lines().contains { $0.contains("›" + names[index] + " ") }, "\(index) at \(width)")
+            }
+            for index in stride(from: 0, to: 30, by: 3) {
+                var buffer = CellBuffer(width: width, height: height)
+                StageGrid(entries: stage, selected: index).render(into: &buffer, area: area, theme: Self.theme)
+                #expect(buffer.lines().contains { $0.contains("›  S\(index) ") }, "stage \(index) at \(width)")
+            }
+            for index in stride(from: 0, to: 50, by: 5) {
+                var buffer = CellBuffer(width: width, height: height)
+                HandQueueView(queue: .full(hands), selected: index).render(
+                    into: &buffer, area: area, theme: Self.theme)
+                #expect(
+                    buffer.lines().contains { $0.contains("›") && $0.contains("\(index + 1). H\(index) ") },
+                    "hand \(index)")
+            }
+        }
+    }
+
+    @Test func levelBarRisesWithTheLevel() {
+        let theme = Theme(level: .none)
+        func bar(_ level: Int, ascii: Bool = false) -> String {
+            var buffer = CellBuffer(width: 5, height: 1)
+            LevelBar(level: level).render(into: &buffer, area: buffer.area, theme: Theme(level: .none, ascii: ascii))
+            return buffer.lines()[0]
+        }
+        #expect(bar(0) == "▁    ")
+        #expect(bar(50) == "▁▃▅  ")
+        #expect(bar(100) == "▁▃▅▆█")
+        #expect(bar(250) == "▁▃▅▆█")
+        #expect(bar(-4) == "▁    ")
+        #expect(bar(0, ascii: true) == "_    ")
+        for (level, expected) in [(-500, "▁"), (0, "▁"), (50, "▄"), (100, "█"), (900, "█")] {
+            var one = CellBuffer(width: 1, height: 1)
+            LevelBar(level: level).render(into: &one, area: one.area, theme: theme)
+            #expect(one.lines() == [expected], "level \(level)")
+        }
+        #expect(bar(100, ascii: true) == "#####")
+        #expect(theme.style(.level) == Style())
+    }
+
+    @Test func sectionsShareRowsByImportance() {
+        let roomy = RoomScreen.sectionHeights(rows: 20, stageNeeds: 2, handsNeed: 1, audienceNeeds: 40, chatNeeds: nil)
+        #expect(roomy == .init(stage: 3, hands: 2, audience: 15, chat: 0))
+        let tight = RoomScreen.sectionHeights(rows: 5, stageNeeds: 2, handsNeed: 1, audienceNeeds: 40, chatNeeds: 3)
+        #expect(tight == .init(stage: 2, hands: 1, audience: 1, chat: 1))
+        let withChat = RoomScreen.sectionHeights(
+            rows: 20, stageNeeds: 2, handsNeed: 1, audienceNeeds: 40, chatNeeds: 30)
+        #expect(withChat == .init(stage: 3, hands: 2, audience: 8, chat: 7))
+        #expect(
+            RoomScreen.sectionHeights(rows: 0, stageNeeds: 1, handsNeed: 1, audienceNeeds: 1, chatNeeds: nil)
+                == .init(stage: 0, hands: 0, audience: 0, chat: 0))
+    }
+
+    @Test func statusHintsFollowTheRole() {
+        let audience = StatusBar(.init(name: "Fay", role: .audience)).hints().map(\.key)
+        #expect(audience == ["?", "r", "/", "q"])
+        let host = StatusBar(.init(name: "Ana", role: .host, micMuted: true), unreadChat: 3).hints()
+        #expect(host.map(\.key) == ["?", "Tab", "m", "n", "Enter", "/", "q"])
+        #expect(host[2].action == "unmute" && host[1].action == "chat (3)")
+        let speaker = StatusBar(.init(name: "Chen", role: .speaker, micMuted: false)).hints().map(\.action)
+        #expect(speaker == ["help", "mute", "talk", "chat", "leave"])
+    }
+
+    @Test func colourLevelsFollowTheEnvironment() {
+        #expect(ColorLevel.detect(environment: ["NO_COLOR": "1", "TERM": "xterm-256color"]) == .none)
+        #expect(ColorLevel.detect(environment: ["NO_COLOR": "", "TERM": "xterm-256color"]) == .ansi256)
+        #expect(ColorLevel.detect(environment: ["TERM": "screen"]) == .ansi16)
+        #expect(ColorLevel.detect(environment: ["TERM": "xterm", "COLORTERM": "truecolor"]) == .ansi256)
+        #expect(ColorLevel.detect(environment: ["TERM": "dumb"]) == .none)
+    }
+
+    @Test func themesUseOnlyTheColoursOfTheirLevel() {
+        for level in ColorLevel.allCases {
+            let theme = Theme(level: level)
+            for role in SemanticRole.allCases {
+                let style = theme.style(role)
+                for color in [style.foreground, style.background] {
+                    switch (level, color) {
+                    case (_, .terminalDefault), (.ansi16, .ansi), (.ansi256, .indexed): break
+                    default: Issue.record("\(role) at \(level) uses \(color)")
+                    }
+                }
+            }
+        }
+        // Without colour the things that must stand out still do.
+        let plain = Theme(level: .none)
+        #expect(plain.style(.selection).reverse)
+        #expect(plain.style(.activeSpeaker).bold)
+        #expect(plain.style(.error).bold)
+    }
+
+    @Test func selectedStageEntryIsMarkedAndHighlighted() {
+        let buffer = render(Scenes.sketch())
+        // Bo, the second stage entry, is selected: the marker precedes the badge and the name is reversed.
+        let row = 2
+        let marker = (0..<80).first { buffer[$0, row].text == "›" }
+        #expect(marker != nil)
+        if let marker {
+            #expect(buffer[marker + 1, row].text == "◆")
+            #expect(buffer[marker + 3, row].text == "B" && buffer[marker + 3, row].style.reverse)
+        }
+        // Ana is speaking: her name uses the active speaker style.
+        let ana = (0..<80).first { buffer[$0, row].text == "A" }!
+        #expect(buffer[ana, row].style == Theme(level: .ansi256).style(.activeSpeaker))
+    }
+}
