@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
-        .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll"]),
+        .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
 
         // MARK: Test support.
         .target(name: "RoomTesting"),
@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
         .testTarget(
-            name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol"], exclude: ["interop"]),
+            name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol", "Crypto"], exclude: ["interop"]),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "CAllocationCounter"]),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
