@@ -65,14 +65,15 @@ let package = Package(
         .testTarget(name: "BenchmarksTests", dependencies: ["Benchmarks", "RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
-        .testTarget(name: "CLITests", dependencies: []),
+        .testTarget(name: "CLITests", dependencies: ["RoomTesting"]),
         .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomTesting"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
         .testTarget(
-            name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol", "Crypto"], exclude: ["interop"]),
+            name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol", "Crypto", "RoomTesting"],
+            exclude: ["interop"]),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "CAllocationCounter"]),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
@@ -86,7 +87,7 @@ let package = Package(
             name: "ServerIntegrationTests",
             dependencies: [
                 "RoomProtocol", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
-                "ClubroomResources",
+                "ClubroomResources", "RoomTesting",
             ]),
     ]
 )

@@ -5,6 +5,7 @@ import RoomClient
 import RoomCore
 import RoomPersistence
 import RoomProtocol
+import RoomTesting
 import RoomTransport
 import Synchronization
 import Testing
@@ -344,19 +345,7 @@ let pythonJoinScript = #"""
 
     @Test func aBotThatCannotConnectExitsWithFive() throws {
         let binary = try clubroomBinary()
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        let port = Int(UInt16(bigEndian: address.sin_port))
-        close(listener)
+        let port = try freeLoopbackPort()
         let bot = try BotProcess(
             binary: binary, url: "ws://127.0.0.1:\(port)/rooms/lobby", token: "x.y.z", autoAccept: false)
         defer { bot.kill() }
@@ -366,22 +355,9 @@ let pythonJoinScript = #"""
 
     /// `clubroom serve --tls-cert --tls-key` serves the same protocol over wss://.
     @Test func theServerSpeaksTLS() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (certificate, key, folderPath) = try makeSelfSignedCertificate()
+        let folder = URL(fileURLWithPath: folderPath)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let certificate = folder.appendingPathComponent("cert.pem").path
-        let key = folder.appendingPathComponent("key.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        openssl.arguments = [
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate,
-            "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-        ]
-        openssl.standardOutput = FileHandle.nullDevice
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        try #require(openssl.terminationStatus == 0)
         let server = try ServerProcess(
             directory: folder.appendingPathComponent("server"),
             extraArguments: ["--tls-cert", certificate, "--tls-key", key])
