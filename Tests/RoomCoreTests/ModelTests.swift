@@ -1,4 +1,5 @@
 import Foundation
+import RoomTesting
 import Testing
 
 @testable import RoomCore
@@ -115,7 +116,7 @@ import Testing
 
 @Suite struct SortedListTests {
     @Test func staysSortedThroughInsertsAndRemovesAcrossChunks() {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         var list = SortedList<Int>()
         var model: [Int] = []
         for step in 0..<5000 {
