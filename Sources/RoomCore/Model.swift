@@ -1,4 +1,6 @@
 /// A peer's stable identity: the `sub` claim of its token. Never shown as a name.
+///
+/// Like `RoleName`, it is coded as its bare string by the standard library's `Codable` for `RawRepresentable`.
 public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible,
     ExpressibleByStringLiteral
 {
@@ -7,15 +9,6 @@ public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, Codable,
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { self.rawValue = value }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 
     /// Byte order of the UTF-8 form: deterministic and independent of locale.
     public static func < (lhs: PeerID, rhs: PeerID) -> Bool {
@@ -34,15 +27,6 @@ public struct RoleName: RawRepresentable, Hashable, Sendable, Codable, CustomStr
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { self.rawValue = value }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 
     /// Runs the room; every role table must define it.
     public static let host: RoleName = "host"
