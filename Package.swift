@@ -51,6 +51,7 @@ let package = Package(
         // MARK: Tests.
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
+        .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore"]),
         .testTarget(name: "CLITests", dependencies: []),
         .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol"]),
