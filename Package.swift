@@ -47,6 +47,8 @@ let package = Package(
             name: "RoomServer",
             dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence"]),
         .target(name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport"]),
+        // The room screen's state, reducer and view model (pure), and the loop that runs it.
+        .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"]),
 
         // MARK: The executable.
         .executableTarget(
@@ -70,5 +72,8 @@ let package = Package(
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
+        .testTarget(
+            name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources"],
+            exclude: ["Goldens"]),
     ]
 )
