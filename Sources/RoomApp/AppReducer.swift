@@ -30,8 +30,8 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
         effects = show(&state, notice)
     case .sessionEnded(let text, let at):
         advance(&state, to: at)
+        state.sessionOver = true
         effects = show(&state, Notice(.error, text), lasting: false)
-        if !state.leaving { state.leaving = true }
     case .microphone(let level):
         if state.microphoneLevel == level { return [] }
         state.microphoneLevel = level

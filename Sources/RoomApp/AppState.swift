@@ -46,6 +46,8 @@ public struct AppState: Sendable {
     public internal(set) var screenHeight = 24
     /// The clock of the last action, in milliseconds since the Unix epoch.
     public internal(set) var now: Timestamp = 0
+    /// Set once the connection is over for good; the screen stays up to say why.
+    public internal(set) var sessionOver = false
     /// Set once the person chose to leave; the runtime then closes the session.
     public internal(set) var leaving = false
     /// Bumped by every change that can alter the screen, so the runtime skips redrawing when nothing changed.

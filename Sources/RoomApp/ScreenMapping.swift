@@ -60,7 +60,7 @@ public enum RoomScreenMapper {
     static func header(_ state: AppState) -> RoomScreenModel.Header {
         let room = state.room
         let connection: RoomScreenModel.Connection
-        if room.ending != nil {
+        if room.ending != nil || state.sessionOver {
             connection = .disconnected
         } else {
             switch room.connection {
