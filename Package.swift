@@ -81,5 +81,7 @@ let package = Package(
         .testTarget(
             name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources"],
             exclude: ["Goldens"]),
+        .testTarget(name: "RoomAppRuntimeTests", dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI"]),
+        .testTarget(name: "UIEndToEndTests", dependencies: []),
     ]
 )

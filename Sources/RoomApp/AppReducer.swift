@@ -83,7 +83,8 @@ private func request(_ state: inout AppState, _ action: RoomAction) -> [AppEffec
         case .send(let request):
             effects.append(.send(request))
             if case .acceptInvite = request {
-                effects += show(&state, Notice(.info, "Joining the stage muted; press m when you want to talk."))
+                let how = state.lineMode ? "type /unmute" : "press m"
+                effects += show(&state, Notice(.info, "Joining the stage muted; \(how) when you want to talk."))
             }
         case .notice(let notice): effects += show(&state, notice)
         case .showHelp: state.overlay = .help(scroll: 0)
@@ -120,7 +121,9 @@ private func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UIn
         if state.isOver {
             state.overlay = nil
             state.commandLine = nil
-            effects += show(&state, Notice(.error, Narration.endingNotice(state.room)), lasting: false)
+            // The sentence below says it; the notice stays on screen with the way out.
+            state.notice = Notice(.error, Narration.endingNotice(state.room) + " Press q to close.")
+            state.noticeExpires = nil
         }
     default:
         break

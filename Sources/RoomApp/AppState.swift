@@ -56,10 +56,14 @@ public struct AppState: Sendable {
     /// Whether the screen draws with ASCII only (`--ascii`); layout widths depend on it.
     public let ascii: Bool
 
+    /// Whether this is line mode (`--plain`): sentences then name commands to type instead of keys.
+    public let lineMode: Bool
+
     /// A fresh state for a room with these roles.
-    public init(roles: RoleTable, ascii: Bool = false) {
+    public init(roles: RoleTable, ascii: Bool = false, lineMode: Bool = false) {
         room = RoomState(roles: roles)
         self.ascii = ascii
+        self.lineMode = lineMode
     }
 
     /// The characters the screen draws with.

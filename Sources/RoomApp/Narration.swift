@@ -58,8 +58,8 @@ public enum Narration {
             if id == selfID {
                 if onStage && !wasOnStage {
                     let can = room.roles.can(role, .publishAudio)
-                    return Sentence(
-                        "You are on the stage now as \(label)" + (can ? "; you are muted, press m (or type /unmute) to talk." : "."))
+                    let how = state.lineMode ? "type /unmute" : "press m"
+                    return Sentence("You are on the stage now as \(label)" + (can ? "; you are muted, \(how) to talk." : "."))
                 }
                 if !onStage { return Sentence("You are back in the audience.") }
                 return Sentence("You are now \(article(label)).")
@@ -101,9 +101,11 @@ public enum Narration {
             }
         case .invitedToSpeak(let by):
             let who = capitalized(name(by, state) ?? by.rawValue)
-            return Sentence("\(who) invited you to speak. Press a to accept or d to decline (or type /accept or /decline).")
+            if state.lineMode { return Sentence("\(who) invited you to speak. Type /accept or /decline.") }
+            return Sentence("\(who) invited you to speak. Press a to accept or d to decline.")
         case .askedToMute(let by):
-            return Sentence("\(capitalized(name(by, state) ?? by.rawValue)) asks you to mute. Press m (or type /mute).")
+            let how = state.lineMode ? "Type /mute." : "Press m."
+            return Sentence("\(capitalized(name(by, state) ?? by.rawValue)) asks you to mute. \(how)")
         case .removed(let id, let reason, let by):
             if id == selfID { return Sentence(endingNotice(room)) }
             let who = context.subjectName ?? id.rawValue
@@ -135,11 +137,11 @@ public enum Narration {
         switch room.ending {
         case .removed(let reason, let by):
             let actor = by.flatMap { room.peers[$0]?.name } ?? "A moderator"
-            return "\(actor) removed you from the room\(reason.isEmpty ? "" : ": \(reason)"). Press q to close."
+            return "\(actor) removed you from the room\(reason.isEmpty ? "" : ": \(reason)")."
         case .ended(let reason):
-            return "The room has ended\(reason.isEmpty ? "" : ": \(reason)"). Press q to close."
+            return "The room has ended\(reason.isEmpty ? "" : ": \(reason)")."
         case .left:
-            return "You are no longer in the room (you joined from somewhere else?). Press q to close."
+            return "You are no longer in the room; you may have joined from somewhere else."
         case nil:
             return ""
         }

@@ -237,7 +237,7 @@ import Testing
     @Test func theInvitationPromptAcceptsOrDeclines() {
         var state = joined(as: "hana")
         let effects = send(&state, .server(.invitedToSpeak(by: "bo"), seq: 11, at: t0))[0]
-        #expect(effects == [.say("Bo invited you to speak. Press a to accept or d to decline (or type /accept or /decline).")])
+        #expect(effects == [.say("Bo invited you to speak. Press a to accept or d to decline.")])
         #expect(state.showsInvitation)
         #expect(
             RoomScreenMapper.model(state).overlay == .invitation(.init(from: "Bo", micLevel: nil, acceptSelected: true)))

@@ -79,7 +79,7 @@ enum JoinCommand: ClubroomCommand {
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         signal(SIGPIPE, SIG_IGN)
         let connection = SessionConnection(url: options.url, token: token)
-        let state = AppState(roles: roles, ascii: options.ascii)
+        let state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
         let outcome: LoopOutcome
         if options.plain {
             outcome = try await runPlain(state: state, connection: connection)
