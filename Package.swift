@@ -53,6 +53,7 @@ let package = Package(
             name: "RoomAppRuntime",
             dependencies: [
                 "RoomApp", "RoomCore", "TermUI", "TermCurses", "RoomClient", "RoomProtocol", "RoomTransport",
+                "Benchmarks",
             ]),
 
         // MARK: The executable.

@@ -1,4 +1,8 @@
 import Arguments
+import ClubroomResources
+import Foundation
+import RoomAppRuntime
+import RoomCore
 
 /// `clubroom bench`: the benchmark suites.
 enum BenchCommand: ClubroomCommand {
@@ -101,6 +105,14 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runUI(_ options: Options) async throws -> ExitStatus {
-        throw CommandFailure.notAvailable("the UI benchmark is not available in this build yet")
+        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+        #if DEBUG
+            let configuration = "debug (build with -c release for real figures)"
+        #else
+            let configuration = "release"
+        #endif
+        let report = try await Task.detached { try UIBenchmark.report(roles: roles, configuration: configuration) }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return .success
     }
 }
