@@ -67,6 +67,7 @@ let package = Package(
 
         // MARK: Tests.
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources"]),
+        .testTarget(name: "BenchmarksTests", dependencies: ["Benchmarks", "RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore"]),
         .testTarget(name: "CLITests", dependencies: []),
