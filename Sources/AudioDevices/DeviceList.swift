@@ -1,4 +1,4 @@
-import CALSA
+internal import CALSA
 
 #if canImport(Glibc)
 import Glibc
@@ -36,16 +36,6 @@ public struct SoundCard: Sendable, Equatable {
     public var name: String
 }
 
-/// alsa-lib could not list devices.
-public struct AudioDeviceError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What was being done.
-    public var operation: String
-    /// alsa-lib's error text.
-    public var reason: String
-
-    public var description: String { "could not \(operation): \(reason)" }
-}
-
 /// Stops alsa-lib from printing its own errors to stderr; call once before any other ALSA call.
 ///
 /// Errors reach the person once, through our messages, and never scribble over the room screen.
@@ -58,7 +48,7 @@ public func listPCMs() throws(AudioDeviceError) -> [PCMDescription] {
     var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
     let status = snd_device_name_hint(-1, "pcm", &hints)
     guard status >= 0, let hints else {
-        throw AudioDeviceError(operation: "list PCMs", reason: String(cString: snd_strerror(status)))
+        throw .listingFailed(code: status)
     }
     defer { snd_device_name_free_hint(hints) }
     var result: [PCMDescription] = []

@@ -10,6 +10,19 @@ protocol EventLoopHandler: AnyObject {
     func handle(events: UInt32)
     /// Called about every ``EventLoop/tickMilliseconds`` with the monotonic time, for timeouts and pings.
     func tick(nowMilliseconds: Int64)
+    /// The loop is stopping: release the descriptor (unregistering is not needed) and report what must be.
+    func loopStopping()
+}
+
+/// A task scheduled with ``EventLoop/schedule(after:_:)``; cancel it from any thread before it runs.
+public final class EventLoopTimer: Sendable {
+    private let cancelled = Atomic<Bool>(false)
+
+    /// Keeps the task from running if it has not run yet.
+    public func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
 }
 
 /// One thread running an epoll loop over many non-blocking sockets.
@@ -27,6 +40,8 @@ public final class EventLoop: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let started = DispatchSemaphore(value: 0)
     private var nextTick: Int64 = 0
+    private var timers: [(due: Int64, order: Int, timer: EventLoopTimer, task: @Sendable () -> Void)] = []
+    private var timerOrder = 0
     /// Scratch space every read on this loop goes through; loop thread only.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
@@ -81,8 +96,22 @@ public final class EventLoop: @unchecked Sendable {
         if accepted { wake() }
     }
 
+    /// Runs `task` on the loop thread once `delay` has passed (up to about 1 ms late, later when the loop is busy).
+    /// Tasks due at the same time run in the order they were scheduled. Meant for a modest number of timers
+    /// (grace periods, periodic broadcasts), not one per message.
+    @discardableResult
+    public func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> EventLoopTimer {
+        let timer = EventLoopTimer()
+        let due = Self.now() + max(0, delay.milliseconds)
+        execute { [self] in
+            timerOrder += 1
+            timers.append((due: due, order: timerOrder, timer: timer, task: task))
+        }
+        return timer
+    }
+
     /// Stops the loop after the tasks already handed over and waits for its thread to end (unless called on it).
-    /// Descriptors still registered are closed by their owners before this (see ``WebSocketServer/shutdown()``).
+    /// Connections still on the loop are dropped at once and report close code 1006.
     public func shutdown() {
         let first = pending.withLock { state -> Bool in
             defer { state.stopping = true }
@@ -115,6 +144,14 @@ public final class EventLoop: @unchecked Sendable {
         epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, descriptor, &event)
     }
 
+    /// Stops reporting readiness for `descriptor` while keeping its handler's ticks.
+    func pause(_ descriptor: Int32) {
+        var event = epoll_event()
+        event.events = 0
+        event.data.fd = descriptor
+        epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, descriptor, &event)
+    }
+
     func unregister(_ descriptor: Int32) {
         var event = epoll_event()
         epoll_ctl(epollDescriptor, EPOLL_CTL_DEL, descriptor, &event)
@@ -132,7 +169,8 @@ public final class EventLoop: @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         nextTick = Self.now() + Self.tickMilliseconds
         while true {
-            let timeout = Int32(max(0, min(Self.tickMilliseconds, nextTick - Self.now())))
+            let nextDue = timers.lazy.map(\.due).min() ?? nextTick
+            let timeout = Int32(max(0, min(nextTick, nextDue) - Self.now()))
             let count = events.withUnsafeMutableBufferPointer { buffer in
                 epoll_wait(epollDescriptor, buffer.baseAddress, Int32(buffer.count), timeout)
             }
@@ -153,13 +191,19 @@ public final class EventLoop: @unchecked Sendable {
             }
             for task in tasks { task() }
             let now = Self.now()
+            if timers.contains(where: { $0.due <= now }) {
+                let due = timers.filter { $0.due <= now }.sorted { ($0.due, $0.order) < ($1.due, $1.order) }
+                timers.removeAll { $0.due <= now }
+                for entry in due where !entry.timer.isCancelled { entry.task() }
+            }
             if now >= nextTick {
                 nextTick = now + Self.tickMilliseconds
                 for handler in Array(handlers.values) { handler.tick(nowMilliseconds: now) }
             }
             if stopping { break }
         }
-        for (descriptor, _) in handlers { Glibc.close(descriptor) }
+        let remaining = Array(handlers.values)
+        for handler in remaining { handler.loopStopping() }
         handlers.removeAll()
     }
 }
