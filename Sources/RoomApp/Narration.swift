@@ -15,7 +15,8 @@ public enum Narration {
     }
 
     static func name(_ id: PeerID?, _ state: AppState) -> String? {
-        guard let id else { return nil }
+        // The server names no actor (an empty identity) when it acted itself, e.g. on an accepted invitation.
+        guard let id, !id.rawValue.isEmpty else { return nil }
         if id == state.room.selfID { return "you" }
         return state.room.peers[id]?.name ?? id.rawValue
     }
@@ -79,14 +80,14 @@ public enum Narration {
             }
             return Sentence("\(name(id, state) ?? id.rawValue) raised their hand.")
         case .handLowered(let id, let by):
-            if let by, by != id {
-                return Sentence("\(capitalized(name(by, state) ?? by.rawValue)) lowered \(possessive(id, state)) hand.")
+            if let by, by != id, let actor = name(by, state) {
+                return Sentence("\(capitalized(actor)) lowered \(possessive(id, state)) hand.")
             }
             return Sentence(id == selfID ? "You lowered your hand." : "\(name(id, state) ?? id.rawValue) lowered their hand.")
         case .muteChanged(let id, let muted, let by):
             let who = name(id, state) ?? id.rawValue
-            if let by, by != id {
-                return Sentence("\(capitalized(name(by, state) ?? by.rawValue)) muted \(who).")
+            if let by, by != id, let actor = name(by, state) {
+                return Sentence("\(capitalized(actor)) muted \(who).")
             }
             if id == selfID { return Sentence(muted ? "You are muted." : "You are live: others hear you.", logged: false) }
             return Sentence("\(who) \(muted ? "muted" : "unmuted").", logged: false)

@@ -54,29 +54,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     }
 
     /// A request in its wire form.
-    public static func wire(_ request: ClientRequest) -> WireRequest {
-        switch request {
-        case .raiseHand: .raiseHand
-        case .lowerHand: .lowerHand
-        case .invite(let id): .invite(peer: id.rawValue)
-        case .setRole(let id, let role): .setRole(peer: id.rawValue, role: role.rawValue)
-        case .acceptInvite: .acceptInvite
-        case .declineInvite: .declineInvite
-        case .stepDown: .stepDown
-        case .setMute(let muted): .setMute(muted: muted)
-        case .mutePeer(let id): .mutePeer(peer: id.rawValue)
-        case .remove(let id, let reason): .remove(peer: id.rawValue, reason: reason ?? "")
-        case .setTopic(let text): .setTopic(text: text)
-        case .endRoom(let reason): .endRoom(reason: reason ?? "")
-        case .chat(let text, let audience):
-            switch audience {
-            case .everyone: .chat(text: text, to: .everyone)
-            case .peer(let id): .chat(text: text, to: .peer(id.rawValue))
-            case .role(let role): .chat(text: text, to: .role(role.rawValue))
-            }
-        case .leave: .leave
-        }
-    }
+    public static func wire(_ request: ClientRequest) -> WireRequest { StoreFeed.wire(request) }
 
     private func convert(_ event: SessionEvent) -> [ConnectionEvent] {
         switch event {
@@ -102,92 +80,32 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
 
     private func name(_ id: String) -> String { names.withLock { $0[id] } ?? id }
 
-    private func optionalPeer(_ id: String) -> PeerID? { id.isEmpty ? nil : PeerID(id) }
-
+    /// RoomCore's events for a wire message, through the client library's translation (`StoreFeed`); the role
+    /// table comes first with a snapshot, and a declined invitation becomes a notice for the inviter.
     private func convert(_ message: ServerMessage) -> [ConnectionEvent] {
-        let seq = UInt64(max(0, message.seq ?? 0))
-        let me = selfID.withLock { $0 }
+        var events: [ConnectionEvent] = []
         switch message.event {
         case .joined(let snapshot):
             names.withLock { map in
                 map = Dictionary(snapshot.peers.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
             }
             selfID.withLock { $0 = snapshot.selfID }
-            var events: [ConnectionEvent] = []
-            if let roles = Self.roleTable(snapshot.roles) { events.append(.roles(roles)) }
-            let peers = snapshot.peers.map(Self.peer)
-            let recent = snapshot.chat.map { self.chat(for: $0) }
-            let room = RoomSnapshot(
-                roomID: snapshot.room, topic: snapshot.topic, selfID: PeerID(snapshot.selfID), peers: peers,
-                recentChat: recent, seq: seq)
-            events.append(.server(.joined(room), seq: seq))
-            return events
+            if !snapshot.roles.isEmpty, let roles = try? StoreFeed.roleTable(from: snapshot.roles) {
+                events.append(.roles(roles))
+            }
         case .peerJoined(let peer):
             names.withLock { $0[peer.id] = peer.name }
-            return [.server(.peerJoined(Self.peer(peer)), seq: seq)]
-        case .peerLeft(let id, _):
-            return [.server(.peerLeft(PeerID(id)), seq: seq)]
-        case .roleChanged(let id, let role, let by):
-            return [.server(.roleChanged(PeerID(id), to: RoleName(role), by: optionalPeer(by)), seq: seq)]
-        case .handRaised(let id, let at):
-            return [.server(.handRaised(PeerID(id), at: at), seq: seq)]
-        case .handLowered(let id, let by):
-            return [.server(.handLowered(PeerID(id), by: optionalPeer(by)), seq: seq)]
-        case .muteChanged(let id, let muted, let by):
-            return [.server(.muteChanged(PeerID(id), muted: muted, by: optionalPeer(by)), seq: seq)]
-        case .speakers(let levels):
-            return [.server(.speakers(levels.map { SpeakerLevel(peer: PeerID($0.peer), level: $0.level) }), seq: seq)]
-        case .chat(let message):
-            return [.server(.chat(chat(for: message)), seq: seq)]
-        case .invited(let id, let by):
-            guard id == me else { return [] }
-            return [.server(.invitedToSpeak(by: PeerID(by)), seq: seq)]
+        case .peersJoined(let peers):
+            names.withLock { map in for peer in peers { map[peer.id] = peer.name } }
         case .inviteDeclined(let id, _):
             return [.notice(Notice(.info, "\(name(id)) declined your invitation to speak."))]
-        case .askedToMute(let id, let by):
-            guard id == me else { return [] }
-            return [.server(.askedToMute(by: PeerID(by)), seq: seq)]
-        case .removed(let id, let by, let reason):
-            return [.server(.removed(PeerID(id), reason: reason, by: optionalPeer(by)), seq: seq)]
-        case .roomEnded(_, let reason):
-            return [.server(.roomEnded(reason: reason), seq: seq)]
-        case .topicChanged(let topic, let by):
-            return [.server(.topicChanged(topic, by: optionalPeer(by)), seq: seq)]
-        case .error(let code, let text, _):
-            return [.server(.error(code: code.rawValue, message: text), seq: 0)]
+        default:
+            break
         }
-    }
-
-    private func chat(for message: WireChat) -> ChatMessage {
-        let audience: ChatAudience
-        switch message.to {
-        case .everyone: audience = .everyone
-        case .peer(let id): audience = .peer(PeerID(id))
-        case .role(let role): audience = .role(RoleName(role))
+        let me = selfID.withLock { $0 }.map { PeerID($0) }
+        for action in StoreFeed.actions(for: message, selfID: me) {
+            if case .server(let event, let seq) = action { events.append(.server(event, seq: seq)) }
         }
-        return ChatMessage(
-            from: PeerID(message.from), fromName: name(message.from), text: message.text, to: audience,
-            sentAt: message.at)
-    }
-
-    static func peer(_ wire: WirePeer) -> Peer {
-        Peer(
-            id: PeerID(wire.id), name: wire.name, role: RoleName(wire.role), muted: wire.muted,
-            handRaisedAt: wire.handRaisedAt, joinedAt: wire.joinedAt, level: wire.level)
-    }
-
-    /// The server's role table in RoomCore's form, checked by the same parser as `roles.json`; `nil` when the
-    /// server sent none or one that does not check out (the built-in table is used then).
-    static func roleTable(_ roles: [WireRole]) -> RoleTable? {
-        guard !roles.isEmpty else { return nil }
-        let object: [String: Any] = [
-            "version": 1,
-            "roles": roles.map {
-                ["name": $0.name, "label": $0.label, "rank": $0.rank, "onStage": $0.onStage, "permissions": $0.permissions]
-                    as [String: Any]
-            },
-        ]
-        guard let data = try? JSONSerialization.data(withJSONObject: object) else { return nil }
-        return try? RoleTable.parse(data, source: "the server")
+        return events
     }
 }
