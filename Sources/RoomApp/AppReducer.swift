@@ -583,8 +583,9 @@ func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect
     case .failure(let error):
         return show(&state, Notice(.refusal, error.description))
     case .success(.end(let reason)) where !plain:
-        if let me = state.room.me, !state.isOver, let refusal = state.room.roles.check(
-            .endRoom(reason: reason), by: me, target: nil)
+        if let me = state.room.me, !state.isOver,
+            let refusal = state.room.roles.check(
+                .endRoom(reason: reason), by: me, target: nil)
         {
             return show(&state, refusal.notice)
         }

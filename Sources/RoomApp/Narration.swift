@@ -60,7 +60,8 @@ public enum Narration {
                 if onStage && !wasOnStage {
                     let can = room.roles.can(role, .publishAudio)
                     let how = state.lineMode ? "type /unmute" : "press m"
-                    return Sentence("You are on the stage now as \(label)" + (can ? "; you are muted, \(how) to talk." : "."))
+                    return Sentence(
+                        "You are on the stage now as \(label)" + (can ? "; you are muted, \(how) to talk." : "."))
                 }
                 if !onStage { return Sentence("You are back in the audience.") }
                 return Sentence("You are now \(article(label)).")
@@ -69,9 +70,12 @@ public enum Narration {
             let actor = by.flatMap { $0 == id ? nil : name($0, state) }.map(capitalized)
             if onStage && !wasOnStage {
                 return Sentence(
-                    actor.map { "\($0) brought \(who) on stage as \(label)." } ?? "\(who) joined the stage as \(label).")
+                    actor.map { "\($0) brought \(who) on stage as \(label)." } ?? "\(who) joined the stage as \(label)."
+                )
             }
-            if !onStage { return Sentence(actor.map { "\($0) moved \(who) to the audience." } ?? "\(who) left the stage.") }
+            if !onStage {
+                return Sentence(actor.map { "\($0) moved \(who) to the audience." } ?? "\(who) left the stage.")
+            }
             return Sentence(actor.map { "\($0) made \(who) \(article(label))." } ?? "\(who) is now \(article(label)).")
         case .handRaised(let id, _):
             if id == selfID {
@@ -83,13 +87,16 @@ public enum Narration {
             if let by, by != id, let actor = name(by, state) {
                 return Sentence("\(capitalized(actor)) lowered \(possessive(id, state)) hand.")
             }
-            return Sentence(id == selfID ? "You lowered your hand." : "\(name(id, state) ?? id.rawValue) lowered their hand.")
+            return Sentence(
+                id == selfID ? "You lowered your hand." : "\(name(id, state) ?? id.rawValue) lowered their hand.")
         case .muteChanged(let id, let muted, let by):
             let who = name(id, state) ?? id.rawValue
             if let by, by != id, let actor = name(by, state) {
                 return Sentence("\(capitalized(actor)) muted \(who).")
             }
-            if id == selfID { return Sentence(muted ? "You are muted." : "You are live: others hear you.", logged: false) }
+            if id == selfID {
+                return Sentence(muted ? "You are muted." : "You are live: others hear you.", logged: false)
+            }
             return Sentence("\(who) \(muted ? "muted" : "unmuted").", logged: false)
         case .speakers:
             return nil
@@ -178,7 +185,8 @@ public enum Narration {
 
     /// The commands line mode understands, for `/help` there.
     public static var plainHelp: String {
-        let entries = Command.usages.filter { $0.name != "help" } + clientCommands + [("help", "/help", "show this help")]
+        let entries =
+            Command.usages.filter { $0.name != "help" } + clientCommands + [("help", "/help", "show this help")]
         let width = entries.map(\.usage.count).max() ?? 0
         return entries.map { $0.usage + String(repeating: " ", count: width - $0.usage.count + 2) + $0.summary }
             .joined(separator: "\n") + "\nA line that does not start with / is said to everyone."

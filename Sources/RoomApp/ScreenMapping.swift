@@ -109,7 +109,9 @@ public enum RoomScreenMapper {
 
     static func notice(_ state: AppState) -> RoomScreenModel.Notice? {
         if let notice = state.notice { return .init(notice.text, isError: notice.kind != .info) }
-        if state.room.ending != nil { return .init(Narration.endingNotice(state.room) + " Press q to close.", isError: true) }
+        if state.room.ending != nil {
+            return .init(Narration.endingNotice(state.room) + " Press q to close.", isError: true)
+        }
         if case .reconnecting(let attempt) = state.room.connection {
             return .init(
                 "Connection lost; reconnecting (try \(attempt)). Your place is kept; q leaves.", isError: true)

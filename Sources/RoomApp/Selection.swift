@@ -81,8 +81,10 @@ func columns(of section: SectionName, in state: AppState) -> Int {
     case .stage: return StageGrid(entries: model.stage, selected: nil).columnCount(width: width, glyphs: state.glyphs)
     case .raisedHands: return HandQueueView(queue: model.hands, selected: nil).columnCount(width: width)
     case .audience:
-        return AudienceGrid(names: model.audience, offset: model.audienceOffset, total: model.audienceCount, selected: nil)
-            .columnCount(width: width)
+        return AudienceGrid(
+            names: model.audience, offset: model.audienceOffset, total: model.audienceCount, selected: nil
+        )
+        .columnCount(width: width)
     }
 }
 

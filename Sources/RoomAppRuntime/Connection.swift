@@ -39,7 +39,9 @@ public final class Inbox<Item: Sendable>: @unchecked Sendable {
     /// Creates the inbox and its pipe (both ends non-blocking).
     public init() throws(RuntimeError) {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw RuntimeError(place: "inbox", problem: "cannot create a pipe (errno \(errno))") }
+        guard pipe(&fds) == 0 else {
+            throw RuntimeError(place: "inbox", problem: "cannot create a pipe (errno \(errno))")
+        }
         for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
         wakeDescriptor = fds[0]
         writeDescriptor = fds[1]

@@ -19,7 +19,8 @@ public enum UIBenchmark {
         while peers.count < size {
             let name = "\(first[index % first.count]) \(index)"
             let hand: Timestamp? = index < 20 ? now - Timestamp(60_000 - index * 1000) : nil
-            peers.append(Peer(id: PeerID("listener-\(index)"), name: name, handRaisedAt: hand, joinedAt: Timestamp(index)))
+            peers.append(
+                Peer(id: PeerID("listener-\(index)"), name: name, handRaisedAt: hand, joinedAt: Timestamp(index)))
             index += 1
         }
         return RoomSnapshot(roomID: "bench", topic: "Benchmark", selfID: "host", peers: peers, seq: 1)
@@ -42,7 +43,8 @@ public enum UIBenchmark {
         let start: Timestamp = 1_800_000_000_000
         var state = AppState(roles: roles)
         _ = reduceApp(&state, .resize(width: width, height: height))
-        _ = reduceApp(&state, .server(.joined(room(size: size, speakers: speakers, roles: roles, now: start)), seq: 1, at: start))
+        _ = reduceApp(
+            &state, .server(.joined(room(size: size, speakers: speakers, roles: roles, now: start)), seq: 1, at: start))
         // Put the selection in the middle of the audience, where scrolling and windowing work hardest.
         _ = reduceApp(&state, .key(.end, at: start))
         for _ in 0..<(size / 20) { _ = reduceApp(&state, .key(.up, at: start)) }
@@ -65,7 +67,10 @@ public enum UIBenchmark {
             times.append(Double(ended - began) / 1_000_000)
         }
         times.sort()
-        return (times[times.count / 2], times[min(times.count - 1, times.count * 99 / 100)], Double(totalRuns) / Double(frames))
+        return (
+            times[times.count / 2], times[min(times.count - 1, times.count * 99 / 100)],
+            Double(totalRuns) / Double(frames)
+        )
     }
 
     /// CPU time of the whole process, in seconds.
@@ -118,7 +123,8 @@ public enum UIBenchmark {
     public static func report(roles: RoleTable, configuration: String) throws -> BenchmarkReport {
         var report = BenchmarkReport(name: "ui")
         let small = frameTimes(size: 10_000, speakers: 10, width: 80, height: 24, frames: 2000, roles: roles)
-        report.rows.append(.init("frame (map + render + diff), 10,000 peers, 80x24, median", small.median, "ms", target: 2))
+        report.rows.append(
+            .init("frame (map + render + diff), 10,000 peers, 80x24, median", small.median, "ms", target: 2))
         report.rows.append(.init("frame, 10,000 peers, 80x24, p99", small.p99, "ms"))
         let large = frameTimes(size: 10_000, speakers: 10, width: 200, height: 60, frames: 1000, roles: roles)
         report.rows.append(.init("frame, 10,000 peers, 200x60, median", large.median, "ms", target: 2))

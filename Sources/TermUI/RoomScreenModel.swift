@@ -34,7 +34,8 @@ public struct RoomScreenModel: Hashable, Sendable {
     /// Creates a model; everything but the header is empty unless given.
     public init(
         header: Header, stage: [StageEntry] = [], hands: HandQueue = .full([]), audience: [String] = [],
-        audienceOffset: Int = 0, audienceCount: Int? = nil, status: StatusLine, chat: [ChatLine] = [], chatVisible: Bool = false,
+        audienceOffset: Int = 0, audienceCount: Int? = nil, status: StatusLine, chat: [ChatLine] = [],
+        chatVisible: Bool = false,
         unreadChat: Int = 0, selection: Selection = .none, notice: Notice? = nil, commandLine: LineEditor? = nil,
         overlay: Overlay? = nil
     ) {

@@ -57,7 +57,9 @@ import Testing
         var state = talking(as: "hana")
         send(
             &state,
-            .server(.chat(ChatMessage(from: "eli", fromName: "Eli", text: "hello from the queue", sentAt: t0)), seq: 12, at: t0),
+            .server(
+                .chat(ChatMessage(from: "eli", fromName: "Eli", text: "hello from the queue", sentAt: t0)), seq: 12,
+                at: t0),
             .server(.roleChanged("eli", to: .speaker, by: "bo"), seq: 13, at: t0),
             .server(.peerJoined(peer("kai", "Kai")), seq: 14, at: t0),
             key(.tab), char("n"))

@@ -207,7 +207,8 @@ import Testing
         send(&state, key(.enter))
         #expect(
             state.overlay
-                == .actions(peer: "eli", items: [.invite, .makeSpeaker, .makeModerator, .remove, .message], selected: 0))
+                == .actions(
+                    peer: "eli", items: [.invite, .makeSpeaker, .makeModerator, .remove, .message], selected: 0))
         send(&state, char("j"))
         #expect(sent(send(&state, key(.enter))[0]) == [.setRole("eli", .speaker)])
         #expect(state.overlay == nil)
@@ -240,7 +241,8 @@ import Testing
         #expect(effects == [.say("Bo invited you to speak. Press a to accept or d to decline.")])
         #expect(state.showsInvitation)
         #expect(
-            RoomScreenMapper.model(state).overlay == .invitation(.init(from: "Bo", micLevel: nil, acceptSelected: true)))
+            RoomScreenMapper.model(state).overlay == .invitation(.init(from: "Bo", micLevel: nil, acceptSelected: true))
+        )
         send(&state, key(.right))
         #expect(!state.invitationAcceptSelected)
         #expect(sent(send(&state, key(.enter))[0]) == [.declineInvite])
@@ -370,7 +372,8 @@ import Testing
         #expect(
             moderator.hands
                 == .full([
-                    .init(position: 1, name: "Eli", waitingSeconds: 252), .init(position: 2, name: "Fay", waitingSeconds: 63),
+                    .init(position: 1, name: "Eli", waitingSeconds: 252),
+                    .init(position: 2, name: "Fay", waitingSeconds: 63),
                     .init(position: 3, name: "Gus", waitingSeconds: 9),
                 ]))
         #expect(RoomScreenMapper.model(joined(as: "fay")).hands == .ownPlace(position: 2, total: 3))

@@ -44,7 +44,9 @@ func expectGolden(
 
 /// The default role table.
 let roles: RoleTable = {
-    do { return try RoleTable.load(contentsOf: ClubroomResources.rolesURL) } catch { fatalError("roles.json: \(error)") }
+    do { return try RoleTable.load(contentsOf: ClubroomResources.rolesURL) } catch {
+        fatalError("roles.json: \(error)")
+    }
 }()
 
 /// A start time for tests, a round number of seconds since the epoch.

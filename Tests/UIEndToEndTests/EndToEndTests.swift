@@ -24,8 +24,10 @@ import Testing
 
         let server = try Child(
             clubroom,
-            ["serve", "--listen", "127.0.0.1:0", "--data", directory.appendingPathComponent("data").path,
-             "--secret-file", secret])
+            [
+                "serve", "--listen", "127.0.0.1:0", "--data", directory.appendingPathComponent("data").path,
+                "--secret-file", secret,
+            ])
         children.append(server)
         var port = ""
         let listening = eventually(10) {
@@ -38,7 +40,10 @@ import Testing
 
         let token = spawnAndWait(
             clubroom.path,
-            ["token", "--room", "lobby", "--identity", "eli", "--name", "Eli", "--role", "audience", "--secret-file", secret]
+            [
+                "token", "--room", "lobby", "--identity", "eli", "--name", "Eli", "--role", "audience", "--secret-file",
+                secret,
+            ]
         ).output.trimmingCharacters(in: .whitespacesAndNewlines)
         let bot = try Child(clubroom, ["bot", url, "--token", token, "--auto-accept"])
         children.append(bot)

@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The package's root, found from this file's place in it.
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -100,7 +101,8 @@ func eventually(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> B
 /// (Foundation's `Process` can miss the exit of a tmux client whose server it forked.)
 func spawnAndWait(_ executable: String, _ arguments: [String]) -> (status: Int32, output: String) {
     let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent(
-        "clubroom-spawn-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        "clubroom-spawn-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    ).path
     defer { unlink(outputPath) }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)

@@ -124,11 +124,12 @@ enum BenchCommand: ClubroomCommand {
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         warnIfDebugBuild()
         #if DEBUG
-            let configuration = "debug"
+        let configuration = "debug"
         #else
-            let configuration = "release"
+        let configuration = "release"
         #endif
-        let report = try await Task.detached { try UIBenchmark.report(roles: roles, configuration: configuration) }.value
+        let report = try await Task.detached { try UIBenchmark.report(roles: roles, configuration: configuration) }
+            .value
         print(options.json ? report.jsonText() : report.tableText())
         return .success
     }
