@@ -4,9 +4,12 @@ import TermUI
 
 /// Turns the room and screen state into what the room screen shows.
 public enum RoomScreenMapper {
-    /// How many audience names are given on each side of the selection. The screen shows at most a few hundred;
-    /// a window keeps the cost of a frame independent of the audience's size.
-    public static let audienceWindow = 1024
+    /// How many audience names are given on each side of the selection: as many as the screen could show at
+    /// once (the narrowest column is 8 wide), since the selection may sit anywhere in the visible rows. A window
+    /// keeps the cost of a frame independent of the audience's size.
+    public static func audienceWindow(width: Int, height: Int) -> Int {
+        max(64, (max(0, width) / 8 + 1) * max(1, height))
+    }
     /// The most raised hands listed.
     public static let handsListed = 2000
     /// The most chat and event lines handed to the pane (it shows the newest that fit).
@@ -33,8 +36,9 @@ public enum RoomScreenMapper {
         let audience = room.audience
         let selected = state.selectionAnchor.flatMap { $0.section == .audience ? $0.index : nil }
         let center = selected ?? 0
-        let start = max(0, min(center - audienceWindow, audience.count - 2 * audienceWindow))
-        let end = min(audience.count, start + 2 * audienceWindow)
+        let window = audienceWindow(width: state.screenWidth, height: state.screenHeight)
+        let start = max(0, min(center - window, audience.count - 2 * window))
+        let end = min(audience.count, start + 2 * window)
         var names: [String] = []
         names.reserveCapacity(end - start)
         for index in start..<end { names.append(audience[index].name) }
