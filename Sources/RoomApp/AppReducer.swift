@@ -22,6 +22,7 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .roles(let roles):
         if roles != state.room.roles {
             state.room = RoomState(roles: roles)
+            state.sectionsVersion &+= 1
             state.meters = [:]
             state.activeSpeaker = nil
         }
@@ -46,8 +47,25 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
         if state.room.now / 1000 != at / 1000 { _ = reduce(&state.room, .tick(at)) }
     }
     settleSelection(&state)
+    refreshAudienceWindow(&state)
     state.revision &+= 1
     return effects
+}
+
+/// Takes a new window of audience names when the audience, the selection or the screen changed.
+func refreshAudienceWindow(_ state: inout AppState) {
+    let selected = state.selectionAnchor.flatMap { $0.section == .audience ? $0.index : nil }
+    let key = AudienceWindow.Key(
+        version: state.sectionsVersion, center: selected ?? 0, width: state.screenWidth, height: state.screenHeight)
+    guard state.audienceWindow.key != key else { return }
+    let audience = state.room.audience
+    let window = RoomScreenMapper.audienceWindow(width: key.width, height: key.height)
+    let start = max(0, min(key.center - window, audience.count - 2 * window))
+    let end = min(audience.count, start + 2 * window)
+    var names: [String] = []
+    names.reserveCapacity(max(0, end - start))
+    for index in start..<max(start, end) { names.append(audience[index].name) }
+    state.audienceWindow = AudienceWindow(start: start, names: names, key: key)
 }
 
 // MARK: - Time
@@ -103,6 +121,10 @@ private func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UIn
     var effects = request(&state, .server(event, seq: seq))
     let applied = state.room.ignoredEvents.total == before.ignored
     guard applied else { return effects }
+    switch event {
+    case .speakers, .chat, .error, .invitedToSpeak, .askedToMute, .reconnecting, .reconnected: break
+    default: state.sectionsVersion &+= 1
+    }
     switch event {
     case .speakers(let levels):
         updateMeters(&state, levels)

@@ -50,6 +50,11 @@ public struct AppState: Sendable {
     public internal(set) var sessionOver = false
     /// Set once the person chose to leave; the runtime then closes the session.
     public internal(set) var leaving = false
+    /// Bumped by every applied event that can move people between or within sections (not levels, not chat).
+    public internal(set) var sectionsVersion: UInt64 = 0
+    /// The audience names the screen is given: a window around the selection, kept between frames so a level
+    /// update does not copy hundreds of names (see `RoomScreenMapper.audienceWindow`).
+    public internal(set) var audienceWindow = AudienceWindow()
     /// Bumped by every change that can alter the screen, so the runtime skips redrawing when nothing changed.
     public internal(set) var revision: UInt64 = 0
 
@@ -80,6 +85,29 @@ public struct AppState: Sendable {
 
     /// Whether the invitation prompt is up.
     public var showsInvitation: Bool { room.invitation != nil && !isOver }
+}
+
+/// A window of audience names and what it was taken for.
+public struct AudienceWindow: Sendable, Equatable {
+    /// The position of `names[0]` in the whole audience.
+    public var start = 0
+    public var names: [String] = []
+    var key: Key?
+
+    struct Key: Sendable, Equatable {
+        var version: UInt64
+        var center: Int
+        var width: Int
+        var height: Int
+    }
+
+    public init() {}
+
+    init(start: Int, names: [String], key: Key) {
+        self.start = start
+        self.names = names
+        self.key = key
+    }
 }
 
 /// Which section the selection was in, and at which position.

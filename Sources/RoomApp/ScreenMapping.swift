@@ -33,18 +33,9 @@ public enum RoomScreenMapper {
             let mine = room.selfID.flatMap { room.queuePosition(of: $0) }
             model.hands = .ownPlace(position: mine, total: room.raisedHands.count)
         }
-        let audience = room.audience
-        let selected = state.selectionAnchor.flatMap { $0.section == .audience ? $0.index : nil }
-        let center = selected ?? 0
-        let window = audienceWindow(width: state.screenWidth, height: state.screenHeight)
-        let start = max(0, min(center - window, audience.count - 2 * window))
-        let end = min(audience.count, start + 2 * window)
-        var names: [String] = []
-        names.reserveCapacity(end - start)
-        for index in start..<end { names.append(audience[index].name) }
-        model.audience = names
-        model.audienceOffset = start
-        model.audienceCount = audience.count
+        model.audience = state.audienceWindow.names
+        model.audienceOffset = state.audienceWindow.start
+        model.audienceCount = room.audience.count
         model.chat = Array(state.log.suffix(chatLines))
         model.chatVisible = state.chatVisible
         model.unreadChat = state.unreadChat
@@ -162,15 +153,16 @@ public enum RoomScreenMapper {
         for (id, meter) in state.meters where state.room.section(of: id) == .stage {
             let shown = Meters.quantized(meter.uiLevel(at: now))
             guard shown > 0 else { continue }
-            // A meter holds, then falls steadily: step a frame at a time to the moment its bar loses a cell.
-            var time = now + frameInterval
-            while time < now + 10_000 {
-                if Meters.quantized(meter.uiLevel(at: time)) != shown {
-                    consider(time)
-                    break
-                }
-                time += frameInterval
+            // A meter holds, then falls steadily, so what it shows only goes down until the next update: search
+            // for the first millisecond its bar loses a cell, and wake on the frame boundary at or after it.
+            var low = now
+            var high = now + 10_000
+            guard Meters.quantized(meter.uiLevel(at: high)) != shown else { continue }
+            while high - low > 1 {
+                let mid = low + (high - low) / 2
+                if Meters.quantized(meter.uiLevel(at: mid)) == shown { low = mid } else { high = mid }
             }
+            consider(now + ((high - now + frameInterval - 1) / frameInterval) * frameInterval)
         }
         if state.seesWholeQueue, let head = state.room.raisedHands.first, let raised = head.handRaisedAt {
             consider(now + 1000 - (now - raised) % 1000)
