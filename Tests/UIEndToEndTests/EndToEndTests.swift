@@ -68,6 +68,14 @@ import Testing
         #expect(onStage, "Eli did not arrive on stage:\n\(tmux.screen())")
         #expect(bot.output.contents.contains("\"role_changed\""))
 
+        // A resize redraws at once: below 60 columns the header drops the product name.
+        tmux.resize(width: 40, height: 12)
+        let redrawn = eventually(5) {
+            let lines = tmux.screen().split(separator: "\n", omittingEmptySubsequences: false)
+            return lines.first.map { $0.hasPrefix(" lobby") && $0.count <= 40 } ?? false
+        }
+        #expect(redrawn, "no redraw after resizing:\n\(tmux.screen())")
+
         try tmux.keys("q")
         #expect(eventually(5) { tmux.screen().contains("Leave the room?") }, "no leave question:\n\(tmux.screen())")
         try tmux.keys("y")

@@ -152,6 +152,10 @@ final class Tmux {
         _ = tmuxCommand(["send-keys", "-t", session] + keys)
     }
 
+    func resize(width: Int, height: Int) {
+        _ = tmuxCommand(["resize-window", "-t", session, "-x", "\(width)", "-y", "\(height)"])
+    }
+
     func screen() -> String {
         tmuxCommand(["capture-pane", "-p", "-t", session]).output
     }
