@@ -78,7 +78,10 @@ public final class ScreenLoop {
         while !quitting && !stop() {
             statistics.wakeups += 1
             for event in inbox.drain() { apply(event) }
-            if let failure = ended, !state.room.hasJoined { return .failed(failure) }
+            if let failure = ended, !state.room.hasJoined {
+                connection.shutdown()
+                return .failed(failure)
+            }
             if quitting { break }
             var now = clock()
             if let wake = RoomScreenMapper.nextWakeup(state), wake <= now { dispatch(.tick(now)) }
