@@ -130,7 +130,7 @@ private func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UIn
         updateMeters(&state, levels)
         return effects
     case .chat(let message):
-        if !state.chatVisible { state.unreadChat += 1 }
+        if !state.chatVisible && message.from != state.room.selfID { state.unreadChat += 1 }
         state.log.append(.message(from: message.fromName, text: message.text, privately: message.to != .everyone))
     case .error(let code, let message):
         // RoomCore already put the server's words up; say them plainly with what to do next.
