@@ -64,6 +64,12 @@ public final class Inbox<Item: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Wakes the loop without posting anything (it then checks why it was woken).
+    public func wake() {
+        var byte: UInt8 = 1
+        _ = write(writeDescriptor, &byte, 1)
+    }
+
     /// Everything posted so far, oldest first.
     public func drain() -> [Item] {
         var buffer = [UInt8](repeating: 0, count: 64)

@@ -1,6 +1,7 @@
 import Foundation
 import RoomApp
 import RoomCore
+import Synchronization
 import TermUI
 
 /// Where frames go and keys come from: the terminal, or a headless screen in tests and benchmarks.
@@ -54,6 +55,7 @@ public final class ScreenLoop {
     private let inbox: Inbox<ConnectionEvent>
     private var quitting = false
     private var ended: String?
+    private let stopRequested = Atomic<Bool>(false)
 
     public init(
         state: AppState, connection: RoomConnection, theme: Theme, clock: @escaping () -> Timestamp = wallClock
@@ -65,7 +67,14 @@ public final class ScreenLoop {
         self.inbox = try Inbox()
     }
 
-    /// Runs until the person leaves or the connection fails before joining. `stop` is checked on every wakeup.
+    /// Asks the loop to leave the room and return, as on SIGTERM; safe from any thread or a signal source.
+    public func requestStop() {
+        stopRequested.store(true, ordering: .releasing)
+        inbox.wake()
+    }
+
+    /// Runs until the person leaves, the connection fails before joining, or a stop is asked for (`requestStop`,
+    /// or `stop` returning true, checked on every wakeup); a stop leaves the room cleanly too.
     public func run(on sink: FrameSink, stop: () -> Bool = { false }) -> LoopOutcome {
         let inbox = self.inbox
         connection.start { event in inbox.post(event) }
@@ -75,7 +84,7 @@ public final class ScreenLoop {
         var width = -1
         var height = -1
         var buffer = CellBuffer(width: 0, height: 0)
-        while !quitting && !stop() {
+        while !quitting && !stop() && !stopRequested.load(ordering: .acquiring) {
             statistics.wakeups += 1
             for event in inbox.drain() { apply(event) }
             if let failure = ended, !state.room.hasJoined {
@@ -118,6 +127,7 @@ public final class ScreenLoop {
                 dispatch(.key(key, at: clock()))
             }
         }
+        if !quitting && ended == nil { connection.leave() }
         finish()
         return .left
     }

@@ -90,6 +90,17 @@ enum JoinCommand: ClubroomCommand {
                     terminal in
                     let theme = Theme(level: terminal.colorLevel, ascii: options.ascii)
                     let loop = try ScreenLoop(state: state, connection: connection, theme: theme)
+                    // SIGTERM and SIGHUP (the terminal went away) leave the room cleanly, then the terminal is
+                    // restored on the way out of Terminal.run; these sources replace the adapter's handlers.
+                    nonisolated(unsafe) let stoppable = loop
+                    let stops = [SIGTERM, SIGHUP].map { number -> DispatchSourceSignal in
+                        signal(number, SIG_IGN)
+                        let source = DispatchSource.makeSignalSource(signal: number)
+                        source.setEventHandler { stoppable.requestStop() }
+                        source.resume()
+                        return source
+                    }
+                    defer { stops.forEach { $0.cancel() } }
                     return loop.run(on: TerminalSink(terminal))
                 }
             }.value
