@@ -166,8 +166,11 @@ final class Tmux {
         _ = tmuxCommand(["kill-server"])
         if let serverPID {
             usleep(200_000)
-            Glibc.kill(serverPID, SIGKILL)
+            if Glibc.kill(serverPID, 0) == 0 { Glibc.kill(serverPID, SIGKILL) }
         }
+        // A server that had to be killed leaves its socket behind.
+        let directory = ProcessInfo.processInfo.environment["TMUX_TMPDIR"] ?? "/tmp"
+        unlink("\(directory)/tmux-\(getuid())/\(socket)")
     }
 }
 
