@@ -8,12 +8,14 @@ nonisolated(unsafe) private var resizePipeWrite: Int32 = -1
 nonisolated(unsafe) private var previousResizeAction = sigaction()
 
 /// Wakes the screen loop on SIGWINCH. The signal may land on any thread, so interrupting `poll` is not enough:
-/// only async-signal-safe calls here (`write`), then ncurses' handler.
+/// ncurses' handler, then only an async-signal-safe `write`.
 private func resizeHandler(_ signal: Int32) {
-    var byte: UInt8 = 1
-    _ = write(resizePipeWrite, &byte, 1)
+    // ncurses first: the loop may wake on another thread the moment the byte lands, and must then find the size
+    // change already noted, or it would read no resize key and sleep on.
     let previous = previousResizeAction.__sigaction_handler.sa_handler
     if let previous, unsafeBitCast(previous, to: Int.self) > 1 { previous(signal) }
+    var byte: UInt8 = 1
+    _ = write(resizePipeWrite, &byte, 1)
 }
 
 /// The real screen: draws through the ncurses adapter and reads its keys, sleeping in `poll` on the terminal,
