@@ -51,13 +51,22 @@ let package = Package(
             name: "RoomServer",
             dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence"]),
         .target(name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport"]),
+        // The room screen's state, reducer and view model (pure), and the loop that runs it.
+        .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"]),
+        .target(
+            name: "RoomAppRuntime",
+            dependencies: [
+                "RoomApp", "RoomCore", "TermUI", "TermCurses", "RoomClient", "RoomProtocol", "RoomTransport",
+                "Benchmarks",
+            ]),
 
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
-                "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "Benchmarks",
+                "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "RoomApp",
+                "RoomAppRuntime", "Benchmarks",
             ]),
 
         // MARK: Tests.
@@ -91,5 +100,10 @@ let package = Package(
                 "RoomProtocol", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
                 "ClubroomResources", "RoomTesting",
             ]),
+        .testTarget(
+            name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources"],
+            exclude: ["Goldens"]),
+        .testTarget(name: "RoomAppRuntimeTests", dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI"]),
+        .testTarget(name: "UIEndToEndTests", dependencies: []),
     ]
 )

@@ -97,7 +97,23 @@ public struct CellBuffer: Hashable, Sendable {
     public mutating func fill(_ rect: Rect, with character: Character = " ", style: Style = .plain) {
         let target = rect.intersection(area)
         guard !target.isEmpty else { return }
-        let columns = max(1, DisplayWidth.of(character))
+        let columns = DisplayWidth.of(character)
+        guard columns == 1 else {
+            fillCellByCell(target, with: character, columns: max(1, columns), style: style)
+            return
+        }
+        // Every cell inside is overwritten, so only wide characters straddling the left or right edge need their
+        // outer half blanked; the rest is plain assignment, which matters since every widget clears its area.
+        let cell = Cell(String(character), style: style)
+        for row in target.y..<target.bottom {
+            release(x: target.x, y: row)
+            release(x: target.right - 1, y: row)
+            let base = row * width
+            for column in target.x..<target.right { cells[base + column] = cell }
+        }
+    }
+
+    private mutating func fillCellByCell(_ target: Rect, with character: Character, columns: Int, style: Style) {
         for row in target.y..<target.bottom {
             var column = target.x
             while column < target.right {

@@ -18,9 +18,10 @@ public enum DisplayWidth {
 
     /// The width of one grapheme cluster: 0, 1 or 2.
     public static func of(_ character: Character) -> Int {
-        if let ascii = character.asciiValue { return ascii >= 0x20 && ascii < 0x7F ? 1 : 0 }
         var scalars = character.unicodeScalars.makeIterator()
         guard let first = scalars.next() else { return 0 }
+        // ASCII (bar CR LF, one cluster of two scalars) is most of what is drawn: one scalar, no table lookup.
+        if first.value < 0x7F { return first.value >= 0x20 ? 1 : 0 }
         if isRegionalIndicator(first) { return 2 }
         let base = of(first)
         if base != 0 || first.value < 0xA0 { return base }

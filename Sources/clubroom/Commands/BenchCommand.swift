@@ -2,6 +2,7 @@ import Arguments
 import Benchmarks
 import ClubroomResources
 import Foundation
+import RoomAppRuntime
 import RoomCore
 
 /// `clubroom bench`: the benchmark suites.
@@ -120,6 +121,16 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runUI(_ options: Options) async throws -> ExitStatus {
-        throw CommandFailure.notAvailable("the UI benchmark is not available in this build yet")
+        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+        warnIfDebugBuild()
+        #if DEBUG
+        let configuration = "debug"
+        #else
+        let configuration = "release"
+        #endif
+        let report = try await Task.detached { try UIBenchmark.report(roles: roles, configuration: configuration) }
+            .value
+        print(options.json ? report.jsonText() : report.tableText())
+        return .success
     }
 }

@@ -1,0 +1,111 @@
+import Foundation
+import RoomClient
+import RoomCore
+import RoomProtocol
+import RoomTransport
+import Synchronization
+
+/// The real connection: a `RoomSession` (WebSocket, reconnecting) whose wire messages are turned into RoomCore's
+/// events, and RoomCore's requests into wire requests.
+public final class SessionConnection: RoomConnection, @unchecked Sendable {
+    // @unchecked: `session` is set once in `start` before any event can arrive and only read afterwards, under the
+    // lock; the name map is behind its own mutex.
+    private let url: String
+    private let token: String
+    private let tls: TLSClientConfiguration
+    private let session = Mutex<RoomSession?>(nil)
+    private let names = Mutex<[String: String]>([:])
+    private let selfID = Mutex<String?>(nil)
+
+    public init(url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration()) {
+        self.url = url
+        self.token = token
+        self.tls = tls
+    }
+
+    public func start(deliver: @escaping @Sendable (ConnectionEvent) -> Void) {
+        do {
+            let session = try RoomSession(url: url, token: token, tls: tls) { [self] event in
+                for converted in convert(event) { deliver(converted) }
+            }
+            self.session.withLock { $0 = session }
+            session.start()
+        } catch {
+            deliver(.ended("Cannot connect to \(url): \(error.description)"))
+        }
+    }
+
+    public func send(_ request: ClientRequest) {
+        guard let session = session.withLock({ $0 }) else { return }
+        if case .leave = request {
+            session.leave()
+        } else {
+            session.send(Self.wire(request))
+        }
+    }
+
+    public func leave() {
+        guard let session = session.withLock({ $0 }) else { return }
+        session.leave()
+    }
+
+    public func shutdown() {
+        session.withLock { $0 }?.shutdown()
+    }
+
+    /// A request in its wire form.
+    public static func wire(_ request: ClientRequest) -> WireRequest { StoreFeed.wire(request) }
+
+    private func convert(_ event: SessionEvent) -> [ConnectionEvent] {
+        switch event {
+        case .message(let message): return convert(message)
+        case .reconnecting(let attempt, _): return [.server(.reconnecting(attempt: attempt), seq: 0)]
+        case .reconnected(let message): return [.server(.reconnected, seq: 0)] + convert(message)
+        case .ended(let end): return [.ended(Self.describe(end))]
+        }
+    }
+
+    /// Why a session ended, in plain words with what to do next.
+    public static func describe(_ end: SessionEnd) -> String {
+        switch end {
+        case .left: "You left the room."
+        case .removed: "You were removed from the room."
+        case .roomEnded: "The room has ended."
+        case .replaced: "You joined this room from somewhere else, so this screen was closed."
+        case .refused(let code, let reason):
+            "The server refused to let you in (\(code)\(reason.isEmpty ? "" : ": \(reason)")). Check the token or ask the host."
+        case .connectionFailed(let problem): "Cannot reach the room: \(problem). Check the address and try again."
+        }
+    }
+
+    private func name(_ id: String) -> String { names.withLock { $0[id] } ?? id }
+
+    /// RoomCore's events for a wire message, through the client library's translation (`StoreFeed`); the role
+    /// table comes first with a snapshot, and a declined invitation becomes a notice for the inviter.
+    private func convert(_ message: ServerMessage) -> [ConnectionEvent] {
+        var events: [ConnectionEvent] = []
+        switch message.event {
+        case .joined(let snapshot):
+            names.withLock { map in
+                map = Dictionary(snapshot.peers.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
+            }
+            selfID.withLock { $0 = snapshot.selfID }
+            if !snapshot.roles.isEmpty, let roles = try? StoreFeed.roleTable(from: snapshot.roles) {
+                events.append(.roles(roles))
+            }
+        case .peerJoined(let peer):
+            names.withLock { $0[peer.id] = peer.name }
+        case .peersJoined(let peers):
+            names.withLock { map in for peer in peers { map[peer.id] = peer.name } }
+        case .inviteDeclined(let id, _):
+            return [.notice(Notice(.info, "\(name(id)) declined your invitation to speak."))]
+        default:
+            break
+        }
+        let me = selfID.withLock { $0 }.map { PeerID($0) }
+        for action in StoreFeed.actions(for: message, selfID: me) {
+            if case .server(let event, let seq) = action { events.append(.server(event, seq: seq)) }
+        }
+        return events
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import RoomApp
+import RoomAppRuntime
+import RoomCore
+import TermUI
+import Testing
+
+let roles: RoleTable = {
+    let json = """
+        {"version": 1, "roles": [
+          {"name": "host", "label": "host", "rank": 0, "onStage": true, "permissions":
+            ["publish_audio", "raise_hand", "chat", "invite", "move", "mute_others", "remove", "set_topic", "end_room"]},
+          {"name": "moderator", "label": "mod", "rank": 1, "onStage": true, "permissions":
+            ["publish_audio", "raise_hand", "chat", "invite", "move", "mute_others", "remove", "set_topic"]},
+          {"name": "speaker", "label": "speaker", "rank": 2, "onStage": true, "permissions": ["publish_audio", "chat"]},
+          {"name": "audience", "label": "listener", "rank": 3, "onStage": false, "permissions": ["raise_hand", "chat"]}
+        ]}
+        """
+    do { return try RoleTable.parse(Data(json.utf8), source: "test") } catch { fatalError("\(error)") }
+}()
+
+let t0: Timestamp = 1_800_000_000_000
+
+func snapshot(selfID: PeerID) -> RoomSnapshot {
+    RoomSnapshot(
+        roomID: "lobby", topic: "", selfID: selfID,
+        peers: [
+            Peer(id: "ana", name: "Ana", role: .host, muted: false, joinedAt: 1),
+            Peer(id: "eli", name: "Eli"), Peer(id: "hana", name: "Hana"), Peer(id: "ivo", name: "Ivo"),
+        ], seq: 5)
+}
+
+/// Collects output lines from any thread.
+final class Lines: @unchecked Sendable {
+    // @unchecked: guarded by the lock.
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}
+
+/// Input lines handed out one at a time, then the end of input.
+final class Script: @unchecked Sendable {
+    // @unchecked: guarded by the lock.
+    private let lock = NSLock()
+    private var lines: [String]
+    init(_ lines: [String]) { self.lines = lines }
+    func next() -> String? { lock.withLock { lines.isEmpty ? nil : lines.removeFirst() } }
+}
+
+@Suite struct PlainModeTests {
+    @Test func eventsAreSentencesAndInputLinesAreCommands() throws {
+        let connection = ScriptedConnection { connection in
+            connection.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5))
+            connection.deliver(.server(.handRaised("eli", at: t0), seq: 6))
+            connection.deliver(.server(.invitedToSpeak(by: "ana"), seq: 7))
+        }
+        let lines = Lines()
+        let loop = try PlainLoop(
+            state: AppState(roles: roles, lineMode: true), connection: connection, output: { lines.append($0) },
+            clock: { t0 })
+        let script = Script(["/accept", "hello all", "/invite eli"])
+        let outcome = loop.run(input: { script.next() })
+        #expect(outcome == .left)
+        #expect(
+            lines.all == [
+                "You joined lobby as Hana (listener). 4 people here: 1 on stage, 0 raised hands, 3 listening.",
+                "Eli raised their hand.",
+                "Ana invited you to speak. Type /accept or /decline.",
+                "Joining the stage muted; type /unmute when you want to talk.",
+                "only hosts and moderators can invite people to speak",
+                "You left the room.",
+            ])
+        #expect(connection.sent == [.acceptInvite, .chat("hello all", to: .everyone), .leave])
+    }
+
+    @Test func aFailedConnectionIsReportedAsFailure() throws {
+        let connection = ScriptedConnection { $0.deliver(.ended("Cannot reach the room: refused.")) }
+        let lines = Lines()
+        let loop = try PlainLoop(
+            state: AppState(roles: roles, lineMode: true), connection: connection, output: { lines.append($0) },
+            clock: { t0 })
+        // The input never ends on its own here; the failure must end the loop.
+        let outcome = loop.run(input: {
+            sleep(60)
+            return nil
+        })
+        #expect(outcome == .failed("Cannot reach the room: refused."))
+        #expect(lines.all == ["Cannot reach the room: refused."])
+    }
+}
+
+@Suite struct ScreenLoopTests {
+    @Test func drawsOnChangeOnlyAndLeavesOnQ() throws {
+        let connection = ScriptedConnection { $0.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5)) }
+        let sink = HeadlessSink(width: 80, height: 24)
+        let loop = try ScreenLoop(state: AppState(roles: roles), connection: connection, theme: Theme(level: .none))
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) let unsafeLoop = loop
+        nonisolated(unsafe) var outcome: LoopOutcome?
+        Thread {
+            outcome = unsafeLoop.run(on: sink)
+            done.signal()
+        }.start()
+        var shown = false
+        for _ in 0..<100 where !shown {
+            usleep(20_000)
+            shown = sink.lines.contains { $0.contains("you: Hana · audience") }
+        }
+        #expect(shown)
+        // An event that changes nothing on screen draws nothing: Ana's mute state is already "on".
+        connection.deliver(.server(.muteChanged("ana", muted: false, by: "ana"), seq: 6))
+        connection.deliver(.server(.handRaised("eli", at: t0), seq: 7))
+        var updated = false
+        for _ in 0..<100 where !updated {
+            usleep(20_000)
+            updated = sink.lines.contains { $0.contains("Raised hands (1)") }
+        }
+        #expect(updated)
+        sink.press(.char("q"))
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        #expect(outcome == .left)
+        #expect(connection.sent == [.leave])
+        #expect(loop.statistics.frames == 2)
+    }
+}
+
+@Suite struct UIBenchmarkTests {
+    @Test func theFrameBenchmarkRendersTheLargeRoom() {
+        let result = UIBenchmark.frameTimes(size: 2_000, speakers: 10, width: 80, height: 24, frames: 5, roles: roles)
+        #expect(result.median > 0)
+        // Levels change before every frame, so every frame writes something.
+        #expect(result.runs >= 1)
+    }
+
+    @Test func theBenchmarkRoomHasTheAskedShape() {
+        let room = UIBenchmark.room(size: 500, speakers: 10, roles: roles, now: t0)
+        #expect(room.peers.count == 500)
+        #expect(room.peers.filter { roles.isOnStage($0.role) }.count == 10)
+        #expect(room.peers.filter { $0.handRaisedAt != nil }.count == 20)
+    }
+}

@@ -1,0 +1,98 @@
+import RoomApp
+import RoomCore
+import TermUI
+import Testing
+
+/// Whole screens drawn from room state through the reducer and the mapping, compared with text goldens.
+@Suite struct GoldenTests {
+    /// The sketch room with levels: Ana talking loudly, Chen softly.
+    func talking(as me: String, ascii: Bool = false, width: Int = 80, height: Int = 24) -> AppState {
+        var state = joined(as: me, ascii: ascii, width: width, height: height)
+        let levels = [SpeakerLevel(peer: "ana", level: 90), SpeakerLevel(peer: "chen", level: 40)]
+        send(&state, .server(.speakers(levels), seq: 11, at: t0))
+        return state
+    }
+
+    @Test func moderatorSeesTheWholeQueue() {
+        expectGolden("moderator-80x24", render(talking(as: "bo")))
+    }
+
+    @Test func listenerSeesTheirPlaceInTheQueue() {
+        expectGolden("listener-hand-80x24", render(talking(as: "fay")))
+    }
+
+    @Test func selectionInTheQueueAndTheActionsMenu() {
+        var state = talking(as: "bo")
+        send(&state, key(.down), key(.down), char("l"), key(.enter))
+        expectGolden("actions-menu-80x24", render(state))
+    }
+
+    @Test func invitationPrompt() {
+        var state = talking(as: "hana")
+        send(&state, .server(.invitedToSpeak(by: "bo"), seq: 12, at: t0), .microphone(level: 60))
+        expectGolden("invitation-80x24", render(state))
+    }
+
+    @Test func confirmRemove() {
+        var state = talking(as: "ana")
+        send(&state, key(.end), char("x"))
+        expectGolden("confirm-remove-80x24", render(state))
+    }
+
+    @Test func helpAtFortyByTwelve() {
+        var state = talking(as: "hana", width: 40, height: 12)
+        send(&state, char("?"))
+        expectGolden("help-40x12", render(state, width: 40, height: 12))
+    }
+
+    @Test func smallScreen() {
+        expectGolden("moderator-40x12", render(talking(as: "bo", width: 40, height: 12), width: 40, height: 12))
+    }
+
+    @Test func asciiOnly() {
+        expectGolden("ascii-80x24", render(talking(as: "bo", ascii: true)))
+    }
+
+    @Test func chatPaneWithEventsAndARefusal() {
+        var state = talking(as: "hana")
+        send(
+            &state,
+            .server(
+                .chat(ChatMessage(from: "eli", fromName: "Eli", text: "hello from the queue", sentAt: t0)), seq: 12,
+                at: t0),
+            .server(.roleChanged("eli", to: .speaker, by: "bo"), seq: 13, at: t0),
+            .server(.peerJoined(peer("kai", "Kai")), seq: 14, at: t0),
+            key(.tab), char("n"))
+        expectGolden("chat-refusal-80x24", render(state))
+    }
+
+    @Test func twoThousandListenersScrolledToTheMiddle() {
+        var peers = sketchPeers()
+        for index in 0..<2000 { peers.append(peer("l\(index)", "Listener \(index)")) }
+        var state = joined(as: "bo", peers: peers)
+        send(&state, key(.end))
+        for _ in 0..<300 { send(&state, key(.up)) }
+        expectGolden("audience-2000-80x24", render(state))
+    }
+
+    @Test func removedFromTheRoom() {
+        var state = talking(as: "hana")
+        send(&state, .server(.removed("hana", reason: "off topic", by: "bo"), seq: 12, at: t0))
+        expectGolden("removed-80x24", render(state))
+    }
+
+    @Test func reconnecting() {
+        var state = talking(as: "bo")
+        send(&state, .server(.reconnecting(attempt: 2), seq: 0, at: t0))
+        expectGolden("reconnecting-80x24", render(state))
+    }
+
+    @Test func wideNamesLineUp() {
+        let peers = [
+            peer("ana", "Ana", .host, muted: false), peer("li", "李雷", .speaker, muted: false),
+            peer("han", "韩梅梅", .speaker), peer("sam", "🎧 Sam", hand: t0 - 5000), peer("jose", "José"),
+            peer("olga", "Ольга"), peer("taro", "山田太郎さん"),
+        ]
+        expectGolden("wide-names-80x24", render(joined(as: "ana", peers: peers)))
+    }
+}

@@ -1,0 +1,63 @@
+import RoomApp
+import RoomCore
+import Testing
+
+/// The sentences events become, in the event pane and in line mode.
+@Suite struct NarrationTests {
+    func said(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> [String] {
+        send(&state, .server(event, seq: seq, at: t0))[0].compactMap { if case .say(let s) = $0 { s } else { nil } }
+    }
+
+    @Test func roomEventsBecomeSentences() {
+        var state = joined(as: "hana")
+        #expect(said(&state, .handRaised("ivo", at: t0), seq: 11) == ["Ivo raised their hand."])
+        #expect(
+            said(&state, .roleChanged("eli", to: .speaker, by: "bo"), seq: 12) == [
+                "Bo brought Eli on stage as speaker."
+            ])
+        #expect(said(&state, .roleChanged("eli", to: .moderator, by: "ana"), seq: 13) == ["Ana made Eli a mod."])
+        #expect(
+            said(&state, .roleChanged("eli", to: .audience, by: "bo"), seq: 14) == ["Bo moved Eli to the audience."])
+        #expect(
+            said(&state, .roleChanged("fay", to: .speaker, by: ""), seq: 15) == ["Fay joined the stage as speaker."])
+        #expect(said(&state, .muteChanged("chen", muted: true, by: "ana"), seq: 16) == ["Ana muted Chen."])
+        #expect(said(&state, .removed("jun", reason: "spam", by: "ana"), seq: 17) == ["Ana removed Jun: spam."])
+        #expect(
+            said(&state, .topicChanged("Rust vs Swift", by: "bo"), seq: 18) == ["Bo set the topic: \"Rust vs Swift\"."])
+        #expect(said(&state, .peerLeft("gus"), seq: 19) == ["Gus left."])
+        #expect(said(&state, .speakers([SpeakerLevel(peer: "ana", level: 50)]), seq: 20) == [])
+        #expect(state.log.last == .event("Gus left."))
+    }
+
+    @Test func whatHappensToYouIsSaidToYou() {
+        var state = joined(as: "hana")
+        #expect(
+            said(&state, .handRaised("hana", at: t0), seq: 11) == ["You raised your hand. You are 4th in the queue."])
+        #expect(
+            said(&state, .roleChanged("hana", to: .speaker, by: ""), seq: 12)
+                == ["You are on the stage now as speaker; you are muted, press m to talk."])
+        #expect(said(&state, .askedToMute(by: "ana"), seq: 13) == [])
+        #expect(said(&state, .roomEnded(reason: "thanks all"), seq: 14) == ["The room has ended: thanks all."])
+    }
+
+    @Test func lineModeNamesCommandsInsteadOfKeys() {
+        var state = AppState(roles: roles, lineMode: true)
+        _ = reduceApp(
+            &state,
+            .server(
+                .joined(RoomSnapshot(roomID: "lobby", selfID: "hana", peers: sketchPeers(), seq: 10)), seq: 10, at: t0))
+        _ = reduceApp(&state, .server(.roleChanged("hana", to: .speaker, by: ""), seq: 11, at: t0))
+        #expect(state.log.last == .event("You are on the stage now as speaker; you are muted, type /unmute to talk."))
+    }
+
+    @Test func whoListsTheStage() {
+        var state = joined(as: "hana")
+        #expect(
+            send(&state, .line("/who", at: t0))[0]
+                == [
+                    .say(
+                        "On stage: Ana (host), Bo (mod, muted), Chen (speaker), Dara (speaker). 3 raised hands, 3 listening."
+                    )
+                ])
+    }
+}
