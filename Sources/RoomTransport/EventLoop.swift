@@ -1,0 +1,165 @@
+import CEventPoll
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+
+/// Something registered with an ``EventLoop`` for a file descriptor's readiness. Loop thread only.
+protocol EventLoopHandler: AnyObject {
+    /// Called with the epoll event bits when the descriptor is ready.
+    func handle(events: UInt32)
+    /// Called about every ``EventLoop/tickMilliseconds`` with the monotonic time, for timeouts and pings.
+    func tick(nowMilliseconds: Int64)
+}
+
+/// One thread running an epoll loop over many non-blocking sockets.
+///
+/// Every socket, connection state and callback belonging to a loop is touched only on its thread; other threads
+/// hand work over with ``execute(_:)``. One loop serves thousands of connections.
+public final class EventLoop: @unchecked Sendable {
+    // Safe to share: `handlers`, `running` and `loopThread` are touched only on the loop thread (or before it
+    // starts); `pending` is behind a mutex; the descriptors are fixed for the loop's life.
+    private let epollDescriptor: Int32
+    private let wakeDescriptor: Int32
+    private let pending = Mutex<(tasks: [@Sendable () -> Void], stopping: Bool)>(([], false))
+    private var handlers: [Int32: EventLoopHandler] = [:]
+    private var loopThread: pthread_t?
+    private let finished = DispatchSemaphore(value: 0)
+    private let started = DispatchSemaphore(value: 0)
+    private var nextTick: Int64 = 0
+    /// Scratch space every read on this loop goes through; loop thread only.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    /// How often handlers get ``EventLoopHandler/tick(nowMilliseconds:)``.
+    static let tickMilliseconds: Int64 = 100
+
+    /// Starts a loop on a new thread named `name`.
+    public init(name: String = "clubroom-loop") throws(TransportError) {
+        signal(SIGPIPE, SIG_IGN)
+        epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epollDescriptor >= 0 else { throw .system("epoll_create1") }
+        wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        guard wakeDescriptor >= 0 else {
+            let error = TransportError.system("eventfd")
+            Glibc.close(epollDescriptor)
+            throw error
+        }
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wakeDescriptor
+        epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, wakeDescriptor, &event)
+        let thread = Thread { [self] in
+            loopThread = pthread_self()
+            started.signal()
+            run()
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+        started.wait()
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        Glibc.close(epollDescriptor)
+        Glibc.close(wakeDescriptor)
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    public var inLoop: Bool {
+        guard let loopThread else { return false }
+        return pthread_equal(loopThread, pthread_self()) != 0
+    }
+
+    /// Runs `task` on the loop thread, after tasks handed over before it. Dropped once the loop has stopped.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        let accepted = pending.withLock { state -> Bool in
+            if state.stopping { return false }
+            state.tasks.append(task)
+            return true
+        }
+        if accepted { wake() }
+    }
+
+    /// Stops the loop after the tasks already handed over and waits for its thread to end (unless called on it).
+    /// Descriptors still registered are closed by their owners before this (see ``WebSocketServer/shutdown()``).
+    public func shutdown() {
+        let first = pending.withLock { state -> Bool in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        guard first else { return }
+        wake()
+        if !inLoop { finished.wait() }
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeDescriptor, &one, 8)
+    }
+
+    // MARK: Loop thread only.
+
+    func register(_ descriptor: Int32, _ handler: EventLoopHandler, writable: Bool) throws(TransportError) {
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        event.data.fd = descriptor
+        guard epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, descriptor, &event) == 0 else { throw .system("epoll_ctl add") }
+        handlers[descriptor] = handler
+    }
+
+    func update(_ descriptor: Int32, writable: Bool) {
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        event.data.fd = descriptor
+        epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, descriptor, &event)
+    }
+
+    func unregister(_ descriptor: Int32) {
+        var event = epoll_event()
+        epoll_ctl(epollDescriptor, EPOLL_CTL_DEL, descriptor, &event)
+        handlers[descriptor] = nil
+    }
+
+    /// The monotonic clock in milliseconds.
+    static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
+    private func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        nextTick = Self.now() + Self.tickMilliseconds
+        while true {
+            let timeout = Int32(max(0, min(Self.tickMilliseconds, nextTick - Self.now())))
+            let count = events.withUnsafeMutableBufferPointer { buffer in
+                epoll_wait(epollDescriptor, buffer.baseAddress, Int32(buffer.count), timeout)
+            }
+            if count > 0 {
+                for index in 0..<Int(count) {
+                    let descriptor = events[index].data.fd
+                    if descriptor == wakeDescriptor {
+                        var value: UInt64 = 0
+                        _ = Glibc.read(wakeDescriptor, &value, 8)
+                    } else if let handler = handlers[descriptor] {
+                        handler.handle(events: events[index].events)
+                    }
+                }
+            }
+            let (tasks, stopping) = pending.withLock { state in
+                defer { state.tasks.removeAll() }
+                return (state.tasks, state.stopping)
+            }
+            for task in tasks { task() }
+            let now = Self.now()
+            if now >= nextTick {
+                nextTick = now + Self.tickMilliseconds
+                for handler in Array(handlers.values) { handler.tick(nowMilliseconds: now) }
+            }
+            if stopping { break }
+        }
+        for (descriptor, _) in handlers { Glibc.close(descriptor) }
+        handlers.removeAll()
+    }
+}

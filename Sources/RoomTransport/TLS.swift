@@ -1,0 +1,194 @@
+import CCrypto
+import CEventPoll
+import Glibc
+
+/// The server's certificate and key for `wss://`, as PEM files.
+public struct TLSServerConfiguration: Sendable, Equatable {
+    /// The certificate chain (leaf first), PEM.
+    public var certificateFile: String
+    /// The private key, PEM, unencrypted.
+    public var privateKeyFile: String
+
+    public init(certificateFile: String, privateKeyFile: String) {
+        self.certificateFile = certificateFile
+        self.privateKeyFile = privateKeyFile
+    }
+}
+
+/// How a client checks a `wss://` server.
+public struct TLSClientConfiguration: Sendable, Equatable {
+    /// Trusted CA certificates (PEM); nil uses the system's trust store.
+    public var caFile: String?
+    /// Whether to check the certificate chain and host name; off only for explicit testing against
+    /// self-signed servers without their certificate at hand.
+    public var verifiesPeer: Bool
+
+    public init(caFile: String? = nil, verifiesPeer: Bool = true) {
+        self.caFile = caFile
+        self.verifiesPeer = verifiesPeer
+    }
+}
+
+/// The oldest error in OpenSSL's queue for this thread, as text, and the queue cleared.
+func openSSLErrorText(_ fallback: String) -> String {
+    let code = ERR_get_error()
+    ERR_clear_error()
+    guard code != 0 else { return fallback }
+    var text = [CChar](repeating: 0, count: 256)
+    ERR_error_string_n(code, &text, text.count)
+    return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// An `SSL_CTX` owned by Swift; never leaves this target.
+final class TLSContext: @unchecked Sendable {
+    // Safe to share: OpenSSL's SSL_CTX is safe for concurrent SSL_new once configured, and we never change it
+    // after init.
+    let context: OpaquePointer
+    let verifiesPeer: Bool
+
+    private init(context: OpaquePointer, verifiesPeer: Bool) {
+        self.context = context
+        self.verifiesPeer = verifiesPeer
+    }
+
+    deinit { SSL_CTX_free(context) }
+
+    static func server(_ configuration: TLSServerConfiguration) throws(TransportError) -> TLSContext {
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(TLS_server_method()) else {
+            throw TransportError(place: "TLS context", problem: openSSLErrorText("SSL_CTX_new failed"))
+        }
+        let tls = TLSContext(context: context, verifiesPeer: false)
+        configureCommon(context)
+        guard SSL_CTX_use_certificate_chain_file(context, configuration.certificateFile) == 1 else {
+            throw TransportError(
+                place: "TLS certificate \(configuration.certificateFile)", problem: openSSLErrorText("unreadable"))
+        }
+        guard SSL_CTX_use_PrivateKey_file(context, configuration.privateKeyFile, SSL_FILETYPE_PEM) == 1 else {
+            throw TransportError(
+                place: "TLS key \(configuration.privateKeyFile)", problem: openSSLErrorText("unreadable"))
+        }
+        guard SSL_CTX_check_private_key(context) == 1 else {
+            throw TransportError(
+                place: "TLS key \(configuration.privateKeyFile)",
+                problem: openSSLErrorText("does not match the certificate"))
+        }
+        return tls
+    }
+
+    static func client(_ configuration: TLSClientConfiguration) throws(TransportError) -> TLSContext {
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            throw TransportError(place: "TLS context", problem: openSSLErrorText("SSL_CTX_new failed"))
+        }
+        let tls = TLSContext(context: context, verifiesPeer: configuration.verifiesPeer)
+        configureCommon(context)
+        if configuration.verifiesPeer {
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            if let caFile = configuration.caFile {
+                guard SSL_CTX_load_verify_locations(context, caFile, nil) == 1 else {
+                    throw TransportError(place: "TLS CA file \(caFile)", problem: openSSLErrorText("unreadable"))
+                }
+            } else if SSL_CTX_set_default_verify_paths(context) != 1 {
+                throw TransportError(place: "TLS trust store", problem: openSSLErrorText("cannot load"))
+            }
+        } else {
+            SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+        }
+        return tls
+    }
+
+    private static func configureCommon(_ context: OpaquePointer) {
+        _ = clubroom_ssl_ctx_set_min_proto_tls12(context)
+        // Writes may be partial and may resume from a moved buffer: our write buffer compacts between calls.
+        _ = clubroom_ssl_ctx_set_mode(
+            context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE) | Int(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
+    }
+}
+
+/// TLS over a non-blocking socket, driven by the event loop.
+final class TLSStream: ByteStream {
+    private let ssl: OpaquePointer
+    private let descriptor: Int32
+    private let context: TLSContext
+    private var closed = false
+
+    /// A server-side stream (`host` nil) or a client one checking `host` (a DNS name or an IP address).
+    init(context: TLSContext, descriptor: Int32, clientHost host: String?) throws(TransportError) {
+        ERR_clear_error()
+        guard let ssl = SSL_new(context.context) else {
+            throw TransportError(place: "TLS session", problem: openSSLErrorText("SSL_new failed"))
+        }
+        self.ssl = ssl
+        self.descriptor = descriptor
+        self.context = context
+        SSL_set_fd(ssl, descriptor)
+        if let host {
+            SSL_set_connect_state(ssl)
+            let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+            if !isAddress { _ = clubroom_ssl_set_tlsext_host_name(ssl, host) }
+            if context.verifiesPeer {
+                let ok =
+                    isAddress
+                    ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) : SSL_set1_host(ssl, host)
+                guard ok == 1 else {
+                    throw TransportError(place: "TLS host \(host)", problem: openSSLErrorText("cannot check this name"))
+                }
+            }
+        } else {
+            SSL_set_accept_state(ssl)
+        }
+    }
+
+    deinit { SSL_free(ssl) }
+
+    private func step(_ result: Int32, _ what: String) -> StreamStep {
+        if result > 0 { return .bytes(Int(result)) }
+        let error = SSL_get_error(ssl, result)
+        switch error {
+        case SSL_ERROR_WANT_READ: return .wouldBlock(wantsWrite: false)
+        case SSL_ERROR_WANT_WRITE: return .wouldBlock(wantsWrite: true)
+        case SSL_ERROR_ZERO_RETURN: return .endOfStream
+        case SSL_ERROR_SYSCALL:
+            let code = errno
+            ERR_clear_error()
+            return code == 0 ? .endOfStream : .failed("\(what): \(String(cString: strerror(code)))")
+        default:
+            let verify = SSL_get_verify_result(ssl)
+            if verify != X509_V_OK {
+                ERR_clear_error()
+                return .failed("\(what): certificate: \(String(cString: X509_verify_cert_error_string(verify)))")
+            }
+            return .failed("\(what): \(openSSLErrorText("TLS error \(error)"))")
+        }
+    }
+
+    func handshake() -> StreamStep {
+        ERR_clear_error()
+        return step(SSL_do_handshake(ssl), "TLS handshake")
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamStep {
+        ERR_clear_error()
+        return step(SSL_read(ssl, buffer.baseAddress, Int32(min(buffer.count, Int(Int32.max)))), "TLS read")
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> StreamStep {
+        guard bytes.count > 0 else { return .bytes(0) }
+        ERR_clear_error()
+        return step(SSL_write(ssl, bytes.baseAddress, Int32(min(bytes.count, Int(Int32.max)))), "TLS write")
+    }
+
+    func shutdownWrite() {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(descriptor)
+    }
+}

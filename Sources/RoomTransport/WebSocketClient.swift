@@ -1,0 +1,124 @@
+import Dispatch
+import RoomProtocol
+import Synchronization
+
+/// A WebSocket client for bots, the UI and tests: connects to `ws://` or `wss://`, then sends from any thread
+/// and receives on its event loop's thread through callbacks.
+public final class WebSocketClient: Sendable {
+    /// What the client application does with what arrives; runs on the loop thread and must not block.
+    public struct Handler: Sendable {
+        /// A complete text or binary message arrived.
+        public var onMessage: @Sendable (WebSocketPayload) -> Void
+        /// The connection closed (once): the close code and reason, 1006 when it was lost.
+        public var onClose: @Sendable (WebSocketCloseCode, String) -> Void
+
+        public init(
+            onMessage: @escaping @Sendable (WebSocketPayload) -> Void = { _ in },
+            onClose: @escaping @Sendable (WebSocketCloseCode, String) -> Void = { _, _ in }
+        ) {
+            self.onMessage = onMessage
+            self.onClose = onClose
+        }
+    }
+
+    /// The open connection.
+    public let connection: WebSocketConnection
+
+    private init(connection: WebSocketConnection) { self.connection = connection }
+
+    /// Connects and completes the upgrade, blocking the caller until the connection is open or has failed.
+    ///
+    /// - Parameters:
+    ///   - url: `ws://host:port/path?query` or `wss://…`.
+    ///   - headers: extra request headers, e.g. `Authorization: Bearer …`.
+    ///   - tls: how to check a `wss://` server.
+    ///   - loop: the loop to run on; without one the client starts its own and stops it when the connection ends.
+    /// - Throws: ``TransportError`` for a bad URL, a refused or failed connection, TLS failure, or a refused
+    ///   upgrade (the problem names the HTTP status and reason).
+    public static func connect(
+        to url: String, headers: HTTPHeaders = HTTPHeaders(), tls: TLSClientConfiguration = TLSClientConfiguration(),
+        options: WebSocketOptions = WebSocketOptions(), loop: EventLoop? = nil, handler: Handler
+    ) throws(TransportError) -> WebSocketClient {
+        let address: WebSocketURL
+        do {
+            address = try WebSocketURL(url)
+        } catch {
+            throw TransportError(place: "websocket URL", problem: error.problem)
+        }
+        var tlsContext: TLSContext?
+        if address.secure { tlsContext = try TLSContext.client(tls) }
+        let ownLoop = loop == nil
+        let runLoop: EventLoop
+        if let loop { runLoop = loop } else { runLoop = try EventLoop(name: "clubroom-client") }
+        if runLoop.inLoop {
+            throw TransportError(place: "websocket connect \(url)", problem: "called on the loop's own thread")
+        }
+        let descriptor: Int32
+        do {
+            descriptor = try Socket.startConnect(host: address.host, port: address.port)
+        } catch {
+            if ownLoop { runLoop.shutdown() }
+            throw error
+        }
+        let stream: ByteStream
+        do {
+            stream =
+                try tlsContext.map { context throws(TransportError) in
+                    try TLSStream(context: context, descriptor: descriptor, clientHost: address.host)
+                } ?? PlainStream(descriptor: descriptor)
+        } catch {
+            PlainStream(descriptor: descriptor).close()
+            if ownLoop { runLoop.shutdown() }
+            throw error
+        }
+
+        let outcome = Mutex<TransportError??>(nil)
+        let settled = DispatchSemaphore(value: 0)
+        var events = ConnectionEvents()
+        events.open = { _ in
+            outcome.withLock { $0 = .some(nil) }
+            settled.signal()
+        }
+        events.failedBeforeOpen = { error in
+            outcome.withLock { $0 = .some(error) }
+            settled.signal()
+        }
+        events.message = { handler.onMessage($1) }
+        events.close = { handler.onClose($1, $2) }
+        events.finished = { _ in if ownLoop { runLoop.shutdown() } }
+
+        let key = WebSocketHandshake.key(fromRandomBytes: TransportCrypto.randomBytes(count: 16))
+        let request = WebSocketHandshake.requestBytes(
+            host: address.hostHeader, target: address.target, key: key, headers: headers)
+        let expectedAccept = WebSocketHandshake.acceptKey(forKey: key, sha1: TransportCrypto.sha1)
+        let connection = WebSocketConnection(
+            loop: runLoop, descriptor: descriptor, remoteAddress: "\(address.hostHeader)", role: .client,
+            stream: stream, isTLS: address.secure, connecting: true, options: options, events: events)
+        runLoop.execute {
+            do throws(TransportError) {
+                try connection.start(clientRequest: (request, expectedAccept))
+            } catch {
+                connection.events.failedBeforeOpen(error)
+                connection.terminate()
+            }
+        }
+        let waitMilliseconds = Int(options.handshakeTimeout.milliseconds) + 2000
+        if settled.wait(timeout: .now() + .milliseconds(waitMilliseconds)) == .timedOut {
+            connection.close(code: .goingAway, reason: "")
+            throw TransportError(place: "websocket connect \(url)", problem: "timed out")
+        }
+        if case .some(.some(let error)) = outcome.withLock({ $0 }) { throw error }
+        return WebSocketClient(connection: connection)
+    }
+
+    /// Sends a text message (from any thread).
+    public func send(text: String) { connection.send(text: text) }
+
+    /// Sends a binary message (from any thread).
+    public func send(binary: [UInt8]) { connection.send(binary: binary) }
+
+    /// Starts the closing handshake; the close callback reports `code` and `reason`.
+    public func close(code: WebSocketCloseCode = .normal, reason: String = "") {
+        connection.close(code: code, reason: reason)
+    }
+}

@@ -1,0 +1,471 @@
+import CEventPoll
+import Glibc
+import RoomProtocol
+import Synchronization
+
+/// Limits and timers of a WebSocket connection, the same for server and client.
+public struct WebSocketOptions: Sendable, Equatable {
+    /// The largest data message accepted (reassembled); beyond it the connection closes with 1009.
+    public var maxMessageSize: Int = WebSocketDecoder.defaultMaxMessageSize
+    /// The largest HTTP upgrade head accepted (431 beyond it).
+    public var maxHeadSize: Int = WebSocketHandshake.defaultMaxHeadSize
+    /// Bytes waiting to be written beyond which a slow reader is dropped.
+    public var maxWriteBufferSize: Int = 4 * 1024 * 1024
+    /// How often an open connection sends a ping.
+    public var pingInterval: Duration = .seconds(5)
+    /// How long an open connection may receive nothing (not even a pong) before it is closed with 1001.
+    public var idleTimeout: Duration = .seconds(15)
+    /// How long TCP connect, TLS and the HTTP upgrade may take together.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// How long to wait for the peer's close frame and then for its end of the stream.
+    public var closeTimeout: Duration = .seconds(3)
+
+    public init() {}
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let parts = components
+        return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
+    }
+}
+
+/// A data message as the application sees it.
+public enum WebSocketPayload: Sendable, Equatable {
+    case text(String)
+    case binary([UInt8])
+}
+
+/// The server application's answer to an upgrade request.
+public enum UpgradeDecision: Sendable, Equatable {
+    case accept
+    /// Answers with an HTTP status (e.g. 401, 403, 404) and a plain-text reason, then closes.
+    case reject(status: Int, reason: String)
+}
+
+/// What a connection reports to its owner; runs on the loop thread.
+struct ConnectionEvents {
+    var upgrade: ((WebSocketUpgradeRequest, WebSocketConnection) -> UpgradeDecision)?
+    var open: (WebSocketConnection) -> Void = { _ in }
+    var message: (WebSocketConnection, WebSocketPayload) -> Void = { _, _ in }
+    var close: (WebSocketConnection, WebSocketCloseCode, String) -> Void = { _, _, _ in }
+    var failedBeforeOpen: (TransportError) -> Void = { _ in }
+    var finished: (WebSocketConnection) -> Void = { _ in }
+}
+
+private let connectionIDs = Atomic<Int>(0)
+
+/// One WebSocket connection, server or client side.
+///
+/// `send` and `close` may be called from any thread: they run on the connection's event loop in the order each
+/// thread called them. Callbacks arrive on the loop thread. The connection's own failures (bad frames, a slow
+/// reader, silence) close it and are reported through the close callback; they never reach other connections.
+public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStringConvertible {
+    // Safe to share: everything below `request` is touched only on `loop`'s thread; the public methods hop onto
+    // it, and `request` is behind a mutex.
+
+    /// A number unique in this process.
+    public let id: Int
+    /// The peer's `address:port`.
+    public let remoteAddress: String
+    /// The loop this connection runs on.
+    public let loop: EventLoop
+    private let requestStore = Mutex<WebSocketUpgradeRequest?>(nil)
+
+    /// The upgrade request the client sent (server side), once parsed.
+    public var request: WebSocketUpgradeRequest? { requestStore.withLock { $0 } }
+
+    enum State { case connecting, tlsHandshake, awaitingHead, open, closing, draining, closed }
+
+    let role: WebSocketRole
+    var events: ConnectionEvents
+    private(set) var state: State
+    private let descriptor: Int32
+    private let stream: ByteStream
+    private let options: WebSocketOptions
+    private let isTLS: Bool
+    private var decoder: WebSocketDecoder
+    private var headBuffer: [UInt8] = []
+    private var writeBuffer: [UInt8] = []
+    private var writeOffset = 0
+    private var writeWantsReadable = false
+    private var readWantsWritable = false
+    private var registeredWritable = false
+    private var shutdownSent = false
+    private var opened = false
+    private var closeReported = false
+    private var lastReceived: Int64
+    private var lastPing: Int64
+    private var deadline: Int64
+    private var pingCounter: UInt64 = 0
+    private var clientRequest: (bytes: [UInt8], expectedAccept: String)?
+
+    init(
+        loop: EventLoop, descriptor: Int32, remoteAddress: String, role: WebSocketRole, stream: ByteStream,
+        isTLS: Bool, connecting: Bool, options: WebSocketOptions, events: ConnectionEvents
+    ) {
+        self.id = connectionIDs.add(1, ordering: .relaxed).newValue
+        self.loop = loop
+        self.descriptor = descriptor
+        self.remoteAddress = remoteAddress
+        self.role = role
+        self.stream = stream
+        self.isTLS = isTLS
+        self.options = options
+        self.events = events
+        self.decoder = WebSocketDecoder(role: role, maxMessageSize: options.maxMessageSize)
+        self.state = connecting ? .connecting : (isTLS ? .tlsHandshake : .awaitingHead)
+        let now = EventLoop.now()
+        lastReceived = now
+        lastPing = now
+        deadline = now + options.handshakeTimeout.milliseconds
+    }
+
+    public static func == (lhs: WebSocketConnection, rhs: WebSocketConnection) -> Bool { lhs.id == rhs.id }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+    public var description: String { "connection \(id) (\(remoteAddress))" }
+
+    // MARK: Public, any thread.
+
+    /// Sends a text message; dropped once the connection is closing.
+    public func send(text: String) { perform { $0.sendOnLoop(.text(text)) } }
+
+    /// Sends a binary message; dropped once the connection is closing.
+    public func send(binary: [UInt8]) { perform { $0.sendOnLoop(.binary(binary)) } }
+
+    /// Starts the closing handshake; the close callback reports `code` and `reason` at once.
+    public func close(code: WebSocketCloseCode = .normal, reason: String = "") {
+        perform { $0.closeOnLoop(code: code, reason: reason) }
+    }
+
+    private func perform(_ work: @escaping @Sendable (WebSocketConnection) -> Void) {
+        if loop.inLoop {
+            work(self)
+        } else {
+            loop.execute { [self] in work(self) }
+        }
+    }
+
+    // MARK: Loop thread only.
+
+    /// Registers with the loop and starts the handshake appropriate to the state.
+    func start(clientRequest request: (bytes: [UInt8], expectedAccept: String)? = nil) throws(TransportError) {
+        clientRequest = request
+        try loop.register(descriptor, self, writable: state == .connecting)
+        registeredWritable = state == .connecting
+        if state == .tlsHandshake { driveTLSHandshake() }
+    }
+
+    func sendOnLoop(_ message: WebSocketMessage) {
+        guard state == .open else { return }
+        enqueue(message.encoded(maskingKey: role == .client ? Self.maskingKey() : nil))
+    }
+
+    func closeOnLoop(code: WebSocketCloseCode, reason: String) {
+        switch state {
+        case .open:
+            let sentCode = code.isSendable ? code : .normal
+            enqueue(WebSocketMessage.close(code: sentCode, reason: reason).encoded(maskingKey: maskIfClient()))
+            report(code, reason)
+            guard state == .open else { return }
+            state = .closing
+            deadline = EventLoop.now() + options.closeTimeout.milliseconds
+        case .connecting, .tlsHandshake, .awaitingHead:
+            failBeforeOpen("closed before the handshake finished")
+        case .closing, .draining, .closed:
+            break
+        }
+    }
+
+    /// Ends the connection at once, without a closing handshake (server shutdown, overflow).
+    func terminate() {
+        guard state != .closed else { return }
+        state = .closed
+        loop.unregister(descriptor)
+        stream.close()
+        events.finished(self)
+    }
+
+    private static func maskingKey() -> [UInt8] {
+        let value = UInt32.random(in: 0...UInt32.max)
+        return [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    private func maskIfClient() -> [UInt8]? { role == .client ? Self.maskingKey() : nil }
+
+    private func report(_ code: WebSocketCloseCode, _ reason: String) {
+        guard opened, !closeReported else { return }
+        closeReported = true
+        events.close(self, code, reason)
+    }
+
+    private func failBeforeOpen(_ problem: String) {
+        if role == .client && !opened {
+            events.failedBeforeOpen(TransportError(place: "websocket connect \(remoteAddress)", problem: problem))
+        }
+        report(.abnormalClosure, problem)
+        terminate()
+    }
+
+    private func lost(_ problem: String) {
+        switch state {
+        case .connecting, .tlsHandshake, .awaitingHead: failBeforeOpen(problem)
+        case .open, .closing:
+            report(.abnormalClosure, problem)
+            terminate()
+        case .draining, .closed: terminate()
+        }
+    }
+
+    private func beginDraining() {
+        guard state != .closed, state != .draining else { return }
+        state = .draining
+        deadline = EventLoop.now() + options.closeTimeout.milliseconds
+        flush()
+    }
+
+    private func updateInterest() {
+        guard state != .closed else { return }
+        let wanted = state == .connecting || writeOffset < writeBuffer.count || readWantsWritable
+        if wanted != registeredWritable {
+            registeredWritable = wanted
+            loop.update(descriptor, writable: wanted)
+        }
+    }
+
+    private func enqueue(_ bytes: [UInt8]) {
+        guard state != .closed else { return }
+        writeBuffer.append(contentsOf: bytes)
+        if writeBuffer.count - writeOffset > options.maxWriteBufferSize {
+            report(.policyViolation, "peer reads too slowly: over \(options.maxWriteBufferSize) bytes waiting")
+            terminate()
+            return
+        }
+        flush()
+    }
+
+    private func flush() {
+        while writeOffset < writeBuffer.count && state != .closed {
+            let step = writeBuffer.withUnsafeBytes { raw in
+                stream.write(UnsafeRawBufferPointer(rebasing: raw[writeOffset...]))
+            }
+            switch step {
+            case .bytes(let count): writeOffset += count
+            case .wouldBlock: break
+            case .endOfStream: lost("peer closed the connection")
+            case .failed(let problem): lost(problem)
+            }
+            if case .bytes = step { continue }
+            break
+        }
+        guard state != .closed else { return }
+        if writeOffset == writeBuffer.count {
+            writeBuffer.removeAll(keepingCapacity: writeBuffer.count <= 64 * 1024)
+            writeOffset = 0
+            if state == .draining && !shutdownSent {
+                shutdownSent = true
+                stream.shutdownWrite()
+            }
+        } else if writeOffset > 64 * 1024 && writeOffset > writeBuffer.count / 2 {
+            writeBuffer.removeFirst(writeOffset)
+            writeOffset = 0
+        }
+        updateInterest()
+    }
+
+    private func driveTLSHandshake() {
+        switch stream.handshake() {
+        case .bytes:
+            readWantsWritable = false
+            state = .awaitingHead
+            sendClientRequest()
+            updateInterest()
+            readAvailable()
+        case .wouldBlock(let wantsWrite):
+            readWantsWritable = wantsWrite
+            updateInterest()
+        case .endOfStream: failBeforeOpen("peer closed the connection during the TLS handshake")
+        case .failed(let problem): failBeforeOpen(problem)
+        }
+    }
+
+    private func sendClientRequest() {
+        guard role == .client, let request = clientRequest else { return }
+        enqueue(request.bytes)
+    }
+
+    private func readAvailable() {
+        var rounds = 0
+        while state != .closed && rounds < 16 {
+            rounds += 1
+            let buffer = loop.readBuffer
+            switch stream.read(into: buffer) {
+            case .bytes(let count):
+                lastReceived = EventLoop.now()
+                received(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count])))
+            case .wouldBlock(let wantsWrite):
+                if readWantsWritable != wantsWrite {
+                    readWantsWritable = wantsWrite
+                    updateInterest()
+                }
+                return
+            case .endOfStream:
+                lost("connection closed without a close frame")
+                return
+            case .failed(let problem):
+                lost(problem)
+                return
+            }
+        }
+    }
+
+    private func received(_ bytes: [UInt8]) {
+        switch state {
+        case .awaitingHead:
+            headBuffer.append(contentsOf: bytes)
+            do {
+                guard let length = try WebSocketHandshake.headLength(in: headBuffer, maxHeadSize: options.maxHeadSize)
+                else { return }
+                let head = Array(headBuffer[0..<length])
+                let rest = Array(headBuffer[length...])
+                headBuffer = []
+                if role == .server {
+                    try upgradeServer(head: head, rest: rest)
+                } else {
+                    try upgradeClient(head: head, rest: rest)
+                }
+            } catch {
+                if role == .server {
+                    enqueue(WebSocketHandshake.rejectResponseBytes(status: error.status, reason: error.problem))
+                    beginDraining()
+                } else {
+                    failBeforeOpen(error.description)
+                }
+            }
+        case .open, .closing:
+            decoder.feed(bytes)
+            processFrames()
+        case .connecting, .tlsHandshake, .draining, .closed:
+            break
+        }
+    }
+
+    private func upgradeServer(head: [UInt8], rest: [UInt8]) throws(WebSocketHandshakeError) {
+        let request = try WebSocketUpgradeRequest.parse(head: head)
+        requestStore.withLock { $0 = request }
+        let decision = events.upgrade?(request, self) ?? .accept
+        guard state == .awaitingHead else { return }
+        switch decision {
+        case .accept:
+            let accept = WebSocketHandshake.acceptKey(forKey: request.key, sha1: TransportCrypto.sha1)
+            enqueue(WebSocketHandshake.acceptResponseBytes(acceptKey: accept))
+            becomeOpen(rest: rest)
+        case .reject(let status, let reason):
+            enqueue(WebSocketHandshake.rejectResponseBytes(status: status, reason: reason))
+            beginDraining()
+        }
+    }
+
+    private func upgradeClient(head: [UInt8], rest: [UInt8]) throws(WebSocketHandshakeError) {
+        let response = try WebSocketUpgradeResponse.parse(head: head)
+        try response.validate(expectedAccept: clientRequest?.expectedAccept ?? "")
+        becomeOpen(rest: rest)
+    }
+
+    private func becomeOpen(rest: [UInt8]) {
+        guard state == .awaitingHead else { return }
+        state = .open
+        opened = true
+        let now = EventLoop.now()
+        lastPing = now
+        lastReceived = now
+        events.open(self)
+        if state == .open && !rest.isEmpty {
+            decoder.feed(rest)
+            processFrames()
+        }
+    }
+
+    private func processFrames() {
+        while state == .open || state == .closing {
+            let message: WebSocketMessage?
+            do {
+                message = try decoder.next()
+            } catch {
+                if state == .open {
+                    enqueue(WebSocketMessage.close(code: error.closeCode, reason: error.problem).encoded(maskingKey: maskIfClient()))
+                }
+                report(error.closeCode, error.problem)
+                beginDraining()
+                return
+            }
+            guard let message else { return }
+            switch message {
+            case .text(let text): if state == .open { events.message(self, .text(text)) }
+            case .binary(let bytes): if state == .open { events.message(self, .binary(bytes)) }
+            case .ping(let payload): if state == .open { enqueue(WebSocketMessage.pong(payload).encoded(maskingKey: maskIfClient())) }
+            case .pong: break
+            case .close(let code, let reason):
+                if state == .open {
+                    enqueue(WebSocketMessage.close(code: code, reason: "").encoded(maskingKey: maskIfClient()))
+                    report(code ?? .noStatusReceived, reason)
+                }
+                beginDraining()
+            }
+        }
+    }
+}
+
+extension WebSocketConnection: EventLoopHandler {
+    func handle(events bits: UInt32) {
+        switch state {
+        case .closed:
+            return
+        case .connecting:
+            let error = Socket.pendingError(descriptor)
+            if error != 0 {
+                failBeforeOpen(String(cString: strerror(error)))
+            } else if bits & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+                if isTLS {
+                    state = .tlsHandshake
+                    driveTLSHandshake()
+                } else {
+                    state = .awaitingHead
+                    sendClientRequest()
+                    updateInterest()
+                }
+            }
+        case .tlsHandshake:
+            driveTLSHandshake()
+        case .awaitingHead, .open, .closing, .draining:
+            let readable = EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue | EPOLLRDHUP.rawValue
+            if bits & readable != 0 || (readWantsWritable && bits & EPOLLOUT.rawValue != 0) { readAvailable() }
+            if state != .closed && bits & EPOLLOUT.rawValue != 0 { flush() }
+        }
+    }
+
+    func tick(nowMilliseconds now: Int64) {
+        switch state {
+        case .connecting, .tlsHandshake, .awaitingHead:
+            if now > deadline { failBeforeOpen("handshake timed out") }
+        case .open:
+            if now - lastReceived > options.idleTimeout.milliseconds {
+                let reason = "nothing received for \(options.idleTimeout.milliseconds) ms"
+                enqueue(WebSocketMessage.close(code: .goingAway, reason: reason).encoded(maskingKey: maskIfClient()))
+                report(.goingAway, reason)
+                beginDraining()
+            } else if now - lastPing >= options.pingInterval.milliseconds {
+                lastPing = now
+                pingCounter += 1
+                let payload = (0..<8).map { UInt8(truncatingIfNeeded: pingCounter >> (56 - 8 * UInt64($0))) }
+                enqueue(WebSocketMessage.ping(payload).encoded(maskingKey: maskIfClient()))
+            }
+        case .closing:
+            if now > deadline { beginDraining() }
+        case .draining:
+            if now > deadline { terminate() }
+        case .closed:
+            break
+        }
+    }
+}

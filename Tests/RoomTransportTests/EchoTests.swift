@@ -1,0 +1,126 @@
+import Foundation
+import RoomProtocol
+import RoomTransport
+import Testing
+
+@Suite struct EchoTests {
+    @Test func textAndBinaryEchoThenClientClose() throws {
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(recorder: serverEvents)
+        defer { server.shutdown() }
+        let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/lobby?token=abc")
+        client.send(text: "héllo ✓")
+        client.send(binary: [0, 1, 2, 255])
+        let big = String(repeating: "x", count: 60_000)
+        client.send(text: big)
+        #expect(
+            events.wait(for: 3) == [
+                .message(.text("héllo ✓")), .message(.binary([0, 1, 2, 255])), .message(.text(big)),
+            ])
+        client.close(code: .normal, reason: "bye")
+        #expect(events.wait(for: 4).last == .closed(1000, "bye"))
+        let seen = serverEvents.wait(for: 5)
+        #expect(seen.first == .opened("/rooms/lobby?token=abc"))
+        #expect(seen.last == .closed(1000, "bye"))
+    }
+
+    @Test func serverCloseCodeReachesClient() throws {
+        let server = try startEchoServer()
+        defer { server.shutdown() }
+        let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/a")
+        client.send(text: "close 4000 room ended")
+        #expect(events.wait(for: 1) == [.closed(4000, "room ended")])
+    }
+
+    @Test func oversizeMessageClosesWith1009() throws {
+        var options = WebSocketOptions()
+        options.maxMessageSize = 1000
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(options: options, recorder: serverEvents)
+        defer { server.shutdown() }
+        let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/a")
+        client.send(binary: [UInt8](repeating: 1, count: 1001))
+        #expect(events.wait(for: 1) == [.closed(1009, "message larger than 1000 bytes")])
+        #expect(serverEvents.wait(for: 2).last == .closed(1009, "message larger than 1000 bytes"))
+    }
+
+    @Test func rejectedUpgradeThrowsWithStatus() throws {
+        let server = try startEchoServer()
+        defer { server.shutdown() }
+        #expect(throws: TransportError.self) { try connectClient("ws://127.0.0.1:\(server.port)/forbidden") }
+        do {
+            _ = try connectClient("ws://127.0.0.1:\(server.port)/forbidden")
+        } catch let error as TransportError {
+            #expect(error.problem.contains("403"))
+        }
+    }
+
+    @Test func connectionRefusedThrows() throws {
+        let server = try startEchoServer()
+        let port = server.port
+        server.shutdown()
+        #expect(throws: TransportError.self) { try connectClient("ws://127.0.0.1:\(port)/") }
+    }
+
+    @Test func pingsKeepAnAnsweringPeerAlive() throws {
+        var options = WebSocketOptions()
+        options.pingInterval = .milliseconds(50)
+        options.idleTimeout = .milliseconds(300)
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(options: options, recorder: serverEvents)
+        defer { server.shutdown() }
+        let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/a", options: options)
+        usleep(1_000_000)
+        client.send(text: "still here")
+        #expect(events.wait(for: 1) == [.message(.text("still here"))])
+        #expect(serverEvents.all.count == 2)
+    }
+
+    @Test func slowReaderIsDroppedAndOthersCarryOn() throws {
+        var options = WebSocketOptions()
+        options.maxWriteBufferSize = 256 * 1024
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(options: options, recorder: serverEvents)
+        defer { server.shutdown() }
+        let slow = try RawSocket(port: server.port)
+        try slow.upgrade(path: "/rooms/a")
+        slow.send(RoomProtocol.WebSocketMessage.text("flood").encoded(maskingKey: [1, 2, 3, 4]))
+        let seen = serverEvents.wait(for: 3)
+        #expect(seen.last == .closed(1008, "peer reads too slowly: over 262144 bytes waiting"))
+        let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/a")
+        client.send(text: "fine")
+        #expect(events.wait(for: 1) == [.message(.text("fine"))])
+    }
+
+    @Test func silentPeerIsClosedAfterIdleTimeout() throws {
+        var options = WebSocketOptions()
+        options.pingInterval = .seconds(60)
+        options.idleTimeout = .milliseconds(200)
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(options: options, recorder: serverEvents)
+        defer { server.shutdown() }
+        let silent = try RawSocket(port: server.port)
+        try silent.upgrade(path: "/rooms/a")
+        #expect(serverEvents.wait(for: 2).last == .closed(1001, "nothing received for 200 ms"))
+    }
+
+    @Test(arguments: [
+        ([0x81, 0x05] + Array("hello".utf8), 1002),  // unmasked client frame
+        ([0xC1, 0x80, 1, 2, 3, 4], 1002),  // reserved bit set
+        ([0x83, 0x80, 1, 2, 3, 4], 1002),  // unknown opcode
+        ([0x81, 0x82, 0, 0, 0, 0, 0xC3, 0x28], 1007),  // invalid UTF-8
+    ] as [([UInt8], UInt16)])
+    func badFrameClosesOnlyThatConnection(frame: [UInt8], code: UInt16) throws {
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(recorder: serverEvents)
+        defer { server.shutdown() }
+        let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/a")
+        let raw = try RawSocket(port: server.port)
+        try raw.upgrade(path: "/rooms/b")
+        raw.send(frame)
+        let reply = raw.readAll(seconds: 5)
+        #expect(Array(reply.prefix(4)) == [0x88, UInt8(reply.count - 2), UInt8(code >> 8), UInt8(code & 0xFF)])
+        client.send(text: "unaffected")
+        #expect(events.wait(for: 1) == [.message(.text("unaffected"))])
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import RoomProtocol
+import RoomTransport
+import Testing
+
+/// Our server and client against Python's `websockets` (installed by `make test-deps`).
+@Suite struct InteropTests {
+    @Test func pythonClientAgainstOurServer() throws {
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(recorder: serverEvents)
+        defer { server.shutdown() }
+        let script = interopDirectory.appendingPathComponent("client_against_server.py").path
+        let result = try ChildProcess(["python3", script, "ws://127.0.0.1:\(server.port)/rooms/py"]).finish()
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        #expect(result.output.hasSuffix("ALL OK\n"))
+        #expect(serverEvents.wait(for: 99, seconds: 1).contains(.closed(4005, "py bye")))
+        #expect(serverEvents.all.contains(.closed(1009, "message larger than 65536 bytes")))
+    }
+
+    @Test func ourClientAgainstPythonServer() throws {
+        let script = interopDirectory.appendingPathComponent("echo_server.py").path
+        let child = try ChildProcess(["python3", script])
+        defer { child.kill() }
+        let port = try #require(child.firstLine().flatMap { Int($0) })
+        var headers = HTTPHeaders()
+        headers.add("Authorization", "Bearer t0k3n")
+        var options = WebSocketOptions()
+        options.idleTimeout = .milliseconds(600)
+        options.pingInterval = .seconds(60)
+        let (client, events) = try connectClient(
+            "ws://127.0.0.1:\(port)/rooms/py?x=1", options: options, headers: headers)
+        client.send(text: "héllo ✓")
+        client.send(binary: [0, 1, 255])
+        client.send(text: "fragment")
+        client.send(text: "path")
+        client.send(text: "auth")
+        #expect(
+            events.wait(for: 5) == [
+                .message(.text("héllo ✓")), .message(.binary([0, 1, 255])), .message(.text("abc")),
+                .message(.text("/rooms/py?x=1")), .message(.text("Bearer t0k3n")),
+            ])
+        // The Python server pings every 0.2 s: its pings alone keep our idle timer from firing.
+        usleep(1_500_000)
+        client.send(text: "after pings")
+        #expect(events.wait(for: 6).last == .message(.text("after pings")))
+        client.send(text: "close 4002 python bye")
+        #expect(events.wait(for: 7).last == .closed(4002, "python bye"))
+
+        let (oversize, oversizeEvents) = try connectClient("ws://127.0.0.1:\(port)/")
+        oversize.send(binary: [UInt8](repeating: 1, count: 2000))
+        let closed = oversizeEvents.wait(for: 1)
+        #expect(closed.count == 1)
+        if case .closed(let code, _) = closed.first { #expect(code == 1009) } else { Issue.record("no close") }
+    }
+}
+
+/// `wss://` with a certificate made at test time.
+@Suite struct TLSTests {
+    @Test func ourClientAndPythonAgainstOurTLSServer() throws {
+        let (certificate, key) = try makeSelfSignedCertificate()
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(
+            tls: TLSServerConfiguration(certificateFile: certificate, privateKeyFile: key), recorder: serverEvents)
+        defer { server.shutdown() }
+        let url = "wss://127.0.0.1:\(server.port)/rooms/secure"
+        let (client, events) = try connectClient(url, tls: TLSClientConfiguration(caFile: certificate))
+        let big = [UInt8](repeating: 9, count: 50_000)
+        client.send(text: "secret")
+        client.send(binary: big)
+        #expect(events.wait(for: 2) == [.message(.text("secret")), .message(.binary(big))])
+        client.close(code: .normal, reason: "done")
+        #expect(events.wait(for: 3).last == .closed(1000, "done"))
+
+        let script = interopDirectory.appendingPathComponent("client_against_server.py").path
+        let result = try ChildProcess(["python3", script, url, certificate]).finish()
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        #expect(result.output.hasSuffix("ALL OK\n"))
+    }
+
+    @Test func clientRefusesAnUntrustedCertificate() throws {
+        let (certificate, key) = try makeSelfSignedCertificate()
+        let server = try startEchoServer(tls: TLSServerConfiguration(certificateFile: certificate, privateKeyFile: key))
+        defer { server.shutdown() }
+        do {
+            _ = try connectClient("wss://127.0.0.1:\(server.port)/rooms/secure")
+            Issue.record("connected to an untrusted server")
+        } catch let error as TransportError {
+            #expect(error.problem.contains("certificate"), "\(error)")
+        }
+    }
+
+    @Test func missingCertificateFileIsATypedError() throws {
+        #expect(throws: TransportError.self) {
+            try startEchoServer(
+                tls: TLSServerConfiguration(certificateFile: "/nonexistent/cert.pem", privateKeyFile: "/nonexistent/k"))
+        }
+    }
+}
