@@ -28,6 +28,9 @@ let package = Package(
         .target(name: "TermUI", dependencies: ["RoomCore"]),
         .target(name: "Arguments"),
 
+        // MARK: Benchmarks, run by `clubroom bench`.
+        .target(name: "Benchmarks", dependencies: ["RoomCore"]),
+
         // MARK: Bundled data: the default role table and the demo's speech clips.
         .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json")]),
 

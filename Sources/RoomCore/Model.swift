@@ -19,7 +19,7 @@ public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, Codable,
 
     /// Byte order of the UTF-8 form: deterministic and independent of locale.
     public static func < (lhs: PeerID, rhs: PeerID) -> Bool {
-        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+        compareUTF8(lhs.rawValue, rhs.rawValue) < 0
     }
 
     public var description: String { rawValue }
@@ -133,9 +133,12 @@ public enum DisplayName {
         switch scalar.properties.generalCategory {
         case .control, .lineSeparator, .paragraphSeparator: return true
         case .format:
-            // Bidi embeddings, overrides and isolates can reorder the rest of a line on screen.
-            // Zero-width joiners stay: emoji sequences need them.
-            return (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+            // Bidi marks, embeddings, overrides and isolates can reorder the rest of a line on screen, and
+            // invisible spaces make blank names. Zero-width joiners stay: emoji sequences need them.
+            switch scalar.value {
+            case 0x200B, 0x200E, 0x200F, 0x202A...0x202E, 0x2060...0x2069, 0xFEFF: return true
+            default: return false
+            }
         default: return false
         }
     }

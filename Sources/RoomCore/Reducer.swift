@@ -132,9 +132,12 @@ private func applySnapshot(_ state: inout RoomState, _ snapshot: RoomSnapshot) {
 private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReason? {
     switch event {
     case .peerJoined(let peer):
-        if state.peers[peer.id] != nil { return .alreadyPresent }
-        state.peers[peer.id] = peer
-        state.sections.place(peer, roles: state.roles)
+        // One hash lookup on the common path; the rare duplicate puts the original back.
+        if let existing = state.peers.updateValue(peer, forKey: peer.id) {
+            state.peers[peer.id] = existing
+            return .alreadyPresent
+        }
+        state.sections.placeNew(peer, roles: state.roles)
         if peer.level > 0 { state.speaking.insert(peer.id) }
         state.activity.append(.joined(peer.id, name: peer.name))
 

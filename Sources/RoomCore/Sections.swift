@@ -30,13 +30,25 @@ public struct HandKey: SectionKey {
     }
 }
 
-/// Audience order: by the lowercased name compared scalar by scalar (not by the locale's collation), then id.
+/// Audience order: by the lowercased name compared scalar by scalar (UTF-8 byte order, not the locale's
+/// collation), then id.
 public struct AudienceKey: SectionKey {
     public let folded: String
+    /// The first eight UTF-8 bytes of `folded`, big-endian, so most comparisons are one integer compare.
+    let head: UInt64
     public let id: PeerID
 
     public init(name: String, id: PeerID) {
-        self.folded = AudienceKey.fold(name)
+        var folded = AudienceKey.fold(name)
+        folded.makeContiguousUTF8()
+        var head: UInt64 = 0
+        var taken = 0
+        for byte in folded.utf8.prefix(8) {
+            head = head << 8 | UInt64(byte)
+            taken += 1
+        }
+        self.folded = folded
+        self.head = head << (8 * UInt64(8 - taken))
         self.id = id
     }
 
@@ -44,13 +56,36 @@ public struct AudienceKey: SectionKey {
     public static func fold(_ name: String) -> String { name.lowercased() }
 
     public static func < (a: AudienceKey, b: AudienceKey) -> Bool {
-        if a.folded != b.folded { return a.folded.utf8.lexicographicallyPrecedes(b.folded.utf8) }
+        if a.head != b.head { return a.head < b.head }
+        let order = compareUTF8(a.folded, b.folded)
+        if order != 0 { return order < 0 }
         return a.id < b.id
     }
 
     public static func == (a: AudienceKey, b: AudienceKey) -> Bool {
-        a.id == b.id && a.folded.utf8.elementsEqual(b.folded.utf8)
+        a.head == b.head && a.id == b.id && compareUTF8(a.folded, b.folded) == 0
     }
+}
+
+/// Byte-wise comparison of two strings' UTF-8: negative, zero or positive.
+func compareUTF8(_ a: String, _ b: String) -> Int {
+    if let result = a.utf8.withContiguousStorageIfAvailable({ pa in
+        b.utf8.withContiguousStorageIfAvailable { pb in compareBytes(pa, pb) }
+    }), let result {
+        return result
+    }
+    if a.utf8.elementsEqual(b.utf8) { return 0 }
+    return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
+}
+
+private func compareBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+    let n = min(a.count, b.count)
+    var i = 0
+    while i < n {
+        if a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
+        i += 1
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
 }
 
 /// The peers of one section in screen order. Cheap to take: it shares storage with the state.
@@ -135,6 +170,27 @@ struct Sections: Sendable, Equatable {
         }
         if old != nil { unplace(peer.id) }
         placements[peer.id] = new
+        switch new {
+        case .stage(let key): stage.insert(key)
+        case .hand(let key): hands.insert(key)
+        case .audience(let key): audience.insert(key)
+        }
+    }
+
+    /// `place` for a peer known to have no placement yet: one hash lookup instead of two.
+    mutating func placeNew(_ peer: Peer, roles: RoleTable) {
+        let new: Placement
+        if roles.isOnStage(peer.role) {
+            new = .stage(StageKey(rank: roles.rank(of: peer.role), ticket: nextTicket, id: peer.id))
+            nextTicket += 1
+        } else if let at = peer.handRaisedAt {
+            new = .hand(HandKey(raisedAt: at, id: peer.id))
+        } else {
+            new = .audience(AudienceKey(name: peer.name, id: peer.id))
+        }
+        if placements.updateValue(new, forKey: peer.id) != nil {
+            preconditionFailure("placeNew called for a peer that already has a place")
+        }
         switch new {
         case .stage(let key): stage.insert(key)
         case .hand(let key): hands.insert(key)

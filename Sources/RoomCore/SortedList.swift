@@ -5,7 +5,7 @@
 /// over the chunk start offsets.
 public struct SortedList<Element: Comparable & Sendable>: Sendable {
     /// A chunk splits in two when it grows past this.
-    static var maxChunk: Int { 512 }
+    static var maxChunk: Int { 256 }
 
     private var chunks: [[Element]] = []
     /// `starts[i]` is the position of `chunks[i][0]` in the whole list.
