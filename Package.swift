@@ -18,6 +18,8 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEventPoll"),
 
@@ -36,8 +38,8 @@ let package = Package(
 
         // MARK: Adapters over the C libraries.
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
-        .target(name: "AudioCodec", dependencies: ["COpus", "AudioCore"]),
-        .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore"]),
+        .target(name: "AudioCodec", dependencies: ["COpus", "CSpeexDSP", "AudioCore"]),
+        .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec"]),
         .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
@@ -69,5 +71,9 @@ let package = Package(
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
+        .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"]),
+        // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
+        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
+        .testTarget(name: "AudioDevicesTests", dependencies: ["AudioDevices", "AudioCodec", "CAllocationCounter"]),
     ]
 )

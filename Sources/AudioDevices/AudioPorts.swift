@@ -1,0 +1,47 @@
+/// A source of captured audio: a microphone through ALSA, or a virtual device (tone, WAV file, silence).
+///
+/// A capture stream calls `read` over and over on its own real-time thread, so implementations must not
+/// allocate, log or take locks there. They are used by one thread at a time.
+public protocol AudioInput: AnyObject {
+    /// The device's name, as a person would choose it (`default`, `hw:1`, `tone:440`, a file path).
+    var name: String { get }
+
+    /// Waits for one period of audio (48 kHz mono; `buffer.count` samples, normally 480) and writes it to
+    /// `buffer`. Returns how many overruns (xruns) were recovered along the way, normally 0.
+    ///
+    /// A thrown error means the device stopped working; the stream reopens it.
+    func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int
+}
+
+/// A place captured or mixed audio is played: a loudspeaker through ALSA, or a virtual sink (WAV file, null).
+///
+/// A playback stream calls `write` over and over on its own real-time thread, so implementations must not
+/// allocate, log or take locks there. They are used by one thread at a time.
+public protocol AudioOutput: AnyObject {
+    /// The device's name, as a person would choose it.
+    var name: String { get }
+
+    /// Plays one period (48 kHz mono; `buffer.count` samples, normally 480), waiting while the device's buffer
+    /// is full. Returns how many underruns (xruns) were recovered along the way, normally 0.
+    ///
+    /// A thrown error means the device stopped working; the stream reopens it.
+    func write(_ buffer: UnsafeBufferPointer<Int16>) throws(AudioDeviceError) -> Int
+}
+
+/// Where a capture stream delivers its samples: the producer end of a lock-free single-producer,
+/// single-consumer ring that the rest of the program reads.
+///
+/// Called on the real-time capture thread: it must not allocate, log, block or take a lock.
+public protocol SampleSink: AnyObject, Sendable {
+    /// Appends up to `samples.count` samples and returns how many fitted.
+    func write(_ samples: UnsafeBufferPointer<Int16>) -> Int
+}
+
+/// Where a playback stream takes its samples from: the consumer end of a lock-free single-producer,
+/// single-consumer ring (or the mixer behind one).
+///
+/// Called on the real-time playback thread: it must not allocate, log, block or take a lock.
+public protocol SampleSource: AnyObject, Sendable {
+    /// Moves up to `buffer.count` samples into `buffer` and returns how many there were.
+    func read(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int
+}

@@ -1,0 +1,434 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// What happened to a stream's device, in words a person can read (`message`). Delivered by `poll`, on the
+/// thread that calls it, never on the audio thread.
+public enum DeviceStatus: Sendable, Equatable {
+    /// The device could not be opened when the stream started; it runs on the silent `fallback` instead and
+    /// does not try again.
+    case unavailable(DeviceDirection, device: String, error: AudioDeviceError, fallback: String)
+    /// The device stopped working; the stream keeps time on silence and reopens it with backoff.
+    case lost(DeviceDirection, device: String, error: AudioDeviceError)
+    /// Reopening failed; the next try is after `retryIn`.
+    case reopenFailed(DeviceDirection, device: String, error: AudioDeviceError, retryIn: Duration)
+    /// The device works again.
+    case reopened(DeviceDirection, device: String)
+
+    /// One sentence for the status line.
+    public var message: String {
+        switch self {
+        case .unavailable(let direction, _, let error, let fallback):
+            let option = direction == .capture ? "--input" : "--output"
+            let what = direction == .capture ? "microphone" : "speaker"
+            return "No \(what): \(error). Carrying on with “\(fallback)”; choose a device with \(option) NAME "
+                + "(`clubroom devices` lists them)."
+        case .lost(let direction, let device, let error):
+            return "\(Self.noun(direction)) “\(device)” stopped working (\(error)); trying to reopen it."
+        case .reopenFailed(let direction, let device, _, let retryIn):
+            let seconds = Double(retryIn.components.seconds) + Double(retryIn.components.attoseconds) / 1e18
+            return "\(Self.noun(direction)) “\(device)” is still unavailable; trying again in "
+                + "\(seconds.formatted(.number.precision(.fractionLength(0...1)))) s."
+        case .reopened(let direction, let device):
+            return "\(Self.noun(direction)) “\(device)” is back."
+        }
+    }
+
+    private static func noun(_ direction: DeviceDirection) -> String {
+        direction == .capture ? "Microphone" : "Speaker"
+    }
+}
+
+/// How long a stream waits between attempts to reopen a lost device: `initial`, doubling up to `maximum`.
+public struct ReopenBackoff: Sendable, Equatable {
+    /// Wait before the first attempt.
+    public var initial: Duration
+    /// The longest wait between attempts.
+    public var maximum: Duration
+
+    /// Creates a backoff; the defaults retry quickly at first and settle at one try every 8 s.
+    public init(initial: Duration = .milliseconds(250), maximum: Duration = .seconds(8)) {
+        self.initial = initial
+        self.maximum = maximum
+    }
+
+    /// The wait after `failures` failed attempts.
+    public func delay(afterFailures failures: Int) -> Duration {
+        var delay = initial
+        for _ in 0..<min(failures, 32) where delay < maximum { delay *= 2 }
+        return min(delay, maximum)
+    }
+}
+
+/// Counts of what a stream has done, read at any time without disturbing the audio thread.
+public struct StreamStatistics: Sendable, Equatable {
+    /// Periods moved between the device and the ring.
+    public var periods = 0
+    /// Overruns (capture) or underruns (playback) the device had and recovered from.
+    public var xruns = 0
+    /// Capture periods that did not fit in the sink (the reader is behind); their samples were dropped.
+    public var droppedPeriods = 0
+    /// Playback periods the source could not fill; the gap was played as silence.
+    public var starvedPeriods = 0
+    /// Times the device stopped working.
+    public var deviceLosses = 0
+    /// Attempts to reopen a lost device.
+    public var reopenAttempts = 0
+}
+
+/// Options for the thread behind a stream.
+public struct StreamOptions: Sendable {
+    /// Ask for real-time scheduling (`SCHED_FIFO`) for the audio thread; where that is not allowed the thread
+    /// runs at normal priority. Only for devices that block (ALSA, paced virtual devices): an unpaced device
+    /// on a real-time thread would starve the machine.
+    public var realTimePriority: Bool
+    /// How lost devices are retried.
+    public var backoff: ReopenBackoff
+    /// Called once on the audio thread just before its first period, for instrumentation (naming the thread
+    /// for a profiler, counting allocations in tests). Must not block.
+    public var onAudioThreadStart: (@Sendable () -> Void)?
+
+    /// Creates options; every parameter has the default for a session.
+    public init(
+        realTimePriority: Bool = true, backoff: ReopenBackoff = ReopenBackoff(),
+        onAudioThreadStart: (@Sendable () -> Void)? = nil
+    ) {
+        self.realTimePriority = realTimePriority
+        self.backoff = backoff
+        self.onAudioThreadStart = onAudioThreadStart
+    }
+}
+
+/// Moves audio between one device and a lock-free ring on a thread of its own: captured periods into a
+/// `SampleSink`, or periods from a `SampleSource` to a loudspeaker.
+///
+/// The audio thread only reads or writes the device and the ring: after `start` it does not allocate, log or
+/// take a lock. Xruns are recovered by the device and counted. When the device fails, the audio thread marks
+/// it lost (an atomic) and keeps time on silence; `poll`, called regularly by the session's control loop,
+/// reports the loss, reopens the device with backoff and hands it back. A device that cannot be opened at
+/// `start` is reported once and replaced by a silent virtual device for the rest of the stream.
+public final class AudioStream: Sendable {
+    /// Whether this stream captures or plays.
+    public let direction: DeviceDirection
+    /// The name of the device asked for.
+    public let deviceName: String
+    private let core: StreamCore
+
+    /// A stream that captures from the input `open` returns into `sink`.
+    public static func capture(
+        device: String, open: @escaping @Sendable () throws(AudioDeviceError) -> any AudioInput,
+        into sink: any SampleSink, options: StreamOptions = StreamOptions(),
+        onStatus: @escaping @Sendable (DeviceStatus) -> Void
+    ) -> AudioStream {
+        AudioStream(
+            direction: .capture, device: device,
+            core: StreamCore(
+                direction: .capture, device: device, opener: .input(open), sink: sink, source: nil, options: options,
+                onStatus: onStatus))
+    }
+
+    /// A stream that plays what `source` holds on the output `open` returns.
+    public static func playback(
+        device: String, open: @escaping @Sendable () throws(AudioDeviceError) -> any AudioOutput,
+        from source: any SampleSource, options: StreamOptions = StreamOptions(),
+        onStatus: @escaping @Sendable (DeviceStatus) -> Void
+    ) -> AudioStream {
+        AudioStream(
+            direction: .playback, device: device,
+            core: StreamCore(
+                direction: .playback, device: device, opener: .output(open), sink: nil, source: source,
+                options: options, onStatus: onStatus))
+    }
+
+    /// A stream that captures from the ALSA PCM `device` (`default` and so on) into `sink`.
+    public static func capture(
+        alsaDevice device: String, alsaOptions: ALSAOptions = ALSAOptions(), into sink: any SampleSink,
+        options: StreamOptions = StreamOptions(), onStatus: @escaping @Sendable (DeviceStatus) -> Void
+    ) -> AudioStream {
+        capture(
+            device: device, open: { () throws(AudioDeviceError) in try ALSAInput(name: device, options: alsaOptions) },
+            into: sink, options: options, onStatus: onStatus)
+    }
+
+    /// A stream that plays what `source` holds on the ALSA PCM `device`.
+    public static func playback(
+        alsaDevice device: String, alsaOptions: ALSAOptions = ALSAOptions(), from source: any SampleSource,
+        options: StreamOptions = StreamOptions(), onStatus: @escaping @Sendable (DeviceStatus) -> Void
+    ) -> AudioStream {
+        playback(
+            device: device,
+            open: { () throws(AudioDeviceError) in try ALSAOutput(name: device, options: alsaOptions) },
+            from: source, options: options, onStatus: onStatus)
+    }
+
+    private init(direction: DeviceDirection, device: String, core: StreamCore) {
+        self.direction = direction
+        self.deviceName = device
+        self.core = core
+    }
+
+    deinit {
+        // The audio thread holds the core, not this object; without this it would run on after the last user.
+        core.stop()
+    }
+
+    /// Opens the device (or, failing that, reports it and opens the silent fallback) and starts the audio
+    /// thread. Calling it again does nothing.
+    public func start() {
+        core.start()
+    }
+
+    /// Reports what happened to the device since the last call and reopens a lost device when its backoff has
+    /// passed. Call it from the control loop (every 100 ms or so); the status callback runs here.
+    public func poll(now: ContinuousClock.Instant = .now) {
+        core.poll(now: now)
+    }
+
+    /// Stops the audio thread, waits for it to finish its period, and closes the device.
+    public func stop() {
+        core.stop()
+    }
+
+    /// What the stream has done so far.
+    public var statistics: StreamStatistics { core.statistics }
+
+    /// Whether the stream runs on the silent fallback because the device could not be opened.
+    public var isUsingFallback: Bool { core.isUsingFallback }
+}
+
+/// The state shared between the control thread and the audio thread.
+///
+/// `@unchecked Sendable` because of `endpoint`, `buffer` and `lastError`, which are not protected by a lock:
+/// ownership of them passes between the two threads through the atomic `phase`. While the phase is
+/// `running` only the audio thread touches them; it sets `lost` with release ordering after its last use,
+/// and from then until the control thread stores `running` (again with release ordering, read with acquire
+/// ordering) only the control thread does. Everything else is atomic or inside the `control` mutex, which
+/// the audio thread never takes.
+private final class StreamCore: @unchecked Sendable {
+    enum Opener {
+        case input(@Sendable () throws(AudioDeviceError) -> any AudioInput)
+        case output(@Sendable () throws(AudioDeviceError) -> any AudioOutput)
+    }
+
+    enum Endpoint {
+        case input(any AudioInput)
+        case output(any AudioOutput)
+    }
+
+    /// The phase values; raw integers because they live in an `Atomic`.
+    enum Phase {
+        static let idle = 0
+        static let running = 1
+        static let lost = 2
+    }
+
+    struct Control {
+        var started = false
+        var stopped = false
+        var usingFallback = false
+        var lossReported = false
+        var failures = 0
+        var nextAttempt: ContinuousClock.Instant?
+    }
+
+    let direction: DeviceDirection
+    let device: String
+    let opener: Opener
+    let sink: (any SampleSink)?
+    let source: (any SampleSource)?
+    let options: StreamOptions
+    let onStatus: @Sendable (DeviceStatus) -> Void
+
+    let phase = Atomic<Int>(Phase.idle)
+    let stopRequested = Atomic<Bool>(false)
+    let periods = Atomic<Int>(0)
+    let xruns = Atomic<Int>(0)
+    let dropped = Atomic<Int>(0)
+    let starved = Atomic<Int>(0)
+    let losses = Atomic<Int>(0)
+    let reopenAttempts = Atomic<Int>(0)
+    let control = Mutex(Control())
+    let finished = DispatchSemaphore(value: 0)
+
+    var endpoint: Endpoint?
+    var lastError: AudioDeviceError?
+    let buffer: UnsafeMutableBufferPointer<Int16>
+
+    init(
+        direction: DeviceDirection, device: String, opener: Opener, sink: (any SampleSink)?,
+        source: (any SampleSource)?, options: StreamOptions, onStatus: @escaping @Sendable (DeviceStatus) -> Void
+    ) {
+        self.direction = direction
+        self.device = device
+        self.opener = opener
+        self.sink = sink
+        self.source = source
+        self.options = options
+        self.onStatus = onStatus
+        buffer = .allocate(capacity: DeviceFormat.periodSamples)
+        buffer.initialize(repeating: 0)
+    }
+
+    deinit {
+        buffer.deallocate()
+    }
+
+    var statistics: StreamStatistics {
+        StreamStatistics(
+            periods: periods.load(ordering: .relaxed), xruns: xruns.load(ordering: .relaxed),
+            droppedPeriods: dropped.load(ordering: .relaxed), starvedPeriods: starved.load(ordering: .relaxed),
+            deviceLosses: losses.load(ordering: .relaxed), reopenAttempts: reopenAttempts.load(ordering: .relaxed))
+    }
+
+    var isUsingFallback: Bool { control.withLock { $0.usingFallback } }
+
+    private func open() throws(AudioDeviceError) -> Endpoint {
+        switch opener {
+        case .input(let open): return .input(try open())
+        case .output(let open): return .output(try open())
+        }
+    }
+
+    // MARK: Control thread.
+
+    func start() {
+        var report: DeviceStatus?
+        let shouldStart = control.withLock { control -> Bool in
+            guard !control.started else { return false }
+            control.started = true
+            do throws(AudioDeviceError) {
+                endpoint = try open()
+            } catch {
+                // Fallbacks keep the pace of hardware, so the rest of the pipeline runs as it would.
+                switch direction {
+                case .capture: endpoint = .input(SilenceInput(name: "null"))
+                case .playback: endpoint = .output(NullOutput(name: "null"))
+                }
+                control.usingFallback = true
+                report = .unavailable(direction, device: device, error: error, fallback: "null")
+            }
+            return true
+        }
+        if let report { onStatus(report) }
+        guard shouldStart else { return }
+        // The runtime creates some metadata lazily, with malloc, the first time an operation runs (the tuple
+        // `add` returns, for one); running each counter operation here keeps that off the audio thread.
+        periods.add(0, ordering: .relaxed)
+        phase.store(Phase.running, ordering: .releasing)
+        let thread = Thread { [self] in runAudioThread() }
+        thread.name = "clubroom-\(direction.rawValue)"
+        thread.stackSize = 1 << 20
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    func poll(now: ContinuousClock.Instant) {
+        guard phase.load(ordering: .acquiring) == Phase.lost else { return }
+        var reports: [DeviceStatus] = []
+        control.withLock { control in
+            guard !control.stopped else { return }
+            if !control.lossReported {
+                control.lossReported = true
+                control.failures = 0
+                control.nextAttempt = now + options.backoff.delay(afterFailures: 0)
+                losses.add(1, ordering: .relaxed)
+                // The audio thread let go of the device when it marked it lost; closing it is this thread's job.
+                endpoint = nil
+                reports.append(
+                    .lost(direction, device: device, error: lastError ?? .disconnected(device: device, code: 0)))
+            }
+            guard let attempt = control.nextAttempt, now >= attempt else { return }
+            reopenAttempts.add(1, ordering: .relaxed)
+            do throws(AudioDeviceError) {
+                endpoint = try open()
+                control.lossReported = false
+                control.nextAttempt = nil
+                lastError = nil
+                phase.store(Phase.running, ordering: .releasing)
+                reports.append(.reopened(direction, device: device))
+            } catch {
+                control.failures += 1
+                let delay = options.backoff.delay(afterFailures: control.failures)
+                control.nextAttempt = now + delay
+                reports.append(.reopenFailed(direction, device: device, error: error, retryIn: delay))
+            }
+        }
+        for report in reports { onStatus(report) }
+    }
+
+    func stop() {
+        let wasRunning = control.withLock { control -> Bool in
+            defer { control.stopped = true }
+            return control.started && !control.stopped
+        }
+        guard wasRunning else { return }
+        stopRequested.store(true, ordering: .releasing)
+        finished.wait()
+        endpoint = nil
+    }
+
+    // MARK: Audio thread: no allocation, logging or locks below this line.
+    //
+    // Buffers are handled through pointers rather than slices: in unoptimised builds slicing goes through
+    // generic collection code whose witness tables the runtime creates, with malloc, on first use.
+
+    private func runAudioThread() {
+        if options.realTimePriority {
+            var parameters = sched_param(sched_priority: 10)
+            _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
+        }
+        options.onAudioThreadStart?()
+        var idleClock = PeriodClock()
+        while !stopRequested.load(ordering: .acquiring) {
+            if phase.load(ordering: .acquiring) == Phase.running, let endpoint {
+                do throws(AudioDeviceError) {
+                    try runPeriod(endpoint)
+                    periods.add(1, ordering: .relaxed)
+                } catch {
+                    lastError = error
+                    idleClock.reset()
+                    phase.store(Phase.lost, ordering: .releasing)
+                }
+            } else {
+                // Without a device the rest of the pipeline still expects the pace of one.
+                idleClock.wait()
+                runIdlePeriod()
+            }
+        }
+        finished.signal()
+    }
+
+    private func runPeriod(_ endpoint: Endpoint) throws(AudioDeviceError) {
+        switch endpoint {
+        case .input(let input):
+            let recovered = try input.read(into: buffer)
+            if recovered > 0 { xruns.add(recovered, ordering: .relaxed) }
+            if let sink, sink.write(UnsafeBufferPointer(buffer)) < buffer.count {
+                dropped.add(1, ordering: .relaxed)
+            }
+        case .output(let output):
+            fillFromSource()
+            let recovered = try output.write(UnsafeBufferPointer(buffer))
+            if recovered > 0 { xruns.add(recovered, ordering: .relaxed) }
+        }
+    }
+
+    private func runIdlePeriod() {
+        switch direction {
+        case .capture:
+            buffer.baseAddress!.update(repeating: 0, count: buffer.count)
+            _ = sink?.write(UnsafeBufferPointer(buffer))
+        case .playback:
+            // Draining keeps the ring from backing up while the speaker is gone.
+            fillFromSource()
+        }
+    }
+
+    private func fillFromSource() {
+        let got = source?.read(into: buffer) ?? 0
+        if got < buffer.count {
+            (buffer.baseAddress! + got).update(repeating: 0, count: buffer.count - got)
+            starved.add(1, ordering: .relaxed)
+        }
+    }
+}

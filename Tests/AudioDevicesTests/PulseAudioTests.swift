@@ -1,0 +1,133 @@
+import AudioDevices
+import Foundation
+import Testing
+
+/// Plays a tone into a PulseAudio null sink through ALSA's `pulse` plugin and records it back from the sink's
+/// monitor: a loopback through real, real-time paced devices on a machine without a sound card.
+///
+/// The test starts a private PulseAudio daemon (its own runtime directory and socket, anonymous access) and
+/// stops it afterwards. ALSA reaches it through configuration text naming the socket, so nothing in the
+/// process's environment changes. Needs the Debian packages `pulseaudio` and `libasound2-plugins`; without
+/// them the test says so and passes.
+@Suite struct PulseAudioTests {
+    static func pulseaudioPath() -> String? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return paths.map { "\($0)/pulseaudio" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static func pulsePluginInstalled() -> Bool {
+        let directories = [
+            "/usr/lib/x86_64-linux-gnu/alsa-lib", "/usr/lib/aarch64-linux-gnu/alsa-lib", "/usr/lib/alsa-lib",
+        ]
+        return directories.contains { FileManager.default.fileExists(atPath: $0 + "/libasound_module_pcm_pulse.so") }
+    }
+
+    /// A PulseAudio daemon with one null sink, `room`, listening on a socket in `directory`.
+    final class Daemon {
+        let process = Process()
+        let socket: String
+
+        init(executable: String, directory: TemporaryDirectory) throws {
+            socket = directory.file("native")
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = [
+                "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disallow-exit",
+                "--log-target=stderr", "-L", "module-null-sink sink_name=room rate=48000 channels=1",
+                "-L", "module-native-protocol-unix auth-anonymous=1 socket=\(socket)",
+            ]
+            var environment = ProcessInfo.processInfo.environment
+            environment["XDG_RUNTIME_DIR"] = directory.path
+            environment["HOME"] = directory.path
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            try process.run()
+        }
+
+        func stop() {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    @Test func aToneCrossesANullSinkInRealTime() throws {
+        guard let executable = Self.pulseaudioPath(), Self.pulsePluginInstalled() else {
+            print("skipping the PulseAudio loopback test: install pulseaudio and libasound2-plugins to run it")
+            return
+        }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let daemon = try Daemon(executable: executable, directory: directory)
+        defer { daemon.stop() }
+        #expect(waitUntil { FileManager.default.fileExists(atPath: daemon.socket) })
+
+        let configuration = """
+            pcm.room_speaker { type pulse; server "unix:\(daemon.socket)"; device "room" }
+            pcm.room_monitor { type pulse; server "unix:\(daemon.socket)"; device "room.monitor" }
+            """
+        let alsaOptions = ALSAOptions(configuration: configuration)
+        let tone = Signals.tone(frequency: 440, count: 48_000)
+        let toSpeaker = TestRing(capacity: 48_000)
+        #expect(toSpeaker.write(tone) == 48_000)
+        let fromMonitor = TestRing(capacity: 48_000 * 4)
+        let log = StatusLog()
+        let options = StreamOptions(realTimePriority: false)
+        let capture = AudioStream.capture(
+            alsaDevice: "room_monitor", alsaOptions: alsaOptions, into: fromMonitor, options: options,
+            onStatus: log.record)
+        let playback = AudioStream.playback(
+            alsaDevice: "room_speaker", alsaOptions: alsaOptions, from: toSpeaker, options: options,
+            onStatus: log.record)
+        capture.start()
+        playback.start()
+        // One second of tone, then half a second of silence for the devices' buffers to empty.
+        #expect(waitUntil(limit: 20) { playback.statistics.periods >= 150 })
+        playback.stop()
+        capture.stop()
+
+        #expect(log.all.isEmpty, "\(log.all.map(\.message))")
+        #expect(!capture.isUsingFallback && !playback.isUsingFallback)
+        let recorded = fromMonitor.drain()
+        #expect(playback.statistics.xruns == 0 && capture.statistics.xruns == 0)
+        // Both ends run on the sink's clock: the capture side recorded about as many samples as were played
+        // (it started a little earlier and stopped a little later), which an unpaced device would not do.
+        let played = playback.statistics.periods * 480
+        #expect(recorded.count >= played - 480 * 10 && recorded.count <= played + 480 * 50, "\(recorded.count)")
+        // The tone arrived: find its loudest second and check its pitch and level.
+        let loud = recorded.indices.filter { abs(Int(recorded[$0])) > 4_000 }
+        #expect(loud.count > 10_000)
+        if let first = loud.first {
+            let heard = recorded[first..<min(first + 24_000, recorded.count)]
+            #expect(Signals.dominantFrequency(heard) == 440)
+            #expect(Signals.rms(heard) > Signals.rms(tone[...]) * 0.7)
+        }
+    }
+
+    @Test func anUnderrunIsRecoveredAndCounted() throws {
+        guard let executable = Self.pulseaudioPath(), Self.pulsePluginInstalled() else {
+            print("skipping the PulseAudio underrun test: install pulseaudio and libasound2-plugins to run it")
+            return
+        }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let daemon = try Daemon(executable: executable, directory: directory)
+        defer { daemon.stop() }
+        #expect(waitUntil { FileManager.default.fileExists(atPath: daemon.socket) })
+        // `handle_underrun` makes the plugin report an empty buffer as ALSA's underrun (EPIPE).
+        let configuration = """
+            pcm.room_speaker { type pulse; server "unix:\(daemon.socket)"; device "room"; handle_underrun true }
+            """
+        let speaker = try ALSAOutput(name: "room_speaker", options: ALSAOptions(configuration: configuration))
+        let period = Signals.tone(frequency: 440, count: 480)
+        func play(_ periods: Int) throws -> Int {
+            var xruns = 0
+            for _ in 0..<periods { xruns += try period.withUnsafeBufferPointer { try speaker.write($0) } }
+            return xruns
+        }
+        _ = try play(20)
+        // Nothing is written for 300 ms, far longer than the 40 ms buffer: the device runs dry, and the next
+        // write recovers (with `snd_pcm_recover`) and counts it instead of failing.
+        usleep(300_000)
+        #expect(try play(20) >= 1)
+    }
+}

@@ -1,0 +1,124 @@
+import AudioDevices
+import Foundation
+import Synchronization
+
+/// A lock-free single-producer, single-consumer ring of samples, standing in for the session's rings.
+///
+/// `@unchecked Sendable`: the storage is written only by the producer between `tail` loads and read only by
+/// the consumer between `head` loads; the two indices are atomics with acquire/release ordering, so each
+/// side sees the other's samples before the index that publishes them.
+class TestRing: SampleSink, SampleSource, @unchecked Sendable {
+    private let storage: UnsafeMutableBufferPointer<Int16>
+    private let head = Atomic<Int>(0)
+    private let tail = Atomic<Int>(0)
+
+    init(capacity: Int) {
+        storage = .allocate(capacity: capacity)
+        storage.initialize(repeating: 0)
+    }
+
+    deinit { storage.deallocate() }
+
+    var count: Int { tail.load(ordering: .acquiring) - head.load(ordering: .acquiring) }
+
+    func write(_ samples: UnsafeBufferPointer<Int16>) -> Int {
+        let tail = tail.load(ordering: .relaxed)
+        let free = storage.count - (tail - head.load(ordering: .acquiring))
+        let count = min(free, samples.count)
+        for index in 0..<count { storage[(tail + index) % storage.count] = samples[index] }
+        self.tail.store(tail + count, ordering: .releasing)
+        return count
+    }
+
+    func read(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
+        let head = head.load(ordering: .relaxed)
+        let available = tail.load(ordering: .acquiring) - head
+        let count = min(available, buffer.count)
+        for index in 0..<count { buffer[index] = storage[(head + index) % storage.count] }
+        self.head.store(head + count, ordering: .releasing)
+        return count
+    }
+
+    func write(_ samples: [Int16]) -> Int { samples.withUnsafeBufferPointer { write($0) } }
+
+    func drain() -> [Int16] {
+        var samples = [Int16](repeating: 0, count: count)
+        let got = samples.withUnsafeMutableBufferPointer { read(into: $0) }
+        return Array(samples[..<got])
+    }
+}
+
+/// Collects status reports from a stream's callback.
+final class StatusLog: Sendable {
+    private let entries = Mutex<[DeviceStatus]>([])
+    var all: [DeviceStatus] { entries.withLock { $0 } }
+    func record(_ status: DeviceStatus) { entries.withLock { $0.append(status) } }
+}
+
+enum Signals {
+    static func tone(
+        frequency: Double, sampleRate: Double = 48_000, amplitude: Double = 8_000, count: Int
+    )
+        -> [Int16]
+    {
+        (0..<count).map { Int16(amplitude * sin(2 * Double.pi * frequency * Double($0) / sampleRate)) }
+    }
+
+    /// Power at `frequency` (Goertzel's algorithm), normalised by the length.
+    static func power(_ samples: ArraySlice<Int16>, frequency: Double, sampleRate: Double = 48_000) -> Double {
+        let coefficient = 2 * cos(2 * Double.pi * frequency / sampleRate)
+        var previous = 0.0
+        var beforePrevious = 0.0
+        for sample in samples {
+            let current = Double(sample) + coefficient * previous - beforePrevious
+            beforePrevious = previous
+            previous = current
+        }
+        let power = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+        return power / Double(max(1, samples.count * samples.count))
+    }
+
+    /// Which frequency from 100 Hz to 3 kHz, in 20 Hz steps, carries the most power in the first 100 ms.
+    static func dominantFrequency(_ samples: ArraySlice<Int16>, sampleRate: Double = 48_000) -> Double {
+        let window = samples.prefix(Int(sampleRate / 10))
+        return stride(from: 100.0, through: 3_000.0, by: 20.0).max {
+            power(window, frequency: $0, sampleRate: sampleRate) < power(window, frequency: $1, sampleRate: sampleRate)
+        }!
+    }
+
+    static func rms(_ samples: ArraySlice<Int16>) -> Double {
+        guard !samples.isEmpty else { return 0 }
+        return sqrt(samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count))
+    }
+
+    /// Raw native-endian 16-bit samples, as the ALSA `file` plugin reads and writes them.
+    static func raw(_ samples: [Int16]) -> Data { samples.withUnsafeBytes { Data($0) } }
+
+    static func samples(_ data: Data) -> [Int16] {
+        data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+}
+
+/// A fresh directory under the system's temporary directory, removed by `remove()`.
+struct TemporaryDirectory {
+    let path: String
+
+    init() {
+        path = NSTemporaryDirectory() + "clubroom-audio-\(UUID().uuidString)"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Waits, polling, until `condition` holds or about `limit` seconds pass; returns whether it held. Tests use
+/// it to wait for audio threads, never to measure time.
+func waitUntil(limit: Double = 10, _ condition: () -> Bool) -> Bool {
+    for _ in 0..<Int(limit * 200) {
+        if condition() { return true }
+        usleep(5_000)
+    }
+    return condition()
+}

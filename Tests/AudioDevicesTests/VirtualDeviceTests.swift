@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+@testable import AudioDevices
+
+@Suite struct VirtualDeviceTests {
+    func read(_ input: any AudioInput, periods: Int) throws -> [Int16] {
+        var samples = [Int16](repeating: 0, count: periods * 480)
+        for start in stride(from: 0, to: samples.count, by: 480) {
+            _ = try samples[start..<start + 480].withUnsafeMutableBufferPointer { try input.read(into: $0) }
+        }
+        return samples
+    }
+
+    @Test func aToneInputProducesItsFrequency() throws {
+        let tone = ToneInput(frequency: 440, amplitude: 10_000, pacing: .unpaced)
+        #expect(tone.name == "tone:440")
+        let samples = try read(tone, periods: 100)
+        #expect(Signals.dominantFrequency(samples[...]) == 440)
+        #expect(abs(Signals.rms(samples[...]) - 10_000 / 2.0.squareRoot()) < 50)
+    }
+
+    @Test func silenceIsSilent() throws {
+        #expect(try read(SilenceInput(pacing: .unpaced), periods: 10).allSatisfy { $0 == 0 })
+    }
+
+    @Test func aWAVFileRoundTripsAndLoops() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("tone.wav")
+        let tone = Signals.tone(frequency: 440, count: 4_800)
+        let output = try WAVFileOutput(path: path, pacing: .unpaced)
+        for start in stride(from: 0, to: tone.count, by: 480) {
+            _ = try tone[start..<start + 480].withUnsafeBufferPointer { try output.write($0) }
+        }
+        output.close()
+        #expect(output.writtenBytes == 9_600)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == 44 + 9_600)
+
+        let looping = try WAVFileInput(path: path, pacing: .unpaced)
+        #expect(looping.samples == tone)
+        #expect(try read(looping, periods: 15) == tone + tone[..<2_400])
+
+        let once = try WAVFileInput(path: path, loops: false, pacing: .unpaced)
+        let samples = try read(once, periods: 12)
+        #expect(Array(samples[..<4_800]) == tone)
+        #expect(samples[4_800...].allSatisfy { $0 == 0 })
+        #expect(once.isFinished)
+    }
+
+    @Test func aStereo44_1kHzWAVFileIsMixedDownAndResampled() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("stereo.wav")
+        let left = Signals.tone(frequency: 1_000, sampleRate: 44_100, count: 44_100)
+        var bytes = WAVFile.header(sampleRate: 44_100, channels: 2, dataBytes: left.count * 4)
+        for sample in left {
+            for _ in 0..<2 {
+                bytes.append(UInt8(truncatingIfNeeded: sample))
+                bytes.append(UInt8(truncatingIfNeeded: sample >> 8))
+            }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let input = try WAVFileInput(path: path, pacing: .unpaced)
+        #expect(abs(input.samples.count - 48_000) < 100)
+        #expect(Signals.dominantFrequency(input.samples[4_800...]) == 1_000)
+    }
+
+    @Test func aBrokenWAVFileIsAFileError() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("broken.wav")
+        try Data("RIFF....WAVEjunk".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(throws: AudioDeviceError.file(path: path, problem: "has no format or no data")) {
+            try WAVFileInput(path: path)
+        }
+        #expect(throws: AudioDeviceError.file(path: directory.file("none.wav"), problem: "cannot be read")) {
+            try WAVFileInput(path: directory.file("none.wav"))
+        }
+    }
+
+    @Test func thePeriodClockKeepsAbsoluteDeadlines() {
+        var clock = PeriodClock()
+        clock.wait()
+        let first = clock.nextDeadline
+        for _ in 0..<5 { clock.wait() }
+        // However late each wake-up was (short of a 100 ms stall), the schedule advanced by exactly five periods.
+        #expect(clock.nextDeadline - first == 5 * 10_000_000)
+        #expect(clock.resynchronisations == 0)
+    }
+}
