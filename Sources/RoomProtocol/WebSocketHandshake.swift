@@ -176,7 +176,9 @@ public enum WebSocketHandshake {
             }
             index += 1
         }
-        if bytes.count >= maxHeadSize { throw WebSocketHandshakeError(status: 431, "header larger than \(maxHeadSize) bytes") }
+        if bytes.count >= maxHeadSize {
+            throw WebSocketHandshakeError(status: 431, "header larger than \(maxHeadSize) bytes")
+        }
         return nil
     }
 
@@ -190,7 +192,9 @@ public enum WebSocketHandshake {
     public static func key(fromRandomBytes bytes: [UInt8]) -> String { Base64.encode(bytes) }
 
     /// The client's upgrade request for `target` (path and query) on `host` (with `:port` when not default).
-    public static func requestBytes(host: String, target: String, key: String, headers: HTTPHeaders = HTTPHeaders())
+    public static func requestBytes(
+        host: String, target: String, key: String, headers: HTTPHeaders = HTTPHeaders()
+    )
         -> [UInt8]
     {
         var text = "GET \(target) HTTP/1.1\r\nHost: \(host)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -391,6 +395,13 @@ public struct WebSocketURL: Sendable, Equatable {
         return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
     }
 
+    public init(secure: Bool, host: String, port: Int, target: String) {
+        self.secure = secure
+        self.host = host
+        self.port = port
+        self.target = target
+    }
+
     /// Parses `ws://host[:port][/path][?query]` or the `wss://` form.
     public init(_ text: String) throws(WebSocketHandshakeError) {
         let rest: Substring
@@ -414,7 +425,9 @@ public struct WebSocketURL: Sendable, Equatable {
             }
             host = String(authority[authority.index(after: authority.startIndex)..<close])
             let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
+            if after.hasPrefix(":") {
+                portText = after.dropFirst()
+            } else if !after.isEmpty {
                 throw WebSocketHandshakeError(status: 0, "URL \(text) has text after the IPv6 address")
             }
         } else if let colon = authority.lastIndex(of: ":") {
@@ -423,7 +436,9 @@ public struct WebSocketURL: Sendable, Equatable {
         } else {
             host = String(authority)
         }
-        guard !host.isEmpty, !host.contains("@") else { throw WebSocketHandshakeError(status: 0, "URL \(text) has no host") }
+        guard !host.isEmpty, !host.contains("@") else {
+            throw WebSocketHandshakeError(status: 0, "URL \(text) has no host")
+        }
         if let portText {
             guard let value = Int(portText), (1...65535).contains(value) else {
                 throw WebSocketHandshakeError(status: 0, "URL \(text) has a bad port")

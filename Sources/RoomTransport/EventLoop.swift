@@ -10,6 +10,8 @@ protocol EventLoopHandler: AnyObject {
     func handle(events: UInt32)
     /// Called about every ``EventLoop/tickMilliseconds`` with the monotonic time, for timeouts and pings.
     func tick(nowMilliseconds: Int64)
+    /// The loop is stopping: release the descriptor (unregistering is not needed) and report what must be.
+    func loopStopping()
 }
 
 /// One thread running an epoll loop over many non-blocking sockets.
@@ -82,7 +84,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Stops the loop after the tasks already handed over and waits for its thread to end (unless called on it).
-    /// Descriptors still registered are closed by their owners before this (see ``WebSocketServer/shutdown()``).
+    /// Connections still on the loop are dropped at once and report close code 1006.
     public func shutdown() {
         let first = pending.withLock { state -> Bool in
             defer { state.stopping = true }
@@ -111,6 +113,14 @@ public final class EventLoop: @unchecked Sendable {
     func update(_ descriptor: Int32, writable: Bool) {
         var event = epoll_event()
         event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        event.data.fd = descriptor
+        epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, descriptor, &event)
+    }
+
+    /// Stops reporting readiness for `descriptor` while keeping its handler's ticks.
+    func pause(_ descriptor: Int32) {
+        var event = epoll_event()
+        event.events = 0
         event.data.fd = descriptor
         epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, descriptor, &event)
     }
@@ -159,7 +169,8 @@ public final class EventLoop: @unchecked Sendable {
             }
             if stopping { break }
         }
-        for (descriptor, _) in handlers { Glibc.close(descriptor) }
+        let remaining = Array(handlers.values)
+        for handler in remaining { handler.loopStopping() }
         handlers.removeAll()
     }
 }

@@ -100,8 +100,15 @@ enum Socket {
         return family == AF_INET6 ? "[\(host)]:\(port(of: storage))" : "\(host):\(port(of: storage))"
     }
 
-    /// Accepts one pending connection, non-blocking; nil when none is waiting.
-    static func accept(_ listener: Int32) -> (Int32, String)? {
+    enum AcceptOutcome {
+        case connection(Int32, String)
+        case noneWaiting
+        /// The process or system ran out of descriptors; the pending connection stays queued.
+        case exhausted
+    }
+
+    /// Accepts one pending connection, non-blocking.
+    static func accept(_ listener: Int32) -> AcceptOutcome {
         while true {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -112,11 +119,12 @@ enum Socket {
                 makeNonBlocking(descriptor)
                 _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
                 setOption(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-                return (descriptor, describe(storage))
+                return .connection(descriptor, describe(storage))
             }
             switch errno {
             case EINTR, ECONNABORTED: continue
-            default: return nil
+            case EMFILE, ENFILE, ENOBUFS, ENOMEM: return .exhausted
+            default: return .noneWaiting
             }
         }
     }
@@ -142,6 +150,8 @@ enum Socket {
         }
         throw lastError
     }
+
+    static func shutdownWrite(_ descriptor: Int32) { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
 
     /// The error of a finished non-blocking connect (0 when it succeeded).
     static func pendingError(_ descriptor: Int32) -> Int32 {
@@ -205,7 +215,7 @@ final class PlainStream: ByteStream {
         }
     }
 
-    func shutdownWrite() { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+    func shutdownWrite() { Socket.shutdownWrite(descriptor) }
 
     func close() {
         guard !closed else { return }

@@ -183,7 +183,7 @@ final class TLSStream: ByteStream {
         ERR_clear_error()
         _ = SSL_shutdown(ssl)
         ERR_clear_error()
-        _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))
+        Socket.shutdownWrite(descriptor)
     }
 
     func close() {

@@ -2,6 +2,13 @@ import Dispatch
 import RoomProtocol
 import Synchronization
 
+/// What a client receives, for ``WebSocketClient/connectWithEvents(to:headers:tls:options:loop:)``.
+public enum WebSocketClientEvent: Sendable, Equatable {
+    case message(WebSocketPayload)
+    /// The last event: the close code and reason (1006 when the connection was lost).
+    case closed(WebSocketCloseCode, String)
+}
+
 /// A WebSocket client for bots, the UI and tests: connects to `ws://` or `wss://`, then sends from any thread
 /// and receives on its event loop's thread through callbacks.
 public final class WebSocketClient: Sendable {
@@ -109,6 +116,24 @@ public final class WebSocketClient: Sendable {
         }
         if case .some(.some(let error)) = outcome.withLock({ $0 }) { throw error }
         return WebSocketClient(connection: connection)
+    }
+
+    /// Connects like ``connect(to:headers:tls:options:loop:handler:)`` and delivers what arrives as an
+    /// `AsyncStream` instead of callbacks; the stream finishes after the `.closed` event.
+    public static func connectWithEvents(
+        to url: String, headers: HTTPHeaders = HTTPHeaders(), tls: TLSClientConfiguration = TLSClientConfiguration(),
+        options: WebSocketOptions = WebSocketOptions(), loop: EventLoop? = nil
+    ) throws(TransportError) -> (WebSocketClient, AsyncStream<WebSocketClientEvent>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: WebSocketClientEvent.self)
+        let client = try connect(
+            to: url, headers: headers, tls: tls, options: options, loop: loop,
+            handler: Handler(
+                onMessage: { continuation.yield(.message($0)) },
+                onClose: { code, reason in
+                    continuation.yield(.closed(code, reason))
+                    continuation.finish()
+                }))
+        return (client, stream)
     }
 
     /// Sends a text message (from any thread).

@@ -71,6 +71,11 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     /// The loop this connection runs on.
     public let loop: EventLoop
     private let requestStore = Mutex<WebSocketUpgradeRequest?>(nil)
+    private let pendingWriteCount = Atomic<Int>(0)
+
+    /// Bytes queued for this peer but not yet taken by the kernel (or TLS): a hint for callers that would rather
+    /// skip a message (such as a level update) than queue it behind a slow reader.
+    public var bufferedByteCount: Int { pendingWriteCount.load(ordering: .relaxed) }
 
     /// The upgrade request the client sent (server side), once parsed.
     public var request: WebSocketUpgradeRequest? { requestStore.withLock { $0 } }
@@ -258,6 +263,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             if case .bytes = step { continue }
             break
         }
+        pendingWriteCount.store(writeBuffer.count - writeOffset, ordering: .relaxed)
         guard state != .closed else { return }
         if writeOffset == writeBuffer.count {
             writeBuffer.removeAll(keepingCapacity: writeBuffer.count <= 64 * 1024)
@@ -295,9 +301,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     }
 
     private func readAvailable() {
-        var rounds = 0
-        while state != .closed && rounds < 16 {
-            rounds += 1
+        for _ in 0..<16 {
+            guard state != .closed else { return }
             let buffer = loop.readBuffer
             switch stream.read(into: buffer) {
             case .bytes(let count):
@@ -316,6 +321,11 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
                 lost(problem)
                 return
             }
+        }
+        // Bounded so one busy peer cannot starve the others; come back after this round of events, since TLS may
+        // hold decrypted bytes that epoll cannot see.
+        loop.execute { [self] in
+            if state != .closed { readAvailable() }
         }
     }
 
@@ -393,7 +403,9 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
                 message = try decoder.next()
             } catch {
                 if state == .open {
-                    enqueue(WebSocketMessage.close(code: error.closeCode, reason: error.problem).encoded(maskingKey: maskIfClient()))
+                    enqueue(
+                        WebSocketMessage.close(code: error.closeCode, reason: error.problem).encoded(
+                            maskingKey: maskIfClient()))
                 }
                 report(error.closeCode, error.problem)
                 beginDraining()
@@ -403,7 +415,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             switch message {
             case .text(let text): if state == .open { events.message(self, .text(text)) }
             case .binary(let bytes): if state == .open { events.message(self, .binary(bytes)) }
-            case .ping(let payload): if state == .open { enqueue(WebSocketMessage.pong(payload).encoded(maskingKey: maskIfClient())) }
+            case .ping(let payload):
+                if state == .open { enqueue(WebSocketMessage.pong(payload).encoded(maskingKey: maskIfClient())) }
             case .pong: break
             case .close(let code, let reason):
                 if state == .open {
@@ -441,6 +454,15 @@ extension WebSocketConnection: EventLoopHandler {
             let readable = EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue | EPOLLRDHUP.rawValue
             if bits & readable != 0 || (readWantsWritable && bits & EPOLLOUT.rawValue != 0) { readAvailable() }
             if state != .closed && bits & EPOLLOUT.rawValue != 0 { flush() }
+        }
+    }
+
+    func loopStopping() {
+        if state == .connecting || state == .tlsHandshake || state == .awaitingHead {
+            failBeforeOpen("event loop stopped")
+        } else {
+            report(.abnormalClosure, "event loop stopped")
+            terminate()
         }
     }
 

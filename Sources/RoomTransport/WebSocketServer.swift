@@ -47,6 +47,7 @@ public final class WebSocketServer: @unchecked Sendable {
     private let listener: Listener
     private var connections: [Int: WebSocketConnection] = [:]
     private let count = Mutex(0)
+    private let stopped = Mutex(false)
 
     /// Listens on `host:port` (port 0 picks a free one) and starts serving, with TLS when `tls` is given.
     /// Without `loop` the server starts a loop of its own and stops it at ``shutdown()``.
@@ -69,7 +70,8 @@ public final class WebSocketServer: @unchecked Sendable {
             }
             ownsLoop = true
         }
-        listener = Listener(descriptor: descriptor, tls: tlsContext, options: options, handler: handler)
+        listener = Listener(
+            descriptor: descriptor, loop: self.loop, tls: tlsContext, options: options, handler: handler)
         listener.server = self
         self.loop.execute { [self] in
             do {
@@ -84,8 +86,13 @@ public final class WebSocketServer: @unchecked Sendable {
     public var connectionCount: Int { count.withLock { $0 } }
 
     /// Stops accepting, closes every connection with 1001, waits briefly for them to finish, and stops the loop
-    /// if the server started it. Call it from outside the loop thread.
+    /// if the server started it. Called on the loop thread, it drops the connections at once instead of waiting.
     public func shutdown() {
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
         let stop: @Sendable (WebSocketServer) -> Void = { server in
             server.listener.stop(server.loop)
             for connection in server.connections.values {
@@ -95,6 +102,7 @@ public final class WebSocketServer: @unchecked Sendable {
         if loop.inLoop {
             stop(self)
             for connection in connections.values { connection.terminate() }
+            if ownsLoop { loop.shutdown() }
             return
         }
         loop.execute { [self] in stop(self) }
@@ -152,14 +160,20 @@ public final class WebSocketServer: @unchecked Sendable {
 /// The listening socket; loop thread only.
 private final class Listener: EventLoopHandler {
     let descriptor: Int32
+    let loop: EventLoop
     let tls: TLSContext?
     let options: WebSocketOptions
     let handler: WebSocketServer.Handler
     weak var server: WebSocketServer?
     private var open = true
+    private var paused = false
 
-    init(descriptor: Int32, tls: TLSContext?, options: WebSocketOptions, handler: WebSocketServer.Handler) {
+    init(
+        descriptor: Int32, loop: EventLoop, tls: TLSContext?, options: WebSocketOptions,
+        handler: WebSocketServer.Handler
+    ) {
         self.descriptor = descriptor
+        self.loop = loop
         self.tls = tls
         self.options = options
         self.handler = handler
@@ -168,16 +182,34 @@ private final class Listener: EventLoopHandler {
     func handle(events: UInt32) {
         // Bounded per wake-up so a flood of connects cannot starve connections already open.
         for _ in 0..<256 {
-            guard open, let (descriptor, address) = Socket.accept(self.descriptor) else { return }
+            guard open else { return }
             guard let server else {
-                Glibc.close(descriptor)
+                // The server was released without shutdown(): stop listening rather than spin on the backlog.
+                stop(loop)
                 return
             }
-            server.accepted(descriptor, address)
+            switch Socket.accept(descriptor) {
+            case .connection(let accepted, let address):
+                server.accepted(accepted, address)
+            case .noneWaiting:
+                return
+            case .exhausted:
+                // Out of descriptors: with level-triggered epoll the listener would spin, so stop watching it
+                // until the next tick, when connections may have closed.
+                paused = true
+                loop.pause(descriptor)
+                return
+            }
         }
     }
 
-    func tick(nowMilliseconds: Int64) {}
+    func tick(nowMilliseconds: Int64) {
+        guard paused, open else { return }
+        paused = false
+        loop.update(descriptor, writable: false)
+    }
+
+    func loopStopping() { closeDescriptor() }
 
     func stop(_ loop: EventLoop) {
         guard open else { return }

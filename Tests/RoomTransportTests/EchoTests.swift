@@ -65,12 +65,12 @@ import Testing
     @Test func pingsKeepAnAnsweringPeerAlive() throws {
         var options = WebSocketOptions()
         options.pingInterval = .milliseconds(50)
-        options.idleTimeout = .milliseconds(300)
+        options.idleTimeout = .milliseconds(1000)
         let serverEvents = Recorder<ServerEvent>()
         let server = try startEchoServer(options: options, recorder: serverEvents)
         defer { server.shutdown() }
         let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/a", options: options)
-        usleep(1_000_000)
+        usleep(2_500_000)
         client.send(text: "still here")
         #expect(events.wait(for: 1) == [.message(.text("still here"))])
         #expect(serverEvents.all.count == 2)
@@ -104,12 +104,13 @@ import Testing
         #expect(serverEvents.wait(for: 2).last == .closed(1001, "nothing received for 200 ms"))
     }
 
-    @Test(arguments: [
-        ([0x81, 0x05] + Array("hello".utf8), 1002),  // unmasked client frame
-        ([0xC1, 0x80, 1, 2, 3, 4], 1002),  // reserved bit set
-        ([0x83, 0x80, 1, 2, 3, 4], 1002),  // unknown opcode
-        ([0x81, 0x82, 0, 0, 0, 0, 0xC3, 0x28], 1007),  // invalid UTF-8
-    ] as [([UInt8], UInt16)])
+    @Test(
+        arguments: [
+            ([0x81, 0x05] + Array("hello".utf8), 1002),  // unmasked client frame
+            ([0xC1, 0x80, 1, 2, 3, 4], 1002),  // reserved bit set
+            ([0x83, 0x80, 1, 2, 3, 4], 1002),  // unknown opcode
+            ([0x81, 0x82, 0, 0, 0, 0, 0xC3, 0x28], 1007),  // invalid UTF-8
+        ] as [([UInt8], UInt16)])
     func badFrameClosesOnlyThatConnection(frame: [UInt8], code: UInt16) throws {
         let serverEvents = Recorder<ServerEvent>()
         let server = try startEchoServer(recorder: serverEvents)
@@ -122,5 +123,34 @@ import Testing
         #expect(Array(reply.prefix(4)) == [0x88, UInt8(reply.count - 2), UInt8(code >> 8), UInt8(code & 0xFF)])
         client.send(text: "unaffected")
         #expect(events.wait(for: 1) == [.message(.text("unaffected"))])
+    }
+}
+
+@Suite struct ClientStreamTests {
+    @Test func eventsArriveAsAnAsyncStream() async throws {
+        let server = try startEchoServer()
+        defer { server.shutdown() }
+        let (client, events) = try WebSocketClient.connectWithEvents(to: "ws://127.0.0.1:\(server.port)/rooms/s")
+        client.send(text: "one")
+        client.send(text: "close 4003 done")
+        var seen: [WebSocketClientEvent] = []
+        for await event in events { seen.append(event) }
+        #expect(seen == [.message(.text("one")), .closed(WebSocketCloseCode(4003), "done")])
+    }
+}
+
+@Suite struct LoopLifetimeTests {
+    @Test func stoppingASharedLoopReportsItsConnectionsClosed() throws {
+        let server = try startEchoServer()
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "test-stop")
+        let events = Recorder<ClientEvent>()
+        let client = try WebSocketClient.connect(
+            to: "ws://127.0.0.1:\(server.port)/rooms/a", loop: loop,
+            handler: .init(onClose: { events.record(.closed($0.rawValue, $1)) }))
+        loop.shutdown()
+        #expect(events.wait(for: 1) == [.closed(1006, "event loop stopped")])
+        client.send(text: "dropped after the loop stopped")
+        #expect(client.connection.bufferedByteCount == 0)
     }
 }

@@ -25,7 +25,7 @@ import Testing
         var headers = HTTPHeaders()
         headers.add("Authorization", "Bearer t0k3n")
         var options = WebSocketOptions()
-        options.idleTimeout = .milliseconds(600)
+        options.idleTimeout = .milliseconds(1000)
         options.pingInterval = .seconds(60)
         let (client, events) = try connectClient(
             "ws://127.0.0.1:\(port)/rooms/py?x=1", options: options, headers: headers)
@@ -40,7 +40,7 @@ import Testing
                 .message(.text("/rooms/py?x=1")), .message(.text("Bearer t0k3n")),
             ])
         // The Python server pings every 0.2 s: its pings alone keep our idle timer from firing.
-        usleep(1_500_000)
+        usleep(2_500_000)
         client.send(text: "after pings")
         #expect(events.wait(for: 6).last == .message(.text("after pings")))
         client.send(text: "close 4002 python bye")
@@ -57,7 +57,8 @@ import Testing
 /// `wss://` with a certificate made at test time.
 @Suite struct TLSTests {
     @Test func ourClientAndPythonAgainstOurTLSServer() throws {
-        let (certificate, key) = try makeSelfSignedCertificate()
+        let (certificate, key, folder) = try makeSelfSignedCertificate()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let serverEvents = Recorder<ServerEvent>()
         let server = try startEchoServer(
             tls: TLSServerConfiguration(certificateFile: certificate, privateKeyFile: key), recorder: serverEvents)
@@ -66,10 +67,11 @@ import Testing
         let (client, events) = try connectClient(url, tls: TLSClientConfiguration(caFile: certificate))
         let big = [UInt8](repeating: 9, count: 50_000)
         client.send(text: "secret")
-        client.send(binary: big)
-        #expect(events.wait(for: 2) == [.message(.text("secret")), .message(.binary(big))])
+        for _ in 0..<40 { client.send(binary: big) }
+        let expected = [ClientEvent.message(.text("secret"))] + Array(repeating: .message(.binary(big)), count: 40)
+        #expect(events.wait(for: 41) == expected)
         client.close(code: .normal, reason: "done")
-        #expect(events.wait(for: 3).last == .closed(1000, "done"))
+        #expect(events.wait(for: 42).last == .closed(1000, "done"))
 
         let script = interopDirectory.appendingPathComponent("client_against_server.py").path
         let result = try ChildProcess(["python3", script, url, certificate]).finish()
@@ -78,7 +80,8 @@ import Testing
     }
 
     @Test func clientRefusesAnUntrustedCertificate() throws {
-        let (certificate, key) = try makeSelfSignedCertificate()
+        let (certificate, key, folder) = try makeSelfSignedCertificate()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let server = try startEchoServer(tls: TLSServerConfiguration(certificateFile: certificate, privateKeyFile: key))
         defer { server.shutdown() }
         do {

@@ -145,8 +145,9 @@ struct ChildProcess {
     }
 }
 
-/// A self-signed certificate for 127.0.0.1 and localhost, made by the `openssl` command in a fresh folder.
-func makeSelfSignedCertificate() throws -> (certificate: String, key: String) {
+/// A self-signed certificate for 127.0.0.1 and localhost, made by the `openssl` command in a fresh folder that
+/// the caller removes.
+func makeSelfSignedCertificate() throws -> (certificate: String, key: String, folder: String) {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-tls-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let certificate = folder.appendingPathComponent("cert.pem").path
@@ -159,5 +160,5 @@ func makeSelfSignedCertificate() throws -> (certificate: String, key: String) {
     guard result.status == 0 else {
         throw TransportError(place: "openssl req", problem: result.errors)
     }
-    return (certificate, key)
+    return (certificate, key, folder.path)
 }
