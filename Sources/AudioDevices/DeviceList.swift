@@ -1,4 +1,4 @@
-import CALSA
+internal import CALSA
 
 #if canImport(Glibc)
 import Glibc
@@ -37,7 +37,7 @@ public struct SoundCard: Sendable, Equatable {
 }
 
 /// alsa-lib could not list devices.
-public struct AudioDeviceError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct DeviceListError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was being done.
     public var operation: String
     /// alsa-lib's error text.
@@ -54,11 +54,11 @@ public func silenceALSAErrors() {
 }
 
 /// The PCMs alsa-lib's configuration and cards offer, in alsa-lib's order.
-public func listPCMs() throws(AudioDeviceError) -> [PCMDescription] {
+public func listPCMs() throws(DeviceListError) -> [PCMDescription] {
     var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
     let status = snd_device_name_hint(-1, "pcm", &hints)
     guard status >= 0, let hints else {
-        throw AudioDeviceError(operation: "list PCMs", reason: String(cString: snd_strerror(status)))
+        throw DeviceListError(operation: "list PCMs", reason: String(cString: snd_strerror(status)))
     }
     defer { snd_device_name_free_hint(hints) }
     var result: [PCMDescription] = []
