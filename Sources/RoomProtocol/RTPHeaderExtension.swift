@@ -125,7 +125,9 @@ public enum RTPOneByteExtension {
     }
 
     /// Every element, in order (for tests and tools; allocates).
-    public static func elements(in packet: [UInt8], header: RTPHeader) throws(RTPExtensionError)
+    public static func elements(
+        in packet: [UInt8], header: RTPHeader
+    ) throws(RTPExtensionError)
         -> [RTPExtensionElement]
     {
         guard let profile = header.extensionProfile else { return [] }
@@ -158,7 +160,9 @@ public enum RTPOneByteExtension {
     }
 
     /// The RFC 6464 audio level of a packet held in an array.
-    public static func audioLevel(in packet: [UInt8], header: RTPHeader) throws(RTPExtensionError)
+    public static func audioLevel(
+        in packet: [UInt8], header: RTPHeader
+    ) throws(RTPExtensionError)
         -> RTPAudioLevel?
     {
         let result: Result<RTPAudioLevel?, RTPExtensionError> = packet.withUnsafeBytes { bytes in

@@ -100,7 +100,9 @@ public struct RTPReceiveStatistics: Sendable, Equatable {
         return update(sequence: sequence, timestamp: timestamp, arrival: arrival, isNew: false)
     }
 
-    private mutating func update(sequence: UInt16, timestamp: UInt32, arrival: Int64, isNew: Bool)
+    private mutating func update(
+        sequence: UInt16, timestamp: UInt32, arrival: Int64, isNew: Bool
+    )
         -> RTPSequenceVerdict
     {
         let delta = sequence &- maxSequence
@@ -161,7 +163,9 @@ public struct RTPReceiveStatistics: Sendable, Equatable {
     }
 
     /// The loss figures for a receiver report block since the last call, and advances the interval.
-    public mutating func reportBlock(lastSenderReport: UInt32 = 0, delaySinceLastSenderReport: UInt32 = 0)
+    public mutating func reportBlock(
+        lastSenderReport: UInt32 = 0, delaySinceLastSenderReport: UInt32 = 0
+    )
         -> RTCPReportBlock
     {
         let expectedNow = expected

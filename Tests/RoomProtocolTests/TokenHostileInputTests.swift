@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func randomBytesNeverParseAsAToken() {
-        var generator = SplitMix64(seed: 0x5EED)
+        var generator = TokenSplitMix64(seed: 0x5EED)
         for _ in 0..<2000 {
             let length = Int(generator.next() % 200)
             let bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
@@ -38,7 +38,7 @@ import Testing
 }
 
 /// A small seeded generator so the random test is the same on every run.
-struct SplitMix64 {
+struct TokenSplitMix64 {
     var state: UInt64
 
     init(seed: UInt64) {
