@@ -22,6 +22,9 @@ let package = Package(
             name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEventPoll"),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        // sendmmsg/recvmmsg need _GNU_SOURCE, which only a C file of our own can set.
+        .target(name: "CMediaIO"),
 
         // MARK: Pure targets.
         .target(name: "RoomCore"),
@@ -43,6 +46,7 @@ let package = Package(
         .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
+        .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
 
         // MARK: Runtimes.
         .target(
@@ -72,6 +76,7 @@ let package = Package(
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
+        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"]),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
