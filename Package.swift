@@ -47,6 +47,7 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
+        .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore"]),
 
         // MARK: Runtimes.
         .target(
@@ -77,6 +78,7 @@ let package = Package(
         .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
+        .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"]),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
