@@ -48,12 +48,16 @@ let package = Package(
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
         .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore"]),
+        .target(name: "MediaClient", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "AudioCodec"]),
 
         // MARK: Runtimes.
         .target(
             name: "RoomServer",
-            dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence"]),
-        .target(name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport"]),
+            dependencies: [
+                "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer", "MediaTransport",
+            ]),
+        .target(
+            name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "MediaClient", "AudioCore"]),
 
         // MARK: The executable.
         .executableTarget(
@@ -61,6 +65,7 @@ let package = Package(
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
                 "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
+                "MediaTransport", "MediaServer", "MediaClient", "Benchmarks",
             ]),
 
         // MARK: Tests.
