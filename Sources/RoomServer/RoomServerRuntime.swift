@@ -306,7 +306,9 @@ final class ServerState: @unchecked Sendable {
             do {
                 message = try ControlCodec.decodeClient(Array(text.utf8))
             } catch {
-                if error.code == .unknownType, let media, case .mediaPath(let path)? = try? MediaSignalCodec.decode(text) {
+                if error.code == .unknownType, let media,
+                    case .mediaPath(let path)? = try? MediaSignalCodec.decode(text)
+                {
                     media.reportedPath(path, from: peer, room: roomName)
                     return
                 }
