@@ -84,6 +84,8 @@ let package = Package(
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
         .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
+        // Runs the built clubroom: a server and bots over loopback.
+        .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore"]),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"]),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
