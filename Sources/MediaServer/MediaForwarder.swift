@@ -50,6 +50,7 @@ public final class MediaForwarder: @unchecked Sendable {
     private let onSpeakers: @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void
     private let inbox = Mutex<[Command]>([])
     private let running = Atomic<Bool>(false)
+    private let cpuNanoseconds = Atomic<UInt64>(0)
     private let stopped = DispatchSemaphore(value: 0)
 
     private enum Command: Sendable {
@@ -202,6 +203,7 @@ public final class MediaForwarder: @unchecked Sendable {
                 received = received == receive.capacity ? receive.receive(from: socket) : 0
             }
             pollSpeakers()
+            cpuNanoseconds.store(Self.threadCPUNanoseconds(), ordering: .relaxed)
         }
         stopped.signal()
     }
@@ -399,6 +401,16 @@ public final class MediaForwarder: @unchecked Sendable {
             room.reported = Set(levels.keys)
             onSpeakers(name, list)
         }
+    }
+
+    /// CPU time the forwarding thread has used, in seconds (for benchmarks).
+    public var forwardingCPUSeconds: Double { Double(cpuNanoseconds.load(ordering: .relaxed)) / 1e9 }
+
+    /// The calling thread's CPU time.
+    public static func threadCPUNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
     static func milliseconds() -> Int64 {
