@@ -44,8 +44,11 @@ public final class EchoCanceller {
         captured: UnsafeBufferPointer<Int16>, played: UnsafeBufferPointer<Int16>,
         output: UnsafeMutableBufferPointer<Int16>
     ) throws(AudioCodecError) {
-        for count in [captured.count, played.count, output.count] where count != frameSamples {
-            throw .wrongFrameSize(place: "EchoCanceller.cancel", expected: frameSamples, actual: count)
+        // Checked one by one: an array of the three counts would allocate on every frame.
+        let wrong =
+            captured.count != frameSamples ? captured.count : played.count != frameSamples ? played.count : output.count
+        guard wrong == frameSamples else {
+            throw .wrongFrameSize(place: "EchoCanceller.cancel", expected: frameSamples, actual: wrong)
         }
         speex_echo_cancellation(state, captured.baseAddress, played.baseAddress, output.baseAddress)
     }

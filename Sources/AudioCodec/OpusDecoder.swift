@@ -75,7 +75,7 @@ public final class OpusDecoder {
 
     /// Rebuilds the frame before `nextPacket` from its FEC data, for when that frame was lost.
     ///
-    /// Call this for the lost frame, then `decode(nextPacket:)` as usual for the next one. A malformed
+    /// Call this for the lost frame, then `decode(_:into:)` with the same packet for the next one. A malformed
     /// `nextPacket` is concealed and counted like in `decode`.
     public func recover(
         fromNextPacket nextPacket: UnsafeRawBufferPointer, into frame: UnsafeMutableBufferPointer<Int16>

@@ -293,8 +293,14 @@ final class PCMHandle {
             let count = snd_pcm_uframes_t(frames - done)
             let result =
                 direction == .capture ? snd_pcm_readi(pcm, start, count) : snd_pcm_writei(pcm, start, count)
-            if result >= 0 {
+            if result > 0 {
                 done += result
+                continue
+            }
+            if result == 0 {
+                // A blocking PCM should not return empty-handed; waiting for it keeps a confused plugin from
+                // turning this loop into a spin.
+                _ = snd_pcm_wait(pcm, 20)
                 continue
             }
             let code = Int32(result)

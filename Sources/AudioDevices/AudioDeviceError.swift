@@ -20,6 +20,8 @@ public enum AudioDeviceError: Error, Sendable, Equatable, CustomStringConvertibl
     case ioFailed(device: String, code: Int32)
     /// A file behind a virtual device could not be read or written.
     case file(path: String, problem: String)
+    /// alsa-lib could not list the devices it knows.
+    case listingFailed(code: Int32)
 
     /// The device or file the error is about.
     public var device: String {
@@ -29,6 +31,8 @@ public enum AudioDeviceError: Error, Sendable, Equatable, CustomStringConvertibl
             return device
         case .file(let path, _):
             return path
+        case .listingFailed:
+            return "pcm"
         }
     }
 
@@ -48,6 +52,8 @@ public enum AudioDeviceError: Error, Sendable, Equatable, CustomStringConvertibl
             return "audio device “\(device)” failed (\(Self.text(code)))"
         case .file(let path, let problem):
             return "\(path): \(problem)"
+        case .listingFailed(let code):
+            return "could not list audio devices (\(Self.text(code)))"
         }
     }
 

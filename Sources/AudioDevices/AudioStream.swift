@@ -380,12 +380,8 @@ private final class StreamCore: @unchecked Sendable {
         options.onAudioThreadStart?()
         var idleClock = PeriodClock()
         while !stopRequested.load(ordering: .acquiring) {
-            if phase.load(ordering: .acquiring) == Phase.running, let endpoint {
-                do throws(AudioDeviceError) {
-                    try runPeriod(endpoint)
-                    periods.add(1, ordering: .relaxed)
-                } catch {
-                    lastError = error
+            if phase.load(ordering: .acquiring) == Phase.running {
+                if !runDevicePeriod() {
                     idleClock.reset()
                     phase.store(Phase.lost, ordering: .releasing)
                 }
@@ -396,6 +392,22 @@ private final class StreamCore: @unchecked Sendable {
             }
         }
         finished.signal()
+    }
+
+    /// Runs one period on the device; false when the device failed (the error is in `lastError`).
+    ///
+    /// A function of its own so that the audio thread's reference to the device ends when it returns, before
+    /// the phase says `lost`: the control thread then holds the last one, and the device closes there.
+    private func runDevicePeriod() -> Bool {
+        guard let endpoint else { return false }
+        do throws(AudioDeviceError) {
+            try runPeriod(endpoint)
+            periods.add(1, ordering: .relaxed)
+            return true
+        } catch {
+            lastError = error
+            return false
+        }
     }
 
     private func runPeriod(_ endpoint: Endpoint) throws(AudioDeviceError) {

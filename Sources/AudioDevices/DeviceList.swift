@@ -36,16 +36,6 @@ public struct SoundCard: Sendable, Equatable {
     public var name: String
 }
 
-/// alsa-lib could not list devices.
-public struct DeviceListError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What was being done.
-    public var operation: String
-    /// alsa-lib's error text.
-    public var reason: String
-
-    public var description: String { "could not \(operation): \(reason)" }
-}
-
 /// Stops alsa-lib from printing its own errors to stderr; call once before any other ALSA call.
 ///
 /// Errors reach the person once, through our messages, and never scribble over the room screen.
@@ -54,11 +44,11 @@ public func silenceALSAErrors() {
 }
 
 /// The PCMs alsa-lib's configuration and cards offer, in alsa-lib's order.
-public func listPCMs() throws(DeviceListError) -> [PCMDescription] {
+public func listPCMs() throws(AudioDeviceError) -> [PCMDescription] {
     var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
     let status = snd_device_name_hint(-1, "pcm", &hints)
     guard status >= 0, let hints else {
-        throw DeviceListError(operation: "list PCMs", reason: String(cString: snd_strerror(status)))
+        throw .listingFailed(code: status)
     }
     defer { snd_device_name_free_hint(hints) }
     var result: [PCMDescription] = []

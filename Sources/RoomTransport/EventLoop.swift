@@ -14,6 +14,17 @@ protocol EventLoopHandler: AnyObject {
     func loopStopping()
 }
 
+/// A task scheduled with ``EventLoop/schedule(after:_:)``; cancel it from any thread before it runs.
+public final class EventLoopTimer: Sendable {
+    private let cancelled = Atomic<Bool>(false)
+
+    /// Keeps the task from running if it has not run yet.
+    public func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+}
+
 /// One thread running an epoll loop over many non-blocking sockets.
 ///
 /// Every socket, connection state and callback belonging to a loop is touched only on its thread; other threads
@@ -29,6 +40,8 @@ public final class EventLoop: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let started = DispatchSemaphore(value: 0)
     private var nextTick: Int64 = 0
+    private var timers: [(due: Int64, order: Int, timer: EventLoopTimer, task: @Sendable () -> Void)] = []
+    private var timerOrder = 0
     /// Scratch space every read on this loop goes through; loop thread only.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
@@ -81,6 +94,20 @@ public final class EventLoop: @unchecked Sendable {
             return true
         }
         if accepted { wake() }
+    }
+
+    /// Runs `task` on the loop thread once `delay` has passed (up to about 1 ms late, later when the loop is busy).
+    /// Tasks due at the same time run in the order they were scheduled. Meant for a modest number of timers
+    /// (grace periods, periodic broadcasts), not one per message.
+    @discardableResult
+    public func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> EventLoopTimer {
+        let timer = EventLoopTimer()
+        let due = Self.now() + max(0, delay.milliseconds)
+        execute { [self] in
+            timerOrder += 1
+            timers.append((due: due, order: timerOrder, timer: timer, task: task))
+        }
+        return timer
     }
 
     /// Stops the loop after the tasks already handed over and waits for its thread to end (unless called on it).
@@ -142,7 +169,8 @@ public final class EventLoop: @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         nextTick = Self.now() + Self.tickMilliseconds
         while true {
-            let timeout = Int32(max(0, min(Self.tickMilliseconds, nextTick - Self.now())))
+            let nextDue = timers.lazy.map(\.due).min() ?? nextTick
+            let timeout = Int32(max(0, min(nextTick, nextDue) - Self.now()))
             let count = events.withUnsafeMutableBufferPointer { buffer in
                 epoll_wait(epollDescriptor, buffer.baseAddress, Int32(buffer.count), timeout)
             }
@@ -163,6 +191,11 @@ public final class EventLoop: @unchecked Sendable {
             }
             for task in tasks { task() }
             let now = Self.now()
+            if timers.contains(where: { $0.due <= now }) {
+                let due = timers.filter { $0.due <= now }.sorted { ($0.due, $0.order) < ($1.due, $1.order) }
+                timers.removeAll { $0.due <= now }
+                for entry in due where !entry.timer.isCancelled { entry.task() }
+            }
             if now >= nextTick {
                 nextTick = now + Self.tickMilliseconds
                 for handler in Array(handlers.values) { handler.tick(nowMilliseconds: now) }

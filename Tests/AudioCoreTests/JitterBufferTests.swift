@@ -1,19 +1,7 @@
+import RoomTesting
 import Testing
 
 @testable import AudioCore
-
-/// A deterministic random source so scripted networks are the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// One packet of a scripted stream: `frame` is its index in the sender's timeline and doubles as its payload.
 struct ScriptedPacket {

@@ -1,6 +1,7 @@
 import AudioDevices
 import CAllocationCounter
 import Foundation
+import RoomTesting
 import Testing
 
 /// Proves the audio threads' rule: after `start`, no heap allocation on them.
@@ -8,28 +9,25 @@ import Testing
 /// How: the test binary defines `malloc`, `calloc`, `realloc` and the aligned allocators (the
 /// `CAllocationCounter` target), so every allocation in the process, from Swift, Foundation, glibc or
 /// alsa-lib, passes through a wrapper before reaching glibc. The wrapper counts it when the calling thread
-/// has switched counting on, with a thread-local flag. The streams' `onAudioThreadStart` hook switches it on
-/// for the audio threads only, just before their first period, so the count is exactly the allocations the
-/// audio threads made while running, whatever the other threads of the process do meanwhile. The first test
-/// shows that the counter does see allocations, so a zero cannot come from a counter that is not there.
+/// has chosen a counter (a thread-local pointer). The streams' `onAudioThreadStart` hook chooses the test's
+/// counter for the audio threads only, just before their first period, so the count is exactly the
+/// allocations the audio threads made while running, whatever the other threads of the process (other tests
+/// included) do meanwhile. The first test shows that the counter does see allocations, so a zero cannot come
+/// from a counter that is not there.
 ///
 /// Each scenario runs twice and only the second run is counted: the Swift runtime creates some type metadata
 /// and witness tables lazily, with malloc, the first time a piece of code runs in the process (many more in
 /// debug builds, where generic code is not specialised). Those are one-off caches, not per-period costs; the
 /// second run shows that the steady state allocates nothing.
-///
-/// The suite runs serially because the count is process-wide: no other counting thread may run meanwhile.
-@Suite(.serialized) struct RealTimeTests {
-    static let countOnThisThread: @Sendable () -> Void = { clubroom_allocation_counting_begin() }
-
+@Suite struct RealTimeTests {
     @Test func theCounterSeesAllocationsOnACountingThread() {
-        let before = clubroom_allocation_count()
-        clubroom_allocation_counting_begin()
+        let counter = AllocationCounter()
+        counter.countOnThisThread()
         let array = [Int](repeating: 7, count: Int.random(in: 100...200))
         let text = String(repeating: "x", count: array.count)
-        clubroom_allocation_counting_end()
+        AllocationCounter.stopCountingOnThisThread()
         #expect(text.count == array.count)
-        #expect(clubroom_allocation_count() - before >= 2)
+        #expect(counter.count >= 2)
     }
 
     @Test func alsaStreamsDoNotAllocateOnTheirThreads() throws {
@@ -49,7 +47,8 @@ import Testing
             pcm.speaker { type file; slave.pcm { type null }; file "\(directory.file("out.raw"))"; format "raw" }
             """
         let ring = TestRing(capacity: 480 * 8)
-        let options = StreamOptions(realTimePriority: false, onAudioThreadStart: Self.countOnThisThread)
+        let counter = AllocationCounter()
+        let options = StreamOptions(realTimePriority: false, onAudioThreadStart: counter.countOnThisThread)
         let log = StatusLog()
         let capture = AudioStream.capture(
             alsaDevice: "mic", alsaOptions: ALSAOptions(configuration: configuration), into: ring, options: options,
@@ -58,14 +57,13 @@ import Testing
             alsaDevice: "speaker", alsaOptions: ALSAOptions(configuration: configuration), from: ring,
             options: options, onStatus: log.record)
 
-        let before = clubroom_allocation_count()
         capture.start()
         playback.start()
         #expect(waitUntil { capture.statistics.periods >= 500 && playback.statistics.periods >= 500 })
         capture.stop()
         playback.stop()
         #expect(log.all.isEmpty)
-        return clubroom_allocation_count() - before
+        return counter.count
     }
 
     @Test func virtualDevicesAndDeviceLossDoNotAllocateOnTheAudioThread() throws {
@@ -81,8 +79,9 @@ import Testing
         // Swift Testing records a backtrace whenever an error is thrown (a runtime hook that allocates; a
         // program outside the test harness has none), so the failing device stops counting just before it
         // throws, and the ring starts it again on the audio thread's next write.
-        let ring = RecountingRing(capacity: 480 * 8)
-        let options = StreamOptions(realTimePriority: false, onAudioThreadStart: Self.countOnThisThread)
+        let counter = AllocationCounter()
+        let ring = RecountingRing(capacity: 480 * 8, counter: counter)
+        let options = StreamOptions(realTimePriority: false, onAudioThreadStart: counter.countOnThisThread)
         let log = StatusLog()
         // The input fails after 100 periods: the audio thread marks it lost and idles on its clock.
         let opener = ScriptedOpener([100, Int.max], pauseCountingBeforeThrowing: true)
@@ -93,7 +92,6 @@ import Testing
             device: path, open: { () throws(AudioDeviceError) in try WAVFileOutput(path: path, pacing: .unpaced) },
             from: ring, options: options, onStatus: log.record)
 
-        let before = clubroom_allocation_count()
         capture.start()
         playback.start()
         #expect(waitUntil { capture.statistics.periods >= 100 && playback.statistics.periods >= 500 })
@@ -110,14 +108,40 @@ import Testing
         playback.stop()
         #expect(log.all.count == 2)
         #expect(capture.statistics.deviceLosses == 1)
-        return clubroom_allocation_count() - before
+        return counter.count
     }
 }
 
 /// A ring whose writer switches allocation counting (back) on for its thread on every write.
 final class RecountingRing: TestRing, @unchecked Sendable {
+    let counter: AllocationCounter
+
+    init(capacity: Int, counter: AllocationCounter) {
+        self.counter = counter
+        super.init(capacity: capacity)
+    }
+
     override func write(_ samples: UnsafeBufferPointer<Int16>) -> Int {
-        clubroom_allocation_counting_begin()
+        counter.countOnThisThread()
         return super.write(samples)
     }
+}
+
+/// One test's allocation count, added to by the threads that chose it (see `CAllocationCounter`).
+///
+/// `@unchecked Sendable`: the storage is only read and written through the C side's atomic operations.
+final class AllocationCounter: @unchecked Sendable {
+    /// Never freed: a thread may still add to it while it ends, after the test has read the count.
+    private let storage = UnsafeMutablePointer<CLong>.allocate(capacity: 1)
+
+    init() { storage.initialize(to: 0) }
+
+    /// Allocations counted so far.
+    var count: Int { Int(clubroom_allocation_counter_read(storage)) }
+
+    /// Adds the calling thread's allocations to this counter from now on.
+    @Sendable func countOnThisThread() { clubroom_allocation_counting_begin(storage) }
+
+    /// Stops counting the calling thread's allocations.
+    static func stopCountingOnThisThread() { clubroom_allocation_counting_end() }
 }

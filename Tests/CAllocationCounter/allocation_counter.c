@@ -1,8 +1,7 @@
 #include "allocation_counter.h"
 
-#include <stdatomic.h>
-#include <stddef.h>
 #include <errno.h>
+#include <stddef.h>
 
 // glibc exports its allocator under these names as well, so the wrappers need no dlsym (which allocates).
 extern void *__libc_malloc(size_t size);
@@ -10,13 +9,13 @@ extern void *__libc_calloc(size_t count, size_t size);
 extern void *__libc_realloc(void *pointer, size_t size);
 extern void *__libc_memalign(size_t alignment, size_t size);
 
-// initial-exec: reading the flag must not itself allocate thread-local storage from inside malloc.
-static __thread int counting __attribute__((tls_model("initial-exec")));
-static atomic_long allocations;
+// initial-exec: reading the thread's counter must not itself allocate thread-local storage inside malloc.
+static __thread long *thread_counter __attribute__((tls_model("initial-exec")));
 
 static inline void note(void) {
-    if (counting) {
-        atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
+    long *counter = thread_counter;
+    if (counter != NULL) {
+        __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -58,6 +57,6 @@ int posix_memalign(void **result, size_t alignment, size_t size) {
     return 0;
 }
 
-void clubroom_allocation_counting_begin(void) { counting = 1; }
-void clubroom_allocation_counting_end(void) { counting = 0; }
-long clubroom_allocation_count(void) { return atomic_load(&allocations); }
+void clubroom_allocation_counting_begin(long *counter) { thread_counter = counter; }
+void clubroom_allocation_counting_end(void) { thread_counter = NULL; }
+long clubroom_allocation_counter_read(const long *counter) { return __atomic_load_n(counter, __ATOMIC_RELAXED); }

@@ -1,4 +1,5 @@
 import RoomProtocol
+import RoomTesting
 import Testing
 
 /// What a decoder made of some input: the messages in order, then the error that stopped it, if any.
@@ -223,23 +224,11 @@ func maskedFrame(fin: Bool, _ opcode: WebSocketOpcode, _ payload: [UInt8]) -> [U
     }
 }
 
-/// A seeded generator so the arbitrary-input test is the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
-
 @Suite struct WebSocketDecoderArbitraryInputTests {
     /// Arbitrary bytes, and valid frames with one byte corrupted, never crash the decoder, and any chunking gives
     /// the same outcome as the whole input.
     @Test func arbitraryInputGivesTheSameOutcomeInAnyChunks() {
-        var random = SplitMix64(state: 42)
+        var random = SplitMix64(seed: 42)
         for round in 0..<400 {
             var bytes: [UInt8]
             if round % 2 == 0 {

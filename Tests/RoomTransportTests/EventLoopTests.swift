@@ -1,0 +1,27 @@
+import RoomTransport
+import Testing
+
+@Suite struct EventLoopTests {
+    @Test func scheduledTasksRunInDueOrderOnTheLoopAndCancelledOnesNever() throws {
+        let loop = try EventLoop(name: "test-timers")
+        defer { loop.shutdown() }
+        let order = Recorder<String>()
+        loop.schedule(after: .milliseconds(400)) { order.record("third \(loop.inLoop)") }
+        loop.schedule(after: .milliseconds(200)) { order.record("second \(loop.inLoop)") }
+        let cancelled = loop.schedule(after: .milliseconds(300)) { order.record("cancelled") }
+        loop.schedule(after: .zero) { order.record("first \(loop.inLoop)") }
+        cancelled.cancel()
+        loop.schedule(after: .milliseconds(600)) { order.record("last") }
+        #expect(order.wait(for: 4) == ["first true", "second true", "third true", "last"])
+        #expect(cancelled.isCancelled)
+    }
+
+    @Test func executeRunsInOrderOnTheLoopThread() throws {
+        let loop = try EventLoop(name: "test-execute")
+        defer { loop.shutdown() }
+        let seen = Recorder<Int>()
+        #expect(!loop.inLoop)
+        for index in 0..<100 { loop.execute { seen.record(loop.inLoop ? index : -1) } }
+        #expect(seen.wait(for: 100) == Array(0..<100))
+    }
+}
