@@ -56,7 +56,8 @@ let package = Package(
         .target(
             name: "RoomServer",
             dependencies: [
-                "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer", "MediaTransport",
+                "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
+                "MediaTransport",
             ]),
         .target(
             name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "MediaClient", "AudioCore"]),
