@@ -93,6 +93,9 @@ public final class ClientMedia: @unchecked Sendable {
         init() throws(AudioCodecError) { decoder = try OpusDecoder() }
     }
     private var speakers: [UInt32: Speaker] = [:]
+    /// Packets no key opened: after a rotation, the first packets under the new key can arrive before
+    /// `media_key` does. They are tried again when a key arrives (a few at most; older ones are dropped).
+    private var unopened: [[UInt8]] = []
 
     /// Starts media for one connection's `media` offer.
     public init(
@@ -277,9 +280,18 @@ public final class ClientMedia: @unchecked Sendable {
             roomSessions.insert((epoch, session), at: 0)
             roomSessions = Array(roomSessions.prefix(2))
         }
+        guard !keys.isEmpty, !unopened.isEmpty else { return }
+        let waiting = unopened
+        unopened.removeAll()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1600, alignment: 16)
+        defer { buffer.deallocate() }
+        for bytes in waiting where bytes.count <= buffer.count {
+            buffer.copyBytes(from: bytes)
+            handle(buffer, length: bytes.count, viaUDP: false, retry: true)
+        }
     }
 
-    private func handle(_ buffer: UnsafeMutableRawBufferPointer, length: Int, viaUDP: Bool) {
+    private func handle(_ buffer: UnsafeMutableRawBufferPointer, length: Int, viaUDP: Bool, retry: Bool = false) {
         let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
         if RTCPPacket.isRTCP(packet) {
             for (_, session) in roomSessions {
@@ -305,9 +317,16 @@ public final class ClientMedia: @unchecked Sendable {
                 break
             }
         }
-        guard let plainLength,
-            let header = try? RTPHeader.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength]))
-        else { return }
+        guard let plainLength else {
+            if !retry {
+                if unopened.count >= 16 { unopened.removeFirst() }
+                unopened.append(Array(packet))
+            }
+            return
+        }
+        guard let header = try? RTPHeader.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])) else {
+            return
+        }
         let payload = Array(UnsafeRawBufferPointer(rebasing: buffer[header.payloadRange]))
         let speaker: Speaker
         if let existing = speakers[header.ssrc] {
