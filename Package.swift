@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "RoomTesting", dependencies: ["AudioCore"]),
         .target(name: "AudioCodec", dependencies: ["COpus", "CSpeexDSP", "AudioCore"]),
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec"]),
-        .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore"]),
+        .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "CEventPoll"]),
         .target(name: "MediaClient", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "AudioCodec"]),
 
         // MARK: Runtimes.

@@ -55,6 +55,8 @@ public final class UDPSocket: @unchecked Sendable {
     let descriptor: Int32
     /// The address the socket is bound to (with the port the kernel chose for port 0).
     public let localAddress: UDPAddress
+    /// The descriptor, for registering with an event poll; the socket still owns and closes it.
+    public var fileDescriptor: Int32 { descriptor }
 
     /// Binds to `address` (port 0 picks a free port). `bufferBytes` sizes the kernel's send and receive queues.
     public init(binding address: UDPAddress, bufferBytes: Int = 4 << 20) throws(UDPError) {
