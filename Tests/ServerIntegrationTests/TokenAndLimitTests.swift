@@ -309,6 +309,8 @@ let pythonJoinScript = #"""
         joined = json.loads(ws.recv(timeout=5))
         check("joined", joined["type"] == "joined" and joined["self"] == "py", joined)
         check("self listed", any(p["id"] == "py" and p["name"] == "Python" for p in joined["peers"]))
+        media = json.loads(ws.recv(timeout=5))
+        check("media offered", media["type"] == "media" and len(media["send_key"]) == 40, media)
         ws.send(json.dumps({"type": "raise_hand", "id": 1}))
         event = json.loads(ws.recv(timeout=5))
         check("hand raised", event["type"] == "hand_raised" and event["peer"] == "py", event)
