@@ -208,8 +208,10 @@ public final class MediaForwarder: @unchecked Sendable {
     private func run() {
         while running.load(ordering: .acquiring) {
             _ = socket.waitReadable(timeoutMilliseconds: 50)
-            drainInbox()
             var received = receive.receive(from: socket)
+            // Commands are drained after the datagrams are read: a command posted before a peer's packet was sent
+            // (adding that peer, say) is then always in force when the packet is handled.
+            drainInbox()
             while received > 0 {
                 for index in 0..<received {
                     let length = receive.length(index)
@@ -218,6 +220,7 @@ public final class MediaForwarder: @unchecked Sendable {
                 }
                 send.flush(on: socket)
                 received = received == receive.capacity ? receive.receive(from: socket) : 0
+                if received > 0 { drainInbox() }
             }
             pollSpeakers()
             cpuNanoseconds.store(Self.threadCPUNanoseconds(), ordering: .relaxed)
