@@ -29,6 +29,9 @@ let package = Package(
         .target(name: "TermUI", dependencies: ["RoomCore"]),
         .target(name: "Arguments"),
 
+        // MARK: Benchmarks, run by `clubroom bench`.
+        .target(name: "Benchmarks", dependencies: ["RoomCore"]),
+
         // MARK: Bundled data: the default role table and the demo's speech clips.
         .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json")]),
 
@@ -53,6 +56,7 @@ let package = Package(
 
         // MARK: Tests.
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources"]),
+        .testTarget(name: "BenchmarksTests", dependencies: ["Benchmarks", "RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: []),
