@@ -52,7 +52,7 @@ let package = Package(
             name: "clubroom",
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
-                "AudioDevices",
+                "AudioDevices", "AudioEngine", "Benchmarks",
             ]),
 
         // MARK: Tests.

@@ -35,18 +35,31 @@ public struct AudioEngineConfiguration: Sendable {
     public var alsaOptions: ALSAOptions
     /// Options for the two real-time device threads (priority, reopen backoff, a start hook for tests).
     public var streamOptions: StreamOptions
-    /// Samples of mixed audio kept queued for the loudspeaker beyond what it is playing: one 10 ms period by
-    /// default, enough for a playout thread that wakes every 2 ms.
+    /// Samples of mixed audio kept queued for the loudspeaker beyond the period it is about to take. None by
+    /// default: the playout thread renders the next frame as soon as the ring runs dry, and has a whole 10 ms
+    /// period to do it before the loudspeaker's next read. When the loudspeaker does starve (a busy machine),
+    /// the engine adds a period of lead, up to ``maximumPlaybackLead``.
     public var playbackLead: Int
+    /// The most lead the engine grows to after starvation: two periods.
+    public static let maximumPlaybackLead = 2 * AudioFormat.samplesPerPeriod
+
+    /// The jitter buffers' default tuning: AudioCore's, with a 5 ms floor instead of 20 ms. The playout tick
+    /// falls anywhere within a frame relative to arrivals, which already gives a packet 0–20 ms of slack; the
+    /// floor only has to cover the sender's scheduling jitter, and the target still grows with real jitter.
+    public static var defaultJitter: JitterBufferConfiguration {
+        var configuration = JitterBufferConfiguration()
+        configuration.minimumDelay = 5_000
+        return configuration
+    }
 
     /// Creates a configuration; every parameter has the default for a person's client.
     public init(
         input: DeviceSpec = .alsa("default"), output: DeviceSpec = .alsa("default"),
         inputOpener: InputOpener? = nil, outputOpener: OutputOpener? = nil,
         send: SendPipeline.Configuration = SendPipeline.Configuration(), talk: TalkControl = TalkControl(),
-        jitter: JitterBufferConfiguration = JitterBufferConfiguration(), recordPath: String? = nil,
+        jitter: JitterBufferConfiguration = AudioEngineConfiguration.defaultJitter, recordPath: String? = nil,
         pacing: Pacing = .realTime, alsaOptions: ALSAOptions = ALSAOptions(),
-        streamOptions: StreamOptions = StreamOptions(), playbackLead: Int = AudioFormat.samplesPerPeriod
+        streamOptions: StreamOptions = StreamOptions(), playbackLead: Int = 0
     ) {
         self.input = input
         self.output = output
@@ -158,10 +171,12 @@ public final class AudioEngine: Sendable {
         let opener = try outputOpener()
         parts.withLock { parts in
             guard parts.playback == nil, !parts.stopped else { return }
-            parts.playoutWorker = Worker.start(name: "clubroom-playout") { [self] worker in runPlayout(worker) }
             let stream = AudioStream.playback(
                 device: configuration.output.description, open: opener, from: RingSource(playbackRing),
                 options: configuration.streamOptions, onStatus: { [onStatus] in onStatus(.device($0)) })
+            parts.playoutWorker = Worker.start(name: "clubroom-playout") { [self] worker in
+                runPlayout(worker, stream: stream)
+            }
             parts.playback = stream
             stream.start()
             parts.controlWorker = Worker.start(name: "clubroom-audio-control") { [self] worker in
@@ -316,15 +331,26 @@ public final class AudioEngine: Sendable {
     /// How often the encoder and playout threads look at their rings, in microseconds.
     static let pollInterval: Int64 = 2_000
 
-    private func runPlayout(_ worker: Worker) {
+    private func runPlayout(_ worker: Worker, stream: AudioStream) {
         let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
         frame.initialize(repeating: 0)
         defer { frame.deallocate() }
         let echo = configuration.send.echoCancellation
-        let lead = configuration.playbackLead
+        var lead = configuration.playbackLead
+        var starvedSeen = 0
+        var rendered = false
         while !worker.isStopping {
+            let starved = stream.statistics.starvedPeriods
+            if starved > starvedSeen {
+                // Starvation before the first frame is the stream starting, not the thread being late.
+                if rendered {
+                    lead = min(AudioEngineConfiguration.maximumPlaybackLead, lead + AudioFormat.samplesPerPeriod)
+                }
+                starvedSeen = starved
+            }
             while playbackRing.availableToRead <= lead && playbackRing.availableToWrite >= frame.count {
                 playout.render(at: MonotonicClock.microseconds(), into: frame)
+                rendered = true
                 playbackRing.write(UnsafeBufferPointer(frame))
                 if echo { echoRing.write(UnsafeBufferPointer(frame)) }
                 _ = try? recorder?.output.write(UnsafeBufferPointer(frame))
