@@ -171,11 +171,12 @@ public final class AudioEngine: Sendable {
         let opener = try outputOpener()
         parts.withLock { parts in
             guard parts.playback == nil, !parts.stopped else { return }
+            let source = RingSource(playbackRing, lead: configuration.playbackLead)
             let stream = AudioStream.playback(
-                device: configuration.output.description, open: opener, from: RingSource(playbackRing),
+                device: configuration.output.description, open: opener, from: source,
                 options: configuration.streamOptions, onStatus: { [onStatus] in onStatus(.device($0)) })
             parts.playoutWorker = Worker.start(name: "clubroom-playout") { [self] worker in
-                runPlayout(worker, stream: stream)
+                runPlayout(worker, stream: stream, source: source)
             }
             parts.playback = stream
             stream.start()
@@ -201,12 +202,13 @@ public final class AudioEngine: Sendable {
         parts.withLock { parts in
             guard parts.capture == nil, !parts.stopped else { return }
             let captureRing = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
+            let sink = RingSink(captureRing)
             let stream = AudioStream.capture(
-                device: configuration.input.description, open: opener, into: RingSink(captureRing),
+                device: configuration.input.description, open: opener, into: sink,
                 options: configuration.streamOptions, onStatus: { [onStatus] in onStatus(.device($0)) })
             parts.capture = stream
             parts.encoderWorker = Worker.start(name: "clubroom-encoder") { [self] worker in
-                runEncoder(worker, ring: captureRing, pipeline: box, stream: stream)
+                runEncoder(worker, sink: sink, pipeline: box, stream: stream)
             }
             stream.start()
             if parts.controlWorker == nil {
@@ -328,10 +330,11 @@ public final class AudioEngine: Sendable {
 
     // MARK: Threads.
 
-    /// How often the encoder and playout threads look at their rings, in microseconds.
-    static let pollInterval: Int64 = 2_000
+    /// How long the encoder and playout threads wait for their device threads' signal before looking at their
+    /// rings anyway (a device that stopped signalling, a request to stop).
+    static let wakeupTimeout: DispatchTimeInterval = .milliseconds(20)
 
-    private func runPlayout(_ worker: Worker, stream: AudioStream) {
+    private func runPlayout(_ worker: Worker, stream: AudioStream, source: RingSource) {
         let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
         frame.initialize(repeating: 0)
         defer { frame.deallocate() }
@@ -345,6 +348,7 @@ public final class AudioEngine: Sendable {
                 // Starvation before the first frame is the stream starting, not the thread being late.
                 if rendered {
                     lead = min(AudioEngineConfiguration.maximumPlaybackLead, lead + AudioFormat.samplesPerPeriod)
+                    source.lead.store(lead, ordering: .relaxed)
                 }
                 starvedSeen = starved
             }
@@ -355,11 +359,12 @@ public final class AudioEngine: Sendable {
                 if echo { echoRing.write(UnsafeBufferPointer(frame)) }
                 _ = try? recorder?.output.write(UnsafeBufferPointer(frame))
             }
-            MonotonicClock.sleep(microseconds: Self.pollInterval)
+            _ = source.wakeup.wait(timeout: .now() + Self.wakeupTimeout)
         }
     }
 
-    private func runEncoder(_ worker: Worker, ring: SampleRing, pipeline: PipelineBox, stream: AudioStream) {
+    private func runEncoder(_ worker: Worker, sink: RingSink, pipeline: PipelineBox, stream: AudioStream) {
+        let ring = sink.ring
         let pipeline = pipeline.pipeline
         let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
         let played = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
@@ -400,7 +405,7 @@ public final class AudioEngine: Sendable {
                 sent.withLock { $0 = statistics }
                 if let packet { onEncoded(packet) }
             }
-            MonotonicClock.sleep(microseconds: Self.pollInterval)
+            _ = sink.wakeup.wait(timeout: .now() + Self.wakeupTimeout)
         }
     }
 
@@ -443,18 +448,40 @@ private final class Recorder: @unchecked Sendable {
     init(_ output: WAVFileOutput) { self.output = output }
 }
 
-/// The capture device thread's end of the capture ring.
+/// The capture device thread's end of the capture ring: it wakes the encoder thread once a frame is ready.
 private final class RingSink: SampleSink {
     let ring: SampleRing
+    /// Signalled when the ring holds a whole frame. Signalling never blocks or allocates; the encoder waits.
+    let wakeup = DispatchSemaphore(value: 0)
+
     init(_ ring: SampleRing) { self.ring = ring }
-    func write(_ samples: UnsafeBufferPointer<Int16>) -> Int { ring.write(samples) }
+
+    func write(_ samples: UnsafeBufferPointer<Int16>) -> Int {
+        let written = ring.write(samples)
+        if ring.availableToRead >= AudioFormat.samplesPerFrame { wakeup.signal() }
+        return written
+    }
 }
 
-/// The playback device thread's end of the playback ring.
+/// The playback device thread's end of the playback ring: it wakes the playout thread when the ring is down to
+/// the lead, so the next frame is mixed just in time.
 private final class RingSource: SampleSource {
     let ring: SampleRing
-    init(_ ring: SampleRing) { self.ring = ring }
-    func read(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int { ring.read(into: buffer) }
+    /// Signalled when the ring is down to `lead` samples. Signalling never blocks or allocates.
+    let wakeup = DispatchSemaphore(value: 0)
+    /// The playout thread's current lead, in samples.
+    let lead: Atomic<Int>
+
+    init(_ ring: SampleRing, lead: Int) {
+        self.ring = ring
+        self.lead = Atomic(lead)
+    }
+
+    func read(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
+        let read = ring.read(into: buffer)
+        if ring.availableToRead <= lead.load(ordering: .relaxed) { wakeup.signal() }
+        return read
+    }
 }
 
 /// A named thread that runs until asked to stop, and a way to wait for it.
