@@ -43,12 +43,15 @@ public struct AudioEngineConfiguration: Sendable {
     /// The most lead the engine grows to after starvation: two periods.
     public static let maximumPlaybackLead = 2 * AudioFormat.samplesPerPeriod
 
-    /// The jitter buffers' default tuning: AudioCore's, with a 5 ms floor instead of 20 ms. The playout tick
-    /// falls anywhere within a frame relative to arrivals, which already gives a packet 0–20 ms of slack; the
-    /// floor only has to cover the sender's scheduling jitter, and the target still grows with real jitter.
+    /// The jitter buffers' default tuning: AudioCore's, with a 5 ms floor instead of 20 ms, raised to 25 ms for
+    /// 10 s after a loss. The playout tick falls anywhere within a frame relative to arrivals, which already gives
+    /// a packet 0–20 ms of slack; the floor only has to cover the sender's scheduling jitter, and the target still
+    /// grows with real jitter. While packets are being lost, one frame more lets the next packet arrive in time
+    /// for its FEC to rebuild the lost one.
     public static var defaultJitter: JitterBufferConfiguration {
         var configuration = JitterBufferConfiguration()
         configuration.minimumDelay = 5_000
+        configuration.lossDelay = 25_000
         return configuration
     }
 

@@ -69,7 +69,7 @@ public final class SteppedLoopback {
     /// fresh receive path tuned by `jitter`.
     public init(
         input: any AudioInput, sender: SendPipeline, link: LinkImpairment = LinkImpairment(),
-        jitter: JitterBufferConfiguration = JitterBufferConfiguration(), volumes: VolumeStore? = nil
+        jitter: JitterBufferConfiguration = AudioEngineConfiguration.defaultJitter, volumes: VolumeStore? = nil
     ) {
         self.input = input
         self.sender = sender

@@ -16,6 +16,8 @@ public struct SpeakerStatistics: Sendable, Equatable {
     public var concealed: Int
     /// Packets that arrived after their frame had been played.
     public var late: Int
+    /// Frames dropped to bring the delay back down after it grew.
+    public var skipped: Int
     /// Packets that could not be decoded (concealed instead).
     public var malformed: Int
     /// RFC 3550 interarrival jitter, in milliseconds.
@@ -166,6 +168,10 @@ public final class Playout: Sendable {
         var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
         var level = AudioLevel.silence
         var volume = VolumeStore.defaultVolume
+        var silentFrames = Speaker.comfortFrames
+
+        /// How long concealment goes on into a silence: after that the speaker costs nothing until they speak.
+        static let comfortFrames = 50
 
         init(id: String, decoder: OpusDecoder, configuration: JitterBufferConfiguration) {
             self.id = id
@@ -187,8 +193,15 @@ public final class Playout: Sendable {
                 case .conceal:
                     try? decoder.conceal(into: frame)
                 case .silence:
-                    return false
+                    // Between talk spurts (DTX) the decoder keeps running its concealment for a while, as libopus
+                    // expects for frames not sent: speech fades into comfort noise instead of stopping dead, and
+                    // the next spurt starts from a decoder that has followed the silence.
+                    guard silentFrames < Self.comfortFrames else { return false }
+                    silentFrames += 1
+                    try? decoder.conceal(into: frame)
+                    return true
                 }
+                silentFrames = 0
                 return true
             }
             level = played ? frame.withUnsafeBufferPointer { AudioLevel.dBov($0) } : AudioLevel.silence
@@ -200,6 +213,7 @@ public final class Playout: Sendable {
             return SpeakerStatistics(
                 speaker: id, packetsReceived: counts.received, lost: counts.lost,
                 recoveredByFEC: counts.recoveredByFEC, concealed: counts.concealed, late: counts.late,
+                skipped: counts.skipped,
                 malformed: decoder.malformedPacketCount, jitterMilliseconds: Double(counts.jitter) / 1000,
                 playoutDelayMilliseconds: Double(counts.playoutDelay) / 1000,
                 targetDelayMilliseconds: Double(counts.targetDelay) / 1000, level: level, volume: volume)

@@ -10,7 +10,7 @@ public enum QualityPath {
         /// Through the engine's send and receive paths.
         public var path: [Int16]
         /// Through one libopus encoder and decoder: a lost frame is rebuilt from the next packet's FEC when
-        /// that one arrived, and concealed otherwise.
+        /// that one arrived, and concealed otherwise; DTX frames are not sent, as over RTP.
         public var opusAlone: [Int16]
         /// Frames lost on the link.
         public var lostFrames: Int
@@ -21,8 +21,16 @@ public enum QualityPath {
     /// Sends `speech` (48 kHz mono) through both paths with `link`'s loss (and jitter, for the engine path);
     /// the encoders expect the link's loss so they send FEC. `voiceProcessing` turns the microphone processing
     /// on in the engine path, as on a person's microphone.
-    public static func run(speech: [Int16], link: LinkImpairment, voiceProcessing: Bool) throws -> Result {
-        let frameCount = (speech.count + AudioFormat.samplesPerFrame - 1) / AudioFormat.samplesPerFrame
+    public static func run(
+        speech: [Int16], link: LinkImpairment, voiceProcessing: Bool, leadInSeconds: Int = 2
+    ) throws -> Result {
+        // Both paths first hear `leadInSeconds` of the same speech under the same loss, as a session would
+        // have before the moment measured: the encoders and the jitter buffer are in their steady state.
+        let frame = AudioFormat.samplesPerFrame
+        let leadFrames = speech.isEmpty ? 0 : leadInSeconds * 1000 / AudioFormat.frameMilliseconds
+        var signal = (0..<(leadFrames * frame)).map { speech[$0 % speech.count] }
+        signal += speech
+        let frameCount = (signal.count + frame - 1) / frame
         var encoderSettings = OpusEncoder.Configuration()
         encoderSettings.expectedLossPercent = Int(link.lossPercent.rounded(.up))
 
@@ -30,18 +38,18 @@ public enum QualityPath {
             configuration: SendPipeline.Configuration(
                 voiceProcessing: voiceProcessing, encoder: encoderSettings, initialTimestamp: 0),
             talk: TalkSwitch())
-        let loopback = SteppedLoopback(
-            input: SampleInput(samples: speech, loops: false), sender: sender, link: link)
+        let loopback = SteppedLoopback(input: SampleInput(samples: signal, loops: false), sender: sender, link: link)
         // Extra frames flush what the jitter buffer still holds; the delay is taken off the front below.
-        var path = try loopback.run(frames: frameCount + 25)
-        let opus = try opusAlone(speech: speech, frames: frameCount, link: link, settings: encoderSettings)
+        let heard = try loopback.run(frames: frameCount + 25)
+        let opus = try opusAlone(speech: signal, frames: frameCount, link: link, settings: encoderSettings)
         // Capture and playout run in the same 20 ms steps, so the path's delay is a whole number of frames.
-        let delay = wholeFrameDelay(of: path, against: opus, maximumFrames: 20) * AudioFormat.samplesPerFrame
-        path = Array(path.dropFirst(delay).prefix(speech.count))
+        let delay = wholeFrameDelay(of: heard, against: opus, maximumFrames: 20) * frame
+        var path = Array(heard.dropFirst(delay + leadFrames * frame).prefix(speech.count))
         path += [Int16](repeating: 0, count: max(0, speech.count - path.count))
-
-        let lost = (0..<frameCount).filter { link.isLost(frame: $0) }.count
-        return Result(path: path, opusAlone: opus, lostFrames: lost, receiver: loopback.receiver.statistics.first)
+        let lost = (leadFrames..<frameCount).filter { link.isLost(frame: $0) }.count
+        return Result(
+            path: path, opusAlone: Array(opus.dropFirst(leadFrames * frame)), lostFrames: lost,
+            receiver: loopback.receiver.statistics.first)
     }
 
     /// The shift, in whole frames, at which `delayed` best matches `reference` (largest correlation).
@@ -74,10 +82,12 @@ public enum QualityPath {
         }
         var output: [Int16] = []
         output.reserveCapacity(frames * AudioFormat.samplesPerFrame)
+        // As over RTP, DTX frames (one or two bytes) are not sent: the decoder conceals them like lost ones.
+        func arrives(_ index: Int) -> Bool { !link.isLost(frame: index) && packets[index].count > 2 }
         for index in 0..<frames {
-            if !link.isLost(frame: index) {
+            if arrives(index) {
                 output += try decoder.decode(packets[index]).samples
-            } else if index + 1 < frames, !link.isLost(frame: index + 1) {
+            } else if index + 1 < frames, arrives(index + 1) {
                 var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
                 _ = try frame.withUnsafeMutableBufferPointer { target throws(AudioCodecError) in
                     try packets[index + 1].withUnsafeBytes { bytes in

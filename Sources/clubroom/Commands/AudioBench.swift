@@ -163,7 +163,8 @@ enum AudioBench {
         let receiver = result.receiver
         writeOutput(
             "{\"frames\": \((speech.count + 959) / 960), \"lost\": \(result.lostFrames), "
-                + "\"recovered_by_fec\": \(receiver?.recoveredByFEC ?? 0), \"concealed\": \(receiver?.concealed ?? 0)}\n"
+                + "\"recovered_by_fec\": \(receiver?.recoveredByFEC ?? 0), \"concealed\": \(receiver?.concealed ?? 0), "
+                + "\"skipped\": \(receiver?.skipped ?? 0), \"late\": \(receiver?.late ?? 0)}\n"
         )
         return .success
     }
