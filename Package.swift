@@ -21,6 +21,9 @@ let package = Package(
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEventPoll"),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        // sendmmsg/recvmmsg need _GNU_SOURCE, which only a C file of our own can set.
+        .target(name: "CMediaIO"),
 
         // MARK: Pure targets.
         .target(name: "RoomCore"),
@@ -37,22 +40,36 @@ let package = Package(
 
         // MARK: Adapters over the C libraries.
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
-        .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
-        .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
-        .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll"]),
-
-        // MARK: Test support.
-        .target(name: "RoomTesting"),
         .target(name: "AudioCodec", dependencies: ["COpus", "CSpeexDSP", "AudioCore"]),
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec"]),
         .target(name: "AudioEngine", dependencies: ["AudioCore", "AudioCodec", "AudioDevices"]),
+        .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll"]),
+        .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
+        .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
+        .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
+        .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore"]),
+        .target(name: "MediaClient", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "AudioCodec"]),
+
+        // MARK: Test support.
+        .target(name: "RoomTesting"),
+
+        // MARK: Runtimes.
+        .target(
+            name: "RoomServer",
+            dependencies: [
+                "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
+                "MediaTransport",
+            ]),
+        .target(
+            name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "MediaClient", "AudioCore"]),
 
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
-                "AudioDevices", "AudioEngine", "Benchmarks",
+                "AudioDevices", "AudioEngine", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
+                "MediaTransport", "MediaServer", "MediaClient", "Benchmarks",
             ]),
 
         // MARK: Tests.
@@ -61,13 +78,18 @@ let package = Package(
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: []),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
+        .testTarget(
+            name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomTesting"]),
+        .testTarget(
+            name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol"], exclude: ["interop"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
-        .testTarget(
-            name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol"], exclude: ["interop"]),
+        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
+        .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "CAllocationCounter"]),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
