@@ -483,6 +483,13 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
             statistics.playoutDelay = now - base - AudioFormat.microseconds(samples: playoutTimestamp)
             nextSequence = next + 1
             playoutTimestamp += Self.frameSamples
+            if holdCount > 0 && now >= due(playoutTimestamp, base: base) {
+                // A frame was already concealed while waiting for this packet, and the next frame is due: that
+                // frame was the lost one's concealment. Go on to the next frame in this tick, so a burst of
+                // losses does not also add a frame of delay.
+                holdCount = 0
+                return playingFrame(at: now)
+            }
             holdCount = 0
             if slotSequence[head] == next + 1 && slotTimestamp[head] == playoutTimestamp,
                 let payload = slotPayload[head]
