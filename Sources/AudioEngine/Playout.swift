@@ -148,14 +148,31 @@ public final class Playout: Sendable {
         }
 
         mutating func render(at now: Int64, volumes: VolumeStore, into output: UnsafeMutableBufferPointer<Int16>) {
+            var sounding = 0
+            var only = 0
             for index in speakers.indices {
-                let volume = volumes.volume(for: speakers[index].id)
-                if speakers[index].playFrame(at: now) {
-                    speakers[index].frame.withUnsafeBufferPointer { frame in
-                        mixer.add(frame, gain: Mixer.gain(percent: volume))
+                speakers[index].volume = volumes.volume(for: speakers[index].id)
+                speakers[index].sounding = speakers[index].playFrame(at: now)
+                if speakers[index].sounding {
+                    sounding += 1
+                    only = index
+                }
+            }
+            // One speaker at no more than full volume cannot overflow: pass the frame through untouched instead
+            // of through the mixer's soft clipper, which would bend its peaks above -6 dBFS for no reason.
+            if sounding == 1 && speakers[only].volume <= VolumeStore.defaultVolume {
+                let gain = Mixer.gain(percent: speakers[only].volume)
+                speakers[only].frame.withUnsafeBufferPointer { frame in
+                    for sample in 0..<min(frame.count, output.count) {
+                        output[sample] = gain == 1 ? frame[sample] : Int16((Float(frame[sample]) * gain).rounded())
                     }
                 }
-                speakers[index].volume = volume
+                return
+            }
+            for index in speakers.indices where speakers[index].sounding {
+                speakers[index].frame.withUnsafeBufferPointer { frame in
+                    mixer.add(frame, gain: Mixer.gain(percent: speakers[index].volume))
+                }
             }
             mixer.render(into: output)
         }
@@ -168,6 +185,7 @@ public final class Playout: Sendable {
         var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
         var level = AudioLevel.silence
         var volume = VolumeStore.defaultVolume
+        var sounding = false
         var silentFrames = Speaker.comfortFrames
 
         /// How long concealment goes on into a silence: after that the speaker costs nothing until they speak.
