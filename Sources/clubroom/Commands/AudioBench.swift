@@ -25,6 +25,9 @@ enum AudioBench {
             "rate", placeholder: "HZ", type: .integer(8_000...48_000), default: "48000",
             help: "quality-path: sample rate of the files written."),
         .flag("voice-processing", help: "quality-path: noise suppression and gain control on the sent speech."),
+        .flag(
+            "pulse",
+            help: "latency: also measure through real ALSA devices on PulseAudio null sinks (needs pulseaudio)."),
     ]
 
     /// The names of the options `quality-path` takes.
@@ -109,6 +112,23 @@ enum AudioBench {
                 .init("impaired: concealed", Double(receiver.concealed), "packets"),
             ]
         }
+        var notes: [String] = []
+        if arguments.flag("pulse") {
+            let devices = try DeviceLatencyBenchmark.run(seconds: seconds)
+            rows += [
+                .init("devices: p50 mouth-to-ear", devices.percentile(0.5), "ms"),
+                .init("devices: p95 mouth-to-ear", devices.percentile(0.95), "ms"),
+                .init(
+                    "devices: clicks missing", Double(devices.clicksSent - devices.latencies.count),
+                    "of \(devices.clicksSent)"),
+                .init("devices: the rig's own loop (taken off)", devices.rigMilliseconds, "ms"),
+            ]
+            notes.append(
+                "devices: clicks played into a PulseAudio null sink, captured from its monitor by the speaking "
+                    + "engine, played by the listening engine into a second sink and found in its monitor, all "
+                    + "through ALSA's pulse plugin; the rig's own play-and-capture loop is measured alone and taken off"
+            )
+        }
         let report = BenchmarkReport(
             name: "latency: mouth-to-ear, in-process", rows: rows,
             notes: [
@@ -116,8 +136,8 @@ enum AudioBench {
                     + "\(seconds) s per condition in \(rounds) fresh pairs (new device phases), the first second "
                     + "of each left out",
                 "impaired: 5% random loss and 0-40 ms uniform extra delay per packet, seed \(seed), FEC expecting 5%",
-                "devices are ideal (no buffering of their own); real devices add theirs", buildNote,
-            ])
+                "virtual devices are ideal (no buffering of their own); real devices add theirs",
+            ] + notes + [buildNote])
         return emit(report, json: json)
     }
 

@@ -12,7 +12,7 @@ enum BenchCommand: ClubroomCommand {
             switch self {
             case .join: return ["clients"]
             case .fanout: return ["speakers", "listeners", "seconds"]
-            case .latency: return ["seconds", "seed"]
+            case .latency: return ["seconds", "seed", "pulse"]
             case .cpu: return ["seconds"]
             case .qualityPath: return AudioBench.qualityPathOptions
             case .store, .ui: return []
