@@ -108,7 +108,6 @@ public enum CPUBenchmark {
             frame.deallocate()
             mixed.deallocate()
         }
-        var sent = 0
         let start = MonotonicClock.threadCPUNanoseconds()
         for index in 0..<frames {
             let now = Int64(index) * AudioFormat.frameMicroseconds
@@ -118,7 +117,8 @@ public enum CPUBenchmark {
                     captureRing.write(UnsafeBufferPointer(period))
                 }
                 captureRing.read(into: frame)
-                if let packet = sender.process(frame, played: nil, at: now / 1000) { sent += packet.payload.count }
+                // The packet would go to the media layer; building it is part of the cost measured.
+                _ = sender.process(frame, played: nil, at: now / 1000)
             }
             for (speaker, packets) in remote.enumerated() {
                 playout.enqueue(
@@ -133,9 +133,7 @@ public enum CPUBenchmark {
                 _ = try output.write(UnsafeBufferPointer(period))
             }
         }
-        let used = MonotonicClock.threadCPUNanoseconds() - start
-        precondition(!speaking || sent > 0)
-        return used
+        return MonotonicClock.threadCPUNanoseconds() - start
     }
 
     /// libopus alone over the same frames: one encode and three decodes per frame. Thread CPU nanoseconds.
