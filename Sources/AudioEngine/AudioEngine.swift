@@ -239,7 +239,8 @@ public final class AudioEngine: Sendable {
     /// Whether the microphone is open (``startCapture()`` was called and not stopped).
     public var isCapturing: Bool { parts.withLock { $0.capture != nil } }
 
-    /// Stops everything and closes the devices and the recording. The engine cannot be started again.
+    /// Stops everything and closes the devices and the recording. The engine cannot be started again. Call it
+    /// when done: the engine's threads hold it until then.
     public func stop() {
         stopCapture()
         let taken = parts.withLock { parts -> Parts in

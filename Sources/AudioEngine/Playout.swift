@@ -78,8 +78,15 @@ public final class Playout: Sendable {
         let packet = Inbound(
             speaker: speaker, ssrc: ssrc, sequence: sequence, timestamp: timestamp, arrival: arrival,
             payload: payload)
-        inbox.withLock { $0.append(.packet(packet)) }
+        inbox.withLock { inbox in
+            // Nobody is playing (the engine was not started, or its playout thread is stuck): keep memory bounded.
+            guard inbox.count < Self.inboxLimit else { return }
+            inbox.append(.packet(packet))
+        }
     }
+
+    /// The most packets waiting for the playout thread, about 3 s of 20 speakers.
+    static let inboxLimit = 3_000
 
     /// Forgets a speaker (left the room, or stopped speaking for good); its statistics go too.
     public func removeSpeaker(_ speaker: String) {
