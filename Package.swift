@@ -40,15 +40,13 @@ let package = Package(
 
         // MARK: Adapters over the C libraries.
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
+        .target(name: "AudioCodec", dependencies: ["COpus", "CSpeexDSP", "AudioCore"]),
+        .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec"]),
+        .target(name: "AudioEngine", dependencies: ["AudioCore", "AudioCodec", "AudioDevices"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
         .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
-
-        // MARK: Test support.
-        .target(name: "RoomTesting", dependencies: ["AudioCore"]),
-        .target(name: "AudioCodec", dependencies: ["COpus", "CSpeexDSP", "AudioCore"]),
-        .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec"]),
         .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "CEventPoll"]),
         .target(name: "MediaClient", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "AudioCodec"]),
 
@@ -70,13 +68,18 @@ let package = Package(
                 "Benchmarks",
             ]),
 
+        // MARK: Test support.
+        .target(name: "RoomTesting", dependencies: ["AudioCore"]),
+        // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
+        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
+
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
-                "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "RoomApp",
-                "RoomAppRuntime", "Benchmarks", "MediaTransport", "MediaServer", "MediaClient",
+                "AudioDevices", "AudioEngine", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
+                "RoomApp", "RoomAppRuntime", "Benchmarks", "MediaTransport", "MediaServer", "MediaClient",
             ]),
 
         // MARK: Tests.
@@ -94,11 +97,12 @@ let package = Package(
             name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol", "Crypto", "RoomTesting"],
             exclude: ["interop"]),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "CAllocationCounter", "RoomTesting"]),
-        // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
-        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
             name: "AudioDevicesTests",
             dependencies: ["AudioDevices", "AudioCodec", "CAllocationCounter", "RoomTesting"]),
+        .testTarget(
+            name: "AudioEngineTests",
+            dependencies: ["AudioEngine", "AudioCore", "AudioCodec", "AudioDevices", "CAllocationCounter"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
         .testTarget(
             name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),

@@ -40,6 +40,11 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
     public var baselineBlocks: Int = 4
     /// A relative delay this far (µs) from the baseline means the sender's clock jumped: start timing afresh.
     public var resyncThreshold: Int64 = 2_000_000
+    /// The lowest target while packets are being lost, in µs; 0 turns it off. One frame (plus the floor) lets the
+    /// next packet arrive in time for its in-band FEC to rebuild a lost one, instead of concealing and waiting.
+    public var lossDelay: Int64 = 0
+    /// How many ticks after the last loss `lossDelay` still applies.
+    public var lossMemory: Int = 500
 
     /// The default tuning.
     public init() {}
@@ -134,6 +139,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
     private var baseline: Int64?
     private var lastTransit: Int64?
     private var jitterEstimate = 0.0
+    private var lossTicksLeft = 0
 
     /// A buffer with `configuration` (values out of range are clamped to sane ones).
     public init(configuration: JitterBufferConfiguration = JitterBufferConfiguration()) {
@@ -183,6 +189,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
         histogramTotal = 0
         lastTransit = nil
         jitterEstimate = 0
+        lossTicksLeft = 0
         statistics.jitter = 0
         statistics.targetDelay = configuration.minimumDelay
     }
@@ -350,7 +357,10 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
 
     /// The quantile of recent relative delays, clamped to the configured bounds.
     private func computeTarget() -> Int64 {
-        guard histogramTotal > 0 else { return configuration.minimumDelay }
+        guard histogramTotal > 0 else {
+            let floor = lossTicksLeft > 0 ? configuration.lossDelay : 0
+            return min(configuration.maximumDelay, max(configuration.minimumDelay, floor))
+        }
         let wanted = configuration.quantile * histogramTotal
         var cumulative = 0.0
         var bucket = histogram.count - 1
@@ -362,7 +372,16 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
             }
         }
         let delay = Int64(bucket + 1) * configuration.bucketWidth
-        return min(configuration.maximumDelay, max(configuration.minimumDelay, delay))
+        let floor =
+            lossTicksLeft > 0 ? max(configuration.minimumDelay, configuration.lossDelay) : configuration.minimumDelay
+        return min(configuration.maximumDelay, max(floor, delay))
+    }
+
+    /// A packet was lost: keep the target at `lossDelay` or more for the next `lossMemory` ticks.
+    private mutating func noteLoss() {
+        guard configuration.lossDelay > 0 else { return }
+        lossTicksLeft = configuration.lossMemory
+        statistics.targetDelay = computeTarget()
     }
 
     /// When the frame with `timestamp` should play by the current target, on the caller's clock.
@@ -376,6 +395,10 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
     public mutating func nextFrame(at now: Int64) -> PlayoutDecision<Payload> {
         let now = Self.clampTime(now)
         tick &+= 1
+        if lossTicksLeft > 0 {
+            lossTicksLeft -= 1
+            if lossTicksLeft == 0 { statistics.targetDelay = computeTarget() }
+        }
         switch phase {
         case .idle: return idleFrame(at: now)
         case .playing: return playingFrame(at: now)
@@ -456,9 +479,17 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
                 return .conceal
             }
             statistics.lost += 1
+            noteLoss()
             statistics.playoutDelay = now - base - AudioFormat.microseconds(samples: playoutTimestamp)
             nextSequence = next + 1
             playoutTimestamp += Self.frameSamples
+            if holdCount > 0 && now >= due(playoutTimestamp, base: base) {
+                // A frame was already concealed while waiting for this packet, and the next frame is due: that
+                // frame was the lost one's concealment. Go on to the next frame in this tick, so a burst of
+                // losses does not also add a frame of delay.
+                holdCount = 0
+                return playingFrame(at: now)
+            }
             holdCount = 0
             if slotSequence[head] == next + 1 && slotTimestamp[head] == playoutTimestamp,
                 let payload = slotPayload[head]

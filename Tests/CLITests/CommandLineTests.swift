@@ -42,7 +42,7 @@ let commandNames = ["serve", "join", "bot", "token", "demo", "devices", "bench"]
     ),
     (
         ["bench", "everything"],
-        "clubroom bench: bad value 'everything' for '<suite>' (expected one of store, join, fanout, latency, cpu, ui)"
+        "clubroom bench: bad value 'everything' for '<suite>' (expected one of store, join, fanout, latency, cpu, ui, quality-path)"
     ),
     (
         ["join", "http://example.org", "--token", "t"],
@@ -86,16 +86,6 @@ func commandHelpGoesToStdout(command: String) throws {
     let result = try runClubroom(["--version"])
     #expect(result.status == 0)
     #expect(result.standardOutput == "clubroom 0.1.0\n")
-}
-
-/// Commands whose feature is not in this build yet. Remove an entry when its feature lands.
-@Test(arguments: [
-    (["bench", "latency"], "clubroom bench: the latency benchmark is not available in this build yet"),
-])
-func unavailableFeatureSaysSoInOneLine(arguments: [String], line: String) throws {
-    let result = try runClubroom(arguments)
-    #expect(result.status == 1)
-    #expect(result.standardError == line + "\n")
 }
 
 @Test func devicesListsPCMsWithoutAlsaNoise() throws {

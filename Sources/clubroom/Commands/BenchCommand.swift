@@ -10,13 +10,17 @@ enum BenchCommand: ClubroomCommand {
     /// The suites, in the order help lists them.
     enum Suite: String, CaseIterable {
         case store, join, fanout, latency, cpu, ui
+        case qualityPath = "quality-path"
 
         /// The options that apply only to this suite.
         var ownOptions: Set<String> {
             switch self {
             case .join: return ["clients"]
             case .fanout: return ["speakers", "listeners", "seconds"]
-            case .store, .latency, .cpu, .ui: return []
+            case .latency: return ["seconds", "seed", "pulse"]
+            case .cpu: return ["seconds"]
+            case .qualityPath: return AudioBench.qualityPathOptions
+            case .store, .ui: return []
             }
         }
     }
@@ -29,7 +33,8 @@ enum BenchCommand: ClubroomCommand {
 
             store: the room state store (10,000 joins, hand raises, role changes). join: N clients joining a \
             server. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
-            delay. cpu: CPU time per minute of audio. ui: rendering a 10,000-peer room.
+            delay. cpu: CPU time per minute of audio. ui: rendering a 10,000-peer room. quality-path: sends a \
+            WAV file through the audio path and through libopus alone, for bench/quality.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
@@ -47,8 +52,8 @@ enum BenchCommand: ClubroomCommand {
                 help: "fanout: number of listeners."),
             .value(
                 "seconds", placeholder: "T", type: .integer(1...3600), default: "10",
-                help: "fanout: how long to measure."),
-        ])
+                help: "fanout, latency, cpu: how long to measure (latency: 20 per condition, cpu: 60 of audio)."),
+        ] + AudioBench.options)
 
     /// The run's settings, as given on the command line.
     struct Options: Equatable {
@@ -58,6 +63,8 @@ enum BenchCommand: ClubroomCommand {
         var speakers: Int
         var listeners: Int
         var seconds: Int
+        /// Everything `latency`, `cpu` and `quality-path` take, as given.
+        var arguments: ParsedArguments
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             suite = arguments.choice("suite").flatMap(Suite.init(rawValue:)) ?? .store
@@ -66,6 +73,7 @@ enum BenchCommand: ClubroomCommand {
             speakers = arguments.integer("speakers") ?? 3
             listeners = arguments.integer("listeners") ?? 1000
             seconds = arguments.integer("seconds") ?? 10
+            self.arguments = arguments
             let suiteOptions = Set(Suite.allCases.flatMap(\.ownOptions))
             for option in suiteOptions.subtracting(suite.ownOptions).sorted() where arguments.isGiven(option) {
                 throw .notApplicable(option: "--\(option)", context: "'bench \(suite.rawValue)'")
@@ -82,6 +90,7 @@ enum BenchCommand: ClubroomCommand {
         case .latency: return try await runLatency(options)
         case .cpu: return try await runCPU(options)
         case .ui: return try await runUI(options)
+        case .qualityPath: return try AudioBench.runQualityPath(options.arguments)
         }
     }
 
@@ -117,11 +126,11 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runLatency(_ options: Options) async throws -> ExitStatus {
-        throw CommandFailure.notAvailable("the latency benchmark is not available in this build yet")
+        try AudioBench.runLatency(options.arguments, json: options.json)
     }
 
     static func runCPU(_ options: Options) async throws -> ExitStatus {
-        throw CommandFailure.notAvailable("the CPU benchmark is not available in this build yet")
+        try AudioBench.runCPU(options.arguments, json: options.json)
     }
 
     static func runUI(_ options: Options) async throws -> ExitStatus {

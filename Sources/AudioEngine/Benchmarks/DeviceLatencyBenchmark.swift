@@ -1,0 +1,193 @@
+import AudioCore
+import AudioDevices
+import Foundation
+import Synchronization
+
+/// Mouth-to-ear through real, real-time paced ALSA devices: PulseAudio null sinks reached by ALSA's `pulse`
+/// plugin. Clicks are played into sink `mouth`; the speaking engine captures `mouth.monitor`; the listening
+/// engine plays into sink `ear`; the rig captures `ear.monitor` and finds the clicks. The rig's own path (play
+/// into a sink, capture its monitor) is measured alone first and taken off, so what remains is the engines
+/// plus the speaker's capture device and the listener's playback device, with their buffering.
+public enum DeviceLatencyBenchmark {
+    /// Why the measurement could not run.
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The figures.
+    public struct Result: Sendable, Equatable {
+        /// The rig's own loop (play into a sink, capture its monitor), median in ms.
+        public var rigMilliseconds: Double
+        /// Mouth-to-ear with the rig's loop taken off, per click, in ms.
+        public var latencies: [Double]
+        /// Clicks played (after the warm-up).
+        public var clicksSent: Int
+
+        /// The `fraction` quantile (0...1) of the delays, nearest rank; 0 with none.
+        public func percentile(_ fraction: Double) -> Double {
+            LatencyBenchmark.Result(
+                link: LinkImpairment(), latencies: latencies, clicksSent: clicksSent, longestGapMilliseconds: 0,
+                receiver: nil
+            ).percentile(fraction)
+        }
+    }
+
+    /// Runs the rig alone for a few seconds, then the two engines for `seconds`.
+    public static func run(seconds: Int) throws -> Result {
+        guard let pulseaudio = executable("pulseaudio") else {
+            throw Unavailable(description: "pulseaudio is not installed (Debian: pulseaudio, libasound2-plugins)")
+        }
+        let directory = NSTemporaryDirectory() + "clubroom-latency-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/native"
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: pulseaudio)
+        daemon.arguments = [
+            "-n", "--daemonize=no", "--exit-idle-time=20", "--use-pid-file=no", "--disallow-exit",
+            "-L", "module-null-sink sink_name=mouth rate=48000 channels=1",
+            "-L", "module-null-sink sink_name=ear rate=48000 channels=1",
+            "-L", "module-native-protocol-unix auth-anonymous=1 socket=\(socket)",
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = directory
+        environment["HOME"] = directory
+        daemon.environment = environment
+        daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
+        for _ in 0..<500 where !FileManager.default.fileExists(atPath: socket) {
+            MonotonicClock.sleep(microseconds: 10_000)
+        }
+        guard FileManager.default.fileExists(atPath: socket) else {
+            throw Unavailable(description: "the PulseAudio daemon did not start")
+        }
+        let configuration = ["mouth", "ear"].map { sink in
+            """
+            pcm.\(sink)_play { type pulse; server "unix:\(socket)"; device "\(sink)" }
+            pcm.\(sink)_monitor { type pulse; server "unix:\(socket)"; device "\(sink).monitor" }
+            """
+        }.joined(separator: "\n")
+        let alsa = ALSAOptions(configuration: configuration)
+
+        // The rig alone: clicks into `mouth`, found in `mouth.monitor`.
+        let rig = try measure(seconds: 5, alsa: alsa, captureDevice: "mouth_monitor", between: nil)
+        guard !rig.delays.isEmpty else { throw Unavailable(description: "no click came back through the null sink") }
+        let rigMedian = rig.delays.sorted()[rig.delays.count / 2]
+        // Through the engines.
+        let total = try measure(seconds: seconds, alsa: alsa, captureDevice: "ear_monitor", between: alsa)
+        return Result(
+            rigMilliseconds: rigMedian / 1000, latencies: total.delays.map { ($0 - rigMedian) / 1000 },
+            clicksSent: total.sent)
+    }
+
+    /// Plays clicks into `mouth_play` and finds them in `captureDevice`; with `between`, a speaking engine
+    /// captures `mouth_monitor` and a listening engine plays into `ear_play`. Returns the delays in µs.
+    static func measure(
+        seconds: Int, alsa: ALSAOptions, captureDevice: String, between: ALSAOptions?
+    ) throws
+        -> (delays: [Double], sent: Int)
+    {
+        let clicks = ClickSource()
+        let finder = ClickSink()
+        let options = StreamOptions(realTimePriority: true)
+        var engines: [AudioEngine] = []
+        if let between {
+            let listener = try AudioEngine(
+                configuration: AudioEngineConfiguration(
+                    input: .silence, output: .alsa("ear_play"), alsaOptions: between, streamOptions: options))
+            var send = SendPipeline.Configuration(voiceProcessing: false)
+            send.encoder.discontinuousTransmission = false
+            let sequence = Atomic<Int>(0)
+            let speaker = try AudioEngine(
+                configuration: AudioEngineConfiguration(
+                    input: .alsa("mouth_monitor"), output: .null, send: send, alsaOptions: between,
+                    streamOptions: options),
+                onEncoded: { packet in
+                    let number = UInt16(truncatingIfNeeded: sequence.add(1, ordering: .relaxed).oldValue)
+                    listener.receive(
+                        speaker: "speaker", ssrc: 1, sequence: number, timestamp: packet.timestamp,
+                        payload: packet.payload)
+                })
+            try listener.start()
+            try speaker.start()
+            try speaker.startCapture()
+            engines = [listener, speaker]
+        }
+        let statuses = Mutex<[String]>([])
+        let record: @Sendable (DeviceStatus) -> Void = { status in statuses.withLock { $0.append(status.message) } }
+        let detector = AudioStream.capture(
+            alsaDevice: captureDevice, alsaOptions: alsa, into: finder, options: options, onStatus: record)
+        let player = AudioStream.playback(
+            alsaDevice: "mouth_play", alsaOptions: alsa, from: clicks, options: options, onStatus: record)
+        detector.start()
+        player.start()
+        MonotonicClock.sleep(microseconds: Int64(seconds) * 1_000_000)
+        player.stop()
+        detector.stop()
+        for engine in engines { engine.stop() }
+        if let problem = statuses.withLock({ $0.first }) { throw Unavailable(description: problem) }
+
+        let sent = clicks.onsets.values
+        let received = finder.onsets.values
+        guard let first = sent.first else { return ([], 0) }
+        let counted = sent.filter { $0 - first >= 1_000_000 && $0 < sent.last! }
+        var delays: [Double] = []
+        var next = 0
+        for onset in counted {
+            while next < received.count && received[next] < onset { next += 1 }
+            guard next < received.count, received[next] - onset < 400_000 else { continue }
+            delays.append(Double(received[next] - onset))
+            next += 1
+        }
+        return (delays, counted.count)
+    }
+
+    static func executable(_ name: String) -> String? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return paths.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+/// The rig's loudspeaker feed: a quiet tone with a click every 500 ms; notes when each click was handed to the
+/// device. Runs on a playback thread: no allocation.
+private final class ClickSource: SampleSource, @unchecked Sendable {
+    // `@unchecked`: only the playback thread calls `read`; `onsets` is read after the stream has stopped.
+    let onsets = EventTimes()
+    private var tone = ToneGenerator(frequency: 300, amplitude: 0.09)
+    private var injector = ClickInjector(interval: LatencyBenchmark.clickInterval)
+
+    func read(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
+        let now = MonotonicClock.microseconds()
+        let position = injector.position
+        tone.fill(buffer)
+        injector.process(buffer)
+        let offset = (injector.interval - position % injector.interval) % injector.interval
+        if offset < buffer.count {
+            onsets.append(now + AudioFormat.microseconds(samples: Int64(offset)))
+        }
+        return buffer.count
+    }
+}
+
+/// The rig's microphone: finds clicks in what the capture thread delivers and notes when each was heard.
+private final class ClickSink: SampleSink, @unchecked Sendable {
+    // `@unchecked`: only the capture thread calls `write`; `onsets` is read after the stream has stopped.
+    let onsets = EventTimes()
+    private var detector = ClickDetector()
+
+    func write(_ samples: UnsafeBufferPointer<Int16>) -> Int {
+        // The period's last sample arrived now; the first one a period earlier.
+        let periodStart = MonotonicClock.microseconds() - AudioFormat.microseconds(samples: Int64(samples.count))
+        let start = detector.position
+        let onsets = onsets
+        detector.process(samples) { position in
+            onsets.append(periodStart + AudioFormat.microseconds(samples: Int64(position - start)))
+        }
+        return samples.count
+    }
+}

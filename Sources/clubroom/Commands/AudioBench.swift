@@ -1,0 +1,191 @@
+import Arguments
+import AudioCodec
+import AudioCore
+import AudioDevices
+import AudioEngine
+import Benchmarks
+import Foundation
+
+/// The audio benchmarks behind `clubroom bench latency`, `bench cpu` and `bench quality-path`.
+enum AudioBench {
+    /// Options only these suites take.
+    static let options: [Option] = [
+        .value(
+            "seed", placeholder: "N", type: .integer(0...1_000_000), default: "1",
+            help: "latency, quality-path: the loss and jitter pattern."),
+        .value("in", placeholder: "FILE.wav", type: .path, help: "quality-path: speech to send (16-bit PCM WAV)."),
+        .value("out", placeholder: "FILE.wav", type: .path, help: "quality-path: what came through the audio path."),
+        .value(
+            "opus-out", placeholder: "FILE.wav", type: .path, help: "quality-path: what came through libopus alone."),
+        .value("reference-out", placeholder: "FILE.wav", type: .path, help: "quality-path: the input at --rate."),
+        .value(
+            "loss", placeholder: "PERCENT", type: .integer(0...50), default: "0",
+            help: "quality-path: random packet loss."),
+        .value(
+            "rate", placeholder: "HZ", type: .integer(8_000...48_000), default: "48000",
+            help: "quality-path: sample rate of the files written."),
+        .flag("voice-processing", help: "quality-path: noise suppression and gain control on the sent speech."),
+        .flag(
+            "pulse",
+            help: "latency: also measure through real ALSA devices on PulseAudio null sinks (needs pulseaudio)."),
+    ]
+
+    /// The names of the options `quality-path` takes.
+    static let qualityPathOptions: Set<String> = [
+        "seed", "in", "out", "opus-out", "reference-out", "loss", "rate", "voice-processing",
+    ]
+
+    static var buildNote: String {
+        #if DEBUG
+        return "debug build: figures are many times those of 'swift build -c release'"
+        #else
+        return "release build"
+        #endif
+    }
+
+    static func emit(_ report: BenchmarkReport, json: Bool) -> ExitStatus {
+        writeOutput(json ? report.jsonText() : report.tableText())
+        return report.allPassed ? .success : .failure
+    }
+
+    // MARK: cpu
+
+    static func runCPU(_ arguments: ParsedArguments, json: Bool) throws -> ExitStatus {
+        let seconds = arguments.isGiven("seconds") ? arguments.integer("seconds") ?? 60 : 60
+        let result = try CPUBenchmark.run(seconds: seconds, threadedSeconds: min(10, seconds))
+        var rows = [
+            BenchmarkReport.Row("speaking client hearing 3 speakers", result.speakingClient, "CPU s/min", target: 1.5),
+            BenchmarkReport.Row("listener hearing 3 speakers", result.listener, "CPU s/min", target: 0.6),
+            BenchmarkReport.Row("libopus alone: encode 1 + decode 3", result.opusAlone, "CPU s/min"),
+        ]
+        if let speaking = result.threadedSpeakingClient, let listening = result.threadedListener {
+            rows += [
+                BenchmarkReport.Row("threaded engine, speaking, paced", speaking, "CPU s/min", target: 1.5),
+                BenchmarkReport.Row("threaded engine, listening, paced", listening, "CPU s/min", target: 0.6),
+            ]
+        }
+        let report = BenchmarkReport(
+            name: "cpu: CPU seconds per minute of audio", rows: rows,
+            notes: [
+                "first three rows: the engine's work stepped on one thread over \(result.audioSeconds) s of audio "
+                    + "(unpaced virtual devices, thread CPU time); voice processing on for the speaker",
+                "threaded rows: the engine's own threads on paced virtual devices for \(result.threadedSeconds) s "
+                    + "of real time (process CPU time, wake-ups included)",
+                "signal: \(result.signal)", buildNote,
+            ])
+        return emit(report, json: json)
+    }
+
+    // MARK: latency
+
+    static func runLatency(_ arguments: ParsedArguments, json: Bool) throws -> ExitStatus {
+        let seconds = arguments.isGiven("seconds") ? arguments.integer("seconds") ?? 20 : 20
+        let seed = UInt64(arguments.integer("seed") ?? 1)
+        let rounds = max(1, seconds / 5)
+        let clean = try LatencyBenchmark.run(
+            seconds: seconds, rounds: rounds, link: LinkImpairment(baseDelayMilliseconds: 0))
+        let impaired = try LatencyBenchmark.run(
+            seconds: seconds, rounds: rounds,
+            link: LinkImpairment(lossPercent: 5, baseDelayMilliseconds: 0, jitterMilliseconds: 40, seed: seed))
+        var rows: [BenchmarkReport.Row] = [
+            .init("clean: p50 mouth-to-ear", clean.percentile(0.5), "ms", target: 70),
+            .init("clean: p95 mouth-to-ear", clean.percentile(0.95), "ms", target: 90),
+            .init("clean: clicks missing", Double(clean.clicksMissing), "of \(clean.clicksSent)", target: 0),
+            .init("clean: longest silence gap", clean.longestGapMilliseconds, "ms", target: 200),
+            .init("impaired: p50 mouth-to-ear", impaired.percentile(0.5), "ms"),
+            .init("impaired: p95 mouth-to-ear", impaired.percentile(0.95), "ms", target: 150),
+            .init("impaired: clicks missing", Double(impaired.clicksMissing), "of \(impaired.clicksSent)"),
+            .init("impaired: longest silence gap", impaired.longestGapMilliseconds, "ms", target: 200),
+        ]
+        if let receiver = clean.receiver {
+            rows.insert(
+                .init("clean: jitter buffer playout delay (largest)", receiver.playoutDelayMilliseconds, "ms"), at: 4)
+            rows.insert(.init("clean: jitter buffer target (largest)", receiver.targetDelayMilliseconds, "ms"), at: 5)
+            rows.insert(.init("clean: arrival jitter (largest)", receiver.jitterMilliseconds, "ms"), at: 6)
+        }
+        if let receiver = impaired.receiver {
+            rows.append(
+                .init("impaired: jitter buffer playout delay (largest)", receiver.playoutDelayMilliseconds, "ms"))
+            rows += [
+                .init("impaired: packets lost", Double(receiver.lost), "packets"),
+                .init("impaired: recovered by FEC", Double(receiver.recoveredByFEC), "packets"),
+                .init("impaired: concealed", Double(receiver.concealed), "packets"),
+            ]
+        }
+        var notes: [String] = []
+        if arguments.flag("pulse") {
+            let devices = try DeviceLatencyBenchmark.run(seconds: seconds)
+            rows += [
+                .init("devices: p50 mouth-to-ear", devices.percentile(0.5), "ms"),
+                .init("devices: p95 mouth-to-ear", devices.percentile(0.95), "ms"),
+                .init(
+                    "devices: clicks missing", Double(devices.clicksSent - devices.latencies.count),
+                    "of \(devices.clicksSent)"),
+                .init("devices: the rig's own loop (taken off)", devices.rigMilliseconds, "ms"),
+            ]
+            notes.append(
+                "devices: clicks played into a PulseAudio null sink, captured from its monitor by the speaking "
+                    + "engine, played by the listening engine into a second sink and found in its monitor, all "
+                    + "through ALSA's pulse plugin; the rig's own play-and-capture loop is measured alone and taken off"
+            )
+        }
+        let report = BenchmarkReport(
+            name: "latency: mouth-to-ear, in-process", rows: rows,
+            notes: [
+                "two engines in one process on paced virtual devices; clicks every 500 ms over a quiet tone, "
+                    + "\(seconds) s per condition in \(rounds) fresh pairs (new device phases), the first second "
+                    + "of each left out",
+                "impaired: 5% random loss and 0-40 ms uniform extra delay per packet, seed \(seed), FEC expecting 5%",
+                "virtual devices are ideal (no buffering of their own); real devices add theirs",
+            ] + notes + [buildNote])
+        return emit(report, json: json)
+    }
+
+    // MARK: quality-path
+
+    /// Why `quality-path` could not run.
+    struct QualityPathFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func runQualityPath(_ arguments: ParsedArguments) throws -> ExitStatus {
+        guard let input = arguments.path("in") else {
+            throw QualityPathFailure(description: "give the speech to send with --in FILE.wav")
+        }
+        guard arguments.path("out") != nil || arguments.path("opus-out") != nil else {
+            throw QualityPathFailure(description: "give --out FILE.wav, --opus-out FILE.wav or both")
+        }
+        let speech: [Int16]
+        do {
+            speech = try WAVFileInput(path: input, loops: false, pacing: .unpaced).samples
+        } catch {
+            throw QualityPathFailure(description: "\(error)")
+        }
+        let rate = arguments.integer("rate") ?? 48_000
+        let link = LinkImpairment(
+            lossPercent: Double(arguments.integer("loss") ?? 0), baseDelayMilliseconds: 1,
+            seed: UInt64(arguments.integer("seed") ?? 1))
+        let result = try QualityPath.run(
+            speech: speech, link: link, voiceProcessing: arguments.flag("voice-processing"))
+        let files: [(String?, [Int16])] = [
+            (arguments.path("out"), result.path), (arguments.path("opus-out"), result.opusAlone),
+            (arguments.path("reference-out"), speech),
+        ]
+        for case (let path?, let samples) in files {
+            let converted =
+                rate == AudioFormat.sampleRate
+                ? samples : try Resampler(inputRate: AudioFormat.sampleRate, outputRate: rate).process(samples)
+            let bytes = try WAVAudio(sampleRate: rate, channelCount: 1, samples: converted).encoded()
+            guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+                throw QualityPathFailure(description: "\(path): cannot be written")
+            }
+        }
+        let receiver = result.receiver
+        writeOutput(
+            "{\"frames\": \((speech.count + 959) / 960), \"lost\": \(result.lostFrames), "
+                + "\"recovered_by_fec\": \(receiver?.recoveredByFEC ?? 0), \"concealed\": \(receiver?.concealed ?? 0), "
+                + "\"skipped\": \(receiver?.skipped ?? 0), \"late\": \(receiver?.late ?? 0)}\n"
+        )
+        return .success
+    }
+}
