@@ -29,6 +29,9 @@ let package = Package(
         .target(name: "TermUI", dependencies: ["RoomCore"]),
         .target(name: "Arguments"),
 
+        // MARK: Benchmarks, run by `clubroom bench`.
+        .target(name: "Benchmarks", dependencies: ["RoomCore"]),
+
         // MARK: Bundled data: the default role table and the demo's speech clips.
         .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json")]),
 
@@ -43,16 +46,23 @@ let package = Package(
         .target(name: "AudioCodec", dependencies: ["COpus", "CSpeexDSP", "AudioCore"]),
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec"]),
 
+        // MARK: Runtimes.
+        .target(
+            name: "RoomServer",
+            dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence"]),
+        .target(name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport"]),
+
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
-                "AudioDevices",
+                "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
             ]),
 
         // MARK: Tests.
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources"]),
+        .testTarget(name: "BenchmarksTests", dependencies: ["Benchmarks", "RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: []),
@@ -67,5 +77,10 @@ let package = Package(
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(name: "AudioDevicesTests", dependencies: ["AudioDevices", "AudioCodec", "CAllocationCounter"]),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
+        .testTarget(name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
+        .testTarget(
+            name: "ServerIntegrationTests",
+            dependencies: ["RoomProtocol", "RoomClient", "RoomTransport", "Crypto", "RoomPersistence"]),
     ]
 )

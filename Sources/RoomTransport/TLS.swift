@@ -1,4 +1,5 @@
 import CCrypto
+import CEventPoll
 import Glibc
 
 /// The server's certificate and key for `wss://`, as PEM files.

@@ -1,4 +1,6 @@
 import Arguments
+import Foundation
+import RoomClient
 
 /// `clubroom bot`: a headless client driven by JSON lines.
 enum BotCommand: ClubroomCommand {
@@ -52,7 +54,15 @@ enum BotCommand: ClubroomCommand {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
-        _ = try Options(arguments)
-        throw CommandFailure.notAvailable("bots are not available in this build yet")
+        let options = try Options(arguments)
+        if options.source != .silence || options.recording != nil {
+            throw CommandFailure.notAvailable("--play, --tone and --record need audio, which is not in this build yet")
+        }
+        signal(SIGPIPE, SIG_IGN)
+        let bot = BotRunner(
+            url: options.url, token: options.token, behaviour: BotRunner.Behaviour(autoAccept: options.autoAccept),
+            output: { line in writeOutput(line + "\n") })
+        let status = await Task.detached { bot.run(input: { readLine(strippingNewline: true) }) }.value
+        return ExitStatus(rawValue: status.rawValue)
     }
 }

@@ -1,4 +1,11 @@
 import Arguments
+import ClubroomResources
+import Dispatch
+import Foundation
+import RoomCore
+import RoomServer
+import RoomTransport
+import Synchronization
 
 /// `clubroom serve`: the room server.
 enum ServeCommand: ClubroomCommand {
@@ -25,6 +32,9 @@ enum ServeCommand: ClubroomCommand {
             .value(
                 "roles", placeholder: "FILE", type: .path, defaultDescription: "the built-in table",
                 help: "Role table in JSON, in the format of Resources/roles.json."),
+            .value(
+                "max-peers", placeholder: "N", type: .integer(1...1_000_000), default: "10000",
+                help: "Most people in one room."),
         ])
 
     /// The server's settings, as given on the command line.
@@ -35,8 +45,10 @@ enum ServeCommand: ClubroomCommand {
         var tlsCertificate: String?
         var tlsKey: String?
         var rolesFile: String?
+        var maxPeers: Int
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
+            maxPeers = arguments.integer("max-peers") ?? 10_000
             listen = arguments.endpoint("listen") ?? Endpoint(host: "127.0.0.1", port: 7480)
             dataDirectory = arguments.path("data")
             secretFile = arguments.path("secret-file")
@@ -49,7 +61,71 @@ enum ServeCommand: ClubroomCommand {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
-        _ = try Options(arguments)
-        throw CommandFailure.notAvailable("the room server is not available in this build yet")
+        let options = try Options(arguments)
+        let roles = try RoleTable.load(
+            contentsOf: options.rolesFile.map { URL(fileURLWithPath: $0) } ?? ClubroomResources.rolesURL)
+        let dataDirectory = options.dataDirectory ?? DefaultPaths.dataDirectory
+        let configuration = ServerConfiguration(
+            host: options.listen.host, port: Int(options.listen.port), dataDirectory: dataDirectory,
+            secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: dataDirectory),
+            tls: options.tlsCertificate.map {
+                TLSServerConfiguration(certificateFile: $0, privateKeyFile: options.tlsKey ?? "")
+            },
+            roles: roles, maxPeersPerRoom: options.maxPeers)
+        let log = ServerLog()
+        signal(SIGPIPE, SIG_IGN)
+        let server = try RoomServerRuntime(configuration: configuration, log: log)
+        let signalName = await waitForTermination()
+        log.info("\(signalName) received: closing connections")
+        server.shutdown()
+        log.info("stopped")
+        return .success
+    }
+
+    /// Waits for SIGINT or SIGTERM and returns its name.
+    static func waitForTermination() async -> String {
+        let waiter = SignalWaiter()
+        let name = await withCheckedContinuation { continuation in waiter.start(continuation) }
+        withExtendedLifetime(waiter) {}
+        return name
+    }
+}
+
+/// Turns the first SIGINT or SIGTERM into the resumption of a continuation. Its sources are set up once and
+/// only read afterwards, and the flag is behind a lock, so sharing it between threads is safe.
+final class SignalWaiter: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "clubroom.serve.signals")
+    private let fired = Atomic<Bool>(false)
+    private var sources: [DispatchSourceSignal] = []
+
+    func start(_ continuation: CheckedContinuation<String, Never>) {
+        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [self] in
+                if !fired.exchange(true, ordering: .acquiringAndReleasing) {
+                    continuation.resume(returning: name)
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+}
+
+/// Where the server keeps its files unless told otherwise.
+enum DefaultPaths {
+    /// `$XDG_DATA_HOME/clubroom`, or `~/.local/share/clubroom`.
+    static var dataDirectory: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let base = environment["XDG_DATA_HOME"], !base.isEmpty {
+            return base + "/clubroom"
+        }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/clubroom"
+    }
+
+    /// The secret file inside a data directory.
+    static func secretFile(dataDirectory: String) -> String {
+        dataDirectory + "/secret"
     }
 }

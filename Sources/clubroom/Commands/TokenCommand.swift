@@ -1,4 +1,6 @@
 import Arguments
+import Crypto
+import Foundation
 
 /// `clubroom token`: mints a signed access token.
 enum TokenCommand: ClubroomCommand {
@@ -47,7 +49,13 @@ enum TokenCommand: ClubroomCommand {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
-        _ = try Options(arguments)
-        throw CommandFailure.notAvailable("tokens are not available in this build yet")
+        let options = try Options(arguments)
+        let seconds = options.timeToLive.components.seconds + (options.timeToLive.components.attoseconds > 0 ? 1 : 0)
+        let token = try TokenCommandCore.mint(
+            room: options.room, identity: options.identity, name: options.name, role: options.role, ttl: seconds,
+            secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: DefaultPaths.dataDirectory),
+            now: Int64(Date().timeIntervalSince1970))
+        writeOutput(token + "\n")
+        return .success
     }
 }

@@ -1,0 +1,192 @@
+import RoomProtocol
+
+/// How `clubroom bot` exits (documented in `docs/bot.md`).
+public enum BotExitStatus: Int32, Sendable, Equatable, CaseIterable {
+    /// It left: end of input, a `leave` command, or the server closed normally.
+    case left = 0
+    /// Something unexpected failed inside the bot.
+    case failure = 1
+    /// A moderator removed it.
+    case removed = 3
+    /// The room ended.
+    case roomEnded = 4
+    /// It could not connect, or lost the connection and every retry failed.
+    case connectionFailed = 5
+    /// The server refused its token or its join (room full, removed earlier).
+    case refused = 6
+    /// The same identity connected from somewhere else.
+    case replaced = 7
+
+    /// The status for how a session ended.
+    public init(_ end: SessionEnd) {
+        switch end {
+        case .left: self = .left
+        case .removed: self = .removed
+        case .roomEnded: self = .roomEnded
+        case .replaced: self = .replaced
+        case .refused: self = .refused
+        case .connectionFailed: self = .connectionFailed
+        }
+    }
+}
+
+/// What a bot's input line asks for.
+public enum BotCommand: Sendable, Equatable {
+    case request(WireRequest, id: RequestID?)
+    case leave
+}
+
+/// A bad input line: the `error` event's code and message.
+public struct BotCommandError: Error, Sendable, Equatable {
+    public var code: String
+    public var message: String
+
+    public init(_ code: String, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// Reads the bot's JSON command lines and writes its JSON event lines; see `docs/bot.md`.
+public enum BotProtocol {
+    /// Every command name, in the order of `docs/bot.md`.
+    public static let commandNames = [
+        "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down", "mute",
+        "mute_peer", "remove", "topic", "end_room", "chat", "leave",
+    ]
+
+    static let parser = StrictJSONParser(maxDepth: 8, maxBytes: ControlLimits.maxFrameBytes)
+
+    /// Parses one input line.
+    public static func parse(_ line: String) throws(BotCommandError) -> BotCommand {
+        let value: JSONValue
+        do {
+            value = try parser.parse(line)
+        } catch {
+            throw BotCommandError("invalid_json", "the command is not JSON: \(error)")
+        }
+        guard case .object(let object) = value else {
+            throw BotCommandError("invalid_json", "a command must be a JSON object")
+        }
+        guard case .string(let name)? = object["cmd"] else {
+            throw BotCommandError("bad_command", "the command has no \"cmd\" string")
+        }
+        var id: RequestID?
+        switch object["id"] {
+        case .string(let text)?: id = .string(text)
+        case .integer(let number)?: id = .integer(number)
+        case nil, .null?: id = nil
+        default: throw BotCommandError("bad_command", "\"id\" must be a string or an integer")
+        }
+        func string(_ key: String, required: Bool = true) throws(BotCommandError) -> String? {
+            switch object[key] {
+            case .string(let text)?: return text
+            case nil, .null?:
+                if required { throw BotCommandError("bad_command", "\(name) needs \"\(key)\"") }
+                return nil
+            default: throw BotCommandError("bad_command", "\"\(key)\" must be a string")
+            }
+        }
+        let request: WireRequest
+        switch name {
+        case "raise_hand": request = .raiseHand
+        case "lower_hand": request = .lowerHand
+        case "invite": request = .invite(peer: try string("peer")!)
+        case "set_role": request = .setRole(peer: try string("peer")!, role: try string("role")!)
+        case "accept_invite": request = .acceptInvite
+        case "decline_invite": request = .declineInvite
+        case "step_down": request = .stepDown
+        case "mute":
+            switch object["on"] {
+            case .bool(let on)?: request = .setMute(muted: on)
+            case nil: request = .setMute(muted: true)
+            default: throw BotCommandError("bad_command", "\"on\" must be true or false")
+            }
+        case "mute_peer": request = .mutePeer(peer: try string("peer")!)
+        case "remove": request = .remove(peer: try string("peer")!, reason: try string("reason", required: false) ?? "")
+        case "topic": request = .setTopic(text: try string("text")!)
+        case "end_room": request = .endRoom(reason: try string("reason", required: false) ?? "")
+        case "chat":
+            let text = try string("text")!
+            let to = try string("to", required: false)
+            let role = try string("role", required: false)
+            switch (to, role) {
+            case (nil, nil): request = .chat(text: text, to: .everyone)
+            case (let peer?, nil): request = .chat(text: text, to: .peer(peer))
+            case (nil, let role?): request = .chat(text: text, to: .role(role))
+            default: throw BotCommandError("bad_command", "chat takes \"to\" or \"role\", not both")
+            }
+        case "leave": return .leave
+        default:
+            throw BotCommandError("unknown_command", "unknown command \"\(name)\"")
+        }
+        return .request(request, id: id)
+    }
+
+    /// The output lines for one session event (usually one; none for events a bot does not report).
+    public static func lines(for event: SessionEvent) -> [String] {
+        switch event {
+        case .message(let message):
+            return json(for: message.event, reconnected: false).map { [$0.encodedString] } ?? []
+        case .reconnected(let message):
+            return json(for: message.event, reconnected: true).map { [$0.encodedString] } ?? []
+        case .reconnecting(let attempt, let delay):
+            let milliseconds = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+            return [
+                line("reconnecting", [("attempt", .integer(Int64(attempt))), ("delay_ms", .integer(milliseconds))])
+            ]
+        case .ended:
+            return []
+        }
+    }
+
+    /// The `error` line for a bad command or a failure inside the bot.
+    public static func errorLine(code: String, message: String) -> String {
+        line("error", [("code", .string(code)), ("message", .string(message))])
+    }
+
+    static func line(_ event: String, _ members: [(String, JSONValue)]) -> String {
+        JSONValue.object(JSONObject([("event", .string(event))] + members)).encodedString
+    }
+
+    static func peerObject(_ peer: WirePeer) -> JSONValue {
+        guard case .object(var object) = ControlCodec.json(peer) else { return .null }
+        object["id"] = nil
+        return .object(JSONObject([("id", .string(peer.id))] + object.members.map { ($0.key, $0.value) }))
+    }
+
+    /// A server event as a bot event: the wire form with `event` for `type` and without `seq`; `joined` (and
+    /// `reconnected`) carry `self` as a peer object.
+    static func json(for event: WireEvent, reconnected: Bool) -> JSONValue? {
+        var object = JSONObject()
+        switch event {
+        case .joined(let snapshot):
+            object["event"] = .string(reconnected ? "reconnected" : "joined")
+            object["room"] = .string(snapshot.room)
+            if let me = snapshot.peers.first(where: { $0.id == snapshot.selfID }) {
+                object["self"] = peerObject(me)
+            }
+            object["topic"] = .string(snapshot.topic)
+            object["resumed"] = .bool(snapshot.resumed)
+            object["peers"] = .array(snapshot.peers.map(peerObject))
+            object["chat"] = .array(snapshot.chat.map(ControlCodec.json))
+            return .object(object)
+        case .peerJoined(let peer):
+            object["event"] = .string("peer_joined")
+            object["peer"] = .string(peer.id)
+            object["name"] = .string(peer.name)
+            object["role"] = .string(peer.role)
+            object["muted"] = .bool(peer.muted)
+            return .object(object)
+        default:
+            guard case .object(let wire) = ControlCodec.json(ServerMessage(event, seq: nil)),
+                case .string(let type)? = wire["type"]
+            else { return nil }
+            object["event"] = .string(type)
+            for member in wire.members where member.key != "type" {
+                object[member.key] = member.value
+            }
+            return .object(object)
+        }
+    }
+}

@@ -1,0 +1,276 @@
+import Dispatch
+import RoomProtocol
+import RoomTransport
+import Synchronization
+
+/// Why a session is over for good.
+public enum SessionEnd: Sendable, Equatable {
+    /// This client left (or the server closed normally).
+    case left
+    /// A moderator removed this client (close 4012).
+    case removed
+    /// The room ended (close 4009).
+    case roomEnded
+    /// The same identity connected from somewhere else (close 4011).
+    case replaced
+    /// The server refused the token or the join (closes 4000–4008, 4010) with this code and reason.
+    case refused(code: UInt16, reason: String)
+    /// No connection could be made, or it was lost and every retry failed.
+    case connectionFailed(String)
+}
+
+/// What a session reports, in order, on its event loop's thread.
+public enum SessionEvent: Sendable, Equatable {
+    /// A message from the server. After a reconnect, the first `joined` arrives as `reconnected` instead.
+    case message(ServerMessage)
+    /// The connection dropped; the session tries again after `delay` (attempts count from 1).
+    case reconnecting(attempt: Int, delay: Duration)
+    /// The connection is back: the fresh `joined` snapshot that replaces all earlier state.
+    case reconnected(ServerMessage)
+    /// The session is over; nothing follows.
+    case ended(SessionEnd)
+}
+
+/// How a session retries after losing its connection: exponential backoff with jitter.
+public struct ReconnectPolicy: Sendable, Equatable {
+    /// The delay before the first retry.
+    public var initialDelay: Duration
+    /// The longest delay between retries.
+    public var maximumDelay: Duration
+    /// How many retries before giving up; 0 never retries.
+    public var maximumAttempts: Int
+    /// The fraction of each delay added or taken away at random (0.5 gives ±50%).
+    public var jitter: Double
+
+    public init(
+        initialDelay: Duration = .milliseconds(250), maximumDelay: Duration = .seconds(8), maximumAttempts: Int = 12,
+        jitter: Double = 0.5
+    ) {
+        self.initialDelay = initialDelay
+        self.maximumDelay = maximumDelay
+        self.maximumAttempts = maximumAttempts
+        self.jitter = jitter
+    }
+
+    /// The delay before retry `attempt` (from 1), given a random number in 0..<1.
+    public func delay(attempt: Int, random: Double) -> Duration {
+        let exponent = min(max(attempt - 1, 0), 30)
+        let base =
+            min(
+                Double(initialDelay.components.seconds) + Double(initialDelay.components.attoseconds) / 1e18,
+                1e9) * Double(1 << exponent)
+        let cap = Double(maximumDelay.components.seconds) + Double(maximumDelay.components.attoseconds) / 1e18
+        let capped = min(base, cap)
+        let factor = 1 + jitter * (2 * random - 1)
+        return .milliseconds(Int64((capped * factor * 1000).rounded()))
+    }
+}
+
+/// One client's connection to one room: connects with a token, decodes what the server says, sends requests,
+/// and reconnects with backoff when the connection drops, until the room is over for it.
+///
+/// Events are delivered on the session's event-loop thread, one at a time; the handler must not block.
+/// `send` and `leave` may be called from any thread.
+public final class RoomSession: Sendable {
+    /// The room's address, `ws://host:port/rooms/ROOM`.
+    public let url: String
+    private let token: String
+    private let tls: TLSClientConfiguration
+    private let policy: ReconnectPolicy
+    private let handler: @Sendable (SessionEvent) -> Void
+    private let loop: EventLoop
+    private let connector = DispatchQueue(label: "clubroom.session.connect")
+    private let state = Mutex(State())
+
+    private struct State {
+        var client: WebSocketClient?
+        /// Counts connections, so a late callback of an old one is recognised and ignored.
+        var generation = 0
+        var attempt = 0
+        var everJoined = false
+        var awaitingReconnectSnapshot = false
+        var leaving = false
+        var ended = false
+    }
+
+    /// A session; nothing happens until `start()`.
+    public init(
+        url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration(),
+        reconnect: ReconnectPolicy = ReconnectPolicy(), handler: @escaping @Sendable (SessionEvent) -> Void
+    ) throws(TransportError) {
+        self.url = url
+        self.token = token
+        self.tls = tls
+        self.policy = reconnect
+        self.handler = handler
+        self.loop = try EventLoop(name: "clubroom-session")
+    }
+
+    /// Connects in the background; the outcome arrives as events.
+    public func start() {
+        connector.async { self.connect() }
+    }
+
+    /// Sends a request; returns false (and sends nothing) while the connection is down.
+    @discardableResult
+    public func send(_ request: WireRequest, id: RequestID? = nil) -> Bool {
+        sendRaw(String(decoding: ControlCodec.encode(ClientMessage(request, id: id)), as: UTF8.self))
+    }
+
+    /// Sends text as it is, unchecked; returns false while the connection is down.
+    @discardableResult
+    public func sendRaw(_ text: String) -> Bool {
+        guard let client = state.withLock({ $0.client }) else { return false }
+        client.send(text: text)
+        return true
+    }
+
+    /// Whether a connection is open for sending.
+    public var isConnected: Bool { state.withLock { $0.client != nil } }
+
+    /// Leaves the room: sends `leave` and closes normally. The session then ends with `.left`.
+    public func leave() {
+        let client = state.withLock { state -> WebSocketClient? in
+            state.leaving = true
+            return state.client
+        }
+        guard let client else {
+            finish(.left)
+            return
+        }
+        client.send(text: String(decoding: ControlCodec.encode(ClientMessage(.leave)), as: UTF8.self))
+        client.close(code: .normal, reason: "left")
+    }
+
+    /// Stops the session's thread. Call after the session has ended, from another thread.
+    public func shutdown() {
+        state.withLock { $0.client }?.close(code: .goingAway, reason: "")
+        loop.shutdown()
+    }
+
+    private func connect() {
+        let generation = state.withLock { state -> Int? in
+            guard !state.ended, !state.leaving else { return nil }
+            state.generation += 1
+            return state.generation
+        }
+        guard let generation else { return }
+        var options = WebSocketOptions()
+        // A snapshot of a large room is far bigger than a request: accept up to 16 MiB from the server.
+        options.maxMessageSize = 16 * 1024 * 1024
+        var headers = HTTPHeaders()
+        headers.add("Authorization", "Bearer \(token)")
+        let clientHandler = WebSocketClient.Handler(
+            onMessage: { [self] payload in received(payload, generation: generation) },
+            onClose: { [self] code, reason in closed(code: code, reason: reason, generation: generation) })
+        do {
+            let client = try WebSocketClient.connect(
+                to: url, headers: headers, tls: tls, options: options, loop: loop, handler: clientHandler)
+            let keep = state.withLock { state -> Bool in
+                guard state.generation == generation, !state.ended else { return false }
+                state.client = client
+                return true
+            }
+            if !keep { client.close(code: .goingAway, reason: "") }
+        } catch {
+            let everJoined = state.withLock { $0.everJoined }
+            if everJoined {
+                loop.execute { [self] in retry(after: error.description) }
+            } else {
+                finish(.connectionFailed(error.description))
+            }
+        }
+    }
+
+    private func received(_ payload: WebSocketPayload, generation: Int) {
+        guard case .text(let text) = payload else { return }
+        let message: ServerMessage
+        do {
+            message = try ControlCodec.decodeServer(Array(text.utf8))
+        } catch {
+            // A newer server's unknown event types are skipped; anything else unreadable is reported.
+            if error.code != .unknownType {
+                deliver(.message(ServerMessage(.error(code: .invalidJSON, message: error.message, id: nil), seq: nil)))
+            }
+            return
+        }
+        let reconnected = state.withLock { state -> Bool? in
+            guard state.generation == generation, !state.ended else { return nil }
+            if case .joined = message.event {
+                state.everJoined = true
+                state.attempt = 0
+                defer { state.awaitingReconnectSnapshot = false }
+                return state.awaitingReconnectSnapshot
+            }
+            return false
+        }
+        guard let reconnected else { return }
+        deliver(reconnected ? .reconnected(message) : .message(message))
+    }
+
+    private func closed(code: WebSocketCloseCode, reason: String, generation: Int) {
+        let (current, leaving, everJoined) = state.withLock { state in
+            let current = state.generation == generation
+            if current { state.client = nil }
+            return (current, state.leaving, state.everJoined)
+        }
+        guard current else { return }
+        if leaving {
+            finish(.left)
+            return
+        }
+        if !everJoined, (4000...4099).contains(code.rawValue) {
+            finish(.refused(code: code.rawValue, reason: reason))
+            return
+        }
+        switch code.rawValue {
+        case 1000: finish(.left)
+        case 4009: finish(.roomEnded)
+        case 4011: finish(.replaced)
+        case 4012: finish(.removed)
+        case 4000...4008, 4010, 4013...4099: finish(.refused(code: code.rawValue, reason: reason))
+        default:
+            if everJoined {
+                retry(after: "closed \(code.rawValue) \(reason)")
+            } else {
+                finish(.connectionFailed("the server closed the connection (\(code.rawValue) \(reason))"))
+            }
+        }
+    }
+
+    /// Schedules the next connection attempt, or gives up. Runs on the loop thread.
+    private func retry(after problem: String) {
+        let attempt = state.withLock { state -> Int? in
+            guard !state.ended, !state.leaving else { return nil }
+            state.attempt += 1
+            state.awaitingReconnectSnapshot = true
+            return state.attempt
+        }
+        guard let attempt else { return }
+        guard attempt <= policy.maximumAttempts else {
+            finish(.connectionFailed("lost the connection and \(policy.maximumAttempts) retries failed: \(problem)"))
+            return
+        }
+        let delay = policy.delay(attempt: attempt, random: Double.random(in: 0..<1))
+        deliver(.reconnecting(attempt: attempt, delay: delay))
+        let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
+        connector.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in connect() }
+    }
+
+    private func finish(_ end: SessionEnd) {
+        let first = state.withLock { state -> Bool in
+            guard !state.ended else { return false }
+            state.ended = true
+            return true
+        }
+        if first { deliver(.ended(end)) }
+    }
+
+    private func deliver(_ event: SessionEvent) {
+        if loop.inLoop {
+            handler(event)
+        } else {
+            loop.execute { [handler] in handler(event) }
+        }
+    }
+}

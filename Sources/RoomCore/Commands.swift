@@ -1,0 +1,254 @@
+/// A line typed on the command line, parsed and with names resolved to peers. See `docs/commands.md`.
+public enum Command: Sendable, Equatable {
+    case invite(PeerID)
+    case move(PeerID, RoleName)
+    /// Mute someone (or oneself, when the name is one's own).
+    case mute(PeerID)
+    case remove(PeerID, reason: String?)
+    /// Raise the hand, or lower it when it is up.
+    case hand
+    case chat(String)
+    case dm(PeerID, String)
+    case topic(String)
+    case end(reason: String?)
+    case help
+
+    /// The commands with their arguments, in the order `/help` lists them.
+    public static let usages: [(name: String, usage: String, summary: String)] = [
+        ("invite", "/invite NAME", "invite someone from the audience onto the stage"),
+        ("move", "/move NAME ROLE", "give someone a role (host, moderator, speaker, audience)"),
+        ("mute", "/mute NAME", "mute someone"),
+        ("remove", "/remove NAME [REASON]", "remove someone from the room"),
+        ("hand", "/hand", "raise your hand, or lower it"),
+        ("chat", "/chat TEXT", "say something to everyone (plain text does the same)"),
+        ("dm", "/dm NAME TEXT", "message one person"),
+        ("topic", "/topic TEXT", "set the room's topic"),
+        ("end", "/end [REASON]", "end the room for everyone"),
+        ("help", "/help", "show this help"),
+    ]
+
+    /// The help the screen shows for `/help`.
+    public static var helpText: String {
+        let width = usages.map(\.usage.count).max() ?? 0
+        var lines = usages.map { entry in
+            entry.usage + String(repeating: " ", count: width - entry.usage.count + 2) + entry.summary
+        }
+        lines.append("")
+        lines.append(
+            "NAME is the start of a display name (or identity), any case; quote names with spaces: \"Ana Lee\".")
+        lines.append("A line without a leading / is chat; start with // to send a line that begins with /.")
+        return lines.joined(separator: "\n")
+    }
+
+    /// The most candidates an ambiguous or unknown name lists.
+    public static let maxCandidates = 5
+
+    /// Parses one command line. `peers` are the people who can be named; `roles` the roles `/move` accepts
+    /// (by name, label, or a unique prefix of either).
+    public static func parse(
+        _ line: String, peers: some Collection<Peer>, roles: RoleTable
+    )
+        -> Result<Command, CommandError>
+    {
+        let trimmed = Substring(line).trimmingWhitespace()
+        if trimmed.isEmpty { return .failure(.empty) }
+        guard trimmed.first == "/" else { return .success(.chat(String(trimmed))) }
+        if trimmed.hasPrefix("//") { return .success(.chat(String(trimmed.dropFirst()))) }
+
+        var scanner = Scanner(trimmed.dropFirst())
+        let name: String
+        switch scanner.word() {
+        case .success(let word?): name = word.lowercased()
+        case .success(nil): return .failure(.unknownCommand(""))
+        case .failure(let error): return .failure(error)
+        }
+        guard let entry = usages.first(where: { $0.name == name }) else {
+            return .failure(.unknownCommand(name))
+        }
+        let usage = entry.usage
+
+        func argument(_ what: String) -> Result<String, CommandError> {
+            switch scanner.word() {
+            case .success(let word?) where !word.isEmpty: .success(word)
+            case .success: .failure(.missingArgument(command: name, argument: what, usage: usage))
+            case .failure(let error): .failure(error)
+            }
+        }
+        func person() -> Result<PeerID, CommandError> {
+            argument("NAME").flatMap { resolvePeer($0, among: peers) }
+        }
+        func noMore(_ command: Command) -> Result<Command, CommandError> {
+            let rest = scanner.rest()
+            return rest.isEmpty
+                ? .success(command) : .failure(.unexpectedArgument(command: name, text: rest, usage: usage))
+        }
+        func text() -> Result<String, CommandError> {
+            let rest = scanner.rest()
+            return rest.isEmpty
+                ? .failure(.missingArgument(command: name, argument: "TEXT", usage: usage)) : .success(rest)
+        }
+        func optionalReason() -> String? {
+            let rest = scanner.rest()
+            return rest.isEmpty ? nil : rest
+        }
+
+        switch name {
+        case "invite": return person().flatMap { noMore(.invite($0)) }
+        case "mute": return person().flatMap { noMore(.mute($0)) }
+        case "move":
+            return person().flatMap { id in
+                argument("ROLE").flatMap { resolveRole($0, in: roles) }.flatMap { noMore(.move(id, $0)) }
+            }
+        case "remove": return person().map { .remove($0, reason: optionalReason()) }
+        case "hand": return noMore(.hand)
+        case "chat": return text().map { .chat($0) }
+        case "dm": return person().flatMap { id in text().map { .dm(id, $0) } }
+        case "topic": return text().map { .topic($0) }
+        case "end": return .success(.end(reason: optionalReason()))
+        default: return noMore(.help)
+        }
+    }
+
+    /// Finds the one peer a typed name means: an exact match (name or identity, any case) wins; otherwise
+    /// the name must be the start of exactly one peer's name or identity.
+    public static func resolvePeer(_ typed: String, among peers: some Collection<Peer>) -> Result<PeerID, CommandError>
+    {
+        let wanted = typed.lowercased()
+        var exact: [Peer] = []
+        var prefixed: [Peer] = []
+        for peer in peers {
+            let name = peer.name.lowercased()
+            let id = peer.id.rawValue.lowercased()
+            if name == wanted || id == wanted {
+                exact.append(peer)
+            } else if name.hasPrefix(wanted) || id.hasPrefix(wanted) {
+                prefixed.append(peer)
+            }
+        }
+        let matches = exact.isEmpty ? prefixed : exact
+        if matches.count == 1 { return .success(matches[0].id) }
+        if matches.isEmpty {
+            let similar = peers.filter { $0.name.lowercased().contains(wanted) }
+            let (listed, more) = describe(similar)
+            return .failure(.unknownName(typed, similar: listed, more: more))
+        }
+        let (listed, more) = describe(matches)
+        return .failure(.ambiguousName(typed, candidates: listed, more: more))
+    }
+
+    /// Finds a role by name or label, or a unique start of one, in any case.
+    public static func resolveRole(_ typed: String, in roles: RoleTable) -> Result<RoleName, CommandError> {
+        let wanted = typed.lowercased()
+        if let role = roles.roles.first(where: { $0.name.rawValue == wanted || $0.label.lowercased() == wanted }) {
+            return .success(role.name)
+        }
+        let matches = roles.roles.filter {
+            $0.name.rawValue.hasPrefix(wanted) || $0.label.lowercased().hasPrefix(wanted)
+        }
+        if matches.count == 1 { return .success(matches[0].name) }
+        return .failure(.unknownRole(typed, known: roles.roles.map(\.name.rawValue)))
+    }
+
+    /// Candidates as "Name (identity)", in audience order, at most `maxCandidates` of them.
+    private static func describe(_ peers: [Peer]) -> ([String], Int) {
+        let sorted = peers.sorted { AudienceKey(name: $0.name, id: $0.id) < AudienceKey(name: $1.name, id: $1.id) }
+        let listed = sorted.prefix(maxCandidates).map { "\($0.name) (\($0.id))" }
+        return (listed, sorted.count - listed.count)
+    }
+}
+
+/// Why a command line could not be parsed. `description` is the sentence the status line shows.
+public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
+    case empty
+    case unknownCommand(String)
+    case missingArgument(command: String, argument: String, usage: String)
+    case unexpectedArgument(command: String, text: String, usage: String)
+    case unterminatedQuote
+    /// No one matches; `similar` lists peers whose names contain the text.
+    case unknownName(String, similar: [String], more: Int)
+    case ambiguousName(String, candidates: [String], more: Int)
+    case unknownRole(String, known: [String])
+
+    public var description: String {
+        switch self {
+        case .empty:
+            return "type a message, or /help for the commands"
+        case .unknownCommand(let name):
+            let known = Command.usages.map { "/" + $0.name }.joined(separator: " ")
+            return name.isEmpty
+                ? "a command follows the /; commands: \(known)" : "unknown command /\(name); commands: \(known)"
+        case .missingArgument(let command, let argument, let usage):
+            return "/\(command) needs \(argument): \(usage)"
+        case .unexpectedArgument(let command, let text, let usage):
+            return "/\(command) does not take \"\(text)\": \(usage)"
+        case .unterminatedQuote:
+            return "a quote is not closed; put names with spaces in quotes: \"Ana Lee\""
+        case .unknownName(let name, let similar, let more):
+            let base = "no one here is called \"\(name)\""
+            return similar.isEmpty ? base : "\(base); did you mean \(Self.list(similar, more))?"
+        case .ambiguousName(let name, let candidates, let more):
+            return
+                "\"\(name)\" matches \(candidates.count + more) people: \(Self.list(candidates, more)); type more of the name"
+        case .unknownRole(let role, let known):
+            return "no role \"\(role)\"; roles: \(known.joined(separator: ", "))"
+        }
+    }
+
+    private static func list(_ items: [String], _ more: Int) -> String {
+        items.joined(separator: ", ") + (more > 0 ? " and \(more) more" : "")
+    }
+}
+
+/// Splits a command line into words; a word may be quoted ("Ana Lee") with \" and \\ inside quotes.
+private struct Scanner {
+    private var text: Substring
+
+    init(_ text: Substring) { self.text = text }
+
+    mutating func skipSpace() {
+        text = text.drop(while: { $0.isWhitespace })
+    }
+
+    /// The next word, `nil` at the end of the line.
+    mutating func word() -> Result<String?, CommandError> {
+        skipSpace()
+        guard let first = text.first else { return .success(nil) }
+        if first != "\"" {
+            let word = text.prefix(while: { !$0.isWhitespace })
+            text = text[word.endIndex...]
+            return .success(String(word))
+        }
+        var result = ""
+        var index = text.index(after: text.startIndex)
+        while index < text.endIndex {
+            let c = text[index]
+            if c == "\"" {
+                text = text[text.index(after: index)...]
+                return .success(result)
+            }
+            if c == "\\", text.index(after: index) < text.endIndex {
+                index = text.index(after: index)
+                result.append(text[index])
+            } else {
+                result.append(c)
+            }
+            index = text.index(after: index)
+        }
+        return .failure(.unterminatedQuote)
+    }
+
+    /// The rest of the line as typed, trimmed.
+    mutating func rest() -> String {
+        let rest = String(text.trimmingWhitespace())
+        text = text[text.endIndex...]
+        return rest
+    }
+}
+
+extension Substring {
+    func trimmingWhitespace() -> Substring {
+        guard let first = firstIndex(where: { !$0.isWhitespace }) else { return self[endIndex...] }
+        let last = lastIndex(where: { !$0.isWhitespace })!
+        return self[first...last]
+    }
+}

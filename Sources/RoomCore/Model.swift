@@ -1,0 +1,256 @@
+/// A peer's stable identity: the `sub` claim of its token. Never shown as a name.
+public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+{
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// Byte order of the UTF-8 form: deterministic and independent of locale.
+    public static func < (lhs: PeerID, rhs: PeerID) -> Bool {
+        compareUTF8(lhs.rawValue, rhs.rawValue) < 0
+    }
+
+    public var description: String { rawValue }
+}
+
+/// The name of a role in the role table (`host`, `moderator`, `speaker`, `audience` by default).
+public struct RoleName: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+{
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// Runs the room; every role table must define it.
+    public static let host: RoleName = "host"
+    /// Co-host: everything a host does except ending the room, in the default table.
+    public static let moderator: RoleName = "moderator"
+    /// On stage, may publish audio.
+    public static let speaker: RoleName = "speaker"
+    /// Listens, raises a hand, chats; every role table must define it, and it is off stage.
+    public static let audience: RoleName = "audience"
+
+    public var description: String { rawValue }
+}
+
+/// Something a role may do. The raw value is the wire and `roles.json` spelling.
+public enum Permission: String, CaseIterable, Hashable, Sendable, Codable, CustomStringConvertible {
+    case publishAudio = "publish_audio"
+    case raiseHand = "raise_hand"
+    case chat
+    case invite
+    case move
+    case muteOthers = "mute_others"
+    case remove
+    case setTopic = "set_topic"
+    case endRoom = "end_room"
+
+    /// What holding the permission lets a person do, for refusals: "only hosts can *end the room*".
+    public var phrase: String {
+        switch self {
+        case .publishAudio: "speak"
+        case .raiseHand: "raise a hand"
+        case .chat: "chat"
+        case .invite: "invite people to speak"
+        case .move: "move people between roles"
+        case .muteOthers: "mute others"
+        case .remove: "remove people"
+        case .setTopic: "set the topic"
+        case .endRoom: "end the room"
+        }
+    }
+
+    public var description: String { rawValue }
+}
+
+/// Milliseconds since the Unix epoch. The reducer never reads a clock: times arrive in events and ticks.
+public typealias Timestamp = Int64
+
+/// The one rule for display names, used by client and server alike.
+public enum DisplayName {
+    /// The longest name, in grapheme clusters (what a person sees as characters).
+    public static let maxGraphemes = 64
+    /// The most Unicode scalars kept in one grapheme cluster, so stacked combining marks cannot grow a name.
+    public static let maxScalarsPerGrapheme = 8
+
+    /// Any Unicode is welcome, but control and bidirectional-override characters are dropped, runs of
+    /// whitespace become one space, the ends are trimmed, and the result is cut to `maxGraphemes`.
+    /// May return an empty string; the caller decides what an empty name means.
+    public static func sanitize(_ raw: String) -> String {
+        var cleaned = String.UnicodeScalarView()
+        var pendingSpace = false
+        for scalar in raw.unicodeScalars {
+            if scalar.properties.isWhitespace {
+                pendingSpace = !cleaned.isEmpty
+                continue
+            }
+            if isInvisibleControl(scalar) { continue }
+            if pendingSpace {
+                cleaned.append(" ")
+                pendingSpace = false
+            }
+            cleaned.append(scalar)
+        }
+        var result = ""
+        var count = 0
+        for grapheme in String(cleaned) {
+            if count == maxGraphemes { break }
+            let scalars = grapheme.unicodeScalars
+            if scalars.count > maxScalarsPerGrapheme {
+                result.unicodeScalars.append(contentsOf: scalars.prefix(maxScalarsPerGrapheme))
+            } else {
+                result.append(grapheme)
+            }
+            count += 1
+        }
+        return result
+    }
+
+    private static func isInvisibleControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .lineSeparator, .paragraphSeparator: return true
+        case .format:
+            // Bidi marks, embeddings, overrides and isolates can reorder the rest of a line on screen, and
+            // invisible spaces make blank names. Zero-width joiners stay: emoji sequences need them.
+            switch scalar.value {
+            case 0x200B, 0x200E, 0x200F, 0x202A...0x202E, 0x2060...0x2069, 0xFEFF: return true
+            default: return false
+            }
+        default: return false
+        }
+    }
+}
+
+/// A person (or bot) in a room.
+public struct Peer: Sendable, Equatable, Codable, Identifiable {
+    /// Stable identity from the token.
+    public let id: PeerID
+    /// Display name, already sanitized with `DisplayName.sanitize`.
+    public var name: String
+    public var role: RoleName
+    public var muted: Bool
+    /// When the hand went up; `nil` when it is down. The raised-hand queue orders by it.
+    public var handRaisedAt: Timestamp?
+    public var joinedAt: Timestamp
+    /// Audio level 0 (silent) to 100 (loudest), as last reported by the server.
+    public var level: Int {
+        didSet { level = Peer.clampLevel(level) }
+    }
+    /// Free-form key/value pairs from the token or the server (e.g. `"bot": "true"`).
+    public var metadata: [String: String]
+
+    public init(
+        id: PeerID, name: String, role: RoleName = .audience, muted: Bool = true, handRaisedAt: Timestamp? = nil,
+        joinedAt: Timestamp = 0, level: Int = 0, metadata: [String: String] = [:]
+    ) {
+        self.id = id
+        self.name = DisplayName.sanitize(name)
+        self.role = role
+        self.muted = muted
+        self.handRaisedAt = handRaisedAt
+        self.joinedAt = joinedAt
+        self.level = Peer.clampLevel(level)
+        self.metadata = metadata
+    }
+
+    /// Decoding applies the same rules as `init`, so a hostile name or level from the wire is tamed.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try c.decode(PeerID.self, forKey: .id),
+            name: try c.decode(String.self, forKey: .name),
+            role: try c.decode(RoleName.self, forKey: .role),
+            muted: try c.decodeIfPresent(Bool.self, forKey: .muted) ?? true,
+            handRaisedAt: try c.decodeIfPresent(Timestamp.self, forKey: .handRaisedAt),
+            joinedAt: try c.decodeIfPresent(Timestamp.self, forKey: .joinedAt) ?? 0,
+            level: try c.decodeIfPresent(Int.self, forKey: .level) ?? 0,
+            metadata: try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:])
+    }
+
+    /// How long the hand has been up at `now`, in milliseconds; `nil` when the hand is down.
+    public func waitingTime(now: Timestamp) -> Int64? {
+        handRaisedAt.map { max(0, now - $0) }
+    }
+
+    static func clampLevel(_ level: Int) -> Int { min(100, max(0, level)) }
+}
+
+/// Who a chat message is for.
+public enum ChatAudience: Sendable, Equatable, Hashable, Codable {
+    case everyone
+    /// A direct message to one peer.
+    case peer(PeerID)
+    /// Everyone holding a role, e.g. the moderators' back channel.
+    case role(RoleName)
+}
+
+/// One chat line as the server relayed it.
+public struct ChatMessage: Sendable, Equatable, Codable {
+    /// The longest message in characters; longer text is refused before it is sent.
+    public static let maxLength = 2000
+
+    public var from: PeerID
+    /// The sender's name when it was sent, so the line still reads well after they leave.
+    public var fromName: String
+    public var text: String
+    public var to: ChatAudience
+    public var sentAt: Timestamp
+
+    public init(from: PeerID, fromName: String, text: String, to: ChatAudience = .everyone, sentAt: Timestamp) {
+        self.from = from
+        self.fromName = fromName
+        self.text = text
+        self.to = to
+        self.sentAt = sentAt
+    }
+}
+
+/// Everything a client needs when it joins (or rejoins) a room.
+public struct RoomSnapshot: Sendable, Equatable, Codable {
+    public var roomID: String
+    public var topic: String
+    /// The receiving client's own identity.
+    public var selfID: PeerID
+    public var peers: [Peer]
+    /// The most recent chat, oldest first.
+    public var recentChat: [ChatMessage]
+    public var ended: Bool
+    /// The sequence number of the last event this snapshot includes; later events continue from it.
+    public var seq: UInt64
+
+    public init(
+        roomID: String, topic: String = "", selfID: PeerID, peers: [Peer], recentChat: [ChatMessage] = [],
+        ended: Bool = false, seq: UInt64
+    ) {
+        self.roomID = roomID
+        self.topic = topic
+        self.selfID = selfID
+        self.peers = peers
+        self.recentChat = recentChat
+        self.ended = ended
+        self.seq = seq
+    }
+}

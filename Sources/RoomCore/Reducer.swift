@@ -1,0 +1,353 @@
+/// Everything that can happen to a room's state, in one closed enum.
+public enum RoomAction: Sendable, Equatable {
+    /// An event from the server with its room sequence number. For the unsequenced connection events
+    /// (`reconnecting`, `reconnected`, `error`) the number is not read; pass 0. For `joined`, the snapshot's
+    /// own `seq` is used.
+    case server(ServerEvent, seq: UInt64)
+    /// A line typed on the command line, already parsed.
+    case command(Command)
+    /// An intent from a key (`r` raises the hand, `i` invites the selection, ...).
+    case request(ClientRequest)
+    /// The runtime's clock, for waiting times. The reducer never reads a clock itself.
+    case tick(Timestamp)
+}
+
+/// A line for the status bar.
+public struct Notice: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case info
+        /// A request refused locally, before it was sent.
+        case refusal
+        /// An error from the server.
+        case error
+    }
+
+    public var kind: Kind
+    public var text: String
+
+    public init(_ kind: Kind, _ text: String) {
+        self.kind = kind
+        self.text = text
+    }
+}
+
+/// Work for the runtime to do after a reduce.
+public enum Effect: Sendable, Equatable {
+    /// Send a request to the server.
+    case send(ClientRequest)
+    /// Show a line on the status bar.
+    case notice(Notice)
+    /// Show the command help (`Command.helpText`).
+    case showHelp
+    /// Close the session and leave the room screen.
+    case leave
+}
+
+/// Applies one action to the state and returns what the runtime should do next.
+/// Pure and synchronous: no I/O, no clock, no randomness. Bad, stale or duplicate events are ignored and
+/// counted in `state.ignoredEvents`; the state only changes as the server says.
+public func reduce(_ state: inout RoomState, _ action: RoomAction) -> [Effect] {
+    switch action {
+    case .server(let event, let seq):
+        return applyServer(&state, event, seq: seq)
+    case .command(let command):
+        return perform(&state, command)
+    case .request(let request):
+        return submit(&state, request)
+    case .tick(let now):
+        state.now = now
+        return []
+    }
+}
+
+// MARK: - Server events
+
+private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UInt64) -> [Effect] {
+    switch event {
+    case .reconnecting(let attempt):
+        state.connection = .reconnecting(attempt: max(1, attempt))
+        return []
+    case .reconnected:
+        state.connection = .connected
+        return []
+    case .error(let code, let message):
+        state.lastError = ServerError(code: code, message: message)
+        return [.notice(Notice(.error, message))]
+    case .joined(let snapshot):
+        if state.roomID == snapshot.roomID && state.hasJoined && snapshot.seq < state.lastSeq {
+            state.ignoredEvents.count(.outOfOrder)
+            return []
+        }
+        applySnapshot(&state, snapshot)
+        return []
+    default:
+        break
+    }
+    guard state.hasJoined else {
+        state.ignoredEvents.count(.beforeSnapshot)
+        return []
+    }
+    if seq == state.lastSeq {
+        state.ignoredEvents.count(.duplicate)
+        return []
+    }
+    if seq < state.lastSeq {
+        state.ignoredEvents.count(.outOfOrder)
+        return []
+    }
+    if state.ending != nil {
+        state.lastSeq = seq
+        state.ignoredEvents.count(.afterEnding)
+        return []
+    }
+    // Gaps are normal (events addressed to other clients share the room's numbering), so a later number is
+    // applied and becomes the new high-water mark even when it is ignored for another reason.
+    state.lastSeq = seq
+    if let reason = apply(&state, event) {
+        state.ignoredEvents.count(reason)
+    }
+    return []
+}
+
+private func applySnapshot(_ state: inout RoomState, _ snapshot: RoomSnapshot) {
+    var peers: [PeerID: Peer] = [:]
+    peers.reserveCapacity(snapshot.peers.count)
+    for peer in snapshot.peers { peers[peer.id] = peer }
+    state.roomID = snapshot.roomID
+    state.topic = snapshot.topic
+    state.selfID = snapshot.selfID
+    state.peers = peers
+    state.sections = Sections(peers: peers.values, roles: state.roles)
+    state.speaking = Set(peers.values.lazy.filter { $0.level > 0 }.map(\.id))
+    state.chat.removeAll()
+    for message in snapshot.recentChat { state.chat.append(message) }
+    state.connection = .connected
+    state.ending = snapshot.ended ? .ended(reason: "") : nil
+    state.invitation = nil
+    state.muteRequestedBy = nil
+    state.lastSeq = snapshot.seq
+}
+
+/// Applies a sequenced event; returns why it was ignored, or `nil` when applied.
+private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReason? {
+    switch event {
+    case .peerJoined(let peer):
+        // One hash lookup on the common path; the rare duplicate puts the original back.
+        if let existing = state.peers.updateValue(peer, forKey: peer.id) {
+            state.peers[peer.id] = existing
+            return .alreadyPresent
+        }
+        state.sections.placeNew(peer, roles: state.roles)
+        if peer.level > 0 { state.speaking.insert(peer.id) }
+        state.activity.append(.joined(peer.id, name: peer.name))
+
+    case .peerLeft(let id):
+        guard let peer = removePeer(&state, id) else { return .unknownPeer }
+        state.activity.append(.left(id, name: peer.name))
+        if id == state.selfID { state.ending = .left }
+
+    case .roleChanged(let id, let role, let by):
+        guard var peer = state.peers[id] else { return .unknownPeer }
+        guard state.roles.contains(role) else { return .unknownRole }
+        if peer.role == role { return .noChange }
+        peer.role = role
+        if state.roles.isOnStage(role) { peer.handRaisedAt = nil }
+        update(&state, peer)
+        if id == state.selfID && state.roles.isOnStage(role) { state.invitation = nil }
+        state.activity.append(.roleChanged(id, name: peer.name, to: role, by: by))
+
+    case .handRaised(let id, let at):
+        guard var peer = state.peers[id] else { return .unknownPeer }
+        if peer.handRaisedAt != nil { return .noChange }
+        peer.handRaisedAt = at
+        update(&state, peer)
+
+    case .handLowered(let id, _):
+        guard var peer = state.peers[id] else { return .unknownPeer }
+        if peer.handRaisedAt == nil { return .noChange }
+        peer.handRaisedAt = nil
+        update(&state, peer)
+
+    case .muteChanged(let id, let muted, let by):
+        guard var peer = state.peers[id] else { return .unknownPeer }
+        if peer.muted == muted { return .noChange }
+        peer.muted = muted
+        state.peers[id] = peer
+        if muted && id == state.selfID { state.muteRequestedBy = nil }
+        if muted, let by, by != id { state.activity.append(.muted(id, name: peer.name, by: by)) }
+
+    case .speakers(let levels):
+        var unknown = 0
+        var now: Set<PeerID> = []
+        for entry in levels {
+            guard state.peers[entry.peer] != nil else {
+                unknown += 1
+                continue
+            }
+            let level = Peer.clampLevel(entry.level)
+            state.peers[entry.peer]!.level = level
+            if level > 0 { now.insert(entry.peer) }
+        }
+        for id in state.speaking where !now.contains(id) { state.peers[id]?.level = 0 }
+        state.speaking = now
+        // One unknown entry spoils only itself; count each so the counters stay honest.
+        for _ in 0..<unknown { state.ignoredEvents.count(.unknownPeer) }
+
+    case .chat(let message):
+        if state.peers[message.from] == nil { return .unknownPeer }
+        state.chat.append(message)
+
+    case .invitedToSpeak(let by):
+        guard let me = state.me else { return .unknownPeer }
+        if state.roles.isOnStage(me.role) { return .noChange }
+        state.invitation = Invitation(by: by)
+
+    case .askedToMute(let by):
+        guard let me = state.me else { return .unknownPeer }
+        if me.muted { return .noChange }
+        state.muteRequestedBy = by
+
+    case .removed(let id, let reason, let by):
+        if id == state.selfID {
+            state.ending = .removed(reason: reason, by: by)
+            state.invitation = nil
+            return nil
+        }
+        guard let peer = removePeer(&state, id) else { return .unknownPeer }
+        state.activity.append(.removed(id, name: peer.name, reason: reason, by: by))
+
+    case .roomEnded(let reason):
+        state.ending = .ended(reason: reason)
+        state.invitation = nil
+        state.activity.append(.ended(reason: reason))
+
+    case .topicChanged(let topic, let by):
+        if state.topic == topic { return .noChange }
+        state.topic = topic
+        state.activity.append(.topicChanged(topic, by: by))
+
+    case .joined, .reconnecting, .reconnected, .error:
+        break
+    }
+    return nil
+}
+
+private func update(_ state: inout RoomState, _ peer: Peer) {
+    state.peers[peer.id] = peer
+    state.sections.place(peer, roles: state.roles)
+}
+
+private func removePeer(_ state: inout RoomState, _ id: PeerID) -> Peer? {
+    guard let peer = state.peers.removeValue(forKey: id) else { return nil }
+    state.sections.unplace(id)
+    state.speaking.remove(id)
+    return peer
+}
+
+// MARK: - Local intents
+
+private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
+    switch command {
+    case .help:
+        return [.showHelp]
+    case .hand:
+        return submit(&state, state.me?.handRaisedAt == nil ? .raiseHand : .lowerHand)
+    case .invite(let id):
+        return submit(&state, .invite(id))
+    case .move(let id, let role):
+        if id == state.selfID && role == .audience { return submit(&state, .stepDown) }
+        return submit(&state, .setRole(id, role))
+    case .mute(let id):
+        return submit(&state, id == state.selfID ? .setMute(true) : .mutePeer(id))
+    case .remove(let id, let reason):
+        return submit(&state, .remove(id, reason: reason))
+    case .chat(let text):
+        return submit(&state, .chat(text, to: .everyone))
+    case .dm(let id, let text):
+        return submit(&state, .chat(text, to: .peer(id)))
+    case .topic(let text):
+        return submit(&state, .setTopic(text))
+    case .end(let reason):
+        return submit(&state, .endRoom(reason: reason))
+    }
+}
+
+/// Sends a request if the local checks pass, or says why not. Never changes roles, hands or mutes itself.
+private func submit(_ state: inout RoomState, _ request: ClientRequest) -> [Effect] {
+    if case .leave = request {
+        return state.ending == nil && state.hasJoined ? [.send(.leave), .leave] : [.leave]
+    }
+    if let refusal = refusal(for: request, in: state) {
+        return [.notice(Notice(.refusal, refusal.reason))]
+    }
+    switch request {
+    case .acceptInvite, .declineInvite:
+        // The question is answered; what follows (a role change or not) comes from the server.
+        state.invitation = nil
+    default:
+        break
+    }
+    return [.send(request)]
+}
+
+/// Topics longer than this are refused before sending.
+let maxTopicLength = 200
+
+private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal? {
+    switch state.ending {
+    case .removed: return Refusal("you were removed from this room")
+    case .ended: return Refusal("the room has ended")
+    case .left: return Refusal("you have left this room")
+    case nil: break
+    }
+    guard let me = state.me else { return Refusal("not in the room yet; wait for the connection") }
+    if case .reconnecting = state.connection { return Refusal("reconnecting; try again in a moment") }
+
+    var target: Peer?
+    if let id = request.target {
+        guard let peer = state.peers[id] else { return Refusal("\(id) is not in the room") }
+        target = peer
+    }
+    if let refusal = state.roles.check(request, by: me, target: target) { return refusal }
+
+    switch request {
+    case .raiseHand:
+        if state.roles.isOnStage(me.role) { return Refusal("you are already on the stage") }
+        if me.handRaisedAt != nil { return Refusal("your hand is already raised") }
+    case .lowerHand:
+        if me.handRaisedAt == nil { return Refusal("your hand is not raised") }
+    case .acceptInvite, .declineInvite:
+        if state.invitation == nil { return Refusal("there is no invitation to answer") }
+    case .invite:
+        if let target, target.id == me.id { return Refusal("you cannot invite yourself") }
+    case .setMute(let muted):
+        if me.muted == muted { return Refusal(muted ? "you are already muted" : "you are not muted") }
+    case .mutePeer:
+        if let target, target.muted { return Refusal("\(target.name) is already muted") }
+    case .chat(let text, let audience):
+        if text.trimmingWhitespace().isEmpty { return Refusal("nothing to send") }
+        if text.count > ChatMessage.maxLength {
+            return Refusal("the message is too long (\(ChatMessage.maxLength) characters at most)")
+        }
+        if case .role(let role) = audience, !state.roles.contains(role) {
+            return Refusal("there is no role called \(role)")
+        }
+        if case .peer(let id) = audience, id == me.id { return Refusal("you cannot message yourself") }
+    case .setTopic(let topic):
+        if topic.count > maxTopicLength {
+            return Refusal("the topic is too long (\(maxTopicLength) characters at most)")
+        }
+    default:
+        break
+    }
+    return nil
+}
+
+extension String {
+    func trimmingWhitespace() -> Substring {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+        return Substring(scalars[first...last])
+    }
+}

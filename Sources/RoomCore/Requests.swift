@@ -1,0 +1,32 @@
+/// What a client asks the server to do. The server checks permissions (with the same `RoleTable`) and
+/// answers with events; the client never applies a request's outcome itself.
+public enum ClientRequest: Sendable, Equatable, Codable {
+    case raiseHand
+    case lowerHand
+    /// Invite an audience member onto the stage; they accept or decline.
+    case invite(PeerID)
+    /// Move a peer to a role directly (hosts and moderators).
+    case setRole(PeerID, RoleName)
+    case acceptInvite
+    case declineInvite
+    /// Leave the stage for the audience.
+    case stepDown
+    /// Mute or unmute oneself.
+    case setMute(Bool)
+    /// Mute someone else.
+    case mutePeer(PeerID)
+    case remove(PeerID, reason: String?)
+    case setTopic(String)
+    case endRoom(reason: String?)
+    case chat(String, to: ChatAudience)
+    case leave
+
+    /// The peer a request acts on, if any.
+    public var target: PeerID? {
+        switch self {
+        case .invite(let id), .setRole(let id, _), .mutePeer(let id), .remove(let id, _): id
+        case .chat(_, .peer(let id)): id
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,373 @@
+import Foundation
+
+/// One role in the role table.
+public struct RoleDefinition: Sendable, Equatable, Codable {
+    public var name: RoleName
+    /// The short word the screen shows next to a name ("mod").
+    public var label: String
+    /// Standing: 0 is the highest. A peer may act only on peers with a larger rank number.
+    public var rank: Int
+    /// Whether holders appear on the stage (and may be heard) rather than in the audience.
+    public var onStage: Bool
+    public var permissions: Set<Permission>
+
+    public init(name: RoleName, label: String, rank: Int, onStage: Bool, permissions: Set<Permission>) {
+        self.name = name
+        self.label = label
+        self.rank = rank
+        self.onStage = onStage
+        self.permissions = permissions
+    }
+}
+
+/// Why an action is not allowed; `reason` is a plain sentence for the status line or an error reply.
+public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+/// The roles of a room and what each may do. One table, loaded from `roles.json`, shared by client and server.
+///
+/// The file format is documented in `docs/state.md`.
+public struct RoleTable: Sendable, Equatable {
+    /// The roles, highest standing (lowest rank) first.
+    public let roles: [RoleDefinition]
+    private let byName: [RoleName: Int]
+
+    /// Builds a table from definitions that are already valid; `parse` is the checked way in.
+    init(validated roles: [RoleDefinition]) {
+        self.roles = roles.enumerated().sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }
+            .map(\.element)
+        self.byName = Dictionary(
+            self.roles.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Reads and checks a role table file.
+    public static func load(contentsOf url: URL) throws(RoleTableError) -> RoleTable {
+        let source = url.isFileURL ? url.path : url.absoluteString
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            let exists = url.isFileURL && FileManager.default.fileExists(atPath: url.path)
+            throw RoleTableError(source: source, path: "", problem: exists ? .unreadable : .missingFile)
+        }
+        return try parse(data, source: source)
+    }
+
+    /// Checks a role table given as JSON text; `source` names it in errors (a file path, or "built-in").
+    public static func parse(_ data: Data, source: String) throws(RoleTableError) -> RoleTable {
+        try RoleTableParser(source: source).parse(data)
+    }
+
+    /// The definition of a role, or `nil` when the table has no such role.
+    public func definition(of role: RoleName) -> RoleDefinition? {
+        index(of: role).map { roles[$0] }
+    }
+
+    /// Where a role sits in `roles`. A handful of short names compare faster than they hash, and this is on
+    /// every event's path.
+    private func index(of role: RoleName) -> Int? {
+        if roles.count <= 8 { return roles.firstIndex { $0.name == role } }
+        return byName[role]
+    }
+
+    /// Whether a role exists in this table.
+    public func contains(_ role: RoleName) -> Bool { index(of: role) != nil }
+
+    /// Whether `role` holds permission `p`. An unknown role can do nothing.
+    public func can(_ role: RoleName, _ p: Permission) -> Bool {
+        index(of: role).map { roles[$0].permissions.contains(p) } ?? false
+    }
+
+    /// The rank of a role; unknown roles rank below every known one.
+    public func rank(of role: RoleName) -> Int { index(of: role).map { roles[$0].rank } ?? Int.max }
+
+    /// Whether holders of `role` sit on the stage.
+    public func isOnStage(_ role: RoleName) -> Bool { index(of: role).map { roles[$0].onStage } ?? false }
+
+    /// The label the screen shows for a role (its name when unknown).
+    public func label(of role: RoleName) -> String { index(of: role).map { roles[$0].label } ?? role.rawValue }
+
+    /// An actor may move, mute or remove only peers of strictly lower standing (a larger rank number).
+    public func mayActOn(actor: RoleName, target: RoleName) -> Bool {
+        contains(actor) && rank(of: actor) < rank(of: target)
+    }
+
+    /// An actor may give only roles of its own rank or lower standing: a moderator cannot make a host,
+    /// a host can make a moderator.
+    public func mayAssign(actor: RoleName, role: RoleName) -> Bool {
+        contains(actor) && contains(role) && rank(of: role) >= rank(of: actor)
+    }
+
+    /// The plain refusal for lacking a permission: "only hosts and moderators can invite people to speak".
+    public func refusal(lacking p: Permission) -> Refusal {
+        // "audiences" would read oddly; the audience are its listeners.
+        let holders = roles.filter { $0.permissions.contains(p) }
+            .map { $0.name == .audience ? "listeners" : $0.name.rawValue + "s" }
+        if holders.isEmpty { return Refusal("no one in this room can \(p.phrase)") }
+        return Refusal("only \(Self.list(holders)) can \(p.phrase)")
+    }
+
+    /// Checks a request against the permissions and the rank rules, the part of a decision that depends
+    /// only on who asks and who is affected. The server calls it before acting; the client calls it before
+    /// sending, to say at once why something cannot be done. `target` is the peer a request is about, if any.
+    /// State checks (is the hand already up, is there an invitation) are the caller's.
+    public func check(_ request: ClientRequest, by actor: Peer, target: Peer?) -> Refusal? {
+        switch request {
+        case .raiseHand:
+            return can(actor.role, .raiseHand) ? nil : refusal(lacking: .raiseHand)
+        case .lowerHand, .declineInvite, .leave:
+            return nil
+        case .acceptInvite:
+            return nil
+        case .stepDown:
+            return isOnStage(actor.role) ? nil : Refusal("you are not on the stage")
+        case .setMute(let muted):
+            return muted || can(actor.role, .publishAudio) ? nil : refusal(lacking: .publishAudio)
+        case .invite:
+            guard can(actor.role, .invite) else { return refusal(lacking: .invite) }
+            guard let target else { return nil }
+            if isOnStage(target.role) { return Refusal("\(target.name) is already on the stage") }
+            return standing(actor, over: target, doing: "invite")
+        case .setRole(_, let role):
+            guard can(actor.role, .move) else { return refusal(lacking: .move) }
+            guard contains(role) else { return Refusal("there is no role called \(role)") }
+            if let target, target.id == actor.id {
+                return Refusal("you cannot change your own role; step down instead")
+            }
+            if !mayAssign(actor: actor.role, role: role) {
+                return Refusal(
+                    "\(Self.article(actor.role.rawValue)) cannot make someone \(Self.article(role.rawValue))")
+            }
+            guard let target else { return nil }
+            if target.role == role { return Refusal("\(target.name) is already \(Self.article(role.rawValue))") }
+            return standing(actor, over: target, doing: "move")
+        case .mutePeer:
+            guard can(actor.role, .muteOthers) else { return refusal(lacking: .muteOthers) }
+            guard let target else { return nil }
+            return standing(actor, over: target, doing: "mute")
+        case .remove:
+            guard can(actor.role, .remove) else { return refusal(lacking: .remove) }
+            guard let target else { return nil }
+            return standing(actor, over: target, doing: "remove")
+        case .setTopic:
+            return can(actor.role, .setTopic) ? nil : refusal(lacking: .setTopic)
+        case .endRoom:
+            return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom)
+        case .chat:
+            return can(actor.role, .chat) ? nil : refusal(lacking: .chat)
+        }
+    }
+
+    private func standing(_ actor: Peer, over target: Peer, doing verb: String) -> Refusal? {
+        if target.id == actor.id { return Refusal("you cannot \(verb) yourself") }
+        if mayActOn(actor: actor.role, target: target.role) { return nil }
+        return Refusal(
+            "you cannot \(verb) \(target.name): \(Self.article(target.role.rawValue)) is not below "
+                + Self.article(actor.role.rawValue))
+    }
+
+    static func article(_ word: String) -> String {
+        guard let first = word.first else { return word }
+        return ("aeiou".contains(first.lowercased()) ? "an " : "a ") + word
+    }
+
+    static func list(_ words: [String]) -> String {
+        switch words.count {
+        case 0: return ""
+        case 1: return words[0]
+        case 2: return "\(words[0]) and \(words[1])"
+        default: return words.dropLast().joined(separator: ", ") + " and " + words[words.count - 1]
+        }
+    }
+}
+
+/// A role table that could not be loaded: which file, where in it, and what is wrong.
+public struct RoleTableError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Problem: Sendable, Equatable, CustomStringConvertible {
+        case missingFile
+        case unreadable
+        case invalidJSON(String)
+        case wrongType(expected: String)
+        case missingKey(String)
+        case unknownKey(String, allowed: [String])
+        case unsupportedVersion(Int)
+        case emptyName
+        case invalidName(String)
+        case negativeRank(Int)
+        case unknownPermission(String)
+        case duplicatePermission(String)
+        case duplicateRole(String, firstAt: String)
+        case missingRole(RoleName)
+        case audienceOnStage
+
+        public var description: String {
+            switch self {
+            case .missingFile: "file not found"
+            case .unreadable: "file cannot be read"
+            case .invalidJSON(let detail): "not valid JSON (\(detail))"
+            case .wrongType(let expected): "expected \(expected)"
+            case .missingKey(let key): "missing \"\(key)\""
+            case .unknownKey(let key, let allowed):
+                "unknown key \"\(key)\"; allowed: \(allowed.joined(separator: ", "))"
+            case .unsupportedVersion(let v): "unsupported version \(v); this Clubroom reads version 1"
+            case .emptyName: "role name is empty"
+            case .invalidName(let name):
+                "role name \"\(name)\" may use only lowercase letters, digits, '-' and '_'"
+            case .negativeRank(let rank): "rank \(rank) is negative; 0 is the highest standing"
+            case .unknownPermission(let p):
+                "unknown permission \"\(p)\"; known: \(Permission.allCases.map(\.rawValue).joined(separator: ", "))"
+            case .duplicatePermission(let p): "permission \"\(p)\" is listed twice"
+            case .duplicateRole(let name, let firstAt): "duplicate role \"\(name)\" (first defined at \(firstAt))"
+            case .missingRole(let role): "no \"\(role)\" role; every table needs \"host\" and \"audience\""
+            case .audienceOnStage: "the \"audience\" role must have \"onStage\": false"
+            }
+        }
+    }
+
+    /// The file (or other source) the table came from.
+    public var source: String
+    /// Where in the JSON the problem is, e.g. `roles[2].permissions[1]`; empty for the whole file.
+    public var path: String
+    public var problem: Problem
+
+    public init(source: String, path: String, problem: Problem) {
+        self.source = source
+        self.path = path
+        self.problem = problem
+    }
+
+    public var description: String {
+        path.isEmpty ? "\(source): \(problem)" : "\(source): \(path): \(problem)"
+    }
+}
+
+/// A JSON value with its exact type kept, so the checker can say "expected a boolean" rather than guess.
+private enum JSONValue: Decodable {
+    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() {
+            self = .null
+        } else if let b = try? c.decode(Bool.self) {
+            self = .bool(b)
+        } else if let n = try? c.decode(Double.self) {
+            self = .number(n)
+        } else if let s = try? c.decode(String.self) {
+            self = .string(s)
+        } else if let a = try? c.decode([JSONValue].self) {
+            self = .array(a)
+        } else {
+            self = .object(try c.decode([String: JSONValue].self))
+        }
+    }
+}
+
+private struct RoleTableParser {
+    let source: String
+
+    func fail(_ path: String, _ problem: RoleTableError.Problem) -> RoleTableError {
+        RoleTableError(source: source, path: path, problem: problem)
+    }
+
+    func parse(_ data: Data) throws(RoleTableError) -> RoleTable {
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw fail("", .invalidJSON(Self.summary(of: error)))
+        }
+        guard case .object(let top) = root else { throw fail("", .wrongType(expected: "an object")) }
+        try checkKeys(top, allowed: ["version", "roles"], at: "")
+        guard let versionValue = top["version"] else { throw fail("", .missingKey("version")) }
+        let version = try integer(versionValue, at: "version")
+        guard version == 1 else { throw fail("version", .unsupportedVersion(version)) }
+        guard let rolesValue = top["roles"] else { throw fail("", .missingKey("roles")) }
+        guard case .array(let items) = rolesValue else { throw fail("roles", .wrongType(expected: "an array")) }
+
+        var roles: [RoleDefinition] = []
+        var seen: [RoleName: String] = [:]
+        for (index, item) in items.enumerated() {
+            let at = "roles[\(index)]"
+            let role = try parseRole(item, at: at)
+            if let firstAt = seen[role.name] {
+                throw fail("\(at).name", .duplicateRole(role.name.rawValue, firstAt: firstAt))
+            }
+            seen[role.name] = at
+            roles.append(role)
+        }
+        for required in [RoleName.host, .audience] where seen[required] == nil {
+            throw fail("roles", .missingRole(required))
+        }
+        if let audience = roles.first(where: { $0.name == .audience }), audience.onStage {
+            throw fail("\(seen[.audience]!).onStage", .audienceOnStage)
+        }
+        return RoleTable(validated: roles)
+    }
+
+    private func parseRole(_ value: JSONValue, at: String) throws(RoleTableError) -> RoleDefinition {
+        guard case .object(let fields) = value else { throw fail(at, .wrongType(expected: "an object")) }
+        try checkKeys(fields, allowed: ["name", "label", "rank", "onStage", "permissions"], at: at)
+        let name = try string(try required(fields, "name", at: at), at: "\(at).name")
+        if name.isEmpty { throw fail("\(at).name", .emptyName) }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-_")
+        if !name.allSatisfy({ allowed.contains($0) }) { throw fail("\(at).name", .invalidName(name)) }
+        let label = try fields["label"].map { v throws(RoleTableError) in try string(v, at: "\(at).label") } ?? name
+        let rank = try integer(try required(fields, "rank", at: at), at: "\(at).rank")
+        if rank < 0 { throw fail("\(at).rank", .negativeRank(rank)) }
+        guard case .bool(let onStage) = try required(fields, "onStage", at: at) else {
+            throw fail("\(at).onStage", .wrongType(expected: "true or false"))
+        }
+        guard case .array(let list) = try required(fields, "permissions", at: at) else {
+            throw fail("\(at).permissions", .wrongType(expected: "an array of permission names"))
+        }
+        var permissions: Set<Permission> = []
+        for (index, item) in list.enumerated() {
+            let place = "\(at).permissions[\(index)]"
+            let raw = try string(item, at: place)
+            guard let permission = Permission(rawValue: raw) else { throw fail(place, .unknownPermission(raw)) }
+            if !permissions.insert(permission).inserted { throw fail(place, .duplicatePermission(raw)) }
+        }
+        return RoleDefinition(
+            name: RoleName(name), label: label, rank: rank, onStage: onStage, permissions: permissions)
+    }
+
+    private func required(
+        _ fields: [String: JSONValue], _ key: String, at: String
+    ) throws(RoleTableError)
+        -> JSONValue
+    {
+        guard let value = fields[key] else { throw fail(at, .missingKey(key)) }
+        return value
+    }
+
+    private func checkKeys(_ fields: [String: JSONValue], allowed: [String], at: String) throws(RoleTableError) {
+        for key in fields.keys.sorted() where !allowed.contains(key) {
+            throw fail(at.isEmpty ? key : "\(at).\(key)", .unknownKey(key, allowed: allowed))
+        }
+    }
+
+    private func string(_ value: JSONValue, at: String) throws(RoleTableError) -> String {
+        guard case .string(let s) = value else { throw fail(at, .wrongType(expected: "a string")) }
+        return s
+    }
+
+    private func integer(_ value: JSONValue, at: String) throws(RoleTableError) -> Int {
+        guard case .number(let n) = value, n.rounded() == n, abs(n) < 1e9 else {
+            throw fail(at, .wrongType(expected: "a whole number"))
+        }
+        return Int(n)
+    }
+
+    /// Foundation's decoding errors are long; keep the part that says where the text went wrong.
+    private static func summary(of error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            let underlying = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return underlying ?? context.debugDescription
+        }
+        return String(describing: error)
+    }
+}

@@ -1,0 +1,214 @@
+/// A sort key in one of the screen's sections. Keys compare without locale and end with the peer's id,
+/// so every order is total and the same on every machine.
+public protocol SectionKey: Comparable, Sendable {
+    var id: PeerID { get }
+}
+
+/// Stage order: by role rank (hosts first), then by when the peer came on stage, then by id.
+public struct StageKey: SectionKey {
+    public let rank: Int
+    /// Increases each time a peer comes on stage, as this state saw it; peers already on stage in a
+    /// snapshot get theirs in order of joining.
+    public let ticket: UInt64
+    public let id: PeerID
+
+    public static func < (a: StageKey, b: StageKey) -> Bool {
+        if a.rank != b.rank { return a.rank < b.rank }
+        if a.ticket != b.ticket { return a.ticket < b.ticket }
+        return a.id < b.id
+    }
+}
+
+/// Raised-hand order: first come, first served, then by id.
+public struct HandKey: SectionKey {
+    public let raisedAt: Timestamp
+    public let id: PeerID
+
+    public static func < (a: HandKey, b: HandKey) -> Bool {
+        if a.raisedAt != b.raisedAt { return a.raisedAt < b.raisedAt }
+        return a.id < b.id
+    }
+}
+
+/// Audience order: by the lowercased name compared scalar by scalar (UTF-8 byte order, not the locale's
+/// collation), then id.
+public struct AudienceKey: SectionKey {
+    public let folded: String
+    /// The first eight UTF-8 bytes of `folded`, big-endian, so most comparisons are one integer compare.
+    let head: UInt64
+    public let id: PeerID
+
+    public init(name: String, id: PeerID) {
+        var folded = AudienceKey.fold(name)
+        folded.makeContiguousUTF8()
+        var head: UInt64 = 0
+        var taken = 0
+        for byte in folded.utf8.prefix(8) {
+            head = head << 8 | UInt64(byte)
+            taken += 1
+        }
+        self.folded = folded
+        self.head = head << (8 * UInt64(8 - taken))
+        self.id = id
+    }
+
+    /// Unicode default lowercasing, which does not depend on the locale.
+    public static func fold(_ name: String) -> String { name.lowercased() }
+
+    public static func < (a: AudienceKey, b: AudienceKey) -> Bool {
+        if a.head != b.head { return a.head < b.head }
+        let order = compareUTF8(a.folded, b.folded)
+        if order != 0 { return order < 0 }
+        return a.id < b.id
+    }
+
+    public static func == (a: AudienceKey, b: AudienceKey) -> Bool {
+        a.head == b.head && a.id == b.id && compareUTF8(a.folded, b.folded) == 0
+    }
+}
+
+/// Byte-wise comparison of two strings' UTF-8: negative, zero or positive.
+func compareUTF8(_ a: String, _ b: String) -> Int {
+    if let result = a.utf8.withContiguousStorageIfAvailable({ pa in
+        b.utf8.withContiguousStorageIfAvailable { pb in compareBytes(pa, pb) }
+    }), let result {
+        return result
+    }
+    if a.utf8.elementsEqual(b.utf8) { return 0 }
+    return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
+}
+
+private func compareBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+    let n = min(a.count, b.count)
+    var i = 0
+    while i < n {
+        if a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
+        i += 1
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+}
+
+/// The peers of one section in screen order. Cheap to take: it shares storage with the state.
+public struct PeerSection<Key: SectionKey>: RandomAccessCollection, Sendable {
+    let keys: SortedList<Key>
+    let peers: [PeerID: Peer]
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { keys.count }
+    public subscript(position: Int) -> Peer { peers[keys[position].id]! }
+
+    /// The ids in order, without looking up the peers.
+    public var ids: LazyMapSequence<SortedList<Key>, PeerID> { keys.lazy.map(\.id) }
+}
+
+/// The three sections of the room screen, kept sorted as events arrive.
+/// On stage: peers whose role is on stage. Raised hands: everyone else with a hand up. Audience: the rest.
+struct Sections: Sendable, Equatable {
+    enum Placement: Sendable, Equatable {
+        case stage(StageKey)
+        case hand(HandKey)
+        case audience(AudienceKey)
+    }
+
+    var stage = SortedList<StageKey>()
+    var hands = SortedList<HandKey>()
+    var audience = SortedList<AudienceKey>()
+    var placements: [PeerID: Placement] = [:]
+    var nextTicket: UInt64 = 0
+
+    /// Starts over from a snapshot's peers with one sort per section.
+    init(peers: some Sequence<Peer>, roles: RoleTable) {
+        var stageKeys: [StageKey] = []
+        var handKeys: [HandKey] = []
+        var audienceKeys: [AudienceKey] = []
+        let onStage = peers.filter { roles.isOnStage($0.role) }
+            .sorted { ($0.joinedAt, $0.id) < ($1.joinedAt, $1.id) }
+        for peer in onStage {
+            let key = StageKey(rank: roles.rank(of: peer.role), ticket: nextTicket, id: peer.id)
+            nextTicket += 1
+            stageKeys.append(key)
+            placements[peer.id] = .stage(key)
+        }
+        for peer in peers where !roles.isOnStage(peer.role) {
+            if let at = peer.handRaisedAt {
+                let key = HandKey(raisedAt: at, id: peer.id)
+                handKeys.append(key)
+                placements[peer.id] = .hand(key)
+            } else {
+                let key = AudienceKey(name: peer.name, id: peer.id)
+                audienceKeys.append(key)
+                placements[peer.id] = .audience(key)
+            }
+        }
+        stage = SortedList(stageKeys)
+        hands = SortedList(handKeys)
+        audience = SortedList(audienceKeys)
+    }
+
+    init() {}
+
+    /// Puts a new or changed peer where it belongs, moving it only when its key changed.
+    mutating func place(_ peer: Peer, roles: RoleTable) {
+        let old = placements[peer.id]
+        let new: Placement
+        if roles.isOnStage(peer.role) {
+            let rank = roles.rank(of: peer.role)
+            if case .stage(let key) = old {
+                if key.rank == rank { return }
+                new = .stage(StageKey(rank: rank, ticket: key.ticket, id: peer.id))
+            } else {
+                new = .stage(StageKey(rank: rank, ticket: nextTicket, id: peer.id))
+                nextTicket += 1
+            }
+        } else if let at = peer.handRaisedAt {
+            let key = HandKey(raisedAt: at, id: peer.id)
+            if old == .hand(key) { return }
+            new = .hand(key)
+        } else {
+            if case .audience = old { return }
+            new = .audience(AudienceKey(name: peer.name, id: peer.id))
+        }
+        if old != nil { unplace(peer.id) }
+        placements[peer.id] = new
+        switch new {
+        case .stage(let key): stage.insert(key)
+        case .hand(let key): hands.insert(key)
+        case .audience(let key): audience.insert(key)
+        }
+    }
+
+    /// `place` for a peer known to have no placement yet: one hash lookup instead of two.
+    mutating func placeNew(_ peer: Peer, roles: RoleTable) {
+        let new: Placement
+        if roles.isOnStage(peer.role) {
+            new = .stage(StageKey(rank: roles.rank(of: peer.role), ticket: nextTicket, id: peer.id))
+            nextTicket += 1
+        } else if let at = peer.handRaisedAt {
+            new = .hand(HandKey(raisedAt: at, id: peer.id))
+        } else {
+            new = .audience(AudienceKey(name: peer.name, id: peer.id))
+        }
+        if placements.updateValue(new, forKey: peer.id) != nil {
+            preconditionFailure("placeNew called for a peer that already has a place")
+        }
+        switch new {
+        case .stage(let key): stage.insert(key)
+        case .hand(let key): hands.insert(key)
+        case .audience(let key): audience.insert(key)
+        }
+    }
+
+    mutating func unplace(_ id: PeerID) {
+        guard let old = placements.removeValue(forKey: id) else { return }
+        switch old {
+        case .stage(let key): stage.remove(key)
+        case .hand(let key): hands.remove(key)
+        case .audience(let key): audience.remove(key)
+        }
+    }
+
+    /// Equal when every section holds the same peers in the same order (ticket numbers aside).
+    static func == (a: Sections, b: Sections) -> Bool {
+        a.stage.map(\.id) == b.stage.map(\.id) && a.hands == b.hands && a.audience == b.audience
+    }
+}

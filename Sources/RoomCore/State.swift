@@ -1,0 +1,152 @@
+/// The client's connection as the screen reports it.
+public enum ConnectionState: Sendable, Equatable {
+    /// Waiting for the first snapshot.
+    case connecting
+    case connected
+    /// Lost; the runtime is on its `attempt`-th try (from 1).
+    case reconnecting(attempt: Int)
+}
+
+/// Why the room is over for this client.
+public enum RoomEnding: Sendable, Equatable {
+    case removed(reason: String, by: PeerID?)
+    case ended(reason: String)
+    /// The server reported this client gone (e.g. it joined from somewhere else).
+    case left
+}
+
+/// A pending invitation onto the stage.
+public struct Invitation: Sendable, Equatable {
+    public var by: PeerID
+    public init(by: PeerID) { self.by = by }
+}
+
+/// Why an event was ignored. Ignoring is always safe; the counters show how often it happens.
+public enum IgnoreReason: String, Sendable, CaseIterable, Hashable {
+    /// Same sequence number as the last applied event.
+    case duplicate
+    /// Older than the last applied event.
+    case outOfOrder
+    /// About a peer that is not in the room.
+    case unknownPeer
+    /// Names a role the table does not have.
+    case unknownRole
+    /// A peer joined who is already here.
+    case alreadyPresent
+    /// Would change nothing (hand already up, same role, ...).
+    case noChange
+    /// Arrived before the first snapshot.
+    case beforeSnapshot
+    /// Arrived after this client was removed or the room ended.
+    case afterEnding
+}
+
+/// How many events were ignored, by reason.
+public struct IgnoredEvents: Sendable, Equatable {
+    public private(set) var counts: [IgnoreReason: Int] = [:]
+    public init() {}
+    public init(_ counts: [IgnoreReason: Int]) { self.counts = counts.filter { $0.value != 0 } }
+
+    public subscript(reason: IgnoreReason) -> Int { counts[reason, default: 0] }
+    public var total: Int { counts.values.reduce(0, +) }
+
+    mutating func count(_ reason: IgnoreReason) { counts[reason, default: 0] += 1 }
+}
+
+/// A room happening worth a line in the event pane.
+public enum Activity: Sendable, Equatable {
+    case joined(PeerID, name: String)
+    case left(PeerID, name: String)
+    case roleChanged(PeerID, name: String, to: RoleName, by: PeerID?)
+    case muted(PeerID, name: String, by: PeerID)
+    case removed(PeerID, name: String, reason: String, by: PeerID?)
+    case topicChanged(String, by: PeerID?)
+    case ended(reason: String)
+}
+
+/// Everything the client knows about its room. Changed only by `reduce`.
+public struct RoomState: Sendable, Equatable {
+    /// How many chat messages are kept.
+    public static let chatCapacity = 500
+    /// How many activity lines are kept.
+    public static let activityCapacity = 500
+
+    public let roles: RoleTable
+    public internal(set) var roomID = ""
+    public internal(set) var topic = ""
+    /// This client's identity, known from the first snapshot on.
+    public internal(set) var selfID: PeerID?
+    public internal(set) var peers: [PeerID: Peer] = [:]
+    public internal(set) var chat = BoundedHistory<ChatMessage>(capacity: RoomState.chatCapacity)
+    public internal(set) var activity = BoundedHistory<Activity>(capacity: RoomState.activityCapacity)
+    public internal(set) var connection = ConnectionState.connecting
+    /// Set when this client was removed or the room ended; the room then accepts no more requests.
+    public internal(set) var ending: RoomEnding?
+    public internal(set) var invitation: Invitation?
+    /// Who last asked this client to mute, until it does.
+    public internal(set) var muteRequestedBy: PeerID?
+    /// The last error the server reported.
+    public internal(set) var lastError: ServerError?
+    /// The sequence number of the last applied server event.
+    public internal(set) var lastSeq: UInt64 = 0
+    public internal(set) var ignoredEvents = IgnoredEvents()
+    /// The time of the last `.tick`, for waiting times.
+    public internal(set) var now: Timestamp = 0
+
+    var sections = Sections()
+    /// Peers whose level is above zero, so a `speakers` update silences only them.
+    var speaking: Set<PeerID> = []
+
+    public init(roles: RoleTable) {
+        self.roles = roles
+    }
+
+    /// Whether the first snapshot has arrived.
+    public var hasJoined: Bool { selfID != nil }
+
+    /// This client's own peer, once joined.
+    public var me: Peer? { selfID.flatMap { peers[$0] } }
+
+    /// Hosts, moderators and speakers: by rank, then by when they came on stage, then id.
+    public var stage: PeerSection<StageKey> { PeerSection(keys: sections.stage, peers: peers) }
+    /// Off-stage peers with a hand up, first come first served.
+    public var raisedHands: PeerSection<HandKey> { PeerSection(keys: sections.hands, peers: peers) }
+    /// Everyone else, by lowercased name and id.
+    public var audience: PeerSection<AudienceKey> { PeerSection(keys: sections.audience, peers: peers) }
+
+    /// A peer's place in the raised-hand queue, from 1; `nil` when their hand is not in it.
+    public func queuePosition(of id: PeerID) -> Int? {
+        guard case .hand(let key) = sections.placements[id] else { return nil }
+        return sections.hands.position(of: key).map { $0 + 1 }
+    }
+
+    /// How long a peer's hand has been up at `now`, in milliseconds.
+    public func waitingTime(of id: PeerID, now: Timestamp) -> Int64? {
+        peers[id]?.waitingTime(now: now)
+    }
+
+    /// The screen section a peer is shown in.
+    public func section(of id: PeerID) -> SectionName? {
+        switch sections.placements[id] {
+        case .stage: .stage
+        case .hand: .raisedHands
+        case .audience: .audience
+        case nil: nil
+        }
+    }
+}
+
+/// The three parts of the room screen.
+public enum SectionName: Sendable, Equatable {
+    case stage, raisedHands, audience
+}
+
+/// An error the server reported.
+public struct ServerError: Sendable, Equatable {
+    public var code: String
+    public var message: String
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+}

@@ -1,0 +1,488 @@
+/// Why a control message was refused, with the error code the server answers with.
+public struct ControlDecodeError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The code of the `error` message to send back.
+    public var code: ErrorCode
+    /// A sentence saying what is wrong.
+    public var message: String
+    /// The request's id, when it could be read.
+    public var id: RequestID?
+
+    public init(_ code: ErrorCode, _ message: String, id: RequestID? = nil) {
+        self.code = code
+        self.message = message
+        self.id = id
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+/// Encodes and decodes control messages; see `docs/protocol.md`.
+///
+/// Decoding is strict: the text must be one JSON object with no duplicate key anywhere, a known `type`, every
+/// required field of the right type, and strings within `ControlLimits`. Fields a version does not know are
+/// ignored, so a newer client can talk to an older server.
+public enum ControlCodec {
+    static let parser = StrictJSONParser(maxDepth: 16, maxBytes: ControlLimits.maxFrameBytes)
+
+    // MARK: Client messages
+
+    /// Decodes a client's text frame.
+    public static func decodeClient(_ bytes: some Collection<UInt8>) throws(ControlDecodeError) -> ClientMessage {
+        let object = try parseObject(bytes)
+        let fields = Fields(object)
+        let id = try readRequestID(object)
+        do throws(ControlDecodeError) {
+            try checkVersion(fields)
+            let type = try fields.string("type", maxBytes: 64)
+            let request: WireRequest
+            switch type {
+            case "raise_hand": request = .raiseHand
+            case "lower_hand": request = .lowerHand
+            case "invite": request = .invite(peer: try fields.identity("peer"))
+            case "accept_invite": request = .acceptInvite
+            case "decline_invite": request = .declineInvite
+            case "set_role":
+                request = .setRole(
+                    peer: try fields.identity("peer"),
+                    role: try fields.string("role", maxBytes: ControlLimits.maxRoleBytes))
+            case "step_down": request = .stepDown
+            case "set_mute": request = .setMute(muted: try fields.bool("muted"))
+            case "mute_peer": request = .mutePeer(peer: try fields.identity("peer"))
+            case "remove":
+                request = .remove(
+                    peer: try fields.identity("peer"),
+                    reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters) ?? "")
+            case "set_topic":
+                request = .setTopic(text: try fields.string("text", maxCharacters: ControlLimits.maxTopicCharacters))
+            case "end_room":
+                request = .endRoom(
+                    reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters) ?? "")
+            case "chat":
+                request = .chat(
+                    text: try fields.string("text", maxCharacters: ControlLimits.maxChatCharacters),
+                    to: try readChatTarget(fields))
+            case "leave": request = .leave
+            default:
+                throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
+            }
+            return ClientMessage(request, id: id)
+        } catch {
+            var error = error
+            error.id = id
+            throw error
+        }
+    }
+
+    /// Decodes a client's text frame given as a string.
+    public static func decodeClient(_ text: String) throws(ControlDecodeError) -> ClientMessage {
+        try decodeClient(Array(text.utf8))
+    }
+
+    /// The JSON form of a client's message.
+    public static func json(_ message: ClientMessage) -> JSONValue {
+        var object = JSONObject()
+        object["type"] = .string(message.request.typeName)
+        switch message.id {
+        case .string(let value): object["id"] = .string(value)
+        case .integer(let value): object["id"] = .integer(value)
+        case nil: break
+        }
+        switch message.request {
+        case .raiseHand, .lowerHand, .acceptInvite, .declineInvite, .stepDown, .leave: break
+        case .invite(let peer), .mutePeer(let peer): object["peer"] = .string(peer)
+        case .setRole(let peer, let role):
+            object["peer"] = .string(peer)
+            object["role"] = .string(role)
+        case .setMute(let muted): object["muted"] = .bool(muted)
+        case .remove(let peer, let reason):
+            object["peer"] = .string(peer)
+            object["reason"] = .string(reason)
+        case .setTopic(let text): object["text"] = .string(text)
+        case .endRoom(let reason): object["reason"] = .string(reason)
+        case .chat(let text, let to):
+            object["text"] = .string(text)
+            if let target = json(to) { object["to"] = target }
+        }
+        return .object(object)
+    }
+
+    /// The text a client sends for `message`.
+    public static func encode(_ message: ClientMessage) -> [UInt8] {
+        json(message).encoded
+    }
+
+    // MARK: Server messages
+
+    /// The JSON form of a server's message.
+    public static func json(_ message: ServerMessage) -> JSONValue {
+        var object = JSONObject()
+        object["type"] = .string(message.event.typeName)
+        if let seq = message.seq { object["seq"] = .integer(seq) }
+        switch message.event {
+        case .joined(let snapshot):
+            object["protocol"] = .integer(snapshot.protocolVersion)
+            object["room"] = .string(snapshot.room)
+            object["self"] = .string(snapshot.selfID)
+            object["topic"] = .string(snapshot.topic)
+            object["resumed"] = .bool(snapshot.resumed)
+            object["peers"] = .array(snapshot.peers.map(json))
+            object["chat"] = .array(snapshot.chat.map(json))
+            object["roles"] = .array(snapshot.roles.map(json))
+        case .peerJoined(let peer):
+            object["peer"] = json(peer)
+        case .peerLeft(let peer, let reason):
+            object["peer"] = .string(peer)
+            object["reason"] = .string(reason.rawValue)
+        case .roleChanged(let peer, let role, let by):
+            object["peer"] = .string(peer)
+            object["role"] = .string(role)
+            object["by"] = .string(by)
+        case .handRaised(let peer, let at):
+            object["peer"] = .string(peer)
+            object["at"] = .integer(at)
+        case .handLowered(let peer, let by), .invited(let peer, let by), .inviteDeclined(let peer, let by),
+            .askedToMute(let peer, let by):
+            object["peer"] = .string(peer)
+            object["by"] = .string(by)
+        case .muteChanged(let peer, let muted, let by):
+            object["peer"] = .string(peer)
+            object["muted"] = .bool(muted)
+            object["by"] = .string(by)
+        case .speakers(let levels):
+            object["levels"] = .array(
+                levels.map { .object(JSONObject([("peer", .string($0.peer)), ("level", .integer(Int64($0.level)))])) })
+        case .chat(let chat):
+            for member in jsonObject(chat).members { object[member.key] = member.value }
+        case .removed(let peer, let by, let reason):
+            object["peer"] = .string(peer)
+            object["by"] = .string(by)
+            object["reason"] = .string(reason)
+        case .roomEnded(let by, let reason):
+            object["by"] = .string(by)
+            object["reason"] = .string(reason)
+        case .topicChanged(let topic, let by):
+            object["topic"] = .string(topic)
+            object["by"] = .string(by)
+        case .error(let code, let message, let id):
+            object["code"] = .string(code.rawValue)
+            object["message"] = .string(message)
+            switch id {
+            case .string(let value): object["id"] = .string(value)
+            case .integer(let value): object["id"] = .integer(value)
+            case nil: break
+            }
+        }
+        return .object(object)
+    }
+
+    /// The text the server sends for `message`.
+    public static func encode(_ message: ServerMessage) -> [UInt8] {
+        json(message).encoded
+    }
+
+    /// Decodes a server's text frame. Clients are as strict as the server, except that a newer server's
+    /// unknown event types are reported as `unknownType` for the caller to skip.
+    public static func decodeServer(_ bytes: some Collection<UInt8>) throws(ControlDecodeError) -> ServerMessage {
+        let fields = Fields(try parseObject(bytes))
+        let type = try fields.string("type", maxBytes: 64)
+        let seq = try fields.optionalInteger("seq")
+        let event: WireEvent
+        switch type {
+        case "joined":
+            let peers = try fields.array("peers").map { value throws(ControlDecodeError) in try readPeer(value) }
+            let chat = try fields.array("chat").map { value throws(ControlDecodeError) in try readChat(value) }
+            let roles = try fields.array("roles").map { value throws(ControlDecodeError) in try readRole(value) }
+            event = .joined(
+                JoinedSnapshot(
+                    room: try fields.string("room"), protocolVersion: try fields.integer("protocol"),
+                    selfID: try fields.string("self"), peers: peers, topic: try fields.string("topic"), chat: chat,
+                    roles: roles, resumed: try fields.bool("resumed")))
+        case "peer_joined":
+            event = .peerJoined(try readPeer(try fields.value("peer")))
+        case "peer_left":
+            let reasonText = try fields.string("reason")
+            guard let reason = LeaveReason(rawValue: reasonText) else {
+                throw ControlDecodeError(.badRequest, "unknown leave reason \"\(reasonText)\"")
+            }
+            event = .peerLeft(peer: try fields.string("peer"), reason: reason)
+        case "role_changed":
+            event = .roleChanged(
+                peer: try fields.string("peer"), role: try fields.string("role"), by: try fields.string("by"))
+        case "hand_raised":
+            event = .handRaised(peer: try fields.string("peer"), at: try fields.integer("at"))
+        case "hand_lowered":
+            event = .handLowered(peer: try fields.string("peer"), by: try fields.string("by"))
+        case "mute_changed":
+            event = .muteChanged(
+                peer: try fields.string("peer"), muted: try fields.bool("muted"), by: try fields.string("by"))
+        case "speakers":
+            let levels = try fields.array("levels").map { value throws(ControlDecodeError) -> WireLevel in
+                let level = Fields(try objectValue(value, "levels"))
+                return WireLevel(
+                    peer: try level.string("peer"), level: Int(clamping: try level.integer("level", in: 0...100)))
+            }
+            event = .speakers(levels: levels)
+        case "chat":
+            event = .chat(try readChat(.object(fields.object)))
+        case "invited":
+            event = .invited(peer: try fields.string("peer"), by: try fields.string("by"))
+        case "invite_declined":
+            event = .inviteDeclined(peer: try fields.string("peer"), by: try fields.string("by"))
+        case "asked_to_mute":
+            event = .askedToMute(peer: try fields.string("peer"), by: try fields.string("by"))
+        case "removed":
+            event = .removed(
+                peer: try fields.string("peer"), by: try fields.string("by"), reason: try fields.string("reason"))
+        case "room_ended":
+            event = .roomEnded(by: try fields.string("by"), reason: try fields.string("reason"))
+        case "topic_changed":
+            event = .topicChanged(topic: try fields.string("topic"), by: try fields.string("by"))
+        case "error":
+            event = .error(
+                code: ErrorCode(rawValue: try fields.string("code")), message: try fields.string("message"),
+                id: try readRequestID(fields.object))
+        default:
+            throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
+        }
+        return ServerMessage(event, seq: seq)
+    }
+
+    /// Decodes a server's text frame given as a string.
+    public static func decodeServer(_ text: String) throws(ControlDecodeError) -> ServerMessage {
+        try decodeServer(Array(text.utf8))
+    }
+
+    // MARK: Parts
+
+    /// The JSON form of a peer.
+    public static func json(_ peer: WirePeer) -> JSONValue {
+        var object = JSONObject()
+        object["id"] = .string(peer.id)
+        object["name"] = .string(peer.name)
+        object["role"] = .string(peer.role)
+        object["muted"] = .bool(peer.muted)
+        object["hand_raised_at"] = peer.handRaisedAt.map { .integer($0) } ?? .null
+        object["joined_at"] = .integer(peer.joinedAt)
+        object["level"] = .integer(Int64(peer.level))
+        if let invitedBy = peer.invitedBy { object["invited_by"] = .string(invitedBy) }
+        return .object(object)
+    }
+
+    static func jsonObject(_ chat: WireChat) -> JSONObject {
+        var object = JSONObject()
+        object["from"] = .string(chat.from)
+        object["text"] = .string(chat.text)
+        object["at"] = .integer(chat.at)
+        if let target = json(chat.to) { object["to"] = target }
+        return object
+    }
+
+    /// The JSON form of a chat message.
+    public static func json(_ chat: WireChat) -> JSONValue {
+        .object(jsonObject(chat))
+    }
+
+    static func json(_ role: WireRole) -> JSONValue {
+        .object(
+            JSONObject([
+                ("name", .string(role.name)), ("label", .string(role.label)), ("rank", .integer(Int64(role.rank))),
+                ("on_stage", .bool(role.onStage)), ("permissions", .array(role.permissions.map { .string($0) })),
+            ]))
+    }
+
+    static func json(_ target: ChatTarget) -> JSONValue? {
+        switch target {
+        case .everyone: nil
+        case .peer(let peer): .object(JSONObject([("peer", .string(peer))]))
+        case .role(let role): .object(JSONObject([("role", .string(role))]))
+        }
+    }
+
+    static func parseObject(_ bytes: some Collection<UInt8>) throws(ControlDecodeError) -> JSONObject {
+        let value: JSONValue
+        do {
+            value = try parser.parse(bytes)
+        } catch {
+            switch error.problem {
+            case .duplicateKey(let key):
+                throw ControlDecodeError(.duplicateKey, "the key \"\(key)\" appears twice at byte \(error.offset)")
+            case .tooLarge:
+                throw ControlDecodeError(.badRequest, error.description)
+            default:
+                throw ControlDecodeError(.invalidJSON, error.description)
+            }
+        }
+        guard case .object(let object) = value else {
+            throw ControlDecodeError(.invalidJSON, "a message must be a JSON object")
+        }
+        return object
+    }
+
+    static func objectValue(_ value: JSONValue, _ field: String) throws(ControlDecodeError) -> JSONObject {
+        guard case .object(let object) = value else {
+            throw ControlDecodeError(.badRequest, "\"\(field)\" must hold objects")
+        }
+        return object
+    }
+
+    static func checkVersion(_ fields: Fields) throws(ControlDecodeError) {
+        guard let version = try fields.optionalInteger("v") else { return }
+        guard version == controlProtocolVersion else {
+            throw ControlDecodeError(
+                .unsupportedVersion, "protocol version \(version) is not supported; this server speaks version 1")
+        }
+    }
+
+    static func readRequestID(_ object: JSONObject) throws(ControlDecodeError) -> RequestID? {
+        switch object["id"] {
+        case nil, .null?: return nil
+        case .integer(let value)?: return .integer(value)
+        case .string(let value)?:
+            guard value.utf8.count <= ControlLimits.maxRequestIDBytes else {
+                throw ControlDecodeError(
+                    .badRequest, "\"id\" is longer than \(ControlLimits.maxRequestIDBytes) bytes")
+            }
+            return .string(value)
+        default:
+            throw ControlDecodeError(.badRequest, "\"id\" must be a string or an integer")
+        }
+    }
+
+    static func readChatTarget(_ fields: Fields) throws(ControlDecodeError) -> ChatTarget {
+        guard let value = fields.object["to"], value != .null else { return .everyone }
+        let target = Fields(try objectValue(value, "to"))
+        let peer = try target.optionalString("peer", maxBytes: ControlLimits.maxIdentityBytes)
+        let role = try target.optionalString("role", maxBytes: ControlLimits.maxRoleBytes)
+        switch (peer, role) {
+        case (let peer?, nil): return .peer(peer)
+        case (nil, let role?): return .role(role)
+        default: throw ControlDecodeError(.badRequest, "\"to\" must name either a \"peer\" or a \"role\"")
+        }
+    }
+
+    static func readPeer(_ value: JSONValue) throws(ControlDecodeError) -> WirePeer {
+        let fields = Fields(try objectValue(value, "peer"))
+        return WirePeer(
+            id: try fields.string("id"), name: try fields.string("name"), role: try fields.string("role"),
+            muted: try fields.bool("muted"), handRaisedAt: try fields.optionalInteger("hand_raised_at"),
+            joinedAt: try fields.integer("joined_at"), level: Int(clamping: try fields.integer("level", in: 0...100)),
+            invitedBy: try fields.optionalString("invited_by"))
+    }
+
+    static func readChat(_ value: JSONValue) throws(ControlDecodeError) -> WireChat {
+        let fields = Fields(try objectValue(value, "chat"))
+        return WireChat(
+            from: try fields.string("from"), text: try fields.string("text"), at: try fields.integer("at"),
+            to: try readChatTarget(fields))
+    }
+
+    static func readRole(_ value: JSONValue) throws(ControlDecodeError) -> WireRole {
+        let fields = Fields(try objectValue(value, "roles"))
+        let permissions = try fields.array("permissions").map { value throws(ControlDecodeError) -> String in
+            guard case .string(let name) = value else {
+                throw ControlDecodeError(.badRequest, "\"permissions\" must hold strings")
+            }
+            return name
+        }
+        return WireRole(
+            name: try fields.string("name"), label: try fields.string("label"),
+            rank: Int(clamping: try fields.integer("rank")), onStage: try fields.bool("on_stage"),
+            permissions: permissions)
+    }
+}
+
+/// Typed access to an object's fields, each failure a `bad_request` naming the field.
+struct Fields {
+    let object: JSONObject
+
+    init(_ object: JSONObject) {
+        self.object = object
+    }
+
+    func value(_ key: String) throws(ControlDecodeError) -> JSONValue {
+        guard let value = object[key], value != .null else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" is missing")
+        }
+        return value
+    }
+
+    func string(_ key: String, maxBytes: Int = 4096, maxCharacters: Int? = nil) throws(ControlDecodeError) -> String {
+        guard case .string(let text) = try value(key) else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be a string")
+        }
+        return try bounded(text, key, maxBytes: maxBytes, maxCharacters: maxCharacters)
+    }
+
+    func string(_ key: String, maxCharacters: Int) throws(ControlDecodeError) -> String {
+        try string(key, maxBytes: maxCharacters * 4, maxCharacters: maxCharacters)
+    }
+
+    func identity(_ key: String) throws(ControlDecodeError) -> String {
+        let text = try string(key, maxBytes: ControlLimits.maxIdentityBytes)
+        guard !text.isEmpty else { throw ControlDecodeError(.badRequest, "the field \"\(key)\" is empty") }
+        return text
+    }
+
+    func optionalString(_ key: String, maxBytes: Int = 4096) throws(ControlDecodeError) -> String? {
+        guard let value = object[key], value != .null else { return nil }
+        guard case .string(let text) = value else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be a string")
+        }
+        return try bounded(text, key, maxBytes: maxBytes, maxCharacters: nil)
+    }
+
+    func optionalString(_ key: String, maxCharacters: Int) throws(ControlDecodeError) -> String? {
+        guard let value = object[key], value != .null else { return nil }
+        guard case .string(let text) = value else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be a string")
+        }
+        return try bounded(text, key, maxBytes: maxCharacters * 4, maxCharacters: maxCharacters)
+    }
+
+    func bounded(
+        _ text: String, _ key: String, maxBytes: Int, maxCharacters: Int?
+    ) throws(ControlDecodeError)
+        -> String
+    {
+        guard text.utf8.count <= maxBytes else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" is longer than \(maxBytes) bytes")
+        }
+        if let maxCharacters, text.count > maxCharacters {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" is longer than \(maxCharacters) characters")
+        }
+        return text
+    }
+
+    func bool(_ key: String) throws(ControlDecodeError) -> Bool {
+        guard case .bool(let flag) = try value(key) else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be true or false")
+        }
+        return flag
+    }
+
+    func integer(_ key: String, in range: ClosedRange<Int64>? = nil) throws(ControlDecodeError) -> Int64 {
+        guard case .integer(let number) = try value(key) else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be an integer")
+        }
+        if let range, !range.contains(number) {
+            throw ControlDecodeError(
+                .badRequest, "the field \"\(key)\" must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return number
+    }
+
+    func optionalInteger(_ key: String) throws(ControlDecodeError) -> Int64? {
+        guard let value = object[key], value != .null else { return nil }
+        guard case .integer(let number) = value else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be an integer")
+        }
+        return number
+    }
+
+    func array(_ key: String) throws(ControlDecodeError) -> [JSONValue] {
+        guard case .array(let elements) = try value(key) else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be an array")
+        }
+        return elements
+    }
+}

@@ -1,0 +1,303 @@
+/// The version of the JSON control protocol described in `docs/protocol.md`.
+public let controlProtocolVersion: Int64 = 1
+
+/// Bounds on the strings a control message may carry, counted in Unicode characters unless said otherwise.
+public enum ControlLimits {
+    /// The largest control frame, in bytes; bigger frames close the connection with 1009.
+    public static let maxFrameBytes = 64 * 1024
+    /// A peer identity, in UTF-8 bytes.
+    public static let maxIdentityBytes = 128
+    /// A display name after trimming.
+    public static let maxNameCharacters = 64
+    /// A role name, in UTF-8 bytes.
+    public static let maxRoleBytes = 32
+    /// A room topic.
+    public static let maxTopicCharacters = 200
+    /// A chat message.
+    public static let maxChatCharacters = 2000
+    /// The reason given for a removal or for ending a room.
+    public static let maxReasonCharacters = 200
+    /// A client's request id when it is a string, in UTF-8 bytes.
+    public static let maxRequestIDBytes = 64
+    /// Chat messages kept per room and sent to a joiner.
+    public static let chatHistory = 200
+}
+
+/// The optional id a client puts on a request; the server echoes it in an `error` caused by that request.
+public enum RequestID: Sendable, Hashable {
+    case string(String)
+    case integer(Int64)
+}
+
+/// Who a chat message is for.
+public enum ChatTarget: Sendable, Hashable {
+    case everyone
+    /// One peer, by identity (the sender also receives a copy).
+    case peer(String)
+    /// Everyone currently holding a role (the sender also receives a copy).
+    case role(String)
+}
+
+/// A request a client sends to the server. Peers are named by identity (the token's `sub`).
+public enum WireRequest: Sendable, Equatable {
+    case raiseHand
+    case lowerHand
+    case invite(peer: String)
+    case acceptInvite
+    case declineInvite
+    case setRole(peer: String, role: String)
+    case stepDown
+    case setMute(muted: Bool)
+    case mutePeer(peer: String)
+    case remove(peer: String, reason: String)
+    case setTopic(text: String)
+    case endRoom(reason: String)
+    case chat(text: String, to: ChatTarget)
+    case leave
+
+    /// The value of the message's `type` field.
+    public var typeName: String {
+        switch self {
+        case .raiseHand: "raise_hand"
+        case .lowerHand: "lower_hand"
+        case .invite: "invite"
+        case .acceptInvite: "accept_invite"
+        case .declineInvite: "decline_invite"
+        case .setRole: "set_role"
+        case .stepDown: "step_down"
+        case .setMute: "set_mute"
+        case .mutePeer: "mute_peer"
+        case .remove: "remove"
+        case .setTopic: "set_topic"
+        case .endRoom: "end_room"
+        case .chat: "chat"
+        case .leave: "leave"
+        }
+    }
+
+    /// Every request type name, in the order of `docs/protocol.md`.
+    public static let typeNames: [String] = [
+        "raise_hand", "lower_hand", "invite", "accept_invite", "decline_invite", "set_role", "step_down", "set_mute",
+        "mute_peer", "remove", "set_topic", "end_room", "chat", "leave",
+    ]
+}
+
+/// A client's message: a request and its optional id.
+public struct ClientMessage: Sendable, Equatable {
+    /// Echoed in an `error` this request causes.
+    public var id: RequestID?
+    /// What the client asks for.
+    public var request: WireRequest
+
+    /// A message carrying `request`.
+    public init(_ request: WireRequest, id: RequestID? = nil) {
+        self.request = request
+        self.id = id
+    }
+}
+
+/// A peer as the server describes it.
+public struct WirePeer: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var role: String
+    public var muted: Bool
+    /// When the hand was raised, in milliseconds since the Unix epoch; nil when it is down.
+    public var handRaisedAt: Int64?
+    public var joinedAt: Int64
+    /// The current audio level, 0–100.
+    public var level: Int
+    /// Who invited this peer to speak, while the invitation is pending.
+    public var invitedBy: String?
+
+    public init(
+        id: String, name: String, role: String, muted: Bool = true, handRaisedAt: Int64? = nil, joinedAt: Int64,
+        level: Int = 0, invitedBy: String? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.role = role
+        self.muted = muted
+        self.handRaisedAt = handRaisedAt
+        self.joinedAt = joinedAt
+        self.level = level
+        self.invitedBy = invitedBy
+    }
+}
+
+/// A chat message as the server relays and stores it.
+public struct WireChat: Sendable, Equatable {
+    /// The sender's identity.
+    public var from: String
+    public var text: String
+    /// When the server accepted it, in milliseconds since the Unix epoch.
+    public var at: Int64
+    public var to: ChatTarget
+
+    public init(from: String, text: String, at: Int64, to: ChatTarget = .everyone) {
+        self.from = from
+        self.text = text
+        self.at = at
+        self.to = to
+    }
+}
+
+/// One role of the room's role table, as a joiner learns it.
+public struct WireRole: Sendable, Equatable {
+    public var name: String
+    public var label: String
+    /// Lower is higher standing; peers act only on peers of higher rank numbers.
+    public var rank: Int
+    public var onStage: Bool
+    /// Permission names in snake case (`publish_audio`, `raise_hand`, …).
+    public var permissions: [String]
+
+    public init(name: String, label: String, rank: Int, onStage: Bool, permissions: [String]) {
+        self.name = name
+        self.label = label
+        self.rank = rank
+        self.onStage = onStage
+        self.permissions = permissions
+    }
+}
+
+/// The snapshot a joiner receives first.
+public struct JoinedSnapshot: Sendable, Equatable {
+    public var room: String
+    /// The protocol version the server speaks.
+    public var protocolVersion: Int64
+    /// The joiner's own identity; the joiner is also in `peers`.
+    public var selfID: String
+    public var peers: [WirePeer]
+    public var topic: String
+    /// The last chat messages (at most 200) this peer may read, oldest first.
+    public var chat: [WireChat]
+    public var roles: [WireRole]
+    /// True when the server restored the joiner's role from a connection that dropped less than 60 s ago.
+    public var resumed: Bool
+
+    public init(
+        room: String, protocolVersion: Int64 = controlProtocolVersion, selfID: String, peers: [WirePeer],
+        topic: String, chat: [WireChat], roles: [WireRole], resumed: Bool
+    ) {
+        self.room = room
+        self.protocolVersion = protocolVersion
+        self.selfID = selfID
+        self.peers = peers
+        self.topic = topic
+        self.chat = chat
+        self.roles = roles
+        self.resumed = resumed
+    }
+}
+
+/// Why a peer left the room.
+public enum LeaveReason: String, Sendable, Equatable, CaseIterable {
+    /// The peer asked to leave.
+    case left
+    /// The connection dropped or timed out.
+    case disconnected
+}
+
+/// The code of an `error` message. Unknown codes from a newer server are kept as they are.
+public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// The sender's role lacks the permission, or the target does not stand below the sender.
+    public static let forbidden = ErrorCode(rawValue: "forbidden")
+    /// The named peer is not in the room, or the named role does not exist.
+    public static let notFound = ErrorCode(rawValue: "not_found")
+    /// The request is valid but the room's state does not allow it now (hand already raised, no invitation…).
+    public static let conflict = ErrorCode(rawValue: "conflict")
+    /// A field is missing, of the wrong type, or out of bounds.
+    public static let badRequest = ErrorCode(rawValue: "bad_request")
+    /// The text is not JSON, or not a JSON object.
+    public static let invalidJSON = ErrorCode(rawValue: "invalid_json")
+    /// An object in the message has the same key twice.
+    public static let duplicateKey = ErrorCode(rawValue: "duplicate_key")
+    /// The message's `type` is not one this protocol version knows.
+    public static let unknownType = ErrorCode(rawValue: "unknown_type")
+    /// The message's `v` is not a version the server speaks.
+    public static let unsupportedVersion = ErrorCode(rawValue: "unsupported_version")
+    /// The connection sent more than its rate allows; the message was dropped.
+    public static let rateLimited = ErrorCode(rawValue: "rate_limited")
+    /// The room has ended.
+    public static let roomEnded = ErrorCode(rawValue: "room_ended")
+    /// The room holds its maximum number of peers.
+    public static let roomFull = ErrorCode(rawValue: "room_full")
+    /// The server failed; the request may be retried.
+    public static let `internal` = ErrorCode(rawValue: "internal")
+}
+
+/// Something the server tells a client.
+public enum WireEvent: Sendable, Equatable {
+    case joined(JoinedSnapshot)
+    case peerJoined(WirePeer)
+    case peerLeft(peer: String, reason: LeaveReason)
+    case roleChanged(peer: String, role: String, by: String)
+    case handRaised(peer: String, at: Int64)
+    case handLowered(peer: String, by: String)
+    case muteChanged(peer: String, muted: Bool, by: String)
+    /// Current audio levels, 0–100, of the peers whose level changed.
+    case speakers(levels: [WireLevel])
+    case chat(WireChat)
+    case invited(peer: String, by: String)
+    /// Sent to the inviter only.
+    case inviteDeclined(peer: String, by: String)
+    /// Sent to the muted peer only, so its client turns the microphone off.
+    case askedToMute(peer: String, by: String)
+    /// Sent to everyone; the removed peer's connection is closed right after.
+    case removed(peer: String, by: String, reason: String)
+    case roomEnded(by: String, reason: String)
+    case topicChanged(topic: String, by: String)
+    case error(code: ErrorCode, message: String, id: RequestID?)
+
+    /// The value of the message's `type` field.
+    public var typeName: String {
+        switch self {
+        case .joined: "joined"
+        case .peerJoined: "peer_joined"
+        case .peerLeft: "peer_left"
+        case .roleChanged: "role_changed"
+        case .handRaised: "hand_raised"
+        case .handLowered: "hand_lowered"
+        case .muteChanged: "mute_changed"
+        case .speakers: "speakers"
+        case .chat: "chat"
+        case .invited: "invited"
+        case .inviteDeclined: "invite_declined"
+        case .askedToMute: "asked_to_mute"
+        case .removed: "removed"
+        case .roomEnded: "room_ended"
+        case .topicChanged: "topic_changed"
+        case .error: "error"
+        }
+    }
+}
+
+/// One peer's audio level in a `speakers` event.
+public struct WireLevel: Sendable, Equatable {
+    public var peer: String
+    /// 0 (silent) to 100 (loudest).
+    public var level: Int
+
+    public init(peer: String, level: Int) {
+        self.peer = peer
+        self.level = level
+    }
+}
+
+/// A server message: an event and the room sequence number it was given.
+public struct ServerMessage: Sendable, Equatable {
+    /// Strictly increasing within a room. `joined` carries the sequence number its snapshot reflects;
+    /// `error` carries none, as it is not a room event.
+    public var seq: Int64?
+    public var event: WireEvent
+
+    public init(_ event: WireEvent, seq: Int64?) {
+        self.event = event
+        self.seq = seq
+    }
+}

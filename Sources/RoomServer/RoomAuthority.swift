@@ -1,0 +1,445 @@
+import RoomCore
+import RoomProtocol
+
+/// Who receives a message.
+public enum Recipients: Sendable, Equatable {
+    case everyone
+    case everyoneExcept(PeerID)
+    case peer(PeerID)
+    /// These peers, in this order (a chat to a role: its holders and the sender).
+    case peers([PeerID])
+}
+
+/// A message for some of the room's connections.
+public struct Delivery: Sendable, Equatable {
+    public var to: Recipients
+    public var message: ServerMessage
+
+    public init(to: Recipients, _ message: ServerMessage) {
+        self.to = to
+        self.message = message
+    }
+}
+
+/// A line of the moderation audit log: who did what to whom, when, and why.
+public struct AuditEntry: Sendable, Equatable {
+    public var at: Timestamp
+    public var actor: PeerID
+    /// The request's wire name (`set_role`, `remove`, …) or `reopen`.
+    public var action: String
+    public var target: PeerID?
+    /// The new role, the topic, the reason: whatever the action carried.
+    public var detail: String
+
+    public init(at: Timestamp, actor: PeerID, action: String, target: PeerID? = nil, detail: String = "") {
+        self.at = at
+        self.actor = actor
+        self.action = action
+        self.target = target
+        self.detail = detail
+    }
+}
+
+/// Why the room closes a connection.
+public enum CloseReason: String, Sendable, Equatable {
+    case left
+    case roomEnded = "room_ended"
+    case roomFull = "room_full"
+    case replaced
+    case removed
+
+    /// The WebSocket close code (see `docs/protocol.md`).
+    public var code: UInt16 {
+        switch self {
+        case .left: 1000
+        case .roomEnded: 4009
+        case .roomFull: 4010
+        case .replaced: 4011
+        case .removed: 4012
+        }
+    }
+}
+
+/// A change the runtime writes to the database.
+public enum StoreChange: Sendable, Equatable {
+    case topic(String)
+    /// The room ended with this reason.
+    case ended(reason: String)
+    /// A host's join opened the ended room again.
+    case reopened
+    /// A chat message and its sender's name at the time.
+    case chat(WireChat, fromName: String)
+    case audit(AuditEntry)
+    /// A peer left: remember its role for a reconnect within the grace period.
+    case departed(PeerID, role: RoleName, at: Timestamp)
+}
+
+/// What the room decided about one request or happening. A refusal has only `error` set.
+public struct Outcome: Sendable, Equatable {
+    public var deliveries: [Delivery] = []
+    public var changes: [StoreChange] = []
+    /// Connections to close after the deliveries are sent.
+    public var closes: [(peer: PeerID, reason: CloseReason)] = []
+    /// The refusal sent to the requester; when set, nothing else happened.
+    public var error: ServerMessage?
+
+    public init() {}
+
+    public static func == (lhs: Outcome, rhs: Outcome) -> Bool {
+        lhs.deliveries == rhs.deliveries && lhs.changes == rhs.changes && lhs.error == rhs.error
+            && lhs.closes.map(\.peer) == rhs.closes.map(\.peer) && lhs.closes.map(\.reason) == rhs.closes.map(\.reason)
+    }
+}
+
+/// What a join attempt led to.
+public enum JoinResult: Sendable, Equatable {
+    /// The peer is in: `snapshot` goes to the joiner, `outcome` to the others.
+    case joined(snapshot: ServerMessage, outcome: Outcome, replaced: Bool)
+    /// The room refuses the join; the connection is closed with this reason.
+    case refused(CloseReason)
+}
+
+/// A room's state on the server and the rules that change it.
+///
+/// Pure and synchronous: the runtime passes the time in and performs the deliveries, closes and store changes
+/// an `Outcome` lists. Every request is checked first (the role table's rank and permission rules, then the
+/// room's state) and acted on second; a refusal changes nothing.
+public struct RoomAuthority: Sendable {
+    /// How long a departed peer's role is kept for a reconnect.
+    public static let reconnectGrace: Timestamp = 60_000
+    /// The default most peers in one room.
+    public static let defaultMaxPeers = 10_000
+
+    public let name: String
+    public let roles: RoleTable
+    public var maxPeers: Int
+    public private(set) var topic: String
+    public private(set) var ended: Bool
+    /// The last sequence number given to an event.
+    public private(set) var seq: Int64
+    public private(set) var peers: [PeerID: Peer] = [:]
+    /// Who invited each peer with a pending invitation.
+    public private(set) var invitations: [PeerID: PeerID] = [:]
+    /// The last chat messages, oldest first.
+    public private(set) var chat: [WireChat]
+    /// Identities removed since the room was last opened.
+    public private(set) var removedIdentities: Set<PeerID> = []
+    /// Roles of peers who left recently, for reconnects.
+    public private(set) var departed: [PeerID: (role: RoleName, at: Timestamp)]
+    /// Join order, so snapshots list peers stably.
+    private var order: [PeerID] = []
+
+    /// A room as loaded from the store (or new).
+    public init(
+        name: String, roles: RoleTable, topic: String = "", ended: Bool = false, seq: Int64 = 0, chat: [WireChat] = [],
+        departed: [PeerID: (role: RoleName, at: Timestamp)] = [:], maxPeers: Int = RoomAuthority.defaultMaxPeers
+    ) {
+        self.name = name
+        self.roles = roles
+        self.topic = topic
+        self.ended = ended
+        self.seq = seq
+        self.chat = Array(chat.suffix(ControlLimits.chatHistory))
+        self.departed = departed
+        self.maxPeers = maxPeers
+    }
+
+    /// The role taken by `step_down`, a refused stage and a default: `audience`, or the lowest role off stage.
+    var audienceRole: RoleName {
+        if roles.contains(.audience) { return .audience }
+        return roles.roles.last(where: { !$0.onStage })?.name ?? roles.roles.last?.name ?? .audience
+    }
+
+    /// The role an accepted invitation gives: `speaker`, or the lowest role on stage that may publish.
+    var speakerRole: RoleName {
+        if roles.contains(.speaker) { return .speaker }
+        return roles.roles.last(where: { $0.onStage && $0.permissions.contains(.publishAudio) })?.name ?? .speaker
+    }
+
+    // MARK: Joining and leaving
+
+    /// A peer with a verified token joins. `role` is the token's role, which must be in the table.
+    /// `remembered` is the role a store kept for this identity when it left less than 60 s ago, for the case
+    /// where this room was loaded after the peer left (a server restart).
+    public mutating func join(
+        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, remembered: RoleName? = nil
+    ) -> JoinResult {
+        if let present = peers[id] {
+            return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: Outcome(), replaced: true)
+        }
+        if removedIdentities.contains(id) { return .refused(.removed) }
+        var outcome = Outcome()
+        if ended {
+            guard roles.can(tokenRole, .endRoom) else { return .refused(.roomEnded) }
+            ended = false
+            removedIdentities = []
+            outcome.changes.append(.reopened)
+            outcome.changes.append(.audit(AuditEntry(at: now, actor: id, action: "reopen")))
+        }
+        guard peers.count < maxPeers else { return .refused(.roomFull) }
+        var role = tokenRole
+        var resumed = false
+        if let previous = departed.removeValue(forKey: id) {
+            if now - previous.at <= Self.reconnectGrace, roles.contains(previous.role) {
+                role = previous.role
+                resumed = true
+            }
+        } else if let remembered, roles.contains(remembered) {
+            role = remembered
+            resumed = true
+        }
+        let sanitized = DisplayName.sanitize(rawName)
+        let peer = Peer(
+            id: id, name: sanitized.isEmpty ? id.rawValue : sanitized, role: role, muted: true, joinedAt: now)
+        peers[id] = peer
+        order.append(id)
+        outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(wire(peer)))))
+        return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
+    }
+
+    /// A peer's connection went away: it asked to (`left`) or dropped (`disconnected`).
+    public mutating func leave(_ id: PeerID, reason: LeaveReason, now: Timestamp) -> Outcome {
+        guard let peer = peers.removeValue(forKey: id) else { return Outcome() }
+        order.removeAll { $0 == id }
+        invitations[id] = nil
+        departed[id] = (peer.role, now)
+        pruneDeparted(now: now)
+        var outcome = Outcome()
+        outcome.changes.append(.departed(id, role: peer.role, at: now))
+        outcome.deliveries.append(Delivery(to: .everyone, next(.peerLeft(peer: id.rawValue, reason: reason))))
+        return outcome
+    }
+
+    mutating func pruneDeparted(now: Timestamp) {
+        if departed.count > 1024 {
+            departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
+        }
+    }
+
+    /// The joined snapshot for one peer.
+    public func snapshot(for id: PeerID, resumed: Bool) -> ServerMessage {
+        let role = peers[id]?.role
+        let visible = chat.filter { message in
+            switch message.to {
+            case .everyone: true
+            case .peer(let to): to == id.rawValue || message.from == id.rawValue
+            case .role(let to): to == role?.rawValue || message.from == id.rawValue
+            }
+        }
+        let snapshot = JoinedSnapshot(
+            room: name, selfID: id.rawValue, peers: order.compactMap { peers[$0].map(wire) }, topic: topic,
+            chat: visible, roles: roles.roles.map(wire), resumed: resumed)
+        return ServerMessage(.joined(snapshot), seq: seq)
+    }
+
+    // MARK: Requests
+
+    /// Checks a request from a peer in the room, then acts on it.
+    public mutating func handle(
+        _ request: ClientRequest, from actorID: PeerID, id: RequestID? = nil, now: Timestamp
+    )
+        -> Outcome
+    {
+        guard let actor = peers[actorID] else {
+            return refusal(.notFound, "you are not in this room", id: id)
+        }
+        if ended { return refusal(.roomEnded, "the room has ended", id: id) }
+        var target: Peer?
+        if let targetID = request.target {
+            guard let found = peers[targetID] else {
+                return refusal(.notFound, "no one called \(targetID) is in the room", id: id)
+            }
+            target = found
+        }
+        if case .setRole(_, let role) = request, !roles.contains(role) {
+            return refusal(.notFound, "there is no role called \(role)", id: id)
+        }
+        if case .chat(_, .role(let role)) = request, !roles.contains(role) {
+            return refusal(.notFound, "there is no role called \(role)", id: id)
+        }
+        if let refused = roles.check(request, by: actor, target: target) {
+            return refusal(.forbidden, refused.reason, id: id)
+        }
+        if let conflict = stateConflict(request, actor: actor, target: target) {
+            return refusal(conflict.code, conflict.message, id: id)
+        }
+        return act(request, actor: actor, target: target, now: now)
+    }
+
+    /// The room's state checks, after the role table allowed a request.
+    func stateConflict(_ request: ClientRequest, actor: Peer, target: Peer?) -> (code: ErrorCode, message: String)? {
+        switch request {
+        case .raiseHand:
+            if roles.isOnStage(actor.role) { return (.conflict, "you are already on the stage") }
+            if actor.handRaisedAt != nil { return (.conflict, "your hand is already raised") }
+        case .lowerHand:
+            if actor.handRaisedAt == nil { return (.conflict, "your hand is not raised") }
+        case .invite:
+            guard let target else { return nil }
+            if invitations[target.id] != nil { return (.conflict, "\(target.name) is already invited") }
+        case .acceptInvite, .declineInvite:
+            if invitations[actor.id] == nil { return (.conflict, "you have no pending invitation") }
+        case .mutePeer:
+            guard let target else { return nil }
+            if target.muted { return (.conflict, "\(target.name) is already muted") }
+        case .chat(let text, _):
+            if trimmed(text).isEmpty { return (.badRequest, "a chat message cannot be empty") }
+        case .setRole, .stepDown, .setMute, .remove, .setTopic, .endRoom, .leave:
+            break
+        }
+        return nil
+    }
+
+    mutating func act(_ request: ClientRequest, actor: Peer, target: Peer?, now: Timestamp) -> Outcome {
+        var outcome = Outcome()
+        let actorID = actor.id
+        func audit(_ action: String, _ target: PeerID? = nil, _ detail: String = "") {
+            outcome.changes.append(
+                .audit(AuditEntry(at: now, actor: actorID, action: action, target: target, detail: detail)))
+        }
+        switch request {
+        case .raiseHand:
+            peers[actorID]?.handRaisedAt = now
+            broadcast(.handRaised(peer: actorID.rawValue, at: now), into: &outcome)
+        case .lowerHand:
+            peers[actorID]?.handRaisedAt = nil
+            broadcast(.handLowered(peer: actorID.rawValue, by: actorID.rawValue), into: &outcome)
+        case .invite(let targetID):
+            invitations[targetID] = actorID
+            broadcast(.invited(peer: targetID.rawValue, by: actorID.rawValue), into: &outcome)
+            audit("invite", targetID)
+        case .acceptInvite:
+            let inviter = invitations.removeValue(forKey: actorID)
+            changeRole(of: actorID, to: speakerRole, by: actorID, into: &outcome)
+            audit("accept_invite", actorID, inviter.map { "invited by \($0)" } ?? "")
+        case .declineInvite:
+            if let inviter = invitations.removeValue(forKey: actorID), peers[inviter] != nil {
+                outcome.deliveries.append(
+                    Delivery(to: .peer(inviter), next(.inviteDeclined(peer: actorID.rawValue, by: actorID.rawValue))))
+            }
+            audit("decline_invite", actorID)
+        case .setRole(let targetID, let role):
+            changeRole(of: targetID, to: role, by: actorID, into: &outcome)
+            audit("set_role", targetID, role.rawValue)
+        case .stepDown:
+            changeRole(of: actorID, to: audienceRole, by: actorID, into: &outcome)
+            audit("step_down", actorID, audienceRole.rawValue)
+        case .setMute(let muted):
+            guard actor.muted != muted else { return outcome }
+            peers[actorID]?.muted = muted
+            broadcast(.muteChanged(peer: actorID.rawValue, muted: muted, by: actorID.rawValue), into: &outcome)
+        case .mutePeer(let targetID):
+            peers[targetID]?.muted = true
+            broadcast(.muteChanged(peer: targetID.rawValue, muted: true, by: actorID.rawValue), into: &outcome)
+            outcome.deliveries.append(
+                Delivery(to: .peer(targetID), next(.askedToMute(peer: targetID.rawValue, by: actorID.rawValue))))
+            audit("mute_peer", targetID)
+        case .remove(let targetID, let reason):
+            let reason = trimmed(reason ?? "")
+            broadcast(.removed(peer: targetID.rawValue, by: actorID.rawValue, reason: reason), into: &outcome)
+            peers[targetID] = nil
+            order.removeAll { $0 == targetID }
+            invitations[targetID] = nil
+            removedIdentities.insert(targetID)
+            outcome.closes.append((targetID, .removed))
+            audit("remove", targetID, reason)
+        case .setTopic(let text):
+            topic = trimmed(text)
+            broadcast(.topicChanged(topic: topic, by: actorID.rawValue), into: &outcome)
+            outcome.changes.append(.topic(topic))
+            audit("set_topic", nil, topic)
+        case .endRoom(let reason):
+            let reason = trimmed(reason ?? "")
+            broadcast(.roomEnded(by: actorID.rawValue, reason: reason), into: &outcome)
+            ended = true
+            for id in order {
+                outcome.closes.append((id, .roomEnded))
+                departed[id] = nil
+            }
+            peers = [:]
+            order = []
+            invitations = [:]
+            outcome.changes.append(.ended(reason: reason))
+            audit("end_room", nil, reason)
+        case .chat(let text, let audience):
+            let message = WireChat(from: actorID.rawValue, text: trimmed(text), at: now, to: wire(audience))
+            chat.append(message)
+            if chat.count > ControlLimits.chatHistory { chat.removeFirst(chat.count - ControlLimits.chatHistory) }
+            let recipients: Recipients
+            switch audience {
+            case .everyone: recipients = .everyone
+            case .peer(let to): recipients = to == actorID ? .peer(actorID) : .peers([to, actorID])
+            case .role(let role):
+                var holders = order.filter { peers[$0]?.role == role }
+                if !holders.contains(actorID) { holders.append(actorID) }
+                recipients = .peers(holders)
+            }
+            outcome.deliveries.append(Delivery(to: recipients, next(.chat(message))))
+            outcome.changes.append(.chat(message, fromName: actor.name))
+        case .leave:
+            var left = leave(actorID, reason: .left, now: now)
+            left.closes.append((actorID, .left))
+            return left
+        }
+        return outcome
+    }
+
+    /// Moves a peer to a role: its hand goes down and its invitation lapses; it arrives muted.
+    mutating func changeRole(of id: PeerID, to role: RoleName, by actor: PeerID, into outcome: inout Outcome) {
+        guard var peer = peers[id] else { return }
+        if peer.handRaisedAt != nil, roles.isOnStage(role) {
+            peer.handRaisedAt = nil
+            broadcast(.handLowered(peer: id.rawValue, by: actor.rawValue), into: &outcome)
+        }
+        if actor != id { invitations[id] = nil }
+        peer.role = role
+        broadcast(.roleChanged(peer: id.rawValue, role: role.rawValue, by: actor.rawValue), into: &outcome)
+        if !peer.muted {
+            peer.muted = true
+            broadcast(.muteChanged(peer: id.rawValue, muted: true, by: actor.rawValue), into: &outcome)
+        }
+        peers[id] = peer
+    }
+
+    // MARK: Helpers
+
+    mutating func next(_ event: WireEvent) -> ServerMessage {
+        seq += 1
+        return ServerMessage(event, seq: seq)
+    }
+
+    mutating func broadcast(_ event: WireEvent, into outcome: inout Outcome) {
+        outcome.deliveries.append(Delivery(to: .everyone, next(event)))
+    }
+
+    func refusal(_ code: ErrorCode, _ message: String, id: RequestID?) -> Outcome {
+        var outcome = Outcome()
+        outcome.error = ServerMessage(.error(code: code, message: message, id: id), seq: nil)
+        return outcome
+    }
+
+    func trimmed(_ text: String) -> String {
+        String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
+
+    func wire(_ peer: Peer) -> WirePeer {
+        WirePeer(
+            id: peer.id.rawValue, name: peer.name, role: peer.role.rawValue, muted: peer.muted,
+            handRaisedAt: peer.handRaisedAt, joinedAt: peer.joinedAt, level: peer.level,
+            invitedBy: invitations[peer.id]?.rawValue)
+    }
+
+    func wire(_ role: RoleDefinition) -> WireRole {
+        WireRole(
+            name: role.name.rawValue, label: role.label, rank: role.rank, onStage: role.onStage,
+            permissions: Permission.allCases.filter { role.permissions.contains($0) }.map(\.rawValue))
+    }
+
+    func wire(_ audience: ChatAudience) -> ChatTarget {
+        switch audience {
+        case .everyone: .everyone
+        case .peer(let id): .peer(id.rawValue)
+        case .role(let role): .role(role.rawValue)
+        }
+    }
+}

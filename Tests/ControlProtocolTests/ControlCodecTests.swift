@@ -1,0 +1,150 @@
+import Testing
+
+@testable import RoomProtocol
+
+@Suite struct ControlCodecTests {
+    @Test func decodesARequestWithItsID() throws {
+        let message = try ControlCodec.decodeClient(#"{"type":"set_role","id":"a1","peer":"chen","role":"speaker"}"#)
+        #expect(message == ClientMessage(.setRole(peer: "chen", role: "speaker"), id: .string("a1")))
+    }
+
+    @Test func encodesRequestsCompactlyInFieldOrder() {
+        let bytes = ControlCodec.encode(ClientMessage(.chat(text: "hi \"you\"", to: .role("speaker")), id: .integer(9)))
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == #"{"type":"chat","id":9,"text":"hi \"you\"","to":{"role":"speaker"}}"#)
+    }
+
+    @Test func everyRequestSurvivesARoundTrip() throws {
+        let requests: [WireRequest] = [
+            .raiseHand, .lowerHand, .invite(peer: "eli"), .acceptInvite,
+            .declineInvite, .setRole(peer: "a", role: "moderator"), .stepDown, .setMute(muted: true),
+            .mutePeer(peer: "b"), .remove(peer: "c", reason: "why"), .setTopic(text: "t"), .endRoom(reason: ""),
+            .chat(text: "x", to: .everyone), .chat(text: "y", to: .peer("p")), .chat(text: "z", to: .role("r")),
+            .leave,
+        ]
+        for request in requests {
+            let message = ClientMessage(request, id: .integer(1))
+            #expect(try ControlCodec.decodeClient(ControlCodec.encode(message)) == message)
+        }
+    }
+
+    @Test func everyEventSurvivesARoundTrip() throws {
+        let peer = WirePeer(
+            id: "名前", name: "Ana 🎙", role: "host", muted: false, handRaisedAt: 5, joinedAt: 1, level: 100,
+            invitedBy: "bo")
+        let events: [WireEvent] = [
+            .joined(
+                JoinedSnapshot(
+                    room: "r", selfID: "名前", peers: [peer], topic: "t",
+                    chat: [WireChat(from: "a", text: "b", at: 3, to: .peer("c"))],
+                    roles: [WireRole(name: "host", label: "h", rank: 0, onStage: true, permissions: ["chat"])],
+                    resumed: true)),
+            .peerJoined(peer), .peerLeft(peer: "a", reason: .disconnected),
+            .peerLeft(peer: "a", reason: .left),
+            .roleChanged(peer: "a", role: "speaker", by: "b"), .handRaised(peer: "a", at: 7),
+            .handLowered(peer: "a", by: "a"),
+            .muteChanged(peer: "a", muted: true, by: "b"), .speakers(levels: [WireLevel(peer: "a", level: 3)]),
+            .chat(WireChat(from: "a", text: "hi", at: 9)), .invited(peer: "a", by: "b"),
+            .inviteDeclined(peer: "a", by: "a"),
+            .askedToMute(peer: "a", by: "b"), .removed(peer: "a", by: "b", reason: "r"),
+            .roomEnded(by: "b", reason: ""),
+            .topicChanged(topic: "new", by: "b"), .error(code: .forbidden, message: "no", id: .string("x")),
+        ]
+        for (index, event) in events.enumerated() {
+            let message = ServerMessage(event, seq: event.typeName == "error" ? nil : Int64(index))
+            #expect(try ControlCodec.decodeServer(ControlCodec.encode(message)) == message)
+        }
+    }
+
+    @Test func duplicateKeysAreRefusedWithTheirOwnCode() {
+        #expect(throws: ControlDecodeError(.duplicateKey, "the key \"type\" appears twice at byte 19")) {
+            try ControlCodec.decodeClient(#"{"type":"leave",   "type":"raise_hand"}"#)
+        }
+    }
+
+    @Test func anUnknownTypeIsRefusedAndTheIDEchoed() {
+        #expect(throws: ControlDecodeError(.unknownType, "unknown message type \"dance\"", id: .integer(7))) {
+            try ControlCodec.decodeClient(#"{"type":"dance","id":7}"#)
+        }
+    }
+
+    @Test func unknownFieldsAreIgnored() throws {
+        #expect(try ControlCodec.decodeClient(#"{"type":"raise_hand","emoji":"✋"}"#) == ClientMessage(.raiseHand))
+    }
+
+    @Test func aDifferentVersionIsRefused() throws {
+        #expect(
+            throws: ControlDecodeError(
+                .unsupportedVersion,
+                "protocol version 2 is not supported; this server speaks version 1", id: .string("q"))
+        ) {
+            try ControlCodec.decodeClient(#"{"v":2,"type":"leave","id":"q"}"#)
+        }
+        #expect(try ControlCodec.decodeClient(#"{"v":1,"type":"leave"}"#) == ClientMessage(.leave))
+    }
+
+    @Test(arguments: [
+        (#"[]"#, ErrorCode.invalidJSON),
+        (#"{"id":1}"#, .badRequest),
+        (#"{"type":5}"#, .badRequest),
+        (#"{"type":"invite"}"#, .badRequest),
+        (#"{"type":"invite","peer":""}"#, .badRequest),
+        (#"{"type":"invite","peer":7}"#, .badRequest),
+        (#"{"type":"set_mute","muted":"yes"}"#, .badRequest),
+        (#"{"type":"chat","text":"x","to":{"peer":"a","role":"b"}}"#, .badRequest),
+        (#"{"type":"chat","text":"x","to":"everyone"}"#, .badRequest),
+        (#"{"type":"leave","id":1.5}"#, .badRequest),
+        (#"{"type":"leave""#, .invalidJSON),
+    ])
+    func malformedRequestsAreRefusedWithACode(_ text: String, _ code: ErrorCode) {
+        do {
+            _ = try ControlCodec.decodeClient(text)
+            Issue.record("\(text) was accepted")
+        } catch {
+            #expect(error.code == code, "\(text): \(error)")
+        }
+    }
+
+    @Test func stringsAreBounded() throws {
+        let longest = String(repeating: "é", count: ControlLimits.maxChatCharacters)
+        #expect(
+            try ControlCodec.decodeClient(ControlCodec.encode(ClientMessage(.chat(text: longest, to: .everyone))))
+                == ClientMessage(.chat(text: longest, to: .everyone)))
+        let tooLong = ClientMessage(.chat(text: longest + "e", to: .everyone))
+        #expect(throws: ControlDecodeError(.badRequest, "the field \"text\" is longer than 2000 characters")) {
+            try ControlCodec.decodeClient(ControlCodec.encode(tooLong))
+        }
+        let longID = ClientMessage(.leave, id: .string(String(repeating: "i", count: 65)))
+        #expect(throws: ControlDecodeError(.badRequest, "\"id\" is longer than 64 bytes")) {
+            try ControlCodec.decodeClient(ControlCodec.encode(longID))
+        }
+        let longPeer = ClientMessage(.invite(peer: String(repeating: "p", count: 129)))
+        #expect(throws: ControlDecodeError(.badRequest, "the field \"peer\" is longer than 128 bytes")) {
+            try ControlCodec.decodeClient(ControlCodec.encode(longPeer))
+        }
+    }
+
+    /// Every proper prefix of a message is refused cleanly, and every single-byte change either decodes or is
+    /// refused with a code: never a crash.
+    @Test func truncatedAndCorruptedMessagesFailCleanly() throws {
+        for example in try DocExample.all() {
+            let bytes = Array(example.text.utf8)
+            for length in 0..<bytes.count {
+                let prefix = bytes[0..<length]
+                switch example.side {
+                case .client: #expect(throws: ControlDecodeError.self) { try ControlCodec.decodeClient(prefix) }
+                case .server: #expect(throws: ControlDecodeError.self) { try ControlCodec.decodeServer(prefix) }
+                }
+            }
+            for index in bytes.indices where index % 3 == 0 {
+                for replacement: UInt8 in [0x00, 0x22, 0x7B, 0x5C, 0xFF, 0x31] {
+                    var corrupted = bytes
+                    corrupted[index] = replacement
+                    _ = try? ControlCodec.decodeClient(corrupted)
+                    _ = try? ControlCodec.decodeServer(corrupted)
+                }
+            }
+        }
+    }
+}

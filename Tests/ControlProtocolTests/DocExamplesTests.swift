@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+@testable import RoomProtocol
+
+/// The examples of `docs/protocol.md`, read from the file so that the document cannot drift from the code.
+struct DocExample: CustomStringConvertible {
+    enum Side { case client, server }
+    var side: Side
+    var text: String
+    var line: Int
+
+    var description: String { "docs/protocol.md:\(line)" }
+
+    static func all() throws -> [DocExample] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("docs/protocol.md"), encoding: .utf8)
+        var examples: [DocExample] = []
+        var current: (side: Side, line: Int, lines: [String])?
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if let open = current {
+                if line == "```" {
+                    examples.append(
+                        DocExample(side: open.side, text: open.lines.joined(separator: "\n"), line: open.line))
+                    current = nil
+                } else {
+                    current?.lines.append(String(line))
+                }
+            } else if line == "```json client" {
+                current = (.client, index + 1, [])
+            } else if line == "```json server" {
+                current = (.server, index + 1, [])
+            }
+        }
+        return examples
+    }
+}
+
+/// Compares JSON values with object members in any order.
+func sameJSON(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
+    switch (lhs, rhs) {
+    case (.object(let left), .object(let right)):
+        guard Set(left.keys) == Set(right.keys), left.keys.count == right.keys.count else { return false }
+        return left.members.allSatisfy { member in right[member.key].map { sameJSON(member.value, $0) } ?? false }
+    case (.array(let left), .array(let right)):
+        return left.count == right.count && zip(left, right).allSatisfy(sameJSON)
+    default:
+        return lhs == rhs
+    }
+}
+
+@Suite struct DocExamplesTests {
+    @Test func theDocumentHasExamplesForEveryMessageType() throws {
+        let examples = try DocExample.all()
+        let parser = StrictJSONParser()
+        func types(_ side: DocExample.Side) throws -> Set<String> {
+            Set(
+                try examples.filter { $0.side == side }.compactMap { example -> String? in
+                    guard case .object(let object) = try parser.parse(example.text),
+                        case .string(let type)? = object["type"]
+                    else { return nil }
+                    return type
+                })
+        }
+        #expect(try types(.client) == Set(WireRequest.typeNames))
+        #expect(
+            try types(.server)
+                == [
+                    "joined", "peer_joined", "peer_left", "role_changed", "hand_raised", "hand_lowered", "mute_changed",
+                    "speakers", "chat", "invited", "invite_declined", "asked_to_mute", "removed", "room_ended",
+                    "topic_changed", "error",
+                ])
+    }
+
+    @Test(arguments: try DocExample.all())
+    func everyExampleDecodesAndEncodesBackToItself(_ example: DocExample) throws {
+        let source = try StrictJSONParser().parse(example.text)
+        let encoded: JSONValue
+        switch example.side {
+        case .client:
+            encoded = ControlCodec.json(try ControlCodec.decodeClient(example.text))
+        case .server:
+            encoded = ControlCodec.json(try ControlCodec.decodeServer(example.text))
+        }
+        #expect(sameJSON(source, encoded), "\(example): encodes as \(encoded.encodedString)")
+    }
+}

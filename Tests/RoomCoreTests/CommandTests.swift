@@ -1,0 +1,130 @@
+import Testing
+
+@testable import RoomCore
+
+let people = [
+    peer("ana", "Ana"), peer("anna", "Anna"), peer("ana-lee", "Ana Lee"), peer("bo", "Bo"), peer("x7", "Chen"),
+    peer("d1", "Dara"), peer("d2", "Dara"),
+]
+
+func parse(_ line: String) -> Result<Command, CommandError> {
+    Command.parse(line, peers: people, roles: roles)
+}
+
+@Suite struct CommandGrammarTests {
+    @Test func everyCommand() {
+        #expect(parse("/invite bo") == .success(.invite("bo")))
+        #expect(parse("/move bo mod") == .success(.move("bo", .moderator)))
+        #expect(parse("/move bo Speaker") == .success(.move("bo", .speaker)))
+        #expect(parse("/move bo listener") == .success(.move("bo", .audience)))
+        #expect(parse("/move bo aud") == .success(.move("bo", .audience)))
+        #expect(parse("/mute chen") == .success(.mute("x7")))
+        #expect(parse("/remove bo") == .success(.remove("bo", reason: nil)))
+        #expect(parse("/remove bo  being rude ") == .success(.remove("bo", reason: "being rude")))
+        #expect(parse("/hand") == .success(.hand))
+        #expect(parse("/chat hello  there") == .success(.chat("hello  there")))
+        #expect(parse("/dm bo see you") == .success(.dm("bo", "see you")))
+        #expect(parse("/topic Friday hour") == .success(.topic("Friday hour")))
+        #expect(parse("/end") == .success(.end(reason: nil)))
+        #expect(parse("/end that's all") == .success(.end(reason: "that's all")))
+        #expect(parse("/help") == .success(.help))
+        #expect(parse("  /HELP  ") == .success(.help))
+    }
+
+    @Test func plainTextIsChat() {
+        #expect(parse(" hello /world ") == .success(.chat("hello /world")))
+        #expect(parse("//not a command") == .success(.chat("/not a command")))
+        #expect(parse("   ") == .failure(.empty))
+    }
+
+    @Test func namesMatchByUniquePrefixAnyCase() {
+        #expect(parse("/invite BO") == .success(.invite("bo")))
+        #expect(parse("/invite ch") == .success(.invite("x7")))
+        #expect(parse("/invite x") == .success(.invite("x7")), "identities match too")
+        #expect(parse("/invite anna") == .success(.invite("anna")))
+    }
+
+    @Test func anExactMatchWinsOverLongerNames() {
+        #expect(parse("/invite ana") == .success(.invite("ana")))
+    }
+
+    @Test func quotedNamesMayHoldSpaces() {
+        #expect(parse(#"/invite "ana lee""#) == .success(.invite("ana-lee")))
+        #expect(parse(#"/dm "Ana Lee" hi there"#) == .success(.dm("ana-lee", "hi there")))
+        #expect(parse(#"/invite "ana lee"#) == .failure(.unterminatedQuote))
+    }
+
+    @Test func ambiguousNamesListTheCandidates() {
+        #expect(
+            parse("/invite an")
+                == .failure(
+                    .ambiguousName("an", candidates: ["Ana (ana)", "Ana Lee (ana-lee)", "Anna (anna)"], more: 0)))
+        #expect(
+            parse("/mute dara") == .failure(.ambiguousName("dara", candidates: ["Dara (d1)", "Dara (d2)"], more: 0)))
+        #expect(
+            CommandError.ambiguousName("an", candidates: ["Ana (ana)", "Anna (anna)"], more: 4).description
+                == "\"an\" matches 6 people: Ana (ana), Anna (anna) and 4 more; type more of the name")
+    }
+
+    @Test func theCandidateListIsBounded() {
+        let many = (0..<12).map { peer("u\($0)", "Sam \($0)") }
+        guard
+            case .failure(.ambiguousName(_, let candidates, let more)) = Command.parse(
+                "/invite sam", peers: many, roles: roles)
+        else {
+            Issue.record("expected an ambiguous name")
+            return
+        }
+        #expect(candidates.count == Command.maxCandidates)
+        #expect(more == 7)
+    }
+
+    @Test func unknownNamesSuggestSimilarOnes() {
+        #expect(parse("/invite zed") == .failure(.unknownName("zed", similar: [], more: 0)))
+        #expect(parse("/invite lee") == .failure(.unknownName("lee", similar: ["Ana Lee (ana-lee)"], more: 0)))
+        #expect(CommandError.unknownName("zed", similar: [], more: 0).description == "no one here is called \"zed\"")
+        #expect(
+            CommandError.unknownName("lee", similar: ["Ana Lee (ana-lee)"], more: 0).description
+                == "no one here is called \"lee\"; did you mean Ana Lee (ana-lee)?")
+    }
+
+    @Test func missingAndExtraArguments() {
+        #expect(
+            parse("/invite") == .failure(.missingArgument(command: "invite", argument: "NAME", usage: "/invite NAME")))
+        #expect(
+            parse("/move bo") == .failure(.missingArgument(command: "move", argument: "ROLE", usage: "/move NAME ROLE"))
+        )
+        #expect(parse("/dm bo") == .failure(.missingArgument(command: "dm", argument: "TEXT", usage: "/dm NAME TEXT")))
+        #expect(parse("/chat") == .failure(.missingArgument(command: "chat", argument: "TEXT", usage: "/chat TEXT")))
+        #expect(
+            parse("/topic  ") == .failure(.missingArgument(command: "topic", argument: "TEXT", usage: "/topic TEXT")))
+        #expect(parse("/hand up") == .failure(.unexpectedArgument(command: "hand", text: "up", usage: "/hand")))
+        #expect(
+            parse("/invite bo now")
+                == .failure(.unexpectedArgument(command: "invite", text: "now", usage: "/invite NAME")))
+        #expect(
+            parse("/invite \"\"")
+                == .failure(.missingArgument(command: "invite", argument: "NAME", usage: "/invite NAME")))
+        #expect(
+            CommandError.missingArgument(command: "invite", argument: "NAME", usage: "/invite NAME").description
+                == "/invite needs NAME: /invite NAME")
+    }
+
+    @Test func unknownCommandsAndRoles() {
+        #expect(parse("/fly away") == .failure(.unknownCommand("fly")))
+        #expect(parse("/") == .failure(.unknownCommand("")))
+        #expect(
+            CommandError.unknownCommand("fly").description
+                == "unknown command /fly; commands: /invite /move /mute /remove /hand /chat /dm /topic /end /help")
+        #expect(
+            parse("/move bo boss")
+                == .failure(.unknownRole("boss", known: ["host", "moderator", "speaker", "audience"])))
+        #expect(
+            CommandError.unknownRole("boss", known: ["host", "audience"]).description
+                == "no role \"boss\"; roles: host, audience")
+    }
+
+    @Test func helpListsEveryCommand() {
+        for entry in Command.usages { #expect(Command.helpText.contains(entry.usage)) }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+@testable import RoomCore
+
+@Suite struct DisplayNameTests {
+    @Test func trimsAndCollapsesWhitespace() {
+        #expect(DisplayName.sanitize("  Ana \t  Lee \n") == "Ana Lee")
+    }
+
+    @Test func dropsControlAndBidiOverrideCharacters() {
+        #expect(DisplayName.sanitize("A\u{0}n\u{7}a\u{202E}x\u{2066}") == "Anax")
+    }
+
+    @Test func keepsWideCharactersAndEmojiSequences() {
+        #expect(DisplayName.sanitize("陳 👩‍💻") == "陳 👩‍💻")
+    }
+
+    @Test func boundsTheNameTo64GraphemeClusters() {
+        let long = String(repeating: "é", count: 100)
+        #expect(DisplayName.sanitize(long).count == 64)
+        let flags = String(repeating: "🇯🇵", count: 70)
+        #expect(DisplayName.sanitize(flags) == String(repeating: "🇯🇵", count: 64))
+    }
+
+    @Test func capsStackedCombiningMarks() {
+        let zalgo = "a" + String(repeating: "\u{301}", count: 50)
+        let cleaned = DisplayName.sanitize(zalgo)
+        #expect(cleaned.count == 1)
+        #expect(cleaned.unicodeScalars.count == DisplayName.maxScalarsPerGrapheme)
+    }
+
+    @Test func anEmptyOrBlankNameStaysEmpty() {
+        #expect(DisplayName.sanitize("") == "")
+        #expect(DisplayName.sanitize(" \u{200B}\u{0}\u{FEFF} ") == "")
+    }
+}
+
+@Suite struct PeerTests {
+    @Test func initSanitizesTheNameAndClampsTheLevel() {
+        let p = Peer(id: "x", name: "  Bo\u{0} ", level: 250)
+        #expect(p.name == "Bo")
+        #expect(p.level == 100)
+        var q = p
+        q.level = -3
+        #expect(q.level == 0)
+    }
+
+    @Test func decodingAppliesTheSameRules() throws {
+        let json = #"{"id":"x","name":" Ana\u0000 ","role":"speaker","level":-5}"#
+        let p = try JSONDecoder().decode(Peer.self, from: Data(json.utf8))
+        #expect(p == Peer(id: "x", name: "Ana", role: .speaker, muted: true, joinedAt: 0, level: 0))
+    }
+
+    @Test func roundTripsThroughJSON() throws {
+        let p = Peer(
+            id: "x", name: "Ana", role: .host, muted: false, handRaisedAt: 7, joinedAt: 3, level: 40,
+            metadata: ["bot": "true"])
+        let back = try JSONDecoder().decode(Peer.self, from: JSONEncoder().encode(p))
+        #expect(back == p)
+    }
+
+    @Test func waitingTimeCountsFromTheRaisedHand() {
+        #expect(peer("a", "A", hand: 1000).waitingTime(now: 4500) == 3500)
+        #expect(peer("a", "A", hand: 1000).waitingTime(now: 900) == 0)
+        #expect(peer("a", "A").waitingTime(now: 4500) == nil)
+    }
+
+    @Test func eventsAndRequestsRoundTripThroughJSON() throws {
+        let events: [ServerEvent] = [
+            .roleChanged("a", to: .speaker, by: "b"),
+            .chat(ChatMessage(from: "a", fromName: "A", text: "hi", to: .role(.moderator), sentAt: 9)),
+            .speakers([SpeakerLevel(peer: "a", level: 30)]), .error(code: "forbidden", message: "no"),
+        ]
+        for event in events {
+            #expect(try JSONDecoder().decode(ServerEvent.self, from: JSONEncoder().encode(event)) == event)
+        }
+        let request = ClientRequest.chat("hi", to: .peer("b"))
+        #expect(try JSONDecoder().decode(ClientRequest.self, from: JSONEncoder().encode(request)) == request)
+    }
+}
+
+@Suite struct BoundedHistoryTests {
+    @Test func keepsTheLastItemsOldestFirst() {
+        var history = BoundedHistory<Int>(capacity: 3)
+        for i in 1...5 { history.append(i) }
+        #expect(Array(history) == [3, 4, 5])
+        history.removeAll()
+        #expect(history.isEmpty)
+        history.append(9)
+        #expect(Array(history) == [9])
+    }
+}
+
+@Suite struct SortedListTests {
+    @Test func staysSortedThroughInsertsAndRemovesAcrossChunks() {
+        var generator = SeededGenerator(seed: 7)
+        var list = SortedList<Int>()
+        var model: [Int] = []
+        for step in 0..<5000 {
+            if model.isEmpty || step % 3 != 0 {
+                let x = Int.random(in: 0..<2000, using: &generator)
+                list.insert(x)
+                model.append(x)
+            } else {
+                let x = model.remove(at: Int.random(in: 0..<model.count, using: &generator))
+                let removed = list.remove(x)
+                #expect(removed)
+            }
+        }
+        model.sort()
+        #expect(Array(list) == model)
+        #expect(list.count == model.count)
+        #expect((0..<model.count).allSatisfy { list[$0] == model[$0] })
+        #expect(list.position(of: model[100]) == model.firstIndex(of: model[100]))
+        let removedMissing = list.remove(5000)
+        #expect(!removedMissing)
+        #expect(list.position(of: 5000) == nil)
+        #expect(SortedList(model) == list)
+    }
+}

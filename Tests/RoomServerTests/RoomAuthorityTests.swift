@@ -1,0 +1,433 @@
+import ClubroomResources
+import RoomCore
+import RoomProtocol
+import Testing
+
+@testable import RoomServer
+
+let defaultRoles = try! RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+
+/// A room with a host (ana), a moderator (bo), a speaker (chen) and two audience members (eli, fay), joined
+/// in that order at times 1 to 5.
+func populatedRoom() -> RoomAuthority {
+    var room = RoomAuthority(name: "lobby", roles: defaultRoles)
+    let people: [(PeerID, String, RoleName)] = [
+        ("ana", "Ana", .host), ("bo", "Bo", .moderator), ("chen", "Chen", .speaker), ("eli", "Eli", .audience),
+        ("fay", "Fay", .audience),
+    ]
+    for (index, person) in people.enumerated() {
+        _ = room.join(id: person.0, name: person.1, role: person.2, now: Timestamp(index + 1))
+    }
+    return room
+}
+
+func events(_ outcome: Outcome) -> [WireEvent] { outcome.deliveries.map(\.message.event) }
+
+func refusal(_ outcome: Outcome) -> (code: ErrorCode, message: String)? {
+    guard case .error(let code, let message, _)? = outcome.error?.event else { return nil }
+    return (code, message)
+}
+
+/// Checks that a refused request changed nothing in the room.
+func expectRefused(
+    _ request: ClientRequest, by actor: PeerID, code: ErrorCode, message: String? = nil,
+    in room: RoomAuthority = populatedRoom(), sourceLocation: SourceLocation = #_sourceLocation
+) {
+    var room = room
+    let before = room
+    let outcome = room.handle(request, from: actor, id: .integer(9), now: 100)
+    #expect(outcome.deliveries.isEmpty, sourceLocation: sourceLocation)
+    #expect(outcome.changes.isEmpty, sourceLocation: sourceLocation)
+    #expect(outcome.closes.isEmpty, sourceLocation: sourceLocation)
+    #expect(refusal(outcome)?.code == code, "\(String(describing: refusal(outcome)))", sourceLocation: sourceLocation)
+    if let message { #expect(refusal(outcome)?.message == message, sourceLocation: sourceLocation) }
+    if case .error(_, _, let id)? = outcome.error?.event { #expect(id == .integer(9), sourceLocation: sourceLocation) }
+    #expect(room.peers == before.peers, sourceLocation: sourceLocation)
+    #expect(room.seq == before.seq, sourceLocation: sourceLocation)
+    #expect(room.topic == before.topic && room.ended == before.ended, sourceLocation: sourceLocation)
+    #expect(room.invitations == before.invitations, sourceLocation: sourceLocation)
+}
+
+@Suite struct JoinTests {
+    @Test func theJoinerGetsASnapshotAndTheOthersADelta() {
+        var room = RoomAuthority(name: "lobby", roles: defaultRoles, topic: "t", seq: 10)
+        _ = room.join(id: "ana", name: "Ana", role: .host, now: 1)
+        let result = room.join(id: "eli", name: "  Eli \u{202E}\n ", role: .audience, now: 2)
+        guard case .joined(let snapshot, let outcome, let replaced) = result else {
+            Issue.record("refused: \(result)")
+            return
+        }
+        #expect(!replaced)
+        let eli = WirePeer(id: "eli", name: "Eli", role: "audience", muted: true, joinedAt: 2)
+        #expect(outcome.deliveries == [Delivery(to: .everyoneExcept("eli"), ServerMessage(.peerJoined(eli), seq: 12))])
+        guard case .joined(let state) = snapshot.event else {
+            Issue.record("not a snapshot")
+            return
+        }
+        #expect(snapshot.seq == 12)
+        #expect(state.selfID == "eli" && state.room == "lobby" && state.topic == "t" && !state.resumed)
+        #expect(state.peers.map(\.id) == ["ana", "eli"])
+        #expect(state.roles.map(\.name) == ["host", "moderator", "speaker", "audience"])
+        #expect(state.roles[3].permissions == ["raise_hand", "chat"])
+    }
+
+    @Test func anEmptyNameBecomesTheIdentity() {
+        var room = RoomAuthority(name: "lobby", roles: defaultRoles)
+        _ = room.join(id: "eli", name: " \u{7} ", role: .audience, now: 2)
+        #expect(room.peers["eli"]?.name == "eli")
+    }
+
+    @Test func aSecondConnectionReplacesTheFirstAndKeepsTheState() {
+        var room = populatedRoom()
+        _ = room.handle(.raiseHand, from: "eli", now: 50)
+        let seq = room.seq
+        guard case .joined(_, let outcome, let replaced) = room.join(id: "eli", name: "Eli", role: .host, now: 60)
+        else {
+            Issue.record("refused")
+            return
+        }
+        #expect(replaced)
+        #expect(outcome.deliveries.isEmpty)
+        #expect(room.seq == seq)
+        #expect(room.peers["eli"]?.role == .audience)
+        #expect(room.peers["eli"]?.handRaisedAt == 50)
+    }
+
+    @Test func aFullRoomRefuses() {
+        var room = RoomAuthority(name: "lobby", roles: defaultRoles, maxPeers: 2)
+        _ = room.join(id: "a", name: "A", role: .audience, now: 1)
+        _ = room.join(id: "b", name: "B", role: .audience, now: 1)
+        #expect(room.join(id: "c", name: "C", role: .audience, now: 1) == .refused(.roomFull))
+        #expect(room.peers.count == 2)
+    }
+
+    @Test func aReconnectWithinSixtySecondsGetsTheRoleBack() {
+        var room = populatedRoom()
+        _ = room.handle(.setRole("eli", .speaker), from: "ana", now: 10)
+        let left = room.leave("eli", reason: .disconnected, now: 1_000)
+        #expect(left.changes == [.departed("eli", role: .speaker, at: 1_000)])
+        #expect(events(left) == [.peerLeft(peer: "eli", reason: .disconnected)])
+        guard case .joined(let snapshot, _, _) = room.join(id: "eli", name: "Eli", role: .audience, now: 61_000),
+            case .joined(let state) = snapshot.event
+        else {
+            Issue.record("refused")
+            return
+        }
+        #expect(state.resumed)
+        #expect(room.peers["eli"]?.role == .speaker)
+        #expect(room.peers["eli"]?.muted == true)
+    }
+
+    @Test func aReconnectAfterSixtySecondsTakesTheTokensRole() {
+        var room = populatedRoom()
+        _ = room.handle(.setRole("eli", .speaker), from: "ana", now: 10)
+        _ = room.leave("eli", reason: .disconnected, now: 1_000)
+        _ = room.join(id: "eli", name: "Eli", role: .audience, now: 61_001)
+        #expect(room.peers["eli"]?.role == .audience)
+    }
+
+    @Test func theSnapshotHoldsOnlyTheChatThisPeerMayRead() {
+        var room = populatedRoom()
+        _ = room.handle(.chat("all", to: .everyone), from: "ana", now: 10)
+        _ = room.handle(.chat("to eli", to: .peer("eli")), from: "ana", now: 11)
+        _ = room.handle(.chat("to fay", to: .peer("fay")), from: "ana", now: 12)
+        _ = room.handle(.chat("speakers", to: .role(.speaker)), from: "ana", now: 13)
+        _ = room.handle(.chat("audience", to: .role(.audience)), from: "bo", now: 14)
+        _ = room.handle(.chat("from eli", to: .peer("bo")), from: "eli", now: 15)
+        guard case .joined(let state) = room.snapshot(for: "eli", resumed: false).event else { return }
+        #expect(state.chat.map(\.text) == ["all", "to eli", "audience", "from eli"])
+    }
+
+    @Test func chatHistoryKeepsTheLastTwoHundred() {
+        var room = populatedRoom()
+        for index in 0..<205 {
+            _ = room.handle(.chat("m\(index)", to: .everyone), from: "eli", now: Timestamp(index))
+        }
+        #expect(room.chat.count == 200)
+        #expect(room.chat.first?.text == "m5")
+        #expect(room.chat.last?.text == "m204")
+    }
+}
+
+@Suite struct ModerationTests {
+    @Test func raiseAndLowerHand() {
+        var room = populatedRoom()
+        let raised = room.handle(.raiseHand, from: "eli", now: 50)
+        #expect(raised.deliveries == [Delivery(to: .everyone, ServerMessage(.handRaised(peer: "eli", at: 50), seq: 6))])
+        #expect(room.peers["eli"]?.handRaisedAt == 50)
+        let lowered = room.handle(.lowerHand, from: "eli", now: 60)
+        #expect(events(lowered) == [.handLowered(peer: "eli", by: "eli")])
+        #expect(room.peers["eli"]?.handRaisedAt == nil)
+    }
+
+    @Test func handRefusals() {
+        expectRefused(.raiseHand, by: "chen", code: .forbidden)  // speakers may not raise hands
+        expectRefused(.raiseHand, by: "ana", code: .conflict, message: "you are already on the stage")
+        expectRefused(.lowerHand, by: "eli", code: .conflict, message: "your hand is not raised")
+        var room = populatedRoom()
+        _ = room.handle(.raiseHand, from: "eli", now: 50)
+        expectRefused(.raiseHand, by: "eli", code: .conflict, message: "your hand is already raised", in: room)
+    }
+
+    @Test func inviteThenAccept() {
+        var room = populatedRoom()
+        _ = room.handle(.raiseHand, from: "eli", now: 50)
+        let invited = room.handle(.invite("eli"), from: "bo", now: 60)
+        #expect(events(invited) == [.invited(peer: "eli", by: "bo")])
+        #expect(invited.changes == [.audit(AuditEntry(at: 60, actor: "bo", action: "invite", target: "eli"))])
+        #expect(room.invitations == ["eli": "bo"])
+        let accepted = room.handle(.acceptInvite, from: "eli", now: 70)
+        #expect(
+            events(accepted) == [
+                .handLowered(peer: "eli", by: "eli"), .roleChanged(peer: "eli", role: "speaker", by: "eli"),
+            ])
+        #expect(accepted.deliveries.allSatisfy { $0.to == .everyone })
+        #expect(
+            accepted.changes == [
+                .audit(
+                    AuditEntry(at: 70, actor: "eli", action: "accept_invite", target: "eli", detail: "invited by bo"))
+            ])
+        #expect(room.peers["eli"]?.role == .speaker)
+        #expect(room.peers["eli"]?.muted == true)
+        #expect(room.peers["eli"]?.handRaisedAt == nil)
+        #expect(room.invitations.isEmpty)
+    }
+
+    @Test func anAudienceMemberWithoutARaisedHandCanBeInvited() {
+        var room = populatedRoom()
+        #expect(events(room.handle(.invite("fay"), from: "ana", now: 60)) == [.invited(peer: "fay", by: "ana")])
+    }
+
+    @Test func inviteThenDeclineTellsTheInviterOnly() {
+        var room = populatedRoom()
+        _ = room.handle(.invite("eli"), from: "bo", now: 60)
+        let declined = room.handle(.declineInvite, from: "eli", now: 70)
+        #expect(
+            declined.deliveries == [
+                Delivery(to: .peer("bo"), ServerMessage(.inviteDeclined(peer: "eli", by: "eli"), seq: 7))
+            ])
+        #expect(room.peers["eli"]?.role == .audience)
+        #expect(room.invitations.isEmpty)
+    }
+
+    @Test func inviteRefusals() {
+        expectRefused(
+            .invite("fay"), by: "eli", code: .forbidden, message: "only hosts and moderators can invite people to speak"
+        )
+        expectRefused(.invite("fay"), by: "chen", code: .forbidden)
+        expectRefused(.invite("chen"), by: "ana", code: .forbidden, message: "Chen is already on the stage")
+        expectRefused(.invite("zed"), by: "ana", code: .notFound, message: "no one called zed is in the room")
+        expectRefused(.acceptInvite, by: "eli", code: .conflict, message: "you have no pending invitation")
+        expectRefused(.declineInvite, by: "eli", code: .conflict)
+        var room = populatedRoom()
+        _ = room.handle(.invite("eli"), from: "bo", now: 60)
+        expectRefused(.invite("eli"), by: "ana", code: .conflict, message: "Eli is already invited", in: room)
+    }
+
+    @Test func setRoleMovesOnStageMutedAndLowersTheHand() {
+        var room = populatedRoom()
+        _ = room.handle(.raiseHand, from: "fay", now: 50)
+        let moved = room.handle(.setRole("fay", .moderator), from: "bo", now: 60)
+        #expect(
+            events(moved) == [
+                .handLowered(peer: "fay", by: "bo"), .roleChanged(peer: "fay", role: "moderator", by: "bo"),
+            ])
+        #expect(
+            moved.changes == [
+                .audit(AuditEntry(at: 60, actor: "bo", action: "set_role", target: "fay", detail: "moderator"))
+            ])
+        #expect(room.peers["fay"]?.role == .moderator)
+    }
+
+    @Test func movingAnUnmutedSpeakerOffStageMutesThem() {
+        var room = populatedRoom()
+        _ = room.handle(.setMute(false), from: "chen", now: 50)
+        let moved = room.handle(.setRole("chen", .audience), from: "ana", now: 60)
+        #expect(
+            events(moved) == [
+                .roleChanged(peer: "chen", role: "audience", by: "ana"),
+                .muteChanged(peer: "chen", muted: true, by: "ana"),
+            ])
+    }
+
+    @Test func setRoleRefusals() {
+        expectRefused(
+            .setRole("eli", .host), by: "bo", code: .forbidden, message: "a moderator cannot make someone a host")
+        expectRefused(.setRole("ana", .audience), by: "bo", code: .forbidden)
+        expectRefused(.setRole("eli", .speaker), by: "chen", code: .forbidden)
+        expectRefused(.setRole("eli", .speaker), by: "fay", code: .forbidden)
+        expectRefused(.setRole("bo", .speaker), by: "bo", code: .forbidden)
+        expectRefused(.setRole("eli", "wizard"), by: "ana", code: .notFound, message: "there is no role called wizard")
+        expectRefused(.setRole("eli", .audience), by: "ana", code: .forbidden, message: "Eli is already an audience")
+        var room = populatedRoom()
+        _ = room.join(id: "ann", name: "Ann", role: .host, now: 9)
+        expectRefused(.setRole("ann", .audience), by: "ana", code: .forbidden, in: room)
+    }
+
+    @Test func aModeratorCanMakeAnotherModerator() {
+        var room = populatedRoom()
+        #expect(refusal(room.handle(.setRole("chen", .moderator), from: "bo", now: 60)) == nil)
+        #expect(room.peers["chen"]?.role == .moderator)
+    }
+
+    @Test func stepDown() {
+        var room = populatedRoom()
+        _ = room.handle(.setMute(false), from: "chen", now: 50)
+        let stepped = room.handle(.stepDown, from: "chen", now: 60)
+        #expect(
+            events(stepped) == [
+                .roleChanged(peer: "chen", role: "audience", by: "chen"),
+                .muteChanged(peer: "chen", muted: true, by: "chen"),
+            ])
+        #expect(room.peers["chen"]?.role == .audience)
+        expectRefused(.stepDown, by: "eli", code: .forbidden, message: "you are not on the stage")
+    }
+
+    @Test func selfMute() {
+        var room = populatedRoom()
+        #expect(
+            events(room.handle(.setMute(false), from: "chen", now: 50)) == [
+                .muteChanged(peer: "chen", muted: false, by: "chen")
+            ])
+        #expect(room.peers["chen"]?.muted == false)
+        let same = room.handle(.setMute(false), from: "chen", now: 51)
+        #expect(same.deliveries.isEmpty && same.error == nil)
+        expectRefused(
+            .setMute(false), by: "eli", code: .forbidden, message: "only hosts, moderators and speakers can speak")
+    }
+
+    @Test func mutePeerTellsEveryoneAndAsksTheTarget() {
+        var room = populatedRoom()
+        _ = room.handle(.setMute(false), from: "chen", now: 50)
+        let muted = room.handle(.mutePeer("chen"), from: "bo", now: 60)
+        #expect(
+            muted.deliveries == [
+                Delivery(to: .everyone, ServerMessage(.muteChanged(peer: "chen", muted: true, by: "bo"), seq: 7)),
+                Delivery(to: .peer("chen"), ServerMessage(.askedToMute(peer: "chen", by: "bo"), seq: 8)),
+            ])
+        #expect(room.peers["chen"]?.muted == true)
+        #expect(muted.changes == [.audit(AuditEntry(at: 60, actor: "bo", action: "mute_peer", target: "chen"))])
+    }
+
+    @Test func mutePeerRefusals() {
+        var room = populatedRoom()
+        _ = room.handle(.setMute(false), from: "chen", now: 50)
+        _ = room.handle(.setMute(false), from: "ana", now: 50)
+        expectRefused(
+            .mutePeer("chen"), by: "eli", code: .forbidden, message: "only hosts and moderators can mute others",
+            in: room)
+        expectRefused(.mutePeer("ana"), by: "bo", code: .forbidden, in: room)
+        expectRefused(.mutePeer("bo"), by: "ana", code: .conflict, message: "Bo is already muted", in: room)
+    }
+
+    @Test func removeBroadcastsClosesAndBars() {
+        var room = populatedRoom()
+        let removed = room.handle(.remove("eli", reason: "  spam "), from: "bo", now: 60)
+        #expect(events(removed) == [.removed(peer: "eli", by: "bo", reason: "spam")])
+        #expect(removed.deliveries.first?.to == .everyone)
+        #expect(removed.closes.map(\.peer) == ["eli"] && removed.closes.map(\.reason) == [.removed])
+        #expect(
+            removed.changes == [
+                .audit(AuditEntry(at: 60, actor: "bo", action: "remove", target: "eli", detail: "spam"))
+            ])
+        #expect(room.peers["eli"] == nil)
+        #expect(room.join(id: "eli", name: "Eli", role: .audience, now: 70) == .refused(.removed))
+    }
+
+    @Test func removeRefusals() {
+        expectRefused(
+            .remove("fay", reason: nil), by: "eli", code: .forbidden,
+            message: "only hosts and moderators can remove people")
+        expectRefused(
+            .remove("ana", reason: nil), by: "bo", code: .forbidden,
+            message: "you cannot remove Ana: a host is not below a moderator")
+        expectRefused(.remove("ana", reason: nil), by: "ana", code: .forbidden, message: "you cannot remove yourself")
+    }
+
+    @Test func topic() {
+        var room = populatedRoom()
+        let changed = room.handle(.setTopic(" Friday "), from: "bo", now: 60)
+        #expect(events(changed) == [.topicChanged(topic: "Friday", by: "bo")])
+        #expect(
+            changed.changes == [
+                .topic("Friday"), .audit(AuditEntry(at: 60, actor: "bo", action: "set_topic", detail: "Friday")),
+            ])
+        #expect(room.topic == "Friday")
+        expectRefused(
+            .setTopic("mine"), by: "chen", code: .forbidden, message: "only hosts and moderators can set the topic")
+    }
+
+    @Test func endRoomClosesEveryoneAndRefusesJoinsUntilAHostReopens() {
+        var room = populatedRoom()
+        let ended = room.handle(.endRoom(reason: "bye"), from: "ana", now: 60)
+        #expect(events(ended) == [.roomEnded(by: "ana", reason: "bye")])
+        #expect(Set(ended.closes.map(\.peer)) == ["ana", "bo", "chen", "eli", "fay"])
+        #expect(ended.closes.allSatisfy { $0.reason == .roomEnded })
+        #expect(
+            ended.changes == [
+                .ended(reason: "bye"), .audit(AuditEntry(at: 60, actor: "ana", action: "end_room", detail: "bye")),
+            ])
+        #expect(room.ended && room.peers.isEmpty)
+        #expect(room.join(id: "eli", name: "Eli", role: .audience, now: 70) == .refused(.roomEnded))
+        #expect(room.join(id: "bo", name: "Bo", role: .moderator, now: 70) == .refused(.roomEnded))
+        guard case .joined(_, let reopened, _) = room.join(id: "ana", name: "Ana", role: .host, now: 80) else {
+            Issue.record("the host could not reopen")
+            return
+        }
+        #expect(reopened.changes == [.reopened, .audit(AuditEntry(at: 80, actor: "ana", action: "reopen"))])
+        #expect(!room.ended)
+        if case .joined = room.join(id: "eli", name: "Eli", role: .audience, now: 90) {
+        } else {
+            Issue.record("the reopened room refused a listener")
+        }
+    }
+
+    @Test func endRoomRefusals() {
+        expectRefused(.endRoom(reason: nil), by: "bo", code: .forbidden, message: "only hosts can end the room")
+        expectRefused(.endRoom(reason: nil), by: "eli", code: .forbidden)
+    }
+
+    @Test func chatToEveryoneOnePeerAndARole() {
+        var room = populatedRoom()
+        let all = room.handle(.chat(" hi ", to: .everyone), from: "eli", now: 60)
+        #expect(
+            all.deliveries == [
+                Delivery(to: .everyone, ServerMessage(.chat(WireChat(from: "eli", text: "hi", at: 60)), seq: 6))
+            ])
+        #expect(all.changes == [.chat(WireChat(from: "eli", text: "hi", at: 60), fromName: "Eli")])
+        let direct = room.handle(.chat("psst", to: .peer("ana")), from: "eli", now: 61)
+        #expect(direct.deliveries.map(\.to) == [.peers(["ana", "eli"])])
+        let stage = room.handle(.chat("mods", to: .role(.moderator)), from: "ana", now: 62)
+        #expect(stage.deliveries.map(\.to) == [.peers(["bo", "ana"])])
+        let own = room.handle(.chat("audience", to: .role(.audience)), from: "eli", now: 63)
+        #expect(own.deliveries.map(\.to) == [.peers(["eli", "fay"])])
+    }
+
+    @Test func chatRefusals() {
+        expectRefused(.chat("x", to: .peer("zed")), by: "eli", code: .notFound)
+        expectRefused(.chat("x", to: .role("wizard")), by: "eli", code: .notFound)
+        expectRefused(.chat("   ", to: .everyone), by: "eli", code: .badRequest)
+    }
+
+    @Test func leaveClosesNormallyAndTellsTheOthers() {
+        var room = populatedRoom()
+        _ = room.handle(.invite("eli"), from: "ana", now: 10)
+        let left = room.handle(.leave, from: "eli", now: 60)
+        #expect(events(left) == [.peerLeft(peer: "eli", reason: .left)])
+        #expect(left.closes.map(\.peer) == ["eli"] && left.closes.map(\.reason) == [.left])
+        #expect(room.peers["eli"] == nil && room.invitations.isEmpty)
+    }
+
+    @Test func aPeerNotInTheRoomIsRefused() {
+        expectRefused(.raiseHand, by: "zed", code: .notFound)
+    }
+
+    @Test func sequenceNumbersIncreaseByOneForEveryEvent() {
+        var room = populatedRoom()
+        let start = room.seq
+        _ = room.handle(.raiseHand, from: "eli", now: 1)
+        let outcome = room.handle(.setRole("eli", .speaker), from: "ana", now: 2)
+        #expect(outcome.deliveries.map(\.message.seq) == [start + 2, start + 3])
+        #expect(room.seq == start + 3)
+    }
+}

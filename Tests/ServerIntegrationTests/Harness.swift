@@ -1,0 +1,285 @@
+import Crypto
+import Foundation
+import RoomProtocol
+import Synchronization
+import Testing
+
+/// Something the harness waited for and did not get, with what it saw instead.
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// The built `clubroom` executable: `CLUBROOM_BINARY` when set, else next to the test bundle, else under this
+/// package's `.build/debug`.
+func clubroomBinary() throws -> URL {
+    var candidates: [URL] = []
+    if let override = ProcessInfo.processInfo.environment["CLUBROOM_BINARY"] {
+        candidates.append(URL(fileURLWithPath: override))
+    }
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
+    candidates.append(directory.appendingPathComponent("clubroom"))
+    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    candidates.append(packageRoot.appendingPathComponent(".build/debug/clubroom"))
+    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+        return candidate
+    }
+    throw HarnessError(description: "clubroom binary not found in \(candidates.map(\.path))")
+}
+
+/// Lines read from a pipe on a thread of their own, for waiting on with a timeout.
+final class LineCollector: Sendable {
+    private let lines = Mutex<[String]>([])
+    private let closed = Atomic<Bool>(false)
+
+    init(_ handle: FileHandle) {
+        let thread = Thread { [self] in
+            var buffer = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    lines.withLock { $0.append(line) }
+                }
+            }
+            closed.store(true, ordering: .releasing)
+        }
+        thread.start()
+    }
+
+    var all: [String] { lines.withLock { $0 } }
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    /// Waits until a line at or after `start` satisfies `match`; returns its index.
+    func wait(from start: Int = 0, timeout: Double = 10, _ match: (String) -> Bool) -> Int? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let snapshot = all
+            if start < snapshot.count, let index = snapshot[start...].firstIndex(where: match) { return index }
+            if isClosed, all.count == snapshot.count { return nil }
+            usleep(10_000)
+        }
+        return nil
+    }
+}
+
+/// A `clubroom serve` process on a free loopback port with its own data directory and secret.
+final class ServerProcess {
+    let directory: URL
+    let process = Process()
+    let log: LineCollector
+    private(set) var port = 0
+    let binary: URL
+
+    var secretFile: String { directory.appendingPathComponent("secret").path }
+    var dataDirectory: String { directory.appendingPathComponent("data").path }
+
+    /// Starts a server; with `directory`, reuses that folder's data and secret (a restart).
+    init(directory: URL? = nil, port requestedPort: Int = 0, extraArguments: [String] = []) throws {
+        binary = try clubroomBinary()
+        self.directory =
+            directory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-it-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+        process.executableURL = binary
+        let folder = self.directory
+        process.arguments =
+            [
+                "serve", "--listen", "127.0.0.1:\(requestedPort)", "--data", folder.appendingPathComponent("data").path,
+                "--secret-file", folder.appendingPathComponent("secret").path,
+            ] + extraArguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        log = LineCollector(errors.fileHandleForReading)
+        try process.run()
+        guard let index = log.wait(timeout: 15, { $0.contains("listening on ws://127.0.0.1:") }) else {
+            process.terminate()
+            throw HarnessError(description: "the server did not start: \(log.all)")
+        }
+        let line = log.all[index]
+        let afterHost = line.components(separatedBy: "ws://127.0.0.1:")[1]
+        port = Int(afterHost.prefix(while: \.isNumber)) ?? 0
+    }
+
+    func url(room: String = "lobby") -> String { "ws://127.0.0.1:\(port)/rooms/\(room)" }
+
+    /// A token from `clubroom token`.
+    func token(_ identity: String, role: String, room: String = "lobby", name: String? = nil) throws -> String {
+        let minting = Process()
+        minting.executableURL = binary
+        minting.arguments =
+            ["token", "--room", room, "--identity", identity, "--role", role, "--secret-file", secretFile]
+            + (name.map { ["--name", $0] } ?? [])
+        let output = Pipe()
+        minting.standardOutput = output
+        minting.standardError = FileHandle.nullDevice
+        try minting.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        minting.waitUntilExit()
+        guard minting.terminationStatus == 0 else {
+            throw HarnessError(description: "clubroom token exited with \(minting.terminationStatus)")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Signs arbitrary claims with the server's secret, for tokens `clubroom token` would not make.
+    func signed(_ claims: TokenClaims) throws -> String {
+        let secret = try SecretFile.load(at: secretFile)
+        return try TokenIssuer(secret: secret).issue(claims)
+    }
+
+    /// Starts a bot in the room with a token.
+    func bot(_ token: String, room: String = "lobby", autoAccept: Bool = false) throws -> BotProcess {
+        try BotProcess(binary: binary, url: url(room: room), token: token, autoAccept: autoAccept)
+    }
+
+    /// Joins a bot and waits for its snapshot.
+    func joinedBot(_ identity: String, role: String, autoAccept: Bool = false) throws -> BotProcess {
+        let bot = try bot(try token(identity, role: role, name: identity.capitalized), autoAccept: autoAccept)
+        try bot.expect("joined")
+        return bot
+    }
+
+    /// Stops with SIGTERM (killed after 10 s) and waits.
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Stops and deletes the data.
+    func stopAndClean() {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// A `clubroom bot` process: commands in, events out.
+final class BotProcess {
+    let process = Process()
+    let input: FileHandle
+    let output: LineCollector
+    let errors: LineCollector
+    /// Where the next `expect` starts looking.
+    private(set) var cursor = 0
+
+    init(binary: URL, url: String, token: String, autoAccept: Bool) throws {
+        process.executableURL = binary
+        process.arguments = ["bot", url, "--token", token] + (autoAccept ? ["--auto-accept"] : [])
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        input = stdin.fileHandleForWriting
+        output = LineCollector(stdout.fileHandleForReading)
+        errors = LineCollector(stderr.fileHandleForReading)
+        try process.run()
+    }
+
+    /// Sends one command line.
+    func send(_ line: String) {
+        try? input.write(contentsOf: Data((line + "\n").utf8))
+    }
+
+    /// Waits for the next event named `event` whose fields satisfy `match`, and moves past it.
+    @discardableResult
+    func expect(
+        _ event: String, timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation,
+        where match: (JSONObject) -> Bool = { _ in true }
+    ) throws -> JSONObject {
+        let found = output.wait(from: cursor, timeout: timeout) { line in
+            guard let object = Self.object(line), case .string(event)? = object["event"] else { return false }
+            return match(object)
+        }
+        guard let found else {
+            throw HarnessError(
+                description: "no \(event) event after line \(cursor); saw \(output.all) stderr \(errors.all)")
+        }
+        cursor = found + 1
+        return Self.object(output.all[found])!
+    }
+
+    /// Whether an event named `event` matching `match` appears within `timeout` (from the cursor, not moving it).
+    func sees(_ event: String, within timeout: Double, where match: (JSONObject) -> Bool = { _ in true }) -> Bool {
+        output.wait(from: cursor, timeout: timeout) { line in
+            guard let object = Self.object(line), case .string(event)? = object["event"] else { return false }
+            return match(object)
+        } != nil
+    }
+
+    /// Ends stdin (the bot leaves) and returns the exit status.
+    func finish(timeout: Double = 10) throws -> Int32 {
+        try? input.close()
+        return try waitForExit(timeout: timeout)
+    }
+
+    /// Waits for the process to exit by itself.
+    func waitForExit(timeout: Double = 10) throws -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw HarnessError(description: "the bot did not exit; output \(output.all) stderr \(errors.all)")
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Kills the process if it still runs.
+    func kill() {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    static func object(_ line: String) -> JSONObject? {
+        guard case .object(let object)? = try? StrictJSONParser().parse(line) else { return nil }
+        return object
+    }
+}
+
+extension JSONObject {
+    func string(_ key: String) -> String? {
+        if case .string(let value)? = self[key] { return value }
+        return nil
+    }
+
+    func bool(_ key: String) -> Bool? {
+        if case .bool(let value)? = self[key] { return value }
+        return nil
+    }
+
+    func object(_ key: String) -> JSONObject? {
+        if case .object(let value)? = self[key] { return value }
+        return nil
+    }
+
+    func array(_ key: String) -> [JSONValue]? {
+        if case .array(let value)? = self[key] { return value }
+        return nil
+    }
+}
+
+/// Runs `body` with a fresh server and kills every bot it started, whatever happens.
+func withServer(_ body: (ServerProcess, inout [BotProcess]) throws -> Void) throws {
+    let server = try ServerProcess()
+    var bots: [BotProcess] = []
+    defer {
+        for bot in bots { bot.kill() }
+        server.stopAndClean()
+    }
+    try body(server, &bots)
+}

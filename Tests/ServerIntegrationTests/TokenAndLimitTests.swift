@@ -1,0 +1,327 @@
+import Crypto
+import Foundation
+import RoomClient
+import RoomPersistence
+import RoomProtocol
+import RoomTransport
+import Synchronization
+import Testing
+
+/// Collects what a `RoomSession` reports, for waiting on with a timeout.
+final class SessionRecorder: Sendable {
+    private let events = Mutex<[SessionEvent]>([])
+
+    func record(_ event: SessionEvent) { events.withLock { $0.append(event) } }
+
+    var all: [SessionEvent] { events.withLock { $0 } }
+
+    func wait(timeout: Double = 10, _ match: (SessionEvent) -> Bool) -> SessionEvent? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let found = all.first(where: match) { return found }
+            usleep(10_000)
+        }
+        return nil
+    }
+
+    func errors(code: ErrorCode) -> Int {
+        all.filter {
+            if case .message(let message) = $0, case .error(code, _, _) = message.event { return true }
+            return false
+        }.count
+    }
+}
+
+/// Opens a session for `identity` and waits for its snapshot.
+func joinedSession(_ server: ServerProcess, _ identity: String, role: String) throws -> (RoomSession, SessionRecorder) {
+    let recorder = SessionRecorder()
+    let session = try RoomSession(url: server.url(), token: try server.token(identity, role: role)) {
+        recorder.record($0)
+    }
+    session.start()
+    let joined = recorder.wait {
+        if case .message(let message) = $0, case .joined = message.event { return true }
+        return false
+    }
+    guard joined != nil else { throw HarnessError(description: "\(identity) did not join: \(recorder.all)") }
+    for _ in 0..<200 where !session.isConnected { usleep(5000) }
+    return (session, recorder)
+}
+
+@Suite(.serialized) struct TokenRefusalTests {
+    /// Each bad token closes the connection before any room state, with its own close code.
+    @Test func everyBadTokenIsRefusedWithItsOwnCloseCode() throws {
+        try withServer { server, bots in
+            let now = Int64(Date().timeIntervalSince1970)
+            func claims(
+                room: String = "lobby", role: String = "audience", exp: Int64? = nil, nbf: Int64? = nil
+            )
+                -> TokenClaims
+            {
+                TokenClaims(
+                    subject: "eve", name: "Eve", room: room, role: role, expiresAt: exp ?? now + 3600,
+                    notBefore: nbf ?? now - 10)
+            }
+            let valid = try server.signed(claims())
+            let parts = valid.split(separator: ".").map(String.init)
+            func unsigned(header: String) -> String {
+                Base64URL.encode(Array(header.utf8)) + "." + parts[1] + "."
+                    + Base64URL.encode(HMACSHA256.sign(key: Array(repeating: 7, count: 32), message: [1])!)
+            }
+            let otherSecret = TokenSecret(bytes: Array(repeating: 42, count: 32))
+            let cases: [(String, String, UInt16)] = [
+                ("bad signature", try TokenIssuer(secret: otherSecret).issue(claims()), 4003),
+                ("alg none", Base64URL.encode(Array(#"{"alg":"none","typ":"JWT"}"#.utf8)) + "." + parts[1] + ".", 4002),
+                ("alg HS512", unsigned(header: #"{"alg":"HS512","typ":"JWT"}"#), 4002),
+                ("expired", try server.signed(claims(exp: now - 3600, nbf: now - 7200)), 4004),
+                ("not yet valid", try server.signed(claims(nbf: now + 3600)), 4005),
+                ("other room", try server.signed(claims(room: "elsewhere")), 4006),
+                ("unknown role", try server.signed(claims(role: "wizard")), 4007),
+                ("garbage", "not-a-token", 4001),
+            ]
+            var messages: Set<String> = []
+            for (name, token, code) in cases {
+                let bot = try server.bot(token)
+                bots.append(bot)
+                #expect(try bot.waitForExit() == 6, "\(name)")
+                let lines = bot.output.all
+                #expect(!lines.contains { $0.contains(#""event":"joined""#) }, "\(name)")
+                let refusal = lines.compactMap(BotProcess.object).first { $0.string("code") == "refused" }
+                let message = refusal?.string("message") ?? ""
+                #expect(message.contains("(\(code))"), "\(name): \(lines)")
+                messages.insert(message)
+            }
+            #expect(messages.count == Set(cases.map(\.2)).count)
+        }
+    }
+
+    @Test func aMissingTokenIsRefused() throws {
+        try withServer { server, _ in
+            let closed = Mutex<(UInt16, String)?>(nil)
+            let client = try WebSocketClient.connect(
+                to: server.url(),
+                handler: WebSocketClient.Handler(
+                    onMessage: { _ in }, onClose: { code, reason in closed.withLock { $0 = (code.rawValue, reason) } }))
+            let deadline = Date().addingTimeInterval(10)
+            while closed.withLock({ $0 }) == nil, Date() < deadline { usleep(10_000) }
+            #expect(closed.withLock { $0?.0 } == 4000)
+            client.close()
+        }
+    }
+}
+
+@Suite(.serialized) struct LimitTests {
+    @Test func anOversizeFrameClosesWith1009() throws {
+        try withServer { server, _ in
+            let (session, recorder) = try joinedSession(server, "eli", role: "audience")
+            defer { session.shutdown() }
+            session.sendRaw(#"{"type":"chat","text":""# + String(repeating: "x", count: 70 * 1024) + #""}"#)
+            let ended = recorder.wait {
+                if case .reconnecting = $0 { return true }
+                if case .ended = $0 { return true }
+                return false
+            }
+            #expect(ended != nil)
+            #expect(server.log.wait(timeout: 5) { $0.contains("eli left room lobby (1009") } != nil)
+        }
+    }
+
+    @Test func duplicateKeysAndUnknownTypesGetAnErrorAndTheConnectionStays() throws {
+        try withServer { server, _ in
+            let (session, recorder) = try joinedSession(server, "eli", role: "audience")
+            defer { session.shutdown() }
+            session.sendRaw(#"{"type":"raise_hand","type":"leave","id":1}"#)
+            session.sendRaw(#"{"type":"dance","id":2}"#)
+            session.sendRaw(#"{"type":"chat","text":"x","to":{"peer":"a","peer":"b"}}"#)
+            session.send(.raiseHand)
+            let raised = recorder.wait {
+                if case .message(let message) = $0, case .handRaised(peer: "eli", _) = message.event { return true }
+                return false
+            }
+            #expect(raised != nil)
+            let errors = recorder.all.compactMap { event -> (ErrorCode, RequestID?)? in
+                guard case .message(let message) = event, case .error(let code, _, let id) = message.event else {
+                    return nil
+                }
+                return (code, id)
+            }
+            #expect(errors.map(\.0) == [.duplicateKey, .unknownType, .duplicateKey])
+            #expect(errors.map(\.1) == [nil, .integer(2), nil])
+        }
+    }
+
+    @Test func aFloodIsThrottledWithoutSlowingOthers() throws {
+        try withServer { server, _ in
+            let (flooder, flood) = try joinedSession(server, "eli", role: "audience")
+            let (other, calm) = try joinedSession(server, "fay", role: "audience")
+            defer {
+                flooder.shutdown()
+                other.shutdown()
+            }
+            for index in 0..<300 { flooder.send(.chat(text: "flood \(index)", to: .peer("eli"))) }
+            other.send(.chat(text: "calm", to: .everyone))
+            let calmArrived = calm.wait {
+                if case .message(let message) = $0, case .chat(let chat) = message.event { return chat.text == "calm" }
+                return false
+            }
+            #expect(calmArrived != nil)
+            #expect(flood.wait { _ in flood.errors(code: .rateLimited) > 0 } != nil)
+            usleep(300_000)
+            let delivered = flood.all.filter {
+                if case .message(let message) = $0, case .chat(let chat) = message.event {
+                    return chat.text.hasPrefix("flood")
+                }
+                return false
+            }.count
+            #expect(delivered >= 20)
+            #expect(delivered < 300)
+            #expect(calm.errors(code: .rateLimited) == 0)
+        }
+    }
+}
+
+@Suite(.serialized) struct PersistenceAndReconnectTests {
+    @Test func topicChatAndAuditSurviveARestart() throws {
+        let first = try ServerProcess()
+        defer { first.stopAndClean() }
+        let ana = try first.joinedBot("ana", role: "host")
+        defer { ana.kill() }
+        let eli = try first.joinedBot("eli", role: "audience")
+        defer { eli.kill() }
+        ana.send(#"{"cmd":"topic","text":"kept across restarts"}"#)
+        try ana.expect("topic_changed")
+        ana.send(#"{"cmd":"chat","text":"remember me"}"#)
+        try ana.expect("chat")
+        ana.send(#"{"cmd":"set_role","peer":"eli","role":"speaker"}"#)
+        try ana.expect("role_changed")
+        #expect(try ana.finish() == 0)
+        #expect(try eli.finish() == 0)
+        first.stop()
+
+        let second = try ServerProcess(directory: first.directory)
+        defer { second.stop() }
+        let fay = try second.bot(try second.token("fay", role: "audience"))
+        defer { fay.kill() }
+        let joined = try fay.expect("joined")
+        #expect(joined.string("topic") == "kept across restarts")
+        let chat = joined.array("chat") ?? []
+        #expect(chat.count == 1)
+        if case .object(let message)? = chat.first {
+            #expect(message.string("text") == "remember me" && message.string("from") == "ana")
+        }
+        second.stop()
+
+        let database = try RoomDatabase(path: second.dataDirectory + "/" + RoomDatabase.fileName)
+        let audit = try database.auditLog(room: "lobby")
+        #expect(audit.map(\.action) == ["set_topic", "set_role"])
+        #expect(audit.map(\.actor) == ["ana", "ana"])
+        #expect(audit.last?.target == "eli" && audit.last?.detail == "speaker")
+    }
+
+    @Test func aPeerBackWithinSixtySecondsGetsItsRoleBack() throws {
+        try withServer { server, bots in
+            let ana = try server.joinedBot("ana", role: "host")
+            let eli = try server.joinedBot("eli", role: "audience")
+            bots += [ana, eli]
+            ana.send(#"{"cmd":"set_role","peer":"eli","role":"speaker"}"#)
+            try eli.expect("role_changed") { $0.string("role") == "speaker" }
+            eli.kill()
+            try ana.expect("peer_left") { $0.string("peer") == "eli" && $0.string("reason") == "disconnected" }
+            let back = try server.bot(try server.token("eli", role: "audience"))
+            bots.append(back)
+            let joined = try back.expect("joined")
+            #expect(joined.object("self")?.string("role") == "speaker")
+            #expect(joined.bool("resumed") == true)
+        }
+    }
+
+    @Test func theBotReconnectsAfterTheServerRestartsAndRebuildsItsState() throws {
+        let first = try ServerProcess()
+        defer { first.stopAndClean() }
+        let ana = try first.joinedBot("ana", role: "host")
+        defer { ana.kill() }
+        let eli = try first.joinedBot("eli", role: "audience")
+        defer { eli.kill() }
+        ana.send(#"{"cmd":"set_role","peer":"eli","role":"speaker"}"#)
+        try eli.expect("role_changed") { $0.string("role") == "speaker" }
+        let port = first.port
+        first.stop()
+        try eli.expect("reconnecting")
+        let second = try ServerProcess(directory: first.directory, port: port)
+        defer { second.stop() }
+        let reconnected = try eli.expect("reconnected", timeout: 20)
+        #expect(reconnected.object("self")?.string("role") == "speaker")
+        #expect(reconnected.bool("resumed") == true)
+    }
+}
+
+@Suite struct PythonInteropTests {
+    /// A Python `websockets` client joins the real server with a token, raises its hand, and is refused with a
+    /// bad one.
+    @Test func aPythonClientJoinsWithAToken() throws {
+        try withServer { server, _ in
+            let script = server.directory.appendingPathComponent("join.py")
+            try Data(pythonJoinScript.utf8).write(to: script)
+            let good = try server.token("py", role: "audience", name: "Python")
+            let other = TokenSecret(bytes: Array(repeating: 1, count: 32))
+            let now = Int64(Date().timeIntervalSince1970)
+            let bad = try TokenIssuer(secret: other).issue(
+                TokenClaims(
+                    subject: "py", name: "Py", room: "lobby", role: "audience", expiresAt: now + 60, notBefore: now))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", script.path, server.url(), good, bad]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let lines = LineCollector(output.fileHandleForReading)
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning, Date() < deadline { usleep(10_000) }
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            _ = lines.wait(timeout: 2) { $0 == "ALL OK" }
+            #expect(process.terminationStatus == 0, "\(lines.all)")
+            #expect(lines.all.last == "ALL OK")
+        }
+    }
+}
+
+let pythonJoinScript = #"""
+    import json
+    import sys
+
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    url, good, bad = sys.argv[1], sys.argv[2], sys.argv[3]
+
+    def check(name, condition, detail=""):
+        if not condition:
+            print(f"FAIL {name} {detail}", flush=True)
+            sys.exit(1)
+        print(f"ok {name}", flush=True)
+
+    with connect(url, additional_headers={"Authorization": f"Bearer {good}"}, open_timeout=5, max_size=None) as ws:
+        joined = json.loads(ws.recv(timeout=5))
+        check("joined", joined["type"] == "joined" and joined["self"] == "py", joined)
+        check("self listed", any(p["id"] == "py" and p["name"] == "Python" for p in joined["peers"]))
+        ws.send(json.dumps({"type": "raise_hand", "id": 1}))
+        event = json.loads(ws.recv(timeout=5))
+        check("hand raised", event["type"] == "hand_raised" and event["peer"] == "py", event)
+        ws.send('{"type":"raise_hand","type":"raise_hand"}')
+        event = json.loads(ws.recv(timeout=5))
+        check("duplicate key refused", event["type"] == "error" and event["code"] == "duplicate_key", event)
+
+    with connect(url + "?token=" + good, open_timeout=5, max_size=None) as ws:
+        joined = json.loads(ws.recv(timeout=5))
+        check("query token", joined["type"] == "joined")
+
+    try:
+        with connect(url, additional_headers={"Authorization": f"Bearer {bad}"}, open_timeout=5) as ws:
+            ws.recv(timeout=5)
+        check("bad token refused", False, "a message arrived")
+    except ConnectionClosed as closed:
+        check("bad token refused", closed.rcvd is not None and closed.rcvd.code == 4003, closed)
+    print("ALL OK", flush=True)
+    """#
