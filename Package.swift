@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "Benchmarks", dependencies: ["RoomCore"]),
 
         // MARK: Bundled data: the default role table and the demo's speech clips.
-        .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json")]),
+        .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json"), .copy("clips")]),
 
         // MARK: Adapters over the C libraries.
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
