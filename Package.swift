@@ -52,12 +52,20 @@ let package = Package(
             dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence"]),
         .target(name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport"]),
 
+        // MARK: The demo: an embedded server and a room of bots.
+        .target(
+            name: "Demo",
+            dependencies: [
+                "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "ClubroomResources",
+            ]),
+
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
                 "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
+                "Demo",
             ]),
 
         // MARK: Tests.
@@ -82,5 +90,7 @@ let package = Package(
         .testTarget(
             name: "ServerIntegrationTests",
             dependencies: ["RoomProtocol", "RoomClient", "RoomTransport", "Crypto", "RoomPersistence"]),
+        .testTarget(name: "DemoTests", dependencies: ["Demo", "ClubroomResources", "RoomProtocol"]),
+        .testTarget(name: "DemoEndToEndTests", dependencies: []),
     ]
 )

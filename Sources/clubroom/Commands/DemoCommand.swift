@@ -1,4 +1,11 @@
 import Arguments
+import ClubroomResources
+import Demo
+import Dispatch
+import Foundation
+import RoomClient
+import RoomProtocol
+import Synchronization
 
 /// `clubroom demo`: a live room with speaking bots.
 enum DemoCommand: ClubroomCommand {
@@ -7,6 +14,9 @@ enum DemoCommand: ClubroomCommand {
         discussion: """
             Starts a server on a free loopback port, fills a room with bots that speak, raise their hands and \
             chat, and opens it with you as host. Quitting stops everything it started.
+
+            With --no-ui, the room's events are printed as JSON lines (those of 'clubroom bot', plus \
+            demo_line for each line said on stage), and you act as host by typing bot commands on stdin.
             """,
         options: [
             .value(
@@ -30,7 +40,157 @@ enum DemoCommand: ClubroomCommand {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
-        _ = Options(arguments)
-        throw CommandFailure.notAvailable("the demo is not available in this build yet")
+        let options = Options(arguments)
+        guard !options.showsUI else {
+            throw CommandFailure.notAvailable("the room screen is not in this build yet; try 'clubroom demo --no-ui'")
+        }
+        signal(SIGPIPE, SIG_IGN)
+        let output = LineWriter()
+        let room = try DemoRoom(roomSize: options.roomSize, notes: { note in output.write(note.jsonLine) })
+        defer { room.stop() }
+        let host = DemoCast.Member(identity: "you", name: DemoRoom.yourName, role: "host")
+        let token = try room.server.token(for: host)
+        let input = HostInput()
+        let signals = TerminationSignals { input.close() }
+        let director = room.director
+        DispatchQueue.global().async {
+            _ = director.waitForEnd()
+            input.close()
+        }
+        let runner = BotRunner(url: room.server.url, token: token, output: { line in output.write(line) })
+        let status = await Task.detached { runner.run(input: { input.next() }) }.value
+        withExtendedLifetime(signals) {}
+        switch status {
+        case .left, .roomEnded: return .success
+        default: return ExitStatus(rawValue: status.rawValue)
+        }
+    }
+}
+
+/// The demo's server, bots and director, started together and stopped together.
+final class DemoRoom: Sendable {
+    let server: DemoServer
+    let director: DemoDirector
+
+    /// Starts the server and the bots; throws when either cannot start (nothing is left running then).
+    init(roomSize: Int, notes: @escaping @Sendable (DemoNote) -> Void) throws {
+        let clips = try DemoClipLibrary.load(directory: ClubroomResources.clipsDirectory)
+        server = try DemoServer(room: "friday", logDescriptor: DemoRoom.openLog())
+        do {
+            let settings = DemoSettings(cast: .standard(audienceSize: roomSize), clips: clips, notes: notes)
+            director = try DemoDirector(server: server, settings: settings)
+            try director.start()
+        } catch {
+            server.shutdown()
+            throw error
+        }
+    }
+
+    /// Stops the bots, then the server, and removes the server's directory.
+    func stop() {
+        director.stop()
+        server.shutdown()
+    }
+
+    /// Your display name in the room: your login name, capitalised.
+    static var yourName: String {
+        guard let user = ProcessInfo.processInfo.environment["USER"], !user.isEmpty, user != "root" else {
+            return "You"
+        }
+        return user.prefix(1).uppercased() + user.dropFirst()
+    }
+
+    /// The server's log goes to `$XDG_STATE_HOME/clubroom/demo.log`, never to the terminal the demo draws on.
+    static func openLog() -> Int32 {
+        let environment = ProcessInfo.processInfo.environment
+        let base =
+            environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
+        let directory = base + "/clubroom"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let descriptor = open(directory + "/demo.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        return descriptor >= 0 ? descriptor : open("/dev/null", O_WRONLY | O_CLOEXEC)
+    }
+}
+
+extension DemoNote {
+    /// The note as a JSON line: `demo_line` with the speaker, clip and words, or `demo_problem`.
+    var jsonLine: String {
+        switch self {
+        case .line(let clip):
+            JSONValue.object(
+                JSONObject([
+                    ("event", .string("demo_line")), ("peer", .string(clip.speaker)), ("clip", .string(clip.file)),
+                    ("text", .string(clip.text)),
+                ])
+            ).encodedString
+        case .problem(let problem):
+            JSONValue.object(JSONObject([("event", .string("demo_problem")), ("message", .string(problem))]))
+                .encodedString
+        }
+    }
+}
+
+/// Writes whole lines to stdout from any thread, one at a time, so long lines never interleave.
+final class LineWriter: Sendable {
+    private let lock = Mutex(())
+
+    func write(_ line: String) {
+        lock.withLock { _ in writeOutput(line + "\n") }
+    }
+}
+
+/// The host's commands from stdin, until stdin ends and the demo is over, or until `close()`: the end of stdin
+/// alone does not end the demo, so `clubroom demo --no-ui < /dev/null` runs until it is stopped.
+final class HostInput: Sendable {
+    private let lines = Mutex<(queue: [String], closed: Bool)>(([], false))
+    private let available = DispatchSemaphore(value: 0)
+
+    init() {
+        let thread = Thread { [self] in
+            while let line = readLine(strippingNewline: true) {
+                lines.withLock { $0.queue.append(line) }
+                available.signal()
+            }
+        }
+        thread.start()
+    }
+
+    /// The next line, waiting for one; nil once closed.
+    func next() -> String? {
+        while true {
+            let taken = lines.withLock { state -> String?? in
+                if state.closed { return .some(nil) }
+                return state.queue.isEmpty ? nil : .some(state.queue.removeFirst())
+            }
+            if let taken { return taken }
+            available.wait()
+        }
+    }
+
+    /// Makes `next()` return nil from now on.
+    func close() {
+        lines.withLock { $0.closed = true }
+        available.signal()
+    }
+}
+
+/// Calls `handler` once on the first SIGINT, SIGTERM or SIGHUP. The sources are created once and only read
+/// afterwards, and the flag is atomic, so sharing it between threads is safe.
+final class TerminationSignals: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "clubroom.demo.signals")
+    private let fired = Atomic<Bool>(false)
+    private var sources: [DispatchSourceSignal] = []
+
+    init(_ handler: @escaping @Sendable () -> Void) {
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [self] in
+                if !fired.exchange(true, ordering: .acquiringAndReleasing) { handler() }
+            }
+            source.resume()
+            sources.append(source)
+        }
     }
 }
