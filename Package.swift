@@ -51,6 +51,13 @@ let package = Package(
             name: "RoomServer",
             dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence"]),
         .target(name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport"]),
+        // The room screen's state, reducer and view model (pure), and the loop that runs it.
+        .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"]),
+        .target(
+            name: "RoomAppRuntime",
+            dependencies: [
+                "RoomApp", "RoomCore", "TermUI", "TermCurses", "RoomClient", "RoomProtocol", "RoomTransport",
+            ]),
 
         // MARK: The demo: an embedded server and a room of bots.
         .target(
@@ -64,8 +71,8 @@ let package = Package(
             name: "clubroom",
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
-                "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
-                "Demo",
+                "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "RoomApp",
+                "RoomAppRuntime", "Benchmarks", "Demo",
             ]),
 
         // MARK: Tests.
@@ -92,5 +99,8 @@ let package = Package(
             dependencies: ["RoomProtocol", "RoomClient", "RoomTransport", "Crypto", "RoomPersistence"]),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "ClubroomResources", "RoomProtocol"]),
         .testTarget(name: "DemoEndToEndTests", dependencies: []),
+        .testTarget(
+            name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources"],
+            exclude: ["Goldens"]),
     ]
 )

@@ -132,7 +132,9 @@ public enum RoomScreen {
         }
         let stage = StageGrid(entries: model.stage, selected: stageSelected)
         let hands = HandQueueView(queue: model.hands, selected: handSelected)
-        let audience = AudienceGrid(names: model.audience, total: model.audienceCount, selected: audienceSelected)
+        let audience = AudienceGrid(
+            names: model.audience, offset: model.audienceOffset, total: model.audienceCount,
+            selected: audienceSelected)
         let chat = ChatPane(lines: model.chat)
         let heights = sectionHeights(
             rows: area.height, stageNeeds: stage.rowsNeeded(width: area.width, glyphs: theme.glyphs),

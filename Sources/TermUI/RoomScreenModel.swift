@@ -7,8 +7,11 @@ public struct RoomScreenModel: Hashable, Sendable {
     public var stage: [StageEntry]
     /// The raised-hand queue as this viewer may see it.
     public var hands: HandQueue
-    /// Names of audience members to list, in display order; may be fewer than `audienceCount`.
+    /// Names of audience members to list, in display order, from position `audienceOffset` of the whole
+    /// audience; may be fewer than `audienceCount`.
     public var audience: [String]
+    /// The position of `audience[0]` in the whole audience, when only a window of a large audience is given.
+    public var audienceOffset: Int
     /// How many people are in the audience.
     public var audienceCount: Int
     /// The status line.
@@ -31,7 +34,7 @@ public struct RoomScreenModel: Hashable, Sendable {
     /// Creates a model; everything but the header is empty unless given.
     public init(
         header: Header, stage: [StageEntry] = [], hands: HandQueue = .full([]), audience: [String] = [],
-        audienceCount: Int? = nil, status: StatusLine, chat: [ChatLine] = [], chatVisible: Bool = false,
+        audienceOffset: Int = 0, audienceCount: Int? = nil, status: StatusLine, chat: [ChatLine] = [], chatVisible: Bool = false,
         unreadChat: Int = 0, selection: Selection = .none, notice: Notice? = nil, commandLine: LineEditor? = nil,
         overlay: Overlay? = nil
     ) {
@@ -39,7 +42,8 @@ public struct RoomScreenModel: Hashable, Sendable {
         self.stage = stage
         self.hands = hands
         self.audience = audience
-        self.audienceCount = audienceCount ?? audience.count
+        self.audienceOffset = audienceOffset
+        self.audienceCount = audienceCount ?? (audienceOffset + audience.count)
         self.status = status
         self.chat = chat
         self.chatVisible = chatVisible
@@ -186,7 +190,7 @@ public struct RoomScreenModel: Hashable, Sendable {
         case stage(Int)
         /// The raised hand at this index (of `HandQueue.full`).
         case hand(Int)
-        /// The audience name at this index.
+        /// The audience member at this position of the whole audience.
         case audience(Int)
     }
 

@@ -148,6 +148,9 @@ public struct StageGrid: Sendable {
             micWidth: mic)
     }
 
+    /// How many entries share a row in `width` columns.
+    public func columnCount(width: Int, glyphs: Glyphs) -> Int { layout(width: width, glyphs: glyphs).columns }
+
     /// How many rows the stage wants in `width` columns.
     public func rowsNeeded(width: Int, glyphs: Glyphs) -> Int {
         guard !entries.isEmpty else { return 1 }
@@ -259,6 +262,12 @@ public struct HandQueueView: Sendable {
         return (count, available / count)
     }
 
+    /// How many hands share a row in `width` columns (1 when only the viewer's own place is shown).
+    public func columnCount(width: Int) -> Int {
+        guard case .full(let entries) = queue, !entries.isEmpty else { return 1 }
+        return columns(width: width, positionWidth: String(entries.map(\.position).max() ?? 1).count).count
+    }
+
     /// How many rows the queue wants in `width` columns.
     public func rowsNeeded(width: Int) -> Int {
         guard case .full(let entries) = queue, !entries.isEmpty else { return 1 }
@@ -329,17 +338,24 @@ public struct HandQueueView: Sendable {
 }
 
 /// The audience as a grid of names, as many columns as fit, scrolled to keep the selection in view.
+///
+/// A large audience is given as a window: `names` are the members from position `offset` on, so a client need
+/// not copy ten thousand names for a screen that shows a hundred. Positions (`offset`, `selected`) count from the
+/// start of the whole audience.
 public struct AudienceGrid: Sendable {
-    /// Names in display order.
+    /// Names in display order, starting at position `offset` of the whole audience.
     public var names: [String]
-    /// Everyone in the audience; more than `names.count` when only some names are known.
+    /// The position of `names[0]` in the whole audience.
+    public var offset: Int
+    /// Everyone in the audience; more than `offset + names.count` when only some names are given.
     public var total: Int
-    /// The selected name, if the selection is in the audience.
+    /// The selected position in the whole audience, if the selection is in the audience.
     public var selected: Int?
 
     /// Creates an audience grid.
-    public init(names: [String], total: Int, selected: Int?) {
+    public init(names: [String], offset: Int = 0, total: Int, selected: Int?) {
         self.names = names
+        self.offset = max(0, offset)
         self.total = total
         self.selected = selected
     }
@@ -356,11 +372,14 @@ public struct AudienceGrid: Sendable {
         return (count, available / count, nameWidth)
     }
 
+    /// How many names share a row in `width` columns.
+    public func columnCount(width: Int) -> Int { columns(width: width).count }
+
     /// How many rows the grid wants in `width` columns.
     public func rowsNeeded(width: Int) -> Int {
         guard !names.isEmpty else { return 1 }
         let count = columns(width: width).count
-        return (names.count + count - 1) / count
+        return (offset + names.count + count - 1) / count
     }
 
     /// Draws into `area`.
@@ -375,25 +394,28 @@ public struct AudienceGrid: Sendable {
             return
         }
         let (count, columnWidth, nameWidth) = columns(width: area.width)
-        let totalRows = (names.count + count - 1) / count
+        let known = offset + names.count
+        let totalRows = (known + count - 1) / count
         let first = scrollStart(selectedRow: selected.map { $0 / count }, total: totalRows, visible: area.height)
         let inner = Rect(x: area.x, y: area.y, width: max(0, area.width - 2), height: area.height)
         for visibleRow in 0..<min(area.height, totalRows - first) {
             for column in 0..<count {
-                let index = (first + visibleRow) * count + column
-                guard index < names.count else { break }
+                let position = (first + visibleRow) * count + column
+                guard position < known else { break }
+                guard position >= offset else { continue }
                 let x = area.x + 2 + column * columnWidth
                 let y = area.y + visibleRow
-                let isSelected = index == selected
+                let isSelected = position == selected
                 if isSelected {
                     buffer.put(glyphs.selection, x: x, y: y, style: theme.style(.selection), clip: inner)
                 }
                 let fitted = DisplayWidth.truncate(
-                    names[index], to: min(nameWidth, max(0, inner.right - x - 1)), ellipsis: glyphs.ellipsis)
+                    names[position - offset], to: min(nameWidth, max(0, inner.right - x - 1)),
+                    ellipsis: glyphs.ellipsis)
                 buffer.put(fitted, x: x + 1, y: y, style: isSelected ? theme.style(.selection) : .plain, clip: inner)
             }
         }
-        let hiddenBelow = first + area.height < totalRows || names.count < total
+        let hiddenBelow = first + area.height < totalRows || known < total
         if hiddenBelow && area.width >= 2 {
             buffer.put(glyphs.ellipsis, x: area.right - 2, y: area.bottom - 1, style: secondary, clip: area)
         }

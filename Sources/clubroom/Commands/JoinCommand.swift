@@ -1,4 +1,12 @@
 import Arguments
+import ClubroomResources
+import Crypto
+import Foundation
+import RoomApp
+import RoomAppRuntime
+import RoomCore
+import TermCurses
+import TermUI
 
 /// `clubroom join`: the room screen.
 enum JoinCommand: ClubroomCommand {
@@ -59,9 +67,65 @@ enum JoinCommand: ClubroomCommand {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
-        _ = try Options(arguments)
-        throw CommandFailure.notAvailable("joining a room is not available in this build yet")
+        let options = try Options(arguments)
+        let token: String
+        switch options.credentials {
+        case .token(let given): token = given
+        case .mint(let secretFile, let identity, let name, let role):
+            token = try TokenCommandCore.mint(
+                room: roomName(in: options.url), identity: identity, name: name, role: role, ttl: 12 * 3600,
+                secretFile: secretFile, now: Int64(Date().timeIntervalSince1970))
+        }
+        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+        signal(SIGPIPE, SIG_IGN)
+        let connection = SessionConnection(url: options.url, token: token)
+        let state = AppState(roles: roles, ascii: options.ascii)
+        let outcome: LoopOutcome
+        if options.plain {
+            outcome = try await runPlain(state: state, connection: connection)
+        } else {
+            outcome = try await Task.detached { () throws -> LoopOutcome in
+                let environment = ProcessInfo.processInfo.environment
+                return try Terminal.run(colors: ColorLevel.detect(environment: environment), interruptAsKey: true) {
+                    terminal in
+                    let theme = Theme(level: terminal.colorLevel, ascii: options.ascii)
+                    let loop = try ScreenLoop(state: state, connection: connection, theme: theme)
+                    return loop.run(on: TerminalSink(terminal))
+                }
+            }.value
+        }
+        switch outcome {
+        case .left: return .success
+        case .failed(let why): throw JoinFailure(text: why)
+        }
     }
+
+    private static func runPlain(state: AppState, connection: SessionConnection) async throws -> LoopOutcome {
+        let loop = try PlainLoop(state: state, connection: connection, output: { writeOutput($0 + "\n") })
+        // Ctrl-C and SIGTERM leave the room cleanly in line mode.
+        let interrupts = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { loop.interrupt() }
+            source.resume()
+            return source
+        }
+        defer { interrupts.forEach { $0.cancel() } }
+        nonisolated(unsafe) let unsafeLoop = loop
+        return await Task.detached { unsafeLoop.run(input: { readLine(strippingNewline: true) }) }.value
+    }
+
+    /// The room's name: the last part of the address's path (`ws://host:7480/rooms/lobby` is `lobby`).
+    static func roomName(in url: String) -> String {
+        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        return path.split(separator: "/").last.map(String.init) ?? ""
+    }
+}
+
+/// Joining failed before the room could be shown; `text` says why and what to do.
+struct JoinFailure: Error, CustomStringConvertible {
+    var text: String
+    var description: String { text }
 }
 
 /// A token, or everything needed to mint one; `--token` and `--secret-file` exclude each other.

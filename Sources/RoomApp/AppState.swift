@@ -1,0 +1,182 @@
+import AudioCore
+import RoomCore
+import TermUI
+
+/// Everything the room screen keeps beyond the room itself: the selection, overlays, the chat pane, the command
+/// line, notices and the level meters. Changed only by `reduceApp`.
+public struct AppState: Sendable {
+    /// How long a notice stays on screen, in milliseconds.
+    public static let noticeLifetime: Timestamp = 6000
+    /// How many lines the chat and event pane keeps.
+    public static let logCapacity = 500
+
+    /// The room as the server described it.
+    public internal(set) var room: RoomState
+    /// The selected peer; the selection follows the person, not a place in a list.
+    public internal(set) var selection: PeerID?
+    /// Where the selection last was, so it can stay near that place when its person leaves.
+    public internal(set) var selectionAnchor: SelectionAnchor?
+    /// The dialog over the room, if any. The invitation prompt is not here: it shows while the room has one.
+    public internal(set) var overlay: AppOverlay?
+    /// Whether "Accept" (rather than "Decline") is chosen in the invitation prompt.
+    public internal(set) var invitationAcceptSelected = true
+    /// Whether the chat and event pane is shown.
+    public internal(set) var chatVisible = false
+    /// Chat messages that arrived while the pane was hidden.
+    public internal(set) var unreadChat = 0
+    /// Chat messages and room events in words, oldest first.
+    public internal(set) var log = BoundedHistory<RoomScreenModel.ChatLine>(capacity: AppState.logCapacity)
+    /// The command line, while open.
+    public internal(set) var commandLine: LineEditor?
+    /// Lines typed on the command line before, oldest first.
+    public internal(set) var commandHistory: [String] = []
+    /// The line above the status line, and when it goes away (`nil` to stay until replaced).
+    public internal(set) var notice: Notice?
+    public internal(set) var noticeExpires: Timestamp?
+    /// The level meters of people who spoke recently: rise at once, hold, fall slowly.
+    public internal(set) var meters: [PeerID: LevelBallistics] = [:]
+    /// The loudest speaker of the last level update, highlighted on stage.
+    public internal(set) var activeSpeaker: PeerID?
+    /// The microphone's level for the invitation prompt's preview; `nil` when there is no capture device.
+    public internal(set) var microphoneLevel: Int?
+    /// When the last space press arrived, to tell a held key's repeats from a new tap.
+    public internal(set) var lastSpaceAt: Timestamp?
+    /// The screen's size, for moving by rows and scrolling help.
+    public internal(set) var screenWidth = 80
+    public internal(set) var screenHeight = 24
+    /// The clock of the last action, in milliseconds since the Unix epoch.
+    public internal(set) var now: Timestamp = 0
+    /// Set once the connection is over for good; the screen stays up to say why.
+    public internal(set) var sessionOver = false
+    /// Set once the person chose to leave; the runtime then closes the session.
+    public internal(set) var leaving = false
+    /// Bumped by every change that can alter the screen, so the runtime skips redrawing when nothing changed.
+    public internal(set) var revision: UInt64 = 0
+
+    /// Whether the screen draws with ASCII only (`--ascii`); layout widths depend on it.
+    public let ascii: Bool
+
+    /// A fresh state for a room with these roles.
+    public init(roles: RoleTable, ascii: Bool = false) {
+        room = RoomState(roles: roles)
+        self.ascii = ascii
+    }
+
+    /// The characters the screen draws with.
+    public var glyphs: Glyphs { ascii ? .ascii : .unicode }
+
+    /// Whether the person may see the whole raised-hand queue (those who may invite or move people).
+    public var seesWholeQueue: Bool {
+        guard let me = room.me else { return false }
+        return room.roles.can(me.role, .invite) || room.roles.can(me.role, .move)
+    }
+
+    /// Whether the room is over for this client.
+    public var isOver: Bool { room.ending != nil }
+
+    /// Whether the invitation prompt is up.
+    public var showsInvitation: Bool { room.invitation != nil && !isOver }
+}
+
+/// Which section the selection was in, and at which position.
+public struct SelectionAnchor: Sendable, Equatable {
+    public var section: SectionName
+    public var index: Int
+
+    public init(section: SectionName, index: Int) {
+        self.section = section
+        self.index = index
+    }
+}
+
+/// A dialog over the room.
+public enum AppOverlay: Sendable, Equatable {
+    /// The key list; `scroll` is the first line shown.
+    case help(scroll: Int)
+    /// The actions offered for one peer.
+    case actions(peer: PeerID, items: [PeerAction], selected: Int)
+    /// A question before something that cannot be undone; `confirmSelected` is false (Cancel) at first.
+    case confirm(Confirmable, confirmSelected: Bool)
+}
+
+/// Something that asks first.
+public enum Confirmable: Sendable, Equatable {
+    /// Remove a peer from the room.
+    case remove(PeerID, reason: String?)
+    /// End the room for everyone.
+    case endRoom(reason: String?)
+    /// Leave the room (asked of hosts, since the room goes on without them).
+    case leave
+}
+
+/// One entry of the actions menu for a peer; each has a key that also works without the menu.
+public enum PeerAction: Sendable, Equatable, CaseIterable {
+    case invite
+    case makeSpeaker
+    case makeModerator
+    case moveToAudience
+    case lowerHand
+    case mute
+    case remove
+    case message
+
+    /// The key shown next to the entry.
+    public var key: String {
+        switch self {
+        case .invite: "i"
+        case .makeSpeaker: "s"
+        case .makeModerator: "o"
+        case .moveToAudience: "a"
+        case .lowerHand: "l"
+        case .mute: "M"
+        case .remove: "x"
+        case .message: "d"
+        }
+    }
+
+    /// What the entry does.
+    public var title: String {
+        switch self {
+        case .invite: "Invite to speak"
+        case .makeSpeaker: "Make speaker now"
+        case .makeModerator: "Make moderator"
+        case .moveToAudience: "Move to audience"
+        case .lowerHand: "Lower their hand"
+        case .mute: "Mute"
+        case .remove: "Remove from room…"
+        case .message: "Message privately"
+        }
+    }
+}
+
+/// Everything that can happen to the screen's state, in one closed enum.
+public enum AppAction: Sendable, Equatable {
+    /// A key the person pressed (or a resize, as `.resize`).
+    case key(Key, at: Timestamp)
+    /// A line typed in line mode (`--plain`), handled like the command line.
+    case line(String, at: Timestamp)
+    /// An event from the server (or the session's own connection events) with its sequence number.
+    case server(ServerEvent, seq: UInt64, at: Timestamp)
+    /// The room's role table, when the server sends its own; the room state starts over with it.
+    case roles(RoleTable)
+    /// Something the session says that is not a room event, e.g. "Eli declined your invitation".
+    case notice(Notice, at: Timestamp)
+    /// The session is over: the connection failed for good or closed.
+    case sessionEnded(String, at: Timestamp)
+    /// The microphone's level for the invitation preview; `nil` when there is no capture device.
+    case microphone(level: Int?)
+    /// The screen's size changed.
+    case resize(width: Int, height: Int)
+    /// Time passed (for waiting times, level meters and notices).
+    case tick(Timestamp)
+}
+
+/// Work for the runtime after a reduce.
+public enum AppEffect: Sendable, Equatable {
+    /// Send a request to the server.
+    case send(ClientRequest)
+    /// Close the session and end the program.
+    case quit
+    /// A sentence for line mode (`--plain`): an event, a refusal, a notice.
+    case say(String)
+}

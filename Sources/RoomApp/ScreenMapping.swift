@@ -1,0 +1,177 @@
+import AudioCore
+import RoomCore
+import TermUI
+
+/// Turns the room and screen state into what the room screen shows.
+public enum RoomScreenMapper {
+    /// How many audience names are given on each side of the selection. The screen shows at most a few hundred;
+    /// a window keeps the cost of a frame independent of the audience's size.
+    public static let audienceWindow = 1024
+    /// The most raised hands listed.
+    public static let handsListed = 2000
+    /// The most chat and event lines handed to the pane (it shows the newest that fit).
+    public static let chatLines = 200
+
+    /// The screen model for `state` at its own clock.
+    public static func model(_ state: AppState) -> RoomScreenModel {
+        let room = state.room
+        let now = state.now
+        var model = RoomScreenModel(header: header(state), status: status(state))
+        model.stage = stageEntries(state)
+        if state.seesWholeQueue {
+            var entries: [RoomScreenModel.HandEntry] = []
+            entries.reserveCapacity(min(room.raisedHands.count, handsListed))
+            for (index, peer) in room.raisedHands.prefix(handsListed).enumerated() {
+                let waited = peer.waitingTime(now: now).map { Int($0 / 1000) } ?? 0
+                entries.append(.init(position: index + 1, name: peer.name, waitingSeconds: waited))
+            }
+            model.hands = .full(entries)
+        } else {
+            let mine = room.selfID.flatMap { room.queuePosition(of: $0) }
+            model.hands = .ownPlace(position: mine, total: room.raisedHands.count)
+        }
+        let audience = room.audience
+        let selected = state.selectionAnchor.flatMap { $0.section == .audience ? $0.index : nil }
+        let center = selected ?? 0
+        let start = max(0, min(center - audienceWindow, audience.count - 2 * audienceWindow))
+        let end = min(audience.count, start + 2 * audienceWindow)
+        var names: [String] = []
+        names.reserveCapacity(end - start)
+        for index in start..<end { names.append(audience[index].name) }
+        model.audience = names
+        model.audienceOffset = start
+        model.audienceCount = audience.count
+        model.chat = Array(state.log.suffix(chatLines))
+        model.chatVisible = state.chatVisible
+        model.unreadChat = state.unreadChat
+        if let anchor = state.selectionAnchor, state.selection != nil {
+            switch anchor.section {
+            case .stage: model.selection = .stage(anchor.index)
+            case .raisedHands: model.selection = state.seesWholeQueue ? .hand(anchor.index) : .none
+            case .audience: model.selection = .audience(anchor.index)
+            }
+        }
+        model.notice = notice(state)
+        model.commandLine = state.commandLine
+        model.overlay = overlay(state)
+        return model
+    }
+
+    static func header(_ state: AppState) -> RoomScreenModel.Header {
+        let room = state.room
+        let connection: RoomScreenModel.Connection
+        if room.ending != nil || state.sessionOver {
+            connection = .disconnected
+        } else {
+            switch room.connection {
+            case .connecting: connection = .connecting
+            case .connected: connection = .connected(roundTripMilliseconds: nil)
+            case .reconnecting(let attempt): connection = .reconnecting(attempt: attempt)
+            }
+        }
+        return RoomScreenModel.Header(
+            room: room.roomID.isEmpty ? "joining" : room.roomID, topic: room.topic, peopleCount: room.peers.count,
+            connection: connection)
+    }
+
+    /// The screen's role for a room role: the four standard ones by name, others by whether they are on stage.
+    public static func displayRole(_ role: RoleName, roles: RoleTable) -> RoomScreenModel.Role {
+        switch role {
+        case .host: return .host
+        case .moderator: return .moderator
+        case .speaker: return .speaker
+        case .audience: return .audience
+        default: return roles.isOnStage(role) ? .speaker : .audience
+        }
+    }
+
+    static func stageEntries(_ state: AppState) -> [RoomScreenModel.StageEntry] {
+        let room = state.room
+        var entries: [RoomScreenModel.StageEntry] = []
+        entries.reserveCapacity(room.stage.count)
+        for peer in room.stage {
+            let level = state.meters[peer.id].map { Meters.quantized($0.uiLevel(at: state.now)) } ?? 0
+            entries.append(
+                .init(
+                    name: peer.name, role: displayRole(peer.role, roles: room.roles), muted: peer.muted, level: level,
+                    speaking: peer.id == state.activeSpeaker && !peer.muted))
+        }
+        return entries
+    }
+
+    static func status(_ state: AppState) -> RoomScreenModel.StatusLine {
+        guard let me = state.room.me else { return .init(name: "", role: .audience) }
+        let roles = state.room.roles
+        return .init(
+            name: me.name, role: displayRole(me.role, roles: roles),
+            micMuted: roles.isOnStage(me.role) ? me.muted : nil, handRaised: me.handRaisedAt != nil)
+    }
+
+    static func notice(_ state: AppState) -> RoomScreenModel.Notice? {
+        if let notice = state.notice { return .init(notice.text, isError: notice.kind != .info) }
+        if state.room.ending != nil { return .init(Narration.endingNotice(state.room), isError: true) }
+        if case .reconnecting(let attempt) = state.room.connection {
+            return .init(
+                "Connection lost; reconnecting (try \(attempt)). Your place is kept; q leaves.", isError: true)
+        }
+        if state.room.muteRequestedBy != nil, let by = state.room.muteRequestedBy {
+            let name = state.room.peers[by]?.name ?? by.rawValue
+            return .init("\(name) asks you to mute; press m to mute.")
+        }
+        return nil
+    }
+
+    static func overlay(_ state: AppState) -> RoomScreenModel.Overlay? {
+        if state.showsInvitation, let invitation = state.room.invitation, !isHelpOpen(state) {
+            let from = state.room.peers[invitation.by]?.name ?? invitation.by.rawValue
+            return .invitation(
+                .init(from: from, micLevel: state.microphoneLevel, acceptSelected: state.invitationAcceptSelected))
+        }
+        switch state.overlay {
+        case nil: return nil
+        case .help(let scroll): return .help(scroll: scroll)
+        case .actions(let peer, let items, let selected):
+            let name = state.room.peers[peer]?.name ?? peer.rawValue
+            return .actions(
+                .init(peerName: name, items: items.map { .init(key: $0.key, title: $0.title) }, selected: selected))
+        case .confirm(let what, let confirmSelected):
+            var confirmation = confirmationText(what, in: state)
+            confirmation.confirmSelected = confirmSelected
+            return .confirmation(confirmation)
+        }
+    }
+
+    private static func isHelpOpen(_ state: AppState) -> Bool {
+        if case .help = state.overlay { return true }
+        return false
+    }
+
+    /// When the screen must be drawn again with nothing else happening: a notice goes away, a level bar falls a
+    /// step, or a waiting time ticks over a second. `nil` when the screen stays as it is until the next event.
+    public static func nextWakeup(_ state: AppState) -> Timestamp? {
+        let now = state.now
+        var next: Timestamp?
+        func consider(_ time: Timestamp) { next = min(next ?? time, time) }
+        if let expires = state.noticeExpires { consider(expires) }
+        for (id, meter) in state.meters where state.room.section(of: id) == .stage {
+            let shown = Meters.quantized(meter.uiLevel(at: now))
+            guard shown > 0 else { continue }
+            // A meter holds, then falls steadily: step a frame at a time to the moment its bar loses a cell.
+            var time = now + frameInterval
+            while time < now + 10_000 {
+                if Meters.quantized(meter.uiLevel(at: time)) != shown {
+                    consider(time)
+                    break
+                }
+                time += frameInterval
+            }
+        }
+        if state.seesWholeQueue, let head = state.room.raisedHands.first, let raised = head.handRaisedAt {
+            consider(now + 1000 - (now - raised) % 1000)
+        }
+        return next
+    }
+
+    /// The shortest time between two frames: at most 30 a second.
+    public static let frameInterval: Timestamp = 34
+}
