@@ -3,9 +3,14 @@ import ClubroomResources
 import Demo
 import Dispatch
 import Foundation
+import RoomApp
+import RoomAppRuntime
 import RoomClient
+import RoomCore
 import RoomProtocol
 import Synchronization
+import TermCurses
+import TermUI
 
 /// `clubroom demo`: a live room with speaking bots.
 enum DemoCommand: ClubroomCommand {
@@ -41,15 +46,56 @@ enum DemoCommand: ClubroomCommand {
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = Options(arguments)
-        guard !options.showsUI else {
-            throw CommandFailure.notAvailable("the room screen is not in this build yet; try 'clubroom demo --no-ui'")
-        }
         signal(SIGPIPE, SIG_IGN)
         let output = LineWriter()
-        let room = try DemoRoom(roomSize: options.roomSize, notes: { note in output.write(note.jsonLine) })
+        let room = try DemoRoom(
+            roomSize: options.roomSize,
+            notes: { note in
+                // On the room screen, lines said on stage are heard and seen; problems go to the log either way.
+                if !options.showsUI { output.write(note.jsonLine) }
+            })
         defer { room.stop() }
         let host = DemoCast.Member(identity: "you", name: DemoRoom.yourName, role: "host")
         let token = try room.server.token(for: host)
+        return options.showsUI
+            ? try await runScreen(room: room, token: token)
+            : await runHeadless(room: room, token: token, output: output)
+    }
+
+    /// The room screen, with you as host. It closes when you leave, when the room ends, or on SIGTERM.
+    private static func runScreen(room: DemoRoom, token: String) async throws -> ExitStatus {
+        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+        let connection = SessionConnection(url: room.server.url, token: token)
+        let state = AppState(roles: roles)
+        let outcome = try await Task.detached { () throws -> LoopOutcome in
+            let colors = ColorLevel.detect(environment: ProcessInfo.processInfo.environment)
+            return try Terminal.run(colors: colors, interruptAsKey: true) { terminal in
+                // Installed after the terminal's own handlers, so a SIGTERM closes the screen through the usual
+                // path (restoring the terminal) and the demo still removes what it made.
+                let stopping = Atomic<Bool>(false)
+                let signals = TerminationSignals {
+                    stopping.store(true, ordering: .releasing)
+                    // The bots leaving wakes the screen, which then sees `stopping`.
+                    room.director.stop()
+                }
+                let loop = try ScreenLoop(
+                    state: state, connection: connection, theme: Theme(level: terminal.colorLevel))
+                let outcome = loop.run(on: TerminalSink(terminal)) {
+                    stopping.load(ordering: .acquiring) || room.director.isOver
+                }
+                withExtendedLifetime(signals) {}
+                return outcome
+            }
+        }.value
+        if case .failed(let why) = outcome { throw JoinFailure(text: why) }
+        if case .roomEnded(_, let reason) = room.director.isOver ? room.director.waitForEnd() : .stopped {
+            writeOutput(reason.isEmpty ? "The room has ended.\n" : "The room has ended: \(reason)\n")
+        }
+        return .success
+    }
+
+    /// The room as JSON lines on stdout, with your host commands read from stdin.
+    private static func runHeadless(room: DemoRoom, token: String, output: LineWriter) async -> ExitStatus {
         let input = HostInput()
         let signals = TerminationSignals { input.close() }
         let director = room.director
@@ -86,8 +132,11 @@ final class DemoRoom: Sendable {
         }
     }
 
-    /// Stops the bots, then the server, and removes the server's directory.
+    private let stopped = Atomic<Bool>(false)
+
+    /// Stops the bots, then the server, and removes the server's directory; later calls do nothing.
     func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         director.stop()
         server.shutdown()
     }
