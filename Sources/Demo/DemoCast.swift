@@ -49,13 +49,13 @@ public struct DemoCast: Sendable, Equatable {
     /// Everyone with a part, moderator first.
     public var principals: [Member] { [moderator] + speakers + handRaisers.map(\.member) }
 
-    /// `count` listeners with varied names (accents, CJK, Hangul, an emoji); past the list, names repeat with an
-    /// initial, so every display name stays distinct.
+    /// `count` listeners with varied names (accents, CJK, Hangul, an emoji); past the list, names repeat with
+    /// initials, so every display name stays distinct.
     public static func audienceMembers(count: Int) -> [Member] {
         (0..<max(0, count)).map { index in
             let base = audienceNames[index % audienceNames.count]
             let round = index / audienceNames.count
-            let name = round == 0 ? base : "\(base) \(initials[(round - 1) % initials.count])."
+            let name = round == 0 ? base : "\(base) \(initialsFor(round))."
             let digits = String(index + 1)
             let identity = "guest-" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
             return Member(identity: identity, name: name, role: "audience")
@@ -70,4 +70,16 @@ public struct DemoCast: Sendable, Equatable {
     ]
 
     static let initials = Array("ABCDEFGHJKLMNOPRSTVWZ").map(String.init)
+
+    /// A, B, … Z, then AA, AB, …: a different set of initials for every round through the names.
+    static func initialsFor(_ round: Int) -> String {
+        var number = round
+        var letters = ""
+        while number > 0 {
+            number -= 1
+            letters = initials[number % initials.count] + letters
+            number /= initials.count
+        }
+        return letters
+    }
 }
