@@ -21,6 +21,9 @@ let package = Package(
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEventPoll"),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        // sendmmsg/recvmmsg need _GNU_SOURCE, which only a C file of our own can set.
+        .target(name: "CMediaIO"),
 
         // MARK: Pure targets.
         .target(name: "RoomCore"),
@@ -40,6 +43,9 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
         .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll"]),
+        .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
+        .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore"]),
+        .target(name: "MediaClient", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "AudioCodec"]),
 
         // MARK: Test support.
         .target(name: "RoomTesting"),
@@ -49,8 +55,11 @@ let package = Package(
         // MARK: Runtimes.
         .target(
             name: "RoomServer",
-            dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence"]),
-        .target(name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport"]),
+            dependencies: [
+                "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer", "MediaTransport",
+            ]),
+        .target(
+            name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "MediaClient", "AudioCore"]),
         // The room screen's state, reducer and view model (pure), and the loop that runs it.
         .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"]),
         .target(
@@ -72,7 +81,7 @@ let package = Package(
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
                 "AudioDevices", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "RoomApp",
-                "RoomAppRuntime", "Benchmarks", "Demo",
+                "RoomAppRuntime", "MediaTransport", "MediaServer", "MediaClient", "Benchmarks", "Demo",
             ]),
 
         // MARK: Tests.
@@ -102,5 +111,9 @@ let package = Package(
         .testTarget(
             name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources"],
             exclude: ["Goldens"]),
+        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
+        .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
+        // Runs the built clubroom: a server and bots over loopback.
+        .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore"]),
     ]
 )

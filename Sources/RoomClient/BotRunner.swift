@@ -14,9 +14,12 @@ public final class BotRunner: Sendable {
     public struct Behaviour: Sendable, Equatable {
         /// Accept invitations to speak without waiting for a command.
         public var autoAccept: Bool
+        /// The bot's audio; `nil` joins without media.
+        public var media: BotMediaOptions?
 
-        public init(autoAccept: Bool = false) {
+        public init(autoAccept: Bool = false, media: BotMediaOptions? = nil) {
             self.autoAccept = autoAccept
+            self.media = media
         }
     }
 
@@ -54,8 +57,15 @@ public final class BotRunner: Sendable {
     /// thread of its own and may block.
     public func run(input: @escaping @Sendable () -> String?) -> BotExitStatus {
         let session: RoomSession
+        let media = behaviour.media.map { BotMedia(options: $0, output: output) }
         do {
-            session = try RoomSession(url: url, token: token, tls: tls, reconnect: reconnect) { [self] event in
+            var mediaHandler: (@Sendable (SessionMedia) -> Void)?
+            if let media { mediaHandler = { media.handle($0) } }
+            session = try RoomSession(
+                url: url, token: token, tls: tls, reconnect: reconnect, media: mediaHandler
+            ) { [self] event in
+                if case .message(let message) = event { media?.observe(message.event) }
+                if case .reconnected(let message) = event { media?.observe(message.event) }
                 handle(event)
             }
         } catch {
@@ -63,6 +73,7 @@ public final class BotRunner: Sendable {
             return .connectionFailed
         }
         acceptor.withLock { $0 = session }
+        media?.attach(session)
         session.start()
         joined.wait()
         if progress.withLock({ $0.end == nil }) {
@@ -72,6 +83,7 @@ public final class BotRunner: Sendable {
             thread.start()
         }
         done.wait()
+        if let problem = media?.finish() { output(BotProtocol.errorLine(code: "record_failed", message: problem)) }
         session.shutdown()
         return progress.withLock { $0.end.map(BotExitStatus.init) ?? .failure }
     }

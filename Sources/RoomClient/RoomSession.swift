@@ -78,6 +78,8 @@ public final class RoomSession: Sendable {
     private let tls: TLSClientConfiguration
     private let policy: ReconnectPolicy
     private let handler: @Sendable (SessionEvent) -> Void
+    /// Receives the media messages and binary (media) frames, on the loop thread; see docs/media.md.
+    private let media: (@Sendable (SessionMedia) -> Void)?
     private let loop: EventLoop
     private let connector = DispatchQueue(label: "clubroom.session.connect")
     private let state = Mutex(State())
@@ -96,8 +98,10 @@ public final class RoomSession: Sendable {
     /// A session; nothing happens until `start()`.
     public init(
         url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration(),
-        reconnect: ReconnectPolicy = ReconnectPolicy(), handler: @escaping @Sendable (SessionEvent) -> Void
+        reconnect: ReconnectPolicy = ReconnectPolicy(), media: (@Sendable (SessionMedia) -> Void)? = nil,
+        handler: @escaping @Sendable (SessionEvent) -> Void
     ) throws(TransportError) {
+        self.media = media
         self.url = url
         self.token = token
         self.tls = tls
@@ -122,6 +126,14 @@ public final class RoomSession: Sendable {
     public func sendRaw(_ text: String) -> Bool {
         guard let client = state.withLock({ $0.client }) else { return false }
         client.send(text: text)
+        return true
+    }
+
+    /// Sends a binary message (media on the WebSocket path); returns false while the connection is down.
+    @discardableResult
+    public func sendBinary(_ bytes: [UInt8]) -> Bool {
+        guard let client = state.withLock({ $0.client }) else { return false }
+        client.send(binary: bytes)
         return true
     }
 
@@ -183,11 +195,21 @@ public final class RoomSession: Sendable {
     }
 
     private func received(_ payload: WebSocketPayload, generation: Int) {
-        guard case .text(let text) = payload else { return }
+        let text: String
+        switch payload {
+        case .binary(let bytes):
+            media?(.packet(bytes))
+            return
+        case .text(let received): text = received
+        }
         let message: ServerMessage
         do {
             message = try ControlCodec.decodeServer(Array(text.utf8))
         } catch {
+            if error.code == .unknownType, let media, let signal = try? MediaSignalCodec.decode(text) {
+                media(.signal(signal))
+                return
+            }
             // A newer server's unknown event types are skipped; anything else unreadable is reported.
             if error.code != .unknownType {
                 deliver(.message(ServerMessage(.error(code: .invalidJSON, message: error.message, id: nil), seq: nil)))
@@ -273,4 +295,12 @@ public final class RoomSession: Sendable {
             loop.execute { [handler] in handler(event) }
         }
     }
+}
+
+/// Media traffic on the control connection, handed to the client's media engine.
+public enum SessionMedia: Sendable, Equatable {
+    /// A `media` or `media_key` message.
+    case signal(MediaSignal)
+    /// A binary message: an SRTP or SRTCP packet on the WebSocket path.
+    case packet([UInt8])
 }

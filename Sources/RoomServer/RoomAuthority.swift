@@ -401,6 +401,23 @@ public struct RoomAuthority: Sendable {
         peers[id] = peer
     }
 
+    // MARK: Audio levels
+
+    /// The media forwarder's active-speaker levels (0–100): peers whose level changed are announced to everyone
+    /// in one `speakers` event; nothing is sent when none changed. Peers no longer in the room are ignored.
+    public mutating func setLevels(_ levels: [(peer: PeerID, level: Int)]) -> Outcome {
+        var changed: [WireLevel] = []
+        for (id, level) in levels {
+            guard var peer = peers[id], peer.level != level else { continue }
+            peer.level = level
+            peers[id] = peer
+            changed.append(WireLevel(peer: id.rawValue, level: peer.level))
+        }
+        var outcome = Outcome()
+        if !changed.isEmpty { broadcast(.speakers(levels: changed), into: &outcome) }
+        return outcome
+    }
+
     // MARK: Helpers
 
     mutating func next(_ event: WireEvent) -> ServerMessage {

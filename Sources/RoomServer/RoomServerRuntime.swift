@@ -1,6 +1,8 @@
 import Crypto
 import Dispatch
 import Foundation
+import MediaServer
+import MediaTransport
 import RoomCore
 import RoomPersistence
 import RoomProtocol
@@ -24,12 +26,14 @@ public struct ServerConfiguration: Sendable {
     public var ratePerSecond: Double
     public var pingInterval: Duration
     public var idleTimeout: Duration
+    /// Where media is received over UDP; `nil` serves rooms without audio.
+    public var media: MediaConfiguration?
 
     public init(
         host: String = "127.0.0.1", port: Int = 7480, dataDirectory: String, secretFile: String,
         tls: TLSServerConfiguration? = nil, roles: RoleTable, maxPeersPerRoom: Int = RoomAuthority.defaultMaxPeers,
         rateBurst: Double = 20, ratePerSecond: Double = 10, pingInterval: Duration = .seconds(5),
-        idleTimeout: Duration = .seconds(15)
+        idleTimeout: Duration = .seconds(15), media: MediaConfiguration? = nil
     ) {
         self.host = host
         self.port = port
@@ -42,6 +46,7 @@ public struct ServerConfiguration: Sendable {
         self.ratePerSecond = ratePerSecond
         self.pingInterval = pingInterval
         self.idleTimeout = idleTimeout
+        self.media = media
     }
 }
 
@@ -103,6 +108,9 @@ public final class RoomServerRuntime: Sendable {
         }
         let state = ServerState(
             configuration: configuration, verifier: TokenVerifier(secret: secret), database: database, log: log)
+        if let media = configuration.media {
+            state.media = try ServerMedia.start(media, state: state, log: log)
+        }
         var options = WebSocketOptions()
         options.maxMessageSize = ControlLimits.maxFrameBytes
         options.pingInterval = configuration.pingInterval
@@ -126,6 +134,7 @@ public final class RoomServerRuntime: Sendable {
                 place: "listen \(configuration.host):\(configuration.port)", problem: error.description)
         }
         self.state = state
+        state.loop.set(server.loop)
         port = server.port
         let scheme = configuration.tls == nil ? "ws" : "wss"
         log.info("listening on \(scheme)://\(configuration.host):\(port)/rooms/ROOM, data in \(database.path)")
@@ -148,6 +157,7 @@ public final class RoomServerRuntime: Sendable {
     /// Closes every connection with 1001 and waits for pending database writes.
     public func shutdown() {
         server.shutdown()
+        state.stopMedia()
         state.flush()
     }
 }
@@ -176,6 +186,10 @@ final class ServerState: @unchecked Sendable {
     let log: ServerLog
     /// Database writes, in order, off the event loop.
     let writes = DispatchQueue(label: "clubroom.server.database")
+    /// Media forwarding, when the server serves audio (set once, before the first connection).
+    var media: ServerMedia?
+    /// The event loop, for work that arrives from other threads (set once the server listens).
+    let loop = LoopReference()
 
     var rooms: [String: RoomAuthority] = [:]
     var entries: [Int: ConnectionEntry] = [:]
@@ -250,6 +264,7 @@ final class ServerState: @unchecked Sendable {
             }
             members[roomName, default: [:]][id] = entry
             connection.send(text: String(decoding: ControlCodec.encode(snapshot), as: UTF8.self))
+            media?.joined(id, room: room, connection: connection)
             log.info(
                 "\(connection): \(id) joined room \(roomName) as \(room.peers[id]?.role.rawValue ?? "?")\(replaced ? " (replacing an older connection)" : "")"
             )
@@ -259,6 +274,11 @@ final class ServerState: @unchecked Sendable {
 
     func received(_ payload: WebSocketPayload, on connection: WebSocketConnection) {
         guard let entry = entries[connection.id], let roomName = entry.room, let peer = entry.peer else { return }
+        // Media on the WebSocket fallback comes 50 times a second: it is not a request, so not rate limited.
+        if case .binary(let bytes) = payload, let media {
+            media.receivedBinary(bytes, from: peer, room: roomName)
+            return
+        }
         let now = currentTimestamp()
         guard entry.bucket.allow(nowMilliseconds: now) else {
             if !entry.throttled {
@@ -286,6 +306,12 @@ final class ServerState: @unchecked Sendable {
             do {
                 message = try ControlCodec.decodeClient(Array(text.utf8))
             } catch {
+                if error.code == .unknownType, let media,
+                    case .mediaPath(let path)? = try? MediaSignalCodec.decode(text)
+                {
+                    media.reportedPath(path, from: peer, room: roomName)
+                    return
+                }
                 send(ServerMessage(.error(code: error.code, message: error.message, id: error.id), seq: nil), to: entry)
                 return
             }
@@ -337,6 +363,7 @@ final class ServerState: @unchecked Sendable {
 
     /// Sends an outcome's deliveries, closes its connections and queues its database writes.
     func perform(_ outcome: Outcome, in roomName: String) {
+        media?.apply(outcome, room: rooms[roomName], roomName: roomName)
         let roomMembers = members[roomName] ?? [:]
         for delivery in outcome.deliveries {
             let text = String(decoding: ControlCodec.encode(delivery.message), as: UTF8.self)

@@ -89,7 +89,11 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runFanout(_ options: Options) async throws -> ExitStatus {
-        throw CommandFailure.notAvailable("the fanout benchmark is not available in this build yet")
+        let report = try await Task.detached {
+            try fanoutReport(speakers: options.speakers, listeners: options.listeners, seconds: options.seconds)
+        }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return .success
     }
 
     static func runLatency(_ options: Options) async throws -> ExitStatus {

@@ -1,5 +1,7 @@
 import Arguments
+import AudioCore
 import Foundation
+import MediaClient
 import RoomClient
 
 /// `clubroom bot`: a headless client driven by JSON lines.
@@ -22,6 +24,7 @@ enum BotCommand: ClubroomCommand {
             .value("tone", placeholder: "HZ", type: .integer(20...20_000), help: "Send a sine tone as the microphone."),
             .value(
                 "record", placeholder: "OUT.wav", type: .path, help: "Record what the bot hears, mixed, to a WAV file."),
+            .flag("block-udp", help: "Drop all media UDP, so audio falls back to the WebSocket (for tests)."),
         ])
 
     /// What the bot does, as given on the command line.
@@ -38,12 +41,14 @@ enum BotCommand: ClubroomCommand {
         var autoAccept: Bool
         var source: Source
         var recording: String?
+        var blockUDP: Bool
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = arguments.string("url") ?? ""
             token = arguments.string("token") ?? ""
             autoAccept = arguments.flag("auto-accept")
             recording = arguments.path("record")
+            blockUDP = arguments.flag("block-udp")
             switch (arguments.path("play"), arguments.integer("tone")) {
             case (.some, .some): throw .conflict("--play", "--tone")
             case (.some(let file), nil): source = .file(file)
@@ -55,14 +60,43 @@ enum BotCommand: ClubroomCommand {
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = try Options(arguments)
-        if options.source != .silence || options.recording != nil {
-            throw CommandFailure.notAvailable("--play, --tone and --record need audio, which is not in this build yet")
+        let microphone: MicrophoneSource
+        switch options.source {
+        case .silence: microphone = .none
+        case .tone(let hertz): microphone = .tone(hertz: Double(hertz))
+        case .file(let path): microphone = .samples(try loadMicrophone(path))
         }
         signal(SIGPIPE, SIG_IGN)
+        let media = BotMediaOptions(source: microphone, recordPath: options.recording, blockUDP: options.blockUDP)
         let bot = BotRunner(
-            url: options.url, token: options.token, behaviour: BotRunner.Behaviour(autoAccept: options.autoAccept),
+            url: options.url, token: options.token,
+            behaviour: BotRunner.Behaviour(autoAccept: options.autoAccept, media: media),
             output: { line in writeOutput(line + "\n") })
         let status = await Task.detached { bot.run(input: { readLine(strippingNewline: true) }) }.value
         return ExitStatus(rawValue: status.rawValue)
     }
+}
+
+/// A WAV file's samples as a 48 kHz mono microphone.
+func loadMicrophone(_ path: String) throws -> [Int16] {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw MicrophoneFileError(text: "--play: cannot read \(path)")
+    }
+    let audio: WAVAudio
+    do {
+        audio = try WAVAudio.decode(Array(data))
+    } catch {
+        throw MicrophoneFileError(text: "--play: \(path) is not a WAV file this bot can play: \(error)")
+    }
+    guard audio.sampleRate == AudioFormat.sampleRate else {
+        throw MicrophoneFileError(
+            text: "--play: \(path) is sampled at \(audio.sampleRate) Hz; convert it to 48000 Hz (sox IN -r 48000 OUT)")
+    }
+    return audio.mixedToMono()
+}
+
+/// A `--play` file that cannot be used, in words.
+struct MicrophoneFileError: Error, CustomStringConvertible {
+    var text: String
+    var description: String { text }
 }

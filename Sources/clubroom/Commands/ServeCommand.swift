@@ -33,6 +33,9 @@ enum ServeCommand: ClubroomCommand {
                 "roles", placeholder: "FILE", type: .path, defaultDescription: "the built-in table",
                 help: "Role table in JSON, in the format of Resources/roles.json."),
             .value(
+                "media", placeholder: "HOST:PORT", type: .endpoint, default: "127.0.0.1:0",
+                help: "UDP address for audio (SRTP); port 0 picks a free port. Clients learn it when they join."),
+            .value(
                 "max-peers", placeholder: "N", type: .integer(1...1_000_000), default: "10000",
                 help: "Most people in one room."),
         ])
@@ -46,9 +49,11 @@ enum ServeCommand: ClubroomCommand {
         var tlsKey: String?
         var rolesFile: String?
         var maxPeers: Int
+        var media: Endpoint
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             maxPeers = arguments.integer("max-peers") ?? 10_000
+            media = arguments.endpoint("media") ?? Endpoint(host: "127.0.0.1", port: 0)
             listen = arguments.endpoint("listen") ?? Endpoint(host: "127.0.0.1", port: 7480)
             dataDirectory = arguments.path("data")
             secretFile = arguments.path("secret-file")
@@ -71,7 +76,8 @@ enum ServeCommand: ClubroomCommand {
             tls: options.tlsCertificate.map {
                 TLSServerConfiguration(certificateFile: $0, privateKeyFile: options.tlsKey ?? "")
             },
-            roles: roles, maxPeersPerRoom: options.maxPeers)
+            roles: roles, maxPeersPerRoom: options.maxPeers,
+            media: MediaConfiguration(bindHost: options.media.host, port: Int(options.media.port)))
         let log = ServerLog()
         signal(SIGPIPE, SIG_IGN)
         let server = try RoomServerRuntime(configuration: configuration, log: log)

@@ -1,0 +1,26 @@
+#ifndef CLUBROOM_CMEDIAIO_H
+#define CLUBROOM_CMEDIAIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// One datagram of a batch: its bytes and its peer address (a struct sockaddr_in or sockaddr_in6).
+typedef struct clubroom_datagram {
+    void *base;
+    size_t capacity;
+    /// Bytes to send, or bytes received.
+    size_t length;
+    void *address;
+    uint32_t address_length;
+} clubroom_datagram;
+
+/// The most datagrams one call moves.
+#define CLUBROOM_MAX_BATCH 256
+
+/// sendmmsg(2) over the batch; returns the number sent, or -1 with errno set.
+int clubroom_send_batch(int fd, clubroom_datagram *datagrams, unsigned int count);
+
+/// recvmmsg(2) without waiting; fills length and address_length; returns the number received, or -1 with errno.
+int clubroom_receive_batch(int fd, clubroom_datagram *datagrams, unsigned int count);
+
+#endif

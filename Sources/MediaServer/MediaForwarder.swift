@@ -1,0 +1,419 @@
+import AudioCore
+import Foundation
+import MediaTransport
+import RoomProtocol
+import Synchronization
+
+/// A peer's media settings, from the room server to the forwarder.
+public struct MediaPeer: Sendable {
+    public var room: String
+    public var peer: String
+    /// The SSRC the server assigned to this peer's connection; its packets must carry it.
+    public var ssrc: UInt32
+    /// The key this peer protects its packets with (only this peer and the server hold it).
+    public var uplinkKey: SRTPKey
+    /// Whether the peer may publish now; shared with the room authority.
+    public var gate: PublishGate
+    /// Sends bytes to this peer over its WebSocket, for the fallback path. Called on the forwarding thread.
+    public var webSocketSink: @Sendable ([UInt8]) -> Void
+
+    public init(
+        room: String, peer: String, ssrc: UInt32, uplinkKey: SRTPKey, gate: PublishGate,
+        webSocketSink: @escaping @Sendable ([UInt8]) -> Void
+    ) {
+        self.room = room
+        self.peer = peer
+        self.ssrc = ssrc
+        self.uplinkKey = uplinkKey
+        self.gate = gate
+        self.webSocketSink = webSocketSink
+    }
+}
+
+/// The media forwarder: receives each speaker's SRTP once, checks and unprotects it with the speaker's key,
+/// protects it once with the room's key, and sends the same bytes to every listener of the room with
+/// sendmmsg. See docs/media.md.
+///
+/// Threads: one forwarding thread owns the socket's receive side and all forwarding state. Other threads talk
+/// to it through `inbox` (a short lock, taken once per loop turn) and the peers' `PublishGate`s (atomics read
+/// per packet). The unchecked sendability rests on that split: everything else is touched by the forwarding
+/// thread only.
+public final class MediaForwarder: @unchecked Sendable {
+    /// The socket media arrives on and leaves from.
+    public let socket: UDPSocket
+    public let counters = MediaCounters()
+    /// The SSRC of the server's own RTCP reports (and UDP probe answers).
+    public let serverSSRC: UInt32
+
+    /// Called on the forwarding thread with a room's active speakers and their levels (0–100), at most every
+    /// 250 ms and only when they changed.
+    private let onSpeakers: @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void
+    private let inbox = Mutex<[Command]>([])
+    private let running = Atomic<Bool>(false)
+    private let cpuNanoseconds = Atomic<UInt64>(0)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    private enum Command: Sendable {
+        case addPeer(MediaPeer)
+        case removePeer(ssrc: UInt32)
+        case roomKey(room: String, key: SRTPKey, epoch: Int)
+        case closeRoom(String)
+        case webSocketPacket(ssrc: UInt32, bytes: [UInt8])
+    }
+
+    private enum Path: Equatable {
+        case none
+        case udp(UDPAddress)
+        case webSocket
+    }
+
+    private final class PeerState {
+        let info: MediaPeer
+        let uplink: SRTPSession
+        var path = Path.none
+        var statistics = RTPReceiveStatistics(minSequential: 0)
+        /// The worst loss fraction (of 256) listeners reported for this speaker since the last report to it.
+        var downstreamLoss: UInt8 = 0
+
+        init(_ info: MediaPeer) throws(SRTPError) {
+            self.info = info
+            uplink = try SRTPSession(key: info.uplinkKey, direction: .inbound, ssrc: info.ssrc)
+        }
+    }
+
+    private final class RoomState {
+        var downlink: SRTPSession
+        var epoch: Int
+        var members: [UInt32: PeerState] = [:]
+        var udpListeners: [(ssrc: UInt32, address: UDPAddress)] = []
+        var webSocketListeners: [(ssrc: UInt32, sink: @Sendable ([UInt8]) -> Void)] = []
+        var listenersChanged = false
+        var activity = SpeakerActivity<UInt32>()
+        /// The speakers of the last report, so one who went quiet is reported at 0 once.
+        var reported: Set<UInt32> = []
+
+        init(downlink: SRTPSession, epoch: Int) {
+            self.downlink = downlink
+            self.epoch = epoch
+        }
+
+        func rebuildListeners() {
+            udpListeners.removeAll(keepingCapacity: true)
+            webSocketListeners.removeAll(keepingCapacity: true)
+            for (ssrc, peer) in members {
+                switch peer.path {
+                case .none: break
+                case .udp(let address): udpListeners.append((ssrc, address))
+                case .webSocket: webSocketListeners.append((ssrc, peer.info.webSocketSink))
+                }
+            }
+            listenersChanged = false
+        }
+    }
+
+    // Forwarding-thread state.
+    private var peers: [UInt32: PeerState] = [:]
+    private var rooms: [String: RoomState] = [:]
+    private let receive: ReceiveBatch
+    private let send = SendBatch(capacity: 256)
+    private let scratch: UnsafeMutableRawBufferPointer
+    private var lastSpeakerPoll: Int64 = 0
+
+    /// Binds the media socket; `start` begins forwarding.
+    public init(
+        binding address: UDPAddress, serverSSRC: UInt32 = UInt32.random(in: 1...0xFFFF_FFFE),
+        onSpeakers: @escaping @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void = { _, _ in }
+    ) throws(UDPError) {
+        socket = try UDPSocket(binding: address, bufferBytes: 8 << 20)
+        self.serverSSRC = serverSSRC
+        self.onSpeakers = onSpeakers
+        receive = ReceiveBatch(capacity: 64, slotSize: 1500 + SRTPSession.maxTrailer)
+        scratch = .allocate(byteCount: 1500 + SRTPSession.maxTrailer, alignment: 16)
+    }
+
+    deinit {
+        scratch.deallocate()
+    }
+
+    /// Starts the forwarding thread.
+    public func start() {
+        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let thread = Thread { [self] in run() }
+        thread.name = "clubroom-media"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    /// Stops the forwarding thread and waits for it.
+    public func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        wake()
+        stopped.wait()
+    }
+
+    // MARK: Commands from the room server
+
+    /// Adds a peer to its room's media (the room must have a key first).
+    public func add(_ peer: MediaPeer) { post(.addPeer(peer)) }
+
+    /// Removes a peer: its packets are no longer accepted and it no longer receives any.
+    public func removePeer(ssrc: UInt32) { post(.removePeer(ssrc: ssrc)) }
+
+    /// Sets a room's downlink key: packets leave protected with it from the next one on.
+    public func setRoomKey(_ key: SRTPKey, epoch: Int, room: String) {
+        post(.roomKey(room: room, key: key, epoch: epoch))
+    }
+
+    /// Forgets a room and its peers.
+    public func closeRoom(_ room: String) { post(.closeRoom(room)) }
+
+    /// A packet a peer sent over its WebSocket (the fallback path): handled like a UDP datagram.
+    public func receivedOverWebSocket(_ bytes: [UInt8], ssrc: UInt32) {
+        post(.webSocketPacket(ssrc: ssrc, bytes: bytes))
+    }
+
+    private func post(_ command: Command) {
+        inbox.withLock { $0.append(command) }
+        wake()
+    }
+
+    /// An empty datagram to our own socket ends the wait in `poll`.
+    private func wake() {
+        var byte: UInt8 = 0
+        withUnsafeBytes(of: &byte) { bytes in
+            _ = socket.send(
+                UnsafeRawBufferPointer(rebasing: bytes[0..<0]), to: .loopback(port: socket.localAddress.port))
+        }
+    }
+
+    // MARK: The forwarding thread
+
+    private func run() {
+        while running.load(ordering: .acquiring) {
+            _ = socket.waitReadable(timeoutMilliseconds: 50)
+            drainInbox()
+            var received = receive.receive(from: socket)
+            while received > 0 {
+                for index in 0..<received {
+                    let length = receive.length(index)
+                    guard length > 0 else { continue }
+                    handle(receive.slot(index), length: length, from: .udp(receive.sender(index)), viaSSRC: nil)
+                }
+                send.flush(on: socket)
+                received = received == receive.capacity ? receive.receive(from: socket) : 0
+            }
+            pollSpeakers()
+            cpuNanoseconds.store(Self.threadCPUNanoseconds(), ordering: .relaxed)
+        }
+        stopped.signal()
+    }
+
+    private func drainInbox() {
+        let commands = inbox.withLock { commands -> [Command] in
+            defer { commands.removeAll(keepingCapacity: true) }
+            return commands
+        }
+        for command in commands {
+            switch command {
+            case .addPeer(let info):
+                guard let room = rooms[info.room], let state = try? PeerState(info) else { continue }
+                if let old = peers[info.ssrc] { rooms[old.info.room]?.members[info.ssrc] = nil }
+                peers[info.ssrc] = state
+                room.members[info.ssrc] = state
+            case .removePeer(let ssrc):
+                guard let state = peers.removeValue(forKey: ssrc), let room = rooms[state.info.room] else { continue }
+                room.members[ssrc] = nil
+                room.activity.remove(ssrc)
+                room.listenersChanged = true
+            case .roomKey(let name, let key, let epoch):
+                guard let downlink = try? SRTPSession(key: key, direction: .outbound) else { continue }
+                if let room = rooms[name] {
+                    room.downlink = downlink
+                    room.epoch = epoch
+                } else {
+                    rooms[name] = RoomState(downlink: downlink, epoch: epoch)
+                }
+            case .closeRoom(let name):
+                guard let room = rooms.removeValue(forKey: name) else { continue }
+                for ssrc in room.members.keys { peers[ssrc] = nil }
+            case .webSocketPacket(let ssrc, let bytes):
+                counters.add(.webSocketIn)
+                guard bytes.count + SRTPSession.maxTrailer <= scratch.count else {
+                    counters.add(.malformed)
+                    continue
+                }
+                scratch.copyBytes(from: bytes)
+                handle(scratch, length: bytes.count, from: .webSocket, viaSSRC: ssrc)
+                // The scratch buffer is reused for the next packet: send what refers to it now.
+                send.flush(on: socket)
+            }
+        }
+    }
+
+    /// One packet from a peer, in `buffer` (which has room for the SRTP trailer after `length`).
+    private func handle(_ buffer: UnsafeMutableRawBufferPointer, length: Int, from source: Path, viaSSRC: UInt32?) {
+        let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
+        if RTCPPacket.isRTCP(packet) {
+            handleRTCP(buffer, length: length, from: source, viaSSRC: viaSSRC)
+            return
+        }
+        counters.add(.received)
+        let header: RTPHeader
+        do {
+            header = try RTPHeader.parse(packet)
+        } catch {
+            counters.add(.malformed)
+            return
+        }
+        guard let peer = peers[header.ssrc], viaSSRC == nil || viaSSRC == header.ssrc,
+            let room = rooms[peer.info.room]
+        else {
+            counters.add(.unknownSSRC)
+            return
+        }
+        // Checked first and on every packet, before any crypto: a demoted or muted peer is cut off at once.
+        guard peer.info.gate.isOpen else {
+            counters.add(.notPermitted)
+            return
+        }
+        let plainLength: Int
+        do {
+            plainLength = try peer.uplink.unprotect(buffer, length: length)
+        } catch {
+            count(error)
+            return
+        }
+        bind(peer, to: source, in: room)
+        let now = Self.milliseconds()
+        _ = peer.statistics.record(
+            ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, arrival: now &* 48)
+        do {
+            let plain = UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])
+            if let level = try RTPOneByteExtension.audioLevel(in: plain, header: header) {
+                room.activity.record(header.ssrc, dBov: level.level, at: now)
+            }
+        } catch {
+            counters.add(.badExtension)
+        }
+        let protectedLength: Int
+        do {
+            protectedLength = try room.downlink.protect(buffer, length: plainLength)
+        } catch {
+            count(error)
+            return
+        }
+        counters.add(.forwardedPackets)
+        if room.listenersChanged { room.rebuildListeners() }
+        let out = UnsafeRawBufferPointer(rebasing: buffer[0..<protectedLength])
+        var sent = 0
+        for listener in room.udpListeners where listener.ssrc != header.ssrc {
+            send.append(out, to: listener.address, on: socket)
+            sent += 1
+        }
+        counters.add(.sentDatagrams, sent)
+        if !room.webSocketListeners.isEmpty {
+            let bytes = Array(out)
+            for listener in room.webSocketListeners where listener.ssrc != header.ssrc {
+                listener.sink(bytes)
+                counters.add(.webSocketOut)
+            }
+        }
+    }
+
+    /// RTCP from a peer binds its flow (listeners send nothing else), carries its reception reports, and is
+    /// answered with the server's report, protected with the room key: that answer is how a client learns that
+    /// UDP gets through.
+    private func handleRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, from source: Path, viaSSRC: UInt32?) {
+        guard length >= 8 else {
+            counters.add(.rtcpRejected)
+            return
+        }
+        let ssrc = UInt32(buffer[4]) << 24 | UInt32(buffer[5]) << 16 | UInt32(buffer[6]) << 8 | UInt32(buffer[7])
+        guard let peer = peers[ssrc], viaSSRC == nil || viaSSRC == ssrc, let room = rooms[peer.info.room] else {
+            counters.add(.rtcpRejected)
+            return
+        }
+        let plainLength: Int
+        do {
+            plainLength = try peer.uplink.unprotectRTCP(buffer, length: length)
+        } catch {
+            counters.add(.rtcpRejected)
+            return
+        }
+        counters.add(.rtcpReceived)
+        bind(peer, to: source, in: room)
+        if let packets = try? RTCPPacket.parseCompound(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])))
+        {
+            for case .receiverReport(_, let reports) in packets {
+                for report in reports {
+                    if let speaker = peers[report.ssrc], speaker.info.room == peer.info.room {
+                        speaker.downstreamLoss = max(speaker.downstreamLoss, report.fractionLost)
+                    }
+                }
+            }
+        }
+        var block = peer.statistics.reportBlock()
+        block.ssrc = ssrc
+        block.fractionLost = max(block.fractionLost, peer.downstreamLoss)
+        peer.downstreamLoss = 0
+        let reply = RTCPPacket.receiverReport(ssrc: serverSSRC, reports: [block]).bytes()
+        guard reply.count + SRTPSession.maxTrailer <= buffer.count else { return }
+        buffer.copyBytes(from: reply)
+        guard let protectedLength = try? room.downlink.protectRTCP(buffer, length: reply.count) else { return }
+        let out = UnsafeRawBufferPointer(rebasing: buffer[0..<protectedLength])
+        switch peer.path {
+        case .udp(let address): send.append(out, to: address, on: socket)
+        case .webSocket: peer.info.webSocketSink(Array(out))
+        case .none: break
+        }
+    }
+
+    /// Binds (or moves) a peer's flow to where its authenticated packet came from.
+    private func bind(_ peer: PeerState, to source: Path, in room: RoomState) {
+        guard peer.path != source else { return }
+        peer.path = source
+        room.listenersChanged = true
+        counters.add(.bindings)
+    }
+
+    private func count(_ error: SRTPError) {
+        switch error {
+        case .authenticationFailed: counters.add(.authenticationFailed)
+        case .replayed: counters.add(.replayed)
+        case .badLength, .library: counters.add(.srtpOther)
+        }
+    }
+
+    private func pollSpeakers() {
+        let now = Self.milliseconds()
+        guard now - lastSpeakerPoll >= 50 else { return }
+        lastSpeakerPoll = now
+        for (name, room) in rooms {
+            guard let levels = room.activity.poll(at: now) else { continue }
+            var list: [(peer: String, level: Int)] = []
+            for (ssrc, level) in levels {
+                if let peer = room.members[ssrc] { list.append((peer.info.peer, level)) }
+            }
+            // A speaker who went quiet is reported once at 0.
+            for ssrc in room.reported where levels[ssrc] == nil {
+                if let peer = room.members[ssrc] { list.append((peer.info.peer, 0)) }
+            }
+            room.reported = Set(levels.keys)
+            onSpeakers(name, list)
+        }
+    }
+
+    /// CPU time the forwarding thread has used, in seconds (for benchmarks).
+    public var forwardingCPUSeconds: Double { Double(cpuNanoseconds.load(ordering: .relaxed)) / 1e9 }
+
+    /// The calling thread's CPU time.
+    public static func threadCPUNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    static func milliseconds() -> Int64 {
+        Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000)
+    }
+}

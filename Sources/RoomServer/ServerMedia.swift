@@ -1,0 +1,220 @@
+import Crypto
+import MediaServer
+import MediaTransport
+import RoomCore
+import RoomProtocol
+import RoomTransport
+import Synchronization
+
+/// Where the server receives media, and the address it tells clients to send to.
+public struct MediaConfiguration: Sendable, Equatable {
+    /// The address the UDP socket binds to; port 0 picks a free port.
+    public var bindHost: String
+    public var port: Int
+    /// The host clients are told to send to (the bind host, unless it is 0.0.0.0).
+    public var announcedHost: String
+
+    public init(bindHost: String = "127.0.0.1", port: Int = 0, announcedHost: String? = nil) {
+        self.bindHost = bindHost
+        self.port = port
+        self.announcedHost = announcedHost ?? (bindHost == "0.0.0.0" ? "127.0.0.1" : bindHost)
+    }
+}
+
+/// The room server's side of media: assigns each connection an SSRC and keys, keeps the forwarder's publish
+/// gates in step with the rooms' roles and mutes, and rotates a room's key when someone leaves.
+///
+/// Runs on the server's event-loop thread only (like `ServerState`, which owns it).
+final class ServerMedia {
+    let forwarder: MediaForwarder
+    let configuration: MediaConfiguration
+    let log: ServerLog
+
+    struct Flow {
+        var ssrc: UInt32
+        var gate: PublishGate
+        var connection: WebSocketConnection
+    }
+
+    private var flows: [String: [PeerID: Flow]] = [:]
+    private var roomKeys: [String: (key: SRTPKey, epoch: Int)] = [:]
+    private var usedSSRCs: Set<UInt32> = []
+
+    init(forwarder: MediaForwarder, configuration: MediaConfiguration, log: ServerLog) {
+        self.forwarder = forwarder
+        self.configuration = configuration
+        self.log = log
+    }
+
+    /// A peer joined (or replaced its connection): a fresh SSRC and send key, and the `media` message.
+    func joined(_ peer: PeerID, room: RoomAuthority, connection: WebSocketConnection) {
+        guard let roomKey = roomKey(for: room.name), let sendKey = Self.randomKey() else {
+            log.error("room \(room.name): no random bytes for media keys; \(peer) joins without media")
+            return
+        }
+        if let old = flows[room.name]?[peer] { forwarder.removePeer(ssrc: old.ssrc) }
+        let ssrc = newSSRC()
+        let flow = Flow(ssrc: ssrc, gate: PublishGate(Self.mayPublish(peer, in: room)), connection: connection)
+        flows[room.name, default: [:]][peer] = flow
+        forwarder.add(
+            MediaPeer(
+                room: room.name, peer: peer.rawValue, ssrc: ssrc, uplinkKey: sendKey, gate: flow.gate,
+                webSocketSink: { [connection] bytes in connection.send(binary: bytes) }))
+        let offer = MediaOffer(
+            host: configuration.announcedHost, port: Int(forwarder.socket.localAddress.port), ssrc: ssrc,
+            serverSSRC: forwarder.serverSSRC, sendKey: sendKey.bytes, roomKey: roomKey.key.bytes,
+            epoch: roomKey.epoch)
+        connection.send(text: MediaSignalCodec.encode(.media(offer)))
+    }
+
+    /// Applies what an outcome changed, before its messages go out: gates first, so a demoted or muted speaker
+    /// is cut off before anyone hears of the change.
+    func apply(_ outcome: Outcome, room: RoomAuthority?, roomName: String) {
+        var departed: [PeerID] = []
+        var ended = false
+        for delivery in outcome.deliveries {
+            switch delivery.message.event {
+            case .roleChanged(let peer, _, _), .muteChanged(let peer, _, _):
+                guard let room, let flow = flows[roomName]?[PeerID(peer)] else { continue }
+                flow.gate.set(Self.mayPublish(PeerID(peer), in: room))
+            case .peerLeft(let peer, _), .removed(let peer, _, _):
+                departed.append(PeerID(peer))
+            case .roomEnded:
+                ended = true
+            default:
+                continue
+            }
+        }
+        if ended {
+            closeRoom(roomName)
+            return
+        }
+        guard !departed.isEmpty else { return }
+        for peer in departed {
+            guard let flow = flows[roomName]?.removeValue(forKey: peer) else { continue }
+            flow.gate.set(false)
+            forwarder.removePeer(ssrc: flow.ssrc)
+            usedSSRCs.remove(flow.ssrc)
+        }
+        if flows[roomName]?.isEmpty ?? true {
+            closeRoom(roomName)
+        } else {
+            rotateKey(roomName)
+        }
+    }
+
+    /// A binary WebSocket message: an SRTP or SRTCP packet on the fallback path.
+    func receivedBinary(_ bytes: [UInt8], from peer: PeerID, room: String) {
+        guard let flow = flows[room]?[peer], bytes.count <= 1500 else { return }
+        forwarder.receivedOverWebSocket(bytes, ssrc: flow.ssrc)
+    }
+
+    /// The client says which path its media takes; logged, so an operator sees who falls back.
+    func reportedPath(_ path: MediaPathKind, from peer: PeerID, room: String) {
+        log.info("room \(room): \(peer) sends media over \(path.rawValue)")
+    }
+
+    /// The current counters, for the log.
+    var countersText: String {
+        forwarder.counters.snapshot().filter { $0.value != 0 }.map { "\($0.name)=\($0.value)" }.joined(separator: " ")
+    }
+
+    // MARK: Keys
+
+    /// A new room key, so that whoever left can no longer decrypt what the room says next; sent to everyone
+    /// still in the room over their control connection.
+    private func rotateKey(_ room: String) {
+        guard let key = Self.randomKey() else { return }
+        let epoch = (roomKeys[room]?.epoch ?? 0) + 1
+        roomKeys[room] = (key, epoch)
+        forwarder.setRoomKey(key, epoch: epoch, room: room)
+        let text = MediaSignalCodec.encode(.mediaKey(roomKey: key.bytes, epoch: epoch))
+        for flow in flows[room]?.values ?? [:].values { flow.connection.send(text: text) }
+    }
+
+    private func roomKey(for room: String) -> (key: SRTPKey, epoch: Int)? {
+        if let existing = roomKeys[room] { return existing }
+        guard let key = Self.randomKey() else { return nil }
+        roomKeys[room] = (key, 1)
+        forwarder.setRoomKey(key, epoch: 1, room: room)
+        return (key, 1)
+    }
+
+    private func closeRoom(_ room: String) {
+        for flow in flows.removeValue(forKey: room)?.values ?? [:].values {
+            flow.gate.set(false)
+            usedSSRCs.remove(flow.ssrc)
+        }
+        roomKeys[room] = nil
+        forwarder.closeRoom(room)
+    }
+
+    private func newSSRC() -> UInt32 {
+        while true {
+            let ssrc = UInt32.random(in: 0x1000...0xFFFF_FFF0)
+            if ssrc != forwarder.serverSSRC, usedSSRCs.insert(ssrc).inserted { return ssrc }
+        }
+    }
+
+    static func mayPublish(_ peer: PeerID, in room: RoomAuthority) -> Bool {
+        guard let state = room.peers[peer] else { return false }
+        return room.roles.can(state.role, .publishAudio) && !state.muted
+    }
+
+    static func randomKey() -> SRTPKey? {
+        (try? SecureRandom.bytes(SRTPKey.length)).flatMap(SRTPKey.init(bytes:))
+    }
+}
+
+/// The server's event loop, known only once the server listens; the media thread hands work to it.
+final class LoopReference: Sendable {
+    private let loop = Mutex<EventLoop?>(nil)
+
+    func set(_ value: EventLoop) { loop.withLock { $0 = value } }
+
+    func execute(_ task: @escaping @Sendable () -> Void) {
+        loop.withLock { $0 }?.execute(task)
+    }
+}
+
+extension ServerMedia {
+    /// Binds the media socket and starts forwarding; active speakers come back to the rooms on the loop.
+    static func start(
+        _ configuration: MediaConfiguration, state: ServerState, log: ServerLog
+    ) throws(ServerStartError)
+        -> ServerMedia
+    {
+        guard let address = UDPAddress(host: configuration.bindHost, port: UInt16(clamping: configuration.port)) else {
+            throw ServerStartError(place: "media address \(configuration.bindHost)", problem: "not an IPv4 address")
+        }
+        let forwarder: MediaForwarder
+        do {
+            forwarder = try MediaForwarder(binding: address) { [state] room, levels in
+                let list = levels.map { (peer: PeerID($0.peer), level: $0.level) }
+                state.loop.execute { state.applyLevels(list, room: room) }
+            }
+        } catch {
+            throw ServerStartError(place: "media \(address)", problem: error.description)
+        }
+        forwarder.start()
+        log.info("media over UDP on \(forwarder.socket.localAddress) (SRTP \(MediaOffer.srtpProfile))")
+        return ServerMedia(forwarder: forwarder, configuration: configuration, log: log)
+    }
+}
+
+extension ServerState {
+    /// The forwarder's active speakers for a room: stored on the peers and announced if they changed.
+    func applyLevels(_ levels: [(peer: PeerID, level: Int)], room roomName: String) {
+        guard var room = rooms[roomName] else { return }
+        let outcome = room.setLevels(levels)
+        rooms[roomName] = room
+        perform(outcome, in: roomName)
+    }
+
+    /// Stops forwarding and logs the media counters.
+    func stopMedia() {
+        guard let media else { return }
+        media.forwarder.stop()
+        log.info("media counters: \(media.countersText)")
+    }
+}

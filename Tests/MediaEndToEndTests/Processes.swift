@@ -1,0 +1,161 @@
+import Foundation
+import Synchronization
+
+/// The built `clubroom`: `CLUBROOM_BINARY`, else next to the test bundle, else `.build/debug`.
+func clubroomBinary() throws -> URL {
+    var candidates: [URL] = []
+    if let override = ProcessInfo.processInfo.environment["CLUBROOM_BINARY"] {
+        candidates.append(URL(fileURLWithPath: override))
+    }
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
+    candidates.append(directory.appendingPathComponent("clubroom"))
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    candidates.append(root.appendingPathComponent(".build/debug/clubroom"))
+    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+        return candidate
+    }
+    throw TestFailure("clubroom binary not found; build it with 'swift build --build-tests'")
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A running `clubroom` process whose output is collected as it comes.
+final class RunningProcess: @unchecked Sendable {
+    // Safe to share: `process` and the pipes are set up once; the collected text is behind locks.
+    let process = Process()
+    private let input = Pipe()
+    private let output = TextBox()
+    private let errors = TextBox()
+
+    init(_ arguments: [String], directory: URL) throws {
+        process.executableURL = try clubroomBinary()
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.standardInput = input
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        out.fileHandleForReading.readabilityHandler = { [output] handle in
+            let data = handle.availableData
+            // At the end of the stream the handler would fire forever with nothing: stop it.
+            if data.isEmpty { handle.readabilityHandler = nil }
+            output.append(data)
+        }
+        err.fileHandleForReading.readabilityHandler = { [errors] handle in
+            let data = handle.availableData
+            // At the end of the stream the handler would fire forever with nothing: stop it.
+            if data.isEmpty { handle.readabilityHandler = nil }
+            errors.append(data)
+        }
+        try process.run()
+    }
+
+    var standardOutput: String { output.text }
+    var standardError: String { errors.text }
+
+    /// Writes one line to the process's stdin.
+    func send(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// Closes stdin (a bot leaves) and waits for the exit, at most `seconds`.
+    func finish(seconds: Double = 10) {
+        try? input.fileHandleForWriting.close()
+        waitForExit(seconds: seconds)
+    }
+
+    /// SIGTERM (a server stops) and waits.
+    func terminate(seconds: Double = 10) {
+        process.terminate()
+        waitForExit(seconds: seconds)
+    }
+
+    private func waitForExit(seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        usleep(50_000)
+    }
+
+    /// Waits until the output (or errors) contain `text`; false after `seconds`.
+    func waitFor(_ text: String, inErrors: Bool = false, seconds: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if (inErrors ? standardError : standardOutput).contains(text) { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+}
+
+/// A server on free ports with a fresh data directory, and a way to mint tokens for it.
+final class TestServer {
+    let directory: URL
+    let server: RunningProcess
+    let url: String
+    let mediaPort: Int
+
+    init(name: String) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "clubroom-media-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        mediaPort = Int.random(in: 30_000...60_000)
+        server = try RunningProcess(
+            ["serve", "--listen", "127.0.0.1:0", "--data", directory.path, "--media", "127.0.0.1:\(mediaPort)"],
+            directory: directory)
+        guard server.waitFor("listening on ws://", inErrors: true) else {
+            throw TestFailure("the server did not start: \(server.standardError)")
+        }
+        let log = server.standardError
+        guard let range = log.range(of: "listening on ws://127.0.0.1:"),
+            let port = Int(log[range.upperBound...].prefix(while: \.isNumber))
+        else { throw TestFailure("no port in the server's log: \(log)") }
+        url = "ws://127.0.0.1:\(port)/rooms/stage"
+    }
+
+    func token(_ identity: String, role: String) throws -> String {
+        let minting = try RunningProcess(
+            [
+                "token", "--room", "stage", "--identity", identity, "--role", role, "--secret-file",
+                directory.appendingPathComponent("secret").path,
+            ], directory: directory)
+        minting.process.waitUntilExit()
+        usleep(50_000)
+        return minting.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func bot(_ identity: String, role: String, _ options: [String] = []) throws -> RunningProcess {
+        try RunningProcess(["bot", url, "--token", try token(identity, role: role)] + options, directory: directory)
+    }
+
+    func path(_ file: String) -> String { directory.appendingPathComponent(file).path }
+
+    /// Stops the server and returns its log.
+    func stop() -> String {
+        server.terminate()
+        return server.standardError
+    }
+
+    deinit {
+        if server.process.isRunning { server.terminate() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// Text collected from a pipe's handler thread.
+final class TextBox: Sendable {
+    private let value = Mutex("")
+
+    func append(_ data: Data) {
+        value.withLock { $0 += String(decoding: data, as: UTF8.self) }
+    }
+
+    var text: String { value.withLock { $0 } }
+}

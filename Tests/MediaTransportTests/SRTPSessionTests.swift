@@ -1,0 +1,130 @@
+import MediaTransport
+import RoomProtocol
+import Testing
+
+let keyA = SRTPKey(bytes: (0..<30).map { UInt8($0) })!
+let keyB = SRTPKey(bytes: (0..<30).map { UInt8(100 + $0) })!
+
+func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]) -> [UInt8] {
+    RTPHeader(payloadType: 111, sequenceNumber: sequence, timestamp: UInt32(sequence) * 960, ssrc: ssrc)
+        .packet(extensionElements: [.audioLevel(RTPAudioLevel(level: 30, voice: true))], payload: payload)
+}
+
+@Suite struct SRTPSessionTests {
+    @Test func protectAndUnprotectRoundTripWithTheHeaderInTheClear() throws {
+        let sender = try SRTPSession(key: keyA, direction: .outbound)
+        let receiver = try SRTPSession(key: keyA, direction: .inbound)
+        let packet = rtp(sequence: 1)
+        let protected = try sender.protect(packet)
+        #expect(protected.count == packet.count + 10)
+        #expect(Array(protected[..<20]) == Array(packet[..<20]))
+        #expect(Array(protected[20..<28]) != Array(packet[20...]))
+        // The audio level stays readable to the server without decrypting.
+        let header = try RTPHeader.parse(protected)
+        #expect(try RTPOneByteExtension.audioLevel(in: protected, header: header)?.level == 30)
+        #expect(try receiver.unprotect(protected) == packet)
+    }
+
+    @Test func replaysAreRefused() throws {
+        let sender = try SRTPSession(key: keyA, direction: .outbound)
+        let receiver = try SRTPSession(key: keyA, direction: .inbound)
+        let protected = try sender.protect(rtp(sequence: 5))
+        _ = try receiver.unprotect(protected)
+        #expect(throws: SRTPError.replayed) { try receiver.unprotect(protected) }
+    }
+
+    @Test func theWrongKeyFailsAuthentication() throws {
+        let sender = try SRTPSession(key: keyA, direction: .outbound)
+        let receiver = try SRTPSession(key: keyB, direction: .inbound)
+        #expect(throws: SRTPError.authenticationFailed) { try receiver.unprotect(try sender.protect(rtp(sequence: 1))) }
+    }
+
+    @Test func everyChangedByteIsRefusedWithATypedError() throws {
+        let sender = try SRTPSession(key: keyA, direction: .outbound)
+        let protected = try sender.protect(rtp(sequence: 9))
+        for index in protected.indices {
+            var changed = protected
+            changed[index] ^= 0x5A
+            let receiver = try SRTPSession(key: keyA, direction: .inbound)
+            #expect(throws: SRTPError.self, "byte \(index)") { try receiver.unprotect(changed) }
+        }
+        for length in 0..<protected.count {
+            let receiver = try SRTPSession(key: keyA, direction: .inbound)
+            #expect(throws: SRTPError.self, "cut at \(length)") { try receiver.unprotect(Array(protected[..<length])) }
+        }
+    }
+
+    @Test func aSessionForOneSSRCRefusesOthers() throws {
+        let sender = try SRTPSession(key: keyA, direction: .outbound)
+        let receiver = try SRTPSession(key: keyA, direction: .inbound, ssrc: 7)
+        #expect(throws: SRTPError.self) { try receiver.unprotect(try sender.protect(rtp(ssrc: 8, sequence: 1))) }
+        _ = try receiver.unprotect(try sender.protect(rtp(ssrc: 7, sequence: 1)))
+    }
+
+    /// The forwarding design: one protect per packet under the room key, the same bytes to every listener,
+    /// each SSRC with its own sequence space.
+    @Test func oneProtectedPacketDecryptsAtEveryListener() throws {
+        let room = try SRTPSession(key: keyA, direction: .outbound)
+        let listeners = try (0..<3).map { _ in try SRTPSession(key: keyA, direction: .inbound) }
+        for sequence in UInt16(1)...5 {
+            for ssrc in [UInt32(10), 20] {
+                let packet = rtp(ssrc: ssrc, sequence: sequence)
+                let protected = try room.protect(packet)
+                for listener in listeners { #expect(try listener.unprotect(protected) == packet) }
+            }
+        }
+    }
+
+    @Test func rtcpRoundTripsAndReplaysAreRefused() throws {
+        let sender = try SRTPSession(key: keyA, direction: .outbound)
+        let receiver = try SRTPSession(key: keyA, direction: .inbound)
+        let report = RTCPPacket.receiverReport(ssrc: 0x1111_2222, reports: []).bytes()
+        let protected = try sender.protect(report, rtcp: true)
+        #expect(protected.count > report.count)
+        #expect(try receiver.unprotect(protected, rtcp: true) == report)
+        #expect(throws: SRTPError.replayed) { try receiver.unprotect(protected, rtcp: true) }
+    }
+
+    @Test func keysHaveExactlyThirtyBytesAndNeverPrint() {
+        #expect(SRTPKey(bytes: [1, 2, 3]) == nil)
+        #expect("\(keyA)" == "SRTPKey(30 bytes)")
+    }
+}
+
+@Suite struct UDPSocketTests {
+    @Test func batchesGoOutAndComeBack() throws {
+        let sender = try UDPSocket(binding: .loopback(port: 0))
+        let receivers = try (0..<3).map { _ in try UDPSocket(binding: .loopback(port: 0)) }
+        let batch = SendBatch(capacity: 4)
+        let payloads: [[UInt8]] = (0..<6).map { [UInt8($0), 0xAB] }
+        for (index, payload) in payloads.enumerated() {
+            payload.withUnsafeBytes { bytes in
+                // Five sends fill the batch of four once, so one flush happens inside `append`.
+                batch.append(bytes, to: receivers[index % 3].localAddress, on: sender)
+                if index == 4 { batch.flush(on: sender) }
+            }
+        }
+        batch.flush(on: sender)
+        #expect(batch.dropped == 0)
+        let receive = ReceiveBatch(capacity: 8)
+        for (index, receiver) in receivers.enumerated() {
+            #expect(receiver.waitReadable(timeoutMilliseconds: 2000))
+            var got: [[UInt8]] = []
+            while got.count < 2 {
+                _ = receiver.waitReadable(timeoutMilliseconds: 2000)
+                let count = receive.receive(from: receiver)
+                for slot in 0..<count {
+                    got.append(Array(receive.slot(slot)[..<receive.length(slot)]))
+                    #expect(receive.sender(slot) == sender.localAddress)
+                }
+            }
+            #expect(got == [payloads[index], payloads[index + 3]])
+        }
+    }
+
+    @Test func addressesParseAndPrint() {
+        #expect(UDPAddress(host: "127.0.0.1", port: 9)?.description == "127.0.0.1:9")
+        #expect(UDPAddress(host: "localhost", port: 1) == .loopback(port: 1))
+        #expect(UDPAddress(host: "not an address", port: 1) == nil)
+    }
+}
