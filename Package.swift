@@ -73,6 +73,7 @@ let package = Package(
             name: "Demo",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "ClubroomResources",
+                "MediaClient", "AudioCore", "AudioCodec",
             ]),
 
         // MARK: The executable.

@@ -41,7 +41,7 @@ public struct DemoSettings: Sendable {
 
     public init(
         cast: DemoCast, topic: String = "Friday terminal hour", clips: DemoClipLibrary,
-        voice: @escaping DemoVoiceFactory = { _, _ in TimedVoice() },
+        voice: @escaping DemoVoiceFactory = { _ in TimedVoice() },
         moderatorInvitesAfter: Double? = 45, chatEvery: ClosedRange<Double> = 6...14,
         pause: ClosedRange<Double> = 0.4...1.2, notes: @escaping @Sendable (DemoNote) -> Void = { _ in }
     ) {
@@ -108,34 +108,37 @@ public final class DemoDirector: Sendable {
     /// Connects the bots and starts the room's timeline. Returns once the sessions are started, not joined.
     public func start() throws(DemoError) {
         let cast = settings.cast
-        var sessions: [(String, RoomSession)] = []
+        var sessions: [(String, RoomSession, any DemoVoice)] = []
         for member in cast.principals {
             let token = try server.token(for: member)
             let identity = member.identity
+            let voice = settings.voice(identity)
             let session: RoomSession
             do {
                 session = try RoomSession(
                     url: server.url, token: token,
                     reconnect: ReconnectPolicy(
-                        initialDelay: .milliseconds(200), maximumDelay: .seconds(2), maximumAttempts: 5, jitter: 0.5)
+                        initialDelay: .milliseconds(200), maximumDelay: .seconds(2), maximumAttempts: 5, jitter: 0.5),
+                    media: voice.media
                 ) { [self] event in
                     handle(event, from: identity)
                 }
             } catch {
                 throw DemoError(place: "bot \(identity)", problem: error.description)
             }
-            sessions.append((identity, session))
+            voice.attach(session)
+            sessions.append((identity, session, voice))
         }
         state.withLock { state in
             state.startedAt = Date()
-            for (identity, session) in sessions {
-                state.bots[identity] = Bot(session: session, voice: settings.voice(identity, session))
+            for (identity, session, voice) in sessions {
+                state.bots[identity] = Bot(session: session, voice: voice)
             }
             if let opening = settings.clips.clip(.opening, by: cast.moderator.identity) {
                 state.conversation.enqueue(opening)
             }
         }
-        for (_, session) in sessions { session.start() }
+        for (_, session, _) in sessions { session.start() }
 
         var tokens: [(identity: String, token: String)] = []
         for member in cast.audience { tokens.append((member.identity, try server.token(for: member))) }

@@ -36,7 +36,7 @@ public final class DemoServer: Sendable {
             let configuration = ServerConfiguration(
                 host: "127.0.0.1", port: 0, dataDirectory: directory + "/data", secretFile: secretFile, roles: roles,
                 // The demo's bots talk more than a person types; the limit protects real servers, not this one.
-                rateBurst: 200, ratePerSecond: 100)
+                rateBurst: 200, ratePerSecond: 100, media: MediaConfiguration(bindHost: "127.0.0.1", port: 0))
             runtime = try RoomServerRuntime(
                 configuration: configuration, log: ServerLog(minimum: logLevel, descriptor: logDescriptor))
             issuer = TokenIssuer(secret: try SecretFile.load(at: secretFile))

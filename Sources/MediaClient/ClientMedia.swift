@@ -13,6 +13,8 @@ public enum MicrophoneSource: Sendable, Equatable {
     case tone(hertz: Double)
     /// These samples (48 kHz mono), looped.
     case samples([Int16])
+    /// Whatever the feed is given, when it is given; silence otherwise.
+    case feed(MicrophoneFeed)
 }
 
 /// One speaker as a client hears it, over the last `audio_stats` period and since the start.
@@ -82,6 +84,7 @@ public final class ClientMedia: @unchecked Sendable {
     private var tone: ToneGenerator?
     private var loopSamples: [Int16] = []
     private var loopPosition = 0
+    private var feed: MicrophoneFeed?
     private var sequence = UInt16.random(in: 0...UInt16.max)
     private var timestamp = UInt32.random(in: 0...UInt32.max)
     private var packetsSent = 0
@@ -118,12 +121,13 @@ public final class ClientMedia: @unchecked Sendable {
         case .none: break
         case .tone(let hertz): tone = ToneGenerator(frequency: hertz, amplitude: 0.3)
         case .samples(let samples): loopSamples = samples.isEmpty ? [0] : samples
+        case .feed(let given): feed = given
         }
         switch options.source {
         case .none: break
         // A steady tone is what Opus's DTX takes for background noise; a test tone must keep sounding.
         case .tone: encoder = try OpusEncoder(configuration: .init(discontinuousTransmission: false))
-        case .samples: encoder = try OpusEncoder()
+        case .samples, .feed: encoder = try OpusEncoder()
         }
     }
 
@@ -241,6 +245,10 @@ public final class ClientMedia: @unchecked Sendable {
     private func fillMicrophone(_ frame: inout [Int16]) {
         if tone != nil {
             tone!.fill(&frame)
+            return
+        }
+        if let feed {
+            feed.fill(&frame)
             return
         }
         for index in frame.indices {

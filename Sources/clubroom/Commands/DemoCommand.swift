@@ -121,9 +121,15 @@ final class DemoRoom: Sendable {
     /// Starts the server and the bots; throws when either cannot start (nothing is left running then).
     init(roomSize: Int, notes: @escaping @Sendable (DemoNote) -> Void) throws {
         let clips = try DemoClipLibrary.load(directory: ClubroomResources.clipsDirectory)
+        let audio = try DemoClipAudio(library: clips)
         server = try DemoServer(room: "friday", logDescriptor: DemoRoom.openLog())
         do {
-            let settings = DemoSettings(cast: .standard(audienceSize: roomSize), clips: clips, notes: notes)
+            let settings = DemoSettings(
+                cast: .standard(audienceSize: roomSize), clips: clips,
+                voice: { identity in
+                    MediaVoice(audio: audio) { problem in notes(.problem("\(identity): \(problem)")) }
+                },
+                notes: notes)
             director = try DemoDirector(server: server, settings: settings)
             try director.start()
         } catch {
