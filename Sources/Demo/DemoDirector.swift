@@ -43,7 +43,7 @@ public struct DemoSettings: Sendable {
         cast: DemoCast, topic: String = "Friday terminal hour", clips: DemoClipLibrary,
         voice: @escaping DemoVoiceFactory = { _ in TimedVoice() },
         moderatorInvitesAfter: Double? = 45, chatEvery: ClosedRange<Double> = 6...14,
-        pause: ClosedRange<Double> = 0.4...1.2, notes: @escaping @Sendable (DemoNote) -> Void = { _ in }
+        pause: ClosedRange<Double> = 0.6...1.4, notes: @escaping @Sendable (DemoNote) -> Void = { _ in }
     ) {
         self.cast = cast
         self.topic = topic

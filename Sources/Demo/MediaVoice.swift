@@ -72,10 +72,22 @@ public final class MediaVoice: DemoVoice {
         let samples = audio.samples(of: clip)
         let mine = generation.add(1, ordering: .acquiringAndReleasing).newValue
         feed.play(samples)
-        // The clip's own length, and a moment for its last packets to be heard.
-        let seconds = Double(samples.count) / Double(AudioFormat.sampleRate) + 0.1
+        let seconds = Double(samples.count) / Double(AudioFormat.sampleRate)
+        finish(after: seconds, generation: mine, checksLeft: 60, done: done)
+    }
+
+    /// Calls `done` once the feed has been sent to its end (a busy machine can send it slower than real time, and
+    /// the next speaker must not talk over it), or 3 s past its length when no media engine is taking it.
+    private func finish(
+        after seconds: Double, generation mine: Int, checksLeft: Int, done: @escaping @Sendable () -> Void
+    ) {
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
-            if generation.load(ordering: .acquiring) == mine { done() }
+            guard generation.load(ordering: .acquiring) == mine else { return }
+            if feed.isPlaying, checksLeft > 0 {
+                finish(after: 0.05, generation: mine, checksLeft: checksLeft - 1, done: done)
+            } else {
+                done()
+            }
         }
     }
 

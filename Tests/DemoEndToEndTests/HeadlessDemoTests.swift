@@ -28,16 +28,21 @@ import Testing
         #expect(lines.all[joined].contains(#""role":"host""#))
         #expect(lines.all[joined].contains(#""topic":"Friday terminal hour""#))
 
-        // The three speakers, each in turn, one line after another.
+        // The three speakers, each in turn: their line starts, then the server hears them (a level above zero,
+        // measured from their audio).
         var next = joined
         for speaker in ["sam", "imogen", "callum"] {
             next = try lines.wait(from: next, timeout: 30) {
                 $0.hasPrefix(#"{"event":"demo_line","peer":"\#(speaker)""#)
             }
+            next = try lines.wait(from: next, timeout: 10) { (level(of: speaker, in: $0) ?? 0) > 0 }
         }
         let stageLines = lines.all.filter { $0.hasPrefix(#"{"event":"demo_line""#) }
         let speakers = stageLines.compactMap { $0.split(separator: "\"").dropFirst(7).first.map(String.init) }
         #expect(zip(speakers, speakers.dropFirst()).allSatisfy { $0 != $1 }, "\(speakers)")
+        // One voice at a time: no `speakers` event has two people above zero.
+        let levels = lines.all.filter { $0.hasPrefix(#"{"event":"speakers""#) }.map(loudPeers)
+        #expect(levels.allSatisfy { $0.count <= 1 }, "\(levels.filter { $0.count > 1 })")
 
         // A listener raises a hand; you invite her; she accepts, unmutes and says her line.
         let hand = try lines.wait(timeout: 30) { $0.hasPrefix(#"{"event":"hand_raised","peer":"zoe""#) }
@@ -54,9 +59,10 @@ import Testing
         let greeting = try lines.wait(from: unmuted, timeout: 20) {
             $0.hasPrefix(#"{"event":"demo_line","peer":"dara","clip":"dara-guest.wav""#)
         }
-        _ = try lines.wait(from: greeting, timeout: 20) {
+        let line = try lines.wait(from: greeting, timeout: 20) {
             $0.hasPrefix(#"{"event":"demo_line","peer":"zoe","clip":"zoe-invited.wav""#)
         }
+        _ = try lines.wait(from: line, timeout: 10) { (level(of: "zoe", in: $0) ?? 0) > 0 }
 
         #expect(processes(withEnvironment: scratch.path) == [process.processIdentifier])
         process.terminate()
@@ -68,4 +74,26 @@ import Testing
         let left = try FileManager.default.contentsOfDirectory(atPath: scratch.appendingPathComponent("tmp").path)
         #expect(left.isEmpty, "\(left)")
     }
+}
+
+/// The level a `speakers` line gives `peer`, if it names them.
+func level(of peer: String, in line: String) -> Int? {
+    speakerLevels(line)[peer]
+}
+
+/// The peers a `speakers` line gives a level above zero.
+func loudPeers(_ line: String) -> [String] {
+    speakerLevels(line).filter { $0.value > 0 }.keys.sorted()
+}
+
+/// The levels of a `speakers` line by peer; empty for any other line.
+func speakerLevels(_ line: String) -> [String: Int] {
+    guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+        object["event"] as? String == "speakers", let levels = object["levels"] as? [[String: Any]]
+    else { return [:] }
+    var result: [String: Int] = [:]
+    for entry in levels {
+        if let peer = entry["peer"] as? String, let value = entry["level"] as? Int { result[peer] = value }
+    }
+    return result
 }
