@@ -89,6 +89,8 @@ public final class DemoDirector: Sendable {
         /// Guests whose line has been queued once already.
         var guestsHeard: Set<String> = []
         var advanceScheduled = false
+        /// Whether the room has the demo's topic.
+        var topicSet = false
         /// Counts lines, so a late `done` of a cut-off clip is ignored.
         var lineNumber = 0
         var end: DemoEnd?
@@ -105,7 +107,8 @@ public final class DemoDirector: Sendable {
         lineSpeakers = Set(settings.clips.clips.map(\.speaker))
     }
 
-    /// Connects the bots and starts the room's timeline. Returns once the sessions are started, not joined.
+    /// Connects the bots and starts the room's timeline. Returns once the bots with a part have joined and the
+    /// topic is set (or after 5 s); the audience keeps joining in the background.
     public func start() throws(DemoError) {
         let cast = settings.cast
         var sessions: [(String, RoomSession, any DemoVoice)] = []
@@ -151,6 +154,20 @@ public final class DemoDirector: Sendable {
         }
         scheduleChat()
         scheduleModeratorCheck()
+        waitUntilReady(timeout: 5)
+    }
+
+    /// Waits until every bot with a part has joined and the topic is set, so whoever comes next finds the room
+    /// ready; gives up after `timeout` seconds (a bot that cannot join is reported and left out).
+    private func waitUntilReady(timeout: Double) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let ready = state.withLock { state in
+                state.topicSet && state.bots.count == principalIDs.count && state.bots.values.allSatisfy(\.joined)
+            }
+            if ready { return }
+            usleep(20_000)
+        }
     }
 
     /// Blocks until the room ends or `stop()` is called.
@@ -229,7 +246,9 @@ public final class DemoDirector: Sendable {
             }
         }
         if unmute { send(.setMute(muted: false), as: identity) }
-        if identity == settings.cast.moderator.identity, snapshot.topic != settings.topic {
+        if snapshot.topic == settings.topic {
+            state.withLock { $0.topicSet = true }
+        } else if identity == settings.cast.moderator.identity {
             send(.setTopic(text: settings.topic), as: identity)
         }
         advanceSoon()
@@ -258,7 +277,9 @@ public final class DemoDirector: Sendable {
             quiet(peer) { $0.roles[peer] = nil }
         case .roomEnded(let by, let reason):
             finish(.roomEnded(by: by, reason: reason))
-        case .joined, .speakers, .chat, .inviteDeclined, .askedToMute, .topicChanged, .error:
+        case .topicChanged(let topic, _):
+            state.withLock { $0.topicSet = topic == settings.topic }
+        case .joined, .speakers, .chat, .inviteDeclined, .askedToMute, .error:
             break
         }
     }

@@ -2,26 +2,14 @@ import Foundation
 import Testing
 
 /// `clubroom demo --no-ui` as a real process: the room comes alive, speakers take turns, hands go up, an invited
-/// listener comes on stage and speaks, and SIGTERM leaves nothing behind.
+/// listener comes on stage and speaks, bots react to the host, and the demo stops cleanly on SIGTERM and when the
+/// room ends.
 @Suite(.timeLimit(.minutes(2))) struct HeadlessDemoTests {
     @Test func theRoomRunsAndStopsCleanly() throws {
         let scratch = try scratchDirectory("headless")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let process = Process()
-        process.executableURL = try clubroomBinary()
-        process.arguments = ["demo", "--no-ui", "--room-size", "6"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["TMPDIR"] = scratch.appendingPathComponent("tmp").path
-        environment["XDG_STATE_HOME"] = scratch.appendingPathComponent("state").path
-        process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, input, lines) = try startHeadlessDemo(in: scratch)
         defer { if process.isRunning { process.interrupt() } }
-        let lines = LineCollector(output.fileHandleForReading)
 
         let joined = try lines.wait(timeout: 20) { $0.hasPrefix(#"{"event":"joined""#) }
         #expect(lines.all[joined].contains(#""self":{"id":"you","#))
@@ -46,7 +34,7 @@ import Testing
 
         // A listener raises a hand; you invite her; she accepts, unmutes and says her line.
         let hand = try lines.wait(timeout: 30) { $0.hasPrefix(#"{"event":"hand_raised","peer":"zoe""#) }
-        input.fileHandleForWriting.write(Data(#"{"cmd":"invite","peer":"zoe"}"#.utf8 + [0x0A]))
+        send(#"{"cmd":"invite","peer":"zoe"}"#, to: input)
         let invited = try lines.wait(from: hand, timeout: 10) {
             $0 == #"{"event":"invited","peer":"zoe","by":"you"}"#
         }
@@ -74,6 +62,49 @@ import Testing
         let left = try FileManager.default.contentsOfDirectory(atPath: scratch.appendingPathComponent("tmp").path)
         #expect(left.isEmpty, "\(left)")
     }
+
+    @Test func botsReactToTheHostAndEndingTheRoomEndsTheDemo() throws {
+        let scratch = try scratchDirectory("reactions")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (process, input, lines) = try startHeadlessDemo(in: scratch)
+        defer { if process.isRunning { process.interrupt() } }
+
+        let samSpeaks = try lines.wait(timeout: 30) { $0.hasPrefix(#"{"event":"demo_line","peer":"sam""#) }
+        // Imogen goes back to the audience and Sam is removed, mid-sentence.
+        send(#"{"cmd":"set_role","peer":"imogen","role":"audience"}"#, to: input)
+        send(#"{"cmd":"remove","peer":"sam","reason":"testing"}"#, to: input)
+        let moved = try lines.wait(from: samSpeaks, timeout: 10) {
+            $0 == #"{"event":"role_changed","peer":"imogen","role":"audience","by":"you"}"#
+        }
+        let removed = try lines.wait(from: samSpeaks, timeout: 10) {
+            $0 == #"{"event":"removed","peer":"sam","by":"you","reason":"testing"}"#
+        }
+        // Callum carries on alone: two lines of his in a row, nobody else's.
+        let first = try lines.wait(from: max(moved, removed), timeout: 20) {
+            $0.hasPrefix(#"{"event":"demo_line""#)
+        }
+        #expect(lines.all[first].hasPrefix(#"{"event":"demo_line","peer":"callum""#), "\(lines.all[first])")
+        let second = try lines.wait(from: first + 1, timeout: 20) { $0.hasPrefix(#"{"event":"demo_line""#) }
+        #expect(lines.all[second].hasPrefix(#"{"event":"demo_line","peer":"callum""#), "\(lines.all[second])")
+        let quiet = lines.all[first...].filter { line in
+            ["sam", "imogen"].contains { (level(of: $0, in: line) ?? 0) > 0 }
+        }
+        #expect(quiet.isEmpty, "\(quiet)")
+
+        // Ending the room ends the demo by itself.
+        send(#"{"cmd":"end_room","reason":"that is all"}"#, to: input)
+        _ = try lines.wait(from: second, timeout: 10) {
+            $0 == #"{"event":"room_ended","by":"you","reason":"that is all"}"#
+        }
+        let deadline = Date().addingTimeInterval(15)
+        while process.isRunning, Date() < deadline { usleep(50_000) }
+        #expect(!process.isRunning)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(processes(withEnvironment: scratch.path).isEmpty)
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.appendingPathComponent("tmp").path)
+        #expect(left.isEmpty, "\(left)")
+    }
 }
 
 /// The level a `speakers` line gives `peer`, if it names them.
@@ -96,4 +127,27 @@ func speakerLevels(_ line: String) -> [String: Int] {
         if let peer = entry["peer"] as? String, let value = entry["level"] as? Int { result[peer] = value }
     }
     return result
+}
+
+/// Starts `clubroom demo --no-ui` with its temporary and state directories in `scratch`.
+func startHeadlessDemo(in scratch: URL) throws -> (Process, Pipe, LineCollector) {
+    let process = Process()
+    process.executableURL = try clubroomBinary()
+    process.arguments = ["demo", "--no-ui", "--room-size", "6"]
+    var environment = ProcessInfo.processInfo.environment
+    environment["TMPDIR"] = scratch.appendingPathComponent("tmp").path
+    environment["XDG_STATE_HOME"] = scratch.appendingPathComponent("state").path
+    process.environment = environment
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return (process, input, LineCollector(output.fileHandleForReading))
+}
+
+/// Sends one line to the demo's stdin.
+func send(_ line: String, to input: Pipe) {
+    input.fileHandleForWriting.write(Data(line.utf8 + [0x0A]))
 }

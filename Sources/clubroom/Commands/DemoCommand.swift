@@ -98,11 +98,7 @@ enum DemoCommand: ClubroomCommand {
     private static func runHeadless(room: DemoRoom, token: String, output: LineWriter) async -> ExitStatus {
         let input = HostInput()
         let signals = TerminationSignals { input.close() }
-        let director = room.director
-        DispatchQueue.global().async {
-            _ = director.waitForEnd()
-            input.close()
-        }
+        // The host's own session reports the end of the room and then ends, so its last lines are never cut off.
         let runner = BotRunner(url: room.server.url, token: token, output: { line in output.write(line) })
         let status = await Task.detached { runner.run(input: { input.next() }) }.value
         withExtendedLifetime(signals) {}
