@@ -116,7 +116,8 @@ public final class MediaVoice: DemoVoice {
             state.withLock { $0.engine }?.newRoomKey(key, epoch: epoch)
         case .signal(.media(let offer)):
             start(offer)
-        case .signal(.mediaPath):
+        case .signal(.mediaPath), .signal(.mediaSources):
+            // The path is the engine's business, and a bot has no use for who sends which stream.
             break
         }
     }

@@ -49,9 +49,12 @@ public enum FanoutBenchmark {
             SRTPKey(bytes: (0..<30).map { UInt8(truncatingIfNeeded: $0 &+ index &* 31) })!
         }
         // Binding reports are protected before measuring, so their sessions are not counted as the server's.
-        let reports = try (0..<count).map { index -> [UInt8] in
+        // Several per peer (each with its own SRTCP index), for the rounds that resend what the kernel dropped.
+        let rounds = 5
+        let reports = try (0..<count).map { index -> [[UInt8]] in
             let session = try SRTPSession(key: keys[index], direction: .outbound)
-            return try session.protect(RTCPPacket.receiverReport(ssrc: ssrcs[index], reports: []).bytes(), rtcp: true)
+            let report = RTCPPacket.receiverReport(ssrc: ssrcs[index], reports: []).bytes()
+            return try (0..<rounds).map { _ in try session.protect(report, rtcp: true) }
         }
         let uplinks = try (0..<speakers).map { try SRTPSession(key: keys[listeners + $0], direction: .outbound) }
 
@@ -73,13 +76,15 @@ public enum FanoutBenchmark {
                     room: "bench", peer: "p\(index)", ssrc: ssrcs[index], uplinkKey: keys[index],
                     gate: PublishGate(index >= listeners), webSocketSink: { _ in }))
         }
-        for index in 0..<count {
-            let socket = index < listeners ? listenerSockets[index] : speakerSockets[index - listeners]
-            socket.send(reports[index], to: forwarder.socket.localAddress)
-            if index % 64 == 63 { usleep(2000) }
+        for round in 0..<rounds where forwarder.counters.value(.bindings) < count {
+            for index in 0..<count {
+                let socket = index < listeners ? listenerSockets[index] : speakerSockets[index - listeners]
+                socket.send(reports[index][round], to: forwarder.socket.localAddress)
+                if index % 32 == 31 { usleep(2000) }
+            }
+            let deadline = Date().addingTimeInterval(2)
+            while forwarder.counters.value(.bindings) < count, Date() < deadline { usleep(10_000) }
         }
-        let deadline = Date().addingTimeInterval(10)
-        while forwarder.counters.value(.bindings) < count, Date() < deadline { usleep(10_000) }
         guard forwarder.counters.value(.bindings) == count else {
             forwarder.stop()
             throw SetupError(description: "only \(forwarder.counters.value(.bindings)) of \(count) peers bound")

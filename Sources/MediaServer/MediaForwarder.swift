@@ -67,17 +67,34 @@ public final class MediaForwarder: @unchecked Sendable {
         case webSocket
     }
 
+    /// A libsrtp session takes about 30 KiB (its cipher and HMAC contexts), so only peers that may publish keep
+    /// one. Everyone else's session is made for the one RTCP packet that needs checking and then freed; their
+    /// SRTCP replay check is the index kept here, which the authentication covers.
     private final class PeerState {
         let info: MediaPeer
-        let uplink: SRTPSession
+        private var session: SRTPSession?
+        /// The highest SRTCP index accepted from this peer.
+        var lastRTCPIndex: UInt32?
         var path = Path.none
         var statistics = RTPReceiveStatistics(minSequential: 0)
         /// The worst loss fraction (of 256) listeners reported for this speaker since the last report to it.
         var downstreamLoss: UInt8 = 0
 
-        init(_ info: MediaPeer) throws(SRTPError) {
+        init(_ info: MediaPeer) {
             self.info = info
-            uplink = try SRTPSession(key: info.uplinkKey, direction: .inbound, ssrc: info.ssrc)
+        }
+
+        /// The peer's inbound session, made on first use.
+        func uplink() throws(SRTPError) -> SRTPSession {
+            if let session { return session }
+            let created = try SRTPSession(key: info.uplinkKey, direction: .inbound, ssrc: info.ssrc)
+            session = created
+            return created
+        }
+
+        /// Frees the session of a peer that may not publish now (it is made again if it may later).
+        func releaseSessionUnlessPublishing() {
+            if !info.gate.isOpen { session = nil }
         }
     }
 
@@ -216,7 +233,8 @@ public final class MediaForwarder: @unchecked Sendable {
         for command in commands {
             switch command {
             case .addPeer(let info):
-                guard let room = rooms[info.room], let state = try? PeerState(info) else { continue }
+                guard let room = rooms[info.room] else { continue }
+                let state = PeerState(info)
                 if let old = peers[info.ssrc] { rooms[old.info.room]?.members[info.ssrc] = nil }
                 peers[info.ssrc] = state
                 room.members[info.ssrc] = state
@@ -278,7 +296,7 @@ public final class MediaForwarder: @unchecked Sendable {
         }
         let plainLength: Int
         do {
-            plainLength = try peer.uplink.unprotect(buffer, length: length)
+            plainLength = try peer.uplink().unprotect(buffer, length: length)
         } catch {
             count(error)
             return
@@ -333,13 +351,29 @@ public final class MediaForwarder: @unchecked Sendable {
             counters.add(.rtcpRejected)
             return
         }
-        let plainLength: Int
-        do {
-            plainLength = try peer.uplink.unprotectRTCP(buffer, length: length)
-        } catch {
+        // The SRTCP index: the 31 bits before the 80-bit tag (RFC 3711 §3.4), authenticated with the packet.
+        guard length >= 8 + 4 + 10 else {
             counters.add(.rtcpRejected)
             return
         }
+        let indexOffset = length - 14
+        let index =
+            (UInt32(buffer[indexOffset]) << 24 | UInt32(buffer[indexOffset + 1]) << 16
+                | UInt32(buffer[indexOffset + 2]) << 8 | UInt32(buffer[indexOffset + 3])) & 0x7FFF_FFFF
+        let plainLength: Int
+        do {
+            plainLength = try peer.uplink().unprotectRTCP(buffer, length: length)
+        } catch {
+            peer.releaseSessionUnlessPublishing()
+            counters.add(.rtcpRejected)
+            return
+        }
+        peer.releaseSessionUnlessPublishing()
+        if let last = peer.lastRTCPIndex, index <= last {
+            counters.add(.replayed)
+            return
+        }
+        peer.lastRTCPIndex = index
         counters.add(.rtcpReceived)
         bind(peer, to: source, in: room)
         if let packets = try? RTCPPacket.parseCompound(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])))

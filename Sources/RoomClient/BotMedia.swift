@@ -36,6 +36,8 @@ final class BotMedia: Sendable {
         var recorded: [Int16] = []
         var selfID: String?
         var publishingRoles: Set<String> = []
+        /// Who sends with which SSRC, from `media_sources`.
+        var names: [UInt32: String] = [:]
     }
 
     init(options: BotMediaOptions, output: @escaping @Sendable (String) -> Void) {
@@ -56,6 +58,10 @@ final class BotMedia: Sendable {
             state.withLock { $0.engine }?.newRoomKey(key, epoch: epoch)
         case .signal(.media(let offer)):
             start(offer)
+        case .signal(.mediaSources(let sources)):
+            state.withLock { state in
+                for source in sources { state.names[source.ssrc] = source.peer }
+            }
         case .signal(.mediaPath):
             break
         }
@@ -78,7 +84,7 @@ final class BotMedia: Sendable {
                     source: options.source, blockUDP: options.blockUDP, record: options.recordPath != nil),
                 sendWebSocket: { bytes in session?.sendBinary(bytes) },
                 sendControl: { text in session?.sendRaw(text) },
-                onEvent: { event in output(Self.line(for: event)) })
+                onEvent: { [self] event in output(line(for: event)) })
             state.withLock { $0.engine = engine }
             engine.start()
         } catch {
@@ -135,7 +141,12 @@ final class BotMedia: Sendable {
         }
     }
 
-    static func line(for event: ClientMediaEvent) -> String {
+    func line(for event: ClientMediaEvent) -> String {
+        let names = state.withLock { $0.names }
+        return Self.line(for: event, names: names)
+    }
+
+    static func line(for event: ClientMediaEvent, names: [UInt32: String]) -> String {
         switch event {
         case .path(let kind):
             return BotProtocol.line("media_path", [("path", .string(kind.rawValue))])
@@ -143,6 +154,7 @@ final class BotMedia: Sendable {
             let list = speakers.map { speaker -> JSONValue in
                 .object(
                     JSONObject([
+                        ("peer", names[speaker.ssrc].map { .string($0) } ?? .null),
                         ("ssrc", .integer(Int64(speaker.ssrc))), ("received", .integer(Int64(speaker.received))),
                         ("lost", .integer(Int64(speaker.lost))),
                         ("recovered_fec", .integer(Int64(speaker.recoveredByFEC))),

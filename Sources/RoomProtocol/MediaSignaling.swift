@@ -7,13 +7,27 @@ public enum MediaSignal: Sendable, Equatable {
     case mediaKey(roomKey: [UInt8], epoch: Int)
     /// Client to server: the path the client's media takes, `udp` or `websocket`.
     case mediaPath(MediaPathKind)
+    /// Server to client: which peer sends with which SSRC, so a client can name the speakers it hears.
+    case mediaSources([MediaSource])
 
     public var type: String {
         switch self {
         case .media: "media"
         case .mediaKey: "media_key"
         case .mediaPath: "media_path"
+        case .mediaSources: "media_sources"
         }
+    }
+}
+
+/// A peer's SSRC.
+public struct MediaSource: Sendable, Equatable {
+    public var peer: String
+    public var ssrc: UInt32
+
+    public init(peer: String, ssrc: UInt32) {
+        self.peer = peer
+        self.ssrc = ssrc
     }
 }
 
@@ -78,7 +92,7 @@ public struct MediaSignalError: Error, Sendable, Equatable, CustomStringConverti
 
 /// JSON for the media messages, in the control protocol's strict form.
 public enum MediaSignalCodec {
-    static let parser = StrictJSONParser(maxDepth: 4, maxBytes: 4096)
+    static let parser = StrictJSONParser(maxDepth: 4, maxBytes: ControlLimits.maxFrameBytes)
 
     /// The message as JSON text.
     public static func encode(_ signal: MediaSignal) -> String {
@@ -93,6 +107,9 @@ public enum MediaSignalCodec {
             return "{\"type\":\"media_key\",\"room_key\":\(quote(Base64URL.encode(key))),\"epoch\":\(epoch)}"
         case .mediaPath(let path):
             return "{\"type\":\"media_path\",\"path\":\(quote(path.rawValue))}"
+        case .mediaSources(let sources):
+            let list = sources.map { "{\"peer\":\(quote($0.peer)),\"ssrc\":\($0.ssrc)}" }.joined(separator: ",")
+            return "{\"type\":\"media_sources\",\"sources\":[\(list)]}"
         }
     }
 
@@ -128,6 +145,20 @@ public enum MediaSignalCodec {
                 throw MediaSignalError(message: "\"path\" must be \"udp\" or \"websocket\"")
             }
             return .mediaPath(path)
+        case "media_sources":
+            guard case .array(let items)? = object["sources"] else {
+                throw MediaSignalError(message: "\"sources\" must be an array")
+            }
+            var sources: [MediaSource] = []
+            for item in items {
+                guard case .object(let source) = item else {
+                    throw MediaSignalError(message: "each source must be an object")
+                }
+                sources.append(
+                    MediaSource(
+                        peer: try string(source, "peer"), ssrc: UInt32(try integer(source, "ssrc", 1...0xFFFF_FFFF))))
+            }
+            return .mediaSources(sources)
         default:
             return nil
         }

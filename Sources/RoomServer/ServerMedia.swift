@@ -65,6 +65,11 @@ final class ServerMedia {
             serverSSRC: forwarder.serverSSRC, sendKey: sendKey.bytes, roomKey: roomKey.key.bytes,
             epoch: roomKey.epoch)
         connection.send(text: MediaSignalCodec.encode(.media(offer)))
+        let publishing = (flows[room.name] ?? [:]).filter { $0.value.gate.isOpen }
+            .map { MediaSource(peer: $0.key.rawValue, ssrc: $0.value.ssrc) }
+        if !publishing.isEmpty {
+            connection.send(text: MediaSignalCodec.encode(.mediaSources(publishing.sorted { $0.peer < $1.peer })))
+        }
     }
 
     /// Applies what an outcome changed, before its messages go out: gates first, so a demoted or muted speaker
@@ -76,7 +81,13 @@ final class ServerMedia {
             switch delivery.message.event {
             case .roleChanged(let peer, _, _), .muteChanged(let peer, _, _):
                 guard let room, let flow = flows[roomName]?[PeerID(peer)] else { continue }
+                let wasOpen = flow.gate.isOpen
                 flow.gate.set(Self.mayPublish(PeerID(peer), in: room))
+                if !wasOpen, flow.gate.isOpen {
+                    // Everyone learns the new speaker's SSRC, so clients can name what they hear.
+                    let text = MediaSignalCodec.encode(.mediaSources([MediaSource(peer: peer, ssrc: flow.ssrc)]))
+                    for other in flows[roomName]?.values ?? [:].values { other.connection.send(text: text) }
+                }
             case .peerLeft(let peer, _), .removed(let peer, _, _):
                 departed.append(PeerID(peer))
             case .roomEnded:

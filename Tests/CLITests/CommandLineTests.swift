@@ -89,10 +89,6 @@ func commandHelpGoesToStdout(command: String) throws {
 
 /// Commands whose feature is not in this build yet. Remove an entry when its feature lands.
 @Test(arguments: [
-    (
-        ["bot", "ws://127.0.0.1:1/rooms/lobby", "--token", "t", "--tone", "440"],
-        "clubroom bot: --play, --tone and --record need audio, which is not in this build yet"
-    ),
     (["bench", "latency"], "clubroom bench: the latency benchmark is not available in this build yet"),
 ])
 func unavailableFeatureSaysSoInOneLine(arguments: [String], line: String) throws {

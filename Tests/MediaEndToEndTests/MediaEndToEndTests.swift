@@ -44,6 +44,7 @@ func counter(_ name: String, in log: String) -> Int {
         let log = room.stop()
         #expect(listener.standardOutput.contains("{\"event\":\"media_path\",\"path\":\"udp\"}"))
         #expect(listener.standardOutput.contains("\"event\":\"speakers\""))
+        #expect(listener.standardOutput.contains("\"speakers\":[{\"peer\":\"ana\""))
         let heard = toneStrength(try recording(room.path("heard.wav"), from: 1.5, to: 3.0), hertz: 440)
         #expect(heard.ratio > 1000, "440 Hz against its neighbours: \(heard.ratio)")
         #expect(counter("rtp_forwarded", in: log) > 100)

@@ -146,6 +146,25 @@ func waitFor(_ condition: () -> Bool) -> Bool {
         #expect(forwarder.counters.value(.forwardedPackets) == 1)
     }
 
+    /// Listeners hold no SRTP session at the server; their reports are still replay-checked, so a captured
+    /// report sent again from elsewhere cannot move their media.
+    @Test func aReplayedReportCannotMoveAListenersMedia() throws {
+        let speaker = try TestPeer(ssrc: 6001, roomKey: roomKey, mayPublish: true)
+        let listener = try TestPeer(ssrc: 6002, roomKey: roomKey, mayPublish: false)
+        let forwarder = try makeRoom([speaker, listener])
+        defer { forwarder.stop() }
+        let report = try listener.uplink.protect(RTCPPacket.receiverReport(ssrc: 6002, reports: []).bytes(), rtcp: true)
+        listener.socket.send(report, to: forwarder.socket.localAddress)
+        #expect(listener.receive() != nil)
+        let attacker = try UDPSocket(binding: .loopback(port: 0))
+        attacker.send(report, to: forwarder.socket.localAddress)
+        #expect(waitFor { forwarder.counters.value(.replayed) == 1 })
+        let packet = try speaker.sendAudio(to: forwarder)
+        let got = try #require(listener.receive())
+        #expect(try listener.downlink.unprotect(got) == packet)
+        #expect(forwarder.counters.value(.bindings) == 2)
+    }
+
     @Test func aRotatedRoomKeyLocksOutTheOldKey() throws {
         let speaker = try TestPeer(ssrc: 4001, roomKey: roomKey, mayPublish: true)
         let stays = try TestPeer(ssrc: 4002, roomKey: roomKey, mayPublish: false)
