@@ -8,6 +8,7 @@ import RoomAppRuntime
 import RoomClient
 import RoomCore
 import RoomProtocol
+import RoomServer
 import Synchronization
 import TermCurses
 import TermUI
@@ -51,7 +52,7 @@ enum DemoCommand: ClubroomCommand {
         let room = try DemoRoom(
             roomSize: options.roomSize,
             notes: { note in
-                // On the room screen, lines said on stage are heard and seen; problems go to the log either way.
+                // On the room screen, lines said on stage are heard and seen, and problems are only logged.
                 if !options.showsUI { output.write(note.jsonLine) }
             })
         defer { room.stop() }
@@ -115,10 +116,17 @@ final class DemoRoom: Sendable {
     let director: DemoDirector
 
     /// Starts the server and the bots; throws when either cannot start (nothing is left running then).
-    init(roomSize: Int, notes: @escaping @Sendable (DemoNote) -> Void) throws {
+    init(roomSize: Int, notes given: @escaping @Sendable (DemoNote) -> Void) throws {
         let clips = try DemoClipLibrary.load(directory: ClubroomResources.clipsDirectory)
         let audio = try DemoClipAudio(library: clips)
-        server = try DemoServer(room: "friday", logDescriptor: DemoRoom.openLog())
+        let logDescriptor = DemoRoom.openLog()
+        let log = ServerLog(minimum: .warning, descriptor: logDescriptor)
+        // Problems with bots are logged whatever else is done with the notes.
+        let notes: @Sendable (DemoNote) -> Void = { note in
+            if case .problem(let problem) = note { log.warning("demo: \(problem)") }
+            given(note)
+        }
+        server = try DemoServer(room: "friday", logDescriptor: logDescriptor)
         do {
             let settings = DemoSettings(
                 cast: .standard(audienceSize: roomSize), clips: clips,
