@@ -83,7 +83,6 @@ public final class DemoDirector: Sendable {
         /// Room events already acted on, by sequence number: every session sees most of them.
         var seen: Set<Int64> = []
         var roles: [String: String] = [:]
-        var muted: [String: Bool] = [:]
         var hands: [String: Int64] = [:]
         var invitedByModerator: Set<String> = []
         /// Guests whose line has been queued once already.
@@ -94,7 +93,6 @@ public final class DemoDirector: Sendable {
         /// Counts lines, so a late `done` of a cut-off clip is ignored.
         var lineNumber = 0
         var end: DemoEnd?
-        var startedAt = Date()
     }
 
     /// A director for the room `server` serves; nothing joins before `start()`.
@@ -133,7 +131,6 @@ public final class DemoDirector: Sendable {
             sessions.append((identity, session, voice))
         }
         state.withLock { state in
-            state.startedAt = Date()
             for (identity, session, voice) in sessions {
                 state.bots[identity] = Bot(session: session, voice: voice)
             }
@@ -206,7 +203,13 @@ public final class DemoDirector: Sendable {
             } else if let seq = message.seq {
                 let fresh = state.withLock { state -> Bool in
                     guard state.end == nil else { return false }
-                    return state.seen.insert(seq).inserted
+                    guard state.seen.insert(seq).inserted else { return false }
+                    // Sessions are never far apart: what is well behind the newest event will not come again.
+                    if state.seen.count > 20_000 {
+                        let newest = state.seen.max() ?? seq
+                        state.seen = state.seen.filter { $0 > newest - 10_000 }
+                    }
+                    return true
                 }
                 if fresh { roomEvent(message.event) }
             }
@@ -235,7 +238,6 @@ public final class DemoDirector: Sendable {
             state.bots[identity]?.joined = true
             for peer in snapshot.peers {
                 state.roles[peer.id] = peer.role
-                state.muted[peer.id] = peer.muted
                 if let at = peer.handRaisedAt { state.hands[peer.id] = at } else { state.hands[peer.id] = nil }
             }
             guard let me = snapshot.peers.first(where: { $0.id == identity }), isOnStage(me.role) else { return }
@@ -259,10 +261,12 @@ public final class DemoDirector: Sendable {
         case .peerJoined(let peer):
             state.withLock { state in
                 state.roles[peer.id] = peer.role
-                state.muted[peer.id] = peer.muted
             }
         case .peerLeft(let peer, _):
-            quiet(peer) { $0.roles[peer] = nil }
+            quiet(peer) { state in
+                state.roles[peer] = nil
+                state.hands[peer] = nil
+            }
         case .roleChanged(let peer, let role, _):
             roleChanged(peer, to: role)
         case .handRaised(let peer, let at):
@@ -274,7 +278,10 @@ public final class DemoDirector: Sendable {
         case .invited(let peer, _):
             invited(peer)
         case .removed(let peer, _, _):
-            quiet(peer) { $0.roles[peer] = nil }
+            quiet(peer) { state in
+                state.roles[peer] = nil
+                state.hands[peer] = nil
+            }
         case .roomEnded(let by, let reason):
             finish(.roomEnded(by: by, reason: reason))
         case .topicChanged(let topic, _):
@@ -311,11 +318,10 @@ public final class DemoDirector: Sendable {
 
     private func muteChanged(_ peer: String, muted: Bool) {
         if muted {
-            quiet(peer) { $0.muted[peer] = true }
+            quiet(peer) { _ in }
             return
         }
         state.withLock { state in
-            state.muted[peer] = false
             guard state.roles[peer].map(isOnStage) ?? false, state.bots[peer] != nil else { return }
             state.conversation.allow(peer)
             if !state.guestsHeard.contains(peer), let line = settings.clips.clip(.invited, by: peer) {
@@ -418,9 +424,9 @@ public final class DemoDirector: Sendable {
             let moderator = settings.cast.moderator.identity
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             let invitee = state.withLock { state -> String? in
+                let waiting = state.hands.filter { !state.invitedByModerator.contains($0.key) }
                 guard state.bots[moderator] != nil, state.roles[moderator].map(isOnStage) ?? false,
-                    let (peer, at) = state.hands.min(by: { $0.value < $1.value }),
-                    Double(now - at) / 1000 >= patience, !state.invitedByModerator.contains(peer)
+                    let (peer, at) = waiting.min(by: { $0.value < $1.value }), Double(now - at) / 1000 >= patience
                 else { return nil }
                 state.invitedByModerator.insert(peer)
                 return peer
