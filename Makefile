@@ -8,9 +8,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Libraries the build links against.
 BUILD_PACKAGES := pkg-config libncursesw5-dev libopus-dev libasound2-dev libssl-dev libsqlite3-dev libspeexdsp-dev
-# Programs the tests drive: tmux for the UI, sox and espeak-ng for audio, alsa-utils for ALSA, and PulseAudio
-# with the ALSA pulse plugin for devices paced in real time.
-TEST_PACKAGES := tmux sox espeak-ng alsa-utils pulseaudio libasound2-plugins
+# Programs the tests drive: tmux for the UI, sox and espeak-ng for audio, alsa-utils for ALSA, openssl to make
+# test certificates, and PulseAudio with the ALSA pulse plugin for devices paced in real time.
+TEST_PACKAGES := tmux sox espeak-ng alsa-utils pulseaudio libasound2-plugins openssl
 # Python modules the interoperability tests use, from PyPI, as import-name=package-name.
 PYTHON ?= python3
 TEST_PYTHON_MODULES := websockets=websockets jwt=pyjwt

@@ -262,6 +262,10 @@ public final class DemoDirector: Sendable {
             state.withLock { state in
                 state.roles[peer.id] = peer.role
             }
+        case .peersJoined(let peers):
+            state.withLock { state in
+                for peer in peers { state.roles[peer.id] = peer.role }
+            }
         case .peerLeft(let peer, _):
             quiet(peer) { state in
                 state.roles[peer] = nil

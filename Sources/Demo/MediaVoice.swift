@@ -40,15 +40,55 @@ public final class DemoClipAudio: Sendable {
     }
 }
 
+/// A microphone that says a clip when told and is silent otherwise: while it has nothing to say it offers no
+/// audio, so no packets are sent and the speaker's level falls.
+///
+/// The media thread takes one frame at a time under a lock held only for that copy; `play` and `stop` swap the
+/// samples under the same lock and release the old ones outside it, so the media thread never allocates or frees.
+final class ClipFeed: Sendable {
+    private let state = Mutex<(samples: [Int16], position: Int)>(([], 0))
+
+    /// Starts saying `samples` (48 kHz mono) from their beginning, in place of whatever was being said.
+    func play(_ samples: [Int16]) {
+        let previous = state.withLock { state -> [Int16] in
+            defer { state = (samples, 0) }
+            return state.samples
+        }
+        withExtendedLifetime(previous) {}
+    }
+
+    /// Silence from the next frame on.
+    func stop() {
+        play([])
+    }
+
+    /// Whether samples remain to be said.
+    var isPlaying: Bool {
+        state.withLock { $0.position < $0.samples.count }
+    }
+
+    /// Fills `frame` with the next samples (silence after the clip's end); false when there is nothing to say.
+    func fill(_ frame: UnsafeMutableBufferPointer<Int16>) -> Bool {
+        state.withLock { state in
+            let count = min(frame.count, state.samples.count - state.position)
+            guard count > 0 else { return false }
+            for index in 0..<count { frame[index] = state.samples[state.position + index] }
+            for index in count..<frame.count { frame[index] = 0 }
+            state.position += count
+            return true
+        }
+    }
+}
+
 /// A bot's voice over the media plane: its session's `media` offer starts an engine (Opus in SRTP, UDP or the
-/// WebSocket) whose microphone is a feed, silent until a clip is played into it. The server measures the audio
+/// WebSocket) whose microphone is a clip feed, silent until a clip is played into it. The server measures the audio
 /// levels of what it sends, which drive everyone's level bars and the highlighted speaker.
 ///
 /// Its state sits behind one lock; the session calls `media` on its loop thread and the director calls the rest
 /// from any thread.
 public final class MediaVoice: DemoVoice {
     private let audio: DemoClipAudio
-    private let feed = MicrophoneFeed()
+    private let feed = ClipFeed()
     private let state = Mutex<(session: RoomSession?, engine: ClientMedia?, closed: Bool)>((nil, nil, false))
     /// Counts clips, so the timer of a stopped clip does not end the next one.
     private let generation = Atomic<Int>(0)
@@ -132,7 +172,8 @@ public final class MediaVoice: DemoVoice {
         guard !closed else { return }
         do {
             let engine = try ClientMedia(
-                offer: offer, options: ClientMedia.Options(source: .feed(feed)),
+                offer: offer,
+                options: ClientMedia.Options(source: .live(AudioFeed(capture: { [feed] frame in feed.fill(frame) }))),
                 sendWebSocket: { bytes in session?.sendBinary(bytes) },
                 sendControl: { text in session?.sendRaw(text) },
                 onEvent: { _ in })

@@ -13,8 +13,28 @@ public enum MicrophoneSource: Sendable, Equatable {
     case tone(hertz: Double)
     /// These samples (48 kHz mono), looped.
     case samples([Int16])
-    /// Whatever the feed is given, when it is given; silence otherwise.
-    case feed(MicrophoneFeed)
+    /// A live device: asked for one 20 ms frame per tick.
+    case live(AudioFeed)
+}
+
+/// A live audio connection for a device: the capture side fills the microphone frame, the playback side takes
+/// each mixed frame. Both are called on the media thread once per 20 ms and must not block (read from and
+/// write to lock-free rings that the device threads serve).
+public final class AudioFeed: Sendable, Equatable {
+    /// Fills the 960-sample frame; returns false when no audio is ready (nothing is sent for that tick).
+    public let capture: @Sendable (UnsafeMutableBufferPointer<Int16>) -> Bool
+    /// Takes the 960-sample mixed frame of what the client hears.
+    public let playback: @Sendable (UnsafeBufferPointer<Int16>) -> Void
+
+    public init(
+        capture: @escaping @Sendable (UnsafeMutableBufferPointer<Int16>) -> Bool = { _ in false },
+        playback: @escaping @Sendable (UnsafeBufferPointer<Int16>) -> Void = { _ in }
+    ) {
+        self.capture = capture
+        self.playback = playback
+    }
+
+    public static func == (lhs: AudioFeed, rhs: AudioFeed) -> Bool { lhs === rhs }
 }
 
 /// One speaker as a client hears it, over the last `audio_stats` period and since the start.
@@ -52,15 +72,18 @@ public final class ClientMedia: @unchecked Sendable {
         /// How long to wait for the server's answer over UDP before falling back.
         public var probeTimeout: Duration
         public var record: Bool
+        /// Where the mixed frames go besides the recording (a playback device).
+        public var output: AudioFeed?
 
         public init(
             source: MicrophoneSource = .none, blockUDP: Bool = false, probeTimeout: Duration = .seconds(2),
-            record: Bool = false
+            record: Bool = false, output: AudioFeed? = nil
         ) {
             self.source = source
             self.blockUDP = blockUDP
             self.probeTimeout = probeTimeout
             self.record = record
+            self.output = output
         }
     }
 
@@ -84,7 +107,6 @@ public final class ClientMedia: @unchecked Sendable {
     private var tone: ToneGenerator?
     private var loopSamples: [Int16] = []
     private var loopPosition = 0
-    private var feed: MicrophoneFeed?
     private var sequence = UInt16.random(in: 0...UInt16.max)
     private var timestamp = UInt32.random(in: 0...UInt32.max)
     private var packetsSent = 0
@@ -93,9 +115,13 @@ public final class ClientMedia: @unchecked Sendable {
         var buffer = JitterBuffer<[UInt8]>()
         let decoder: OpusDecoder
         var statistics = RTPReceiveStatistics(minSequential: 0)
+        var lastArrival: Int64 = 0
         init() throws(AudioCodecError) { decoder = try OpusDecoder() }
     }
     private var speakers: [UInt32: Speaker] = [:]
+    /// Packets no key opened: after a rotation, the first packets under the new key can arrive before
+    /// `media_key` does. They are tried again when a key arrives (a few at most; older ones are dropped).
+    private var unopened: [[UInt8]] = []
 
     /// Starts media for one connection's `media` offer.
     public init(
@@ -121,13 +147,13 @@ public final class ClientMedia: @unchecked Sendable {
         case .none: break
         case .tone(let hertz): tone = ToneGenerator(frequency: hertz, amplitude: 0.3)
         case .samples(let samples): loopSamples = samples.isEmpty ? [0] : samples
-        case .feed(let given): feed = given
+        case .live: break
         }
         switch options.source {
         case .none: break
         // A steady tone is what Opus's DTX takes for background noise; a test tone must keep sounding.
         case .tone: encoder = try OpusEncoder(configuration: .init(discontinuousTransmission: false))
-        case .samples, .feed: encoder = try OpusEncoder()
+        case .samples, .live: encoder = try OpusEncoder()
         }
     }
 
@@ -203,8 +229,7 @@ public final class ClientMedia: @unchecked Sendable {
             nextTick += 20_000
             // After a stall, catch up without a burst of frames.
             if tickTime - nextTick > 200_000 { nextTick = tickTime + 20_000 }
-            if encoder != nil {
-                fillMicrophone(&frame)
+            if encoder != nil, fillMicrophone(&frame) {
                 sendFrame(frame, buffer: buffer)
             }
             playOut(at: tickTime, mixer: &mixer, into: &mixed)
@@ -242,19 +267,20 @@ public final class ClientMedia: @unchecked Sendable {
         }
     }
 
-    private func fillMicrophone(_ frame: inout [Int16]) {
+    /// One frame of microphone; false when a live device has none ready.
+    private func fillMicrophone(_ frame: inout [Int16]) -> Bool {
+        if case .live(let feed) = options.source {
+            return frame.withUnsafeMutableBufferPointer { feed.capture($0) }
+        }
         if tone != nil {
             tone!.fill(&frame)
-            return
-        }
-        if let feed {
-            feed.fill(&frame)
-            return
+            return true
         }
         for index in frame.indices {
             frame[index] = loopSamples[loopPosition]
             loopPosition = (loopPosition + 1) % loopSamples.count
         }
+        return true
     }
 
     private func sendFrame(_ frame: [Int16], buffer: UnsafeMutableRawBufferPointer) {
@@ -285,9 +311,18 @@ public final class ClientMedia: @unchecked Sendable {
             roomSessions.insert((epoch, session), at: 0)
             roomSessions = Array(roomSessions.prefix(2))
         }
+        guard !keys.isEmpty, !unopened.isEmpty else { return }
+        let waiting = unopened
+        unopened.removeAll()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1600, alignment: 16)
+        defer { buffer.deallocate() }
+        for bytes in waiting where bytes.count <= buffer.count {
+            buffer.copyBytes(from: bytes)
+            handle(buffer, length: bytes.count, viaUDP: false, retry: true)
+        }
     }
 
-    private func handle(_ buffer: UnsafeMutableRawBufferPointer, length: Int, viaUDP: Bool) {
+    private func handle(_ buffer: UnsafeMutableRawBufferPointer, length: Int, viaUDP: Bool, retry: Bool = false) {
         let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
         if RTCPPacket.isRTCP(packet) {
             for (_, session) in roomSessions {
@@ -313,9 +348,16 @@ public final class ClientMedia: @unchecked Sendable {
                 break
             }
         }
-        guard let plainLength,
-            let header = try? RTPHeader.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength]))
-        else { return }
+        guard let plainLength else {
+            if !retry {
+                if unopened.count >= 16 { unopened.removeFirst() }
+                unopened.append(Array(packet))
+            }
+            return
+        }
+        guard let header = try? RTPHeader.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])) else {
+            return
+        }
         let payload = Array(UnsafeRawBufferPointer(rebasing: buffer[header.payloadRange]))
         let speaker: Speaker
         if let existing = speakers[header.ssrc] {
@@ -326,6 +368,7 @@ public final class ClientMedia: @unchecked Sendable {
             speaker = created
         }
         let now = Self.microseconds()
+        speaker.lastArrival = now
         _ = speaker.statistics.record(
             ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, arrival: now * 48 / 1000)
         speaker.buffer.insert(
@@ -355,9 +398,13 @@ public final class ClientMedia: @unchecked Sendable {
         }
         mixed.withUnsafeMutableBufferPointer { mixer.render(into: $0) }
         if options.record { recorded.withLock { $0.append(contentsOf: mixed) } }
+        if let output = options.output { mixed.withUnsafeBufferPointer { output.playback($0) } }
     }
 
     private func report() {
+        // A source silent for 30 s is gone (it left, or came back with a new SSRC): forget its state.
+        let now = Self.microseconds()
+        speakers = speakers.filter { now - $0.value.lastArrival < 30_000_000 }
         let list = speakers.keys.sorted().compactMap { ssrc -> SpeakerStats? in
             guard let speaker = speakers[ssrc] else { return nil }
             let stats = speaker.buffer.statistics

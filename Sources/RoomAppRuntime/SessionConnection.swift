@@ -125,6 +125,13 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         case .peerJoined(let peer):
             names.withLock { $0[peer.id] = peer.name }
             return [.server(.peerJoined(Self.peer(peer)), seq: seq)]
+        case .peersJoined(let joined):
+            names.withLock { map in for peer in joined { map[peer.id] = peer.name } }
+            // The i-th of k peers announced under `seq` S has number S − k + 1 + i.
+            let first = seq + 1 - min(seq + 1, UInt64(joined.count))
+            return joined.enumerated().map { index, peer in
+                .server(.peerJoined(Self.peer(peer)), seq: first + UInt64(index))
+            }
         case .peerLeft(let id, _):
             return [.server(.peerLeft(PeerID(id)), seq: seq)]
         case .roleChanged(let id, let role, let by):

@@ -127,6 +127,9 @@ public enum BotProtocol {
     public static func lines(for event: SessionEvent) -> [String] {
         switch event {
         case .message(let message):
+            if case .peersJoined(let peers) = message.event {
+                return peers.compactMap { json(for: .peerJoined($0), reconnected: false)?.encodedString }
+            }
             return json(for: message.event, reconnected: false).map { [$0.encodedString] } ?? []
         case .reconnected(let message):
             return json(for: message.event, reconnected: true).map { [$0.encodedString] } ?? []

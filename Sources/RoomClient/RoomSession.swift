@@ -91,6 +91,8 @@ public final class RoomSession: Sendable {
         var attempt = 0
         var everJoined = false
         var awaitingReconnectSnapshot = false
+        /// The sequence number of the last snapshot.
+        var snapshotSeq: Int64 = 0
         var leaving = false
         var ended = false
     }
@@ -202,7 +204,7 @@ public final class RoomSession: Sendable {
             return
         case .text(let received): text = received
         }
-        let message: ServerMessage
+        var message: ServerMessage
         do {
             message = try ControlCodec.decodeServer(Array(text.utf8))
         } catch {
@@ -221,13 +223,29 @@ public final class RoomSession: Sendable {
             if case .joined = message.event {
                 state.everJoined = true
                 state.attempt = 0
+                state.snapshotSeq = message.seq ?? 0
                 defer { state.awaitingReconnectSnapshot = false }
                 return state.awaitingReconnectSnapshot
             }
             return false
         }
         guard let reconnected else { return }
+        // Events numbered at or below the snapshot's number are already in it (the server may announce joins a
+        // moment late, after a newer joiner's snapshot).
+        let covered = state.withLock { $0.snapshotSeq }
+        if let seq = message.seq, seq <= covered, !isSnapshot(message) { return }
+        if case .peersJoined(let peers) = message.event, let seq = message.seq {
+            let first = seq - Int64(peers.count) + 1
+            let fresh = peers.enumerated().filter { first + Int64($0.offset) > covered }.map { $0.element }
+            guard !fresh.isEmpty else { return }
+            message = ServerMessage(.peersJoined(fresh), seq: seq)
+        }
         deliver(reconnected ? .reconnected(message) : .message(message))
+    }
+
+    private func isSnapshot(_ message: ServerMessage) -> Bool {
+        if case .joined = message.event { return true }
+        return false
     }
 
     private func closed(code: WebSocketCloseCode, reason: String, generation: Int) {

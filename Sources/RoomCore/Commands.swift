@@ -180,7 +180,9 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
         case .missingArgument(let command, let argument, let usage):
             return "/\(command) needs \(argument): \(usage)"
         case .unexpectedArgument(let command, let text, let usage):
-            return "/\(command) does not take \"\(text)\": \(usage)"
+            // The usual cause is a name with a space in it, typed without quotes.
+            let hint = usage.contains("NAME") ? "; quote names with spaces: \"Ana Lee\"" : ""
+            return "/\(command) does not take \"\(text)\": \(usage)\(hint)"
         case .unterminatedQuote:
             return "a quote is not closed; put names with spaces in quotes: \"Ana Lee\""
         case .unknownName(let name, let similar, let more):

@@ -1,4 +1,6 @@
 /// A peer's stable identity: the `sub` claim of its token. Never shown as a name.
+///
+/// Like `RoleName`, it is coded as its bare string by the standard library's `Codable` for `RawRepresentable`.
 public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible,
     ExpressibleByStringLiteral
 {
@@ -7,15 +9,6 @@ public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, Codable,
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { self.rawValue = value }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 
     /// Byte order of the UTF-8 form: deterministic and independent of locale.
     public static func < (lhs: PeerID, rhs: PeerID) -> Bool {
@@ -34,15 +27,6 @@ public struct RoleName: RawRepresentable, Hashable, Sendable, Codable, CustomStr
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { self.rawValue = value }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 
     /// Runs the room; every role table must define it.
     public static let host: RoleName = "host"
@@ -100,6 +84,12 @@ public enum DisplayName {
     /// whitespace become one space, the ends are trimmed, and the result is cut to `maxGraphemes`.
     /// May return an empty string; the caller decides what an empty name means.
     public static func sanitize(_ raw: String) -> String {
+        sanitizeLine(raw, maxGraphemes: maxGraphemes)
+    }
+
+    /// The same rules for any one line of text shown on screen (chat, topics, reasons): nothing in it can
+    /// move the cursor, change colours or reorder the line, and it is cut to `maxGraphemes`.
+    public static func sanitizeLine(_ raw: String, maxGraphemes: Int) -> String {
         var cleaned = String.UnicodeScalarView()
         var pendingSpace = false
         for scalar in raw.unicodeScalars {
@@ -117,7 +107,7 @@ public enum DisplayName {
         var result = ""
         var count = 0
         for grapheme in String(cleaned) {
-            if count == maxGraphemes { break }
+            if count >= maxGraphemes { break }
             let scalars = grapheme.unicodeScalars
             if scalars.count > maxScalarsPerGrapheme {
                 result.unicodeScalars.append(contentsOf: scalars.prefix(maxScalarsPerGrapheme))
@@ -219,12 +209,23 @@ public struct ChatMessage: Sendable, Equatable, Codable {
     public var to: ChatAudience
     public var sentAt: Timestamp
 
+    /// Cleans the name and text with `DisplayName`'s rules, so a message can never carry terminal controls.
     public init(from: PeerID, fromName: String, text: String, to: ChatAudience = .everyone, sentAt: Timestamp) {
         self.from = from
-        self.fromName = fromName
-        self.text = text
+        self.fromName = DisplayName.sanitize(fromName)
+        self.text = DisplayName.sanitizeLine(text, maxGraphemes: ChatMessage.maxLength)
         self.to = to
         self.sentAt = sentAt
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            from: try c.decode(PeerID.self, forKey: .from),
+            fromName: try c.decode(String.self, forKey: .fromName),
+            text: try c.decode(String.self, forKey: .text),
+            to: try c.decodeIfPresent(ChatAudience.self, forKey: .to) ?? .everyone,
+            sentAt: try c.decode(Timestamp.self, forKey: .sentAt))
     }
 }
 

@@ -70,7 +70,8 @@ private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UI
     case .reconnected:
         state.connection = .connected
         return []
-    case .error(let code, let message):
+    case .error(let code, let raw):
+        let message = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         state.lastError = ServerError(code: code, message: message)
         return [.notice(Notice(.error, message))]
     case .joined(let snapshot):
@@ -114,7 +115,7 @@ private func applySnapshot(_ state: inout RoomState, _ snapshot: RoomSnapshot) {
     peers.reserveCapacity(snapshot.peers.count)
     for peer in snapshot.peers { peers[peer.id] = peer }
     state.roomID = snapshot.roomID
-    state.topic = snapshot.topic
+    state.topic = DisplayName.sanitizeLine(snapshot.topic, maxGraphemes: RoomState.maxTopicLength)
     state.selfID = snapshot.selfID
     state.peers = peers
     state.sections = Sections(peers: peers.values, roles: state.roles)
@@ -137,7 +138,7 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
             state.peers[peer.id] = existing
             return .alreadyPresent
         }
-        state.sections.placeNew(peer, roles: state.roles)
+        state.sections.insert(peer, roles: state.roles)
         if peer.level > 0 { state.speaking.insert(peer.id) }
         state.activity.append(.joined(peer.id, name: peer.name))
 
@@ -207,7 +208,8 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         if me.muted { return .noChange }
         state.muteRequestedBy = by
 
-    case .removed(let id, let reason, let by):
+    case .removed(let id, let raw, let by):
+        let reason = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         if id == state.selfID {
             state.ending = .removed(reason: reason, by: by)
             state.invitation = nil
@@ -216,12 +218,14 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         guard let peer = removePeer(&state, id) else { return .unknownPeer }
         state.activity.append(.removed(id, name: peer.name, reason: reason, by: by))
 
-    case .roomEnded(let reason):
+    case .roomEnded(let raw):
+        let reason = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         state.ending = .ended(reason: reason)
         state.invitation = nil
         state.activity.append(.ended(reason: reason))
 
-    case .topicChanged(let topic, let by):
+    case .topicChanged(let raw, let by):
+        let topic = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxTopicLength)
         if state.topic == topic { return .noChange }
         state.topic = topic
         state.activity.append(.topicChanged(topic, by: by))
@@ -233,13 +237,13 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
 }
 
 private func update(_ state: inout RoomState, _ peer: Peer) {
-    state.peers[peer.id] = peer
-    state.sections.place(peer, roles: state.roles)
+    guard let old = state.peers.updateValue(peer, forKey: peer.id) else { return }
+    state.sections.update(old, to: peer, roles: state.roles)
 }
 
 private func removePeer(_ state: inout RoomState, _ id: PeerID) -> Peer? {
     guard let peer = state.peers.removeValue(forKey: id) else { return nil }
-    state.sections.unplace(id)
+    state.sections.remove(peer, roles: state.roles)
     state.speaking.remove(id)
     return peer
 }
@@ -290,9 +294,6 @@ private func submit(_ state: inout RoomState, _ request: ClientRequest) -> [Effe
     return [.send(request)]
 }
 
-/// Topics longer than this are refused before sending.
-let maxTopicLength = 200
-
 private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal? {
     switch state.ending {
     case .removed: return Refusal("you were removed from this room")
@@ -334,8 +335,8 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
         }
         if case .peer(let id) = audience, id == me.id { return Refusal("you cannot message yourself") }
     case .setTopic(let topic):
-        if topic.count > maxTopicLength {
-            return Refusal("the topic is too long (\(maxTopicLength) characters at most)")
+        if topic.count > RoomState.maxTopicLength {
+            return Refusal("the topic is too long (\(RoomState.maxTopicLength) characters at most)")
         }
     default:
         break

@@ -103,6 +103,9 @@ public struct PeerSection<Key: SectionKey>: RandomAccessCollection, Sendable {
 
 /// The three sections of the room screen, kept sorted as events arrive.
 /// On stage: peers whose role is on stage. Raised hands: everyone else with a hand up. Audience: the rest.
+///
+/// A peer's key is derived from the peer itself (plus its stage ticket), so no per-peer index is kept: a join
+/// costs one sorted insert and no extra hashing.
 struct Sections: Sendable, Equatable {
     enum Placement: Sendable, Equatable {
         case stage(StageKey)
@@ -113,98 +116,89 @@ struct Sections: Sendable, Equatable {
     var stage = SortedList<StageKey>()
     var hands = SortedList<HandKey>()
     var audience = SortedList<AudienceKey>()
-    var placements: [PeerID: Placement] = [:]
+    /// When each peer on stage came on stage; only stage peers have one, so the table stays small.
+    var stageTickets: [PeerID: UInt64] = [:]
     var nextTicket: UInt64 = 0
+
+    init() {}
 
     /// Starts over from a snapshot's peers with one sort per section.
     init(peers: some Sequence<Peer>, roles: RoleTable) {
         var stageKeys: [StageKey] = []
         var handKeys: [HandKey] = []
         var audienceKeys: [AudienceKey] = []
-        let onStage = peers.filter { roles.isOnStage($0.role) }
-            .sorted { ($0.joinedAt, $0.id) < ($1.joinedAt, $1.id) }
-        for peer in onStage {
-            let key = StageKey(rank: roles.rank(of: peer.role), ticket: nextTicket, id: peer.id)
-            nextTicket += 1
-            stageKeys.append(key)
-            placements[peer.id] = .stage(key)
-        }
-        for peer in peers where !roles.isOnStage(peer.role) {
-            if let at = peer.handRaisedAt {
-                let key = HandKey(raisedAt: at, id: peer.id)
-                handKeys.append(key)
-                placements[peer.id] = .hand(key)
+        var onStage: [Peer] = []
+        for peer in peers {
+            if roles.isOnStage(peer.role) {
+                onStage.append(peer)
+            } else if let at = peer.handRaisedAt {
+                handKeys.append(HandKey(raisedAt: at, id: peer.id))
             } else {
-                let key = AudienceKey(name: peer.name, id: peer.id)
-                audienceKeys.append(key)
-                placements[peer.id] = .audience(key)
+                audienceKeys.append(AudienceKey(name: peer.name, id: peer.id))
             }
+        }
+        onStage.sort { ($0.joinedAt, $0.id) < ($1.joinedAt, $1.id) }
+        for peer in onStage {
+            stageTickets[peer.id] = nextTicket
+            stageKeys.append(StageKey(rank: roles.rank(of: peer.role), ticket: nextTicket, id: peer.id))
+            nextTicket += 1
         }
         stage = SortedList(stageKeys)
         hands = SortedList(handKeys)
         audience = SortedList(audienceKeys)
     }
 
-    init() {}
-
-    /// Puts a new or changed peer where it belongs, moving it only when its key changed.
-    mutating func place(_ peer: Peer, roles: RoleTable) {
-        let old = placements[peer.id]
-        let new: Placement
-        if roles.isOnStage(peer.role) {
-            let rank = roles.rank(of: peer.role)
-            if case .stage(let key) = old {
-                if key.rank == rank { return }
-                new = .stage(StageKey(rank: rank, ticket: key.ticket, id: peer.id))
-            } else {
-                new = .stage(StageKey(rank: rank, ticket: nextTicket, id: peer.id))
-                nextTicket += 1
-            }
-        } else if let at = peer.handRaisedAt {
-            let key = HandKey(raisedAt: at, id: peer.id)
-            if old == .hand(key) { return }
-            new = .hand(key)
-        } else {
-            if case .audience = old { return }
-            new = .audience(AudienceKey(name: peer.name, id: peer.id))
+    /// Where a placed peer's key is, from the peer as it was placed.
+    func placement(of peer: Peer, roles: RoleTable) -> Placement {
+        if roles.isOnStage(peer.role), let ticket = stageTickets[peer.id] {
+            return .stage(StageKey(rank: roles.rank(of: peer.role), ticket: ticket, id: peer.id))
         }
-        if old != nil { unplace(peer.id) }
-        placements[peer.id] = new
-        switch new {
-        case .stage(let key): stage.insert(key)
-        case .hand(let key): hands.insert(key)
-        case .audience(let key): audience.insert(key)
-        }
+        if let at = peer.handRaisedAt { return .hand(HandKey(raisedAt: at, id: peer.id)) }
+        return .audience(AudienceKey(name: peer.name, id: peer.id))
     }
 
-    /// `place` for a peer known to have no placement yet: one hash lookup instead of two.
-    mutating func placeNew(_ peer: Peer, roles: RoleTable) {
-        let new: Placement
+    /// Places a peer that is not placed yet.
+    mutating func insert(_ peer: Peer, roles: RoleTable) {
         if roles.isOnStage(peer.role) {
-            new = .stage(StageKey(rank: roles.rank(of: peer.role), ticket: nextTicket, id: peer.id))
+            stageTickets[peer.id] = nextTicket
+            stage.insert(StageKey(rank: roles.rank(of: peer.role), ticket: nextTicket, id: peer.id))
             nextTicket += 1
         } else if let at = peer.handRaisedAt {
-            new = .hand(HandKey(raisedAt: at, id: peer.id))
+            hands.insert(HandKey(raisedAt: at, id: peer.id))
         } else {
-            new = .audience(AudienceKey(name: peer.name, id: peer.id))
-        }
-        if placements.updateValue(new, forKey: peer.id) != nil {
-            preconditionFailure("placeNew called for a peer that already has a place")
-        }
-        switch new {
-        case .stage(let key): stage.insert(key)
-        case .hand(let key): hands.insert(key)
-        case .audience(let key): audience.insert(key)
+            audience.insert(AudienceKey(name: peer.name, id: peer.id))
         }
     }
 
-    mutating func unplace(_ id: PeerID) {
-        guard let old = placements.removeValue(forKey: id) else { return }
-        switch old {
-        case .stage(let key): stage.remove(key)
+    /// Takes a placed peer out, given the peer as it was placed.
+    mutating func remove(_ peer: Peer, roles: RoleTable) {
+        switch placement(of: peer, roles: roles) {
+        case .stage(let key):
+            stage.remove(key)
+            stageTickets[peer.id] = nil
         case .hand(let key): hands.remove(key)
         case .audience(let key): audience.remove(key)
         }
+    }
+
+    /// Moves a peer after a change, only when its key changed; a stage peer keeps its ticket.
+    mutating func update(_ old: Peer, to new: Peer, roles: RoleTable) {
+        let wasOnStage = roles.isOnStage(old.role)
+        let isOnStage = roles.isOnStage(new.role)
+        if wasOnStage && isOnStage {
+            let (oldRank, newRank) = (roles.rank(of: old.role), roles.rank(of: new.role))
+            guard oldRank != newRank, let ticket = stageTickets[old.id] else { return }
+            stage.remove(StageKey(rank: oldRank, ticket: ticket, id: old.id))
+            stage.insert(StageKey(rank: newRank, ticket: ticket, id: new.id))
+            return
+        }
+        if !wasOnStage && !isOnStage && old.handRaisedAt == new.handRaisedAt
+            && (old.handRaisedAt != nil || old.name == new.name)
+        {
+            return
+        }
+        remove(old, roles: roles)
+        insert(new, roles: roles)
     }
 
     /// Equal when every section holds the same peers in the same order (ticket numbers aside).

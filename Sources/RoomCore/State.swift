@@ -70,6 +70,10 @@ public struct RoomState: Sendable, Equatable {
     public static let chatCapacity = 500
     /// How many activity lines are kept.
     public static let activityCapacity = 500
+    /// The longest topic, in characters; longer ones are refused before sending and cut when received.
+    public static let maxTopicLength = 200
+    /// The longest reason for a removal or an ending that is shown.
+    public static let maxReasonLength = 200
 
     public let roles: RoleTable
     public internal(set) var roomID = ""
@@ -116,7 +120,9 @@ public struct RoomState: Sendable, Equatable {
 
     /// A peer's place in the raised-hand queue, from 1; `nil` when their hand is not in it.
     public func queuePosition(of id: PeerID) -> Int? {
-        guard case .hand(let key) = sections.placements[id] else { return nil }
+        guard let peer = peers[id], case .hand(let key) = sections.placement(of: peer, roles: roles) else {
+            return nil
+        }
         return sections.hands.position(of: key).map { $0 + 1 }
     }
 
@@ -127,12 +133,9 @@ public struct RoomState: Sendable, Equatable {
 
     /// The screen section a peer is shown in.
     public func section(of id: PeerID) -> SectionName? {
-        switch sections.placements[id] {
-        case .stage: .stage
-        case .hand: .raisedHands
-        case .audience: .audience
-        case nil: nil
-        }
+        guard let peer = peers[id] else { return nil }
+        if roles.isOnStage(peer.role) { return .stage }
+        return peer.handRaisedAt == nil ? .audience : .raisedHands
     }
 }
 

@@ -130,6 +130,8 @@ public enum ControlCodec {
             object["roles"] = .array(snapshot.roles.map(json))
         case .peerJoined(let peer):
             object["peer"] = json(peer)
+        case .peersJoined(let peers):
+            object["peers"] = .array(peers.map(json))
         case .peerLeft(let peer, let reason):
             object["peer"] = .string(peer)
             object["reason"] = .string(reason.rawValue)
@@ -177,7 +179,53 @@ public enum ControlCodec {
 
     /// The text the server sends for `message`.
     public static func encode(_ message: ServerMessage) -> [UInt8] {
-        json(message).encoded
+        guard case .joined(let snapshot) = message.event else { return json(message).encoded }
+        // A snapshot of a large room holds thousands of peers: write them straight into bytes rather than
+        // through a tree of values. The result is the same as `json(message).encoded`.
+        var output: [UInt8] = []
+        output.reserveCapacity(256 + snapshot.peers.count * 128)
+        output.append(contentsOf: #"{"type":"joined""#.utf8)
+        if let seq = message.seq { output.append(contentsOf: #","seq":\#(seq)"#.utf8) }
+        output.append(contentsOf: #","protocol":\#(snapshot.protocolVersion),"room":"#.utf8)
+        JSONValue.writeString(snapshot.room, into: &output)
+        output.append(contentsOf: #","self":"#.utf8)
+        JSONValue.writeString(snapshot.selfID, into: &output)
+        output.append(contentsOf: #","topic":"#.utf8)
+        JSONValue.writeString(snapshot.topic, into: &output)
+        output.append(
+            contentsOf: (snapshot.resumed ? #","resumed":true,"peers":["# : #","resumed":false,"peers":["#).utf8)
+        for (index, peer) in snapshot.peers.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            write(peer, into: &output)
+        }
+        output.append(contentsOf: #"],"chat":"#.utf8)
+        JSONValue.array(snapshot.chat.map(json)).write(into: &output)
+        output.append(contentsOf: #","roles":"#.utf8)
+        JSONValue.array(snapshot.roles.map(json)).write(into: &output)
+        output.append(UInt8(ascii: "}"))
+        return output
+    }
+
+    /// Appends a peer's JSON, the same bytes as `json(peer).encoded`.
+    static func write(_ peer: WirePeer, into output: inout [UInt8]) {
+        output.append(contentsOf: #"{"id":"#.utf8)
+        JSONValue.writeString(peer.id, into: &output)
+        output.append(contentsOf: #","name":"#.utf8)
+        JSONValue.writeString(peer.name, into: &output)
+        output.append(contentsOf: #","role":"#.utf8)
+        JSONValue.writeString(peer.role, into: &output)
+        output.append(contentsOf: (peer.muted ? #","muted":true"# : #","muted":false"#).utf8)
+        if let raised = peer.handRaisedAt {
+            output.append(contentsOf: #","hand_raised_at":\#(raised)"#.utf8)
+        } else {
+            output.append(contentsOf: #","hand_raised_at":null"#.utf8)
+        }
+        output.append(contentsOf: #","joined_at":\#(peer.joinedAt),"level":\#(peer.level)"#.utf8)
+        if let invitedBy = peer.invitedBy {
+            output.append(contentsOf: #","invited_by":"#.utf8)
+            JSONValue.writeString(invitedBy, into: &output)
+        }
+        output.append(UInt8(ascii: "}"))
     }
 
     /// Decodes a server's text frame. Clients are as strict as the server, except that a newer server's
@@ -199,6 +247,10 @@ public enum ControlCodec {
                     roles: roles, resumed: try fields.bool("resumed")))
         case "peer_joined":
             event = .peerJoined(try readPeer(try fields.value("peer")))
+        case "peers_joined":
+            let peers = try fields.array("peers").map { value throws(ControlDecodeError) in try readPeer(value) }
+            guard !peers.isEmpty else { throw ControlDecodeError(.badRequest, "\"peers\" is empty") }
+            event = .peersJoined(peers)
         case "peer_left":
             let reasonText = try fields.string("reason")
             guard let reason = LeaveReason(rawValue: reasonText) else {
@@ -271,6 +323,7 @@ public enum ControlCodec {
     static func jsonObject(_ chat: WireChat) -> JSONObject {
         var object = JSONObject()
         object["from"] = .string(chat.from)
+        object["name"] = .string(chat.name)
         object["text"] = .string(chat.text)
         object["at"] = .integer(chat.at)
         if let target = json(chat.to) { object["to"] = target }
@@ -372,7 +425,8 @@ public enum ControlCodec {
     static func readChat(_ value: JSONValue) throws(ControlDecodeError) -> WireChat {
         let fields = Fields(try objectValue(value, "chat"))
         return WireChat(
-            from: try fields.string("from"), text: try fields.string("text"), at: try fields.integer("at"),
+            from: try fields.string("from"), name: try fields.optionalString("name"), text: try fields.string("text"),
+            at: try fields.integer("at"),
             to: try readChatTarget(fields))
     }
 

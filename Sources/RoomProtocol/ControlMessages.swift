@@ -129,13 +129,16 @@ public struct WirePeer: Sendable, Equatable {
 public struct WireChat: Sendable, Equatable {
     /// The sender's identity.
     public var from: String
+    /// The sender's display name when it was sent, so the line reads well after the sender left.
+    public var name: String
     public var text: String
     /// When the server accepted it, in milliseconds since the Unix epoch.
     public var at: Int64
     public var to: ChatTarget
 
-    public init(from: String, text: String, at: Int64, to: ChatTarget = .everyone) {
+    public init(from: String, name: String? = nil, text: String, at: Int64, to: ChatTarget = .everyone) {
         self.from = from
+        self.name = name ?? from
         self.text = text
         self.at = at
         self.to = to
@@ -235,6 +238,9 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
 public enum WireEvent: Sendable, Equatable {
     case joined(JoinedSnapshot)
     case peerJoined(WirePeer)
+    /// Several joins announced at once, in order; with `seq` S and k peers, the i-th (from 0) has number
+    /// S − k + 1 + i. The server sends it when people join faster than it announces them one by one.
+    case peersJoined([WirePeer])
     case peerLeft(peer: String, reason: LeaveReason)
     case roleChanged(peer: String, role: String, by: String)
     case handRaised(peer: String, at: Int64)
@@ -259,6 +265,7 @@ public enum WireEvent: Sendable, Equatable {
         switch self {
         case .joined: "joined"
         case .peerJoined: "peer_joined"
+        case .peersJoined: "peers_joined"
         case .peerLeft: "peer_left"
         case .roleChanged: "role_changed"
         case .handRaised: "hand_raised"

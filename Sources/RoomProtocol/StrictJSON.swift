@@ -439,6 +439,8 @@ extension JSONValue {
         }
     }
 
+    /// Escapes with the short forms RFC 8259 names and `\u00XX` for other control bytes and DEL, as Python's
+    /// `json.dumps` does for ASCII, so a token's claims come out byte for byte as PyJWT writes them.
     static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in string.utf8 {
@@ -448,6 +450,8 @@ extension JSONValue {
             case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
             case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
             case 0x00..<0x20, 0x7F:
                 let hex: [UInt8] = Array("0123456789abcdef".utf8)
                 output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])

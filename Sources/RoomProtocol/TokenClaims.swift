@@ -36,30 +36,30 @@ public struct TokenClaims: Sendable, Equatable {
 
     /// The claims as compact JSON, members in a fixed order so the same claims always give the same token.
     public var json: String {
-        var members = [
-            "\"sub\":" + TokenJSON.quoted(subject),
-            "\"name\":" + TokenJSON.quoted(name),
-            "\"room\":" + TokenJSON.quoted(room),
-            "\"role\":" + TokenJSON.quoted(role),
+        var members: [(String, JSONValue)] = [
+            ("sub", .string(subject)), ("name", .string(name)), ("room", .string(room)), ("role", .string(role)),
         ]
         if let issuedAt {
-            members.append("\"iat\":\(issuedAt)")
+            members.append(("iat", .integer(issuedAt)))
         }
-        members.append("\"nbf\":\(notBefore)")
-        members.append("\"exp\":\(expiresAt)")
-        return "{" + members.joined(separator: ",") + "}"
+        members.append(("nbf", .integer(notBefore)))
+        members.append(("exp", .integer(expiresAt)))
+        return JSONValue.object(JSONObject(members)).encodedString
     }
+
+    /// Token JSON is small and flat; these limits refuse anything a token could not honestly contain.
+    static let parser = StrictJSONParser(maxDepth: 16, maxBytes: RoomToken.maximumBytes)
 
     /// Reads claims from the JSON of a token's payload, checking every claim's type.
     ///
     /// `sub`, `room`, `role`, `exp` and `nbf` are required; `name` and `iat` are optional. Claims this program does
     /// not use (`iss`, `aud`, `jti`, ...) are allowed and ignored. Duplicate member names are refused.
     public static func parse(json bytes: [UInt8]) throws(TokenError) -> TokenClaims {
-        let value: TokenJSON.Value
+        let value: JSONValue
         do {
-            value = try TokenJSON.parse(bytes)
+            value = try parser.parse(bytes)
         } catch {
-            throw .malformed("claims are not valid JSON: \(error.problem) at byte \(error.offset)")
+            throw .malformed("claims are not valid JSON: \(error)")
         }
         guard case .object(let members) = value else {
             throw .malformed("claims are not a JSON object")
@@ -80,7 +80,7 @@ public struct TokenClaims: Sendable, Equatable {
     }
 
     private static func requiredText(
-        _ key: String, in members: [String: TokenJSON.Value]
+        _ key: String, in members: JSONObject
     ) throws(TokenError)
         -> String
     {
@@ -91,7 +91,7 @@ public struct TokenClaims: Sendable, Equatable {
     }
 
     private static func optionalText(
-        _ key: String, in members: [String: TokenJSON.Value]
+        _ key: String, in members: JSONObject
     ) throws(TokenError)
         -> String?
     {
@@ -108,20 +108,20 @@ public struct TokenClaims: Sendable, Equatable {
     }
 
     /// Reads a NumericDate. Fractions are allowed by RFC 7519 and rounded down; anything outside ±2^53 is refused.
-    private static func time(_ key: String, in members: [String: TokenJSON.Value]) throws(TokenError) -> Int64 {
+    private static func time(_ key: String, in members: JSONObject) throws(TokenError) -> Int64 {
         guard let member = members[key] else {
             throw .malformed("claim \"\(key)\" is missing")
         }
-        guard case .number(let text) = member else {
+        let limit: Int64 = 1 << 53
+        switch member {
+        case .integer(let whole) where whole.magnitude <= limit.magnitude:
+            return whole
+        case .double(let real) where real.isFinite && real.magnitude <= Double(limit):
+            return Int64(real.rounded(.down))
+        case .integer, .double:
+            throw .malformed("claim \"\(key)\" is out of range")
+        default:
             throw .malformed("claim \"\(key)\" is not a number")
         }
-        let limit: Int64 = 1 << 53
-        if let whole = Int64(text), whole.magnitude <= limit.magnitude {
-            return whole
-        }
-        if let real = Double(text), real.isFinite, real.magnitude <= Double(limit) {
-            return Int64(real.rounded(.down))
-        }
-        throw .malformed("claim \"\(key)\" is out of range")
     }
 }

@@ -134,11 +134,11 @@ public enum RoomToken {
     }
 
     private static func checkHeader(_ bytes: [UInt8]) throws(TokenError) {
-        let value: TokenJSON.Value
+        let value: JSONValue
         do {
-            value = try TokenJSON.parse(bytes)
+            value = try TokenClaims.parser.parse(bytes)
         } catch {
-            throw .malformed("header is not valid JSON: \(error.problem) at byte \(error.offset)")
+            throw .malformed("header is not valid JSON: \(error)")
         }
         guard case .object(let members) = value else {
             throw .malformed("header is not a JSON object")

@@ -283,7 +283,9 @@ public struct RoomAuthority: Sendable {
             guard let target else { return nil }
             if target.muted { return (.conflict, "\(target.name) is already muted") }
         case .chat(let text, _):
-            if trimmed(text).isEmpty { return (.badRequest, "a chat message cannot be empty") }
+            if DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxChatCharacters).isEmpty {
+                return (.badRequest, "a chat message cannot be empty")
+            }
         case .setRole, .stepDown, .setMute, .remove, .setTopic, .endRoom, .leave:
             break
         }
@@ -335,7 +337,7 @@ public struct RoomAuthority: Sendable {
                 Delivery(to: .peer(targetID), next(.askedToMute(peer: targetID.rawValue, by: actorID.rawValue))))
             audit("mute_peer", targetID)
         case .remove(let targetID, let reason):
-            let reason = trimmed(reason ?? "")
+            let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
             broadcast(.removed(peer: targetID.rawValue, by: actorID.rawValue, reason: reason), into: &outcome)
             peers[targetID] = nil
             order.removeAll { $0 == targetID }
@@ -344,12 +346,12 @@ public struct RoomAuthority: Sendable {
             outcome.closes.append((targetID, .removed))
             audit("remove", targetID, reason)
         case .setTopic(let text):
-            topic = trimmed(text)
+            topic = DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxTopicCharacters)
             broadcast(.topicChanged(topic: topic, by: actorID.rawValue), into: &outcome)
             outcome.changes.append(.topic(topic))
             audit("set_topic", nil, topic)
         case .endRoom(let reason):
-            let reason = trimmed(reason ?? "")
+            let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
             broadcast(.roomEnded(by: actorID.rawValue, reason: reason), into: &outcome)
             ended = true
             for id in order {
@@ -362,7 +364,10 @@ public struct RoomAuthority: Sendable {
             outcome.changes.append(.ended(reason: reason))
             audit("end_room", nil, reason)
         case .chat(let text, let audience):
-            let message = WireChat(from: actorID.rawValue, text: trimmed(text), at: now, to: wire(audience))
+            let message = WireChat(
+                from: actorID.rawValue, name: actor.name,
+                text: DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxChatCharacters), at: now,
+                to: wire(audience))
             chat.append(message)
             if chat.count > ControlLimits.chatHistory { chat.removeFirst(chat.count - ControlLimits.chatHistory) }
             let recipients: Recipients
@@ -403,15 +408,17 @@ public struct RoomAuthority: Sendable {
 
     // MARK: Audio levels
 
-    /// The media forwarder's active-speaker levels (0–100): peers whose level changed are announced to everyone
-    /// in one `speakers` event; nothing is sent when none changed. Peers no longer in the room are ignored.
-    public mutating func setLevels(_ levels: [(peer: PeerID, level: Int)]) -> Outcome {
+    /// New audio levels (0–100) measured by the media path: stores them and announces, in one `speakers` event,
+    /// those that changed for peers still in the room. Nothing is sent when nothing changed.
+    public mutating func updateLevels(_ levels: [PeerID: Int]) -> Outcome {
         var changed: [WireLevel] = []
-        for (id, level) in levels {
-            guard var peer = peers[id], peer.level != level else { continue }
-            peer.level = level
+        for id in order {
+            guard let level = levels[id], var peer = peers[id] else { continue }
+            let clamped = min(100, max(0, level))
+            guard peer.level != clamped else { continue }
+            peer.level = clamped
             peers[id] = peer
-            changed.append(WireLevel(peer: id.rawValue, level: peer.level))
+            changed.append(WireLevel(peer: id.rawValue, level: clamped))
         }
         var outcome = Outcome()
         if !changed.isEmpty { broadcast(.speakers(levels: changed), into: &outcome) }
@@ -433,10 +440,6 @@ public struct RoomAuthority: Sendable {
         var outcome = Outcome()
         outcome.error = ServerMessage(.error(code: code, message: message, id: id), seq: nil)
         return outcome
-    }
-
-    func trimmed(_ text: String) -> String {
-        String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 
     func wire(_ peer: Peer) -> WirePeer {

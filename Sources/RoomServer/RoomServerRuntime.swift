@@ -134,8 +134,12 @@ public final class RoomServerRuntime: Sendable {
                 place: "listen \(configuration.host):\(configuration.port)", problem: error.description)
         }
         self.state = state
-        state.loop.set(server.loop)
+        state.mediaLoop.set(server.loop)
         port = server.port
+        let loop = server.loop
+        loop.execute { state.loop = loop }
+        // A thread name shows in top -H and /proc, where operators look for what is busy.
+        server.loop.execute { nameCurrentThread("room-server") }
         let scheme = configuration.tls == nil ? "ws" : "wss"
         log.info("listening on \(scheme)://\(configuration.host):\(port)/rooms/ROOM, data in \(database.path)")
     }
@@ -154,12 +158,33 @@ public final class RoomServerRuntime: Sendable {
         }
     }
 
+    /// Takes audio levels (0–100) measured by the media path for peers of a room and announces those that
+    /// changed in a `speakers` event. May be called from any thread.
+    public func updateLevels(room: String, _ levels: [PeerID: Int]) {
+        let state = state
+        server.loop.execute {
+            guard var authority = state.rooms[room] else { return }
+            let outcome = authority.updateLevels(levels)
+            state.rooms[room] = authority
+            state.perform(outcome, in: room)
+        }
+    }
+
     /// Closes every connection with 1001 and waits for pending database writes.
     public func shutdown() {
         server.shutdown()
         state.stopMedia()
         state.flush()
     }
+}
+
+/// Names the calling thread (at most 15 bytes show) for `top -H` and `/proc`; best effort.
+public func nameCurrentThread(_ name: String) {
+    let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+    guard descriptor >= 0 else { return }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    close(descriptor)
 }
 
 /// The state of one open connection; loop thread only.
@@ -188,10 +213,17 @@ final class ServerState: @unchecked Sendable {
     let writes = DispatchQueue(label: "clubroom.server.database")
     /// Media forwarding, when the server serves audio (set once, before the first connection).
     var media: ServerMedia?
-    /// The event loop, for work that arrives from other threads (set once the server listens).
-    let loop = LoopReference()
+    /// The event loop for the media thread's active speakers (set once the server listens).
+    let mediaLoop = LoopReference()
 
     var rooms: [String: RoomAuthority] = [:]
+    /// The loop everything here runs on, once known; joins are announced on its timers.
+    var loop: EventLoop?
+    /// Joins not yet announced, per room, in order; see `queueJoin`.
+    var pendingJoins: [String: [ServerMessage]] = [:]
+    var joinFlushScheduled: Set<String> = []
+    /// How long joins are gathered before they are announced together.
+    static let joinAnnouncementWindow: Duration = .milliseconds(50)
     var entries: [Int: ConnectionEntry] = [:]
     /// The connection each peer of each room speaks through.
     var members: [String: [PeerID: ConnectionEntry]] = [:]
@@ -361,11 +393,50 @@ final class ServerState: @unchecked Sendable {
         return room
     }
 
+    /// Gathers a join's announcement with the others of the next 50 ms, so that a room filling quickly sends
+    /// one `peers_joined` per window instead of one message per joiner to every member.
+    func queueJoin(_ message: ServerMessage, in roomName: String) {
+        pendingJoins[roomName, default: []].append(message)
+        guard !joinFlushScheduled.contains(roomName) else { return }
+        guard let loop else {
+            flushJoins(in: roomName)
+            return
+        }
+        joinFlushScheduled.insert(roomName)
+        loop.schedule(after: Self.joinAnnouncementWindow) { [self] in
+            joinFlushScheduled.remove(roomName)
+            flushJoins(in: roomName)
+        }
+    }
+
+    /// Announces the gathered joins of a room; called before anything else is sent there, to keep the order.
+    func flushJoins(in roomName: String) {
+        guard let pending = pendingJoins.removeValue(forKey: roomName), let last = pending.last else { return }
+        let roomMembers = members[roomName] ?? [:]
+        let peers = pending.compactMap { message -> WirePeer? in
+            if case .peerJoined(let peer) = message.event { return peer }
+            return nil
+        }
+        if peers.count == 1 {
+            let text = String(decoding: ControlCodec.encode(last), as: UTF8.self)
+            for (id, entry) in roomMembers where id.rawValue != peers[0].id { entry.connection.send(text: text) }
+        } else {
+            let text = String(
+                decoding: ControlCodec.encode(ServerMessage(.peersJoined(peers), seq: last.seq)), as: UTF8.self)
+            for entry in roomMembers.values { entry.connection.send(text: text) }
+        }
+    }
+
     /// Sends an outcome's deliveries, closes its connections and queues its database writes.
     func perform(_ outcome: Outcome, in roomName: String) {
         media?.apply(outcome, room: rooms[roomName], roomName: roomName)
         let roomMembers = members[roomName] ?? [:]
         for delivery in outcome.deliveries {
+            if case .peerJoined = delivery.message.event {
+                queueJoin(delivery.message, in: roomName)
+                continue
+            }
+            if pendingJoins[roomName] != nil { flushJoins(in: roomName) }
             let text = String(decoding: ControlCodec.encode(delivery.message), as: UTF8.self)
             switch delivery.to {
             case .everyone:
@@ -435,7 +506,7 @@ final class ServerState: @unchecked Sendable {
             case .peer(let id): .peer(id)
             case .role(let role): .role(role)
             }
-        return WireChat(from: record.fromIdentity, text: record.text, at: record.at, to: to)
+        return WireChat(from: record.fromIdentity, name: record.fromName, text: record.text, at: record.at, to: to)
     }
 
     /// The room model's form of a wire request.

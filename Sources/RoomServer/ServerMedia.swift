@@ -202,7 +202,7 @@ extension ServerMedia {
         do {
             forwarder = try MediaForwarder(binding: address) { [state] room, levels in
                 let list = levels.map { (peer: PeerID($0.peer), level: $0.level) }
-                state.loop.execute { state.applyLevels(list, room: room) }
+                state.mediaLoop.execute { state.applyLevels(list, room: room) }
             }
         } catch {
             throw ServerStartError(place: "media \(address)", problem: error.description)
@@ -217,7 +217,9 @@ extension ServerState {
     /// The forwarder's active speakers for a room: stored on the peers and announced if they changed.
     func applyLevels(_ levels: [(peer: PeerID, level: Int)], room roomName: String) {
         guard var room = rooms[roomName] else { return }
-        let outcome = room.setLevels(levels)
+        var update: [PeerID: Int] = [:]
+        for entry in levels { update[entry.peer] = entry.level }
+        let outcome = room.updateLevels(update)
         rooms[roomName] = room
         perform(outcome, in: roomName)
     }

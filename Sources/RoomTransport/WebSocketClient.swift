@@ -1,3 +1,4 @@
+import Crypto
 import Dispatch
 import RoomProtocol
 import Synchronization
@@ -94,10 +95,12 @@ public final class WebSocketClient: Sendable {
         events.close = { handler.onClose($1, $2) }
         events.finished = { _ in if ownLoop { runLoop.shutdown() } }
 
-        let key = WebSocketHandshake.key(fromRandomBytes: TransportCrypto.randomBytes(count: 16))
+        // The key is a nonce, not a secret: should libcrypto have no entropy source, the system generator will do.
+        let nonce = (try? SecureRandom.bytes(16)) ?? (0..<16).map { _ in UInt8.random(in: .min ... .max) }
+        let key = WebSocketHandshake.key(fromRandomBytes: nonce)
         let request = WebSocketHandshake.requestBytes(
             host: address.hostHeader, target: address.target, key: key, headers: headers)
-        let expectedAccept = WebSocketHandshake.acceptKey(forKey: key, sha1: TransportCrypto.sha1)
+        let expectedAccept = WebSocketHandshake.acceptKey(forKey: key, sha1: SHA1.digest)
         let connection = WebSocketConnection(
             loop: runLoop, descriptor: descriptor, remoteAddress: "\(address.hostHeader)", role: .client,
             stream: stream, isTLS: address.secure, connecting: true, options: options, events: events)

@@ -1,4 +1,5 @@
 import CEventPoll
+import Crypto
 import Glibc
 import RoomProtocol
 import Synchronization
@@ -367,7 +368,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         guard state == .awaitingHead else { return }
         switch decision {
         case .accept:
-            let accept = WebSocketHandshake.acceptKey(forKey: request.key, sha1: TransportCrypto.sha1)
+            let accept = WebSocketHandshake.acceptKey(forKey: request.key, sha1: SHA1.digest)
             enqueue(WebSocketHandshake.acceptResponseBytes(acceptKey: accept))
             becomeOpen(rest: rest)
         case .reject(let status, let reason):

@@ -1,5 +1,6 @@
 import AudioCodec
 import CAllocationCounter
+import RoomTesting
 import Testing
 
 /// The pointer-based codec calls may run on an audio thread: once warmed up they must not allocate.

@@ -1,4 +1,5 @@
 import AudioCodec
+import RoomTesting
 import Testing
 
 @Suite struct OpusTests {
@@ -102,7 +103,7 @@ import Testing
         let decoder = try OpusDecoder()
         #expect(try decoder.decode(good).outcome == .decoded)
 
-        var generator = Signals.SeededGenerator(state: 42)
+        var generator = SplitMix64(seed: 42)
         var malformed = 0
         var inputs: [[UInt8]] = []
         for length in 1..<400 {

@@ -1,4 +1,5 @@
 import AudioCodec
+import RoomTesting
 import Testing
 
 @Suite struct SpeexTests {
@@ -31,7 +32,7 @@ import Testing
         let processor = try VoiceProcessor()
         var silentDecisions: [Bool] = []
         var voicedDecisions: [Bool] = []
-        var generator = Signals.SeededGenerator(state: 3)
+        var generator = SplitMix64(seed: 3)
         for _ in 0..<50 {
             var frame = (0..<960).map { _ in Int16(Int(generator.next() % 21) - 10) }
             silentDecisions.append(try processor.process(&frame))
@@ -47,7 +48,7 @@ import Testing
 
     @Test func noiseSuppressionLowersStationaryNoise() throws {
         let processor = try VoiceProcessor(configuration: .init(automaticGain: false))
-        var generator = Signals.SeededGenerator(state: 11)
+        var generator = SplitMix64(seed: 11)
         var before = 0.0
         var after = 0.0
         for index in 0..<100 {

@@ -1,6 +1,7 @@
 import AudioDevices
 import CAllocationCounter
 import Foundation
+import RoomTesting
 import Testing
 
 /// Proves the audio threads' rule: after `start`, no heap allocation on them.

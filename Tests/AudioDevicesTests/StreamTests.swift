@@ -1,6 +1,7 @@
 import AudioDevices
 import CAllocationCounter
 import Foundation
+import RoomTesting
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import AudioDevices
 import Foundation
+import RoomTesting
 import Synchronization
 
 /// A lock-free single-producer, single-consumer ring of samples, standing in for the session's rings.
@@ -55,42 +56,8 @@ final class StatusLog: Sendable {
     func record(_ status: DeviceStatus) { entries.withLock { $0.append(status) } }
 }
 
-enum Signals {
-    static func tone(
-        frequency: Double, sampleRate: Double = 48_000, amplitude: Double = 8_000, count: Int
-    )
-        -> [Int16]
-    {
-        (0..<count).map { Int16(amplitude * sin(2 * Double.pi * frequency * Double($0) / sampleRate)) }
-    }
-
-    /// Power at `frequency` (Goertzel's algorithm), normalised by the length.
-    static func power(_ samples: ArraySlice<Int16>, frequency: Double, sampleRate: Double = 48_000) -> Double {
-        let coefficient = 2 * cos(2 * Double.pi * frequency / sampleRate)
-        var previous = 0.0
-        var beforePrevious = 0.0
-        for sample in samples {
-            let current = Double(sample) + coefficient * previous - beforePrevious
-            beforePrevious = previous
-            previous = current
-        }
-        let power = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
-        return power / Double(max(1, samples.count * samples.count))
-    }
-
-    /// Which frequency from 100 Hz to 3 kHz, in 20 Hz steps, carries the most power in the first 100 ms.
-    static func dominantFrequency(_ samples: ArraySlice<Int16>, sampleRate: Double = 48_000) -> Double {
-        let window = samples.prefix(Int(sampleRate / 10))
-        return stride(from: 100.0, through: 3_000.0, by: 20.0).max {
-            power(window, frequency: $0, sampleRate: sampleRate) < power(window, frequency: $1, sampleRate: sampleRate)
-        }!
-    }
-
-    static func rms(_ samples: ArraySlice<Int16>) -> Double {
-        guard !samples.isEmpty else { return 0 }
-        return sqrt(samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count))
-    }
-
+/// The device tests' own helpers; tones and measurements come from RoomTesting's `Signals`.
+extension Signals {
     /// Raw native-endian 16-bit samples, as the ALSA `file` plugin reads and writes them.
     static func raw(_ samples: [Int16]) -> Data { samples.withUnsafeBytes { Data($0) } }
 

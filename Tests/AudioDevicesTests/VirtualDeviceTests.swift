@@ -1,4 +1,5 @@
 import Foundation
+import RoomTesting
 import Testing
 
 @testable import AudioDevices
@@ -16,7 +17,7 @@ import Testing
         let tone = ToneInput(frequency: 440, amplitude: 10_000, pacing: .unpaced)
         #expect(tone.name == "tone:440")
         let samples = try read(tone, periods: 100)
-        #expect(Signals.dominantFrequency(samples[...]) == 440)
+        #expect(Signals.dominantFrequency(samples[...], seconds: 0.1) == 440)
         #expect(abs(Signals.rms(samples[...]) - 10_000 / 2.0.squareRoot()) < 50)
     }
 
@@ -63,7 +64,7 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let input = try WAVFileInput(path: path, pacing: .unpaced)
         #expect(abs(input.samples.count - 48_000) < 100)
-        #expect(Signals.dominantFrequency(input.samples[4_800...]) == 1_000)
+        #expect(Signals.dominantFrequency(input.samples[4_800...], seconds: 0.1) == 1_000)
     }
 
     @Test func aBrokenWAVFileIsAFileError() throws {

@@ -1,3 +1,4 @@
+import RoomTesting
 import Testing
 
 /// Every command `clubroom --help` lists.

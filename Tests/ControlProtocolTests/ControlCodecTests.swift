@@ -40,7 +40,7 @@ import Testing
                     chat: [WireChat(from: "a", text: "b", at: 3, to: .peer("c"))],
                     roles: [WireRole(name: "host", label: "h", rank: 0, onStage: true, permissions: ["chat"])],
                     resumed: true)),
-            .peerJoined(peer), .peerLeft(peer: "a", reason: .disconnected),
+            .peerJoined(peer), .peersJoined([peer, peer]), .peerLeft(peer: "a", reason: .disconnected),
             .peerLeft(peer: "a", reason: .left),
             .roleChanged(peer: "a", role: "speaker", by: "b"), .handRaised(peer: "a", at: 7),
             .handLowered(peer: "a", by: "a"),
@@ -54,6 +54,26 @@ import Testing
         for (index, event) in events.enumerated() {
             let message = ServerMessage(event, seq: event.typeName == "error" ? nil : Int64(index))
             #expect(try ControlCodec.decodeServer(ControlCodec.encode(message)) == message)
+        }
+    }
+
+    @Test func theSnapshotFastPathWritesTheSameBytesAsTheTree() {
+        let peers = (0..<50).map { index in
+            WirePeer(
+                id: "p\(index) \"q\"", name: "Name \(index) 名前\n", role: index % 2 == 0 ? "audience" : "speaker",
+                muted: index % 3 == 0, handRaisedAt: index % 4 == 0 ? Int64(index) : nil, joinedAt: Int64(index * 7),
+                level: index % 101, invitedBy: index % 5 == 0 ? "ana" : nil)
+        }
+        for resumed in [false, true] {
+            let snapshot = JoinedSnapshot(
+                room: "lobby", selfID: "p1 \"q\"", peers: peers, topic: "a \\ topic",
+                chat: [WireChat(from: "a", text: "b", at: 3, to: .role("speaker"))],
+                roles: [WireRole(name: "host", label: "h", rank: 0, onStage: true, permissions: ["chat"])],
+                resumed: resumed)
+            for seq: Int64? in [nil, 42] {
+                let message = ServerMessage(.joined(snapshot), seq: seq)
+                #expect(ControlCodec.encode(message) == ControlCodec.json(message).encoded)
+            }
         }
     }
 

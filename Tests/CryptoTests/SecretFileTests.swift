@@ -21,7 +21,7 @@ func permissions(of path: String) throws -> Int {
 }
 
 func write(_ text: String, to path: String, mode: Int) throws {
-    FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+    _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
     try FileManager.default.setAttributes([.posixPermissions: NSNumber(value: mode)], ofItemAtPath: path)
 }
 

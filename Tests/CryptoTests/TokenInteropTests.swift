@@ -1,29 +1,15 @@
 import Crypto
 import Foundation
 import RoomProtocol
+import RoomTesting
 import Testing
 
 let fixedSecret = TokenSecret(bytes: (0..<32).map { UInt8($0) })
 let knownRoles: Set<String> = ["host", "moderator", "speaker", "audience"]
 
 /// Runs `python3 -c script arguments...` and returns its exit status and standard output and error.
-func runPython(_ script: String, _ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script] + arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (
-        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-        String(decoding: errorData, as: UTF8.self)
-    )
+func runPython(_ script: String, _ arguments: [String]) throws -> ProcessResult {
+    try ChildProcess(["python3", "-c", script] + arguments).finish()
 }
 
 let pythonIsInstalled: Bool = {
@@ -97,8 +83,8 @@ let pythonIsInstalled: Bool = {
             print(json.dumps({"claims": claims, "token": theirs}))
             """
         let result = try runPython(script, [secretHex, ours])
-        try #require(result.status == 0, "python3 failed: \(result.errors)")
-        let reply = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+        try #require(result.status == 0, "python3 failed: \(result.standardError)")
+        let reply = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
         let theirClaims = reply?["claims"] as? [String: Any]
         #expect(theirClaims?["sub"] as? String == "bo")
         #expect(theirClaims?["name"] as? String == "Bo 🎙")

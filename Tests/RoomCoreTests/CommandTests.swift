@@ -108,6 +108,12 @@ func parse(_ line: String) -> Result<Command, CommandError> {
         #expect(
             CommandError.missingArgument(command: "invite", argument: "NAME", usage: "/invite NAME").description
                 == "/invite needs NAME: /invite NAME")
+        #expect(
+            CommandError.unexpectedArgument(command: "invite", text: "Lee", usage: "/invite NAME").description
+                == "/invite does not take \"Lee\": /invite NAME; quote names with spaces: \"Ana Lee\"")
+        #expect(
+            CommandError.unexpectedArgument(command: "hand", text: "up", usage: "/hand").description
+                == "/hand does not take \"up\": /hand")
     }
 
     @Test func unknownCommandsAndRoles() {

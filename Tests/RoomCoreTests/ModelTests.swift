@@ -1,4 +1,5 @@
 import Foundation
+import RoomTesting
 import Testing
 
 @testable import RoomCore
@@ -33,6 +34,27 @@ import Testing
     @Test func anEmptyOrBlankNameStaysEmpty() {
         #expect(DisplayName.sanitize("") == "")
         #expect(DisplayName.sanitize(" \u{200B}\u{0}\u{FEFF} ") == "")
+    }
+}
+
+@Suite struct ScreenTextTests {
+    @Test func chatCarriesNoTerminalControls() throws {
+        let message = ChatMessage(from: "a", fromName: "\u{1B}[2JAna", text: "hi\u{1B}[31m red\nline\u{7}", sentAt: 1)
+        #expect(message.fromName == "[2JAna")
+        #expect(message.text == "hi[31m red line")
+        let json = #"{"from":"a","fromName":"Ana","text":"x\u001b]0;title\u0007y","to":{"everyone":{}},"sentAt":1}"#
+        let decoded = try JSONDecoder().decode(ChatMessage.self, from: Data(json.utf8))
+        #expect(decoded.text == "x]0;titley")
+    }
+
+    @Test func topicsReasonsAndErrorsAreCleanedAndBounded() {
+        var state = joinedRoom(as: "dara")
+        state.apply(.topicChanged("\u{1B}[1mBold\u{202E} " + String(repeating: "t", count: 300), by: "ana"), seq: 11)
+        #expect(state.topic == "[1mBold " + String(repeating: "t", count: RoomState.maxTopicLength - 8))
+        state.apply(.error(code: "x", message: "bad\u{1B}"), seq: 0)
+        #expect(state.lastError == ServerError(code: "x", message: "bad"))
+        state.apply(.roomEnded(reason: "bye\r\n"), seq: 12)
+        #expect(state.ending == .ended(reason: "bye"))
     }
 }
 
@@ -94,7 +116,7 @@ import Testing
 
 @Suite struct SortedListTests {
     @Test func staysSortedThroughInsertsAndRemovesAcrossChunks() {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         var list = SortedList<Int>()
         var model: [Int] = []
         for step in 0..<5000 {

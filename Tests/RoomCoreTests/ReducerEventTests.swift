@@ -72,7 +72,7 @@ extension RoomState {
             state
                 == before.with {
                     $0.peers["fay"] = fay
-                    $0.sections.place(fay, roles: roles)
+                    $0.sections.insert(fay, roles: roles)
                     $0.activity.append(.joined("fay", name: "Fay"))
                     $0.lastSeq = 11
                 })
@@ -98,7 +98,7 @@ extension RoomState {
             state
                 == before.with {
                     $0.peers["eli"] = nil
-                    $0.sections.unplace("eli")
+                    $0.sections.remove(roomPeers[4], roles: roles)
                     $0.activity.append(.left("eli", name: "Eli"))
                     $0.lastSeq = 11
                 })
@@ -141,7 +141,7 @@ extension RoomState {
             state
                 == before.with {
                     $0.peers["eli"] = eli
-                    $0.sections.place(eli, roles: roles)
+                    $0.sections.update(roomPeers[4], to: eli, roles: roles)
                     $0.invitation = nil
                     $0.activity.append(.roleChanged("eli", name: "Eli", to: .speaker, by: "bo"))
                     $0.lastSeq = 12
@@ -184,7 +184,7 @@ extension RoomState {
         dara.handRaisedAt = 900
         let raised = before.with {
             $0.peers["dara"] = dara
-            $0.sections.place(dara, roles: roles)
+            $0.sections.update(roomPeers[3], to: dara, roles: roles)
             $0.lastSeq = 11
         }
         #expect(state == raised)
@@ -313,7 +313,7 @@ extension RoomState {
             state
                 == before.with {
                     $0.peers["eli"] = nil
-                    $0.sections.unplace("eli")
+                    $0.sections.remove(roomPeers[4], roles: roles)
                     $0.activity.append(.removed("eli", name: "Eli", reason: "spam", by: "bo"))
                     $0.lastSeq = 11
                 })

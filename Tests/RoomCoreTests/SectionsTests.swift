@@ -1,3 +1,4 @@
+import RoomTesting
 import Testing
 
 @testable import RoomCore
@@ -94,7 +95,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3] as [UInt64])
     func matchesASortFromScratch(seed: UInt64) {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let names = ["Ana", "ana", "Bo", "Chen", "Émile", "zoë", "Zoe", "陳", "Dara", "Eli", "eli"]
         let roleNames: [RoleName] = [.host, .moderator, .speaker, .audience, .audience]
         var model = Model()
@@ -164,7 +165,7 @@ import Testing
 
     @Test func aLargeRoomSplitsIntoChunksAndStaysSorted() {
         var state = joinedRoom(as: "h", peers: [peer("h", "Host", .host)], seq: 1)
-        var random = SeededGenerator(seed: 42)
+        var random = SplitMix64(seed: 42)
         var expected: [(String, PeerID)] = []
         for i in 0..<3000 {
             let name = String((0..<6).map { _ in "abcdefghij".randomElement(using: &random)! })

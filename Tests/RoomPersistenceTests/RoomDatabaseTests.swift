@@ -179,7 +179,7 @@ struct TemporaryFolder {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let path = folder.databasePath
-        FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x5A, count: 8192))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x5A, count: 8192))
         do {
             _ = try RoomDatabase(path: path)
             Issue.record("a corrupt database opened")

@@ -2,22 +2,21 @@ import Testing
 
 @testable import RoomProtocol
 
+/// Token headers and claims are read by the shared strict parser with the token limits; these are the checks the
+/// token code relies on.
 @Suite struct TokenJSONTests {
-    func parse(_ text: String) -> TokenJSON.Value? {
-        try? TokenJSON.parse(Array(text.utf8))
+    func parse(_ text: String) -> JSONValue? {
+        try? TokenClaims.parser.parse(Array(text.utf8))
     }
 
     @Test func readsNestedValues() {
         #expect(
             parse(#" {"a":[1,-2.5e3,true,false,null],"b":{"c":"d"}} "#)
-                == .object([
-                    "a": .array([.number("1"), .number("-2.5e3"), .bool(true), .bool(false), .null]),
-                    "b": .object(["c": .string("d")]),
-                ]))
-    }
-
-    @Test func decodesEscapes() {
-        #expect(parse(#""\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00""#) == .string("\"\\/\u{08}\u{0C}\n\r\té😀"))
+                == .object(
+                    JSONObject([
+                        ("a", .array([.integer(1), .double(-2500), .bool(true), .bool(false), .null])),
+                        ("b", .object(JSONObject([("c", .string("d"))]))),
+                    ])))
     }
 
     @Test func refusesWhatRFC8259Refuses() {
@@ -31,12 +30,14 @@ import Testing
     }
 
     @Test func refusesInvalidUTF8() {
-        #expect((try? TokenJSON.parse([0x22, 0xC3, 0x28, 0x22])) == nil)
+        #expect(throws: JSONParseError(problem: .invalidUTF8, offset: 1)) {
+            try TokenClaims.parser.parse([0x22, 0xC3, 0x28, 0x22])
+        }
     }
 
     @Test func refusesDuplicateMembers() {
-        #expect(throws: TokenJSON.ParseError(offset: 8, problem: #"duplicate member "a""#)) {
-            try TokenJSON.parse(Array(#"{"a":1, "a":2}"#.utf8))
+        #expect(throws: JSONParseError(problem: .duplicateKey("a"), offset: 8)) {
+            try TokenClaims.parser.parse(Array(#"{"a":1, "a":2}"#.utf8))
         }
     }
 
@@ -47,9 +48,17 @@ import Testing
         #expect(parse(fine) != nil)
     }
 
+    @Test func refusesMoreThanATokenCanHold() {
+        let large = "\"" + String(repeating: "a", count: RoomToken.maximumBytes - 1) + "\""
+        #expect(throws: JSONParseError(problem: .tooLarge(limit: 4096), offset: 0)) {
+            try TokenClaims.parser.parse(Array(large.utf8))
+        }
+    }
+
     @Test func quotingRoundTrips() {
         let text = "a\"b\\c\n\u{01}é😀"
-        #expect(parse(TokenJSON.quoted(text)) == .string(text))
-        #expect(TokenJSON.quoted("\u{01}") == #""\u0001""#)
+        #expect(parse(JSONValue.string(text).encodedString) == .string(text))
+        #expect(JSONValue.string("\u{01}").encodedString == #""\u0001""#)
+        #expect(JSONValue.string("\u{08}\u{0C}\u{7F}").encodedString == #""\b\f\u007f""#)
     }
 }

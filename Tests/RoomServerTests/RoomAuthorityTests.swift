@@ -346,13 +346,13 @@ func expectRefused(
 
     @Test func topic() {
         var room = populatedRoom()
-        let changed = room.handle(.setTopic(" Friday "), from: "bo", now: 60)
-        #expect(events(changed) == [.topicChanged(topic: "Friday", by: "bo")])
+        let changed = room.handle(.setTopic(" Friday\u{1B}[2J "), from: "bo", now: 60)
+        #expect(events(changed) == [.topicChanged(topic: "Friday[2J", by: "bo")])
         #expect(
             changed.changes == [
-                .topic("Friday"), .audit(AuditEntry(at: 60, actor: "bo", action: "set_topic", detail: "Friday")),
+                .topic("Friday[2J"), .audit(AuditEntry(at: 60, actor: "bo", action: "set_topic", detail: "Friday[2J")),
             ])
-        #expect(room.topic == "Friday")
+        #expect(room.topic == "Friday[2J")
         expectRefused(
             .setTopic("mine"), by: "chen", code: .forbidden, message: "only hosts and moderators can set the topic")
     }
@@ -390,11 +390,9 @@ func expectRefused(
     @Test func chatToEveryoneOnePeerAndARole() {
         var room = populatedRoom()
         let all = room.handle(.chat(" hi ", to: .everyone), from: "eli", now: 60)
-        #expect(
-            all.deliveries == [
-                Delivery(to: .everyone, ServerMessage(.chat(WireChat(from: "eli", text: "hi", at: 60)), seq: 6))
-            ])
-        #expect(all.changes == [.chat(WireChat(from: "eli", text: "hi", at: 60), fromName: "Eli")])
+        let hello = WireChat(from: "eli", name: "Eli", text: "hi", at: 60)
+        #expect(all.deliveries == [Delivery(to: .everyone, ServerMessage(.chat(hello), seq: 6))])
+        #expect(all.changes == [.chat(hello, fromName: "Eli")])
         let direct = room.handle(.chat("psst", to: .peer("ana")), from: "eli", now: 61)
         #expect(direct.deliveries.map(\.to) == [.peers(["ana", "eli"])])
         let stage = room.handle(.chat("mods", to: .role(.moderator)), from: "ana", now: 62)
@@ -420,6 +418,19 @@ func expectRefused(
 
     @Test func aPeerNotInTheRoomIsRefused() {
         expectRefused(.raiseHand, by: "zed", code: .notFound)
+    }
+
+    @Test func levelsAreAnnouncedOnlyWhenTheyChange() {
+        var room = populatedRoom()
+        let first = room.updateLevels(["ana": 72, "chen": 0, "zed": 50, "bo": 140])
+        #expect(
+            events(first) == [
+                .speakers(levels: [WireLevel(peer: "ana", level: 72), WireLevel(peer: "bo", level: 100)])
+            ])
+        #expect(room.peers["ana"]?.level == 72)
+        #expect(room.updateLevels(["ana": 72]).deliveries.isEmpty)
+        guard case .joined(let snapshot) = room.snapshot(for: "eli", resumed: false).event else { return }
+        #expect(snapshot.peers.first { $0.id == "ana" }?.level == 72)
     }
 
     @Test func sequenceNumbersIncreaseByOneForEveryEvent() {

@@ -1,5 +1,6 @@
 import Foundation
 import RoomProtocol
+import RoomTesting
 import RoomTransport
 import Testing
 
@@ -11,8 +12,8 @@ import Testing
         defer { server.shutdown() }
         let script = interopDirectory.appendingPathComponent("client_against_server.py").path
         let result = try ChildProcess(["python3", script, "ws://127.0.0.1:\(server.port)/rooms/py"]).finish()
-        #expect(result.status == 0, "\(result.output)\(result.errors)")
-        #expect(result.output.hasSuffix("ALL OK\n"))
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.hasSuffix("ALL OK\n"))
         #expect(serverEvents.wait(for: 99, seconds: 1).contains(.closed(4005, "py bye")))
         #expect(serverEvents.all.contains(.closed(1009, "message larger than 65536 bytes")))
     }
@@ -75,8 +76,8 @@ import Testing
 
         let script = interopDirectory.appendingPathComponent("client_against_server.py").path
         let result = try ChildProcess(["python3", script, url, certificate]).finish()
-        #expect(result.status == 0, "\(result.output)\(result.errors)")
-        #expect(result.output.hasSuffix("ALL OK\n"))
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.hasSuffix("ALL OK\n"))
     }
 
     @Test func clientRefusesAnUntrustedCertificate() throws {

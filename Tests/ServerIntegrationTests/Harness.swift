@@ -1,31 +1,13 @@
 import Crypto
 import Foundation
 import RoomProtocol
+import RoomTesting
 import Synchronization
 import Testing
 
 /// Something the harness waited for and did not get, with what it saw instead.
 struct HarnessError: Error, CustomStringConvertible {
     var description: String
-}
-
-/// The built `clubroom` executable: `CLUBROOM_BINARY` when set, else next to the test bundle, else under this
-/// package's `.build/debug`.
-func clubroomBinary() throws -> URL {
-    var candidates: [URL] = []
-    if let override = ProcessInfo.processInfo.environment["CLUBROOM_BINARY"] {
-        candidates.append(URL(fileURLWithPath: override))
-    }
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-    while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
-    candidates.append(directory.appendingPathComponent("clubroom"))
-    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    candidates.append(packageRoot.appendingPathComponent(".build/debug/clubroom"))
-    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
-        return candidate
-    }
-    throw HarnessError(description: "clubroom binary not found in \(candidates.map(\.path))")
 }
 
 /// Lines read from a pipe on a thread of their own, for waiting on with a timeout.
@@ -98,12 +80,12 @@ final class ServerProcess {
         process.standardInput = FileHandle.nullDevice
         log = LineCollector(errors.fileHandleForReading)
         try process.run()
-        guard let index = log.wait(timeout: 15, { $0.contains("listening on ws://127.0.0.1:") }) else {
+        guard let index = log.wait(timeout: 15, { $0.contains("listening on ws") }) else {
             process.terminate()
             throw HarnessError(description: "the server did not start: \(log.all)")
         }
         let line = log.all[index]
-        let afterHost = line.components(separatedBy: "ws://127.0.0.1:")[1]
+        let afterHost = line.components(separatedBy: "://127.0.0.1:")[1]
         port = Int(afterHost.prefix(while: \.isNumber)) ?? 0
     }
 
@@ -111,21 +93,14 @@ final class ServerProcess {
 
     /// A token from `clubroom token`.
     func token(_ identity: String, role: String, room: String = "lobby", name: String? = nil) throws -> String {
-        let minting = Process()
-        minting.executableURL = binary
-        minting.arguments =
+        let arguments =
             ["token", "--room", room, "--identity", identity, "--role", role, "--secret-file", secretFile]
             + (name.map { ["--name", $0] } ?? [])
-        let output = Pipe()
-        minting.standardOutput = output
-        minting.standardError = FileHandle.nullDevice
-        try minting.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        minting.waitUntilExit()
-        guard minting.terminationStatus == 0 else {
-            throw HarnessError(description: "clubroom token exited with \(minting.terminationStatus)")
+        let minting = try ChildProcess(executable: binary, arguments: arguments).finish()
+        guard minting.status == 0 else {
+            throw HarnessError(description: "clubroom token exited with \(minting.status)")
         }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return minting.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Signs arbitrary claims with the server's secret, for tokens `clubroom token` would not make.

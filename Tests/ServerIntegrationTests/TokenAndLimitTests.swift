@@ -1,8 +1,11 @@
+import ClubroomResources
 import Crypto
 import Foundation
 import RoomClient
+import RoomCore
 import RoomPersistence
 import RoomProtocol
+import RoomTesting
 import RoomTransport
 import Synchronization
 import Testing
@@ -306,6 +309,8 @@ let pythonJoinScript = #"""
         joined = json.loads(ws.recv(timeout=5))
         check("joined", joined["type"] == "joined" and joined["self"] == "py", joined)
         check("self listed", any(p["id"] == "py" and p["name"] == "Python" for p in joined["peers"]))
+        media = json.loads(ws.recv(timeout=5))
+        check("media offered", media["type"] == "media" and len(media["send_key"]) == 40, media)
         ws.send(json.dumps({"type": "raise_hand", "id": 1}))
         event = json.loads(ws.recv(timeout=5))
         check("hand raised", event["type"] == "hand_raised" and event["peer"] == "py", event)
@@ -325,3 +330,98 @@ let pythonJoinScript = #"""
         check("bad token refused", closed.rcvd is not None and closed.rcvd.code == 4003, closed)
     print("ALL OK", flush=True)
     """#
+
+@Suite struct ConnectionTests {
+    @Test func aFullRoomRefusesTheNextJoiner() throws {
+        let server = try ServerProcess(extraArguments: ["--max-peers", "2"])
+        defer { server.stopAndClean() }
+        let ana = try server.joinedBot("ana", role: "host")
+        defer { ana.kill() }
+        let eli = try server.joinedBot("eli", role: "audience")
+        defer { eli.kill() }
+        let fay = try server.bot(try server.token("fay", role: "audience"))
+        defer { fay.kill() }
+        #expect(try fay.waitForExit() == 6)
+        #expect(fay.output.all.contains { $0.contains("(4010)") })
+    }
+
+    @Test func aBotThatCannotConnectExitsWithFive() throws {
+        let binary = try clubroomBinary()
+        let port = try freeLoopbackPort()
+        let bot = try BotProcess(
+            binary: binary, url: "ws://127.0.0.1:\(port)/rooms/lobby", token: "x.y.z", autoAccept: false)
+        defer { bot.kill() }
+        #expect(try bot.waitForExit() == 5)
+        #expect(bot.output.all.contains { $0.contains(#""code":"connection_failed""#) })
+    }
+
+    /// `clubroom serve --tls-cert --tls-key` serves the same protocol over wss://.
+    @Test func theServerSpeaksTLS() throws {
+        let (certificate, key, folderPath) = try makeSelfSignedCertificate()
+        let folder = URL(fileURLWithPath: folderPath)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try ServerProcess(
+            directory: folder.appendingPathComponent("server"),
+            extraArguments: ["--tls-cert", certificate, "--tls-key", key])
+        defer { server.stop() }
+        #expect(server.log.all.contains { $0.contains("listening on wss://127.0.0.1:") })
+        let recorder = SessionRecorder()
+        let session = try RoomSession(
+            url: "wss://127.0.0.1:\(server.port)/rooms/lobby", token: try server.token("eli", role: "audience"),
+            tls: TLSClientConfiguration(caFile: certificate)
+        ) { recorder.record($0) }
+        defer { session.shutdown() }
+        session.start()
+        let joined = recorder.wait {
+            if case .message(let message) = $0, case .joined(let snapshot) = message.event {
+                return snapshot.selfID == "eli"
+            }
+            return false
+        }
+        #expect(joined != nil, "\(recorder.all)")
+    }
+}
+
+@Suite struct SessionStoreTests {
+    /// The store the UI runs on: the snapshot builds the state, a key's request goes to the server, and the
+    /// server's answer comes back into the state.
+    @Test func aRequestTravelsToTheServerAndBackIntoTheState() throws {
+        try withServer { server, bots in
+            let ana = try server.joinedBot("ana", role: "host")
+            bots.append(ana)
+            let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+            let changes = Mutex<[SessionStore.Change]>([])
+            let store = try SessionStore(
+                url: server.url(), token: try server.token("eli", role: "audience"), roles: roles
+            ) { change in changes.withLock { $0.append(change) } }
+            defer { store.shutdown() }
+            store.start()
+            func waitFor(_ condition: (RoomState) -> Bool) -> Bool {
+                let deadline = Date().addingTimeInterval(10)
+                while Date() < deadline {
+                    if condition(store.state) { return true }
+                    usleep(10_000)
+                }
+                return false
+            }
+            #expect(waitFor { $0.hasJoined && $0.peers.count == 2 })
+            store.dispatch(.request(.raiseHand))
+            #expect(waitFor { $0.me?.handRaisedAt != nil })
+            try ana.expect("hand_raised") { $0.string("peer") == "eli" }
+            store.dispatch(.request(.endRoom(reason: nil)))
+            #expect(
+                changes.withLock { $0 }.contains {
+                    $0.effects.contains { effect in
+                        if case .notice = effect { return true }
+                        return false
+                    }
+                })
+            ana.send(#"{"cmd":"invite","peer":"eli"}"#)
+            #expect(waitFor { $0.invitation?.by == "ana" })
+            store.dispatch(.request(.acceptInvite))
+            #expect(waitFor { $0.me?.role == .speaker })
+            store.leave()
+            #expect(waitFor { _ in changes.withLock { $0.last?.end == .left } })
+        }
+    }
+}

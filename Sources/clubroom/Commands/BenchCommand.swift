@@ -1,4 +1,8 @@
 import Arguments
+import Benchmarks
+import ClubroomResources
+import Foundation
+import RoomCore
 
 /// `clubroom bench`: the benchmark suites.
 enum BenchCommand: ClubroomCommand {
@@ -81,11 +85,26 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runStore(_ options: Options) async throws -> ExitStatus {
-        throw CommandFailure.notAvailable("the store benchmark is not available in this build yet")
+        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+        warnIfDebugBuild()
+        let report = StoreBenchmark.run(roles: roles)
+        print(options.json ? report.jsonText() : report.tableText())
+        return .success
+    }
+
+    /// Figures from a debug build say little about the product; say so where the table will not hide it.
+    static func warnIfDebugBuild() {
+        #if DEBUG
+        FileHandle.standardError.write(
+            Data("note: this is a debug build; build with -c release for real figures\n".utf8))
+        #endif
     }
 
     static func runJoin(_ options: Options) async throws -> ExitStatus {
-        throw CommandFailure.notAvailable("the join benchmark is not available in this build yet")
+        let clients = options.clients
+        let report = try await Task.detached { try JoinBenchmark.run(clients: clients) }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return report.allPassed ? .success : .failure
     }
 
     static func runFanout(_ options: Options) async throws -> ExitStatus {

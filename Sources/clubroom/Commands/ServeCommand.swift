@@ -80,12 +80,24 @@ enum ServeCommand: ClubroomCommand {
             media: MediaConfiguration(bindHost: options.media.host, port: Int(options.media.port)))
         let log = ServerLog()
         signal(SIGPIPE, SIG_IGN)
+        raiseOpenFileLimit(log: log)
         let server = try RoomServerRuntime(configuration: configuration, log: log)
         let signalName = await waitForTermination()
         log.info("\(signalName) received: closing connections")
         server.shutdown()
         log.info("stopped")
         return .success
+    }
+
+    /// A room of 10,000 needs more descriptors than the usual soft limit of 1,024: raise it to the hard limit.
+    static func raiseOpenFileLimit(log: ServerLog) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        let soft = limit.rlim_cur
+        limit.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
+            log.warning("could not raise the open file limit; at most about \(soft) people can be connected")
+        }
     }
 
     /// Waits for SIGINT or SIGTERM and returns its name.

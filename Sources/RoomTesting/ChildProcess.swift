@@ -1,0 +1,196 @@
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+
+/// What a finished child process left behind.
+public struct ProcessResult: Sendable, Equatable {
+    /// The exit status.
+    public var status: Int32
+    /// Everything written to stdout.
+    public var standardOutput: String
+    /// Everything written to stderr.
+    public var standardError: String
+
+    /// Creates a result from its parts.
+    public init(status: Int32, standardOutput: String, standardError: String) {
+        self.status = status
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+    }
+
+    /// The first line written to stderr, without its newline.
+    public var firstErrorLine: String {
+        String(standardError.split(separator: "\n", omittingEmptySubsequences: false)[0])
+    }
+}
+
+/// Why a child process could not be found, or did not finish as a test needs.
+public enum ChildProcessError: Error, Equatable, CustomStringConvertible {
+    /// The built `clubroom` executable is in none of these places.
+    case binaryNotFound(searched: [String])
+    /// The command outlived its deadline and was killed.
+    case timedOut(command: [String], seconds: Double)
+    /// The command exited with a failure status.
+    case failed(command: [String], status: Int32, standardError: String)
+
+    public var description: String {
+        switch self {
+        case .binaryNotFound(let searched):
+            return "clubroom binary not found; build it with 'swift build --build-tests'. Looked in: "
+                + searched.joined(separator: ", ")
+        case .timedOut(let command, let seconds):
+            return "\(command.joined(separator: " ")) did not finish within \(seconds) s"
+        case .failed(let command, let status, let standardError):
+            return "\(command.joined(separator: " ")) exited with \(status): \(standardError)"
+        }
+    }
+}
+
+/// A child process with a hard deadline: killed when it outlives it, so no test can hang. Its stdin is /dev/null.
+public struct ChildProcess {
+    /// The running process.
+    public let process = Process()
+    /// The executable and its arguments, for messages.
+    public let command: [String]
+    private let output = Pipe()
+    private let errors = Pipe()
+
+    /// Starts `executable` with `arguments`.
+    public init(executable: URL, arguments: [String]) throws {
+        command = [executable.lastPathComponent] + arguments
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+    }
+
+    /// Starts a program found on `PATH`: `command[0]` with the rest as its arguments.
+    public init(_ command: [String]) throws {
+        try self.init(executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: command)
+    }
+
+    /// The first line the child prints, or nil when it printed none within `seconds`.
+    public func firstLine(seconds: Double = 10) -> String? {
+        let handle = output.fileHandleForReading
+        let line = Mutex<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            var bytes: [UInt8] = []
+            while true {
+                let chunk = handle.readData(ofLength: 1)
+                guard let byte = chunk.first, byte != 0x0A else { break }
+                bytes.append(byte)
+            }
+            line.withLock { $0 = String(decoding: bytes, as: UTF8.self) }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + seconds) == .timedOut { return nil }
+        return line.withLock { $0 }
+    }
+
+    /// Waits for the child to exit within `seconds` and returns what it wrote; kills it and throws otherwise.
+    ///
+    /// Both pipes are drained at once so that a chatty child cannot block on a full pipe.
+    public func finish(seconds: Double = 30) throws -> ProcessResult {
+        let group = DispatchGroup()
+        let collected = Mutex<(output: Data, errors: Data)>((Data(), Data()))
+        let outputHandle = output.fileHandleForReading
+        let errorsHandle = errors.fileHandleForReading
+        DispatchQueue.global().async(group: group) {
+            let data = outputHandle.readDataToEndOfFile()
+            collected.withLock { $0.output = data }
+        }
+        DispatchQueue.global().async(group: group) {
+            let data = errorsHandle.readDataToEndOfFile()
+            collected.withLock { $0.errors = data }
+        }
+        if group.wait(timeout: .now() + seconds) == .timedOut {
+            process.terminate()
+            if group.wait(timeout: .now() + 5) == .timedOut, process.isRunning {
+                Glibc.kill(process.processIdentifier, SIGKILL)
+            }
+            process.waitUntilExit()
+            throw ChildProcessError.timedOut(command: command, seconds: seconds)
+        }
+        process.waitUntilExit()
+        let (out, err) = collected.withLock { $0 }
+        return ProcessResult(
+            status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
+            standardError: String(decoding: err, as: UTF8.self))
+    }
+
+    /// Kills the child if it still runs.
+    public func kill() {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// The built `clubroom` executable: `CLUBROOM_BINARY` when set, else next to the test bundle in the build
+/// products directory (where `swift build --build-tests` puts both), else under this package's `.build/debug`.
+public func clubroomBinary() throws -> URL {
+    var candidates: [URL] = []
+    if let override = ProcessInfo.processInfo.environment["CLUBROOM_BINARY"] {
+        candidates.append(URL(fileURLWithPath: override))
+    }
+    let testExecutable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var directory = testExecutable.deletingLastPathComponent()
+    // On Darwin the test binary sits inside Foo.xctest/Contents/MacOS; step out of the bundle.
+    while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
+    candidates.append(directory.appendingPathComponent("clubroom"))
+    // This file is Sources/RoomTesting/ChildProcess.swift, three levels below the package root.
+    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    candidates.append(packageRoot.appendingPathComponent(".build/debug/clubroom"))
+    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+        return candidate
+    }
+    throw ChildProcessError.binaryNotFound(searched: candidates.map(\.path))
+}
+
+/// Runs the built `clubroom` with the arguments and waits for it; killed and thrown after `seconds`.
+public func runClubroom(_ arguments: [String], seconds: Double = 30) throws -> ProcessResult {
+    try ChildProcess(executable: try clubroomBinary(), arguments: arguments).finish(seconds: seconds)
+}
+
+/// A loopback TCP port that was free a moment ago: bound to port 0, read back, and closed again.
+public func freeLoopbackPort() throws -> Int {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard listener >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    defer { close(listener) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+    }
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+    }
+    guard bound == 0, named == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost, made by the `openssl` command in a fresh folder that
+/// the caller removes.
+public func makeSelfSignedCertificate() throws -> (certificate: String, key: String, folder: String) {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-tls-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let certificate = folder.appendingPathComponent("cert.pem").path
+    let key = folder.appendingPathComponent("key.pem").path
+    let command = [
+        "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
+        "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+    ]
+    let result = try ChildProcess(command).finish(seconds: 30)
+    guard result.status == 0 else {
+        throw ChildProcessError.failed(command: command, status: result.status, standardError: result.standardError)
+    }
+    return (certificate, key, folder.path)
+}
