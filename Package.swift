@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "Benchmarks", dependencies: ["RoomCore"]),
 
         // MARK: Bundled data: the default role table and the demo's speech clips.
-        .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json")]),
+        .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json"), .copy("clips")]),
 
         // MARK: Adapters over the C libraries.
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
@@ -73,13 +73,21 @@ let package = Package(
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
 
+        // MARK: The demo: an embedded server and a room of bots.
+        .target(
+            name: "Demo",
+            dependencies: [
+                "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "ClubroomResources",
+                "MediaClient", "AudioCore", "AudioCodec",
+            ]),
+
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
             dependencies: [
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
                 "AudioDevices", "AudioEngine", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
-                "RoomApp", "RoomAppRuntime", "Benchmarks", "MediaTransport", "MediaServer", "MediaClient",
+                "RoomApp", "RoomAppRuntime", "Benchmarks", "MediaTransport", "MediaServer", "MediaClient", "Demo",
             ]),
 
         // MARK: Tests.
@@ -119,6 +127,8 @@ let package = Package(
             exclude: ["Goldens"]),
         .testTarget(name: "RoomAppRuntimeTests", dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI"]),
         .testTarget(name: "UIEndToEndTests", dependencies: []),
+        .testTarget(name: "DemoTests", dependencies: ["Demo", "ClubroomResources", "RoomProtocol"]),
+        .testTarget(name: "DemoEndToEndTests", dependencies: []),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
         .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
         // Runs the built clubroom: a server and bots over loopback.

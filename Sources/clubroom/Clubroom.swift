@@ -34,12 +34,6 @@ struct ExitStatus: RawRepresentable, Equatable, Sendable {
     static let usage = ExitStatus(rawValue: 2)
 }
 
-/// Failures of the command line itself, as opposed to those of the features behind it.
-enum CommandFailure: Error, Equatable {
-    /// The command parsed its options, but the feature behind it is not in this build.
-    case notAvailable(String)
-}
-
 /// Runs the command line and returns the exit status; everything a person reads goes through here.
 func runClubroom(_ words: [String]) async -> ExitStatus {
     assert(clubroomProgram.declarationProblems.isEmpty, "\(clubroomProgram.declarationProblems)")

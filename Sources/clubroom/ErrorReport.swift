@@ -29,8 +29,6 @@ func report(_ error: any Error, command: Command?) -> ErrorReport {
         return ErrorReport(text: "\(prefix)\(problem.message)\n\(usage)\n\(helpHint)\n", status: .usage)
     }
     switch error {
-    case CommandFailure.notAvailable(let what):
-        return ErrorReport(text: "\(prefix)\(what)\n", status: .failure)
     case let described as CustomStringConvertible:
         return ErrorReport(text: "\(prefix)\(described.description)\n", status: .failure)
     default:

@@ -1,4 +1,17 @@
 import Arguments
+import ClubroomResources
+import Demo
+import Dispatch
+import Foundation
+import RoomApp
+import RoomAppRuntime
+import RoomClient
+import RoomCore
+import RoomProtocol
+import RoomServer
+import Synchronization
+import TermCurses
+import TermUI
 
 /// `clubroom demo`: a live room with speaking bots.
 enum DemoCommand: ClubroomCommand {
@@ -7,6 +20,9 @@ enum DemoCommand: ClubroomCommand {
         discussion: """
             Starts a server on a free loopback port, fills a room with bots that speak, raise their hands and \
             chat, and opens it with you as host. Quitting stops everything it started.
+
+            With --no-ui, the room's events are printed as JSON lines (those of 'clubroom bot', plus \
+            demo_line for each line said on stage), and you act as host by typing bot commands on stdin.
             """,
         options: [
             .value(
@@ -30,7 +46,210 @@ enum DemoCommand: ClubroomCommand {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
-        _ = Options(arguments)
-        throw CommandFailure.notAvailable("the demo is not available in this build yet")
+        let options = Options(arguments)
+        signal(SIGPIPE, SIG_IGN)
+        let output = LineWriter()
+        let room = try DemoRoom(
+            roomSize: options.roomSize,
+            notes: { note in
+                // On the room screen, lines said on stage are heard and seen, and problems are only logged.
+                if !options.showsUI { output.write(note.jsonLine) }
+            })
+        defer { room.stop() }
+        let host = DemoCast.Member(identity: "you", name: DemoRoom.yourName, role: "host")
+        let token = try room.server.token(for: host)
+        return options.showsUI
+            ? try await runScreen(room: room, token: token)
+            : await runHeadless(room: room, token: token, output: output)
+    }
+
+    /// The room screen, with you as host. It closes when you leave, when the room ends, or on SIGTERM.
+    private static func runScreen(room: DemoRoom, token: String) async throws -> ExitStatus {
+        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+        let connection = SessionConnection(url: room.server.url, token: token)
+        let state = AppState(roles: roles)
+        let outcome = try await Task.detached { () throws -> LoopOutcome in
+            let colors = ColorLevel.detect(environment: ProcessInfo.processInfo.environment)
+            return try Terminal.run(colors: colors, interruptAsKey: true) { terminal in
+                // Installed after the terminal's own handlers, so a SIGTERM closes the screen through the usual
+                // path (restoring the terminal) and the demo still removes what it made.
+                let stopping = Atomic<Bool>(false)
+                let signals = TerminationSignals {
+                    stopping.store(true, ordering: .releasing)
+                    // The bots leaving wakes the screen, which then sees `stopping`.
+                    room.director.stop()
+                }
+                let loop = try ScreenLoop(
+                    state: state, connection: connection, theme: Theme(level: terminal.colorLevel))
+                let outcome = loop.run(on: TerminalSink(terminal)) {
+                    stopping.load(ordering: .acquiring) || room.director.isOver
+                }
+                withExtendedLifetime(signals) {}
+                return outcome
+            }
+        }.value
+        if case .failed(let why) = outcome { throw JoinFailure(text: why) }
+        if case .roomEnded(_, let reason) = room.director.isOver ? room.director.waitForEnd() : .stopped {
+            writeOutput(reason.isEmpty ? "The room has ended.\n" : "The room has ended: \(reason)\n")
+        }
+        return .success
+    }
+
+    /// The room as JSON lines on stdout, with your host commands read from stdin.
+    private static func runHeadless(room: DemoRoom, token: String, output: LineWriter) async -> ExitStatus {
+        let input = HostInput()
+        let signals = TerminationSignals { input.close() }
+        // The host's own session reports the end of the room and then ends, so its last lines are never cut off.
+        let runner = BotRunner(url: room.server.url, token: token, output: { line in output.write(line) })
+        let status = await Task.detached { runner.run(input: { input.next() }) }.value
+        withExtendedLifetime(signals) {}
+        switch status {
+        case .left, .roomEnded: return .success
+        default: return ExitStatus(rawValue: status.rawValue)
+        }
+    }
+}
+
+/// The demo's server, bots and director, started together and stopped together.
+final class DemoRoom: Sendable {
+    let server: DemoServer
+    let director: DemoDirector
+
+    /// Starts the server and the bots; throws when either cannot start (nothing is left running then).
+    init(roomSize: Int, notes given: @escaping @Sendable (DemoNote) -> Void) throws {
+        let clips = try DemoClipLibrary.load(directory: ClubroomResources.clipsDirectory)
+        let audio = try DemoClipAudio(library: clips)
+        let logDescriptor = DemoRoom.openLog()
+        let log = ServerLog(minimum: .warning, descriptor: logDescriptor)
+        // Problems with bots are logged whatever else is done with the notes.
+        let notes: @Sendable (DemoNote) -> Void = { note in
+            if case .problem(let problem) = note { log.warning("demo: \(problem)") }
+            given(note)
+        }
+        server = try DemoServer(room: "friday", logDescriptor: logDescriptor)
+        do {
+            let settings = DemoSettings(
+                cast: .standard(audienceSize: roomSize), clips: clips,
+                voice: { identity in
+                    MediaVoice(audio: audio) { problem in notes(.problem("\(identity): \(problem)")) }
+                },
+                notes: notes)
+            director = try DemoDirector(server: server, settings: settings)
+            try director.start()
+        } catch {
+            server.shutdown()
+            throw error
+        }
+    }
+
+    private let stopped = Atomic<Bool>(false)
+
+    /// Stops the bots, then the server, and removes the server's directory; later calls do nothing.
+    func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        director.stop()
+        server.shutdown()
+    }
+
+    /// Your display name in the room: your login name, capitalised.
+    static var yourName: String {
+        guard let user = ProcessInfo.processInfo.environment["USER"], !user.isEmpty, user != "root" else {
+            return "You"
+        }
+        return user.prefix(1).uppercased() + user.dropFirst()
+    }
+
+    /// The server's log goes to `$XDG_STATE_HOME/clubroom/demo.log`, never to the terminal the demo draws on.
+    static func openLog() -> Int32 {
+        let environment = ProcessInfo.processInfo.environment
+        let base =
+            environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
+        let directory = base + "/clubroom"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let descriptor = open(directory + "/demo.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        return descriptor >= 0 ? descriptor : open("/dev/null", O_WRONLY | O_CLOEXEC)
+    }
+}
+
+extension DemoNote {
+    /// The note as a JSON line: `demo_line` with the speaker, clip and words, or `demo_problem`.
+    var jsonLine: String {
+        switch self {
+        case .line(let clip):
+            JSONValue.object(
+                JSONObject([
+                    ("event", .string("demo_line")), ("peer", .string(clip.speaker)), ("clip", .string(clip.file)),
+                    ("text", .string(clip.text)),
+                ])
+            ).encodedString
+        case .problem(let problem):
+            JSONValue.object(JSONObject([("event", .string("demo_problem")), ("message", .string(problem))]))
+                .encodedString
+        }
+    }
+}
+
+/// Writes whole lines to stdout from any thread, one at a time, so long lines never interleave.
+final class LineWriter: Sendable {
+    private let lock = Mutex(())
+
+    func write(_ line: String) {
+        lock.withLock { _ in writeOutput(line + "\n") }
+    }
+}
+
+/// The host's commands from stdin, until stdin ends and the demo is over, or until `close()`: the end of stdin
+/// alone does not end the demo, so `clubroom demo --no-ui < /dev/null` runs until it is stopped.
+final class HostInput: Sendable {
+    private let lines = Mutex<(queue: [String], closed: Bool)>(([], false))
+    private let available = DispatchSemaphore(value: 0)
+
+    init() {
+        let thread = Thread { [self] in
+            while let line = readLine(strippingNewline: true) {
+                lines.withLock { $0.queue.append(line) }
+                available.signal()
+            }
+        }
+        thread.start()
+    }
+
+    /// The next line, waiting for one; nil once closed.
+    func next() -> String? {
+        while true {
+            let taken = lines.withLock { state -> String?? in
+                if state.closed { return .some(nil) }
+                return state.queue.isEmpty ? nil : .some(state.queue.removeFirst())
+            }
+            if let taken { return taken }
+            available.wait()
+        }
+    }
+
+    /// Makes `next()` return nil from now on.
+    func close() {
+        lines.withLock { $0.closed = true }
+        available.signal()
+    }
+}
+
+/// Calls `handler` once on the first SIGINT, SIGTERM or SIGHUP. The sources are created once and only read
+/// afterwards, and the flag is atomic, so sharing it between threads is safe.
+final class TerminationSignals: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "clubroom.demo.signals")
+    private let fired = Atomic<Bool>(false)
+    private var sources: [DispatchSourceSignal] = []
+
+    init(_ handler: @escaping @Sendable () -> Void) {
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [self] in
+                if !fired.exchange(true, ordering: .acquiringAndReleasing) { handler() }
+            }
+            source.resume()
+            sources.append(source)
+        }
     }
 }
