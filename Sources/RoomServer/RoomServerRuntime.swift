@@ -130,8 +130,8 @@ public final class RoomServerRuntime: Sendable {
                 host: configuration.host, port: configuration.port, tls: configuration.tls, options: options,
                 handler: handler)
         } catch {
-            throw ServerStartError(
-                place: "listen \(configuration.host):\(configuration.port)", problem: error.description)
+            // The transport's error already names its place (the address, or the TLS file that failed).
+            throw ServerStartError(place: error.place, problem: error.problem)
         }
         self.state = state
         state.mediaLoop.set(server.loop)
