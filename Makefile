@@ -17,7 +17,7 @@ TEST_PACKAGES := tmux sox espeak-ng alsa-utils pulseaudio libasound2-plugins ope
 PYTHON ?= python3
 TEST_PYTHON_MODULES := websockets=websockets jwt=pyjwt
 
-.PHONY: all build release deps test-deps test demo lint format bench clean
+.PHONY: all build release deps test-deps test demo lint format bench quality clean
 
 all: build
 
@@ -56,6 +56,11 @@ test: test-deps
 
 demo: deps release
 	$$($(SWIFT) build -c release --show-bin-path)/clubroom demo
+
+# PESQ wideband of speech through the audio path, beside libopus alone (needs pesq and numpy from PyPI).
+quality: test-deps release
+	@$(PYTHON) -c "import pesq, numpy" 2>/dev/null || $(PYTHON) -m pip install -q pesq numpy
+	$(PYTHON) bench/quality --clubroom "$$($(SWIFT) build -c release --show-bin-path)/clubroom"
 
 bench: release
 	$$($(SWIFT) build -c release --show-bin-path)/clubroom bench store
