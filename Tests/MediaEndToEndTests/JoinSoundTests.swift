@@ -76,4 +76,55 @@ func lines(_ text: String, containing part: String) -> [Substring] {
         #expect(listener.standardOutput.hasSuffix("You left the room.\n"))
         #expect(listener.process.terminationStatus == 0)
     }
+
+    @Test func aPromotedListenerOpensTheMicrophoneAndADemotedOneClosesIt() throws {
+        let room = try TestServer(name: "join-promote")
+        let host = try room.bot("hana", role: "host")
+        #expect(host.waitFor("\"joined\""))
+        // Each opening of this microphone fails loudly: one "No microphone" line per opening.
+        let listener = try room.join(
+            "eli", role: "audience", input: "wav:\(room.path("no-microphone.wav"))", output: "null")
+        #expect(listener.waitFor("You joined stage as eli"))
+        host.send("{\"cmd\":\"set_role\",\"peer\":\"eli\",\"role\":\"speaker\"}")
+        #expect(listener.waitFor("No microphone:"))
+        host.send("{\"cmd\":\"set_role\",\"peer\":\"eli\",\"role\":\"audience\"}")
+        #expect(host.waitFor("\"role_changed\",\"peer\":\"eli\",\"role\":\"audience\""))
+        usleep(300_000)
+        host.send("{\"cmd\":\"set_role\",\"peer\":\"eli\",\"role\":\"speaker\"}")
+        #expect(eventually(seconds: 10) { lines(listener.standardOutput, containing: "No microphone").count == 2 })
+        listener.finish()
+        host.finish()
+        _ = room.stop()
+        #expect(lines(listener.standardOutput, containing: "No microphone").count == 2)
+    }
+
+    @Test func aSpeakersMicrophoneIsHeardOnceUnmuted() throws {
+        let room = try TestServer(name: "join-speak")
+        let listener = try room.bot("eli", role: "audience", ["--record", room.path("heard.wav")])
+        #expect(listener.waitFor("\"media_path\""))
+        let speaker = try room.join("ana", role: "speaker", input: "tone:440", output: "null")
+        #expect(speaker.waitFor("You joined stage as ana"))
+        speaker.send("/unmute")
+        #expect(listener.waitFor("\"speakers\":[{\"peer\":\"ana\""))
+        usleep(1_500_000)
+        speaker.finish()
+        listener.finish()
+        _ = room.stop()
+        let audio = try recording(room.path("heard.wav"), from: 0, to: 60)
+        // From the first sound on: the media layer's encoder keeps DTX on for a live microphone, and Opus takes
+        // a steady tone for background noise after a few seconds.
+        let start = try #require(audio.firstIndex { abs(Int($0)) > 1000 })
+        let heard = toneStrength(Array(audio[(start + 4800)...].prefix(48_000)), hertz: 440)
+        #expect(heard.ratio > 1000, "440 Hz against its neighbours: \(heard.ratio)")
+    }
+}
+
+/// Polls `condition` every 50 ms until it holds or `seconds` pass.
+func eventually(seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(50_000)
+    }
+    return condition()
 }
