@@ -97,6 +97,8 @@ public final class RoomAudio: Sendable {
     /// Opens (true) or closes (false) the microphone: open while the person's role may publish.
     public func setCapturing(_ capturing: Bool) {
         if capturing {
+            // Already open (only the mute changed): keep it, rather than build a second pipeline to throw away.
+            guard state.withLock({ $0.capture == nil && !$0.stopping }) else { return }
             let input = settings.input
             var configuration = SendPipeline.Configuration.suggested(for: input)
             configuration.echoCancellation = settings.echoCancellation
