@@ -17,8 +17,9 @@ func lines(_ text: String, containing part: String) -> [Substring] {
     text.split(separator: "\n").filter { $0.contains(part) }
 }
 
-/// `clubroom join` with sound, against a real server and a speaking bot.
-@Suite(.serialized) struct JoinSoundTests {
+/// `clubroom join` with sound, against a real server and a speaking bot. In the media suite, which runs one test
+/// at a time, so these real-time processes never compete with the bots' for the machine.
+extension MediaEndToEndTests {
     @Test func aListenerInLineModeHearsTheSpeakersToneOnItsOutput() throws {
         let room = try TestServer(name: "join-tone")
         let listener = try room.join(
