@@ -65,7 +65,7 @@ let package = Package(
             name: "RoomAppRuntime",
             dependencies: [
                 "RoomApp", "RoomCore", "TermUI", "TermCurses", "RoomClient", "RoomProtocol", "RoomTransport",
-                "Benchmarks",
+                "Benchmarks", "AudioCore", "AudioDevices", "AudioEngine", "MediaClient",
             ]),
 
         // MARK: Test support.

@@ -177,16 +177,14 @@ public final class SendPipeline {
         statistics.droppedPeriods += count
     }
 
-    /// Processes one captured frame of 960 samples in place (echo cancellation against `played`, the frame
-    /// played at the same time, when enabled; then voice processing) and returns the packet to send, or nil
-    /// when nothing should be sent (microphone closed, or DTX silence). `milliseconds` is the monotonic time,
-    /// for the talking controls.
-    public func process(
+    /// Cleans one captured frame of 960 samples in place (echo cancellation against `played`, when enabled;
+    /// then voice processing), measures its level and answers whether the talking controls let it be sent,
+    /// without encoding it: for a media layer that encodes itself (the room screen's `AudioFeed`).
+    public func prepare(
         _ frame: UnsafeMutableBufferPointer<Int16>, played: UnsafeBufferPointer<Int16>?, at milliseconds: Int64
-    ) -> EncodedAudio? {
-        guard frame.count == AudioFormat.samplesPerFrame else { return nil }
+    ) -> Bool {
+        guard frame.count == AudioFormat.samplesPerFrame else { return false }
         statistics.framesCaptured += 1
-        let frameTimestamp = timestamp
         timestamp &+= AudioFormat.rtpTimestampStep
 
         if let echoCanceller, let played, played.count == frame.count {
@@ -211,8 +209,22 @@ public final class SendPipeline {
 
         guard talk.observe(dBov: level, at: milliseconds) else {
             statistics.closedFrames += 1
-            return nil
+            return false
         }
+        return true
+    }
+
+    /// Processes one captured frame of 960 samples in place (echo cancellation against `played`, the frame
+    /// played at the same time, when enabled; then voice processing) and returns the packet to send, or nil
+    /// when nothing should be sent (microphone closed, or DTX silence). `milliseconds` is the monotonic time,
+    /// for the talking controls.
+    public func process(
+        _ frame: UnsafeMutableBufferPointer<Int16>, played: UnsafeBufferPointer<Int16>?, at milliseconds: Int64
+    ) -> EncodedAudio? {
+        let frameTimestamp = timestamp
+        guard prepare(frame, played: played, at: milliseconds) else { return nil }
+        let level = lastLevel
+        let voice = lastVoice
         let written: Int
         do {
             written = try encoder.encode(UnsafeBufferPointer(frame), into: packet)

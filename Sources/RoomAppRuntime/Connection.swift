@@ -12,6 +12,8 @@ public enum ConnectionEvent: Sendable, Equatable {
     case notice(Notice)
     /// The connection is over for good, with why, in plain words.
     case ended(String)
+    /// The microphone's level (0–100), or nil when it is closed.
+    case microphone(level: Int?)
 }
 
 /// A connection to one room: the real session, or a scripted one in tests and benchmarks.
@@ -24,6 +26,14 @@ public protocol RoomConnection: AnyObject, Sendable {
     func leave()
     /// Stops the connection's threads once it has ended.
     func shutdown()
+    /// Tells the connection's sound whether the person's role may publish (the microphone is open only then)
+    /// and whether they are muted. Called when either changes.
+    func setAudio(mayPublish: Bool, muted: Bool)
+}
+
+extension RoomConnection {
+    /// A connection without sound ignores it.
+    public func setAudio(mayPublish: Bool, muted: Bool) {}
 }
 
 /// Where the screen's loop learns that something happened on another thread: a queue of events and a pipe whose

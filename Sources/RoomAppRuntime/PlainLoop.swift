@@ -7,6 +7,7 @@ import RoomCore
 public final class PlainLoop {
     public private(set) var state: AppState
     private let connection: RoomConnection
+    private var audioApplied: (mayPublish: Bool, muted: Bool)?
     private let output: (String) -> Void
     private let clock: () -> Timestamp
     private let inbox: Inbox<Item>
@@ -82,6 +83,7 @@ public final class PlainLoop {
                 output(speaker == state.room.selfID ? "You are speaking." : "\(name) is speaking.")
             }
         case .notice(let notice): dispatch(.notice(notice, at: now))
+        case .microphone(let level): dispatch(.microphone(level: level))
         case .ended: break
         }
     }
@@ -95,5 +97,15 @@ public final class PlainLoop {
             case .quit: break
             }
         }
+        syncAudio()
+    }
+
+    /// Tells the connection's sound when the person's right to speak or their mute changed.
+    private func syncAudio() {
+        guard let me = state.room.me else { return }
+        let mayPublish = state.room.roles.can(me.role, .publishAudio)
+        if let applied = audioApplied, applied.mayPublish == mayPublish, applied.muted == me.muted { return }
+        audioApplied = (mayPublish, me.muted)
+        connection.setAudio(mayPublish: mayPublish, muted: me.muted)
     }
 }

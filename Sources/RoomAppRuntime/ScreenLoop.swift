@@ -50,6 +50,7 @@ public final class ScreenLoop {
     public private(set) var state: AppState
     public private(set) var statistics = LoopStatistics()
     private let connection: RoomConnection
+    private var audioApplied: (mayPublish: Bool, muted: Bool)?
     private let theme: Theme
     private let clock: () -> Timestamp
     private let inbox: Inbox<ConnectionEvent>
@@ -138,6 +139,7 @@ public final class ScreenLoop {
         case .roles(let roles): dispatch(.roles(roles))
         case .server(let event, let seq): dispatch(.server(event, seq: seq, at: now))
         case .notice(let notice): dispatch(.notice(notice, at: now))
+        case .microphone(let level): dispatch(.microphone(level: level))
         case .ended(let text):
             ended = text
             if state.leaving {
@@ -162,6 +164,16 @@ public final class ScreenLoop {
                 break
             }
         }
+        syncAudio()
+    }
+
+    /// Tells the connection's sound when the person's right to speak or their mute changed.
+    private func syncAudio() {
+        guard let me = state.room.me else { return }
+        let mayPublish = state.room.roles.can(me.role, .publishAudio)
+        if let applied = audioApplied, applied.mayPublish == mayPublish, applied.muted == me.muted { return }
+        audioApplied = (mayPublish, me.muted)
+        connection.setAudio(mayPublish: mayPublish, muted: me.muted)
     }
 
     /// Waits briefly for the session to say goodbye, so the leave request reaches the server, then stops it.

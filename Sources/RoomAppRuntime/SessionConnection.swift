@@ -16,19 +16,43 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     private let session = Mutex<RoomSession?>(nil)
     private let names = Mutex<[String: String]>([:])
     private let selfID = Mutex<String?>(nil)
+    private let audioSettings: RoomAudioSettings?
+    private let audio = Mutex<RoomAudio?>(nil)
 
-    public init(url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration()) {
+    /// A connection to the room at `url`; with `audio`, it plays the room's sound and sends the microphone's
+    /// (see ``RoomAudio``), reporting device trouble as notices and the level as `.microphone`.
+    public init(
+        url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration(),
+        audio: RoomAudioSettings? = nil
+    ) {
         self.url = url
         self.token = token
         self.tls = tls
+        self.audioSettings = audio
     }
 
+    /// How many times the microphone was opened so far (0 without sound).
+    public var microphoneOpenings: Int { audio.withLock { $0 }?.microphoneOpenings ?? 0 }
+
     public func start(deliver: @escaping @Sendable (ConnectionEvent) -> Void) {
+        let sound = audioSettings.map { settings in
+            RoomAudio(settings: settings) { report in
+                switch report {
+                case .status(let text): deliver(.notice(Notice(.error, text)))
+                case .microphone(let level): deliver(.microphone(level: level))
+                }
+            }
+        }
+        audio.withLock { $0 = sound }
         do {
-            let session = try RoomSession(url: url, token: token, tls: tls) { [self] event in
+            var media: (@Sendable (SessionMedia) -> Void)?
+            if let sound { media = { sound.handle($0) } }
+            let session = try RoomSession(url: url, token: token, tls: tls, media: media) { [self] event in
                 for converted in convert(event) { deliver(converted) }
             }
             self.session.withLock { $0 = session }
+            sound?.attach(session)
+            sound?.start()
             session.start()
         } catch {
             deliver(.ended("Cannot connect to \(url): \(error.description)"))
@@ -50,7 +74,14 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     }
 
     public func shutdown() {
+        audio.withLock { $0 }?.stop()
         session.withLock { $0 }?.shutdown()
+    }
+
+    public func setAudio(mayPublish: Bool, muted: Bool) {
+        guard let sound = audio.withLock({ $0 }) else { return }
+        sound.setMuted(muted)
+        sound.setCapturing(mayPublish)
     }
 
     /// A request in its wire form.

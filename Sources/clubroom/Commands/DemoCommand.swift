@@ -1,4 +1,5 @@
 import Arguments
+import AudioEngine
 import ClubroomResources
 import Demo
 import Dispatch
@@ -59,17 +60,29 @@ enum DemoCommand: ClubroomCommand {
         let host = DemoCast.Member(identity: "you", name: DemoRoom.yourName, role: "host")
         let token = try room.server.token(for: host)
         return options.showsUI
-            ? try await runScreen(room: room, token: token)
+            ? try await runScreen(room: room, token: token, output: options.output)
             : await runHeadless(room: room, token: token, output: output)
     }
 
     /// The room screen, with you as host. It closes when you leave, when the room ends, or on SIGTERM.
-    private static func runScreen(room: DemoRoom, token: String) async throws -> ExitStatus {
+    /// The speakers play on `output`; the host's microphone is silence, since the demo is for listening.
+    private static func runScreen(room: DemoRoom, token: String, output: String) async throws -> ExitStatus {
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
-        let connection = SessionConnection(url: room.server.url, token: token)
+        let speaker: DeviceSpec
+        do throws(DeviceSpecError) {
+            speaker = try DeviceSpec.output(output)
+        } catch {
+            throw JoinFailure(text: error.description)
+        }
+        let connection = SessionConnection(
+            url: room.server.url, token: token,
+            audio: RoomAudioSettings(input: .silence, output: speaker, echoCancellation: false))
         let state = AppState(roles: roles)
         let outcome = try await Task.detached { () throws -> LoopOutcome in
             let colors = ColorLevel.detect(environment: ProcessInfo.processInfo.environment)
+            // C libraries (ALSA) print to stderr; while the screen is up that goes to the log.
+            let log = StandardErrorLog(name: "demo")
+            defer { log.restore() }
             return try Terminal.run(colors: colors, interruptAsKey: true) { terminal in
                 // Installed after the terminal's own handlers, so a SIGTERM closes the screen through the usual
                 // path (restoring the terminal) and the demo still removes what it made.

@@ -1,4 +1,5 @@
 import Arguments
+import AudioEngine
 import ClubroomResources
 import Crypto
 import Foundation
@@ -78,7 +79,15 @@ enum JoinCommand: ClubroomCommand {
         }
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         signal(SIGPIPE, SIG_IGN)
-        let connection = SessionConnection(url: options.url, token: token)
+        let audio: RoomAudioSettings
+        do throws(DeviceSpecError) {
+            audio = RoomAudioSettings(
+                input: try DeviceSpec.input(options.input), output: try DeviceSpec.output(options.output),
+                echoCancellation: options.echoCancel)
+        } catch {
+            throw JoinFailure(text: error.description)
+        }
+        let connection = SessionConnection(url: options.url, token: token, audio: audio)
         let state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
         let outcome: LoopOutcome
         if options.plain {
@@ -86,6 +95,9 @@ enum JoinCommand: ClubroomCommand {
         } else {
             outcome = try await Task.detached { () throws -> LoopOutcome in
                 let environment = ProcessInfo.processInfo.environment
+                // C libraries (speexdsp, ALSA) print to stderr; while the screen is up that goes to the log.
+                let log = StandardErrorLog(name: "join")
+                defer { log.restore() }
                 return try Terminal.run(colors: ColorLevel.detect(environment: environment), interruptAsKey: true) {
                     terminal in
                     let theme = Theme(level: terminal.colorLevel, ascii: options.ascii)

@@ -1,0 +1,302 @@
+import AudioCore
+import AudioDevices
+import AudioEngine
+import Foundation
+import MediaClient
+import RoomClient
+import RoomProtocol
+import Synchronization
+
+/// What the room's sound tells the screen.
+public enum RoomAudioReport: Sendable, Equatable {
+    /// Device trouble in plain words, for the status line.
+    case status(String)
+    /// The microphone's level (0–100), or nil when the microphone is closed.
+    case microphone(level: Int?)
+}
+
+/// How the room screen's sound is set up (`--input`, `--output`, `--echo-cancel`).
+public struct RoomAudioSettings: Sendable, Equatable {
+    /// The microphone, opened only while the person's role may publish.
+    public var input: DeviceSpec
+    /// The loudspeaker, opened on joining.
+    public var output: DeviceSpec
+    /// Whether to cancel the loudspeaker's echo in the microphone.
+    public var echoCancellation: Bool
+
+    /// Settings for these devices.
+    public init(input: DeviceSpec, output: DeviceSpec, echoCancellation: Bool) {
+        self.input = input
+        self.output = output
+        self.echoCancellation = echoCancellation
+    }
+}
+
+/// The room screen's sound: the device threads of AudioDevices connected to the media plane (`ClientMedia`)
+/// through its `AudioFeed` hooks. The media thread hands each 20 ms mix to the playback ring and takes each
+/// 20 ms microphone frame from the capture ring, cleaned by AudioEngine's send pipeline (voice processing,
+/// echo cancellation, level, talking controls); the device threads only move periods in and out of the rings.
+///
+/// The loudspeaker opens at ``start()``; the microphone opens only through ``setCapturing(_:)``, which the
+/// screen calls while the person's role may publish, so an audience member's microphone is never opened.
+/// A control thread reports device trouble and the microphone's level through `report`.
+public final class RoomAudio: Sendable {
+    private let settings: RoomAudioSettings
+    private let report: @Sendable (RoomAudioReport) -> Void
+    private let talk = TalkSwitch(TalkControl(muted: true))
+    private let playbackRing = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
+    private let lastPlayed = FrameBox()
+    private let micLevel = Atomic<Int>(-1)
+    private let captureOpens = Atomic<Int>(0)
+    private let state = Mutex(State())
+
+    private struct State: @unchecked Sendable {
+        // `@unchecked` for the streams and the capture's pipeline; the struct only lives inside the mutex.
+        var session: RoomSession?
+        var media: ClientMedia?
+        var playback: AudioStream?
+        var capture: Capture?
+        var control: Thread?
+        var stopping = false
+    }
+
+    /// Creates the sound; nothing is opened until ``start()``.
+    public init(settings: RoomAudioSettings, report: @escaping @Sendable (RoomAudioReport) -> Void) {
+        self.settings = settings
+        self.report = report
+    }
+
+    /// How many times the microphone has been opened, for tests.
+    public var microphoneOpenings: Int { captureOpens.load(ordering: .relaxed) }
+
+    /// The session whose media this sound plays and sends.
+    public func attach(_ session: RoomSession) {
+        state.withLock { $0.session = session }
+    }
+
+    /// Opens the loudspeaker (or, when it cannot be opened, says so once and plays to `null`) and starts the
+    /// control thread.
+    public func start() {
+        let output = settings.output
+        let stream = AudioStream.playback(
+            device: output.description, open: { () throws(AudioDeviceError) in try output.openOutput() },
+            from: RingReader(playbackRing), onStatus: { [report] in report(.status($0.message)) })
+        let started = state.withLock { state -> Bool in
+            guard state.playback == nil, !state.stopping else { return false }
+            state.playback = stream
+            let thread = Thread { [self] in runControl() }
+            thread.name = "clubroom-room-audio"
+            state.control = thread
+            return true
+        }
+        guard started else { return }
+        stream.start()
+        state.withLock { $0.control }?.start()
+    }
+
+    /// Opens (true) or closes (false) the microphone: open while the person's role may publish.
+    public func setCapturing(_ capturing: Bool) {
+        if capturing {
+            // Already open (only the mute changed): keep it, rather than build a second pipeline to throw away.
+            guard state.withLock({ $0.capture == nil && !$0.stopping }) else { return }
+            let input = settings.input
+            var configuration = SendPipeline.Configuration.suggested(for: input)
+            configuration.echoCancellation = settings.echoCancellation
+            guard let pipeline = try? SendPipeline(configuration: configuration, talk: talk) else {
+                report(.status("Your microphone cannot be used: the voice processing could not start."))
+                return
+            }
+            let ring = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
+            let stream = AudioStream.capture(
+                device: input.description, open: { () throws(AudioDeviceError) in try input.openInput() },
+                into: RingWriter(ring), onStatus: { [report] in report(.status($0.message)) })
+            let capture = Capture(stream: stream, ring: ring, pipeline: pipeline)
+            let opened = state.withLock { state -> Bool in
+                guard state.capture == nil, !state.stopping else { return false }
+                state.capture = capture
+                return true
+            }
+            guard opened else { return }
+            captureOpens.add(1, ordering: .relaxed)
+            stream.start()
+        } else {
+            let capture = state.withLock { state -> Capture? in
+                defer { state.capture = nil }
+                return state.capture
+            }
+            capture?.stream.stop()
+            micLevel.store(-1, ordering: .relaxed)
+        }
+    }
+
+    /// Mutes or unmutes the microphone (the server's mute for this person).
+    public func setMuted(_ muted: Bool) { talk.setMuted(muted) }
+
+    /// Media traffic from the session (its loop thread).
+    public func handle(_ media: SessionMedia) {
+        switch media {
+        case .packet(let bytes):
+            state.withLock { $0.media }?.receivedOverWebSocket(bytes)
+        case .signal(.mediaKey(let key, let epoch)):
+            state.withLock { $0.media }?.newRoomKey(key, epoch: epoch)
+        case .signal(.media(let offer)):
+            startMedia(offer)
+        case .signal(.mediaSources), .signal(.mediaPath):
+            break
+        }
+    }
+
+    /// Stops the media, closes both devices and ends the control thread.
+    public func stop() {
+        let taken = state.withLock { state -> State in
+            let taken = state
+            state = State()
+            state.stopping = true
+            return taken
+        }
+        taken.media?.stop()
+        taken.capture?.stream.stop()
+        taken.playback?.stop()
+    }
+
+    private func startMedia(_ offer: MediaOffer) {
+        let (old, session) = state.withLock { state in
+            defer { state.media = nil }
+            return (state.media, state.session)
+        }
+        old?.stop()
+        let feed = AudioFeed(
+            capture: { [self] frame in captureFrame(frame) }, playback: { [self] frame in playFrame(frame) })
+        do {
+            let media = try ClientMedia(
+                offer: offer, options: ClientMedia.Options(source: .live(feed), output: feed),
+                sendWebSocket: { bytes in session?.sendBinary(bytes) },
+                sendControl: { text in session?.sendRaw(text) }, onEvent: { _ in })
+            let kept = state.withLock { state -> Bool in
+                guard !state.stopping else { return false }
+                state.media = media
+                return true
+            }
+            if kept { media.start() }
+        } catch {
+            report(.status("Sound could not start: \(error). You can still see the room."))
+        }
+    }
+
+    // MARK: The media thread.
+
+    /// How much mixed audio may wait for the loudspeaker: beyond it a frame is dropped, so a loudspeaker whose
+    /// clock runs slower than the media thread's does not build up delay.
+    static let maximumQueued = AudioFormat.samples(milliseconds: 80)
+
+    private func playFrame(_ frame: UnsafeBufferPointer<Int16>) {
+        lastPlayed.store(frame)
+        // After the loudspeaker ran dry, queue a frame of silence ahead, so the next late tick does not starve it.
+        if playbackRing.availableToRead < AudioFormat.samplesPerPeriod {
+            _ = playbackRing.writeSilence(count: AudioFormat.samplesPerFrame)
+        }
+        guard playbackRing.availableToRead <= Self.maximumQueued else { return }
+        _ = playbackRing.write(frame)
+    }
+
+    private func captureFrame(_ frame: UnsafeMutableBufferPointer<Int16>) -> Bool {
+        guard let capture = state.withLock({ $0.capture }) else { return false }
+        let ring = capture.ring
+        // Keep the microphone within two frames of now; a surplus means its clock runs faster than ours.
+        let surplus = ring.availableToRead - 2 * AudioFormat.samplesPerFrame
+        if surplus > 0 { _ = ring.discard(count: surplus) }
+        guard ring.availableToRead >= frame.count else { return false }
+        _ = ring.read(into: frame)
+        let open = lastPlayed.withFrame { played in
+            capture.pipeline.prepare(
+                frame, played: settings.echoCancellation ? played : nil, at: MonotonicClock.microseconds() / 1000)
+        }
+        micLevel.store(AudioLevel.uiLevel(dBov: capture.pipeline.lastLevel), ordering: .relaxed)
+        return open
+    }
+
+    // MARK: The control thread.
+
+    /// How often the control thread polls the devices and the level, in microseconds.
+    static let controlInterval: UInt32 = 100_000
+    /// The least time between two reports of xruns on one device, in microseconds.
+    static let xrunReportInterval: Int64 = 10_000_000
+
+    private func runControl() {
+        var reported: [DeviceDirection: (count: Int, at: Int64)] = [:]
+        var lastLevel = Int.min
+        while true {
+            let (streams, stopping) = state.withLock { state in
+                ([state.capture?.stream, state.playback].compactMap { $0 }, state.stopping)
+            }
+            if stopping { return }
+            let now = MonotonicClock.microseconds()
+            for stream in streams {
+                stream.poll()
+                let xruns = stream.statistics.xruns
+                let last = reported[stream.direction] ?? (0, Int64.min / 2)
+                if xruns > last.count && now - last.at >= Self.xrunReportInterval {
+                    report(
+                        .status(
+                            EngineStatus.xruns(stream.direction, device: stream.deviceName, count: xruns - last.count)
+                                .message))
+                    reported[stream.direction] = (xruns, now)
+                }
+            }
+            let level = micLevel.load(ordering: .relaxed)
+            if level != lastLevel {
+                lastLevel = level
+                report(.microphone(level: level < 0 ? nil : level))
+            }
+            usleep(Self.controlInterval)
+        }
+    }
+}
+
+/// An open microphone: its device stream, the ring it fills, and the pipeline that cleans its frames.
+private final class Capture: @unchecked Sendable {
+    // `@unchecked`: the pipeline is only used on the media thread (the feed's capture side); the stream and
+    // the ring are safe to share.
+    let stream: AudioStream
+    let ring: SampleRing
+    let pipeline: SendPipeline
+
+    init(stream: AudioStream, ring: SampleRing, pipeline: SendPipeline) {
+        self.stream = stream
+        self.ring = ring
+        self.pipeline = pipeline
+    }
+}
+
+/// The last frame played, as the echo canceller's reference.
+private final class FrameBox: @unchecked Sendable {
+    // `@unchecked`: both the feed's playback side (which stores) and its capture side (which reads) run on the
+    // one media thread.
+    private let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
+
+    init() { frame.initialize(repeating: 0) }
+    deinit { frame.deallocate() }
+
+    func store(_ samples: UnsafeBufferPointer<Int16>) {
+        guard samples.count == frame.count else { return }
+        frame.baseAddress!.update(from: samples.baseAddress!, count: frame.count)
+    }
+
+    func withFrame<Result>(_ body: (UnsafeBufferPointer<Int16>) -> Result) -> Result {
+        body(UnsafeBufferPointer(frame))
+    }
+}
+
+/// The capture device thread's end of a ring.
+private final class RingWriter: SampleSink {
+    let ring: SampleRing
+    init(_ ring: SampleRing) { self.ring = ring }
+    func write(_ samples: UnsafeBufferPointer<Int16>) -> Int { ring.write(samples) }
+}
+
+/// The playback device thread's end of a ring.
+private final class RingReader: SampleSource {
+    let ring: SampleRing
+    init(_ ring: SampleRing) { self.ring = ring }
+    func read(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int { ring.read(into: buffer) }
+}

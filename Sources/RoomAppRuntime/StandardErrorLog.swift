@@ -1,0 +1,36 @@
+import Foundation
+
+/// Sends what C libraries print on stderr (speexdsp's warnings, ALSA's complaints) to a log file while the room
+/// screen is up, so nothing scribbles over it; ``restore()`` puts stderr back.
+public final class StandardErrorLog {
+    /// The log file: `$XDG_STATE_HOME/clubroom/<name>.log`, or `~/.local/state/clubroom/<name>.log`.
+    public let path: String
+    private var saved: Int32 = -1
+
+    /// Redirects stderr to the log for `name` (`join`, `demo`). When the log cannot be opened, stderr goes to
+    /// `/dev/null` instead: the screen matters more than the library's chatter.
+    public init(name: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let base =
+            environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
+        let directory = base + "/clubroom"
+        path = directory + "/\(name).log"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var log = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        if log < 0 { log = open("/dev/null", O_WRONLY | O_CLOEXEC) }
+        guard log >= 0 else { return }
+        saved = dup(2)
+        dup2(log, 2)
+        close(log)
+    }
+
+    /// Puts stderr back as it was. Calling it again does nothing.
+    public func restore() {
+        guard saved >= 0 else { return }
+        dup2(saved, 2)
+        close(saved)
+        saved = -1
+    }
+
+    deinit { restore() }
+}
