@@ -57,6 +57,21 @@ public enum AudioDeviceError: Error, Sendable, Equatable, CustomStringConvertibl
         }
     }
 
+    /// The problem in a few words, naming the device but not the system's error text: for one-line notices
+    /// on a narrow screen, where the full `description` goes to the log.
+    public var briefDescription: String {
+        switch self {
+        case .notFound(let device, _): return "“\(device)” not found"
+        case .openFailed(let device, _): return "“\(device)” could not be opened"
+        case .unsupported(let device, let setting, _): return "“\(device)” cannot do \(setting)"
+        case .invalidConfiguration(let device, _): return "“\(device)” is misconfigured"
+        case .disconnected(let device, _): return "“\(device)” went away"
+        case .ioFailed(let device, _): return "“\(device)” failed"
+        case .file(let path, _): return "“\(path)” unusable"
+        case .listingFailed: return "devices could not be listed"
+        }
+    }
+
     /// alsa-lib's text for a negative error code (which covers errno values too).
     static func text(_ code: Int32) -> String {
         snd_strerror(code).map { String(cString: $0) } ?? "error \(code)"

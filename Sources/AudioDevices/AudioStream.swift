@@ -21,8 +21,9 @@ public enum DeviceStatus: Sendable, Equatable {
         case .unavailable(let direction, _, let error, let fallback):
             let option = direction == .capture ? "--input" : "--output"
             let what = direction == .capture ? "microphone" : "speaker"
-            return "No \(what): \(error). Carrying on with “\(fallback)”; choose a device with \(option) NAME "
-                + "(`clubroom devices` lists them)."
+            // The advice comes before the details, so that a notice cut to the screen's width keeps it.
+            return "No \(what) (\(error.briefDescription)); using “\(fallback)”. Choose one with \(option) NAME "
+                + "(see clubroom devices). Details: \(error)."
         case .lost(let direction, let device, let error):
             return "\(Self.noun(direction)) “\(device)” stopped working (\(error)); trying to reopen it."
         case .reopenFailed(let direction, let device, _, let retryIn):
