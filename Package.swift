@@ -69,7 +69,7 @@ let package = Package(
             ]),
 
         // MARK: Test support.
-        .target(name: "RoomTesting", dependencies: ["AudioCore"]),
+        .target(name: "RoomTesting", dependencies: ["AudioCore", "TermUI"]),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
 
@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomTesting"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
-        .testTarget(name: "TermUITests", dependencies: ["TermUI"], exclude: ["Goldens"]),
+        .testTarget(name: "TermUITests", dependencies: ["TermUI", "RoomTesting"], exclude: ["Goldens"]),
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI"]),
         .testTarget(
             name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol", "Crypto", "RoomTesting"],
@@ -123,7 +123,7 @@ let package = Package(
                 "ClubroomResources", "RoomTesting",
             ]),
         .testTarget(
-            name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources"],
+            name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources", "RoomTesting"],
             exclude: ["Goldens"]),
         .testTarget(name: "RoomAppRuntimeTests", dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI"]),
         .testTarget(name: "UIEndToEndTests", dependencies: []),

@@ -1,5 +1,6 @@
 import RoomApp
 import RoomCore
+import RoomTesting
 import TermUI
 import Testing
 

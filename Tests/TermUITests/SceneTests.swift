@@ -1,3 +1,4 @@
+import RoomTesting
 import TermUI
 import Testing
 
