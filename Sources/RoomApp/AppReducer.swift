@@ -18,6 +18,7 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
         effects = runLine(&state, text, plain: true)
     case .server(let event, let seq, let at):
         advance(&state, to: at)
+        if case .reconnecting = event { state.roundTripMilliseconds = nil }
         effects = applyServer(&state, event, seq: seq)
     case .roles(let roles):
         if roles != state.room.roles {
@@ -36,6 +37,9 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .microphone(let level):
         if state.microphoneLevel == level { return [] }
         state.microphoneLevel = level
+    case .roundTrip(let milliseconds):
+        if state.roundTripMilliseconds == milliseconds { return [] }
+        state.roundTripMilliseconds = milliseconds
     case .resize(let width, let height):
         state.screenWidth = max(0, width)
         state.screenHeight = max(0, height)

@@ -39,6 +39,9 @@ public struct AppState: Sendable {
     public internal(set) var activeSpeaker: PeerID?
     /// The microphone's level for the invitation prompt's preview; `nil` when there is no capture device.
     public internal(set) var microphoneLevel: Int?
+    /// The connection's latest ping round-trip time in milliseconds; `nil` until measured, and again while
+    /// reconnecting.
+    public internal(set) var roundTripMilliseconds: Int?
     /// When the last space press arrived, to tell a held key's repeats from a new tap.
     public internal(set) var lastSpaceAt: Timestamp?
     /// The screen's size, for moving by rows and scrolling help.
@@ -197,6 +200,8 @@ public enum AppAction: Sendable, Equatable {
     case sessionEnded(String, at: Timestamp)
     /// The microphone's level for the invitation preview; `nil` when there is no capture device.
     case microphone(level: Int?)
+    /// The connection's ping round-trip time in milliseconds, for the header.
+    case roundTrip(milliseconds: Int)
     /// The screen's size changed.
     case resize(width: Int, height: Int)
     /// Time passed (for waiting times, level meters and notices).

@@ -60,7 +60,7 @@ public enum RoomScreenMapper {
         } else {
             switch room.connection {
             case .connecting: connection = .connecting
-            case .connected: connection = .connected(roundTripMilliseconds: nil)
+            case .connected: connection = .connected(roundTripMilliseconds: state.roundTripMilliseconds)
             case .reconnecting(let attempt): connection = .reconnecting(attempt: attempt)
             }
         }

@@ -14,6 +14,8 @@ public enum ConnectionEvent: Sendable, Equatable {
     case ended(String)
     /// The microphone's level (0–100), or nil when it is closed.
     case microphone(level: Int?)
+    /// The connection's ping round-trip time, in whole milliseconds (at least 1).
+    case roundTrip(milliseconds: Int)
 }
 
 /// A connection to one room: the real session, or a scripted one in tests and benchmarks.

@@ -84,6 +84,7 @@ public final class PlainLoop {
             }
         case .notice(let notice): dispatch(.notice(notice, at: now))
         case .microphone(let level): dispatch(.microphone(level: level))
+        case .roundTrip(let milliseconds): dispatch(.roundTrip(milliseconds: milliseconds))
         case .ended: break
         }
     }

@@ -140,6 +140,7 @@ public final class ScreenLoop {
         case .server(let event, let seq): dispatch(.server(event, seq: seq, at: now))
         case .notice(let notice): dispatch(.notice(notice, at: now))
         case .microphone(let level): dispatch(.microphone(level: level))
+        case .roundTrip(let milliseconds): dispatch(.roundTrip(milliseconds: milliseconds))
         case .ended(let text):
             ended = text
             if state.leaving {

@@ -47,7 +47,10 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         do {
             var media: (@Sendable (SessionMedia) -> Void)?
             if let sound { media = { sound.handle($0) } }
-            let session = try RoomSession(url: url, token: token, tls: tls, media: media) { [self] event in
+            let session = try RoomSession(
+                url: url, token: token, tls: tls, media: media,
+                roundTrip: { deliver(.roundTrip(milliseconds: Self.milliseconds($0))) }
+            ) { [self] event in
                 for converted in convert(event) { deliver(converted) }
             }
             self.session.withLock { $0 = session }
@@ -82,6 +85,13 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         guard let sound = audio.withLock({ $0 }) else { return }
         sound.setMuted(muted)
         sound.setCapturing(mayPublish)
+    }
+
+    /// A round-trip time in whole milliseconds, rounded, and at least 1 so a fast link does not read "0 ms".
+    public static func milliseconds(_ time: Duration) -> Int {
+        let parts = time.components
+        let microseconds = parts.seconds * 1_000_000 + parts.attoseconds / 1_000_000_000_000
+        return max(1, Int((microseconds + 500) / 1000))
     }
 
     /// A request in its wire form.

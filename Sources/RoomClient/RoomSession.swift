@@ -80,6 +80,7 @@ public final class RoomSession: Sendable {
     private let handler: @Sendable (SessionEvent) -> Void
     /// Receives the media messages and binary (media) frames, on the loop thread; see docs/media.md.
     private let media: (@Sendable (SessionMedia) -> Void)?
+    private let roundTrip: (@Sendable (Duration) -> Void)?
     private let loop: EventLoop
     private let connector = DispatchQueue(label: "clubroom.session.connect")
     private let state = Mutex(State())
@@ -97,13 +98,15 @@ public final class RoomSession: Sendable {
         var ended = false
     }
 
-    /// A session; nothing happens until `start()`.
+    /// A session; nothing happens until `start()`. `roundTrip` receives the connection's smoothed ping
+    /// round-trip time on the loop thread, about a second after each connect and then with every ping.
     public init(
         url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration(),
         reconnect: ReconnectPolicy = ReconnectPolicy(), media: (@Sendable (SessionMedia) -> Void)? = nil,
-        handler: @escaping @Sendable (SessionEvent) -> Void
+        roundTrip: (@Sendable (Duration) -> Void)? = nil, handler: @escaping @Sendable (SessionEvent) -> Void
     ) throws(TransportError) {
         self.media = media
+        self.roundTrip = roundTrip
         self.url = url
         self.token = token
         self.tls = tls
@@ -139,6 +142,9 @@ public final class RoomSession: Sendable {
         return true
     }
 
+    /// The current connection's smoothed ping round-trip time; `nil` while down or before the first pong.
+    public var roundTripTime: Duration? { state.withLock { $0.client }?.roundTripTime }
+
     /// Whether a connection is open for sending.
     public var isConnected: Bool { state.withLock { $0.client != nil } }
 
@@ -172,11 +178,14 @@ public final class RoomSession: Sendable {
         var options = WebSocketOptions()
         // A snapshot of a large room is far bigger than a request: accept up to 16 MiB from the server.
         options.maxMessageSize = 16 * 1024 * 1024
+        // The screen shows the round-trip time: measure it soon after connecting rather than after a whole interval.
+        options.firstPingDelay = .seconds(1)
         var headers = HTTPHeaders()
         headers.add("Authorization", "Bearer \(token)")
         let clientHandler = WebSocketClient.Handler(
             onMessage: { [self] payload in received(payload, generation: generation) },
-            onClose: { [self] code, reason in closed(code: code, reason: reason, generation: generation) })
+            onClose: { [self] code, reason in closed(code: code, reason: reason, generation: generation) },
+            onRoundTrip: { [self] time in measured(time, generation: generation) })
         do {
             let client = try WebSocketClient.connect(
                 to: url, headers: headers, tls: tls, options: options, loop: loop, handler: clientHandler)
@@ -241,6 +250,11 @@ public final class RoomSession: Sendable {
             message = ServerMessage(.peersJoined(fresh), seq: seq)
         }
         deliver(reconnected ? .reconnected(message) : .message(message))
+    }
+
+    private func measured(_ time: Duration, generation: Int) {
+        guard let roundTrip, state.withLock({ $0.generation == generation && !$0.ended }) else { return }
+        roundTrip(time)
     }
 
     private func isSnapshot(_ message: ServerMessage) -> Bool {

@@ -19,13 +19,17 @@ public final class WebSocketClient: Sendable {
         public var onMessage: @Sendable (WebSocketPayload) -> Void
         /// The connection closed (once): the close code and reason, 1006 when it was lost.
         public var onClose: @Sendable (WebSocketCloseCode, String) -> Void
+        /// A pong answered our ping: the smoothed round-trip time (see ``WebSocketConnection/roundTripTime``).
+        public var onRoundTrip: @Sendable (Duration) -> Void
 
         public init(
             onMessage: @escaping @Sendable (WebSocketPayload) -> Void = { _ in },
-            onClose: @escaping @Sendable (WebSocketCloseCode, String) -> Void = { _, _ in }
+            onClose: @escaping @Sendable (WebSocketCloseCode, String) -> Void = { _, _ in },
+            onRoundTrip: @escaping @Sendable (Duration) -> Void = { _ in }
         ) {
             self.onMessage = onMessage
             self.onClose = onClose
+            self.onRoundTrip = onRoundTrip
         }
     }
 
@@ -93,6 +97,7 @@ public final class WebSocketClient: Sendable {
         }
         events.message = { handler.onMessage($1) }
         events.close = { handler.onClose($1, $2) }
+        events.roundTrip = { handler.onRoundTrip($1) }
         events.finished = { _ in if ownLoop { runLoop.shutdown() } }
 
         // The key is a nonce, not a secret: should libcrypto have no entropy source, the system generator will do.
@@ -138,6 +143,9 @@ public final class WebSocketClient: Sendable {
                 }))
         return (client, stream)
     }
+
+    /// The smoothed round-trip time of the connection's pings; `nil` until the first pong.
+    public var roundTripTime: Duration? { connection.roundTripTime }
 
     /// Sends a text message (from any thread).
     public func send(text: String) { connection.send(text: text) }

@@ -14,6 +14,9 @@ public struct WebSocketOptions: Sendable, Equatable {
     public var maxWriteBufferSize: Int = 4 * 1024 * 1024
     /// How often an open connection sends a ping.
     public var pingInterval: Duration = .seconds(5)
+    /// How soon after opening the first ping goes out, so the round-trip time is known early; `nil` waits a
+    /// whole ``pingInterval``.
+    public var firstPingDelay: Duration?
     /// How long an open connection may receive nothing (not even a pong) before it is closed with 1001.
     public var idleTimeout: Duration = .seconds(15)
     /// How long TCP connect, TLS and the HTTP upgrade may take together.
@@ -51,6 +54,7 @@ struct ConnectionEvents {
     var message: (WebSocketConnection, WebSocketPayload) -> Void = { _, _ in }
     var close: (WebSocketConnection, WebSocketCloseCode, String) -> Void = { _, _, _ in }
     var failedBeforeOpen: (TransportError) -> Void = { _ in }
+    var roundTrip: (WebSocketConnection, Duration) -> Void = { _, _ in }
     var finished: (WebSocketConnection) -> Void = { _ in }
 }
 
@@ -73,10 +77,18 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     public let loop: EventLoop
     private let requestStore = Mutex<WebSocketUpgradeRequest?>(nil)
     private let pendingWriteCount = Atomic<Int>(0)
+    private let smoothedRoundTripNanoseconds = Atomic<Int64>(-1)
 
     /// Bytes queued for this peer but not yet taken by the kernel (or TLS): a hint for callers that would rather
     /// skip a message (such as a level update) than queue it behind a slow reader.
     public var bufferedByteCount: Int { pendingWriteCount.load(ordering: .relaxed) }
+
+    /// The round-trip time from a ping to its pong, smoothed (each new sample weighs 1/4); `nil` until the first
+    /// pong answers a ping.
+    public var roundTripTime: Duration? {
+        let value = smoothedRoundTripNanoseconds.load(ordering: .relaxed)
+        return value < 0 ? nil : .nanoseconds(value)
+    }
 
     /// The upgrade request the client sent (server side), once parsed.
     public var request: WebSocketUpgradeRequest? { requestStore.withLock { $0 } }
@@ -104,6 +116,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     private var lastPing: Int64
     private var deadline: Int64
     private var pingCounter: UInt64 = 0
+    /// The payload of the ping awaiting its pong and when it went out.
+    private var outstandingPing: (payload: [UInt8], sentAt: ContinuousClock.Instant)?
     private var clientRequest: (bytes: [UInt8], expectedAccept: String)?
 
     init(
@@ -389,12 +403,28 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         opened = true
         let now = EventLoop.now()
         lastPing = now
+        if let first = options.firstPingDelay {
+            lastPing = now - options.pingInterval.milliseconds + max(0, first.milliseconds)
+        }
         lastReceived = now
         events.open(self)
         if state == .open && !rest.isEmpty {
             decoder.feed(rest)
             processFrames()
         }
+    }
+
+    /// Measures the round trip when a pong echoes the outstanding ping; unsolicited or stale pongs are ignored.
+    private func answered(_ payload: [UInt8]) {
+        guard let ping = outstandingPing, ping.payload == payload else { return }
+        outstandingPing = nil
+        let sample = ContinuousClock.now - ping.sentAt
+        let parts = sample.components
+        let nanoseconds = max(1, parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000)
+        let previous = smoothedRoundTripNanoseconds.load(ordering: .relaxed)
+        let smoothed = previous < 0 ? nanoseconds : previous + (nanoseconds - previous) / 4
+        smoothedRoundTripNanoseconds.store(smoothed, ordering: .relaxed)
+        events.roundTrip(self, .nanoseconds(smoothed))
     }
 
     private func processFrames() {
@@ -418,7 +448,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             case .binary(let bytes): if state == .open { events.message(self, .binary(bytes)) }
             case .ping(let payload):
                 if state == .open { enqueue(WebSocketMessage.pong(payload).encoded(maskingKey: maskIfClient())) }
-            case .pong: break
+            case .pong(let payload): if state == .open { answered(payload) }
             case .close(let code, let reason):
                 if state == .open {
                     enqueue(WebSocketMessage.close(code: code, reason: "").encoded(maskingKey: maskIfClient()))
@@ -481,6 +511,7 @@ extension WebSocketConnection: EventLoopHandler {
                 lastPing = now
                 pingCounter += 1
                 let payload = (0..<8).map { UInt8(truncatingIfNeeded: pingCounter >> (56 - 8 * UInt64($0))) }
+                outstandingPing = (payload, ContinuousClock.now)
                 enqueue(WebSocketMessage.ping(payload).encoded(maskingKey: maskIfClient()))
             }
         case .closing:

@@ -140,3 +140,12 @@ final class Script: @unchecked Sendable {
         #expect(room.peers.filter { $0.handRaisedAt != nil }.count == 20)
     }
 }
+
+@Suite struct RoundTripMillisecondsTests {
+    @Test func roundsToWholeMillisecondsAndNeverShowsZero() {
+        #expect(SessionConnection.milliseconds(.microseconds(120)) == 1)
+        #expect(SessionConnection.milliseconds(.microseconds(18_499)) == 18)
+        #expect(SessionConnection.milliseconds(.microseconds(18_500)) == 19)
+        #expect(SessionConnection.milliseconds(.seconds(2)) == 2000)
+    }
+}

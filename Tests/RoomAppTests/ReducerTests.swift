@@ -383,3 +383,21 @@ import Testing
         #expect(RoomScreenMapper.model(joined(as: "hana")).hands == .ownPlace(position: nil, total: 3))
     }
 }
+
+@Suite struct RoundTripTests {
+    @Test func theRoundTripShowsInTheHeader() {
+        var state = joined(as: "bo")
+        #expect(RoomScreenMapper.model(state).header.connection == .connected(roundTripMilliseconds: nil))
+        send(&state, .roundTrip(milliseconds: 18))
+        #expect(state.roundTripMilliseconds == 18)
+        #expect(RoomScreenMapper.model(state).header.connection == .connected(roundTripMilliseconds: 18))
+        #expect(render(state).lines()[0].contains("● connected 18 ms · "))
+    }
+
+    @Test func reconnectingForgetsTheOldRoundTrip() {
+        var state = joined(as: "bo")
+        send(&state, .roundTrip(milliseconds: 18), .server(.reconnecting(attempt: 1), seq: 0, at: t0))
+        #expect(state.roundTripMilliseconds == nil)
+        #expect(RoomScreenMapper.model(state).header.connection == .reconnecting(attempt: 1))
+    }
+}

@@ -76,6 +76,22 @@ import Testing
         #expect(serverEvents.all.count == 2)
     }
 
+    @Test func aPongAnsweringOurPingReportsTheRoundTrip() throws {
+        var options = WebSocketOptions()
+        options.firstPingDelay = .milliseconds(100)
+        let server = try startEchoServer()
+        defer { server.shutdown() }
+        let samples = Recorder<Duration>()
+        let client = try WebSocketClient.connect(
+            to: "ws://127.0.0.1:\(server.port)/rooms/a", options: options,
+            handler: WebSocketClient.Handler(onRoundTrip: { samples.record($0) }))
+        defer { client.close() }
+        let reported = samples.wait(for: 1)
+        #expect(reported.count == 1)
+        #expect(reported.allSatisfy { $0 > .zero })
+        #expect(client.roundTripTime == reported.last)
+    }
+
     @Test func slowReaderIsDroppedAndOthersCarryOn() throws {
         var options = WebSocketOptions()
         options.maxWriteBufferSize = 256 * 1024

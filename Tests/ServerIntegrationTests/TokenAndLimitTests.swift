@@ -114,6 +114,23 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
 }
 
 @Suite(.serialized) struct LimitTests {
+    /// The session pings about a second after connecting and reports the server's answer as a round-trip time.
+    @Test func theSessionReportsTheRoundTripOfItsFirstPing() throws {
+        try withServer { server, _ in
+            let samples = Mutex<[Duration]>([])
+            let session = try RoomSession(
+                url: server.url(), token: try server.token("eli", role: "audience"),
+                roundTrip: { time in samples.withLock { $0.append(time) } }
+            ) { _ in }
+            defer { session.shutdown() }
+            session.start()
+            for _ in 0..<500 where samples.withLock({ $0.isEmpty }) { usleep(10_000) }
+            let first = samples.withLock { $0.first }
+            #expect(first.map { $0 > .zero } == true)
+            #expect(session.roundTripTime.map { $0 > .zero } == true)
+        }
+    }
+
     @Test func anOversizeFrameClosesWith1009() throws {
         try withServer { server, _ in
             let (session, recorder) = try joinedSession(server, "eli", role: "audience")
