@@ -246,6 +246,9 @@ private func isHelp(_ overlay: AppOverlay?) -> Bool {
 }
 
 private func mainKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
+    if state.isOver, actsOnRoom(key) {
+        return show(&state, Notice(.refusal, endingReason(state.room)))
+    }
     switch key {
     case .char("?"), .function(1):
         state.overlay = .help(scroll: 0)
@@ -287,6 +290,27 @@ private func mainKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
         break
     }
     return []
+}
+
+/// Whether a key in the main view asks something of the room (or opens a way to), rather than only moving
+/// around the screen, showing help or leaving.
+private func actsOnRoom(_ key: Key) -> Bool {
+    switch key {
+    case .char("/"), .char(":"), .char("m"), .char(" "), .char("r"), .enter, .char("i"), .char("n"), .char("a"),
+        .char("M"), .char("x"):
+        return true
+    default:
+        return false
+    }
+}
+
+/// Why nothing can be asked of the room any more, in a few words.
+private func endingReason(_ room: RoomState) -> String {
+    switch room.ending {
+    case .removed: "you were removed from this room"
+    case .ended: "the room has ended"
+    case .left, nil: "you have left this room"
+    }
 }
 
 private func withSelection(

@@ -95,11 +95,12 @@ public enum RoomScreenMapper {
     }
 
     static func status(_ state: AppState) -> RoomScreenModel.StatusLine {
-        guard let me = state.room.me else { return .init(name: "", role: .audience) }
+        guard let me = state.room.me else { return .init(name: "", role: .audience, roomOver: state.isOver) }
         let roles = state.room.roles
         return .init(
             name: me.name, role: displayRole(me.role, roles: roles),
-            micMuted: roles.isOnStage(me.role) ? me.muted : nil, handRaised: me.handRaisedAt != nil)
+            micMuted: roles.isOnStage(me.role) ? me.muted : nil, handRaised: me.handRaisedAt != nil,
+            roomOver: state.isOver)
     }
 
     static func notice(_ state: AppState) -> RoomScreenModel.Notice? {

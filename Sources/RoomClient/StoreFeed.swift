@@ -39,18 +39,20 @@ public enum StoreFeed {
         let event: ServerEvent
         switch message.event {
         case .joined(let snapshot):
+            let me = snapshot.peers.first { $0.id == snapshot.selfID }
             event = .joined(
                 RoomSnapshot(
                     roomID: snapshot.room, topic: snapshot.topic, selfID: PeerID(snapshot.selfID),
-                    peers: snapshot.peers.map(peer), recentChat: snapshot.chat.map(chat), ended: false, seq: seq))
+                    peers: snapshot.peers.map(peer), recentChat: snapshot.chat.map(chat), ended: false, seq: seq,
+                    invitedBy: me?.invitedBy.flatMap(actor)))
         case .peerJoined(let wire): event = .peerJoined(peer(wire))
         case .peersJoined: return nil
         case .peerLeft(let id, _): event = .peerLeft(PeerID(id))
         case .roleChanged(let id, let role, let by):
-            event = .roleChanged(PeerID(id), to: RoleName(role), by: PeerID(by))
+            event = .roleChanged(PeerID(id), to: RoleName(role), by: actor(by))
         case .handRaised(let id, let at): event = .handRaised(PeerID(id), at: at)
-        case .handLowered(let id, let by): event = .handLowered(PeerID(id), by: PeerID(by))
-        case .muteChanged(let id, let muted, let by): event = .muteChanged(PeerID(id), muted: muted, by: PeerID(by))
+        case .handLowered(let id, let by): event = .handLowered(PeerID(id), by: actor(by))
+        case .muteChanged(let id, let muted, let by): event = .muteChanged(PeerID(id), muted: muted, by: actor(by))
         case .speakers(let levels):
             event = .speakers(levels.map { SpeakerLevel(peer: PeerID($0.peer), level: $0.level) })
         case .chat(let wire): event = .chat(chat(wire))
@@ -59,9 +61,9 @@ public enum StoreFeed {
             event = .invitedToSpeak(by: PeerID(by))
         case .inviteDeclined: return nil
         case .askedToMute(_, let by): event = .askedToMute(by: PeerID(by))
-        case .removed(let id, let by, let reason): event = .removed(PeerID(id), reason: reason, by: PeerID(by))
+        case .removed(let id, let by, let reason): event = .removed(PeerID(id), reason: reason, by: actor(by))
         case .roomEnded(_, let reason): event = .roomEnded(reason: reason)
-        case .topicChanged(let topic, let by): event = .topicChanged(topic, by: PeerID(by))
+        case .topicChanged(let topic, let by): event = .topicChanged(topic, by: actor(by))
         case .error(let code, let text, _): event = .error(code: code.rawValue, message: text)
         }
         return .server(event, seq: seq)
@@ -104,6 +106,11 @@ public enum StoreFeed {
         }
         let document = JSONValue.object(JSONObject([("version", .integer(1)), ("roles", .array(definitions))]))
         return try RoleTable.parse(Data(document.encoded), source: "the server's joined snapshot")
+    }
+
+    /// The peer who made a change, or nil when the server made it itself (the wire's `by` is then empty).
+    static func actor(_ by: String) -> PeerID? {
+        by.isEmpty ? nil : PeerID(by)
     }
 
     static func peer(_ wire: WirePeer) -> Peer {

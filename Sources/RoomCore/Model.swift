@@ -241,10 +241,12 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
     public var ended: Bool
     /// The sequence number of the last event this snapshot includes; later events continue from it.
     public var seq: UInt64
+    /// Who invited the receiving client to speak, while that invitation is pending.
+    public var invitedBy: PeerID?
 
     public init(
         roomID: String, topic: String = "", selfID: PeerID, peers: [Peer], recentChat: [ChatMessage] = [],
-        ended: Bool = false, seq: UInt64
+        ended: Bool = false, seq: UInt64, invitedBy: PeerID? = nil
     ) {
         self.roomID = roomID
         self.topic = topic
@@ -253,5 +255,6 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
         self.recentChat = recentChat
         self.ended = ended
         self.seq = seq
+        self.invitedBy = invitedBy
     }
 }

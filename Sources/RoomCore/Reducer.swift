@@ -124,7 +124,9 @@ private func applySnapshot(_ state: inout RoomState, _ snapshot: RoomSnapshot) {
     for message in snapshot.recentChat { state.chat.append(message) }
     state.connection = .connected
     state.ending = snapshot.ended ? .ended(reason: "") : nil
-    state.invitation = nil
+    // A pending invitation survives a reconnect: the snapshot says who sent it, so the prompt comes back.
+    let onStage = peers[snapshot.selfID].map { state.roles.isOnStage($0.role) } ?? true
+    state.invitation = snapshot.invitedBy.flatMap { !onStage && !snapshot.ended ? Invitation(by: $0) : nil }
     state.muteRequestedBy = nil
     state.lastSeq = snapshot.seq
 }

@@ -120,6 +120,8 @@ public struct RoomAuthority: Sendable {
     public private(set) var peers: [PeerID: Peer] = [:]
     /// Who invited each peer with a pending invitation.
     public private(set) var invitations: [PeerID: PeerID] = [:]
+    /// Pending invitations of peers whose connection dropped, given back if they return within the grace.
+    var heldInvitations: [PeerID: PeerID] = [:]
     /// The last chat messages, oldest first.
     public private(set) var chat: [WireChat]
     /// Identities removed since the room was last opened.
@@ -193,6 +195,12 @@ public struct RoomAuthority: Sendable {
             id: id, name: sanitized.isEmpty ? id.rawValue : sanitized, role: role, muted: true, joinedAt: now)
         peers[id] = peer
         order.append(id)
+        // Back from a dropped connection in time: the invitation still stands if its sender is still here.
+        if let inviter = heldInvitations.removeValue(forKey: id), resumed, peers[inviter] != nil,
+            !roles.isOnStage(role)
+        {
+            invitations[id] = inviter
+        }
         outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(wire(peer)))))
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
     }
@@ -201,7 +209,9 @@ public struct RoomAuthority: Sendable {
     public mutating func leave(_ id: PeerID, reason: LeaveReason, now: Timestamp) -> Outcome {
         guard let peer = peers.removeValue(forKey: id) else { return Outcome() }
         order.removeAll { $0 == id }
-        invitations[id] = nil
+        if let inviter = invitations.removeValue(forKey: id), reason == .disconnected {
+            heldInvitations[id] = inviter
+        }
         departed[id] = (peer.role, now)
         pruneDeparted(now: now)
         var outcome = Outcome()
@@ -213,6 +223,7 @@ public struct RoomAuthority: Sendable {
     mutating func pruneDeparted(now: Timestamp) {
         if departed.count > 1024 {
             departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
+            heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
         }
     }
 
@@ -361,6 +372,7 @@ public struct RoomAuthority: Sendable {
             peers = [:]
             order = []
             invitations = [:]
+            heldInvitations = [:]
             outcome.changes.append(.ended(reason: reason))
             audit("end_room", nil, reason)
         case .chat(let text, let audience):

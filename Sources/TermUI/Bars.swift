@@ -92,10 +92,16 @@ public struct StatusBar: Sendable {
         self.unreadChat = unreadChat
     }
 
-    /// The hints that apply to this role, most important first.
+    /// The hints that apply to this role, most important first; only help, chat reading and leaving once the
+    /// room is over.
     public func hints() -> [KeyHint] {
         var hints: [KeyHint] = [KeyHint("?", "help")]
         if unreadChat > 0 { hints.append(KeyHint("Tab", "chat (\(formatCount(unreadChat)))")) }
+        if status.roomOver {
+            // Nothing reaches the room any more; reading the pane and leaving are all that is left.
+            hints.append(KeyHint("q", "leave"))
+            return hints
+        }
         switch status.role {
         case .host, .moderator:
             if let muted = status.micMuted { hints.append(KeyHint("m", muted ? "unmute" : "mute")) }

@@ -165,13 +165,18 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var micMuted: Bool?
         /// Whether your hand is up.
         public var handRaised: Bool
+        /// Whether the room is over for you (it ended or you were removed): no role keys apply any more.
+        public var roomOver: Bool
 
         /// Creates a status line.
-        public init(name: String, role: Role, micMuted: Bool? = nil, handRaised: Bool = false) {
+        public init(
+            name: String, role: Role, micMuted: Bool? = nil, handRaised: Bool = false, roomOver: Bool = false
+        ) {
             self.name = name
             self.role = role
             self.micMuted = micMuted
             self.handRaised = handRaised
+            self.roomOver = roomOver
         }
     }
 

@@ -341,6 +341,30 @@ import Testing
         #expect(send(&state, char("q"))[0] == [.quit])
     }
 
+    @Test func afterTheRoomEndsRoomKeysSayWhyAndSendNothing() {
+        var state = joined(as: "bo")
+        send(&state, .server(.roomEnded(reason: "that's all"), seq: 11, at: t0))
+        let notice = AppEffect.say("the room has ended")
+        for c: Character in ["r", "m", " ", "n", "i", "a", "M", "x", "/"] {
+            #expect(send(&state, char(c, 1000))[0] == [notice], "key \(c)")
+        }
+        #expect(send(&state, key(.enter, 1000))[0] == [notice])
+        #expect(state.overlay == nil)
+        #expect(state.commandLine == nil)
+        #expect(state.notice == Notice(.refusal, "the room has ended"))
+        #expect(send(&state, char("q", 1000))[0] == [.quit])
+    }
+
+    @Test func afterBeingRemovedTheStatusLineOffersOnlyLeaving() {
+        var state = joined(as: "hana")
+        #expect(StatusBar(RoomScreenMapper.model(state).status).hints().map(\.key) == ["?", "r", "/", "q"])
+        send(&state, .server(.removed("hana", reason: "spam", by: "bo"), seq: 11, at: t0))
+        let status = RoomScreenMapper.model(state).status
+        #expect(status == .init(name: "Hana", role: .audience, roomOver: true))
+        #expect(StatusBar(status).hints() == [KeyHint("?", "help"), KeyHint("q", "leave")])
+        #expect(send(&state, char("r", 1000))[0] == [.say("you were removed from this room")])
+    }
+
     @Test func levelsRiseAtOnceHoldAndFallSlowly() {
         var state = joined(as: "hana")
         send(&state, .server(.speakers([SpeakerLevel(peer: "ana", level: 80)]), seq: 11, at: t0))

@@ -153,6 +153,51 @@ import Testing
         #expect(lines[1] == #"{"event":"peer_joined","peer":"hana","name":"hana","role":"audience","muted":true}"#)
     }
 
+    @Test func aPendingInvitationInTheSnapshotBringsThePromptBack() {
+        var state = RoomState(roles: roles)
+        let ana = WirePeer(id: "ana", name: "Ana", role: "host", muted: false, joinedAt: 1)
+        let eli = WirePeer(id: "eli", name: "Eli", role: "audience", muted: true, joinedAt: 2)
+        let first = JoinedSnapshot(
+            room: "lobby", selfID: "eli", peers: [ana, eli], topic: "", chat: [], roles: [], resumed: false)
+        var invitedEli = eli
+        invitedEli.invitedBy = "ana"
+        let again = JoinedSnapshot(
+            room: "lobby", selfID: "eli", peers: [ana, invitedEli], topic: "", chat: [], roles: [], resumed: true)
+        let events: [SessionEvent] = [
+            .message(ServerMessage(.joined(first), seq: 10)),
+            .message(ServerMessage(.invited(peer: "eli", by: "ana"), seq: 11)),
+            .reconnecting(attempt: 1, delay: .zero),
+            .reconnected(ServerMessage(.joined(again), seq: 12)),
+        ]
+        for event in events {
+            for action in StoreFeed.actions(for: event, selfID: state.selfID) { _ = reduce(&state, action) }
+        }
+        #expect(state.invitation == Invitation(by: "ana"))
+        #expect(state.connection == .connected)
+        guard
+            case .server(.joined(let snapshot), _)? = StoreFeed.action(
+                for: ServerMessage(.joined(first), seq: 10), selfID: nil)
+        else {
+            Issue.record("no snapshot")
+            return
+        }
+        #expect(snapshot.invitedBy == nil)
+    }
+
+    @Test func aChangeTheServerMadeItselfHasNoActor() {
+        #expect(
+            StoreFeed.action(
+                for: ServerMessage(.roleChanged(peer: "eli", role: "speaker", by: ""), seq: 3), selfID: "eli")
+                == .server(.roleChanged("eli", to: .speaker, by: nil), seq: 3))
+        #expect(
+            StoreFeed.action(for: ServerMessage(.handLowered(peer: "eli", by: ""), seq: 4), selfID: "eli")
+                == .server(.handLowered("eli", by: nil), seq: 4))
+        #expect(
+            StoreFeed.action(
+                for: ServerMessage(.muteChanged(peer: "eli", muted: true, by: "ana"), seq: 5), selfID: "eli")
+                == .server(.muteChanged("eli", muted: true, by: "ana"), seq: 5))
+    }
+
     @Test func invitationsForOthersAreNotTheClientsOwn() {
         #expect(StoreFeed.action(for: ServerMessage(.invited(peer: "fay", by: "ana"), seq: 3), selfID: "eli") == nil)
         #expect(

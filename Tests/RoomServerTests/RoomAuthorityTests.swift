@@ -416,6 +416,36 @@ func expectRefused(
         #expect(room.peers["eli"] == nil && room.invitations.isEmpty)
     }
 
+    @Test func aPendingInvitationOutlivesADroppedConnection() {
+        var room = populatedRoom()
+        _ = room.handle(.invite("eli"), from: "ana", now: 10)
+        _ = room.leave("eli", reason: .disconnected, now: 20)
+        #expect(room.invitations.isEmpty)
+        guard case .joined(let message, let outcome, _) = room.join(id: "eli", name: "Eli", role: .audience, now: 30),
+            case .joined(let snapshot) = message.event
+        else {
+            Issue.record("eli could not join again")
+            return
+        }
+        #expect(outcome.deliveries.count == 1)
+        #expect(room.invitations == ["eli": "ana"])
+        #expect(snapshot.peers.first { $0.id == "eli" }?.invitedBy == "ana")
+        #expect(
+            events(room.handle(.acceptInvite, from: "eli", now: 40)).contains(
+                .roleChanged(peer: "eli", role: "speaker", by: "eli")))
+    }
+
+    @Test func anInvitationIsNotKeptForAPeerWhoLeftOnPurposeOrCameBackLate() {
+        var room = populatedRoom()
+        _ = room.handle(.invite("eli"), from: "ana", now: 10)
+        _ = room.handle(.invite("fay"), from: "ana", now: 10)
+        _ = room.handle(.leave, from: "eli", now: 20)
+        _ = room.leave("fay", reason: .disconnected, now: 20)
+        _ = room.join(id: "eli", name: "Eli", role: .audience, now: 30)
+        _ = room.join(id: "fay", name: "Fay", role: .audience, now: 20 + RoomAuthority.reconnectGrace + 1)
+        #expect(room.invitations.isEmpty)
+    }
+
     @Test func aPeerNotInTheRoomIsRefused() {
         expectRefused(.raiseHand, by: "zed", code: .notFound)
     }

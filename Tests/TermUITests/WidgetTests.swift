@@ -177,6 +177,11 @@ struct WidgetTests {
         #expect(speaker == ["help", "mute", "talk", "chat", "leave"])
     }
 
+    @Test func statusHintsOnceTheRoomIsOverOfferOnlyWhatStillWorks() {
+        let over = StatusBar(.init(name: "Ana", role: .host, micMuted: false, roomOver: true), unreadChat: 2)
+        #expect(over.hints().map(\.key) == ["?", "Tab", "q"])
+    }
+
     @Test func colourLevelsFollowTheEnvironment() {
         #expect(ColorLevel.detect(environment: ["NO_COLOR": "1", "TERM": "xterm-256color"]) == .none)
         #expect(ColorLevel.detect(environment: ["NO_COLOR": "", "TERM": "xterm-256color"]) == .ansi256)
