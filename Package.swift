@@ -128,7 +128,7 @@ let package = Package(
         .testTarget(name: "RoomAppRuntimeTests", dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI"]),
         .testTarget(name: "UIEndToEndTests", dependencies: []),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "ClubroomResources", "RoomProtocol"]),
-        .testTarget(name: "DemoEndToEndTests", dependencies: []),
+        .testTarget(name: "DemoEndToEndTests", dependencies: ["RoomTesting"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
         .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
         // Runs the built clubroom: a server and bots over loopback.

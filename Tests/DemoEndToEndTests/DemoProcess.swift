@@ -1,4 +1,5 @@
 import Foundation
+import RoomTesting
 import Synchronization
 
 /// Something a demo test waited for and did not get, with what it saw instead.
@@ -38,41 +39,14 @@ func scratchDirectory(_ name: String) throws -> URL {
     return directory
 }
 
-/// Lines read from a pipe on a thread of their own, for waiting on with a timeout.
-final class LineCollector: Sendable {
-    private let lines = Mutex<[String]>([])
-    private let closed = Atomic<Bool>(false)
-
-    init(_ handle: FileHandle) {
-        let thread = Thread { [self] in
-            var buffer = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: 0x0A) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    lines.withLock { $0.append(line) }
-                }
-            }
-            closed.store(true, ordering: .releasing)
+extension LineCollector {
+    /// Waits until a line at or after `start` satisfies `match`; a missing line fails the test with what was seen.
+    func expect(from start: Int = 0, timeout: Double, _ match: (String) -> Bool) throws -> Int {
+        guard let index = wait(from: start, timeout: timeout, match) else {
+            throw DemoTestError(
+                description: "no matching line after line \(start); saw:\n" + all.joined(separator: "\n"))
         }
-        thread.start()
-    }
-
-    var all: [String] { lines.withLock { $0 } }
-
-    /// Waits until a line at or after `start` satisfies `match`; returns its index.
-    func wait(from start: Int = 0, timeout: Double, _ match: (String) -> Bool) throws -> Int {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let snapshot = all
-            if start < snapshot.count, let index = snapshot[start...].firstIndex(where: match) { return index }
-            if closed.load(ordering: .acquiring), all.count == snapshot.count { break }
-            usleep(20_000)
-        }
-        throw DemoTestError(description: "no matching line after line \(start); saw:\n" + all.joined(separator: "\n"))
+        return index
     }
 }
 

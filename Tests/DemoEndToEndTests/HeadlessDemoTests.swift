@@ -1,4 +1,5 @@
 import Foundation
+import RoomTesting
 import Testing
 
 /// `clubroom demo --no-ui` as a real process: the room comes alive, speakers take turns, hands go up, an invited
@@ -11,7 +12,7 @@ import Testing
         let (process, input, lines) = try startHeadlessDemo(in: scratch)
         defer { if process.isRunning { process.interrupt() } }
 
-        let joined = try lines.wait(timeout: 20) { $0.hasPrefix(#"{"event":"joined""#) }
+        let joined = try lines.expect(timeout: 20) { $0.hasPrefix(#"{"event":"joined""#) }
         #expect(lines.all[joined].contains(#""self":{"id":"you","#))
         #expect(lines.all[joined].contains(#""role":"host""#))
         #expect(lines.all[joined].contains(#""topic":"Friday terminal hour""#))
@@ -20,10 +21,10 @@ import Testing
         // measured from their audio).
         var next = joined
         for speaker in ["sam", "imogen", "callum"] {
-            next = try lines.wait(from: next, timeout: 30) {
+            next = try lines.expect(from: next, timeout: 30) {
                 $0.hasPrefix(#"{"event":"demo_line","peer":"\#(speaker)""#)
             }
-            next = try lines.wait(from: next, timeout: 10) { (level(of: speaker, in: $0) ?? 0) > 0 }
+            next = try lines.expect(from: next, timeout: 10) { (level(of: speaker, in: $0) ?? 0) > 0 }
         }
         let stageLines = lines.all.filter { $0.hasPrefix(#"{"event":"demo_line""#) }
         let speakers = stageLines.compactMap { $0.split(separator: "\"").dropFirst(7).first.map(String.init) }
@@ -33,24 +34,24 @@ import Testing
         #expect(levels.allSatisfy { $0.count <= 1 }, "\(levels.filter { $0.count > 1 })")
 
         // A listener raises a hand; you invite her; she accepts, unmutes and says her line.
-        let hand = try lines.wait(timeout: 30) { $0.hasPrefix(#"{"event":"hand_raised","peer":"zoe""#) }
+        let hand = try lines.expect(timeout: 30) { $0.hasPrefix(#"{"event":"hand_raised","peer":"zoe""#) }
         send(#"{"cmd":"invite","peer":"zoe"}"#, to: input)
-        let invited = try lines.wait(from: hand, timeout: 10) {
+        let invited = try lines.expect(from: hand, timeout: 10) {
             $0 == #"{"event":"invited","peer":"zoe","by":"you"}"#
         }
-        let onStage = try lines.wait(from: invited, timeout: 10) {
+        let onStage = try lines.expect(from: invited, timeout: 10) {
             $0 == #"{"event":"role_changed","peer":"zoe","role":"speaker","by":"zoe"}"#
         }
-        let unmuted = try lines.wait(from: onStage, timeout: 10) {
+        let unmuted = try lines.expect(from: onStage, timeout: 10) {
             $0 == #"{"event":"mute_changed","peer":"zoe","muted":false,"by":"zoe"}"#
         }
-        let greeting = try lines.wait(from: unmuted, timeout: 20) {
+        let greeting = try lines.expect(from: unmuted, timeout: 20) {
             $0.hasPrefix(#"{"event":"demo_line","peer":"dara","clip":"dara-guest.wav""#)
         }
-        let line = try lines.wait(from: greeting, timeout: 20) {
+        let line = try lines.expect(from: greeting, timeout: 20) {
             $0.hasPrefix(#"{"event":"demo_line","peer":"zoe","clip":"zoe-invited.wav""#)
         }
-        _ = try lines.wait(from: line, timeout: 10) { (level(of: "zoe", in: $0) ?? 0) > 0 }
+        _ = try lines.expect(from: line, timeout: 10) { (level(of: "zoe", in: $0) ?? 0) > 0 }
 
         #expect(processes(withEnvironment: scratch.path) == [process.processIdentifier])
         process.terminate()
@@ -69,22 +70,22 @@ import Testing
         let (process, input, lines) = try startHeadlessDemo(in: scratch)
         defer { if process.isRunning { process.interrupt() } }
 
-        let samSpeaks = try lines.wait(timeout: 30) { $0.hasPrefix(#"{"event":"demo_line","peer":"sam""#) }
+        let samSpeaks = try lines.expect(timeout: 30) { $0.hasPrefix(#"{"event":"demo_line","peer":"sam""#) }
         // Imogen goes back to the audience and Sam is removed, mid-sentence.
         send(#"{"cmd":"set_role","peer":"imogen","role":"audience"}"#, to: input)
         send(#"{"cmd":"remove","peer":"sam","reason":"testing"}"#, to: input)
-        let moved = try lines.wait(from: samSpeaks, timeout: 10) {
+        let moved = try lines.expect(from: samSpeaks, timeout: 10) {
             $0 == #"{"event":"role_changed","peer":"imogen","role":"audience","by":"you"}"#
         }
-        let removed = try lines.wait(from: samSpeaks, timeout: 10) {
+        let removed = try lines.expect(from: samSpeaks, timeout: 10) {
             $0 == #"{"event":"removed","peer":"sam","by":"you","reason":"testing"}"#
         }
         // Callum carries on alone: two lines of his in a row, nobody else's.
-        let first = try lines.wait(from: max(moved, removed), timeout: 20) {
+        let first = try lines.expect(from: max(moved, removed), timeout: 20) {
             $0.hasPrefix(#"{"event":"demo_line""#)
         }
         #expect(lines.all[first].hasPrefix(#"{"event":"demo_line","peer":"callum""#), "\(lines.all[first])")
-        let second = try lines.wait(from: first + 1, timeout: 20) { $0.hasPrefix(#"{"event":"demo_line""#) }
+        let second = try lines.expect(from: first + 1, timeout: 20) { $0.hasPrefix(#"{"event":"demo_line""#) }
         #expect(lines.all[second].hasPrefix(#"{"event":"demo_line","peer":"callum""#), "\(lines.all[second])")
         let quiet = lines.all[first...].filter { line in
             ["sam", "imogen"].contains { (level(of: $0, in: line) ?? 0) > 0 }
@@ -93,7 +94,7 @@ import Testing
 
         // Ending the room ends the demo by itself.
         send(#"{"cmd":"end_room","reason":"that is all"}"#, to: input)
-        _ = try lines.wait(from: second, timeout: 10) {
+        _ = try lines.expect(from: second, timeout: 10) {
             $0 == #"{"event":"room_ended","by":"you","reason":"that is all"}"#
         }
         let deadline = Date().addingTimeInterval(15)

@@ -10,45 +10,6 @@ struct HarnessError: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Lines read from a pipe on a thread of their own, for waiting on with a timeout.
-final class LineCollector: Sendable {
-    private let lines = Mutex<[String]>([])
-    private let closed = Atomic<Bool>(false)
-
-    init(_ handle: FileHandle) {
-        let thread = Thread { [self] in
-            var buffer = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: 0x0A) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    lines.withLock { $0.append(line) }
-                }
-            }
-            closed.store(true, ordering: .releasing)
-        }
-        thread.start()
-    }
-
-    var all: [String] { lines.withLock { $0 } }
-    var isClosed: Bool { closed.load(ordering: .acquiring) }
-
-    /// Waits until a line at or after `start` satisfies `match`; returns its index.
-    func wait(from start: Int = 0, timeout: Double = 10, _ match: (String) -> Bool) -> Int? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let snapshot = all
-            if start < snapshot.count, let index = snapshot[start...].firstIndex(where: match) { return index }
-            if isClosed, all.count == snapshot.count { return nil }
-            usleep(10_000)
-        }
-        return nil
-    }
-}
-
 /// A `clubroom serve` process on a free loopback port with its own data directory and secret.
 final class ServerProcess {
     let directory: URL
