@@ -50,6 +50,31 @@ import Testing
             process.terminate()
             process.waitUntilExit()
         }
+
+        /// Whether the daemon accepts connections on its socket within `seconds`: the socket file appears before
+        /// the daemon listens on it, and a busy machine can stretch that moment.
+        func isListening(within seconds: Double = 20) -> Bool {
+            waitUntil(limit: seconds) { Self.accepts(socket) }
+        }
+
+        private static func accepts(_ path: String) -> Bool {
+            let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { return false }
+            defer { close(descriptor) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let bytes = Array(path.utf8)
+            guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                raw.copyBytes(from: bytes)
+                raw[bytes.count] = 0
+            }
+            return withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+                }
+            }
+        }
     }
 
     @Test func aToneCrossesANullSinkInRealTime() throws {
@@ -61,7 +86,7 @@ import Testing
         defer { directory.remove() }
         let daemon = try Daemon(executable: executable, directory: directory)
         defer { daemon.stop() }
-        #expect(waitUntil { FileManager.default.fileExists(atPath: daemon.socket) })
+        try #require(daemon.isListening())
 
         let configuration = """
             pcm.room_speaker { type pulse; server "unix:\(daemon.socket)"; device "room" }
@@ -114,7 +139,7 @@ import Testing
         defer { directory.remove() }
         let daemon = try Daemon(executable: executable, directory: directory)
         defer { daemon.stop() }
-        #expect(waitUntil { FileManager.default.fileExists(atPath: daemon.socket) })
+        try #require(daemon.isListening())
         // `handle_underrun` makes the plugin report an empty buffer as ALSA's underrun (EPIPE).
         let configuration = """
             pcm.room_speaker { type pulse; server "unix:\(daemon.socket)"; device "room"; handle_underrun true }

@@ -58,8 +58,10 @@ import Testing
         let middle = try #require(toneWindows.dropFirst().first)
         #expect(ToneAnalysis.dominantFrequency(of: middle, in: 100...2_000).frequency == 440)
         // ToneInput's default amplitude is 8000, about -12 dBFS: its power is (8000/32767)², its level 15 dBov.
-        let power = ToneAnalysis.power(of: middle, frequency: 440)
-        #expect(power > 0.0596 * 0.8 && power < 0.0596 * 1.25)
+        // The median window, so that one concealed packet on a busy machine does not decide it.
+        let powers = toneWindows.map { ToneAnalysis.power(of: $0, frequency: 440) }.sorted()
+        let power = powers[powers.count / 2]
+        #expect(power > 0.0596 * 0.8 && power < 0.0596 * 1.25, "\(powers)")
     }
 
     @Test func aListenerNeverOpensTheMicrophone() throws {

@@ -106,12 +106,22 @@ final class TestServer {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "clubroom-media-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        mediaPort = Int.random(in: 30_000...60_000)
-        server = try RunningProcess(
-            ["serve", "--listen", "127.0.0.1:0", "--data", directory.path, "--media", "127.0.0.1:\(mediaPort)"],
-            directory: directory)
-        guard server.waitFor("listening on ws://", inErrors: true) else {
-            throw TestFailure("the server did not start: \(server.standardError)")
+        // A random media port can be taken by another test between choosing it and binding it: try another.
+        var attempt = 0
+        while true {
+            let port = Int.random(in: 30_000...60_000)
+            let started = try RunningProcess(
+                ["serve", "--listen", "127.0.0.1:0", "--data", directory.path, "--media", "127.0.0.1:\(port)"],
+                directory: directory)
+            if started.waitFor("listening on ws://", inErrors: true) {
+                (mediaPort, server) = (port, started)
+                break
+            }
+            started.terminate()
+            attempt += 1
+            guard started.standardError.contains("Address already in use"), attempt < 5 else {
+                throw TestFailure("the server did not start: \(started.standardError)")
+            }
         }
         let log = server.standardError
         guard let range = log.range(of: "listening on ws://127.0.0.1:"),

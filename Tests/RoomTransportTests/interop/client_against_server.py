@@ -23,22 +23,22 @@ def check(name, condition, detail=""):
 
 
 def open_connection():
-    return connect(URL, ssl=CONTEXT, open_timeout=5, close_timeout=5, max_size=None)
+    return connect(URL, ssl=CONTEXT, open_timeout=30, close_timeout=30, max_size=None)
 
 
 with open_connection() as ws:
     ws.send("héllo ✓")
-    check("text", ws.recv(timeout=5) == "héllo ✓")
+    check("text", ws.recv(timeout=30) == "héllo ✓")
     ws.send(b"\x00\x01\xff")
-    check("binary", ws.recv(timeout=5) == b"\x00\x01\xff")
+    check("binary", ws.recv(timeout=30) == b"\x00\x01\xff")
     ws.send(["frag", "ment", "ed"])
-    check("fragmented text", ws.recv(timeout=5) == "fragmented")
+    check("fragmented text", ws.recv(timeout=30) == "fragmented")
     ws.send([b"\x01", b"\x02\x03"])
-    check("fragmented binary", ws.recv(timeout=5) == b"\x01\x02\x03")
-    check("ping answered", ws.ping(b"abc").wait(5))
+    check("fragmented binary", ws.recv(timeout=30) == b"\x01\x02\x03")
+    check("ping answered", ws.ping(b"abc").wait(30))
     ws.send("close 4001 custom reason")
     try:
-        ws.recv(timeout=5)
+        ws.recv(timeout=30)
         check("server close", False, "no close")
     except ConnectionClosed as closed:
         code = closed.rcvd.code if closed.rcvd else None
@@ -48,7 +48,7 @@ with open_connection() as ws:
 with open_connection() as ws:
     ws.send("x" * 70000)
     try:
-        ws.recv(timeout=5)
+        ws.recv(timeout=30)
         check("oversize", False, "no close")
     except ConnectionClosed as closed:
         code = closed.rcvd.code if closed.rcvd else None
@@ -56,7 +56,7 @@ with open_connection() as ws:
 
 with open_connection() as ws:
     ws.send("last")
-    check("echo before client close", ws.recv(timeout=5) == "last")
+    check("echo before client close", ws.recv(timeout=30) == "last")
     ws.close(4005, "py bye")
     check("client close acknowledged", ws.protocol.close_rcvd is not None and ws.protocol.close_rcvd.code == 4005)
 
