@@ -101,6 +101,12 @@ public final class ClientMedia: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
     private let recorded = Mutex<[Int16]>([])
+    /// Local volumes and who sends with which SSRC, set from any thread. The media thread copies the table
+    /// (a reference count, no allocation) only when `volumesVersion` moved, so it takes this lock rarely and briefly.
+    private let sharedVolumes = Mutex(SpeakerVolumes())
+    private let volumesVersion = Atomic<Int>(0)
+    private var volumes = SpeakerVolumes()
+    private var appliedVolumesVersion = 0
 
     private var path: MediaPathKind?
     private var encoder: OpusEncoder?
@@ -180,6 +186,21 @@ public final class ClientMedia: @unchecked Sendable {
     public func newRoomKey(_ bytes: [UInt8], epoch: Int) {
         guard let key = SRTPKey(bytes: bytes) else { return }
         pendingKeys.withLock { $0.append((key, epoch)) }
+    }
+
+    /// A `media_sources` message: which peer sends with which SSRC, so local volumes follow identities.
+    public func setSources(_ sources: [MediaSource]) {
+        sharedVolumes.withLock { table in
+            for source in sources { table.setSource(ssrc: source.ssrc, peer: source.peer) }
+        }
+        volumesVersion.add(1, ordering: .releasing)
+    }
+
+    /// The local volume of each peer in percent (0–200; a peer not listed plays at 100), applied from the next
+    /// mix on. Called from any thread; it never waits for the media thread.
+    public func setVolumes(_ volumes: [String: Int]) {
+        sharedVolumes.withLock { $0.setVolumes(volumes) }
+        volumesVersion.add(1, ordering: .releasing)
     }
 
     // MARK: The media thread
@@ -378,7 +399,12 @@ public final class ClientMedia: @unchecked Sendable {
 
     private func playOut(at now: Int64, mixer: inout Mixer, into mixed: inout [Int16]) {
         var decoded = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
-        for speaker in speakers.values {
+        let version = volumesVersion.load(ordering: .acquiring)
+        if version != appliedVolumesVersion {
+            appliedVolumesVersion = version
+            volumes = sharedVolumes.withLock { $0 }
+        }
+        for (ssrc, speaker) in speakers {
             let decision = speaker.buffer.nextFrame(at: now)
             let produced: Bool = decoded.withUnsafeMutableBufferPointer { frame in
                 switch decision {
@@ -394,7 +420,7 @@ public final class ClientMedia: @unchecked Sendable {
                     return false
                 }
             }
-            if produced { mixer.add(decoded) }
+            if produced { mixer.add(decoded, gain: volumes.gain(ssrc: ssrc)) }
         }
         mixed.withUnsafeMutableBufferPointer { mixer.render(into: $0) }
         if options.record { recorded.withLock { $0.append(contentsOf: mixed) } }

@@ -40,6 +40,11 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .roundTrip(let milliseconds):
         if state.roundTripMilliseconds == milliseconds { return [] }
         state.roundTripMilliseconds = milliseconds
+    case .volumes(let volumes):
+        state.volumes = volumes.compactMapValues { percent in
+            let clamped = min(volumeRange.upperBound, max(volumeRange.lowerBound, percent))
+            return clamped == 100 ? nil : clamped
+        }
     case .resize(let width, let height):
         state.screenWidth = max(0, width)
         state.screenHeight = max(0, height)
@@ -284,6 +289,10 @@ private func mainKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
         return withSelection(&state) { state, peer in request(&state, .command(.mute(peer.id))) }
     case .char("x"):
         return withSelection(&state) { state, peer in askToRemove(&state, peer, reason: nil) }
+    case .char("+"), .char("="):
+        return withSelection(&state) { state, peer in stepVolume(&state, peer, up: true) }
+    case .char("-"):
+        return withSelection(&state) { state, peer in stepVolume(&state, peer, up: false) }
     case .char(let c):
         return show(&state, Notice(.refusal, "\(c) does nothing here; press ? for the keys"))
     default:
@@ -380,6 +389,67 @@ extension Refusal {
     var notice: Notice { Notice(.refusal, reason) }
 }
 
+// MARK: - Volume
+
+/// The local volumes a person may choose, in percent.
+public let volumeRange = 0...200
+/// How far `+` and `-` move a volume, in percent.
+public let volumeStep = 10
+
+/// `+`/`-` on the selected person: the next multiple of ten up or down, for people on the stage.
+private func stepVolume(_ state: inout AppState, _ peer: Peer, up: Bool) -> [AppEffect] {
+    if peer.id == state.room.selfID {
+        return show(&state, Notice(.refusal, "you do not hear yourself; + and - turn others up or down for you"))
+    }
+    guard state.room.roles.isOnStage(peer.role) else {
+        let command = "/volume \(commandName(for: peer, in: state)) PERCENT"
+        return show(
+            &state, Notice(.refusal, "\(peer.name) is not on the stage; to set their volume for later, type \(command)")
+        )
+    }
+    let current = state.volumes[peer.id] ?? 100
+    let next =
+        up
+        ? min(volumeRange.upperBound, (current / volumeStep + 1) * volumeStep)
+        : max(volumeRange.lowerBound, ((current + volumeStep - 1) / volumeStep - 1) * volumeStep)
+    if next == current {
+        let limit = up ? "already as loud as it goes" : "already silent"
+        return show(&state, Notice(.info, "\(peer.name) is \(limit) for you (\(current) %)."))
+    }
+    return setVolume(&state, peer, next)
+}
+
+private func setVolume(_ state: inout AppState, _ peer: Peer, _ percent: Int) -> [AppEffect] {
+    state.volumes[peer.id] = percent == 100 ? nil : percent
+    let silent = percent == 0 ? " (silent)" : ""
+    return [.setVolume(peer.id, percent: percent)]
+        + show(&state, Notice(.info, "\(peer.name) now sounds at \(percent) % to you\(silent)."))
+}
+
+/// `/volume NAME [PERCENT]`: sets a volume, or says what it is. Anyone but yourself, on stage or not, so a
+/// volume can be chosen before someone speaks.
+private func volumeCommand(_ state: inout AppState, _ id: PeerID, percent: Int?) -> [AppEffect] {
+    guard let peer = state.room.peers[id] else {
+        return show(&state, Notice(.refusal, "that person has left the room"))
+    }
+    if id == state.room.selfID {
+        return show(&state, Notice(.refusal, "you do not hear yourself; /volume sets how loud others sound to you"))
+    }
+    guard let percent else {
+        let current = state.volumes[id] ?? 100
+        return show(&state, Notice(.info, "\(peer.name) sounds at \(current) % to you."))
+    }
+    return setVolume(&state, peer, percent)
+}
+
+/// How to name `peer` on the command line: the display name when it is unique and has no quote or space in
+/// the way, else the identity.
+private func commandName(for peer: Peer, in state: AppState) -> String {
+    let exact = state.room.peers.values.filter { $0.name.lowercased() == peer.name.lowercased() }.count == 1
+    let name = exact ? peer.name : peer.id.rawValue
+    return name.contains(" ") || name.contains("\"") ? "\"" + name.replacingQuotes() + "\"" : name
+}
+
 // MARK: - Overlays
 
 func helpMaximumScroll(_ state: AppState) -> Int {
@@ -466,9 +536,7 @@ private func perform(_ state: inout AppState, _ action: PeerAction, on id: PeerI
     case .mute: return request(&state, .command(.mute(id)))
     case .remove: return askToRemove(&state, peer, reason: nil)
     case .message:
-        let exact = state.room.peers.values.filter { $0.name.lowercased() == peer.name.lowercased() }.count == 1
-        let name = exact ? peer.name : peer.id.rawValue
-        let quoted = name.contains(" ") || name.contains("\"") ? "\"" + name.replacingQuotes() + "\"" : name
+        let quoted = commandName(for: peer, in: state)
         state.commandLine = LineEditor(prompt: "/", text: "dm \(quoted) ", history: state.commandHistory)
         return []
     }
@@ -642,6 +710,8 @@ func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect
         if state.room.me == nil || state.isOver { return request(&state, .command(.end(reason: reason))) }
         state.overlay = .confirm(.endRoom(reason: reason), confirmSelected: false)
         return []
+    case .success(.volume(let id, let percent)):
+        return volumeCommand(&state, id, percent: percent)
     case .success(.help):
         if plain { return [.say(Narration.plainHelp)] }
         state.overlay = .help(scroll: 0)

@@ -42,6 +42,9 @@ public struct AppState: Sendable {
     /// The connection's latest ping round-trip time in milliseconds; `nil` until measured, and again while
     /// reconnecting.
     public internal(set) var roundTripMilliseconds: Int?
+    /// How loud each person sounds to this person, in percent (0–200), by identity; 100 % is not listed.
+    /// Local: set with `+`/`-` or `/volume`, kept by the runtime across sessions, never sent to the server.
+    public internal(set) var volumes: [PeerID: Int] = [:]
     /// When the last space press arrived, to tell a held key's repeats from a new tap.
     public internal(set) var lastSpaceAt: Timestamp?
     /// The screen's size, for moving by rows and scrolling help.
@@ -202,6 +205,8 @@ public enum AppAction: Sendable, Equatable {
     case microphone(level: Int?)
     /// The connection's ping round-trip time in milliseconds, for the header.
     case roundTrip(milliseconds: Int)
+    /// The local volumes kept from earlier sessions, in percent by identity.
+    case volumes([PeerID: Int])
     /// The screen's size changed.
     case resize(width: Int, height: Int)
     /// Time passed (for waiting times, level meters and notices).
@@ -216,4 +221,6 @@ public enum AppEffect: Sendable, Equatable {
     case quit
     /// A sentence for line mode (`--plain`): an event, a refusal, a notice.
     case say(String)
+    /// Play `peer` at this volume (0–200 %) from now on and keep it for the next session.
+    case setVolume(PeerID, percent: Int)
 }

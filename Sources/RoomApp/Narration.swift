@@ -175,7 +175,9 @@ public enum Narration {
         let room = state.room
         let stage = room.stage.map { peer -> String in
             var text = peer.name + " (\(room.roles.label(of: peer.role))"
-            text += peer.muted ? ", muted)" : ")"
+            if peer.muted { text += ", muted" }
+            if let volume = state.volumes[peer.id] { text += ", \(volume) % for you" }
+            text += ")"
             return text
         }
         let hands = room.raisedHands.count

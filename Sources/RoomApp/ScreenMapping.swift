@@ -89,7 +89,7 @@ public enum RoomScreenMapper {
             entries.append(
                 .init(
                     name: peer.name, role: displayRole(peer.role, roles: room.roles), muted: peer.muted, level: level,
-                    speaking: peer.id == state.activeSpeaker && !peer.muted))
+                    speaking: peer.id == state.activeSpeaker && !peer.muted, volume: state.volumes[peer.id]))
         }
         return entries
     }

@@ -16,6 +16,8 @@ public enum ConnectionEvent: Sendable, Equatable {
     case microphone(level: Int?)
     /// The connection's ping round-trip time, in whole milliseconds (at least 1).
     case roundTrip(milliseconds: Int)
+    /// The local volumes kept from earlier sessions, in percent by identity (100 % is not listed).
+    case volumes([String: Int])
 }
 
 /// A connection to one room: the real session, or a scripted one in tests and benchmarks.
@@ -31,11 +33,16 @@ public protocol RoomConnection: AnyObject, Sendable {
     /// Tells the connection's sound whether the person's role may publish (the microphone is open only then)
     /// and whether they are muted. Called when either changes.
     func setAudio(mayPublish: Bool, muted: Bool)
+    /// Sets how loud `peer` sounds to this person (0–200 %), kept for the next session. Local: the server never
+    /// hears of it.
+    func setVolume(_ percent: Int, for peer: PeerID)
 }
 
 extension RoomConnection {
     /// A connection without sound ignores it.
     public func setAudio(mayPublish: Bool, muted: Bool) {}
+    /// A connection without sound ignores it.
+    public func setVolume(_ percent: Int, for peer: PeerID) {}
 }
 
 /// Where the screen's loop learns that something happened on another thread: a queue of events and a pipe whose
@@ -117,6 +124,7 @@ public final class ScriptedConnection: RoomConnection, @unchecked Sendable {
     // @unchecked: all state is behind the mutex.
     private let state = Mutex<(deliver: (@Sendable (ConnectionEvent) -> Void)?, sent: [ClientRequest], left: Bool)>(
         (nil, [], false))
+    private let volumeChanges = Mutex<[String]>([])
     /// What the connection does when started, e.g. deliver a snapshot.
     private let onStart: @Sendable (ScriptedConnection) -> Void
 
@@ -148,6 +156,13 @@ public final class ScriptedConnection: RoomConnection, @unchecked Sendable {
     }
 
     public func shutdown() {}
+
+    public func setVolume(_ percent: Int, for peer: PeerID) {
+        volumeChanges.withLock { $0.append("\(peer.rawValue) \(percent)") }
+    }
+
+    /// The volumes set so far, as "PEER PERCENT".
+    public var volumesSet: [String] { volumeChanges.withLock { $0 } }
 
     /// The requests sent so far.
     public var sent: [ClientRequest] { state.withLock { $0.sent } }

@@ -85,6 +85,8 @@ public final class PlainLoop {
         case .notice(let notice): dispatch(.notice(notice, at: now))
         case .microphone(let level): dispatch(.microphone(level: level))
         case .roundTrip(let milliseconds): dispatch(.roundTrip(milliseconds: milliseconds))
+        case .volumes(let volumes):
+            dispatch(.volumes(Dictionary(uniqueKeysWithValues: volumes.map { (PeerID($0.key), $0.value) })))
         case .ended: break
         }
     }
@@ -95,6 +97,7 @@ public final class PlainLoop {
             case .send(.leave): break
             case .send(let request): connection.send(request)
             case .say(let sentence): output(sentence)
+            case .setVolume(let peer, let percent): connection.setVolume(percent, for: peer)
             case .quit: break
             }
         }

@@ -23,12 +23,18 @@ public struct RoomAudioSettings: Sendable, Equatable {
     public var output: DeviceSpec
     /// Whether to cancel the loudspeaker's echo in the microphone.
     public var echoCancellation: Bool
+    /// Where each speaker's local volume is kept (`VolumeStore`); nil keeps volumes for this session only.
+    public var volumesPath: String?
 
-    /// Settings for these devices.
-    public init(input: DeviceSpec, output: DeviceSpec, echoCancellation: Bool) {
+    /// Settings for these devices; volumes are kept in `VolumeStore.defaultPath()` unless told otherwise.
+    public init(
+        input: DeviceSpec, output: DeviceSpec, echoCancellation: Bool,
+        volumesPath: String? = VolumeStore.defaultPath()
+    ) {
         self.input = input
         self.output = output
         self.echoCancellation = echoCancellation
+        self.volumesPath = volumesPath
     }
 }
 
@@ -57,6 +63,7 @@ public final class RoomAudio: Sendable {
         var playback: AudioStream?
         var capture: Capture?
         var control: Thread?
+        var volumes: VolumeStore?
         var stopping = false
     }
 
@@ -77,6 +84,7 @@ public final class RoomAudio: Sendable {
     /// Opens the loudspeaker (or, when it cannot be opened, says so once and plays to `null`) and starts the
     /// control thread.
     public func start() {
+        loadVolumes()
         let output = settings.output
         let stream = AudioStream.playback(
             device: output.description, open: { () throws(AudioDeviceError) in try output.openOutput() },
@@ -141,9 +149,42 @@ public final class RoomAudio: Sendable {
             state.withLock { $0.media }?.newRoomKey(key, epoch: epoch)
         case .signal(.media(let offer)):
             startMedia(offer)
-        case .signal(.mediaSources), .signal(.mediaPath):
+        case .signal(.mediaSources(let sources)):
+            state.withLock { $0.media }?.setSources(sources)
+        case .signal(.mediaPath):
             break
         }
+    }
+
+    /// Every speaker's local volume in percent by identity, as loaded at ``start()`` and changed since
+    /// (100 % is not listed).
+    public var volumes: [String: Int] { state.withLock { $0.volumes }?.all ?? [:] }
+
+    /// Sets how loud `peer` sounds (0–200 %), saves it for the next session and applies it from the next mix.
+    /// A volume that cannot be saved still applies now; the trouble is reported as a status line.
+    public func setVolume(_ percent: Int, for peer: String) {
+        let (store, media) = state.withLock { ($0.volumes, $0.media) }
+        guard let store else { return }
+        do {
+            try store.setVolume(percent, for: peer)
+        } catch {
+            report(.status("This volume is for this session only: \(error)."))
+        }
+        media?.setVolumes(store.all)
+    }
+
+    /// Loads the kept volumes once. A file that cannot be read is said in one line; volumes then start at
+    /// 100 % and are kept in memory only, so the file is left for the person to fix.
+    private func loadVolumes() {
+        guard state.withLock({ $0.volumes == nil }) else { return }
+        let store: VolumeStore?
+        do {
+            store = try VolumeStore(path: settings.volumesPath)
+        } catch {
+            report(.status("Volumes start at 100 % and are not saved this session: \(error)."))
+            store = try? VolumeStore(path: nil)
+        }
+        state.withLock { $0.volumes = $0.volumes ?? store }
     }
 
     /// Stops the media, closes both devices and ends the control thread.
@@ -172,6 +213,7 @@ public final class RoomAudio: Sendable {
                 offer: offer, options: ClientMedia.Options(source: .live(feed), output: feed),
                 sendWebSocket: { bytes in session?.sendBinary(bytes) },
                 sendControl: { text in session?.sendRaw(text) }, onEvent: { _ in })
+            media.setVolumes(volumes)
             let kept = state.withLock { state -> Bool in
                 guard !state.stopping else { return false }
                 state.media = media

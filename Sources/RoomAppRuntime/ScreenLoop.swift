@@ -141,6 +141,8 @@ public final class ScreenLoop {
         case .notice(let notice): dispatch(.notice(notice, at: now))
         case .microphone(let level): dispatch(.microphone(level: level))
         case .roundTrip(let milliseconds): dispatch(.roundTrip(milliseconds: milliseconds))
+        case .volumes(let volumes):
+            dispatch(.volumes(Dictionary(uniqueKeysWithValues: volumes.map { (PeerID($0.key), $0.value) })))
         case .ended(let text):
             ended = text
             if state.leaving {
@@ -161,6 +163,8 @@ public final class ScreenLoop {
                 connection.send(request)
             case .quit:
                 quitting = true
+            case .setVolume(let peer, let percent):
+                connection.setVolume(percent, for: peer)
             case .say:
                 break
             }

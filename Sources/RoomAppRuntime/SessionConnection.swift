@@ -56,6 +56,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
             self.session.withLock { $0 = session }
             sound?.attach(session)
             sound?.start()
+            if let volumes = sound?.volumes, !volumes.isEmpty { deliver(.volumes(volumes)) }
             session.start()
         } catch {
             deliver(.ended("Cannot connect to \(url): \(error.description)"))
@@ -85,6 +86,10 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         guard let sound = audio.withLock({ $0 }) else { return }
         sound.setMuted(muted)
         sound.setCapturing(mayPublish)
+    }
+
+    public func setVolume(_ percent: Int, for peer: PeerID) {
+        audio.withLock { $0 }?.setVolume(percent, for: peer.rawValue)
     }
 
     /// A round-trip time in whole milliseconds, rounded, and at least 1 so a fast link does not read "0 ms".

@@ -11,6 +11,8 @@ public enum Command: Sendable, Equatable {
     case dm(PeerID, String)
     case topic(String)
     case end(reason: String?)
+    /// How loud someone sounds to this person, in percent (0–200); nil asks what it is. Local: never sent.
+    case volume(PeerID, percent: Int?)
     case help
 
     /// The commands with their arguments, in the order `/help` lists them.
@@ -24,6 +26,7 @@ public enum Command: Sendable, Equatable {
         ("dm", "/dm NAME TEXT", "message one person"),
         ("topic", "/topic TEXT", "set the room's topic"),
         ("end", "/end [REASON]", "end the room for everyone"),
+        ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
         ("help", "/help", "show this help"),
     ]
 
@@ -105,6 +108,18 @@ public enum Command: Sendable, Equatable {
         case "dm": return person().flatMap { id in text().map { .dm(id, $0) } }
         case "topic": return text().map { .topic($0) }
         case "end": return .success(.end(reason: optionalReason()))
+        case "volume":
+            return person().flatMap { id in
+                switch scanner.word() {
+                case .success(nil): return .success(.volume(id, percent: nil))
+                case .success(let word?):
+                    guard let percent = parsePercent(word) else {
+                        return .failure(.badPercent(word, usage: usage))
+                    }
+                    return noMore(.volume(id, percent: percent))
+                case .failure(let error): return .failure(error)
+                }
+            }
         default: return noMore(.help)
         }
     }
@@ -134,6 +149,15 @@ public enum Command: Sendable, Equatable {
         }
         let (listed, more) = describe(matches)
         return .failure(.ambiguousName(typed, candidates: listed, more: more))
+    }
+
+    /// A volume as typed: a whole number from 0 to 200, with or without a `%` sign.
+    public static func parsePercent(_ typed: String) -> Int? {
+        let digits = typed.hasSuffix("%") ? typed.dropLast() : Substring(typed)
+        guard !digits.isEmpty, digits.count <= 3, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+            let value = Int(digits), (0...200).contains(value)
+        else { return nil }
+        return value
     }
 
     /// Finds a role by name or label, or a unique start of one, in any case.
@@ -168,6 +192,8 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownName(String, similar: [String], more: Int)
     case ambiguousName(String, candidates: [String], more: Int)
     case unknownRole(String, known: [String])
+    /// A volume that is not a whole percent from 0 to 200.
+    case badPercent(String, usage: String)
 
     public var description: String {
         switch self {
@@ -193,6 +219,8 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
                 "\"\(name)\" matches \(candidates.count + more) people: \(Self.list(candidates, more)); type more of the name"
         case .unknownRole(let role, let known):
             return "no role \"\(role)\"; roles: \(known.joined(separator: ", "))"
+        case .badPercent(let text, let usage):
+            return "\"\(text)\" is not a volume; give a whole percent from 0 to 200: \(usage)"
         }
     }
 

@@ -275,6 +275,9 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .setTopic(text))
     case .end(let reason):
         return submit(&state, .endRoom(reason: reason))
+    case .volume:
+        // Local to this client: the app sets it on its own sound; the server never hears of it.
+        return []
     }
 }
 

@@ -70,6 +70,14 @@ final class ServerMedia {
         if !publishing.isEmpty {
             connection.send(text: MediaSignalCodec.encode(.mediaSources(publishing.sorted { $0.peer < $1.peer })))
         }
+        // A speaker who replaced a connection while on stage and unmuted publishes at once with a new SSRC: the
+        // others learn it now, since no mute change will tell them (their local volumes follow the identity).
+        if flow.gate.isOpen {
+            let text = MediaSignalCodec.encode(.mediaSources([MediaSource(peer: peer.rawValue, ssrc: ssrc)]))
+            for (other, otherFlow) in flows[room.name] ?? [:] where other != peer {
+                otherFlow.connection.send(text: text)
+            }
+        }
     }
 
     /// Applies what an outcome changed, before its messages go out: gates first, so a demoted or muted speaker

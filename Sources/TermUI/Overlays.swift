@@ -115,6 +115,7 @@ public struct HelpOverlay: Sendable {
             ("a", "move the selected peer to the audience"),
             ("M", "mute the selected peer"),
             ("x", "remove the selected peer (asks first)"),
+            ("+ -", "selected speaker louder / quieter (for you)"),
             ("/ or :", "open the command line"),
             ("Tab", "show / hide chat and events"),
             ("?", "show / hide this help"),
@@ -124,6 +125,7 @@ public struct HelpOverlay: Sendable {
             ("/chat TEXT", "say something to the room"),
             ("/invite NAME", "invite someone to speak"),
             ("/mute NAME", "mute someone"),
+            ("/volume NAME", "with a percent 0-200: how loud they are to you"),
             ("/topic TEXT", "change the topic"),
             ("/end", "end the room (hosts; asks first)"),
         ]

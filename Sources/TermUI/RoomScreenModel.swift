@@ -111,14 +111,19 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var level: Int
         /// Whether they are the one speaking now.
         public var speaking: Bool
+        /// How loud they sound to the viewer, in percent, when not 100 (shown as `70%` after the microphone).
+        public var volume: Int?
 
         /// Creates a stage entry.
-        public init(name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false) {
+        public init(
+            name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false, volume: Int? = nil
+        ) {
             self.name = name
             self.role = role
             self.muted = muted
             self.level = level
             self.speaking = speaking
+            self.volume = volume
         }
     }
 

@@ -120,9 +120,12 @@ public struct StageGrid: Sendable {
         var labelWidth: Int
         var barWidth: Int
         var micWidth: Int
+        /// A space and the volume (`70%`, up to `200%`) after the microphone mark; 0 when none is shown.
+        var volumeWidth: Int
     }
 
     static let barWidth = 5
+    static let volumeWidth = 5
 
     func layout(width: Int, glyphs: Glyphs) -> Layout {
         let micWidth = max(DisplayWidth.of(glyphs.micOpen), DisplayWidth.of(glyphs.micMuted))
@@ -132,7 +135,13 @@ public struct StageGrid: Sendable {
         let fixed = 3 + 1 + Self.barWidth + 2 + micWidth
         let columns = max(1, min(max(1, entries.count), available / (fixed + wantedLabel + 4)))
         let columnWidth = available / columns
-        var labelWidth = min(wantedLabel, columnWidth - fixed - 1)
+        // A volume other than 100 % takes its room from the label, and goes before the level bar does.
+        var volume = entries.contains { $0.volume != nil } ? Self.volumeWidth : 0
+        var labelWidth = min(wantedLabel, columnWidth - fixed - 1 - volume)
+        if volume > 0 && labelWidth < 6 {
+            volume = 0
+            labelWidth = min(wantedLabel, columnWidth - fixed - 1)
+        }
         var barWidth = Self.barWidth
         var mic = micWidth
         if labelWidth < 6 {
@@ -145,7 +154,7 @@ public struct StageGrid: Sendable {
         }
         return Layout(
             columns: columns, columnWidth: columnWidth, labelWidth: max(0, labelWidth), barWidth: barWidth,
-            micWidth: mic)
+            micWidth: mic, volumeWidth: volume)
     }
 
     /// How many entries share a row in `width` columns.
@@ -234,6 +243,12 @@ public struct StageGrid: Sendable {
                 let glyph = entry.muted ? glyphs.micMuted : glyphs.micOpen
                 let style = theme.style(entry.muted ? .muted : .speaker)
                 buffer.put(glyph, x: x, y: y, style: style, clip: cell)
+                x += layout.micWidth
+            }
+            if layout.volumeWidth > 0, let volume = entry.volume {
+                let text = "\(volume)%"
+                let pad = max(0, layout.volumeWidth - 1 - text.count)
+                buffer.put(text, x: x + 1 + pad, y: y, style: theme.style(.secondary), clip: cell)
             }
         }
     }

@@ -2,13 +2,16 @@ import Foundation
 import Testing
 
 extension TestServer {
-    /// `clubroom join --plain` as `identity` in `role`, with these devices.
-    func join(_ identity: String, role: String, input: String, output: String) throws -> RunningProcess {
+    /// `clubroom join --plain` as `identity` in `role`, with these devices; `state` is its `XDG_STATE_HOME`
+    /// (where the volumes are kept), one of the test's own directories by default.
+    func join(
+        _ identity: String, role: String, input: String, output: String, state: String? = nil
+    ) throws -> RunningProcess {
         try RunningProcess(
             [
                 "join", url, "--token", try token(identity, role: role), "--plain", "--input", input, "--output",
                 output,
-            ], directory: directory)
+            ], directory: directory, environment: ["XDG_STATE_HOME": state ?? path("state-\(identity)")])
     }
 }
 
@@ -98,6 +101,74 @@ extension MediaEndToEndTests {
         host.finish()
         _ = room.stop()
         #expect(lines(listener.standardOutput, containing: "No microphone").count == 2)
+    }
+
+    @Test func aVolumeSetInOneSessionIsKeptAndPlaysTheSpeakerAtThatLevelInTheNext() throws {
+        let room = try TestServer(name: "join-volume")
+        let speaker = try room.bot("ana", role: "speaker", ["--tone", "440"])
+        #expect(speaker.waitFor("\"media_path\""))
+        let state = room.path("eli-state")
+        let first = try room.join("eli", role: "audience", input: "null", output: "null", state: state)
+        #expect(first.waitFor("You joined stage as eli"))
+        first.send("/volume ana 50")
+        #expect(first.waitFor("ana now sounds at 50 % to you."))
+        first.finish()
+        let kept = FileManager.default.contents(atPath: state + "/clubroom/volumes.json").flatMap {
+            try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
+        }
+        #expect(kept?["version"] as? Int == 1)
+        #expect(kept?["volumes"] as? [String: Int] == ["ana": 50])
+
+        // The next session at 50 %, beside a listener who never set a volume, hearing the same packets.
+        let eli = try room.join(
+            "eli", role: "audience", input: "null", output: "record:\(room.path("eli.wav"))", state: state)
+        let ivo = try room.join("ivo", role: "audience", input: "null", output: "record:\(room.path("ivo.wav"))")
+        #expect(eli.waitFor("You joined stage as eli"))
+        #expect(ivo.waitFor("You joined stage as ivo"))
+        eli.send("/volume ana")
+        #expect(eli.waitFor("ana sounds at 50 % to you."))
+        usleep(3_000_000)
+        eli.finish()
+        ivo.finish()
+        speaker.finish()
+        _ = room.stop()
+        func lastTone(_ file: String) throws -> (ratio: Double, rms: Double) {
+            let data = try #require(FileManager.default.contents(atPath: room.path(file)))
+            let seconds = Double(data.count - 44) / 2 / 48_000
+            return toneStrength(try recording(room.path(file), from: seconds - 2.5, to: seconds - 0.5), hertz: 440)
+        }
+        let quieter = try lastTone("eli.wav")
+        let full = try lastTone("ivo.wav")
+        #expect(full.ratio > 1000, "440 Hz against its neighbours: \(full.ratio)")
+        #expect(quieter.ratio > 1000, "440 Hz against its neighbours: \(quieter.ratio)")
+        // Same packets, same decoder: half the gain is half the amplitude, up to the jitter buffers' choices.
+        #expect(abs(quieter.rms / full.rms - 0.5) < 0.01, "RMS \(quieter.rms) at 50 % against \(full.rms)")
+    }
+
+    @Test func anUnreadableVolumesFileIsOneLineAndIsLeftAsItWas() throws {
+        let room = try TestServer(name: "join-badvolumes")
+        let state = room.path("eli-state")
+        try FileManager.default.createDirectory(atPath: state + "/clubroom", withIntermediateDirectories: true)
+        let broken = Data("{\"version\": 1, \"volumes\": {\"ana\": 300}}".utf8)
+        try broken.write(to: URL(fileURLWithPath: state + "/clubroom/volumes.json"))
+        let host = try room.bot("ana", role: "host")
+        #expect(host.waitFor("\"joined\""))
+        let listener = try room.join("eli", role: "audience", input: "null", output: "null", state: state)
+        #expect(listener.waitFor("You joined stage as eli"))
+        listener.send("/volume ana 50")
+        #expect(listener.waitFor("ana now sounds at 50 % to you."))
+        listener.finish()
+        host.finish()
+        _ = room.stop()
+        let said = lines(listener.standardOutput, containing: "Volumes start at 100 %")
+        #expect(
+            said == [
+                "Volumes start at 100 % and are not saved this session: the volumes file \(state)/clubroom/volumes.json "
+                    + "is not valid: the volume of \"ana\" is 300, outside 0 to 200; fix it, or delete it to start "
+                    + "with every speaker at 100 %."
+            ])
+        #expect(FileManager.default.contents(atPath: state + "/clubroom/volumes.json") == broken)
+        #expect(listener.process.terminationStatus == 0)
     }
 
     @Test func aSpeakersMicrophoneIsHeardOnceUnmuted() throws {

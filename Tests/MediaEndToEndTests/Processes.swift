@@ -32,10 +32,14 @@ final class RunningProcess: @unchecked Sendable {
     private let output = TextBox()
     private let errors = TextBox()
 
-    init(_ arguments: [String], directory: URL) throws {
+    /// Starts `clubroom` with `arguments` in `directory`, with `environment` added to this process's own.
+    init(_ arguments: [String], directory: URL, environment: [String: String] = [:]) throws {
         process.executableURL = try clubroomBinary()
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        }
         process.standardInput = input
         let out = Pipe()
         let err = Pipe()

@@ -74,6 +74,30 @@ final class Script: @unchecked Sendable {
         #expect(connection.sent == [.acceptInvite, .chat("hello all", to: .everyone), .leave])
     }
 
+    @Test func keptVolumesAreShownAndAVolumeSetGoesToTheConnectionNotTheServer() throws {
+        let connection = ScriptedConnection { connection in
+            connection.deliver(.volumes(["ana": 70]))
+            connection.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5))
+        }
+        let lines = Lines()
+        let loop = try PlainLoop(
+            state: AppState(roles: roles, lineMode: true), connection: connection, output: { lines.append($0) },
+            clock: { t0 })
+        let script = Script(["/volume ana", "/volume ana 40", "/who", "/volume eli 0"])
+        #expect(loop.run(input: { script.next() }) == .left)
+        #expect(
+            lines.all == [
+                "You joined lobby as Hana (listener). 4 people here: 1 on stage, 0 raised hands, 3 listening.",
+                "Ana sounds at 70 % to you.",
+                "Ana now sounds at 40 % to you.",
+                "On stage: Ana (host, 40 % for you). 0 raised hands, 3 listening.",
+                "Eli now sounds at 0 % to you (silent).",
+                "You left the room.",
+            ])
+        #expect(connection.volumesSet == ["ana 40", "eli 0"])
+        #expect(connection.sent == [.leave])
+    }
+
     @Test func aFailedConnectionIsReportedAsFailure() throws {
         let connection = ScriptedConnection { $0.deliver(.ended("Cannot reach the room: refused.")) }
         let lines = Lines()

@@ -50,6 +50,22 @@ import Testing
         expectGolden("moderator-40x12", render(talking(as: "bo", width: 40, height: 12), width: 40, height: 12))
     }
 
+    /// Ana turned down to 70 %, Chen up to 150 %, Dara silenced: the stage shows each beside the microphone.
+    func withVolumes(_ state: AppState) -> AppState {
+        var state = state
+        send(&state, .volumes(["ana": 70, "chen": 150, "dara": 0]))
+        return state
+    }
+
+    @Test func volumesOnTheStage() {
+        expectGolden("volumes-80x24", render(withVolumes(talking(as: "bo"))))
+        expectGolden(
+            "volumes-40x12", render(withVolumes(talking(as: "bo", width: 40, height: 12)), width: 40, height: 12))
+        expectGolden(
+            "volumes-ascii-40x12",
+            render(withVolumes(talking(as: "bo", ascii: true, width: 40, height: 12)), width: 40, height: 12))
+    }
+
     @Test func asciiOnly() {
         expectGolden("ascii-80x24", render(talking(as: "bo", ascii: true)))
     }

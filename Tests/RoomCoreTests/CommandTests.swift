@@ -116,12 +116,42 @@ func parse(_ line: String) -> Result<Command, CommandError> {
                 == "/hand does not take \"up\": /hand")
     }
 
+    @Test func volumeTakesANameAndAPercentFrom0To200() {
+        #expect(parse("/volume bo 70") == .success(.volume("bo", percent: 70)))
+        #expect(parse("/VOLUME ch 150%") == .success(.volume("x7", percent: 150)))
+        #expect(parse("/volume \"ana lee\" 0") == .success(.volume("ana-lee", percent: 0)))
+        #expect(parse("/volume bo 200") == .success(.volume("bo", percent: 200)))
+        #expect(parse("/volume bo") == .success(.volume("bo", percent: nil)))
+        let usage = "/volume NAME [PERCENT]"
+        #expect(parse("/volume bo 201") == .failure(.badPercent("201", usage: usage)))
+        #expect(parse("/volume bo -5") == .failure(.badPercent("-5", usage: usage)))
+        #expect(parse("/volume bo loud") == .failure(.badPercent("loud", usage: usage)))
+        #expect(parse("/volume bo 7.5") == .failure(.badPercent("7.5", usage: usage)))
+        #expect(parse("/volume bo %") == .failure(.badPercent("%", usage: usage)))
+        #expect(
+            parse("/volume bo 50 now") == .failure(.unexpectedArgument(command: "volume", text: "now", usage: usage)))
+        #expect(parse("/volume") == .failure(.missingArgument(command: "volume", argument: "NAME", usage: usage)))
+        #expect(
+            parse("/volume an 50")
+                == .failure(
+                    .ambiguousName("an", candidates: ["Ana (ana)", "Ana Lee (ana-lee)", "Anna (anna)"], more: 0)))
+        #expect(
+            CommandError.badPercent("loud", usage: usage).description
+                == "\"loud\" is not a volume; give a whole percent from 0 to 200: /volume NAME [PERCENT]")
+    }
+
+    @Test func volumeNeverReachesTheServer() {
+        var state = RoomState(roles: roles)
+        #expect(reduce(&state, .command(.volume("bo", percent: 50))) == [])
+    }
+
     @Test func unknownCommandsAndRoles() {
         #expect(parse("/fly away") == .failure(.unknownCommand("fly")))
         #expect(parse("/") == .failure(.unknownCommand("")))
         #expect(
             CommandError.unknownCommand("fly").description
-                == "unknown command /fly; commands: /invite /move /mute /remove /hand /chat /dm /topic /end /help")
+                == "unknown command /fly; commands: /invite /move /mute /remove /hand /chat /dm /topic /end /volume /help"
+        )
         #expect(
             parse("/move bo boss")
                 == .failure(.unknownRole("boss", known: ["host", "moderator", "speaker", "audience"])))

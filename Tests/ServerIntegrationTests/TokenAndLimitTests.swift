@@ -307,6 +307,77 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
     }
 }
 
+extension PythonInteropTests {
+    /// A speaker who connects again while still on stage and unmuted (the old connection is replaced) publishes
+    /// with a new SSRC at once; the others are told it, so what they hear stays named (and at their volume).
+    @Test func aSpeakerWhoReplacesItsConnectionIsNamedWithItsNewSSRC() throws {
+        try withServer { server, _ in
+            let script = server.directory.appendingPathComponent("sources.py")
+            try Data(pythonSourcesScript.utf8).write(to: script)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "python3", script.path, server.url(), try server.token("eli", role: "audience", name: "Eli"),
+                try server.token("ana", role: "speaker", name: "Ana"),
+            ]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let lines = LineCollector(output.fileHandleForReading)
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning, Date() < deadline { usleep(10_000) }
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            _ = lines.wait(timeout: 2) { $0 == "ALL OK" }
+            #expect(process.terminationStatus == 0, "\(lines.all)")
+            #expect(lines.all.last == "ALL OK")
+        }
+    }
+}
+
+let pythonSourcesScript = #"""
+    import json
+    import sys
+
+    from websockets.sync.client import connect
+
+    url, listener, speaker = sys.argv[1], sys.argv[2], sys.argv[3]
+
+    def check(name, condition, detail=""):
+        if not condition:
+            print(f"FAIL {name} {detail}", flush=True)
+            sys.exit(1)
+        print(f"ok {name}", flush=True)
+
+    def next_of(ws, kind):
+        while True:
+            message = ws.recv(timeout=5)
+            if isinstance(message, bytes):
+                continue
+            message = json.loads(message)
+            if message.get("type") == kind:
+                return message
+
+    def join(token):
+        ws = connect(url, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=5, max_size=None)
+        next_of(ws, "joined")
+        return ws, next_of(ws, "media")
+
+    eli, _ = join(listener)
+    first, offer = join(speaker)
+    first.send(json.dumps({"type": "set_mute", "muted": False}))
+    sources = next_of(eli, "media_sources")
+    check("named on unmuting", sources["sources"] == [{"peer": "ana", "ssrc": offer["ssrc"]}], sources)
+    second, again = join(speaker)
+    check("a new ssrc", again["ssrc"] != offer["ssrc"], again)
+    sources = next_of(eli, "media_sources")
+    check("named again", sources["sources"] == [{"peer": "ana", "ssrc": again["ssrc"]}], sources)
+    for ws in (second, first, eli):
+        ws.close()
+    print("ALL OK", flush=True)
+    """#
+
 let pythonJoinScript = #"""
     import json
     import sys
