@@ -34,6 +34,8 @@ import Testing
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = [
                 "-n", "--daemonize=no", "--exit-idle-time=20", "--use-pid-file=no", "--disallow-exit",
+                // Its mixing thread at real-time priority when allowed, as a desktop's daemon has it.
+                "--realtime=yes", "--high-priority=yes",
                 "--log-target=stderr", "-L", "module-null-sink sink_name=room rate=48000 channels=1",
                 "-L", "module-native-protocol-unix auth-anonymous=1 socket=\(socket)",
             ]
@@ -98,7 +100,9 @@ import Testing
         #expect(toSpeaker.write(tone) == 48_000)
         let fromMonitor = TestRing(capacity: 48_000 * 4)
         let log = StatusLog()
-        let options = StreamOptions(realTimePriority: false)
+        // Real-time priority, as in a session (when the process may have it), so that the rest of a busy
+        // machine does not starve the device threads.
+        let options = StreamOptions(realTimePriority: true)
         let capture = AudioStream.capture(
             alsaDevice: "room_monitor", alsaOptions: alsaOptions, into: fromMonitor, options: options,
             onStatus: log.record)
