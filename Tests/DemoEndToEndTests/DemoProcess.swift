@@ -50,41 +50,12 @@ extension LineCollector {
     }
 }
 
-/// Runs a program from the PATH with posix_spawn, waits for it with waitpid, and returns its stdout, which goes
-/// through a file. (Foundation's `Process` can miss the exit of a tmux client whose server it forked, and a pipe
-/// would stay open in that server.)
+/// Runs a program from the PATH (see RoomTesting's `spawnAndWait`) and returns its stdout.
 @discardableResult
 func shell(_ command: String, _ arguments: [String]) throws -> String {
-    let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent(
-        "clubroom-demo-spawn-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    ).path
-    defer { unlink(outputPath) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let argv = (["env", command] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    // Signals ignored in the test runner would stay ignored in the child (and in a tmux server it forks, whose
-    // panes would then survive a hang-up): start with every signal at its default and none blocked.
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var all = sigset_t()
-    var none = sigset_t()
-    sigfillset(&all)
-    sigemptyset(&none)
-    posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setsigmask(&attributes, &none)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, environ)
-    guard spawned == 0 else { throw DemoTestError(description: "cannot run \(command): error \(spawned)") }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    return (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    let (status, output) = spawnAndWait(command, arguments)
+    guard status != -1 else { throw DemoTestError(description: "cannot run \(command)") }
+    return output
 }
 
 /// The pids of running processes whose environment holds `marker` (a test's unique scratch path): whatever the

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTesting
 import Testing
 
 /// A real server, a real bot and the real room screen in tmux: the host sees a raised hand, invites it with `n`,

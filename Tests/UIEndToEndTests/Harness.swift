@@ -1,4 +1,5 @@
 import Foundation
+import RoomTesting
 import Testing
 
 #if canImport(Glibc)
@@ -95,29 +96,6 @@ func eventually(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> B
         usleep(100_000)
     }
     return try condition()
-}
-
-/// Runs a program with posix_spawn and waits for it with waitpid, its output going to a file that is read back.
-/// (Foundation's `Process` can miss the exit of a tmux client whose server it forked.)
-func spawnAndWait(_ executable: String, _ arguments: [String]) -> (status: Int32, output: String) {
-    let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent(
-        "clubroom-spawn-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    ).path
-    defer { unlink(outputPath) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    var pid: pid_t = 0
-    guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { return (-1, "") }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-    return ((status >> 8) & 0xff, output)
 }
 
 /// A tmux server of the test's own (its own socket), so nothing touches anyone else's sessions.

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Runs `executable` with posix_spawn and waits for it with waitpid; its stdout goes through a file that is read
+/// back, its stdin and stderr are `/dev/null`. Returns the exit status and the output.
+///
+/// For programs that fork a long-lived server (tmux): Foundation's `Process` can miss the exit of a client
+/// whose server it forked, and a pipe would stay open in that server. For the same reason the child gets
+/// nothing else of the test process: a tmux server that kept another test's pipe open would hold back the end
+/// of that pipe, and the process reading it would never see its input end. Every signal starts at its default
+/// and none is blocked, since signals ignored in the test runner would stay ignored in the child (and in the
+/// server it forks, whose panes would then survive a hang-up).
+public func spawnAndWait(_ executable: String, _ arguments: [String]) -> (status: Int32, output: String) {
+    let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "clubroom-spawn-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    ).path
+    defer { unlink(outputPath) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    // Closing a descriptor that another thread closed meanwhile is not an error for posix_spawn.
+    for descriptor in openDescriptors() where descriptor > 2 {
+        posix_spawn_file_actions_addclose(&actions, descriptor)
+    }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var all = sigset_t()
+    var none = sigset_t()
+    sigfillset(&all)
+    sigemptyset(&none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    guard posix_spawnp(&pid, executable, &actions, &attributes, argv, environ) == 0 else { return (-1, "") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    return ((status >> 8) & 0xff, output)
+}
+
+/// The descriptors open in this process now.
+private func openDescriptors() -> [Int32] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) }
+}
