@@ -44,6 +44,11 @@ public enum ClientCPUBenchmark {
         public var listening: Client
         /// libopus alone in this process, one encode and three decodes per frame: CPU seconds per minute.
         public var opusAlone: Double
+        /// libopus alone, three decodes per frame (what a listener's codec work is): CPU seconds per minute.
+        public var opusDecodingAlone: Double
+        /// A thread of this process that only wakes every 10 ms, as each device thread does: CPU seconds per
+        /// minute. What one thread's wake-ups cost on this machine.
+        public var periodicThreadAlone: Double
         /// speexdsp's preprocessing of a microphone (what `SendPipeline` runs on a person's ALSA microphone)
         /// alone in this process: CPU seconds per minute.
         public var voiceProcessingAlone: Double
@@ -65,7 +70,10 @@ public enum ClientCPUBenchmark {
         let frames = seconds * 1000 / AudioFormat.frameMilliseconds
         // In-process figures first, so that they never run beside the measured client.
         let opus = try CPUBenchmark.opusAlone(frames: frames, speech: speech)
+        let decoding = try CPUBenchmark.opusAlone(frames: frames, speech: speech, encoding: false)
         let voice = try CPUBenchmark.voiceProcessingAlone(frames: frames, speech: speech)
+        let wakeSeconds = min(seconds, 10)
+        let wakes = CPUBenchmark.wakeUpsAlone(seconds: wakeSeconds)
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "clubroom-bench-cpu-\(UUID().uuidString)"
@@ -89,6 +97,8 @@ public enum ClientCPUBenchmark {
             identity: "listener", role: "audience", input: "null", seconds: seconds, warmUp: warmUp)
         return Result(
             speaking: speaking, listening: listening, opusAlone: CPUBenchmark.perMinute(opus, frames: frames),
+            opusDecodingAlone: CPUBenchmark.perMinute(decoding, frames: frames),
+            periodicThreadAlone: Double(wakes) / 1e9 / Double(wakeSeconds) * 60,
             voiceProcessingAlone: CPUBenchmark.perMinute(voice, frames: frames), signal: description)
     }
 

@@ -43,9 +43,9 @@ public enum CPUBenchmark {
         }
     }
 
-    /// libopus alone over `frames` frames of `speech`: one encode (the room's settings) and three decodes per
-    /// frame. Thread CPU nanoseconds.
-    public static func opusAlone(frames: Int, speech: [Int16]) throws -> Int64 {
+    /// libopus alone over `frames` frames of `speech`: one encode (the room's settings, unless `encoding` is
+    /// false) and three decodes per frame. Thread CPU nanoseconds.
+    public static func opusAlone(frames: Int, speech: [Int16], encoding: Bool = true) throws -> Int64 {
         let remote = try remoteStreams(speech: speech, count: 3, frames: 500)
         let encoder = try OpusEncoder()
         let decoders = try remote.map { _ in try OpusDecoder() }
@@ -62,8 +62,10 @@ public enum CPUBenchmark {
         }
         let start = MonotonicClock.threadCPUNanoseconds()
         for index in 0..<frames {
-            _ = try microphone.read(into: frame)
-            _ = try encoder.encode(UnsafeBufferPointer(frame), into: packet)
+            if encoding {
+                _ = try microphone.read(into: frame)
+                _ = try encoder.encode(UnsafeBufferPointer(frame), into: packet)
+            }
             for (speaker, packets) in remote.enumerated() {
                 _ = try packets[index % packets.count].withUnsafeBytes { bytes throws(AudioCodecError) in
                     try decoders[speaker].decode(bytes, into: decoded)
@@ -86,6 +88,15 @@ public enum CPUBenchmark {
             _ = try microphone.read(into: frame)
             _ = try processor.process(frame)
         }
+        return MonotonicClock.threadCPUNanoseconds() - start
+    }
+
+    /// A thread that does nothing but sleep to deadlines 10 ms apart, as a device thread does, for `seconds`:
+    /// what its wake-ups alone cost on this machine. Thread CPU nanoseconds.
+    public static func wakeUpsAlone(seconds: Int) -> Int64 {
+        var clock = PacingClock()
+        let start = MonotonicClock.threadCPUNanoseconds()
+        for _ in 0..<(seconds * 100) { clock.wait() }
         return MonotonicClock.threadCPUNanoseconds() - start
     }
 }

@@ -60,7 +60,9 @@ enum AudioBench {
             .init("speaking client hearing 3 speakers", result.speaking.cpuSecondsPerMinute, "CPU s/min", target: 1.5),
             .init("listener hearing 3 speakers", result.listening.cpuSecondsPerMinute, "CPU s/min", target: 0.6),
             .init("libopus alone: encode 1 + decode 3", result.opusAlone, "CPU s/min"),
+            .init("libopus alone: decode 3", result.opusDecodingAlone, "CPU s/min"),
             .init("voice processing alone (speexdsp)", result.voiceProcessingAlone, "CPU s/min"),
+            .init("a thread waking every 10 ms, alone", result.periodicThreadAlone, "CPU s/min"),
             .init("speaking client: wake-ups", result.speaking.wakeUpsPerSecond, "per s"),
             .init("listener: wake-ups", result.listening.wakeUpsPerSecond, "per s"),
             .init(
@@ -93,7 +95,8 @@ enum AudioBench {
                 "speaking threads: \(threads(result.speaking))",
                 "listening threads: \(threads(result.listening))",
                 "libopus alone and voice processing alone: one thread of this process over \(seconds) s of audio "
-                    + "(thread CPU time), in the same run",
+                    + "(thread CPU time), in the same run; the thread waking every 10 ms does nothing else, for "
+                    + "\(min(seconds, 10)) s: what each device thread's wake-ups cost on this machine",
                 "signal: \(result.signal)", buildNote,
             ])
         return emit(report, json: json)
