@@ -314,8 +314,12 @@ public enum ClientCPUBenchmark {
                 pipe.fileHandleForReading.readabilityHandler = { handle in
                     let data = handle.availableData
                     // At the end of the stream the handler would fire forever with nothing: stop it.
-                    if data.isEmpty { handle.readabilityHandler = nil }
-                    text.append(data)
+                    if data.isEmpty {
+                        handle.readabilityHandler = nil
+                        text.close()
+                    } else {
+                        text.append(data)
+                    }
                 }
             }
             try process.run()
@@ -346,6 +350,9 @@ public enum ClientCPUBenchmark {
             while process.isRunning, Date() < deadline { usleep(20_000) }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
+            // What it wrote last may still be on its way through the pipes' handlers.
+            let closing = Date().addingTimeInterval(2)
+            while !(output.isClosed && errors.isClosed), Date() < closing { usleep(5_000) }
         }
 
         /// Waits until the output (or errors) contain `text`; false after `seconds`.
@@ -362,12 +369,18 @@ public enum ClientCPUBenchmark {
 
     /// Text that a pipe's handler appends to while others read it.
     final class Collected: Sendable {
-        private let collected = Mutex("")
+        private let collected = Mutex((text: "", closed: false))
 
-        var text: String { collected.withLock { $0 } }
+        var text: String { collected.withLock { $0.text } }
+        /// Whether the writer's end closed (the process exited and everything it wrote is here).
+        var isClosed: Bool { collected.withLock { $0.closed } }
 
         func append(_ data: Data) {
-            collected.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            collected.withLock { $0.text += String(decoding: data, as: UTF8.self) }
+        }
+
+        func close() {
+            collected.withLock { $0.closed = true }
         }
     }
 }
