@@ -204,7 +204,10 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
     ///   - ssrc: the RTP synchronization source; a new one restarts the stream.
     ///   - arrival: when the packet arrived, in µs on the same clock as ``nextFrame(at:)``.
     ///   - payload: the encoded frame, kept opaque.
+    @_specialize(exported:true,where Payload == [UInt8])
     public mutating func insert(sequence: UInt16, timestamp: UInt32, ssrc: UInt32, arrival: Int64, payload: Payload) {
+        // Both entry points are specialised for the payload the media layer uses: called from another module, the
+        // generic code would look up type metadata at run time for every packet and every frame.
         let arrival = Self.clampTime(arrival)
         if let current = self.ssrc, current != ssrc {
             reset()
@@ -392,6 +395,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
     // MARK: - Playout
 
     /// Decides what to play for the next 20 ms frame. Call once per tick, with the tick's time in µs.
+    @_specialize(exported:true,where Payload == [UInt8])
     public mutating func nextFrame(at now: Int64) -> PlayoutDecision<Payload> {
         let now = Self.clampTime(now)
         tick &+= 1

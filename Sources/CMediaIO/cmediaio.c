@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 
 int clubroom_send_batch(int fd, clubroom_datagram *datagrams, unsigned int count) {
     struct mmsghdr headers[CLUBROOM_MAX_BATCH];
@@ -42,4 +43,35 @@ int clubroom_receive_batch(int fd, clubroom_datagram *datagrams, unsigned int co
         datagrams[i].address_length = headers[i].msg_hdr.msg_namelen;
     }
     return received;
+}
+
+int clubroom_enable_arrival_stamps(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+}
+
+long clubroom_receive_stamped(int fd, void *buffer, size_t capacity, int64_t *age_ns) {
+    struct iovec vector = {.iov_base = buffer, .iov_len = capacity};
+    union {
+        char bytes[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr align;
+    } control;
+    struct msghdr header;
+    memset(&header, 0, sizeof header);
+    header.msg_iov = &vector;
+    header.msg_iovlen = 1;
+    header.msg_control = control.bytes;
+    header.msg_controllen = sizeof control.bytes;
+    ssize_t received = recvmsg(fd, &header, MSG_DONTWAIT);
+    if (received < 0) return -1;
+    *age_ns = -1;
+    for (struct cmsghdr *message = CMSG_FIRSTHDR(&header); message; message = CMSG_NXTHDR(&header, message)) {
+        if (message->cmsg_level != SOL_SOCKET || message->cmsg_type != SCM_TIMESTAMPNS) continue;
+        struct timespec stamp;
+        struct timespec now;
+        memcpy(&stamp, CMSG_DATA(message), sizeof stamp);
+        clock_gettime(CLOCK_REALTIME, &now);
+        *age_ns = (int64_t)(now.tv_sec - stamp.tv_sec) * 1000000000 + (now.tv_nsec - stamp.tv_nsec);
+    }
+    return (long)received;
 }

@@ -147,6 +147,7 @@ public final class ClientMedia: @unchecked Sendable {
         self.onEvent = onEvent
         self.server = server
         socket = try UDPSocket(binding: UDPAddress(ipv4: 0, port: 0), bufferBytes: 1 << 20)
+        _ = socket.stampArrivals()
         uplink = try SRTPSession(key: sendKey, direction: .outbound, ssrc: offer.ssrc)
         roomSessions = [(offer.epoch, try SRTPSession(key: roomKey, direction: .inbound))]
         switch options.source {
@@ -206,12 +207,14 @@ public final class ClientMedia: @unchecked Sendable {
     // MARK: The media thread
 
     private func run() {
+        Self.nameThread("clubroom-media")
         let start = Self.microseconds()
         var nextTick = start
         var lastProbe = start - 10_000_000
         var lastStats = start
         var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
         var mixed = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
+        var decoded = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
         var mixer = Mixer()
         let probeDeadline = start + Self.microseconds(options.probeTimeout)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1600, alignment: 16)
@@ -230,12 +233,13 @@ public final class ClientMedia: @unchecked Sendable {
                 lastProbe = now
                 sendReport(path: .websocket)
             }
-            let wait = max(0, (nextTick - now) / 1000)
-            if socket.waitReadable(timeoutMilliseconds: Int32(min(wait, 20))) {
-                while let got = socket.receive(into: buffer) {
-                    if options.blockUDP { continue }
-                    handle(buffer, length: got.length, viaUDP: true)
-                }
+            // One wake-up per 20 ms tick, not one per datagram: the kernel stamps each datagram's arrival, so
+            // the jitter buffers see the same arrival times as if the thread had woken for each.
+            if nextTick > now { usleep(UInt32(nextTick - now)) }
+            while let got = socket.receiveStamped(into: buffer) {
+                if options.blockUDP { continue }
+                let arrival = Self.microseconds() - min(got.ageMicroseconds, 1_000_000)
+                handle(buffer, length: got.length, viaUDP: true, arrival: arrival)
             }
             applyPendingKeys()
             for bytes in webSocketInbox.withLock({ inbox -> [[UInt8]] in
@@ -253,7 +257,7 @@ public final class ClientMedia: @unchecked Sendable {
             if encoder != nil, fillMicrophone(&frame) {
                 sendFrame(frame, buffer: buffer)
             }
-            playOut(at: tickTime, mixer: &mixer, into: &mixed)
+            playOut(at: tickTime, mixer: &mixer, decoded: &decoded, into: &mixed)
             if tickTime - lastStats >= 1_000_000 {
                 lastStats = tickTime
                 report()
@@ -343,7 +347,9 @@ public final class ClientMedia: @unchecked Sendable {
         }
     }
 
-    private func handle(_ buffer: UnsafeMutableRawBufferPointer, length: Int, viaUDP: Bool, retry: Bool = false) {
+    private func handle(
+        _ buffer: UnsafeMutableRawBufferPointer, length: Int, viaUDP: Bool, retry: Bool = false, arrival: Int64? = nil
+    ) {
         let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
         if RTCPPacket.isRTCP(packet) {
             for (_, session) in roomSessions {
@@ -388,7 +394,7 @@ public final class ClientMedia: @unchecked Sendable {
             speakers[header.ssrc] = created
             speaker = created
         }
-        let now = Self.microseconds()
+        let now = arrival ?? Self.microseconds()
         speaker.lastArrival = now
         _ = speaker.statistics.record(
             ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, arrival: now * 48 / 1000)
@@ -397,8 +403,9 @@ public final class ClientMedia: @unchecked Sendable {
             payload: payload)
     }
 
-    private func playOut(at now: Int64, mixer: inout Mixer, into mixed: inout [Int16]) {
-        var decoded = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
+    /// Decodes each speaker's next frame into `decoded` (reused from tick to tick) and mixes them into `mixed`,
+    /// each at its local volume.
+    private func playOut(at now: Int64, mixer: inout Mixer, decoded: inout [Int16], into mixed: inout [Int16]) {
         let version = volumesVersion.load(ordering: .acquiring)
         if version != appliedVolumesVersion {
             appliedVolumesVersion = version
@@ -440,6 +447,15 @@ public final class ClientMedia: @unchecked Sendable {
                 playoutDelayMilliseconds: Double(stats.playoutDelay) / 1000)
         }
         onEvent(.stats(path: path, speakers: list, packetsSent: packetsSent))
+    }
+
+    /// Names this thread as the kernel shows it (`ps -L`, profilers); Foundation's `Thread.name` does not.
+    static func nameThread(_ name: String) {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
     }
 
     static func microseconds() -> Int64 {

@@ -265,6 +265,7 @@ public final class RoomAudio: Sendable {
     static let xrunReportInterval: Int64 = 10_000_000
 
     private func runControl() {
+        setThreadName("clubroom-audio")
         var reported: [DeviceDirection: (count: Int, at: Int64)] = [:]
         var lastLevel = Int.min
         while true {

@@ -1,3 +1,4 @@
+import Glibc
 import MediaTransport
 import RoomProtocol
 import Testing
@@ -120,6 +121,23 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
             }
             #expect(got == [payloads[index], payloads[index + 3]])
         }
+    }
+
+    @Test func aStampedDatagramSaysHowLongItWaited() throws {
+        let sender = try UDPSocket(binding: .loopback(port: 0))
+        let receiver = try UDPSocket(binding: .loopback(port: 0))
+        #expect(receiver.stampArrivals())
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 16)
+        defer { buffer.deallocate() }
+        #expect(receiver.receiveStamped(into: buffer) == nil)
+        #expect(sender.send([1, 2, 3], to: receiver.localAddress))
+        #expect(receiver.waitReadable(timeoutMilliseconds: 2000))
+        // It waits at least this long in the queue; the stamp was taken when it arrived, before the sleep.
+        usleep(30_000)
+        let got = try #require(receiver.receiveStamped(into: buffer))
+        #expect(Array(buffer[..<got.length]) == [1, 2, 3])
+        #expect(got.ageMicroseconds >= 30_000)
+        #expect(receiver.receiveStamped(into: buffer) == nil)
     }
 
     @Test func addressesParseAndPrint() {

@@ -23,4 +23,11 @@ int clubroom_send_batch(int fd, clubroom_datagram *datagrams, unsigned int count
 /// recvmmsg(2) without waiting; fills length and address_length; returns the number received, or -1 with errno.
 int clubroom_receive_batch(int fd, clubroom_datagram *datagrams, unsigned int count);
 
+/// Asks the kernel to stamp each datagram with its arrival time (SO_TIMESTAMPNS); 0, or -1 with errno.
+int clubroom_enable_arrival_stamps(int fd);
+
+/// recvmsg(2) of one datagram without waiting. Sets *age_ns to how long ago the kernel stamped its arrival
+/// (CLOCK_REALTIME, as SO_TIMESTAMPNS does), or -1 when it carries no stamp. Returns the length, or -1 with errno.
+long clubroom_receive_stamped(int fd, void *buffer, size_t capacity, int64_t *age_ns);
+
 #endif

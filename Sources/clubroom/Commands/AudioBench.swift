@@ -5,6 +5,7 @@ import AudioDevices
 import AudioEngine
 import Benchmarks
 import Foundation
+import RoomAppRuntime
 
 /// The audio benchmarks behind `clubroom bench latency`, `bench cpu` and `bench quality-path`.
 enum AudioBench {
@@ -52,25 +53,50 @@ enum AudioBench {
 
     static func runCPU(_ arguments: ParsedArguments, json: Bool) throws -> ExitStatus {
         let seconds = arguments.isGiven("seconds") ? arguments.integer("seconds") ?? 60 : 60
-        let result = try CPUBenchmark.run(seconds: seconds, threadedSeconds: min(10, seconds))
-        var rows = [
-            BenchmarkReport.Row("speaking client hearing 3 speakers", result.speakingClient, "CPU s/min", target: 1.5),
-            BenchmarkReport.Row("listener hearing 3 speakers", result.listener, "CPU s/min", target: 0.6),
-            BenchmarkReport.Row("libopus alone: encode 1 + decode 3", result.opusAlone, "CPU s/min"),
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let result = try ClientCPUBenchmark.run(executable: executable, seconds: seconds)
+        let speakers = Double(ClientCPUBenchmark.speakerTones.count)
+        let rows: [BenchmarkReport.Row] = [
+            .init("speaking client hearing 3 speakers", result.speaking.cpuSecondsPerMinute, "CPU s/min", target: 1.5),
+            .init("listener hearing 3 speakers", result.listening.cpuSecondsPerMinute, "CPU s/min", target: 0.6),
+            .init("libopus alone: encode 1 + decode 3", result.opusAlone, "CPU s/min"),
+            .init("libopus alone: decode 3", result.opusDecodingAlone, "CPU s/min"),
+            .init("voice processing alone (speexdsp)", result.voiceProcessingAlone, "CPU s/min"),
+            .init("a thread waking every 10 ms, alone", result.periodicThreadAlone, "CPU s/min"),
+            .init("speaking client: wake-ups", result.speaking.wakeUpsPerSecond, "per s"),
+            .init("listener: wake-ups", result.listening.wakeUpsPerSecond, "per s"),
+            .init(
+                "speaking client: speakers heard", Double(result.speaking.speakersHeard), "of 3", target: speakers,
+                goal: .atLeast),
+            .init(
+                "speaking client: heard by speakers", Double(result.speaking.heardBy), "of 3", target: speakers,
+                goal: .atLeast),
+            .init(
+                "listener: speakers heard", Double(result.listening.speakersHeard), "of 3", target: speakers,
+                goal: .atLeast),
         ]
-        if let speaking = result.threadedSpeakingClient, let listening = result.threadedListener {
-            rows += [
-                BenchmarkReport.Row("threaded engine, speaking, paced", speaking, "CPU s/min", target: 1.5),
-                BenchmarkReport.Row("threaded engine, listening, paced", listening, "CPU s/min", target: 0.6),
-            ]
+        let tones = ClientCPUBenchmark.speakerTones.map(String.init).joined(separator: ", ")
+        func threads(_ client: ClientCPUBenchmark.Client) -> String {
+            client.threads.prefix(6).map {
+                "\($0.name) " + String(format: "%.3f s/min %.0f/s", $0.cpuSecondsPerMinute, $0.wakeUpsPerSecond)
+            }.joined(separator: ", ")
         }
         let report = BenchmarkReport(
-            name: "cpu: CPU seconds per minute of audio", rows: rows,
+            name: "cpu: CPU seconds per minute of audio, the client 'clubroom join' as its own process", rows: rows,
             notes: [
-                "first three rows: the engine's work stepped on one thread over \(result.audioSeconds) s of audio "
-                    + "(unpaced virtual devices, thread CPU time); voice processing on for the speaker",
-                "threaded rows: the engine's own threads on paced virtual devices for \(result.threadedSeconds) s "
-                    + "of real time (process CPU time, wake-ups included)",
+                "a clubroom serve on loopback, three speaker bots sending tones (\(tones) Hz), "
+                    + "and 'clubroom join --plain' measured for \(seconds) s after 2 s of warm-up, first speaking "
+                    + "(role speaker, unmuted, --input wav: speech), then listening (role audience)",
+                "the client's devices are paced virtual ones: a WAV microphone (no voice processing, as for any "
+                    + "virtual input; a person's ALSA microphone adds the voice processing row) and a loudspeaker "
+                    + "that records what it plays (record:PATH), where the speakers' tones are looked for",
+                "CPU: the process's utime + stime from /proc/PID/stat over the window; wake-ups: voluntary context "
+                    + "switches summed over its threads",
+                "speaking threads: \(threads(result.speaking))",
+                "listening threads: \(threads(result.listening))",
+                "libopus alone and voice processing alone: one thread of this process over \(seconds) s of audio "
+                    + "(thread CPU time), in the same run; the thread waking every 10 ms does nothing else, for "
+                    + "\(min(seconds, 10)) s: what each device thread's wake-ups cost on this machine",
                 "signal: \(result.signal)", buildNote,
             ])
         return emit(report, json: json)

@@ -33,8 +33,9 @@ enum BenchCommand: ClubroomCommand {
 
             store: the room state store (10,000 joins, hand raises, role changes). join: N clients joining a \
             server. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
-            delay. cpu: CPU time per minute of audio. ui: rendering a 10,000-peer room. quality-path: sends a \
-            WAV file through the audio path and through libopus alone, for bench/quality.
+            delay. cpu: CPU time per minute of audio of the client, 'clubroom join', against a server and three \
+            speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV file through the audio path \
+            and through libopus alone, for bench/quality.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
@@ -52,7 +53,7 @@ enum BenchCommand: ClubroomCommand {
                 help: "fanout: number of listeners."),
             .value(
                 "seconds", placeholder: "T", type: .integer(1...3600), default: "10",
-                help: "fanout, latency, cpu: how long to measure (latency: 20 per condition, cpu: 60 of audio)."),
+                help: "fanout, latency, cpu: how long to measure (latency: 20 per condition, cpu: 60 per client)."),
         ] + AudioBench.options)
 
     /// The run's settings, as given on the command line.
