@@ -327,9 +327,9 @@ public enum FanoutBenchmark {
 ///
 /// Nobody waits on the sockets, so the kernel delivers each datagram without waking anyone: with a thread
 /// blocked in epoll_wait, every delivery ran the epoll callback and a wake-up on the forwarding thread, which
-/// cost it about a third of its time and put the receivers through a context switch per few datagrams. A pass
-/// over 1,300 sockets takes a few milliseconds and finds about one datagram per speaker on each; the sockets'
-/// 512 KiB queues hold hundreds, so nothing overflows between passes (the kernel's RcvbufErrors says so).
+/// cost it over a quarter of its time, and the receivers spent theirs switching in and out. A pass over 1,300
+/// sockets takes a few milliseconds and finds one or two datagrams on each; the sockets' 512 KiB queues hold
+/// hundreds, so nothing overflows between passes (the kernel's RcvbufErrors says so).
 final class Receivers: @unchecked Sendable {
     // Safe to share: the thread owns the sockets' reading and the batch; the rest are atomics.
     private let listeners: [UDPSocket]
