@@ -63,7 +63,7 @@ func fanoutReport(speakers: Int, listeners: Int, seconds: Int) throws -> Benchma
         notes: [
             build,
             "packets of about 100 bytes every 20 ms per speaker, spread over the frame; one thread reads every"
-                + " listener socket in turn every 10 ms",
+                + " listener socket in turn every 20 ms",
             "the forwarders take turns in slices of up to 2 s; loss = not read within 0.5 s of a slice's end (late"
                 + " or never); the kernel counters are the whole machine's",
             "capacity = datagrams per second of forwarding-thread CPU, which includes the loopback delivery the"
