@@ -50,7 +50,7 @@ public final class MediaForwarder: @unchecked Sendable {
     private let onSpeakers: @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void
     private let inbox = Mutex<[Command]>([])
     private let running = Atomic<Bool>(false)
-    private let cpuNanoseconds = Atomic<UInt64>(0)
+    private let threadID = Atomic<Int>(0)
     private let stopped = DispatchSemaphore(value: 0)
 
     private enum Command: Sendable {
@@ -135,6 +135,8 @@ public final class MediaForwarder: @unchecked Sendable {
     private let send = SendBatch(capacity: 256)
     private let scratch: UnsafeMutableRawBufferPointer
     private var lastSpeakerPoll: Int64 = 0
+    /// The batch's drops already added to `counters`.
+    private var countedDrops = 0
 
     /// Binds the media socket; `start` begins forwarding.
     public init(
@@ -206,6 +208,7 @@ public final class MediaForwarder: @unchecked Sendable {
     // MARK: The forwarding thread
 
     private func run() {
+        threadID.store(Self.currentThreadID(), ordering: .relaxed)
         while running.load(ordering: .acquiring) {
             _ = socket.waitReadable(timeoutMilliseconds: 50)
             var received = receive.receive(from: socket)
@@ -218,12 +221,11 @@ public final class MediaForwarder: @unchecked Sendable {
                     guard length > 0 else { continue }
                     handle(receive.slot(index), length: length, from: .udp(receive.sender(index)), viaSSRC: nil)
                 }
-                send.flush(on: socket)
+                flush()
                 received = received == receive.capacity ? receive.receive(from: socket) : 0
                 if received > 0 { drainInbox() }
             }
             pollSpeakers()
-            cpuNanoseconds.store(Self.threadCPUNanoseconds(), ordering: .relaxed)
         }
         stopped.signal()
     }
@@ -266,8 +268,17 @@ public final class MediaForwarder: @unchecked Sendable {
                 scratch.copyBytes(from: bytes)
                 handle(scratch, length: bytes.count, from: .webSocket, viaSSRC: ssrc)
                 // The scratch buffer is reused for the next packet: send what refers to it now.
-                send.flush(on: socket)
+                flush()
             }
+        }
+    }
+
+    /// Sends what is batched and counts what the kernel would not take.
+    private func flush() {
+        send.flush(on: socket)
+        if send.dropped > countedDrops {
+            counters.add(.sendDropped, send.dropped - countedDrops)
+            countedDrops = send.dropped
         }
     }
 
@@ -440,14 +451,16 @@ public final class MediaForwarder: @unchecked Sendable {
         }
     }
 
-    /// CPU time the forwarding thread has used, in seconds (for benchmarks).
-    public var forwardingCPUSeconds: Double { Double(cpuNanoseconds.load(ordering: .relaxed)) / 1e9 }
+    /// The forwarding thread's kernel thread ID, once it runs (for benchmarks, which read its CPU and wait times).
+    public var forwardingThreadID: Int { threadID.load(ordering: .relaxed) }
 
-    /// The calling thread's CPU time.
-    public static func threadCPUNanoseconds() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    /// The calling thread's kernel thread ID, from /proc/thread-self ("pid/task/tid"); 0 if unreadable.
+    public static func currentThreadID() -> Int {
+        var link = [CChar](repeating: 0, count: 64)
+        let length = readlink("/proc/thread-self", &link, link.count - 1)
+        guard length > 0 else { return 0 }
+        let text = String(decoding: link[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.split(separator: "/").last.flatMap { Int($0) } ?? 0
     }
 
     static func milliseconds() -> Int64 {

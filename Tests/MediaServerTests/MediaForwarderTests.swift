@@ -105,6 +105,24 @@ func waitFor(_ condition: () -> Bool) -> Bool {
         #expect(forwarder.counters.value(.bindings) == 3)
     }
 
+    @Test func aRoomWiderThanOneSendBatchGetsEveryPacketOnceAndInOrder() throws {
+        // 300 listeners: each packet goes out in two sendmmsg calls (the batch holds 256).
+        let speaker = try TestPeer(ssrc: 7001, roomKey: roomKey, mayPublish: true)
+        let listeners = try (0..<300).map { try TestPeer(ssrc: UInt32(7002 + $0), roomKey: roomKey, mayPublish: false) }
+        let forwarder = try makeRoom([speaker] + listeners)
+        defer { forwarder.stop() }
+        let packets = try (0..<3).map { _ in try speaker.sendAudio(to: forwarder) }
+        #expect(waitFor { forwarder.counters.value(.forwardedPackets) == 3 })
+        for listener in listeners {
+            var heard: [[UInt8]] = []
+            while heard.count < 3, let got = listener.receive() { heard.append(try listener.downlink.unprotect(got)) }
+            #expect(heard == packets)
+            #expect(listener.receive(timeout: 0) == nil)
+        }
+        #expect(forwarder.counters.value(.sentDatagrams) == 900)
+        #expect(forwarder.counters.value(.sendDropped) == 0)
+    }
+
     @Test func audienceAndDemotedPeersAreDroppedAndCounted() throws {
         let speaker = try TestPeer(ssrc: 2001, roomKey: roomKey, mayPublish: true)
         let audience = try TestPeer(ssrc: 2002, roomKey: roomKey, mayPublish: false)

@@ -140,6 +140,28 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
         #expect(receiver.receiveStamped(into: buffer) == nil)
     }
 
+    @Test func aDestinationTheKernelRefusesIsCountedAndTheRestStillGoOutInOrder() throws {
+        let sender = try UDPSocket(binding: .loopback(port: 0))
+        let receiver = try UDPSocket(binding: .loopback(port: 0))
+        let batch = SendBatch(capacity: 8)
+        let payloads: [[UInt8]] = (0..<5).map { [UInt8($0)] }
+        for (index, payload) in payloads.enumerated() {
+            payload.withUnsafeBytes { bytes in
+                // Port 0 is no destination: sendmmsg stops there with EINVAL, and the batch skips it.
+                batch.append(bytes, to: index == 2 ? .loopback(port: 0) : receiver.localAddress, on: sender)
+            }
+        }
+        batch.flush(on: sender)
+        #expect(batch.dropped == 1)
+        let receive = ReceiveBatch(capacity: 8)
+        var got: [[UInt8]] = []
+        while got.count < 4, receiver.waitReadable(timeoutMilliseconds: 2000) {
+            let count = receive.receive(from: receiver)
+            for slot in 0..<count { got.append(Array(receive.slot(slot)[..<receive.length(slot)])) }
+        }
+        #expect(got == [[0], [1], [3], [4]])
+    }
+
     @Test func addressesParseAndPrint() {
         #expect(UDPAddress(host: "127.0.0.1", port: 9)?.description == "127.0.0.1:9")
         #expect(UDPAddress(host: "localhost", port: 1) == .loopback(port: 1))

@@ -24,6 +24,31 @@ func fanoutReport(speakers: Int, listeners: Int, seconds: Int) throws -> Benchma
                 ? result.forwarder.capacityPerCPUSecond / result.raw.capacityPerCPUSecond : 0, "×"),
         .init("server memory per peer", result.bytesPerListener / 1024, "KiB", target: 30),
     ]
+    for (name, figures) in [("SRTP", result.forwarder), ("raw", result.raw)] {
+        let legs = figures.legs
+        let kernel = figures.kernel
+        rows += [
+            .init("\(name): late (after the grace)", figures.lateFraction * 100, "%"),
+            .init("\(name): never arrived", figures.droppedFraction * 100, "%"),
+            .init("\(name): forwarder waiting for a CPU", figures.waitFraction * 100, "% of the time"),
+            .init("\(name): receiving thread CPU", figures.receiverCPUFraction * 100, "% of a core"),
+            .init("\(name): whole process CPU", figures.processCPUFraction * 100, "% of a core"),
+            .init("\(name): speaker packets sent", Double(legs.speakerPackets), "packets"),
+            .init("\(name): refused to the speakers", Double(legs.speakerSendFailures), "packets"),
+            .init("\(name): read by the forwarder in time", Double(legs.reachedForwarderInTime), "packets"),
+            .init("\(name): read by the forwarder in all", Double(legs.reachedForwarder), "packets"),
+            .init("\(name): handed to the kernel", Double(legs.forwarderSent), "datagrams"),
+            .init("\(name): refused to the forwarder", Double(legs.forwarderSendDropped), "datagrams"),
+            .init("\(name): read by listeners in time", Double(legs.listenerDatagramsInTime), "datagrams"),
+            .init("\(name): read by listeners in all", Double(legs.listenerDatagrams), "datagrams"),
+            .init("\(name): kernel backlog drops", Double(kernel.backlogDropped), "packets"),
+            .init("\(name): kernel receive squeezes", Double(kernel.squeezed), "times"),
+            .init("\(name): UDP receive-queue drops", Double(kernel.udpReceiveBufferErrors), "datagrams"),
+            .init("\(name): UDP in errors", Double(kernel.udpInErrors), "datagrams"),
+            .init("\(name): UDP to no port", Double(kernel.udpNoPorts), "datagrams"),
+            .init("\(name): UDP send-queue errors", Double(kernel.udpSendBufferErrors), "datagrams"),
+        ]
+    }
     for counter in result.counters where counter.value > 0 {
         rows.append(.init("counter \(counter.name)", Double(counter.value), "packets"))
     }
@@ -37,9 +62,11 @@ func fanoutReport(speakers: Int, listeners: Int, seconds: Int) throws -> Benchma
         rows: rows,
         notes: [
             build,
-            "packets of about 100 bytes every 20 ms per speaker; receivers count in 2 threads of this process",
-            "capacity = forwarded datagrams per second of forwarding-thread CPU; the raw forwarder only receives and sends",
-            "thread CPU leaves out loopback delivery the kernel defers to ksoftirqd; on a busy machine loss comes from the"
-                + " kernel's backlog (net.core.netdev_max_backlog) for both forwarders",
+            "packets of about 100 bytes every 20 ms per speaker, spread over the frame; one thread reads every"
+                + " listener socket in turn every 20 ms",
+            "the forwarders take turns in slices of up to 2 s; loss = not read within 0.5 s of a slice's end (late"
+                + " or never); the kernel counters are the whole machine's",
+            "capacity = datagrams per second of forwarding-thread CPU, which includes the loopback delivery the"
+                + " kernel runs on that thread",
         ])
 }
