@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
         .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
-        .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "CEventPoll"]),
+        .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore"]),
         .target(name: "MediaClient", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "AudioCodec"]),
 
         // MARK: Runtimes.
