@@ -81,6 +81,15 @@ let package = Package(
                 "MediaClient", "AudioCore", "AudioCodec",
             ]),
 
+        // MARK: Audio benchmarks through a room server in process: the product's clients, server and devices.
+        .target(
+            name: "AudioPathBenchmarks",
+            dependencies: [
+                "AudioCore", "AudioCodec", "AudioDevices", "AudioEngine", "MediaTransport", "MediaClient",
+                "RoomProtocol",
+                "RoomClient", "RoomAppRuntime", "Demo",
+            ]),
+
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
@@ -88,6 +97,7 @@ let package = Package(
                 "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
                 "AudioDevices", "AudioEngine", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
                 "RoomApp", "RoomAppRuntime", "Benchmarks", "MediaTransport", "MediaServer", "MediaClient", "Demo",
+                "AudioPathBenchmarks",
             ]),
 
         // MARK: Tests.
@@ -111,6 +121,9 @@ let package = Package(
         .testTarget(
             name: "AudioEngineTests",
             dependencies: ["AudioEngine", "AudioCore", "AudioCodec", "AudioDevices", "CAllocationCounter"]),
+        .testTarget(
+            name: "AudioPathBenchmarksTests",
+            dependencies: ["AudioPathBenchmarks", "AudioEngine", "MediaTransport", "RoomProtocol"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
         .testTarget(
             name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
@@ -125,11 +138,13 @@ let package = Package(
         .testTarget(
             name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources", "RoomTesting"],
             exclude: ["Goldens"]),
-        .testTarget(name: "RoomAppRuntimeTests", dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI"]),
+        .testTarget(
+            name: "RoomAppRuntimeTests", dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI", "AudioCore"]),
         .testTarget(name: "UIEndToEndTests", dependencies: ["RoomTesting"]),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "ClubroomResources", "RoomProtocol"]),
         .testTarget(name: "DemoEndToEndTests", dependencies: ["RoomTesting"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
+        .testTarget(name: "MediaClientTests", dependencies: ["MediaClient"]),
         .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
         // Runs the built clubroom: a server and bots over loopback.
         .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore"]),

@@ -116,15 +116,27 @@ public final class ClientMedia: @unchecked Sendable {
     private var sequence = UInt16.random(in: 0...UInt16.max)
     private var timestamp = UInt32.random(in: 0...UInt32.max)
     private var packetsSent = 0
+    private var tickPhase = TickPhase()
 
     private final class Speaker {
-        var buffer = JitterBuffer<[UInt8]>()
+        var buffer = JitterBuffer<[UInt8]>(configuration: ClientMedia.jitter)
         let decoder: OpusDecoder
         var statistics = RTPReceiveStatistics(minSequential: 0)
         var lastArrival: Int64 = 0
         init() throws(AudioCodecError) { decoder = try OpusDecoder() }
     }
     private var speakers: [UInt32: Speaker] = [:]
+
+    /// The jitter buffers' tuning: AudioCore's defaults with a 5 ms floor, since a tick falls anywhere within a
+    /// frame of an arrival and so already gives each packet 0–20 ms of slack, and a 25 ms floor while packets are
+    /// being lost, so that the next packet arrives in time to rebuild a lost one from its FEC. See
+    /// docs/audio-engine.md.
+    static var jitter: JitterBufferConfiguration {
+        var configuration = JitterBufferConfiguration()
+        configuration.minimumDelay = 5_000
+        configuration.lossDelay = 25_000
+        return configuration
+    }
     /// Packets no key opened: after a rotation, the first packets under the new key can arrive before
     /// `media_key` does. They are tried again when a key arrives (a few at most; older ones are dropped).
     private var unopened: [[UInt8]] = []
@@ -257,7 +269,8 @@ public final class ClientMedia: @unchecked Sendable {
             if encoder != nil, fillMicrophone(&frame) {
                 sendFrame(frame, buffer: buffer)
             }
-            playOut(at: tickTime, mixer: &mixer, decoded: &decoded, into: &mixed)
+            let slack = playOut(at: tickTime, mixer: &mixer, decoded: &decoded, into: &mixed)
+            nextTick -= tickPhase.observe(slack: slack)
             if tickTime - lastStats >= 1_000_000 {
                 lastStats = tickTime
                 report()
@@ -404,15 +417,22 @@ public final class ClientMedia: @unchecked Sendable {
     }
 
     /// Decodes each speaker's next frame into `decoded` (reused from tick to tick) and mixes them into `mixed`,
-    /// each at its local volume.
-    private func playOut(at now: Int64, mixer: inout Mixer, decoded: inout [Int16], into mixed: inout [Int16]) {
+    /// each at its local volume; returns how long the packets played had been due (the least), in µs.
+    private func playOut(
+        at now: Int64, mixer: inout Mixer, decoded: inout [Int16], into mixed: inout [Int16]
+    ) -> Int64? {
         let version = volumesVersion.load(ordering: .acquiring)
         if version != appliedVolumesVersion {
             appliedVolumesVersion = version
             volumes = sharedVolumes.withLock { $0 }
         }
+        var leastSlack: Int64?
         for (ssrc, speaker) in speakers {
             let decision = speaker.buffer.nextFrame(at: now)
+            if case .packet = decision {
+                let statistics = speaker.buffer.statistics
+                leastSlack = min(leastSlack ?? .max, statistics.playoutDelay - statistics.targetDelay)
+            }
             let produced: Bool = decoded.withUnsafeMutableBufferPointer { frame in
                 switch decision {
                 case .packet(let bytes):
@@ -432,6 +452,7 @@ public final class ClientMedia: @unchecked Sendable {
         mixed.withUnsafeMutableBufferPointer { mixer.render(into: $0) }
         if options.record { recorded.withLock { $0.append(contentsOf: mixed) } }
         if let output = options.output { mixed.withUnsafeBufferPointer { output.playback($0) } }
+        return leastSlack
     }
 
     private func report() {

@@ -48,10 +48,12 @@ public struct RoomAudioSettings: Sendable, Equatable {
 /// A control thread reports device trouble and the microphone's level through `report`.
 public final class RoomAudio: Sendable {
     private let settings: RoomAudioSettings
+    private let devices: RoomAudioDevices
     private let report: @Sendable (RoomAudioReport) -> Void
     private let talk = TalkSwitch(TalkControl(muted: true))
     private let playbackRing = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
     private let lastPlayed = FrameBox()
+    private let playbackQueue = PlaybackQueue()
     private let micLevel = Atomic<Int>(-1)
     private let captureOpens = Atomic<Int>(0)
     private let state = Mutex(State())
@@ -67,9 +69,14 @@ public final class RoomAudio: Sendable {
         var stopping = false
     }
 
-    /// Creates the sound; nothing is opened until ``start()``.
-    public init(settings: RoomAudioSettings, report: @escaping @Sendable (RoomAudioReport) -> Void) {
+    /// Creates the sound; nothing is opened until ``start()``. `devices` opens the microphone and loudspeaker
+    /// (by default the ones `settings` name).
+    public init(
+        settings: RoomAudioSettings, devices: RoomAudioDevices? = nil,
+        report: @escaping @Sendable (RoomAudioReport) -> Void
+    ) {
         self.settings = settings
+        self.devices = devices ?? RoomAudioDevices(settings)
         self.report = report
     }
 
@@ -85,9 +92,8 @@ public final class RoomAudio: Sendable {
     /// control thread.
     public func start() {
         loadVolumes()
-        let output = settings.output
         let stream = AudioStream.playback(
-            device: output.description, open: { () throws(AudioDeviceError) in try output.openOutput() },
+            device: settings.output.description, open: devices.openOutput,
             from: RingReader(playbackRing), onStatus: { [report] in report(.status($0.message)) })
         let started = state.withLock { state -> Bool in
             guard state.playback == nil, !state.stopping else { return false }
@@ -116,7 +122,7 @@ public final class RoomAudio: Sendable {
             }
             let ring = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
             let stream = AudioStream.capture(
-                device: input.description, open: { () throws(AudioDeviceError) in try input.openInput() },
+                device: input.description, open: devices.openInput,
                 into: RingWriter(ring), onStatus: { [report] in report(.status($0.message)) })
             let capture = Capture(stream: stream, ring: ring, pipeline: pipeline)
             let opened = state.withLock { state -> Bool in
@@ -227,28 +233,14 @@ public final class RoomAudio: Sendable {
 
     // MARK: The media thread.
 
-    /// How much mixed audio may wait for the loudspeaker: beyond it a frame is dropped, so a loudspeaker whose
-    /// clock runs slower than the media thread's does not build up delay.
-    static let maximumQueued = AudioFormat.samples(milliseconds: 80)
-
     private func playFrame(_ frame: UnsafeBufferPointer<Int16>) {
         lastPlayed.store(frame)
-        // After the loudspeaker ran dry, queue a frame of silence ahead, so the next late tick does not starve it.
-        if playbackRing.availableToRead < AudioFormat.samplesPerPeriod {
-            _ = playbackRing.writeSilence(count: AudioFormat.samplesPerFrame)
-        }
-        guard playbackRing.availableToRead <= Self.maximumQueued else { return }
-        _ = playbackRing.write(frame)
+        playbackQueue.push(frame, into: playbackRing)
     }
 
     private func captureFrame(_ frame: UnsafeMutableBufferPointer<Int16>) -> Bool {
         guard let capture = state.withLock({ $0.capture }) else { return false }
-        let ring = capture.ring
-        // Keep the microphone within two frames of now; a surplus means its clock runs faster than ours.
-        let surplus = ring.availableToRead - 2 * AudioFormat.samplesPerFrame
-        if surplus > 0 { _ = ring.discard(count: surplus) }
-        guard ring.availableToRead >= frame.count else { return false }
-        _ = ring.read(into: frame)
+        guard capture.queue.take(from: capture.ring, into: frame) else { return false }
         let open = lastPlayed.withFrame { played in
             capture.pipeline.prepare(
                 frame, played: settings.echoCancellation ? played : nil, at: MonotonicClock.microseconds() / 1000)
@@ -303,6 +295,7 @@ private final class Capture: @unchecked Sendable {
     let stream: AudioStream
     let ring: SampleRing
     let pipeline: SendPipeline
+    let queue = CaptureQueue()
 
     init(stream: AudioStream, ring: SampleRing, pipeline: SendPipeline) {
         self.stream = stream

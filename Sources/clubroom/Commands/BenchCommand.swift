@@ -33,9 +33,9 @@ enum BenchCommand: ClubroomCommand {
 
             store: the room state store (10,000 joins, hand raises, role changes). join: N clients joining a \
             server. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
-            delay. cpu: CPU time per minute of audio of the client, 'clubroom join', against a server and three \
-            speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV file through the audio path \
-            and through libopus alone, for bench/quality.
+            delay through a room server. cpu: CPU time per minute of audio of the client, 'clubroom join', \
+            against a server and three speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV \
+            file from one client through a room server to another, and through libopus alone, for bench/quality.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")

@@ -1,14 +1,18 @@
 import AudioCore
 import AudioDevices
+import AudioEngine
 import Foundation
+import RoomAppRuntime
 import Synchronization
 
-/// Mouth-to-ear through real, real-time paced ALSA devices: PulseAudio null sinks reached by ALSA's `pulse`
-/// plugin. Clicks are played into sink `mouth`; the speaking engine captures `mouth.monitor`; the listening
-/// engine plays into sink `ear`; the rig captures `ear.monitor` and finds the clicks. The rig's own path (play
-/// into a sink, capture its monitor) is measured alone first and taken off, so what remains is the engines
-/// plus the speaker's capture device and the listener's playback device, with their buffering.
-public enum DeviceLatencyBenchmark {
+/// Mouth-to-ear through real, real-time paced ALSA devices and a real room server: PulseAudio null sinks
+/// reached by ALSA's `pulse` plugin. Clicks are played into sink `mouth`; the speaking client (the room
+/// screen's sound, as in ``PathLatencyBenchmark``) captures `mouth.monitor` and sends through the server; the
+/// listening client plays into sink `ear`; the rig captures `ear.monitor` and finds the clicks. The rig's own
+/// path (play into a sink, capture its monitor) is measured alone first and taken off, so what remains is the
+/// two clients and the server plus the speaker's capture device and the listener's playback device, with their
+/// buffering.
+public enum PulseLatencyBenchmark {
     /// Why the measurement could not run.
     public struct Unavailable: Error, CustomStringConvertible {
         public var description: String
@@ -24,15 +28,10 @@ public enum DeviceLatencyBenchmark {
         public var clicksSent: Int
 
         /// The `fraction` quantile (0...1) of the delays, nearest rank; 0 with none.
-        public func percentile(_ fraction: Double) -> Double {
-            LatencyBenchmark.Result(
-                link: LinkImpairment(), latencies: latencies, clicksSent: clicksSent, longestGapMilliseconds: 0,
-                receiver: nil
-            ).percentile(fraction)
-        }
+        public func percentile(_ fraction: Double) -> Double { AudioPathBenchmarks.percentile(latencies, fraction) }
     }
 
-    /// Runs the rig alone for a few seconds, then the two engines for `seconds`.
+    /// Runs the rig alone for a few seconds, then through the server for `seconds`.
     public static func run(seconds: Int) throws -> Result {
         guard let pulseaudio = executable("pulseaudio") else {
             throw Unavailable(description: "pulseaudio is not installed (Debian: pulseaudio, libasound2-plugins)")
@@ -61,7 +60,7 @@ public enum DeviceLatencyBenchmark {
             daemon.waitUntilExit()
         }
         for _ in 0..<500 where !FileManager.default.fileExists(atPath: socket) {
-            MonotonicClock.sleep(microseconds: 10_000)
+            pause(microseconds: 10_000)
         }
         guard FileManager.default.fileExists(atPath: socket) else {
             throw Unavailable(description: "the PulseAudio daemon did not start")
@@ -78,15 +77,16 @@ public enum DeviceLatencyBenchmark {
         let rig = try measure(seconds: 5, alsa: alsa, captureDevice: "mouth_monitor", between: nil)
         guard !rig.delays.isEmpty else { throw Unavailable(description: "no click came back through the null sink") }
         let rigMedian = rig.delays.sorted()[rig.delays.count / 2]
-        // Through the engines.
+        // Through the clients and the server.
         let total = try measure(seconds: seconds, alsa: alsa, captureDevice: "ear_monitor", between: alsa)
         return Result(
             rigMilliseconds: rigMedian / 1000, latencies: total.delays.map { ($0 - rigMedian) / 1000 },
             clicksSent: total.sent)
     }
 
-    /// Plays clicks into `mouth_play` and finds them in `captureDevice`; with `between`, a speaking engine
-    /// captures `mouth_monitor` and a listening engine plays into `ear_play`. Returns the delays in µs.
+    /// Plays clicks into `mouth_play` and finds them in `captureDevice`; with `between`, a speaking client
+    /// captures `mouth_monitor` and sends through a room server to a listening client that plays into
+    /// `ear_play`. Returns the delays in µs.
     static func measure(
         seconds: Int, alsa: ALSAOptions, captureDevice: String, between: ALSAOptions?
     ) throws
@@ -94,29 +94,42 @@ public enum DeviceLatencyBenchmark {
     {
         let clicks = ClickSource()
         let finder = ClickSink()
-        let options = StreamOptions(realTimePriority: true)
-        var engines: [AudioEngine] = []
+        // The rig's own streams run at normal priority: ALSA's pulse plugin waits for capture data by polling, and
+        // two such loops at real-time priority on a two-core machine starve the PulseAudio client threads that
+        // would deliver the data, so the reads never return.
+        let options = StreamOptions(realTimePriority: false)
+        var room: BenchRoom?
+        var clients: [ScreenClient] = []
+        defer {
+            for client in clients { client.close() }
+            room?.shutdown()
+        }
         if let between {
-            let listener = try AudioEngine(
-                configuration: AudioEngineConfiguration(
-                    input: .silence, output: .alsa("ear_play"), alsaOptions: between, streamOptions: options))
-            var send = SendPipeline.Configuration(voiceProcessing: false)
-            send.encoder.discontinuousTransmission = false
-            let sequence = Atomic<Int>(0)
-            let speaker = try AudioEngine(
-                configuration: AudioEngineConfiguration(
-                    input: .alsa("mouth_monitor"), output: .null, send: send, alsaOptions: between,
-                    streamOptions: options),
-                onEncoded: { packet in
-                    let number = UInt16(truncatingIfNeeded: sequence.add(1, ordering: .relaxed).oldValue)
-                    listener.receive(
-                        speaker: "speaker", ssrc: 1, sequence: number, timestamp: packet.timestamp,
-                        payload: packet.payload)
-                })
-            try listener.start()
-            try speaker.start()
-            try speaker.startCapture()
-            engines = [listener, speaker]
+            let server = try BenchRoom()
+            room = server
+            // The send pipeline is set up as for a virtual microphone (no voice processing): gain control would
+            // lift the rig's quiet tone above the click detector's threshold, and voice processing works frame by
+            // frame, adding no delay. The microphone itself is the ALSA device.
+            let listener = try ScreenClient(
+                room: server, identity: "listener", role: "audience", relay: nil,
+                settings: RoomAudioSettings(input: .silence, output: .alsa("ear_play"), echoCancellation: false),
+                devices: RoomAudioDevices(
+                    openInput: { () throws(AudioDeviceError) in SilenceInput(name: "silence", pacing: .realTime) },
+                    openOutput: { () throws(AudioDeviceError) in try ALSAOutput(name: "ear_play", options: between) }
+                ))
+            clients.append(listener)
+            let speaker = try ScreenClient(
+                room: server, identity: "speaker", role: "speaker", relay: nil,
+                settings: RoomAudioSettings(input: .tone(hertz: 300), output: .null, echoCancellation: false),
+                devices: RoomAudioDevices(
+                    openInput: { () throws(AudioDeviceError) in
+                        try ALSAInput(name: "mouth_monitor", options: between)
+                    },
+                    openOutput: { () throws(AudioDeviceError) in NullOutput(name: "null", pacing: .realTime) }))
+            clients.append(speaker)
+            try listener.client.join()
+            try speaker.client.join()
+            try speaker.speak()
         }
         let statuses = Mutex<[String]>([])
         let record: @Sendable (DeviceStatus) -> Void = { status in statuses.withLock { $0.append(status.message) } }
@@ -126,25 +139,16 @@ public enum DeviceLatencyBenchmark {
             alsaDevice: "mouth_play", alsaOptions: alsa, from: clicks, options: options, onStatus: record)
         detector.start()
         player.start()
-        MonotonicClock.sleep(microseconds: Int64(seconds) * 1_000_000)
+        pause(microseconds: Int64(seconds) * 1_000_000)
         player.stop()
         detector.stop()
-        for engine in engines { engine.stop() }
         if let problem = statuses.withLock({ $0.first }) { throw Unavailable(description: problem) }
 
         let sent = clicks.onsets.values
         let received = finder.onsets.values
         guard let first = sent.first else { return ([], 0) }
         let counted = sent.filter { $0 - first >= 1_000_000 && $0 < sent.last! }
-        var delays: [Double] = []
-        var next = 0
-        for onset in counted {
-            while next < received.count && received[next] < onset { next += 1 }
-            guard next < received.count, received[next] - onset < 400_000 else { continue }
-            delays.append(Double(received[next] - onset))
-            next += 1
-        }
-        return (delays, counted.count)
+        return (clickDelays(sent: counted, found: received).map { $0 * 1000 }, counted.count)
     }
 
     static func executable(_ name: String) -> String? {
@@ -158,16 +162,11 @@ public enum DeviceLatencyBenchmark {
 private final class ClickSource: SampleSource, @unchecked Sendable {
     // `@unchecked`: only the playback thread calls `read`; `onsets` is read after the stream has stopped.
     let onsets = EventTimes()
-    private var tone = ToneGenerator(frequency: 300, amplitude: 0.09)
-    private var injector = ClickInjector(interval: LatencyBenchmark.clickInterval)
+    private var signal = ClickSignal()
 
     func read(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
         let now = MonotonicClock.microseconds()
-        let position = injector.position
-        tone.fill(buffer)
-        injector.process(buffer)
-        let offset = (injector.interval - position % injector.interval) % injector.interval
-        if offset < buffer.count {
+        if let offset = signal.fill(buffer) {
             onsets.append(now + AudioFormat.microseconds(samples: Int64(offset)))
         }
         return buffer.count

@@ -1,0 +1,91 @@
+import AudioCore
+
+/// How much mixed audio waits for the loudspeaker, kept as small as a late tick allows.
+///
+/// The media thread writes a 20 ms frame every tick; the playback thread reads a 10 ms period every 10 ms.
+/// Whatever is queued when a frame is written is delay added to everything heard. One period queued ahead is
+/// enough: a tick may then be late by the time to the device's next read without the device running dry.
+/// When it does run (nearly) dry, one period of silence is queued ahead again; when the queue has stayed a
+/// period above that for a second (an early start, a slow loudspeaker clock), one period of the next frame is
+/// dropped, so neither late ticks nor clock drift build up delay. Used on the media thread only.
+final class PlaybackQueue: @unchecked Sendable {
+    // `@unchecked`: only the media thread (the feed's playback side) touches it.
+    /// The most that may be queued; beyond it a whole frame is dropped.
+    static let maximumQueued = AudioFormat.samples(milliseconds: 80)
+    /// Ticks over which the lowest queue is watched before a standing surplus is dropped.
+    static let window = 50
+
+    private var lowest = Int.max
+    private var ticks = 0
+
+    /// Queues `frame` (960 samples) on `ring`, the playback thread's.
+    func push(_ frame: UnsafeBufferPointer<Int16>, into ring: SampleRing) {
+        let period = AudioFormat.samplesPerPeriod
+        let queued = ring.availableToRead
+        guard queued <= Self.maximumQueued else { return }
+        lowest = min(lowest, queued)
+        ticks += 1
+        var start = 0
+        if queued < period / 2 {
+            _ = ring.writeSilence(count: period)
+            restartWindow()
+        } else if ticks >= Self.window {
+            if lowest >= 2 * period { start = period }
+            restartWindow()
+        }
+        _ = ring.write(UnsafeBufferPointer(rebasing: frame[start...]))
+    }
+
+    private func restartWindow() {
+        lowest = Int.max
+        ticks = 0
+    }
+}
+
+/// How the media thread takes the microphone's 20 ms frames from the capture ring, kept as fresh as the
+/// device's pace allows.
+///
+/// The capture thread writes a 10 ms period every 10 ms; the media thread takes a frame every tick. What stays
+/// in the ring after a take is delay added to everything sent. A surplus beyond two frames is dropped at once
+/// (the microphone's clock runs faster than ours). When at least a period has stayed behind after every take
+/// for a second, one period is dropped, unless the ring ran short (a take found less than a frame, after the
+/// first) in the last ten seconds: that happens when ticks fall just after the device's writes, where the spare period is needed.
+/// Used on the media thread only.
+final class CaptureQueue: @unchecked Sendable {
+    // `@unchecked`: only the media thread (the feed's capture side) touches it.
+    /// Ticks over which the lowest level is watched before a standing period is dropped.
+    static let window = 50
+    /// Ticks after a short take during which nothing is dropped.
+    static let holdAfterShortfall = 500
+
+    private var lowest = Int.max
+    private var ticks = 0
+    private var hold = 0
+    private var taken = false
+
+    /// Reads the next frame into `frame` (960 samples); false when the ring does not hold a whole one.
+    func take(from ring: SampleRing, into frame: UnsafeMutableBufferPointer<Int16>) -> Bool {
+        let period = AudioFormat.samplesPerPeriod
+        let surplus = ring.availableToRead - 2 * frame.count
+        if surplus > 0 { _ = ring.discard(count: surplus) }
+        let available = ring.availableToRead
+        guard available >= frame.count else {
+            // Before the first frame the device is only starting: that is no sign of the ticks' phase.
+            if taken { hold = Self.holdAfterShortfall }
+            lowest = Int.max
+            ticks = 0
+            return false
+        }
+        taken = true
+        hold = max(0, hold - 1)
+        lowest = min(lowest, available)
+        ticks += 1
+        if ticks >= Self.window {
+            if lowest >= frame.count + period, hold == 0 { _ = ring.discard(count: period) }
+            lowest = Int.max
+            ticks = 0
+        }
+        _ = ring.read(into: frame)
+        return true
+    }
+}
