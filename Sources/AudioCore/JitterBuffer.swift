@@ -45,6 +45,10 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
     public var lossDelay: Int64 = 0
     /// How many ticks after the last loss `lossDelay` still applies.
     public var lossMemory: Int = 500
+    /// A talk spurt after a pause keeps the previous spurt's timing (the pause lasts exactly as long as the
+    /// sender's) unless the target schedule differs from it by more than this, in µs; 0 always re-anchors on
+    /// the target. Small moves of the target would otherwise shift a spurt by a whole tick now and then.
+    public var spurtHysteresis: Int64 = 10_000
 
     /// The default tuning.
     public init() {}
@@ -140,6 +144,8 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
     private var lastTransit: Int64?
     private var jitterEstimate = 0.0
     private var lossTicksLeft = 0
+    /// When the last frame played was played (the caller's time) and its RTP timestamp, for the next spurt.
+    private var lastPlayed: (time: Int64, timestamp: Int64)?
 
     /// A buffer with `configuration` (values out of range are clamped to sane ones).
     public init(configuration: JitterBufferConfiguration = JitterBufferConfiguration()) {
@@ -352,6 +358,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
 
     private mutating func resetTiming() {
         baseline = nil
+        lastPlayed = nil
         blockMinimumCount = 0
         blockMinimumNext = 0
         currentBlockMinimum = Int64.max
@@ -392,6 +399,19 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
         base + AudioFormat.microseconds(samples: timestamp) + statistics.targetDelay
     }
 
+    /// When a talk spurt starting at `timestamp` should play: on the previous spurt's timing, from the tick half
+    /// a frame before it on (ticks are a frame apart, so exactly one tick qualifies), while the target schedule
+    /// is within `spurtHysteresis` of that; otherwise on the target schedule.
+    private func spurtDue(_ timestamp: Int64, base: Int64) -> Int64 {
+        let scheduled = due(timestamp, base: base)
+        guard let lastPlayed, configuration.spurtHysteresis > 0, timestamp > lastPlayed.timestamp else {
+            return scheduled
+        }
+        let continued = lastPlayed.time + AudioFormat.microseconds(samples: timestamp - lastPlayed.timestamp)
+        guard abs(scheduled - continued) <= configuration.spurtHysteresis else { return scheduled }
+        return continued - AudioFormat.microseconds(samples: Self.frameSamples) / 2
+    }
+
     // MARK: - Playout
 
     /// Decides what to play for the next 20 ms frame. Call once per tick, with the tick's time in µs.
@@ -426,7 +446,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
         // on the schedule the lost packet would have had.
         let recoverFirst = nextSequence.map { sequence == $0 + 1 } ?? false
         let startTimestamp = recoverFirst ? slotTimestamp[head] - Self.frameSamples : slotTimestamp[head]
-        guard now >= due(startTimestamp, base: base) else { return .silence }
+        guard now >= spurtDue(startTimestamp, base: base) else { return .silence }
         phase = .playing
         holdCount = 0
         if let next = nextSequence, sequence > next {
@@ -524,6 +544,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
         nextSequence = sequence + 1
         playoutTimestamp = timestamp + Self.frameSamples
         holdCount = 0
+        lastPlayed = (now, timestamp)
         statistics.playoutDelay = now - base - AudioFormat.microseconds(samples: timestamp)
         guard let payload else { return .conceal }
         return .packet(payload)

@@ -359,3 +359,41 @@ func playedFrames(_ records: [TickRecord]) -> [Int] {
         #expect(statistics.lost >= 0 && statistics.late >= 0 && statistics.overflow >= 0)
     }
 }
+
+/// A talk spurt after a pause keeps the previous spurt's timing while the target moved only a little.
+@Suite struct JitterBufferSpurtTests {
+    /// Two spurts of 50 frames a second apart; in the first, every tenth packet is 23 ms late, which lifts the
+    /// target from its 20 ms floor to 24 ms near the end of that spurt.
+    func pauseAfterJitter(
+        hysteresis: Int64, lateBy: Int64 = 38_000
+    ) -> (pause: Int, before: Int64, after: Int64, target: Int64) {
+        var configuration = JitterBufferConfiguration()
+        configuration.spurtHysteresis = hysteresis
+        var buffer = JitterBuffer<Int>(configuration: configuration)
+        let packets = scriptedStream(
+            frames: 0..<100, timestampOffset: { $0 >= 50 ? 48_000 : 0 },
+            delay: { $0 < 50 && $0 % 10 == 9 ? 25_000 + lateBy : 25_000 })
+        let records = run(packets, ticks: 170, firstTick: 24_000, buffer: &buffer)
+        let decisions = records.map(\.decision)
+        let last = decisions.firstIndex(of: .packet(49))!
+        let resume = decisions.firstIndex(of: .packet(50))!
+        return (
+            resume - last, records[last].statistics.playoutDelay, records[resume].statistics.playoutDelay,
+            records[resume].statistics.targetDelay
+        )
+    }
+
+    @Test func aSmallRiseOfTheTargetDoesNotShiftTheNextSpurt() {
+        // The first spurt plays 39 ms behind the baseline; the target ends at 40 ms, 1 ms past that schedule.
+        let kept = pauseAfterJitter(hysteresis: JitterBufferConfiguration().spurtHysteresis)
+        #expect(kept.before == 39_000 && kept.target == 40_000)
+        // The pause lasts as long as the sender's (50 frames of DTX), and the second spurt plays on the first's
+        // timing.
+        #expect(kept.pause == 51)
+        #expect(kept.after == 39_000)
+        // Re-anchored on the target instead, the second spurt would start a whole tick later.
+        let moved = pauseAfterJitter(hysteresis: 0)
+        #expect(moved.pause == 52)
+        #expect(moved.after == 59_000)
+    }
+}
