@@ -147,6 +147,6 @@ let package = Package(
         .testTarget(name: "MediaClientTests", dependencies: ["MediaClient"]),
         .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
         // Runs the built clubroom: a server and bots over loopback.
-        .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore"]),
+        .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore", "RoomTesting"]),
     ]
 )

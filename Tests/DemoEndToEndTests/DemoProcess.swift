@@ -7,25 +7,6 @@ struct DemoTestError: Error, CustomStringConvertible {
     var description: String
 }
 
-/// The built `clubroom` executable: `CLUBROOM_BINARY` when set, else next to the test bundle, else under this
-/// package's `.build/debug`.
-func clubroomBinary() throws -> URL {
-    var candidates: [URL] = []
-    if let override = ProcessInfo.processInfo.environment["CLUBROOM_BINARY"] {
-        candidates.append(URL(fileURLWithPath: override))
-    }
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-    while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
-    candidates.append(directory.appendingPathComponent("clubroom"))
-    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    candidates.append(packageRoot.appendingPathComponent(".build/debug/clubroom"))
-    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
-        return candidate
-    }
-    throw DemoTestError(description: "clubroom binary not found in \(candidates.map(\.path))")
-}
-
 /// A fresh directory for one test: the demo's TMPDIR (where it makes its data directory) and XDG_STATE_HOME (its
 /// log), so a test can check that the demo removed what it made.
 func scratchDirectory(_ name: String) throws -> URL {

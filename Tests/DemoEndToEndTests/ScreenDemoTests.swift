@@ -1,4 +1,5 @@
 import Foundation
+import RoomTesting
 import Testing
 
 /// A tmux server of the test's own, so nothing the test does touches another tmux.

@@ -1,23 +1,6 @@
 import Foundation
+import RoomTesting
 import Synchronization
-
-/// The built `clubroom`: `CLUBROOM_BINARY`, else next to the test bundle, else `.build/debug`.
-func clubroomBinary() throws -> URL {
-    var candidates: [URL] = []
-    if let override = ProcessInfo.processInfo.environment["CLUBROOM_BINARY"] {
-        candidates.append(URL(fileURLWithPath: override))
-    }
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-    while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
-    candidates.append(directory.appendingPathComponent("clubroom"))
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    candidates.append(root.appendingPathComponent(".build/debug/clubroom"))
-    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
-        return candidate
-    }
-    throw TestFailure("clubroom binary not found; build it with 'swift build --build-tests'")
-}
 
 struct TestFailure: Error, CustomStringConvertible {
     var description: String
