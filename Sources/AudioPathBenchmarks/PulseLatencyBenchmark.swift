@@ -33,38 +33,18 @@ public enum PulseLatencyBenchmark {
 
     /// Runs the rig alone for a few seconds, then through the server for `seconds`.
     public static func run(seconds: Int) throws -> Result {
-        guard let pulseaudio = executable("pulseaudio") else {
+        guard let pulseaudio = PrivatePulseAudio.executablePath() else {
             throw Unavailable(description: "pulseaudio is not installed (Debian: pulseaudio, libasound2-plugins)")
         }
         let directory = NSTemporaryDirectory() + "clubroom-latency-\(UInt64.random(in: 0...UInt64.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let socket = directory + "/native"
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: pulseaudio)
-        daemon.arguments = [
-            "-n", "--daemonize=no", "--exit-idle-time=20", "--use-pid-file=no", "--disallow-exit",
-            "-L", "module-null-sink sink_name=mouth rate=48000 channels=1",
-            "-L", "module-null-sink sink_name=ear rate=48000 channels=1",
-            "-L", "module-native-protocol-unix auth-anonymous=1 socket=\(socket)",
-        ]
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_RUNTIME_DIR"] = directory
-        environment["HOME"] = directory
-        daemon.environment = environment
-        daemon.standardOutput = FileHandle.nullDevice
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
-        defer {
-            daemon.terminate()
-            daemon.waitUntilExit()
-        }
-        for _ in 0..<500 where !FileManager.default.fileExists(atPath: socket) {
-            pause(microseconds: 10_000)
-        }
-        guard FileManager.default.fileExists(atPath: socket) else {
+        let daemon = try PrivatePulseAudio(executable: pulseaudio, directory: directory, sinks: ["mouth", "ear"])
+        defer { daemon.stop() }
+        guard daemon.isListening() else {
             throw Unavailable(description: "the PulseAudio daemon did not start")
         }
+        let socket = daemon.socket
         let configuration = ["mouth", "ear"].map { sink in
             """
             pcm.\(sink)_play { type pulse; server "unix:\(socket)"; device "\(sink)" }
@@ -149,11 +129,6 @@ public enum PulseLatencyBenchmark {
         guard let first = sent.first else { return ([], 0) }
         let counted = sent.filter { $0 - first >= 1_000_000 && $0 < sent.last! }
         return (clickDelays(sent: counted, found: received).map { $0 * 1000 }, counted.count)
-    }
-
-    static func executable(_ name: String) -> String? {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return paths.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 }
 

@@ -11,11 +11,6 @@ import Testing
 /// process's environment changes. Needs the Debian packages `pulseaudio` and `libasound2-plugins`; without
 /// them the test says so and passes.
 @Suite struct PulseAudioTests {
-    static func pulseaudioPath() -> String? {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return paths.map { "\($0)/pulseaudio" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
     static func pulsePluginInstalled() -> Bool {
         let directories = [
             "/usr/lib/x86_64-linux-gnu/alsa-lib", "/usr/lib/aarch64-linux-gnu/alsa-lib", "/usr/lib/alsa-lib",
@@ -23,70 +18,15 @@ import Testing
         return directories.contains { FileManager.default.fileExists(atPath: $0 + "/libasound_module_pcm_pulse.so") }
     }
 
-    /// A PulseAudio daemon with one null sink, `room`, listening on a socket in `directory`. It also exits by
-    /// itself 20 s after its last client leaves, so a test that crashes does not leave it behind.
-    final class Daemon {
-        let process = Process()
-        let socket: String
-
-        init(executable: String, directory: TemporaryDirectory) throws {
-            socket = directory.file("native")
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = [
-                "-n", "--daemonize=no", "--exit-idle-time=20", "--use-pid-file=no", "--disallow-exit",
-                // Its mixing thread at real-time priority when allowed, as a desktop's daemon has it.
-                "--realtime=yes", "--high-priority=yes",
-                "--log-target=stderr", "-L", "module-null-sink sink_name=room rate=48000 channels=1",
-                "-L", "module-native-protocol-unix auth-anonymous=1 socket=\(socket)",
-            ]
-            var environment = ProcessInfo.processInfo.environment
-            environment["XDG_RUNTIME_DIR"] = directory.path
-            environment["HOME"] = directory.path
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-            try process.run()
-        }
-
-        func stop() {
-            process.terminate()
-            process.waitUntilExit()
-        }
-
-        /// Whether the daemon accepts connections on its socket within `seconds`: the socket file appears before
-        /// the daemon listens on it, and a busy machine can stretch that moment.
-        func isListening(within seconds: Double = 20) -> Bool {
-            waitUntil(limit: seconds) { Self.accepts(socket) }
-        }
-
-        private static func accepts(_ path: String) -> Bool {
-            let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            guard descriptor >= 0 else { return false }
-            defer { close(descriptor) }
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            let bytes = Array(path.utf8)
-            guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                raw.copyBytes(from: bytes)
-                raw[bytes.count] = 0
-            }
-            return withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
-                }
-            }
-        }
-    }
-
     @Test func aToneCrossesANullSinkInRealTime() throws {
-        guard let executable = Self.pulseaudioPath(), Self.pulsePluginInstalled() else {
+        guard let executable = PrivatePulseAudio.executablePath(), Self.pulsePluginInstalled() else {
             print("skipping the PulseAudio loopback test: install pulseaudio and libasound2-plugins to run it")
             return
         }
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let daemon = try Daemon(executable: executable, directory: directory)
+        let daemon = try PrivatePulseAudio(
+            executable: executable, directory: directory.path, sinks: ["room"], highPriority: true)
         defer { daemon.stop() }
         try #require(daemon.isListening())
 
@@ -160,13 +100,14 @@ import Testing
     }
 
     @Test func anUnderrunIsRecoveredAndCounted() throws {
-        guard let executable = Self.pulseaudioPath(), Self.pulsePluginInstalled() else {
+        guard let executable = PrivatePulseAudio.executablePath(), Self.pulsePluginInstalled() else {
             print("skipping the PulseAudio underrun test: install pulseaudio and libasound2-plugins to run it")
             return
         }
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let daemon = try Daemon(executable: executable, directory: directory)
+        let daemon = try PrivatePulseAudio(
+            executable: executable, directory: directory.path, sinks: ["room"], highPriority: true)
         defer { daemon.stop() }
         try #require(daemon.isListening())
         // `handle_underrun` makes the plugin report an empty buffer as ALSA's underrun (EPIPE).
