@@ -124,7 +124,10 @@ public final class RoomServerRuntime: Sendable {
             },
             onOpen: { connection in state.opened(connection) },
             onMessage: { connection, payload in state.received(payload, on: connection) },
-            onClose: { connection, code, reason in state.closed(connection, code: code, reason: reason) })
+            onClose: { connection, code, reason in state.closed(connection, code: code, reason: reason) },
+            onFailedHandshake: { address, problem in
+                log.info("connection from \(address) ended before it opened: \(problem)")
+            })
         do {
             server = try WebSocketServer(
                 host: configuration.host, port: configuration.port, tls: configuration.tls, options: options,

@@ -220,7 +220,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     }
 
     private func failBeforeOpen(_ problem: String) {
-        if role == .client && !opened {
+        guard state != .closed else { return }
+        if !opened {
             events.failedBeforeOpen(TransportError(place: "websocket connect \(remoteAddress)", problem: problem))
         }
         report(.abnormalClosure, problem)

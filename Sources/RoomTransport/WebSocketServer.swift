@@ -23,6 +23,9 @@ public final class WebSocketServer: @unchecked Sendable {
         /// The connection closed (exactly once per opened connection): the close code and reason of the closing
         /// handshake, 1006 when the peer vanished, or the code this side closed with.
         public var onClose: @Sendable (WebSocketConnection, WebSocketCloseCode, String) -> Void
+        /// A connection ended before it opened (TLS or HTTP handshake failed, timed out, or the peer left): the
+        /// peer's address and the problem. Rejected upgrades answered with an HTTP status are not reported here.
+        public var onFailedHandshake: @Sendable (String, String) -> Void
 
         public init(
             onUpgrade: @escaping @Sendable (WebSocketUpgradeRequest, WebSocketConnection) -> UpgradeDecision = {
@@ -30,12 +33,14 @@ public final class WebSocketServer: @unchecked Sendable {
             },
             onOpen: @escaping @Sendable (WebSocketConnection) -> Void = { _ in },
             onMessage: @escaping @Sendable (WebSocketConnection, WebSocketPayload) -> Void = { _, _ in },
-            onClose: @escaping @Sendable (WebSocketConnection, WebSocketCloseCode, String) -> Void = { _, _, _ in }
+            onClose: @escaping @Sendable (WebSocketConnection, WebSocketCloseCode, String) -> Void = { _, _, _ in },
+            onFailedHandshake: @escaping @Sendable (String, String) -> Void = { _, _ in }
         ) {
             self.onUpgrade = onUpgrade
             self.onOpen = onOpen
             self.onMessage = onMessage
             self.onClose = onClose
+            self.onFailedHandshake = onFailedHandshake
         }
     }
 
@@ -127,6 +132,7 @@ public final class WebSocketServer: @unchecked Sendable {
         events.open = { handler.onOpen($0) }
         events.message = { handler.onMessage($0, $1) }
         events.close = { handler.onClose($0, $1, $2) }
+        events.failedBeforeOpen = { handler.onFailedHandshake(address, $0.problem) }
         events.finished = { [weak self] connection in
             guard let self else { return }
             connections[connection.id] = nil
@@ -146,14 +152,16 @@ public final class WebSocketServer: @unchecked Sendable {
         let connection = WebSocketConnection(
             loop: loop, descriptor: descriptor, remoteAddress: address, role: .server, stream: stream,
             isTLS: listener.tls != nil, connecting: false, options: listener.options, events: events)
+        // Counted before it starts: a TLS handshake that fails at once finishes the connection inside start().
+        connections[connection.id] = connection
+        count.withLock { $0 += 1 }
         do {
             try connection.start()
         } catch {
+            connections[connection.id] = nil
+            count.withLock { $0 -= 1 }
             stream.close()
-            return
         }
-        connections[connection.id] = connection
-        count.withLock { $0 += 1 }
     }
 }
 

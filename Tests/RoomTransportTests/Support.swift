@@ -36,6 +36,8 @@ enum ServerEvent: Sendable, Equatable {
     case opened(String)
     case message(WebSocketPayload)
     case closed(UInt16, String)
+    /// A connection that ended before it opened, with the problem and the seconds since the server started.
+    case failedHandshake(String, seconds: Int)
 }
 
 /// An echo server: echoes every message; `close CODE REASON` makes it close with that code.
@@ -43,7 +45,8 @@ func startEchoServer(
     tls: TLSServerConfiguration? = nil, options: WebSocketOptions = WebSocketOptions(),
     recorder: Recorder<ServerEvent> = Recorder()
 ) throws -> WebSocketServer {
-    try WebSocketServer(
+    let started = ContinuousClock.now
+    return try WebSocketServer(
         host: "127.0.0.1", port: 0, tls: tls, options: options,
         handler: WebSocketServer.Handler(
             onUpgrade: { request, _ in
@@ -66,7 +69,10 @@ func startEchoServer(
                     }
                 }
             },
-            onClose: { _, code, reason in recorder.record(.closed(code.rawValue, reason)) }
+            onClose: { _, code, reason in recorder.record(.closed(code.rawValue, reason)) },
+            onFailedHandshake: { _, problem in
+                recorder.record(.failedHandshake(problem, seconds: Int(started.duration(to: .now).components.seconds)))
+            }
         ))
 }
 
