@@ -25,13 +25,18 @@ public final class AudioFeed: Sendable, Equatable {
     public let capture: @Sendable (UnsafeMutableBufferPointer<Int16>) -> Bool
     /// Takes the 960-sample mixed frame of what the client hears.
     public let playback: @Sendable (UnsafeBufferPointer<Int16>) -> Void
+    /// After a frame was captured: how long, in µs, the device's newest period had waited before this tick
+    /// took it, or nil when that is not known. The tick moves to follow it while nothing is played.
+    public let captureWait: @Sendable () -> Int64?
 
     public init(
         capture: @escaping @Sendable (UnsafeMutableBufferPointer<Int16>) -> Bool = { _ in false },
-        playback: @escaping @Sendable (UnsafeBufferPointer<Int16>) -> Void = { _ in }
+        playback: @escaping @Sendable (UnsafeBufferPointer<Int16>) -> Void = { _ in },
+        captureWait: @escaping @Sendable () -> Int64? = { nil }
     ) {
         self.capture = capture
         self.playback = playback
+        self.captureWait = captureWait
     }
 
     public static func == (lhs: AudioFeed, rhs: AudioFeed) -> Bool { lhs === rhs }
@@ -116,7 +121,7 @@ public final class ClientMedia: @unchecked Sendable {
     private var sequence = UInt16.random(in: 0...UInt16.max)
     private var timestamp = UInt32.random(in: 0...UInt32.max)
     private var packetsSent = 0
-    private var tickPhase = TickPhase()
+    private var tickSchedule = TickSchedule()
 
     private final class Speaker {
         var buffer = JitterBuffer<[UInt8]>(configuration: ClientMedia.jitter)
@@ -266,11 +271,13 @@ public final class ClientMedia: @unchecked Sendable {
             nextTick += 20_000
             // After a stall, catch up without a burst of frames.
             if tickTime - nextTick > 200_000 { nextTick = tickTime + 20_000 }
+            var captureWait: Int64?
             if encoder != nil, fillMicrophone(&frame) {
                 sendFrame(frame, buffer: buffer)
+                if case .live(let feed) = options.source { captureWait = feed.captureWait() }
             }
             let slack = playOut(at: tickTime, mixer: &mixer, decoded: &decoded, into: &mixed)
-            nextTick -= tickPhase.observe(slack: slack)
+            nextTick -= tickSchedule.earlier(playoutSlack: slack, captureWait: captureWait)
             if tickTime - lastStats >= 1_000_000 {
                 lastStats = tickTime
                 report()

@@ -55,6 +55,9 @@ public final class RoomAudio: Sendable {
     private let lastPlayed = FrameBox()
     private let playbackQueue = PlaybackQueue()
     private let micLevel = Atomic<Int>(-1)
+    /// How long the newest captured period had waited when the media thread last took a frame, in µs (-1:
+    /// unknown). Written and read on the media thread.
+    private let captureWait = Atomic<Int64>(-1)
     private let captureOpens = Atomic<Int>(0)
     private let state = Mutex(State())
 
@@ -121,10 +124,11 @@ public final class RoomAudio: Sendable {
                 return
             }
             let ring = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
+            let writer = RingWriter(ring)
             let stream = AudioStream.capture(
                 device: input.description, open: devices.openInput,
-                into: RingWriter(ring), onStatus: { [report] in report(.status($0.message)) })
-            let capture = Capture(stream: stream, ring: ring, pipeline: pipeline)
+                into: writer, onStatus: { [report] in report(.status($0.message)) })
+            let capture = Capture(stream: stream, ring: ring, lastWrite: writer.lastWrite, pipeline: pipeline)
             let opened = state.withLock { state -> Bool in
                 guard state.capture == nil, !state.stopping else { return false }
                 state.capture = capture
@@ -213,7 +217,11 @@ public final class RoomAudio: Sendable {
         }
         old?.stop()
         let feed = AudioFeed(
-            capture: { [self] frame in captureFrame(frame) }, playback: { [self] frame in playFrame(frame) })
+            capture: { [self] frame in captureFrame(frame) }, playback: { [self] frame in playFrame(frame) },
+            captureWait: { [self] in
+                let wait = captureWait.load(ordering: .relaxed)
+                return wait < 0 ? nil : wait
+            })
         do {
             let media = try ClientMedia(
                 offer: offer, options: ClientMedia.Options(source: .live(feed), output: feed),
@@ -241,6 +249,8 @@ public final class RoomAudio: Sendable {
     private func captureFrame(_ frame: UnsafeMutableBufferPointer<Int16>) -> Bool {
         guard let capture = state.withLock({ $0.capture }) else { return false }
         guard capture.queue.take(from: capture.ring, into: frame) else { return false }
+        let written = capture.lastWrite.time
+        captureWait.store(written > 0 ? max(0, MonotonicClock.microseconds() - written) : -1, ordering: .relaxed)
         let open = lastPlayed.withFrame { played in
             capture.pipeline.prepare(
                 frame, played: settings.echoCancellation ? played : nil, at: MonotonicClock.microseconds() / 1000)
@@ -294,12 +304,14 @@ private final class Capture: @unchecked Sendable {
     // the ring are safe to share.
     let stream: AudioStream
     let ring: SampleRing
+    let lastWrite: WriteStamp
     let pipeline: SendPipeline
     let queue = CaptureQueue()
 
-    init(stream: AudioStream, ring: SampleRing, pipeline: SendPipeline) {
+    init(stream: AudioStream, ring: SampleRing, lastWrite: WriteStamp, pipeline: SendPipeline) {
         self.stream = stream
         self.ring = ring
+        self.lastWrite = lastWrite
         self.pipeline = pipeline
     }
 }
@@ -323,11 +335,24 @@ private final class FrameBox: @unchecked Sendable {
     }
 }
 
-/// The capture device thread's end of a ring.
+/// When the capture thread last wrote a period, in `MonotonicClock` µs (0: never).
+private final class WriteStamp: Sendable {
+    private let stamp = Atomic<Int64>(0)
+    var time: Int64 { stamp.load(ordering: .acquiring) }
+    func mark() { stamp.store(MonotonicClock.microseconds(), ordering: .releasing) }
+}
+
+/// The capture device thread's end of a ring; stamps each write (a clock read and an atomic store, safe on the
+/// audio thread).
 private final class RingWriter: SampleSink {
     let ring: SampleRing
+    let lastWrite = WriteStamp()
     init(_ ring: SampleRing) { self.ring = ring }
-    func write(_ samples: UnsafeBufferPointer<Int16>) -> Int { ring.write(samples) }
+    func write(_ samples: UnsafeBufferPointer<Int16>) -> Int {
+        let written = ring.write(samples)
+        lastWrite.mark()
+        return written
+    }
 }
 
 /// The playback device thread's end of a ring.

@@ -48,20 +48,21 @@ final class PlaybackQueue: @unchecked Sendable {
 /// The capture thread writes a 10 ms period every 10 ms; the media thread takes a frame every tick. What stays
 /// in the ring after a take is delay added to everything sent. A surplus beyond two frames is dropped at once
 /// (the microphone's clock runs faster than ours). When at least a period has stayed behind after every take
-/// for a second, one period is dropped, unless the ring ran short (a take found less than a frame, after the
-/// first) in the last ten seconds: that happens when ticks fall just after the device's writes, where the spare period is needed.
-/// Used on the media thread only.
+/// for a second, one period is dropped. A take that finds less than a frame (once the first second of takes
+/// is over: a starting device is no sign of anything) means the device's writes can come after the tick; for
+/// the next ten seconds one spare period is kept then, but never more: a stalled device that catches up with a
+/// burst leaves two, and the second goes after a second like any other. Used on the media thread only.
 final class CaptureQueue: @unchecked Sendable {
     // `@unchecked`: only the media thread (the feed's capture side) touches it.
     /// Ticks over which the lowest level is watched before a standing period is dropped.
     static let window = 50
-    /// Ticks after a short take during which nothing is dropped.
+    /// Ticks after a short take during which one spare period is kept.
     static let holdAfterShortfall = 500
 
     private var lowest = Int.max
     private var ticks = 0
     private var hold = 0
-    private var taken = false
+    private var takes = 0
 
     /// Reads the next frame into `frame` (960 samples); false when the ring does not hold a whole one.
     func take(from ring: SampleRing, into frame: UnsafeMutableBufferPointer<Int16>) -> Bool {
@@ -70,18 +71,18 @@ final class CaptureQueue: @unchecked Sendable {
         if surplus > 0 { _ = ring.discard(count: surplus) }
         let available = ring.availableToRead
         guard available >= frame.count else {
-            // Before the first frame the device is only starting: that is no sign of the ticks' phase.
-            if taken { hold = Self.holdAfterShortfall }
+            if takes >= Self.window { hold = Self.holdAfterShortfall }
             lowest = Int.max
             ticks = 0
             return false
         }
-        taken = true
+        takes += 1
         hold = max(0, hold - 1)
         lowest = min(lowest, available)
         ticks += 1
         if ticks >= Self.window {
-            if lowest >= frame.count + period, hold == 0 { _ = ring.discard(count: period) }
+            let spare = hold > 0 ? period : 0
+            if lowest >= frame.count + period + spare { _ = ring.discard(count: period) }
             lowest = Int.max
             ticks = 0
         }

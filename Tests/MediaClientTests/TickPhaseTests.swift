@@ -41,4 +41,40 @@ import Testing
         let moves = (0..<TickPhase.window).map { _ in phase.observe(slack: 90_000) }
         #expect(moves.last == 19_000)
     }
+
+    @Test func theMicrophonesPhaseKeepsTwoMillisecondsOfMargin() {
+        var phase = TickPhase.capture
+        let moves = (0..<TickPhase.window).map { _ in phase.observe(slack: 7_500) }
+        #expect(moves.dropLast().allSatisfy { $0 == 0 })
+        #expect(moves.last == 5_500)
+        var close = TickPhase.capture
+        #expect((0..<(2 * TickPhase.window)).allSatisfy { _ in close.observe(slack: 4_000) == 0 })
+    }
+}
+
+@Suite struct TickScheduleTests {
+    @Test func aSpeakerHearingNobodyFollowsTheMicrophone() {
+        var schedule = TickSchedule()
+        let moves = (0..<TickPhase.window).map { _ in schedule.earlier(playoutSlack: nil, captureWait: 8_000) }
+        #expect(moves.dropLast().allSatisfy { $0 == 0 })
+        #expect(moves.last == 6_000)
+    }
+
+    @Test func packetsPlayedSetThePhaseAndTheMicrophoneWaitsASecondAfterThem() {
+        var schedule = TickSchedule()
+        var moves = (0..<TickPhase.window).map { _ in schedule.earlier(playoutSlack: 10_000, captureWait: 8_000) }
+        #expect(moves.dropLast().allSatisfy { $0 == 0 })
+        #expect(moves.last == 9_000)
+        // The speakers fall silent: for a second the microphone is not followed, then it is, from a new window.
+        moves = (0..<(2 * TickPhase.window)).map { _ in schedule.earlier(playoutSlack: nil, captureWait: 8_000) }
+        #expect(moves.dropLast().allSatisfy { $0 == 0 })
+        #expect(moves.last == 6_000)
+    }
+
+    @Test func ticksWithoutAFrameTakenDoNotCount() {
+        var schedule = TickSchedule()
+        let moves = (0..<(3 * TickPhase.window)).map { _ in schedule.earlier(playoutSlack: nil, captureWait: nil) }
+        #expect(moves.allSatisfy { $0 == 0 })
+        #expect(schedule.earlier(playoutSlack: nil, captureWait: 9_000) == 0)
+    }
 }

@@ -73,21 +73,54 @@ import Testing
         #expect(left.last == 0)
     }
 
+    /// Takes `count` frames with the device's two periods written before each tick; what stays after each.
+    func steady(_ queue: CaptureQueue, _ ring: SampleRing, ticks count: Int) -> [Int] {
+        (0..<count).map { _ in
+            write(ring, periods: 2)
+            #expect(take(queue, ring))
+            return ring.availableToRead
+        }
+    }
+
     @Test func aShortTakeKeepsTheSparePeriod() {
+        let ring = SampleRing(capacity: 9_600)
+        let queue = CaptureQueue()
+        #expect(steady(queue, ring, ticks: CaptureQueue.window).allSatisfy { $0 == 0 })
+        // The device's write came after the tick once: the take finds one period.
+        write(ring, periods: 1)
+        #expect(!take(queue, ring))
+        let left = steady(queue, ring, ticks: 3 * CaptureQueue.window)
+        #expect(left.allSatisfy { $0 == AudioFormat.samplesPerPeriod })
+        // Ten seconds after the short take the spare period goes too.
+        let later = steady(queue, ring, ticks: CaptureQueue.holdAfterShortfall)
+        #expect(later.last == 0)
+    }
+
+    @Test func aShortTakeWhileTheDeviceStartsKeepsNothing() {
         let ring = SampleRing(capacity: 9_600)
         let queue = CaptureQueue()
         write(ring, periods: 2)
         #expect(take(queue, ring))
-        // The device's write came after the tick once: the take finds one period.
         write(ring, periods: 1)
         #expect(!take(queue, ring))
-        var left: [Int] = []
-        for _ in 0..<(3 * CaptureQueue.window) {
-            write(ring, periods: 2)
-            #expect(take(queue, ring))
-            left.append(ring.availableToRead)
-        }
-        #expect(left.allSatisfy { $0 == AudioFormat.samplesPerPeriod })
+        let left = steady(queue, ring, ticks: 2 * CaptureQueue.window)
+        #expect(left.first == AudioFormat.samplesPerPeriod)
+        #expect(left.last == 0)
+    }
+
+    @Test func aStalledDeviceCatchingUpLeavesAtMostOneSparePeriod() {
+        let ring = SampleRing(capacity: 9_600)
+        let queue = CaptureQueue()
+        _ = steady(queue, ring, ticks: CaptureQueue.window)
+        // The device stalls past a tick, then writes the three periods it owes at once.
+        write(ring, periods: 1)
+        #expect(!take(queue, ring))
+        write(ring, periods: 3)
+        #expect(take(queue, ring))
+        #expect(ring.availableToRead == 2 * AudioFormat.samplesPerPeriod)
+        let left = steady(queue, ring, ticks: 2 * CaptureQueue.window)
+        #expect(left.first == 2 * AudioFormat.samplesPerPeriod)
+        #expect(left.last == AudioFormat.samplesPerPeriod)
     }
 
     @Test func aSurplusBeyondTwoFramesGoesAtOnce() {
