@@ -41,6 +41,9 @@ public final class ALSAInput: AudioInput {
         handle = try PCMHandle(name: name, direction: .capture, options: options)
     }
 
+    /// False for a sound server's plugin (PulseAudio's or PipeWire's `pulse`, `pipewire`, JACK's `jack`).
+    public var suitsRealTimePriority: Bool { !handle.isSoundServerPlugin }
+
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
         try handle.read(into: buffer)
     }
@@ -57,6 +60,9 @@ public final class ALSAOutput: AudioOutput {
     public init(name: String, options: ALSAOptions = ALSAOptions()) throws(AudioDeviceError) {
         handle = try PCMHandle(name: name, direction: .playback, options: options)
     }
+
+    /// False for a sound server's plugin (PulseAudio's or PipeWire's `pulse`, `pipewire`, JACK's `jack`).
+    public var suitsRealTimePriority: Bool { !handle.isSoundServerPlugin }
 
     public func write(_ buffer: UnsafeBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
         try handle.write(buffer)
@@ -78,6 +84,10 @@ final class PCMHandle {
     let deviceChannels: Int
     /// Frames per device period at the device's rate.
     let devicePeriod: Int
+    /// Whether the PCM is an external plugin (`type pulse`, `pipewire`, `jack`: alsa-lib's ioplug and extplug).
+    /// A sound server's own threads keep its pace; its client plugins wait for data by polling, and two such
+    /// loops at real-time priority can starve the server's client threads on a two-core machine.
+    let isSoundServerPlugin: Bool
 
     private let pcm: OpaquePointer
     private let configuration: OpaquePointer?
@@ -146,6 +156,8 @@ final class PCMHandle {
         self.deviceRate = setup.rate
         self.deviceChannels = setup.channels
         self.devicePeriod = setup.periodFrames
+        let type = snd_pcm_type(pcm)
+        self.isSoundServerPlugin = type == SND_PCM_TYPE_IOPLUG || type == SND_PCM_TYPE_EXTPLUG
         deviceBuffer = .allocate(capacity: setup.periodFrames * setup.channels)
         deviceBuffer.initialize(repeating: 0)
         // Enough for one device period resampled to the larger rate, plus a Clubroom period waiting.

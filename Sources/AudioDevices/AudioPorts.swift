@@ -11,6 +11,10 @@ public protocol AudioInput: AnyObject {
     ///
     /// A thrown error means the device stopped working; the stream reopens it.
     func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int
+
+    /// Whether the thread serving this device should run at real-time priority (when the stream asks for it):
+    /// true for hardware and paced virtual devices, false for a sound server's plugin.
+    var suitsRealTimePriority: Bool { get }
 }
 
 /// A place captured or mixed audio is played: a loudspeaker through ALSA, or a virtual sink (WAV file, null).
@@ -26,6 +30,18 @@ public protocol AudioOutput: AnyObject {
     ///
     /// A thrown error means the device stopped working; the stream reopens it.
     func write(_ buffer: UnsafeBufferPointer<Int16>) throws(AudioDeviceError) -> Int
+
+    /// Whether the thread serving this device should run at real-time priority (when the stream asks for it):
+    /// true for hardware and paced virtual devices, false for a sound server's plugin.
+    var suitsRealTimePriority: Bool { get }
+}
+
+extension AudioInput {
+    public var suitsRealTimePriority: Bool { true }
+}
+
+extension AudioOutput {
+    public var suitsRealTimePriority: Bool { true }
 }
 
 /// Where a capture stream delivers its samples: the producer end of a lock-free single-producer,

@@ -80,8 +80,9 @@ public struct StreamStatistics: Sendable, Equatable {
 /// Options for the thread behind a stream.
 public struct StreamOptions: Sendable {
     /// Ask for real-time scheduling (`SCHED_FIFO`) for the audio thread; where that is not allowed the thread
-    /// runs at normal priority. Only for devices that block (ALSA, paced virtual devices): an unpaced device
-    /// on a real-time thread would starve the machine.
+    /// runs at normal priority. It is used only while the device suits it (`suitsRealTimePriority`): ALSA
+    /// hardware and paced virtual devices do; unpaced virtual devices, which would starve the machine, and a
+    /// sound server's plugins (`pulse`, `pipewire`, `jack`), whose server keeps the pace, do not.
     public var realTimePriority: Bool
     /// How lost devices are retried.
     public var backoff: ReopenBackoff
@@ -195,6 +196,10 @@ public final class AudioStream: Sendable {
 
     /// Whether the stream runs on the silent fallback because the device could not be opened.
     public var isUsingFallback: Bool { core.isUsingFallback }
+
+    /// Whether the audio thread runs at real-time priority: asked for in the options, suited to the device
+    /// (not a sound server's plugin), and allowed by the system.
+    public var runsAtRealTimePriority: Bool { core.realTime.load(ordering: .relaxed) }
 }
 
 /// The state shared between the control thread and the audio thread.
@@ -253,6 +258,10 @@ private final class StreamCore: @unchecked Sendable {
 
     var endpoint: Endpoint?
     var lastError: AudioDeviceError?
+    /// What the audio thread last asked of the scheduler (audio thread only).
+    private var realTimeWanted = false
+    /// Whether the audio thread runs at real-time priority now.
+    let realTime = Atomic<Bool>(false)
     let buffer: UnsafeMutableBufferPointer<Int16>
 
     init(
@@ -375,10 +384,6 @@ private final class StreamCore: @unchecked Sendable {
 
     private func runAudioThread() {
         setThreadName("clubroom-\(direction.rawValue)")
-        if options.realTimePriority {
-            var parameters = sched_param(sched_priority: 10)
-            _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
-        }
         options.onAudioThreadStart?()
         var idleClock = PeriodClock()
         while !stopRequested.load(ordering: .acquiring) {
@@ -402,6 +407,12 @@ private final class StreamCore: @unchecked Sendable {
     /// the phase says `lost`: the control thread then holds the last one, and the device closes there.
     private func runDevicePeriod() -> Bool {
         guard let endpoint else { return false }
+        let suits: Bool
+        switch endpoint {
+        case .input(let input): suits = input.suitsRealTimePriority
+        case .output(let output): suits = output.suitsRealTimePriority
+        }
+        setRealTime(options.realTimePriority && suits)
         do throws(AudioDeviceError) {
             try runPeriod(endpoint)
             periods.add(1, ordering: .relaxed)
@@ -425,6 +436,16 @@ private final class StreamCore: @unchecked Sendable {
             let recovered = try output.write(UnsafeBufferPointer(buffer))
             if recovered > 0 { xruns.add(recovered, ordering: .relaxed) }
         }
+    }
+
+    /// Switches this thread to real-time priority (`SCHED_FIFO`) or back to normal when that changes: a device
+    /// reopened may be of another kind. Where real-time scheduling is not allowed the thread stays normal.
+    private func setRealTime(_ wanted: Bool) {
+        guard wanted != realTimeWanted else { return }
+        realTimeWanted = wanted
+        var parameters = sched_param(sched_priority: wanted ? 10 : 0)
+        let applied = pthread_setschedparam(pthread_self(), wanted ? SCHED_FIFO : SCHED_OTHER, &parameters) == 0
+        realTime.store(wanted && applied, ordering: .relaxed)
     }
 
     private func runIdlePeriod() {

@@ -9,6 +9,8 @@ public final class ToneInput: AudioInput {
     public let amplitude: Double
     private var clock = PeriodClock()
     private let pacing: Pacing
+    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacing == .realTime }
     private var phase = 0.0
 
     /// Creates a tone of `frequency` Hz at `amplitude` (default about −12 dBFS).
@@ -38,6 +40,8 @@ public final class SilenceInput: AudioInput {
     public let name: String
     private var clock = PeriodClock()
     private let pacing: Pacing
+    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacing == .realTime }
 
     /// Creates a silent input called `name`.
     public init(name: String = "silence", pacing: Pacing = .realTime) {
@@ -65,6 +69,8 @@ public final class WAVFileInput: AudioInput {
     private var position = 0
     private var clock = PeriodClock()
     private let pacing: Pacing
+    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacing == .realTime }
 
     /// Reads the WAV file at `path` (16-bit PCM, any rate and channel count).
     public init(path: String, loops: Bool = true, pacing: Pacing = .realTime) throws(AudioDeviceError) {
@@ -102,6 +108,8 @@ public final class NullOutput: AudioOutput {
     public let name: String
     private var clock = PeriodClock()
     private let pacing: Pacing
+    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacing == .realTime }
 
     /// Creates a sink called `name` that discards what it is given.
     public init(name: String = "null", pacing: Pacing = .realTime) {
@@ -125,6 +133,8 @@ public final class WAVFileOutput: AudioOutput {
     private var dataBytes = 0
     private var clock = PeriodClock()
     private let pacing: Pacing
+    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacing == .realTime }
 
     /// Creates (or truncates) the WAV file at `path`.
     public init(path: String, pacing: Pacing = .realTime) throws(AudioDeviceError) {

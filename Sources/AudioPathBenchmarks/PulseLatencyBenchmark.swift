@@ -74,10 +74,8 @@ public enum PulseLatencyBenchmark {
     {
         let clicks = ClickSource()
         let finder = ClickSink()
-        // The rig's own streams run at normal priority: ALSA's pulse plugin waits for capture data by polling, and
-        // two such loops at real-time priority on a two-core machine starve the PulseAudio client threads that
-        // would deliver the data, so the reads never return.
-        let options = StreamOptions(realTimePriority: false)
+        // As in a session: real-time priority is asked for, and declined for the pulse plugin's PCMs.
+        let options = StreamOptions()
         var room: BenchRoom?
         var clients: [ScreenClient] = []
         defer {

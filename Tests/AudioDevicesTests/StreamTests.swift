@@ -48,7 +48,63 @@ final class ScriptedOpener: Sendable {
     }
 }
 
+/// A capture device that keeps a 10 ms pace with `usleep` and says whether it suits real-time priority.
+final class PacedInput: AudioInput {
+    let name = "paced"
+    let suitsRealTimePriority: Bool
+
+    init(suitsRealTimePriority: Bool) { self.suitsRealTimePriority = suitsRealTimePriority }
+
+    func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
+        usleep(10_000)
+        buffer.update(repeating: 0)
+        return 0
+    }
+}
+
 @Suite struct StreamTests {
+    /// Whether this process may run a thread at `SCHED_FIFO` (root, or an RLIMIT_RTPRIO allowance).
+    static func realTimeAllowed() -> Bool {
+        let allowed = Mutex(false)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            var parameters = sched_param(sched_priority: 10)
+            allowed.withLock { $0 = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0 }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        return allowed.withLock { $0 }
+    }
+
+    @Test func realTimePriorityIsUsedOnlyWhereTheDeviceSuitsIt() throws {
+        let allowed = Self.realTimeAllowed()
+        for suits in [true, false] {
+            let ring = TestRing(capacity: 48_000)
+            let stream = AudioStream.capture(
+                device: "paced", open: { () throws(AudioDeviceError) in PacedInput(suitsRealTimePriority: suits) },
+                into: ring, onStatus: { _ in })
+            stream.start()
+            #expect(waitUntil(limit: 10) { stream.statistics.periods >= 3 })
+            #expect(stream.runsAtRealTimePriority == (suits && allowed), "suits \(suits), allowed \(allowed)")
+            stream.stop()
+        }
+        #expect(ToneInput(pacing: .realTime).suitsRealTimePriority)
+        #expect(!ToneInput(pacing: .unpaced).suitsRealTimePriority)
+        #expect(!(try WAVFileOutput(path: "/dev/null", pacing: .unpaced)).suitsRealTimePriority)
+    }
+
+    @Test func realTimeIsNeverAskedForWhenTheOptionsSayNo() throws {
+        let ring = TestRing(capacity: 48_000)
+        let stream = AudioStream.capture(
+            device: "paced", open: { () throws(AudioDeviceError) in PacedInput(suitsRealTimePriority: true) },
+            into: ring, options: StreamOptions(realTimePriority: false), onStatus: { _ in })
+        stream.start()
+        #expect(waitUntil(limit: 10) { stream.statistics.periods >= 3 })
+        #expect(!stream.runsAtRealTimePriority)
+        stream.stop()
+    }
+
     @Test func aLostDeviceIsReportedAndReopenedWithBackoff() throws {
         let opener = ScriptedOpener([5, nil, nil, Int.max])
         let ring = TestRing(capacity: 480 * 10_000)
