@@ -117,7 +117,7 @@ let package = Package(
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "CAllocationCounter", "RoomTesting"]),
         .testTarget(
             name: "AudioDevicesTests",
-            dependencies: ["AudioDevices", "AudioCodec", "CAllocationCounter", "RoomTesting"]),
+            dependencies: ["AudioDevices", "AudioCore", "AudioCodec", "CAllocationCounter", "RoomTesting"]),
         .testTarget(
             name: "AudioEngineTests",
             dependencies: ["AudioEngine", "AudioCore", "AudioCodec", "AudioDevices", "CAllocationCounter"]),
