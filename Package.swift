@@ -120,10 +120,10 @@ let package = Package(
             dependencies: ["AudioDevices", "AudioCore", "AudioCodec", "CAllocationCounter", "RoomTesting"]),
         .testTarget(
             name: "AudioEngineTests",
-            dependencies: ["AudioEngine", "AudioCore", "AudioCodec", "AudioDevices", "CAllocationCounter"]),
+            dependencies: ["AudioEngine", "AudioCore", "AudioCodec", "AudioDevices"]),
         .testTarget(
             name: "AudioPathBenchmarksTests",
-            dependencies: ["AudioPathBenchmarks", "AudioEngine", "MediaTransport", "RoomProtocol"]),
+            dependencies: ["AudioPathBenchmarks", "MediaTransport", "RoomProtocol"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
         .testTarget(
             name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
