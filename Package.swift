@@ -120,7 +120,7 @@ let package = Package(
             dependencies: ["AudioDevices", "AudioCore", "AudioCodec", "CAllocationCounter", "RoomTesting"]),
         .testTarget(
             name: "AudioEngineTests",
-            dependencies: ["AudioEngine", "AudioCore", "AudioCodec", "AudioDevices"]),
+            dependencies: ["AudioEngine", "AudioCore", "AudioCodec", "AudioDevices", "RoomTesting"]),
         .testTarget(
             name: "AudioPathBenchmarksTests",
             dependencies: ["AudioPathBenchmarks", "MediaTransport", "RoomProtocol"]),
