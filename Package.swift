@@ -117,13 +117,13 @@ let package = Package(
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "CAllocationCounter", "RoomTesting"]),
         .testTarget(
             name: "AudioDevicesTests",
-            dependencies: ["AudioDevices", "AudioCodec", "CAllocationCounter", "RoomTesting"]),
+            dependencies: ["AudioDevices", "AudioCore", "AudioCodec", "CAllocationCounter", "RoomTesting"]),
         .testTarget(
             name: "AudioEngineTests",
-            dependencies: ["AudioEngine", "AudioCore", "AudioCodec", "AudioDevices", "CAllocationCounter"]),
+            dependencies: ["AudioEngine", "AudioCore", "AudioCodec", "AudioDevices", "RoomTesting"]),
         .testTarget(
             name: "AudioPathBenchmarksTests",
-            dependencies: ["AudioPathBenchmarks", "AudioEngine", "MediaTransport", "RoomProtocol"]),
+            dependencies: ["AudioPathBenchmarks", "MediaTransport", "RoomProtocol"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
         .testTarget(
             name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),

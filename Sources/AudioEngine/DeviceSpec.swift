@@ -1,5 +1,10 @@
 import AudioDevices
 
+/// Opens a microphone; a capture stream calls it again to reopen one that went away.
+public typealias InputOpener = @Sendable () throws(AudioDeviceError) -> any AudioInput
+/// Opens a loudspeaker; a playback stream calls it again to reopen one that went away.
+public typealias OutputOpener = @Sendable () throws(AudioDeviceError) -> any AudioOutput
+
 /// A microphone or loudspeaker as chosen on the command line (`--input`, `--output`): an ALSA PCM name, or one
 /// of the virtual devices bots, tests and benchmarks use.
 ///

@@ -1,7 +1,7 @@
 import Glibc
 
-/// The monotonic clock the engine keeps time on, in microseconds: arrival times handed to
-/// ``AudioEngine/receive(speaker:ssrc:sequence:timestamp:payload:arrival:)`` must come from the same clock.
+/// The monotonic clock the client's sound keeps time on, in microseconds (the capture thread's write stamps,
+/// the talking controls' time, the benchmarks' click times), and thread and process CPU time for `bench cpu`.
 public enum MonotonicClock {
     /// Microseconds since an arbitrary point (boot), never going backwards.
     public static func microseconds() -> Int64 {

@@ -23,7 +23,7 @@ public struct EncodedAudio: Sendable, Equatable {
     }
 }
 
-/// The microphone's talking controls, shared between the thread that handles keys and the encoder thread.
+/// The microphone's talking controls, shared between the thread that handles keys and the media thread.
 public final class TalkSwitch: Sendable {
     private let control: Mutex<TalkControl>
 
@@ -76,15 +76,14 @@ public struct SendStatistics: Sendable, Equatable {
     public var dtxFrames = 0
     /// Frames not sent because the microphone was closed (muted, push-to-talk released, below the threshold).
     public var closedFrames = 0
-    /// Capture periods dropped because the encoder fell behind the microphone.
-    public var droppedPeriods = 0
 
     /// Creates empty counters.
     public init() {}
 }
 
 /// The send path for one 20 ms frame at a time: echo cancellation, voice processing, level, talking controls
-/// and Opus. Used by one thread at a time (the engine's encoder thread, or a benchmark driving it directly).
+/// and Opus. Used by one thread at a time: the room screen's media thread calls ``prepare(_:played:at:)`` (the
+/// media layer encodes); ``process(_:played:at:)`` adds the Opus encode for a caller that has no encoder.
 public final class SendPipeline {
     /// How the send path is set up.
     public struct Configuration: Sendable {
@@ -170,11 +169,6 @@ public final class SendPipeline {
         guard clamped != appliedLoss else { return }
         // Only a libopus failure on a valid encoder could refuse this; the old setting then stays.
         if (try? encoder.setExpectedLoss(percent: clamped)) != nil { appliedLoss = clamped }
-    }
-
-    /// Counts capture periods the engine dropped before they reached this path.
-    func countDroppedPeriods(_ count: Int) {
-        statistics.droppedPeriods += count
     }
 
     /// Cleans one captured frame of 960 samples in place (echo cancellation against `played`, when enabled;

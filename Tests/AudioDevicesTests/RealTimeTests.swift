@@ -1,7 +1,10 @@
+import AudioCore
 import AudioDevices
 import CAllocationCounter
 import Foundation
+import Glibc
 import RoomTesting
+import Synchronization
 import Testing
 
 /// Proves the audio threads' rule: after `start`, no heap allocation on them.
@@ -110,6 +113,78 @@ import Testing
         #expect(capture.statistics.deviceLosses == 1)
         return counter.count
     }
+}
+
+extension RealTimeTests {
+    @Test func pacedVirtualDevicesThroughSampleRingsDoNotAllocate() throws {
+        _ = try runPacedDevicesThroughRings()
+        #expect(try runPacedDevicesThroughRings() == 0)
+    }
+
+    /// The room screen's sound on paced virtual devices (what bots, the demo and the benchmarks run): a tone
+    /// microphone fills a `SampleRing`, stamping each write with the time as `RoomAudio` does; this thread,
+    /// standing for the media thread, moves 20 ms frames from it into a second `SampleRing`, which a paced null
+    /// loudspeaker plays. Returns the allocations counted on the two device threads.
+    func runPacedDevicesThroughRings() throws -> Int {
+        let counter = AllocationCounter()
+        let options = StreamOptions(realTimePriority: false, onAudioThreadStart: counter.countOnThisThread)
+        let log = StatusLog()
+        let captureRing = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
+        let playbackRing = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
+        let writer = StampingRingWriter(captureRing)
+        let capture = AudioStream.capture(
+            device: "tone:440", open: { () throws(AudioDeviceError) in ToneInput(frequency: 440) }, into: writer,
+            options: options, onStatus: log.record)
+        let playback = AudioStream.playback(
+            device: "null", open: { () throws(AudioDeviceError) in NullOutput() },
+            from: RingReader(playbackRing), options: options, onStatus: log.record)
+
+        capture.start()
+        playback.start()
+        var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
+        var moved = 0
+        #expect(
+            waitUntil {
+                while captureRing.availableToRead >= frame.count, playbackRing.availableToWrite >= frame.count {
+                    frame.withUnsafeMutableBufferPointer { _ = captureRing.read(into: $0) }
+                    frame.withUnsafeBufferPointer { _ = playbackRing.write($0) }
+                    moved += 1
+                }
+                return capture.statistics.periods >= 50 && playback.statistics.periods >= 50
+            })
+        capture.stop()
+        playback.stop()
+        #expect(log.all.isEmpty)
+        #expect(moved >= 20)
+        #expect(writer.writes.load(ordering: .relaxed) >= 50)
+        return counter.count
+    }
+}
+
+/// The capture thread's end of a `SampleRing`, as the room screen's: it stamps each write with the monotonic
+/// time (a clock read and an atomic store).
+final class StampingRingWriter: SampleSink, Sendable {
+    let ring: SampleRing
+    let lastWrite = Atomic<Int64>(0)
+    let writes = Atomic<Int>(0)
+
+    init(_ ring: SampleRing) { self.ring = ring }
+
+    func write(_ samples: UnsafeBufferPointer<Int16>) -> Int {
+        let written = ring.write(samples)
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        lastWrite.store(Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000, ordering: .releasing)
+        writes.add(1, ordering: .relaxed)
+        return written
+    }
+}
+
+/// The playback thread's end of a `SampleRing`.
+final class RingReader: SampleSource, Sendable {
+    let ring: SampleRing
+    init(_ ring: SampleRing) { self.ring = ring }
+    func read(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int { ring.read(into: buffer) }
 }
 
 /// A ring whose writer switches allocation counting (back) on for its thread on every write.

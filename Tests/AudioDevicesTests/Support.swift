@@ -65,27 +65,3 @@ extension Signals {
         data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
     }
 }
-
-/// A fresh directory under the system's temporary directory, removed by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() {
-        path = NSTemporaryDirectory() + "clubroom-audio-\(UUID().uuidString)"
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// Waits, polling, until `condition` holds or about `limit` seconds pass; returns whether it held. Tests use
-/// it to wait for audio threads, never to measure time.
-func waitUntil(limit: Double = 10, _ condition: () -> Bool) -> Bool {
-    for _ in 0..<Int(limit * 200) {
-        if condition() { return true }
-        usleep(5_000)
-    }
-    return condition()
-}

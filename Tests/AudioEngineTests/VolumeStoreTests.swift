@@ -1,5 +1,6 @@
 import AudioEngine
 import Foundation
+import RoomTesting
 import Testing
 
 @Suite struct VolumeStoreTests {

@@ -1,4 +1,3 @@
-import AudioEngine
 import Dispatch
 import MediaTransport
 import RoomProtocol

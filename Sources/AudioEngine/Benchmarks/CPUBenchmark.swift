@@ -101,29 +101,10 @@ public enum CPUBenchmark {
     }
 }
 
-/// Paces another microphone like hardware: one period every 10 ms at absolute deadlines on the monotonic clock.
-public final class PacedInput: AudioInput {
-    private let inner: any AudioInput
-    private var clock = PacingClock()
-    public var name: String { inner.name }
-
-    /// Paces `inner`.
-    public init(_ inner: any AudioInput) { self.inner = inner }
-
-    public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
-        clock.wait()
-        return try inner.read(into: buffer)
-    }
-
-    /// When the last period's wait ended, in microseconds on ``MonotonicClock``.
-    var lastWake: Int64 { clock.lastWake }
-}
-
 /// Sleeps to absolute deadlines one period apart, like `AudioDevices`' clock for its virtual devices; restarts
 /// the schedule after a stall instead of bursting to catch up. Does not allocate.
 struct PacingClock {
     private var next: Int64 = 0
-    private(set) var lastWake: Int64 = 0
     let period: Int64 = 10_000
 
     mutating func wait() {
@@ -131,7 +112,6 @@ struct PacingClock {
         if next == 0 || now - next > 10 * period { next = now + period }
         let wait = next - now
         if wait > 0 { MonotonicClock.sleep(microseconds: wait) }
-        lastWake = next
         next += period
     }
 }

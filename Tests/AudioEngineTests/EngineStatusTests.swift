@@ -1,0 +1,15 @@
+import AudioEngine
+import Testing
+
+/// Device trouble in words for the status line.
+@Suite struct EngineStatusTests {
+    @Test func xrunsAreReportedInWords() {
+        #expect(
+            EngineStatus.xruns(.playback, device: "default", count: 3).message
+                == "Speaker “default” could not keep up 3 times (what you hear had gaps); the machine may be too busy.")
+        #expect(
+            EngineStatus.xruns(.capture, device: "hw:1", count: 1).message
+                == "Microphone “hw:1” could not keep up once (some of your voice was lost); the machine may be too "
+                + "busy.")
+    }
+}
