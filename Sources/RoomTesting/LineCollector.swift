@@ -19,6 +19,8 @@ public final class LineCollector: Sendable {
                     lines.withLock { $0.append(line) }
                 }
             }
+            // A last line without its newline (a process killed mid-line) still counts.
+            if !buffer.isEmpty { lines.withLock { $0.append(String(decoding: buffer, as: UTF8.self)) } }
             closed.store(true, ordering: .releasing)
         }
         thread.start()

@@ -170,6 +170,9 @@ final class BotProcess {
             throw HarnessError(description: "the bot did not exit; output \(output.all) stderr \(errors.all)")
         }
         process.waitUntilExit()
+        // The readers may still be draining the pipes: what the bot printed last is read before anyone looks.
+        let drained = Date().addingTimeInterval(5)
+        while !(output.isClosed && errors.isClosed), Date() < drained { usleep(5_000) }
         return process.terminationStatus
     }
 
