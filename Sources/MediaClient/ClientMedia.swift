@@ -126,6 +126,8 @@ public final class ClientMedia: @unchecked Sendable {
     private final class Speaker {
         var buffer = JitterBuffer<[UInt8]>(configuration: ClientMedia.jitter)
         let decoder: OpusDecoder
+        /// This speaker's frame for the current tick (decoded, recovered or concealed).
+        var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
         var statistics = RTPReceiveStatistics(minSequential: 0)
         var lastArrival: Int64 = 0
         init() throws(AudioCodecError) { decoder = try OpusDecoder() }
@@ -231,7 +233,6 @@ public final class ClientMedia: @unchecked Sendable {
         var lastStats = start
         var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
         var mixed = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
-        var decoded = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
         var mixer = Mixer()
         let probeDeadline = start + Self.microseconds(options.probeTimeout)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1600, alignment: 16)
@@ -276,7 +277,7 @@ public final class ClientMedia: @unchecked Sendable {
                 sendFrame(frame, buffer: buffer)
                 if case .live(let feed) = options.source { captureWait = feed.captureWait() }
             }
-            let slack = playOut(at: tickTime, mixer: &mixer, decoded: &decoded, into: &mixed)
+            let slack = playOut(at: tickTime, mixer: &mixer, into: &mixed)
             nextTick -= tickSchedule.earlier(playoutSlack: slack, captureWait: captureWait)
             if tickTime - lastStats >= 1_000_000 {
                 lastStats = tickTime
@@ -423,24 +424,28 @@ public final class ClientMedia: @unchecked Sendable {
             payload: payload)
     }
 
-    /// Decodes each speaker's next frame into `decoded` (reused from tick to tick) and mixes them into `mixed`,
-    /// each at its local volume; returns how long the packets played had been due (the least), in µs.
-    private func playOut(
-        at now: Int64, mixer: inout Mixer, decoded: inout [Int16], into mixed: inout [Int16]
-    ) -> Int64? {
+    /// Decodes each speaker's next frame into its own buffer and mixes them into `mixed`, each at its local
+    /// volume; returns how long the packets played had been due (the least), in µs.
+    ///
+    /// One speaker at no more than full volume cannot overflow, so that frame is written as it was decoded
+    /// (times the volume) instead of through the mixer's soft clipper, which would bend every peak above
+    /// -6 dBFS of a lone loud voice. The soft clipper is for sums.
+    private func playOut(at now: Int64, mixer: inout Mixer, into mixed: inout [Int16]) -> Int64? {
         let version = volumesVersion.load(ordering: .acquiring)
         if version != appliedVolumesVersion {
             appliedVolumesVersion = version
             volumes = sharedVolumes.withLock { $0 }
         }
         var leastSlack: Int64?
+        var sounding = 0
+        var lone: (speaker: Speaker, gain: Float)?
         for (ssrc, speaker) in speakers {
             let decision = speaker.buffer.nextFrame(at: now)
             if case .packet = decision {
                 let statistics = speaker.buffer.statistics
                 leastSlack = min(leastSlack ?? .max, statistics.playoutDelay - statistics.targetDelay)
             }
-            let produced: Bool = decoded.withUnsafeMutableBufferPointer { frame in
+            let produced: Bool = speaker.frame.withUnsafeMutableBufferPointer { frame in
                 switch decision {
                 case .packet(let bytes):
                     return bytes.withUnsafeBytes { (try? speaker.decoder.decode($0, into: frame)) != nil }
@@ -454,9 +459,27 @@ public final class ClientMedia: @unchecked Sendable {
                     return false
                 }
             }
-            if produced { mixer.add(decoded, gain: volumes.gain(ssrc: ssrc)) }
+            guard produced else { continue }
+            let gain = volumes.gain(ssrc: ssrc)
+            sounding += 1
+            // The first sounding speaker waits: it goes into the mixer only if another one sounds too.
+            if sounding == 1 {
+                lone = (speaker, gain)
+                continue
+            }
+            if sounding == 2, let lone { mixer.add(lone.speaker.frame, gain: lone.gain) }
+            mixer.add(speaker.frame, gain: gain)
         }
-        mixed.withUnsafeMutableBufferPointer { mixer.render(into: $0) }
+        if sounding == 1, let lone, lone.gain <= 1 {
+            lone.speaker.frame.withUnsafeBufferPointer { frame in
+                for index in mixed.indices {
+                    mixed[index] = lone.gain == 1 ? frame[index] : Int16((Float(frame[index]) * lone.gain).rounded())
+                }
+            }
+        } else {
+            if sounding == 1, let lone { mixer.add(lone.speaker.frame, gain: lone.gain) }
+            mixed.withUnsafeMutableBufferPointer { mixer.render(into: $0) }
+        }
         if options.record { recorded.withLock { $0.append(contentsOf: mixed) } }
         if let output = options.output { mixed.withUnsafeBufferPointer { output.playback($0) } }
         return leastSlack

@@ -397,3 +397,34 @@ func playedFrames(_ records: [TickRecord]) -> [Int] {
         #expect(moved.after == 59_000)
     }
 }
+
+@Suite struct JitterBufferShortPauseTests {
+    /// A clean stream with a short DTX pause after frame 49, `gap` frames long (the sequence runs on, the
+    /// timestamp jumps), as Opus makes between sentences: nothing is lost, late or shifted, and the pause lasts
+    /// exactly as long as the sender's. The only concealment is the hold after each spurt's last packet (up
+    /// to `holdFrames` ticks, fewer when the next spurt is due sooner): that is all a clean stream ever counts as
+    /// `concealed`.
+    @Test(arguments: [1, 2, 3, 4, 5, 10, 20])
+    func aShortPauseLastsAsLongAsTheSendersAndConcealsOnlyTheHold(gap: Int) {
+        var buffer = JitterBuffer<Int>()
+        let holdFrames = JitterBufferConfiguration().holdFrames
+        let packets = scriptedStream(
+            frames: 0..<100, timestampOffset: { $0 >= 50 ? UInt32(gap * 960) : 0 }, delay: { _ in 25_000 })
+        let records = run(packets, ticks: 130, buffer: &buffer)
+        #expect(playedFrames(records) == Array(0..<100))
+        let decisions = records.map(\.decision)
+        let last = decisions.firstIndex(of: .packet(49))!
+        let resume = decisions.firstIndex(of: .packet(50))!
+        #expect(resume - last == gap + 1)
+        let hold = min(gap - 1, holdFrames)
+        #expect(
+            Array(decisions[(last + 1)..<resume])
+                == Array(repeating: .conceal, count: hold) + Array(repeating: .silence, count: gap - hold))
+        #expect(records[resume].statistics.playoutDelay == records[last].statistics.playoutDelay)
+        // The pause's hold and the one after the last packet of the stream.
+        #expect(buffer.statistics.concealed == hold + holdFrames)
+        #expect(buffer.statistics.lost == 0)
+        #expect(buffer.statistics.late == 0)
+        #expect(buffer.statistics.skipped == 0)
+    }
+}
