@@ -74,10 +74,11 @@ import Testing
         // Imogen goes back to the audience and Sam is removed, mid-sentence.
         send(#"{"cmd":"set_role","peer":"imogen","role":"audience"}"#, to: input)
         send(#"{"cmd":"remove","peer":"sam","reason":"testing"}"#, to: input)
-        let moved = try lines.expect(from: samSpeaks, timeout: 10) {
+        // Generous waits: the whole suite starts at once, and this process runs a server and some thirty bots.
+        let moved = try lines.expect(from: samSpeaks, timeout: 30) {
             $0 == #"{"event":"role_changed","peer":"imogen","role":"audience","by":"you"}"#
         }
-        let removed = try lines.expect(from: samSpeaks, timeout: 10) {
+        let removed = try lines.expect(from: samSpeaks, timeout: 30) {
             $0 == #"{"event":"removed","peer":"sam","by":"you","reason":"testing"}"#
         }
         // Callum carries on alone: two lines of his in a row, nobody else's.
