@@ -41,6 +41,12 @@ public final class VoiceProcessor {
     }
 
     private let state: OpaquePointer
+    /// Whether the last frame held voice, for the detector's hysteresis.
+    private var wasSpeech = false
+    /// The speech probability (percent) above which a frame starts voice, and above which voice continues:
+    /// speexdsp's own defaults for its detector.
+    static let speechStart = 35
+    static let speechContinue = 20
     /// The setup this processor was created with.
     public let configuration: Configuration
     // Kept so the echo state outlives this preprocessor, which holds a pointer to it.
@@ -72,8 +78,10 @@ public final class VoiceProcessor {
             (SPEEX_PREPROCESS_SET_NOISE_SUPPRESS, Int32(configuration.noiseSuppressionDecibels)),
             (SPEEX_PREPROCESS_SET_AGC, configuration.automaticGain ? 1 : 0),
             (SPEEX_PREPROCESS_SET_AGC_MAX_GAIN, Int32(configuration.maximumGainDecibels)),
-            (SPEEX_PREPROCESS_SET_VAD, configuration.voiceActivityDetection ? 1 : 0),
         ]
+        // Voice activity is decided here, on the speech probability the preprocessor computes for every frame,
+        // with speexdsp's own thresholds: its SPEEX_PREPROCESS_SET_VAD request does the same, but prints a
+        // warning to the process's stderr each time, which would land in a person's terminal.
         // Every property is set, so a throw from here on runs `deinit`, which frees the state.
         for (request, value) in settings where clubroom_speex_preprocess_set_int(state, request, value) != 0 {
             throw .speex(place: place, detail: "request \(request) was refused")
@@ -94,7 +102,16 @@ public final class VoiceProcessor {
             throw .wrongFrameSize(
                 place: "VoiceProcessor.process", expected: configuration.frameSamples, actual: frame.count)
         }
-        return speex_preprocess_run(state, samples) != 0
+        _ = speex_preprocess_run(state, samples)
+        guard configuration.voiceActivityDetection else { return true }
+        wasSpeech = Self.holdsVoice(probability: speechProbability, after: wasSpeech)
+        return wasSpeech
+    }
+
+    /// Whether a frame with this speech probability (percent) holds voice, given whether the frame before did:
+    /// above 35 % starts voice, and voice continues above 20 %.
+    static func holdsVoice(probability: Int, after wasSpeech: Bool) -> Bool {
+        probability > speechStart || (wasSpeech && probability > speechContinue)
     }
 
     /// Processes a frame held in an array; convenient for tests and tools.

@@ -1,6 +1,7 @@
-import AudioCodec
 import RoomTesting
 import Testing
+
+@testable import AudioCodec
 
 @Suite struct SpeexTests {
     @Test func resamplingFrom44_1kHzTo48kHzKeepsAToneItsFrequency() throws {
@@ -44,6 +45,22 @@ import Testing
         }
         #expect(silentDecisions[25...].filter { $0 }.count <= 2)
         #expect(voicedDecisions[10...].filter { $0 }.count >= 30)
+    }
+
+    @Test func voiceStartsAbove35PercentAndContinuesAbove20() {
+        let probabilities = [10, 30, 36, 25, 21, 20, 30, 35, 36, 90, 0]
+        var wasSpeech = false
+        let decisions = probabilities.map { probability in
+            wasSpeech = VoiceProcessor.holdsVoice(probability: probability, after: wasSpeech)
+            return wasSpeech
+        }
+        #expect(decisions == [false, false, true, true, true, false, false, false, true, true, false])
+    }
+
+    @Test func voiceActivityDetectionOffCallsEveryFrameVoice() throws {
+        let processor = try VoiceProcessor(configuration: .init(voiceActivityDetection: false))
+        var frame = [Int16](repeating: 0, count: 960)
+        #expect((0..<20).allSatisfy { _ in (try? processor.process(&frame)) == true })
     }
 
     @Test func noiseSuppressionLowersStationaryNoise() throws {
