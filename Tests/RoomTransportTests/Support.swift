@@ -3,6 +3,7 @@ import Foundation
 import RoomProtocol
 import RoomTransport
 import Synchronization
+import Testing
 
 /// Events seen by a test, collected from the loop thread and awaited with a timeout.
 final class Recorder<Event: Sendable>: Sendable {
@@ -38,6 +39,26 @@ enum ServerEvent: Sendable, Equatable {
     case closed(UInt16, String)
     /// A connection that ended before it opened, with the problem and the seconds since the server started.
     case failedHandshake(String, seconds: Int)
+
+    /// The problem of a failed handshake; nil for any other event.
+    var failedHandshakeProblem: String? {
+        if case .failedHandshake(let problem, _) = self { problem } else { nil }
+    }
+}
+
+/// Waits for the server's first event and expects it to be the only one: a failed handshake whose problem
+/// passes `check`.
+func expectOneFailedHandshake(
+    _ recorder: Recorder<ServerEvent>, sourceLocation: SourceLocation = #_sourceLocation,
+    _ check: (String) -> Bool
+) {
+    let seen = recorder.wait(for: 1)
+    #expect(seen.count == 1, sourceLocation: sourceLocation)
+    if let problem = seen.first?.failedHandshakeProblem {
+        #expect(check(problem), "\(problem)", sourceLocation: sourceLocation)
+    } else {
+        Issue.record("no failed handshake reported: \(seen)", sourceLocation: sourceLocation)
+    }
 }
 
 /// An echo server: echoes every message; `close CODE REASON` makes it close with that code.
