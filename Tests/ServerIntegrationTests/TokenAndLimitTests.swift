@@ -280,29 +280,15 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
     /// bad one.
     @Test func aPythonClientJoinsWithAToken() throws {
         try withServer { server, _ in
-            let script = server.directory.appendingPathComponent("join.py")
-            try Data(pythonJoinScript.utf8).write(to: script)
             let good = try server.token("py", role: "audience", name: "Python")
             let other = TokenSecret(bytes: Array(repeating: 1, count: 32))
             let now = Int64(Date().timeIntervalSince1970)
             let bad = try TokenIssuer(secret: other).issue(
                 TokenClaims(
                     subject: "py", name: "Py", room: "lobby", role: "audience", expiresAt: now + 60, notBefore: now))
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", script.path, server.url(), good, bad]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let lines = LineCollector(output.fileHandleForReading)
-            let deadline = Date().addingTimeInterval(30)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-            _ = lines.wait(timeout: 2) { $0 == "ALL OK" }
-            #expect(process.terminationStatus == 0, "\(lines.all)")
-            #expect(lines.all.last == "ALL OK")
+            try expectPythonPasses(
+                pythonJoinScript, as: server.directory.appendingPathComponent("join.py"),
+                arguments: [server.url(), good, bad])
         }
     }
 }
@@ -312,43 +298,58 @@ extension PythonInteropTests {
     /// with a new SSRC at once; the others are told it, so what they hear stays named (and at their volume).
     @Test func aSpeakerWhoReplacesItsConnectionIsNamedWithItsNewSSRC() throws {
         try withServer { server, _ in
-            let script = server.directory.appendingPathComponent("sources.py")
-            try Data(pythonSourcesScript.utf8).write(to: script)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
-                "python3", script.path, server.url(), try server.token("eli", role: "audience", name: "Eli"),
-                try server.token("ana", role: "speaker", name: "Ana"),
-            ]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let lines = LineCollector(output.fileHandleForReading)
-            let deadline = Date().addingTimeInterval(30)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-            _ = lines.wait(timeout: 2) { $0 == "ALL OK" }
-            #expect(process.terminationStatus == 0, "\(lines.all)")
-            #expect(lines.all.last == "ALL OK")
+            try expectPythonPasses(
+                pythonSourcesScript, as: server.directory.appendingPathComponent("sources.py"),
+                arguments: [
+                    server.url(), try server.token("eli", role: "audience", name: "Eli"),
+                    try server.token("ana", role: "speaker", name: "Ana"),
+                ])
         }
     }
 }
 
-let pythonSourcesScript = #"""
-    import json
+/// Writes `source` (after `pythonChecks`) to `script`, runs it with `arguments` (at most 30 s) and expects it to
+/// exit 0 with "ALL OK" as its last line; the output is shown when it does not.
+func expectPythonPasses(
+    _ source: String, as script: URL, arguments: [String], sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    try Data((pythonChecks + source).utf8).write(to: script)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", script.path] + arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let lines = LineCollector(output.fileHandleForReading)
+    let deadline = Date().addingTimeInterval(30)
+    while process.isRunning, Date() < deadline { usleep(10_000) }
+    if process.isRunning { process.terminate() }
+    process.waitUntilExit()
+    _ = lines.wait(timeout: 2) { $0 == "ALL OK" }
+    #expect(process.terminationStatus == 0, "\(lines.all)", sourceLocation: sourceLocation)
+    #expect(lines.all.last == "ALL OK", sourceLocation: sourceLocation)
+}
+
+/// `check(name, condition, detail)` for the Python scripts below: prints "ok NAME", or "FAIL NAME DETAIL" and
+/// exits 1.
+let pythonChecks = #"""
     import sys
-
-    from websockets.sync.client import connect
-
-    url, listener, speaker = sys.argv[1], sys.argv[2], sys.argv[3]
 
     def check(name, condition, detail=""):
         if not condition:
             print(f"FAIL {name} {detail}", flush=True)
             sys.exit(1)
         print(f"ok {name}", flush=True)
+
+    """#
+
+let pythonSourcesScript = #"""
+    import json
+
+    from websockets.sync.client import connect
+
+    url, listener, speaker = sys.argv[1], sys.argv[2], sys.argv[3]
 
     def next_of(ws, kind):
         while True:
@@ -380,18 +381,11 @@ let pythonSourcesScript = #"""
 
 let pythonJoinScript = #"""
     import json
-    import sys
 
     from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
 
     url, good, bad = sys.argv[1], sys.argv[2], sys.argv[3]
-
-    def check(name, condition, detail=""):
-        if not condition:
-            print(f"FAIL {name} {detail}", flush=True)
-            sys.exit(1)
-        print(f"ok {name}", flush=True)
 
     with connect(url, additional_headers={"Authorization": f"Bearer {good}"}, open_timeout=5, max_size=None) as ws:
         joined = json.loads(ws.recv(timeout=5))
