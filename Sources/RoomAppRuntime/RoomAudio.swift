@@ -249,11 +249,11 @@ public final class RoomAudio: Sendable {
     private func captureFrame(_ frame: UnsafeMutableBufferPointer<Int16>) -> Bool {
         guard let capture = state.withLock({ $0.capture }) else { return false }
         guard capture.queue.take(from: capture.ring, into: frame) else { return false }
+        let now = MonotonicClock.microseconds()
         let written = capture.lastWrite.time
-        captureWait.store(written > 0 ? max(0, MonotonicClock.microseconds() - written) : -1, ordering: .relaxed)
+        captureWait.store(written > 0 ? max(0, now - written) : -1, ordering: .relaxed)
         let open = lastPlayed.withFrame { played in
-            capture.pipeline.prepare(
-                frame, played: settings.echoCancellation ? played : nil, at: MonotonicClock.microseconds() / 1000)
+            capture.pipeline.prepare(frame, played: settings.echoCancellation ? played : nil, at: now / 1000)
         }
         micLevel.store(AudioLevel.uiLevel(dBov: capture.pipeline.lastLevel), ordering: .relaxed)
         return open
