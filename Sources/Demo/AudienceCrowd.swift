@@ -32,7 +32,7 @@ final class AudienceCrowd: Sendable {
                 if stopping.load(ordering: .acquiring) { return }
                 var options = WebSocketOptions()
                 // Every joiner's snapshot lists the whole room: allow a large one.
-                options.maxMessageSize = 16 * 1024 * 1024
+                options.maxMessageSize = ControlLimits.maxServerMessageBytes
                 var headers = HTTPHeaders()
                 headers.add("Authorization", "Bearer \(token)")
                 let handler = WebSocketClient.Handler(

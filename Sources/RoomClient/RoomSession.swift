@@ -177,7 +177,7 @@ public final class RoomSession: Sendable {
         guard let generation else { return }
         var options = WebSocketOptions()
         // A snapshot of a large room is far bigger than a request: accept up to 16 MiB from the server.
-        options.maxMessageSize = 16 * 1024 * 1024
+        options.maxMessageSize = ControlLimits.maxServerMessageBytes
         // The screen shows the round-trip time: measure it soon after connecting rather than after a whole interval.
         options.firstPingDelay = .seconds(1)
         var headers = HTTPHeaders()

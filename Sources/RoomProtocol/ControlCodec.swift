@@ -23,6 +23,8 @@ public struct ControlDecodeError: Error, Sendable, Equatable, CustomStringConver
 /// ignored, so a newer client can talk to an older server.
 public enum ControlCodec {
     static let parser = StrictJSONParser(maxDepth: 16, maxBytes: ControlLimits.maxFrameBytes)
+    /// The server's messages may be far larger than a request: a snapshot lists every peer of the room.
+    static let serverParser = StrictJSONParser(maxDepth: 16, maxBytes: ControlLimits.maxServerMessageBytes)
 
     // MARK: Client messages
 
@@ -231,7 +233,7 @@ public enum ControlCodec {
     /// Decodes a server's text frame. Clients are as strict as the server, except that a newer server's
     /// unknown event types are reported as `unknownType` for the caller to skip.
     public static func decodeServer(_ bytes: some Collection<UInt8>) throws(ControlDecodeError) -> ServerMessage {
-        let fields = Fields(try parseObject(bytes))
+        let fields = Fields(try parseObject(bytes, with: serverParser))
         let type = try fields.string("type", maxBytes: 64)
         let seq = try fields.optionalInteger("seq")
         let event: WireEvent
@@ -351,7 +353,9 @@ public enum ControlCodec {
         }
     }
 
-    static func parseObject(_ bytes: some Collection<UInt8>) throws(ControlDecodeError) -> JSONObject {
+    static func parseObject(
+        _ bytes: some Collection<UInt8>, with parser: StrictJSONParser = ControlCodec.parser
+    ) throws(ControlDecodeError) -> JSONObject {
         let value: JSONValue
         do {
             value = try parser.parse(bytes)

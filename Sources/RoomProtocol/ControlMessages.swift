@@ -3,8 +3,11 @@ public let controlProtocolVersion: Int64 = 1
 
 /// Bounds on the strings a control message may carry, counted in Unicode characters unless said otherwise.
 public enum ControlLimits {
-    /// The largest control frame, in bytes; bigger frames close the connection with 1009.
+    /// The largest control message a client may send, in bytes; bigger ones close the connection with 1009.
     public static let maxFrameBytes = 64 * 1024
+    /// The largest control message a client accepts from the server, in bytes. A `joined` snapshot lists every
+    /// peer (about 130 bytes each), so a 10,000-peer room's is about 1.3 MB; this leaves room for ten times that.
+    public static let maxServerMessageBytes = 16 * 1024 * 1024
     /// A peer identity, in UTF-8 bytes.
     public static let maxIdentityBytes = 128
     /// A display name after trimming.

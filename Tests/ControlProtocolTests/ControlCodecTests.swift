@@ -57,6 +57,36 @@ import Testing
         }
     }
 
+    /// A client reads the snapshot of the largest room a server admits (10,000 peers with full-length names),
+    /// far past the 64 KiB a client's own request may be; a request that size is still refused.
+    @Test func aTenThousandPeerSnapshotIsReadAndALargeRequestIsNot() throws {
+        let peers = (0..<10_000).map { index in
+            WirePeer(
+                id: "listener-\(index)", name: String(repeating: "名", count: ControlLimits.maxNameCharacters),
+                role: "audience", muted: true, handRaisedAt: nil, joinedAt: 1_764_413_100_000 + Int64(index), level: 0)
+        }
+        let message = ServerMessage(
+            .joined(
+                JoinedSnapshot(
+                    room: "lobby", selfID: "listener-0", peers: peers, topic: "", chat: [], roles: [], resumed: false)),
+            seq: 1)
+        let bytes = ControlCodec.encode(message)
+        #expect(bytes.count > 2_000_000)
+        #expect(try ControlCodec.decodeServer(bytes) == message)
+
+        let chat = ControlCodec.encode(ClientMessage(.chat(text: String(repeating: "a", count: 70_000), to: .everyone)))
+        #expect(throws: ControlDecodeError(.badRequest, "JSON larger than 65536 bytes")) {
+            try ControlCodec.decodeClient(chat)
+        }
+        let oversized =
+            Array(#"{"type":"topic_changed","topic":""#.utf8)
+            + [UInt8](repeating: UInt8(ascii: "a"), count: ControlLimits.maxServerMessageBytes)
+            + Array(#"","by":"a"}"#.utf8)
+        #expect(throws: ControlDecodeError(.badRequest, "JSON larger than 16777216 bytes")) {
+            try ControlCodec.decodeServer(oversized)
+        }
+    }
+
     @Test func theSnapshotFastPathWritesTheSameBytesAsTheTree() {
         let peers = (0..<50).map { index in
             WirePeer(

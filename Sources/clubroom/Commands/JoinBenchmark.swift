@@ -58,7 +58,7 @@ enum JoinBenchmark {
         let tally = Tally(count: count)
         let clients = Mutex<[WebSocketClient]>([])
         var clientOptions = WebSocketOptions()
-        clientOptions.maxMessageSize = 16 * 1024 * 1024
+        clientOptions.maxMessageSize = ControlLimits.maxServerMessageBytes
         clientOptions.handshakeTimeout = .seconds(30)
         let options = clientOptions
         let joinedPrefix = Array(#"{"type":"joined""#.utf8)
