@@ -1,5 +1,7 @@
+import AudioCore
 import Dispatch
 import Foundation
+import Platform
 import Synchronization
 
 /// What happened to a stream's device, in words a person can read (`message`). Delivered by `poll`, on the
@@ -14,6 +16,9 @@ public enum DeviceStatus: Sendable, Equatable {
     case reopenFailed(DeviceDirection, device: String, error: AudioDeviceError, retryIn: Duration)
     /// The device works again.
     case reopened(DeviceDirection, device: String)
+    /// The device ran out of audio (playback) or overflowed (capture) `count` more times: sound had gaps. Said by
+    /// whoever watches the stream's statistics (the client's control thread, at most every 10 s).
+    case xruns(DeviceDirection, device: String, count: Int)
 
     /// One sentence for the status line.
     public var message: String {
@@ -32,6 +37,11 @@ public enum DeviceStatus: Sendable, Equatable {
                 + "\(seconds.formatted(.number.precision(.fractionLength(0...1)))) s."
         case .reopened(let direction, let device):
             return "\(Self.noun(direction)) “\(device)” is back."
+        case .xruns(let direction, let device, let count):
+            let times = count == 1 ? "once" : "\(count) times"
+            let effect = direction == .capture ? "some of your voice was lost" : "what you hear had gaps"
+            return "\(Self.noun(direction)) “\(device)” could not keep up \(times) (\(effect)); the machine may be too "
+                + "busy."
         }
     }
 
@@ -89,15 +99,19 @@ public struct StreamOptions: Sendable {
     /// Called once on the audio thread just before its first period, for instrumentation (naming the thread
     /// for a profiler, counting allocations in tests). Must not block.
     public var onAudioThreadStart: (@Sendable () -> Void)?
+    /// Samples moved per period: how often the audio thread wakes. 480 (10 ms) by default; open an ALSA device
+    /// with the same period (`ALSAOptions.periodMilliseconds`) so that each transfer is one wake-up.
+    public var periodSamples: Int
 
     /// Creates options; every parameter has the default for a session.
     public init(
         realTimePriority: Bool = true, backoff: ReopenBackoff = ReopenBackoff(),
-        onAudioThreadStart: (@Sendable () -> Void)? = nil
+        onAudioThreadStart: (@Sendable () -> Void)? = nil, periodSamples: Int = AudioFormat.samplesPerPeriod
     ) {
         self.realTimePriority = realTimePriority
         self.backoff = backoff
         self.onAudioThreadStart = onAudioThreadStart
+        self.periodSamples = max(1, periodSamples)
     }
 }
 
@@ -275,7 +289,7 @@ private final class StreamCore: @unchecked Sendable {
         self.source = source
         self.options = options
         self.onStatus = onStatus
-        buffer = .allocate(capacity: DeviceFormat.periodSamples)
+        buffer = .allocate(capacity: options.periodSamples)
         buffer.initialize(repeating: 0)
     }
 
@@ -383,9 +397,9 @@ private final class StreamCore: @unchecked Sendable {
     // generic collection code whose witness tables the runtime creates, with malloc, on first use.
 
     private func runAudioThread() {
-        setThreadName("clubroom-\(direction.rawValue)")
+        nameCurrentThread("clubroom-\(direction.rawValue)")
         options.onAudioThreadStart?()
-        var idleClock = PeriodClock()
+        var idleClock = PeriodClock(periodNanoseconds: AudioFormat.nanoseconds(samples: Int64(buffer.count)))
         while !stopRequested.load(ordering: .acquiring) {
             if phase.load(ordering: .acquiring) == Phase.running {
                 if !runDevicePeriod() {
@@ -466,15 +480,4 @@ private final class StreamCore: @unchecked Sendable {
             starved.add(1, ordering: .relaxed)
         }
     }
-}
-
-/// Names the calling thread as the kernel shows it (`ps -L`, `top -H`, `/proc/PID/task/*/stat`, profilers), up
-/// to 15 bytes; Foundation's `Thread.name` does not reach the kernel on Linux. Not for a real-time loop: it
-/// allocates.
-public func setThreadName(_ name: String) {
-    let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return }
-    let bytes = Array(name.utf8.prefix(15))
-    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    close(descriptor)
 }

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import MediaServer
 import MediaTransport
+import Platform
 import RoomCore
 import RoomPersistence
 import RoomProtocol
@@ -179,15 +180,6 @@ public final class RoomServerRuntime: Sendable {
         state.stopMedia()
         state.flush()
     }
-}
-
-/// Names the calling thread (at most 15 bytes show) for `top -H` and `/proc`; best effort.
-public func nameCurrentThread(_ name: String) {
-    let descriptor = open("/proc/thread-self/comm", O_WRONLY)
-    guard descriptor >= 0 else { return }
-    let bytes = Array(name.utf8.prefix(15))
-    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    close(descriptor)
 }
 
 /// The state of one open connection; loop thread only.

@@ -1,0 +1,418 @@
+import AudioCore
+import AudioDevices
+import Foundation
+import Platform
+import RoomProtocol
+import Synchronization
+
+/// What the room's sound tells the screen.
+public enum RoomAudioReport: Sendable, Equatable {
+    /// Device trouble in plain words, for the status line.
+    case status(String)
+    /// The microphone's level (0–100), or nil when the microphone is closed.
+    case microphone(level: Int?)
+}
+
+/// What a microphone preview shows: the live level of the microphone that speaking would use, or why it cannot
+/// be used.
+public enum MicrophonePreview: Sendable, Equatable {
+    /// The microphone is open; its level now (0–100).
+    case level(Int)
+    /// It could not be opened; one sentence saying why and what to do.
+    case unavailable(String)
+}
+
+/// How the room screen's sound is set up (`--input`, `--output`, `--echo-cancel`).
+public struct RoomAudioSettings: Sendable, Equatable {
+    /// The microphone, opened only while the person's role may publish (or for a preview).
+    public var input: DeviceSpec
+    /// The loudspeaker, opened on joining.
+    public var output: DeviceSpec
+    /// Whether to cancel the loudspeaker's echo in the microphone.
+    public var echoCancellation: Bool
+    /// Noise suppression, gain control and voice detection on the microphone; nil: as suits the input (on for a
+    /// person's microphone, off for a file or a tone).
+    public var voiceProcessing: Bool?
+    /// Where each speaker's local volume is kept (`VolumeStore`); nil keeps volumes for this session only.
+    public var volumesPath: String?
+
+    /// Settings for these devices; volumes are kept in `VolumeStore.defaultPath()` unless told otherwise.
+    public init(
+        input: DeviceSpec, output: DeviceSpec, echoCancellation: Bool, voiceProcessing: Bool? = nil,
+        volumesPath: String? = VolumeStore.defaultPath()
+    ) {
+        self.input = input
+        self.output = output
+        self.echoCancellation = echoCancellation
+        self.voiceProcessing = voiceProcessing
+        self.volumesPath = volumesPath
+    }
+
+    /// The send path these settings ask for.
+    var sending: SendPipeline.Configuration {
+        var configuration = SendPipeline.Configuration.suggested(for: input)
+        configuration.echoCancellation = echoCancellation
+        if let voiceProcessing { configuration.voiceProcessing = voiceProcessing }
+        return configuration
+    }
+}
+
+/// The client's sound in a room, whole: the microphone and loudspeaker threads (AudioDevices' streams and the
+/// lock-free rings they fill and drain), the media thread (`ClientMedia`: the send path, SRTP, jitter buffers,
+/// decoders and mix) for each connection's offer, a control thread that watches the devices, and the local
+/// volumes. The runtime drives it with a few calls:
+///
+/// - ``start()`` and ``stop()``: listen to the room (the loudspeaker opens) and leave it;
+/// - ``setCapturing(_:)``: open the microphone while the person's role may publish, close it otherwise, so an
+///   audience member's microphone is never opened; ``setMuted(_:)``, ``setTalkMode(_:)`` and
+///   ``talkKeyPressed()`` decide what of it is sent;
+/// - ``setVolume(_:for:)``: how loud each peer sounds, kept across sessions;
+/// - ``startPreview(_:)`` and ``stopPreview()``: the microphone's live level before speaking, or why it cannot
+///   open;
+/// - `report` says device trouble in words and the microphone's level; `speakers` (when given) hears who is
+///   talking among the speakers heard, from every packet's level, as soon as they start.
+public final class RoomAudio: MediaReceiver {
+    private let settings: RoomAudioSettings
+    private let devices: RoomAudioDevices
+    private let report: @Sendable (RoomAudioReport) -> Void
+    private let talk = TalkSwitch(TalkControl(muted: true))
+    private let rings = DeviceRings()
+    private let link: MediaLink
+    private let captureOpens = Atomic<Int>(0)
+    private let state = Mutex(State())
+
+    private struct State: @unchecked Sendable {
+        // `@unchecked` for the streams and the thread; the struct only lives inside the mutex.
+        var playback: AudioStream?
+        var capture: Capture?
+        /// Whether the microphone is open for speaking (the role may publish).
+        var capturing = false
+        /// Who is shown the microphone's preview.
+        var preview: (@Sendable (MicrophonePreview) -> Void)?
+        var control: Thread?
+        var volumes: VolumeStore?
+        var stopping = false
+    }
+
+    /// Creates the sound; nothing is opened until ``start()``. `devices` opens the microphone and loudspeaker
+    /// (by default the ones `settings` name). `report` and `speakers` are called on the sound's own threads.
+    public init(
+        settings: RoomAudioSettings, devices: RoomAudioDevices? = nil,
+        report: @escaping @Sendable (RoomAudioReport) -> Void,
+        speakers: (@Sendable ([HeardSpeaker]) -> Void)? = nil
+    ) {
+        self.settings = settings
+        self.devices = devices ?? RoomAudioDevices(settings)
+        self.report = report
+        let rings = rings
+        let feed = AudioFeed(
+            capture: { rings.captureFrame($0) }, playback: { rings.playFrame($0) },
+            captureWait: { rings.lastCaptureWait })
+        link = MediaLink(
+            options: ClientMedia.Options(
+                source: .live(feed), sending: settings.sending, talk: talk, output: feed,
+                tracksTalkers: speakers != nil),
+            onEvent: { event in
+                if case .heard(let heard) = event { speakers?(heard) }
+            },
+            onFailure: { problem in report(.status("Sound could not start: \(problem). You can still see the room.")) })
+    }
+
+    /// The microphone speaking would use, as it was chosen (`--input`).
+    public var microphoneName: String { settings.input.description }
+
+    /// How many times the microphone has been opened, for tests.
+    public var microphoneOpenings: Int { captureOpens.load(ordering: .relaxed) }
+
+    /// The control connection that media travels on when UDP does not get through.
+    public func attach(_ channel: MediaChannel) {
+        link.attach(channel)
+    }
+
+    /// A media message from the server (`media`, `media_key`, `media_sources`).
+    public func handle(_ signal: MediaSignal) {
+        link.handle(signal)
+    }
+
+    /// A binary WebSocket message from the server: media on the fallback path.
+    public func receivedOverWebSocket(_ bytes: [UInt8]) {
+        link.receivedOverWebSocket(bytes)
+    }
+
+    /// Starts listening: opens the loudspeaker (or, when it cannot be opened, says so once and plays to `null`)
+    /// and the control thread.
+    public func start() {
+        loadVolumes()
+        let period = AudioFormat.periodMilliseconds
+        let stream = AudioStream.playback(
+            device: settings.output.description,
+            open: { [devices] () throws(AudioDeviceError) in try devices.openOutput(period) },
+            from: RingSource(rings.playback), onStatus: { [report] in report(.status($0.message)) })
+        let started = state.withLock { state -> Bool in
+            guard state.playback == nil, !state.stopping else { return false }
+            state.playback = stream
+            let thread = Thread { [self] in runControl() }
+            thread.name = "clubroom-audio"
+            state.control = thread
+            return true
+        }
+        guard started else { return }
+        stream.start()
+        state.withLock { $0.control }?.start()
+    }
+
+    /// Opens (true) or closes (false) the microphone for speaking: open while the person's role may publish.
+    public func setCapturing(_ capturing: Bool) {
+        guard
+            state.withLock({ state -> Bool in
+                guard !state.stopping else { return false }
+                state.capturing = capturing
+                return true
+            })
+        else { return }
+        if capturing { openCaptureIfNeeded() }
+        rings.setSending(capturing)
+        if !capturing { closeCaptureIfUnused() }
+    }
+
+    /// Mutes or unmutes the microphone (the server's mute for this person).
+    public func setMuted(_ muted: Bool) { talk.setMuted(muted) }
+
+    /// Chooses how the microphone opens when not muted: always, push-to-talk, or by voice.
+    public func setTalkMode(_ mode: TalkMode) { talk.setMode(mode) }
+
+    /// The talk key was pressed: in push-to-talk, the microphone opens for its hold from now.
+    public func talkKeyPressed() { talk.talkKeyPressed(at: MonotonicClock.milliseconds()) }
+
+    /// Shows `handler` the microphone's live level (opening it for the preview if it is not open for speaking),
+    /// or why it cannot be opened, until ``stopPreview()``. Nothing is sent because of a preview.
+    public func startPreview(_ handler: @escaping @Sendable (MicrophonePreview) -> Void) {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.preview = handler
+            return true
+        }
+        if accepted { openCaptureIfNeeded() }
+    }
+
+    /// Ends the preview; the microphone closes unless it is open for speaking.
+    public func stopPreview() {
+        state.withLock { $0.preview = nil }
+        closeCaptureIfUnused()
+    }
+
+    /// Every speaker's local volume in percent by identity, as loaded at ``start()`` and changed since
+    /// (100 % is not listed).
+    public var volumes: [String: Int] { state.withLock { $0.volumes }?.all ?? [:] }
+
+    /// Sets how loud `peer` sounds (0–200 %), saves it for the next session and applies it from the next mix.
+    /// A volume that cannot be saved still applies now; the trouble is reported as a status line.
+    public func setVolume(_ percent: Int, for peer: String) {
+        guard let store = state.withLock({ $0.volumes }) else { return }
+        do {
+            try store.setVolume(percent, for: peer)
+        } catch {
+            report(.status("This volume is for this session only: \(error)."))
+        }
+        link.setVolumes(store.all)
+    }
+
+    /// Stops the media, closes both devices and ends the control thread.
+    public func stop() {
+        let taken = state.withLock { state -> State in
+            let taken = state
+            state = State()
+            state.stopping = true
+            return taken
+        }
+        link.close()
+        rings.setCapture(nil)
+        taken.capture?.stream.stop()
+        taken.playback?.stop()
+    }
+
+    /// Loads the kept volumes once. A file that cannot be read is said in one line; volumes then start at
+    /// 100 % and are kept in memory only, so the file is left for the person to fix.
+    private func loadVolumes() {
+        guard state.withLock({ $0.volumes == nil }) else { return }
+        let store: VolumeStore?
+        do {
+            store = try VolumeStore(path: settings.volumesPath)
+        } catch {
+            report(.status("Volumes start at 100 % and are not saved this session: \(error)."))
+            store = try? VolumeStore(path: nil)
+        }
+        state.withLock { $0.volumes = $0.volumes ?? store }
+        link.setVolumes(store?.all ?? [:])
+    }
+
+    // MARK: The microphone
+
+    /// Opens the microphone when speaking or a preview needs it and it is not open yet.
+    private func openCaptureIfNeeded() {
+        let needed = state.withLock { state in
+            state.capture == nil && !state.stopping && (state.capturing || state.preview != nil)
+        }
+        guard needed else { return }
+        let sink = RingSink(SampleRing(capacity: AudioFormat.samples(milliseconds: 200)))
+        let period = AudioFormat.periodMilliseconds
+        let stream = AudioStream.capture(
+            device: settings.input.description,
+            open: { [devices] () throws(AudioDeviceError) in try devices.openInput(period) }, into: sink,
+            onStatus: { [self] status in microphoneStatus(status) })
+        let capture = Capture(stream: stream, sink: sink)
+        let opened = state.withLock { state -> Bool in
+            guard state.capture == nil, !state.stopping else { return false }
+            state.capture = capture
+            return true
+        }
+        guard opened else { return }
+        rings.setCapture(capture)
+        captureOpens.add(1, ordering: .relaxed)
+        stream.start()
+    }
+
+    /// Closes the microphone when neither speaking nor a preview needs it.
+    private func closeCaptureIfUnused() {
+        let unused = state.withLock { state -> Capture? in
+            guard !state.capturing, state.preview == nil else { return nil }
+            defer { state.capture = nil }
+            return state.capture
+        }
+        guard let unused else { return }
+        rings.setCapture(nil)
+        unused.stream.stop()
+    }
+
+    private func microphoneStatus(_ status: DeviceStatus) {
+        report(.status(status.message))
+        if case .unavailable = status, let preview = state.withLock({ $0.preview }) {
+            preview(.unavailable(status.message))
+        }
+    }
+
+    // MARK: The control thread
+
+    /// How often the control thread polls the devices and the level, in microseconds.
+    static let controlInterval: Int64 = 100_000
+    /// The least time between two reports of xruns on one device, in microseconds.
+    static let xrunReportInterval: Int64 = 10_000_000
+
+    private func runControl() {
+        nameCurrentThread("clubroom-audio")
+        var reported: [DeviceDirection: (count: Int, at: Int64)] = [:]
+        var levelReported = false
+        var lastLevel: Int?
+        var lastPreview: Int?
+        while true {
+            let (streams, capturing, preview, stopping) = state.withLock { state in
+                (
+                    [state.capture?.stream, state.playback].compactMap { $0 }, state.capturing, state.preview,
+                    state.stopping
+                )
+            }
+            if stopping { return }
+            let now = MonotonicClock.microseconds()
+            for stream in streams {
+                stream.poll()
+                let xruns = stream.statistics.xruns
+                let last = reported[stream.direction] ?? (0, Int64.min / 2)
+                if xruns > last.count && now - last.at >= Self.xrunReportInterval {
+                    let status = DeviceStatus.xruns(
+                        stream.direction, device: stream.deviceName, count: xruns - last.count)
+                    report(.status(status.message))
+                    reported[stream.direction] = (xruns, now)
+                }
+            }
+            // Speaking: the send path's level, after voice processing; nil while the microphone is closed.
+            let level = capturing ? link.media?.microphoneLevel.map { AudioLevel.uiLevel(dBov: $0) } : nil
+            if !levelReported || level != lastLevel {
+                levelReported = true
+                lastLevel = level
+                report(.microphone(level: level))
+            }
+            // A preview: the same level while speaking; alone, the loudest frame captured since the last look.
+            if let preview, let shown = capturing ? level : rings.drainForPreview(), shown != lastPreview {
+                lastPreview = shown
+                preview(.level(shown))
+            }
+            if preview == nil { lastPreview = nil }
+            MonotonicClock.sleep(microseconds: Self.controlInterval)
+        }
+    }
+}
+
+/// An open microphone: its device stream and the ring it fills.
+private final class Capture: Sendable {
+    let stream: AudioStream
+    let sink: RingSink
+
+    init(stream: AudioStream, sink: RingSink) {
+        self.stream = stream
+        self.sink = sink
+    }
+}
+
+/// The rings between the device threads and the rest: the loudspeaker's, and the open microphone's with the
+/// queue that takes its frames. The microphone's ring has one reader at a time, the media thread while
+/// speaking or the control thread for a preview alone; the lock that says which is held only for one take.
+private final class DeviceRings: Sendable {
+    let playback = SampleRing(capacity: AudioFormat.samples(milliseconds: 400))
+    private let playbackQueue = Mutex(PlaybackQueue())
+    private let microphone = Mutex<(capture: Capture?, sending: Bool, queue: CaptureQueue)>(
+        (nil, false, CaptureQueue()))
+    /// How long the newest captured period had waited when the media thread last took a frame, in µs (-1:
+    /// unknown).
+    private let captureWait = Atomic<Int64>(-1)
+
+    func setCapture(_ capture: Capture?) {
+        microphone.withLock { microphone in
+            microphone.capture = capture
+            microphone.queue = CaptureQueue()
+        }
+    }
+
+    func setSending(_ sending: Bool) {
+        microphone.withLock { $0.sending = sending }
+    }
+
+    /// The media thread's mix for the loudspeaker.
+    func playFrame(_ frame: UnsafeBufferPointer<Int16>) {
+        playbackQueue.withLock { $0.push(frame, into: playback) }
+    }
+
+    /// The media thread's microphone frame, while speaking.
+    func captureFrame(_ frame: UnsafeMutableBufferPointer<Int16>) -> Bool {
+        let written = microphone.withLock { microphone -> Int64? in
+            guard microphone.sending, let capture = microphone.capture else { return nil }
+            guard microphone.queue.take(from: capture.sink.ring, into: frame) else { return nil }
+            return capture.sink.lastWrite
+        }
+        guard let written else { return false }
+        captureWait.store(written > 0 ? max(0, MonotonicClock.microseconds() - written) : -1, ordering: .relaxed)
+        return true
+    }
+
+    var lastCaptureWait: Int64? {
+        let wait = captureWait.load(ordering: .relaxed)
+        return wait < 0 ? nil : wait
+    }
+
+    /// Empties the microphone's ring while nobody sends it and returns the UI level of the loudest 20 ms in it;
+    /// nil when nothing was there.
+    func drainForPreview() -> Int? {
+        var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
+        return microphone.withLock { microphone -> Int? in
+            guard !microphone.sending, let ring = microphone.capture?.sink.ring else { return nil }
+            var loudest: UInt8?
+            while ring.availableToRead >= frame.count {
+                let level = frame.withUnsafeMutableBufferPointer { frame -> UInt8 in
+                    _ = ring.read(into: frame)
+                    return AudioLevel.dBov(UnsafeBufferPointer(frame))
+                }
+                loudest = min(loudest ?? level, level)
+            }
+            return loudest.map { AudioLevel.uiLevel(dBov: $0) }
+        }
+    }
+}
