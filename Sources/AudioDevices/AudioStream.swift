@@ -128,7 +128,9 @@ public final class AudioStream: Sendable {
     public let direction: DeviceDirection
     /// The name of the device asked for.
     public let deviceName: String
-    private let core: StreamCore
+    fileprivate let core: StreamCore
+    /// The options the stream was made with.
+    public var options: StreamOptions { core.options }
 
     /// A stream that captures from the input `open` returns into `sink`.
     public static func capture(
@@ -272,8 +274,6 @@ private final class StreamCore: @unchecked Sendable {
 
     var endpoint: Endpoint?
     var lastError: AudioDeviceError?
-    /// What the audio thread last asked of the scheduler (audio thread only).
-    private var realTimeWanted = false
     /// Whether the audio thread runs at real-time priority now.
     let realTime = Atomic<Bool>(false)
     let buffer: UnsafeMutableBufferPointer<Int16>
@@ -316,6 +316,24 @@ private final class StreamCore: @unchecked Sendable {
     // MARK: Control thread.
 
     func start() {
+        guard openForStart(driven: false) else { return }
+        let thread = Thread { [self] in
+            nameCurrentThread("clubroom-\(direction.rawValue)")
+            // Made before the audio thread's work starts: making the array allocates.
+            let loop = PeriodThread(cores: [self], realTimePriority: options.realTimePriority)
+            options.onAudioThreadStart?()
+            runThread(loop)
+        }
+        thread.name = "clubroom-\(direction.rawValue)"
+        thread.stackSize = 1 << 20
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    /// Opens the device (or the fallback) for the first start; false when already started. The thread that runs
+    /// the periods is the caller's to start. A `driven` stream's fallback does not keep time: another stream on
+    /// its thread does.
+    func openForStart(driven: Bool) -> Bool {
         var report: DeviceStatus?
         let shouldStart = control.withLock { control -> Bool in
             guard !control.started else { return false }
@@ -326,7 +344,7 @@ private final class StreamCore: @unchecked Sendable {
                 // Fallbacks keep the pace of hardware, so the rest of the pipeline runs as it would.
                 switch direction {
                 case .capture: endpoint = .input(SilenceInput(name: "null"))
-                case .playback: endpoint = .output(NullOutput(name: "null"))
+                case .playback: endpoint = .output(NullOutput(name: "null", pacing: driven ? .driven : .realTime))
                 }
                 control.usingFallback = true
                 report = .unavailable(direction, device: device, error: error, fallback: "null")
@@ -334,16 +352,12 @@ private final class StreamCore: @unchecked Sendable {
             return true
         }
         if let report { onStatus(report) }
-        guard shouldStart else { return }
+        guard shouldStart else { return false }
         // The runtime creates some metadata lazily, with malloc, the first time an operation runs (the tuple
         // `add` returns, for one); running each counter operation here keeps that off the audio thread.
         periods.add(0, ordering: .relaxed)
         phase.store(Phase.running, ordering: .releasing)
-        let thread = Thread { [self] in runAudioThread() }
-        thread.name = "clubroom-\(direction.rawValue)"
-        thread.stackSize = 1 << 20
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        return true
     }
 
     func poll(now: ContinuousClock.Instant) {
@@ -396,23 +410,30 @@ private final class StreamCore: @unchecked Sendable {
     // Buffers are handled through pointers rather than slices: in unoptimised builds slicing goes through
     // generic collection code whose witness tables the runtime creates, with malloc, on first use.
 
-    private func runAudioThread() {
-        nameCurrentThread("clubroom-\(direction.rawValue)")
-        options.onAudioThreadStart?()
-        var idleClock = PeriodClock(periodNanoseconds: AudioFormat.nanoseconds(samples: Int64(buffer.count)))
-        while !stopRequested.load(ordering: .acquiring) {
-            if phase.load(ordering: .acquiring) == Phase.running {
-                if !runDevicePeriod() {
-                    idleClock.reset()
-                    phase.store(Phase.lost, ordering: .releasing)
-                }
-            } else {
-                // Without a device the rest of the pipeline still expects the pace of one.
-                idleClock.wait()
-                runIdlePeriod()
+    /// The idle clock: without a device, the rest of the pipeline still expects the pace of one.
+    lazy var idleClock = PeriodClock(periodNanoseconds: AudioFormat.nanoseconds(samples: Int64(buffer.count)))
+
+    /// Runs one period: on the device while it works, else on silence, waiting for the idle clock when `paced`
+    /// (a stream that another device on its thread paces does not wait).
+    func runOnePeriod(paced: Bool) {
+        if phase.load(ordering: .acquiring) == Phase.running {
+            if !runDevicePeriod() {
+                idleClock.reset()
+                phase.store(Phase.lost, ordering: .releasing)
             }
+        } else {
+            if paced { idleClock.wait() }
+            runIdlePeriod()
         }
-        finished.signal()
+    }
+
+    /// Whether the device in use suits a real-time thread (a lost device's idle clock does).
+    var suitsRealTime: Bool {
+        guard phase.load(ordering: .acquiring) == Phase.running, let endpoint else { return true }
+        switch endpoint {
+        case .input(let input): return input.suitsRealTimePriority
+        case .output(let output): return output.suitsRealTimePriority
+        }
     }
 
     /// Runs one period on the device; false when the device failed (the error is in `lastError`).
@@ -421,12 +442,6 @@ private final class StreamCore: @unchecked Sendable {
     /// the phase says `lost`: the control thread then holds the last one, and the device closes there.
     private func runDevicePeriod() -> Bool {
         guard let endpoint else { return false }
-        let suits: Bool
-        switch endpoint {
-        case .input(let input): suits = input.suitsRealTimePriority
-        case .output(let output): suits = output.suitsRealTimePriority
-        }
-        setRealTime(options.realTimePriority && suits)
         do throws(AudioDeviceError) {
             try runPeriod(endpoint)
             periods.add(1, ordering: .relaxed)
@@ -452,16 +467,6 @@ private final class StreamCore: @unchecked Sendable {
         }
     }
 
-    /// Switches this thread to real-time priority (`SCHED_FIFO`) or back to normal when that changes: a device
-    /// reopened may be of another kind. Where real-time scheduling is not allowed the thread stays normal.
-    private func setRealTime(_ wanted: Bool) {
-        guard wanted != realTimeWanted else { return }
-        realTimeWanted = wanted
-        var parameters = sched_param(sched_priority: wanted ? 10 : 0)
-        let applied = pthread_setschedparam(pthread_self(), wanted ? SCHED_FIFO : SCHED_OTHER, &parameters) == 0
-        realTime.store(wanted && applied, ordering: .relaxed)
-    }
-
     private func runIdlePeriod() {
         switch direction {
         case .capture:
@@ -479,5 +484,120 @@ private final class StreamCore: @unchecked Sendable {
             (buffer.baseAddress! + got).update(repeating: 0, count: buffer.count - got)
             starved.add(1, ordering: .relaxed)
         }
+    }
+}
+
+/// The loop of one audio thread over the streams it serves: each period, one period of each stream in order;
+/// the first stream sets the pace (its device blocks, or its idle clock waits), the others follow without
+/// waiting. Asks for real-time priority while every device suits it. Runs until any of the streams is asked to
+/// stop, then tells each it has finished.
+private struct PeriodThread {
+    let cores: [StreamCore]
+    let realTimePriority: Bool
+    /// What the thread last asked of the scheduler.
+    var realTimeWanted = false
+
+    init(cores: [StreamCore], realTimePriority: Bool) {
+        self.cores = cores
+        self.realTimePriority = realTimePriority
+    }
+
+    /// Switches this thread to real-time priority (`SCHED_FIFO`) or back to normal when that changes: a device
+    /// reopened may be of another kind. Where real-time scheduling is not allowed the thread stays normal.
+    mutating func setRealTime(_ wanted: Bool) {
+        guard wanted != realTimeWanted else { return }
+        realTimeWanted = wanted
+        var parameters = sched_param(sched_priority: wanted ? 10 : 0)
+        let applied = pthread_setschedparam(pthread_self(), wanted ? SCHED_FIFO : SCHED_OTHER, &parameters) == 0
+        var index = 0
+        while index < cores.count {
+            cores[index].realTime.store(wanted && applied, ordering: .relaxed)
+            index += 1
+        }
+    }
+}
+
+/// Runs `thread`'s loop on the calling thread. Audio thread: no allocation, logging or locks.
+private func runThread(_ thread: PeriodThread) {
+    var thread = thread
+    let cores = thread.cores
+    // Index loops over the array: in unoptimised builds its generic algorithms allocate.
+    let count = cores.count
+    while true {
+        var stopping = false
+        var suits = thread.realTimePriority
+        var index = 0
+        while index < count {
+            let core = cores[index]
+            if core.stopRequested.load(ordering: .acquiring) { stopping = true }
+            if suits && !core.suitsRealTime { suits = false }
+            index += 1
+        }
+        if stopping { break }
+        thread.setRealTime(suits)
+        index = 0
+        while index < count {
+            cores[index].runOnePeriod(paced: index == 0)
+            index += 1
+        }
+    }
+    var index = 0
+    while index < count {
+        cores[index].finished.signal()
+        index += 1
+    }
+}
+
+/// A microphone and a loudspeaker served by one audio thread instead of two: each period, a blocking read of
+/// the microphone (which sets the pace), then a write of the loudspeaker's period, which its buffer takes at
+/// once. What a speaker's client runs: both devices need 10 ms periods, and one thread wakes half as often as
+/// two. Open the loudspeaker of a virtual pair with `Pacing.driven`, so that only the microphone keeps time.
+///
+/// Each stream keeps its own statistics, status and reopening (`poll` each as usual); stopping either stops both.
+public final class AudioDuplex: Sendable {
+    /// The microphone's stream.
+    public let capture: AudioStream
+    /// The loudspeaker's stream.
+    public let playback: AudioStream
+    private let options: StreamOptions
+    private let started = Mutex(false)
+
+    /// Serves `capture` and `playback` (made with `AudioStream.capture` and `.playback`, not started) on one
+    /// thread; the capture stream's options name and instrument it.
+    public init(capture: AudioStream, playback: AudioStream) {
+        precondition(capture.direction == .capture && playback.direction == .playback)
+        self.capture = capture
+        self.playback = playback
+        options = capture.options
+    }
+
+    /// Opens both devices (each falls back to silence on its own, and says so) and starts the thread. Calling it
+    /// again does nothing.
+    public func start() {
+        guard
+            started.withLock({ started in
+                defer { started = true }
+                return !started
+            })
+        else { return }
+        let cores = [capture.core, playback.core]
+        guard capture.core.openForStart(driven: false), playback.core.openForStart(driven: true) else { return }
+        let options = options
+        let loop = PeriodThread(cores: cores, realTimePriority: options.realTimePriority)
+        let thread = Thread {
+            nameCurrentThread("clubroom-duplex")
+            options.onAudioThreadStart?()
+            runThread(loop)
+        }
+        thread.name = "clubroom-duplex"
+        thread.stackSize = 1 << 20
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    /// Stops the thread, waits for it to finish its period, and closes both devices.
+    public func stop() {
+        capture.stop()
+        playback.stop()
     }
 }

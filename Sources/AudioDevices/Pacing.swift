@@ -7,6 +7,12 @@ public enum Pacing: Sendable, Equatable {
     case realTime
     /// As fast as the caller asks: for tests that push a lot of audio through quickly.
     case unpaced
+    /// Paced by another device on the same audio thread (the microphone of an `AudioDuplex` sets the pace for
+    /// its loudspeaker): as fast as it is called, yet fit for a real-time thread, since something else waits.
+    case driven
+
+    /// Whether a thread serving a device of this pacing may run at real-time priority: not when it would spin.
+    var suitsRealTimePriority: Bool { self != .unpaced }
 }
 
 /// What paces a virtual device: with `Pacing.realTime`, each period waits for its deadline on a `PeriodClock`

@@ -10,8 +10,8 @@ public final class ToneInput: AudioInput {
     /// The tone's peak amplitude, in sample units (at most 32767).
     public let amplitude: Double
     private var pacer: Pacer
-    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
-    public var suitsRealTimePriority: Bool { pacer.pacing == .realTime }
+    /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
     private var phase = 0.0
 
     /// Creates a tone of `frequency` Hz at `amplitude` (default about −12 dBFS).
@@ -40,8 +40,8 @@ public final class ToneInput: AudioInput {
 public final class SilenceInput: AudioInput {
     public let name: String
     private var pacer: Pacer
-    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
-    public var suitsRealTimePriority: Bool { pacer.pacing == .realTime }
+    /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
 
     /// Creates a silent input called `name`.
     public init(name: String = "silence", pacing: Pacing = .realTime) {
@@ -70,8 +70,8 @@ public final class WAVFileInput: AudioInput {
     /// Samples read so far, counted past the end and from the starting offset.
     public private(set) var position = 0
     private var pacer: Pacer
-    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
-    public var suitsRealTimePriority: Bool { pacer.pacing == .realTime }
+    /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
 
     /// Reads the WAV file at `path` (16-bit PCM, any rate and channel count).
     public init(path: String, loops: Bool = true, pacing: Pacing = .realTime) throws(AudioDeviceError) {
@@ -125,8 +125,8 @@ public final class WAVFileInput: AudioInput {
 public final class NullOutput: AudioOutput {
     public let name: String
     private var pacer: Pacer
-    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
-    public var suitsRealTimePriority: Bool { pacer.pacing == .realTime }
+    /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
 
     /// Creates a sink called `name` that discards what it is given.
     public init(name: String = "null", pacing: Pacing = .realTime) {
@@ -142,15 +142,18 @@ public final class NullOutput: AudioOutput {
 
 /// A loudspeaker that records what it plays into a 48 kHz mono 16-bit WAV file, for bots and tests.
 ///
-/// Periods go straight to the file with `write(2)` and no allocation; the header's sizes are filled in by
-/// `close()` (or when the output is released).
+/// Periods gather in a buffer of a second, allocated when the file is opened, which goes to the file with one
+/// `write(2)` when full: one system call a second on the audio thread instead of one a period, and no
+/// allocation. `close()` (or releasing the output) writes what is left and fills in the header's sizes.
 public final class WAVFileOutput: AudioOutput {
     public let name: String
     private var descriptor: Int32
     private var dataBytes = 0
+    private let pending = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.sampleRate)
+    private var pendingCount = 0
     private var pacer: Pacer
-    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
-    public var suitsRealTimePriority: Bool { pacer.pacing == .realTime }
+    /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
 
     /// Creates (or truncates) the WAV file at `path`.
     public init(path: String, pacing: Pacing = .realTime) throws(AudioDeviceError) {
@@ -167,16 +170,31 @@ public final class WAVFileOutput: AudioOutput {
 
     deinit {
         close()
+        pending.deallocate()
     }
 
-    /// Bytes of audio written so far.
+    /// Bytes of audio played so far (some may still wait in the buffer until `close()`).
     public var writtenBytes: Int { dataBytes }
 
     public func write(_ buffer: UnsafeBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
         pacer.wait(samples: buffer.count)
         guard descriptor >= 0 else { throw .ioFailed(device: name, code: -EBADF) }
-        let bytes = UnsafeRawPointer(buffer.baseAddress!)
-        let total = buffer.count * 2
+        var offset = 0
+        while offset < buffer.count {
+            let count = min(buffer.count - offset, pending.count - pendingCount)
+            (pending.baseAddress! + pendingCount).update(from: buffer.baseAddress! + offset, count: count)
+            pendingCount += count
+            offset += count
+            if pendingCount == pending.count { try flush() }
+        }
+        dataBytes += buffer.count * 2
+        return 0
+    }
+
+    /// Writes the buffered periods to the file.
+    private func flush() throws(AudioDeviceError) {
+        let bytes = UnsafeRawPointer(pending.baseAddress!)
+        let total = pendingCount * 2
         var done = 0
         while done < total {
             let written = Glibc.write(descriptor, bytes + done, total - done)
@@ -186,13 +204,13 @@ public final class WAVFileOutput: AudioOutput {
             }
             done += written
         }
-        dataBytes += buffer.count * 2
-        return 0
+        pendingCount = 0
     }
 
-    /// Writes the final sizes into the header and closes the file; later writes fail.
+    /// Writes what is buffered and the final sizes into the header, and closes the file; later writes fail.
     public func close() {
         guard descriptor >= 0 else { return }
+        try? flush()
         let header = Self.header(dataBytes: dataBytes)
         _ = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         Glibc.close(descriptor)

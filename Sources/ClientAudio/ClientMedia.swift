@@ -128,6 +128,8 @@ public final class ClientMedia: @unchecked Sendable {
     private let microphoneLevelValue = Atomic<Int>(-1)
     /// Ticks since the microphone last gave a frame.
     private var ticksWithoutMicrophone = 0
+    /// Whether only the loudspeaker is open: the thread then wakes every other frame and plays two.
+    private let listenOnly = Atomic<Bool>(false)
 
     private let path: MediaPath
     private let sender: SendPipeline?
@@ -207,6 +209,13 @@ public final class ClientMedia: @unchecked Sendable {
         volumesVersion.add(1, ordering: .releasing)
     }
 
+    /// Tells the media thread whether only the loudspeaker is open (no microphone). Someone who only listens is
+    /// served two frames per wake-up, every 40 ms, instead of one every 20 ms: what they hear comes 20 ms later,
+    /// for half the wake-ups. Any thread.
+    public func setListenOnly(_ listenOnly: Bool) {
+        self.listenOnly.store(listenOnly, ordering: .relaxed)
+    }
+
     /// Ticks without a microphone frame after which its level is no longer known.
     static let microphoneGone = 5
 
@@ -249,9 +258,10 @@ public final class ClientMedia: @unchecked Sendable {
             }
             let tickTime = MonotonicClock.microseconds()
             guard tickTime >= nextTick else { continue }
-            nextTick += AudioFormat.frameMicroseconds
+            let frames: Int64 = listenOnly.load(ordering: .relaxed) ? 2 : 1
+            nextTick += frames * AudioFormat.frameMicroseconds
             // After a stall, catch up without a burst of frames.
-            if tickTime - nextTick > 200_000 { nextTick = tickTime + AudioFormat.frameMicroseconds }
+            if tickTime - nextTick > 200_000 { nextTick = tickTime + frames * AudioFormat.frameMicroseconds }
 
             let version = volumesVersion.load(ordering: .acquiring)
             if version != appliedVolumesVersion {
@@ -259,24 +269,34 @@ public final class ClientMedia: @unchecked Sendable {
                 volumes = sharedVolumes.withLock { $0 }
             }
             var captureWait: Int64?
-            if let sender, fillMicrophone(frame) {
-                if case .live(let feed) = options.source { captureWait = feed.captureWait() }
-                // The echo canceller's reference is the last mix played, still in `mixed`.
-                if let length = sender.send(
-                    frame, played: UnsafeBufferPointer(mixed), at: tickTime / 1000, into: packet)
-                {
-                    _ = path.sendRTP(packet, length: length)
+            var slack: Int64?
+            // Frames of one wake-up play as if each had its own tick, the earlier ones a frame apart before now.
+            for index in 0..<frames {
+                let frameTime = tickTime - (frames - 1 - index) * AudioFormat.frameMicroseconds
+                if let sender, fillMicrophone(frame) {
+                    if case .live(let feed) = options.source { captureWait = feed.captureWait() }
+                    // The echo canceller's reference is the last mix played, still in `mixed`.
+                    if let length = sender.send(
+                        frame, played: UnsafeBufferPointer(mixed), at: frameTime / 1000, into: packet)
+                    {
+                        _ = path.sendRTP(packet, length: length)
+                    }
+                    microphoneLevelValue.store(Int(sender.lastLevel), ordering: .relaxed)
+                    ticksWithoutMicrophone = 0
+                } else if ticksWithoutMicrophone < Self.microphoneGone {
+                    // A frame missing now and then is a device's jitter; five in a row (100 ms) is a closed
+                    // microphone.
+                    ticksWithoutMicrophone += 1
+                    if ticksWithoutMicrophone == Self.microphoneGone {
+                        microphoneLevelValue.store(-1, ordering: .relaxed)
+                    }
                 }
-                microphoneLevelValue.store(Int(sender.lastLevel), ordering: .relaxed)
-                ticksWithoutMicrophone = 0
-            } else if ticksWithoutMicrophone < Self.microphoneGone {
-                // A frame missing now and then is a device's jitter; five in a row (100 ms) is a closed microphone.
-                ticksWithoutMicrophone += 1
-                if ticksWithoutMicrophone == Self.microphoneGone { microphoneLevelValue.store(-1, ordering: .relaxed) }
+                if let played = receiver.playOut(at: frameTime, volumes: volumes, into: mixed) {
+                    slack = min(slack ?? .max, played)
+                }
+                if options.record { recorded.withLock { $0.append(contentsOf: mixed) } }
+                options.output?.playback(UnsafeBufferPointer(mixed))
             }
-            let slack = receiver.playOut(at: tickTime, volumes: volumes, into: mixed)
-            if options.record { recorded.withLock { $0.append(contentsOf: mixed) } }
-            options.output?.playback(UnsafeBufferPointer(mixed))
             nextTick -= tickSchedule.earlier(playoutSlack: slack, captureWait: captureWait)
             if let heard = receiver.heard(at: tickTime, names: volumes) { onEvent(.heard(heard)) }
             if tickTime - lastStats >= 1_000_000 {

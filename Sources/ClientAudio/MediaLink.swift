@@ -28,6 +28,7 @@ public final class MediaLink: MediaReceiver {
         var media: ClientMedia?
         var closed = false
         var volumes: [String: Int] = [:]
+        var listenOnly = false
         var sources: [UInt32: String] = [:]
         /// What earlier engines recorded, in order.
         var recorded: [Int16] = []
@@ -82,6 +83,15 @@ public final class MediaLink: MediaReceiver {
         media?.setVolumes(volumes)
     }
 
+    /// Whether only the loudspeaker is open (see `ClientMedia.setListenOnly`), now and for the engines that follow.
+    public func setListenOnly(_ listenOnly: Bool) {
+        let media = state.withLock { state -> ClientMedia? in
+            state.listenOnly = listenOnly
+            return state.media
+        }
+        media?.setListenOnly(listenOnly)
+    }
+
     /// Who sends with which SSRC, as the server has said so far.
     public var sources: [UInt32: String] { state.withLock { $0.sources } }
 
@@ -118,12 +128,13 @@ public final class MediaLink: MediaReceiver {
             onFailure("media could not start: \(error)")
             return
         }
-        let (kept, volumes, sources) = state.withLock { state -> (Bool, [String: Int], [UInt32: String]) in
-            guard !state.closed else { return (false, [:], [:]) }
+        let (kept, volumes, sources, listenOnly) = state.withLock { state in
+            guard !state.closed else { return (false, [String: Int](), [UInt32: String](), false) }
             state.media = media
-            return (true, state.volumes, state.sources)
+            return (true, state.volumes, state.sources, state.listenOnly)
         }
         guard kept else { return }
+        media.setListenOnly(listenOnly)
         media.setVolumes(volumes)
         media.setSources(sources.map { MediaSource(peer: $0.value, ssrc: $0.key) })
         media.start()

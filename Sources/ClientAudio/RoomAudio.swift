@@ -72,6 +72,12 @@ public struct RoomAudioSettings: Sendable, Equatable {
 /// - `report` says device trouble in words and the microphone's level; `speakers` (when given) hears who is
 ///   talking among the speakers heard, from every packet's level, as soon as they start.
 public final class RoomAudio: MediaReceiver {
+    /// The devices' period while the microphone is open: short, for a low mouth-to-ear delay in conversation.
+    public static let speakingPeriod = AudioFormat.periodMilliseconds
+    /// The loudspeaker's period while the microphone is closed: someone who only listens hears the room a little
+    /// later, for fewer wake-ups.
+    public static let listeningPeriod = 40
+
     private let settings: RoomAudioSettings
     private let devices: RoomAudioDevices
     private let report: @Sendable (RoomAudioReport) -> Void
@@ -80,11 +86,28 @@ public final class RoomAudio: MediaReceiver {
     private let link: MediaLink
     private let captureOpens = Atomic<Int>(0)
     private let state = Mutex(State())
+    /// Serialises the changes of devices, which wait for audio threads to finish their period.
+    private let changes = Mutex(())
+
+    /// How the devices run.
+    enum Mode: Sendable, Equatable {
+        /// Nothing open.
+        case off
+        /// The loudspeaker alone, on long periods.
+        case listening
+        /// The loudspeaker on long periods and, on a thread of its own, the microphone for a preview.
+        case previewing
+        /// Microphone and loudspeaker on short periods, served by one thread (`AudioDuplex`).
+        case speaking
+    }
 
     private struct State: @unchecked Sendable {
         // `@unchecked` for the streams and the thread; the struct only lives inside the mutex.
+        var mode = Mode.off
         var playback: AudioStream?
-        var capture: Capture?
+        var capture: AudioStream?
+        var duplex: AudioDuplex?
+        var started = false
         /// Whether the microphone is open for speaking (the role may publish).
         var capturing = false
         /// Who is shown the microphone's preview.
@@ -92,6 +115,13 @@ public final class RoomAudio: MediaReceiver {
         var control: Thread?
         var volumes: VolumeStore?
         var stopping = false
+
+        /// The mode the calls so far ask for.
+        var wanted: Mode {
+            guard started, !stopping else { return .off }
+            if capturing { return .speaking }
+            return preview == nil ? .listening : .previewing
+        }
     }
 
     /// Creates the sound; nothing is opened until ``start()``. `devices` opens the microphone and loudspeaker
@@ -124,6 +154,9 @@ public final class RoomAudio: MediaReceiver {
     /// How many times the microphone has been opened, for tests.
     public var microphoneOpenings: Int { captureOpens.load(ordering: .relaxed) }
 
+    /// How the devices run now, for tests.
+    var mode: Mode { state.withLock { $0.mode } }
+
     /// The control connection that media travels on when UDP does not get through.
     public func attach(_ channel: MediaChannel) {
         link.attach(channel)
@@ -143,36 +176,23 @@ public final class RoomAudio: MediaReceiver {
     /// and the control thread.
     public func start() {
         loadVolumes()
-        let period = AudioFormat.periodMilliseconds
-        let stream = AudioStream.playback(
-            device: settings.output.description,
-            open: { [devices] () throws(AudioDeviceError) in try devices.openOutput(period) },
-            from: RingSource(rings.playback), onStatus: { [report] in report(.status($0.message)) })
         let started = state.withLock { state -> Bool in
-            guard state.playback == nil, !state.stopping else { return false }
-            state.playback = stream
+            guard !state.started, !state.stopping else { return false }
+            state.started = true
             let thread = Thread { [self] in runControl() }
             thread.name = "clubroom-audio"
             state.control = thread
             return true
         }
         guard started else { return }
-        stream.start()
+        changeDevices()
         state.withLock { $0.control }?.start()
     }
 
     /// Opens (true) or closes (false) the microphone for speaking: open while the person's role may publish.
     public func setCapturing(_ capturing: Bool) {
-        guard
-            state.withLock({ state -> Bool in
-                guard !state.stopping else { return false }
-                state.capturing = capturing
-                return true
-            })
-        else { return }
-        if capturing { openCaptureIfNeeded() }
-        rings.setSending(capturing)
-        if !capturing { closeCaptureIfUnused() }
+        state.withLock { $0.capturing = capturing }
+        changeDevices()
     }
 
     /// Mutes or unmutes the microphone (the server's mute for this person).
@@ -187,18 +207,14 @@ public final class RoomAudio: MediaReceiver {
     /// Shows `handler` the microphone's live level (opening it for the preview if it is not open for speaking),
     /// or why it cannot be opened, until ``stopPreview()``. Nothing is sent because of a preview.
     public func startPreview(_ handler: @escaping @Sendable (MicrophonePreview) -> Void) {
-        let accepted = state.withLock { state -> Bool in
-            guard !state.stopping else { return false }
-            state.preview = handler
-            return true
-        }
-        if accepted { openCaptureIfNeeded() }
+        state.withLock { $0.preview = handler }
+        changeDevices()
     }
 
     /// Ends the preview; the microphone closes unless it is open for speaking.
     public func stopPreview() {
         state.withLock { $0.preview = nil }
-        closeCaptureIfUnused()
+        changeDevices()
     }
 
     /// Every speaker's local volume in percent by identity, as loaded at ``start()`` and changed since
@@ -219,16 +235,9 @@ public final class RoomAudio: MediaReceiver {
 
     /// Stops the media, closes both devices and ends the control thread.
     public func stop() {
-        let taken = state.withLock { state -> State in
-            let taken = state
-            state = State()
-            state.stopping = true
-            return taken
-        }
+        state.withLock { $0.stopping = true }
         link.close()
-        rings.setCapture(nil)
-        taken.capture?.stream.stop()
-        taken.playback?.stop()
+        changeDevices()
     }
 
     /// Loads the kept volumes once. A file that cannot be read is said in one line; volumes then start at
@@ -246,42 +255,85 @@ public final class RoomAudio: MediaReceiver {
         link.setVolumes(store?.all ?? [:])
     }
 
-    // MARK: The microphone
+    // MARK: The devices
 
-    /// Opens the microphone when speaking or a preview needs it and it is not open yet.
-    private func openCaptureIfNeeded() {
-        let needed = state.withLock { state in
-            state.capture == nil && !state.stopping && (state.capturing || state.preview != nil)
+    /// Brings the devices to the mode the calls so far ask for: stops what runs, then opens what the new mode
+    /// needs. Only a change of mode touches the devices (a mute, or a second call to open the microphone, does
+    /// not); each change reopens the loudspeaker, which skips a moment of sound.
+    private func changeDevices() {
+        changes.withLock { _ in
+            let (wanted, current) = state.withLock { ($0.wanted, $0.mode) }
+            guard wanted != current else { return }
+            let old = state.withLock { state -> (AudioStream?, AudioStream?, AudioDuplex?) in
+                defer {
+                    state.playback = nil
+                    state.capture = nil
+                    state.duplex = nil
+                }
+                return (state.playback, state.capture, state.duplex)
+            }
+            rings.setMicrophone(nil, sending: false)
+            old.2?.stop()
+            old.1?.stop()
+            old.0?.stop()
+            // What was queued for the old loudspeaker's periods would stay as delay on the new one.
+            rings.dropQueuedPlayback()
+            var playback: AudioStream?
+            var capture: (stream: AudioStream, sink: RingSink)?
+            var duplex: AudioDuplex?
+            switch wanted {
+            case .off:
+                break
+            case .listening:
+                playback = playbackStream(period: Self.listeningPeriod, pacing: .realTime)
+            case .previewing:
+                playback = playbackStream(period: Self.listeningPeriod, pacing: .realTime)
+                capture = captureStream()
+            case .speaking:
+                playback = playbackStream(period: Self.speakingPeriod, pacing: .driven)
+                capture = captureStream()
+                duplex = AudioDuplex(capture: capture!.stream, playback: playback!)
+            }
+            if let playback { rings.setPlaybackPeriod(playback.options.periodSamples) }
+            link.setListenOnly(wanted != .speaking)
+            state.withLock { state in
+                state.mode = wanted
+                state.playback = playback
+                state.capture = capture?.stream
+                state.duplex = duplex
+            }
+            if let capture {
+                rings.setMicrophone(capture.sink, sending: wanted == .speaking)
+                captureOpens.add(1, ordering: .relaxed)
+            }
+            if let duplex {
+                duplex.start()
+            } else {
+                playback?.start()
+                capture?.stream.start()
+            }
         }
-        guard needed else { return }
-        let sink = RingSink(SampleRing(capacity: AudioFormat.samples(milliseconds: 200)))
-        let period = AudioFormat.periodMilliseconds
-        let stream = AudioStream.capture(
-            device: settings.input.description,
-            open: { [devices] () throws(AudioDeviceError) in try devices.openInput(period) }, into: sink,
-            onStatus: { [self] status in microphoneStatus(status) })
-        let capture = Capture(stream: stream, sink: sink)
-        let opened = state.withLock { state -> Bool in
-            guard state.capture == nil, !state.stopping else { return false }
-            state.capture = capture
-            return true
-        }
-        guard opened else { return }
-        rings.setCapture(capture)
-        captureOpens.add(1, ordering: .relaxed)
-        stream.start()
     }
 
-    /// Closes the microphone when neither speaking nor a preview needs it.
-    private func closeCaptureIfUnused() {
-        let unused = state.withLock { state -> Capture? in
-            guard !state.capturing, state.preview == nil else { return nil }
-            defer { state.capture = nil }
-            return state.capture
-        }
-        guard let unused else { return }
-        rings.setCapture(nil)
-        unused.stream.stop()
+    private func playbackStream(period: Int, pacing: Pacing) -> AudioStream {
+        let request = DeviceRequest(periodMilliseconds: period, pacing: pacing)
+        return AudioStream.playback(
+            device: settings.output.description,
+            open: { [devices] () throws(AudioDeviceError) in try devices.openOutput(request) },
+            from: RingSource(rings.playback),
+            options: StreamOptions(periodSamples: AudioFormat.samples(milliseconds: period)),
+            onStatus: { [report] in report(.status($0.message)) })
+    }
+
+    private func captureStream() -> (stream: AudioStream, sink: RingSink) {
+        let request = DeviceRequest(periodMilliseconds: Self.speakingPeriod, pacing: .realTime)
+        let sink = RingSink(SampleRing(capacity: AudioFormat.samples(milliseconds: 200)))
+        let stream = AudioStream.capture(
+            device: settings.input.description,
+            open: { [devices] () throws(AudioDeviceError) in try devices.openInput(request) }, into: sink,
+            options: StreamOptions(periodSamples: AudioFormat.samples(milliseconds: Self.speakingPeriod)),
+            onStatus: { [self] status in microphoneStatus(status) })
+        return (stream, sink)
     }
 
     private func microphoneStatus(_ status: DeviceStatus) {
@@ -293,10 +345,18 @@ public final class RoomAudio: MediaReceiver {
 
     // MARK: The control thread
 
-    /// How often the control thread polls the devices and the level, in microseconds.
+    /// How often the control thread polls the devices and the level while the microphone is open, in
+    /// microseconds.
     static let controlInterval: Int64 = 100_000
+    /// How often it polls them while only the loudspeaker is open: enough to notice a device that went away.
+    static let listeningControlInterval: Int64 = 500_000
     /// The least time between two reports of xruns on one device, in microseconds.
     static let xrunReportInterval: Int64 = 10_000_000
+
+    /// The UI level (0–100) shown for a microphone level in -dBov, in steps of 5.
+    static func shownLevel(_ dBov: UInt8) -> Int {
+        (AudioLevel.uiLevel(dBov: dBov) + 2) / 5 * 5
+    }
 
     private func runControl() {
         nameCurrentThread("clubroom-audio")
@@ -305,11 +365,8 @@ public final class RoomAudio: MediaReceiver {
         var lastLevel: Int?
         var lastPreview: Int?
         while true {
-            let (streams, capturing, preview, stopping) = state.withLock { state in
-                (
-                    [state.capture?.stream, state.playback].compactMap { $0 }, state.capturing, state.preview,
-                    state.stopping
-                )
+            let (streams, mode, preview, stopping) = state.withLock { state in
+                ([state.capture, state.playback].compactMap { $0 }, state.mode, state.preview, state.stopping)
             }
             if stopping { return }
             let now = MonotonicClock.microseconds()
@@ -324,32 +381,24 @@ public final class RoomAudio: MediaReceiver {
                     reported[stream.direction] = (xruns, now)
                 }
             }
-            // Speaking: the send path's level, after voice processing; nil while the microphone is closed.
-            let level = capturing ? link.media?.microphoneLevel.map { AudioLevel.uiLevel(dBov: $0) } : nil
+            // Speaking: the send path's level, after voice processing, in the steps of 5 every level bar shows (so
+            // that wobbles too small to see wake nobody); nil while the microphone is closed.
+            let speaking = mode == .speaking
+            let level = speaking ? link.media?.microphoneLevel.map { Self.shownLevel($0) } : nil
             if !levelReported || level != lastLevel {
                 levelReported = true
                 lastLevel = level
                 report(.microphone(level: level))
             }
             // A preview: the same level while speaking; alone, the loudest frame captured since the last look.
-            if let preview, let shown = capturing ? level : rings.drainForPreview(), shown != lastPreview {
+            if let preview, let shown = speaking ? level : rings.drainForPreview(), shown != lastPreview {
                 lastPreview = shown
                 preview(.level(shown))
             }
             if preview == nil { lastPreview = nil }
-            MonotonicClock.sleep(microseconds: Self.controlInterval)
+            let interval = mode == .listening ? Self.listeningControlInterval : Self.controlInterval
+            MonotonicClock.sleep(microseconds: interval)
         }
-    }
-}
-
-/// An open microphone: its device stream and the ring it fills.
-private final class Capture: Sendable {
-    let stream: AudioStream
-    let sink: RingSink
-
-    init(stream: AudioStream, sink: RingSink) {
-        self.stream = stream
-        self.sink = sink
     }
 }
 
@@ -359,21 +408,31 @@ private final class Capture: Sendable {
 private final class DeviceRings: Sendable {
     let playback = SampleRing(capacity: AudioFormat.samples(milliseconds: 400))
     private let playbackQueue = Mutex(PlaybackQueue())
-    private let microphone = Mutex<(capture: Capture?, sending: Bool, queue: CaptureQueue)>(
-        (nil, false, CaptureQueue()))
+    private let microphone = Mutex<(sink: RingSink?, sending: Bool, queue: CaptureQueue)>((nil, false, CaptureQueue()))
     /// How long the newest captured period had waited when the media thread last took a frame, in µs (-1:
     /// unknown).
     private let captureWait = Atomic<Int64>(-1)
 
-    func setCapture(_ capture: Capture?) {
+    /// The open microphone's ring (nil: none), and whether the media thread sends it (else a preview reads it).
+    func setMicrophone(_ sink: RingSink?, sending: Bool) {
         microphone.withLock { microphone in
-            microphone.capture = capture
+            microphone.sink = sink
+            microphone.sending = sending
             microphone.queue = CaptureQueue()
         }
     }
 
-    func setSending(_ sending: Bool) {
-        microphone.withLock { $0.sending = sending }
+    /// Drops what waits for the loudspeaker. Only while no playback stream reads the ring: this thread is then
+    /// its only reader.
+    func dropQueuedPlayback() {
+        _ = playback.discard(count: playback.availableToRead)
+    }
+
+    /// The loudspeaker reads periods of this many samples from now on.
+    func setPlaybackPeriod(_ samples: Int) {
+        playbackQueue.withLock { queue in
+            if queue.period != samples { queue = PlaybackQueue(period: samples) }
+        }
     }
 
     /// The media thread's mix for the loudspeaker.
@@ -384,9 +443,9 @@ private final class DeviceRings: Sendable {
     /// The media thread's microphone frame, while speaking.
     func captureFrame(_ frame: UnsafeMutableBufferPointer<Int16>) -> Bool {
         let written = microphone.withLock { microphone -> Int64? in
-            guard microphone.sending, let capture = microphone.capture else { return nil }
-            guard microphone.queue.take(from: capture.sink.ring, into: frame) else { return nil }
-            return capture.sink.lastWrite
+            guard microphone.sending, let sink = microphone.sink else { return nil }
+            guard microphone.queue.take(from: sink.ring, into: frame) else { return nil }
+            return sink.lastWrite
         }
         guard let written else { return false }
         captureWait.store(written > 0 ? max(0, MonotonicClock.microseconds() - written) : -1, ordering: .relaxed)
@@ -403,7 +462,7 @@ private final class DeviceRings: Sendable {
     func drainForPreview() -> Int? {
         var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
         return microphone.withLock { microphone -> Int? in
-            guard !microphone.sending, let ring = microphone.capture?.sink.ring else { return nil }
+            guard !microphone.sending, let ring = microphone.sink?.ring else { return nil }
             var loudest: UInt8?
             while ring.availableToRead >= frame.count {
                 let level = frame.withUnsafeMutableBufferPointer { frame -> UInt8 in
@@ -412,7 +471,7 @@ private final class DeviceRings: Sendable {
                 }
                 loudest = min(loudest ?? level, level)
             }
-            return loudest.map { AudioLevel.uiLevel(dBov: $0) }
+            return loudest.map { RoomAudio.shownLevel($0) }
         }
     }
 }

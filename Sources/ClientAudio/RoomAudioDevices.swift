@@ -1,34 +1,51 @@
 import AudioCore
 import AudioDevices
 
-/// How the room's sound opens its microphone and loudspeaker, given the period (in milliseconds) the stream
-/// will move. By default the devices its settings name (`--input`, `--output`); a program may hand its own, such
-/// as ALSA devices with options of its own or a benchmark's click devices, and everything else (rings, send
-/// path, media) stays the same. Virtual devices keep the pace of the periods they are asked for.
+/// What the room's sound asks of a device when it opens one.
+public struct DeviceRequest: Sendable, Equatable {
+    /// The period the stream moves, in milliseconds: an ALSA device is opened with it.
+    public var periodMilliseconds: Int
+    /// How a virtual device keeps time: on its own (`realTime`), or `driven` by the microphone that shares its
+    /// thread (a speaker's loudspeaker).
+    public var pacing: Pacing
+
+    /// A request for `periodMilliseconds` periods, paced as `pacing` says.
+    public init(periodMilliseconds: Int, pacing: Pacing) {
+        self.periodMilliseconds = periodMilliseconds
+        self.pacing = pacing
+    }
+}
+
+/// How the room's sound opens its microphone and loudspeaker. By default the devices its settings name
+/// (`--input`, `--output`); a program may hand its own, such as ALSA devices with options of its own or a
+/// benchmark's click devices, and everything else (rings, send path, media) stays the same. The opener is
+/// called on the stream's thread, and again to reopen a device that went away.
 public struct RoomAudioDevices: Sendable {
-    /// Opens the microphone (on the capture stream's thread, and again after the device is lost).
-    public var openInput: @Sendable (_ periodMilliseconds: Int) throws(AudioDeviceError) -> any AudioInput
-    /// Opens the loudspeaker (on the playback stream's thread, and again after the device is lost).
-    public var openOutput: @Sendable (_ periodMilliseconds: Int) throws(AudioDeviceError) -> any AudioOutput
+    /// Opens the microphone.
+    public var openInput: @Sendable (DeviceRequest) throws(AudioDeviceError) -> any AudioInput
+    /// Opens the loudspeaker.
+    public var openOutput: @Sendable (DeviceRequest) throws(AudioDeviceError) -> any AudioOutput
 
     /// Devices opened by these functions.
     public init(
-        openInput: @escaping @Sendable (_ periodMilliseconds: Int) throws(AudioDeviceError) -> any AudioInput,
-        openOutput: @escaping @Sendable (_ periodMilliseconds: Int) throws(AudioDeviceError) -> any AudioOutput
+        openInput: @escaping @Sendable (DeviceRequest) throws(AudioDeviceError) -> any AudioInput,
+        openOutput: @escaping @Sendable (DeviceRequest) throws(AudioDeviceError) -> any AudioOutput
     ) {
         self.openInput = openInput
         self.openOutput = openOutput
     }
 
-    /// The devices `settings` name, virtual ones paced in real time.
+    /// The devices `settings` name: ALSA PCMs with the period asked for, virtual ones paced as asked.
     public init(_ settings: RoomAudioSettings) {
         let input = settings.input
         let output = settings.output
-        openInput = { (period: Int) throws(AudioDeviceError) in
-            try input.openInput(alsaOptions: ALSAOptions(periodMilliseconds: period))
+        openInput = { (request: DeviceRequest) throws(AudioDeviceError) in
+            try input.openInput(
+                pacing: request.pacing, alsaOptions: ALSAOptions(periodMilliseconds: request.periodMilliseconds))
         }
-        openOutput = { (period: Int) throws(AudioDeviceError) in
-            try output.openOutput(alsaOptions: ALSAOptions(periodMilliseconds: period))
+        openOutput = { (request: DeviceRequest) throws(AudioDeviceError) in
+            try output.openOutput(
+                pacing: request.pacing, alsaOptions: ALSAOptions(periodMilliseconds: request.periodMilliseconds))
         }
     }
 }

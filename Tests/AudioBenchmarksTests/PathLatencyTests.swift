@@ -3,12 +3,14 @@ import Testing
 @testable import AudioBenchmarks
 
 @Suite struct PathLatencyTests {
-    /// A room server in process, a speaker and a listener as `clubroom join` runs them, clicks into one's
-    /// microphone: every click counted comes out of the other's loudspeaker.
-    @Test func everyClickComesThroughTheServer() throws {
+    /// A room server in process, a speaker and two listeners as `clubroom join` runs them (one on stage, one in
+    /// the audience), clicks into the speaker's microphone: every click counted comes out of both loudspeakers.
+    @Test func everyClickComesThroughTheServerToBothListeners() throws {
         let result = try PathLatencyBenchmark.runOnce(clicks: 4, link: nil)
-        #expect(result.clicksSent == 4)
-        #expect(result.latencies.count == 4)
-        #expect(result.packetsRelayed == 0)
+        for listener in [result.stage, result.audience] {
+            #expect(listener.clicksSent == 4)
+            #expect(listener.latencies.count == 4)
+            #expect(listener.packetsRelayed == 0)
+        }
     }
 }

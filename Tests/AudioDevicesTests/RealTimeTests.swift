@@ -163,6 +163,48 @@ extension RealTimeTests {
     }
 }
 
+extension RealTimeTests {
+    @Test func aDuplexStreamDoesNotAllocateOnItsThread() throws {
+        _ = try runDuplex()
+        #expect(try runDuplex() == 0)
+    }
+
+    /// A speaker's devices: a paced tone microphone and a loudspeaker driven by it, served by one thread through
+    /// `SampleRing`s (this thread stands for the media thread between them). Returns the allocations counted on
+    /// the duplex thread.
+    func runDuplex() throws -> Int {
+        let counter = AllocationCounter()
+        let options = StreamOptions(realTimePriority: false, onAudioThreadStart: counter.countOnThisThread)
+        let log = StatusLog()
+        let captureRing = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
+        let playbackRing = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
+        let sink = RingSink(captureRing)
+        let capture = AudioStream.capture(
+            device: "tone:440", open: { () throws(AudioDeviceError) in ToneInput(frequency: 440) }, into: sink,
+            options: options, onStatus: log.record)
+        let playback = AudioStream.playback(
+            device: "null", open: { () throws(AudioDeviceError) in NullOutput(pacing: .driven) },
+            from: RingSource(playbackRing), options: options, onStatus: log.record)
+        let duplex = AudioDuplex(capture: capture, playback: playback)
+        duplex.start()
+        var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
+        #expect(
+            waitUntil {
+                while captureRing.availableToRead >= frame.count, playbackRing.availableToWrite >= frame.count {
+                    frame.withUnsafeMutableBufferPointer { _ = captureRing.read(into: $0) }
+                    frame.withUnsafeBufferPointer { _ = playbackRing.write($0) }
+                }
+                return capture.statistics.periods >= 50
+            })
+        duplex.stop()
+        #expect(log.all.isEmpty)
+        // One thread, one period of each per period: the loudspeaker kept the microphone's pace exactly.
+        #expect(abs(capture.statistics.periods - playback.statistics.periods) <= 1)
+        #expect(sink.lastWrite > 0)
+        return counter.count
+    }
+}
+
 /// A ring whose writer switches allocation counting (back) on for its thread on every write.
 final class RecountingRing: TestRing, @unchecked Sendable {
     let counter: AllocationCounter

@@ -1,9 +1,10 @@
 import AudioCore
 import AudioDevices
-import ClientAudio
 import RoomTesting
 import Synchronization
 import Testing
+
+@testable import ClientAudio
 
 /// What a `RoomAudio` said, from its threads.
 final class Heard: Sendable {
@@ -58,18 +59,55 @@ final class Heard: Sendable {
         #expect(heard.allReports.contains(.status(why)))
     }
 
-    /// Speaking and the preview share one microphone: it opens once for both and closes when neither needs it.
-    @Test func thePreviewAndSpeakingShareOneMicrophone() {
+    /// Accepting after a preview moves the microphone to a speaker's devices (it reopens there once); ending the
+    /// preview then leaves it open for speaking; it closes when neither needs it, and a new preview opens it again.
+    @Test func thePreviewHandsTheMicrophoneOverToSpeaking() {
         let (sound, heard) = sound(input: .tone(hertz: 440))
         sound.start()
         defer { sound.stop() }
         sound.startPreview { heard.preview($0) }
-        sound.setCapturing(true)
         #expect(sound.microphoneOpenings == 1)
+        sound.setCapturing(true)
+        #expect(sound.microphoneOpenings == 2)
         sound.stopPreview()
+        #expect(sound.microphoneOpenings == 2)
         sound.setCapturing(false)
         sound.startPreview { heard.preview($0) }
-        #expect(sound.microphoneOpenings == 2)
+        #expect(sound.microphoneOpenings == 3)
         #expect(waitUntil { heard.allPreviews.contains(.level(75)) })
+    }
+}
+
+/// How the devices run as the screen opens and closes the microphone.
+@Suite struct RoomAudioModeTests {
+    func sound() -> RoomAudio {
+        RoomAudio(
+            settings: RoomAudioSettings(
+                input: .tone(hertz: 440), output: .null, echoCancellation: false, volumesPath: nil),
+            report: { _ in })
+    }
+
+    @Test func listeningSpeakingAndPreviewingRunTheDevicesTheirOwnWay() {
+        let sound = sound()
+        #expect(sound.mode == .off)
+        sound.start()
+        defer { sound.stop() }
+        #expect(sound.mode == .listening)
+        #expect(sound.microphoneOpenings == 0)
+        sound.setCapturing(true)
+        #expect(sound.mode == .speaking)
+        // Unmuting, or saying again that the role may publish, touches no device.
+        sound.setMuted(false)
+        sound.setCapturing(true)
+        #expect(sound.microphoneOpenings == 1)
+        sound.setCapturing(false)
+        #expect(sound.mode == .listening)
+        sound.startPreview { _ in }
+        #expect(sound.mode == .previewing)
+        sound.stopPreview()
+        #expect(sound.mode == .listening)
+        #expect(sound.microphoneOpenings == 2)
+        sound.stop()
+        #expect(sound.mode == .off)
     }
 }

@@ -101,6 +101,54 @@ public enum CPUFloor {
         return MonotonicClock.threadCPUNanoseconds() - start
     }
 
+    /// The client's codec work done as the client does it, one 20 ms frame per 20 ms of the clock, for `frames`
+    /// frames: each frame a decode of each of `remote`'s streams, and with `speaking` the speech's voice
+    /// processing and encode too. Only the work is timed (thread CPU time around it), not the sleeps between,
+    /// so the figure is libopus's and speexdsp's cost when they run once per tick from cold caches, as in a
+    /// client, instead of back to back. Thread CPU nanoseconds of libopus, and of speexdsp.
+    public static func pacedCodecWork(
+        frames: Int, speech: [Int16], remote signals: [[Int16]], speaking: Bool
+    ) throws -> (opus: Int64, voiceProcessing: Int64) {
+        let remote = try packets(of: signals, frames: 500)
+        let encoder = try OpusEncoder()
+        let processor = try VoiceProcessor()
+        let decoders = try remote.map { _ in try OpusDecoder() }
+        let microphone = WAVFileInput(samples: speech, loops: true)
+        let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
+        let decoded = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
+        let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: OpusEncoder.maxPacketBytes, alignment: 16)
+        frame.initialize(repeating: 0)
+        decoded.initialize(repeating: 0)
+        defer {
+            frame.deallocate()
+            decoded.deallocate()
+            packet.deallocate()
+        }
+        var clock = PeriodClock(periodNanoseconds: AudioFormat.frameMicroseconds * 1_000)
+        var opus: Int64 = 0
+        var voice: Int64 = 0
+        for index in 0..<frames {
+            clock.wait()
+            if speaking {
+                _ = try microphone.read(into: frame)
+                let start = MonotonicClock.threadCPUNanoseconds()
+                _ = try processor.process(frame)
+                let processed = MonotonicClock.threadCPUNanoseconds()
+                _ = try encoder.encode(UnsafeBufferPointer(frame), into: packet)
+                voice += processed - start
+                opus += MonotonicClock.threadCPUNanoseconds() - processed
+            }
+            let start = MonotonicClock.threadCPUNanoseconds()
+            for (speaker, packets) in remote.enumerated() {
+                _ = try packets[index % packets.count].withUnsafeBytes { bytes throws(AudioCodecError) in
+                    try decoders[speaker].decode(bytes, into: decoded)
+                }
+            }
+            opus += MonotonicClock.threadCPUNanoseconds() - start
+        }
+        return (opus, voice)
+    }
+
     /// A thread that does nothing but sleep to deadlines 10 ms apart, as a device thread does, for `seconds`:
     /// what its wake-ups alone cost on this machine. Thread CPU nanoseconds.
     public static func wakeUpsAlone(seconds: Int) -> Int64 {

@@ -97,6 +97,9 @@ final class ClickLoudspeaker: AudioOutput, @unchecked Sendable {
     let name = "click-detector"
     let onsets = EventTimes()
     private var pacing = DevicePacing()
+    /// Whether it keeps time itself, or is driven by the microphone on its thread (a speaker's duplex stream).
+    /// Set by the opener before the stream uses it.
+    var driven = false
     private var detector = ClickDetector()
     private var quietRun = 0
     private let longestQuiet = Atomic<Int>(0)
@@ -109,8 +112,12 @@ final class ClickLoudspeaker: AudioOutput, @unchecked Sendable {
     var longestGap: Int { longestQuiet.load(ordering: .relaxed) }
 
     func write(_ buffer: UnsafeBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
-        // A period written is played from the deadline on: its first sample comes out then.
-        let periodStart = pacing.wait(samples: buffer.count) + AudioFormat.microseconds(samples: Int64(buffer.count))
+        // Paced, a period written is played from its deadline on; driven by the microphone's clock (one clock for
+        // both, as a sound card's), it is played from the moment the microphone's period ended: now.
+        let periodStart =
+            driven
+            ? MonotonicClock.microseconds()
+            : pacing.wait(samples: buffer.count) + AudioFormat.microseconds(samples: Int64(buffer.count))
         let start = detector.position
         let onsets = onsets
         detector.process(buffer) { position in

@@ -34,11 +34,24 @@ public enum ClientCPUBenchmark {
         public var threads: [ThreadUse]
         /// The length of the measured window in seconds.
         public var seconds: Double
-        /// libopus alone for this client's work (speaking: encode 1 + decode 3; listening: decode 3), measured
-        /// just before it: CPU seconds per minute.
+        /// libopus alone for this client's work (speaking: encode 1 + decode 3; listening: decode 3), a frame
+        /// per 20 ms just before it: CPU seconds per minute.
         public var opusAlone: Double
+        /// speexdsp's voice processing alone (speaking only), a frame per 20 ms just before it: CPU seconds per
+        /// minute.
+        public var voiceProcessingAlone: Double
         /// A thread of the bench waking every 10 ms beside this client: CPU seconds per minute.
         public var periodicThreadAlone: Double
+    }
+
+    /// The codec work in a tight loop, CPU seconds per minute.
+    public struct BackToBack: Sendable, Equatable {
+        /// libopus, encode 1 + decode 3 per frame.
+        public var opus: Double
+        /// libopus, decode 3 per frame.
+        public var decoding: Double
+        /// speexdsp's voice processing.
+        public var voiceProcessing: Double
     }
 
     /// Everything one run measured.
@@ -47,14 +60,15 @@ public enum ClientCPUBenchmark {
         public var speaking: Client
         /// The client only hearing the three speakers.
         public var listening: Client
-        /// speexdsp's preprocessing of a microphone (what the speaking client runs) alone: CPU seconds per minute.
-        public var voiceProcessingAlone: Double
+        /// The same codec work back to back, as a tight loop runs it with warm caches: libopus encode 1 + decode
+        /// 3, decode 3 alone, and voice processing, CPU seconds per minute. For comparison; not the floor.
+        public var backToBack: BackToBack
         /// What the client's microphone said.
         public var signal: String
 
         /// The speaking client's floor: libopus alone, voice processing alone, and two device threads.
         public var speakingFloor: Double {
-            speaking.opusAlone + voiceProcessingAlone + 2 * speaking.periodicThreadAlone
+            speaking.opusAlone + speaking.voiceProcessingAlone + 2 * speaking.periodicThreadAlone
         }
 
         /// The listening client's floor: the three decodes alone and one device thread.
@@ -76,7 +90,14 @@ public enum ClientCPUBenchmark {
         let (speech, description) = CPUFloor.speech()
         let tones = speakerTones.map { CPUFloor.botTone(hertz: $0, seconds: 5) }
         let frames = seconds * 1000 / AudioFormat.frameMilliseconds
-        let voice = try CPUFloor.voiceProcessingAlone(frames: frames, speech: speech)
+        let floorFrames = min(seconds, 20) * 1000 / AudioFormat.frameMilliseconds
+        let backToBack = BackToBack(
+            opus: CPUFloor.perMinute(
+                try CPUFloor.opusAlone(frames: frames, speech: speech, remote: tones), frames: frames),
+            decoding: CPUFloor.perMinute(
+                try CPUFloor.opusAlone(frames: frames, speech: speech, remote: tones, encoding: false), frames: frames),
+            voiceProcessing: CPUFloor.perMinute(
+                try CPUFloor.voiceProcessingAlone(frames: frames, speech: speech), frames: frames))
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "clubroom-bench-cpu-\(UUID().uuidString)"
@@ -94,20 +115,21 @@ public enum ClientCPUBenchmark {
         let rig = Rig(executable: executable, directory: directory, environment: environment)
         defer { rig.stop() }
         try rig.start()
-        // In-process libopus first, so that it never runs beside the measured client.
-        let speakingOpus = try CPUFloor.opusAlone(frames: frames, speech: speech, remote: tones)
+        // Each client's codec work alone first, paced as the client runs it, so that it never runs beside it.
+        let speakingWork = try CPUFloor.pacedCodecWork(
+            frames: floorFrames, speech: speech, remote: tones, speaking: true)
         var speaking = try rig.measure(
             identity: "you", role: "speaker", input: "wav:\(speechPath)", voiceProcessing: true, seconds: seconds,
             warmUp: warmUp)
-        speaking.opusAlone = CPUFloor.perMinute(speakingOpus, frames: frames)
-        let listeningOpus = try CPUFloor.opusAlone(frames: frames, speech: speech, remote: tones, encoding: false)
+        speaking.opusAlone = CPUFloor.perMinute(speakingWork.opus, frames: floorFrames)
+        speaking.voiceProcessingAlone = CPUFloor.perMinute(speakingWork.voiceProcessing, frames: floorFrames)
+        let listeningWork = try CPUFloor.pacedCodecWork(
+            frames: floorFrames, speech: speech, remote: tones, speaking: false)
         var listening = try rig.measure(
             identity: "listener", role: "audience", input: "null", voiceProcessing: false, seconds: seconds,
             warmUp: warmUp)
-        listening.opusAlone = CPUFloor.perMinute(listeningOpus, frames: frames)
-        return Result(
-            speaking: speaking, listening: listening,
-            voiceProcessingAlone: CPUFloor.perMinute(voice, frames: frames), signal: description)
+        listening.opusAlone = CPUFloor.perMinute(listeningWork.opus, frames: floorFrames)
+        return Result(speaking: speaking, listening: listening, backToBack: backToBack, signal: description)
     }
 
     /// Runs the rig and shapes its figures into the shared report: each client's CPU beside its floor and the
@@ -128,7 +150,10 @@ public enum ClientCPUBenchmark {
                 target: 1.5),
             .init("libopus alone: encode 1 + decode 3", result.speaking.opusAlone, "CPU s/min"),
             .init("libopus alone: decode 3", result.listening.opusAlone, "CPU s/min"),
-            .init("voice processing alone (speexdsp)", result.voiceProcessingAlone, "CPU s/min"),
+            .init("voice processing alone (speexdsp)", result.speaking.voiceProcessingAlone, "CPU s/min"),
+            .init("back to back: libopus encode 1 + decode 3", result.backToBack.opus, "CPU s/min"),
+            .init("back to back: libopus decode 3", result.backToBack.decoding, "CPU s/min"),
+            .init("back to back: voice processing", result.backToBack.voiceProcessing, "CPU s/min"),
             .init(
                 "a thread waking every 10 ms, beside the speaking client", result.speaking.periodicThreadAlone,
                 "CPU s/min"),
@@ -167,9 +192,11 @@ public enum ClientCPUBenchmark {
                 "listening threads: \(threads(result.listening))",
                 "floors, in the same run: speaking = libopus alone (encode 1 + decode 3) + voice processing alone + "
                     + "2 threads waking every 10 ms (microphone and loudspeaker); listening = libopus decode 3 + 1 "
-                    + "such thread. libopus and speexdsp run on one thread of this process over \(seconds) s of audio "
-                    + "(thread CPU time) just before each client, on the same speech and tones; the waking thread "
-                    + "does nothing else and runs beside each client for its whole window",
+                    + "such thread. libopus and speexdsp: one thread of this process doing each client's codec work "
+                    + "on the same speech and tones, one frame per 20 ms as the client does, for "
+                    + "\(min(seconds, 20)) s just before it; only the work is timed (thread CPU time). The waking "
+                    + "thread does nothing else and runs beside each client for its whole window. The back-to-back "
+                    + "rows run the same work in a tight loop (warm caches), for comparison",
                 "signal: \(result.signal)", buildNote,
             ])
     }
@@ -279,7 +306,7 @@ public enum ClientCPUBenchmark {
                 wakeUpsPerSecond: Double(after.voluntarySwitches - before.voluntarySwitches) / elapsed,
                 speakersHeard: heard, heardBy: speaking ? heardBy : 0,
                 threads: after.threads(since: before, seconds: elapsed), seconds: elapsed, opusAlone: 0,
-                periodicThreadAlone: wakeCost)
+                voiceProcessingAlone: 0, periodicThreadAlone: wakeCost)
         }
 
         /// The packets a bot last reported receiving from `identity` (its `audio_stats` lines), 0 when none.

@@ -11,11 +11,14 @@ import Synchronization
 /// Mouth-to-ear through a real room server on loopback, with the product's client audio: each client is a
 /// `RoomSession` with the room screen's sound (`RoomAudio`: device threads, rings, and the `ClientMedia` media
 /// thread with its send path, jitter buffer, decoder and mixer). The speaker's microphone is a paced
-/// virtual device playing clicks (``ClickMicrophone``), the listener's loudspeaker a paced virtual device that
-/// finds them (``ClickLoudspeaker``); each click's delay is the time between entering the one and leaving the
-/// other. Impaired runs put an ``ImpairingRelay`` between the listener and the server.
+/// virtual device playing clicks (``ClickMicrophone``); two listeners' loudspeakers find them
+/// (``ClickLoudspeaker``): one on stage (a speaker whose microphone is open but muted, as in a conversation:
+/// its devices run as a speaker's) and one in the audience (only the loudspeaker open, on the longer periods of
+/// someone who only listens). Each click's delay is the time between entering the microphone and leaving a
+/// loudspeaker. Impaired runs put an ``ImpairingRelay`` between each listener and the server, both with the
+/// same seed, so both lose and delay the same packets.
 public enum PathLatencyBenchmark {
-    /// The figures of one condition.
+    /// The figures of one listener in one condition.
     public struct Result: Sendable, Equatable {
         /// Delays of the clicks found, in milliseconds, in the order sent.
         public var latencies: [Double]
@@ -27,49 +30,92 @@ public enum PathLatencyBenchmark {
         public var packetsDropped: Int
         public var packetsRelayed: Int
 
+        /// Nothing yet.
+        public static let empty = Result(
+            latencies: [], clicksSent: 0, longestGapMilliseconds: 0, packetsDropped: 0, packetsRelayed: 0)
+
         /// The `fraction` quantile (0...1) of the delays, nearest rank; 0 with none.
         public func percentile(_ fraction: Double) -> Double { BenchmarkSupport.percentile(latencies, fraction) }
 
         /// Clicks that never came out.
         public var clicksMissing: Int { clicksSent - latencies.count }
+
+        /// This and `other` together.
+        func adding(_ other: Result) -> Result {
+            Result(
+                latencies: latencies + other.latencies, clicksSent: clicksSent + other.clicksSent,
+                longestGapMilliseconds: max(longestGapMilliseconds, other.longestGapMilliseconds),
+                packetsDropped: packetsDropped + other.packetsDropped,
+                packetsRelayed: packetsRelayed + other.packetsRelayed)
+        }
+    }
+
+    /// What both listeners heard in one condition.
+    public struct Listeners: Sendable, Equatable {
+        /// The listener on stage (microphone open, muted): what speakers in a conversation hear.
+        public var stage: Result
+        /// The listener in the audience (loudspeaker only).
+        public var audience: Result
     }
 
     /// Clicks after this long from the first one heard are counted, once the jitter buffer has settled.
     static let warmUp: Int64 = 1_000_000
 
     /// Runs `rounds` fresh rooms (a new server, new clients, new device and media-thread phases), each
-    /// counting `clicksPerRound` clicks, with the listener behind a relay impairing by `link` when given
+    /// counting `clicksPerRound` clicks, with the listeners behind relays impairing by `link` when given
     /// (its seed advanced by one per round).
-    public static func run(rounds: Int, clicksPerRound: Int, link: LinkImpairment?) throws -> Result {
-        var total = Result(
-            latencies: [], clicksSent: 0, longestGapMilliseconds: 0, packetsDropped: 0, packetsRelayed: 0)
+    public static func run(rounds: Int, clicksPerRound: Int, link: LinkImpairment?) throws -> Listeners {
+        var total = Listeners(stage: .empty, audience: .empty)
         for round in 0..<max(1, rounds) {
             var roundLink = link
             roundLink?.seed = (link?.seed ?? 0) &+ UInt64(round)
             let result = try runOnce(clicks: clicksPerRound, link: roundLink)
-            total.latencies += result.latencies
-            total.clicksSent += result.clicksSent
-            total.longestGapMilliseconds = max(total.longestGapMilliseconds, result.longestGapMilliseconds)
-            total.packetsDropped += result.packetsDropped
-            total.packetsRelayed += result.packetsRelayed
+            total.stage = total.stage.adding(result.stage)
+            total.audience = total.audience.adding(result.audience)
         }
         return total
     }
 
-    /// One room: joins a listener and a speaker, counts `clicks` clicks after the warm-up, and leaves.
-    static func runOnce(clicks: Int, link: LinkImpairment?) throws -> Result {
+    /// A listener of the rig: its client and the loudspeaker that finds the clicks.
+    struct Listener {
+        let client: ScreenClient
+        let loudspeaker: ClickLoudspeaker
+
+        init(room: BenchServer, identity: String, role: String, link: LinkImpairment?) throws {
+            let loudspeaker = ClickLoudspeaker()
+            self.loudspeaker = loudspeaker
+            client = try ScreenClient(
+                room: room, identity: identity, role: role, relay: link,
+                settings: RoomAudioSettings(
+                    input: .silence, output: .alsa(loudspeaker.name), echoCancellation: false, volumesPath: nil),
+                devices: RoomAudioDevices(
+                    openInput: { request throws(AudioDeviceError) in
+                        SilenceInput(name: "silence", pacing: request.pacing)
+                    },
+                    openOutput: { request throws(AudioDeviceError) in
+                        loudspeaker.driven = request.pacing == .driven
+                        return loudspeaker
+                    }))
+        }
+
+        func result(sent: [Int64]) -> Result {
+            let records = client.client.relay?.records ?? []
+            return Result(
+                latencies: clickDelays(sent: sent, found: loudspeaker.onsets.values), clicksSent: sent.count,
+                longestGapMilliseconds: Double(loudspeaker.longestGap) / Double(AudioFormat.sampleRate) * 1000,
+                packetsDropped: records.filter { $0.decision == .drop }.count, packetsRelayed: records.count)
+        }
+    }
+
+    /// One room: joins the two listeners and a speaker, counts `clicks` clicks after the warm-up, and leaves.
+    static func runOnce(clicks: Int, link: LinkImpairment?) throws -> Listeners {
         let room = try BenchServer(room: "bench", media: true)
         defer { room.shutdown() }
         let microphone = ClickMicrophone()
-        let loudspeaker = ClickLoudspeaker()
-        let listener = try ScreenClient(
-            room: room, identity: "listener", role: "audience", relay: link,
-            settings: RoomAudioSettings(
-                input: .silence, output: .alsa(loudspeaker.name), echoCancellation: false, volumesPath: nil),
-            devices: RoomAudioDevices(
-                openInput: { _ throws(AudioDeviceError) in SilenceInput(name: "silence", pacing: .realTime) },
-                openOutput: { _ throws(AudioDeviceError) in loudspeaker }))
-        defer { listener.close() }
+        let stage = try Listener(room: room, identity: "stage", role: "speaker", link: link)
+        defer { stage.client.close() }
+        let audience = try Listener(room: room, identity: "audience", role: "audience", link: link)
+        defer { audience.client.close() }
         // A person's microphone without the voice processing: gain control would lift the quiet tone above the
         // click detector's threshold, and voice processing works frame by frame, adding no delay.
         let speaker = try ScreenClient(
@@ -79,27 +125,31 @@ public enum PathLatencyBenchmark {
                 voiceProcessing: false, volumesPath: nil),
             devices: RoomAudioDevices(
                 openInput: { _ throws(AudioDeviceError) in microphone },
-                openOutput: { _ throws(AudioDeviceError) in NullOutput(name: "null", pacing: .realTime) }))
+                openOutput: { request throws(AudioDeviceError) in NullOutput(name: "null", pacing: request.pacing) }))
         defer { speaker.close() }
-        try listener.client.join()
+        try stage.client.client.join()
+        try audience.client.client.join()
         try speaker.client.join()
+        // On stage, the listener's microphone is open (its role may publish) and muted, as the screen leaves it.
+        stage.client.audio.setCapturing(true)
         try speaker.speak()
 
-        // Wait for the first click to come out, then for the warm-up, then for `clicks` more to go in.
+        // Wait for the first click to come out of both, then for the warm-up, then for `clicks` more to go in.
+        let listeners = [stage.loudspeaker, audience.loudspeaker]
         let deadline = MonotonicClock.microseconds() + 10_000_000
-        while loudspeaker.onsets.isEmpty {
+        while listeners.contains(where: { $0.onsets.isEmpty }) {
             guard MonotonicClock.microseconds() < deadline else {
-                throw PathBenchmarkError("no click reached the listener within 10 s")
+                throw PathBenchmarkError("no click reached a listener within 10 s")
             }
             MonotonicClock.sleep(microseconds: 10_000)
         }
-        let countFrom = loudspeaker.onsets.values[0] + warmUp
-        loudspeaker.watchGaps(false)
+        let countFrom = listeners.map { $0.onsets.values[0] }.max()! + warmUp
+        for loudspeaker in listeners { loudspeaker.watchGaps(false) }
         var watching = false
         while true {
             let now = MonotonicClock.microseconds()
             if !watching, now >= countFrom {
-                loudspeaker.watchGaps(true)
+                for loudspeaker in listeners { loudspeaker.watchGaps(true) }
                 watching = true
             }
             if microphone.onsets.values.filter({ $0 >= countFrom }).count >= clicks { break }
@@ -107,14 +157,10 @@ public enum PathLatencyBenchmark {
         }
         // The last click needs time to come out; what plays after the speaker stops is not a gap.
         MonotonicClock.sleep(microseconds: 400_000)
-        loudspeaker.watchGaps(false)
+        for loudspeaker in listeners { loudspeaker.watchGaps(false) }
 
         let sent = Array(microphone.onsets.values.filter { $0 >= countFrom }.prefix(clicks))
-        let records = listener.client.relay?.records ?? []
-        return Result(
-            latencies: clickDelays(sent: sent, found: loudspeaker.onsets.values), clicksSent: sent.count,
-            longestGapMilliseconds: Double(loudspeaker.longestGap) / Double(AudioFormat.sampleRate) * 1000,
-            packetsDropped: records.filter { $0.decision == .drop }.count, packetsRelayed: records.count)
+        return Listeners(stage: stage.result(sent: sent), audience: audience.result(sent: sent))
     }
 }
 
@@ -158,18 +204,32 @@ extension PathLatencyBenchmark {
         let impaired = try run(
             rounds: rounds, clicksPerRound: clicks,
             link: LinkImpairment(lossPercent: 5, baseDelayMilliseconds: 0, jitterMilliseconds: 40, seed: seed))
+        let cleanStage = clean.stage
+        let impairedStage = impaired.stage
         var rows: [BenchmarkReport.Row] = [
-            .init("clean: p50 mouth-to-ear", clean.percentile(0.5), "ms", target: 70),
-            .init("clean: p95 mouth-to-ear", clean.percentile(0.95), "ms", target: 90),
-            .init("clean: clicks missing", Double(clean.clicksMissing), "of \(clean.clicksSent)", target: 0),
-            .init("clean: longest silence gap", clean.longestGapMilliseconds, "ms", target: 200),
-            .init("impaired: p50 mouth-to-ear", impaired.percentile(0.5), "ms"),
-            .init("impaired: p95 mouth-to-ear", impaired.percentile(0.95), "ms", target: 150),
-            .init("impaired: clicks missing", Double(impaired.clicksMissing), "of \(impaired.clicksSent)"),
-            .init("impaired: longest silence gap", impaired.longestGapMilliseconds, "ms", target: 200),
+            .init("clean: p50 mouth-to-ear", cleanStage.percentile(0.5), "ms", target: 70),
+            .init("clean: p95 mouth-to-ear", cleanStage.percentile(0.95), "ms", target: 90),
+            .init("clean: clicks missing", Double(cleanStage.clicksMissing), "of \(cleanStage.clicksSent)", target: 0),
+            .init("clean: longest silence gap", cleanStage.longestGapMilliseconds, "ms", target: 200),
+            .init("impaired: p50 mouth-to-ear", impairedStage.percentile(0.5), "ms"),
+            .init("impaired: p95 mouth-to-ear", impairedStage.percentile(0.95), "ms", target: 150),
             .init(
-                "impaired: packets dropped by the relay", Double(impaired.packetsDropped),
-                "of \(impaired.packetsRelayed)"),
+                "impaired: clicks missing", Double(impairedStage.clicksMissing), "of \(impairedStage.clicksSent)"),
+            .init("impaired: longest silence gap", impairedStage.longestGapMilliseconds, "ms", target: 200),
+            .init(
+                "impaired: packets dropped by the relay", Double(impairedStage.packetsDropped),
+                "of \(impairedStage.packetsRelayed)"),
+            .init("audience, clean: p50 mouth-to-ear", clean.audience.percentile(0.5), "ms"),
+            .init("audience, clean: p95 mouth-to-ear", clean.audience.percentile(0.95), "ms"),
+            .init(
+                "audience, clean: clicks missing", Double(clean.audience.clicksMissing),
+                "of \(clean.audience.clicksSent)", target: 0),
+            .init("audience, clean: longest silence gap", clean.audience.longestGapMilliseconds, "ms", target: 200),
+            .init("audience, impaired: p50 mouth-to-ear", impaired.audience.percentile(0.5), "ms"),
+            .init("audience, impaired: p95 mouth-to-ear", impaired.audience.percentile(0.95), "ms"),
+            .init(
+                "audience, impaired: longest silence gap", impaired.audience.longestGapMilliseconds, "ms",
+                target: 200),
         ]
         var notes: [String] = []
         if pulse {
@@ -192,12 +252,16 @@ extension PathLatencyBenchmark {
         return BenchmarkReport(
             name: "latency: mouth-to-ear through a room server on loopback", rows: rows,
             notes: [
-                "a room server in this process; a speaking and a listening client as 'clubroom join' runs them "
-                    + "(session, device threads and rings, send pipeline, media thread with SRTP over UDP, jitter "
-                    + "buffer, mixer) on paced virtual devices; clicks every 500 ms over a swaying 300 Hz tone, "
-                    + "\(clicks) clicks in each of \(rounds) fresh rooms per condition, counted from 1 s after the "
-                    + "first click is heard",
-                "impaired: a UDP relay in front of the listener drops 5% of the server's RTP packets and delays "
+                "a room server in this process; a speaking client and two listening ones as 'clubroom join' runs "
+                    + "them (session, device threads and rings, media thread with the send path, SRTP over UDP, "
+                    + "jitter buffer, mixer) on paced virtual devices; clicks every 500 ms over a swaying 300 Hz "
+                    + "tone, \(clicks) clicks in each of \(rounds) fresh rooms per condition, counted from 1 s after "
+                    + "the first click is heard",
+                "the rows without a prefix are the listener on stage (a speaker with the microphone open and "
+                    + "muted: what the people in a conversation hear, on \(RoomAudio.speakingPeriod) ms periods); "
+                    + "'audience' is a listener who only listens (loudspeaker periods of "
+                    + "\(RoomAudio.listeningPeriod) ms, two frames per media wake-up)",
+                "impaired: a UDP relay in front of each listener drops 5% of the server's RTP packets and delays "
                     + "each by 0-40 ms (uniform), chosen per sequence number from seed \(seed) (+1 per room)",
                 "virtual devices are ideal (no buffering of their own); real devices add theirs",
             ] + notes + [buildNote])

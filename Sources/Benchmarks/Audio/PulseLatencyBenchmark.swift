@@ -91,14 +91,16 @@ public enum PulseLatencyBenchmark {
             // tone above the click detector's threshold, and voice processing works frame by frame, adding no
             // delay.
             let listener = try ScreenClient(
-                room: server, identity: "listener", role: "audience", relay: nil,
+                room: server, identity: "listener", role: "speaker", relay: nil,
                 settings: RoomAudioSettings(
                     input: .silence, output: .alsa("ear_play"), echoCancellation: false, volumesPath: nil),
                 devices: RoomAudioDevices(
-                    openInput: { _ throws(AudioDeviceError) in SilenceInput(name: "silence", pacing: .realTime) },
+                    openInput: { request throws(AudioDeviceError) in
+                        SilenceInput(name: "silence", pacing: request.pacing)
+                    },
                     openOutput: { period throws(AudioDeviceError) in
                         var options = between
-                        options.periodMilliseconds = period
+                        options.periodMilliseconds = period.periodMilliseconds
                         return try ALSAOutput(name: "ear_play", options: options)
                     }
                 ))
@@ -111,13 +113,17 @@ public enum PulseLatencyBenchmark {
                 devices: RoomAudioDevices(
                     openInput: { period throws(AudioDeviceError) in
                         var options = between
-                        options.periodMilliseconds = period
+                        options.periodMilliseconds = period.periodMilliseconds
                         return try ALSAInput(name: "mouth_monitor", options: options)
                     },
-                    openOutput: { _ throws(AudioDeviceError) in NullOutput(name: "null", pacing: .realTime) }))
+                    openOutput: { request throws(AudioDeviceError) in
+                        NullOutput(name: "null", pacing: request.pacing)
+                    }))
             clients.append(speaker)
             try listener.client.join()
             try speaker.client.join()
+            // The listener is on stage, its microphone open and muted: its devices run as a speaker's.
+            listener.audio.setCapturing(true)
             try speaker.speak()
         }
         let statuses = Mutex<[String]>([])
