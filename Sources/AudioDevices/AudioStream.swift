@@ -4,117 +4,6 @@ import Foundation
 import Platform
 import Synchronization
 
-/// What happened to a stream's device, in words a person can read (`message`). Delivered by `poll`, on the
-/// thread that calls it, never on the audio thread.
-public enum DeviceStatus: Sendable, Equatable {
-    /// The device could not be opened when the stream started; it runs on the silent `fallback` instead and
-    /// does not try again.
-    case unavailable(DeviceDirection, device: String, error: AudioDeviceError, fallback: String)
-    /// The device stopped working; the stream keeps time on silence and reopens it with backoff.
-    case lost(DeviceDirection, device: String, error: AudioDeviceError)
-    /// Reopening failed; the next try is after `retryIn`.
-    case reopenFailed(DeviceDirection, device: String, error: AudioDeviceError, retryIn: Duration)
-    /// The device works again.
-    case reopened(DeviceDirection, device: String)
-    /// The device ran out of audio (playback) or overflowed (capture) `count` more times: sound had gaps. Said by
-    /// whoever watches the stream's statistics (the client's control thread, at most every 10 s).
-    case xruns(DeviceDirection, device: String, count: Int)
-
-    /// One sentence for the status line.
-    public var message: String {
-        switch self {
-        case .unavailable(let direction, _, let error, let fallback):
-            let option = direction == .capture ? "--input" : "--output"
-            let what = direction == .capture ? "microphone" : "speaker"
-            // The advice comes before the details, so that a notice cut to the screen's width keeps it.
-            return "No \(what) (\(error.briefDescription)); using “\(fallback)”. Choose one with \(option) NAME "
-                + "(see clubroom devices). Details: \(error)."
-        case .lost(let direction, let device, let error):
-            return "\(Self.noun(direction)) “\(device)” stopped working (\(error)); trying to reopen it."
-        case .reopenFailed(let direction, let device, _, let retryIn):
-            let seconds = Double(retryIn.components.seconds) + Double(retryIn.components.attoseconds) / 1e18
-            return "\(Self.noun(direction)) “\(device)” is still unavailable; trying again in "
-                + "\(seconds.formatted(.number.precision(.fractionLength(0...1)))) s."
-        case .reopened(let direction, let device):
-            return "\(Self.noun(direction)) “\(device)” is back."
-        case .xruns(let direction, let device, let count):
-            let times = count == 1 ? "once" : "\(count) times"
-            let effect = direction == .capture ? "some of your voice was lost" : "what you hear had gaps"
-            return "\(Self.noun(direction)) “\(device)” could not keep up \(times) (\(effect)); the machine may be too "
-                + "busy."
-        }
-    }
-
-    private static func noun(_ direction: DeviceDirection) -> String {
-        direction == .capture ? "Microphone" : "Speaker"
-    }
-}
-
-/// How long a stream waits between attempts to reopen a lost device: `initial`, doubling up to `maximum`.
-public struct ReopenBackoff: Sendable, Equatable {
-    /// Wait before the first attempt.
-    public var initial: Duration
-    /// The longest wait between attempts.
-    public var maximum: Duration
-
-    /// Creates a backoff; the defaults retry quickly at first and settle at one try every 8 s.
-    public init(initial: Duration = .milliseconds(250), maximum: Duration = .seconds(8)) {
-        self.initial = initial
-        self.maximum = maximum
-    }
-
-    /// The wait after `failures` failed attempts.
-    public func delay(afterFailures failures: Int) -> Duration {
-        var delay = initial
-        for _ in 0..<min(failures, 32) where delay < maximum { delay *= 2 }
-        return min(delay, maximum)
-    }
-}
-
-/// Counts of what a stream has done, read at any time without disturbing the audio thread.
-public struct StreamStatistics: Sendable, Equatable {
-    /// Periods moved between the device and the ring.
-    public var periods = 0
-    /// Overruns (capture) or underruns (playback) the device had and recovered from.
-    public var xruns = 0
-    /// Capture periods that did not fit in the sink (the reader is behind); their samples were dropped.
-    public var droppedPeriods = 0
-    /// Playback periods the source could not fill; the gap was played as silence.
-    public var starvedPeriods = 0
-    /// Times the device stopped working.
-    public var deviceLosses = 0
-    /// Attempts to reopen a lost device.
-    public var reopenAttempts = 0
-}
-
-/// Options for the thread behind a stream.
-public struct StreamOptions: Sendable {
-    /// Ask for real-time scheduling (`SCHED_FIFO`) for the audio thread; where that is not allowed the thread
-    /// runs at normal priority. It is used only while the device suits it (`suitsRealTimePriority`): ALSA
-    /// hardware and paced virtual devices do; unpaced virtual devices, which would starve the machine, and a
-    /// sound server's plugins (`pulse`, `pipewire`, `jack`), whose server keeps the pace, do not.
-    public var realTimePriority: Bool
-    /// How lost devices are retried.
-    public var backoff: ReopenBackoff
-    /// Called once on the audio thread just before its first period, for instrumentation (naming the thread
-    /// for a profiler, counting allocations in tests). Must not block.
-    public var onAudioThreadStart: (@Sendable () -> Void)?
-    /// Samples moved per period: how often the audio thread wakes. 480 (10 ms) by default; open an ALSA device
-    /// with the same period (`ALSAOptions.periodMilliseconds`) so that each transfer is one wake-up.
-    public var periodSamples: Int
-
-    /// Creates options; every parameter has the default for a session.
-    public init(
-        realTimePriority: Bool = true, backoff: ReopenBackoff = ReopenBackoff(),
-        onAudioThreadStart: (@Sendable () -> Void)? = nil, periodSamples: Int = AudioFormat.samplesPerPeriod
-    ) {
-        self.realTimePriority = realTimePriority
-        self.backoff = backoff
-        self.onAudioThreadStart = onAudioThreadStart
-        self.periodSamples = max(1, periodSamples)
-    }
-}
-
 /// Moves audio between one device and a lock-free ring on a thread of its own: captured periods into a
 /// `SampleSink`, or periods from a `SampleSource` to a loudspeaker.
 ///
@@ -128,7 +17,7 @@ public final class AudioStream: Sendable {
     public let direction: DeviceDirection
     /// The name of the device asked for.
     public let deviceName: String
-    fileprivate let core: StreamCore
+    let core: StreamCore
     /// The options the stream was made with.
     public var options: StreamOptions { core.options }
 
@@ -226,7 +115,7 @@ public final class AudioStream: Sendable {
 /// and from then until the control thread stores `running` (again with release ordering, read with acquire
 /// ordering) only the control thread does. Everything else is atomic or inside the `control` mutex, which
 /// the audio thread never takes.
-private final class StreamCore: @unchecked Sendable {
+final class StreamCore: @unchecked Sendable {
     enum Opener {
         case input(@Sendable () throws(AudioDeviceError) -> any AudioInput)
         case output(@Sendable () throws(AudioDeviceError) -> any AudioOutput)
@@ -484,120 +373,5 @@ private final class StreamCore: @unchecked Sendable {
             (buffer.baseAddress! + got).update(repeating: 0, count: buffer.count - got)
             starved.add(1, ordering: .relaxed)
         }
-    }
-}
-
-/// The loop of one audio thread over the streams it serves: each period, one period of each stream in order;
-/// the first stream sets the pace (its device blocks, or its idle clock waits), the others follow without
-/// waiting. Asks for real-time priority while every device suits it. Runs until any of the streams is asked to
-/// stop, then tells each it has finished.
-private struct PeriodThread {
-    let cores: [StreamCore]
-    let realTimePriority: Bool
-    /// What the thread last asked of the scheduler.
-    var realTimeWanted = false
-
-    init(cores: [StreamCore], realTimePriority: Bool) {
-        self.cores = cores
-        self.realTimePriority = realTimePriority
-    }
-
-    /// Switches this thread to real-time priority (`SCHED_FIFO`) or back to normal when that changes: a device
-    /// reopened may be of another kind. Where real-time scheduling is not allowed the thread stays normal.
-    mutating func setRealTime(_ wanted: Bool) {
-        guard wanted != realTimeWanted else { return }
-        realTimeWanted = wanted
-        var parameters = sched_param(sched_priority: wanted ? 10 : 0)
-        let applied = pthread_setschedparam(pthread_self(), wanted ? SCHED_FIFO : SCHED_OTHER, &parameters) == 0
-        var index = 0
-        while index < cores.count {
-            cores[index].realTime.store(wanted && applied, ordering: .relaxed)
-            index += 1
-        }
-    }
-}
-
-/// Runs `thread`'s loop on the calling thread. Audio thread: no allocation, logging or locks.
-private func runThread(_ thread: PeriodThread) {
-    var thread = thread
-    let cores = thread.cores
-    // Index loops over the array: in unoptimised builds its generic algorithms allocate.
-    let count = cores.count
-    while true {
-        var stopping = false
-        var suits = thread.realTimePriority
-        var index = 0
-        while index < count {
-            let core = cores[index]
-            if core.stopRequested.load(ordering: .acquiring) { stopping = true }
-            if suits && !core.suitsRealTime { suits = false }
-            index += 1
-        }
-        if stopping { break }
-        thread.setRealTime(suits)
-        index = 0
-        while index < count {
-            cores[index].runOnePeriod(paced: index == 0)
-            index += 1
-        }
-    }
-    var index = 0
-    while index < count {
-        cores[index].finished.signal()
-        index += 1
-    }
-}
-
-/// A microphone and a loudspeaker served by one audio thread instead of two: each period, a blocking read of
-/// the microphone (which sets the pace), then a write of the loudspeaker's period, which its buffer takes at
-/// once. What a speaker's client runs: both devices need 10 ms periods, and one thread wakes half as often as
-/// two. Open the loudspeaker of a virtual pair with `Pacing.driven`, so that only the microphone keeps time.
-///
-/// Each stream keeps its own statistics, status and reopening (`poll` each as usual); stopping either stops both.
-public final class AudioDuplex: Sendable {
-    /// The microphone's stream.
-    public let capture: AudioStream
-    /// The loudspeaker's stream.
-    public let playback: AudioStream
-    private let options: StreamOptions
-    private let started = Mutex(false)
-
-    /// Serves `capture` and `playback` (made with `AudioStream.capture` and `.playback`, not started) on one
-    /// thread; the capture stream's options name and instrument it.
-    public init(capture: AudioStream, playback: AudioStream) {
-        precondition(capture.direction == .capture && playback.direction == .playback)
-        self.capture = capture
-        self.playback = playback
-        options = capture.options
-    }
-
-    /// Opens both devices (each falls back to silence on its own, and says so) and starts the thread. Calling it
-    /// again does nothing.
-    public func start() {
-        guard
-            started.withLock({ started in
-                defer { started = true }
-                return !started
-            })
-        else { return }
-        let cores = [capture.core, playback.core]
-        guard capture.core.openForStart(driven: false), playback.core.openForStart(driven: true) else { return }
-        let options = options
-        let loop = PeriodThread(cores: cores, realTimePriority: options.realTimePriority)
-        let thread = Thread {
-            nameCurrentThread("clubroom-duplex")
-            options.onAudioThreadStart?()
-            runThread(loop)
-        }
-        thread.name = "clubroom-duplex"
-        thread.stackSize = 1 << 20
-        thread.qualityOfService = .userInteractive
-        thread.start()
-    }
-
-    /// Stops the thread, waits for it to finish its period, and closes both devices.
-    public func stop() {
-        capture.stop()
-        playback.stop()
     }
 }

@@ -1,4 +1,7 @@
 import AudioCore
+import AudioDevices
+import Platform
+import Synchronization
 
 /// How much mixed audio waits for the loudspeaker, kept as small as a late tick allows.
 ///
@@ -96,5 +99,79 @@ final class CaptureQueue: @unchecked Sendable {
         }
         _ = ring.read(into: frame)
         return true
+    }
+}
+
+/// The rings between the device threads and the rest: the loudspeaker's, and the open microphone's with the
+/// queue that takes its frames. The microphone's ring has one reader at a time, the media thread while
+/// speaking or the control thread for a preview alone; the lock that says which is held only for one take.
+final class DeviceRings: Sendable {
+    let playback = SampleRing(capacity: AudioFormat.samples(milliseconds: 400))
+    private let playbackQueue = Mutex(PlaybackQueue())
+    private let microphone = Mutex<(sink: RingSink?, sending: Bool, queue: CaptureQueue)>((nil, false, CaptureQueue()))
+    /// How long the newest captured period had waited when the media thread last took a frame, in µs (-1:
+    /// unknown).
+    private let captureWait = Atomic<Int64>(-1)
+
+    /// The open microphone's ring (nil: none), and whether the media thread sends it (else a preview reads it).
+    func setMicrophone(_ sink: RingSink?, sending: Bool) {
+        microphone.withLock { microphone in
+            microphone.sink = sink
+            microphone.sending = sending
+            microphone.queue = CaptureQueue()
+        }
+    }
+
+    /// Drops what waits for the loudspeaker. Only while no playback stream reads the ring: this thread is then
+    /// its only reader.
+    func dropQueuedPlayback() {
+        _ = playback.discard(count: playback.availableToRead)
+    }
+
+    /// The loudspeaker reads periods of this many samples from now on.
+    func setPlaybackPeriod(_ samples: Int) {
+        playbackQueue.withLock { queue in
+            if queue.period != samples { queue = PlaybackQueue(period: samples) }
+        }
+    }
+
+    /// The media thread's mix for the loudspeaker.
+    func playFrame(_ frame: UnsafeBufferPointer<Int16>) {
+        playbackQueue.withLock { $0.push(frame, into: playback) }
+    }
+
+    /// The media thread's microphone frame, while speaking.
+    func captureFrame(_ frame: UnsafeMutableBufferPointer<Int16>) -> Bool {
+        let written = microphone.withLock { microphone -> Int64? in
+            guard microphone.sending, let sink = microphone.sink else { return nil }
+            guard microphone.queue.take(from: sink.ring, into: frame) else { return nil }
+            return sink.lastWrite
+        }
+        guard let written else { return false }
+        captureWait.store(written > 0 ? max(0, MonotonicClock.microseconds() - written) : -1, ordering: .relaxed)
+        return true
+    }
+
+    var lastCaptureWait: Int64? {
+        let wait = captureWait.load(ordering: .relaxed)
+        return wait < 0 ? nil : wait
+    }
+
+    /// Empties the microphone's ring while nobody sends it and returns the UI level of the loudest 20 ms in it;
+    /// nil when nothing was there.
+    func drainForPreview() -> Int? {
+        var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
+        return microphone.withLock { microphone -> Int? in
+            guard !microphone.sending, let ring = microphone.sink?.ring else { return nil }
+            var loudest: UInt8?
+            while ring.availableToRead >= frame.count {
+                let level = frame.withUnsafeMutableBufferPointer { frame -> UInt8 in
+                    _ = ring.read(into: frame)
+                    return AudioLevel.dBov(UnsafeBufferPointer(frame))
+                }
+                loudest = min(loudest ?? level, level)
+            }
+            return loudest.map { RoomAudio.shownLevel($0) }
+        }
     }
 }
