@@ -32,6 +32,20 @@ struct PeriodThread {
     }
 }
 
+/// Starts a thread named `clubroom-NAME` that runs `loop` after the first core's `onAudioThreadStart`.
+func startAudioThread(_ loop: PeriodThread, name: String) {
+    let options = loop.cores[0].options
+    let thread = Thread {
+        nameCurrentThread("clubroom-\(name)")
+        options.onAudioThreadStart?()
+        runThread(loop)
+    }
+    thread.name = "clubroom-\(name)"
+    thread.stackSize = 1 << 20
+    thread.qualityOfService = .userInteractive
+    thread.start()
+}
+
 /// Runs `thread`'s loop on the calling thread. Audio thread: no allocation, logging or locks.
 func runThread(_ thread: PeriodThread) {
     var thread = thread
@@ -97,17 +111,7 @@ public final class AudioDuplex: Sendable {
         else { return }
         let cores = [capture.core, playback.core]
         guard capture.core.openForStart(driven: false), playback.core.openForStart(driven: true) else { return }
-        let options = options
-        let loop = PeriodThread(cores: cores, realTimePriority: options.realTimePriority)
-        let thread = Thread {
-            nameCurrentThread("clubroom-duplex")
-            options.onAudioThreadStart?()
-            runThread(loop)
-        }
-        thread.name = "clubroom-duplex"
-        thread.stackSize = 1 << 20
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        startAudioThread(PeriodThread(cores: cores, realTimePriority: options.realTimePriority), name: "duplex")
     }
 
     /// Stops the thread, waits for it to finish its period, and closes both devices.

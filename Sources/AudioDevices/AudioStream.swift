@@ -206,17 +206,9 @@ final class StreamCore: @unchecked Sendable {
 
     func start() {
         guard openForStart(driven: false) else { return }
-        let thread = Thread { [self] in
-            nameCurrentThread("clubroom-\(direction.rawValue)")
-            // Made before the audio thread's work starts: making the array allocates.
-            let loop = PeriodThread(cores: [self], realTimePriority: options.realTimePriority)
-            options.onAudioThreadStart?()
-            runThread(loop)
-        }
-        thread.name = "clubroom-\(direction.rawValue)"
-        thread.stackSize = 1 << 20
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        // Made here, not on the audio thread: making the array allocates.
+        startAudioThread(
+            PeriodThread(cores: [self], realTimePriority: options.realTimePriority), name: direction.rawValue)
     }
 
     /// Opens the device (or the fallback) for the first start; false when already started. The thread that runs

@@ -60,16 +60,9 @@ public enum CPUFloor {
         let encoder = try OpusEncoder()
         let decoders = try remote.map { _ in try OpusDecoder() }
         let microphone = WAVFileInput(samples: speech, loops: true)
-        let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
-        let decoded = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
-        let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: OpusEncoder.maxPacketBytes, alignment: 16)
-        frame.initialize(repeating: 0)
-        decoded.initialize(repeating: 0)
-        defer {
-            frame.deallocate()
-            decoded.deallocate()
-            packet.deallocate()
-        }
+        let buffers = CodecBuffers()
+        defer { withExtendedLifetime(buffers) {} }
+        let (frame, decoded, packet) = (buffers.frame, buffers.decoded, buffers.packet)
         let start = MonotonicClock.threadCPUNanoseconds()
         for index in 0..<frames {
             if encoding {
@@ -114,16 +107,9 @@ public enum CPUFloor {
         let processor = try VoiceProcessor()
         let decoders = try remote.map { _ in try OpusDecoder() }
         let microphone = WAVFileInput(samples: speech, loops: true)
-        let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
-        let decoded = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
-        let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: OpusEncoder.maxPacketBytes, alignment: 16)
-        frame.initialize(repeating: 0)
-        decoded.initialize(repeating: 0)
-        defer {
-            frame.deallocate()
-            decoded.deallocate()
-            packet.deallocate()
-        }
+        let buffers = CodecBuffers()
+        defer { withExtendedLifetime(buffers) {} }
+        let (frame, decoded, packet) = (buffers.frame, buffers.decoded, buffers.packet)
         var clock = PeriodClock(periodNanoseconds: AudioFormat.frameMicroseconds * 1_000)
         var opus: Int64 = 0
         var voice: Int64 = 0
@@ -156,5 +142,23 @@ public enum CPUFloor {
         let start = MonotonicClock.threadCPUNanoseconds()
         for _ in 0..<(seconds * 1000 / AudioFormat.periodMilliseconds) { clock.wait() }
         return MonotonicClock.threadCPUNanoseconds() - start
+    }
+}
+
+/// The buffers a measurement's codec work writes into, allocated once and freed with it.
+final class CodecBuffers {
+    let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
+    let decoded = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
+    let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: OpusEncoder.maxPacketBytes, alignment: 16)
+
+    init() {
+        frame.initialize(repeating: 0)
+        decoded.initialize(repeating: 0)
+    }
+
+    deinit {
+        frame.deallocate()
+        decoded.deallocate()
+        packet.deallocate()
     }
 }
