@@ -137,56 +137,6 @@ public enum AppOverlay: Sendable, Equatable {
     case confirm(Confirmable, confirmSelected: Bool)
 }
 
-/// Something that asks first.
-public enum Confirmable: Sendable, Equatable {
-    /// Remove a peer from the room.
-    case remove(PeerID, reason: String?)
-    /// End the room for everyone.
-    case endRoom(reason: String?)
-    /// Leave the room (asked of hosts, since the room goes on without them).
-    case leave
-}
-
-/// One entry of the actions menu for a peer; each has a key that also works without the menu.
-public enum PeerAction: Sendable, Equatable, CaseIterable {
-    case invite
-    case makeSpeaker
-    case makeModerator
-    case moveToAudience
-    case lowerHand
-    case mute
-    case remove
-    case message
-
-    /// The key shown next to the entry.
-    public var key: String {
-        switch self {
-        case .invite: "i"
-        case .makeSpeaker: "s"
-        case .makeModerator: "o"
-        case .moveToAudience: "a"
-        case .lowerHand: "l"
-        case .mute: "M"
-        case .remove: "x"
-        case .message: "d"
-        }
-    }
-
-    /// What the entry does.
-    public var title: String {
-        switch self {
-        case .invite: "Invite to speak"
-        case .makeSpeaker: "Make speaker now"
-        case .makeModerator: "Make moderator"
-        case .moveToAudience: "Move to audience"
-        case .lowerHand: "Lower their hand"
-        case .mute: "Mute"
-        case .remove: "Remove from room…"
-        case .message: "Message privately"
-        }
-    }
-}
-
 /// Everything that can happen to the screen's state, in one closed enum.
 public enum AppAction: Sendable, Equatable {
     /// A key the person pressed (or a resize, as `.resize`).
