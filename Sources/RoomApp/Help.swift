@@ -3,7 +3,7 @@ import TermUI
 
 /// The highest useful scroll position of the help at the current screen size.
 func helpMaximumScroll(_ state: AppState) -> Int {
-    HelpOverlay.maximumScroll(height: max(0, state.screenHeight - 3), glyphs: .unicode)
+    HelpOverlay.maximumScroll(lineCount: helpLines(glyphs: state.glyphs).count, height: max(0, state.screenHeight - 3))
 }
 
 /// A key while the help is open: it scrolls, and closes with the keys that opened it, Escape, q or Enter.

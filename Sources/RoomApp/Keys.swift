@@ -2,7 +2,7 @@ import RoomCore
 import TermUI
 
 /// A key, by mode: the command line when it is open, then the invitation to speak (which wins over everything but
-/// help), then the open dialog, else the room view.
+/// help), then the open dialog, else the room view's key table.
 func handleKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
     if key == .resize { return [] }
     if state.commandLine != nil { return editCommandLine(&state, key) }
@@ -17,68 +17,60 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
     }
 }
 
-/// A key in the room view.
+/// A key in the room view: whatever `KeyBindings.room` says it does.
 private func roomKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
-    if state.isOver, actsOnRoom(key) {
+    guard let command = KeyBindings.command(for: key) else {
+        if case .char(let c) = key {
+            return show(&state, Notice(.refusal, "\(c) does nothing here; press ? for the keys"))
+        }
+        return []
+    }
+    if state.isOver, command.actsOnRoom {
         return show(&state, Notice(.refusal, endingReason(state.room)))
     }
-    switch key {
-    case .char("?"), .function(1):
-        state.overlay = .help(scroll: 0)
-    case .tab:
-        state.chatVisible.toggle()
-        if state.chatVisible { state.unreadChat = 0 }
-    case .char("/"), .char(":"):
-        guard case .char(let prompt) = key else { return [] }
-        state.commandLine = LineEditor(prompt: prompt, history: state.commandHistory)
-    case .char("q"), .ctrl("c"), .ctrl("d"):
-        return requestLeave(&state)
-    case .escape:
-        state.notice = nil
-        state.noticeExpires = nil
-    case .char("m"):
-        return toggleMute(&state)
-    case .char(" "):
-        return pushToTalk(&state)
-    case .char("r"):
-        return request(&state, .command(.hand))
-    case .up, .down, .left, .right, .char("h"), .char("j"), .char("k"), .char("l"), .home, .end, .pageUp,
-        .pageDown:
-        moveSelection(&state, key)
-    case .enter:
-        return openActions(&state)
-    case .char("i"):
-        return withSelection(&state) { state, peer in request(&state, .request(.invite(peer.id))) }
-    case .char("n"):
-        return inviteNext(&state)
-    case .char("a"):
-        return withSelection(&state) { state, peer in request(&state, .command(.move(peer.id, .audience))) }
-    case .char("M"):
-        return withSelection(&state) { state, peer in request(&state, .command(.mute(peer.id))) }
-    case .char("x"):
-        return withSelection(&state) { state, peer in askToRemove(&state, peer, reason: nil) }
-    case .char("+"), .char("="):
-        return withSelection(&state) { state, peer in stepVolume(&state, peer, up: true) }
-    case .char("-"):
-        return withSelection(&state) { state, peer in stepVolume(&state, peer, up: false) }
-    case .char(let c):
-        return show(&state, Notice(.refusal, "\(c) does nothing here; press ? for the keys"))
-    default:
-        break
-    }
-    return []
+    return perform(&state, command, key: key)
 }
 
-/// Whether a key in the room view asks something of the room (or opens a way to), rather than only moving
-/// around the screen, showing help or leaving.
-private func actsOnRoom(_ key: Key) -> Bool {
-    switch key {
-    case .char("/"), .char(":"), .char("m"), .char(" "), .char("r"), .enter, .char("i"), .char("n"), .char("a"),
-        .char("M"), .char("x"):
-        return true
-    default:
-        return false
+private func perform(_ state: inout AppState, _ command: KeyCommand, key: Key) -> [AppEffect] {
+    switch command {
+    case .showHelp:
+        state.overlay = .help(scroll: 0)
+    case .toggleChat:
+        state.chatVisible.toggle()
+        if state.chatVisible { state.unreadChat = 0 }
+    case .openCommandLine:
+        guard case .char(let prompt) = key else { return [] }
+        state.commandLine = LineEditor(prompt: prompt, history: state.commandHistory)
+    case .leave:
+        return requestLeave(&state)
+    case .clearNotice:
+        state.notice = nil
+        state.noticeExpires = nil
+    case .toggleMute:
+        return toggleMute(&state)
+    case .pushToTalk:
+        return pushToTalk(&state)
+    case .toggleHand:
+        return request(&state, .command(.hand))
+    case .moveSelection:
+        moveSelection(&state, key)
+    case .openActions:
+        return openActions(&state)
+    case .inviteSelected:
+        return withSelection(&state) { state, peer in request(&state, .request(.invite(peer.id))) }
+    case .inviteNext:
+        return inviteNext(&state)
+    case .moveToAudience:
+        return withSelection(&state) { state, peer in request(&state, .command(.move(peer.id, .audience))) }
+    case .muteSelected:
+        return withSelection(&state) { state, peer in request(&state, .command(.mute(peer.id))) }
+    case .removeSelected:
+        return withSelection(&state) { state, peer in askToRemove(&state, peer, reason: nil) }
+    case .changeVolume:
+        let up = key != .char("-")
+        return withSelection(&state) { state, peer in stepVolume(&state, peer, up: up) }
     }
+    return []
 }
 
 /// Why nothing can be asked of the room any more, in a few words.
