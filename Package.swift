@@ -136,7 +136,7 @@ let package = Package(
             name: "ServerIntegrationTests",
             dependencies: [
                 "RoomProtocol", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
-                "ClubroomResources", "RoomTesting",
+                "ClubroomResources", "RoomTesting", "RoomApp", "RoomAppRuntime",
             ]),
         .testTarget(
             name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources", "RoomTesting"],

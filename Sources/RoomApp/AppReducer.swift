@@ -9,7 +9,7 @@ import TermUI
 /// function. After every action the selection is settled on the same person (or near where they were).
 ///
 /// The work is shared by responsibility: keys by mode (`Keys.swift` and the files of each dialog), the command
-/// line, server events, level meters and volumes each have a file of their own.
+/// line, server events, level meters, volumes and the microphone each have a file of their own.
 public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffect] {
     var effects: [AppEffect] = []
     switch action {
@@ -23,6 +23,7 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
         advance(&state, to: at)
         if case .reconnecting = event { state.roundTripMilliseconds = nil }
         effects = applyServer(&state, event, seq: seq)
+        effects += syncMicrophone(&state)
     case .roles(let roles):
         if roles != state.room.roles {
             state.room = RoomState(roles: roles)
@@ -35,8 +36,10 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
         effects = show(&state, notice)
     case .sessionEnded(let text, let at):
         advance(&state, to: at)
-        state.sessionOver = true
-        effects = show(&state, Notice(.error, text), lasting: false)
+        effects = endSession(&state, text)
+    case .interrupted(let at):
+        advance(&state, to: at)
+        effects = request(&state, .request(.leave))
     case .microphone(let level):
         if state.microphoneLevel == level { return [] }
         state.microphoneLevel = level
@@ -127,4 +130,18 @@ func request(_ state: inout AppState, _ action: RoomAction) -> [AppEffect] {
 
 extension Refusal {
     var notice: Notice { Notice(.refusal, reason) }
+}
+
+// MARK: - The end of the session
+
+/// The connection is over for good. Line mode says why and ends; so does the screen when the person was leaving
+/// or never got into the room (which is then the program's failure). Otherwise the screen stays up to say why,
+/// until the person closes it.
+private func endSession(_ state: inout AppState, _ text: String) -> [AppEffect] {
+    state.sessionOver = true
+    if !state.room.hasJoined && !state.leaving { state.failure = text }
+    if state.lineMode || state.leaving || !state.room.hasJoined {
+        return [.say(text), .quit]
+    }
+    return show(&state, Notice(.error, text + " Press q to close."), lasting: false)
 }

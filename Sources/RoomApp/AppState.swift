@@ -54,8 +54,12 @@ public struct AppState: Sendable {
     public internal(set) var now: Timestamp = 0
     /// Set once the connection is over for good; the screen stays up to say why.
     public internal(set) var sessionOver = false
+    /// Why the session ended before the room could be shown; the program then fails with these words.
+    public internal(set) var failure: String?
     /// Set once the person chose to leave; the runtime then closes the session.
     public internal(set) var leaving = false
+    /// What the sound was last told about the microphone; `nil` until the person is in the room.
+    public internal(set) var microphone: MicrophoneState?
     /// Bumped by every applied event that can move people between or within sections (not levels, not chat).
     public internal(set) var sectionsVersion: UInt64 = 0
     /// The audience names the screen is given: a window around the selection, kept between frames so a level
@@ -149,8 +153,11 @@ public enum AppAction: Sendable, Equatable {
     case roles(RoleTable)
     /// Something the session says that is not a room event, e.g. "Eli declined your invitation".
     case notice(Notice, at: Timestamp)
-    /// The session is over: the connection failed for good or closed.
+    /// The session is over: the connection failed for good or closed, with why in plain words.
     case sessionEnded(String, at: Timestamp)
+    /// The person's side asked to leave at once, without a question: the end of input or Ctrl-C in line mode,
+    /// SIGTERM or SIGHUP, or the program that shows the screen closing it.
+    case interrupted(at: Timestamp)
     /// The microphone's level for the invitation preview; `nil` when there is no capture device.
     case microphone(level: Int?)
     /// The connection's ping round-trip time in milliseconds, for the header.
@@ -165,12 +172,12 @@ public enum AppAction: Sendable, Equatable {
 
 /// Work for the runtime after a reduce.
 public enum AppEffect: Sendable, Equatable {
-    /// Send a request to the server.
+    /// Send a request to the server (`.leave` closes the session too).
     case send(ClientRequest)
     /// Close the session and end the program.
     case quit
     /// A sentence for line mode (`--plain`): an event, a refusal, a notice.
     case say(String)
-    /// Play `peer` at this volume (0–200 %) from now on and keep it for the next session.
-    case setVolume(PeerID, percent: Int)
+    /// Something for the client's sound to do.
+    case sound(SoundCommand)
 }

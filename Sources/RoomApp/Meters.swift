@@ -2,8 +2,8 @@ import AudioCore
 import RoomCore
 
 /// Feeds a `speakers` update to the level meters and picks the current speaker: the loudest unmuted peer of the
-/// update.
-func updateMeters(_ state: inout AppState, _ levels: [SpeakerLevel]) {
+/// update. Line mode says who it is when that changes.
+func updateMeters(_ state: inout AppState, _ levels: [SpeakerLevel]) -> [AppEffect] {
     let now = state.now
     var loudest: (PeerID, Int)?
     var heard: Set<PeerID> = []
@@ -21,7 +21,12 @@ func updateMeters(_ state: inout AppState, _ levels: [SpeakerLevel]) {
         meter.update(dBov: AudioLevel.silence, at: now)
         state.meters[id] = meter
     }
+    let before = state.activeSpeaker
     state.activeSpeaker = loudest?.0
+    guard state.lineMode, let speaker = state.activeSpeaker, speaker != before,
+        let sentence = Narration.speaking(speaker, state)
+    else { return [] }
+    return [.say(sentence)]
 }
 
 /// Conversions between the UI's 0–100 levels and the -dBov the meters work in.

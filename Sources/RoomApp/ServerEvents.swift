@@ -14,8 +14,7 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
     }
     switch event {
     case .speakers(let levels):
-        updateMeters(&state, levels)
-        return effects
+        return effects + updateMeters(&state, levels)
     case .chat(let message):
         if !state.chatVisible && message.from != state.room.selfID { state.unreadChat += 1 }
         state.log.append(.message(from: message.fromName, text: message.text, privately: message.to != .everyone))

@@ -39,7 +39,7 @@ func stepVolume(_ state: inout AppState, _ peer: Peer, up: Bool) -> [AppEffect] 
 private func setVolume(_ state: inout AppState, _ peer: Peer, _ percent: Int) -> [AppEffect] {
     state.volumes[peer.id] = percent == 100 ? nil : percent
     let silent = percent == 0 ? " (silent)" : ""
-    return [.setVolume(peer.id, percent: percent)]
+    return [.sound(.setVolume(peer.id, percent: percent))]
         + show(&state, Notice(.info, "\(peer.name) now sounds at \(percent) % to you\(silent)."))
 }
 

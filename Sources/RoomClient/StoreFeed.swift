@@ -2,39 +2,53 @@ import Foundation
 import RoomCore
 import RoomProtocol
 
-/// Translates between the wire and RoomCore's store: session events become `RoomAction`s for `reduce`, and the
-/// store's `send` effects become wire requests. The UI's runtime and anything else holding a `RoomState` use it.
+/// A room event as the session delivered it, with its room sequence number (0 for the unsequenced connection
+/// events `reconnecting`, `reconnected` and `error`). `RoomAction.server(event, seq:)` applies it to a
+/// `RoomState`.
+public struct SequencedEvent: Sendable, Equatable {
+    public var event: ServerEvent
+    public var seq: UInt64
+
+    public init(_ event: ServerEvent, seq: UInt64) {
+        self.event = event
+        self.seq = seq
+    }
+}
+
+/// Translates between the wire and RoomCore: session events become RoomCore's `ServerEvent`s with their sequence
+/// numbers, and RoomCore's requests become wire requests. The room screen's connection and anything else holding
+/// a `RoomState` use it.
 public enum StoreFeed {
-    /// The actions for one session event, in order. `selfID` is this client's identity once known (from the
-    /// last `joined`); invitations addressed to others are not actions for this client's store.
-    public static func actions(for event: SessionEvent, selfID: PeerID?) -> [RoomAction] {
+    /// The events for one session event, in order. `selfID` is this client's identity once known (from the
+    /// last `joined`); invitations addressed to others are not events for this client.
+    public static func events(for event: SessionEvent, selfID: PeerID?) -> [SequencedEvent] {
         switch event {
         case .message(let message):
-            return actions(for: message, selfID: selfID)
+            return events(for: message, selfID: selfID)
         case .reconnected(let message):
-            return [.server(.reconnected, seq: 0)] + actions(for: message, selfID: selfID)
+            return [SequencedEvent(.reconnected, seq: 0)] + events(for: message, selfID: selfID)
         case .reconnecting(let attempt, _):
-            return [.server(.reconnecting(attempt: attempt), seq: 0)]
+            return [SequencedEvent(.reconnecting(attempt: attempt), seq: 0)]
         case .ended:
             return []
         }
     }
 
-    /// The actions for one server message: none when the store has no use for it, one per peer for a
+    /// The events for one server message: none when the client has no use for it, one per peer for a
     /// `peers_joined` (each with its own sequence number).
-    public static func actions(for message: ServerMessage, selfID: PeerID?) -> [RoomAction] {
+    public static func events(for message: ServerMessage, selfID: PeerID?) -> [SequencedEvent] {
         if case .peersJoined(let peers) = message.event {
             let last = max(0, message.seq ?? 0)
             let first = last - Int64(peers.count) + 1
             return peers.enumerated().map { index, wire in
-                .server(.peerJoined(peer(wire)), seq: UInt64(max(0, first + Int64(index))))
+                SequencedEvent(.peerJoined(peer(wire)), seq: UInt64(max(0, first + Int64(index))))
             }
         }
-        return action(for: message, selfID: selfID).map { [$0] } ?? []
+        return event(for: message, selfID: selfID).map { [$0] } ?? []
     }
 
-    /// The action for one server message, or nil when the store has no use for it.
-    public static func action(for message: ServerMessage, selfID: PeerID?) -> RoomAction? {
+    /// The event for one server message, or nil when the client has no use for it.
+    public static func event(for message: ServerMessage, selfID: PeerID?) -> SequencedEvent? {
         let seq = UInt64(max(0, message.seq ?? 0))
         let event: ServerEvent
         switch message.event {
@@ -66,7 +80,7 @@ public enum StoreFeed {
         case .topicChanged(let topic, let by): event = .topicChanged(topic, by: actor(by))
         case .error(let code, let text, _): event = .error(code: code.rawValue, message: text)
         }
-        return .server(event, seq: seq)
+        return SequencedEvent(event, seq: seq)
     }
 
     /// The wire form of a request the store asks to send.

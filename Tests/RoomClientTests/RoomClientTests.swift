@@ -128,8 +128,8 @@ import Testing
             ServerMessage(.roleChanged(peer: "eli", role: "speaker", by: "eli"), seq: 13),
         ]
         for message in messages {
-            for action in StoreFeed.actions(for: .message(message), selfID: state.selfID) {
-                _ = reduce(&state, action)
+            for sequenced in StoreFeed.events(for: .message(message), selfID: state.selfID) {
+                _ = reduce(&state, .server(sequenced.event, seq: sequenced.seq))
             }
         }
         #expect(state.selfID == "eli")
@@ -139,12 +139,12 @@ import Testing
         #expect(state.lastSeq == 13)
     }
 
-    @Test func gatheredJoinsBecomeOneActionPerPeerWithItsOwnNumber() {
+    @Test func gatheredJoinsBecomeOneEventPerPeerWithItsOwnNumber() {
         let peers = ["gus", "hana", "ivo"].map { WirePeer(id: $0, name: $0, role: "audience", joinedAt: 1) }
-        let actions = StoreFeed.actions(for: .message(ServerMessage(.peersJoined(peers), seq: 12)), selfID: "eli")
-        #expect(actions.count == 3)
-        let seqs = actions.compactMap { action -> UInt64? in
-            if case .server(.peerJoined, let seq) = action { return seq }
+        let events = StoreFeed.events(for: .message(ServerMessage(.peersJoined(peers), seq: 12)), selfID: "eli")
+        #expect(events.count == 3)
+        let seqs = events.compactMap { sequenced -> UInt64? in
+            if case .peerJoined = sequenced.event { return sequenced.seq }
             return nil
         }
         #expect(seqs == [10, 11, 12])
@@ -170,13 +170,15 @@ import Testing
             .reconnected(ServerMessage(.joined(again), seq: 12)),
         ]
         for event in events {
-            for action in StoreFeed.actions(for: event, selfID: state.selfID) { _ = reduce(&state, action) }
+            for sequenced in StoreFeed.events(for: event, selfID: state.selfID) {
+                _ = reduce(&state, .server(sequenced.event, seq: sequenced.seq))
+            }
         }
         #expect(state.invitation == Invitation(by: "ana"))
         #expect(state.connection == .connected)
         guard
-            case .server(.joined(let snapshot), _)? = StoreFeed.action(
-                for: ServerMessage(.joined(first), seq: 10), selfID: nil)
+            case .joined(let snapshot)? = StoreFeed.event(
+                for: ServerMessage(.joined(first), seq: 10), selfID: nil)?.event
         else {
             Issue.record("no snapshot")
             return
@@ -186,23 +188,23 @@ import Testing
 
     @Test func aChangeTheServerMadeItselfHasNoActor() {
         #expect(
-            StoreFeed.action(
+            StoreFeed.event(
                 for: ServerMessage(.roleChanged(peer: "eli", role: "speaker", by: ""), seq: 3), selfID: "eli")
-                == .server(.roleChanged("eli", to: .speaker, by: nil), seq: 3))
+                == SequencedEvent(.roleChanged("eli", to: .speaker, by: nil), seq: 3))
         #expect(
-            StoreFeed.action(for: ServerMessage(.handLowered(peer: "eli", by: ""), seq: 4), selfID: "eli")
-                == .server(.handLowered("eli", by: nil), seq: 4))
+            StoreFeed.event(for: ServerMessage(.handLowered(peer: "eli", by: ""), seq: 4), selfID: "eli")
+                == SequencedEvent(.handLowered("eli", by: nil), seq: 4))
         #expect(
-            StoreFeed.action(
+            StoreFeed.event(
                 for: ServerMessage(.muteChanged(peer: "eli", muted: true, by: "ana"), seq: 5), selfID: "eli")
-                == .server(.muteChanged("eli", muted: true, by: "ana"), seq: 5))
+                == SequencedEvent(.muteChanged("eli", muted: true, by: "ana"), seq: 5))
     }
 
     @Test func invitationsForOthersAreNotTheClientsOwn() {
-        #expect(StoreFeed.action(for: ServerMessage(.invited(peer: "fay", by: "ana"), seq: 3), selfID: "eli") == nil)
+        #expect(StoreFeed.event(for: ServerMessage(.invited(peer: "fay", by: "ana"), seq: 3), selfID: "eli") == nil)
         #expect(
-            StoreFeed.action(for: ServerMessage(.invited(peer: "eli", by: "ana"), seq: 3), selfID: "eli")
-                == .server(.invitedToSpeak(by: "ana"), seq: 3))
+            StoreFeed.event(for: ServerMessage(.invited(peer: "eli", by: "ana"), seq: 3), selfID: "eli")
+                == SequencedEvent(.invitedToSpeak(by: "ana"), seq: 3))
     }
 
     @Test func theSnapshotsRoleTableBecomesARoleTable() throws {

@@ -85,21 +85,17 @@ enum DemoCommand: ClubroomCommand {
             let log = StandardErrorLog(name: "demo")
             defer { log.restore() }
             return try Terminal.run(colors: colors, interruptAsKey: true) { terminal in
-                // Watched after the terminal's own handlers are installed, so a SIGTERM closes the screen through
-                // the usual path (restoring the terminal) and the demo still removes what it made.
-                let stopping = Atomic<Bool>(false)
-                let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in
-                    stopping.store(true, ordering: .releasing)
-                    // The bots leaving wakes the screen, which then sees `stopping`.
-                    room.director.stop()
-                }
                 let loop = try ScreenLoop(
                     state: state, connection: connection, theme: Theme(level: terminal.colorLevel))
-                let outcome = loop.run(on: TerminalSink(terminal)) {
-                    stopping.load(ordering: .acquiring) || room.director.isOver
+                // Watched after the terminal's own handlers are installed, so a SIGTERM closes the screen through
+                // the usual path (restoring the terminal) and the demo still removes what it made.
+                let stop = loop.requestStop
+                let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in
+                    stop()
+                    room.director.stop()
                 }
-                withExtendedLifetime(signals) {}
-                return outcome
+                defer { signals.cancel() }
+                return loop.run(on: TerminalSink(terminal)) { room.director.isOver }
             }
         }.value
         if case .failed(let why) = outcome { throw JoinFailure(text: why) }

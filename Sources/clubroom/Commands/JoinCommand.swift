@@ -105,8 +105,8 @@ enum JoinCommand: ClubroomCommand {
                     let loop = try ScreenLoop(state: state, connection: connection, theme: theme)
                     // SIGTERM and SIGHUP (the terminal went away) leave the room cleanly, then the terminal is
                     // restored on the way out of Terminal.run; while watched, they bypass the adapter's handlers.
-                    nonisolated(unsafe) let stoppable = loop
-                    let signals = SignalWatcher([.terminate, .hangUp]) { _ in stoppable.requestStop() }
+                    let stop = loop.requestStop
+                    let signals = SignalWatcher([.terminate, .hangUp]) { _ in stop() }
                     defer { signals.cancel() }
                     return loop.run(on: TerminalSink(terminal))
                 }
@@ -120,10 +120,11 @@ enum JoinCommand: ClubroomCommand {
 
     private static func runPlain(state: AppState, connection: SessionConnection) async throws -> LoopOutcome {
         let loop = try PlainLoop(state: state, connection: connection, output: { writeOutput($0 + "\n") })
-        nonisolated(unsafe) let unsafeLoop = loop
         // Ctrl-C and SIGTERM leave the room cleanly in line mode.
-        let signals = SignalWatcher([.interrupt, .terminate]) { _ in unsafeLoop.interrupt() }
+        let interrupt = loop.interrupt
+        let signals = SignalWatcher([.interrupt, .terminate]) { _ in interrupt() }
         defer { signals.cancel() }
+        nonisolated(unsafe) let unsafeLoop = loop
         return await Task.detached { unsafeLoop.run(input: { readLine(strippingNewline: true) }) }.value
     }
 
