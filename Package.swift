@@ -157,6 +157,8 @@ let package = Package(
         .testTarget(
             name: "MediaRelayTests",
             dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
+        // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
+        .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting"]),
         // Runs the built clubroom: a server and bots over loopback.
         .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore", "RoomTesting"]),
     ]
