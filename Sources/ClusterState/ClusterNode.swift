@@ -170,6 +170,20 @@ public final class ClusterNode: Sendable {
     /// Connects, loads the function library and registers, on the calling thread (at start-up, before the
     /// runtime's loop has work). Fails with an error naming the Redis address when Redis cannot be reached.
     public func start() throws(ClusterError) {
+        do throws(ClusterError) {
+            try register()
+        } catch {
+            // A node that could not start keeps no threads.
+            for worker in [leaseWorker, writeWorker, eventWorker, requestWorker] { worker.stop() }
+            throw error
+        }
+        running.store(true, ordering: .releasing)
+        let thread = Thread { [self] in timerLoop() }
+        thread.name = "clubroom-cluster-timer"
+        thread.start()
+    }
+
+    private func register() throws(ClusterError) {
         guard ClusterKeys.isValidName(configuration.node) else { throw .badName(configuration.node) }
         let connection = RedisConnection(
             endpoint: configuration.redis,
@@ -202,10 +216,6 @@ public final class ClusterNode: Sendable {
             for node in nodes { state.nodes[node.name] = node }
             state.nextTick = Self.now() + Int64(configuration.timing.tickMilliseconds)
         }
-        running.store(true, ordering: .releasing)
-        let thread = Thread { [self] in timerLoop() }
-        thread.name = "clubroom-cluster-timer"
-        thread.start()
     }
 
     /// Gives up this node's leases and registration, then stops its threads.
