@@ -104,7 +104,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     public func ping() -> Bool { rawCommand("*1\r\n$4\r\nPING\r\n")?.hasPrefix("+PONG") ?? false }
 
     /// Sends a command in RESP over a fresh TCP connection and returns the first line of the answer (for the
-    /// helper's own checks; tests talk to Redis through the product's client).
+    /// readiness checks of this type; tests talk to Redis through the product's client).
     private func rawCommand(_ text: String) -> String? {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return nil }
