@@ -22,6 +22,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEventPoll"),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         // sendmmsg/recvmmsg need _GNU_SOURCE, which only a C file of our own can set.
         .target(name: "CMediaIO"),
 
@@ -48,7 +49,12 @@ let package = Package(
         .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
         .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore"]),
+        // Media between cluster nodes: once per speaker per remote node, under per-incarnation keys.
+        .target(name: "MediaRelay", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol", "Crypto"]),
         .target(name: "MediaClient", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "AudioCodec"]),
+        .target(name: "RedisClient", dependencies: ["CHiredis"]),
+        // The cluster's side of Redis: keys, fenced room ownership, event streams, node membership.
+        .target(name: "ClusterState", dependencies: ["RedisClient"]),
 
         // MARK: Runtimes.
         .target(
@@ -146,6 +152,13 @@ let package = Package(
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
         .testTarget(name: "MediaClientTests", dependencies: ["MediaClient"]),
         .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RoomTesting"]),
+        .testTarget(name: "ClusterStateTests", dependencies: ["ClusterState", "RedisClient", "RoomTesting"]),
+        .testTarget(
+            name: "MediaRelayTests",
+            dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
+        // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
+        .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting"]),
         // Runs the built clubroom: a server and bots over loopback.
         .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore", "RoomTesting"]),
     ]
