@@ -79,10 +79,10 @@ public final class ServeNode: @unchecked Sendable {
     }
 
     /// SIGSTOP: the node is frozen; its sockets stay open and nothing answers.
-    public func freeze() { if process.isRunning { kill(pid, SIGSTOP) } }
+    public func freeze() { if process.isRunning { ProcessFreezing.freeze(pid) } }
 
     /// SIGCONT: a frozen node runs again.
-    public func thaw() { if process.isRunning { kill(pid, SIGCONT) } }
+    public func thaw() { if process.isRunning { ProcessFreezing.thaw(pid) } }
 
     /// SIGTERM, then `kill -9` if it is still running after `seconds`.
     public func stop(seconds: Double = 10) {

@@ -92,12 +92,12 @@ public final class RedisServerProcess: @unchecked Sendable {
 
     /// Freezes the server (SIGSTOP): connections stay open, nothing is answered.
     public func pause() {
-        if pid != 0 { Glibc.kill(pid, SIGSTOP) }
+        if pid != 0 { ProcessFreezing.freeze(pid) }
     }
 
     /// Thaws a paused server (SIGCONT).
     public func resume() {
-        if pid != 0 { Glibc.kill(pid, SIGCONT) }
+        if pid != 0 { ProcessFreezing.thaw(pid) }
     }
 
     /// Whether the server answers PING now.
