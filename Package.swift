@@ -45,7 +45,8 @@ let package = Package(
         .target(name: "AudioEngine", dependencies: ["AudioCore", "AudioCodec", "AudioDevices"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
-        .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
+        .target(
+            name: "RoomTransport", dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
         .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore"]),
         .target(name: "MediaClient", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "AudioCodec"]),

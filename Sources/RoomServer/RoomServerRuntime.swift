@@ -51,11 +51,7 @@ public struct ServerConfiguration: Sendable {
 }
 
 /// Why the server could not start: which part, and what went wrong.
-public struct ServerStartError: Error, Sendable, CustomStringConvertible {
-    public var place: String
-    public var problem: String
-    public var description: String { "\(place): \(problem)" }
-}
+public typealias ServerStartError = PlacedError
 
 /// Close codes the server uses for its own reasons (see `docs/protocol.md`).
 enum ServerClose {
