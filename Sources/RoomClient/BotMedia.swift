@@ -2,6 +2,7 @@ import AudioCore
 import Foundation
 import MediaClient
 import RoomProtocol
+import StrictJSON
 import Synchronization
 
 /// A bot's audio: what it sends as its microphone, whether it records what it hears, and the test aid that

@@ -1,4 +1,5 @@
 import RoomProtocol
+import StrictJSON
 
 /// How `clubroom bot` exits (documented in `docs/bot.md`).
 public enum BotExitStatus: Int32, Sendable, Equatable, CaseIterable {

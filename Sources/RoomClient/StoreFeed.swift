@@ -1,6 +1,7 @@
 import Foundation
 import RoomCore
 import RoomProtocol
+import StrictJSON
 
 /// Translates between the wire and RoomCore's store: session events become `RoomAction`s for `reduce`, and the
 /// store's `send` effects become wire requests. The UI's runtime and anything else holding a `RoomState` use it.

@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// Why a control message was refused, with the error code the server answers with.
 public struct ControlDecodeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The code of the `error` message to send back.
