@@ -4,8 +4,8 @@ import PackageDescription
 /// Clubroom: audio rooms in the terminal.
 ///
 /// Dependencies point one way: the executable -> runtimes and adapters -> pure targets -> the standard library
-/// and Foundation. Pure targets (`RoomCore`, `RoomProtocol`, `AudioCore`, `TermUI`, `Arguments`) never import a
-/// C module, so they build and test without ncurses, Opus or ALSA.
+/// and Foundation. Pure targets (`StrictJSON`, `RoomCore`, `RoomProtocol`, `AudioCore`, `TermUI`, `Arguments`) never
+/// import a C module, so they build and test without ncurses, Opus or ALSA.
 let package = Package(
     name: "Clubroom",
     products: [
@@ -27,8 +27,9 @@ let package = Package(
         .target(name: "CMediaIO"),
 
         // MARK: Pure targets.
-        .target(name: "RoomCore"),
-        .target(name: "RoomProtocol", dependencies: ["RoomCore"]),
+        .target(name: "StrictJSON"),
+        .target(name: "RoomCore", dependencies: ["StrictJSON"]),
+        .target(name: "RoomProtocol", dependencies: ["RoomCore", "StrictJSON"]),
         .target(name: "AudioCore"),
         .target(name: "TermUI", dependencies: ["RoomCore"]),
         .target(name: "Arguments"),
@@ -46,7 +47,8 @@ let package = Package(
         .target(name: "AudioEngine", dependencies: ["AudioCore", "AudioCodec", "AudioDevices"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
-        .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
+        .target(
+            name: "RoomTransport", dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
         .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore"]),
         // Media between cluster nodes: once per speaker per remote node, under per-incarnation keys.
@@ -64,7 +66,8 @@ let package = Package(
                 "MediaTransport",
             ]),
         .target(
-            name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "MediaClient", "AudioCore"]),
+            name: "RoomClient",
+            dependencies: ["RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport", "MediaClient", "AudioCore"]),
         // The room screen's state, reducer and view model (pure), and the loop that runs it.
         .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"]),
         .target(
@@ -100,7 +103,8 @@ let package = Package(
         .executableTarget(
             name: "clubroom",
             dependencies: [
-                "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
+                "Arguments", "RoomCore", "StrictJSON", "ClubroomResources", "TermUI", "TermCurses", "AudioCore",
+                "AudioCodec",
                 "AudioDevices", "AudioEngine", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
                 "RoomApp", "RoomAppRuntime", "Benchmarks", "MediaTransport", "MediaServer", "MediaClient", "Demo",
                 "AudioPathBenchmarks",
@@ -112,7 +116,7 @@ let package = Package(
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: ["RoomTesting"]),
-        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomTesting"]),
+        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "StrictJSON", "RoomTesting"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI", "RoomTesting"], exclude: ["Goldens"]),
@@ -130,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "AudioPathBenchmarksTests",
             dependencies: ["AudioPathBenchmarks", "MediaTransport", "RoomProtocol"]),
-        .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
             name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(
@@ -138,7 +142,7 @@ let package = Package(
         .testTarget(
             name: "ServerIntegrationTests",
             dependencies: [
-                "RoomProtocol", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
+                "RoomProtocol", "StrictJSON", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
                 "ClubroomResources", "RoomTesting",
             ]),
         .testTarget(

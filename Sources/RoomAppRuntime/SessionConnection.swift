@@ -6,16 +6,15 @@ import RoomTransport
 import Synchronization
 
 /// The real connection: a `RoomSession` (WebSocket, reconnecting) whose wire messages are turned into RoomCore's
-/// events, and RoomCore's requests into wire requests.
+/// events; RoomCore's requests go out as they are (the protocol carries them).
 public final class SessionConnection: RoomConnection, @unchecked Sendable {
     // @unchecked: `session` is set once in `start` before any event can arrive and only read afterwards, under the
-    // lock; the name map is behind its own mutex.
+    // lock; this client's identity is behind its own mutex.
     private let url: String
     private let token: String
     private let tls: TLSClientConfiguration
     private let session = Mutex<RoomSession?>(nil)
-    private let names = Mutex<[String: String]>([:])
-    private let selfID = Mutex<String?>(nil)
+    private let selfID = Mutex<PeerID?>(nil)
     private let audioSettings: RoomAudioSettings?
     private let audio = Mutex<RoomAudio?>(nil)
 
@@ -68,7 +67,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         if case .leave = request {
             session.leave()
         } else {
-            session.send(Self.wire(request))
+            session.send(request)
         }
     }
 
@@ -99,9 +98,6 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         return max(1, Int((microseconds + 500) / 1000))
     }
 
-    /// A request in its wire form.
-    public static func wire(_ request: ClientRequest) -> WireRequest { StoreFeed.wire(request) }
-
     private func convert(_ event: SessionEvent) -> [ConnectionEvent] {
         switch event {
         case .message(let message): return convert(message)
@@ -124,32 +120,16 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         }
     }
 
-    private func name(_ id: String) -> String { names.withLock { $0[id] } ?? id }
-
-    /// RoomCore's events for a wire message, through the client library's translation (`StoreFeed`); the role
-    /// table comes first with a snapshot, and a declined invitation becomes a notice for the inviter.
+    /// RoomCore's events for a wire message, through the protocol's one mapping; the role table (already
+    /// checked as the message was read) comes first with a snapshot.
     private func convert(_ message: ServerMessage) -> [ConnectionEvent] {
         var events: [ConnectionEvent] = []
-        switch message.event {
-        case .joined(let snapshot):
-            names.withLock { map in
-                map = Dictionary(snapshot.peers.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
-            }
+        if case .joined(let snapshot) = message.event {
             selfID.withLock { $0 = snapshot.selfID }
-            if !snapshot.roles.isEmpty, let roles = try? StoreFeed.roleTable(from: snapshot.roles) {
-                events.append(.roles(roles))
-            }
-        case .peerJoined(let peer):
-            names.withLock { $0[peer.id] = peer.name }
-        case .peersJoined(let peers):
-            names.withLock { map in for peer in peers { map[peer.id] = peer.name } }
-        case .inviteDeclined(let id, _):
-            return [.notice(Notice(.info, "\(name(id)) declined your invitation to speak."))]
-        default:
-            break
+            events.append(.roles(snapshot.roles))
         }
-        let me = selfID.withLock { $0 }.map { PeerID($0) }
-        for action in StoreFeed.actions(for: message, selfID: me) {
+        let me = selfID.withLock { $0 }
+        for action in message.roomActions(selfID: me) {
             if case .server(let event, let seq) = action { events.append(.server(event, seq: seq)) }
         }
         return events

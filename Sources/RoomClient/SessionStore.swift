@@ -86,8 +86,8 @@ public final class SessionStore: Sendable {
 
     /// Starts over with the server's role table when it differs from the one in use.
     private func adoptRoles(_ snapshot: JoinedSnapshot, into state: inout RoomState) {
-        guard let table = try? StoreFeed.roleTable(from: snapshot.roles), table != state.roles else { return }
-        state = RoomState(roles: table)
+        guard snapshot.roles != state.roles else { return }
+        state = RoomState(roles: snapshot.roles)
     }
 
     private func carryOut(_ effects: [Effect], state: RoomState, end: SessionEnd?) {
@@ -97,7 +97,7 @@ public final class SessionStore: Sendable {
             switch effect {
             case .send(let request):
                 if case .leave = request { continue }
-                session?.send(StoreFeed.wire(request))
+                session?.send(request)
             case .leave:
                 session?.leave()
             case .notice, .showHelp:
