@@ -4,8 +4,8 @@ import PackageDescription
 /// Clubroom: audio rooms in the terminal.
 ///
 /// Dependencies point one way: the executable -> runtimes and adapters -> pure targets -> the standard library
-/// and Foundation. Pure targets (`RoomCore`, `RoomProtocol`, `AudioCore`, `TermUI`, `Arguments`) never import a
-/// C module, so they build and test without ncurses, Opus or ALSA.
+/// and Foundation. Pure targets (`StrictJSON`, `RoomCore`, `RoomProtocol`, `AudioCore`, `TermUI`, `Arguments`) never
+/// import a C module, so they build and test without ncurses, Opus or ALSA.
 let package = Package(
     name: "Clubroom",
     products: [
@@ -22,12 +22,14 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEventPoll"),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         // sendmmsg/recvmmsg need _GNU_SOURCE, which only a C file of our own can set.
         .target(name: "CMediaIO"),
 
         // MARK: Pure targets.
-        .target(name: "RoomCore"),
-        .target(name: "RoomProtocol", dependencies: ["RoomCore"]),
+        .target(name: "StrictJSON"),
+        .target(name: "RoomCore", dependencies: ["StrictJSON"]),
+        .target(name: "RoomProtocol", dependencies: ["RoomCore", "StrictJSON"]),
         .target(name: "AudioCore"),
         .target(name: "TermUI", dependencies: ["RoomCore"]),
         .target(name: "Arguments"),
@@ -47,10 +49,16 @@ let package = Package(
         .target(name: "AudioEngine", dependencies: ["AudioCore", "AudioCodec", "AudioDevices"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
-        .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
+        .target(
+            name: "RoomTransport", dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
         .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore"]),
+        // Media between cluster nodes: once per speaker per remote node, under per-incarnation keys.
+        .target(name: "MediaRelay", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol", "Crypto"]),
         .target(name: "MediaClient", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "AudioCodec"]),
+        .target(name: "RedisClient", dependencies: ["CHiredis"]),
+        // The cluster's side of Redis: keys, fenced room ownership, event streams, node membership.
+        .target(name: "ClusterState", dependencies: ["RedisClient"]),
 
         // MARK: Runtimes.
         .target(
@@ -60,7 +68,8 @@ let package = Package(
                 "MediaTransport",
             ]),
         .target(
-            name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "MediaClient", "AudioCore"]),
+            name: "RoomClient",
+            dependencies: ["RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport", "MediaClient", "AudioCore"]),
         // The room screen's state, reducer and view model (pure), and the loop that runs it.
         .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"]),
         .target(
@@ -96,7 +105,8 @@ let package = Package(
         .executableTarget(
             name: "clubroom",
             dependencies: [
-                "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
+                "Arguments", "RoomCore", "StrictJSON", "ClubroomResources", "TermUI", "TermCurses", "AudioCore",
+                "AudioCodec",
                 "AudioDevices", "AudioEngine", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
                 "RoomApp", "RoomAppRuntime", "Benchmarks", "MediaTransport", "MediaServer", "MediaClient", "Demo",
                 "AudioPathBenchmarks", "ProcessSignals",
@@ -109,7 +119,7 @@ let package = Package(
         .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: ["RoomTesting"]),
-        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomTesting"]),
+        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "StrictJSON", "RoomTesting"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI", "RoomTesting"], exclude: ["Goldens"]),
@@ -127,7 +137,7 @@ let package = Package(
         .testTarget(
             name: "AudioPathBenchmarksTests",
             dependencies: ["AudioPathBenchmarks", "MediaTransport", "RoomProtocol"]),
-        .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
             name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(
@@ -135,7 +145,7 @@ let package = Package(
         .testTarget(
             name: "ServerIntegrationTests",
             dependencies: [
-                "RoomProtocol", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
+                "RoomProtocol", "StrictJSON", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
                 "ClubroomResources", "RoomTesting", "RoomApp", "RoomAppRuntime",
             ]),
         .testTarget(
@@ -149,6 +159,13 @@ let package = Package(
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
         .testTarget(name: "MediaClientTests", dependencies: ["MediaClient"]),
         .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RoomTesting"]),
+        .testTarget(name: "ClusterStateTests", dependencies: ["ClusterState", "RedisClient", "RoomTesting"]),
+        .testTarget(
+            name: "MediaRelayTests",
+            dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
+        // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
+        .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting"]),
         // Runs the built clubroom: a server and bots over loopback.
         .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore", "RoomTesting"]),
     ]

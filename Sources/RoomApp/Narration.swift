@@ -111,6 +111,9 @@ public enum Narration {
             let who = capitalized(name(by, state) ?? by.rawValue)
             if state.lineMode { return Sentence("\(who) invited you to speak. Type /accept or /decline.") }
             return Sentence("\(who) invited you to speak. Press a to accept or d to decline.")
+        case .inviteDeclined:
+            // RoomCore's notice says it on the status line (and line mode says the notice).
+            return nil
         case .askedToMute(let by):
             let how = state.lineMode ? "Type /mute." : "Press m."
             return Sentence("\(capitalized(name(by, state) ?? by.rawValue)) asks you to mute. \(how)")

@@ -9,7 +9,7 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
     let applied = state.room.ignoredEvents.total == before.ignored
     guard applied else { return effects }
     switch event {
-    case .speakers, .chat, .error, .invitedToSpeak, .askedToMute, .reconnecting, .reconnected: break
+    case .speakers, .chat, .error, .invitedToSpeak, .inviteDeclined, .askedToMute, .reconnecting, .reconnected: break
     default: state.sectionsVersion &+= 1
     }
     switch event {

@@ -90,17 +90,7 @@ public final class Inbox<Item: Sendable>: @unchecked Sendable {
 }
 
 /// A failure of the screen's runtime, with where it happened.
-public struct RuntimeError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var place: String
-    public var problem: String
-
-    public init(place: String, problem: String) {
-        self.place = place
-        self.problem = problem
-    }
-
-    public var description: String { "\(place): \(problem)" }
-}
+public typealias RuntimeError = PlacedError
 
 /// A connection driven by the test or benchmark that holds it: it records requests and sound commands, and
 /// delivers what it is told.

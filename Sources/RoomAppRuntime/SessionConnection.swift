@@ -7,17 +7,16 @@ import RoomTransport
 import Synchronization
 
 /// The real connection: a `RoomSession` (WebSocket, reconnecting) whose wire messages become the room's actions
-/// (through the client library's `StoreFeed`), and RoomCore's requests wire requests; with sound, `RoomAudio`
-/// plays the room and sends the microphone as the reducer's sound commands say.
+/// (through the protocol's one mapping), and RoomCore's requests go out as they are (the protocol carries them);
+/// with sound, `RoomAudio` plays the room and sends the microphone as the reducer's sound commands say.
 public final class SessionConnection: RoomConnection, @unchecked Sendable {
     // @unchecked: `session` is set once in `start` before any event can arrive and only read afterwards, under the
-    // lock; the name map is behind its own mutex; `clock` is set once.
+    // lock; this client's identity is behind its own mutex; `clock` is set once.
     private let url: String
     private let token: String
     private let tls: TLSClientConfiguration
     private let session = Mutex<RoomSession?>(nil)
-    private let names = Mutex<[String: String]>([:])
-    private let selfID = Mutex<String?>(nil)
+    private let selfID = Mutex<PeerID?>(nil)
     private let audioSettings: RoomAudioSettings?
     private let audio = Mutex<RoomAudio?>(nil)
     private let clock: @Sendable () -> Timestamp
@@ -73,7 +72,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         if case .leave = request {
             session.leave()
         } else {
-            session.send(Self.wire(request))
+            session.send(request)
         }
     }
 
@@ -105,9 +104,6 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         return max(1, Int((microseconds + 500) / 1000))
     }
 
-    /// A request in its wire form.
-    public static func wire(_ request: ClientRequest) -> WireRequest { StoreFeed.wire(request) }
-
     /// The room's actions for a session event.
     private func convert(_ event: SessionEvent) -> [AppAction] {
         let now = clock()
@@ -132,33 +128,17 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         }
     }
 
-    private func name(_ id: String) -> String { names.withLock { $0[id] } ?? id }
-
-    /// The room's actions for a wire message, through the client library's translation (`StoreFeed`); the role
-    /// table comes first with a snapshot, and a declined invitation becomes a notice for the inviter.
+    /// The room's actions for a wire message, through the protocol's one mapping; the role table (already
+    /// checked as the message was read) comes first with a snapshot.
     private func convert(_ message: ServerMessage, at now: Timestamp) -> [AppAction] {
         var actions: [AppAction] = []
-        switch message.event {
-        case .joined(let snapshot):
-            names.withLock { map in
-                map = Dictionary(snapshot.peers.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
-            }
+        if case .joined(let snapshot) = message.event {
             selfID.withLock { $0 = snapshot.selfID }
-            if !snapshot.roles.isEmpty, let roles = try? StoreFeed.roleTable(from: snapshot.roles) {
-                actions.append(.roles(roles))
-            }
-        case .peerJoined(let peer):
-            names.withLock { $0[peer.id] = peer.name }
-        case .peersJoined(let peers):
-            names.withLock { map in for peer in peers { map[peer.id] = peer.name } }
-        case .inviteDeclined(let id, _):
-            return [.notice(Notice(.info, "\(name(id)) declined your invitation to speak."), at: now)]
-        default:
-            break
+            actions.append(.roles(snapshot.roles))
         }
-        let me = selfID.withLock { $0 }.map { PeerID($0) }
-        for sequenced in StoreFeed.events(for: message, selfID: me) {
-            actions.append(.server(sequenced.event, seq: sequenced.seq, at: now))
+        let me = selfID.withLock { $0 }
+        for action in message.roomActions(selfID: me) {
+            if case .server(let event, let seq) = action { actions.append(.server(event, seq: seq, at: now)) }
         }
         return actions
     }

@@ -178,8 +178,8 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
                 flooder.shutdown()
                 other.shutdown()
             }
-            for index in 0..<300 { flooder.send(.chat(text: "flood \(index)", to: .peer("eli"))) }
-            other.send(.chat(text: "calm", to: .everyone))
+            for index in 0..<300 { flooder.send(.chat("flood \(index)", to: .peer("eli"))) }
+            other.send(.chat("calm", to: .everyone))
             let calmArrived = calm.wait {
                 if case .message(let message) = $0, case .chat(let chat) = message.event { return chat.text == "calm" }
                 return false

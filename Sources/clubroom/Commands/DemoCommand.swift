@@ -11,6 +11,7 @@ import RoomClient
 import RoomCore
 import RoomProtocol
 import RoomServer
+import StrictJSON
 import Synchronization
 import TermCurses
 import TermUI
