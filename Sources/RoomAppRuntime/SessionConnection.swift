@@ -104,15 +104,29 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         return max(1, Int((microseconds + 500) / 1000))
     }
 
-    /// The room's actions for a session event.
+    /// The room's actions for a session event, through the client library's `StoreFeed` (the protocol's one
+    /// mapping for messages); the role table (already checked as the message was read) comes just before the
+    /// snapshot that uses it.
     private func convert(_ event: SessionEvent) -> [AppAction] {
         let now = clock()
+        var roles: RoleTable?
         switch event {
-        case .message(let message): return convert(message, at: now)
-        case .reconnecting(let attempt, _): return [.server(.reconnecting(attempt: attempt), seq: 0, at: now)]
-        case .reconnected(let message): return [.server(.reconnected, seq: 0, at: now)] + convert(message, at: now)
-        case .ended(let end): return [.sessionEnded(Self.describe(end), at: now)]
+        case .ended(let end):
+            return [.sessionEnded(Self.describe(end), at: now)]
+        case .message(let message), .reconnected(let message):
+            if case .joined(let snapshot) = message.event {
+                selfID.withLock { $0 = snapshot.selfID }
+                roles = snapshot.roles
+            }
+        case .reconnecting:
+            break
         }
+        var actions: [AppAction] = []
+        for case .server(let event, let seq) in StoreFeed.actions(for: event, selfID: selfID.withLock { $0 }) {
+            if case .joined = event, let roles { actions.append(.roles(roles)) }
+            actions.append(.server(event, seq: seq, at: now))
+        }
+        return actions
     }
 
     /// Why a session ended, in plain words with what to do next.
@@ -126,20 +140,5 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
             "The server refused to let you in (\(code)\(reason.isEmpty ? "" : ": \(reason)")). Check the token or ask the host."
         case .connectionFailed(let problem): "Cannot reach the room: \(problem). Check the address and try again."
         }
-    }
-
-    /// The room's actions for a wire message, through the protocol's one mapping; the role table (already
-    /// checked as the message was read) comes first with a snapshot.
-    private func convert(_ message: ServerMessage, at now: Timestamp) -> [AppAction] {
-        var actions: [AppAction] = []
-        if case .joined(let snapshot) = message.event {
-            selfID.withLock { $0 = snapshot.selfID }
-            actions.append(.roles(snapshot.roles))
-        }
-        let me = selfID.withLock { $0 }
-        for action in message.roomActions(selfID: me) {
-            if case .server(let event, let seq) = action { actions.append(.server(event, seq: seq, at: now)) }
-        }
-        return actions
     }
 }
