@@ -86,7 +86,8 @@ public struct KeyBinding: Sendable {
 
 /// The room view's keys: one table, many views.
 public enum KeyBindings {
-    /// Hints for the roles that run the stage, for those who speak, and for listeners, as the screen names them.
+    /// Whether the person runs the stage (a host or moderator, as the screen names roles) in a room not yet over:
+    /// the hints for inviting and for the actions menu are theirs.
     private static func isRunningTheStage(_ status: RoomScreenModel.StatusLine) -> Bool {
         !status.roomOver && (status.role == .host || status.role == .moderator)
     }
