@@ -4,8 +4,8 @@ import PackageDescription
 /// Clubroom: audio rooms in the terminal.
 ///
 /// Dependencies point one way: the executable -> runtimes and adapters -> pure targets -> the standard library
-/// and Foundation. Pure targets (`RoomCore`, `RoomProtocol`, `AudioCore`, `TermUI`, `Arguments`) never import a
-/// C module, so they build and test without ncurses, Opus or ALSA.
+/// and Foundation. Pure targets (`StrictJSON`, `RoomCore`, `RoomProtocol`, `AudioCore`, `TermUI`, `Arguments`) never
+/// import a C module, so they build and test without ncurses, Opus or ALSA.
 let package = Package(
     name: "Clubroom",
     products: [
@@ -22,15 +22,19 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEventPoll"),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         // sendmmsg/recvmmsg need _GNU_SOURCE, which only a C file of our own can set.
         .target(name: "CMediaIO"),
 
         // MARK: Pure targets.
-        .target(name: "RoomCore"),
-        .target(name: "RoomProtocol"),
+        .target(name: "StrictJSON"),
+        .target(name: "RoomCore", dependencies: ["StrictJSON"]),
+        .target(name: "RoomProtocol", dependencies: ["RoomCore", "StrictJSON"]),
         .target(name: "AudioCore"),
         .target(name: "TermUI"),
         .target(name: "Arguments"),
+        // Signals as calls on a thread of their own, for every command that must stop cleanly.
+        .target(name: "ProcessSignals"),
 
         // MARK: Bundled data: the default role table and the demo's speech clips.
         .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json"), .copy("clips")]),
@@ -44,11 +48,19 @@ let package = Package(
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec", "Platform"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
         .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
-        .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll", "Crypto", "Platform"]),
+        .target(
+            name: "RoomTransport",
+            dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto", "Platform"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO"]),
+        .target(name: "RedisClient", dependencies: ["CHiredis", "Platform"]),
+        // The cluster's side of Redis: keys, fenced room ownership, event streams, node membership.
+        .target(name: "ClusterState", dependencies: ["RedisClient"]),
 
         // MARK: The server.
         .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "Platform"]),
+        // Media between cluster nodes: once per speaker per remote node, under per-incarnation keys.
+        .target(
+            name: "MediaRelay", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol", "Crypto", "Platform"]),
         .target(
             name: "RoomServer",
             dependencies: [
@@ -62,7 +74,8 @@ let package = Package(
             name: "ClientAudio",
             dependencies: ["AudioCore", "AudioCodec", "AudioDevices", "MediaTransport", "RoomProtocol", "Platform"]),
         .target(
-            name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "ClientAudio", "AudioCore"]),
+            name: "RoomClient",
+            dependencies: ["RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport", "ClientAudio", "AudioCore"]),
         // The room screen's state, reducer and view model (pure), and the loop that runs it.
         .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"]),
         .target(
@@ -113,10 +126,10 @@ let package = Package(
         .executableTarget(
             name: "clubroom",
             dependencies: [
-                "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
-                "AudioDevices", "ClientAudio", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
-                "RoomApp", "RoomAppRuntime", "Demo", "BenchmarkSupport", "StoreBenchmarks", "ServerBenchmarks",
-                "AudioBenchmarks", "UIBenchmarks",
+                "Arguments", "RoomCore", "StrictJSON", "ClubroomResources", "TermUI", "TermCurses", "AudioCore",
+                "AudioCodec", "AudioDevices", "ClientAudio", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer",
+                "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
+                "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks",
             ]),
 
         // MARK: Tests.
@@ -125,9 +138,10 @@ let package = Package(
             name: "BenchmarksTests",
             dependencies: ["BenchmarkSupport", "StoreBenchmarks", "UIBenchmarks", "RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
+        .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: ["RoomTesting"]),
-        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomTesting"]),
+        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "StrictJSON", "RoomTesting"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI", "RoomTesting"], exclude: ["Goldens"]),
@@ -149,7 +163,7 @@ let package = Package(
                 "RoomProtocol",
                 "ServerBenchmarks",
             ]),
-        .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
             name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(
@@ -157,8 +171,8 @@ let package = Package(
         .testTarget(
             name: "ServerIntegrationTests",
             dependencies: [
-                "RoomProtocol", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
-                "ClubroomResources", "RoomTesting",
+                "RoomProtocol", "StrictJSON", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
+                "ClubroomResources", "RoomTesting", "RoomApp", "RoomAppRuntime",
             ]),
         .testTarget(
             name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources", "RoomTesting"],
@@ -170,6 +184,13 @@ let package = Package(
         .testTarget(name: "DemoEndToEndTests", dependencies: ["RoomTesting"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
         .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RoomTesting"]),
+        .testTarget(name: "ClusterStateTests", dependencies: ["ClusterState", "RedisClient", "RoomTesting"]),
+        .testTarget(
+            name: "MediaRelayTests",
+            dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
+        // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
+        .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting"]),
         // Runs the built clubroom: a server and bots over loopback.
         .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore", "RoomTesting"]),
     ]

@@ -1,4 +1,5 @@
 import Dispatch
+import RoomCore
 import RoomProtocol
 import RoomTransport
 import Synchronization
@@ -122,7 +123,7 @@ public final class RoomSession: Sendable {
 
     /// Sends a request; returns false (and sends nothing) while the connection is down.
     @discardableResult
-    public func send(_ request: WireRequest, id: RequestID? = nil) -> Bool {
+    public func send(_ request: ClientRequest, id: RequestID? = nil) -> Bool {
         sendRaw(String(decoding: ControlCodec.encode(ClientMessage(request, id: id)), as: UTF8.self))
     }
 

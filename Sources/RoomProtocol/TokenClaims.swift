@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// What a room token says about its bearer: the claims of an HS256 JSON Web Token (RFC 7519).
 ///
 /// Times are NumericDate values: whole seconds since the Unix epoch (not the milliseconds of `Timestamp`).

@@ -1,4 +1,6 @@
 import Foundation
+import RoomCore
+import StrictJSON
 import Testing
 
 @testable import RoomProtocol
@@ -63,7 +65,7 @@ func sameJSON(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
                     return type
                 })
         }
-        #expect(try types(.client) == Set(WireRequest.typeNames))
+        #expect(try types(.client) == Set(ClientRequest.typeNames))
         #expect(
             try types(.server)
                 == [

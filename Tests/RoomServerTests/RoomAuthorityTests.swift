@@ -58,17 +58,17 @@ func expectRefused(
             return
         }
         #expect(!replaced)
-        let eli = WirePeer(id: "eli", name: "Eli", role: "audience", muted: true, joinedAt: 2)
+        let eli = AnnouncedPeer(Peer(id: "eli", name: "Eli", role: .audience, muted: true, joinedAt: 2))
         #expect(outcome.deliveries == [Delivery(to: .everyoneExcept("eli"), ServerMessage(.peerJoined(eli), seq: 12))])
+        #expect(outcome.gates == [GateChange("eli", open: false)])
         guard case .joined(let state) = snapshot.event else {
             Issue.record("not a snapshot")
             return
         }
         #expect(snapshot.seq == 12)
         #expect(state.selfID == "eli" && state.room == "lobby" && state.topic == "t" && !state.resumed)
-        #expect(state.peers.map(\.id) == ["ana", "eli"])
-        #expect(state.roles.map(\.name) == ["host", "moderator", "speaker", "audience"])
-        #expect(state.roles[3].permissions == ["raise_hand", "chat"])
+        #expect(state.peers.map(\.peer.id) == ["ana", "eli"])
+        #expect(state.roles == defaultRoles)
     }
 
     @Test func anEmptyNameBecomesTheIdentity() {
@@ -390,9 +390,9 @@ func expectRefused(
     @Test func chatToEveryoneOnePeerAndARole() {
         var room = populatedRoom()
         let all = room.handle(.chat(" hi ", to: .everyone), from: "eli", now: 60)
-        let hello = WireChat(from: "eli", name: "Eli", text: "hi", at: 60)
+        let hello = ChatMessage(from: "eli", fromName: "Eli", text: "hi", sentAt: 60)
         #expect(all.deliveries == [Delivery(to: .everyone, ServerMessage(.chat(hello), seq: 6))])
-        #expect(all.changes == [.chat(hello, fromName: "Eli")])
+        #expect(all.changes == [.chat(hello)])
         let direct = room.handle(.chat("psst", to: .peer("ana")), from: "eli", now: 61)
         #expect(direct.deliveries.map(\.to) == [.peers(["ana", "eli"])])
         let stage = room.handle(.chat("mods", to: .role(.moderator)), from: "ana", now: 62)
@@ -429,7 +429,7 @@ func expectRefused(
         }
         #expect(outcome.deliveries.count == 1)
         #expect(room.invitations == ["eli": "ana"])
-        #expect(snapshot.peers.first { $0.id == "eli" }?.invitedBy == "ana")
+        #expect(snapshot.peers.first { $0.peer.id == "eli" }?.invitedBy == "ana")
         #expect(
             events(room.handle(.acceptInvite, from: "eli", now: 40)).contains(
                 .roleChanged(peer: "eli", role: "speaker", by: "eli")))
@@ -455,12 +455,12 @@ func expectRefused(
         let first = room.updateLevels(["ana": 72, "chen": 0, "zed": 50, "bo": 140])
         #expect(
             events(first) == [
-                .speakers(levels: [WireLevel(peer: "ana", level: 72), WireLevel(peer: "bo", level: 100)])
+                .speakers(levels: [SpeakerLevel(peer: "ana", level: 72), SpeakerLevel(peer: "bo", level: 100)])
             ])
         #expect(room.peers["ana"]?.level == 72)
         #expect(room.updateLevels(["ana": 72]).deliveries.isEmpty)
         guard case .joined(let snapshot) = room.snapshot(for: "eli", resumed: false).event else { return }
-        #expect(snapshot.peers.first { $0.id == "ana" }?.level == 72)
+        #expect(snapshot.peers.first { $0.peer.id == "ana" }?.peer.level == 72)
     }
 
     @Test func sequenceNumbersIncreaseByOneForEveryEvent() {
@@ -470,5 +470,20 @@ func expectRefused(
         let outcome = room.handle(.setRole("eli", .speaker), from: "ana", now: 2)
         #expect(outcome.deliveries.map(\.message.seq) == [start + 2, start + 3])
         #expect(room.seq == start + 3)
+    }
+
+    /// Every change of who may be heard comes with its gate, so media applies the outcome without reading the
+    /// room: muting, unmuting, a mute by a moderator, a move on and off the stage.
+    @Test func outcomesCarryThePublishGatesTheyChange() {
+        var room = populatedRoom()
+        #expect(room.handle(.setMute(false), from: "chen", now: 10).gates == [GateChange("chen", open: true)])
+        #expect(room.handle(.mutePeer("chen"), from: "bo", now: 11).gates == [GateChange("chen", open: false)])
+        #expect(room.handle(.setMute(false), from: "chen", now: 12).gates == [GateChange("chen", open: true)])
+        #expect(
+            room.handle(.setRole("chen", .audience), from: "ana", now: 13).gates == [GateChange("chen", open: false)])
+        #expect(room.handle(.setRole("eli", .speaker), from: "ana", now: 14).gates == [GateChange("eli", open: false)])
+        #expect(room.handle(.setMute(false), from: "eli", now: 15).gates == [GateChange("eli", open: true)])
+        #expect(room.handle(.raiseHand, from: "fay", now: 16).gates.isEmpty)
+        #expect(room.handle(.setMute(true), from: "bo", now: 17).gates.isEmpty)
     }
 }
