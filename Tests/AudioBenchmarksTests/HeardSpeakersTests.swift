@@ -27,7 +27,8 @@ import Testing
             listening.close()
             listener.close()
         }
-        let speaking = MediaLink(options: ClientMedia.Options(source: .tone(hertz: 440)), onFailure: { _ in })
+        // 400 Hz is eight whole cycles per 20 ms frame, so every frame has the same level.
+        let speaking = MediaLink(options: ClientMedia.Options(source: .tone(hertz: 400)), onFailure: { _ in })
         let speaker = try BenchClient(room: server, identity: "ana", role: "speaker", relay: nil) {
             speaking.handle($0)
         }
