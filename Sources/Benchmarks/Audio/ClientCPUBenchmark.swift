@@ -181,11 +181,13 @@ public enum ClientCPUBenchmark {
             name: "cpu: CPU seconds per minute of audio, the client 'clubroom join' as its own process", rows: rows,
             notes: [
                 "a clubroom serve on loopback, three speaker bots sending tones (\(tones) Hz), "
-                    + "and 'clubroom join --plain' measured for \(seconds) s after 2 s of warm-up, first speaking "
+                    + "and 'clubroom join --plain' measured for \(seconds) s once it hears every speaker (and, speaking, "
+                    + "every speaker hears it) and at least 2 s after it joined, first speaking "
                     + "(role speaker, unmuted, --input wav: speech with --voice-processing on), then listening "
                     + "(role audience)",
                 "the client's devices are paced virtual ones: a WAV microphone and a loudspeaker that records what "
-                    + "it plays (record:PATH), where the speakers' tones are looked for",
+                    + "it plays (record:PATH), where the speakers' tones are looked for: in its last second before "
+                    + "the window opens, and in its last second before the window closes",
                 "CPU: the process's utime + stime from /proc/PID/stat over the window; wake-ups: voluntary context "
                     + "switches summed over its threads",
                 "speaking threads: \(threads(result.speaking))",
@@ -278,9 +280,25 @@ public enum ClientCPUBenchmark {
                 throw Failure(
                     description: "the client did not join: \(client.standardOutput) \(client.standardError)")
             }
+            let joined = MonotonicClock.microseconds()
             let speaking = role != "audience"
             if speaking { client.send("/unmute") }
-            Thread.sleep(forTimeInterval: warmUp)
+            // Measure only a client that hears every speaker (and, speaking, is heard by every one): a client
+            // that hears two would look cheap. On a loaded machine a speaker's first packets can take seconds.
+            let everyoneHeard = Self.waitUntil(seconds: Self.hearingWait) {
+                Self.tonesHeard(in: Self.recorded(heardPath)) == speakerTones.count
+                    && (!speaking || bots.allSatisfy { Self.received(from: identity, in: $0.standardOutput) > 0 })
+            }
+            guard everyoneHeard else {
+                let heard = Self.tonesHeard(in: Self.recorded(heardPath))
+                let heardBy = bots.filter { Self.received(from: identity, in: $0.standardOutput) > 0 }.count
+                throw Failure(
+                    description: "\(identity) heard \(heard) of \(speakerTones.count) speakers"
+                        + (speaking ? " and was heard by \(heardBy)" : "")
+                        + " after \(Int(Self.hearingWait)) s: \(client.standardOutput) \(client.standardError)")
+            }
+            let warmedUp = Double(MonotonicClock.microseconds() - joined) / 1e6
+            if warmedUp < warmUp { Thread.sleep(forTimeInterval: warmUp - warmedUp) }
             let pid = client.process.processIdentifier
             let receivedBefore = bots.map { Self.received(from: identity, in: $0.standardOutput) }
             let wallStart = MonotonicClock.microseconds()
@@ -293,6 +311,9 @@ public enum ClientCPUBenchmark {
                 throw Failure(description: "the client exited early: \(client.standardError)")
             }
             let elapsed = Double(MonotonicClock.microseconds() - wallStart) / 1e6
+            // What the loudspeaker played up to the window's end, before the client leaves: the recording goes
+            // on, silent, while it leaves, and leaving can take a while on a busy machine.
+            let played = Self.recorded(heardPath)
             let wakeCost = waking.finish()
             // A bot reports what it received once a second: give the last report time to come.
             if speaking { Thread.sleep(forTimeInterval: 1.2) }
@@ -300,7 +321,7 @@ public enum ClientCPUBenchmark {
                 Self.received(from: identity, in: bot.standardOutput) > before
             }.count
             client.finish()
-            let heard = Self.tonesHeard(inRecording: heardPath)
+            let heard = Self.tonesHeard(in: played)
             return Client(
                 cpuSecondsPerMinute: Double(after.ticks - before.ticks) / ProcessSample.ticksPerSecond / elapsed * 60,
                 wakeUpsPerSecond: Double(after.voluntarySwitches - before.voluntarySwitches) / elapsed,
@@ -323,13 +344,31 @@ public enum ClientCPUBenchmark {
             return 0
         }
 
-        /// How many of the speakers' tones sound in the last whole second of a recording but the final half.
-        static func tonesHeard(inRecording path: String) -> Int {
-            guard let data = FileManager.default.contents(atPath: path), data.count > 44 + 4 * AudioFormat.sampleRate
-            else { return 0 }
-            let samples = data.dropFirst(44).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
-            let end = samples.count - AudioFormat.sampleRate / 2
-            let window = Array(samples[(end - AudioFormat.sampleRate)..<end])
+        /// How long a client may take to hear every speaker before it is measured, in seconds.
+        static let hearingWait = 30.0
+
+        /// Polls `condition` every 100 ms until it holds (true) or `seconds` pass (false).
+        static func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
+            let deadline = MonotonicClock.microseconds() + Int64(seconds * 1e6)
+            while MonotonicClock.microseconds() < deadline {
+                if condition() { return true }
+                usleep(100_000)
+            }
+            return condition()
+        }
+
+        /// The samples a `record:` loudspeaker has written to its file so far (it writes a second at a time, after
+        /// a 44-byte header whose sizes it fills in when it closes).
+        static func recorded(_ path: String) -> [Int16] {
+            guard let data = FileManager.default.contents(atPath: path), data.count > 44 else { return [] }
+            let bytes = data.dropFirst(44)
+            return bytes.prefix(bytes.count / 2 * 2).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        }
+
+        /// How many of the speakers' tones sound in the last whole second of `samples`.
+        static func tonesHeard(in samples: [Int16]) -> Int {
+            guard samples.count >= AudioFormat.sampleRate else { return 0 }
+            let window = Array(samples.suffix(AudioFormat.sampleRate))
             // A tone sent at 0.3 of full scale has a power near 0.09; after the codec and the mix it stays far
             // above this, and far above what leaks to a frequency no one sends.
             return speakerTones.filter { ToneAnalysis.power(of: window, frequency: Double($0)) > 0.002 }.count
