@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec"]),
         .target(name: "AudioEngine", dependencies: ["AudioCore", "AudioCodec", "AudioDevices"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
-        .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
+        .target(name: "RoomPersistence", dependencies: ["CSQLite", "StrictJSON"]),
         .target(
             name: "RoomTransport", dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
