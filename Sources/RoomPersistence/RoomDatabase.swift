@@ -128,7 +128,14 @@ public final class RoomDatabase: Sendable {
     /// server last stopped (or crashed) get the reconnect window from this moment. Returns how many there were.
     @discardableResult
     public func releaseHeldRoles(at now: Int64) throws(DatabaseError) -> Int {
-        try withWriter { connection throws(DatabaseError) in
+        // Looked at first, so that a start with nothing to release needs no write lock.
+        let held = try withReader { connection throws(DatabaseError) in
+            let statement = try connection.prepare("SELECT count(*) FROM recent_roles WHERE present = 1")
+            defer { statement.reset() }
+            return try statement.step() ? statement.int64(at: 0) : 0
+        }
+        guard held > 0 else { return 0 }
+        return try withWriter { connection throws(DatabaseError) in
             try connection.transaction { () throws(DatabaseError) in
                 try connection.prepare("UPDATE recent_roles SET present = 0, left_at = ?1 WHERE present = 1")
                     .bind(.integer(now)).run()
