@@ -136,7 +136,8 @@ let package = Package(
             dependencies: ["AudioPathBenchmarks", "MediaTransport", "RoomProtocol"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
-            name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
+            name: "RoomServerTests",
+            dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources"]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(

@@ -49,11 +49,6 @@ final class Broadcaster: OutcomeConsumer, @unchecked Sendable {
         }
     }
 
-    /// Sends one message to one peer of a room (a message about its own request).
-    func send(_ message: ServerMessage, to peer: PeerID, in room: String) {
-        connections.members(of: room)[peer]?.send(message)
-    }
-
     /// Gathers a join's announcement with the others of the next 50 ms.
     private func queueJoin(_ message: ServerMessage, in room: String) {
         pendingJoins[room, default: []].append(message)

@@ -60,10 +60,10 @@ final class LocalRooms: @unchecked Sendable {
     let maxPeers: Int
     let committer: OutcomeCommitter
     let loader: RoomLoader
-    let broadcaster: Broadcaster
     let log: ServerLog
-    /// The media gates, when the server serves audio (set once, before the first connection).
-    var media: ServerMedia?
+    /// What carries out a committed outcome, in order: the media gates when the server serves audio, then the
+    /// broadcast of messages and closes.
+    private(set) var consumers: [OutcomeConsumer]
     /// The loop whose timers gather departures, once known; without one, departures are decided at once.
     var loop: EventLoop?
     private(set) var rooms: [String: RoomAuthority] = [:]
@@ -74,15 +74,21 @@ final class LocalRooms: @unchecked Sendable {
     private var departureTimers: Set<String> = []
 
     init(
-        roles: RoleTable, maxPeers: Int, committer: OutcomeCommitter, loader: RoomLoader, broadcaster: Broadcaster,
-        log: ServerLog
+        roles: RoleTable, maxPeers: Int, committer: OutcomeCommitter, loader: RoomLoader,
+        consumers: [OutcomeConsumer], log: ServerLog
     ) {
         self.roles = roles
         self.maxPeers = maxPeers
         self.committer = committer
         self.loader = loader
-        self.broadcaster = broadcaster
+        self.consumers = consumers
         self.log = log
+    }
+
+    /// Makes `consumer` the first to carry out every outcome (the media gates: set before anyone hears of the
+    /// change). Before the first connection.
+    func consumeFirst(_ consumer: OutcomeConsumer) {
+        consumers.insert(consumer, at: 0)
     }
 
     /// A peer asks to join: decided at once when the room is loaded, else once it is (joins waiting for the
@@ -116,8 +122,11 @@ final class LocalRooms: @unchecked Sendable {
     }
 
     private func decideJoin(_ ticket: JoinTicket, in roomName: String) {
-        guard ticket.isWanted(), var room = rooms[roomName] else { return }
+        guard ticket.isWanted() else { return }
+        // First the departures gathered so far: the one of this very identity, if its old connection just
+        // dropped, must not undo the join.
         decideDepartures(in: roomName)
+        guard var room = rooms[roomName] else { return }
         let result = room.join(id: ticket.id, name: ticket.name, role: ticket.role, now: ticket.now)
         rooms[roomName] = room
         switch result {
@@ -149,7 +158,9 @@ final class LocalRooms: @unchecked Sendable {
         submit(outcome, in: roomName) { [self] result in
             publish(outcome, in: roomName)
             if case .notSaved(let problem) = result {
-                broadcaster.send(Self.notSaved(problem, id: id), to: peer, in: roomName)
+                var notice = Outcome()
+                notice.deliveries = [Delivery(to: .peer(peer), Self.notSaved(problem, id: id))]
+                publish(notice, in: roomName)
             }
         }
         return nil
@@ -210,8 +221,7 @@ final class LocalRooms: @unchecked Sendable {
     /// Carries out a committed outcome: gates first, so a demoted or muted speaker is cut off before anyone hears
     /// of the change; then the messages and closes.
     func publish(_ outcome: Outcome, in room: String) {
-        media?.consume(outcome, in: room)
-        broadcaster.consume(outcome, in: room)
+        for consumer in consumers { consumer.consume(outcome, in: room) }
     }
 
     /// The error telling a requester that what it asked for happened but is not saved.

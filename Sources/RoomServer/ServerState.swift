@@ -35,7 +35,7 @@ final class ServerState: @unchecked Sendable {
         broadcaster = Broadcaster(connections: connections)
         rooms = LocalRooms(
             roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
-            loader: persistence, broadcaster: broadcaster, log: log)
+            loader: persistence, consumers: [broadcaster], log: log)
     }
 
     /// The loop is running: joins are gathered and departures too on its timers.
@@ -52,6 +52,6 @@ final class ServerState: @unchecked Sendable {
     /// Serves audio through `media`: its gates become the first consumer of every outcome.
     func attach(_ media: ServerMedia) {
         self.media = media
-        rooms.media = media
+        rooms.consumeFirst(media)
     }
 }
