@@ -33,8 +33,8 @@ enum BenchCommand: ClubroomCommand {
             first: debug builds are many times slower. Do not run benchmarks while the machine is busy.
 
             store: the room state store (10,000 joins, hand raises, role changes). join: N clients joining a \
-            server. departures: N listeners leaving a room at once (silent, then closing) while a host chats; the \
-            server's memory, CPU and the chat round trip. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
+            server. departures: N listeners leaving a room at once (silent, then closing) while a host sends chat; \
+            the server's memory and CPU, and the chat round trip. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
             delay through a room server. cpu: CPU time per minute of audio of the client, 'clubroom join', \
             against a server and three speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV \
             file from one client through a room server to another, and through libopus alone, for bench/quality.
