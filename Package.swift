@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "AudioCodec", dependencies: ["COpus", "CSpeexDSP", "AudioCore"]),
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec", "Platform"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
-        .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
+        .target(name: "RoomPersistence", dependencies: ["CSQLite", "StrictJSON"]),
         .target(
             name: "RoomTransport",
             dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto", "Platform"]),
@@ -107,7 +107,7 @@ let package = Package(
             name: "ServerBenchmarks",
             dependencies: [
                 "BenchmarkSupport", "Platform", "RoomCore", "RoomProtocol", "RoomServer", "RoomTransport", "Crypto",
-                "ClubroomResources", "MediaServer", "MediaTransport",
+                "ClubroomResources", "MediaServer", "MediaTransport", "StrictJSON",
             ],
             path: "Sources/Benchmarks/Server"),
         .target(
@@ -165,7 +165,8 @@ let package = Package(
             ]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
-            name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
+            name: "RoomServerTests",
+            dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources"]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(

@@ -91,9 +91,10 @@ public struct ProcessSample: Sendable {
         return (name, user + system)
     }
 
-    /// This process's resident set in bytes (`/proc/self/statm`), 0 when unreadable.
-    public static func residentBytes() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    /// A process's resident set in bytes (`/proc/PID/statm`; this process's without `pid`), 0 when unreadable.
+    public static func residentBytes(pid: Int32? = nil) -> Int {
+        let path = "/proc/\(pid.map(String.init) ?? "self")/statm"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
