@@ -1,3 +1,4 @@
+import ClientAudio
 import Foundation
 import RoomApp
 import RoomClient
