@@ -39,7 +39,7 @@ public final class RoomDatabase: Sendable {
         connection = Mutex(opened)
     }
 
-    private func withConnection<Result: Sendable>(
+    func withConnection<Result: Sendable>(
         _ body: (SQLiteConnection) throws(DatabaseError) -> Result
     ) throws(DatabaseError) -> Result {
         let outcome: Swift.Result<Result, DatabaseError> = connection.withLock { connection in

@@ -41,7 +41,14 @@ enum Schema {
             PRIMARY KEY (room, identity)
         ) STRICT;
         CREATE INDEX recent_roles_by_time ON recent_roles (left_at);
+        """,
+        // Rooms their hosts took out of the lobby; every other room is listed.
         """
+        CREATE TABLE unlisted_rooms (
+            room TEXT PRIMARY KEY NOT NULL,
+            unlisted_at INTEGER NOT NULL
+        ) STRICT;
+        """,
     ]
 
     /// The schema version this program writes.

@@ -7,34 +7,26 @@ import RoomTransport
 /// room (taking over from an older connection of the same identity), and its close is the peer's leave.
 extension ServerState {
     func opened(_ connection: WebSocketConnection) {
-        guard let request = connection.request, let roomName = request.room else {
+        guard let request = connection.request else { return }
+        if RoomServerRuntime.isDirectoryPath(request.path) {
+            openedLobby(connection)
+            return
+        }
+        guard let roomName = request.room else {
             connection.close(code: .policyViolation, reason: "no room")
             return
         }
-        guard let token = request.bearerToken, !token.isEmpty else {
-            log.info("\(connection): refused, no token")
-            connection.close(
-                code: WebSocketCloseCode(ServerClose.tokenMissing.code), reason: ServerClose.tokenMissing.reason)
-            return
-        }
         let now = currentTimestamp()
-        let roles = configuration.roles
-        let claims: TokenClaims
-        do {
-            claims = try verifier.verify(token, room: roomName, now: now / 1000) { roles.contains(RoleName($0)) }
-        } catch {
-            log.info("\(connection): refused token for room \(roomName): \(error)")
-            connection.close(code: WebSocketCloseCode(error.closeCode), reason: error.closeReason)
+        let admitted: (id: PeerID, name: String, role: RoleName)
+        switch admission(to: roomName, request: request, now: now) {
+        case .success(let who): admitted = who
+        case .failure(let refusal):
+            log.info("\(connection): refused for room \(roomName): \(refusal.detail)")
+            connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
             return
         }
-        guard claims.subject.utf8.count <= ControlLimits.maxIdentityBytes, !claims.subject.isEmpty else {
-            connection.close(
-                code: WebSocketCloseCode(ServerClose.identityUnusable.code),
-                reason: ServerClose.identityUnusable.reason)
-            return
-        }
-        let id = PeerID(claims.subject)
-        switch rooms.join(id, name: claims.name, role: RoleName(claims.role), room: roomName, now: now) {
+        let id = admitted.id
+        switch rooms.join(id, name: admitted.name, role: admitted.role, room: roomName, now: now) {
         case .refused(let reason):
             log.info("\(connection): \(id) refused from room \(roomName): \(reason.rawValue)")
             connection.close(code: WebSocketCloseCode(reason.code), reason: ServerClose.reason(reason))
@@ -56,6 +48,7 @@ extension ServerState {
     }
 
     func closed(_ connection: WebSocketConnection, code: WebSocketCloseCode, reason: String) {
+        directory.closed(connection)
         guard let entry = connections.closed(connection), let roomName = entry.room, let peer = entry.peer else {
             return
         }

@@ -25,6 +25,8 @@ final class LocalRooms {
     let log: ServerLog
     /// The media gates, when the server serves audio (set once, before the first connection).
     var media: ServerMedia?
+    /// The lobby's list of live rooms, told of every outcome that changes a room's entry.
+    var directory: RoomDirectory?
     private(set) var rooms: [String: RoomAuthority] = [:]
 
     init(roles: RoleTable, maxPeers: Int, persistence: PersistenceQueue, broadcaster: Broadcaster, log: ServerLog) {
@@ -42,7 +44,7 @@ final class LocalRooms {
         // Sequence numbers start from the clock so they never go back after a restart (clients ignore older ones).
         let room = RoomAuthority(
             name: name, roles: roles, topic: saved.topic, ended: saved.ended, seq: now * 1000, chat: saved.chat,
-            maxPeers: maxPeers)
+            maxPeers: maxPeers, listed: saved.listed)
         rooms[name] = room
         log.info("room \(name) loaded\(saved.ended ? " (ended)" : "")")
         return room
@@ -95,5 +97,6 @@ final class LocalRooms {
         media?.consume(outcome, in: room)
         broadcaster.consume(outcome, in: room)
         persistence.consume(outcome, in: room)
+        directory?.consume(outcome, in: room)
     }
 }

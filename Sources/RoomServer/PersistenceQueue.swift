@@ -24,6 +24,7 @@ final class PersistenceQueue: OutcomeConsumer, Sendable {
         var topic = ""
         var ended = false
         var chat: [ChatMessage] = []
+        var listed = true
     }
 
     /// Opens a room's record (creating it when new) and reads its topic, whether it ended, and its recent chat.
@@ -35,6 +36,7 @@ final class PersistenceQueue: OutcomeConsumer, Sendable {
             saved.topic = record.topic
             saved.ended = record.isEnded
             saved.chat = try database.recentChat(room: room, limit: ControlLimits.chatHistory).map(Self.message)
+            saved.listed = try database.isListed(room)
         } catch {
             log.error("room \(room): could not load from the database: \(error)")
         }
@@ -84,6 +86,7 @@ final class PersistenceQueue: OutcomeConsumer, Sendable {
                 target: entry.target?.rawValue, detail: entry.detail.isEmpty ? nil : entry.detail)
         case .departed(let id, let role, let at):
             try database.rememberRole(room: room, identity: id.rawValue, role: role.rawValue, leftAt: at)
+        case .listed(let listed): try database.setListed(room, listed: listed, at: now)
         }
     }
 

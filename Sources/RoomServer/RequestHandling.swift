@@ -7,6 +7,10 @@ import RoomTransport
 /// handed to the room.
 extension ServerState {
     func received(_ payload: WebSocketPayload, on connection: WebSocketConnection) {
+        if directory.isWatching(connection) {
+            directory.received(payload, from: connection, now: currentTimestamp())
+            return
+        }
         guard let entry = connections.entry(for: connection), let roomName = entry.room, let peer = entry.peer else {
             return
         }
@@ -54,6 +58,8 @@ extension ServerState {
         let outcome = rooms.handle(message.request, from: peer, id: message.id, in: roomName, now: now)
         if let error = outcome?.error {
             entry.send(error)
+        } else if let outcome, !outcome.grants.isEmpty {
+            sendGrants(outcome, to: entry)
         }
     }
 }

@@ -61,8 +61,9 @@ public final class RoomServerRuntime: Sendable {
         options.idleTimeout = configuration.idleTimeout
         let handler = WebSocketServer.Handler(
             onUpgrade: { request, _ in
+                if RoomServerRuntime.isDirectoryPath(request.path) { return .accept }
                 guard let room = request.room, RoomServerRuntime.isValidRoomName(room) else {
-                    return .reject(status: 404, reason: "no room here: the path must be /rooms/ROOM")
+                    return .reject(status: 404, reason: "no room here: the path must be /rooms or /rooms/ROOM")
                 }
                 return .accept
             },
@@ -80,11 +81,19 @@ public final class RoomServerRuntime: Sendable {
         state.mediaLoop.set(server.loop)
         port = server.port
         let eventLoop = server.loop
-        eventLoop.execute { state.broadcaster.loop = eventLoop }
+        eventLoop.execute {
+            state.broadcaster.loop = eventLoop
+            state.directory.loop = eventLoop
+        }
         // A thread name shows in top -H and /proc, where operators look for what is busy.
         eventLoop.execute { nameCurrentThread("room-server") }
         let scheme = configuration.tls == nil ? "ws" : "wss"
         log.info("listening on \(scheme)://\(configuration.host):\(port)/rooms/ROOM, data in \(database.path)")
+    }
+
+    /// The lobby's directory: `/rooms` (or `/rooms/`).
+    public static func isDirectoryPath(_ path: String) -> Bool {
+        path == "/rooms" || path == "/rooms/"
     }
 
     /// A room name: 1 to 64 bytes of letters, digits, `-`, `_` and `.`.

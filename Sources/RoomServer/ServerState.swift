@@ -16,6 +16,8 @@ final class ServerState: @unchecked Sendable {
     let broadcaster: Broadcaster
     let persistence: PersistenceQueue
     let rooms: LocalRooms
+    /// The lobby's list of live rooms and its watchers.
+    let directory: RoomDirectory
     /// Media forwarding, when the server serves audio (attached once, before the first connection).
     private(set) var media: ServerMedia?
     /// The event loop for the media thread's active speakers (set once the server listens).
@@ -30,6 +32,8 @@ final class ServerState: @unchecked Sendable {
         rooms = LocalRooms(
             roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, persistence: persistence,
             broadcaster: broadcaster, log: log)
+        directory = RoomDirectory(maxWatchers: configuration.maxLobbyWatchers, log: log)
+        rooms.directory = directory
     }
 
     /// Serves audio through `media`: its gates become the first consumer of every outcome.
