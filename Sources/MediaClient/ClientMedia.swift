@@ -98,7 +98,8 @@ public final class ClientMedia: @unchecked Sendable {
     private let sendControl: @Sendable (String) -> Void
     private let onEvent: @Sendable (ClientMediaEvent) -> Void
     private let socket: UDPSocket
-    private let server: UDPAddress
+    /// Where UDP media goes; nil when the server offered no address this client can reach.
+    private let server: UDPAddress?
     private let uplink: SRTPSession
     private var roomSessions: [(epoch: Int, session: SRTPSession)] = []
     private let webSocketInbox = Mutex<[[UInt8]]>([])
@@ -156,8 +157,12 @@ public final class ClientMedia: @unchecked Sendable {
         guard let sendKey = SRTPKey(bytes: offer.sendKey), let roomKey = SRTPKey(bytes: offer.roomKey) else {
             throw MediaSignalError(message: "keys must be 30 bytes")
         }
-        guard let server = UDPAddress(host: offer.host, port: UInt16(clamping: offer.port)) else {
-            throw MediaSignalError(message: "the media host \(offer.host) is not an IPv4 address")
+        var server: UDPAddress?
+        if offer.hasUDP {
+            guard let address = UDPAddress(host: offer.host, port: UInt16(clamping: offer.port)) else {
+                throw MediaSignalError(message: "the media host \(offer.host) is not an IPv4 address")
+            }
+            server = address
         }
         self.offer = offer
         self.options = options
@@ -237,6 +242,8 @@ public final class ClientMedia: @unchecked Sendable {
         let probeDeadline = start + Self.microseconds(options.probeTimeout)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1600, alignment: 16)
         defer { buffer.deallocate() }
+        // No UDP address: the WebSocket is the only way, so there is nothing to probe.
+        if server == nil { choose(.websocket) }
         while running.load(ordering: .acquiring) {
             let now = Self.microseconds()
             if path == nil || path == .udp, now - lastProbe >= (path == nil ? 200_000 : 1_000_000) {
@@ -308,7 +315,7 @@ public final class ClientMedia: @unchecked Sendable {
 
     private func transmit(_ bytes: [UInt8], path: MediaPathKind) {
         switch path {
-        case .udp: if !options.blockUDP { socket.send(bytes, to: server) }
+        case .udp: if !options.blockUDP, let server { socket.send(bytes, to: server) }
         case .websocket: sendWebSocket(bytes)
         }
     }

@@ -128,6 +128,16 @@ public enum Narration {
         case .topicChanged(let topic, let by):
             let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
             return Sentence(topic.isEmpty ? "\(actor) cleared the topic." : "\(actor) set the topic: \"\(topic)\".")
+        case .listingChanged(let listed, let by):
+            let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
+            return Sentence(
+                listed
+                    ? "\(actor) listed the room: it shows in the lobby."
+                    : "\(actor) unlisted the room: it no longer shows in the lobby; links to it still work.")
+        case .inviteLink(let invite):
+            let label = room.roles.label(of: invite.role)
+            let valid = lifetime(invite.expiresAt - state.now)
+            return Sentence("Invite link for \(label)s, valid \(valid): \(invite.link)")
         case .reconnecting(let attempt):
             return Sentence("Connection lost; reconnecting (try \(attempt)). Your place is kept.")
         case .reconnected:
@@ -135,6 +145,16 @@ public enum Narration {
         case .error:
             return nil
         }
+    }
+
+    /// How long something lasts, in the largest whole unit: "7 days", "12 hours", "30 minutes", "1 minute".
+    static func lifetime(_ milliseconds: Int64) -> String {
+        let seconds = max(0, milliseconds + 500) / 1000
+        func unit(_ count: Int64, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
+        if seconds >= 86_400, seconds % 86_400 < 3600 { return unit(seconds / 86_400, "day") }
+        if seconds >= 3600, seconds % 3600 < 60 { return unit(seconds / 3600, "hour") }
+        if seconds >= 60 { return unit(seconds / 60, "minute") }
+        return unit(seconds, "second")
     }
 
     static func possessive(_ id: PeerID, _ state: AppState) -> String {

@@ -12,6 +12,11 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     // lock; this client's identity is behind its own mutex.
     private let url: String
     private let token: String
+    private let headers: HTTPHeaders
+    /// Whether the token is an invite (so refusals speak of the link).
+    private let withInvite: Bool
+    /// The server, for the invite links this client asks for (`/link`).
+    private let linkBase: ServerAddress?
     private let tls: TLSClientConfiguration
     private let session = Mutex<RoomSession?>(nil)
     private let selfID = Mutex<PeerID?>(nil)
@@ -21,11 +26,14 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     /// A connection to the room at `url`; with `audio`, it plays the room's sound and sends the microphone's
     /// (see ``RoomAudio``), reporting device trouble as notices and the level as `.microphone`.
     public init(
-        url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration(),
-        audio: RoomAudioSettings? = nil
+        url: String, token: String, headers: HTTPHeaders = HTTPHeaders(), withInvite: Bool = false,
+        tls: TLSClientConfiguration = TLSClientConfiguration(), audio: RoomAudioSettings? = nil
     ) {
         self.url = url
         self.token = token
+        self.headers = headers
+        self.withInvite = withInvite
+        self.linkBase = try? ClubroomLink.parse(url).server
         self.tls = tls
         self.audioSettings = audio
     }
@@ -47,7 +55,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
             var media: (@Sendable (SessionMedia) -> Void)?
             if let sound { media = { sound.handle($0) } }
             let session = try RoomSession(
-                url: url, token: token, tls: tls, media: media,
+                url: url, token: token, headers: headers, tls: tls, media: media,
                 roundTrip: { deliver(.roundTrip(milliseconds: Self.milliseconds($0))) }
             ) { [self] event in
                 for converted in convert(event) { deliver(converted) }
@@ -103,19 +111,18 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         case .message(let message): return convert(message)
         case .reconnecting(let attempt, _): return [.server(.reconnecting(attempt: attempt), seq: 0)]
         case .reconnected(let message): return [.server(.reconnected, seq: 0)] + convert(message)
-        case .ended(let end): return [.ended(Self.describe(end))]
+        case .ended(let end): return [.ended(Self.describe(end, withInvite: withInvite))]
         }
     }
 
     /// Why a session ended, in plain words with what to do next.
-    public static func describe(_ end: SessionEnd) -> String {
+    public static func describe(_ end: SessionEnd, withInvite: Bool = false) -> String {
         switch end {
         case .left: "You left the room."
         case .removed: "You were removed from the room."
         case .roomEnded: "The room has ended."
         case .replaced: "You joined this room from somewhere else, so this screen was closed."
-        case .refused(let code, let reason):
-            "The server refused to let you in (\(code)\(reason.isEmpty ? "" : ": \(reason)")). Check the token or ask the host."
+        case .refused(let code, let reason): Refusals.describe(code: code, reason: reason, withInvite: withInvite)
         case .connectionFailed(let problem): "Cannot reach the room: \(problem). Check the address and try again."
         }
     }
@@ -129,7 +136,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
             events.append(.roles(snapshot.roles))
         }
         let me = selfID.withLock { $0 }
-        for action in message.roomActions(selfID: me) {
+        for action in message.roomActions(selfID: me, linkBase: linkBase) {
             if case .server(let event, let seq) = action { events.append(.server(event, seq: seq)) }
         }
         return events
