@@ -33,6 +33,8 @@ let package = Package(
         .target(name: "AudioCore"),
         .target(name: "TermUI", dependencies: ["RoomCore"]),
         .target(name: "Arguments"),
+        // Signals as calls on a thread of their own, for every command that must stop cleanly.
+        .target(name: "ProcessSignals"),
 
         // MARK: Benchmarks, run by `clubroom bench`.
         .target(name: "Benchmarks", dependencies: ["RoomCore"]),
@@ -107,13 +109,14 @@ let package = Package(
                 "AudioCodec",
                 "AudioDevices", "AudioEngine", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
                 "RoomApp", "RoomAppRuntime", "Benchmarks", "MediaTransport", "MediaServer", "MediaClient", "Demo",
-                "AudioPathBenchmarks",
+                "AudioPathBenchmarks", "ProcessSignals",
             ]),
 
         // MARK: Tests.
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources", "RoomTesting"]),
         .testTarget(name: "BenchmarksTests", dependencies: ["Benchmarks", "RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
+        .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: ["RoomTesting"]),
         .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "StrictJSON", "RoomTesting"]),
@@ -143,7 +146,7 @@ let package = Package(
             name: "ServerIntegrationTests",
             dependencies: [
                 "RoomProtocol", "StrictJSON", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
-                "ClubroomResources", "RoomTesting",
+                "ClubroomResources", "RoomTesting", "RoomApp", "RoomAppRuntime",
             ]),
         .testTarget(
             name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources", "RoomTesting"],

@@ -157,6 +157,12 @@ public enum Narration {
         return unit(seconds, "second")
     }
 
+    /// Who speaks now, for line mode: said when the current speaker changes.
+    static func speaking(_ id: PeerID, _ state: AppState) -> String? {
+        guard let peer = state.room.peers[id] else { return nil }
+        return id == state.room.selfID ? "You are speaking." : "\(peer.name) is speaking."
+    }
+
     static func possessive(_ id: PeerID, _ state: AppState) -> String {
         if id == state.room.selfID { return "your" }
         let n = state.room.peers[id]?.name ?? id.rawValue

@@ -1,6 +1,6 @@
 import AudioEngine
-import Dispatch
 import Foundation
+import ProcessSignals
 import RoomApp
 import RoomAppRuntime
 import RoomCore
@@ -66,17 +66,11 @@ extension JoinCommand {
                 lobbyStop = lobby.requestStop
                 // SIGTERM and SIGHUP (the terminal went away) leave the room, if one is open, then the lobby; the
                 // terminal is restored on the way out of Terminal.run.
-                let stops = [SIGTERM, SIGHUP].map { number -> DispatchSourceSignal in
-                    signal(number, SIG_IGN)
-                    let source = DispatchSource.makeSignalSource(signal: number)
-                    source.setEventHandler {
-                        lobbyStop?()
-                        roomLock.withLock { currentRoom }?.requestStop()
-                    }
-                    source.resume()
-                    return source
+                let signals = SignalWatcher([.terminate, .hangUp]) { _ in
+                    lobbyStop?()
+                    roomLock.withLock { currentRoom }?.requestStop()
                 }
-                defer { stops.forEach { $0.cancel() } }
+                defer { signals.cancel() }
                 _ = lobby.run(on: TerminalSink(terminal))
                 return .success
             }
@@ -117,18 +111,12 @@ extension JoinCommand {
         }
         // Ctrl-C leaves the room when one is open (back to the lobby), else the lobby; SIGTERM leaves both.
         let interruptLobby = lobby.interrupt
-        let interrupts = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number)
-            source.setEventHandler {
-                let room = roomLock.withLock { currentRoom }
-                room?.interrupt()
-                if room == nil || number == SIGTERM { interruptLobby() }
-            }
-            source.resume()
-            return source
+        let signals = SignalWatcher([.interrupt, .terminate]) { signal in
+            let room = roomLock.withLock { currentRoom }
+            room?.interrupt()
+            if room == nil || signal == .terminate { interruptLobby() }
         }
-        defer { interrupts.forEach { $0.cancel() } }
+        defer { signals.cancel() }
         _ = lobby.run()
         return .success
     }
