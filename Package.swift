@@ -119,7 +119,8 @@ let package = Package(
         .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: ["RoomTesting"]),
-        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "StrictJSON", "RoomTesting"]),
+        .testTarget(
+            name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON", "RoomTesting"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI", "RoomTesting"], exclude: ["Goldens"]),

@@ -71,6 +71,8 @@ public struct ClubroomLink: Sendable, Equatable {
     public static func parse(_ pasted: String) throws(LinkError) -> ClubroomLink {
         var text = Substring(pasted).drop(while: \.isWhitespace)
         while let last = text.last, last.isWhitespace { text = text.dropLast() }
+        // The sentence's full stop may follow the brackets ("<LINK>.") or sit inside them.
+        if let last = text.last, last == "." || last == "," { text = text.dropLast() }
         for (open, close) in [("<", ">"), ("\"", "\""), ("'", "'")] where text.count >= 2 {
             if text.hasPrefix(open) && text.hasSuffix(close) { text = text.dropFirst().dropLast() }
         }

@@ -193,17 +193,22 @@ public enum LobbyScreen {
         let perEntry = rows.height >= rowsPerEntry ? rowsPerEntry : 1
         let visible = max(1, rows.height / perEntry)
         let first = scrollStart(selectedRow: model.selected, total: count, visible: visible)
-        for index in first..<min(count, first + visible) {
+        let last = min(count, first + visible) - 1
+        let moreBelow = first + visible < count
+        for index in first...last {
             let top = rows.y + (index - first) * perEntry
             let entryArea = Rect(x: rows.x, y: top, width: rows.width, height: perEntry)
+            // More rooms below than fit: the last row says so at its right end (as the audience grid does),
+            // with a space before it so it is not read as part of a name.
+            let marked = moreBelow && index == last
             renderEntry(
-                model.entries[index], selected: index == model.selected, joining: model.joining, into: &buffer,
-                area: entryArea, theme: theme)
-        }
-        // More rooms below than fit: say so at the end of the last row, as the audience grid does.
-        if first + visible < count {
-            let last = rows.row(rows.height - 1)
-            buffer.put(theme.glyphs.ellipsis, x: last.right - 1, y: last.y, style: theme.style(.secondary), clip: last)
+                model.entries[index], selected: index == model.selected, joining: model.joining,
+                into: &buffer, area: entryArea, theme: theme,
+                reserve: marked ? 2 : 0)
+            if marked {
+                let row = entryArea.row(entryArea.height - 1)
+                buffer.put(theme.glyphs.ellipsis, x: row.right - 1, y: row.y, style: theme.style(.secondary), clip: row)
+            }
         }
     }
 
@@ -234,15 +239,17 @@ public enum LobbyScreen {
         return names.joined(separator: ", ") + (more > 0 ? " +\(more)" : "") + " on stage"
     }
 
+    /// Draws one room; `reserve` columns at the right end of its last row are left for the "more" mark.
     static func renderEntry(
         _ entry: LobbyScreenModel.Entry, selected: Bool, joining: String?, into buffer: inout CellBuffer,
-        area: Rect, theme: Theme
+        area: Rect, theme: Theme, reserve: Int = 0
     ) {
         let glyphs = theme.glyphs
         let base = selected ? theme.style(.selection) : Style.plain
         let secondary = selected ? base : theme.style(.secondary)
         if selected { buffer.fill(area, style: base) }
-        let first = area.row(0)
+        var first = area.row(0)
+        if area.height == 1 { first.width = max(0, first.width - reserve) }
         let marker = selected ? glyphs.selection : " "
         let title = entry.topic.isEmpty ? entry.room : entry.topic
         var stats = statsVariants(entry, glyphs: glyphs).last ?? ""
@@ -262,7 +269,8 @@ public enum LobbyScreen {
         buffer.put(
             stats, x: max(x + 1, first.right - statsWidth - 1), y: first.y, style: base, clip: first)
         guard area.height >= 2 else { return }
-        let second = area.row(1)
+        var second = area.row(1)
+        second.width = max(0, second.width - reserve)
         let name = entry.topic.isEmpty ? "" : entry.room
         let nameWidth = DisplayWidth.of(name)
         let stageRoom = second.width - 5 - (nameWidth > 0 ? nameWidth + 3 : 1)

@@ -1,3 +1,4 @@
+import Arguments
 import Crypto
 import Foundation
 import RoomProtocol
@@ -84,5 +85,22 @@ func readLink(_ text: String) throws -> ClubroomLink {
         return try ClubroomLink.parse(text)
     } catch {
         throw JoinFailure(text: error.description)
+    }
+}
+
+/// A usage error for an address that is not a `ws://` or `wss://` one at all (a web address, a bare host), as
+/// for any URL argument; the other problems of a link are said by `readLink`, in words about the link.
+func checkLinkScheme(_ text: String) throws(ArgumentError) {
+    do {
+        _ = try ClubroomLink.parse(text)
+    } catch {
+        switch error.problem {
+        case .webAddress, .scheme, .empty:
+            throw .badValue(
+                argument: "<url>", value: text,
+                expected: "a ws:// or wss:// URL such as ws://127.0.0.1:7480/rooms/lobby")
+        default:
+            return
+        }
     }
 }

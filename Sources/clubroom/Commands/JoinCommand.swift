@@ -29,7 +29,8 @@ enum JoinCommand: ClubroomCommand {
             """,
         positionals: [
             Positional(
-                "url", type: .url(schemes: ["ws", "wss"]),
+                // Read as text: a link is taken as it was pasted (quotes, angle brackets), see `readLink`.
+                "url", type: .string,
                 help:
                     "A link, a server's address (ws://127.0.0.1:7480) for its lobby, or a room's (ws://127.0.0.1:7480/rooms/lobby)."
             )
@@ -73,6 +74,7 @@ enum JoinCommand: ClubroomCommand {
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = arguments.string("url") ?? ""
+            try checkLinkScheme(url)
             credentials = try readCredentials(arguments)
             name = arguments.string("name")
             input = arguments.string("input") ?? "default"

@@ -19,7 +19,8 @@ enum RoomsCommand: ClubroomCommand {
             """,
         positionals: [
             Positional(
-                "url", type: .url(schemes: ["ws", "wss"]),
+                // Read as text: a link is taken as it was pasted (quotes, angle brackets), see `readLink`.
+                "url", type: .string,
                 help: "The server's link or address, such as ws://127.0.0.1:7480.")
         ],
         options: [
@@ -38,6 +39,7 @@ enum RoomsCommand: ClubroomCommand {
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = arguments.string("url") ?? ""
+            try checkLinkScheme(url)
             json = arguments.flag("json")
             token = arguments.string("token")
             secretFile = arguments.path("secret-file")

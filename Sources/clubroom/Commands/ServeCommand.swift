@@ -37,7 +37,7 @@ enum ServeCommand: ClubroomCommand {
                 help: "UDP address for audio (SRTP); port 0 picks a free port. Clients learn it when they join."),
             .value(
                 "public-address", placeholder: "HOST",
-                defaultDescription: "the address each client reached, never loopback to others",
+                defaultDescription: "the address each client reached",
                 help: "The IPv4 address (or a name for one) clients send audio to."),
             .value(
                 "max-peers", placeholder: "N", type: .integer(1...1_000_000), default: "10000",
