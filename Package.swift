@@ -37,7 +37,12 @@ let package = Package(
         .target(name: "ProcessSignals"),
 
         // MARK: Benchmarks, run by `clubroom bench`.
-        .target(name: "Benchmarks", dependencies: ["RoomCore"]),
+        .target(name: "Benchmarks", dependencies: ["RoomCore"], exclude: ["Directory"]),
+        // The room directory under load: a server in process, 1,000 rooms, 1,000 lobbies.
+        .target(
+            name: "DirectoryBenchmarks",
+            dependencies: ["Benchmarks", "Crypto", "RoomCore", "RoomProtocol", "RoomServer", "RoomTransport"],
+            path: "Sources/Benchmarks/Directory"),
 
         // MARK: Bundled data: the default role table and the demo's speech clips.
         .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json"), .copy("clips")]),
@@ -109,7 +114,7 @@ let package = Package(
                 "AudioCodec",
                 "AudioDevices", "AudioEngine", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
                 "RoomApp", "RoomAppRuntime", "Benchmarks", "MediaTransport", "MediaServer", "MediaClient", "Demo",
-                "AudioPathBenchmarks", "ProcessSignals",
+                "AudioPathBenchmarks", "ProcessSignals", "DirectoryBenchmarks",
             ]),
 
         // MARK: Tests.
