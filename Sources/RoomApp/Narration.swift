@@ -147,14 +147,16 @@ public enum Narration {
         }
     }
 
-    /// How long something lasts, in the largest whole unit: "7 days", "12 hours", "30 minutes", "1 minute".
+    /// How long something lasts, to the nearest minute, in the largest unit it is a whole number of: "7 days",
+    /// "2 hours", "90 minutes", "1 minute" ("30 seconds" under a minute).
     static func lifetime(_ milliseconds: Int64) -> String {
-        let seconds = max(0, milliseconds + 500) / 1000
         func unit(_ count: Int64, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
-        if seconds >= 86_400, seconds % 86_400 < 3600 { return unit(seconds / 86_400, "day") }
-        if seconds >= 3600, seconds % 3600 < 60 { return unit(seconds / 3600, "hour") }
-        if seconds >= 60 { return unit(seconds / 60, "minute") }
-        return unit(seconds, "second")
+        let seconds = max(0, milliseconds + 500) / 1000
+        if seconds < 60 { return unit(seconds, "second") }
+        let minutes = (seconds + 30) / 60
+        if minutes % (24 * 60) == 0 { return unit(minutes / (24 * 60), "day") }
+        if minutes % 60 == 0 { return unit(minutes / 60, "hour") }
+        return unit(minutes, "minute")
     }
 
     /// Who speaks now, for line mode: said when the current speaker changes.

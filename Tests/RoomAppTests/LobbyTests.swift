@@ -263,3 +263,67 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
         }
     }
 }
+
+/// A room's link, asked for from the room: it goes to the event pane (which opens) and line mode says it.
+@Suite struct RoomLinkTests {
+    @Test func theLinkIsSaidWithHowLongItLasts() {
+        for (lasting, words) in [
+            (7 * 86_400_000 - 900, "7 days"), (7_199_400, "2 hours"), (5_400_000, "90 minutes"), (42_000, "42 seconds"),
+        ] {
+            var state = AppState(roles: roles, lineMode: true)
+            _ = reduceApp(&state, .roles(roles))
+            _ = reduceApp(
+                &state,
+                .server(
+                    .joined(
+                        RoomSnapshot(
+                            roomID: "jazz", selfID: "ana", peers: [Peer(id: "ana", name: "Ana", role: .host)], seq: 1)),
+                    seq: 1, at: lobbyNow))
+            let link = InviteLink(
+                room: "jazz", role: .speaker, link: "wss://rooms.example.org/rooms/jazz#invite=a.b.c",
+                expiresAt: lobbyNow + Int64(lasting))
+            let effects = reduceApp(&state, .server(.inviteLink(link), seq: 0, at: lobbyNow))
+            #expect(
+                effects.contains(
+                    .say("Invite link for speakers, valid \(words): wss://rooms.example.org/rooms/jazz#invite=a.b.c")),
+                "\(effects)")
+        }
+    }
+
+    @Test func onScreenThePaneOpensAndANoticeSaysSo() {
+        var state = AppState(roles: roles)
+        _ = reduceApp(&state, .roles(roles))
+        _ = reduceApp(
+            &state,
+            .server(
+                .joined(
+                    RoomSnapshot(
+                        roomID: "jazz", selfID: "ana", peers: [Peer(id: "ana", name: "Ana", role: .host)], seq: 1)),
+                seq: 1, at: lobbyNow))
+        #expect(!state.chatVisible)
+        let link = InviteLink(
+            room: "jazz", role: .audience, link: "ws://h/rooms/jazz#invite=a.b.c", expiresAt: lobbyNow + 3_600_000)
+        _ = reduceApp(&state, .server(.inviteLink(link), seq: 0, at: lobbyNow))
+        #expect(state.chatVisible)
+        #expect(state.notice == Notice(.info, "Your invite link is in the event pane; Tab hides it."))
+        #expect(state.log.contains(.event("Invite link for listeners, valid 1 hour: ws://h/rooms/jazz#invite=a.b.c")))
+    }
+
+    @Test func listingChangesAreSaid() {
+        var state = AppState(roles: roles, lineMode: true)
+        _ = reduceApp(&state, .roles(roles))
+        _ = reduceApp(
+            &state,
+            .server(
+                .joined(
+                    RoomSnapshot(
+                        roomID: "jazz", selfID: "eli",
+                        peers: [Peer(id: "ana", name: "Ana", role: .host), Peer(id: "eli", name: "Eli")], seq: 1)),
+                seq: 1, at: lobbyNow))
+        let effects = reduceApp(&state, .server(.listingChanged(listed: false, by: "ana"), seq: 2, at: lobbyNow))
+        #expect(
+            effects.contains(.say("Ana unlisted the room: it no longer shows in the lobby; links to it still work.")))
+        #expect(!state.room.listed)
+        #expect(reduceApp(&state, .line("/unlist", at: lobbyNow)) == [.say("only hosts can list or unlist the room")])
+    }
+}
