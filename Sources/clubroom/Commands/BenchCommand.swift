@@ -1,7 +1,7 @@
 import Arguments
 import Benchmarks
-import DirectoryBenchmarks
 import ClubroomResources
+import DirectoryBenchmarks
 import Foundation
 import RoomAppRuntime
 import RoomCore
