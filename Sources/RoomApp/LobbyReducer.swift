@@ -101,6 +101,12 @@ private func applyDirectory(_ state: inout LobbyState, _ event: LobbyEvent) -> [
         return lobbyNotice(&state, Notice(.error, text))
     case .ended(let why):
         state.connection = .disconnected(why)
+        if !state.listed {
+            // Nothing was shown yet: the command ends with why, on stderr.
+            state.failure = why
+            state.quitting = true
+            return [.quit]
+        }
         state.notice = Notice(.error, why + " Press q to quit.")
         state.noticeExpires = nil
         return [.say(why)]

@@ -80,6 +80,9 @@ public struct LobbyState: Sendable, Equatable {
     public internal(set) var earlyLines: [String] = []
     public internal(set) var now: Timestamp = 0
     public internal(set) var quitting = false
+    /// Why the lobby could not open at all (its connection was refused or failed before the first list): the
+    /// program ends with it, as `join` does for a room that never showed.
+    public internal(set) var failure: String?
     /// Increases with every change, so a front end redraws only when something changed.
     public internal(set) var revision: UInt64 = 0
 

@@ -194,6 +194,8 @@ final class LobbyDriver {
 public enum LobbyOutcome: Sendable, Equatable {
     /// The person quit.
     case quit
+    /// The lobby never opened (its connection was refused or failed before the first list), with why.
+    case failed(String)
 }
 
 /// The lobby's screen: draws the driver's state, hands it the keys, and runs a room on the same screen when one
@@ -288,7 +290,7 @@ public final class LobbyScreenLoop {
             }
         }
         driver.close()
-        return .quit
+        return driver.state.failure.map(LobbyOutcome.failed) ?? .quit
     }
 }
 
@@ -398,7 +400,7 @@ public final class LobbyPlainLoop {
         }
         driver.close()
         _ = lines.advance()
-        return .quit
+        return driver.state.failure.map(LobbyOutcome.failed) ?? .quit
     }
 
     /// Reads lines for the lobby until the generation moves on (a room takes over) or the input ends.

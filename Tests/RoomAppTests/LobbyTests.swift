@@ -138,6 +138,14 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
         #expect(state.notice == nil)
     }
 
+    @Test func aLobbyThatNeverOpensEndsWithWhy() {
+        var state = LobbyState(server: "rooms.example.org")
+        let effects = reduceLobby(
+            &state, .directory(.ended("This link has expired. Ask the host for a new one."), at: lobbyNow))
+        #expect(effects == [.quit])
+        #expect(state.quitting && state.failure == "This link has expired. Ask the host for a new one.")
+    }
+
     @Test func aLostConnectionIsSaidAndStays() {
         var (state, _) = lobby()
         _ = reduceLobby(&state, .directory(.reconnecting(attempt: 2), at: lobbyNow))

@@ -235,6 +235,19 @@ import Glibc
             broken.errors.contents
                 == "clubroom join: This is not a Clubroom link: the part after # is not invite=TOKEN.\n")
 
+        // A link from another server: refused before any screen, in words about the link.
+        let elsewhere = spawnAndWait(
+            server.clubroom.path,
+            ["invite", server.address, "--secret-file", server.directory.appendingPathComponent("other-secret").path])
+        let foreign = try server.client(
+            ["join", elsewhere.output.trimmingCharacters(in: .whitespacesAndNewlines), "--plain"], state: "z")
+        #expect(eventually(10) { !foreign.process.isRunning })
+        #expect(foreign.process.terminationStatus == 1)
+        #expect(
+            foreign.errors.contents
+                == "clubroom join: This link was made for another Clubroom server, not this one. Check the address, or ask for a link to this server.\n",
+            "\(foreign.errors.contents)")
+
         // A server link for a room the lobby does not show: a plain refusal.
         let unlisted = try server.client(
             ["join", try server.invite().replacingOccurrences(of: "/rooms#", with: "/rooms/nowhere#"), "--plain"],

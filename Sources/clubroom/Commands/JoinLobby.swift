@@ -32,10 +32,28 @@ extension JoinCommand {
             }
         }
         let state = LobbyState(server: server.displayName, lineMode: options.plain)
+        let outcome: LobbyOutcome
         if options.plain {
-            return runPlainLobby(state: state, connect: connect, roles: roles, roomConnection: roomConnection)
+            outcome = try runPlainLobby(state: state, connect: connect, roles: roles, roomConnection: roomConnection)
+        } else {
+            outcome = try await runScreenLobby(
+                state: state, connect: connect, roles: roles, roomConnection: roomConnection, ascii: options.ascii)
         }
-        return try await Task.detached { () throws -> ExitStatus in
+        switch outcome {
+        case .quit: return .success
+        case .failed(let why): throw JoinFailure(text: why)
+        }
+    }
+
+    private static func runScreenLobby(
+        state: LobbyState, connect: @escaping () -> LobbyConnection, roles: RoleTable,
+        roomConnection: @escaping (String) -> Result<SessionConnection, JoinFailure>, ascii: Bool
+    ) async throws -> LobbyOutcome {
+        let options = (ascii: ascii, plain: false)
+        // The screen runs on a thread of its own; these are handed to it and used there only.
+        nonisolated(unsafe) let connect = connect
+        nonisolated(unsafe) let roomConnection = roomConnection
+        return try await Task.detached { () throws -> LobbyOutcome in
             let environment = ProcessInfo.processInfo.environment
             // C libraries (speexdsp, ALSA) print to stderr; while the screen is up that goes to the log.
             let log = StandardErrorLog(name: "join")
@@ -71,8 +89,7 @@ extension JoinCommand {
                     roomLock.withLock { currentRoom }?.requestStop()
                 }
                 defer { signals.cancel() }
-                _ = lobby.run(on: TerminalSink(terminal))
-                return .success
+                return lobby.run(on: TerminalSink(terminal))
             }
         }.value
     }
@@ -80,34 +97,28 @@ extension JoinCommand {
     private static func runPlainLobby(
         state: LobbyState, connect: @escaping () -> LobbyConnection, roles: RoleTable,
         roomConnection: @escaping (String) -> Result<SessionConnection, JoinFailure>
-    ) -> ExitStatus {
+    ) throws -> LobbyOutcome {
         let lines = LineSource { readLine(strippingNewline: true) }
         nonisolated(unsafe) var currentRoom: PlainLoop?
         let roomLock = NSLock()
-        let lobby: LobbyPlainLoop
-        do {
-            lobby = try LobbyPlainLoop(
-                state: state, connect: connect, lines: lines, output: { writeOutput($0 + "\n") }
-            ) { room, input in
-                switch roomConnection(room) {
-                case .failure(let failure): return failure.text
-                case .success(let connection):
-                    let roomState = AppState(roles: roles, ascii: false, lineMode: true)
-                    guard
-                        let loop = try? PlainLoop(
-                            state: roomState, connection: connection, output: { writeOutput($0 + "\n") })
-                    else { return "The room could not start." }
-                    roomLock.withLock { currentRoom = loop }
-                    defer { roomLock.withLock { currentRoom = nil } }
-                    switch loop.run(input: input) {
-                    case .left: return nil
-                    case .failed(let why): return why
-                    }
+        let lobby = try LobbyPlainLoop(
+            state: state, connect: connect, lines: lines, output: { writeOutput($0 + "\n") }
+        ) { room, input in
+            switch roomConnection(room) {
+            case .failure(let failure): return failure.text
+            case .success(let connection):
+                let roomState = AppState(roles: roles, ascii: false, lineMode: true)
+                guard
+                    let loop = try? PlainLoop(
+                        state: roomState, connection: connection, output: { writeOutput($0 + "\n") })
+                else { return "The room could not start." }
+                roomLock.withLock { currentRoom = loop }
+                defer { roomLock.withLock { currentRoom = nil } }
+                switch loop.run(input: input) {
+                case .left: return nil
+                case .failed(let why): return why
                 }
             }
-        } catch {
-            writeError("clubroom join: \(error)\n")
-            return .failure
         }
         // Ctrl-C leaves the room when one is open (back to the lobby), else the lobby; SIGTERM leaves both.
         let interruptLobby = lobby.interrupt
@@ -117,7 +128,6 @@ extension JoinCommand {
             if room == nil || signal == .terminate { interruptLobby() }
         }
         defer { signals.cancel() }
-        _ = lobby.run()
-        return .success
+        return lobby.run()
     }
 }
