@@ -8,23 +8,29 @@ import RoomCore
 /// file says, for every server message, which `RoomAction`s a client's store receives.
 extension ServerMessage {
     /// The actions for this message as the client `selfID` applies it, in order: none when the store has no use
-    /// for it, one per peer for a `peers_joined` (each with its own sequence number). `selfID` is this client's
-    /// identity once known (from the last `joined`).
+    /// for it, one per peer for a `peers_joined` or `peers_left` (each with its own sequence number). `selfID` is
+    /// this client's identity once known (from the last `joined`).
     public func roomActions(selfID: PeerID?, linkBase: ServerAddress? = nil) -> [RoomAction] {
-        if case .peersJoined(let peers) = event {
-            let last = max(0, seq ?? 0)
-            let first = last - Int64(peers.count) + 1
-            return peers.enumerated().map { index, announced in
-                .server(.peerJoined(announced.peer), seq: UInt64(max(0, first + Int64(index))))
+        let last = max(0, seq ?? 0)
+        func numbered(_ events: [ServerEvent]) -> [RoomAction] {
+            let first = last - Int64(events.count) + 1
+            return events.enumerated().map { index, event in
+                .server(event, seq: UInt64(max(0, first + Int64(index))))
             }
+        }
+        switch event {
+        case .peersJoined(let peers): return numbered(peers.map { .peerJoined($0.peer) })
+        case .peersLeft(let departures): return numbered(departures.map { .peerLeft($0.peer) })
+        default: break
         }
         guard let event = roomEvent(selfID: selfID, linkBase: linkBase) else { return [] }
         return [.server(event, seq: UInt64(max(0, seq ?? 0)))]
     }
 
     /// RoomCore's event for this message, or nil when it is not for this client's store (an invitation to
-    /// someone else, a `peers_joined`, which `roomActions` splits). An invite link becomes the whole link on the
-    /// server the client reached (`linkBase`); without one the client cannot show it, and it is skipped.
+    /// someone else, a `peers_joined` or `peers_left`, which `roomActions` splits). An invite link becomes the
+    /// whole link on the server the client reached (`linkBase`); without one the client cannot show it, and it is
+    /// skipped.
     public func roomEvent(selfID: PeerID?, linkBase: ServerAddress? = nil) -> ServerEvent? {
         switch event {
         case .joined(let snapshot):
@@ -36,7 +42,7 @@ extension ServerMessage {
                     seq: UInt64(max(0, seq ?? 0)), invitedBy: me?.invitedBy.flatMap(Self.actor),
                     listed: snapshot.listed))
         case .peerJoined(let announced): return .peerJoined(announced.peer)
-        case .peersJoined: return nil
+        case .peersJoined, .peersLeft: return nil
         case .peerLeft(let id, _): return .peerLeft(id)
         case .roleChanged(let id, let role, let by): return .roleChanged(id, to: role, by: Self.actor(by))
         case .handRaised(let id, let at): return .handRaised(id, at: at)

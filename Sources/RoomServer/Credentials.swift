@@ -120,14 +120,32 @@ extension ServerState {
             log.info("\(connection): watching the lobby (invite \(claims.id), \(claims.role))")
         }
     }
+}
 
-    /// An invite link a room agreed to make, signed and sent to its requester alone.
-    func sendGrants(_ outcome: Outcome, to entry: ConnectionEntry) {
+/// Signs the invite links a room agreed to make (`Outcome.grants`) and sends each to its requester alone, when
+/// the outcome is published: after its audit entry is committed, like every other answer of the room.
+///
+/// Loop thread only (like the rest of `ServerState`).
+final class LinkSigner: OutcomeConsumer, @unchecked Sendable {
+    let connections: Connections
+    let issuer: TokenIssuer
+    let log: ServerLog
+
+    init(connections: Connections, issuer: TokenIssuer, log: ServerLog) {
+        self.connections = connections
+        self.issuer = issuer
+        self.log = log
+    }
+
+    func consume(_ outcome: Outcome, in room: String) {
+        guard !outcome.grants.isEmpty else { return }
+        let members = connections.members(of: room)
         for grant in outcome.grants {
+            // The requester left before its link was ready: nobody to give it to.
+            guard let entry = members[grant.peer] else { continue }
             let now = currentTimestamp() / 1000
             do {
-                let token = try verifier.issuer.invite(
-                    role: grant.role.rawValue, room: grant.room, ttl: grant.ttl, now: now)
+                let token = try issuer.invite(role: grant.role.rawValue, room: grant.room, ttl: grant.ttl, now: now)
                 entry.send(
                     ServerMessage(
                         .inviteLink(

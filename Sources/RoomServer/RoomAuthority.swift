@@ -72,6 +72,11 @@ public enum StoreChange: Sendable, Equatable {
     case audit(AuditEntry)
     /// A peer left: remember its role for a reconnect within the grace period.
     case departed(PeerID, role: RoleName, at: Timestamp)
+    /// A peer in the room holds a role other than its token's (moved by a moderator, stepped down, accepted an
+    /// invitation, or given back its role on return): kept so that a crash of the server does not lose it.
+    case roleHeld(PeerID, role: RoleName, at: Timestamp)
+    /// A removed peer's role is forgotten: it does not come back with it.
+    case roleForgotten(PeerID)
     /// The host listed the room in the lobby, or took it out.
     case listed(Bool)
 }
@@ -92,8 +97,9 @@ public struct GateChange: Sendable, Equatable {
 /// carries it out (media, connections, the database) needs nothing else from the room. A refusal has only
 /// `error` set.
 ///
-/// It is applied in a fixed order: `gates` first (a demoted or muted speaker is cut off before anyone hears
-/// of it), then `deliveries` in order, then `closes`, then `changes` are queued for the database.
+/// It is carried out in a fixed order: `changes` are committed to the store first (nothing is announced before
+/// it is durable), then `gates` (a demoted or muted speaker is cut off before anyone hears of it), then
+/// `deliveries` in order, then `closes`.
 public struct Outcome: Sendable, Equatable {
     /// Publish gates to set, for peers whose role or mute changed (and for a joiner).
     public var gates: [GateChange] = []
@@ -166,6 +172,9 @@ public struct RoomAuthority: Sendable {
     var tally = ListingTally()
     /// The listing lobby watchers were last told of; nil while the room is not in the list.
     var reportedListing: RoomListing?
+    /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
+    /// costs time linear in its size.
+    private var departedPruneThreshold = 1024
 
     /// A room as loaded from the store (or new).
     public init(
@@ -199,23 +208,23 @@ public struct RoomAuthority: Sendable {
 
     // MARK: Joining and leaving
 
-    /// A peer with a verified token joins. `role` is the token's role, which must be in the table.
-    /// `remembered` is the role a store kept for this identity when it left less than 60 s ago, for the case
-    /// where this room was loaded after the peer left (a server restart).
+    /// A peer with a verified token joins. `role` is the token's role, which must be in the table. A peer who
+    /// left less than 60 s ago (by `departed`, which a room loaded after a restart gets from the store) gets its
+    /// role back.
     public mutating func join(
-        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, remembered: RoleName? = nil
+        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp
     ) -> JoinResult {
-        let result = admit(id: id, name: rawName, role: tokenRole, now: now, remembered: remembered)
+        let result = admit(id: id, name: rawName, role: tokenRole, now: now)
         guard case .joined(let snapshot, var outcome, let replaced) = result else { return result }
         reportListing(into: &outcome, now: now)
         return .joined(snapshot: snapshot, outcome: outcome, replaced: replaced)
     }
 
-    mutating func admit(
-        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, remembered: RoleName?
-    ) -> JoinResult {
+    mutating func admit(id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp) -> JoinResult {
         if let present = peers[id] {
-            return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: Outcome(), replaced: true)
+            var outcome = Outcome()
+            outcome.gates.append(gate(present.id))
+            return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: outcome, replaced: true)
         }
         if removedIdentities.contains(id) { return .refused(.removed) }
         var outcome = Outcome()
@@ -229,15 +238,13 @@ public struct RoomAuthority: Sendable {
         guard peers.count < maxPeers else { return .refused(.roomFull) }
         var role = tokenRole
         var resumed = false
-        if let previous = departed.removeValue(forKey: id) {
-            if now - previous.at <= Self.reconnectGrace, roles.contains(previous.role) {
-                role = previous.role
-                resumed = true
-            }
-        } else if let remembered, roles.contains(remembered) {
-            role = remembered
+        if let previous = departed.removeValue(forKey: id), now - previous.at <= Self.reconnectGrace,
+            roles.contains(previous.role)
+        {
+            role = previous.role
             resumed = true
         }
+        if resumed, role != tokenRole { outcome.changes.append(.roleHeld(id, role: role, at: now)) }
         let sanitized = DisplayName.sanitize(rawName)
         let peer = Peer(
             id: id, name: sanitized.isEmpty ? id.rawValue : sanitized, role: role, muted: true, joinedAt: now)
@@ -256,30 +263,52 @@ public struct RoomAuthority: Sendable {
 
     /// A peer's connection went away: it asked to (`left`) or dropped (`disconnected`).
     public mutating func leave(_ id: PeerID, reason: LeaveReason, now: Timestamp) -> Outcome {
-        var outcome = depart(id, reason: reason, now: now)
+        leave([Departure(id, reason)], now: now)
+    }
+
+    /// Peers' connections went away together (a crowd timing out at once): one announcement for all of them,
+    /// `peers_left` when there are several, and one pass over the room, so the cost is linear in the room
+    /// however many leave. Peers not in the room are skipped.
+    public mutating func leave(_ departures: [Departure], now: Timestamp) -> Outcome {
+        var outcome = depart(departures, now: now)
         reportListing(into: &outcome, now: now)
         return outcome
     }
 
-    mutating func depart(_ id: PeerID, reason: LeaveReason, now: Timestamp) -> Outcome {
-        guard let peer = peers.removeValue(forKey: id) else { return Outcome() }
-        order.removeAll { $0 == id }
-        if let inviter = invitations.removeValue(forKey: id), reason == .disconnected {
-            heldInvitations[id] = inviter
-        }
-        departed[id] = (peer.role, now)
-        pruneDeparted(now: now)
+    mutating func depart(_ departures: [Departure], now: Timestamp) -> Outcome {
         var outcome = Outcome()
-        outcome.changes.append(.departed(id, role: peer.role, at: now))
-        outcome.deliveries.append(Delivery(to: .everyone, next(.peerLeft(peer: id, reason: reason))))
+        var gone: [Departure] = []
+        for departure in departures {
+            let id = departure.peer
+            guard let peer = peers.removeValue(forKey: id) else { continue }
+            if let inviter = invitations.removeValue(forKey: id), departure.reason == .disconnected {
+                heldInvitations[id] = inviter
+            }
+            departed[id] = (peer.role, now)
+            outcome.changes.append(.departed(id, role: peer.role, at: now))
+            gone.append(departure)
+        }
+        guard let single = gone.first else { return outcome }
+        if gone.count == 1 {
+            order.removeAll { $0 == single.peer }
+            outcome.deliveries.append(
+                Delivery(to: .everyone, next(.peerLeft(peer: single.peer, reason: single.reason))))
+        } else {
+            let leaving = Set(gone.map(\.peer))
+            order.removeAll { leaving.contains($0) }
+            // One number per departure, as `peers_joined` does, so the room's numbering stays one per event.
+            seq += Int64(gone.count)
+            outcome.deliveries.append(Delivery(to: .everyone, ServerMessage(.peersLeft(gone), seq: seq)))
+        }
+        pruneDeparted(now: now)
         return outcome
     }
 
     mutating func pruneDeparted(now: Timestamp) {
-        if departed.count > 1024 {
-            departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
-            heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
-        }
+        guard departed.count > departedPruneThreshold else { return }
+        departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
+        heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
+        departedPruneThreshold = max(1024, departed.count * 2)
     }
 
     /// The joined snapshot for one peer.
@@ -390,7 +419,7 @@ public struct RoomAuthority: Sendable {
             audit(targetID)
         case .acceptInvite:
             let inviter = invitations.removeValue(forKey: actorID)
-            changeRole(of: actorID, to: speakerRole, by: actorID, into: &outcome)
+            changeRole(of: actorID, to: speakerRole, by: actorID, now: now, into: &outcome)
             audit(actorID, inviter.map { "invited by \($0)" } ?? "")
         case .declineInvite:
             if let inviter = invitations.removeValue(forKey: actorID), peers[inviter] != nil {
@@ -399,10 +428,10 @@ public struct RoomAuthority: Sendable {
             }
             audit(actorID)
         case .setRole(let targetID, let role):
-            changeRole(of: targetID, to: role, by: actorID, into: &outcome)
+            changeRole(of: targetID, to: role, by: actorID, now: now, into: &outcome)
             audit(targetID, role.rawValue)
         case .stepDown:
-            changeRole(of: actorID, to: audienceRole, by: actorID, into: &outcome)
+            changeRole(of: actorID, to: audienceRole, by: actorID, now: now, into: &outcome)
             audit(actorID, audienceRole.rawValue)
         case .setMute(let muted):
             guard actor.muted != muted else { return outcome }
@@ -424,6 +453,7 @@ public struct RoomAuthority: Sendable {
             invitations[targetID] = nil
             removedIdentities.insert(targetID)
             outcome.closes.append((targetID, .removed))
+            outcome.changes.append(.roleForgotten(targetID))
             audit(targetID, reason)
         case .setTopic(let text):
             topic = DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxTopicCharacters)
@@ -463,7 +493,7 @@ public struct RoomAuthority: Sendable {
             outcome.deliveries.append(Delivery(to: recipients, next(.chat(message))))
             outcome.changes.append(.chat(message))
         case .leave:
-            var left = depart(actorID, reason: .left, now: now)
+            var left = depart([Departure(actorID, .left)], now: now)
             left.closes.append((actorID, .left))
             return left
         case .setListed(let flag):
@@ -478,8 +508,11 @@ public struct RoomAuthority: Sendable {
         return outcome
     }
 
-    /// Moves a peer to a role: its hand goes down and its invitation lapses; it arrives muted.
-    mutating func changeRole(of id: PeerID, to role: RoleName, by actor: PeerID, into outcome: inout Outcome) {
+    /// Moves a peer to a role: its hand goes down and its invitation lapses; it arrives muted. The role is
+    /// recorded, so that a return after a crash of the server finds it.
+    mutating func changeRole(
+        of id: PeerID, to role: RoleName, by actor: PeerID, now: Timestamp, into outcome: inout Outcome
+    ) {
         guard var peer = peers[id] else { return }
         if peer.handRaisedAt != nil, roles.isOnStage(role) {
             peer.handRaisedAt = nil
@@ -494,6 +527,7 @@ public struct RoomAuthority: Sendable {
         }
         peers[id] = peer
         outcome.gates.append(gate(id))
+        outcome.changes.append(.roleHeld(id, role: role, at: now))
     }
 
     // MARK: Audio levels

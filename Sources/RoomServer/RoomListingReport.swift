@@ -57,6 +57,7 @@ extension RoomAuthority {
             case .peerLeft(let id, _), .removed(let id, _, _), .roleChanged(let id, _, _), .handRaised(let id, _),
                 .handLowered(let id, _):
                 touched.append(id)
+            case .peersLeft(let departures): touched.append(contentsOf: departures.map(\.peer))
             case .roomEnded: endedNow = true
             case .listingChanged(let flag, _): listedNow = flag
             default: continue
