@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import RoomClient
 import RoomCore
+import RoomPersistence
 import RoomProtocol
 import RoomTesting
 import RoomTransport
@@ -235,6 +236,35 @@ func snapshot(_ recorder: SessionRecorder) -> JoinedSnapshot? {
         back.send(#"{"cmd":"set_listed","listed":true}"#)
         #expect(afterSeen.waitFor { $0["secret"] != nil })
         #expect(afterSeen.changes.last.map { if case .added(_, .listed) = $0 { true } else { false } } == true)
+    }
+
+    /// The host's unlisting is committed like any other change: announced only once it is in the change
+    /// journal, so it survives a `kill -9` right after, even while another program holds the database's write
+    /// lock (so that it cannot have reached the database yet).
+    @Test(.timeLimit(.minutes(2))) func anUnlistingSurvivesKillNineWhileTheDatabaseIsLocked() throws {
+        let first = try ServerProcess()
+        defer { first.stopAndClean() }
+        let hostToken = try first.token("ana", role: "host", room: "secret", name: "Ana")
+        do {
+            let ana = try first.bot(hostToken, room: "secret")
+            defer { ana.kill() }
+            try ana.expect("joined")
+            let lock = try DatabaseLockHolder(database: first.dataDirectory + "/" + RoomDatabase.fileName)
+            defer { lock.release() }
+            ana.send(#"{"cmd":"set_listed","listed":false}"#)
+            try ana.expect("listing_changed") { $0.bool("listed") == false }
+            first.crash()
+        }
+        let again = try ServerProcess(directory: first.directory)
+        defer { again.stop() }
+        #expect(again.logLines(containing: "saved changes the database did not have yet").count == 1)
+        let (lobby, seen) = try again.watchLobby()
+        defer { lobby.stop() }
+        let (back, backSeen) = try session(again, room: "secret", token: hostToken)
+        defer { back.shutdown() }
+        #expect(snapshot(backSeen)?.listed == false)
+        usleep(300_000)
+        #expect(seen.rooms.isEmpty, "a room unlisted before the crash reached the lobby: \(seen.all)")
     }
 
     /// Every bad way in has its own close code, and costs only that connection.
