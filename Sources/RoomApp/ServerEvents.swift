@@ -25,6 +25,12 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
     case .invitedToSpeak:
         state.invitationAcceptSelected = true
         if case .help = state.overlay { state.overlay = nil }
+    case .inviteLink:
+        // The link is too long for the notice row: it goes in the event pane, which opens to show it.
+        if !state.lineMode {
+            state.chatVisible = true
+            effects += show(&state, Notice(.info, "Your invite link is in the event pane; Tab hides it."))
+        }
     case .removed, .roomEnded, .peerLeft:
         if state.isOver {
             state.overlay = nil

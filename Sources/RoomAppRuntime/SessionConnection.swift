@@ -15,6 +15,11 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     // lock; this client's identity is behind its own mutex; `clock` is set once.
     private let url: String
     private let token: String
+    private let headers: HTTPHeaders
+    /// Whether the token is an invite (so refusals speak of the link).
+    private let withInvite: Bool
+    /// The server, for the invite links this client asks for (`/link`).
+    private let linkBase: ServerAddress?
     private let tls: TLSClientConfiguration
     private let session = Mutex<RoomSession?>(nil)
     private let selfID = Mutex<PeerID?>(nil)
@@ -26,11 +31,15 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     /// (see ``RoomAudio``), reporting device trouble as notices and the level as `.microphone`. `clock` stamps
     /// the actions it delivers.
     public init(
-        url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration(),
-        audio: RoomAudioSettings? = nil, clock: @escaping @Sendable () -> Timestamp = wallClock
+        url: String, token: String, headers: HTTPHeaders = HTTPHeaders(), withInvite: Bool = false,
+        tls: TLSClientConfiguration = TLSClientConfiguration(), audio: RoomAudioSettings? = nil,
+        clock: @escaping @Sendable () -> Timestamp = wallClock
     ) {
         self.url = url
         self.token = token
+        self.headers = headers
+        self.withInvite = withInvite
+        self.linkBase = try? ClubroomLink.parse(url).server
         self.tls = tls
         self.audioSettings = audio
         self.clock = clock
@@ -51,7 +60,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
             var media: (@Sendable (SessionMedia) -> Void)?
             if let sound { media = { sound.handle($0) } }
             let session = try RoomSession(
-                url: url, token: token, tls: tls, media: media,
+                url: url, token: token, headers: headers, tls: tls, media: media,
                 roundTrip: { deliver(.roundTrip(milliseconds: Self.milliseconds($0))) }
             ) { [self] event in
                 for converted in convert(event) { deliver(converted) }
@@ -113,7 +122,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         var roles: RoleTable?
         switch event {
         case .ended(let end):
-            return [.sessionEnded(Self.describe(end), at: now)]
+            return [.sessionEnded(Self.describe(end, withInvite: withInvite), at: now)]
         case .message(let message), .reconnected(let message):
             if case .joined(let snapshot) = message.event {
                 selfID.withLock { $0 = snapshot.selfID }
@@ -123,7 +132,9 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
             break
         }
         var actions: [AppAction] = []
-        for case .server(let event, let seq) in StoreFeed.actions(for: event, selfID: selfID.withLock { $0 }) {
+        for case .server(let event, let seq) in StoreFeed.actions(
+            for: event, selfID: selfID.withLock { $0 }, linkBase: linkBase)
+        {
             if case .joined = event, let roles { actions.append(.roles(roles)) }
             actions.append(.server(event, seq: seq, at: now))
         }
@@ -131,14 +142,13 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     }
 
     /// Why a session ended, in plain words with what to do next.
-    public static func describe(_ end: SessionEnd) -> String {
+    public static func describe(_ end: SessionEnd, withInvite: Bool = false) -> String {
         switch end {
         case .left: "You left the room."
         case .removed: "You were removed from the room."
         case .roomEnded: "The room has ended."
         case .replaced: "You joined this room from somewhere else, so this screen was closed."
-        case .refused(let code, let reason):
-            "The server refused to let you in (\(code)\(reason.isEmpty ? "" : ": \(reason)")). Check the token or ask the host."
+        case .refused(let code, let reason): Refusals.describe(code: code, reason: reason, withInvite: withInvite)
         case .connectionFailed(let problem): "Cannot reach the room: \(problem). Check the address and try again."
         }
     }
