@@ -350,7 +350,8 @@ public enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Decodes padded base64; nil when the text is not canonical base64.
+    /// Decodes padded base64; nil when the text is not canonical base64 (which includes unused bits before the
+    /// padding that are not zero: otherwise several texts would decode to the same bytes).
     public static func decode(_ text: String) -> [UInt8]? {
         let chars = Array(text.utf8)
         guard chars.count % 4 == 0 else { return nil }
@@ -370,6 +371,7 @@ public enum Base64 {
                     values.append(UInt8(value))
                 }
             }
+            if (padding == 2 && values[1] & 0x0F != 0) || (padding == 1 && values[2] & 0x03 != 0) { return nil }
             out.append(values[0] << 2 | values[1] >> 4)
             if padding < 2 { out.append(values[1] << 4 | values[2] >> 2) }
             if padding < 1 { out.append(values[2] << 6 | values[3]) }

@@ -164,6 +164,23 @@ extension String {
         for bad in ["a", "ab=c", "a===", "ab c", "abc=abcd"] { #expect(Base64.decode(bad) == nil, "\(bad)") }
     }
 
+    /// Found by the websocket-handshake fuzz target: unused bits before the padding were ignored, so several
+    /// texts decoded to the same bytes (a key "dGhlIHNhbXBsBH==" passed as base64 of 16 bytes).
+    @Test func base64WithUnusedBitsSetIsRefused() {
+        #expect(Base64.decode("dGhlIHNhbXBsZSBub25jZQ==")?.count == 16)
+        #expect(Base64.decode("dGhlIHNhbXBsZSBub25jZR==") == nil)
+        #expect(Base64.decode("dGhlIHNhbXBsBH==") == nil)
+        #expect(Base64.decode("AAB=") == nil)
+        #expect(Base64.decode("AAA=") == [0, 0])
+        #expect(Base64.decode("AQ==") == [1])
+        #expect(Base64.decode("AR==") == nil)
+        let head = Array(
+            sampleRequest.replacingOccurrences(of: "dGhlIHNhbXBsZSBub25jZQ==", with: "dGhlIHNhbXBsZSBub25jZR==").utf8)
+        #expect(throws: WebSocketHandshakeError(status: 400, "Sec-WebSocket-Key is not base64 of 16 bytes")) {
+            try WebSocketUpgradeRequest.parse(head: head)
+        }
+    }
+
     @Test func urls() throws {
         let plain = try WebSocketURL("ws://127.0.0.1:7480/rooms/lobby?token=x")
         #expect(plain == WebSocketURL(secure: false, host: "127.0.0.1", port: 7480, target: "/rooms/lobby?token=x"))
