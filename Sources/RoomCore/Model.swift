@@ -89,6 +89,9 @@ public enum DisplayName {
 
     /// The same rules for any one line of text shown on screen (chat, topics, reasons): nothing in it can
     /// move the cursor, change colours or reorder the line, and it is cut to `maxGraphemes`.
+    ///
+    /// Cleaning twice gives what cleaning once gave: a cut never leaves a space at the end, and when a cluster cut
+    /// to `maxScalarsPerGrapheme` joins the one after it, the result is cut again until it holds still.
     public static func sanitizeLine(_ raw: String, maxGraphemes: Int) -> String {
         var cleaned = String.UnicodeScalarView()
         var pendingSpace = false
@@ -104,22 +107,40 @@ public enum DisplayName {
             }
             cleaned.append(scalar)
         }
+        var (result, cutCluster) = cut(String(cleaned), maxGraphemes: maxGraphemes)
+        while cutCluster {
+            let again = cut(result, maxGraphemes: maxGraphemes)
+            if again.text == result { break }
+            (result, cutCluster) = again
+        }
+        return result
+    }
+
+    /// The first `maxGraphemes` clusters, each cut to `maxScalarsPerGrapheme`, without a space at the end; and
+    /// whether a cluster was cut (its rest can join the next cluster, so the result needs another look).
+    private static func cut(_ text: String, maxGraphemes: Int) -> (text: String, cutCluster: Bool) {
         var result = ""
         var count = 0
-        for grapheme in String(cleaned) {
+        var cutCluster = false
+        for grapheme in text {
             if count >= maxGraphemes { break }
             let scalars = grapheme.unicodeScalars
             if scalars.count > maxScalarsPerGrapheme {
                 result.unicodeScalars.append(contentsOf: scalars.prefix(maxScalarsPerGrapheme))
+                cutCluster = true
             } else {
                 result.append(grapheme)
             }
             count += 1
         }
-        return result
+        while result.unicodeScalars.last == " " { result.unicodeScalars.removeLast() }
+        return (result, cutCluster)
     }
 
-    private static func isInvisibleControl(_ scalar: Unicode.Scalar) -> Bool {
+    /// Whether a scalar is one the rules drop: a control character (C0, DEL, C1), a line or paragraph separator,
+    /// or a format character that reorders a line or is an invisible space (bidi marks, embeddings, overrides and
+    /// isolates, zero-width and word-joiner spaces, the byte-order mark). Identities may hold none of them.
+    public static func isInvisibleControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
         case .control, .lineSeparator, .paragraphSeparator: return true
         case .format:
