@@ -1,3 +1,5 @@
+import RoomCore
+
 /// What a room token says about its bearer: the claims of an HS256 JSON Web Token (RFC 7519).
 ///
 /// Times are NumericDate values: whole seconds since the Unix epoch (not the milliseconds of `Timestamp`).
@@ -47,6 +49,13 @@ public struct TokenClaims: Sendable, Equatable {
         return JSONValue.object(JSONObject(members)).encodedString
     }
 
+    /// Whether `identity` may name a peer: it holds no control character (C0, DEL, C1), no line or paragraph
+    /// separator, no bidirectional control and no invisible space (`DisplayName.isInvisibleControl`). Everyone
+    /// names the peer by it, on screens and on command lines, so it must print as it reads.
+    public static func isValidIdentity(_ identity: String) -> Bool {
+        identity.unicodeScalars.allSatisfy { !DisplayName.isInvisibleControl($0) }
+    }
+
     /// Token JSON is small and flat; these limits refuse anything a token could not honestly contain.
     static let parser = StrictJSONParser(maxDepth: 16, maxBytes: RoomToken.maximumBytes)
 
@@ -67,6 +76,9 @@ public struct TokenClaims: Sendable, Equatable {
         let subject = try requiredText("sub", in: members)
         guard !subject.isEmpty else {
             throw .malformed("claim \"sub\" is empty")
+        }
+        guard isValidIdentity(subject) else {
+            throw .invalidIdentity(subject)
         }
         let room = try requiredText("room", in: members)
         let role = try requiredText("role", in: members)

@@ -18,6 +18,9 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
     case wrongRoom(tokenRoom: String, requestedRoom: String)
     /// The token's role is not in the server's role table.
     case unknownRole(String)
+    /// The identity (`sub`) holds a character that could drive a terminal or hide in a name: a control
+    /// character, a line or paragraph separator, a bidirectional control or an invisible space.
+    case invalidIdentity(String)
 
     /// A stable snake_case name for the refusal, for error messages and logs.
     public var code: String {
@@ -29,6 +32,7 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notYetValid: "token_not_yet_valid"
         case .wrongRoom: "token_wrong_room"
         case .unknownRole: "token_unknown_role"
+        case .invalidIdentity: "token_invalid_identity"
         }
     }
 
@@ -42,6 +46,7 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notYetValid: 4005
         case .wrongRoom: 4006
         case .unknownRole: 4007
+        case .invalidIdentity: 4008
         }
     }
 
@@ -55,6 +60,7 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notYetValid: "The token is not valid yet. Check this computer's clock or wait."
         case .wrongRoom: "The token is for a different room."
         case .unknownRole: "The token names a role this server does not know."
+        case .invalidIdentity: "The token's identity contains control characters. Ask the host for a new one."
         }
     }
 
@@ -78,6 +84,8 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
             "token is for room \"\(tokenRoom)\", not \"\(requestedRoom)\""
         case .unknownRole(let role):
             "token role \"\(role)\" is not in the role table"
+        case .invalidIdentity(let identity):
+            "token identity \(identity.debugDescription) contains control characters"
         }
     }
 }
