@@ -146,6 +146,8 @@ let package = Package(
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
         .testTarget(name: "MediaClientTests", dependencies: ["MediaClient"]),
         .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
+        // Runs the built clubroom (join --plain, bot) against hostile servers.
+        .testTarget(name: "ClientEdgeTests", dependencies: ["RoomProtocol", "RoomTransport", "RoomTesting"]),
         // Runs the built clubroom: a server and bots over loopback.
         .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore", "RoomTesting"]),
     ]

@@ -25,6 +25,9 @@ public enum ControlCodec {
     static let parser = StrictJSONParser(maxDepth: 16, maxBytes: ControlLimits.maxFrameBytes)
     /// The server's messages may be far larger than a request: a snapshot lists every peer of the room.
     static let serverParser = StrictJSONParser(maxDepth: 16, maxBytes: ControlLimits.maxServerMessageBytes)
+    /// A client takes a server's strings of any length the message allows and cuts them itself (`ServerText`),
+    /// so that one overlong name cannot make it drop a whole snapshot.
+    static let serverStringLimit = ControlLimits.maxServerMessageBytes
 
     // MARK: Client messages
 
@@ -233,7 +236,7 @@ public enum ControlCodec {
     /// Decodes a server's text frame. Clients are as strict as the server, except that a newer server's
     /// unknown event types are reported as `unknownType` for the caller to skip.
     public static func decodeServer(_ bytes: some Collection<UInt8>) throws(ControlDecodeError) -> ServerMessage {
-        let fields = Fields(try parseObject(bytes, with: serverParser))
+        let fields = Fields(try parseObject(bytes, with: serverParser), stringLimit: serverStringLimit)
         let type = try fields.string("type", maxBytes: 64)
         let seq = try fields.optionalInteger("seq")
         let event: WireEvent
@@ -271,7 +274,7 @@ public enum ControlCodec {
                 peer: try fields.string("peer"), muted: try fields.bool("muted"), by: try fields.string("by"))
         case "speakers":
             let levels = try fields.array("levels").map { value throws(ControlDecodeError) -> WireLevel in
-                let level = Fields(try objectValue(value, "levels"))
+                let level = Fields(try objectValue(value, "levels"), stringLimit: serverStringLimit)
                 return WireLevel(
                     peer: try level.string("peer"), level: Int(clamping: try level.integer("level", in: 0...100)))
             }
@@ -418,7 +421,7 @@ public enum ControlCodec {
     }
 
     static func readPeer(_ value: JSONValue) throws(ControlDecodeError) -> WirePeer {
-        let fields = Fields(try objectValue(value, "peer"))
+        let fields = Fields(try objectValue(value, "peer"), stringLimit: serverStringLimit)
         return WirePeer(
             id: try fields.string("id"), name: try fields.string("name"), role: try fields.string("role"),
             muted: try fields.bool("muted"), handRaisedAt: try fields.optionalInteger("hand_raised_at"),
@@ -427,7 +430,7 @@ public enum ControlCodec {
     }
 
     static func readChat(_ value: JSONValue) throws(ControlDecodeError) -> WireChat {
-        let fields = Fields(try objectValue(value, "chat"))
+        let fields = Fields(try objectValue(value, "chat"), stringLimit: serverStringLimit)
         return WireChat(
             from: try fields.string("from"), name: try fields.optionalString("name"), text: try fields.string("text"),
             at: try fields.integer("at"),
@@ -435,7 +438,7 @@ public enum ControlCodec {
     }
 
     static func readRole(_ value: JSONValue) throws(ControlDecodeError) -> WireRole {
-        let fields = Fields(try objectValue(value, "roles"))
+        let fields = Fields(try objectValue(value, "roles"), stringLimit: serverStringLimit)
         let permissions = try fields.array("permissions").map { value throws(ControlDecodeError) -> String in
             guard case .string(let name) = value else {
                 throw ControlDecodeError(.badRequest, "\"permissions\" must hold strings")
@@ -452,9 +455,12 @@ public enum ControlCodec {
 /// Typed access to an object's fields, each failure a `bad_request` naming the field.
 struct Fields {
     let object: JSONObject
+    /// The most UTF-8 bytes a string field may hold when its reader names no bound of its own.
+    let stringLimit: Int
 
-    init(_ object: JSONObject) {
+    init(_ object: JSONObject, stringLimit: Int = 4096) {
         self.object = object
+        self.stringLimit = stringLimit
     }
 
     func value(_ key: String) throws(ControlDecodeError) -> JSONValue {
@@ -464,11 +470,11 @@ struct Fields {
         return value
     }
 
-    func string(_ key: String, maxBytes: Int = 4096, maxCharacters: Int? = nil) throws(ControlDecodeError) -> String {
+    func string(_ key: String, maxBytes: Int? = nil, maxCharacters: Int? = nil) throws(ControlDecodeError) -> String {
         guard case .string(let text) = try value(key) else {
             throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be a string")
         }
-        return try bounded(text, key, maxBytes: maxBytes, maxCharacters: maxCharacters)
+        return try bounded(text, key, maxBytes: maxBytes ?? stringLimit, maxCharacters: maxCharacters)
     }
 
     func string(_ key: String, maxCharacters: Int) throws(ControlDecodeError) -> String {
@@ -481,12 +487,12 @@ struct Fields {
         return text
     }
 
-    func optionalString(_ key: String, maxBytes: Int = 4096) throws(ControlDecodeError) -> String? {
+    func optionalString(_ key: String, maxBytes: Int? = nil) throws(ControlDecodeError) -> String? {
         guard let value = object[key], value != .null else { return nil }
         guard case .string(let text) = value else {
             throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be a string")
         }
-        return try bounded(text, key, maxBytes: maxBytes, maxCharacters: nil)
+        return try bounded(text, key, maxBytes: maxBytes ?? stringLimit, maxCharacters: nil)
     }
 
     func optionalString(_ key: String, maxCharacters: Int) throws(ControlDecodeError) -> String? {
