@@ -90,6 +90,13 @@ let package = Package(
                 "RoomClient", "RoomAppRuntime", "Demo",
             ]),
 
+        // MARK: Fuzzing: the properties every fuzz target checks (the tests replay its corpus), and the executable
+        // `make fuzz` builds with libFuzzer. Only the decoders' own modules go in, so the sanitized build stays small.
+        .target(
+            name: "FuzzChecks",
+            dependencies: ["RoomCore", "RoomProtocol", "AudioCore", "TermUI", "Crypto", "MediaTransport"]),
+        .executableTarget(name: "clubroom-fuzz", dependencies: ["FuzzChecks"]),
+
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
@@ -146,6 +153,7 @@ let package = Package(
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
         .testTarget(name: "MediaClientTests", dependencies: ["MediaClient"]),
         .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
+        .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
         // Runs the built clubroom (join --plain, bot) against hostile servers.
         .testTarget(name: "ClientEdgeTests", dependencies: ["RoomProtocol", "RoomTransport", "RoomTesting"]),
         // Runs the built clubroom: a server and bots over loopback.

@@ -1,0 +1,252 @@
+import Foundation
+import RoomCore
+import RoomProtocol
+
+/// The strict JSON parser and the three codecs built on it: client messages, server messages, media messages.
+enum JSONChecks {
+    // MARK: Strict JSON
+
+    /// Input: a byte choosing the depth limit, then the text.
+    static func strictJSON(_ input: [UInt8]) throws(FuzzFailure) {
+        var choices = Choices(input)
+        let depth = choices.pick([1, 2, 4, 16, 32])
+        let text = choices.rest
+        let parser = StrictJSONParser(maxDepth: depth, maxBytes: 64 * 1024)
+        let value: JSONValue
+        do {
+            value = try parser.parse(text)
+        } catch {
+            try expect(error.offset >= 0 && error.offset <= text.count, "error offset \(error.offset) of \(text.count)")
+            return
+        }
+        try expect(nesting(value) <= depth, "a value nested \(nesting(value)) deep passed a limit of \(depth)")
+        let encoded = value.encoded
+        let again: JSONValue
+        do {
+            again = try StrictJSONParser(maxDepth: depth, maxBytes: .max).parse(encoded)
+        } catch {
+            throw FuzzFailure("the encoding \(value.encodedString) of accepted JSON is refused: \(error)")
+        }
+        try expect(again == value, "\(value.encodedString) parses back as \(again.encodedString)")
+        try expect(again.encoded == encoded, "encoding is not stable: \(again.encodedString)")
+        // What the strict parser accepts, any RFC 8259 parser accepts.
+        let foundation = try? JSONSerialization.jsonObject(with: Data(text), options: [.fragmentsAllowed])
+        try expect(foundation != nil, "Foundation refuses JSON the strict parser accepted")
+    }
+
+    static func nesting(_ value: JSONValue) -> Int {
+        switch value {
+        case .array(let elements): 1 + (elements.map(nesting).max() ?? 0)
+        case .object(let object): 1 + (object.members.map { nesting($0.value) }.max() ?? 0)
+        default: 0
+        }
+    }
+
+    // MARK: Client messages
+
+    static let errorCodes: Set<ErrorCode> = [
+        .badRequest, .invalidJSON, .duplicateKey, .unknownType, .unsupportedVersion,
+    ]
+
+    static func clientMessages(_ input: [UInt8]) throws(FuzzFailure) {
+        let message: ClientMessage
+        do {
+            message = try ControlCodec.decodeClient(input)
+        } catch {
+            try expect(errorCodes.contains(error.code), "refused with code \(error.code)")
+            try expect(!error.message.isEmpty, "a refusal without a message")
+            return
+        }
+        let encoded = ControlCodec.encode(message)
+        guard encoded.count <= ControlLimits.maxFrameBytes else { return }
+        do {
+            let again = try ControlCodec.decodeClient(encoded)
+            try expect(again == message, "\(message) encodes to a message read as \(again)")
+            try expect(ControlCodec.encode(again) == encoded, "encoding of \(message) is not stable")
+        } catch {
+            throw FuzzFailure("the encoding of \(message) is refused: \(error)")
+        }
+    }
+
+    // MARK: Server messages
+
+    static func serverMessages(_ input: [UInt8]) throws(FuzzFailure) {
+        let message: ServerMessage
+        do {
+            message = try ControlCodec.decodeServer(input)
+        } catch {
+            try expect(errorCodes.contains(error.code), "refused with code \(error.code)")
+            try expect(!error.message.isEmpty, "a refusal without a message")
+            return
+        }
+        let encoded = ControlCodec.encode(message)
+        try expect(
+            encoded == ControlCodec.json(message).encoded,
+            "the \(message.event.typeName) writer differs from the JSON tree")
+        do {
+            let again = try ControlCodec.decodeServer(encoded)
+            try expect(again == message, "\(message.event.typeName) encodes to a message read as \(again)")
+        } catch {
+            throw FuzzFailure("the encoding of \(message.event.typeName) is refused: \(error)")
+        }
+
+        // The client's edge: everything a person could see is safe, cleaning twice changes nothing, and a
+        // message that was clean already comes through as it was.
+        let clean = message.sanitized
+        try expect(clean.sanitized == clean, "cleaning \(message.event.typeName) twice changes it")
+        for text in strings(of: clean) {
+            try expect(isSafe(text), "unsafe text survives cleaning: \(text.debugDescription)")
+        }
+        let cleanJSON = ControlCodec.encode(clean)
+        do {
+            let decodedClean = try ControlCodec.decodeServer(cleanJSON)
+            try expect(decodedClean == clean, "a cleaned \(message.event.typeName) does not round-trip")
+        } catch {
+            throw FuzzFailure("a cleaned \(message.event.typeName) is refused: \(error)")
+        }
+    }
+
+    /// Whether a terminal would print `text` as it is: no control characters, line breaks, bidi controls or
+    /// invisible spaces.
+    static func isSafe(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { !DisplayName.isInvisibleControl($0) }
+    }
+
+    /// Every string a server message carries.
+    static func strings(of message: ServerMessage) -> [String] {
+        func peer(_ peer: WirePeer) -> [String] {
+            [peer.id, peer.name, peer.role] + (peer.invitedBy.map { [$0] } ?? [])
+        }
+        func chat(_ chat: WireChat) -> [String] {
+            let target: [String] =
+                switch chat.to {
+                case .everyone: []
+                case .peer(let text), .role(let text): [text]
+                }
+            return [chat.from, chat.name, chat.text] + target
+        }
+        switch message.event {
+        case .joined(let snapshot):
+            return [snapshot.room, snapshot.selfID, snapshot.topic] + snapshot.peers.flatMap(peer)
+                + snapshot.chat.flatMap(chat) + snapshot.roles.flatMap { [$0.name, $0.label] + $0.permissions }
+        case .peerJoined(let wire): return peer(wire)
+        case .peersJoined(let peers): return peers.flatMap(peer)
+        case .peerLeft(let id, _), .handRaised(let id, _): return [id]
+        case .roleChanged(let id, let role, let by): return [id, role, by]
+        case .handLowered(let id, let by), .invited(let id, let by), .inviteDeclined(let id, let by),
+            .askedToMute(let id, let by), .muteChanged(let id, _, let by):
+            return [id, by]
+        case .speakers(let levels): return levels.map(\.peer)
+        case .chat(let wire): return chat(wire)
+        case .removed(let id, let by, let reason): return [id, by, reason]
+        case .roomEnded(let by, let reason): return [by, reason]
+        case .topicChanged(let topic, let by): return [topic, by]
+        case .error(let code, let text, let id):
+            if case .string(let idText)? = id { return [code.rawValue, text, idText] }
+            return [code.rawValue, text]
+        }
+    }
+
+    // MARK: Media messages
+
+    static func mediaSignals(_ input: [UInt8]) throws(FuzzFailure) {
+        guard let text = String(validating: input, as: UTF8.self) else { return }
+        let decoded: MediaSignal?
+        do {
+            decoded = try MediaSignalCodec.decode(text)
+        } catch {
+            try expect(!error.message.isEmpty, "a refusal without a message")
+            return
+        }
+        guard let signal = decoded else { return }
+        let encoded = MediaSignalCodec.encode(signal)
+        do {
+            _ = try StrictJSONParser(maxDepth: 4, maxBytes: .max).parse(encoded)
+        } catch {
+            throw FuzzFailure("the encoding of \(signal.type) is not JSON: \(error): \(encoded.debugDescription)")
+        }
+        let clean = signal.sanitized
+        try expect(clean.sanitized == clean, "cleaning \(signal.type) twice changes it")
+        if case .mediaSources(let sources) = clean {
+            for source in sources { try expect(isSafe(source.peer), "unsafe peer \(source.peer.debugDescription)") }
+        }
+        guard encoded.utf8.count <= ControlLimits.maxFrameBytes else { return }
+        do {
+            let again = try MediaSignalCodec.decode(encoded)
+            try expect(again == signal, "\(signal.type) encodes to a message read as \(String(describing: again))")
+            try expect(again.map(MediaSignalCodec.encode) == encoded, "encoding of \(signal.type) is not stable")
+        } catch {
+            throw FuzzFailure("the encoding of \(signal.type) is refused: \(error)")
+        }
+    }
+
+    // MARK: Seeds
+
+    static func jsonSeeds() -> [[UInt8]] {
+        let texts = [
+            #"{"a":[1,2.5,-3e-2,true,false,null,"x\u00e9\ud83d\ude00\n"],"b":{"c":{}}}"#,
+            #"[[[[[]]]]]"#, #"  "\/\b\f\r\t\"\\"  "#, "-0", "123456789012345678901234567890", "1E+2",
+            #"{"a":1,"a":2}"#, "[1,]", #""\ud800""#, "0.5e-400",
+        ]
+        return texts.map { [3] + Array($0.utf8) }
+    }
+
+    static let peerAna = WirePeer(id: "ana", name: "Ana", role: "host", muted: false, joinedAt: 1_700_000_000_000)
+    static let peerEli = WirePeer(
+        id: "eli", name: "Eli \u{1F469}\u{200D}\u{1F4BB}", role: "audience", handRaisedAt: 1_700_000_001_000,
+        joinedAt: 1_700_000_000_500, level: 42, invitedBy: "ana")
+
+    static func clientSeeds() -> [[UInt8]] {
+        let requests: [WireRequest] = [
+            .raiseHand, .lowerHand, .invite(peer: "eli"), .acceptInvite, .declineInvite,
+            .setRole(peer: "eli", role: "speaker"), .stepDown, .setMute(muted: true), .mutePeer(peer: "bo"),
+            .remove(peer: "gus", reason: "spam"), .setTopic(text: "Friday terminal hour"), .endRoom(reason: "bye"),
+            .chat(text: "hi \u{1F44B}", to: .everyone), .chat(text: "psst", to: .peer("bo")),
+            .chat(text: "mods", to: .role("moderator")), .leave,
+        ]
+        var seeds = requests.enumerated().map { index, request in
+            ControlCodec.encode(
+                ClientMessage(request, id: index % 2 == 0 ? .integer(Int64(index)) : .string("r\(index)")))
+        }
+        seeds.append(Array(#"{"type":"chat","v":1,"text":"x","to":{"peer":"a","role":"b"}}"#.utf8))
+        seeds.append(Array(#"{"type":"set_topic","text":"a","text":"b"}"#.utf8))
+        return seeds
+    }
+
+    static func serverSeeds() -> [[UInt8]] {
+        let role = WireRole(
+            name: "host", label: "host", rank: 0, onStage: true,
+            permissions: ["publish_audio", "chat", "invite", "move", "mute_others", "remove", "set_topic", "end_room"])
+        let chat = WireChat(from: "ana", name: "Ana", text: "welcome", at: 1_700_000_002_000, to: .role("speaker"))
+        let events: [WireEvent] = [
+            .joined(
+                JoinedSnapshot(
+                    room: "lobby", selfID: "eli", peers: [peerAna, peerEli], topic: "Friday terminal hour",
+                    chat: [chat], roles: [role], resumed: true)),
+            .peerJoined(peerEli), .peersJoined([peerAna, peerEli]), .peerLeft(peer: "eli", reason: .disconnected),
+            .roleChanged(peer: "eli", role: "speaker", by: "ana"), .handRaised(peer: "eli", at: 5),
+            .handLowered(peer: "eli", by: ""), .muteChanged(peer: "ana", muted: true, by: "ana"),
+            .speakers(levels: [WireLevel(peer: "ana", level: 80)]), .chat(chat), .invited(peer: "eli", by: "ana"),
+            .inviteDeclined(peer: "eli", by: "eli"), .askedToMute(peer: "bo", by: "ana"),
+            .removed(peer: "gus", by: "ana", reason: "spam"), .roomEnded(by: "ana", reason: "thanks"),
+            .topicChanged(topic: "\u{1B}]0;owned\u{07}", by: "ana"),
+            .error(code: .forbidden, message: "only hosts can end the room", id: .string("r1")),
+        ]
+        return events.enumerated().map { index, event in
+            ControlCodec.encode(ServerMessage(event, seq: event.typeName == "error" ? nil : Int64(index + 1)))
+        }
+    }
+
+    static func mediaSeeds() -> [[UInt8]] {
+        let key = (0..<30).map { UInt8($0) }
+        let signals: [MediaSignal] = [
+            .media(
+                MediaOffer(
+                    host: "127.0.0.1", port: 7481, ssrc: 305_419_896, serverSSRC: 4660, sendKey: key,
+                    roomKey: key.reversed(), epoch: 1)),
+            .mediaKey(roomKey: key, epoch: 2), .mediaPath(.udp), .mediaPath(.websocket),
+            .mediaSources([MediaSource(peer: "ana", ssrc: 1), MediaSource(peer: "b\"o\\\u{1}", ssrc: 2)]),
+        ]
+        return signals.map { Array(MediaSignalCodec.encode($0).utf8) }
+    }
+}
