@@ -94,6 +94,14 @@ enum JSONChecks {
         // message that was clean already comes through as it was.
         let clean = message.sanitized
         try expect(clean.sanitized == clean, "cleaning \(message.event.typeName) twice changes it")
+        // The quick path for text that is clean already agrees with the rules it stands for.
+        for text in strings(of: message) {
+            let rule = DisplayName.sanitizeLine(text, maxGraphemes: 2000)
+            try expect(
+                ServerText.line(text, maxCharacters: 2000) == rule,
+                "\(text.debugDescription) is cleaned to \(ServerText.line(text, maxCharacters: 2000).debugDescription), "
+                    + "the rules say \(rule.debugDescription)")
+        }
         for text in strings(of: clean) {
             try expect(isSafe(text), "unsafe text survives cleaning: \(text.debugDescription)")
         }

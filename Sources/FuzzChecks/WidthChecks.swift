@@ -1,4 +1,5 @@
 import RoomCore
+import RoomProtocol
 import TermUI
 
 /// Text as the screen measures and draws it: names from the network end up here.
@@ -83,6 +84,13 @@ enum WidthChecks {
         try expect(
             DisplayWidth.of(fitted) == width,
             "\(text.debugDescription) fitted to \(width) is \(DisplayWidth.of(fitted))")
+
+        // The client's quick path for clean text agrees with the rules, for text of any kind.
+        for limit in [DisplayName.maxGraphemes, 2000] {
+            try expect(
+                ServerText.line(text, maxCharacters: limit) == DisplayName.sanitizeLine(text, maxGraphemes: limit),
+                "the client cleans \(text.debugDescription) otherwise than the rules")
+        }
 
         // A name the rules cleaned holds nothing a terminal acts on, and cleaning it again changes nothing.
         let name = DisplayName.sanitize(text)

@@ -67,17 +67,42 @@ public enum ServerText {
         line(raw, maxCharacters: ControlLimits.maxReasonCharacters)
     }
 
-    /// Printable ASCII with single spaces between words and none at the ends, short enough: what the rules give
-    /// back unchanged, found without building anything.
-    private static func isPlainLine(_ raw: String, maxCharacters: Int) -> Bool {
-        let bytes = raw.utf8
-        guard bytes.count <= maxCharacters else { return false }
-        var previous: UInt8 = 0x20
-        for byte in bytes {
-            guard byte >= 0x20 && byte < 0x7F, !(byte == 0x20 && previous == 0x20) else { return false }
-            previous = byte
+    /// Text the rules give back unchanged, found without building anything: no more bytes than characters allowed
+    /// (so no more clusters), single spaces between words and none at the ends, and only scalars that are a
+    /// cluster of their own and are never dropped (no control, format or combining character, skin tone, regional
+    /// indicator, Hangul jamo or other joining sign). Most names and lines are such.
+    static func isPlainLine(_ raw: String, maxCharacters: Int) -> Bool {
+        guard raw.utf8.count <= maxCharacters else { return false }
+        var previousIsSpace = true
+        for scalar in raw.unicodeScalars {
+            let value = scalar.value
+            if value == 0x20 {
+                if previousIsSpace { return false }
+                previousIsSpace = true
+                continue
+            }
+            previousIsSpace = false
+            if value > 0x20 && value < 0x7F { continue }
+            if value < 0xA0 { return false }
+            switch value {
+            // Hangul jamo, regional indicators, skin tones, and the letters and signs outside the categories below
+            // that join a neighbour's cluster (found by trying every scalar beside a letter and itself).
+            case 0x1100...0x11FF, 0xA960...0xA97F, 0xD7B0...0xD7FF, 0x1F1E6...0x1F1FF, 0x1F3FB...0x1F3FF, 0x0D4E,
+                0x0E33, 0x0EB3, 0xFF9E, 0xFF9F, 0x111C2, 0x111C3, 0x113D1, 0x1193F, 0x11941, 0x11A84...0x11A89,
+                0x11D46, 0x11F02:
+                return false
+            default: break
+            }
+            let properties = scalar.properties
+            if properties.isWhitespace { return false }
+            switch properties.generalCategory {
+            case .control, .format, .nonspacingMark, .spacingMark, .enclosingMark, .lineSeparator,
+                .paragraphSeparator, .surrogate, .unassigned:
+                return false
+            default: break
+            }
         }
-        return previous != 0x20 || bytes.isEmpty
+        return !previousIsSpace || raw.isEmpty
     }
 }
 

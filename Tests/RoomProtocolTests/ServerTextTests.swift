@@ -1,3 +1,4 @@
+import RoomCore
 import Testing
 
 @testable import RoomProtocol
@@ -38,6 +39,25 @@ let terminalAttacks: [(name: String, text: String)] = [
             #expect(ServerText.line(text, maxCharacters: 200) == text)
             #expect(ServerText.identity(text) == text)
         }
+    }
+
+    /// Text that is clean already skips the work, and the quick test never disagrees with the rules: letters that
+    /// join their neighbours (Thai SARA AM, halfwidth voiced marks, jamo) and stacks of them take the long way.
+    @Test func theQuickPathAgreesWithTheRules() {
+        let texts = [
+            "Ana Lima", "李小龍 さくら", "Zoë Émile", "ก" + String(repeating: "\u{E33}", count: 10), "ｶ\u{FF9E}",
+            String(repeating: "\u{1100}", count: 10), "a  b", " a", "a ", "😀 ok", "🇯🇵", "👍🏽", "a\u{A0}b", "",
+            String(repeating: "x", count: 300),
+        ]
+        for text in texts {
+            for limit in [8, 200] {
+                #expect(
+                    ServerText.line(text, maxCharacters: limit) == DisplayName.sanitizeLine(text, maxGraphemes: limit),
+                    "\(text.debugDescription) at \(limit)")
+            }
+        }
+        #expect(ServerText.isPlainLine("李小龍 さくら", maxCharacters: 64))
+        #expect(!ServerText.isPlainLine("ก\u{E33}", maxCharacters: 64))
     }
 
     @Test func identitiesKeepTheirSpacesAndLoseControls() {
