@@ -124,11 +124,14 @@ public enum DisplayWidth {
         if first.value < 0x7F { return first.value >= 0x20 ? 1 : 0 }
         if isRegionalIndicator(first) || isVariationSelector(first) { return nil }
         let value = first.value
-        // Blocks assigned in full by Unicode 14, common in names: Latin, IPA and the combining diacritics, kana,
-        // CJK ideographs, Hangul syllables. Anything else has its age looked up.
+        // Blocks assigned in full by Unicode 14 that names and the screen use most: Latin, IPA and the combining
+        // diacritics, dashes and ellipsis, arrows, box drawing to dingbats, kana, CJK ideographs, Hangul syllables,
+        // the older emoji. Anything else has its age looked up.
         let old =
-            value < 0x0370 || (0x3099...0x30FF).contains(value) || (0x4E00...0x9FFF).contains(value)
-            || (0xAC00...0xD7A3).contains(value)
+            value < 0x0370 || (0x2010...0x2027).contains(value) || (0x2190...0x21FF).contains(value)
+            || (0x2500...0x27BF).contains(value) || (0x3099...0x30FF).contains(value)
+            || (0x4E00...0x9FFF).contains(value) || (0xAC00...0xD7A3).contains(value)
+            || (0x1F300...0x1F64F).contains(value)
         if !old && isTooNew(first) { return nil }
         return of(first)
     }
