@@ -4,8 +4,8 @@ import PackageDescription
 /// Clubroom: audio rooms in the terminal.
 ///
 /// Dependencies point one way: the executable -> runtimes and adapters -> pure targets -> the standard library
-/// and Foundation. Pure targets (`RoomCore`, `RoomProtocol`, `AudioCore`, `TermUI`, `Arguments`) never import a
-/// C module, so they build and test without ncurses, Opus or ALSA.
+/// and Foundation. Pure targets (`StrictJSON`, `RoomCore`, `RoomProtocol`, `AudioCore`, `TermUI`, `Arguments`) never
+/// import a C module, so they build and test without ncurses, Opus or ALSA.
 let package = Package(
     name: "Clubroom",
     products: [
@@ -22,15 +22,19 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEventPoll"),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         // sendmmsg/recvmmsg need _GNU_SOURCE, which only a C file of our own can set.
         .target(name: "CMediaIO"),
 
         // MARK: Pure targets.
-        .target(name: "RoomCore"),
-        .target(name: "RoomProtocol", dependencies: ["RoomCore"]),
+        .target(name: "StrictJSON"),
+        .target(name: "RoomCore", dependencies: ["StrictJSON"]),
+        .target(name: "RoomProtocol", dependencies: ["RoomCore", "StrictJSON"]),
         .target(name: "AudioCore"),
         .target(name: "TermUI", dependencies: ["RoomCore"]),
         .target(name: "Arguments"),
+        // Signals as calls on a thread of their own, for every command that must stop cleanly.
+        .target(name: "ProcessSignals"),
 
         // MARK: Benchmarks, run by `clubroom bench`.
         .target(name: "Benchmarks", dependencies: ["RoomCore"]),
@@ -44,11 +48,17 @@ let package = Package(
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec"]),
         .target(name: "AudioEngine", dependencies: ["AudioCore", "AudioCodec", "AudioDevices"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
-        .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
-        .target(name: "RoomTransport", dependencies: ["RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
+        .target(name: "RoomPersistence", dependencies: ["CSQLite", "StrictJSON"]),
+        .target(
+            name: "RoomTransport", dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
         .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore"]),
+        // Media between cluster nodes: once per speaker per remote node, under per-incarnation keys.
+        .target(name: "MediaRelay", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol", "Crypto"]),
         .target(name: "MediaClient", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "AudioCodec"]),
+        .target(name: "RedisClient", dependencies: ["CHiredis"]),
+        // The cluster's side of Redis: keys, fenced room ownership, event streams, node membership.
+        .target(name: "ClusterState", dependencies: ["RedisClient"]),
 
         // MARK: Runtimes.
         .target(
@@ -58,7 +68,8 @@ let package = Package(
                 "MediaTransport",
             ]),
         .target(
-            name: "RoomClient", dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "MediaClient", "AudioCore"]),
+            name: "RoomClient",
+            dependencies: ["RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport", "MediaClient", "AudioCore"]),
         // The room screen's state, reducer and view model (pure), and the loop that runs it.
         .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"]),
         .target(
@@ -94,26 +105,29 @@ let package = Package(
         // `make fuzz` builds with libFuzzer. Only the decoders' own modules go in, so the sanitized build stays small.
         .target(
             name: "FuzzChecks",
-            dependencies: ["RoomCore", "RoomProtocol", "AudioCore", "TermUI", "Crypto", "MediaTransport"]),
+            dependencies: ["RoomCore", "RoomProtocol", "StrictJSON", "AudioCore", "TermUI", "Crypto", "MediaTransport"]),
         .executableTarget(name: "clubroom-fuzz", dependencies: ["FuzzChecks"]),
 
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
             dependencies: [
-                "Arguments", "RoomCore", "ClubroomResources", "TermUI", "TermCurses", "AudioCore", "AudioCodec",
+                "Arguments", "RoomCore", "StrictJSON", "ClubroomResources", "TermUI", "TermCurses", "AudioCore",
+                "AudioCodec",
                 "AudioDevices", "AudioEngine", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
                 "RoomApp", "RoomAppRuntime", "Benchmarks", "MediaTransport", "MediaServer", "MediaClient", "Demo",
-                "AudioPathBenchmarks",
+                "AudioPathBenchmarks", "ProcessSignals",
             ]),
 
         // MARK: Tests.
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources", "RoomTesting"]),
         .testTarget(name: "BenchmarksTests", dependencies: ["Benchmarks", "RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
+        .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: ["RoomTesting"]),
-        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "RoomTesting"]),
+        .testTarget(
+            name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON", "RoomTesting"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI", "RoomTesting"], exclude: ["Goldens"]),
@@ -131,16 +145,17 @@ let package = Package(
         .testTarget(
             name: "AudioPathBenchmarksTests",
             dependencies: ["AudioPathBenchmarks", "MediaTransport", "RoomProtocol"]),
-        .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol"]),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
-            name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
+            name: "RoomServerTests",
+            dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources"]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(
             name: "ServerIntegrationTests",
             dependencies: [
-                "RoomProtocol", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
-                "ClubroomResources", "RoomTesting",
+                "RoomProtocol", "StrictJSON", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
+                "ClubroomResources", "RoomTesting", "RoomApp", "RoomAppRuntime",
             ]),
         .testTarget(
             name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources", "RoomTesting"],
@@ -153,9 +168,20 @@ let package = Package(
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
         .testTarget(name: "MediaClientTests", dependencies: ["MediaClient"]),
         .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RoomTesting"]),
+        .testTarget(name: "ClusterStateTests", dependencies: ["ClusterState", "RedisClient", "RoomTesting"]),
+        .testTarget(
+            name: "MediaRelayTests",
+            dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
+        // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
+        .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting"]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
         // Runs the built clubroom (join --plain, bot) against hostile servers.
-        .testTarget(name: "ClientEdgeTests", dependencies: ["RoomProtocol", "RoomTransport", "RoomTesting"]),
+        .testTarget(
+            name: "ClientEdgeTests",
+            dependencies: [
+                "ClubroomResources", "RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport", "RoomTesting",
+            ]),
         // Runs the built clubroom: a server and bots over loopback.
         .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore", "RoomTesting"]),
     ]

@@ -83,7 +83,7 @@ final class BenchClient: Sendable {
                 case .message(let message):
                     switch message.event {
                     case .joined: joined.signal()
-                    case .muteChanged(let peer, false, _) where peer == identity: unmuted.signal()
+                    case .muteChanged(let peer, false, _) where peer.rawValue == identity: unmuted.signal()
                     default: break
                     }
                 case .ended(let end): failure.withLock { $0 = "\(identity)'s session ended: \(end)" }
@@ -106,7 +106,7 @@ final class BenchClient: Sendable {
     /// Asks the server to unmute this client and waits until it has.
     func unmute() throws {
         // The snapshot can come before the session has its connection ready for sending: try until it takes.
-        for _ in 0..<200 where !session.send(.setMute(muted: false)) { pause(microseconds: 10_000) }
+        for _ in 0..<200 where !session.send(.setMute(false)) { pause(microseconds: 10_000) }
         guard unmuted.wait(timeout: .now() + 10) == .success else {
             throw PathBenchmarkError(failure.withLock { $0 } ?? "\(identity) was not unmuted within 10 s")
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import RoomCore
 import RoomProtocol
 import RoomTransport
 import Synchronization
@@ -54,7 +55,7 @@ final class AudienceCrowd: Sendable {
 
     /// Sends `request` as `identity`; false when that member is not connected.
     @discardableResult
-    func send(_ request: WireRequest, as identity: String) -> Bool {
+    func send(_ request: ClientRequest, as identity: String) -> Bool {
         guard let client = clients.withLock({ $0[identity] }) else { return false }
         client.send(text: String(decoding: ControlCodec.encode(ClientMessage(request)), as: UTF8.self))
         return true

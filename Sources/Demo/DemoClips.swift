@@ -1,4 +1,5 @@
 import Foundation
+import RoomCore
 
 /// One speech clip of the demo, as `Resources/clips/manifest.json` describes it.
 public struct DemoClip: Sendable, Equatable, Decodable {
@@ -86,16 +87,5 @@ public struct DemoClipLibrary: Sendable, Equatable {
     }
 }
 
-/// Something the demo could not do: where, and what went wrong.
-public struct DemoError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The file, step or component involved.
-    public var place: String
-    public var problem: String
-
-    public init(place: String, problem: String) {
-        self.place = place
-        self.problem = problem
-    }
-
-    public var description: String { "\(place): \(problem)" }
-}
+/// Something the demo could not do: the file, step or component involved, and what went wrong.
+public typealias DemoError = PlacedError

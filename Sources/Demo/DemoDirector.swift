@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import RoomClient
+import RoomCore
 import RoomProtocol
 import Synchronization
 
@@ -236,58 +237,64 @@ public final class DemoDirector: Sendable {
         var unmute = false
         state.withLock { state in
             state.bots[identity]?.joined = true
-            for peer in snapshot.peers {
-                state.roles[peer.id] = peer.role
-                if let at = peer.handRaisedAt { state.hands[peer.id] = at } else { state.hands[peer.id] = nil }
+            for peer in snapshot.peers.map(\.peer) {
+                state.roles[peer.id.rawValue] = peer.role.rawValue
+                state.hands[peer.id.rawValue] = peer.handRaisedAt
             }
-            guard let me = snapshot.peers.first(where: { $0.id == identity }), isOnStage(me.role) else { return }
+            guard let me = snapshot.peers.first(where: { $0.peer.id.rawValue == identity })?.peer,
+                isOnStage(me.role.rawValue)
+            else { return }
             if me.muted {
                 unmute = true
             } else {
                 state.conversation.allow(identity)
             }
         }
-        if unmute { send(.setMute(muted: false), as: identity) }
+        if unmute { send(.setMute(false), as: identity) }
         if snapshot.topic == settings.topic {
             state.withLock { $0.topicSet = true }
         } else if identity == settings.cast.moderator.identity {
-            send(.setTopic(text: settings.topic), as: identity)
+            send(.setTopic(settings.topic), as: identity)
         }
         advanceSoon()
     }
 
     private func roomEvent(_ event: WireEvent) {
         switch event {
-        case .peerJoined(let peer):
+        case .peerJoined(let announced):
             state.withLock { state in
-                state.roles[peer.id] = peer.role
+                state.roles[announced.peer.id.rawValue] = announced.peer.role.rawValue
             }
         case .peersJoined(let peers):
             state.withLock { state in
-                for peer in peers { state.roles[peer.id] = peer.role }
+                for announced in peers { state.roles[announced.peer.id.rawValue] = announced.peer.role.rawValue }
             }
-        case .peerLeft(let peer, _):
+        case .peerLeft(let id, _), .removed(let id, _, _):
+            let peer = id.rawValue
             quiet(peer) { state in
                 state.roles[peer] = nil
                 state.hands[peer] = nil
+            }
+        case .peersLeft(let departures):
+            for departure in departures {
+                let peer = departure.peer.rawValue
+                quiet(peer) { state in
+                    state.roles[peer] = nil
+                    state.hands[peer] = nil
+                }
             }
         case .roleChanged(let peer, let role, _):
-            roleChanged(peer, to: role)
+            roleChanged(peer.rawValue, to: role.rawValue)
         case .handRaised(let peer, let at):
-            state.withLock { $0.hands[peer] = at }
+            state.withLock { $0.hands[peer.rawValue] = at }
         case .handLowered(let peer, _):
-            state.withLock { $0.hands[peer] = nil }
+            state.withLock { $0.hands[peer.rawValue] = nil }
         case .muteChanged(let peer, let muted, _):
-            muteChanged(peer, muted: muted)
+            muteChanged(peer.rawValue, muted: muted)
         case .invited(let peer, _):
-            invited(peer)
-        case .removed(let peer, _, _):
-            quiet(peer) { state in
-                state.roles[peer] = nil
-                state.hands[peer] = nil
-            }
+            invited(peer.rawValue)
         case .roomEnded(let by, let reason):
-            finish(.roomEnded(by: by, reason: reason))
+            finish(.roomEnded(by: by.rawValue, reason: reason))
         case .topicChanged(let topic, _):
             state.withLock { $0.topicSet = topic == settings.topic }
         case .joined, .speakers, .chat, .inviteDeclined, .askedToMute, .error:
@@ -311,11 +318,11 @@ public final class DemoDirector: Sendable {
         if principalIDs.contains(peer) {
             if lineSpeakers.contains(peer) {
                 greet(peer)
-                send(.setMute(muted: false), as: peer)
+                send(.setMute(false), as: peer)
             }
         } else {
             after(1.5) { [self] in
-                crowd.send(.chat(text: Self.thanks.randomElement() ?? "Thanks!", to: .everyone), as: peer)
+                crowd.send(.chat(Self.thanks.randomElement() ?? "Thanks!", to: .everyone), as: peer)
             }
         }
     }
@@ -414,7 +421,7 @@ public final class DemoDirector: Sendable {
         after(Double.random(in: settings.chatEvery)) { [self] in
             guard !isOver else { return }
             if let member = crowd.present.randomElement(), let text = Self.chatter.randomElement() {
-                crowd.send(.chat(text: text, to: .everyone), as: member)
+                crowd.send(.chat(text, to: .everyone), as: member)
             }
             scheduleChat()
         }
@@ -435,7 +442,7 @@ public final class DemoDirector: Sendable {
                 state.invitedByModerator.insert(peer)
                 return peer
             }
-            if let invitee { send(.invite(peer: invitee), as: moderator) }
+            if let invitee { send(.invite(PeerID(invitee)), as: moderator) }
             scheduleModeratorCheck()
         }
     }
@@ -444,7 +451,7 @@ public final class DemoDirector: Sendable {
 
     /// Sends `request` from the bot `identity`. A session reports its snapshot a moment before it can send, and
     /// a reconnecting one cannot send at all, so a refused send is tried again for a while.
-    private func send(_ request: WireRequest, as identity: String, attempt: Int = 0) {
+    private func send(_ request: ClientRequest, as identity: String, attempt: Int = 0) {
         guard let session = state.withLock({ $0.end == nil ? $0.bots[identity]?.session : nil }) else { return }
         guard !session.send(request), attempt < 100 else { return }
         after(0.05) { [self] in send(request, as: identity, attempt: attempt + 1) }

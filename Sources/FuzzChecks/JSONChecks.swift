@@ -1,6 +1,7 @@
 import Foundation
 import RoomCore
 import RoomProtocol
+import StrictJSON
 
 /// The strict JSON parser and the three codecs built on it: client messages, server messages, media messages.
 enum JSONChecks {
@@ -94,13 +95,14 @@ enum JSONChecks {
         // message that was clean already comes through as it was.
         let clean = message.sanitized
         try expect(clean.sanitized == clean, "cleaning \(message.event.typeName) twice changes it")
-        // The quick path for text that is clean already agrees with the rules it stands for.
+        // The quick check for text that is clean already agrees with the rules it stands for.
         for text in strings(of: message) {
-            let rule = DisplayName.sanitizeLine(text, maxGraphemes: 2000)
-            try expect(
-                ServerText.line(text, maxCharacters: 2000) == rule,
-                "\(text.debugDescription) is cleaned to \(ServerText.line(text, maxCharacters: 2000).debugDescription), "
-                    + "the rules say \(rule.debugDescription)")
+            for limit in [64, 2000] where DisplayName.isClean(text, maxGraphemes: limit) {
+                let rule = DisplayName.rebuildLine(text, maxGraphemes: limit)
+                try expect(
+                    rule == text,
+                    "\(text.debugDescription) passes the quick check, the rules make it \(rule.debugDescription)")
+            }
         }
         for text in strings(of: clean) {
             try expect(isSafe(text), "unsafe text survives cleaning: \(text.debugDescription)")
@@ -112,6 +114,33 @@ enum JSONChecks {
         } catch {
             throw FuzzFailure("a cleaned \(message.event.typeName) is refused: \(error)")
         }
+        try checkMapping(clean)
+    }
+
+    /// What a client's store receives: `peers_joined` and `peers_left` become one action per peer, in order,
+    /// numbered up to the message's own number; an `error` keeps its code (`not_saved` among them) and text.
+    static func checkMapping(_ message: ServerMessage) throws(FuzzFailure) {
+        let actions = message.roomActions(selfID: "ana")
+        let expected: [ServerEvent]
+        switch message.event {
+        case .peersJoined(let peers): expected = peers.map { .peerJoined($0.peer) }
+        case .peersLeft(let departures): expected = departures.map { .peerLeft($0.peer) }
+        case .error(let code, let text, _):
+            try expect(
+                message.roomEvent(selfID: "ana") == .error(code: code.rawValue, message: text),
+                "the error \(code) reaches the store changed")
+            if code == .notSaved { try expect(code.rawValue == "not_saved", "not_saved is spelled \(code.rawValue)") }
+            return
+        default: return
+        }
+        try expect(actions.count == expected.count, "\(expected.count) peers become \(actions.count) actions")
+        let last = message.seq ?? 0
+        for (index, action) in actions.enumerated() {
+            let number = UInt64(max(0, last - Int64(expected.count) + 1 + Int64(index)))
+            try expect(
+                action == .server(expected[index], seq: number),
+                "action \(index) of \(message.event.typeName) is \(action), not number \(number)")
+        }
     }
 
     /// Whether a terminal would print `text` as it is: no control characters, line breaks, bidi controls or
@@ -122,33 +151,36 @@ enum JSONChecks {
 
     /// Every string a server message carries.
     static func strings(of message: ServerMessage) -> [String] {
-        func peer(_ peer: WirePeer) -> [String] {
-            [peer.id, peer.name, peer.role] + (peer.invitedBy.map { [$0] } ?? [])
+        func peer(_ announced: AnnouncedPeer) -> [String] {
+            let peer = announced.peer
+            return [peer.id.rawValue, peer.name, peer.role.rawValue] + (announced.invitedBy.map { [$0.rawValue] } ?? [])
         }
-        func chat(_ chat: WireChat) -> [String] {
+        func chat(_ chat: ChatMessage) -> [String] {
             let target: [String] =
                 switch chat.to {
                 case .everyone: []
-                case .peer(let text), .role(let text): [text]
+                case .peer(let peer): [peer.rawValue]
+                case .role(let role): [role.rawValue]
                 }
-            return [chat.from, chat.name, chat.text] + target
+            return [chat.from.rawValue, chat.fromName, chat.text] + target
         }
         switch message.event {
         case .joined(let snapshot):
-            return [snapshot.room, snapshot.selfID, snapshot.topic] + snapshot.peers.flatMap(peer)
-                + snapshot.chat.flatMap(chat) + snapshot.roles.flatMap { [$0.name, $0.label] + $0.permissions }
-        case .peerJoined(let wire): return peer(wire)
+            return [snapshot.room, snapshot.selfID.rawValue, snapshot.topic] + snapshot.peers.flatMap(peer)
+                + snapshot.chat.flatMap(chat) + snapshot.roles.roles.flatMap { [$0.name.rawValue, $0.label] }
+        case .peerJoined(let announced): return peer(announced)
         case .peersJoined(let peers): return peers.flatMap(peer)
-        case .peerLeft(let id, _), .handRaised(let id, _): return [id]
-        case .roleChanged(let id, let role, let by): return [id, role, by]
+        case .peerLeft(let id, _), .handRaised(let id, _): return [id.rawValue]
+        case .peersLeft(let departures): return departures.map(\.peer.rawValue)
+        case .roleChanged(let id, let role, let by): return [id.rawValue, role.rawValue, by.rawValue]
         case .handLowered(let id, let by), .invited(let id, let by), .inviteDeclined(let id, let by),
             .askedToMute(let id, let by), .muteChanged(let id, _, let by):
-            return [id, by]
-        case .speakers(let levels): return levels.map(\.peer)
-        case .chat(let wire): return chat(wire)
-        case .removed(let id, let by, let reason): return [id, by, reason]
-        case .roomEnded(let by, let reason): return [by, reason]
-        case .topicChanged(let topic, let by): return [topic, by]
+            return [id.rawValue, by.rawValue]
+        case .speakers(let levels): return levels.map(\.peer.rawValue)
+        case .chat(let message): return chat(message)
+        case .removed(let id, let by, let reason): return [id.rawValue, by.rawValue, reason]
+        case .roomEnded(let by, let reason): return [by.rawValue, reason]
+        case .topicChanged(let topic, let by): return [topic, by.rawValue]
         case .error(let code, let text, let id):
             if case .string(let idText)? = id { return [code.rawValue, text, idText] }
             return [code.rawValue, text]
@@ -199,18 +231,19 @@ enum JSONChecks {
         return texts.map { [3] + Array($0.utf8) }
     }
 
-    static let peerAna = WirePeer(id: "ana", name: "Ana", role: "host", muted: false, joinedAt: 1_700_000_000_000)
-    static let peerEli = WirePeer(
-        id: "eli", name: "Eli \u{1F469}\u{200D}\u{1F4BB}", role: "audience", handRaisedAt: 1_700_000_001_000,
-        joinedAt: 1_700_000_000_500, level: 42, invitedBy: "ana")
+    static let peerAna = AnnouncedPeer(
+        Peer(id: "ana", name: "Ana", role: .host, muted: false, joinedAt: 1_700_000_000_000))
+    static let peerEli = AnnouncedPeer(
+        Peer(
+            id: "eli", name: "Eli \u{1F469}\u{200D}\u{1F4BB}", role: .audience, handRaisedAt: 1_700_000_001_000,
+            joinedAt: 1_700_000_000_500, level: 42), invitedBy: "ana")
 
     static func clientSeeds() -> [[UInt8]] {
-        let requests: [WireRequest] = [
-            .raiseHand, .lowerHand, .invite(peer: "eli"), .acceptInvite, .declineInvite,
-            .setRole(peer: "eli", role: "speaker"), .stepDown, .setMute(muted: true), .mutePeer(peer: "bo"),
-            .remove(peer: "gus", reason: "spam"), .setTopic(text: "Friday terminal hour"), .endRoom(reason: "bye"),
-            .chat(text: "hi \u{1F44B}", to: .everyone), .chat(text: "psst", to: .peer("bo")),
-            .chat(text: "mods", to: .role("moderator")), .leave,
+        let requests: [ClientRequest] = [
+            .raiseHand, .lowerHand, .invite("eli"), .acceptInvite, .declineInvite, .setRole("eli", .speaker),
+            .stepDown, .setMute(true), .mutePeer("bo"), .remove("gus", reason: "spam"),
+            .setTopic("Friday terminal hour"), .endRoom(reason: "bye"), .chat("hi \u{1F44B}", to: .everyone),
+            .chat("psst", to: .peer("bo")), .chat("mods", to: .role(.moderator)), .leave,
         ]
         var seeds = requests.enumerated().map { index, request in
             ControlCodec.encode(
@@ -222,23 +255,23 @@ enum JSONChecks {
     }
 
     static func serverSeeds() -> [[UInt8]] {
-        let role = WireRole(
-            name: "host", label: "host", rank: 0, onStage: true,
-            permissions: ["publish_audio", "chat", "invite", "move", "mute_others", "remove", "set_topic", "end_room"])
-        let chat = WireChat(from: "ana", name: "Ana", text: "welcome", at: 1_700_000_002_000, to: .role("speaker"))
+        let chat = ChatMessage(
+            from: "ana", fromName: "Ana", text: "welcome", to: .role(.speaker), sentAt: 1_700_000_002_000)
         let events: [WireEvent] = [
             .joined(
                 JoinedSnapshot(
                     room: "lobby", selfID: "eli", peers: [peerAna, peerEli], topic: "Friday terminal hour",
-                    chat: [chat], roles: [role], resumed: true)),
+                    chat: [chat], roles: RoomChecks.table, resumed: true)),
             .peerJoined(peerEli), .peersJoined([peerAna, peerEli]), .peerLeft(peer: "eli", reason: .disconnected),
-            .roleChanged(peer: "eli", role: "speaker", by: "ana"), .handRaised(peer: "eli", at: 5),
+            .peersLeft([Departure("eli", .left), Departure("bo", .disconnected), Departure("gus", .disconnected)]),
+            .roleChanged(peer: "eli", role: .speaker, by: "ana"), .handRaised(peer: "eli", at: 5),
             .handLowered(peer: "eli", by: ""), .muteChanged(peer: "ana", muted: true, by: "ana"),
-            .speakers(levels: [WireLevel(peer: "ana", level: 80)]), .chat(chat), .invited(peer: "eli", by: "ana"),
+            .speakers(levels: [SpeakerLevel(peer: "ana", level: 80)]), .chat(chat), .invited(peer: "eli", by: "ana"),
             .inviteDeclined(peer: "eli", by: "eli"), .askedToMute(peer: "bo", by: "ana"),
             .removed(peer: "gus", by: "ana", reason: "spam"), .roomEnded(by: "ana", reason: "thanks"),
             .topicChanged(topic: "\u{1B}]0;owned\u{07}", by: "ana"),
             .error(code: .forbidden, message: "only hosts can end the room", id: .string("r1")),
+            .error(code: .notSaved, message: "the topic is set but not saved: the disk is full", id: .integer(7)),
         ]
         return events.enumerated().map { index, event in
             ControlCodec.encode(ServerMessage(event, seq: event.typeName == "error" ? nil : Int64(index + 1)))

@@ -1,6 +1,7 @@
 import Foundation
 import RoomCore
 import RoomProtocol
+import StrictJSON
 
 /// What a person types on the command line, and the operator's roles file.
 enum RoomChecks {

@@ -4,6 +4,12 @@ import MediaTransport
 import RoomProtocol
 import Synchronization
 
+/// Sees each speaker packet the forwarder accepted, in plain RTP, on the forwarding thread; the cluster's
+/// media relay sends it on to the room's other nodes. It must not keep the buffer or block.
+public protocol MediaRelayTap: AnyObject, Sendable {
+    func forwarded(_ packet: UnsafeRawBufferPointer, room: String, ssrc: UInt32)
+}
+
 /// A peer's media settings, from the room server to the forwarder.
 public struct MediaPeer: Sendable {
     public var room: String
@@ -59,6 +65,8 @@ public final class MediaForwarder: @unchecked Sendable {
         case roomKey(room: String, key: SRTPKey, epoch: Int)
         case closeRoom(String)
         case webSocketPacket(ssrc: UInt32, bytes: [UInt8])
+        case attachRelay(any MediaRelayTap)
+        case relayedPacket(room: String, ssrc: UInt32, bytes: [UInt8])
     }
 
     private enum Path: Equatable {
@@ -137,6 +145,8 @@ public final class MediaForwarder: @unchecked Sendable {
     private var lastSpeakerPoll: Int64 = 0
     /// The batch's drops already added to `counters`.
     private var countedDrops = 0
+    /// Sees every accepted speaker packet, to relay it to other nodes (see MediaRelay).
+    private var relay: (any MediaRelayTap)?
 
     /// Binds the media socket; `start` begins forwarding.
     public init(
@@ -189,6 +199,16 @@ public final class MediaForwarder: @unchecked Sendable {
     /// A packet a peer sent over its WebSocket (the fallback path): handled like a UDP datagram.
     public func receivedOverWebSocket(_ bytes: [UInt8], ssrc: UInt32) {
         post(.webSocketPacket(ssrc: ssrc, bytes: bytes))
+    }
+
+    /// Hands every packet a local speaker sends, once accepted and unprotected, to `tap` (on the forwarding
+    /// thread), which relays it to the other nodes of its room.
+    public func attach(_ tap: any MediaRelayTap) { post(.attachRelay(tap)) }
+
+    /// A speaker's packet relayed from another node, already checked there and here (by the relay): protected
+    /// with the room's key and sent to this node's listeners of the room.
+    public func forwardRelayed(_ packet: [UInt8], room: String, ssrc: UInt32) {
+        post(.relayedPacket(room: room, ssrc: ssrc, bytes: packet))
     }
 
     private func post(_ command: Command) {
@@ -269,6 +289,13 @@ public final class MediaForwarder: @unchecked Sendable {
                 handle(scratch, length: bytes.count, from: .webSocket, viaSSRC: ssrc)
                 // The scratch buffer is reused for the next packet: send what refers to it now.
                 flush()
+            case .attachRelay(let tap):
+                relay = tap
+            case .relayedPacket(let name, let ssrc, let bytes):
+                guard let room = rooms[name], bytes.count + SRTPSession.maxTrailer <= scratch.count else { continue }
+                scratch.copyBytes(from: bytes)
+                fanOut(scratch, plainLength: bytes.count, in: room, from: ssrc)
+                flush()
             }
         }
     }
@@ -327,6 +354,15 @@ public final class MediaForwarder: @unchecked Sendable {
         } catch {
             counters.add(.badExtension)
         }
+        relay?.forwarded(
+            UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength]), room: peer.info.room, ssrc: header.ssrc)
+        fanOut(buffer, plainLength: plainLength, in: room, from: header.ssrc)
+    }
+
+    /// Protects a plain packet once with the room's key and queues it for every listener but its speaker.
+    private func fanOut(
+        _ buffer: UnsafeMutableRawBufferPointer, plainLength: Int, in room: RoomState, from ssrc: UInt32
+    ) {
         let protectedLength: Int
         do {
             protectedLength = try room.downlink.protect(buffer, length: plainLength)
@@ -338,14 +374,14 @@ public final class MediaForwarder: @unchecked Sendable {
         if room.listenersChanged { room.rebuildListeners() }
         let out = UnsafeRawBufferPointer(rebasing: buffer[0..<protectedLength])
         var sent = 0
-        for listener in room.udpListeners where listener.ssrc != header.ssrc {
+        for listener in room.udpListeners where listener.ssrc != ssrc {
             send.append(out, to: listener.address, on: socket)
             sent += 1
         }
         counters.add(.sentDatagrams, sent)
         if !room.webSocketListeners.isEmpty {
             let bytes = Array(out)
-            for listener in room.webSocketListeners where listener.ssrc != header.ssrc {
+            for listener in room.webSocketListeners where listener.ssrc != ssrc {
                 listener.sink(bytes)
                 counters.add(.webSocketOut)
             }

@@ -101,63 +101,93 @@ public final class SRTPSession: @unchecked Sendable {
     /// Protects the RTP packet of `length` bytes at the start of `buffer`, in place; returns the new length.
     /// The buffer needs `maxTrailer` bytes of room after the packet.
     public func protect(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        guard length >= 12, length + Self.maxTrailer <= buffer.count, let base = buffer.baseAddress else {
-            throw .badLength(length)
-        }
-        var size = Int32(length)
-        let status = srtp_protect(session, base, &size)
-        guard status == srtp_err_status_ok else { throw .from(status, operation: "protect", length: length) }
-        return Int(size)
+        try transform(.protect, buffer, length: length)
     }
 
     /// Unprotects the SRTP packet of `length` bytes at the start of `buffer`, in place; returns the RTP length.
     public func unprotect(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        guard length >= 12, length <= buffer.count, let base = buffer.baseAddress else { throw .badLength(length) }
-        var size = Int32(length)
-        let status = srtp_unprotect(session, base, &size)
-        guard status == srtp_err_status_ok else { throw .from(status, operation: "unprotect", length: length) }
-        return Int(size)
+        try transform(.unprotect, buffer, length: length)
     }
 
     /// Protects an RTCP packet in place; returns the SRTCP length.
     public func protectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        guard length >= 8, length + Self.maxTrailer <= buffer.count, let base = buffer.baseAddress else {
-            throw .badLength(length)
-        }
-        var size = Int32(length)
-        let status = srtp_protect_rtcp(session, base, &size)
-        guard status == srtp_err_status_ok else { throw .from(status, operation: "protect RTCP", length: length) }
-        return Int(size)
+        try transform(.protectRTCP, buffer, length: length)
     }
 
     /// Unprotects an SRTCP packet in place; returns the RTCP length.
     public func unprotectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        guard length >= 8, length <= buffer.count, let base = buffer.baseAddress else { throw .badLength(length) }
-        var size = Int32(length)
-        let status = srtp_unprotect_rtcp(session, base, &size)
-        guard status == srtp_err_status_ok else { throw .from(status, operation: "unprotect RTCP", length: length) }
-        return Int(size)
+        try transform(.unprotectRTCP, buffer, length: length)
     }
 
     /// Protects bytes held in an array (for tests and cold paths; allocates).
     public func protect(_ packet: [UInt8], rtcp: Bool = false) throws(SRTPError) -> [UInt8] {
-        var buffer = packet + [UInt8](repeating: 0, count: Self.maxTrailer)
-        let result: Result<Int, SRTPError> = buffer.withUnsafeMutableBytes { bytes in
-            do throws(SRTPError) {
-                return .success(
-                    rtcp ? try protectRTCP(bytes, length: packet.count) : try protect(bytes, length: packet.count))
-            } catch { return .failure(error) }
-        }
-        return Array(buffer[..<(try result.get())])
+        try transform(rtcp ? .protectRTCP : .protect, packet)
     }
 
     /// Unprotects bytes held in an array (for tests and cold paths; allocates).
     public func unprotect(_ packet: [UInt8], rtcp: Bool = false) throws(SRTPError) -> [UInt8] {
-        var buffer = packet
+        try transform(rtcp ? .unprotectRTCP : .unprotect, packet)
+    }
+
+    /// The four things a session does to a packet, each with the shortest packet it takes and whether the
+    /// result grows by a trailer.
+    private enum Operation {
+        case protect, unprotect, protectRTCP, unprotectRTCP
+
+        /// An RTP header is 12 bytes, an RTCP header 8.
+        var minimumLength: Int {
+            switch self {
+            case .protect, .unprotect: 12
+            case .protectRTCP, .unprotectRTCP: 8
+            }
+        }
+
+        var grows: Bool {
+            switch self {
+            case .protect, .protectRTCP: true
+            case .unprotect, .unprotectRTCP: false
+            }
+        }
+
+        /// How libsrtp's failures name it.
+        var name: String {
+            switch self {
+            case .protect: "protect"
+            case .unprotect: "unprotect"
+            case .protectRTCP: "protect RTCP"
+            case .unprotectRTCP: "unprotect RTCP"
+            }
+        }
+    }
+
+    /// Checks the length and the room in the buffer, then runs libsrtp in place. On the media path: no
+    /// allocation, one call into libsrtp.
+    @inline(__always)
+    private func transform(
+        _ operation: Operation, _ buffer: UnsafeMutableRawBufferPointer, length: Int
+    ) throws(SRTPError) -> Int {
+        let room = operation.grows ? length + Self.maxTrailer : length
+        guard length >= operation.minimumLength, room <= buffer.count, let base = buffer.baseAddress else {
+            throw .badLength(length)
+        }
+        var size = Int32(length)
+        let status =
+            switch operation {
+            case .protect: srtp_protect(session, base, &size)
+            case .unprotect: srtp_unprotect(session, base, &size)
+            case .protectRTCP: srtp_protect_rtcp(session, base, &size)
+            case .unprotectRTCP: srtp_unprotect_rtcp(session, base, &size)
+            }
+        guard status == srtp_err_status_ok else { throw .from(status, operation: operation.name, length: length) }
+        return Int(size)
+    }
+
+    /// The array form: copies the packet into a buffer with room for a trailer when the operation adds one.
+    private func transform(_ operation: Operation, _ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
+        var buffer = packet + [UInt8](repeating: 0, count: operation.grows ? Self.maxTrailer : 0)
         let result: Result<Int, SRTPError> = buffer.withUnsafeMutableBytes { bytes in
             do throws(SRTPError) {
-                return .success(
-                    rtcp ? try unprotectRTCP(bytes, length: packet.count) : try unprotect(bytes, length: packet.count))
+                return .success(try transform(operation, bytes, length: packet.count))
             } catch { return .failure(error) }
         }
         return Array(buffer[..<(try result.get())])

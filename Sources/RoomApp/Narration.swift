@@ -111,6 +111,9 @@ public enum Narration {
             let who = capitalized(name(by, state) ?? by.rawValue)
             if state.lineMode { return Sentence("\(who) invited you to speak. Type /accept or /decline.") }
             return Sentence("\(who) invited you to speak. Press a to accept or d to decline.")
+        case .inviteDeclined:
+            // RoomCore's notice says it on the status line (and line mode says the notice).
+            return nil
         case .askedToMute(let by):
             let how = state.lineMode ? "Type /mute." : "Press m."
             return Sentence("\(capitalized(name(by, state) ?? by.rawValue)) asks you to mute. \(how)")
@@ -132,6 +135,12 @@ public enum Narration {
         case .error:
             return nil
         }
+    }
+
+    /// Who speaks now, for line mode: said when the current speaker changes.
+    static func speaking(_ id: PeerID, _ state: AppState) -> String? {
+        guard let peer = state.room.peers[id] else { return nil }
+        return id == state.room.selfID ? "You are speaking." : "\(peer.name) is speaking."
     }
 
     static func possessive(_ id: PeerID, _ state: AppState) -> String {

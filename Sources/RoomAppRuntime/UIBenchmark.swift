@@ -88,7 +88,7 @@ public enum UIBenchmark {
     ) throws -> (percent: Double, frames: Int, wakeups: Int) {
         let start = wallClock()
         let snapshot = room(size: size, speakers: speakers, roles: roles, now: start)
-        let connection = ScriptedConnection { $0.deliver(.server(.joined(snapshot), seq: 1)) }
+        let connection = ScriptedConnection { $0.deliver(.server(.joined(snapshot), seq: 1, at: start)) }
         let sink = HeadlessSink(width: 80, height: 24)
         let loop = try ScreenLoop(state: AppState(roles: roles), connection: connection, theme: Theme(level: .ansi256))
         let stop = StopFlag()
@@ -106,7 +106,8 @@ public enum UIBenchmark {
         let wakeupsBefore = loop.statistics.wakeups
         let updates = Int(seconds * Double(rate))
         for step in 0..<updates {
-            connection.deliver(.server(.speakers(levels(speakers: speakers, step: step)), seq: UInt64(step + 2)))
+            connection.deliver(
+                .server(.speakers(levels(speakers: speakers, step: step)), seq: UInt64(step + 2), at: wallClock()))
             Thread.sleep(forTimeInterval: 1 / Double(rate))
         }
         let cpu = cpuSeconds() - cpuBefore

@@ -1,7 +1,9 @@
 import AudioCore
 import Foundation
 import MediaClient
+import RoomCore
 import RoomProtocol
+import StrictJSON
 import Synchronization
 
 /// A bot's audio: what it sends as its microphone, whether it records what it hears, and the test aid that
@@ -99,14 +101,14 @@ final class BotMedia: Sendable {
         state.withLock { state in
             switch event {
             case .joined(let snapshot):
-                state.selfID = snapshot.selfID
+                state.selfID = snapshot.selfID.rawValue
                 state.publishingRoles = Set(
-                    snapshot.roles.filter { $0.permissions.contains("publish_audio") }.map(\.name))
-                if let me = snapshot.peers.first(where: { $0.id == snapshot.selfID }) {
-                    unmute = me.muted && state.publishingRoles.contains(me.role)
+                    snapshot.roles.roles.filter { $0.permissions.contains(.publishAudio) }.map(\.name.rawValue))
+                if let me = snapshot.peers.first(where: { $0.peer.id == snapshot.selfID })?.peer {
+                    unmute = me.muted && state.publishingRoles.contains(me.role.rawValue)
                 }
             case .roleChanged(let peer, let role, _):
-                unmute = peer == state.selfID && state.publishingRoles.contains(role)
+                unmute = peer.rawValue == state.selfID && state.publishingRoles.contains(role.rawValue)
             default:
                 break
             }
@@ -117,7 +119,7 @@ final class BotMedia: Sendable {
     /// The snapshot can arrive a moment before the session has stored its connection: retry briefly.
     private func unmuteSoon(attempts: Int) {
         guard let session = state.withLock({ $0.session }), attempts > 0 else { return }
-        if session.send(.setMute(muted: false)) { return }
+        if session.send(.setMute(false)) { return }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
             unmuteSoon(attempts: attempts - 1)
         }

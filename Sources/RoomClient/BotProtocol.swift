@@ -1,4 +1,6 @@
+import RoomCore
 import RoomProtocol
+import StrictJSON
 
 /// How `clubroom bot` exits (documented in `docs/bot.md`).
 public enum BotExitStatus: Int32, Sendable, Equatable, CaseIterable {
@@ -32,7 +34,7 @@ public enum BotExitStatus: Int32, Sendable, Equatable, CaseIterable {
 
 /// What a bot's input line asks for.
 public enum BotCommand: Sendable, Equatable {
-    case request(WireRequest, id: RequestID?)
+    case request(ClientRequest, id: RequestID?)
     case leave
 }
 
@@ -87,33 +89,33 @@ public enum BotProtocol {
             default: throw BotCommandError("bad_command", "\"\(key)\" must be a string")
             }
         }
-        let request: WireRequest
+        let request: ClientRequest
         switch name {
         case "raise_hand": request = .raiseHand
         case "lower_hand": request = .lowerHand
-        case "invite": request = .invite(peer: try string("peer")!)
-        case "set_role": request = .setRole(peer: try string("peer")!, role: try string("role")!)
+        case "invite": request = .invite(PeerID(try string("peer")!))
+        case "set_role": request = .setRole(PeerID(try string("peer")!), RoleName(try string("role")!))
         case "accept_invite": request = .acceptInvite
         case "decline_invite": request = .declineInvite
         case "step_down": request = .stepDown
         case "mute":
             switch object["on"] {
-            case .bool(let on)?: request = .setMute(muted: on)
-            case nil: request = .setMute(muted: true)
+            case .bool(let on)?: request = .setMute(on)
+            case nil: request = .setMute(true)
             default: throw BotCommandError("bad_command", "\"on\" must be true or false")
             }
-        case "mute_peer": request = .mutePeer(peer: try string("peer")!)
-        case "remove": request = .remove(peer: try string("peer")!, reason: try string("reason", required: false) ?? "")
-        case "topic": request = .setTopic(text: try string("text")!)
-        case "end_room": request = .endRoom(reason: try string("reason", required: false) ?? "")
+        case "mute_peer": request = .mutePeer(PeerID(try string("peer")!))
+        case "remove": request = .remove(PeerID(try string("peer")!), reason: try string("reason", required: false))
+        case "topic": request = .setTopic(try string("text")!)
+        case "end_room": request = .endRoom(reason: try string("reason", required: false))
         case "chat":
             let text = try string("text")!
             let to = try string("to", required: false)
             let role = try string("role", required: false)
             switch (to, role) {
-            case (nil, nil): request = .chat(text: text, to: .everyone)
-            case (let peer?, nil): request = .chat(text: text, to: .peer(peer))
-            case (nil, let role?): request = .chat(text: text, to: .role(role))
+            case (nil, nil): request = .chat(text, to: .everyone)
+            case (let peer?, nil): request = .chat(text, to: .peer(PeerID(peer)))
+            case (nil, let role?): request = .chat(text, to: .role(RoleName(role)))
             default: throw BotCommandError("bad_command", "chat takes \"to\" or \"role\", not both")
             }
         case "leave": return .leave
@@ -129,6 +131,11 @@ public enum BotProtocol {
         case .message(let message):
             if case .peersJoined(let peers) = message.event {
                 return peers.compactMap { json(for: .peerJoined($0), reconnected: false)?.encodedString }
+            }
+            if case .peersLeft(let departures) = message.event {
+                return departures.compactMap {
+                    json(for: .peerLeft(peer: $0.peer, reason: $0.reason), reconnected: false)?.encodedString
+                }
             }
             return json(for: message.event, reconnected: false).map { [$0.encodedString] } ?? []
         case .reconnected(let message):
@@ -152,10 +159,10 @@ public enum BotProtocol {
         JSONValue.object(JSONObject([("event", .string(event))] + members)).encodedString
     }
 
-    static func peerObject(_ peer: WirePeer) -> JSONValue {
+    static func peerObject(_ peer: AnnouncedPeer) -> JSONValue {
         guard case .object(var object) = ControlCodec.json(peer) else { return .null }
         object["id"] = nil
-        return .object(JSONObject([("id", .string(peer.id))] + object.members.map { ($0.key, $0.value) }))
+        return .object(JSONObject([("id", .string(peer.peer.id.rawValue))] + object.members.map { ($0.key, $0.value) }))
     }
 
     /// A server event as a bot event: the wire form with `event` for `type` and without `seq`; `joined` (and
@@ -166,7 +173,7 @@ public enum BotProtocol {
         case .joined(let snapshot):
             object["event"] = .string(reconnected ? "reconnected" : "joined")
             object["room"] = .string(snapshot.room)
-            if let me = snapshot.peers.first(where: { $0.id == snapshot.selfID }) {
+            if let me = snapshot.peers.first(where: { $0.peer.id == snapshot.selfID }) {
                 object["self"] = peerObject(me)
             }
             object["topic"] = .string(snapshot.topic)
@@ -174,12 +181,12 @@ public enum BotProtocol {
             object["peers"] = .array(snapshot.peers.map(peerObject))
             object["chat"] = .array(snapshot.chat.map(ControlCodec.json))
             return .object(object)
-        case .peerJoined(let peer):
+        case .peerJoined(let announced):
             object["event"] = .string("peer_joined")
-            object["peer"] = .string(peer.id)
-            object["name"] = .string(peer.name)
-            object["role"] = .string(peer.role)
-            object["muted"] = .bool(peer.muted)
+            object["peer"] = .string(announced.peer.id.rawValue)
+            object["name"] = .string(announced.peer.name)
+            object["role"] = .string(announced.peer.role.rawValue)
+            object["muted"] = .bool(announced.peer.muted)
             return .object(object)
         default:
             guard case .object(let wire) = ControlCodec.json(ServerMessage(event, seq: nil)),

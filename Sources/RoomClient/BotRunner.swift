@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import RoomCore
 import RoomProtocol
 import RoomTransport
 import Synchronization
@@ -34,7 +35,7 @@ public final class BotRunner: Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     private struct Progress {
-        var selfID: String?
+        var selfID: PeerID?
         var end: SessionEnd?
         var announcedJoin = false
     }

@@ -1,4 +1,5 @@
 import Dispatch
+import RoomCore
 import RoomProtocol
 import RoomTransport
 import Synchronization
@@ -122,7 +123,7 @@ public final class RoomSession: Sendable {
 
     /// Sends a request; returns false (and sends nothing) while the connection is down.
     @discardableResult
-    public func send(_ request: WireRequest, id: RequestID? = nil) -> Bool {
+    public func send(_ request: ClientRequest, id: RequestID? = nil) -> Bool {
         sendRaw(String(decoding: ControlCodec.encode(ClientMessage(request, id: id)), as: UTF8.self))
     }
 
@@ -248,6 +249,12 @@ public final class RoomSession: Sendable {
             let fresh = peers.enumerated().filter { first + Int64($0.offset) > covered }.map { $0.element }
             guard !fresh.isEmpty else { return }
             message = ServerMessage(.peersJoined(fresh), seq: seq)
+        }
+        if case .peersLeft(let departures) = message.event, let seq = message.seq {
+            let first = seq - Int64(departures.count) + 1
+            let fresh = departures.enumerated().filter { first + Int64($0.offset) > covered }.map { $0.element }
+            guard !fresh.isEmpty else { return }
+            message = ServerMessage(.peersLeft(fresh), seq: seq)
         }
         deliver(reconnected ? .reconnected(message) : .message(message))
     }

@@ -30,6 +30,8 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     case chat(ChatMessage)
     /// This client is invited onto the stage and may accept or decline.
     case invitedToSpeak(by: PeerID)
+    /// A peer this client invited onto the stage declined (only the inviter hears of it).
+    case inviteDeclined(PeerID)
     /// Someone asks this client to mute (they may not be allowed to force it).
     case askedToMute(by: PeerID)
     /// A peer was removed from the room; when it is this client, the room is over for it.

@@ -106,6 +106,11 @@ private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UI
     state.lastSeq = seq
     if let reason = apply(&state, event) {
         state.ignoredEvents.count(reason)
+        return []
+    }
+    // The inviter's answer is news for the status line: nothing the person did is lost silently.
+    if case .inviteDeclined(let id) = event, let name = state.peers[id]?.name {
+        return [.notice(Notice(.info, "\(name) declined your invitation to speak."))]
     }
     return []
 }
@@ -204,6 +209,10 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         guard let me = state.me else { return .unknownPeer }
         if state.roles.isOnStage(me.role) { return .noChange }
         state.invitation = Invitation(by: by)
+
+    case .inviteDeclined(let id):
+        guard let peer = state.peers[id] else { return .unknownPeer }
+        state.activity.append(.declinedInvitation(id, name: peer.name))
 
     case .askedToMute(let by):
         guard let me = state.me else { return .unknownPeer }

@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 
 /// One role in the role table.
 public struct RoleDefinition: Sendable, Equatable, Codable {
@@ -57,8 +58,51 @@ public struct RoleTable: Sendable, Equatable {
     }
 
     /// Checks a role table given as JSON text; `source` names it in errors (a file path, or "built-in").
+    /// The text is read with the strict JSON parser, so a key written twice is an error, not a guess.
     public static func parse(_ data: Data, source: String) throws(RoleTableError) -> RoleTable {
-        try RoleTableParser(source: source).parse(data)
+        try RoleTableParser(source: source).parse(Array(data))
+    }
+
+    /// Checks roles that were already read from some form (a file, a server's snapshot) against the table's
+    /// rules: valid unique names, ranks from 0, a `host` and an off-stage `audience`. `path` is where the list
+    /// sits in its document, for errors such as `roles[2].name`.
+    public init(
+        checking definitions: [RoleDefinition], source: String, path: String = "roles"
+    )
+        throws(RoleTableError)
+    {
+        func fail(_ place: String, _ problem: RoleTableError.Problem) -> RoleTableError {
+            RoleTableError(source: source, path: place, problem: problem)
+        }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-_")
+        var seen: [RoleName: String] = [:]
+        for (index, role) in definitions.enumerated() {
+            let at = "\(path)[\(index)]"
+            let name = role.name.rawValue
+            if name.isEmpty { throw fail("\(at).name", .emptyName) }
+            if !name.allSatisfy({ allowed.contains($0) }) { throw fail("\(at).name", .invalidName(name)) }
+            if role.rank < 0 { throw fail("\(at).rank", .negativeRank(role.rank)) }
+            if let firstAt = seen[role.name] { throw fail("\(at).name", .duplicateRole(name, firstAt: firstAt)) }
+            seen[role.name] = at
+        }
+        for required in [RoleName.host, .audience] where seen[required] == nil {
+            throw fail(path, .missingRole(required))
+        }
+        if let audience = definitions.first(where: { $0.name == .audience }), audience.onStage {
+            throw fail("\(seen[.audience]!).onStage", .audienceOnStage)
+        }
+        self.init(validated: definitions)
+    }
+
+    /// The same table with each role's label replaced by `label(role)`; names, ranks and permissions are kept, so
+    /// the table's rules still hold.
+    public func relabeled(_ label: (RoleDefinition) -> String) -> RoleTable {
+        RoleTable(
+            validated: roles.map { role in
+                var relabeled = role
+                relabeled.label = label(role)
+                return relabeled
+            })
     }
 
     /// The definition of a role, or `nil` when the table has no such role.
@@ -190,6 +234,8 @@ public struct RoleTableError: Error, Sendable, Equatable, CustomStringConvertibl
         case missingFile
         case unreadable
         case invalidJSON(String)
+        /// An object has the same key twice; strict JSON refuses it rather than keep one of the two.
+        case duplicateKey(String, line: Int, column: Int)
         case wrongType(expected: String)
         case missingKey(String)
         case unknownKey(String, allowed: [String])
@@ -208,6 +254,8 @@ public struct RoleTableError: Error, Sendable, Equatable, CustomStringConvertibl
             case .missingFile: "file not found"
             case .unreadable: "file cannot be read"
             case .invalidJSON(let detail): "not valid JSON (\(detail))"
+            case .duplicateKey(let key, let line, let column):
+                "the key \"\(key)\" appears twice (line \(line), column \(column))"
             case .wrongType(let expected): "expected \(expected)"
             case .missingKey(let key): "missing \"\(key)\""
             case .unknownKey(let key, let allowed):
@@ -244,41 +292,26 @@ public struct RoleTableError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 }
 
-/// A JSON value with its exact type kept, so the checker can say "expected a boolean" rather than guess.
-private enum JSONValue: Decodable {
-    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() {
-            self = .null
-        } else if let b = try? c.decode(Bool.self) {
-            self = .bool(b)
-        } else if let n = try? c.decode(Double.self) {
-            self = .number(n)
-        } else if let s = try? c.decode(String.self) {
-            self = .string(s)
-        } else if let a = try? c.decode([JSONValue].self) {
-            self = .array(a)
-        } else {
-            self = .object(try c.decode([String: JSONValue].self))
-        }
-    }
-}
-
+/// Reads `roles.json`: the JSON shape and types, then the table's rules (`RoleTable(checking:)`).
 private struct RoleTableParser {
     let source: String
+    /// A role table is a few hundred bytes; this bounds a wrong file given by mistake.
+    static let parser = StrictJSONParser(maxDepth: 16, maxBytes: 1024 * 1024)
 
     func fail(_ path: String, _ problem: RoleTableError.Problem) -> RoleTableError {
         RoleTableError(source: source, path: path, problem: problem)
     }
 
-    func parse(_ data: Data) throws(RoleTableError) -> RoleTable {
+    func parse(_ bytes: [UInt8]) throws(RoleTableError) -> RoleTable {
         let root: JSONValue
         do {
-            root = try JSONDecoder().decode(JSONValue.self, from: data)
+            root = try Self.parser.parse(bytes)
         } catch {
-            throw fail("", .invalidJSON(Self.summary(of: error)))
+            let (line, column) = JSONParseError.lineAndColumn(of: error.offset, in: bytes)
+            if case .duplicateKey(let key) = error.problem {
+                throw fail(error.path, .duplicateKey(key, line: line, column: column))
+            }
+            throw fail("", .invalidJSON("\(error.description), line \(line), column \(column)"))
         }
         guard case .object(let top) = root else { throw fail("", .wrongType(expected: "an object")) }
         try checkKeys(top, allowed: ["version", "roles"], at: "")
@@ -287,37 +320,19 @@ private struct RoleTableParser {
         guard version == 1 else { throw fail("version", .unsupportedVersion(version)) }
         guard let rolesValue = top["roles"] else { throw fail("", .missingKey("roles")) }
         guard case .array(let items) = rolesValue else { throw fail("roles", .wrongType(expected: "an array")) }
-
         var roles: [RoleDefinition] = []
-        var seen: [RoleName: String] = [:]
         for (index, item) in items.enumerated() {
-            let at = "roles[\(index)]"
-            let role = try parseRole(item, at: at)
-            if let firstAt = seen[role.name] {
-                throw fail("\(at).name", .duplicateRole(role.name.rawValue, firstAt: firstAt))
-            }
-            seen[role.name] = at
-            roles.append(role)
+            roles.append(try parseRole(item, at: "roles[\(index)]"))
         }
-        for required in [RoleName.host, .audience] where seen[required] == nil {
-            throw fail("roles", .missingRole(required))
-        }
-        if let audience = roles.first(where: { $0.name == .audience }), audience.onStage {
-            throw fail("\(seen[.audience]!).onStage", .audienceOnStage)
-        }
-        return RoleTable(validated: roles)
+        return try RoleTable(checking: roles, source: source)
     }
 
     private func parseRole(_ value: JSONValue, at: String) throws(RoleTableError) -> RoleDefinition {
         guard case .object(let fields) = value else { throw fail(at, .wrongType(expected: "an object")) }
         try checkKeys(fields, allowed: ["name", "label", "rank", "onStage", "permissions"], at: at)
         let name = try string(try required(fields, "name", at: at), at: "\(at).name")
-        if name.isEmpty { throw fail("\(at).name", .emptyName) }
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-_")
-        if !name.allSatisfy({ allowed.contains($0) }) { throw fail("\(at).name", .invalidName(name)) }
         let label = try fields["label"].map { v throws(RoleTableError) in try string(v, at: "\(at).label") } ?? name
         let rank = try integer(try required(fields, "rank", at: at), at: "\(at).rank")
-        if rank < 0 { throw fail("\(at).rank", .negativeRank(rank)) }
         guard case .bool(let onStage) = try required(fields, "onStage", at: at) else {
             throw fail("\(at).onStage", .wrongType(expected: "true or false"))
         }
@@ -335,16 +350,12 @@ private struct RoleTableParser {
             name: RoleName(name), label: label, rank: rank, onStage: onStage, permissions: permissions)
     }
 
-    private func required(
-        _ fields: [String: JSONValue], _ key: String, at: String
-    ) throws(RoleTableError)
-        -> JSONValue
-    {
+    private func required(_ fields: JSONObject, _ key: String, at: String) throws(RoleTableError) -> JSONValue {
         guard let value = fields[key] else { throw fail(at, .missingKey(key)) }
         return value
     }
 
-    private func checkKeys(_ fields: [String: JSONValue], allowed: [String], at: String) throws(RoleTableError) {
+    private func checkKeys(_ fields: JSONObject, allowed: [String], at: String) throws(RoleTableError) {
         for key in fields.keys.sorted() where !allowed.contains(key) {
             throw fail(at.isEmpty ? key : "\(at).\(key)", .unknownKey(key, allowed: allowed))
         }
@@ -355,19 +366,12 @@ private struct RoleTableParser {
         return s
     }
 
+    /// A whole number: written as an integer, or with a fraction of zero (`2.0`) as before.
     private func integer(_ value: JSONValue, at: String) throws(RoleTableError) -> Int {
-        guard case .number(let n) = value, n.rounded() == n, abs(n) < 1e9 else {
-            throw fail(at, .wrongType(expected: "a whole number"))
+        switch value {
+        case .integer(let n) where abs(n) < 1_000_000_000: return Int(n)
+        case .double(let n) where n.rounded() == n && abs(n) < 1e9: return Int(n)
+        default: throw fail(at, .wrongType(expected: "a whole number"))
         }
-        return Int(n)
-    }
-
-    /// Foundation's decoding errors are long; keep the part that says where the text went wrong.
-    private static func summary(of error: any Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            let underlying = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            return underlying ?? context.debugDescription
-        }
-        return String(describing: error)
     }
 }

@@ -59,6 +59,8 @@ public enum Activity: Sendable, Equatable {
     case left(PeerID, name: String)
     case roleChanged(PeerID, name: String, to: RoleName, by: PeerID?)
     case muted(PeerID, name: String, by: PeerID)
+    /// A peer declined this client's invitation to speak.
+    case declinedInvitation(PeerID, name: String)
     case removed(PeerID, name: String, reason: String, by: PeerID?)
     case topicChanged(String, by: PeerID?)
     case ended(reason: String)

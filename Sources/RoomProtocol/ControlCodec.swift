@@ -1,3 +1,6 @@
+import RoomCore
+import StrictJSON
+
 /// Why a control message was refused, with the error code the server answers with.
 public struct ControlDecodeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The code of the `error` message to send back.
@@ -39,33 +42,32 @@ public enum ControlCodec {
         do throws(ControlDecodeError) {
             try checkVersion(fields)
             let type = try fields.string("type", maxBytes: 64)
-            let request: WireRequest
+            let request: ClientRequest
             switch type {
             case "raise_hand": request = .raiseHand
             case "lower_hand": request = .lowerHand
-            case "invite": request = .invite(peer: try fields.identity("peer"))
+            case "invite": request = .invite(try fields.peer("peer"))
             case "accept_invite": request = .acceptInvite
             case "decline_invite": request = .declineInvite
             case "set_role":
                 request = .setRole(
-                    peer: try fields.identity("peer"),
-                    role: try fields.string("role", maxBytes: ControlLimits.maxRoleBytes))
+                    try fields.peer("peer"), RoleName(try fields.string("role", maxBytes: ControlLimits.maxRoleBytes)))
             case "step_down": request = .stepDown
-            case "set_mute": request = .setMute(muted: try fields.bool("muted"))
-            case "mute_peer": request = .mutePeer(peer: try fields.identity("peer"))
+            case "set_mute": request = .setMute(try fields.bool("muted"))
+            case "mute_peer": request = .mutePeer(try fields.peer("peer"))
             case "remove":
                 request = .remove(
-                    peer: try fields.identity("peer"),
-                    reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters) ?? "")
+                    try fields.peer("peer"),
+                    reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters))
             case "set_topic":
-                request = .setTopic(text: try fields.string("text", maxCharacters: ControlLimits.maxTopicCharacters))
+                request = .setTopic(try fields.string("text", maxCharacters: ControlLimits.maxTopicCharacters))
             case "end_room":
                 request = .endRoom(
-                    reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters) ?? "")
+                    reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters))
             case "chat":
                 request = .chat(
-                    text: try fields.string("text", maxCharacters: ControlLimits.maxChatCharacters),
-                    to: try readChatTarget(fields))
+                    try fields.string("text", maxCharacters: ControlLimits.maxChatCharacters),
+                    to: try readChatAudience(fields))
             case "leave": request = .leave
             default:
                 throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
@@ -94,16 +96,16 @@ public enum ControlCodec {
         }
         switch message.request {
         case .raiseHand, .lowerHand, .acceptInvite, .declineInvite, .stepDown, .leave: break
-        case .invite(let peer), .mutePeer(let peer): object["peer"] = .string(peer)
+        case .invite(let peer), .mutePeer(let peer): object["peer"] = .string(peer.rawValue)
         case .setRole(let peer, let role):
-            object["peer"] = .string(peer)
-            object["role"] = .string(role)
+            object["peer"] = .string(peer.rawValue)
+            object["role"] = .string(role.rawValue)
         case .setMute(let muted): object["muted"] = .bool(muted)
         case .remove(let peer, let reason):
-            object["peer"] = .string(peer)
-            object["reason"] = .string(reason)
+            object["peer"] = .string(peer.rawValue)
+            if let reason { object["reason"] = .string(reason) }
         case .setTopic(let text): object["text"] = .string(text)
-        case .endRoom(let reason): object["reason"] = .string(reason)
+        case .endRoom(let reason): if let reason { object["reason"] = .string(reason) }
         case .chat(let text, let to):
             object["text"] = .string(text)
             if let target = json(to) { object["to"] = target }
@@ -127,49 +129,56 @@ public enum ControlCodec {
         case .joined(let snapshot):
             object["protocol"] = .integer(snapshot.protocolVersion)
             object["room"] = .string(snapshot.room)
-            object["self"] = .string(snapshot.selfID)
+            object["self"] = .string(snapshot.selfID.rawValue)
             object["topic"] = .string(snapshot.topic)
             object["resumed"] = .bool(snapshot.resumed)
             object["peers"] = .array(snapshot.peers.map(json))
             object["chat"] = .array(snapshot.chat.map(json))
-            object["roles"] = .array(snapshot.roles.map(json))
+            object["roles"] = json(snapshot.roles)
         case .peerJoined(let peer):
             object["peer"] = json(peer)
         case .peersJoined(let peers):
             object["peers"] = .array(peers.map(json))
         case .peerLeft(let peer, let reason):
-            object["peer"] = .string(peer)
+            object["peer"] = .string(peer.rawValue)
             object["reason"] = .string(reason.rawValue)
+        case .peersLeft(let departures):
+            object["peers"] = .array(
+                departures.map {
+                    .object(JSONObject([("peer", .string($0.peer.rawValue)), ("reason", .string($0.reason.rawValue))]))
+                })
         case .roleChanged(let peer, let role, let by):
-            object["peer"] = .string(peer)
-            object["role"] = .string(role)
-            object["by"] = .string(by)
+            object["peer"] = .string(peer.rawValue)
+            object["role"] = .string(role.rawValue)
+            object["by"] = .string(by.rawValue)
         case .handRaised(let peer, let at):
-            object["peer"] = .string(peer)
+            object["peer"] = .string(peer.rawValue)
             object["at"] = .integer(at)
         case .handLowered(let peer, let by), .invited(let peer, let by), .inviteDeclined(let peer, let by),
             .askedToMute(let peer, let by):
-            object["peer"] = .string(peer)
-            object["by"] = .string(by)
+            object["peer"] = .string(peer.rawValue)
+            object["by"] = .string(by.rawValue)
         case .muteChanged(let peer, let muted, let by):
-            object["peer"] = .string(peer)
+            object["peer"] = .string(peer.rawValue)
             object["muted"] = .bool(muted)
-            object["by"] = .string(by)
+            object["by"] = .string(by.rawValue)
         case .speakers(let levels):
             object["levels"] = .array(
-                levels.map { .object(JSONObject([("peer", .string($0.peer)), ("level", .integer(Int64($0.level)))])) })
+                levels.map {
+                    .object(JSONObject([("peer", .string($0.peer.rawValue)), ("level", .integer(Int64($0.level)))]))
+                })
         case .chat(let chat):
             for member in jsonObject(chat).members { object[member.key] = member.value }
         case .removed(let peer, let by, let reason):
-            object["peer"] = .string(peer)
-            object["by"] = .string(by)
+            object["peer"] = .string(peer.rawValue)
+            object["by"] = .string(by.rawValue)
             object["reason"] = .string(reason)
         case .roomEnded(let by, let reason):
-            object["by"] = .string(by)
+            object["by"] = .string(by.rawValue)
             object["reason"] = .string(reason)
         case .topicChanged(let topic, let by):
             object["topic"] = .string(topic)
-            object["by"] = .string(by)
+            object["by"] = .string(by.rawValue)
         case .error(let code, let message, let id):
             object["code"] = .string(code.rawValue)
             object["message"] = .string(message)
@@ -194,7 +203,7 @@ public enum ControlCodec {
         output.append(contentsOf: #","protocol":\#(snapshot.protocolVersion),"room":"#.utf8)
         JSONValue.writeString(snapshot.room, into: &output)
         output.append(contentsOf: #","self":"#.utf8)
-        JSONValue.writeString(snapshot.selfID, into: &output)
+        JSONValue.writeString(snapshot.selfID.rawValue, into: &output)
         output.append(contentsOf: #","topic":"#.utf8)
         JSONValue.writeString(snapshot.topic, into: &output)
         output.append(
@@ -206,19 +215,20 @@ public enum ControlCodec {
         output.append(contentsOf: #"],"chat":"#.utf8)
         JSONValue.array(snapshot.chat.map(json)).write(into: &output)
         output.append(contentsOf: #","roles":"#.utf8)
-        JSONValue.array(snapshot.roles.map(json)).write(into: &output)
+        json(snapshot.roles).write(into: &output)
         output.append(UInt8(ascii: "}"))
         return output
     }
 
     /// Appends a peer's JSON, the same bytes as `json(peer).encoded`.
-    static func write(_ peer: WirePeer, into output: inout [UInt8]) {
+    static func write(_ announced: AnnouncedPeer, into output: inout [UInt8]) {
+        let peer = announced.peer
         output.append(contentsOf: #"{"id":"#.utf8)
-        JSONValue.writeString(peer.id, into: &output)
+        JSONValue.writeString(peer.id.rawValue, into: &output)
         output.append(contentsOf: #","name":"#.utf8)
         JSONValue.writeString(peer.name, into: &output)
         output.append(contentsOf: #","role":"#.utf8)
-        JSONValue.writeString(peer.role, into: &output)
+        JSONValue.writeString(peer.role.rawValue, into: &output)
         output.append(contentsOf: (peer.muted ? #","muted":true"# : #","muted":false"#).utf8)
         if let raised = peer.handRaisedAt {
             output.append(contentsOf: #","hand_raised_at":\#(raised)"#.utf8)
@@ -226,9 +236,9 @@ public enum ControlCodec {
             output.append(contentsOf: #","hand_raised_at":null"#.utf8)
         }
         output.append(contentsOf: #","joined_at":\#(peer.joinedAt),"level":\#(peer.level)"#.utf8)
-        if let invitedBy = peer.invitedBy {
+        if let invitedBy = announced.invitedBy {
             output.append(contentsOf: #","invited_by":"#.utf8)
-            JSONValue.writeString(invitedBy, into: &output)
+            JSONValue.writeString(invitedBy.rawValue, into: &output)
         }
         output.append(UInt8(ascii: "}"))
     }
@@ -244,12 +254,11 @@ public enum ControlCodec {
         case "joined":
             let peers = try fields.array("peers").map { value throws(ControlDecodeError) in try readPeer(value) }
             let chat = try fields.array("chat").map { value throws(ControlDecodeError) in try readChat(value) }
-            let roles = try fields.array("roles").map { value throws(ControlDecodeError) in try readRole(value) }
             event = .joined(
                 JoinedSnapshot(
                     room: try fields.string("room"), protocolVersion: try fields.integer("protocol"),
-                    selfID: try fields.string("self"), peers: peers, topic: try fields.string("topic"), chat: chat,
-                    roles: roles, resumed: try fields.bool("resumed")))
+                    selfID: try fields.peer("self"), peers: peers, topic: try fields.string("topic"), chat: chat,
+                    roles: try readRoles(try fields.array("roles")), resumed: try fields.bool("resumed")))
         case "peer_joined":
             event = .peerJoined(try readPeer(try fields.value("peer")))
         case "peers_joined":
@@ -257,43 +266,44 @@ public enum ControlCodec {
             guard !peers.isEmpty else { throw ControlDecodeError(.badRequest, "\"peers\" is empty") }
             event = .peersJoined(peers)
         case "peer_left":
-            let reasonText = try fields.string("reason")
-            guard let reason = LeaveReason(rawValue: reasonText) else {
-                throw ControlDecodeError(.badRequest, "unknown leave reason \"\(reasonText)\"")
+            event = .peerLeft(peer: try fields.peer("peer"), reason: try fields.leaveReason())
+        case "peers_left":
+            let departures = try fields.array("peers").map { value throws(ControlDecodeError) in
+                let departure = Fields(try objectValue(value, "peers"), stringLimit: serverStringLimit)
+                return Departure(try departure.peer("peer"), try departure.leaveReason())
             }
-            event = .peerLeft(peer: try fields.string("peer"), reason: reason)
+            guard !departures.isEmpty else { throw ControlDecodeError(.badRequest, "\"peers\" is empty") }
+            event = .peersLeft(departures)
         case "role_changed":
             event = .roleChanged(
-                peer: try fields.string("peer"), role: try fields.string("role"), by: try fields.string("by"))
+                peer: try fields.peer("peer"), role: RoleName(try fields.string("role")), by: try fields.actor())
         case "hand_raised":
-            event = .handRaised(peer: try fields.string("peer"), at: try fields.integer("at"))
+            event = .handRaised(peer: try fields.peer("peer"), at: try fields.integer("at"))
         case "hand_lowered":
-            event = .handLowered(peer: try fields.string("peer"), by: try fields.string("by"))
+            event = .handLowered(peer: try fields.peer("peer"), by: try fields.actor())
         case "mute_changed":
-            event = .muteChanged(
-                peer: try fields.string("peer"), muted: try fields.bool("muted"), by: try fields.string("by"))
+            event = .muteChanged(peer: try fields.peer("peer"), muted: try fields.bool("muted"), by: try fields.actor())
         case "speakers":
-            let levels = try fields.array("levels").map { value throws(ControlDecodeError) -> WireLevel in
+            let levels = try fields.array("levels").map { value throws(ControlDecodeError) -> SpeakerLevel in
                 let level = Fields(try objectValue(value, "levels"), stringLimit: serverStringLimit)
-                return WireLevel(
-                    peer: try level.string("peer"), level: Int(clamping: try level.integer("level", in: 0...100)))
+                return SpeakerLevel(
+                    peer: try level.peer("peer"), level: Int(clamping: try level.integer("level", in: 0...100)))
             }
             event = .speakers(levels: levels)
         case "chat":
             event = .chat(try readChat(.object(fields.object)))
         case "invited":
-            event = .invited(peer: try fields.string("peer"), by: try fields.string("by"))
+            event = .invited(peer: try fields.peer("peer"), by: try fields.actor())
         case "invite_declined":
-            event = .inviteDeclined(peer: try fields.string("peer"), by: try fields.string("by"))
+            event = .inviteDeclined(peer: try fields.peer("peer"), by: try fields.actor())
         case "asked_to_mute":
-            event = .askedToMute(peer: try fields.string("peer"), by: try fields.string("by"))
+            event = .askedToMute(peer: try fields.peer("peer"), by: try fields.actor())
         case "removed":
-            event = .removed(
-                peer: try fields.string("peer"), by: try fields.string("by"), reason: try fields.string("reason"))
+            event = .removed(peer: try fields.peer("peer"), by: try fields.actor(), reason: try fields.string("reason"))
         case "room_ended":
-            event = .roomEnded(by: try fields.string("by"), reason: try fields.string("reason"))
+            event = .roomEnded(by: try fields.actor(), reason: try fields.string("reason"))
         case "topic_changed":
-            event = .topicChanged(topic: try fields.string("topic"), by: try fields.string("by"))
+            event = .topicChanged(topic: try fields.string("topic"), by: try fields.actor())
         case "error":
             event = .error(
                 code: ErrorCode(rawValue: try fields.string("code")), message: try fields.string("message"),
@@ -312,47 +322,59 @@ public enum ControlCodec {
     // MARK: Parts
 
     /// The JSON form of a peer.
-    public static func json(_ peer: WirePeer) -> JSONValue {
+    public static func json(_ announced: AnnouncedPeer) -> JSONValue {
+        let peer = announced.peer
         var object = JSONObject()
-        object["id"] = .string(peer.id)
+        object["id"] = .string(peer.id.rawValue)
         object["name"] = .string(peer.name)
-        object["role"] = .string(peer.role)
+        object["role"] = .string(peer.role.rawValue)
         object["muted"] = .bool(peer.muted)
         object["hand_raised_at"] = peer.handRaisedAt.map { .integer($0) } ?? .null
         object["joined_at"] = .integer(peer.joinedAt)
         object["level"] = .integer(Int64(peer.level))
-        if let invitedBy = peer.invitedBy { object["invited_by"] = .string(invitedBy) }
+        if let invitedBy = announced.invitedBy { object["invited_by"] = .string(invitedBy.rawValue) }
         return .object(object)
     }
 
-    static func jsonObject(_ chat: WireChat) -> JSONObject {
+    static func jsonObject(_ chat: ChatMessage) -> JSONObject {
         var object = JSONObject()
-        object["from"] = .string(chat.from)
-        object["name"] = .string(chat.name)
+        object["from"] = .string(chat.from.rawValue)
+        object["name"] = .string(chat.fromName)
         object["text"] = .string(chat.text)
-        object["at"] = .integer(chat.at)
+        object["at"] = .integer(chat.sentAt)
         if let target = json(chat.to) { object["to"] = target }
         return object
     }
 
     /// The JSON form of a chat message.
-    public static func json(_ chat: WireChat) -> JSONValue {
+    public static func json(_ chat: ChatMessage) -> JSONValue {
         .object(jsonObject(chat))
     }
 
-    static func json(_ role: WireRole) -> JSONValue {
-        .object(
-            JSONObject([
-                ("name", .string(role.name)), ("label", .string(role.label)), ("rank", .integer(Int64(role.rank))),
-                ("on_stage", .bool(role.onStage)), ("permissions", .array(role.permissions.map { .string($0) })),
-            ]))
+    /// The role table as `joined` carries it: the roles in rank order, permissions in `Permission`'s order.
+    static func json(_ table: RoleTable) -> JSONValue {
+        .array(
+            table.roles.map { role in
+                .object(
+                    JSONObject([
+                        ("name", .string(role.name.rawValue)), ("label", .string(role.label)),
+                        ("rank", .integer(Int64(role.rank))), ("on_stage", .bool(role.onStage)),
+                        (
+                            "permissions",
+                            .array(
+                                Permission.allCases.filter { role.permissions.contains($0) }.map {
+                                    .string($0.rawValue)
+                                })
+                        ),
+                    ]))
+            })
     }
 
-    static func json(_ target: ChatTarget) -> JSONValue? {
-        switch target {
+    static func json(_ audience: ChatAudience) -> JSONValue? {
+        switch audience {
         case .everyone: nil
-        case .peer(let peer): .object(JSONObject([("peer", .string(peer))]))
-        case .role(let role): .object(JSONObject([("role", .string(role))]))
+        case .peer(let peer): .object(JSONObject([("peer", .string(peer.rawValue))]))
+        case .role(let role): .object(JSONObject([("role", .string(role.rawValue))]))
         }
     }
 
@@ -408,47 +430,62 @@ public enum ControlCodec {
         }
     }
 
-    static func readChatTarget(_ fields: Fields) throws(ControlDecodeError) -> ChatTarget {
+    static func readChatAudience(_ fields: Fields) throws(ControlDecodeError) -> ChatAudience {
         guard let value = fields.object["to"], value != .null else { return .everyone }
         let target = Fields(try objectValue(value, "to"))
         let peer = try target.optionalString("peer", maxBytes: ControlLimits.maxIdentityBytes)
         let role = try target.optionalString("role", maxBytes: ControlLimits.maxRoleBytes)
         switch (peer, role) {
-        case (let peer?, nil): return .peer(peer)
-        case (nil, let role?): return .role(role)
+        case (let peer?, nil): return .peer(PeerID(peer))
+        case (nil, let role?): return .role(RoleName(role))
         default: throw ControlDecodeError(.badRequest, "\"to\" must name either a \"peer\" or a \"role\"")
         }
     }
 
-    static func readPeer(_ value: JSONValue) throws(ControlDecodeError) -> WirePeer {
+    /// A peer object; `Peer` cleans the name and bounds the level as it does for any peer.
+    static func readPeer(_ value: JSONValue) throws(ControlDecodeError) -> AnnouncedPeer {
         let fields = Fields(try objectValue(value, "peer"), stringLimit: serverStringLimit)
-        return WirePeer(
-            id: try fields.string("id"), name: try fields.string("name"), role: try fields.string("role"),
+        let peer = Peer(
+            id: try fields.peer("id"), name: try fields.string("name"), role: RoleName(try fields.string("role")),
             muted: try fields.bool("muted"), handRaisedAt: try fields.optionalInteger("hand_raised_at"),
-            joinedAt: try fields.integer("joined_at"), level: Int(clamping: try fields.integer("level", in: 0...100)),
-            invitedBy: try fields.optionalString("invited_by"))
+            joinedAt: try fields.integer("joined_at"), level: Int(clamping: try fields.integer("level", in: 0...100)))
+        return AnnouncedPeer(peer, invitedBy: try fields.optionalString("invited_by").map(PeerID.init(rawValue:)))
     }
 
-    static func readChat(_ value: JSONValue) throws(ControlDecodeError) -> WireChat {
+    /// A chat message; `ChatMessage` cleans the name and the text as it does for any message.
+    static func readChat(_ value: JSONValue) throws(ControlDecodeError) -> ChatMessage {
         let fields = Fields(try objectValue(value, "chat"), stringLimit: serverStringLimit)
-        return WireChat(
-            from: try fields.string("from"), name: try fields.optionalString("name"), text: try fields.string("text"),
-            at: try fields.integer("at"),
-            to: try readChatTarget(fields))
+        let from = try fields.peer("from")
+        return ChatMessage(
+            from: from, fromName: try fields.optionalString("name") ?? from.rawValue, text: try fields.string("text"),
+            to: try readChatAudience(fields), sentAt: try fields.integer("at"))
     }
 
-    static func readRole(_ value: JSONValue) throws(ControlDecodeError) -> WireRole {
-        let fields = Fields(try objectValue(value, "roles"), stringLimit: serverStringLimit)
-        let permissions = try fields.array("permissions").map { value throws(ControlDecodeError) -> String in
-            guard case .string(let name) = value else {
-                throw ControlDecodeError(.badRequest, "\"permissions\" must hold strings")
+    /// The role table of a `joined`, checked by the rules of a `roles.json` file (`RoleTable(checking:)`), so a
+    /// client shows and checks exactly what the server enforces. A permission this version does not know is
+    /// skipped, as unknown fields are: a newer server may grant one, and it enforces it itself.
+    static func readRoles(_ values: [JSONValue]) throws(ControlDecodeError) -> RoleTable {
+        var definitions: [RoleDefinition] = []
+        for value in values {
+            let fields = Fields(try objectValue(value, "roles"), stringLimit: serverStringLimit)
+            var permissions: Set<Permission> = []
+            for permission in try fields.array("permissions") {
+                guard case .string(let name) = permission else {
+                    throw ControlDecodeError(.badRequest, "\"permissions\" must hold strings")
+                }
+                if let known = Permission(rawValue: name) { permissions.insert(known) }
             }
-            return name
+            definitions.append(
+                RoleDefinition(
+                    name: RoleName(try fields.string("name", maxBytes: ControlLimits.maxRoleBytes)),
+                    label: try fields.string("label"), rank: Int(clamping: try fields.integer("rank")),
+                    onStage: try fields.bool("on_stage"), permissions: permissions))
         }
-        return WireRole(
-            name: try fields.string("name"), label: try fields.string("label"),
-            rank: Int(clamping: try fields.integer("rank")), onStage: try fields.bool("on_stage"),
-            permissions: permissions)
+        do {
+            return try RoleTable(checking: definitions, source: "the server's role table")
+        } catch {
+            throw ControlDecodeError(.badRequest, error.description)
+        }
     }
 }
 
@@ -481,10 +518,25 @@ struct Fields {
         try string(key, maxBytes: maxCharacters * 4, maxCharacters: maxCharacters)
     }
 
-    func identity(_ key: String) throws(ControlDecodeError) -> String {
+    /// A peer's identity: 1 to 128 bytes.
+    func peer(_ key: String) throws(ControlDecodeError) -> PeerID {
         let text = try string(key, maxBytes: ControlLimits.maxIdentityBytes)
         guard !text.isEmpty else { throw ControlDecodeError(.badRequest, "the field \"\(key)\" is empty") }
-        return text
+        return PeerID(text)
+    }
+
+    /// Why a peer left (`reason`).
+    func leaveReason() throws(ControlDecodeError) -> LeaveReason {
+        let text = try string("reason")
+        guard let reason = LeaveReason(rawValue: text) else {
+            throw ControlDecodeError(.badRequest, "unknown leave reason \"\(text)\"")
+        }
+        return reason
+    }
+
+    /// Who made a change (`by`): an identity, or empty when the server made it itself.
+    func actor() throws(ControlDecodeError) -> PeerID {
+        PeerID(try string("by", maxBytes: ControlLimits.maxIdentityBytes))
     }
 
     func optionalString(_ key: String, maxBytes: Int? = nil) throws(ControlDecodeError) -> String? {

@@ -1,3 +1,5 @@
+import RoomCore
+
 /// The version of the JSON control protocol described in `docs/protocol.md`.
 public let controlProtocolVersion: Int64 = 1
 
@@ -32,33 +34,8 @@ public enum RequestID: Sendable, Hashable {
     case integer(Int64)
 }
 
-/// Who a chat message is for.
-public enum ChatTarget: Sendable, Hashable {
-    case everyone
-    /// One peer, by identity (the sender also receives a copy).
-    case peer(String)
-    /// Everyone currently holding a role (the sender also receives a copy).
-    case role(String)
-}
-
-/// A request a client sends to the server. Peers are named by identity (the token's `sub`).
-public enum WireRequest: Sendable, Equatable {
-    case raiseHand
-    case lowerHand
-    case invite(peer: String)
-    case acceptInvite
-    case declineInvite
-    case setRole(peer: String, role: String)
-    case stepDown
-    case setMute(muted: Bool)
-    case mutePeer(peer: String)
-    case remove(peer: String, reason: String)
-    case setTopic(text: String)
-    case endRoom(reason: String)
-    case chat(text: String, to: ChatTarget)
-    case leave
-
-    /// The value of the message's `type` field.
+extension ClientRequest {
+    /// The value of the message's `type` field, which is also the audit log's name for the action.
     public var typeName: String {
         switch self {
         case .raiseHand: "raise_hand"
@@ -85,85 +62,30 @@ public enum WireRequest: Sendable, Equatable {
     ]
 }
 
-/// A client's message: a request and its optional id.
+/// A client's message: RoomCore's request and its optional id. The request is the model's own type: the
+/// protocol has no second vocabulary for what a client may ask.
 public struct ClientMessage: Sendable, Equatable {
     /// Echoed in an `error` this request causes.
     public var id: RequestID?
     /// What the client asks for.
-    public var request: WireRequest
+    public var request: ClientRequest
 
     /// A message carrying `request`.
-    public init(_ request: WireRequest, id: RequestID? = nil) {
+    public init(_ request: ClientRequest, id: RequestID? = nil) {
         self.request = request
         self.id = id
     }
 }
 
-/// A peer as the server describes it.
-public struct WirePeer: Sendable, Equatable {
-    public var id: String
-    public var name: String
-    public var role: String
-    public var muted: Bool
-    /// When the hand was raised, in milliseconds since the Unix epoch; nil when it is down.
-    public var handRaisedAt: Int64?
-    public var joinedAt: Int64
-    /// The current audio level, 0–100.
-    public var level: Int
-    /// Who invited this peer to speak, while the invitation is pending.
-    public var invitedBy: String?
+/// A peer as the server announces it: RoomCore's `Peer`, and who invited it to speak while that invitation is
+/// pending (the peer object's `invited_by`), which the room keeps beside its peers rather than on them.
+public struct AnnouncedPeer: Sendable, Equatable {
+    public var peer: Peer
+    public var invitedBy: PeerID?
 
-    public init(
-        id: String, name: String, role: String, muted: Bool = true, handRaisedAt: Int64? = nil, joinedAt: Int64,
-        level: Int = 0, invitedBy: String? = nil
-    ) {
-        self.id = id
-        self.name = name
-        self.role = role
-        self.muted = muted
-        self.handRaisedAt = handRaisedAt
-        self.joinedAt = joinedAt
-        self.level = level
+    public init(_ peer: Peer, invitedBy: PeerID? = nil) {
+        self.peer = peer
         self.invitedBy = invitedBy
-    }
-}
-
-/// A chat message as the server relays and stores it.
-public struct WireChat: Sendable, Equatable {
-    /// The sender's identity.
-    public var from: String
-    /// The sender's display name when it was sent, so the line reads well after the sender left.
-    public var name: String
-    public var text: String
-    /// When the server accepted it, in milliseconds since the Unix epoch.
-    public var at: Int64
-    public var to: ChatTarget
-
-    public init(from: String, name: String? = nil, text: String, at: Int64, to: ChatTarget = .everyone) {
-        self.from = from
-        self.name = name ?? from
-        self.text = text
-        self.at = at
-        self.to = to
-    }
-}
-
-/// One role of the room's role table, as a joiner learns it.
-public struct WireRole: Sendable, Equatable {
-    public var name: String
-    public var label: String
-    /// Lower is higher standing; peers act only on peers of higher rank numbers.
-    public var rank: Int
-    public var onStage: Bool
-    /// Permission names in snake case (`publish_audio`, `raise_hand`, …).
-    public var permissions: [String]
-
-    public init(name: String, label: String, rank: Int, onStage: Bool, permissions: [String]) {
-        self.name = name
-        self.label = label
-        self.rank = rank
-        self.onStage = onStage
-        self.permissions = permissions
     }
 }
 
@@ -173,18 +95,19 @@ public struct JoinedSnapshot: Sendable, Equatable {
     /// The protocol version the server speaks.
     public var protocolVersion: Int64
     /// The joiner's own identity; the joiner is also in `peers`.
-    public var selfID: String
-    public var peers: [WirePeer]
+    public var selfID: PeerID
+    public var peers: [AnnouncedPeer]
     public var topic: String
     /// The last chat messages (at most 200) this peer may read, oldest first.
-    public var chat: [WireChat]
-    public var roles: [WireRole]
+    public var chat: [ChatMessage]
+    /// The server's role table, checked on arrival by the same rules as a `roles.json` file.
+    public var roles: RoleTable
     /// True when the server restored the joiner's role from a connection that dropped less than 60 s ago.
     public var resumed: Bool
 
     public init(
-        room: String, protocolVersion: Int64 = controlProtocolVersion, selfID: String, peers: [WirePeer],
-        topic: String, chat: [WireChat], roles: [WireRole], resumed: Bool
+        room: String, protocolVersion: Int64 = controlProtocolVersion, selfID: PeerID, peers: [AnnouncedPeer],
+        topic: String, chat: [ChatMessage], roles: RoleTable, resumed: Bool
     ) {
         self.room = room
         self.protocolVersion = protocolVersion
@@ -203,6 +126,17 @@ public enum LeaveReason: String, Sendable, Equatable, CaseIterable {
     case left
     /// The connection dropped or timed out.
     case disconnected
+}
+
+/// A peer who left, and why: one entry of `peers_left`.
+public struct Departure: Sendable, Equatable {
+    public var peer: PeerID
+    public var reason: LeaveReason
+
+    public init(_ peer: PeerID, _ reason: LeaveReason) {
+        self.peer = peer
+        self.reason = reason
+    }
 }
 
 /// The code of an `error` message. Unknown codes from a newer server are kept as they are.
@@ -235,32 +169,40 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let roomFull = ErrorCode(rawValue: "room_full")
     /// The server failed; the request may be retried.
     public static let `internal` = ErrorCode(rawValue: "internal")
+    /// The request took effect in the room, but the server could not save it (a full disk, say): it is lost if
+    /// the server stops before it can write again.
+    public static let notSaved = ErrorCode(rawValue: "not_saved")
 }
 
-/// Something the server tells a client.
+/// Something the server tells a client: the protocol's event messages, each carrying RoomCore's values
+/// (identities, roles, peers, chat, levels), so the wire adds only its framing and the facts RoomCore's client
+/// state has no place for (why a peer left, who is invited, the request id of an error).
 public enum WireEvent: Sendable, Equatable {
     case joined(JoinedSnapshot)
-    case peerJoined(WirePeer)
+    case peerJoined(AnnouncedPeer)
     /// Several joins announced at once, in order; with `seq` S and k peers, the i-th (from 0) has number
     /// S − k + 1 + i. The server sends it when people join faster than it announces them one by one.
-    case peersJoined([WirePeer])
-    case peerLeft(peer: String, reason: LeaveReason)
-    case roleChanged(peer: String, role: String, by: String)
-    case handRaised(peer: String, at: Int64)
-    case handLowered(peer: String, by: String)
-    case muteChanged(peer: String, muted: Bool, by: String)
+    case peersJoined([AnnouncedPeer])
+    case peerLeft(peer: PeerID, reason: LeaveReason)
+    /// Several departures announced at once, in order, numbered as in `peersJoined`. The server sends it when
+    /// people leave faster than it announces them one by one (a crowd timing out together).
+    case peersLeft([Departure])
+    case roleChanged(peer: PeerID, role: RoleName, by: PeerID)
+    case handRaised(peer: PeerID, at: Timestamp)
+    case handLowered(peer: PeerID, by: PeerID)
+    case muteChanged(peer: PeerID, muted: Bool, by: PeerID)
     /// Current audio levels, 0–100, of the peers whose level changed.
-    case speakers(levels: [WireLevel])
-    case chat(WireChat)
-    case invited(peer: String, by: String)
+    case speakers(levels: [SpeakerLevel])
+    case chat(ChatMessage)
+    case invited(peer: PeerID, by: PeerID)
     /// Sent to the inviter only.
-    case inviteDeclined(peer: String, by: String)
+    case inviteDeclined(peer: PeerID, by: PeerID)
     /// Sent to the muted peer only, so its client turns the microphone off.
-    case askedToMute(peer: String, by: String)
+    case askedToMute(peer: PeerID, by: PeerID)
     /// Sent to everyone; the removed peer's connection is closed right after.
-    case removed(peer: String, by: String, reason: String)
-    case roomEnded(by: String, reason: String)
-    case topicChanged(topic: String, by: String)
+    case removed(peer: PeerID, by: PeerID, reason: String)
+    case roomEnded(by: PeerID, reason: String)
+    case topicChanged(topic: String, by: PeerID)
     case error(code: ErrorCode, message: String, id: RequestID?)
 
     /// The value of the message's `type` field.
@@ -270,6 +212,7 @@ public enum WireEvent: Sendable, Equatable {
         case .peerJoined: "peer_joined"
         case .peersJoined: "peers_joined"
         case .peerLeft: "peer_left"
+        case .peersLeft: "peers_left"
         case .roleChanged: "role_changed"
         case .handRaised: "hand_raised"
         case .handLowered: "hand_lowered"
@@ -284,18 +227,6 @@ public enum WireEvent: Sendable, Equatable {
         case .topicChanged: "topic_changed"
         case .error: "error"
         }
-    }
-}
-
-/// One peer's audio level in a `speakers` event.
-public struct WireLevel: Sendable, Equatable {
-    public var peer: String
-    /// 0 (silent) to 100 (loudest).
-    public var level: Int
-
-    public init(peer: String, level: Int) {
-        self.peer = peer
-        self.level = level
     }
 }
 

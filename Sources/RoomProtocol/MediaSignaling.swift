@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// The media messages of the control protocol (see docs/media.md): how a client learns where to send audio,
 /// with which SSRC and keys, and how it tells the server which path its media takes.
 public enum MediaSignal: Sendable, Equatable {

@@ -3,14 +3,20 @@ import RoomCore
 /// The one rule for the strings a client takes from a server: a hostile server (or anyone between it and a
 /// `ws://` client) must not be able to drive the person's terminal.
 ///
-/// The server cleans what it relays, but a client cannot trust that, so it cleans every string of every server
-/// message, close reason and connection error where it first decodes them (`RoomSession`), before anything
-/// prints, draws or stores them. Text a person reads (names, topics, reasons, chat, error messages) follows
-/// `DisplayName.sanitizeLine`: no control characters (so no escape sequences, no raw newlines, no carriage
-/// returns), no bidirectional controls or invisible spaces, one space for any run of whitespace, trimmed, and cut
-/// to its limit. Identifiers (identities, role and permission names, codes, the room) lose the same characters
-/// but keep their spaces, and are cut to their byte limit on a character boundary, so that the same identity is
-/// cleaned the same way wherever it appears. A string that is already clean comes through unchanged.
+/// The server cleans what it relays, but a client cannot trust that, so every string of every server message,
+/// close reason and connection error is cleaned before anything prints, draws or stores it. Text a person reads
+/// (names, topics, reasons, chat, labels, error messages) follows `DisplayName.sanitizeLine`: no control
+/// characters (so no escape sequences, no raw newlines, no carriage returns), no bidirectional controls or
+/// invisible spaces, one space for any run of whitespace, trimmed, and cut to its limit. Identifiers (identities,
+/// role names, codes, the room) lose the same characters but keep their spaces, and are cut to their byte limit on
+/// a character boundary, so that the same identity is cleaned the same way wherever it appears. A string that is
+/// already clean comes through unchanged.
+///
+/// Each string is cleaned once, by one rule. RoomCore's `Peer` and `ChatMessage` clean their names and text with
+/// `DisplayName`'s rule when they are made, and the decoder makes them, so those are clean when a message is
+/// decoded; the `sanitized` forms below clean everything else (identities, roles, the room, topics, reasons,
+/// labels, errors, media strings) and leave names and chat text alone. `RoomSession` applies them to everything it
+/// delivers (docs/protocol.md, "What clients do with the server's text").
 public enum ServerText {
     /// The longest error message kept, in characters.
     public static let maxMessageCharacters = 300
@@ -23,8 +29,7 @@ public enum ServerText {
 
     /// A line a person reads, cut to `maxCharacters` grapheme clusters.
     public static func line(_ raw: String, maxCharacters: Int) -> String {
-        if isPlainLine(raw, maxCharacters: maxCharacters) { return raw }
-        return DisplayName.sanitizeLine(raw, maxGraphemes: maxCharacters)
+        DisplayName.sanitizeLine(raw, maxGraphemes: maxCharacters)
     }
 
     /// A display name; `fallback` (the identity, already cleaned) when nothing readable is left.
@@ -62,47 +67,29 @@ public enum ServerText {
         identifier(raw, maxBytes: ControlLimits.maxRoleBytes)
     }
 
+    /// A peer's identity, as a `PeerID`. An identity with nothing left after cleaning becomes U+FFFD, so that every
+    /// peer still has one and a message naming it can be read again.
+    public static func peer(_ raw: PeerID) -> PeerID {
+        let cleaned = identity(raw.rawValue)
+        return cleaned.isEmpty ? PeerID(replacement) : PeerID(cleaned)
+    }
+
+    /// Who made a change: an identity, or empty when the server made it itself (so empty stays empty).
+    public static func actor(_ raw: PeerID) -> PeerID {
+        raw.rawValue.isEmpty ? raw : peer(raw)
+    }
+
+    /// A role's name, as a `RoleName`.
+    public static func role(_ raw: RoleName) -> RoleName {
+        RoleName(role(raw.rawValue))
+    }
+
+    /// What an identity with nothing readable left becomes.
+    public static let replacement = "\u{FFFD}"
+
     /// A close frame's reason.
     public static func closeReason(_ raw: String) -> String {
         line(raw, maxCharacters: ControlLimits.maxReasonCharacters)
-    }
-
-    /// Text the rules give back unchanged, found without building anything: no more bytes than characters allowed
-    /// (so no more clusters), single spaces between words and none at the ends, and only scalars that are a
-    /// cluster of their own and are never dropped (no control, format or combining character, skin tone, regional
-    /// indicator, Hangul jamo or other joining sign). Most names and lines are such.
-    static func isPlainLine(_ raw: String, maxCharacters: Int) -> Bool {
-        guard raw.utf8.count <= maxCharacters else { return false }
-        var previousIsSpace = true
-        for scalar in raw.unicodeScalars {
-            let value = scalar.value
-            if value == 0x20 {
-                if previousIsSpace { return false }
-                previousIsSpace = true
-                continue
-            }
-            previousIsSpace = false
-            if value > 0x20 && value < 0x7F { continue }
-            if value < 0xA0 { return false }
-            switch value {
-            // Hangul jamo, regional indicators, skin tones, and the letters and signs outside the categories below
-            // that join a neighbour's cluster (found by trying every scalar beside a letter and itself).
-            case 0x1100...0x11FF, 0xA960...0xA97F, 0xD7B0...0xD7FF, 0x1F1E6...0x1F1FF, 0x1F3FB...0x1F3FF, 0x0D4E,
-                0x0E33, 0x0EB3, 0xFF9E, 0xFF9F, 0x111C2, 0x111C3, 0x113D1, 0x1193F, 0x11941, 0x11A84...0x11A89,
-                0x11D46, 0x11F02:
-                return false
-            default: break
-            }
-            let properties = scalar.properties
-            if properties.isWhitespace { return false }
-            switch properties.generalCategory {
-            case .control, .format, .nonspacingMark, .spacingMark, .enclosingMark, .lineSeparator,
-                .paragraphSeparator, .surrogate, .unassigned:
-                return false
-            default: break
-            }
-        }
-        return !previousIsSpace || raw.isEmpty
     }
 }
 
@@ -116,7 +103,7 @@ extension ServerMessage {
 extension WireEvent {
     /// The event with every string cleaned by `ServerText`'s rules.
     public var sanitized: WireEvent {
-        let id = ServerText.identity
+        let id = ServerText.peer
         switch self {
         case .joined(let snapshot):
             return .joined(
@@ -125,32 +112,35 @@ extension WireEvent {
                     protocolVersion: snapshot.protocolVersion, selfID: id(snapshot.selfID),
                     peers: snapshot.peers.map(\.sanitized),
                     topic: ServerText.line(snapshot.topic, maxCharacters: ControlLimits.maxTopicCharacters),
-                    chat: snapshot.chat.map(\.sanitized), roles: snapshot.roles.map(\.sanitized),
-                    resumed: snapshot.resumed))
+                    chat: snapshot.chat.map(\.sanitized), roles: snapshot.roles.sanitized, resumed: snapshot.resumed))
         case .peerJoined(let peer): return .peerJoined(peer.sanitized)
         case .peersJoined(let peers): return .peersJoined(peers.map(\.sanitized))
         case .peerLeft(let peer, let reason): return .peerLeft(peer: id(peer), reason: reason)
+        case .peersLeft(let departures): return .peersLeft(departures.map { Departure(id($0.peer), $0.reason) })
         case .roleChanged(let peer, let role, let by):
-            return .roleChanged(peer: id(peer), role: ServerText.role(role), by: id(by))
+            return .roleChanged(peer: id(peer), role: ServerText.role(role), by: ServerText.actor(by))
         case .handRaised(let peer, let at): return .handRaised(peer: id(peer), at: at)
-        case .handLowered(let peer, let by): return .handLowered(peer: id(peer), by: id(by))
-        case .muteChanged(let peer, let muted, let by): return .muteChanged(peer: id(peer), muted: muted, by: id(by))
+        case .handLowered(let peer, let by): return .handLowered(peer: id(peer), by: ServerText.actor(by))
+        case .muteChanged(let peer, let muted, let by):
+            return .muteChanged(peer: id(peer), muted: muted, by: ServerText.actor(by))
         case .speakers(let levels):
-            return .speakers(levels: levels.map { WireLevel(peer: id($0.peer), level: $0.level) })
+            return .speakers(levels: levels.map { SpeakerLevel(peer: id($0.peer), level: $0.level) })
         case .chat(let chat): return .chat(chat.sanitized)
-        case .invited(let peer, let by): return .invited(peer: id(peer), by: id(by))
-        case .inviteDeclined(let peer, let by): return .inviteDeclined(peer: id(peer), by: id(by))
-        case .askedToMute(let peer, let by): return .askedToMute(peer: id(peer), by: id(by))
+        case .invited(let peer, let by): return .invited(peer: id(peer), by: ServerText.actor(by))
+        case .inviteDeclined(let peer, let by): return .inviteDeclined(peer: id(peer), by: ServerText.actor(by))
+        case .askedToMute(let peer, let by): return .askedToMute(peer: id(peer), by: ServerText.actor(by))
         case .removed(let peer, let by, let reason):
             return .removed(
-                peer: id(peer), by: id(by),
+                peer: id(peer), by: ServerText.actor(by),
                 reason: ServerText.line(reason, maxCharacters: ControlLimits.maxReasonCharacters))
         case .roomEnded(let by, let reason):
             return .roomEnded(
-                by: id(by), reason: ServerText.line(reason, maxCharacters: ControlLimits.maxReasonCharacters))
+                by: ServerText.actor(by),
+                reason: ServerText.line(reason, maxCharacters: ControlLimits.maxReasonCharacters))
         case .topicChanged(let topic, let by):
             return .topicChanged(
-                topic: ServerText.line(topic, maxCharacters: ControlLimits.maxTopicCharacters), by: id(by))
+                topic: ServerText.line(topic, maxCharacters: ControlLimits.maxTopicCharacters), by: ServerText.actor(by)
+            )
         case .error(let code, let message, let requestID):
             let cleanID: RequestID? =
                 switch requestID {
@@ -164,40 +154,55 @@ extension WireEvent {
     }
 }
 
-extension WirePeer {
-    /// The peer with its identity, name, role and inviter cleaned; a name with nothing readable left becomes the
-    /// identity, as the server does.
-    public var sanitized: WirePeer {
-        let cleanID = ServerText.identity(id)
-        return WirePeer(
-            id: cleanID, name: ServerText.name(name, fallback: cleanID), role: ServerText.role(role), muted: muted,
-            handRaisedAt: handRaisedAt, joinedAt: joinedAt, level: level, invitedBy: invitedBy.map(ServerText.identity))
+extension AnnouncedPeer {
+    /// The peer cleaned (`Peer.sanitized`) and its inviter's identity cleaned.
+    public var sanitized: AnnouncedPeer {
+        AnnouncedPeer(peer.sanitized, invitedBy: invitedBy.map(ServerText.peer))
     }
 }
 
-extension WireChat {
-    /// The chat line with its sender, name, text and audience cleaned.
-    public var sanitized: WireChat {
-        let sender = ServerText.identity(from)
-        let audience: ChatTarget =
+extension Peer {
+    /// The peer with its identity and role cleaned. Its name was cleaned when the peer was made (`Peer.init`
+    /// applies `DisplayName`'s rule, the one `ServerText.line` is), so it is not cleaned again; a name with nothing
+    /// readable left becomes the identity, as the server does.
+    public var sanitized: Peer {
+        let cleanID = ServerText.peer(id)
+        var peer =
+            cleanID == id
+            ? self
+            : Peer(
+                id: cleanID, name: name, role: role, muted: muted, handRaisedAt: handRaisedAt, joinedAt: joinedAt,
+                level: level, metadata: metadata)
+        peer.role = ServerText.role(role)
+        if peer.name.isEmpty { peer.name = ServerText.name(cleanID.rawValue, fallback: ServerText.replacement) }
+        return peer
+    }
+}
+
+extension ChatMessage {
+    /// The message with its sender and audience cleaned. Its name and text were cleaned when the message was made
+    /// (`ChatMessage.init`); a name with nothing readable left becomes the sender's identity.
+    public var sanitized: ChatMessage {
+        var message = self
+        message.from = ServerText.peer(from)
+        message.to =
             switch to {
             case .everyone: .everyone
-            case .peer(let peer): .peer(ServerText.identity(peer))
+            case .peer(let peer): .peer(ServerText.peer(peer))
             case .role(let role): .role(ServerText.role(role))
             }
-        return WireChat(
-            from: sender, name: ServerText.name(name, fallback: sender),
-            text: ServerText.line(text, maxCharacters: ControlLimits.maxChatCharacters), at: at, to: audience)
+        if message.fromName.isEmpty {
+            message.fromName = ServerText.name(message.from.rawValue, fallback: ServerText.replacement)
+        }
+        return message
     }
 }
 
-extension WireRole {
-    /// The role with its name, label and permission names cleaned.
-    public var sanitized: WireRole {
-        WireRole(
-            name: ServerText.role(name), label: ServerText.line(label, maxCharacters: ServerText.maxLabelCharacters),
-            rank: rank, onStage: onStage,
-            permissions: permissions.map { ServerText.identifier($0, maxBytes: ServerText.maxCodeBytes) })
+extension RoleTable {
+    /// The table with its labels cleaned. Role names need nothing: the decoder checked them against the role
+    /// table's rules (lowercase letters, digits, `-` and `_`), and permissions are RoomCore's own.
+    public var sanitized: RoleTable {
+        relabeled { ServerText.line($0.label, maxCharacters: ServerText.maxLabelCharacters) }
     }
 }
 

@@ -1,4 +1,5 @@
 import RoomCore
+import StrictJSON
 
 /// What a room token says about its bearer: the claims of an HS256 JSON Web Token (RFC 7519).
 ///

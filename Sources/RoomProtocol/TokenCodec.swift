@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// HMAC-SHA256 of a message under the server's secret, supplied by an adapter (the `Crypto` target) so that this
 /// pure target never links a C library. Returns `nil` if the underlying library fails.
 public typealias TokenAuthenticator = (_ message: [UInt8]) -> [UInt8]?

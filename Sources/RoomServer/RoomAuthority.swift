@@ -60,22 +60,47 @@ public enum CloseReason: String, Sendable, Equatable {
     }
 }
 
-/// A change the runtime writes to the database.
+/// A change the persistence queue writes to the database.
 public enum StoreChange: Sendable, Equatable {
     case topic(String)
     /// The room ended with this reason.
     case ended(reason: String)
     /// A host's join opened the ended room again.
     case reopened
-    /// A chat message and its sender's name at the time.
-    case chat(WireChat, fromName: String)
+    /// A chat message, with its sender's name at the time.
+    case chat(ChatMessage)
     case audit(AuditEntry)
     /// A peer left: remember its role for a reconnect within the grace period.
     case departed(PeerID, role: RoleName, at: Timestamp)
+    /// A peer in the room holds a role other than its token's (moved by a moderator, stepped down, accepted an
+    /// invitation, or given back its role on return): kept so that a crash of the server does not lose it.
+    case roleHeld(PeerID, role: RoleName, at: Timestamp)
+    /// A removed peer's role is forgotten: it does not come back with it.
+    case roleForgotten(PeerID)
 }
 
-/// What the room decided about one request or happening. A refusal has only `error` set.
+/// A peer's publish gate, set again: whether its audio may be forwarded (its role may publish and it is not
+/// muted).
+public struct GateChange: Sendable, Equatable {
+    public var peer: PeerID
+    public var open: Bool
+
+    public init(_ peer: PeerID, open: Bool) {
+        self.peer = peer
+        self.open = open
+    }
+}
+
+/// What the room decided about one request or happening: everything that follows from it, so that whoever
+/// carries it out (media, connections, the database) needs nothing else from the room. A refusal has only
+/// `error` set.
+///
+/// It is carried out in a fixed order: `changes` are committed to the store first (nothing is announced before
+/// it is durable), then `gates` (a demoted or muted speaker is cut off before anyone hears of it), then
+/// `deliveries` in order, then `closes`.
 public struct Outcome: Sendable, Equatable {
+    /// Publish gates to set, for peers whose role or mute changed (and for a joiner).
+    public var gates: [GateChange] = []
     public var deliveries: [Delivery] = []
     public var changes: [StoreChange] = []
     /// Connections to close after the deliveries are sent.
@@ -86,8 +111,9 @@ public struct Outcome: Sendable, Equatable {
     public init() {}
 
     public static func == (lhs: Outcome, rhs: Outcome) -> Bool {
-        lhs.deliveries == rhs.deliveries && lhs.changes == rhs.changes && lhs.error == rhs.error
-            && lhs.closes.map(\.peer) == rhs.closes.map(\.peer) && lhs.closes.map(\.reason) == rhs.closes.map(\.reason)
+        lhs.gates == rhs.gates && lhs.deliveries == rhs.deliveries && lhs.changes == rhs.changes
+            && lhs.error == rhs.error && lhs.closes.map(\.peer) == rhs.closes.map(\.peer)
+            && lhs.closes.map(\.reason) == rhs.closes.map(\.reason)
     }
 }
 
@@ -99,11 +125,12 @@ public enum JoinResult: Sendable, Equatable {
     case refused(CloseReason)
 }
 
-/// A room's state on the server and the rules that change it.
+/// A room's state on the server and the rules that change it: the one place that checks and then acts.
 ///
-/// Pure and synchronous: the runtime passes the time in and performs the deliveries, closes and store changes
-/// an `Outcome` lists. Every request is checked first (the role table's rank and permission rules, then the
-/// room's state) and acted on second; a refusal changes nothing.
+/// Pure and synchronous: the caller passes the time in, and every change comes back as an `Outcome` whose
+/// events are already numbered (`seq`). Every request is checked first (the role table's rank and permission
+/// rules, then the room's state) and acted on second; a refusal changes nothing. Media, connections and the
+/// database only consume outcomes (see `LocalRooms`), so they never decide anything about a room.
 public struct RoomAuthority: Sendable {
     /// How long a departed peer's role is kept for a reconnect.
     public static let reconnectGrace: Timestamp = 60_000
@@ -123,17 +150,21 @@ public struct RoomAuthority: Sendable {
     /// Pending invitations of peers whose connection dropped, given back if they return within the grace.
     var heldInvitations: [PeerID: PeerID] = [:]
     /// The last chat messages, oldest first.
-    public private(set) var chat: [WireChat]
+    public private(set) var chat: [ChatMessage]
     /// Identities removed since the room was last opened.
     public private(set) var removedIdentities: Set<PeerID> = []
     /// Roles of peers who left recently, for reconnects.
     public private(set) var departed: [PeerID: (role: RoleName, at: Timestamp)]
     /// Join order, so snapshots list peers stably.
     private var order: [PeerID] = []
+    /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
+    /// costs time linear in its size.
+    private var departedPruneThreshold = 1024
 
     /// A room as loaded from the store (or new).
     public init(
-        name: String, roles: RoleTable, topic: String = "", ended: Bool = false, seq: Int64 = 0, chat: [WireChat] = [],
+        name: String, roles: RoleTable, topic: String = "", ended: Bool = false, seq: Int64 = 0,
+        chat: [ChatMessage] = [],
         departed: [PeerID: (role: RoleName, at: Timestamp)] = [:], maxPeers: Int = RoomAuthority.defaultMaxPeers
     ) {
         self.name = name
@@ -160,14 +191,16 @@ public struct RoomAuthority: Sendable {
 
     // MARK: Joining and leaving
 
-    /// A peer with a verified token joins. `role` is the token's role, which must be in the table.
-    /// `remembered` is the role a store kept for this identity when it left less than 60 s ago, for the case
-    /// where this room was loaded after the peer left (a server restart).
+    /// A peer with a verified token joins. `role` is the token's role, which must be in the table. A peer who
+    /// left less than 60 s ago (by `departed`, which a room loaded after a restart gets from the store) gets its
+    /// role back.
     public mutating func join(
-        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, remembered: RoleName? = nil
+        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp
     ) -> JoinResult {
         if let present = peers[id] {
-            return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: Outcome(), replaced: true)
+            var outcome = Outcome()
+            outcome.gates.append(gate(present.id))
+            return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: outcome, replaced: true)
         }
         if removedIdentities.contains(id) { return .refused(.removed) }
         var outcome = Outcome()
@@ -181,15 +214,13 @@ public struct RoomAuthority: Sendable {
         guard peers.count < maxPeers else { return .refused(.roomFull) }
         var role = tokenRole
         var resumed = false
-        if let previous = departed.removeValue(forKey: id) {
-            if now - previous.at <= Self.reconnectGrace, roles.contains(previous.role) {
-                role = previous.role
-                resumed = true
-            }
-        } else if let remembered, roles.contains(remembered) {
-            role = remembered
+        if let previous = departed.removeValue(forKey: id), now - previous.at <= Self.reconnectGrace,
+            roles.contains(previous.role)
+        {
+            role = previous.role
             resumed = true
         }
+        if resumed, role != tokenRole { outcome.changes.append(.roleHeld(id, role: role, at: now)) }
         let sanitized = DisplayName.sanitize(rawName)
         let peer = Peer(
             id: id, name: sanitized.isEmpty ? id.rawValue : sanitized, role: role, muted: true, joinedAt: now)
@@ -201,30 +232,53 @@ public struct RoomAuthority: Sendable {
         {
             invitations[id] = inviter
         }
-        outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(wire(peer)))))
+        outcome.gates.append(gate(id))
+        outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(announced(peer)))))
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
     }
 
     /// A peer's connection went away: it asked to (`left`) or dropped (`disconnected`).
     public mutating func leave(_ id: PeerID, reason: LeaveReason, now: Timestamp) -> Outcome {
-        guard let peer = peers.removeValue(forKey: id) else { return Outcome() }
-        order.removeAll { $0 == id }
-        if let inviter = invitations.removeValue(forKey: id), reason == .disconnected {
-            heldInvitations[id] = inviter
-        }
-        departed[id] = (peer.role, now)
-        pruneDeparted(now: now)
+        leave([Departure(id, reason)], now: now)
+    }
+
+    /// Peers' connections went away together (a crowd timing out at once): one announcement for all of them,
+    /// `peers_left` when there are several, and one pass over the room, so the cost is linear in the room
+    /// however many leave. Peers not in the room are skipped.
+    public mutating func leave(_ departures: [Departure], now: Timestamp) -> Outcome {
         var outcome = Outcome()
-        outcome.changes.append(.departed(id, role: peer.role, at: now))
-        outcome.deliveries.append(Delivery(to: .everyone, next(.peerLeft(peer: id.rawValue, reason: reason))))
+        var gone: [Departure] = []
+        for departure in departures {
+            let id = departure.peer
+            guard let peer = peers.removeValue(forKey: id) else { continue }
+            if let inviter = invitations.removeValue(forKey: id), departure.reason == .disconnected {
+                heldInvitations[id] = inviter
+            }
+            departed[id] = (peer.role, now)
+            outcome.changes.append(.departed(id, role: peer.role, at: now))
+            gone.append(departure)
+        }
+        guard let single = gone.first else { return outcome }
+        if gone.count == 1 {
+            order.removeAll { $0 == single.peer }
+            outcome.deliveries.append(
+                Delivery(to: .everyone, next(.peerLeft(peer: single.peer, reason: single.reason))))
+        } else {
+            let leaving = Set(gone.map(\.peer))
+            order.removeAll { leaving.contains($0) }
+            // One number per departure, as `peers_joined` does, so the room's numbering stays one per event.
+            seq += Int64(gone.count)
+            outcome.deliveries.append(Delivery(to: .everyone, ServerMessage(.peersLeft(gone), seq: seq)))
+        }
+        pruneDeparted(now: now)
         return outcome
     }
 
     mutating func pruneDeparted(now: Timestamp) {
-        if departed.count > 1024 {
-            departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
-            heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
-        }
+        guard departed.count > departedPruneThreshold else { return }
+        departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
+        heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
+        departedPruneThreshold = max(1024, departed.count * 2)
     }
 
     /// The joined snapshot for one peer.
@@ -233,13 +287,13 @@ public struct RoomAuthority: Sendable {
         let visible = chat.filter { message in
             switch message.to {
             case .everyone: true
-            case .peer(let to): to == id.rawValue || message.from == id.rawValue
-            case .role(let to): to == role?.rawValue || message.from == id.rawValue
+            case .peer(let to): to == id || message.from == id
+            case .role(let to): to == role || message.from == id
             }
         }
         let snapshot = JoinedSnapshot(
-            room: name, selfID: id.rawValue, peers: order.compactMap { peers[$0].map(wire) }, topic: topic,
-            chat: visible, roles: roles.roles.map(wire), resumed: resumed)
+            room: name, selfID: id, peers: order.compactMap { peers[$0].map(announced) }, topic: topic,
+            chat: visible, roles: roles, resumed: resumed)
         return ServerMessage(.joined(snapshot), seq: seq)
     }
 
@@ -306,64 +360,67 @@ public struct RoomAuthority: Sendable {
     mutating func act(_ request: ClientRequest, actor: Peer, target: Peer?, now: Timestamp) -> Outcome {
         var outcome = Outcome()
         let actorID = actor.id
-        func audit(_ action: String, _ target: PeerID? = nil, _ detail: String = "") {
+        func audit(_ target: PeerID? = nil, _ detail: String = "") {
             outcome.changes.append(
-                .audit(AuditEntry(at: now, actor: actorID, action: action, target: target, detail: detail)))
+                .audit(AuditEntry(at: now, actor: actorID, action: request.typeName, target: target, detail: detail)))
         }
         switch request {
         case .raiseHand:
             peers[actorID]?.handRaisedAt = now
-            broadcast(.handRaised(peer: actorID.rawValue, at: now), into: &outcome)
+            broadcast(.handRaised(peer: actorID, at: now), into: &outcome)
         case .lowerHand:
             peers[actorID]?.handRaisedAt = nil
-            broadcast(.handLowered(peer: actorID.rawValue, by: actorID.rawValue), into: &outcome)
+            broadcast(.handLowered(peer: actorID, by: actorID), into: &outcome)
         case .invite(let targetID):
             invitations[targetID] = actorID
-            broadcast(.invited(peer: targetID.rawValue, by: actorID.rawValue), into: &outcome)
-            audit("invite", targetID)
+            broadcast(.invited(peer: targetID, by: actorID), into: &outcome)
+            audit(targetID)
         case .acceptInvite:
             let inviter = invitations.removeValue(forKey: actorID)
-            changeRole(of: actorID, to: speakerRole, by: actorID, into: &outcome)
-            audit("accept_invite", actorID, inviter.map { "invited by \($0)" } ?? "")
+            changeRole(of: actorID, to: speakerRole, by: actorID, now: now, into: &outcome)
+            audit(actorID, inviter.map { "invited by \($0)" } ?? "")
         case .declineInvite:
             if let inviter = invitations.removeValue(forKey: actorID), peers[inviter] != nil {
                 outcome.deliveries.append(
-                    Delivery(to: .peer(inviter), next(.inviteDeclined(peer: actorID.rawValue, by: actorID.rawValue))))
+                    Delivery(to: .peer(inviter), next(.inviteDeclined(peer: actorID, by: actorID))))
             }
-            audit("decline_invite", actorID)
+            audit(actorID)
         case .setRole(let targetID, let role):
-            changeRole(of: targetID, to: role, by: actorID, into: &outcome)
-            audit("set_role", targetID, role.rawValue)
+            changeRole(of: targetID, to: role, by: actorID, now: now, into: &outcome)
+            audit(targetID, role.rawValue)
         case .stepDown:
-            changeRole(of: actorID, to: audienceRole, by: actorID, into: &outcome)
-            audit("step_down", actorID, audienceRole.rawValue)
+            changeRole(of: actorID, to: audienceRole, by: actorID, now: now, into: &outcome)
+            audit(actorID, audienceRole.rawValue)
         case .setMute(let muted):
             guard actor.muted != muted else { return outcome }
             peers[actorID]?.muted = muted
-            broadcast(.muteChanged(peer: actorID.rawValue, muted: muted, by: actorID.rawValue), into: &outcome)
+            outcome.gates.append(gate(actorID))
+            broadcast(.muteChanged(peer: actorID, muted: muted, by: actorID), into: &outcome)
         case .mutePeer(let targetID):
             peers[targetID]?.muted = true
-            broadcast(.muteChanged(peer: targetID.rawValue, muted: true, by: actorID.rawValue), into: &outcome)
+            outcome.gates.append(gate(targetID))
+            broadcast(.muteChanged(peer: targetID, muted: true, by: actorID), into: &outcome)
             outcome.deliveries.append(
-                Delivery(to: .peer(targetID), next(.askedToMute(peer: targetID.rawValue, by: actorID.rawValue))))
-            audit("mute_peer", targetID)
+                Delivery(to: .peer(targetID), next(.askedToMute(peer: targetID, by: actorID))))
+            audit(targetID)
         case .remove(let targetID, let reason):
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
-            broadcast(.removed(peer: targetID.rawValue, by: actorID.rawValue, reason: reason), into: &outcome)
+            broadcast(.removed(peer: targetID, by: actorID, reason: reason), into: &outcome)
             peers[targetID] = nil
             order.removeAll { $0 == targetID }
             invitations[targetID] = nil
             removedIdentities.insert(targetID)
             outcome.closes.append((targetID, .removed))
-            audit("remove", targetID, reason)
+            outcome.changes.append(.roleForgotten(targetID))
+            audit(targetID, reason)
         case .setTopic(let text):
             topic = DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxTopicCharacters)
-            broadcast(.topicChanged(topic: topic, by: actorID.rawValue), into: &outcome)
+            broadcast(.topicChanged(topic: topic, by: actorID), into: &outcome)
             outcome.changes.append(.topic(topic))
-            audit("set_topic", nil, topic)
+            audit(nil, topic)
         case .endRoom(let reason):
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
-            broadcast(.roomEnded(by: actorID.rawValue, reason: reason), into: &outcome)
+            broadcast(.roomEnded(by: actorID, reason: reason), into: &outcome)
             ended = true
             for id in order {
                 outcome.closes.append((id, .roomEnded))
@@ -374,12 +431,12 @@ public struct RoomAuthority: Sendable {
             invitations = [:]
             heldInvitations = [:]
             outcome.changes.append(.ended(reason: reason))
-            audit("end_room", nil, reason)
+            audit(nil, reason)
         case .chat(let text, let audience):
-            let message = WireChat(
-                from: actorID.rawValue, name: actor.name,
-                text: DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxChatCharacters), at: now,
-                to: wire(audience))
+            let message = ChatMessage(
+                from: actorID, fromName: actor.name,
+                text: DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxChatCharacters), to: audience,
+                sentAt: now)
             chat.append(message)
             if chat.count > ControlLimits.chatHistory { chat.removeFirst(chat.count - ControlLimits.chatHistory) }
             let recipients: Recipients
@@ -392,7 +449,7 @@ public struct RoomAuthority: Sendable {
                 recipients = .peers(holders)
             }
             outcome.deliveries.append(Delivery(to: recipients, next(.chat(message))))
-            outcome.changes.append(.chat(message, fromName: actor.name))
+            outcome.changes.append(.chat(message))
         case .leave:
             var left = leave(actorID, reason: .left, now: now)
             left.closes.append((actorID, .left))
@@ -401,21 +458,26 @@ public struct RoomAuthority: Sendable {
         return outcome
     }
 
-    /// Moves a peer to a role: its hand goes down and its invitation lapses; it arrives muted.
-    mutating func changeRole(of id: PeerID, to role: RoleName, by actor: PeerID, into outcome: inout Outcome) {
+    /// Moves a peer to a role: its hand goes down and its invitation lapses; it arrives muted. The role is
+    /// recorded, so that a return after a crash of the server finds it.
+    mutating func changeRole(
+        of id: PeerID, to role: RoleName, by actor: PeerID, now: Timestamp, into outcome: inout Outcome
+    ) {
         guard var peer = peers[id] else { return }
         if peer.handRaisedAt != nil, roles.isOnStage(role) {
             peer.handRaisedAt = nil
-            broadcast(.handLowered(peer: id.rawValue, by: actor.rawValue), into: &outcome)
+            broadcast(.handLowered(peer: id, by: actor), into: &outcome)
         }
         if actor != id { invitations[id] = nil }
         peer.role = role
-        broadcast(.roleChanged(peer: id.rawValue, role: role.rawValue, by: actor.rawValue), into: &outcome)
+        broadcast(.roleChanged(peer: id, role: role, by: actor), into: &outcome)
         if !peer.muted {
             peer.muted = true
-            broadcast(.muteChanged(peer: id.rawValue, muted: true, by: actor.rawValue), into: &outcome)
+            broadcast(.muteChanged(peer: id, muted: true, by: actor), into: &outcome)
         }
         peers[id] = peer
+        outcome.gates.append(gate(id))
+        outcome.changes.append(.roleHeld(id, role: role, at: now))
     }
 
     // MARK: Audio levels
@@ -423,14 +485,14 @@ public struct RoomAuthority: Sendable {
     /// New audio levels (0–100) measured by the media path: stores them and announces, in one `speakers` event,
     /// those that changed for peers still in the room. Nothing is sent when nothing changed.
     public mutating func updateLevels(_ levels: [PeerID: Int]) -> Outcome {
-        var changed: [WireLevel] = []
+        var changed: [SpeakerLevel] = []
         for id in order {
             guard let level = levels[id], var peer = peers[id] else { continue }
             let clamped = min(100, max(0, level))
             guard peer.level != clamped else { continue }
             peer.level = clamped
             peers[id] = peer
-            changed.append(WireLevel(peer: id.rawValue, level: clamped))
+            changed.append(SpeakerLevel(peer: id, level: clamped))
         }
         var outcome = Outcome()
         if !changed.isEmpty { broadcast(.speakers(levels: changed), into: &outcome) }
@@ -454,24 +516,18 @@ public struct RoomAuthority: Sendable {
         return outcome
     }
 
-    func wire(_ peer: Peer) -> WirePeer {
-        WirePeer(
-            id: peer.id.rawValue, name: peer.name, role: peer.role.rawValue, muted: peer.muted,
-            handRaisedAt: peer.handRaisedAt, joinedAt: peer.joinedAt, level: peer.level,
-            invitedBy: invitations[peer.id]?.rawValue)
+    /// A peer as snapshots and joins announce it, with its pending invitation.
+    func announced(_ peer: Peer) -> AnnouncedPeer {
+        AnnouncedPeer(peer, invitedBy: invitations[peer.id])
     }
 
-    func wire(_ role: RoleDefinition) -> WireRole {
-        WireRole(
-            name: role.name.rawValue, label: role.label, rank: role.rank, onStage: role.onStage,
-            permissions: Permission.allCases.filter { role.permissions.contains($0) }.map(\.rawValue))
+    /// Whether a peer may be heard now: its role may publish and it is not muted. Unknown peers may not.
+    public func mayPublish(_ id: PeerID) -> Bool {
+        guard let peer = peers[id] else { return false }
+        return roles.can(peer.role, .publishAudio) && !peer.muted
     }
 
-    func wire(_ audience: ChatAudience) -> ChatTarget {
-        switch audience {
-        case .everyone: .everyone
-        case .peer(let id): .peer(id.rawValue)
-        case .role(let role): .role(role.rawValue)
-        }
+    func gate(_ id: PeerID) -> GateChange {
+        GateChange(id, open: mayPublish(id))
     }
 }

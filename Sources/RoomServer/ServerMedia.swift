@@ -22,10 +22,11 @@ public struct MediaConfiguration: Sendable, Equatable {
 }
 
 /// The room server's side of media: assigns each connection an SSRC and keys, keeps the forwarder's publish
-/// gates in step with the rooms' roles and mutes, and rotates a room's key when someone leaves.
+/// gates in step with the rooms' outcomes (their gates and departures), and rotates a room's key when someone
+/// leaves (once per outcome, however many it announces leaving).
 ///
 /// Runs on the server's event-loop thread only (like `ServerState`, which owns it).
-final class ServerMedia {
+final class ServerMedia: OutcomeConsumer {
     let forwarder: MediaForwarder
     let configuration: MediaConfiguration
     let log: ServerLog
@@ -47,25 +48,25 @@ final class ServerMedia {
     }
 
     /// A peer joined (or replaced its connection): a fresh SSRC and send key, and the `media` message.
-    func joined(_ peer: PeerID, room: RoomAuthority, connection: WebSocketConnection) {
-        guard let roomKey = roomKey(for: room.name), let sendKey = Self.randomKey() else {
-            log.error("room \(room.name): no random bytes for media keys; \(peer) joins without media")
+    func joined(_ peer: PeerID, room: String, mayPublish: Bool, connection: WebSocketConnection) {
+        guard let roomKey = roomKey(for: room), let sendKey = Self.randomKey() else {
+            log.error("room \(room): no random bytes for media keys; \(peer) joins without media")
             return
         }
-        if let old = flows[room.name]?[peer] { forwarder.removePeer(ssrc: old.ssrc) }
+        if let old = flows[room]?[peer] { forwarder.removePeer(ssrc: old.ssrc) }
         let ssrc = newSSRC()
-        let flow = Flow(ssrc: ssrc, gate: PublishGate(Self.mayPublish(peer, in: room)), connection: connection)
-        flows[room.name, default: [:]][peer] = flow
+        let flow = Flow(ssrc: ssrc, gate: PublishGate(mayPublish), connection: connection)
+        flows[room, default: [:]][peer] = flow
         forwarder.add(
             MediaPeer(
-                room: room.name, peer: peer.rawValue, ssrc: ssrc, uplinkKey: sendKey, gate: flow.gate,
+                room: room, peer: peer.rawValue, ssrc: ssrc, uplinkKey: sendKey, gate: flow.gate,
                 webSocketSink: { [connection] bytes in connection.send(binary: bytes) }))
         let offer = MediaOffer(
             host: configuration.announcedHost, port: Int(forwarder.socket.localAddress.port), ssrc: ssrc,
             serverSSRC: forwarder.serverSSRC, sendKey: sendKey.bytes, roomKey: roomKey.key.bytes,
             epoch: roomKey.epoch)
         connection.send(text: MediaSignalCodec.encode(.media(offer)))
-        let publishing = (flows[room.name] ?? [:]).filter { $0.value.gate.isOpen }
+        let publishing = (flows[room] ?? [:]).filter { $0.value.gate.isOpen }
             .map { MediaSource(peer: $0.key.rawValue, ssrc: $0.value.ssrc) }
         if !publishing.isEmpty {
             connection.send(text: MediaSignalCodec.encode(.mediaSources(publishing.sorted { $0.peer < $1.peer })))
@@ -74,30 +75,34 @@ final class ServerMedia {
         // others learn it now, since no mute change will tell them (their local volumes follow the identity).
         if flow.gate.isOpen {
             let text = MediaSignalCodec.encode(.mediaSources([MediaSource(peer: peer.rawValue, ssrc: ssrc)]))
-            for (other, otherFlow) in flows[room.name] ?? [:] where other != peer {
+            for (other, otherFlow) in flows[room] ?? [:] where other != peer {
                 otherFlow.connection.send(text: text)
             }
         }
     }
 
     /// Applies what an outcome changed, before its messages go out: gates first, so a demoted or muted speaker
-    /// is cut off before anyone hears of the change.
-    func apply(_ outcome: Outcome, room: RoomAuthority?, roomName: String) {
+    /// is cut off before anyone hears of the change; then the departures it announces.
+    func consume(_ outcome: Outcome, in roomName: String) {
+        for change in outcome.gates {
+            guard let flow = flows[roomName]?[change.peer] else { continue }
+            let wasOpen = flow.gate.isOpen
+            flow.gate.set(change.open)
+            if !wasOpen, flow.gate.isOpen {
+                // Everyone learns the new speaker's SSRC, so clients can name what they hear.
+                let text = MediaSignalCodec.encode(
+                    .mediaSources([MediaSource(peer: change.peer.rawValue, ssrc: flow.ssrc)]))
+                for other in flows[roomName]?.values ?? [:].values { other.connection.send(text: text) }
+            }
+        }
         var departed: [PeerID] = []
         var ended = false
         for delivery in outcome.deliveries {
             switch delivery.message.event {
-            case .roleChanged(let peer, _, _), .muteChanged(let peer, _, _):
-                guard let room, let flow = flows[roomName]?[PeerID(peer)] else { continue }
-                let wasOpen = flow.gate.isOpen
-                flow.gate.set(Self.mayPublish(PeerID(peer), in: room))
-                if !wasOpen, flow.gate.isOpen {
-                    // Everyone learns the new speaker's SSRC, so clients can name what they hear.
-                    let text = MediaSignalCodec.encode(.mediaSources([MediaSource(peer: peer, ssrc: flow.ssrc)]))
-                    for other in flows[roomName]?.values ?? [:].values { other.connection.send(text: text) }
-                }
             case .peerLeft(let peer, _), .removed(let peer, _, _):
-                departed.append(PeerID(peer))
+                departed.append(peer)
+            case .peersLeft(let departures):
+                departed.append(contentsOf: departures.map(\.peer))
             case .roomEnded:
                 ended = true
             default:
@@ -175,11 +180,6 @@ final class ServerMedia {
         }
     }
 
-    static func mayPublish(_ peer: PeerID, in room: RoomAuthority) -> Bool {
-        guard let state = room.peers[peer] else { return false }
-        return room.roles.can(state.role, .publishAudio) && !state.muted
-    }
-
     static func randomKey() -> SRTPKey? {
         (try? SecureRandom.bytes(SRTPKey.length)).flatMap(SRTPKey.init(bytes:))
     }
@@ -197,20 +197,21 @@ final class LoopReference: Sendable {
 }
 
 extension ServerMedia {
-    /// Binds the media socket and starts forwarding; active speakers come back to the rooms on the loop.
+    /// Binds the media socket and starts forwarding; `onLevels` receives each room's active speakers (levels
+    /// 0–100) on the media thread.
     static func start(
-        _ configuration: MediaConfiguration, state: ServerState, log: ServerLog
-    ) throws(ServerStartError)
-        -> ServerMedia
-    {
+        _ configuration: MediaConfiguration, log: ServerLog,
+        onLevels: @escaping @Sendable (_ room: String, _ levels: [PeerID: Int]) -> Void
+    ) throws(ServerStartError) -> ServerMedia {
         guard let address = UDPAddress(host: configuration.bindHost, port: UInt16(clamping: configuration.port)) else {
             throw ServerStartError(place: "media address \(configuration.bindHost)", problem: "not an IPv4 address")
         }
         let forwarder: MediaForwarder
         do {
-            forwarder = try MediaForwarder(binding: address) { [state] room, levels in
-                let list = levels.map { (peer: PeerID($0.peer), level: $0.level) }
-                state.mediaLoop.execute { state.applyLevels(list, room: room) }
+            forwarder = try MediaForwarder(binding: address) { room, levels in
+                var update: [PeerID: Int] = [:]
+                for entry in levels { update[PeerID(entry.peer)] = entry.level }
+                onLevels(room, update)
             }
         } catch {
             throw ServerStartError(place: "media \(address)", problem: error.description)
@@ -219,23 +220,10 @@ extension ServerMedia {
         log.info("media over UDP on \(forwarder.socket.localAddress) (SRTP \(MediaOffer.srtpProfile))")
         return ServerMedia(forwarder: forwarder, configuration: configuration, log: log)
     }
-}
-
-extension ServerState {
-    /// The forwarder's active speakers for a room: stored on the peers and announced if they changed.
-    func applyLevels(_ levels: [(peer: PeerID, level: Int)], room roomName: String) {
-        guard var room = rooms[roomName] else { return }
-        var update: [PeerID: Int] = [:]
-        for entry in levels { update[entry.peer] = entry.level }
-        let outcome = room.updateLevels(update)
-        rooms[roomName] = room
-        perform(outcome, in: roomName)
-    }
 
     /// Stops forwarding and logs the media counters.
-    func stopMedia() {
-        guard let media else { return }
-        media.forwarder.stop()
-        log.info("media counters: \(media.countersText)")
+    func stop() {
+        forwarder.stop()
+        log.info("media counters: \(countersText)")
     }
 }

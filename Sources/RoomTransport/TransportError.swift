@@ -1,21 +1,13 @@
 import Glibc
+import RoomCore
 
-/// A failure in the socket runtime, with where it happened and what went wrong.
-public struct TransportError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The operation that failed, e.g. `bind 127.0.0.1:7480` or `TLS certificate server.pem`.
-    public var place: String
-    /// What went wrong, e.g. the `strerror` text or OpenSSL's error string.
-    public var problem: String
+/// A failure in the socket runtime: the operation that failed (`bind 127.0.0.1:7480`, `TLS certificate
+/// server.pem`) and what went wrong (the `strerror` text, OpenSSL's error string).
+public typealias TransportError = PlacedError
 
-    public init(place: String, problem: String) {
-        self.place = place
-        self.problem = problem
-    }
-
-    public var description: String { "\(place): \(problem)" }
-
+extension PlacedError {
     /// An error from the current `errno`.
-    static func system(_ place: String, _ code: Int32 = errno) -> TransportError {
-        TransportError(place: place, problem: String(cString: strerror(code)))
+    static func system(_ place: String, _ code: Int32 = errno) -> PlacedError {
+        PlacedError(place: place, problem: String(cString: strerror(code)))
     }
 }

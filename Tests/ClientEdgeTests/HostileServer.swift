@@ -3,6 +3,7 @@ import Glibc
 import RoomProtocol
 import RoomTesting
 import RoomTransport
+import StrictJSON
 import Synchronization
 
 /// A "room server" that attacks its clients: a real WebSocket server (the transport's own) that answers every
@@ -20,8 +21,15 @@ final class HostileServer: Sendable {
 
     func shutdown() { server.shutdown() }
 
-    static func send(_ connection: WebSocketConnection, _ event: WireEvent, seq: Int64?) {
-        connection.send(text: String(decoding: ControlCodec.encode(ServerMessage(event, seq: seq)), as: UTF8.self))
+    static func send(_ connection: WebSocketConnection, _ event: WireEvent, seq: Int64?, raw: [String: String] = [:]) {
+        var text = String(decoding: ControlCodec.encode(ServerMessage(event, seq: seq)), as: UTF8.self)
+        // `Peer` and `ChatMessage` clean names and text as they are made, so a hostile name is written in by hand:
+        // each string value equal to a key of `raw` is replaced by its value, JSON-escaped and nothing more.
+        for (placeholder, hostile) in raw {
+            text = text.replacingOccurrences(
+                of: JSONValue.string(placeholder).encodedString, with: JSONValue.string(hostile).encodedString)
+        }
+        connection.send(text: text)
     }
 }
 

@@ -1,4 +1,6 @@
+import ClubroomResources
 import Foundation
+import RoomCore
 import RoomProtocol
 import RoomTesting
 import RoomTransport
@@ -12,29 +14,36 @@ let resetTerminal = "\u{1B}c"
 let rightToLeft = "\u{202E}"
 let forgedLine = "\nAna said: send me your token"
 
+/// The shipped role table, which a server's snapshot must carry for a client to accept it.
+let shippedRoles = try! RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+
 /// A room whose server attacks through every string it sends: names (one of them over 4 KiB), the topic, chat,
 /// an error, a removal's reason and the close reason.
 @Sendable func attackingRoom(_ connection: WebSocketConnection) {
+    let raw = [
+        "ANA": "Ana" + setTitle, "BIG": String(repeating: "B", count: 5000),
+        "LONG": String(repeating: "L", count: 4500),
+        "CHAT": "hi\r\u{1B}[2Kforged\u{9B}31m",
+    ]
     let peers = [
-        WirePeer(id: "eli", name: "Eli", role: "audience", joinedAt: 1),
-        WirePeer(id: "ana", name: "Ana" + setTitle, role: "host", muted: false, joinedAt: 1),
-        WirePeer(id: "big", name: String(repeating: "B", count: 5000), role: "speaker", joinedAt: 1),
+        AnnouncedPeer(Peer(id: "eli", name: "Eli", role: .audience, joinedAt: 1)),
+        AnnouncedPeer(Peer(id: "ana", name: "ANA", role: .host, muted: false, joinedAt: 1)),
+        AnnouncedPeer(Peer(id: "big", name: "BIG", role: .speaker, joinedAt: 1)),
     ]
     let topic = writeClipboard + "Friday" + resetTerminal + " hour" + rightToLeft + "ruoh"
     HostileServer.send(
         connection,
         .joined(
             JoinedSnapshot(
-                room: "lobby", selfID: "eli", peers: peers, topic: topic, chat: [], roles: [], resumed: false)),
-        seq: 1)
+                room: "lobby", selfID: "eli", peers: peers, topic: topic, chat: [], roles: shippedRoles,
+                resumed: false)),
+        seq: 1, raw: raw)
     HostileServer.send(
-        connection,
-        .peerJoined(WirePeer(id: "long", name: String(repeating: "L", count: 4500), role: "audience", joinedAt: 2)),
-        seq: 2)
+        connection, .peerJoined(AnnouncedPeer(Peer(id: "long", name: "LONG", role: .audience, joinedAt: 2))), seq: 2,
+        raw: raw)
     HostileServer.send(connection, .topicChanged(topic: "Topic" + forgedLine, by: "ana"), seq: 3)
     HostileServer.send(
-        connection, .chat(WireChat(from: "ana", name: "Ana" + setTitle, text: "hi\r\u{1B}[2Kforged\u{9B}31m", at: 5)),
-        seq: 4)
+        connection, .chat(ChatMessage(from: "ana", fromName: "ANA", text: "CHAT", sentAt: 5)), seq: 4, raw: raw)
     HostileServer.send(connection, .error(code: .forbidden, message: setTitle + "no" + forgedLine, id: nil), seq: nil)
     HostileServer.send(
         connection, .removed(peer: "eli", by: "ana", reason: resetTerminal + rightToLeft + "bye" + forgedLine), seq: 5)

@@ -1,51 +1,76 @@
+import Foundation
+import RoomCore
 import Testing
 
 @testable import RoomProtocol
 
+/// The default role table, written out here so the protocol's tests need no resources.
+let protocolRoles = try! RoleTable.parse(
+    Data(
+        #"""
+        {"version": 1, "roles": [
+          {"name": "host", "label": "host", "rank": 0, "onStage": true, "permissions": ["publish_audio", "raise_hand", "chat", "invite", "move", "mute_others", "remove", "set_topic", "end_room"]},
+          {"name": "moderator", "label": "mod", "rank": 1, "onStage": true, "permissions": ["publish_audio", "raise_hand", "chat", "invite", "move", "mute_others", "remove", "set_topic"]},
+          {"name": "speaker", "label": "speaker", "rank": 2, "onStage": true, "permissions": ["publish_audio", "chat"]},
+          {"name": "audience", "label": "listener", "rank": 3, "onStage": false, "permissions": ["raise_hand", "chat"]}
+        ]}
+        """#.utf8), source: "test")
+
 @Suite struct ControlCodecTests {
     @Test func decodesARequestWithItsID() throws {
         let message = try ControlCodec.decodeClient(#"{"type":"set_role","id":"a1","peer":"chen","role":"speaker"}"#)
-        #expect(message == ClientMessage(.setRole(peer: "chen", role: "speaker"), id: .string("a1")))
+        #expect(message == ClientMessage(.setRole("chen", "speaker"), id: .string("a1")))
     }
 
     @Test func encodesRequestsCompactlyInFieldOrder() {
-        let bytes = ControlCodec.encode(ClientMessage(.chat(text: "hi \"you\"", to: .role("speaker")), id: .integer(9)))
+        let bytes = ControlCodec.encode(ClientMessage(.chat("hi \"you\"", to: .role("speaker")), id: .integer(9)))
         #expect(
             String(decoding: bytes, as: UTF8.self)
                 == #"{"type":"chat","id":9,"text":"hi \"you\"","to":{"role":"speaker"}}"#)
     }
 
     @Test func everyRequestSurvivesARoundTrip() throws {
-        let requests: [WireRequest] = [
-            .raiseHand, .lowerHand, .invite(peer: "eli"), .acceptInvite,
-            .declineInvite, .setRole(peer: "a", role: "moderator"), .stepDown, .setMute(muted: true),
-            .mutePeer(peer: "b"), .remove(peer: "c", reason: "why"), .setTopic(text: "t"), .endRoom(reason: ""),
-            .chat(text: "x", to: .everyone), .chat(text: "y", to: .peer("p")), .chat(text: "z", to: .role("r")),
+        let requests: [ClientRequest] = [
+            .raiseHand, .lowerHand, .invite("eli"), .acceptInvite,
+            .declineInvite, .setRole("a", "moderator"), .stepDown, .setMute(true), .setMute(false),
+            .mutePeer("b"), .remove("c", reason: "why"), .remove("c", reason: nil), .setTopic("t"),
+            .endRoom(reason: ""), .endRoom(reason: nil),
+            .chat("x", to: .everyone), .chat("y", to: .peer("p")), .chat("z", to: .role("r")),
             .leave,
         ]
+        #expect(Set(requests.map(\.typeName)) == Set(ClientRequest.typeNames))
         for request in requests {
             let message = ClientMessage(request, id: .integer(1))
             #expect(try ControlCodec.decodeClient(ControlCodec.encode(message)) == message)
         }
     }
 
+    /// A reason the request leaves out is not sent, and reads back as absent rather than empty.
+    @Test func anAbsentReasonIsLeftOut() throws {
+        #expect(
+            ControlCodec.encode(ClientMessage(.remove("gus", reason: nil)))
+                == Array(#"{"type":"remove","peer":"gus"}"#.utf8))
+        #expect(try ControlCodec.decodeClient(#"{"type":"end_room"}"#) == ClientMessage(.endRoom(reason: nil)))
+        #expect(
+            try ControlCodec.decodeClient(#"{"type":"end_room","reason":""}"#) == ClientMessage(.endRoom(reason: "")))
+    }
+
     @Test func everyEventSurvivesARoundTrip() throws {
-        let peer = WirePeer(
-            id: "名前", name: "Ana 🎙", role: "host", muted: false, handRaisedAt: 5, joinedAt: 1, level: 100,
+        let peer = AnnouncedPeer(
+            Peer(id: "名前", name: "Ana 🎙", role: .host, muted: false, handRaisedAt: 5, joinedAt: 1, level: 100),
             invitedBy: "bo")
         let events: [WireEvent] = [
             .joined(
                 JoinedSnapshot(
                     room: "r", selfID: "名前", peers: [peer], topic: "t",
-                    chat: [WireChat(from: "a", text: "b", at: 3, to: .peer("c"))],
-                    roles: [WireRole(name: "host", label: "h", rank: 0, onStage: true, permissions: ["chat"])],
-                    resumed: true)),
+                    chat: [ChatMessage(from: "a", fromName: "a", text: "b", to: .peer("c"), sentAt: 3)],
+                    roles: protocolRoles, resumed: true)),
             .peerJoined(peer), .peersJoined([peer, peer]), .peerLeft(peer: "a", reason: .disconnected),
-            .peerLeft(peer: "a", reason: .left),
+            .peerLeft(peer: "a", reason: .left), .peersLeft([Departure("a", .left), Departure("b", .disconnected)]),
             .roleChanged(peer: "a", role: "speaker", by: "b"), .handRaised(peer: "a", at: 7),
             .handLowered(peer: "a", by: "a"),
-            .muteChanged(peer: "a", muted: true, by: "b"), .speakers(levels: [WireLevel(peer: "a", level: 3)]),
-            .chat(WireChat(from: "a", text: "hi", at: 9)), .invited(peer: "a", by: "b"),
+            .muteChanged(peer: "a", muted: true, by: "b"), .speakers(levels: [SpeakerLevel(peer: "a", level: 3)]),
+            .chat(ChatMessage(from: "a", fromName: "Ana", text: "hi", sentAt: 9)), .invited(peer: "a", by: "b"),
             .inviteDeclined(peer: "a", by: "a"),
             .askedToMute(peer: "a", by: "b"), .removed(peer: "a", by: "b", reason: "r"),
             .roomEnded(by: "b", reason: ""),
@@ -61,20 +86,24 @@ import Testing
     /// far past the 64 KiB a client's own request may be; a request that size is still refused.
     @Test func aTenThousandPeerSnapshotIsReadAndALargeRequestIsNot() throws {
         let peers = (0..<10_000).map { index in
-            WirePeer(
-                id: "listener-\(index)", name: String(repeating: "名", count: ControlLimits.maxNameCharacters),
-                role: "audience", muted: true, handRaisedAt: nil, joinedAt: 1_764_413_100_000 + Int64(index), level: 0)
+            AnnouncedPeer(
+                Peer(
+                    id: PeerID("listener-\(index)"),
+                    name: String(repeating: "名", count: ControlLimits.maxNameCharacters),
+                    role: .audience, muted: true, handRaisedAt: nil, joinedAt: 1_764_413_100_000 + Int64(index),
+                    level: 0))
         }
         let message = ServerMessage(
             .joined(
                 JoinedSnapshot(
-                    room: "lobby", selfID: "listener-0", peers: peers, topic: "", chat: [], roles: [], resumed: false)),
+                    room: "lobby", selfID: "listener-0", peers: peers, topic: "", chat: [], roles: protocolRoles,
+                    resumed: false)),
             seq: 1)
         let bytes = ControlCodec.encode(message)
         #expect(bytes.count > 2_000_000)
         #expect(try ControlCodec.decodeServer(bytes) == message)
 
-        let chat = ControlCodec.encode(ClientMessage(.chat(text: String(repeating: "a", count: 70_000), to: .everyone)))
+        let chat = ControlCodec.encode(ClientMessage(.chat(String(repeating: "a", count: 70_000), to: .everyone)))
         #expect(throws: ControlDecodeError(.badRequest, "JSON larger than 65536 bytes")) {
             try ControlCodec.decodeClient(chat)
         }
@@ -87,19 +116,37 @@ import Testing
         }
     }
 
+    @Test func aBadListOfDeparturesIsRefused() {
+        let cases: [(String, String)] = [
+            (#"{"type":"peers_left","seq":3,"peers":[]}"#, #""peers" is empty"#),
+            (
+                #"{"type":"peers_left","seq":3,"peers":[{"peer":"a","reason":"bored"}]}"#,
+                #"unknown leave reason "bored""#
+            ),
+            (#"{"type":"peers_left","seq":3,"peers":[{"peer":"","reason":"left"}]}"#, #"the field "peer" is empty"#),
+            (#"{"type":"peers_left","seq":3,"peers":["a"]}"#, #""peers" must hold objects"#),
+        ]
+        for (text, problem) in cases {
+            #expect(throws: ControlDecodeError(.badRequest, problem), "\(text)") {
+                try ControlCodec.decodeServer(Array(text.utf8))
+            }
+        }
+    }
+
     @Test func theSnapshotFastPathWritesTheSameBytesAsTheTree() {
         let peers = (0..<50).map { index in
-            WirePeer(
-                id: "p\(index) \"q\"", name: "Name \(index) 名前\n", role: index % 2 == 0 ? "audience" : "speaker",
-                muted: index % 3 == 0, handRaisedAt: index % 4 == 0 ? Int64(index) : nil, joinedAt: Int64(index * 7),
-                level: index % 101, invitedBy: index % 5 == 0 ? "ana" : nil)
+            AnnouncedPeer(
+                Peer(
+                    id: PeerID("p\(index) \"q\""), name: "Name \(index) 名前 \\ \"x\"",
+                    role: index % 2 == 0 ? .audience : .speaker, muted: index % 3 == 0,
+                    handRaisedAt: index % 4 == 0 ? Int64(index) : nil, joinedAt: Int64(index * 7), level: index % 101),
+                invitedBy: index % 5 == 0 ? "ana" : nil)
         }
         for resumed in [false, true] {
             let snapshot = JoinedSnapshot(
                 room: "lobby", selfID: "p1 \"q\"", peers: peers, topic: "a \\ topic",
-                chat: [WireChat(from: "a", text: "b", at: 3, to: .role("speaker"))],
-                roles: [WireRole(name: "host", label: "h", rank: 0, onStage: true, permissions: ["chat"])],
-                resumed: resumed)
+                chat: [ChatMessage(from: "a", fromName: "A", text: "b", to: .role("speaker"), sentAt: 3)],
+                roles: protocolRoles, resumed: resumed)
             for seq: Int64? in [nil, 42] {
                 let message = ServerMessage(.joined(snapshot), seq: seq)
                 #expect(ControlCodec.encode(message) == ControlCodec.json(message).encoded)
@@ -159,9 +206,9 @@ import Testing
     @Test func stringsAreBounded() throws {
         let longest = String(repeating: "é", count: ControlLimits.maxChatCharacters)
         #expect(
-            try ControlCodec.decodeClient(ControlCodec.encode(ClientMessage(.chat(text: longest, to: .everyone))))
-                == ClientMessage(.chat(text: longest, to: .everyone)))
-        let tooLong = ClientMessage(.chat(text: longest + "e", to: .everyone))
+            try ControlCodec.decodeClient(ControlCodec.encode(ClientMessage(.chat(longest, to: .everyone))))
+                == ClientMessage(.chat(longest, to: .everyone)))
+        let tooLong = ClientMessage(.chat(longest + "e", to: .everyone))
         #expect(throws: ControlDecodeError(.badRequest, "the field \"text\" is longer than 2000 characters")) {
             try ControlCodec.decodeClient(ControlCodec.encode(tooLong))
         }
@@ -169,7 +216,7 @@ import Testing
         #expect(throws: ControlDecodeError(.badRequest, "\"id\" is longer than 64 bytes")) {
             try ControlCodec.decodeClient(ControlCodec.encode(longID))
         }
-        let longPeer = ClientMessage(.invite(peer: String(repeating: "p", count: 129)))
+        let longPeer = ClientMessage(.invite(PeerID(String(repeating: "p", count: 129))))
         #expect(throws: ControlDecodeError(.badRequest, "the field \"peer\" is longer than 128 bytes")) {
             try ControlCodec.decodeClient(ControlCodec.encode(longPeer))
         }

@@ -1,4 +1,6 @@
 import Foundation
+import RoomCore
+import StrictJSON
 import Testing
 
 @testable import RoomProtocol
@@ -63,11 +65,12 @@ func sameJSON(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
                     return type
                 })
         }
-        #expect(try types(.client) == Set(WireRequest.typeNames))
+        #expect(try types(.client) == Set(ClientRequest.typeNames))
         #expect(
             try types(.server)
                 == [
-                    "joined", "peer_joined", "peers_joined", "peer_left", "role_changed", "hand_raised", "hand_lowered",
+                    "joined", "peer_joined", "peers_joined", "peer_left", "peers_left", "role_changed", "hand_raised",
+                    "hand_lowered",
                     "mute_changed",
                     "speakers", "chat", "invited", "invite_declined", "asked_to_mute", "removed", "room_ended",
                     "topic_changed", "error",

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import RoomProtocol
+@testable import StrictJSON
 
 @Suite struct StrictJSONTests {
     let parser = StrictJSONParser()
@@ -21,12 +21,24 @@ import Testing
         #expect(throws: JSONParseError(problem: .duplicateKey("type"), offset: 19)) {
             try parser.parse(#"{"type":"leave",   "type":"chat"}"#)
         }
-        #expect(throws: JSONParseError(problem: .duplicateKey("peer"), offset: 32)) {
+        #expect(throws: JSONParseError(problem: .duplicateKey("peer"), offset: 32, path: "to")) {
             try parser.parse(#"{"type":"chat","to":{"peer":"a","peer":"b"}}"#)
         }
-        #expect(throws: JSONParseError(problem: .duplicateKey("k"), offset: 8)) {
+        #expect(throws: JSONParseError(problem: .duplicateKey("k"), offset: 8, path: "[0]")) {
             try parser.parse(#"[{"k":1,"k":1}]"#)
         }
+    }
+
+    /// An error names the member or element it was found in, so a person can find it in a file.
+    @Test func errorsNameTheirPlace() {
+        #expect(throws: JSONParseError(problem: .duplicateKey("rank"), offset: 31, path: "roles[1]")) {
+            try parser.parse(#"{"roles":[{"rank":0},{"rank":1,"rank":2}]}"#)
+        }
+        #expect(throws: JSONParseError(problem: .unexpectedByte(UInt8(ascii: "x")), offset: 21, path: "a.b[2]")) {
+            try parser.parse(#"{"a":{"b":[true,null,x]}}"#)
+        }
+        let position = JSONParseError.lineAndColumn(of: 10, in: Array("{\n  \"é\": x".utf8))
+        #expect(position.line == 2 && position.column == 8)
     }
 
     @Test func keysThatDifferOnlyByEscapingAreTheSameKey() {
@@ -88,7 +100,10 @@ import Testing
 
     @Test func boundsNestingAndSize() throws {
         let deep = String(repeating: "[", count: 33) + String(repeating: "]", count: 33)
-        #expect(throws: JSONParseError(problem: .tooDeep(limit: 32), offset: 32)) { try parser.parse(deep) }
+        let path = String(repeating: "[0]", count: 32)
+        #expect(throws: JSONParseError(problem: .tooDeep(limit: 32), offset: 32, path: path)) {
+            try parser.parse(deep)
+        }
         let fine = String(repeating: "[", count: 32) + String(repeating: "]", count: 32)
         _ = try parser.parse(fine)
         let small = StrictJSONParser(maxDepth: 4, maxBytes: 8)

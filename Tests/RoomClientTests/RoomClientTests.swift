@@ -9,24 +9,21 @@ import Testing
     @Test(arguments: [
         (#"{"cmd":"raise_hand"}"#, BotCommand.request(.raiseHand, id: nil)),
         (#"{"cmd":"lower_hand","id":"x"}"#, .request(.lowerHand, id: .string("x"))),
-        (#"{"cmd":"invite","peer":"eli","id":3}"#, .request(.invite(peer: "eli"), id: .integer(3))),
-        (
-            #"{"cmd":"set_role","peer":"eli","role":"speaker"}"#,
-            .request(.setRole(peer: "eli", role: "speaker"), id: nil)
-        ),
+        (#"{"cmd":"invite","peer":"eli","id":3}"#, .request(.invite("eli"), id: .integer(3))),
+        (#"{"cmd":"set_role","peer":"eli","role":"speaker"}"#, .request(.setRole("eli", .speaker), id: nil)),
         (#"{"cmd":"accept_invite"}"#, .request(.acceptInvite, id: nil)),
         (#"{"cmd":"decline_invite"}"#, .request(.declineInvite, id: nil)),
         (#"{"cmd":"step_down"}"#, .request(.stepDown, id: nil)),
-        (#"{"cmd":"mute","on":false}"#, .request(.setMute(muted: false), id: nil)),
-        (#"{"cmd":"mute"}"#, .request(.setMute(muted: true), id: nil)),
-        (#"{"cmd":"mute_peer","peer":"chen"}"#, .request(.mutePeer(peer: "chen"), id: nil)),
-        (#"{"cmd":"remove","peer":"gus","reason":"spam"}"#, .request(.remove(peer: "gus", reason: "spam"), id: nil)),
-        (#"{"cmd":"remove","peer":"gus"}"#, .request(.remove(peer: "gus", reason: ""), id: nil)),
-        (#"{"cmd":"topic","text":"t"}"#, .request(.setTopic(text: "t"), id: nil)),
-        (#"{"cmd":"end_room"}"#, .request(.endRoom(reason: ""), id: nil)),
-        (#"{"cmd":"chat","text":"hi"}"#, .request(.chat(text: "hi", to: .everyone), id: nil)),
-        (#"{"cmd":"chat","text":"hi","to":"ana"}"#, .request(.chat(text: "hi", to: .peer("ana")), id: nil)),
-        (#"{"cmd":"chat","text":"hi","role":"speaker"}"#, .request(.chat(text: "hi", to: .role("speaker")), id: nil)),
+        (#"{"cmd":"mute","on":false}"#, .request(.setMute(false), id: nil)),
+        (#"{"cmd":"mute"}"#, .request(.setMute(true), id: nil)),
+        (#"{"cmd":"mute_peer","peer":"chen"}"#, .request(.mutePeer("chen"), id: nil)),
+        (#"{"cmd":"remove","peer":"gus","reason":"spam"}"#, .request(.remove("gus", reason: "spam"), id: nil)),
+        (#"{"cmd":"remove","peer":"gus"}"#, .request(.remove("gus", reason: nil), id: nil)),
+        (#"{"cmd":"topic","text":"t"}"#, .request(.setTopic("t"), id: nil)),
+        (#"{"cmd":"end_room"}"#, .request(.endRoom(reason: nil), id: nil)),
+        (#"{"cmd":"chat","text":"hi"}"#, .request(.chat("hi", to: .everyone), id: nil)),
+        (#"{"cmd":"chat","text":"hi","to":"ana"}"#, .request(.chat("hi", to: .peer("ana")), id: nil)),
+        (#"{"cmd":"chat","text":"hi","role":"speaker"}"#, .request(.chat("hi", to: .role(.speaker)), id: nil)),
         (#"{"cmd":"leave"}"#, .leave),
     ])
     func parsesEveryCommand(_ line: String, _ command: BotCommand) throws {
@@ -62,9 +59,9 @@ import Testing
     }
 
     @Test func eventsBecomeLinesNamedByEvent() {
-        let ana = WirePeer(id: "ana", name: "Ana", role: "host", muted: false, joinedAt: 1)
+        let ana = AnnouncedPeer(Peer(id: "ana", name: "Ana", role: .host, muted: false, joinedAt: 1))
         let snapshot = JoinedSnapshot(
-            room: "lobby", selfID: "ana", peers: [ana], topic: "t", chat: [], roles: [], resumed: false)
+            room: "lobby", selfID: "ana", peers: [ana], topic: "t", chat: [], roles: clientRoles, resumed: false)
         #expect(
             BotProtocol.lines(for: .message(ServerMessage(.joined(snapshot), seq: 4)))
                 == [
@@ -111,16 +108,18 @@ import Testing
     }
 }
 
+let clientRoles = try! RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+
 @Suite struct StoreFeedTests {
-    let roles = try! RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+    let roles = clientRoles
 
     @Test func aSnapshotAndDeltasBuildTheStore() {
         var state = RoomState(roles: roles)
-        let ana = WirePeer(id: "ana", name: "Ana", role: "host", muted: false, joinedAt: 1)
-        let eli = WirePeer(id: "eli", name: "Eli", role: "audience", muted: true, joinedAt: 2)
+        let ana = AnnouncedPeer(Peer(id: "ana", name: "Ana", role: .host, muted: false, joinedAt: 1))
+        let eli = AnnouncedPeer(Peer(id: "eli", name: "Eli", role: .audience, muted: true, joinedAt: 2))
         let snapshot = JoinedSnapshot(
             room: "lobby", selfID: "eli", peers: [ana, eli], topic: "t",
-            chat: [WireChat(from: "ana", name: "Ana", text: "hi", at: 3)], roles: [], resumed: false)
+            chat: [ChatMessage(from: "ana", fromName: "Ana", text: "hi", sentAt: 3)], roles: roles, resumed: false)
         let messages: [ServerMessage] = [
             ServerMessage(.joined(snapshot), seq: 10),
             ServerMessage(.handRaised(peer: "eli", at: 20), seq: 11),
@@ -139,15 +138,9 @@ import Testing
         #expect(state.lastSeq == 13)
     }
 
-    @Test func gatheredJoinsBecomeOneActionPerPeerWithItsOwnNumber() {
-        let peers = ["gus", "hana", "ivo"].map { WirePeer(id: $0, name: $0, role: "audience", joinedAt: 1) }
-        let actions = StoreFeed.actions(for: .message(ServerMessage(.peersJoined(peers), seq: 12)), selfID: "eli")
-        #expect(actions.count == 3)
-        let seqs = actions.compactMap { action -> UInt64? in
-            if case .server(.peerJoined, let seq) = action { return seq }
-            return nil
-        }
-        #expect(seqs == [10, 11, 12])
+    /// A gathered join is one bot line per peer, as if each had been announced alone.
+    @Test func gatheredJoinsBecomeOneLinePerPeer() {
+        let peers = ["gus", "hana", "ivo"].map { AnnouncedPeer(Peer(id: PeerID($0), name: $0, joinedAt: 1)) }
         let lines = BotProtocol.lines(for: .message(ServerMessage(.peersJoined(peers), seq: 12)))
         #expect(lines.count == 3)
         #expect(lines[1] == #"{"event":"peer_joined","peer":"hana","name":"hana","role":"audience","muted":true}"#)
@@ -155,14 +148,14 @@ import Testing
 
     @Test func aPendingInvitationInTheSnapshotBringsThePromptBack() {
         var state = RoomState(roles: roles)
-        let ana = WirePeer(id: "ana", name: "Ana", role: "host", muted: false, joinedAt: 1)
-        let eli = WirePeer(id: "eli", name: "Eli", role: "audience", muted: true, joinedAt: 2)
+        let ana = AnnouncedPeer(Peer(id: "ana", name: "Ana", role: .host, muted: false, joinedAt: 1))
+        let eli = Peer(id: "eli", name: "Eli", role: .audience, muted: true, joinedAt: 2)
         let first = JoinedSnapshot(
-            room: "lobby", selfID: "eli", peers: [ana, eli], topic: "", chat: [], roles: [], resumed: false)
-        var invitedEli = eli
-        invitedEli.invitedBy = "ana"
+            room: "lobby", selfID: "eli", peers: [ana, AnnouncedPeer(eli)], topic: "", chat: [], roles: roles,
+            resumed: false)
         let again = JoinedSnapshot(
-            room: "lobby", selfID: "eli", peers: [ana, invitedEli], topic: "", chat: [], roles: [], resumed: true)
+            room: "lobby", selfID: "eli", peers: [ana, AnnouncedPeer(eli, invitedBy: "ana")], topic: "", chat: [],
+            roles: roles, resumed: true)
         let events: [SessionEvent] = [
             .message(ServerMessage(.joined(first), seq: 10)),
             .message(ServerMessage(.invited(peer: "eli", by: "ana"), seq: 11)),
@@ -174,54 +167,30 @@ import Testing
         }
         #expect(state.invitation == Invitation(by: "ana"))
         #expect(state.connection == .connected)
-        guard
-            case .server(.joined(let snapshot), _)? = StoreFeed.action(
-                for: ServerMessage(.joined(first), seq: 10), selfID: nil)
-        else {
+        guard case .joined(let snapshot)? = ServerMessage(.joined(first), seq: 10).roomEvent(selfID: nil) else {
             Issue.record("no snapshot")
             return
         }
         #expect(snapshot.invitedBy == nil)
     }
 
-    @Test func aChangeTheServerMadeItselfHasNoActor() {
-        #expect(
-            StoreFeed.action(
-                for: ServerMessage(.roleChanged(peer: "eli", role: "speaker", by: ""), seq: 3), selfID: "eli")
-                == .server(.roleChanged("eli", to: .speaker, by: nil), seq: 3))
-        #expect(
-            StoreFeed.action(for: ServerMessage(.handLowered(peer: "eli", by: ""), seq: 4), selfID: "eli")
-                == .server(.handLowered("eli", by: nil), seq: 4))
-        #expect(
-            StoreFeed.action(
-                for: ServerMessage(.muteChanged(peer: "eli", muted: true, by: "ana"), seq: 5), selfID: "eli")
-                == .server(.muteChanged("eli", muted: true, by: "ana"), seq: 5))
-    }
-
-    @Test func invitationsForOthersAreNotTheClientsOwn() {
-        #expect(StoreFeed.action(for: ServerMessage(.invited(peer: "fay", by: "ana"), seq: 3), selfID: "eli") == nil)
-        #expect(
-            StoreFeed.action(for: ServerMessage(.invited(peer: "eli", by: "ana"), seq: 3), selfID: "eli")
-                == .server(.invitedToSpeak(by: "ana"), seq: 3))
-    }
-
-    @Test func theSnapshotsRoleTableBecomesARoleTable() throws {
-        let wire = roles.roles.map { role in
-            WireRole(
-                name: role.name.rawValue, label: role.label, rank: role.rank, onStage: role.onStage,
-                permissions: Permission.allCases.filter { role.permissions.contains($0) }.map(\.rawValue))
+    /// The inviter hears of a declined invitation as a room event: it reaches the state and says so.
+    @Test func aDeclinedInvitationReachesTheInvitersState() {
+        var state = RoomState(roles: roles)
+        let ana = AnnouncedPeer(Peer(id: "ana", name: "Ana", role: .host, muted: false, joinedAt: 1))
+        let eli = AnnouncedPeer(Peer(id: "eli", name: "Eli", role: .audience, muted: true, joinedAt: 2))
+        let snapshot = JoinedSnapshot(
+            room: "lobby", selfID: "ana", peers: [ana, eli], topic: "", chat: [], roles: roles, resumed: false)
+        var effects: [Effect] = []
+        for message in [
+            ServerMessage(.joined(snapshot), seq: 10), ServerMessage(.inviteDeclined(peer: "eli", by: "eli"), seq: 12),
+        ] {
+            for action in StoreFeed.actions(for: .message(message), selfID: state.selfID) {
+                effects += reduce(&state, action)
+            }
         }
-        #expect(try StoreFeed.roleTable(from: wire) == roles)
-        #expect(throws: RoleTableError.self) {
-            try StoreFeed.roleTable(from: [
-                WireRole(name: "host", label: "h", rank: 0, onStage: true, permissions: ["fly"])
-            ])
-        }
-    }
-
-    @Test func requestsMapToTheWire() {
-        #expect(StoreFeed.wire(.invite("eli")) == .invite(peer: "eli"))
-        #expect(StoreFeed.wire(.chat("x", to: .role(.moderator))) == .chat(text: "x", to: .role("moderator")))
-        #expect(StoreFeed.wire(.remove("gus", reason: nil)) == .remove(peer: "gus", reason: ""))
+        #expect(state.lastSeq == 12)
+        #expect(Array(state.activity).last == .declinedInvitation("eli", name: "Eli"))
+        #expect(effects == [.notice(Notice(.info, "Eli declined your invitation to speak."))])
     }
 }

@@ -121,6 +121,23 @@ import Testing
     @Test func badJSONNamesTheFile() throws {
         let text = try failure(#"{"version": 1, "roles": [}"#)
         #expect(text.hasPrefix("FILE: not valid JSON ("))
+        #expect(text == "FILE: not valid JSON (unexpected byte 0x7d at byte 25, line 1, column 26)")
+    }
+
+    /// A key written twice would let two readers take two different tables from one file; it is refused with
+    /// the object it is in and where it stands.
+    @Test func aDuplicateKeyIsRefusedWithItsPlace() throws {
+        let json = """
+            {"version": 1, "roles": [
+              {"name": "host", "rank": 0, "onStage": true, "permissions": []},
+              {"name": "audience", "rank": 1, "onStage": false, "rank": 0, "permissions": []}
+            ]}
+            """
+        #expect(
+            try failure(json) == "FILE: roles[1]: the key \"rank\" appears twice (line 3, column 53)")
+        #expect(
+            try failure(#"{"version": 1, "version": 1, "roles": []}"#)
+                == "FILE: the key \"version\" appears twice (line 1, column 16)")
     }
 
     @Test func anUnknownPermissionNamesItsPlace() throws {

@@ -41,9 +41,9 @@ let terminalAttacks: [(name: String, text: String)] = [
         }
     }
 
-    /// Text that is clean already skips the work, and the quick test never disagrees with the rules: letters that
+    /// Text that is clean already skips the work, and the quick check never disagrees with the rules: letters that
     /// join their neighbours (Thai SARA AM, halfwidth voiced marks, jamo) and stacks of them take the long way.
-    @Test func theQuickPathAgreesWithTheRules() {
+    @Test func theQuickCheckAgreesWithTheRules() {
         let texts = [
             "Ana Lima", "李小龍 さくら", "Zoë Émile", "ก" + String(repeating: "\u{E33}", count: 10), "ｶ\u{FF9E}",
             String(repeating: "\u{1100}", count: 10), "a  b", " a", "a ", "😀 ok", "🇯🇵", "👍🏽", "a\u{A0}b", "",
@@ -52,12 +52,12 @@ let terminalAttacks: [(name: String, text: String)] = [
         for text in texts {
             for limit in [8, 200] {
                 #expect(
-                    ServerText.line(text, maxCharacters: limit) == DisplayName.sanitizeLine(text, maxGraphemes: limit),
+                    ServerText.line(text, maxCharacters: limit) == DisplayName.rebuildLine(text, maxGraphemes: limit),
                     "\(text.debugDescription) at \(limit)")
             }
         }
-        #expect(ServerText.isPlainLine("李小龍 さくら", maxCharacters: 64))
-        #expect(!ServerText.isPlainLine("ก\u{E33}", maxCharacters: 64))
+        #expect(DisplayName.isClean("李小龍 さくら", maxGraphemes: 64))
+        #expect(!DisplayName.isClean("ก\u{E33}", maxGraphemes: 64))
     }
 
     @Test func identitiesKeepTheirSpacesAndLoseControls() {
@@ -74,53 +74,86 @@ let terminalAttacks: [(name: String, text: String)] = [
         #expect(ServerText.line(String(repeating: "a ", count: 300), maxCharacters: 200).count == 199)
     }
 
-    /// Every string of every kind of server message goes through the rules.
+    static let roles = try! RoleTable(
+        checking: [
+            RoleDefinition(name: .host, label: "Host", rank: 0, onStage: true, permissions: [.chat]),
+            RoleDefinition(name: .audience, label: "Audience", rank: 3, onStage: false, permissions: [.chat]),
+        ], source: "test")
+
+    /// Every string of every kind of server message goes through the rules: names and chat text when the decoder
+    /// makes the peer and the message (`Peer`, `ChatMessage`), everything else at the session's edge.
     @Test func everyStringOfAMessageIsCleaned() {
         let bad = "x\u{1B}]0;t\u{07}\n\u{202E}"
-        let peer = WirePeer(id: bad, name: bad, role: bad, joinedAt: 1, invitedBy: bad)
-        let chat = WireChat(from: bad, name: bad, text: bad, at: 1, to: .peer(bad))
+        let badID = PeerID(bad)
+        let peer = AnnouncedPeer(Peer(id: badID, name: bad, role: RoleName(bad), joinedAt: 1), invitedBy: badID)
+        let chat = ChatMessage(from: badID, fromName: bad, text: bad, to: .peer(badID), sentAt: 1)
         let snapshot = JoinedSnapshot(
-            room: bad, selfID: bad, peers: [peer], topic: bad, chat: [chat],
-            roles: [WireRole(name: bad, label: bad, rank: 0, onStage: true, permissions: [bad])], resumed: false)
+            room: bad, selfID: badID, peers: [peer], topic: bad, chat: [chat],
+            roles: Self.roles.relabeled { _ in bad }, resumed: false)
         guard case .joined(let clean) = WireEvent.joined(snapshot).sanitized else {
             Issue.record("not a snapshot")
             return
         }
         let identity = "x]0;t"
-        #expect(clean.room == identity && clean.selfID == identity && clean.topic == "x]0;t")
+        let id = PeerID(identity)
+        #expect(clean.room == identity && clean.selfID == id && clean.topic == "x]0;t")
         #expect(
-            clean.peers == [WirePeer(id: identity, name: "x]0;t", role: identity, joinedAt: 1, invitedBy: identity)])
-        #expect(clean.chat == [WireChat(from: identity, name: "x]0;t", text: "x]0;t", at: 1, to: .peer(identity))])
+            clean.peers == [
+                AnnouncedPeer(Peer(id: id, name: "x]0;t", role: RoleName(identity), joinedAt: 1), invitedBy: id)
+            ])
+        #expect(clean.chat == [ChatMessage(from: id, fromName: "x]0;t", text: "x]0;t", to: .peer(id), sentAt: 1)])
+        #expect(clean.roles.roles.map(\.label) == ["x]0;t", "x]0;t"])
+        #expect(clean.roles.roles.map(\.name) == [.host, .audience])
         #expect(
-            clean.roles == [WireRole(name: identity, label: "x]0;t", rank: 0, onStage: true, permissions: [identity])])
+            WireEvent.removed(peer: badID, by: badID, reason: bad).sanitized
+                == .removed(peer: id, by: id, reason: "x]0;t"))
         #expect(
-            WireEvent.removed(peer: bad, by: bad, reason: bad).sanitized
-                == .removed(peer: identity, by: identity, reason: "x]0;t"))
+            WireEvent.peersLeft([Departure(badID, .left), Departure("bo", .disconnected)]).sanitized
+                == .peersLeft([Departure(id, .left), Departure("bo", .disconnected)]))
         #expect(
             WireEvent.error(code: ErrorCode(rawValue: bad), message: bad, id: .string(bad)).sanitized
                 == .error(code: ErrorCode(rawValue: identity), message: "x]0;t", id: .string(identity)))
+        #expect(
+            WireEvent.error(code: .notSaved, message: "saved \u{1B}[2Jlater", id: nil).sanitized
+                == .error(code: .notSaved, message: "saved [2Jlater", id: nil))
         #expect(
             MediaSignal.mediaSources([MediaSource(peer: bad, ssrc: 1)]).sanitized
                 == .mediaSources([MediaSource(peer: identity, ssrc: 1)]))
     }
 
+    /// A peer whose identity or name has nothing readable left still has one of each; the server's own changes
+    /// (an empty `by`) stay the server's.
+    @Test func nothingReadableLeftBecomesAReplacement() {
+        let peer = Peer(id: "\u{1B}\u{07}", name: "\u{202E}", joinedAt: 1).sanitized
+        #expect(peer.id == PeerID("\u{FFFD}") && peer.name == "\u{FFFD}")
+        #expect(Peer(id: "ana", name: "\u{1B}", joinedAt: 1).sanitized.name == "ana")
+        #expect(
+            WireEvent.handLowered(peer: "ana", by: "").sanitized == .handLowered(peer: "ana", by: ""))
+        #expect(ChatMessage(from: "bo", fromName: "\u{7}", text: "hi", sentAt: 1).sanitized.fromName == "bo")
+    }
+
     /// A snapshot holding one name over 4 KiB is kept; the name is shortened.
     @Test func aSnapshotWithAnOverlongNameIsKept() throws {
         let long = String(repeating: "Ñ", count: 3000)
-        let snapshot = JoinedSnapshot(
-            room: "lobby", selfID: "eli",
-            peers: [
-                WirePeer(id: "eli", name: "Eli", role: "audience", joinedAt: 1),
-                WirePeer(id: "big", name: long, role: "speaker", joinedAt: 2),
-            ], topic: "", chat: [], roles: [], resumed: false)
-        let bytes = ControlCodec.encode(ServerMessage(.joined(snapshot), seq: 3))
+        var object = ControlCodec.json(
+            ServerMessage(
+                .joined(
+                    JoinedSnapshot(
+                        room: "lobby", selfID: "eli",
+                        peers: [
+                            AnnouncedPeer(Peer(id: "eli", name: "Eli", joinedAt: 1)),
+                            AnnouncedPeer(Peer(id: "big", name: "Big", role: .host, joinedAt: 2)),
+                        ], topic: "", chat: [], roles: Self.roles, resumed: false)), seq: 3)
+        ).encodedString
+        object = object.replacingOccurrences(of: "\"name\":\"Big\"", with: "\"name\":\"\(long)\"")
+        let bytes = Array(object.utf8)
         #expect(bytes.count > 6000)
         let decoded = try ControlCodec.decodeServer(bytes)
-        #expect(decoded == ServerMessage(.joined(snapshot), seq: 3))
         guard case .joined(let clean) = decoded.sanitized.event else {
             Issue.record("not a snapshot")
             return
         }
-        #expect(clean.peers.map(\.name) == ["Eli", String(repeating: "Ñ", count: 64)])
+        #expect(clean.peers.map(\.peer.name) == ["Eli", String(repeating: "Ñ", count: 64)])
+        #expect(clean.peers.map(\.peer.id) == ["eli", "big"])
     }
 }

@@ -58,17 +58,17 @@ func expectRefused(
             return
         }
         #expect(!replaced)
-        let eli = WirePeer(id: "eli", name: "Eli", role: "audience", muted: true, joinedAt: 2)
+        let eli = AnnouncedPeer(Peer(id: "eli", name: "Eli", role: .audience, muted: true, joinedAt: 2))
         #expect(outcome.deliveries == [Delivery(to: .everyoneExcept("eli"), ServerMessage(.peerJoined(eli), seq: 12))])
+        #expect(outcome.gates == [GateChange("eli", open: false)])
         guard case .joined(let state) = snapshot.event else {
             Issue.record("not a snapshot")
             return
         }
         #expect(snapshot.seq == 12)
         #expect(state.selfID == "eli" && state.room == "lobby" && state.topic == "t" && !state.resumed)
-        #expect(state.peers.map(\.id) == ["ana", "eli"])
-        #expect(state.roles.map(\.name) == ["host", "moderator", "speaker", "audience"])
-        #expect(state.roles[3].permissions == ["raise_hand", "chat"])
+        #expect(state.peers.map(\.peer.id) == ["ana", "eli"])
+        #expect(state.roles == defaultRoles)
     }
 
     @Test func anEmptyNameBecomesTheIdentity() {
@@ -87,7 +87,9 @@ func expectRefused(
             return
         }
         #expect(replaced)
-        #expect(outcome.deliveries.isEmpty)
+        #expect(outcome.deliveries.isEmpty && outcome.changes.isEmpty)
+        // The new connection's media starts from the peer's own gate, from the outcome like every gate.
+        #expect(outcome.gates == [GateChange("eli", open: false)])
         #expect(room.seq == seq)
         #expect(room.peers["eli"]?.role == .audience)
         #expect(room.peers["eli"]?.handRaisedAt == 50)
@@ -149,6 +151,81 @@ func expectRefused(
     }
 }
 
+/// Departures together, and the roles a store keeps so that a crash of the server loses none.
+@Suite struct DepartureAndRoleRecordTests {
+    @Test func aCrowdLeavingTogetherIsOneAnnouncementWithANumberPerDeparture() {
+        var room = populatedRoom()
+        for index in 0..<300 { _ = room.join(id: PeerID("p\(index)"), name: "P", role: .audience, now: 10) }
+        _ = room.handle(.setRole("p7", .speaker), from: "ana", now: 11)
+        let seq = room.seq
+        let gone = (0..<300).map { Departure(PeerID("p\($0)"), $0 == 5 ? .left : .disconnected) }
+        // A peer not in the room (already gone) is skipped.
+        let outcome = room.leave(gone + [Departure("nobody", .left)], now: 2_000)
+        #expect(outcome.deliveries == [Delivery(to: .everyone, ServerMessage(.peersLeft(gone), seq: seq + 300))])
+        #expect(room.seq == seq + 300)
+        #expect(outcome.changes.count == 300)
+        #expect(outcome.changes[7] == .departed("p7", role: .speaker, at: 2_000))
+        #expect(room.peers.keys.sorted() == ["ana", "bo", "chen", "eli", "fay"])
+        guard case .joined(let state) = room.snapshot(for: "ana", resumed: false).event else { return }
+        #expect(state.peers.map(\.peer.id) == ["ana", "bo", "chen", "eli", "fay"])
+        #expect(room.departed.count == 300)
+    }
+
+    @Test func oneDepartureIsStillPeerLeft() {
+        var room = populatedRoom()
+        let outcome = room.leave([Departure("eli", .left)], now: 100)
+        #expect(events(outcome) == [.peerLeft(peer: "eli", reason: .left)])
+        #expect(room.leave([Departure("eli", .left)], now: 101) == Outcome())
+    }
+
+    @Test func oldDeparturesArePrunedAsTheCrowdGrows() {
+        // 1,100 departures within the grace, as a store gives them to a room loaded after a restart.
+        var old: [PeerID: (role: RoleName, at: Timestamp)] = [:]
+        for index in 0..<1100 { old[PeerID("p\(index)")] = (.speaker, 10) }
+        var room = RoomAuthority(name: "lobby", roles: defaultRoles, departed: old)
+        _ = room.join(id: "x", name: "X", role: .audience, now: 20)
+        _ = room.leave("x", reason: .left, now: 20)
+        // Nothing is old enough to prune yet.
+        #expect(room.departed.count == 1101)
+        // Long past the grace, the old ones go once the departures kept have doubled (1,101 kept at the last
+        // look, so at the 2,203rd), not at every departure: a crowd leaving costs linear time.
+        for index in 0..<1101 {
+            _ = room.join(id: PeerID("q\(index)"), name: "Q", role: .audience, now: 100_000)
+            _ = room.leave(PeerID("q\(index)"), reason: .disconnected, now: 100_000)
+        }
+        #expect(room.departed.count == 2202)
+        _ = room.join(id: "q-last", name: "Q", role: .audience, now: 100_000)
+        _ = room.leave("q-last", reason: .disconnected, now: 100_000)
+        #expect(room.departed.keys.allSatisfy { $0.rawValue.hasPrefix("q") })
+        #expect(room.departed.count == 1102)
+    }
+
+    @Test func aRoleOtherThanTheTokensIsRecordedWhenItIsHeld() {
+        var room = populatedRoom()
+        let promoted = room.handle(.setRole("eli", .speaker), from: "ana", now: 20)
+        #expect(promoted.changes.first == .roleHeld("eli", role: .speaker, at: 20))
+        let steppedDown = room.handle(.stepDown, from: "chen", now: 21)
+        #expect(steppedDown.changes.first == .roleHeld("chen", role: .audience, at: 21))
+    }
+
+    @Test func aRoleGivenBackOnReturnIsRecordedAndTheTokensOwnIsNot() {
+        // What the store kept after a crash: eli had been made a speaker.
+        var room = RoomAuthority(
+            name: "lobby", roles: defaultRoles, departed: ["eli": (.speaker, 1_000), "fay": (.audience, 1_000)])
+        guard case .joined(_, let back, _) = room.join(id: "eli", name: "Eli", role: .audience, now: 5_000) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(room.peers["eli"]?.role == .speaker)
+        #expect(back.changes == [.roleHeld("eli", role: .speaker, at: 5_000)])
+        guard case .joined(_, let plain, _) = room.join(id: "fay", name: "Fay", role: .audience, now: 5_000) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(plain.changes.isEmpty)
+    }
+}
+
 @Suite struct ModerationTests {
     @Test func raiseAndLowerHand() {
         var room = populatedRoom()
@@ -184,8 +261,9 @@ func expectRefused(
         #expect(accepted.deliveries.allSatisfy { $0.to == .everyone })
         #expect(
             accepted.changes == [
+                .roleHeld("eli", role: .speaker, at: 70),
                 .audit(
-                    AuditEntry(at: 70, actor: "eli", action: "accept_invite", target: "eli", detail: "invited by bo"))
+                    AuditEntry(at: 70, actor: "eli", action: "accept_invite", target: "eli", detail: "invited by bo")),
             ])
         #expect(room.peers["eli"]?.role == .speaker)
         #expect(room.peers["eli"]?.muted == true)
@@ -234,7 +312,8 @@ func expectRefused(
             ])
         #expect(
             moved.changes == [
-                .audit(AuditEntry(at: 60, actor: "bo", action: "set_role", target: "fay", detail: "moderator"))
+                .roleHeld("fay", role: .moderator, at: 60),
+                .audit(AuditEntry(at: 60, actor: "bo", action: "set_role", target: "fay", detail: "moderator")),
             ])
         #expect(room.peers["fay"]?.role == .moderator)
     }
@@ -328,7 +407,8 @@ func expectRefused(
         #expect(removed.closes.map(\.peer) == ["eli"] && removed.closes.map(\.reason) == [.removed])
         #expect(
             removed.changes == [
-                .audit(AuditEntry(at: 60, actor: "bo", action: "remove", target: "eli", detail: "spam"))
+                .roleForgotten("eli"),
+                .audit(AuditEntry(at: 60, actor: "bo", action: "remove", target: "eli", detail: "spam")),
             ])
         #expect(room.peers["eli"] == nil)
         #expect(room.join(id: "eli", name: "Eli", role: .audience, now: 70) == .refused(.removed))
@@ -390,9 +470,9 @@ func expectRefused(
     @Test func chatToEveryoneOnePeerAndARole() {
         var room = populatedRoom()
         let all = room.handle(.chat(" hi ", to: .everyone), from: "eli", now: 60)
-        let hello = WireChat(from: "eli", name: "Eli", text: "hi", at: 60)
+        let hello = ChatMessage(from: "eli", fromName: "Eli", text: "hi", sentAt: 60)
         #expect(all.deliveries == [Delivery(to: .everyone, ServerMessage(.chat(hello), seq: 6))])
-        #expect(all.changes == [.chat(hello, fromName: "Eli")])
+        #expect(all.changes == [.chat(hello)])
         let direct = room.handle(.chat("psst", to: .peer("ana")), from: "eli", now: 61)
         #expect(direct.deliveries.map(\.to) == [.peers(["ana", "eli"])])
         let stage = room.handle(.chat("mods", to: .role(.moderator)), from: "ana", now: 62)
@@ -429,7 +509,7 @@ func expectRefused(
         }
         #expect(outcome.deliveries.count == 1)
         #expect(room.invitations == ["eli": "ana"])
-        #expect(snapshot.peers.first { $0.id == "eli" }?.invitedBy == "ana")
+        #expect(snapshot.peers.first { $0.peer.id == "eli" }?.invitedBy == "ana")
         #expect(
             events(room.handle(.acceptInvite, from: "eli", now: 40)).contains(
                 .roleChanged(peer: "eli", role: "speaker", by: "eli")))
@@ -455,12 +535,12 @@ func expectRefused(
         let first = room.updateLevels(["ana": 72, "chen": 0, "zed": 50, "bo": 140])
         #expect(
             events(first) == [
-                .speakers(levels: [WireLevel(peer: "ana", level: 72), WireLevel(peer: "bo", level: 100)])
+                .speakers(levels: [SpeakerLevel(peer: "ana", level: 72), SpeakerLevel(peer: "bo", level: 100)])
             ])
         #expect(room.peers["ana"]?.level == 72)
         #expect(room.updateLevels(["ana": 72]).deliveries.isEmpty)
         guard case .joined(let snapshot) = room.snapshot(for: "eli", resumed: false).event else { return }
-        #expect(snapshot.peers.first { $0.id == "ana" }?.level == 72)
+        #expect(snapshot.peers.first { $0.peer.id == "ana" }?.peer.level == 72)
     }
 
     @Test func sequenceNumbersIncreaseByOneForEveryEvent() {
@@ -470,5 +550,20 @@ func expectRefused(
         let outcome = room.handle(.setRole("eli", .speaker), from: "ana", now: 2)
         #expect(outcome.deliveries.map(\.message.seq) == [start + 2, start + 3])
         #expect(room.seq == start + 3)
+    }
+
+    /// Every change of who may be heard comes with its gate, so media applies the outcome without reading the
+    /// room: muting, unmuting, a mute by a moderator, a move on and off the stage.
+    @Test func outcomesCarryThePublishGatesTheyChange() {
+        var room = populatedRoom()
+        #expect(room.handle(.setMute(false), from: "chen", now: 10).gates == [GateChange("chen", open: true)])
+        #expect(room.handle(.mutePeer("chen"), from: "bo", now: 11).gates == [GateChange("chen", open: false)])
+        #expect(room.handle(.setMute(false), from: "chen", now: 12).gates == [GateChange("chen", open: true)])
+        #expect(
+            room.handle(.setRole("chen", .audience), from: "ana", now: 13).gates == [GateChange("chen", open: false)])
+        #expect(room.handle(.setRole("eli", .speaker), from: "ana", now: 14).gates == [GateChange("eli", open: false)])
+        #expect(room.handle(.setMute(false), from: "eli", now: 15).gates == [GateChange("eli", open: true)])
+        #expect(room.handle(.raiseHand, from: "fay", now: 16).gates.isEmpty)
+        #expect(room.handle(.setMute(true), from: "bo", now: 17).gates.isEmpty)
     }
 }

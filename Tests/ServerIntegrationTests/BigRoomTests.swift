@@ -2,6 +2,7 @@ import Foundation
 import RoomProtocol
 import RoomTesting
 import RoomTransport
+import StrictJSON
 import Synchronization
 import Testing
 

@@ -126,6 +126,22 @@ final class Tmux {
         }
     }
 
+    /// The process the pane's shell runs now (its only child), by its parent's id in `/proc`.
+    func paneChild() -> pid_t? {
+        guard let panePID else { return nil }
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let pid = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // After the command's name in parentheses: the state, then the parent's id.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == panePID { return pid }
+        }
+        return nil
+    }
+
     func keys(_ keys: String...) throws {
         _ = tmuxCommand(["send-keys", "-t", session] + keys)
     }

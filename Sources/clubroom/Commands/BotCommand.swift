@@ -2,6 +2,7 @@ import Arguments
 import AudioCore
 import Foundation
 import MediaClient
+import ProcessSignals
 import RoomClient
 
 /// `clubroom bot`: a headless client driven by JSON lines.
@@ -66,7 +67,7 @@ enum BotCommand: ClubroomCommand {
         case .tone(let hertz): microphone = .tone(hertz: Double(hertz))
         case .file(let path): microphone = .samples(try loadMicrophone(path))
         }
-        signal(SIGPIPE, SIG_IGN)
+        ignoreBrokenPipes()
         let media = BotMediaOptions(source: microphone, recordPath: options.recording, blockUDP: options.blockUDP)
         let bot = BotRunner(
             url: options.url, token: options.token,

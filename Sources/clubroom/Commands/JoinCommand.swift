@@ -3,6 +3,7 @@ import AudioEngine
 import ClubroomResources
 import Crypto
 import Foundation
+import ProcessSignals
 import RoomApp
 import RoomAppRuntime
 import RoomCore
@@ -78,7 +79,7 @@ enum JoinCommand: ClubroomCommand {
                 secretFile: secretFile, now: Int64(Date().timeIntervalSince1970))
         }
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
-        signal(SIGPIPE, SIG_IGN)
+        ignoreBrokenPipes()
         let audio: RoomAudioSettings
         do throws(DeviceSpecError) {
             audio = RoomAudioSettings(
@@ -103,16 +104,10 @@ enum JoinCommand: ClubroomCommand {
                     let theme = Theme(level: terminal.colorLevel, ascii: options.ascii)
                     let loop = try ScreenLoop(state: state, connection: connection, theme: theme)
                     // SIGTERM and SIGHUP (the terminal went away) leave the room cleanly, then the terminal is
-                    // restored on the way out of Terminal.run; these sources replace the adapter's handlers.
-                    nonisolated(unsafe) let stoppable = loop
-                    let stops = [SIGTERM, SIGHUP].map { number -> DispatchSourceSignal in
-                        signal(number, SIG_IGN)
-                        let source = DispatchSource.makeSignalSource(signal: number)
-                        source.setEventHandler { stoppable.requestStop() }
-                        source.resume()
-                        return source
-                    }
-                    defer { stops.forEach { $0.cancel() } }
+                    // restored on the way out of Terminal.run; while watched, they bypass the adapter's handlers.
+                    let stop = loop.requestStop
+                    let signals = SignalWatcher([.terminate, .hangUp]) { _ in stop() }
+                    defer { signals.cancel() }
                     return loop.run(on: TerminalSink(terminal))
                 }
             }.value
@@ -126,14 +121,9 @@ enum JoinCommand: ClubroomCommand {
     private static func runPlain(state: AppState, connection: SessionConnection) async throws -> LoopOutcome {
         let loop = try PlainLoop(state: state, connection: connection, output: { writeOutput($0 + "\n") })
         // Ctrl-C and SIGTERM leave the room cleanly in line mode.
-        let interrupts = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number)
-            source.setEventHandler { loop.interrupt() }
-            source.resume()
-            return source
-        }
-        defer { interrupts.forEach { $0.cancel() } }
+        let interrupt = loop.interrupt
+        let signals = SignalWatcher([.interrupt, .terminate]) { _ in interrupt() }
+        defer { signals.cancel() }
         nonisolated(unsafe) let unsafeLoop = loop
         return await Task.detached { unsafeLoop.run(input: { readLine(strippingNewline: true) }) }.value
     }

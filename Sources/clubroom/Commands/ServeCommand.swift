@@ -1,11 +1,10 @@
 import Arguments
 import ClubroomResources
-import Dispatch
 import Foundation
+import ProcessSignals
 import RoomCore
 import RoomServer
 import RoomTransport
-import Synchronization
 
 /// `clubroom serve`: the room server.
 enum ServeCommand: ClubroomCommand {
@@ -79,13 +78,15 @@ enum ServeCommand: ClubroomCommand {
             roles: roles, maxPeersPerRoom: options.maxPeers,
             media: MediaConfiguration(bindHost: options.media.host, port: Int(options.media.port)))
         let log = ServerLog()
-        signal(SIGPIPE, SIG_IGN)
+        ignoreBrokenPipes()
         raiseOpenFileLimit(log: log)
         let server = try RoomServerRuntime(configuration: configuration, log: log)
-        let signalName = await waitForTermination()
-        log.info("\(signalName) received: closing connections")
+        // The first SIGINT or SIGTERM closes the server; further ones are ignored until it has stopped.
+        let (signal, signals) = await SignalWatcher.first(of: [.interrupt, .terminate])
+        log.info("\(signal.name) received: closing connections")
         server.shutdown()
         log.info("stopped")
+        signals.cancel()
         return .success
     }
 
@@ -97,36 +98,6 @@ enum ServeCommand: ClubroomCommand {
         limit.rlim_cur = limit.rlim_max
         if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
             log.warning("could not raise the open file limit; at most about \(soft) people can be connected")
-        }
-    }
-
-    /// Waits for SIGINT or SIGTERM and returns its name.
-    static func waitForTermination() async -> String {
-        let waiter = SignalWaiter()
-        let name = await withCheckedContinuation { continuation in waiter.start(continuation) }
-        withExtendedLifetime(waiter) {}
-        return name
-    }
-}
-
-/// Turns the first SIGINT or SIGTERM into the resumption of a continuation. Its sources are set up once and
-/// only read afterwards, and the flag is behind a lock, so sharing it between threads is safe.
-final class SignalWaiter: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "clubroom.serve.signals")
-    private let fired = Atomic<Bool>(false)
-    private var sources: [DispatchSourceSignal] = []
-
-    func start(_ continuation: CheckedContinuation<String, Never>) {
-        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [self] in
-                if !fired.exchange(true, ordering: .acquiringAndReleasing) {
-                    continuation.resume(returning: name)
-                }
-            }
-            source.resume()
-            sources.append(source)
         }
     }
 }

@@ -1,4 +1,4 @@
-/// A JSON value as the control protocol sees it.
+/// A JSON value as a strict reader sees it: the control protocol, tokens, and the role table file.
 ///
 /// Objects keep their members in the order they were written, so encoding is deterministic and a decoded
 /// message can be compared byte for byte with its source.
@@ -57,7 +57,8 @@ public struct JSONObject: Sendable, Equatable {
     }
 }
 
-/// Why a text is not acceptable JSON, with the byte offset where the problem was found.
+/// Why a text is not acceptable JSON, with the byte offset where the problem was found and the place in the
+/// document around it.
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
     public enum Problem: Sendable, Equatable {
@@ -77,6 +78,45 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var problem: Problem
     /// The byte offset in the input where it went wrong.
     public var offset: Int
+    /// The member or element being read when it went wrong, such as `roles[1].permissions` (empty at the top
+    /// level). A duplicate key's path names the object that holds it.
+    public var path: String
+
+    public init(problem: Problem, offset: Int, path: String = "") {
+        self.problem = problem
+        self.offset = offset
+        self.path = path
+    }
+
+    /// The same error, seen from the object that holds `key`.
+    func inside(key: String) -> JSONParseError {
+        var outer = self
+        outer.path = path.isEmpty ? key : path.hasPrefix("[") ? key + path : key + "." + path
+        return outer
+    }
+
+    /// The same error, seen from the array that holds element `index`.
+    func inside(index: Int) -> JSONParseError {
+        var outer = self
+        outer.path = path.isEmpty || path.hasPrefix("[") ? "[\(index)]" + path : "[\(index)]." + path
+        return outer
+    }
+
+    /// The line and column (both from 1, the column counted in Unicode scalars) of `offset` in `bytes`, for
+    /// errors in files a person edits.
+    public static func lineAndColumn(of offset: Int, in bytes: some Collection<UInt8>) -> (line: Int, column: Int) {
+        var line = 1
+        var column = 1
+        for byte in bytes.prefix(offset) {
+            if byte == 0x0A {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        return (line, column)
+    }
 
     public var description: String {
         switch problem {
@@ -208,7 +248,12 @@ private struct Reader {
             guard colon == UInt8(ascii: ":") else { throw fail(.unexpectedByte(colon)) }
             position += 1
             skipWhitespace()
-            let value = try parseValue(depth: depth)
+            let value: JSONValue
+            do {
+                value = try parseValue(depth: depth)
+            } catch {
+                throw error.inside(key: key)
+            }
             members.append((key, value))
             skipWhitespace()
             let next = try peek()
@@ -234,7 +279,11 @@ private struct Reader {
         }
         while true {
             skipWhitespace()
-            elements.append(try parseValue(depth: depth))
+            do {
+                elements.append(try parseValue(depth: depth))
+            } catch {
+                throw error.inside(index: elements.count)
+            }
             skipWhitespace()
             let next = try peek()
             position += 1
@@ -441,7 +490,7 @@ extension JSONValue {
 
     /// Escapes with the short forms RFC 8259 names and `\u00XX` for other control bytes and DEL, as Python's
     /// `json.dumps` does for ASCII, so a token's claims come out byte for byte as PyJWT writes them.
-    static func writeString(_ string: String, into output: inout [UInt8]) {
+    public static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in string.utf8 {
             switch byte {

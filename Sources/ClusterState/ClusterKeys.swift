@@ -1,0 +1,40 @@
+/// Where the cluster keeps everything in Redis. Every key starts with `cr:`; a room's keys carry the room in a
+/// hash tag (`cr:{lobby}:events`), so all of one room's keys would share a slot in a Redis Cluster and every
+/// function call stays on one shard.
+public enum ClusterKeys {
+    /// Set of the node names that registered (live or not: a live node also has its `node` key).
+    public static let nodes = "cr:nodes"
+    /// Hash from slot number to `name|incarnation|expiry ms`.
+    public static let slots = "cr:slots"
+    /// A random value written when Redis is first used; when it is gone or changed, Redis lost its data.
+    public static let generation = "cr:gen"
+    /// Set of the rooms that have state in Redis.
+    public static let rooms = "cr:rooms"
+
+    /// `incarnation|slot|media|relay`, expiring unless refreshed.
+    public static func node(_ name: String) -> String { "cr:node:\(name)" }
+
+    public static func owner(_ room: String) -> String { "cr:{\(room)}:owner" }
+    public static func epoch(_ room: String) -> String { "cr:{\(room)}:epoch" }
+    public static func events(_ room: String) -> String { "cr:{\(room)}:events" }
+    public static func requests(_ room: String) -> String { "cr:{\(room)}:requests" }
+    public static func meta(_ room: String) -> String { "cr:{\(room)}:meta" }
+    public static func peers(_ room: String) -> String { "cr:{\(room)}:peers" }
+    public static func chat(_ room: String) -> String { "cr:{\(room)}:chat" }
+    public static func audit(_ room: String) -> String { "cr:{\(room)}:audit" }
+
+    /// A room or node name: 1 to 64 bytes of letters, digits, `-`, `_` and `.` (the server's room names),
+    /// so a name can never break out of a key's hash tag or its `|`-separated values.
+    public static func isValidName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...64).contains(bytes.count) else { return false }
+        return bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                true
+            default: false
+            }
+        }
+    }
+}

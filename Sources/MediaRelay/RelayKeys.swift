@@ -1,0 +1,30 @@
+import Crypto
+import MediaTransport
+
+/// The key a node protects a room's relayed media with: HMAC-SHA256 of the room, the node and its
+/// incarnation under the cluster secret, cut to an SRTP master key and salt.
+///
+/// Per incarnation, so a restarted node never reuses a key with restarted sequence numbers (the reused-SRTP-state
+/// failure of mediasoup #435); per room, so a room's relay key says nothing about another's; derived, so no key
+/// travels between nodes. A node that does not hold the same secret derives other keys and its media does not
+/// authenticate.
+public enum RelayKeys {
+    public static func key(secret: [UInt8], room: String, node: String, incarnation: UInt64) -> SRTPKey {
+        var message = Array("clubroom relay key v1".utf8) + [0]
+        message += Array(room.utf8) + [0] + Array(node.utf8) + [0]
+        message += (0..<8).map { UInt8(truncatingIfNeeded: incarnation >> (56 - 8 * $0)) }
+        let tag = HMACSHA256.sign(key: secret, message: message) ?? [UInt8](repeating: 0, count: HMACSHA256.tagBytes)
+        return SRTPKey(bytes: Array(tag.prefix(SRTPKey.length)))!
+    }
+}
+
+/// SSRCs that carry their node's slot in the top byte, so nodes never hand out the same SSRC.
+public enum SSRCSpace {
+    /// An SSRC for a peer of the node with `slot` (1-255), from 24 random bits.
+    public static func ssrc(slot: Int, random: UInt32 = UInt32.random(in: 0x10...0xFF_FFF0)) -> UInt32 {
+        UInt32(slot & 0xFF) << 24 | (random & 0xFF_FFFF)
+    }
+
+    /// The slot of the node that assigned `ssrc`.
+    public static func slot(of ssrc: UInt32) -> Int { Int(ssrc >> 24) }
+}

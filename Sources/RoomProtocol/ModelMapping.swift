@@ -1,0 +1,64 @@
+import RoomCore
+
+/// The one mapping between the protocol and RoomCore's client state.
+///
+/// Requests need none: a `ClientMessage` carries RoomCore's `ClientRequest` itself, and peers, chat, levels and
+/// the role table travel as RoomCore's own types (`ControlCodec` writes and reads them). What remains is the
+/// point of view: the server announces a room to everyone, and a client's store applies what concerns it. This
+/// file says, for every server message, which `RoomAction`s a client's store receives.
+extension ServerMessage {
+    /// The actions for this message as the client `selfID` applies it, in order: none when the store has no use
+    /// for it, one per peer for a `peers_joined` or `peers_left` (each with its own sequence number). `selfID` is
+    /// this client's identity once known (from the last `joined`).
+    public func roomActions(selfID: PeerID?) -> [RoomAction] {
+        let last = max(0, seq ?? 0)
+        func numbered(_ events: [ServerEvent]) -> [RoomAction] {
+            let first = last - Int64(events.count) + 1
+            return events.enumerated().map { index, event in
+                .server(event, seq: UInt64(max(0, first + Int64(index))))
+            }
+        }
+        switch event {
+        case .peersJoined(let peers): return numbered(peers.map { .peerJoined($0.peer) })
+        case .peersLeft(let departures): return numbered(departures.map { .peerLeft($0.peer) })
+        default: break
+        }
+        guard let event = roomEvent(selfID: selfID) else { return [] }
+        return [.server(event, seq: UInt64(max(0, seq ?? 0)))]
+    }
+
+    /// RoomCore's event for this message, or nil when it is not for this client's store (an invitation to
+    /// someone else, a `peers_joined` or `peers_left`, which `roomActions` splits).
+    public func roomEvent(selfID: PeerID?) -> ServerEvent? {
+        switch event {
+        case .joined(let snapshot):
+            let me = snapshot.peers.first { $0.peer.id == snapshot.selfID }
+            return .joined(
+                RoomSnapshot(
+                    roomID: snapshot.room, topic: snapshot.topic, selfID: snapshot.selfID,
+                    peers: snapshot.peers.map(\.peer), recentChat: snapshot.chat, ended: false,
+                    seq: UInt64(max(0, seq ?? 0)), invitedBy: me?.invitedBy.flatMap(Self.actor)))
+        case .peerJoined(let announced): return .peerJoined(announced.peer)
+        case .peersJoined, .peersLeft: return nil
+        case .peerLeft(let id, _): return .peerLeft(id)
+        case .roleChanged(let id, let role, let by): return .roleChanged(id, to: role, by: Self.actor(by))
+        case .handRaised(let id, let at): return .handRaised(id, at: at)
+        case .handLowered(let id, let by): return .handLowered(id, by: Self.actor(by))
+        case .muteChanged(let id, let muted, let by): return .muteChanged(id, muted: muted, by: Self.actor(by))
+        case .speakers(let levels): return .speakers(levels)
+        case .chat(let message): return .chat(message)
+        case .invited(let id, let by): return id == selfID ? .invitedToSpeak(by: by) : nil
+        case .inviteDeclined(let id, _): return .inviteDeclined(id)
+        case .askedToMute(_, let by): return .askedToMute(by: by)
+        case .removed(let id, let by, let reason): return .removed(id, reason: reason, by: Self.actor(by))
+        case .roomEnded(_, let reason): return .roomEnded(reason: reason)
+        case .topicChanged(let topic, let by): return .topicChanged(topic, by: Self.actor(by))
+        case .error(let code, let text, _): return .error(code: code.rawValue, message: text)
+        }
+    }
+
+    /// The peer who made a change, or nil when the server made it itself (the wire's `by` is then empty).
+    static func actor(_ by: PeerID) -> PeerID? {
+        by.rawValue.isEmpty ? nil : by
+    }
+}

@@ -1,0 +1,128 @@
+import RoomCore
+import RoomProtocol
+import RoomTransport
+
+/// The state of one open connection; loop thread only.
+final class ConnectionEntry {
+    let connection: WebSocketConnection
+    /// The room and peer this connection speaks for; nil once a newer connection of the same identity took over,
+    /// or the room closed it.
+    var room: String?
+    var peer: PeerID?
+    var bucket: LeakyBucket
+    /// Set after a dropped message was answered with `rate_limited`, so a flood gets one answer per burst.
+    var throttled = false
+
+    init(connection: WebSocketConnection, room: String, peer: PeerID, bucket: LeakyBucket) {
+        self.connection = connection
+        self.room = room
+        self.peer = peer
+        self.bucket = bucket
+    }
+
+    /// Sends a server message.
+    func send(_ message: ServerMessage) {
+        connection.send(text: String(decoding: ControlCodec.encode(message), as: UTF8.self))
+    }
+
+    /// Forgets the room and closes the connection for a room's reason.
+    func close(_ reason: CloseReason) {
+        room = nil
+        peer = nil
+        connection.close(code: WebSocketCloseCode(reason.code), reason: ServerClose.reason(reason))
+    }
+}
+
+/// Every open connection, the one that speaks for each peer of each room, and the ones that receive each room's
+/// messages; loop thread only.
+///
+/// A connection speaks for its peer from the moment the room accepts its join (its requests count, and its
+/// close is the peer's departure), and receives the room's messages once its join is admitted: after the join is
+/// committed and the snapshot sent, so it never hears of anything older than its snapshot.
+final class Connections {
+    private var entries: [Int: ConnectionEntry] = [:]
+    private var speakers: [String: [PeerID: ConnectionEntry]] = [:]
+    private var members: [String: [PeerID: ConnectionEntry]] = [:]
+
+    /// The entry of an open connection that asked to join.
+    func entry(for connection: WebSocketConnection) -> ConnectionEntry? {
+        entries[connection.id]
+    }
+
+    /// The connections that receive a room's messages, by peer.
+    func members(of room: String) -> [PeerID: ConnectionEntry] {
+        members[room] ?? [:]
+    }
+
+    /// Keeps a connection whose join the room is still to decide.
+    func register(_ entry: ConnectionEntry) {
+        entries[entry.connection.id] = entry
+    }
+
+    /// Whether `entry` is still open and waiting for its join.
+    func isOpen(_ entry: ConnectionEntry) -> Bool {
+        entries[entry.connection.id] === entry
+    }
+
+    /// The room accepted `entry`'s join: it speaks for its peer from now on. Returns the connection it takes
+    /// over from, which no longer speaks for the peer (its close is no departure) and is closed once `entry` is
+    /// admitted.
+    func accepted(_ entry: ConnectionEntry) -> ConnectionEntry? {
+        guard let room = entry.room, let peer = entry.peer else { return nil }
+        let previous = speakers[room]?[peer]
+        speakers[room, default: [:]][peer] = entry
+        guard let previous, previous !== entry else { return nil }
+        previous.room = nil
+        previous.peer = nil
+        return previous
+    }
+
+    /// `entry`'s join is carried out: it receives the room's messages from now on. False when it no longer speaks
+    /// for its peer (closed, or taken over by a newer connection meanwhile).
+    func admit(_ entry: ConnectionEntry) -> Bool {
+        guard let room = entry.room, let peer = entry.peer, speakers[room]?[peer] === entry else { return false }
+        members[room, default: [:]][peer] = entry
+        return true
+    }
+
+    /// Forgets a closed connection; returns its entry when it spoke for a peer of a room (its close is then
+    /// that peer's departure).
+    func closed(_ connection: WebSocketConnection) -> ConnectionEntry? {
+        guard let entry = entries.removeValue(forKey: connection.id) else { return nil }
+        guard let room = entry.room, let peer = entry.peer, speakers[room]?[peer] === entry else { return nil }
+        forget(peer, in: room)
+        return entry
+    }
+
+    /// Takes a peer's connection out of its room, for the room to close it.
+    func detach(_ peer: PeerID, from room: String) -> ConnectionEntry? {
+        let entry = speakers[room]?[peer]
+        forget(peer, in: room)
+        return entry
+    }
+
+    private func forget(_ peer: PeerID, in room: String) {
+        speakers[room]?[peer] = nil
+        if speakers[room]?.isEmpty == true { speakers[room] = nil }
+        members[room]?[peer] = nil
+        if members[room]?.isEmpty == true { members[room] = nil }
+    }
+}
+
+/// Close codes the server uses for its own reasons, and the sentences that go with them (see
+/// `docs/protocol.md`).
+enum ServerClose {
+    static let tokenMissing = (code: UInt16(4000), reason: "No token: send it as Authorization: Bearer or ?token=.")
+    static let identityUnusable = (code: UInt16(4001), reason: "The token's identity is empty or too long.")
+    static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
+
+    static func reason(_ close: CloseReason) -> String {
+        switch close {
+        case .left: "left"
+        case .roomEnded: "The room has ended."
+        case .roomFull: "The room is full."
+        case .replaced: "The same identity connected again elsewhere."
+        case .removed: "You were removed from this room."
+        }
+    }
+}

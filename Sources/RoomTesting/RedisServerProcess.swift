@@ -1,0 +1,143 @@
+import Foundation
+import Glibc
+
+/// A `redis-server` of a test's own: a free port, a fresh folder, killed by its PID. It can be killed (`kill -9`),
+/// restarted on the same port (with or without its append-only file), and paused (SIGSTOP) and resumed.
+public final class RedisServerProcess: @unchecked Sendable {
+    // Safe to share: `pid` changes only in `start`/`kill`, which a test calls from one thread.
+    public let port: Int
+    public let host: String
+    /// Whether the server keeps an append-only file (fsync every second), so a restart keeps its data.
+    public let appendOnly: Bool
+    public let folder: TemporaryDirectory
+    public private(set) var pid: pid_t = 0
+
+    /// Whether `redis-server` is installed (`make test` installs it).
+    public static var isInstalled: Bool { executable != nil }
+
+    private static let executable: String? = [
+        "/usr/bin/redis-server", "/usr/local/bin/redis-server", "/usr/sbin/redis-server",
+    ]
+    .first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// Starts a server on a free port of `host` and waits until it answers PING.
+    public init(host: String = "127.0.0.1", appendOnly: Bool = true) throws {
+        self.host = host
+        self.appendOnly = appendOnly
+        folder = TemporaryDirectory()
+        port = try freeLoopbackPort()
+        try start()
+    }
+
+    deinit {
+        kill()
+        folder.remove()
+    }
+
+    /// `redis://HOST:PORT`.
+    public var url: String { "redis://\(host):\(port)" }
+
+    /// Starts (or restarts after `kill`) the server on the same port and folder; waits until it answers.
+    /// `keepingData: false` removes the append-only file first: Redis comes back empty.
+    public func start(keepingData: Bool = true) throws {
+        guard pid == 0 else { return }
+        guard let executable = Self.executable else { throw RedisServerError.notInstalled }
+        if !keepingData {
+            try? FileManager.default.removeItem(atPath: folder.file("appendonlydir"))
+            try? FileManager.default.removeItem(atPath: folder.file("dump.rdb"))
+        }
+        let arguments = [
+            executable, "--port", String(port), "--bind", host, "--save", "", "--appendonly", appendOnly ? "yes" : "no",
+            "--appendfsync", "everysec", "--dir", folder.path, "--logfile", folder.file("redis.log"), "--daemonize",
+            "no",
+            "--protected-mode", "no",
+        ]
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, executable, &actions, nil, argv, environ)
+        guard status == 0 else {
+            throw RedisServerError.couldNotStart("posix_spawn: \(String(cString: strerror(status)))")
+        }
+        pid = child
+        for _ in 0..<500 {
+            if ping() { return }
+            var exitStatus: Int32 = 0
+            if waitpid(child, &exitStatus, WNOHANG) == child {
+                pid = 0
+                let log = (try? String(contentsOfFile: folder.file("redis.log"), encoding: .utf8)) ?? ""
+                throw RedisServerError.couldNotStart("redis-server exited: \(log.suffix(400))")
+            }
+            usleep(10_000)
+        }
+        kill()
+        throw RedisServerError.couldNotStart("redis-server did not answer on port \(port) within 5 s")
+    }
+
+    /// `kill -9`, then reaps the process. Nothing is saved beyond what the append-only file already holds.
+    public func kill() {
+        guard pid != 0 else { return }
+        Glibc.kill(pid, SIGCONT)
+        Glibc.kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        pid = 0
+    }
+
+    /// Freezes the server (SIGSTOP): connections stay open, nothing is answered.
+    public func pause() {
+        if pid != 0 { ProcessFreezing.freeze(pid) }
+    }
+
+    /// Thaws a paused server (SIGCONT).
+    public func resume() {
+        if pid != 0 { ProcessFreezing.thaw(pid) }
+    }
+
+    /// Whether the server answers PING now.
+    public func ping() -> Bool { rawCommand("*1\r\n$4\r\nPING\r\n")?.hasPrefix("+PONG") ?? false }
+
+    /// Sends a command in RESP over a fresh TCP connection and returns the first line of the answer (for the
+    /// readiness checks of this type; tests talk to Redis through the product's client).
+    private func rawCommand(_ text: String) -> String? {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr(host)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { return nil }
+        _ = text.withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let received = recv(descriptor, &buffer, buffer.count, 0)
+        guard received > 0 else { return nil }
+        return String(decoding: buffer[0..<received], as: UTF8.self)
+    }
+}
+
+/// Why a test's `redis-server` could not run.
+public enum RedisServerError: Error, CustomStringConvertible {
+    case notInstalled
+    case couldNotStart(String)
+
+    public var description: String {
+        switch self {
+        case .notInstalled: "redis-server is not installed; 'make test-deps' installs it"
+        case .couldNotStart(let reason): "redis-server did not start: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import MediaRelay
+import MediaServer
+import MediaTransport
+import RoomProtocol
+import RoomTesting
+import Synchronization
+import Testing
+
+func key(_ seed: UInt8) -> SRTPKey { SRTPKey(bytes: (0..<30).map { seed &+ UInt8($0) })! }
+
+/// A client of one node: its socket on that node's address, its uplink session and the node's room key.
+final class Client {
+    let ssrc: UInt32
+    let socket: UDPSocket
+    let uplink: SRTPSession
+    let downlink: SRTPSession
+    let gate: PublishGate
+    var sequence: UInt16 = 0
+
+    init(ssrc: UInt32, host: String, roomKey: SRTPKey, mayPublish: Bool) throws {
+        self.ssrc = ssrc
+        socket = try UDPSocket(binding: UDPAddress(host: host, port: 0)!)
+        uplink = try SRTPSession(key: key(UInt8(truncatingIfNeeded: ssrc)), direction: .outbound)
+        downlink = try SRTPSession(key: roomKey, direction: .inbound)
+        gate = PublishGate(mayPublish)
+    }
+
+    func media(room: String) -> MediaPeer {
+        MediaPeer(
+            room: room, peer: "p\(ssrc)", ssrc: ssrc, uplinkKey: key(UInt8(truncatingIfNeeded: ssrc)), gate: gate,
+            webSocketSink: { _ in })
+    }
+
+    /// Binds this client's address at the forwarder with an SRTCP report and waits for the answer.
+    func bind(to forwarder: MediaForwarder) throws -> Bool {
+        let report = try uplink.protect(RTCPPacket.receiverReport(ssrc: ssrc, reports: []).bytes(), rtcp: true)
+        socket.send(report, to: forwarder.socket.localAddress)
+        return receive() != nil
+    }
+
+    func send(to forwarder: MediaForwarder) throws -> [UInt8] {
+        sequence &+= 1
+        let packet = RTPHeader(
+            payloadType: 111, sequenceNumber: sequence, timestamp: UInt32(sequence) * 960, ssrc: ssrc
+        )
+        .packet(payload: [9, 8, 7, UInt8(truncatingIfNeeded: sequence)])
+        socket.send(try uplink.protect(packet), to: forwarder.socket.localAddress)
+        return packet
+    }
+
+    func receive(timeout: Int32 = 1000) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 1600)
+        guard socket.waitReadable(timeoutMilliseconds: timeout) else { return nil }
+        guard let got = buffer.withUnsafeMutableBytes({ socket.receive(into: $0) }) else { return nil }
+        return Array(buffer[..<got.length])
+    }
+}
+
+/// The lines a relay logged.
+final class LogLines: Sendable {
+    private let stored = Mutex<[String]>([])
+    func append(_ line: String) { stored.withLock { $0.append(line) } }
+    var lines: [String] { stored.withLock { $0 } }
+}
+
+/// One node: a forwarder and a relay on its own loopback address, with a room key of its own.
+final class Node {
+    let name: String
+    let incarnation: UInt64
+    let forwarder: MediaForwarder
+    let relay: MediaRelay
+    let roomKey: SRTPKey
+    let host: String
+    let log = LogLines()
+
+    init(_ name: String, host: String, incarnation: UInt64, secret: [UInt8], keySeed: UInt8) throws {
+        self.name = name
+        self.host = host
+        self.incarnation = incarnation
+        roomKey = key(keySeed)
+        forwarder = try MediaForwarder(binding: UDPAddress(host: host, port: 0)!)
+        let log = self.log
+        relay = try MediaRelay(
+            node: name, incarnation: incarnation, secret: secret, binding: UDPAddress(host: host, port: 0)!,
+            forwarder: forwarder, log: { line in log.append(line) })
+        forwarder.start()
+        relay.start()
+        forwarder.setRoomKey(roomKey, epoch: 1, room: "r")
+    }
+
+    var relayNode: RelayNode { RelayNode(name: name, incarnation: incarnation, address: relay.socket.localAddress) }
+
+    func client(_ ssrc: UInt32, mayPublish: Bool = false) throws -> Client {
+        let client = try Client(ssrc: ssrc, host: host, roomKey: roomKey, mayPublish: mayPublish)
+        forwarder.add(client.media(room: "r"))
+        #expect(try client.bind(to: forwarder))
+        return client
+    }
+
+    func stop() {
+        relay.stop()
+        forwarder.stop()
+    }
+}
+
+/// Whether this machine routes 127.0.0.2 and 127.0.0.3 (Linux does, for all of 127.0.0.0/8).
+let loopbackAliases = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.3", port: 0)!)) != nil
+
+@Suite(.serialized, .enabled(if: loopbackAliases, "127.0.0.2 and 127.0.0.3 do not bind here")) struct MediaRelayTests {
+    let secret = Array("the cluster's shared secret".utf8)
+
+    /// Node A (127.0.0.2) with a speaker and a listener; node B (127.0.0.3) with three listeners.
+    func twoNodes(secretOfB: [UInt8]? = nil) throws -> (Node, Node, Client, Client, [Client], PublishGate) {
+        let a = try Node("a", host: "127.0.0.2", incarnation: 100, secret: secret, keySeed: 10)
+        let b = try Node("b", host: "127.0.0.3", incarnation: 200, secret: secretOfB ?? secret, keySeed: 20)
+        let speaker = try a.client(SSRCSpace.ssrc(slot: 1, random: 0x101), mayPublish: true)
+        let localListener = try a.client(SSRCSpace.ssrc(slot: 1, random: 0x102))
+        let remoteListeners = try (0..<3).map { try b.client(SSRCSpace.ssrc(slot: 2, random: 0x200 + UInt32($0))) }
+        a.relay.setRemoteNodes([a.relayNode, b.relayNode], room: "r")
+        b.relay.setRemoteNodes([a.relayNode, b.relayNode], room: "r")
+        let gateOnB = PublishGate(true)
+        b.relay.addRemoteSpeaker(ssrc: speaker.ssrc, room: "r", node: "a", gate: gateOnB)
+        return (a, b, speaker, localListener, remoteListeners, gateOnB)
+    }
+
+    @Test func aSpeakersPacketsCrossOncePerRemoteNodeAndReachEveryListenerThere() throws {
+        let (a, b, speaker, local, remote, _) = try twoNodes()
+        defer {
+            a.stop()
+            b.stop()
+        }
+        let sent = try (0..<5).map { _ in try speaker.send(to: a.forwarder) }
+        for listener in remote {
+            var heard: [[UInt8]] = []
+            while heard.count < 5, let got = listener.receive() { heard.append(try listener.downlink.unprotect(got)) }
+            #expect(heard == sent)
+            #expect(listener.receive(timeout: 50) == nil)
+        }
+        var heardLocally: [[UInt8]] = []
+        while heardLocally.count < 5, let got = local.receive() {
+            heardLocally.append(try local.downlink.unprotect(got))
+        }
+        #expect(heardLocally == sent)
+        // Five packets crossed once each, though B has three listeners.
+        #expect(a.relay.counters.value(.sent) == 5)
+        #expect(b.relay.counters.value(.delivered) == 5)
+        #expect(b.forwarder.counters.value(.sentDatagrams) == 15)
+        #expect(speaker.receive(timeout: 50) == nil)
+    }
+
+    @Test func theReceivingNodesOwnGateCutsARemoteSpeakerOff() throws {
+        let (a, b, speaker, local, remote, gateOnB) = try twoNodes()
+        defer {
+            a.stop()
+            b.stop()
+        }
+        gateOnB.set(false)
+        _ = try speaker.send(to: a.forwarder)
+        #expect(local.receive() != nil)
+        #expect(waitUntil(limit: 2) { b.relay.counters.value(.notPermitted) == 1 })
+        #expect(remote.allSatisfy { $0.receive(timeout: 50) == nil })
+        gateOnB.set(true)
+        _ = try speaker.send(to: a.forwarder)
+        #expect(remote.allSatisfy { $0.receive() != nil })
+    }
+
+    @Test func nodesWithDifferentClusterSecretsRefuseEachOthersMediaAndSaySo() throws {
+        let (a, b, speaker, _, remote, _) = try twoNodes(secretOfB: Array("another cluster".utf8))
+        defer {
+            a.stop()
+            b.stop()
+        }
+        for _ in 0..<3 { _ = try speaker.send(to: a.forwarder) }
+        #expect(waitUntil(limit: 2) { b.relay.counters.value(.authenticationFailed) == 3 })
+        #expect(remote.allSatisfy { $0.receive(timeout: 50) == nil })
+        #expect(b.relay.counters.value(.delivered) == 0)
+        // One line, not one per packet.
+        #expect(
+            b.log.lines == [
+                "relay: refused media from node a at \(a.relay.socket.localAddress) for room r: it does not "
+                    + "authenticate under this cluster's secret (the nodes' cluster secrets differ)"
+            ])
+    }
+
+    @Test func packetsFromElsewhereThanTheSpeakersNodeAreRefusedBeforeAnyCrypto() throws {
+        let (a, b, speaker, _, remote, _) = try twoNodes()
+        defer {
+            a.stop()
+            b.stop()
+        }
+        let intruder = try UDPSocket(binding: UDPAddress(host: "127.0.0.4", port: 0)!)
+        let packet = RTPHeader(payloadType: 111, sequenceNumber: 1, timestamp: 0, ssrc: speaker.ssrc).packet(payload: [
+            1
+        ])
+        intruder.send(packet + [UInt8](repeating: 0, count: 10), to: b.relay.socket.localAddress)
+        intruder.send([1, 2, 3], to: b.relay.socket.localAddress)
+        let stranger = RTPHeader(payloadType: 111, sequenceNumber: 1, timestamp: 0, ssrc: 0x0900_0001).packet(payload: [
+            1
+        ])
+        intruder.send(stranger, to: b.relay.socket.localAddress)
+        #expect(
+            waitUntil(limit: 2) {
+                b.relay.counters.value(.wrongSource) == 1 && b.relay.counters.value(.malformed) == 1
+                    && b.relay.counters.value(.unknownSSRC) == 1
+            })
+        #expect(remote.allSatisfy { $0.receive(timeout: 50) == nil })
+    }
+
+    @Test func aRestartedNodesNewIncarnationNeedsItsNewKey() throws {
+        let (a, b, speaker, _, remote, _) = try twoNodes()
+        defer {
+            a.stop()
+            b.stop()
+        }
+        // B still believes A is incarnation 99: A's packets do not authenticate under that key.
+        var stale = a.relayNode
+        stale.incarnation = 99
+        b.relay.setRemoteNodes([stale, b.relayNode], room: "r")
+        _ = try speaker.send(to: a.forwarder)
+        #expect(waitUntil(limit: 2) { b.relay.counters.value(.authenticationFailed) == 1 })
+        b.relay.setRemoteNodes([a.relayNode, b.relayNode], room: "r")
+        _ = try speaker.send(to: a.forwarder)
+        #expect(remote.allSatisfy { $0.receive() != nil })
+    }
+
+    @Test func relayKeysDifferPerRoomNodeIncarnationAndSecret() {
+        let base = RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 1)
+        #expect(base == RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 1))
+        #expect(base != RelayKeys.key(secret: secret, room: "s", node: "a", incarnation: 1))
+        #expect(base != RelayKeys.key(secret: secret, room: "r", node: "b", incarnation: 1))
+        #expect(base != RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 2))
+        #expect(base != RelayKeys.key(secret: [1], room: "r", node: "a", incarnation: 1))
+        #expect(SSRCSpace.slot(of: SSRCSpace.ssrc(slot: 7, random: 0xFFFF_FFFF)) == 7)
+        #expect(SSRCSpace.ssrc(slot: 7, random: 0xFFFF_FFFF) == 0x07FF_FFFF)
+    }
+}

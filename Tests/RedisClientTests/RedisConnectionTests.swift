@@ -1,0 +1,166 @@
+import Foundation
+import RedisClient
+import RoomTesting
+import Testing
+
+@Suite struct RedisEndpointTests {
+    @Test func urlsParseWithTheirDefaults() throws {
+        #expect(try RedisEndpoint(url: "redis://127.0.0.1:6390") == RedisEndpoint(host: "127.0.0.1", port: 6390))
+        #expect(try RedisEndpoint(url: "redis://cache") == RedisEndpoint(host: "cache", port: 6379))
+        #expect(try RedisEndpoint(url: "redis://[::1]:7000/2") == RedisEndpoint(host: "::1", port: 7000, database: 2))
+        #expect(try RedisEndpoint(url: "redis://h:1/").description == "h:1")
+        #expect(try RedisEndpoint(url: "redis://[::1]:7000/2").description == "[::1]:7000/2")
+    }
+
+    @Test func badURLsAreRefusedWithTheirReason() {
+        #expect(throws: RedisEndpointError.notRedisURL("http://x:1")) { try RedisEndpoint(url: "http://x:1") }
+        #expect(throws: RedisEndpointError.badPort("99999")) { try RedisEndpoint(url: "redis://x:99999") }
+        #expect(throws: RedisEndpointError.badPort("")) { try RedisEndpoint(url: "redis://x:") }
+        #expect(throws: RedisEndpointError.badHost("")) { try RedisEndpoint(url: "redis://:6379") }
+        #expect(throws: RedisEndpointError.badDatabase("x")) { try RedisEndpoint(url: "redis://x:1/x") }
+        #expect(throws: RedisEndpointError.credentialsNotSupported) { try RedisEndpoint(url: "redis://u:p@x:1") }
+        #expect(RedisEndpointError.badPort("0").description == "'0' is not a port (1-65535)")
+    }
+}
+
+/// A connection with short timeouts, so the fault tests take a fraction of a second each.
+func quickConnection(_ server: RedisServerProcess, source: String? = nil) throws -> RedisConnection {
+    RedisConnection(
+        endpoint: try RedisEndpoint(url: server.url),
+        options: RedisOptions(
+            connectTimeoutMilliseconds: 300, commandTimeoutMilliseconds: 300, sourceAddress: source,
+            minimumBackoffMilliseconds: 50, maximumBackoffMilliseconds: 200))
+}
+
+@Suite(.serialized) struct RedisConnectionTests {
+    @Test func repliesDecodeIntoEveryShape() throws {
+        let server = try RedisServerProcess()
+        let redis = try quickConnection(server)
+        let binary: [UInt8] = [0, 1, 0xFF, 0x0D, 0x0A, 0]
+        var set = RedisCommand("SET", "k")
+        set.append(bytes: binary)
+        #expect(try redis.command(set) == .status("OK"))
+        #expect(try redis.command("GET", "k") == .bulk(binary))
+        #expect(try redis.command("GET", "missing") == .null)
+        #expect(try redis.command("INCRBY", "n", "41") == .integer(41))
+        #expect(try redis.command("RPUSH", "l", "a", "", "c") == .integer(3))
+        #expect(
+            try redis.command("LRANGE", "l", "0", "-1")
+                == .array([.bulk(Array("a".utf8)), .bulk([]), .bulk(Array("c".utf8))]))
+        #expect(throws: RedisError.server("ERR unknown command 'NOPE', with args beginning with: 'x' ")) {
+            try redis.command("NOPE", "x")
+        }
+        #expect(throws: RedisError.unexpectedReply(expected: "a count", got: "\"a\"")) {
+            try redis.command("LINDEX", "l", "0").requireInteger("a count")
+        }
+        #expect(redis.connects == 1)
+    }
+
+    @Test func aPipelineAnswersInOrderWithErrorsInPlace() throws {
+        let server = try RedisServerProcess()
+        let redis = try quickConnection(server)
+        var commands = (0..<1000).map { _ in RedisCommand("INCR", "counter") }
+        commands.insert(RedisCommand("HGET", "counter", "x"), at: 500)
+        let replies = try redis.pipeline(commands)
+        #expect(replies.count == 1001)
+        #expect(replies[0] == .integer(1))
+        #expect(replies[499] == .integer(500))
+        #expect(replies[500] == .error("WRONGTYPE Operation against a key holding the wrong kind of value"))
+        #expect(replies[501] == .integer(501))
+        #expect(replies[1000] == .integer(1000))
+    }
+
+    @Test func nothingListeningIsUnreachableThenBacksOff() throws {
+        let port = try freeLoopbackPort()
+        let redis = RedisConnection(
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: port),
+            options: RedisOptions(minimumBackoffMilliseconds: 5_000, maximumBackoffMilliseconds: 5_000))
+        #expect(throws: RedisError.unreachable(endpoint: "127.0.0.1:\(port)", reason: "Connection refused")) {
+            try redis.command("PING")
+        }
+        do {
+            try redis.command("PING")
+            Issue.record("a second attempt within the backoff connected")
+        } catch {
+            guard case .backingOff(let endpoint, let retry) = error else {
+                Issue.record("expected backingOff, got \(error)")
+                return
+            }
+            #expect(endpoint == "127.0.0.1:\(port)")
+            #expect(retry > 0 && retry <= 5_000)
+            #expect(error.isUnavailable)
+        }
+        #expect(!redis.isConnected)
+    }
+
+    @Test func aPausedServerTimesOutAndTheConnectionRecoversAfterIt() throws {
+        let server = try RedisServerProcess()
+        let redis = try quickConnection(server)
+        try redis.command("SET", "k", "v")
+        server.pause()
+        #expect(throws: RedisError.timedOut(endpoint: "127.0.0.1:\(server.port)", milliseconds: 300)) {
+            try redis.command("GET", "k")
+        }
+        #expect(!redis.isConnected)
+        server.resume()
+        // The late reply of the timed-out GET went with the old connection; this one gets its own answer.
+        #expect(try redis.command("ECHO", "fresh") == .bulk(Array("fresh".utf8)))
+        #expect(redis.connects == 2)
+    }
+
+    @Test func aKilledServerLosesTheConnectionAndARestartKeepsItsAppendOnlyData() throws {
+        let server = try RedisServerProcess(appendOnly: true)
+        let redis = try quickConnection(server)
+        try redis.command("SET", "kept", "yes")
+        server.kill()
+        do {
+            try redis.command("GET", "kept")
+            Issue.record("a command reached a killed server")
+        } catch {
+            guard case .connectionLost = error else {
+                Issue.record("expected connectionLost, got \(error)")
+                return
+            }
+        }
+        #expect(throws: RedisError.unreachable(endpoint: "127.0.0.1:\(server.port)", reason: "Connection refused")) {
+            try redis.command("GET", "kept")
+        }
+        try server.start()
+        #expect(waitUntil(limit: 2) { (try? redis.command("GET", "kept")) == .bulk(Array("yes".utf8)) })
+        #expect(redis.connects == 2)
+    }
+
+    @Test func aServerRestartedEmptyHasForgottenEverything() throws {
+        let server = try RedisServerProcess(appendOnly: true)
+        let redis = try quickConnection(server)
+        try redis.command("SET", "gone", "soon")
+        server.kill()
+        try server.start(keepingData: false)
+        #expect(waitUntil(limit: 2) { (try? redis.command("GET", "gone")) == .null })
+    }
+
+    @Test func connectionsComeFromTheSourceAddressAsked() throws {
+        let server = try RedisServerProcess()
+        let redis = try quickConnection(server, source: "127.0.0.3")
+        let info = try redis.command("CLIENT", "INFO").requireString("client info")
+        #expect(info.contains(" laddr=127.0.0.1:\(server.port) "))
+        #expect(info.hasPrefix("id=") && info.contains(" addr=127.0.0.3:"))
+        let bad = RedisConnection(
+            endpoint: try RedisEndpoint(url: server.url), options: RedisOptions(sourceAddress: "not-an-address"))
+        #expect(
+            throws: RedisError.unreachable(
+                endpoint: "127.0.0.1:\(server.port)",
+                reason: "the source address not-an-address is not an address of this family")
+        ) { try bad.command("PING") }
+    }
+
+    @Test func aDatabaseInTheURLIsSelected() throws {
+        let server = try RedisServerProcess()
+        let zero = try quickConnection(server)
+        let three = RedisConnection(endpoint: try RedisEndpoint(url: server.url + "/3"))
+        try three.command("SET", "where", "three")
+        #expect(try zero.command("GET", "where") == .null)
+        #expect(try zero.command("SELECT", "3") == .status("OK"))
+        #expect(try zero.command("GET", "where") == .bulk(Array("three".utf8)))
+    }
+}
