@@ -18,8 +18,9 @@ import RoomCore
 /// labels, errors, media strings) and leave names and chat text alone. `RoomSession` applies them to everything it
 /// delivers (docs/protocol.md, "What clients do with the server's text").
 public enum ServerText {
-    /// The longest error message kept, in characters.
-    public static let maxMessageCharacters = 300
+    /// The longest error message kept, in characters: as long as the client's store keeps one
+    /// (`RoomState.maxReasonLength`), so the store's own pass over it changes nothing.
+    public static let maxMessageCharacters = RoomState.maxReasonLength
     /// The longest role label kept, in characters.
     public static let maxLabelCharacters = 32
     /// The longest permission name or error code kept, in bytes.
