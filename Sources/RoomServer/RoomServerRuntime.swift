@@ -75,6 +75,8 @@ public final class RoomServerRuntime: Sendable {
         }
         var options = WebSocketOptions()
         options.maxMessageSize = ControlLimits.maxFrameBytes
+        // What clients accept from the server; a larger snapshot ends its connection with a close frame.
+        options.maxSentMessageSize = ControlLimits.maxServerMessageBytes
         options.pingInterval = configuration.pingInterval
         options.idleTimeout = configuration.idleTimeout
         let handler = WebSocketServer.Handler(
