@@ -26,14 +26,7 @@ public final class RoomServerRuntime: Sendable {
 
     /// Opens the store (applying what its journal holds), loads or creates the secret, and starts listening.
     public init(configuration: ServerConfiguration, log: ServerLog) throws(ServerStartError) {
-        do {
-            try FileManager.default.createDirectory(
-                atPath: configuration.dataDirectory, withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw ServerStartError(
-                place: "data directory \(configuration.dataDirectory)", problem: error.localizedDescription)
-        }
+        try DataFolder.prepare(configuration.dataDirectory, log: log)
         let secret: TokenSecret
         do {
             secret = try SecretFile.loadOrCreate(at: configuration.secretFile)
@@ -50,6 +43,12 @@ public final class RoomServerRuntime: Sendable {
                 throw ServerStartError(
                     place: "data directory \(configuration.dataDirectory)",
                     problem: "another clubroom server is using it")
+            }
+            if error.isDamaged {
+                throw ServerStartError(
+                    place: "database",
+                    problem: error.description
+                        + "; restore it from a backup, or move it away to start with an empty one")
             }
             throw ServerStartError(place: "database", problem: error.description)
         }
