@@ -90,6 +90,17 @@ public final class RoomServerRuntime: Sendable {
             onClose: { connection, code, reason in state.closed(connection, code: code, reason: reason) },
             onFailedHandshake: { address, problem in
                 log.info("connection from \(address) ended before it opened: \(problem)")
+            },
+            onDescriptorsExhausted: { refused in
+                if let refused {
+                    log.info("accepting connections again; \(refused) refused while out of file descriptors")
+                } else {
+                    var limit = rlimit()
+                    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+                    log.error(
+                        "out of file descriptors (this process may open \(limit.rlim_cur)): new connections are "
+                            + "refused with HTTP 503 until some close; raise the limit with 'ulimit -n'")
+                }
             })
         // The transport's error already names its place (the address, or the TLS file that failed).
         do {

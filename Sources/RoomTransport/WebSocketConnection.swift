@@ -457,7 +457,20 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
 
     private func upgradeClient(head: [UInt8], rest: [UInt8]) throws(WebSocketHandshakeError) {
         let response = try WebSocketUpgradeResponse.parse(head: head)
-        try response.validate(expectedAccept: clientRequest?.expectedAccept ?? "")
+        do {
+            try response.validate(expectedAccept: clientRequest?.expectedAccept ?? "")
+        } catch {
+            // A refusal's plain-text body says why (a server out of descriptors, a wrong path): keep what arrived
+            // with the head, made safe to print.
+            let length = min(Int(response.headers["Content-Length"] ?? "") ?? 0, 200, rest.count)
+            let body = String(decoding: rest.prefix(length), as: UTF8.self).unicodeScalars.filter { scalar in
+                scalar.value >= 0x20 && !(0x7F...0x9F).contains(scalar.value)
+                    && !(0x202A...0x202E).contains(scalar.value) && !(0x2066...0x2069).contains(scalar.value)
+            }
+            let reason = String(String.UnicodeScalarView(body)).split(separator: " ").joined(separator: " ")
+            guard response.status != 101, !reason.isEmpty else { throw error }
+            throw WebSocketHandshakeError(status: error.status, error.problem + ": " + reason)
+        }
         becomeOpen(rest: rest)
     }
 
