@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import RoomClient
 import RoomCore
 import RoomPersistence
@@ -94,5 +95,34 @@ import Testing
         // The files pass SQLite's integrity check (opening the database runs it).
         let database = try RoomDatabase(path: second.dataDirectory + "/" + RoomDatabase.fileName)
         database.close()
+    }
+}
+
+/// A client that goes silent without closing (its machine froze, its network went away) is a ghost: the server
+/// removes it, and tells the room, within 25 s.
+@Suite struct GhostTests {
+    @Test func theServerRemovesASilentGhostWithin25Seconds() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let (ana, anaEvents) = try joinedSession(server, "ana", role: "host")
+        defer { ana.shutdown() }
+        let eli = try server.joinedBot("eli", role: "audience")
+        defer {
+            Glibc.kill(eli.process.processIdentifier, SIGCONT)
+            eli.kill()
+        }
+        // Stopped, the bot neither reads nor answers the server's pings, and its socket stays open.
+        Glibc.kill(eli.process.processIdentifier, SIGSTOP)
+        let silent = ContinuousClock.now
+        let left = anaEvents.wait(timeout: 25) { event in
+            guard case .message(let message) = event else { return false }
+            switch message.event {
+            case .peerLeft(let peer, let reason): return peer == "eli" && reason == .disconnected
+            case .peersLeft(let departures): return departures.contains { $0.peer == "eli" }
+            default: return false
+            }
+        }
+        #expect(left != nil, "the ghost was not removed within 25 s")
+        #expect(ContinuousClock.now - silent < .seconds(25))
     }
 }
