@@ -111,6 +111,33 @@ import Testing
             ])
     }
 
+    @Test func aFullDiskStopsTheStart() throws {
+        let probe = try ChildProcess(executable: URL(fileURLWithPath: "/usr/bin/unshare"), arguments: ["-m", "true"])
+            .finish(seconds: 10)
+        guard probe.status == 0 else {
+            print("skipped: no mount namespace here (unshare -m: \(probe.standardError))")
+            return
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-it-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let data = folder.appendingPathComponent("data").path
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        // A filesystem of three pages, all taken: the server's own, in a mount namespace of its own.
+        let (status, lines) = try refusedStart(
+            folder,
+            launcher: [
+                "/usr/bin/unshare", "-m", "/bin/sh", "-c",
+                "mount -t tmpfs -o size=12k,mode=700 tmpfs \"$0\" && dd if=/dev/zero of=\"$0/fill\" bs=4k count=3 "
+                    + "2>/dev/null; exec \"$@\"", data,
+            ])
+        #expect(status == 1)
+        #expect(
+            lines == [
+                "clubroom serve: database: database \(data)/clubroom-journal.sqlite3: database or disk is full (SQLite "
+                    + "code 13) while running: PRAGMA journal_mode = WAL"
+            ])
+    }
+
     @Test func aReadOnlyFolderStopsTheStart() throws {
         // A folder made read-only the way root cannot write it either: a read-only bind mount, in a mount
         // namespace of the server's own.
