@@ -28,8 +28,9 @@ public final class WebSocketServer: @unchecked Sendable {
         /// peer's address and the problem. Rejected upgrades answered with an HTTP status are not reported here.
         public var onFailedHandshake: @Sendable (String, String) -> Void
         /// The process ran out of file descriptors, so new connections are refused (HTTP 503, one at a time, on
-        /// a descriptor kept in reserve for it): called once when such a burst begins, with nil, and once when
-        /// connections are accepted again, with how many were refused meanwhile.
+        /// a descriptor kept in reserve for it): called once when such a burst begins (its first refusal), with nil,
+        /// and once when a connection is accepted a second or more after the last refusal, with how many were
+        /// refused meanwhile.
         public var onDescriptorsExhausted: @Sendable (_ refusedWhenOver: Int?) -> Void
 
         public init(
@@ -225,6 +226,10 @@ private final class Listener: EventLoopHandler {
     private var reserve: Int32 = Listener.openReserve()
     /// Connections refused since descriptors ran out; nil while they have not.
     private var refusedInBurst: Int?
+    /// When the last connection was refused. A burst ends with the first connection accepted at least
+    /// `burstQuiet` after it, so one burst is reported once however its refusals and accepts interleave.
+    private var lastRefusal: Int64 = 0
+    static let burstQuietMilliseconds: Int64 = 1000
 
     static func openReserve() -> Int32 { Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) }
 
@@ -250,7 +255,7 @@ private final class Listener: EventLoopHandler {
             }
             switch Socket.accept(descriptor) {
             case .connection(let accepted, let address):
-                if let refused = refusedInBurst {
+                if let refused = refusedInBurst, EventLoop.now() - lastRefusal >= Self.burstQuietMilliseconds {
                     refusedInBurst = nil
                     handler.onDescriptorsExhausted(refused)
                 }
@@ -258,15 +263,13 @@ private final class Listener: EventLoopHandler {
             case .noneWaiting:
                 return
             case .exhausted:
-                if refusedInBurst == nil {
-                    refusedInBurst = 0
-                    handler.onDescriptorsExhausted(nil)
-                }
                 if reserve >= 0 {
                     Glibc.close(reserve)
                     reserve = -1
                     if case .connection(let accepted, let address) = Socket.accept(descriptor) {
-                        refusedInBurst? += 1
+                        if refusedInBurst == nil { handler.onDescriptorsExhausted(nil) }
+                        refusedInBurst = (refusedInBurst ?? 0) + 1
+                        lastRefusal = EventLoop.now()
                         server.accepted(accepted, address) { [self] in
                             if open && reserve < 0 { reserve = Self.openReserve() }
                         }

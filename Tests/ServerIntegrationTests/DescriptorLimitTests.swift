@@ -62,6 +62,11 @@ import Testing
         }
         #expect(again != nil)
         again?.close()
+        // The burst is over once a connection is accepted a second after the last refusal.
+        usleep(1_100_000)
+        let after = try? connect(3000)
+        #expect(after != nil)
+        after?.close()
         let recovered = server.log.wait(timeout: 5) { $0.contains("accepting connections again") }
         #expect(recovered != nil)
         if let recovered {
