@@ -145,6 +145,8 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     public static func describe(_ end: SessionEnd, withInvite: Bool = false) -> String {
         switch end {
         case .left: "You left the room."
+        case .closedByServer(let reason):
+            "The server closed the connection\(reason.isEmpty ? "" : " (\(reason))"). Join again to come back."
         case .removed: "You were removed from the room."
         case .roomEnded: "The room has ended."
         case .replaced: "You joined this room from somewhere else, so this screen was closed."

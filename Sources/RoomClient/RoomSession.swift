@@ -6,8 +6,11 @@ import Synchronization
 
 /// Why a session is over for good.
 public enum SessionEnd: Sendable, Equatable {
-    /// This client left (or the server closed normally).
+    /// This client left.
     case left
+    /// The server closed the connection normally (close 1000) without this client asking to leave, with its
+    /// reason.
+    case closedByServer(reason: String)
     /// A moderator removed this client (close 4012).
     case removed
     /// The room ended (close 4009).
@@ -289,7 +292,7 @@ public final class RoomSession: Sendable {
             return
         }
         switch code.rawValue {
-        case 1000: finish(.left)
+        case 1000: finish(.closedByServer(reason: reason))
         case 4009: finish(.roomEnded)
         case 4011: finish(.replaced)
         case 4012: finish(.removed)

@@ -23,6 +23,7 @@ extension SessionEnd {
         switch self {
         case .left, .removed, .roomEnded, .replaced: self
         case .refused(let code, let reason): .refused(code: code, reason: ServerText.closeReason(reason))
+        case .closedByServer(let reason): .closedByServer(reason: ServerText.closeReason(reason))
         case .connectionFailed(let problem):
             .connectionFailed(ServerText.line(problem, maxCharacters: ServerText.maxFailureCharacters))
         }

@@ -172,6 +172,9 @@ public struct RoomAuthority: Sendable {
     var tally = ListingTally()
     /// The listing lobby watchers were last told of; nil while the room is not in the list.
     var reportedListing: RoomListing?
+    /// The role each peer's token gave when it joined, kept while the peer is here or its role is kept for a
+    /// return: a new connection with a lesser token must not keep what the greater one gave.
+    private var tokenRoles: [PeerID: RoleName] = [:]
     /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
     /// costs time linear in its size.
     private var departedPruneThreshold = 1024
@@ -221,8 +224,23 @@ public struct RoomAuthority: Sendable {
     }
 
     mutating func admit(id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp) -> JoinResult {
-        if let present = peers[id] {
+        if var present = peers[id] {
             var outcome = Outcome()
+            let kept = roleKept(present.role, previousToken: tokenRoles[id], newToken: tokenRole)
+            tokenRoles[id] = tokenRole
+            if kept != present.role {
+                // Told to the others only: the new connection learns its role from its snapshot.
+                present.role = kept
+                outcome.deliveries.append(
+                    Delivery(to: .everyoneExcept(id), next(.roleChanged(peer: id, role: kept, by: id))))
+                if !present.muted && !roles.can(kept, .publishAudio) {
+                    present.muted = true
+                    outcome.deliveries.append(
+                        Delivery(to: .everyoneExcept(id), next(.muteChanged(peer: id, muted: true, by: id))))
+                }
+                peers[id] = present
+                outcome.changes.append(.roleHeld(id, role: kept, at: now))
+            }
             outcome.gates.append(gate(present.id))
             return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: outcome, replaced: true)
         }
@@ -241,9 +259,10 @@ public struct RoomAuthority: Sendable {
         if let previous = departed.removeValue(forKey: id), now - previous.at <= Self.reconnectGrace,
             roles.contains(previous.role)
         {
-            role = previous.role
+            role = roleKept(previous.role, previousToken: tokenRoles[id], newToken: tokenRole)
             resumed = true
         }
+        tokenRoles[id] = tokenRole
         if resumed, role != tokenRole { outcome.changes.append(.roleHeld(id, role: role, at: now)) }
         let sanitized = DisplayName.sanitize(rawName)
         let peer = Peer(
@@ -259,6 +278,18 @@ public struct RoomAuthority: Sendable {
         outcome.gates.append(gate(id))
         outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(announced(peer)))))
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
+    }
+
+    /// The role a peer holding `role`, given while its token was `previousToken`, keeps when it comes back (or
+    /// opens a second connection) with a token for `newToken`. The token's role is the most a connection gets:
+    /// with a token lesser than the one it had, a role above the new token's falls to it. A role given in the
+    /// room above the token (an accepted invitation) is kept by a token as good as the old one; when the old
+    /// token is not known (a room loaded after a restart), the role is kept.
+    func roleKept(_ role: RoleName, previousToken: RoleName?, newToken: RoleName) -> RoleName {
+        guard let previousToken, roles.rank(of: newToken) > roles.rank(of: previousToken),
+            roles.rank(of: role) < roles.rank(of: newToken)
+        else { return role }
+        return newToken
     }
 
     /// A peer's connection went away: it asked to (`left`) or dropped (`disconnected`).
@@ -308,6 +339,7 @@ public struct RoomAuthority: Sendable {
         guard departed.count > departedPruneThreshold else { return }
         departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
         heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
+        tokenRoles = tokenRoles.filter { peers[$0.key] != nil || departed[$0.key] != nil }
         departedPruneThreshold = max(1024, departed.count * 2)
     }
 
