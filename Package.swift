@@ -63,7 +63,7 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport",
+                "MediaTransport", "ClusterState", "RedisClient",
             ]),
         .target(
             name: "RoomClient",
@@ -107,7 +107,7 @@ let package = Package(
                 "AudioCodec",
                 "AudioDevices", "AudioEngine", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient",
                 "RoomApp", "RoomAppRuntime", "Benchmarks", "MediaTransport", "MediaServer", "MediaClient", "Demo",
-                "AudioPathBenchmarks",
+                "AudioPathBenchmarks", "RedisClient", "ClusterState",
             ]),
 
         // MARK: Tests.
@@ -163,7 +163,7 @@ let package = Package(
             name: "MediaRelayTests",
             dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
         // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
-        .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting"]),
+        .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting", "StrictJSON"]),
         // Runs the built clubroom: a server and bots over loopback.
         .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore", "RoomTesting"]),
     ]

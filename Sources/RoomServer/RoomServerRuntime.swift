@@ -1,3 +1,4 @@
+import ClusterState
 import Crypto
 import Foundation
 import RoomCore
@@ -62,16 +63,52 @@ public final class RoomServerRuntime: Sendable {
                     + "again if they come back within \(RoomAuthority.reconnectGrace / 1000) s")
         }
         let loopReference = LoopReference()
+        let noticeTarget = ClusterNoticeTarget()
+        let cluster = configuration.cluster.map { settings in
+            ClusterNode(
+                configuration: ClusterConfiguration(
+                    redis: settings.redis, node: settings.node,
+                    mediaAddress: configuration.media.map {
+                        "\($0.announcedHost):\($0.port)"
+                    } ?? "", relayAddress: "",
+                    sourceAddress: configuration.host == "0.0.0.0" ? nil : configuration.host, timing: settings.timing),
+                deliver: { task in loopReference.execute(task) },
+                notify: { notice in noticeTarget.deliver(notice) })
+        }
         let state = ServerState(
             configuration: configuration, verifier: TokenVerifier(secret: secret),
-            persistence: PersistenceQueue(store: store, loop: loopReference, log: log), loop: loopReference, log: log)
+            persistence: PersistenceQueue(store: store, loop: loopReference, log: log), loop: loopReference, log: log,
+            cluster: cluster)
+        noticeTarget.set(state)
+        if let cluster, let settings = configuration.cluster {
+            // First, so that a cluster that cannot be reached is the one line a failed start prints. Its first
+            // notices come a tick (a second) later, once the loop runs.
+            do throws(ClusterError) {
+                try cluster.start()
+            } catch {
+                store.close(timeout: .seconds(1))
+                let problem: String
+                if case .unavailable(let redis) = error {
+                    problem = redis.description
+                } else {
+                    problem = error.description
+                }
+                throw ServerStartError(place: "cluster", problem: problem)
+            }
+            log.info("node \(settings.node) of the cluster at \(settings.redis) (slot \(cluster.record.slot))")
+        }
         if let media = configuration.media {
             // The forwarder measures levels on its own thread; the rooms take them on the loop.
             let loop = state.loop
-            state.attach(
-                try ServerMedia.start(media, log: log) { room, levels in
-                    loop.execute { state.rooms.updateLevels(levels, in: room) }
-                })
+            do throws(ServerStartError) {
+                state.attach(
+                    try ServerMedia.start(media, log: log) { room, levels in
+                        loop.execute { state.rooms.updateLevels(levels, in: room) }
+                    })
+            } catch {
+                state.cluster?.stop()
+                throw error
+            }
         }
         var options = WebSocketOptions()
         options.maxMessageSize = ControlLimits.maxFrameBytes
@@ -96,6 +133,7 @@ public final class RoomServerRuntime: Sendable {
                 host: configuration.host, port: configuration.port, tls: configuration.tls, options: options,
                 handler: handler)
         } catch {
+            state.cluster?.stop()
             state.media?.stop()
             store.close(timeout: .seconds(1))
             throw error
@@ -149,8 +187,22 @@ public final class RoomServerRuntime: Sendable {
             _ = stopping.wait(timeout: .now() + .seconds(5))
         }
         server.shutdown()
+        // Its leases and its registration go: the other nodes take its rooms over at once, and its people leave.
+        state.cluster?.stop()
         state.media?.stop()
         state.persistence.close(timeout: .seconds(10))
+    }
+}
+
+/// Where a cluster's notices go once the server's parts exist (the node is made before them).
+final class ClusterNoticeTarget: Sendable {
+    private let state = Mutex<ServerState?>(nil)
+
+    func set(_ value: ServerState) { state.withLock { $0 = value } }
+
+    /// On the loop thread.
+    func deliver(_ notice: ClusterNotice) {
+        state.withLock { $0 }?.clusterNotice(notice)
     }
 }
 

@@ -1,3 +1,5 @@
+import ClusterState
+import RedisClient
 import RoomCore
 import RoomTransport
 
@@ -21,12 +23,14 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration
     /// Where media is received over UDP; `nil` serves rooms without audio.
     public var media: MediaConfiguration?
+    /// The cluster this server is a node of; `nil` serves rooms alone.
+    public var cluster: ClusterSettings?
 
     public init(
         host: String = "127.0.0.1", port: Int = 7480, dataDirectory: String, secretFile: String,
         tls: TLSServerConfiguration? = nil, roles: RoleTable, maxPeersPerRoom: Int = RoomAuthority.defaultMaxPeers,
         rateBurst: Double = 20, ratePerSecond: Double = 10, pingInterval: Duration = .seconds(5),
-        idleTimeout: Duration = .seconds(15), media: MediaConfiguration? = nil
+        idleTimeout: Duration = .seconds(15), media: MediaConfiguration? = nil, cluster: ClusterSettings? = nil
     ) {
         self.host = host
         self.port = port
@@ -40,6 +44,21 @@ public struct ServerConfiguration: Sendable {
         self.pingInterval = pingInterval
         self.idleTimeout = idleTimeout
         self.media = media
+        self.cluster = cluster
+    }
+}
+
+/// How a server joins a cluster: its Redis, and its name among the nodes.
+public struct ClusterSettings: Sendable {
+    public var redis: RedisEndpoint
+    /// Unique among the running nodes (1-64 letters, digits, `-`, `_` or `.`).
+    public var node: String
+    public var timing: ClusterTiming
+
+    public init(redis: RedisEndpoint, node: String, timing: ClusterTiming = ClusterTiming()) {
+        self.redis = redis
+        self.node = node
+        self.timing = timing
     }
 }
 

@@ -1,3 +1,4 @@
+import ClusterState
 import Crypto
 import RoomCore
 import RoomProtocol
@@ -15,7 +16,10 @@ final class ServerState: @unchecked Sendable {
     let connections = Connections()
     let broadcaster: Broadcaster
     let persistence: PersistenceQueue
-    let rooms: LocalRooms
+    /// The rooms: decided here alone, or by their owners in a cluster.
+    let rooms: any RoomPaths
+    /// This node's place in its cluster, when it serves rooms with others.
+    let cluster: ClusterNode?
     /// Media forwarding, when the server serves audio (attached once, before the first connection).
     private(set) var media: ServerMedia?
     /// The event loop, for the threads that hand work back to it (set once the server listens).
@@ -25,7 +29,7 @@ final class ServerState: @unchecked Sendable {
 
     init(
         configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue,
-        loop: LoopReference, log: ServerLog
+        loop: LoopReference, log: ServerLog, cluster: ClusterNode? = nil
     ) {
         self.configuration = configuration
         self.verifier = verifier
@@ -33,15 +37,27 @@ final class ServerState: @unchecked Sendable {
         self.loop = loop
         self.log = log
         broadcaster = Broadcaster(connections: connections)
-        rooms = LocalRooms(
-            roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
-            loader: persistence, consumers: [broadcaster], log: log)
+        self.cluster = cluster
+        if let cluster {
+            rooms = ClusterRooms(
+                roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, cluster: cluster,
+                persistence: persistence, connections: connections, consumers: [broadcaster], log: log)
+        } else {
+            rooms = LocalRooms(
+                roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
+                loader: persistence, consumers: [broadcaster], log: log)
+        }
     }
 
     /// The loop is running: joins are gathered and departures too on its timers.
     func started(on eventLoop: EventLoop) {
         broadcaster.loop = eventLoop
         rooms.loop = eventLoop
+    }
+
+    /// What the cluster tells this node, on the loop.
+    func clusterNotice(_ notice: ClusterNotice) {
+        (rooms as? ClusterRooms)?.notice(notice)
     }
 
     /// The server begins to stop.

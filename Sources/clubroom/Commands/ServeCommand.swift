@@ -2,6 +2,7 @@ import Arguments
 import ClubroomResources
 import Dispatch
 import Foundation
+import RedisClient
 import RoomCore
 import RoomServer
 import RoomTransport
@@ -15,7 +16,9 @@ enum ServeCommand: ClubroomCommand {
             Serves rooms over WebSocket at ws://HOST:PORT/rooms/ROOM (wss:// with --tls-cert and --tls-key). \
             People join with a token signed by the server's secret; see 'clubroom token'. Rooms, the \
             moderation log and recent chat are kept in an SQLite database in the data directory. Logs go to \
-            stderr.
+            stderr. With --cluster and --node, the server is one node of a cluster sharing its rooms through \
+            Redis: people join a room through any node and are in the same room (see docs/cluster.md); the \
+            nodes share one --secret-file.
             """,
         options: [
             .value(
@@ -38,6 +41,12 @@ enum ServeCommand: ClubroomCommand {
             .value(
                 "max-peers", placeholder: "N", type: .integer(1...1_000_000), default: "10000",
                 help: "Most people in one room."),
+            .value(
+                "cluster", placeholder: "redis://HOST:PORT", type: .url(schemes: ["redis"]),
+                help: "Redis of the cluster this server is a node of; needs --node."),
+            .value(
+                "node", placeholder: "NAME", type: .string,
+                help: "This node's name in the cluster, unique among the running nodes; needs --cluster."),
         ])
 
     /// The server's settings, as given on the command line.
@@ -50,6 +59,8 @@ enum ServeCommand: ClubroomCommand {
         var rolesFile: String?
         var maxPeers: Int
         var media: Endpoint
+        var cluster: RedisEndpoint?
+        var node: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             maxPeers = arguments.integer("max-peers") ?? 10_000
@@ -62,6 +73,16 @@ enum ServeCommand: ClubroomCommand {
             rolesFile = arguments.path("roles")
             if tlsCertificate != nil, tlsKey == nil { throw .needs(option: "--tls-cert", needed: "--tls-key FILE") }
             if tlsKey != nil, tlsCertificate == nil { throw .needs(option: "--tls-key", needed: "--tls-cert FILE") }
+            node = arguments.string("node")
+            if let url = arguments.string("cluster") {
+                do throws(RedisEndpointError) {
+                    cluster = try RedisEndpoint(url: url)
+                } catch {
+                    throw .badValue(argument: "--cluster", value: url, expected: "redis://HOST:PORT; \(error)")
+                }
+            }
+            if cluster != nil, node == nil { throw .needs(option: "--cluster", needed: "--node NAME") }
+            if node != nil, cluster == nil { throw .needs(option: "--node", needed: "--cluster redis://HOST:PORT") }
         }
     }
 
@@ -77,7 +98,8 @@ enum ServeCommand: ClubroomCommand {
                 TLSServerConfiguration(certificateFile: $0, privateKeyFile: options.tlsKey ?? "")
             },
             roles: roles, maxPeersPerRoom: options.maxPeers,
-            media: MediaConfiguration(bindHost: options.media.host, port: Int(options.media.port)))
+            media: MediaConfiguration(bindHost: options.media.host, port: Int(options.media.port)),
+            cluster: options.cluster.map { ClusterSettings(redis: $0, node: options.node ?? "") })
         let log = ServerLog()
         signal(SIGPIPE, SIG_IGN)
         raiseOpenFileLimit(log: log)

@@ -1,0 +1,246 @@
+import Foundation
+import Glibc
+import RoomTesting
+import StrictJSON
+import Testing
+
+/// Something a cluster test waited for and did not see.
+struct ClusterTestError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A `clubroom bot` joined through one node: commands in, events (one JSON object a line) out.
+final class NodeBot {
+    let identity: String
+    let process = Process()
+    let input: FileHandle
+    let output: LineCollector
+    let errors: LineCollector
+
+    init(_ identity: String, role: String, room: String, through node: ServeNode, secretFile: String) throws {
+        self.identity = identity
+        let minted = try runClubroom([
+            "token", "--room", room, "--identity", identity, "--role", role, "--secret-file", secretFile, "--name",
+            identity.capitalized,
+        ])
+        guard minted.status == 0 else { throw ClusterTestError(description: "clubroom token: \(minted)") }
+        let token = minted.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        process.executableURL = try clubroomBinary()
+        process.arguments = ["bot", "ws://\(node.host):\(node.port)/rooms/\(room)", "--token", token]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        input = stdin.fileHandleForWriting
+        output = LineCollector(stdout.fileHandleForReading)
+        errors = LineCollector(stderr.fileHandleForReading)
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    func send(_ line: String) {
+        try? input.write(contentsOf: Data((line + "\n").utf8))
+    }
+
+    /// Every event so far, parsed.
+    var events: [JSONObject] {
+        output.all.compactMap { line in
+            guard case .object(let object)? = try? StrictJSONParser().parse(line) else { return nil }
+            return object
+        }
+    }
+
+    /// Waits for the `count`-th event (from the start) named `name` that satisfies `match`.
+    @discardableResult
+    func wait(
+        for name: String, count: Int = 1, timeout: Double = 10, where match: (JSONObject) -> Bool = { _ in true }
+    ) throws -> JSONObject {
+        var seen = 0
+        var found: JSONObject?
+        _ = output.wait(timeout: timeout) { line in
+            guard case .object(let object)? = try? StrictJSONParser().parse(line),
+                object["event"] == .string(name), match(object)
+            else { return false }
+            seen += 1
+            if seen == count { found = object }
+            return seen == count
+        }
+        guard let found else {
+            throw ClusterTestError(
+                description: "\(identity) saw no \(name) #\(count): \(output.all.suffix(12)) \(errors.all.suffix(4))")
+        }
+        return found
+    }
+
+    /// The events named in `names`, in the order the bot saw them, each as its JSON text.
+    func sequence(of names: Set<String>) -> [String] {
+        events.filter { event in
+            guard case .string(let name)? = event["event"] else { return false }
+            return names.contains(name)
+        }.map { event in
+            var bytes: [UInt8] = []
+            JSONValue.object(event).write(into: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+}
+
+extension JSONObject {
+    func text(_ key: String) -> String? {
+        if case .string(let value)? = self[key] { return value }
+        return nil
+    }
+}
+
+/// A cluster of `clubroom serve` nodes on 127.0.0.2-4 sharing one Redis and one token secret.
+final class TestCluster {
+    let redis: RedisServerProcess
+    let secrets = TemporaryDirectory()
+    var nodes: [ServeNode] = []
+
+    var secretFile: String { secrets.file("secret") }
+
+    init(nodes count: Int) throws {
+        redis = try RedisServerProcess()
+        for index in 0..<count {
+            nodes.append(
+                try ServeNode(
+                    host: NodeAddresses.all[index],
+                    arguments: ["--cluster", redis.url, "--node", "n\(index + 1)", "--secret-file", secretFile]))
+        }
+    }
+
+    deinit {
+        for node in nodes { node.stop() }
+        secrets.remove()
+    }
+
+    func bot(_ identity: String, role: String, node index: Int, room: String = "stage") throws -> NodeBot {
+        try NodeBot(identity, role: role, room: room, through: nodes[index], secretFile: secretFile)
+    }
+}
+
+let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbindable() == nil
+
+@Suite(.serialized) struct ClusterRoomTests {
+    @Test func aServerWhoseRedisIsUnreachableStopsWithOneLineNamingIt() throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let port = try freeLoopbackPort()
+        let result = try runClubroom([
+            "serve", "--listen", "127.0.0.1:0", "--data", data.path, "--cluster", "redis://127.0.0.1:\(port)",
+            "--node", "a",
+        ])
+        #expect(result.status != 0)
+        let lines = result.standardError.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("127.0.0.1:\(port)") == true)
+        #expect(lines.first?.contains("unreachable") == true)
+    }
+
+    @Test func clusterAndNodeGoTogether() throws {
+        let alone = try runClubroom(["serve", "--cluster", "redis://127.0.0.1:1"])
+        #expect(alone.status == 2)
+        #expect(alone.standardError.contains("--node NAME"))
+        let bad = try runClubroom(["serve", "--cluster", "http://x", "--node", "a"])
+        #expect(bad.status == 2)
+        #expect(bad.standardError.contains("--cluster"))
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func peopleJoiningThroughThreeNodesAreInOneRoomAndSeeTheSameEventsInTheSameOrder() throws {
+        let cluster = try TestCluster(nodes: 3)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        let ben = try cluster.bot("ben", role: "audience", node: 2)
+        let benJoined = try ben.wait(for: "joined")
+        guard case .array(let benPeers)? = benJoined["peers"] else {
+            throw ClusterTestError(description: "no peers in \(benJoined)")
+        }
+        #expect(benPeers.count == 3)
+        try host.wait(for: "peer_joined") { $0.text("peer") == "ana" }
+        try host.wait(for: "peer_joined") { $0.text("peer") == "ben" }
+        try ana.wait(for: "peer_joined") { $0.text("peer") == "ben" }
+
+        // Requests from every node, decided by the room's one owner.
+        host.send(#"{"cmd":"topic","text":"across machines"}"#)
+        ana.send(#"{"cmd":"raise_hand"}"#)
+        ben.send(#"{"cmd":"raise_hand"}"#)
+        ben.send(#"{"cmd":"chat","text":"from three"}"#)
+        ana.send(#"{"cmd":"chat","text":"from two"}"#)
+        try host.wait(for: "hand_raised") { $0.text("peer") == "ana" }
+        host.send(#"{"cmd":"set_role","peer":"ana","role":"speaker"}"#)
+        for bot in [host, ana, ben] {
+            try bot.wait(for: "role_changed") { $0.text("peer") == "ana" }
+            try bot.wait(for: "chat") { $0.text("text") == "from two" }
+            try bot.wait(for: "chat") { $0.text("text") == "from three" }
+            try bot.wait(for: "hand_raised") { $0.text("peer") == "ben" }
+        }
+        // A refusal reaches the requester on its own node, and only it.
+        ben.send(#"{"cmd":"raise_hand","id":7}"#)
+        let refusal = try ben.wait(for: "error") { $0["id"] == .integer(7) }
+        #expect(refusal.text("code") == "conflict")
+
+        let names: Set = [
+            "topic_changed", "hand_raised", "hand_lowered", "chat", "role_changed", "mute_changed", "peer_left",
+        ]
+        let seen = host.sequence(of: names)
+        #expect(seen.count == 7)
+        #expect(ana.sequence(of: names) == seen)
+        #expect(ben.sequence(of: names) == seen)
+        // Each request took effect once.
+        #expect(seen.filter { $0.contains("hand_raised") }.count == 2)
+
+        // Two newcomers through two nodes get the same room: the same topic, chat and peers.
+        let cy = try cluster.bot("cy", role: "audience", node: 2)
+        let cyJoined = try cy.wait(for: "joined")
+        let dee = try cluster.bot("dee", role: "audience", node: 0)
+        let deeJoined = try dee.wait(for: "joined")
+        #expect(cyJoined["topic"] == .string("across machines"))
+        #expect(cyJoined["topic"] == deeJoined["topic"])
+        #expect(cyJoined["chat"] == deeJoined["chat"])
+        guard case .array(let cyPeers)? = cyJoined["peers"], case .array(let deePeers)? = deeJoined["peers"] else {
+            throw ClusterTestError(description: "no peers in \(cyJoined) \(deeJoined)")
+        }
+        #expect(deePeers.count == 5)
+        #expect(Array(deePeers.prefix(4)) == cyPeers)
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func twoModeratorsRacingFromTwoNodesGetOneWinnerAndOneRefusal() throws {
+        let cluster = try TestCluster(nodes: 3)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let mo = try cluster.bot("mo", role: "moderator", node: 1)
+        try mo.wait(for: "joined")
+        let max = try cluster.bot("max", role: "moderator", node: 2)
+        try max.wait(for: "joined")
+        let sam = try cluster.bot("sam", role: "speaker", node: 2)
+        try sam.wait(for: "joined")
+        sam.send(#"{"cmd":"mute","on":false}"#)
+        for bot in [mo, max] {
+            try bot.wait(for: "mute_changed") { $0.text("peer") == "sam" && $0["muted"] == .bool(false) }
+        }
+        mo.send(#"{"cmd":"mute_peer","peer":"sam","id":1}"#)
+        max.send(#"{"cmd":"mute_peer","peer":"sam","id":2}"#)
+        let muted = try host.wait(for: "mute_changed") { $0.text("peer") == "sam" && $0["muted"] == .bool(true) }
+        let winner = muted.text("by")
+        #expect(winner == "mo" || winner == "max")
+        let loser = winner == "mo" ? max : mo
+        let refusal = try loser.wait(for: "error")
+        #expect(refusal.text("code") == "conflict")
+        #expect(refusal.text("message")?.contains("already muted") == true)
+        usleep(300_000)
+        #expect(host.sequence(of: ["mute_changed"]).filter { $0.contains("\"muted\":true") }.count == 1)
+    }
+}
