@@ -333,11 +333,30 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         case .outcome(let outcome):
             for (peer, _) in outcome.closes { room.local[peer] = nil }
             publish(outcome, in: roomName)
+            // The cluster took this node for gone (it was frozen, or cut off from Redis): its people are out of
+            // the room, and their connections go, so that their clients reconnect and join again.
+            if input.kind == .nodeGone, input.node == nodeName { handBack(roomName) }
             if let error = outcome.error, input.node == nodeName, let peer = input.peer {
                 var notice = Outcome()
                 notice.deliveries = [Delivery(to: .peer(peer), error)]
                 publish(notice, in: roomName)
             }
+        }
+    }
+
+    /// Closes the connections of this node's people that the room does not hold as connected here (close 1001,
+    /// which clients answer by reconnecting).
+    private func handBack(_ roomName: String) {
+        guard let room = rooms[roomName], let copy = room.copy else { return }
+        let stale = room.local.filter { copy.homes[$0.key] != PeerHome(node: nodeName, connection: $0.value) }
+        guard !stale.isEmpty else { return }
+        log.warning("room \(roomName): \(stale.count) people of this node are no longer in it; their clients reconnect")
+        for peer in stale.keys.sorted() {
+            room.local[peer] = nil
+            guard let entry = connections.detach(peer, from: roomName) else { continue }
+            entry.room = nil
+            entry.peer = nil
+            entry.connection.close(code: .goingAway, reason: ServerClose.handedBack)
         }
     }
 
@@ -604,7 +623,11 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                     restore(roomName, snapshot: snapshot, generation: generation, then: then)
                 }
             case .success(let entries):
-                if apply(entries, in: roomName, generation: generation) { then() }
+                if apply(entries, in: roomName, generation: generation) {
+                    // What this node missed may have taken its people out of the room.
+                    handBack(roomName)
+                    then()
+                }
             }
         }
     }

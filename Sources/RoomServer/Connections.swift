@@ -115,6 +115,8 @@ enum ServerClose {
     static let tokenMissing = (code: UInt16(4000), reason: "No token: send it as Authorization: Bearer or ?token=.")
     static let identityUnusable = (code: UInt16(4001), reason: "The token's identity is empty or too long.")
     static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
+    /// Close 1001 to a client of a cluster node that the cluster took for gone: it reconnects and joins again.
+    static let handedBack = "This server lost its place in the room. Reconnect."
 
     static func reason(_ close: CloseReason) -> String {
         switch close {

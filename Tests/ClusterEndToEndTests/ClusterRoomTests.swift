@@ -244,3 +244,62 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
         #expect(host.sequence(of: ["mute_changed"]).filter { $0.contains("\"muted\":true") }.count == 1)
     }
 }
+
+/// Nodes dying and freezing under a room: their people leave it on every node within 10 s, a room whose owner
+/// went gets another within 10 s, and nothing is lost or said twice.
+@Suite(.serialized) struct ClusterFailureTests {
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func aKilledNodesPeopleLeaveEveryNodeAndAKilledOwnersRoomGetsANewOwner() throws {
+        let cluster = try TestCluster(nodes: 3)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        let ben = try cluster.bot("ben", role: "audience", node: 2)
+        try ben.wait(for: "joined")
+        try ana.wait(for: "peer_joined") { $0.text("peer") == "ben" }
+        host.send(#"{"cmd":"chat","text":"before"}"#)
+        try ana.wait(for: "chat") { $0.text("text") == "before" }
+
+        // A node that is not the owner dies.
+        cluster.nodes[2].kill9()
+        try host.wait(for: "peer_left", timeout: 10) { $0.text("peer") == "ben" }
+        try ana.wait(for: "peer_left", timeout: 10) { $0.text("peer") == "ben" }
+
+        // The owner dies: the room is taken over by the node left, which removes the owner's people.
+        cluster.nodes[0].kill9()
+        try ana.wait(for: "peer_left", timeout: 10) { $0.text("peer") == "hana" }
+        ana.send(#"{"cmd":"chat","text":"after"}"#)
+        try ana.wait(for: "chat") { $0.text("text") == "after" }
+        #expect(cluster.nodes[1].log.all.contains { $0.contains("room stage: this node owns it now") })
+        usleep(300_000)
+        let seen = ana.sequence(of: ["chat", "peer_left", "peer_joined"])
+        #expect(seen.count == 5)
+        #expect(Set(seen).count == seen.count)
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func aFrozenOwnerIsReplacedAndWhenItWakesItsClientsComeBackThroughReconnect() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        try host.wait(for: "peer_joined") { $0.text("peer") == "ana" }
+
+        cluster.nodes[0].freeze()
+        try ana.wait(for: "peer_left", timeout: 10) { $0.text("peer") == "hana" }
+        ana.send(#"{"cmd":"chat","text":"while frozen"}"#)
+        try ana.wait(for: "chat") { $0.text("text") == "while frozen" }
+        cluster.nodes[0].thaw()
+
+        // The woken node does not decide for the room any more: its client is handed back and joins again.
+        try host.wait(for: "reconnected", timeout: 15)
+        try ana.wait(for: "peer_joined", timeout: 10) { $0.text("peer") == "hana" }
+        #expect(cluster.nodes[0].log.all.contains { $0.contains("room stage: this node no longer owns it") })
+        host.send(#"{"cmd":"chat","text":"back"}"#)
+        try ana.wait(for: "chat") { $0.text("text") == "back" }
+        usleep(300_000)
+        #expect(ana.sequence(of: ["chat"]).count == 2)
+    }
+}
