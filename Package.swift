@@ -63,7 +63,7 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "ClusterState", "RedisClient",
+                "MediaTransport", "ClusterState", "RedisClient", "MediaRelay",
             ]),
         .target(
             name: "RoomClient",

@@ -45,6 +45,8 @@ struct ClusterInput: Sendable, Equatable, Codable {
     var requestInteger: Int64?
     var request: ClientRequest?
     var levels: [Level]?
+    /// The SSRC the joiner's node gave it, for its media to be recognised on every node.
+    var ssrc: UInt32?
     /// The owner's clock when it decided (the edge's until then).
     var now: Timestamp
 
@@ -55,11 +57,13 @@ struct ClusterInput: Sendable, Equatable, Codable {
     }
 
     static func join(
-        node: String, connection: UInt64, peer: PeerID, name: String, role: RoleName, now: Timestamp
-    )
-        -> ClusterInput
-    {
-        ClusterInput(kind: .join, node: node, connection: connection, peer: peer, name: name, role: role, now: now)
+        node: String, connection: UInt64, peer: PeerID, name: String, role: RoleName, ssrc: UInt32? = nil,
+        now: Timestamp
+    ) -> ClusterInput {
+        var input = ClusterInput(
+            kind: .join, node: node, connection: connection, peer: peer, name: name, role: role, now: now)
+        input.ssrc = ssrc
+        return input
     }
 
     static func leave(node: String, _ departures: [(Departure, connection: UInt64)], now: Timestamp) -> ClusterInput {
@@ -127,6 +131,8 @@ struct ClusterInput: Sendable, Equatable, Codable {
 struct PeerHome: Sendable, Equatable, Codable {
     var node: String
     var connection: UInt64
+    /// The SSRC its media is sent with, when the node serves audio.
+    var ssrc: UInt32?
 }
 
 /// A room's copy on one node of a cluster: the authority and where its peers are connected, changed only by
@@ -172,7 +178,9 @@ struct ReplicatedRoom: Sendable {
         case .join:
             guard let peer = input.peer, let role = input.role else { return .outcome(Outcome()) }
             let result = authority.join(id: peer, name: input.name ?? peer.rawValue, role: role, now: input.now)
-            if case .joined = result { homes[peer] = PeerHome(node: input.node, connection: input.connection) }
+            if case .joined = result {
+                homes[peer] = PeerHome(node: input.node, connection: input.connection, ssrc: input.ssrc)
+            }
             return .joined(result)
         case .leave:
             // Only the connection a peer is on now can take it away: an older one (on another node, say) closing

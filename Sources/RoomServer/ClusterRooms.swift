@@ -1,4 +1,6 @@
 import ClusterState
+import MediaRelay
+import MediaTransport
 import RoomCore
 import RoomProtocol
 import RoomTransport
@@ -55,6 +57,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     let log: ServerLog
     private(set) var consumers: [OutcomeConsumer]
     var loop: EventLoop?
+    /// The node's media, when it serves audio: SSRCs for joins, remote speakers and the relay's nodes.
+    var media: ServerMedia?
 
     enum Phase {
         /// Reading the room from Redis (or deciding who owns it).
@@ -123,10 +127,11 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         nextConnection += 1
         let room = want(roomName)
         room.joins[number] = ticket
+        let ssrc = media?.reserveSSRC(for: ticket.id, room: roomName)
         send(
             .join(
                 node: nodeName, connection: number, peer: ticket.id, name: ticket.name, role: ticket.role,
-                now: ticket.now), in: roomName)
+                ssrc: ssrc, now: ticket.now), in: roomName)
     }
 
     func handle(
@@ -204,6 +209,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         guard let room = rooms[roomName] else { return }
         switch input.kind {
         case .join:
+            if let peer = input.peer { media?.release(peer, room: roomName) }
             room.joins.removeValue(forKey: input.connection)?.answer(.unavailable)
         case .request:
             guard let peer = input.peer else { return }
@@ -309,9 +315,19 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             let ticket = input.node == nodeName ? room.joins.removeValue(forKey: input.connection) : nil
             switch result {
             case .refused(let reason):
+                if ticket != nil, let peer = input.peer { media?.release(peer, room: roomName) }
                 ticket?.answer(.refused(reason))
             case .joined(let snapshot, let outcome, let replaced):
                 guard let peer = input.peer else { return }
+                // Gates first: a speaker of another node is heard here from now on, if it may publish.
+                if input.node != nodeName, let ssrc = input.ssrc {
+                    let open = outcome.gates.last { $0.peer == peer }?.open ?? false
+                    media?.addRemoteSpeaker(
+                        peer, ssrc: ssrc, node: Self.name(of: input.node), room: roomName, open: open)
+                } else if input.node == nodeName {
+                    media?.removeRemoteSpeaker(peer, room: roomName)
+                }
+                updateRemoteNodes(roomName)
                 if input.node != nodeName, room.local.removeValue(forKey: peer) != nil {
                     // The same identity joined through another node: its connection here no longer speaks for it.
                     connections.detach(peer, from: roomName)?.close(.replaced)
@@ -336,12 +352,52 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             // The cluster took this node for gone (it was frozen, or cut off from Redis): its people are out of
             // the room, and their connections go, so that their clients reconnect and join again.
             if input.kind == .nodeGone, input.node == nodeName { handBack(roomName) }
+            if input.kind == .leave || input.kind == .nodeGone || !outcome.closes.isEmpty {
+                updateRemoteNodes(roomName)
+            }
             if let error = outcome.error, input.node == nodeName, let peer = input.peer {
                 var notice = Outcome()
                 notice.deliveries = [Delivery(to: .peer(peer), error)]
                 publish(notice, in: roomName)
             }
         }
+    }
+
+    /// Tells the relay which other nodes have people in the room (its speakers' packets go to each once).
+    private func updateRemoteNodes(_ roomName: String) {
+        guard let media, let copy = rooms[roomName]?.copy else { return }
+        let homes = Set(copy.homes.values.map(\.node)).subtracting([nodeName])
+        let nodes = cluster.nodes.compactMap { record -> RelayNode? in
+            guard homes.contains(Self.identity(name: record.name, incarnation: record.incarnation)),
+                let address = Self.udpAddress(record.relayAddress)
+            else { return nil }
+            return RelayNode(name: record.name, incarnation: record.incarnation, address: address)
+        }
+        media.setRemoteNodes(nodes, room: roomName)
+    }
+
+    /// Registers every speaker of other nodes the copy holds (after the copy started from a checkpoint).
+    private func syncRemoteSpeakers(_ roomName: String) {
+        guard let media, let copy = rooms[roomName]?.copy else { return }
+        for (peer, home) in copy.homes where home.node != nodeName {
+            guard let ssrc = home.ssrc else { continue }
+            media.addRemoteSpeaker(
+                peer, ssrc: ssrc, node: Self.name(of: home.node), room: roomName,
+                open: copy.authority.mayPublish(peer))
+        }
+        updateRemoteNodes(roomName)
+    }
+
+    /// The node name of a `name/incarnation` identity.
+    static func name(of identity: String) -> String {
+        String(identity.split(separator: "/").first ?? "")
+    }
+
+    static func udpAddress(_ text: String) -> UDPAddress? {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            return nil
+        }
+        return UDPAddress(host: String(text[..<colon]), port: port)
     }
 
     /// Closes the connections of this node's people that the room does not hold as connected here (close 1001,
@@ -419,6 +475,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             drain(roomName)
         case .nodeJoined(let record):
             log.info("node \(record.name) joined the cluster (slot \(record.slot))")
+            for roomName in rooms.keys.sorted() { updateRemoteNodes(roomName) }
         case .nodeLeft(let record):
             log.info("node \(record.name) left the cluster: its people leave its rooms")
             let gone = Self.identity(name: record.name, incarnation: record.incarnation)
@@ -626,6 +683,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 if apply(entries, in: roomName, generation: generation) {
                     // What this node missed may have taken its people out of the room.
                     handBack(roomName)
+                    syncRemoteSpeakers(roomName)
                     then()
                 }
             }

@@ -54,11 +54,23 @@ public struct ClusterSettings: Sendable {
     /// Unique among the running nodes (1-64 letters, digits, `-`, `_` or `.`).
     public var node: String
     public var timing: ClusterTiming
+    /// Where media from other nodes is received (UDP); port 0 picks a free port.
+    public var relayHost: String
+    public var relayPort: Int
+    /// The cluster's shared secret, from which every node's relay keys derive; `nil` uses the token secret
+    /// (which the nodes share anyway).
+    public var secret: [UInt8]?
 
-    public init(redis: RedisEndpoint, node: String, timing: ClusterTiming = ClusterTiming()) {
+    public init(
+        redis: RedisEndpoint, node: String, timing: ClusterTiming = ClusterTiming(), relayHost: String = "127.0.0.1",
+        relayPort: Int = 0, secret: [UInt8]? = nil
+    ) {
         self.redis = redis
         self.node = node
         self.timing = timing
+        self.relayHost = relayHost
+        self.relayPort = relayPort
+        self.secret = secret
     }
 }
 

@@ -69,5 +69,6 @@ final class ServerState: @unchecked Sendable {
     func attach(_ media: ServerMedia) {
         self.media = media
         rooms.consumeFirst(media)
+        (rooms as? ClusterRooms)?.media = media
     }
 }

@@ -17,7 +17,11 @@ final class NodeBot {
     let output: LineCollector
     let errors: LineCollector
 
-    init(_ identity: String, role: String, room: String, through node: ServeNode, secretFile: String) throws {
+    init(
+        _ identity: String, role: String, room: String, through node: ServeNode, secretFile: String, tone: Int? = nil
+    )
+        throws
+    {
         self.identity = identity
         let minted = try runClubroom([
             "token", "--room", room, "--identity", identity, "--role", role, "--secret-file", secretFile, "--name",
@@ -26,7 +30,9 @@ final class NodeBot {
         guard minted.status == 0 else { throw ClusterTestError(description: "clubroom token: \(minted)") }
         let token = minted.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
         process.executableURL = try clubroomBinary()
-        process.arguments = ["bot", "ws://\(node.host):\(node.port)/rooms/\(room)", "--token", token]
+        process.arguments =
+            ["bot", "ws://\(node.host):\(node.port)/rooms/\(room)", "--token", token]
+            + (tone.map { ["--tone", String($0)] } ?? [])
         let stdin = Pipe()
         let stdout = Pipe()
         let stderr = Pipe()
@@ -93,6 +99,30 @@ final class NodeBot {
     }
 }
 
+extension NodeBot {
+    /// How many packets of `speaker` the bot had received at its last `audio_stats` (0 before any).
+    func received(from speaker: String) -> Int {
+        for event in events.reversed() where event["event"] == .string("audio_stats") {
+            guard case .array(let speakers)? = event["speakers"] else { return 0 }
+            for case .object(let entry) in speakers where entry.text("peer") == speaker {
+                if case .integer(let count)? = entry["received"] { return Int(count) }
+            }
+            return 0
+        }
+        return 0
+    }
+
+    /// Waits until the bot has received at least `count` packets from `speaker`.
+    func waitForAudio(from speaker: String, atLeast count: Int, timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if received(from: speaker) >= count { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+}
+
 extension JSONObject {
     func text(_ key: String) -> String? {
         if case .string(let value)? = self[key] { return value }
@@ -108,13 +138,19 @@ final class TestCluster {
 
     var secretFile: String { secrets.file("secret") }
 
-    init(nodes count: Int) throws {
+    /// `nodes` nodes; those in `otherSecret` hold another cluster secret than the rest.
+    init(nodes count: Int, otherSecret: Set<Int> = []) throws {
         redis = try RedisServerProcess()
+        let other = secrets.file("other-cluster-secret")
+        let hex = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        _ = FileManager.default.createFile(
+            atPath: other, contents: Data((hex + "\n").utf8), attributes: [.posixPermissions: 0o600])
         for index in 0..<count {
             nodes.append(
                 try ServeNode(
                     host: NodeAddresses.all[index],
-                    arguments: ["--cluster", redis.url, "--node", "n\(index + 1)", "--secret-file", secretFile]))
+                    arguments: ["--cluster", redis.url, "--node", "n\(index + 1)", "--secret-file", secretFile]
+                        + (otherSecret.contains(index) ? ["--cluster-secret-file", other] : [])))
         }
     }
 
@@ -123,8 +159,12 @@ final class TestCluster {
         secrets.remove()
     }
 
-    func bot(_ identity: String, role: String, node index: Int, room: String = "stage") throws -> NodeBot {
-        try NodeBot(identity, role: role, room: room, through: nodes[index], secretFile: secretFile)
+    func bot(
+        _ identity: String, role: String, node index: Int, room: String = "stage", tone: Int? = nil
+    ) throws
+        -> NodeBot
+    {
+        try NodeBot(identity, role: role, room: room, through: nodes[index], secretFile: secretFile, tone: tone)
     }
 }
 
@@ -301,5 +341,50 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
         try ana.wait(for: "chat") { $0.text("text") == "back" }
         usleep(300_000)
         #expect(ana.sequence(of: ["chat"]).count == 2)
+    }
+}
+
+/// Audio across nodes: a speaker's packets cross once to each other node, which fans them out to its own
+/// listeners and gates them by its own copy of the room.
+@Suite(.serialized) struct ClusterMediaTests {
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func aSpeakerOnOneNodeIsHeardOnTheOthersUntilMutedAndNotWhereTheSecretDiffers() throws {
+        let cluster = try TestCluster(nodes: 3, otherSecret: [2])
+        let host = try cluster.bot("hana", role: "host", node: 0, tone: 440)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        let ben = try cluster.bot("ben", role: "audience", node: 2)
+        try ben.wait(for: "joined")
+        let cy = try cluster.bot("cy", role: "audience", node: 1)
+        try cy.wait(for: "joined")
+        host.send(#"{"cmd":"mute","on":false}"#)
+        #expect(ana.waitForAudio(from: "hana", atLeast: 50))
+        #expect(cy.waitForAudio(from: "hana", atLeast: 50))
+
+        // Node 3 holds another cluster secret: it refuses node 1's media and says so.
+        #expect(cluster.nodes[2].log.wait(timeout: 5) { $0.contains("relay: refused media from node n1") } != nil)
+        #expect(ben.received(from: "hana") == 0)
+        // Node 1 sent each packet once to each other node, not once per listener: node 2 has two listeners.
+        host.send(#"{"cmd":"mute","on":true}"#)
+        try ana.wait(for: "mute_changed") { $0.text("peer") == "hana" && $0["muted"] == .bool(true) }
+        try cy.wait(for: "mute_changed") { $0.text("peer") == "hana" && $0["muted"] == .bool(true) }
+        // Quiet from then on: what was on its way when the gate shut has arrived within two reports.
+        _ = try ana.wait(for: "audio_stats", count: ana.sequence(of: ["audio_stats"]).count + 2)
+        let settled = ana.received(from: "hana")
+        _ = try ana.wait(for: "audio_stats", count: ana.sequence(of: ["audio_stats"]).count + 2)
+        #expect(ana.received(from: "hana") == settled)
+        cluster.nodes[0].stop()
+        func counter(_ name: String) -> Int {
+            for line in cluster.nodes[0].log.all {
+                guard let range = line.range(of: " \(name)=") else { continue }
+                return Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
+            }
+            return 0
+        }
+        // Each accepted packet went at most once to each of the two other nodes, though three listeners there
+        // heard it.
+        #expect(counter("relay_sent") > 0)
+        #expect(counter("relay_sent") <= 2 * counter("rtp_received"))
     }
 }

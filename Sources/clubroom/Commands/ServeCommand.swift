@@ -1,5 +1,6 @@
 import Arguments
 import ClubroomResources
+import Crypto
 import Dispatch
 import Foundation
 import RedisClient
@@ -47,6 +48,12 @@ enum ServeCommand: ClubroomCommand {
             .value(
                 "node", placeholder: "NAME", type: .string,
                 help: "This node's name in the cluster, unique among the running nodes; needs --cluster."),
+            .value(
+                "relay", placeholder: "HOST:PORT", type: .endpoint, defaultDescription: "the --media host, port 0",
+                help: "UDP address where other nodes of the cluster send this node their speakers' audio."),
+            .value(
+                "cluster-secret-file", placeholder: "FILE", type: .path, defaultDescription: "the --secret-file",
+                help: "The cluster's shared secret, from which the nodes' media relay keys derive."),
         ])
 
     /// The server's settings, as given on the command line.
@@ -61,6 +68,8 @@ enum ServeCommand: ClubroomCommand {
         var media: Endpoint
         var cluster: RedisEndpoint?
         var node: String?
+        var relay: Endpoint?
+        var clusterSecretFile: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             maxPeers = arguments.integer("max-peers") ?? 10_000
@@ -74,6 +83,8 @@ enum ServeCommand: ClubroomCommand {
             if tlsCertificate != nil, tlsKey == nil { throw .needs(option: "--tls-cert", needed: "--tls-key FILE") }
             if tlsKey != nil, tlsCertificate == nil { throw .needs(option: "--tls-key", needed: "--tls-cert FILE") }
             node = arguments.string("node")
+            relay = arguments.endpoint("relay")
+            clusterSecretFile = arguments.path("cluster-secret-file")
             if let url = arguments.string("cluster") {
                 do throws(RedisEndpointError) {
                     cluster = try RedisEndpoint(url: url)
@@ -83,6 +94,10 @@ enum ServeCommand: ClubroomCommand {
             }
             if cluster != nil, node == nil { throw .needs(option: "--cluster", needed: "--node NAME") }
             if node != nil, cluster == nil { throw .needs(option: "--node", needed: "--cluster redis://HOST:PORT") }
+            if relay != nil, cluster == nil { throw .needs(option: "--relay", needed: "--cluster redis://HOST:PORT") }
+            if clusterSecretFile != nil, cluster == nil {
+                throw .needs(option: "--cluster-secret-file", needed: "--cluster redis://HOST:PORT")
+            }
         }
     }
 
@@ -91,6 +106,14 @@ enum ServeCommand: ClubroomCommand {
         let roles = try RoleTable.load(
             contentsOf: options.rolesFile.map { URL(fileURLWithPath: $0) } ?? ClubroomResources.rolesURL)
         let dataDirectory = options.dataDirectory ?? DefaultPaths.dataDirectory
+        var clusterSecret: [UInt8]?
+        if let path = options.clusterSecretFile {
+            do {
+                clusterSecret = try SecretFile.load(at: path).bytes
+            } catch {
+                throw ServerStartError(place: "cluster secret file", problem: error.description)
+            }
+        }
         let configuration = ServerConfiguration(
             host: options.listen.host, port: Int(options.listen.port), dataDirectory: dataDirectory,
             secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: dataDirectory),
@@ -99,7 +122,11 @@ enum ServeCommand: ClubroomCommand {
             },
             roles: roles, maxPeersPerRoom: options.maxPeers,
             media: MediaConfiguration(bindHost: options.media.host, port: Int(options.media.port)),
-            cluster: options.cluster.map { ClusterSettings(redis: $0, node: options.node ?? "") })
+            cluster: options.cluster.map {
+                ClusterSettings(
+                    redis: $0, node: options.node ?? "", relayHost: options.relay?.host ?? options.media.host,
+                    relayPort: Int(options.relay?.port ?? 0), secret: clusterSecret)
+            })
         let log = ServerLog()
         signal(SIGPIPE, SIG_IGN)
         raiseOpenFileLimit(log: log)
