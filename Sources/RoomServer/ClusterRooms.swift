@@ -99,6 +99,12 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
 
     private var rooms: [String: Room] = [:]
     private var nextConnection: UInt64 = 1
+    /// Whether Redis answers, as the cluster last said: while it does not, requests are answered "unavailable,
+    /// try again" at once instead of waiting for it.
+    private var redisDown = false
+    /// When Redis last came back (ms, this node's clock): every registration lapsed while it was away, so for a
+    /// while a node missing from the list may only be late to register again.
+    private var redisBackAt: Timestamp = 0
 
     init(
         roles: RoleTable, maxPeers: Int, cluster: ClusterNode, persistence: PersistenceQueue,
@@ -181,6 +187,10 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     /// Hands one of this node's inputs to the room's owner: decided here when this node owns the room, else
     /// queued in the room's request stream.
     private func send(_ input: ClusterInput, in roomName: String) {
+        if redisDown, input.kind != .leave {
+            refuse(input, in: roomName, because: redisAway)
+            return
+        }
         let room = want(roomName)
         switch room.phase {
         case .loading:
@@ -218,7 +228,10 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 Delivery(
                     to: .peer(peer),
                     ServerMessage(
-                        .error(code: .internal, message: "unavailable, try again: \(error)", id: input.requestID),
+                        .error(
+                            code: .internal,
+                            message: error.isUnavailable ? "\(error)" : "unavailable, try again: \(error)",
+                            id: input.requestID),
                         seq: nil))
             ]
             publish(notice, in: roomName)
@@ -477,19 +490,54 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             log.info("node \(record.name) joined the cluster (slot \(record.slot))")
             for roomName in rooms.keys.sorted() { updateRemoteNodes(roomName) }
         case .nodeLeft(let record):
-            log.info("node \(record.name) left the cluster: its people leave its rooms")
-            let gone = Self.identity(name: record.name, incarnation: record.incarnation)
-            for (roomName, room) in rooms {
-                guard case .owner = room.phase else { continue }
-                room.queue.append(Pending(input: .nodeGone(gone, now: currentTimestamp()), cursor: nil))
-                drain(roomName)
+            let timing = cluster.configuration.timing
+            let settle = Timestamp(timing.nodeTTLMilliseconds + 2 * timing.tickMilliseconds)
+            if currentTimestamp() - redisBackAt < settle, let loop {
+                // Redis was away: every registration lapsed, and this node may only be late to register again.
+                loop.schedule(after: .milliseconds(Int(2 * timing.tickMilliseconds + 500))) { [self] in
+                    let live = cluster.nodes.contains { $0.name == record.name && $0.incarnation == record.incarnation }
+                    if !live { nodeGone(record) }
+                }
+                return
             }
+            nodeGone(record)
         case .redisUnavailable(let reason):
-            log.warning("the cluster's Redis is unavailable: \(reason); audio goes on, requests wait")
+            log.warning(
+                "the cluster's Redis is unavailable: \(reason); audio goes on, requests are answered 'unavailable, try again'"
+            )
+            redisDown = true
+            for (roomName, room) in rooms {
+                let waiting = room.waiting
+                room.waiting = waiting.filter { $0.kind == .leave }
+                for input in waiting where input.kind != .leave {
+                    refuse(input, in: roomName, because: redisAway)
+                }
+            }
         case .redisAvailable:
             log.info("the cluster's Redis is available again")
+            redisDown = false
+            redisBackAt = currentTimestamp()
         case .redisLostData:
             log.warning("the cluster's Redis lost its data: the rooms this node owns are written again")
+        }
+    }
+
+    /// Why a request is refused while Redis does not answer.
+    private var redisAway: ClusterError {
+        .unavailable(
+            .timedOut(
+                endpoint: "\(cluster.configuration.redis)",
+                milliseconds: cluster.configuration.timing.commandTimeoutMilliseconds))
+    }
+
+    /// A node is gone: the rooms this node owns take its people out.
+    private func nodeGone(_ record: NodeRecord) {
+        log.info("node \(record.name) left the cluster: its people leave its rooms")
+        let gone = Self.identity(name: record.name, incarnation: record.incarnation)
+        for (roomName, room) in rooms {
+            guard case .owner = room.phase else { continue }
+            room.queue.append(Pending(input: .nodeGone(gone, now: currentTimestamp()), cursor: nil))
+            drain(roomName)
         }
     }
 

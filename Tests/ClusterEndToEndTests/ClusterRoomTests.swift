@@ -388,3 +388,95 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
         #expect(counter("relay_sent") <= 2 * counter("rtp_received"))
     }
 }
+
+/// Redis going away under a cluster: restarted on its file, restarted empty, paused.
+@Suite(.serialized) struct ClusterRedisTests {
+    /// Sends a chat until `watcher` sees it (a request sent while Redis is restarting is answered "unavailable,
+    /// try again", as a person would be told); true when seen within `timeout`.
+    func chatGetsThrough(_ text: String, from sender: NodeBot, to watcher: NodeBot, timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            sender.send(#"{"cmd":"chat","text":"\#(text)"}"#)
+            if (try? watcher.wait(for: "chat", timeout: 1) { $0.text("text") == text }) != nil { return true }
+        }
+        return false
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func aRedisRestartedOnItsFileLosesNothingAndOneRestartedEmptyIsRebuiltFromTheNodes() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        #expect(chatGetsThrough("one", from: host, to: ana))
+
+        cluster.redis.kill()
+        try cluster.redis.start(keepingData: true)
+        #expect(chatGetsThrough("two", from: ana, to: host))
+
+        cluster.redis.kill()
+        try cluster.redis.start(keepingData: false)
+        #expect(chatGetsThrough("three", from: ana, to: host, timeout: 15))
+        // A node started now knows the room only from Redis: it was written again whole.
+        cluster.nodes.append(
+            try ServeNode(
+                host: NodeAddresses.all[2],
+                arguments: ["--cluster", cluster.redis.url, "--node", "n3", "--secret-file", cluster.secretFile]))
+        let cy = try cluster.bot("cy", role: "audience", node: 2)
+        let joined = try cy.wait(for: "joined", timeout: 10)
+        guard case .array(let peers)? = joined["peers"], case .array(let chat)? = joined["chat"] else {
+            throw ClusterTestError(description: "no peers or chat in \(joined)")
+        }
+        #expect(peers.count == 3)
+        let texts = chat.compactMap { value -> String? in
+            if case .object(let message) = value { return message.text("text") }
+            return nil
+        }
+        #expect(texts.filter { ["one", "two", "three"].contains($0) }.uniqued() == ["one", "two", "three"])
+        // Nothing was said twice to those who were there.
+        for bot in [host, ana] {
+            let said = bot.sequence(of: ["chat"]).filter { !$0.contains("\"error\"") }
+            #expect(Set(said).count == said.count)
+        }
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func whileRedisIsPausedAudioFlowsNobodyIsDroppedAndRequestsAreToldToTryAgain() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let host = try cluster.bot("hana", role: "host", node: 0, tone: 440)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        host.send(#"{"cmd":"mute","on":false}"#)
+        #expect(ana.waitForAudio(from: "hana", atLeast: 20))
+
+        cluster.redis.pause()
+        let pausedAt = Date()
+        usleep(3_000_000)
+        let before = ana.received(from: "hana")
+        ana.send(#"{"cmd":"chat","text":"during","id":5}"#)
+        let refusal = try ana.wait(for: "error", timeout: 10) { $0["id"] == .integer(5) }
+        #expect(refusal.text("code") == "internal")
+        #expect(refusal.text("message")?.contains("try again") == true)
+        // Audio goes on: it never touches Redis.
+        #expect(ana.waitForAudio(from: "hana", atLeast: before + 100))
+        usleep(UInt32(max(0, 20 - Date().timeIntervalSince(pausedAt)) * 1_000_000))
+        cluster.redis.resume()
+
+        #expect(chatGetsThrough("after", from: ana, to: host, timeout: 15))
+        // Nobody left, on either node, and the refused chat never happened.
+        for bot in [host, ana] {
+            #expect(bot.sequence(of: ["peer_left", "peers_left"]).isEmpty)
+            #expect(!bot.sequence(of: ["chat"]).contains { $0.contains("during") })
+        }
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The elements in order, each once.
+    func uniqued() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
+    }
+}
