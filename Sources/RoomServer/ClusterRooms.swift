@@ -490,17 +490,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             log.info("node \(record.name) joined the cluster (slot \(record.slot))")
             for roomName in rooms.keys.sorted() { updateRemoteNodes(roomName) }
         case .nodeLeft(let record):
-            let timing = cluster.configuration.timing
-            let settle = Timestamp(timing.nodeTTLMilliseconds + 2 * timing.tickMilliseconds)
-            if currentTimestamp() - redisBackAt < settle, let loop {
-                // Redis was away: every registration lapsed, and this node may only be late to register again.
-                loop.schedule(after: .milliseconds(Int(2 * timing.tickMilliseconds + 500))) { [self] in
-                    let live = cluster.nodes.contains { $0.name == record.name && $0.incarnation == record.incarnation }
-                    if !live { nodeGone(record) }
-                }
-                return
-            }
-            nodeGone(record)
+            let identity = Self.identity(name: record.name, incarnation: record.incarnation)
+            whenSurelyGone(identity) { [self] in nodeGone(identity, name: record.name) }
         case .redisUnavailable(let reason):
             log.warning(
                 "the cluster's Redis is unavailable: \(reason); audio goes on, requests are answered 'unavailable, try again'"
@@ -530,10 +521,25 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 milliseconds: cluster.configuration.timing.commandTimeoutMilliseconds))
     }
 
+    /// Runs `then` once the node `identity` is surely gone: at once, except just after Redis came back, when
+    /// every registration had lapsed and a node missing from the list may only be late to register again; then
+    /// after two more ticks, if it is still missing.
+    private func whenSurelyGone(_ identity: String, then: @escaping @Sendable () -> Void) {
+        let timing = cluster.configuration.timing
+        let settle = Timestamp(timing.nodeTTLMilliseconds + 2 * timing.tickMilliseconds)
+        guard redisDown || currentTimestamp() - redisBackAt < settle, let loop else {
+            then()
+            return
+        }
+        loop.schedule(after: .milliseconds(Int(2 * timing.tickMilliseconds + 500))) { [self] in
+            let live = cluster.nodes.contains { Self.identity(name: $0.name, incarnation: $0.incarnation) == identity }
+            if !live { then() }
+        }
+    }
+
     /// A node is gone: the rooms this node owns take its people out.
-    private func nodeGone(_ record: NodeRecord) {
-        log.info("node \(record.name) left the cluster: its people leave its rooms")
-        let gone = Self.identity(name: record.name, incarnation: record.incarnation)
+    private func nodeGone(_ gone: String, name: String) {
+        log.info("node \(name) left the cluster: its people leave its rooms")
         for (roomName, room) in rooms {
             guard case .owner = room.phase else { continue }
             room.queue.append(Pending(input: .nodeGone(gone, now: currentTimestamp()), cursor: nil))
@@ -774,7 +780,11 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         let live = Set(cluster.nodes.map { Self.identity(name: $0.name, incarnation: $0.incarnation) })
         let gone = Set(copy.homes.values.map(\.node)).subtracting(live).subtracting([nodeName])
         for node in gone.sorted() {
-            room.queue.append(Pending(input: .nodeGone(node, now: currentTimestamp()), cursor: nil))
+            whenSurelyGone(node) { [self] in
+                guard let room = rooms[roomName], case .owner = room.phase else { return }
+                room.queue.append(Pending(input: .nodeGone(node, now: currentTimestamp()), cursor: nil))
+                drain(roomName)
+            }
         }
     }
 
