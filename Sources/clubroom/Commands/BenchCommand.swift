@@ -11,6 +11,7 @@ enum BenchCommand: ClubroomCommand {
     enum Suite: String, CaseIterable {
         case store, join, departures, fanout, latency, cpu, ui
         case qualityPath = "quality-path"
+        case requests, failover
 
         /// The options that apply only to this suite.
         var ownOptions: Set<String> {
@@ -21,6 +22,8 @@ enum BenchCommand: ClubroomCommand {
             case .latency: return ["seconds", "seed", "pulse"]
             case .cpu: return ["seconds"]
             case .qualityPath: return AudioBench.qualityPathOptions
+            case .requests: return ["seconds"]
+            case .failover: return ["kills"]
             case .store, .ui: return []
             }
         }
@@ -37,7 +40,10 @@ enum BenchCommand: ClubroomCommand {
             the server's memory and CPU, and the chat round trip. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
             delay through a room server. cpu: CPU time per minute of audio of the client, 'clubroom join', \
             against a server and three speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV \
-            file from one client through a room server to another, and through libopus alone, for bench/quality.
+            file from one client through a room server to another, and through libopus alone, for bench/quality. \
+            requests: a cluster of two nodes and its own redis-server; a request from a client of the node that does \
+            not own the room, to the event it causes, beside the same through a server alone. failover: a cluster of \
+            three nodes; the room's owner killed N times: the time to a new owner, and events lost or repeated.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
@@ -58,7 +64,12 @@ enum BenchCommand: ClubroomCommand {
                 help: "fanout: number of listeners."),
             .value(
                 "seconds", placeholder: "T", type: .integer(1...3600), default: "10",
-                help: "fanout, latency, cpu: how long to measure (latency: 20 per condition, cpu: 60 per client)."),
+                help:
+                    "fanout, latency, cpu, requests: how long to measure (latency: 20 per condition, cpu: 60 per client)."
+            ),
+            .value(
+                "kills", placeholder: "N", type: .integer(1...1000), default: "20",
+                help: "failover: how many times the owner is killed."),
         ] + AudioBench.options)
 
     /// The run's settings, as given on the command line.
@@ -98,7 +109,20 @@ enum BenchCommand: ClubroomCommand {
         case .cpu: return try await runCPU(options)
         case .ui: return try await runUI(options)
         case .qualityPath: return try AudioBench.runQualityPath(options.arguments)
+        case .requests, .failover: return try await runCluster(options)
         }
+    }
+
+    static func runCluster(_ options: Options) async throws -> ExitStatus {
+        let suite = options.suite
+        let seconds = options.seconds
+        let kills = options.arguments.integer("kills") ?? 20
+        let report = try await Task.detached {
+            suite == .failover
+                ? try ClusterBenchmark.runFailover(kills: kills) : try ClusterBenchmark.runRequests(seconds: seconds)
+        }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return report.allPassed ? .success : .failure
     }
 
     static func runStore(_ options: Options) async throws -> ExitStatus {

@@ -271,7 +271,7 @@ final class ServerChild {
         let line = Mutex<String?>(nil)
     }
 
-    init(binary: String, arguments: [String]) throws {
+    init(binary: String, arguments: [String], host: String = "127.0.0.1") throws {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         process.standardError = errors
@@ -286,7 +286,7 @@ final class ServerChild {
             if chunk.isEmpty { break }
             buffer.append(chunk)
             let text = String(decoding: buffer, as: UTF8.self)
-            if let range = text.range(of: "listening on ws://127.0.0.1:") {
+            if let range = text.range(of: "listening on ws://\(host):") {
                 port = Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
             }
         }
