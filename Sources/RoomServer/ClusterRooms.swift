@@ -344,6 +344,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 if input.node != nodeName, room.local.removeValue(forKey: peer) != nil {
                     // The same identity joined through another node: its connection here no longer speaks for it.
                     connections.detach(peer, from: roomName)?.close(.replaced)
+                    media?.moved(peer, room: roomName)
                 }
                 if let ticket {
                     if ticket.isWanted() {

@@ -171,6 +171,14 @@ final class ServerMedia: OutcomeConsumer {
         return ssrc
     }
 
+    /// A peer of this node joined again through another node: its flow here ends (its connection is closed).
+    func moved(_ peer: PeerID, room: String) {
+        guard let flow = flows[room]?.removeValue(forKey: peer) else { return }
+        flow.gate.set(false)
+        forwarder.removePeer(ssrc: flow.ssrc)
+        usedSSRCs.remove(flow.ssrc)
+    }
+
     /// Forgets a reservation whose join did not happen.
     func release(_ peer: PeerID, room: String) {
         if let ssrc = reserved[room]?.removeValue(forKey: peer) { usedSSRCs.remove(ssrc) }

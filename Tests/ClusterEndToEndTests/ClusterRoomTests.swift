@@ -257,6 +257,27 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
     }
 
     @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func theSameIdentityJoiningThroughAnotherNodeTakesOverWithoutLeaving() throws {
+        let cluster = try TestCluster(nodes: 3)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let first = try cluster.bot("ana", role: "audience", node: 1)
+        try first.wait(for: "joined")
+        first.send(#"{"cmd":"raise_hand"}"#)
+        try host.wait(for: "hand_raised") { $0.text("peer") == "ana" }
+        let second = try cluster.bot("ana", role: "audience", node: 2)
+        let joined = try second.wait(for: "joined")
+        #expect(joined["resumed"] == .bool(true))
+        // The older connection is closed as replaced, and the room never saw Ana leave.
+        let deadline = Date().addingTimeInterval(10)
+        while first.process.isRunning, Date() < deadline { usleep(20_000) }
+        #expect(!first.process.isRunning)
+        second.send(#"{"cmd":"lower_hand"}"#)
+        try host.wait(for: "hand_lowered") { $0.text("peer") == "ana" }
+        #expect(host.sequence(of: ["peer_left"]).isEmpty)
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
     func twoModeratorsRacingFromTwoNodesGetOneWinnerAndOneRefusal() throws {
         let cluster = try TestCluster(nodes: 3)
         let host = try cluster.bot("hana", role: "host", node: 0)
