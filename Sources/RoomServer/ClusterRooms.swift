@@ -558,8 +558,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         let generation = room.generation
         if reseed, let copy = room.copy {
             // Redis restarted empty: the room is written again from this node's copy, as one reset entry.
-            let id = EntryID(seq: max(room.position.seq + 1, UInt64(max(0, copy.authority.seq))))
-            rewrite(roomName, copy: copy, id: id, cursor: "0-0", generation: generation)
+            let (renumbered, id) = Self.renumbered(copy, after: room.position)
+            rewrite(roomName, copy: renumbered, id: id, cursor: "0-0", generation: generation)
             return
         }
         cluster.snapshot(roomName) { [self] result in
@@ -572,8 +572,9 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 if let copy = room.copy, snapshot.lastID == .zero || room.position > snapshot.lastID {
                     // Redis lost the room, or its last entries (a restart from an append-only file a second
                     // old): this node's copy, which its clients have seen, is written again.
-                    let id = EntryID(seq: max(room.position.seq + 1, UInt64(max(0, copy.authority.seq))))
-                    rewrite(roomName, copy: copy, id: id, cursor: snapshot.requestCursor, generation: generation)
+                    let (renumbered, id) = Self.renumbered(copy, after: room.position)
+                    rewrite(
+                        roomName, copy: renumbered, id: id, cursor: snapshot.requestCursor, generation: generation)
                 } else if snapshot.lastID == .zero {
                     // A room new to the cluster: its saved state comes from this node's database.
                     startNew(roomName, generation: generation)
@@ -588,6 +589,14 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// The copy, to be written again after Redis lost the room: its numbers continue from the clock (ms × 1000),
+    /// above anything any node's clients have seen, and so does the reset entry's ID, above every copy's position.
+    static func renumbered(_ copy: ReplicatedRoom, after position: EntryID) -> (ReplicatedRoom, EntryID) {
+        var copy = copy
+        copy.authority.seq = max(copy.authority.seq, currentTimestamp() * 1000)
+        return (copy, EntryID(seq: max(position.seq + 1, UInt64(max(0, copy.authority.seq)))))
     }
 
     /// A new room: loaded from this node's database, then written to Redis as the stream's first entry.
@@ -686,8 +695,15 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         _ roomName: String, snapshot: ClusterState.RoomSnapshot, generation: Int, then: @escaping @Sendable () -> Void
     ) {
         guard let room = rooms[roomName] else { return }
-        guard room.copy != nil, room.position <= snapshot.lastID else {
+        guard room.copy != nil else {
             restore(roomName, snapshot: snapshot, generation: generation, then: then)
+            return
+        }
+        guard room.position <= snapshot.lastID else {
+            // Redis lost entries this copy has (it restarted from an append-only file a second old, or empty):
+            // the copy stays, and the room's owner writes the room again as a reset entry numbered above every
+            // copy's position.
+            then()
             return
         }
         let position = room.position
