@@ -297,7 +297,7 @@ public final class DemoDirector: Sendable {
             finish(.roomEnded(by: by.rawValue, reason: reason))
         case .topicChanged(let topic, _):
             state.withLock { $0.topicSet = topic == settings.topic }
-        case .joined, .speakers, .chat, .inviteDeclined, .askedToMute, .error:
+        case .joined, .speakers, .chat, .inviteDeclined, .askedToMute, .error, .listingChanged, .inviteLink:
             break
         }
     }

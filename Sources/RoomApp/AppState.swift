@@ -54,8 +54,12 @@ public struct AppState: Sendable {
     public internal(set) var now: Timestamp = 0
     /// Set once the connection is over for good; the screen stays up to say why.
     public internal(set) var sessionOver = false
+    /// Why the session ended before the room could be shown; the program then fails with these words.
+    public internal(set) var failure: String?
     /// Set once the person chose to leave; the runtime then closes the session.
     public internal(set) var leaving = false
+    /// What the sound was last told about the microphone; `nil` until the person is in the room.
+    public internal(set) var microphone: MicrophoneState?
     /// Bumped by every applied event that can move people between or within sections (not levels, not chat).
     public internal(set) var sectionsVersion: UInt64 = 0
     /// The audience names the screen is given: a window around the selection, kept between frames so a level
@@ -137,56 +141,6 @@ public enum AppOverlay: Sendable, Equatable {
     case confirm(Confirmable, confirmSelected: Bool)
 }
 
-/// Something that asks first.
-public enum Confirmable: Sendable, Equatable {
-    /// Remove a peer from the room.
-    case remove(PeerID, reason: String?)
-    /// End the room for everyone.
-    case endRoom(reason: String?)
-    /// Leave the room (asked of hosts, since the room goes on without them).
-    case leave
-}
-
-/// One entry of the actions menu for a peer; each has a key that also works without the menu.
-public enum PeerAction: Sendable, Equatable, CaseIterable {
-    case invite
-    case makeSpeaker
-    case makeModerator
-    case moveToAudience
-    case lowerHand
-    case mute
-    case remove
-    case message
-
-    /// The key shown next to the entry.
-    public var key: String {
-        switch self {
-        case .invite: "i"
-        case .makeSpeaker: "s"
-        case .makeModerator: "o"
-        case .moveToAudience: "a"
-        case .lowerHand: "l"
-        case .mute: "M"
-        case .remove: "x"
-        case .message: "d"
-        }
-    }
-
-    /// What the entry does.
-    public var title: String {
-        switch self {
-        case .invite: "Invite to speak"
-        case .makeSpeaker: "Make speaker now"
-        case .makeModerator: "Make moderator"
-        case .moveToAudience: "Move to audience"
-        case .lowerHand: "Lower their hand"
-        case .mute: "Mute"
-        case .remove: "Remove from room…"
-        case .message: "Message privately"
-        }
-    }
-}
-
 /// Everything that can happen to the screen's state, in one closed enum.
 public enum AppAction: Sendable, Equatable {
     /// A key the person pressed (or a resize, as `.resize`).
@@ -199,8 +153,11 @@ public enum AppAction: Sendable, Equatable {
     case roles(RoleTable)
     /// Something the session says that is not a room event, e.g. "Eli declined your invitation".
     case notice(Notice, at: Timestamp)
-    /// The session is over: the connection failed for good or closed.
+    /// The session is over: the connection failed for good or closed, with why in plain words.
     case sessionEnded(String, at: Timestamp)
+    /// The person's side asked to leave at once, without a question: the end of input or Ctrl-C in line mode,
+    /// SIGTERM or SIGHUP, or the program that shows the screen closing it.
+    case interrupted(at: Timestamp)
     /// The microphone's level for the invitation preview; `nil` when there is no capture device.
     case microphone(level: Int?)
     /// The connection's ping round-trip time in milliseconds, for the header.
@@ -215,12 +172,12 @@ public enum AppAction: Sendable, Equatable {
 
 /// Work for the runtime after a reduce.
 public enum AppEffect: Sendable, Equatable {
-    /// Send a request to the server.
+    /// Send a request to the server (`.leave` closes the session too).
     case send(ClientRequest)
     /// Close the session and end the program.
     case quit
     /// A sentence for line mode (`--plain`): an event, a refusal, a notice.
     case say(String)
-    /// Play `peer` at this volume (0–200 %) from now on and keep it for the next session.
-    case setVolume(PeerID, percent: Int)
+    /// Something for the client's sound to do.
+    case sound(SoundCommand)
 }

@@ -128,6 +128,16 @@ public enum Narration {
         case .topicChanged(let topic, let by):
             let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
             return Sentence(topic.isEmpty ? "\(actor) cleared the topic." : "\(actor) set the topic: \"\(topic)\".")
+        case .listingChanged(let listed, let by):
+            let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
+            return Sentence(
+                listed
+                    ? "\(actor) listed the room: it shows in the lobby."
+                    : "\(actor) unlisted the room: it no longer shows in the lobby; links to it still work.")
+        case .inviteLink(let invite):
+            let label = room.roles.label(of: invite.role)
+            let valid = lifetime(invite.expiresAt - state.now)
+            return Sentence("Invite link for \(label)s, valid \(valid): \(invite.link)")
         case .reconnecting(let attempt):
             return Sentence("Connection lost; reconnecting (try \(attempt)). Your place is kept.")
         case .reconnected:
@@ -135,6 +145,24 @@ public enum Narration {
         case .error:
             return nil
         }
+    }
+
+    /// How long something lasts, to the nearest minute, in the largest unit it is a whole number of: "7 days",
+    /// "2 hours", "90 minutes", "1 minute" ("30 seconds" under a minute).
+    static func lifetime(_ milliseconds: Int64) -> String {
+        func unit(_ count: Int64, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
+        let seconds = max(0, milliseconds + 500) / 1000
+        if seconds < 60 { return unit(seconds, "second") }
+        let minutes = (seconds + 30) / 60
+        if minutes % (24 * 60) == 0 { return unit(minutes / (24 * 60), "day") }
+        if minutes % 60 == 0 { return unit(minutes / 60, "hour") }
+        return unit(minutes, "minute")
+    }
+
+    /// Who speaks now, for line mode: said when the current speaker changes.
+    static func speaking(_ id: PeerID, _ state: AppState) -> String? {
+        guard let peer = state.room.peers[id] else { return nil }
+        return id == state.room.selfID ? "You are speaking." : "\(peer.name) is speaking."
     }
 
     static func possessive(_ id: PeerID, _ state: AppState) -> String {

@@ -38,7 +38,6 @@ public enum RoomScreenMapper {
         model.audienceCount = room.audience.count
         model.chat = Array(state.log.suffix(chatLines))
         model.chatVisible = state.chatVisible
-        model.unreadChat = state.unreadChat
         if let anchor = state.selectionAnchor, state.selection != nil {
             switch anchor.section {
             case .stage: model.selection = .stage(anchor.index)
@@ -94,13 +93,20 @@ public enum RoomScreenMapper {
         return entries
     }
 
+    /// Who the person is, and the hints of the key table that apply to them now.
     static func status(_ state: AppState) -> RoomScreenModel.StatusLine {
-        guard let me = state.room.me else { return .init(name: "", role: .audience, roomOver: state.isOver) }
-        let roles = state.room.roles
-        return .init(
-            name: me.name, role: displayRole(me.role, roles: roles),
-            micMuted: roles.isOnStage(me.role) ? me.muted : nil, handRaised: me.handRaisedAt != nil,
-            roomOver: state.isOver)
+        var status: RoomScreenModel.StatusLine
+        if let me = state.room.me {
+            let roles = state.room.roles
+            status = .init(
+                name: me.name, role: displayRole(me.role, roles: roles),
+                micMuted: roles.isOnStage(me.role) ? me.muted : nil, handRaised: me.handRaisedAt != nil,
+                roomOver: state.isOver)
+        } else {
+            status = .init(name: "", role: .audience, roomOver: state.isOver)
+        }
+        status.hints = KeyBindings.hints(for: status, unreadChat: state.chatVisible ? 0 : state.unreadChat)
+        return status
     }
 
     static func notice(_ state: AppState) -> RoomScreenModel.Notice? {
@@ -127,7 +133,7 @@ public enum RoomScreenMapper {
         }
         switch state.overlay {
         case nil: return nil
-        case .help(let scroll): return .help(scroll: scroll)
+        case .help(let scroll): return .help(lines: helpLines(glyphs: state.glyphs), scroll: scroll)
         case .actions(let peer, let items, let selected):
             let name = state.room.peers[peer]?.name ?? peer.rawValue
             return .actions(

@@ -1,48 +1,31 @@
 import Foundation
+import RoomApp
 import RoomCore
 import Synchronization
 
-/// What a connection to a room reports to the screen, in order.
-public enum ConnectionEvent: Sendable, Equatable {
-    /// The room's role table, sent before the snapshot that uses it.
-    case roles(RoleTable)
-    /// A room event (or a connection event: reconnecting, reconnected, error) with its sequence number.
-    case server(ServerEvent, seq: UInt64)
-    /// Something to tell the person that is not a room event ("Eli declined your invitation").
-    case notice(Notice)
-    /// The connection is over for good, with why, in plain words.
-    case ended(String)
-    /// The microphone's level (0–100), or nil when it is closed.
-    case microphone(level: Int?)
-    /// The connection's ping round-trip time, in whole milliseconds (at least 1).
-    case roundTrip(milliseconds: Int)
-    /// The local volumes kept from earlier sessions, in percent by identity (100 % is not listed).
-    case volumes([String: Int])
-}
-
 /// A connection to one room: the real session, or a scripted one in tests and benchmarks.
+///
+/// What happens on the connection reaches the room as `AppAction`s, in order: the role table before the snapshot
+/// that uses it (`.roles`), room and connection events (`.server`), notices, the round-trip time, the sound's
+/// reports (`.microphone`, `.volumes`), and last `.sessionEnded`.
 public protocol RoomConnection: AnyObject, Sendable {
-    /// Connects; events then arrive through `deliver`, from any thread.
-    func start(deliver: @escaping @Sendable (ConnectionEvent) -> Void)
+    /// Connects; what happens then arrives through `deliver`, from any thread.
+    func start(deliver: @escaping @Sendable (AppAction) -> Void)
     /// Sends a request to the server.
     func send(_ request: ClientRequest)
-    /// Leaves the room; an `.ended` event follows.
+    /// Leaves the room; `.sessionEnded` follows.
     func leave()
     /// Stops the connection's threads once it has ended.
     func shutdown()
-    /// Tells the connection's sound whether the person's role may publish (the microphone is open only then)
-    /// and whether they are muted. Called when either changes.
-    func setAudio(mayPublish: Bool, muted: Bool)
-    /// Sets how loud `peer` sounds to this person (0–200 %), kept for the next session. Local: the server never
-    /// hears of it.
-    func setVolume(_ percent: Int, for peer: PeerID)
+    /// Hands a command to the connection's sound: open or close the microphone (open only while the person's
+    /// role may publish), mute it, or set how loud someone sounds to this person (local: the server never
+    /// hears of it).
+    func perform(_ command: SoundCommand)
 }
 
 extension RoomConnection {
     /// A connection without sound ignores it.
-    public func setAudio(mayPublish: Bool, muted: Bool) {}
-    /// A connection without sound ignores it.
-    public func setVolume(_ percent: Int, for peer: PeerID) {}
+    public func perform(_ command: SoundCommand) {}
 }
 
 /// Where the screen's loop learns that something happened on another thread: a queue of events and a pipe whose
@@ -109,27 +92,34 @@ public final class Inbox<Item: Sendable>: @unchecked Sendable {
 /// A failure of the screen's runtime, with where it happened.
 public typealias RuntimeError = PlacedError
 
-/// A connection driven by the test or benchmark that holds it: it records requests and delivers what it is told.
+/// A connection driven by the test or benchmark that holds it: it records requests and sound commands, and
+/// delivers what it is told.
 public final class ScriptedConnection: RoomConnection, @unchecked Sendable {
-    // @unchecked: all state is behind the mutex.
-    private let state = Mutex<(deliver: (@Sendable (ConnectionEvent) -> Void)?, sent: [ClientRequest], left: Bool)>(
+    // @unchecked: all state is behind the mutexes; `clock` and `onStart` are set once.
+    private let state = Mutex<(deliver: (@Sendable (AppAction) -> Void)?, sent: [ClientRequest], left: Bool)>(
         (nil, [], false))
-    private let volumeChanges = Mutex<[String]>([])
+    private let soundCommands = Mutex<[SoundCommand]>([])
+    private let clock: @Sendable () -> Timestamp
     /// What the connection does when started, e.g. deliver a snapshot.
     private let onStart: @Sendable (ScriptedConnection) -> Void
 
-    public init(onStart: @escaping @Sendable (ScriptedConnection) -> Void = { _ in }) {
+    /// A connection that runs `onStart` when started; `clock` stamps the end it delivers on `leave()`.
+    public init(
+        onStart: @escaping @Sendable (ScriptedConnection) -> Void = { _ in },
+        clock: @escaping @Sendable () -> Timestamp = wallClock
+    ) {
+        self.clock = clock
         self.onStart = onStart
     }
 
-    public func start(deliver: @escaping @Sendable (ConnectionEvent) -> Void) {
+    public func start(deliver: @escaping @Sendable (AppAction) -> Void) {
         state.withLock { $0.deliver = deliver }
         onStart(self)
     }
 
-    /// Delivers an event as if the server had sent it.
-    public func deliver(_ event: ConnectionEvent) {
-        state.withLock { $0.deliver }?(event)
+    /// Delivers an action as if the session had reported it.
+    public func deliver(_ action: AppAction) {
+        state.withLock { $0.deliver }?(action)
     }
 
     public func send(_ request: ClientRequest) {
@@ -137,22 +127,30 @@ public final class ScriptedConnection: RoomConnection, @unchecked Sendable {
     }
 
     public func leave() {
-        let deliver = state.withLock { state -> (@Sendable (ConnectionEvent) -> Void)? in
+        let deliver = state.withLock { state -> (@Sendable (AppAction) -> Void)? in
             state.left = true
             state.sent.append(.leave)
             return state.deliver
         }
-        deliver?(.ended("You left the room."))
+        deliver?(.sessionEnded("You left the room.", at: clock()))
     }
 
     public func shutdown() {}
 
-    public func setVolume(_ percent: Int, for peer: PeerID) {
-        volumeChanges.withLock { $0.append("\(peer.rawValue) \(percent)") }
+    public func perform(_ command: SoundCommand) {
+        soundCommands.withLock { $0.append(command) }
     }
 
+    /// The sound commands so far, in order.
+    public var sound: [SoundCommand] { soundCommands.withLock { $0 } }
+
     /// The volumes set so far, as "PEER PERCENT".
-    public var volumesSet: [String] { volumeChanges.withLock { $0 } }
+    public var volumesSet: [String] {
+        sound.compactMap { command in
+            guard case .setVolume(let peer, let percent) = command else { return nil }
+            return "\(peer.rawValue) \(percent)"
+        }
+    }
 
     /// The requests sent so far.
     public var sent: [ClientRequest] { state.withLock { $0.sent } }

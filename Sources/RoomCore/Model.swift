@@ -243,10 +243,12 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
     public var seq: UInt64
     /// Who invited the receiving client to speak, while that invitation is pending.
     public var invitedBy: PeerID?
+    /// Whether the room shows in the lobby.
+    public var listed: Bool
 
     public init(
         roomID: String, topic: String = "", selfID: PeerID, peers: [Peer], recentChat: [ChatMessage] = [],
-        ended: Bool = false, seq: UInt64, invitedBy: PeerID? = nil
+        ended: Bool = false, seq: UInt64, invitedBy: PeerID? = nil, listed: Bool = true
     ) {
         self.roomID = roomID
         self.topic = topic
@@ -256,5 +258,6 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
         self.ended = ended
         self.seq = seq
         self.invitedBy = invitedBy
+        self.listed = listed
     }
 }

@@ -19,13 +19,15 @@ public enum DatabaseChange: Sendable, Equatable {
     case releaseRole(room: String, identity: String, role: String, at: Int64)
     /// Forgets the role `identity` held in the room.
     case forgetRole(room: String, identity: String)
+    /// Lists the room in the lobby (`listed`), or takes it out, as its host decided at `at`.
+    case setListed(room: String, listed: Bool, at: Int64)
 
     /// The room the change belongs to.
     public var room: String {
         switch self {
         case .openRoom(let room, _), .setTopic(let room, _, _), .endRoom(let room, _, _), .reopenRoom(let room, _),
             .appendChat(let room, _, _, _, _, _), .appendAudit(let room, _, _, _, _, _), .holdRole(let room, _, _, _),
-            .releaseRole(let room, _, _, _), .forgetRole(let room, _):
+            .releaseRole(let room, _, _, _), .forgetRole(let room, _), .setListed(let room, _, _):
             room
         }
     }
@@ -115,6 +117,8 @@ extension DatabaseChange {
                 [("at", .integer(at)), ("identity", .string(identity)), ("role", .string(role))])
         case .forgetRole(let room, let identity):
             return object("forget_role", room, [("identity", .string(identity))])
+        case .setListed(let room, let listed, let at):
+            return object("set_listed", room, [("at", .integer(at)), ("listed", .bool(listed))])
         }
     }
 
@@ -154,6 +158,8 @@ extension DatabaseChange {
                 room: room, identity: try fields.string("identity"), role: try fields.string("role"),
                 at: try fields.integer("at"))
         case "forget_role": self = .forgetRole(room: room, identity: try fields.string("identity"))
+        case "set_listed":
+            self = .setListed(room: room, listed: try fields.bool("listed"), at: try fields.integer("at"))
         case let kind:
             throw JournalFieldError(problem: "unknown kind \"\(kind)\" (written by a newer clubroom?)")
         }
@@ -181,6 +187,13 @@ private struct JournalFields {
         case .null?, nil: return nil
         default: throw JournalFieldError(problem: "\"\(key)\" is not a string")
         }
+    }
+
+    func bool(_ key: String) throws(JournalFieldError) -> Bool {
+        guard case .bool(let value)? = object[key] else {
+            throw JournalFieldError(problem: "\"\(key)\" is missing or not true or false")
+        }
+        return value
     }
 
     func integer(_ key: String) throws(JournalFieldError) -> Int64 {

@@ -57,7 +57,7 @@ public final class RoomDatabase: Sendable {
         try Self.locked(writer, body)
     }
 
-    private func withReader<Result: Sendable>(
+    func withReader<Result: Sendable>(
         _ body: (SQLiteConnection) throws(DatabaseError) -> Result
     ) throws(DatabaseError) -> Result {
         try Self.locked(reader, body)
@@ -209,6 +209,12 @@ public final class RoomDatabase: Sendable {
         case .forgetRole(let room, let identity):
             try connection.prepare("DELETE FROM recent_roles WHERE room = ?1 AND identity = ?2")
                 .bind(.text(room), .text(identity)).run()
+        case .setListed(let room, true, _):
+            try connection.prepare("DELETE FROM unlisted_rooms WHERE room = ?1").bind(.text(room)).run()
+        case .setListed(let room, false, let at):
+            try connection.prepare(
+                "INSERT INTO unlisted_rooms (room, unlisted_at) VALUES (?1, ?2) ON CONFLICT (room) DO NOTHING"
+            ).bind(.text(room), .integer(at)).run()
         }
     }
 
@@ -269,7 +275,8 @@ public final class RoomDatabase: Sendable {
                 StoredRoom(
                     record: try Self.room(room, in: connection),
                     chat: try Self.recentChat(room: room, limit: chatLimit, in: connection),
-                    roles: try Self.releasedRoles(room: room, since: rolesSince, in: connection))
+                    roles: try Self.releasedRoles(room: room, since: rolesSince, in: connection),
+                    listed: try Self.isListed(room, in: connection))
             }
         }
     }

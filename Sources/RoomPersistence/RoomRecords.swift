@@ -124,10 +124,13 @@ public struct StoredRoom: Sendable, Equatable {
     public var chat: [ChatRecord]
     /// The roles of the peers who left recently, each with when it left.
     public var roles: [RoleRecord]
+    /// Whether the room shows in the lobby (every room does until its host unlists it).
+    public var listed: Bool
 
-    public init(record: RoomRecord?, chat: [ChatRecord], roles: [RoleRecord]) {
+    public init(record: RoomRecord?, chat: [ChatRecord], roles: [RoleRecord], listed: Bool = true) {
         self.record = record
         self.chat = chat
         self.roles = roles
+        self.listed = listed
     }
 }

@@ -52,6 +52,13 @@ enum Schema {
         ) STRICT;
         INSERT INTO journal_state (id, applied_seq) VALUES (1, 0);
         """,
+        // Rooms their hosts took out of the lobby; every other room is listed.
+        """
+        CREATE TABLE unlisted_rooms (
+            room TEXT PRIMARY KEY NOT NULL,
+            unlisted_at INTEGER NOT NULL
+        ) STRICT;
+        """,
     ]
 
     /// The schema version this program writes.

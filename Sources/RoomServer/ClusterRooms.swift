@@ -613,7 +613,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             }
             let authority = RoomAuthority(
                 name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: now * 1000,
-                chat: saved.chat, departed: saved.departed, maxPeers: maxPeers)
+                chat: saved.chat, departed: saved.departed, maxPeers: maxPeers, listed: saved.listed)
             rewrite(
                 roomName, copy: ReplicatedRoom(authority: authority), id: EntryID(seq: UInt64(now * 1000)),
                 cursor: "0-0", generation: generation)
@@ -740,7 +740,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             retry(roomName, generation: generation) { [self] in becomeReplica(roomName) }
             return
         }
-        room.copy = copy
+        replaceCopy(of: room, with: copy, in: roomName)
         room.position = checkpointAt
         cluster.entries(roomName, after: checkpointAt) { [self] result in
             guard let room = rooms[roomName], room.generation == generation else { return }
@@ -761,6 +761,20 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         }
     }
 
+    /// Puts a whole new copy of the room in place (a checkpoint, a reset entry), and tells this node's lobbies
+    /// what changed in the room's listing since they last heard of it, through the old copy.
+    private func replaceCopy(of room: Room, with new: ReplicatedRoom, in roomName: String) {
+        var copy = new
+        let reported = room.copy?.authority.reportedListing
+        let change = copy.authority.announceListing(after: reported)
+        room.copy = copy
+        if let change {
+            var outcome = Outcome()
+            outcome.listing = change
+            publish(outcome, in: roomName)
+        }
+    }
+
     /// Applies entries in order; false (and a new start) when the chain is broken.
     @discardableResult
     private func apply(_ entries: [RoomEntry], in roomName: String, generation: Int) -> Bool {
@@ -771,7 +785,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                     let copy = try? ReplicatedRoom(
                         name: roomName, roles: roles, maxPeers: maxPeers, decoding: entry.body)
                 else { continue }
-                room.copy = copy
+                replaceCopy(of: room, with: copy, in: roomName)
                 room.position = entry.id
                 continue
             }

@@ -51,6 +51,7 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                 saved.topic = stored.record?.topic ?? ""
                 saved.ended = stored.record?.isEnded ?? false
                 saved.chat = stored.chat.map(Self.message)
+                saved.listed = stored.listed
                 for role in stored.roles {
                     saved.departed[PeerID(role.identity)] = (RoleName(role.role), role.at)
                 }
@@ -113,6 +114,7 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
             return .holdRole(room: room, identity: id.rawValue, role: role.rawValue, at: at)
         case .roleForgotten(let id):
             return .forgetRole(room: room, identity: id.rawValue)
+        case .listed(let listed): return .setListed(room: room, listed: listed, at: currentTimestamp())
         }
     }
 

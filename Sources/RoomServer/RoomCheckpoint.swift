@@ -28,6 +28,10 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     var removed: [PeerID]
     var departed: [Departed]
     var departedPruneThreshold: Int
+    /// Whether the room shows in the lobby.
+    var listed: Bool
+    /// When the room went live; nil while it is empty or ended.
+    var liveSince: Timestamp?
 
     /// The checkpoint as JSON.
     public func encoded() -> [UInt8] {
@@ -44,7 +48,7 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     init(
         topic: String, ended: Bool, seq: Int64, peers: [Peer], invitations: [Invitation],
         heldInvitations: [Invitation], chat: [ChatMessage], removed: [PeerID], departed: [Departed],
-        departedPruneThreshold: Int
+        departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?
     ) {
         self.topic = topic
         self.ended = ended
@@ -56,6 +60,8 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         self.removed = removed
         self.departed = departed
         self.departedPruneThreshold = departedPruneThreshold
+        self.listed = listed
+        self.liveSince = liveSince
     }
 }
 
@@ -70,15 +76,15 @@ extension RoomAuthority {
             departed: departed.sorted { $0.key < $1.key }.map {
                 .init(peer: $0.key, role: $0.value.role, at: $0.value.at)
             },
-            departedPruneThreshold: departedPruneThreshold)
+            departedPruneThreshold: departedPruneThreshold, listed: listed, liveSince: liveSince)
     }
 
     /// A copy of a room from its checkpoint: it decides everything after it exactly as the copy it was taken
-    /// from.
+    /// from. What lobbies were told of it is this node's own: none yet (see `announceListing`).
     public init(name: String, roles: RoleTable, restoring checkpoint: RoomCheckpoint, maxPeers: Int) {
         self.init(
             name: name, roles: roles, topic: checkpoint.topic, ended: checkpoint.ended, seq: checkpoint.seq,
-            chat: checkpoint.chat, maxPeers: maxPeers)
+            chat: checkpoint.chat, maxPeers: maxPeers, listed: checkpoint.listed)
         for peer in checkpoint.peers {
             peers[peer.id] = peer
             order.append(peer.id)
@@ -88,5 +94,19 @@ extension RoomAuthority {
         removedIdentities = Set(checkpoint.removed)
         for entry in checkpoint.departed { departed[entry.peer] = (entry.role, entry.at) }
         departedPruneThreshold = checkpoint.departedPruneThreshold
+        liveSince = checkpoint.liveSince
+        for peer in checkpoint.peers {
+            if roles.isOnStage(peer.role) { tally.stage.insert(peer.id) }
+            if peer.handRaisedAt != nil { tally.hands.insert(peer.id) }
+        }
+    }
+
+    /// The change that brings lobbies told of `reported` (nil: told nothing) to the room's listing now, which
+    /// they are then taken to know: for a copy that replaces another one, or a room this node did not follow.
+    public mutating func announceListing(after reported: RoomListing?) -> ListingChange? {
+        let current = listing
+        let departure: ListingDeparture = ended ? .ended : peers.isEmpty ? .empty : .unlisted
+        reportedListing = current
+        return ListingChange.between(reported, current, room: name, arrival: .started, departure: departure)
     }
 }

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import MediaRelay
 import MediaTransport
+import Platform
 import RoomCore
 import RoomPersistence
 import RoomProtocol
@@ -95,7 +96,7 @@ public final class RoomServerRuntime: Sendable {
                 configuration: ClusterConfiguration(
                     redis: settings.redis, node: settings.node, incarnation: incarnation,
                     mediaAddress: media.map {
-                        "\($0.configuration.announcedHost):\($0.forwarder.socket.localAddress.port)"
+                        "\($0.configuration.publicAddress ?? $0.configuration.bindHost):\($0.forwarder.socket.localAddress.port)"
                     } ?? "",
                     relayAddress: media?.relay.map { "\($0.socket.localAddress)" } ?? "",
                     sourceAddress: configuration.host == "0.0.0.0" ? nil : configuration.host, timing: settings.timing),
@@ -137,8 +138,9 @@ public final class RoomServerRuntime: Sendable {
         options.idleTimeout = configuration.idleTimeout
         let handler = WebSocketServer.Handler(
             onUpgrade: { request, _ in
+                if RoomServerRuntime.isDirectoryPath(request.path) { return .accept }
                 guard let room = request.room, RoomServerRuntime.isValidRoomName(room) else {
-                    return .reject(status: 404, reason: "no room here: the path must be /rooms/ROOM")
+                    return .reject(status: 404, reason: "no room here: the path must be /rooms or /rooms/ROOM")
                 }
                 return .accept
             },
@@ -168,6 +170,11 @@ public final class RoomServerRuntime: Sendable {
         eventLoop.execute { nameCurrentThread("room-server") }
         let scheme = configuration.tls == nil ? "ws" : "wss"
         log.info("listening on \(scheme)://\(configuration.host):\(port)/rooms/ROOM, data in \(store.database.path)")
+    }
+
+    /// The lobby's directory: `/rooms` (or `/rooms/`).
+    public static func isDirectoryPath(_ path: String) -> Bool {
+        path == "/rooms" || path == "/rooms/"
     }
 
     /// A room name: 1 to 64 bytes of letters, digits, `-`, `_` and `.`.
@@ -241,13 +248,4 @@ extension RoomServerRuntime {
             throw ServerStartError(place: "relay \(address)", problem: error.description)
         }
     }
-}
-
-/// Names the calling thread (at most 15 bytes show) for `top -H` and `/proc`; best effort.
-public func nameCurrentThread(_ name: String) {
-    let descriptor = open("/proc/thread-self/comm", O_WRONLY)
-    guard descriptor >= 0 else { return }
-    let bytes = Array(name.utf8.prefix(15))
-    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    close(descriptor)
 }

@@ -25,6 +25,8 @@ public struct ServerConfiguration: Sendable {
     public var media: MediaConfiguration?
     /// The cluster this server is a node of; `nil` serves rooms alone.
     public var cluster: ClusterSettings?
+    /// The most lobbies watching the list of live rooms at once.
+    public var maxLobbyWatchers: Int = 10_000
 
     public init(
         host: String = "127.0.0.1", port: Int = 7480, dataDirectory: String, secretFile: String,

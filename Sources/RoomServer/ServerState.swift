@@ -20,6 +20,8 @@ final class ServerState: @unchecked Sendable {
     let rooms: any RoomPaths
     /// This node's place in its cluster, when it serves rooms with others.
     let cluster: ClusterNode?
+    /// The lobby's list of live rooms and its watchers.
+    let directory: RoomDirectory
     /// Media forwarding, when the server serves audio (attached once, before the first connection).
     private(set) var media: ServerMedia?
     /// The event loop, for the threads that hand work back to it (set once the server listens).
@@ -38,20 +40,25 @@ final class ServerState: @unchecked Sendable {
         self.log = log
         broadcaster = Broadcaster(connections: connections)
         self.cluster = cluster
+        directory = RoomDirectory(maxWatchers: configuration.maxLobbyWatchers, log: log)
+        let consumers: [any OutcomeConsumer] = [
+            broadcaster, directory, LinkSigner(connections: connections, issuer: verifier.issuer, log: log),
+        ]
         if let cluster {
             rooms = ClusterRooms(
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, cluster: cluster,
-                persistence: persistence, connections: connections, consumers: [broadcaster], log: log)
+                persistence: persistence, connections: connections, consumers: consumers, log: log)
         } else {
             rooms = LocalRooms(
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
-                loader: persistence, consumers: [broadcaster], log: log)
+                loader: persistence, consumers: consumers, log: log)
         }
     }
 
     /// The loop is running: joins are gathered and departures too on its timers.
     func started(on eventLoop: EventLoop) {
         broadcaster.loop = eventLoop
+        directory.loop = eventLoop
         rooms.loop = eventLoop
     }
 

@@ -81,39 +81,12 @@ public struct KeyHint: Hashable, Sendable {
 
 /// The status line: who you are, your role and microphone, and the keys that apply to you.
 public struct StatusBar: Sendable {
-    /// Who you are.
+    /// Who you are and the hints to show, most important first.
     public var status: RoomScreenModel.StatusLine
-    /// Chat lines waiting while the pane is hidden.
-    public var unreadChat: Int
 
     /// Creates a status bar.
-    public init(_ status: RoomScreenModel.StatusLine, unreadChat: Int = 0) {
+    public init(_ status: RoomScreenModel.StatusLine) {
         self.status = status
-        self.unreadChat = unreadChat
-    }
-
-    /// The hints that apply to this role, most important first; only help, chat reading and leaving once the
-    /// room is over.
-    public func hints() -> [KeyHint] {
-        var hints: [KeyHint] = [KeyHint("?", "help")]
-        if unreadChat > 0 { hints.append(KeyHint("Tab", "chat (\(formatCount(unreadChat)))")) }
-        if status.roomOver {
-            // Nothing reaches the room any more; reading the pane and leaving are all that is left.
-            hints.append(KeyHint("q", "leave"))
-            return hints
-        }
-        switch status.role {
-        case .host, .moderator:
-            if let muted = status.micMuted { hints.append(KeyHint("m", muted ? "unmute" : "mute")) }
-            hints += [KeyHint("n", "invite next"), KeyHint("Enter", "actions")]
-        case .speaker:
-            if let muted = status.micMuted { hints.append(KeyHint("m", muted ? "unmute" : "mute")) }
-            hints.append(KeyHint("space", "talk"))
-        case .audience:
-            hints.append(KeyHint("r", status.handRaised ? "lower hand" : "raise hand"))
-        }
-        hints += [KeyHint("/", "chat"), KeyHint("q", "leave")]
-        return hints
     }
 
     /// The left-hand side: name, role and microphone.
@@ -135,7 +108,7 @@ public struct StatusBar: Sendable {
         let style = theme.style(.status)
         buffer.fill(row, style: style)
         let left = identity(glyphs: theme.glyphs)
-        let ordered = hints()
+        let ordered = status.hints
         // Keep the most important hints that fit beside at least a short identity, then show them in the
         // familiar order: the role's own keys first, help last.
         var kept: [KeyHint] = []

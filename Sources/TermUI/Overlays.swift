@@ -93,53 +93,27 @@ func renderDialogBody(
     return lines.count <= textRows ? lastTextRow : nil
 }
 
-/// Every key from the key list, grouped, with what it does.
+/// The key list: each key with what it does, under headings, scrolling on a short screen.
 public struct HelpOverlay: Sendable {
+    /// The lines: a key and its meaning, or (with an empty key) a heading or a blank line.
+    public var lines: [RoomScreenModel.HelpLine]
     /// The first line shown, for scrolling on small screens.
     public var scroll: Int
 
     /// Creates a help overlay.
-    public init(scroll: Int = 0) { self.scroll = scroll }
-
-    /// The lines of the help: a key (empty for headings and blank lines) and its meaning.
-    public static func entries(glyphs: Glyphs) -> [(key: String, text: String)] {
-        let arrows = glyphs.arrows.allSatisfy { $0.count == 1 } ? glyphs.arrows.joined() : "arrows"
-        return [
-            ("m", "mute / unmute yourself (speakers)"),
-            ("space", "push to talk: hold, or tap to latch (speakers)"),
-            ("r", "raise / lower your hand (audience)"),
-            ("\(arrows) hjkl", "move the selection"),
-            ("Enter", "actions for the selected peer"),
-            ("i", "invite the selected peer to speak"),
-            ("n", "invite the next raised hand"),
-            ("a", "move the selected peer to the audience"),
-            ("M", "mute the selected peer"),
-            ("x", "remove the selected peer (asks first)"),
-            ("+ -", "selected speaker louder / quieter (for you)"),
-            ("/ or :", "open the command line"),
-            ("Tab", "show / hide chat and events"),
-            ("?", "show / hide this help"),
-            ("q", "leave (hosts are asked first)"),
-            ("", ""),
-            ("", "Commands"),
-            ("/chat TEXT", "say something to the room"),
-            ("/invite NAME", "invite someone to speak"),
-            ("/mute NAME", "mute someone"),
-            ("/volume NAME", "with a percent 0-200: how loud they are to you"),
-            ("/topic TEXT", "change the topic"),
-            ("/end", "end the room (hosts; asks first)"),
-        ]
+    public init(lines: [RoomScreenModel.HelpLine], scroll: Int = 0) {
+        self.lines = lines
+        self.scroll = scroll
     }
 
-    /// The highest useful scroll position for an area of `height` rows.
-    public static func maximumScroll(height: Int, glyphs: Glyphs) -> Int {
-        max(0, entries(glyphs: glyphs).count - max(0, height - 2))
+    /// The highest useful scroll position for `lineCount` lines in an area of `height` rows.
+    public static func maximumScroll(lineCount: Int, height: Int) -> Int {
+        max(0, lineCount - max(0, height - 2))
     }
 
     /// Draws the help centred in `area`.
     public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
         guard !area.isEmpty else { return }
-        let lines = Self.entries(glyphs: theme.glyphs)
         let keyWidth = lines.reduce(0) { max($0, DisplayWidth.of($1.key)) }
         let textWidth = lines.reduce(0) { max($0, DisplayWidth.of($1.text)) }
         let box = area.centered(width: keyWidth + textWidth + 2 + 4, height: lines.count + 2)

@@ -99,7 +99,8 @@ public enum RoomScreen {
         if let overlay = model.overlay {
             let overlayArea = area.height > 3 ? Rect(x: 0, y: 1, width: area.width, height: area.height - 3) : area
             switch overlay {
-            case .help(let scroll): HelpOverlay(scroll: scroll).render(into: &buffer, area: overlayArea, theme: theme)
+            case .help(let lines, let scroll):
+                HelpOverlay(lines: lines, scroll: scroll).render(into: &buffer, area: overlayArea, theme: theme)
             case .invitation(let invitation):
                 InvitationPrompt(invitation).render(into: &buffer, area: overlayArea, theme: theme)
             case .confirmation(let confirmation):
@@ -113,8 +114,7 @@ public enum RoomScreen {
         if let editor = model.commandLine {
             editor.render(into: &buffer, area: row)
         } else {
-            StatusBar(model.status, unreadChat: model.chatVisible ? 0 : model.unreadChat).render(
-                into: &buffer, area: row, theme: theme)
+            StatusBar(model.status).render(into: &buffer, area: row, theme: theme)
         }
     }
 

@@ -20,8 +20,6 @@ public struct RoomScreenModel: Hashable, Sendable {
     public var chat: [ChatLine]
     /// Whether the chat and event pane is shown.
     public var chatVisible: Bool
-    /// Chat lines that arrived while the pane was hidden.
-    public var unreadChat: Int
     /// The selected peer.
     public var selection: Selection
     /// A one-line notice or problem shown above the status line.
@@ -35,9 +33,8 @@ public struct RoomScreenModel: Hashable, Sendable {
     public init(
         header: Header, stage: [StageEntry] = [], hands: HandQueue = .full([]), audience: [String] = [],
         audienceOffset: Int = 0, audienceCount: Int? = nil, status: StatusLine, chat: [ChatLine] = [],
-        chatVisible: Bool = false,
-        unreadChat: Int = 0, selection: Selection = .none, notice: Notice? = nil, commandLine: LineEditor? = nil,
-        overlay: Overlay? = nil
+        chatVisible: Bool = false, selection: Selection = .none, notice: Notice? = nil,
+        commandLine: LineEditor? = nil, overlay: Overlay? = nil
     ) {
         self.header = header
         self.stage = stage
@@ -48,7 +45,6 @@ public struct RoomScreenModel: Hashable, Sendable {
         self.status = status
         self.chat = chat
         self.chatVisible = chatVisible
-        self.unreadChat = unreadChat
         self.selection = selection
         self.notice = notice
         self.commandLine = commandLine
@@ -172,16 +168,20 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var handRaised: Bool
         /// Whether the room is over for you (it ended or you were removed): no role keys apply any more.
         public var roomOver: Bool
+        /// The keys that apply to you now, most important first; those that do not fit are left out from the end.
+        public var hints: [KeyHint]
 
         /// Creates a status line.
         public init(
-            name: String, role: Role, micMuted: Bool? = nil, handRaised: Bool = false, roomOver: Bool = false
+            name: String, role: Role, micMuted: Bool? = nil, handRaised: Bool = false, roomOver: Bool = false,
+            hints: [KeyHint] = []
         ) {
             self.name = name
             self.role = role
             self.micMuted = micMuted
             self.handRaised = handRaised
             self.roomOver = roomOver
+            self.hints = hints
         }
     }
 
@@ -219,10 +219,24 @@ public struct RoomScreenModel: Hashable, Sendable {
         }
     }
 
+    /// One line of the help: a key and what it does, or (with an empty key) a heading or a blank line.
+    public struct HelpLine: Hashable, Sendable {
+        /// The key or command as typed.
+        public var key: String
+        /// What it does.
+        public var text: String
+
+        /// Creates a help line.
+        public init(key: String, text: String) {
+            self.key = key
+            self.text = text
+        }
+    }
+
     /// A dialog over the room.
     public enum Overlay: Hashable, Sendable {
         /// The key list; `scroll` is the first line shown.
-        case help(scroll: Int)
+        case help(lines: [HelpLine], scroll: Int)
         /// An invitation to speak.
         case invitation(Invitation)
         /// A question before a destructive action.

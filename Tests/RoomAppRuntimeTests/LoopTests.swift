@@ -51,16 +51,28 @@ final class Script: @unchecked Sendable {
 @Suite struct PlainModeTests {
     @Test func eventsAreSentencesAndInputLinesAreCommands() throws {
         let connection = ScriptedConnection { connection in
-            connection.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5))
-            connection.deliver(.server(.handRaised("eli", at: t0), seq: 6))
-            connection.deliver(.server(.invitedToSpeak(by: "ana"), seq: 7))
+            connection.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5, at: t0))
+            connection.deliver(.server(.handRaised("eli", at: t0), seq: 6, at: t0))
+            connection.deliver(.server(.invitedToSpeak(by: "ana"), seq: 7, at: t0))
         }
         let lines = Lines()
         let loop = try PlainLoop(
             state: AppState(roles: roles, lineMode: true), connection: connection, output: { lines.append($0) },
             clock: { t0 })
         let script = Script(["/accept", "hello all", "/invite eli"])
-        let outcome = loop.run(input: { script.next() })
+        let speaking = connection
+        // Levels arrive after the lines: Ana speaking is said once however many updates say so.
+        let input: @Sendable () -> String? = {
+            guard let line = script.next() else {
+                for seq in UInt64(8)...10 {
+                    speaking.deliver(
+                        .server(.speakers([SpeakerLevel(peer: "ana", level: 70)]), seq: seq, at: t0))
+                }
+                return nil
+            }
+            return line
+        }
+        let outcome = loop.run(input: input)
         #expect(outcome == .left)
         #expect(
             lines.all == [
@@ -69,6 +81,7 @@ final class Script: @unchecked Sendable {
                 "Ana invited you to speak. Type /accept or /decline.",
                 "Joining the stage muted; type /unmute when you want to talk.",
                 "only hosts and moderators can invite people to speak",
+                "Ana is speaking.",
                 "You left the room.",
             ])
         #expect(connection.sent == [.acceptInvite, .chat("hello all", to: .everyone), .leave])
@@ -77,7 +90,7 @@ final class Script: @unchecked Sendable {
     @Test func keptVolumesAreShownAndAVolumeSetGoesToTheConnectionNotTheServer() throws {
         let connection = ScriptedConnection { connection in
             connection.deliver(.volumes(["ana": 70]))
-            connection.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5))
+            connection.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5, at: t0))
         }
         let lines = Lines()
         let loop = try PlainLoop(
@@ -99,7 +112,7 @@ final class Script: @unchecked Sendable {
     }
 
     @Test func aFailedConnectionIsReportedAsFailure() throws {
-        let connection = ScriptedConnection { $0.deliver(.ended("Cannot reach the room: refused.")) }
+        let connection = ScriptedConnection { $0.deliver(.sessionEnded("Cannot reach the room: refused.", at: t0)) }
         let lines = Lines()
         let loop = try PlainLoop(
             state: AppState(roles: roles, lineMode: true), connection: connection, output: { lines.append($0) },
@@ -114,9 +127,59 @@ final class Script: @unchecked Sendable {
     }
 }
 
+@Suite struct DriverTests {
+    /// Runs what the connection delivered, as a front end would.
+    func settle(_ driver: RoomDriver) {
+        for _ in 0..<50 {
+            driver.applyPending()
+            usleep(1000)
+        }
+    }
+
+    @Test func theSoundIsToldWhatTheReducerSaysInOrder() throws {
+        let connection = ScriptedConnection { connection in
+            connection.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5, at: t0))
+            connection.deliver(.server(.roleChanged("hana", to: .speaker, by: "ana"), seq: 6, at: t0))
+            connection.deliver(.server(.muteChanged("hana", muted: false, by: "hana"), seq: 7, at: t0))
+            connection.deliver(.server(.roleChanged("hana", to: .audience, by: "ana"), seq: 8, at: t0))
+        }
+        let driver = try RoomDriver(state: AppState(roles: roles), connection: connection, clock: { t0 })
+        driver.start()
+        settle(driver)
+        #expect(connection.sound == [.setMuted(true), .openMicrophone, .setMuted(false), .closeMicrophone])
+        #expect(connection.sent == [])
+    }
+
+    @Test func leavingIsAskedOfTheConnectionOnceAndTheRunEndsWithTheSession() throws {
+        let connection = ScriptedConnection { $0.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5, at: t0)) }
+        var said: [String] = []
+        let driver = try RoomDriver(
+            state: AppState(roles: roles, lineMode: true), connection: connection, clock: { t0 },
+            say: { said.append($0) })
+        driver.start()
+        driver.applyPending()
+        driver.dispatch(.interrupted(at: t0))
+        driver.dispatch(.interrupted(at: t0))
+        #expect(driver.quitting)
+        #expect(driver.finish() == .left)
+        #expect(connection.sent == [.leave])
+        #expect(said.last == "You left the room.")
+    }
+
+    @Test func quittingBeforeTheRoomArrivedStillClosesTheSession() throws {
+        let connection = ScriptedConnection()
+        let driver = try RoomDriver(state: AppState(roles: roles), connection: connection, clock: { t0 })
+        driver.start()
+        driver.dispatch(.key(.char("q"), at: t0))
+        #expect(driver.quitting)
+        #expect(driver.finish() == .left)
+        #expect(connection.sent == [.leave])
+    }
+}
+
 @Suite struct ScreenLoopTests {
     @Test func drawsOnChangeOnlyAndLeavesOnQ() throws {
-        let connection = ScriptedConnection { $0.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5)) }
+        let connection = ScriptedConnection { $0.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5, at: t0)) }
         let sink = HeadlessSink(width: 80, height: 24)
         let loop = try ScreenLoop(state: AppState(roles: roles), connection: connection, theme: Theme(level: .none))
         let done = DispatchSemaphore(value: 0)
@@ -133,8 +196,8 @@ final class Script: @unchecked Sendable {
         }
         #expect(shown)
         // An event that changes nothing on screen draws nothing: Ana's mute state is already "on".
-        connection.deliver(.server(.muteChanged("ana", muted: false, by: "ana"), seq: 6))
-        connection.deliver(.server(.handRaised("eli", at: t0), seq: 7))
+        connection.deliver(.server(.muteChanged("ana", muted: false, by: "ana"), seq: 6, at: t0))
+        connection.deliver(.server(.handRaised("eli", at: t0), seq: 7, at: t0))
         var updated = false
         for _ in 0..<100 where !updated {
             usleep(20_000)
@@ -149,19 +212,27 @@ final class Script: @unchecked Sendable {
     }
 }
 
-@Suite struct UIBenchmarkTests {
-    @Test func theFrameBenchmarkRendersTheLargeRoom() {
-        let result = UIBenchmark.frameTimes(size: 2_000, speakers: 10, width: 80, height: 24, frames: 5, roles: roles)
-        #expect(result.median > 0)
-        // Levels change before every frame, so every frame writes something.
-        #expect(result.runs >= 1)
+extension ScreenLoopTests {
+    @Test func aConnectionThatFailsBeforeTheRoomIsAFailure() throws {
+        let connection = ScriptedConnection { $0.deliver(.sessionEnded("Cannot reach the room: refused.", at: t0)) }
+        let loop = try ScreenLoop(state: AppState(roles: roles), connection: connection, theme: Theme(level: .none))
+        #expect(loop.run(on: HeadlessSink(width: 80, height: 24)) == .failed("Cannot reach the room: refused."))
+        #expect(connection.sent == [])
     }
 
-    @Test func theBenchmarkRoomHasTheAskedShape() {
-        let room = UIBenchmark.room(size: 500, speakers: 10, roles: roles, now: t0)
-        #expect(room.peers.count == 500)
-        #expect(room.peers.filter { roles.isOnStage($0.role) }.count == 10)
-        #expect(room.peers.filter { $0.handRaisedAt != nil }.count == 20)
+    @Test func aStopFromAnotherThreadLeavesTheRoomWithoutAsking() throws {
+        let connection = ScriptedConnection { $0.deliver(.server(.joined(snapshot(selfID: "ana")), seq: 5, at: t0)) }
+        let sink = HeadlessSink(width: 80, height: 24)
+        let loop = try ScreenLoop(state: AppState(roles: roles), connection: connection, theme: Theme(level: .none))
+        let stop = loop.requestStop
+        Thread.detachNewThread {
+            usleep(200_000)
+            stop()
+        }
+        // Ana is the host: `q` would ask first; a stop does not.
+        #expect(loop.run(on: sink) == .left)
+        #expect(connection.sent == [.leave])
+        #expect(loop.state.leaving)
     }
 }
 

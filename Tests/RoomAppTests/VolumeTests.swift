@@ -14,26 +14,31 @@ import Testing
     @Test func plusAndMinusStepTheSelectedSpeakerByTen() {
         var state = joined(as: "bo")
         #expect(state.selection == "ana")
-        #expect(send(&state, char("-"))[0] == [.setVolume("ana", percent: 90), .say("Ana now sounds at 90 % to you.")])
+        #expect(
+            send(&state, char("-"))[0] == [
+                .sound(.setVolume("ana", percent: 90)), .say("Ana now sounds at 90 % to you."),
+            ])
         #expect(state.volumes == ["ana": 90])
         #expect(state.notice == Notice(.info, "Ana now sounds at 90 % to you."))
         #expect(
-            send(&state, char("+"))[0] == [.setVolume("ana", percent: 100), .say("Ana now sounds at 100 % to you.")])
+            send(&state, char("+"))[0] == [
+                .sound(.setVolume("ana", percent: 100)), .say("Ana now sounds at 100 % to you."),
+            ])
         #expect(state.volumes == [:])
-        #expect(send(&state, char("="))[0].first == .setVolume("ana", percent: 110))
+        #expect(send(&state, char("="))[0].first == .sound(.setVolume("ana", percent: 110)))
         #expect(state.volumes == ["ana": 110])
     }
 
     @Test func stepsLandOnMultiplesOfTenAndStopAtTheEnds() {
         var state = joined(as: "bo")
         send(&state, .volumes(["ana": 75]))
-        #expect(send(&state, char("+"))[0].first == .setVolume("ana", percent: 80))
+        #expect(send(&state, char("+"))[0].first == .sound(.setVolume("ana", percent: 80)))
         send(&state, .volumes(["ana": 75]))
-        #expect(send(&state, char("-"))[0].first == .setVolume("ana", percent: 70))
+        #expect(send(&state, char("-"))[0].first == .sound(.setVolume("ana", percent: 70)))
         send(&state, .volumes(["ana": 200]))
         #expect(send(&state, char("+"))[0] == [.say("Ana is already as loud as it goes for you (200 %).")])
         send(&state, .volumes(["ana": 5]))
-        #expect(send(&state, char("-"))[0].first == .setVolume("ana", percent: 0))
+        #expect(send(&state, char("-"))[0].first == .sound(.setVolume("ana", percent: 0)))
         #expect(send(&state, char("-"))[0] == [.say("Ana is already silent for you (0 %).")])
         #expect(state.volumes == ["ana": 0])
     }
@@ -56,7 +61,7 @@ import Testing
     @Test func anyoneMaySetTheirOwnVolumesWithNoPermission() {
         var state = joined(as: "hana")
         #expect(state.selection == "ana")
-        #expect(send(&state, char("-"))[0].first == .setVolume("ana", percent: 90))
+        #expect(send(&state, char("-"))[0].first == .sound(.setVolume("ana", percent: 90)))
         #expect(sent(type(&state, "volume chen 40")) == [])
         #expect(state.volumes == ["ana": 90, "chen": 40])
     }
@@ -64,12 +69,14 @@ import Testing
     @Test func theVolumeCommandSetsOrSays() {
         var state = joined(as: "bo")
         #expect(
-            type(&state, "volume ch 40") == [.setVolume("chen", percent: 40), .say("Chen now sounds at 40 % to you.")])
+            type(&state, "volume ch 40") == [
+                .sound(.setVolume("chen", percent: 40)), .say("Chen now sounds at 40 % to you."),
+            ])
         #expect(type(&state, "/volume CHEN") == [.say("Chen sounds at 40 % to you.")])
         #expect(type(&state, "/volume dara") == [.say("Dara sounds at 100 % to you.")])
         #expect(
             type(&state, "/volume jun 150%") == [
-                .setVolume("jun", percent: 150), .say("Jun now sounds at 150 % to you."),
+                .sound(.setVolume("jun", percent: 150)), .say("Jun now sounds at 150 % to you."),
             ])
         #expect(
             type(&state, "/volume bo 50") == [
@@ -83,7 +90,7 @@ import Testing
         var plain = joined(as: "hana")
         #expect(
             send(&plain, .line("/volume dara 0", at: t0))[0] == [
-                .setVolume("dara", percent: 0), .say("Dara now sounds at 0 % to you (silent)."),
+                .sound(.setVolume("dara", percent: 0)), .say("Dara now sounds at 0 % to you (silent)."),
             ])
     }
 

@@ -150,7 +150,7 @@ func parse(_ line: String) -> Result<Command, CommandError> {
         #expect(parse("/") == .failure(.unknownCommand("")))
         #expect(
             CommandError.unknownCommand("fly").description
-                == "unknown command /fly; commands: /invite /move /mute /remove /hand /chat /dm /topic /end /volume /help"
+                == "unknown command /fly; commands: /invite /move /mute /remove /hand /chat /dm /topic /end /volume /link /list /unlist /help"
         )
         #expect(
             parse("/move bo boss")

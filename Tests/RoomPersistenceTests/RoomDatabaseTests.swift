@@ -210,7 +210,7 @@ struct TemporaryFolder {
             throws: DatabaseError(
                 path: folder.databasePath, code: nil,
                 message:
-                    "schema version 99 is newer than this program's 2; use a newer clubroom or another data folder",
+                    "schema version 99 is newer than this program's 3; use a newer clubroom or another data folder",
                 sql: nil)
         ) {
             try RoomDatabase(path: folder.databasePath)

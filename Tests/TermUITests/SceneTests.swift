@@ -12,7 +12,7 @@ struct SceneTests {
         let model = RoomScreenModel(
             header: .init(room: "lobby", peopleCount: 1, connection: .connected(roundTripMilliseconds: 3)),
             stage: [.init(name: "Ana", role: .host, muted: true)],
-            status: .init(name: "Ana", role: .host, micMuted: true))
+            status: .init(name: "Ana", role: .host, micMuted: true, hints: Scenes.stageHints(muted: true)))
         expectGolden("empty-80x24", render(model))
     }
 
@@ -53,7 +53,7 @@ struct SceneTests {
     @Test func listenerWithHandUpAndChat() {
         var model = Scenes.sketch()
         model.hands = .ownPlace(position: 2, total: 3)
-        model.status = .init(name: "Fay", role: .audience, handRaised: true)
+        model.status = .init(name: "Fay", role: .audience, handRaised: true, hints: Scenes.handUpHints)
         model.selection = .none
         model.chatVisible = true
         model.chat = [
@@ -69,21 +69,21 @@ struct SceneTests {
 
     @Test func invitationPrompt() {
         var model = Scenes.sketch()
-        model.status = .init(name: "Eli", role: .audience, handRaised: true)
+        model.status = .init(name: "Eli", role: .audience, handRaised: true, hints: Scenes.handUpHints)
         model.overlay = .invitation(.init(from: "Ana", micLevel: 60))
         expectGolden("invitation-80x24", render(model))
     }
 
     @Test func invitationWithoutMicrophone() {
         var model = Scenes.sketch()
-        model.status = .init(name: "Eli", role: .audience, handRaised: true)
+        model.status = .init(name: "Eli", role: .audience, handRaised: true, hints: Scenes.handUpHints)
         model.overlay = .invitation(.init(from: "Ana", micLevel: nil, acceptSelected: false))
         expectGolden("invitation-no-mic-40x12", render(model, width: 40, height: 12))
     }
 
     @Test func helpOverlay() {
         var model = Scenes.sketch()
-        model.overlay = .help(scroll: 0)
+        model.overlay = .help(lines: Scenes.helpLines(glyphs: .unicode), scroll: 0)
         expectGolden("help-80x24", render(model))
         expectGolden("help-40x12", render(model, width: 40, height: 12))
     }
@@ -135,7 +135,7 @@ struct SceneTests {
         model.stage[0].name = "Zoë"
         expectGolden("ascii-80x24", render(model, theme: theme))
         var help = model
-        help.overlay = .help(scroll: 0)
+        help.overlay = .help(lines: Scenes.helpLines(glyphs: .ascii), scroll: 0)
         expectGolden("ascii-help-80x24", render(help, theme: theme))
         let buffer = render(Scenes.sketch(), theme: theme)
         for line in buffer.lines() {

@@ -50,6 +50,50 @@ enum Scenes {
             connection: .connected(roundTripMilliseconds: 18))
     }
 
+    /// The status line's hints for a host or moderator, as the room screen's key table gives them.
+    static func stageHints(muted: Bool) -> [KeyHint] {
+        [
+            KeyHint("?", "help"), KeyHint("m", muted ? "unmute" : "mute"), KeyHint("n", "invite next"),
+            KeyHint("Enter", "actions"), KeyHint("/", "chat"), KeyHint("q", "leave"),
+        ]
+    }
+
+    /// The status line's hints for a listener whose hand is up.
+    static let handUpHints = [
+        KeyHint("?", "help"), KeyHint("r", "lower hand"), KeyHint("/", "chat"), KeyHint("q", "leave"),
+    ]
+
+    /// The help as the room screen gave it when these goldens were drawn: its keys, then the main commands.
+    static func helpLines(glyphs: Glyphs) -> [RoomScreenModel.HelpLine] {
+        let arrows = glyphs.arrows.allSatisfy { $0.count == 1 } ? glyphs.arrows.joined() : "arrows"
+        let entries = [
+            ("m", "mute / unmute yourself (speakers)"),
+            ("space", "push to talk: hold, or tap to latch (speakers)"),
+            ("r", "raise / lower your hand (audience)"),
+            ("\(arrows) hjkl", "move the selection"),
+            ("Enter", "actions for the selected peer"),
+            ("i", "invite the selected peer to speak"),
+            ("n", "invite the next raised hand"),
+            ("a", "move the selected peer to the audience"),
+            ("M", "mute the selected peer"),
+            ("x", "remove the selected peer (asks first)"),
+            ("+ -", "selected speaker louder / quieter (for you)"),
+            ("/ or :", "open the command line"),
+            ("Tab", "show / hide chat and events"),
+            ("?", "show / hide this help"),
+            ("q", "leave (hosts are asked first)"),
+            ("", ""),
+            ("", "Commands"),
+            ("/chat TEXT", "say something to the room"),
+            ("/invite NAME", "invite someone to speak"),
+            ("/mute NAME", "mute someone"),
+            ("/volume NAME", "with a percent 0-200: how loud they are to you"),
+            ("/topic TEXT", "change the topic"),
+            ("/end", "end the room (hosts; asks first)"),
+        ]
+        return entries.map { RoomScreenModel.HelpLine(key: $0.0, text: $0.1) }
+    }
+
     /// The room in the UX sketch, seen by the moderator Bo.
     static func sketch() -> RoomScreenModel {
         RoomScreenModel(
@@ -59,7 +103,8 @@ enum Scenes {
                 .init(position: 2, name: "Fay", waitingSeconds: 63),
                 .init(position: 3, name: "Gus", waitingSeconds: 9),
             ]), audience: sketchAudience, audienceCount: 1197,
-            status: .init(name: "Bo", role: .moderator, micMuted: true), selection: .stage(1))
+            status: .init(name: "Bo", role: .moderator, micMuted: true, hints: stageHints(muted: true)),
+            selection: .stage(1))
     }
 
     static func names(_ count: Int) -> [String] {

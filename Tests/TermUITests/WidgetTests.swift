@@ -44,10 +44,16 @@ struct WidgetTests {
         ("header", { HeaderBar(Scenes.header()).render(into: &$0, area: $1, theme: $2) }),
         (
             "status",
-            { StatusBar(.init(name: "Bo", role: .moderator, micMuted: false)).render(into: &$0, area: $1, theme: $2) }
+            {
+                StatusBar(.init(name: "Bo", role: .moderator, micMuted: false, hints: Scenes.stageHints(muted: false)))
+                    .render(into: &$0, area: $1, theme: $2)
+            }
         ),
         ("notice", { NoticeLine(.init("No audio device", isError: true)).render(into: &$0, area: $1, theme: $2) }),
-        ("help", { HelpOverlay(scroll: 3).render(into: &$0, area: $1, theme: $2) }),
+        (
+            "help",
+            { HelpOverlay(lines: Scenes.helpLines(glyphs: .unicode), scroll: 3).render(into: &$0, area: $1, theme: $2) }
+        ),
         ("invitation", { InvitationPrompt(.init(from: "Ana", micLevel: 40)).render(into: &$0, area: $1, theme: $2) }),
         (
             "confirm",
@@ -167,19 +173,17 @@ struct WidgetTests {
                 == .init(stage: 0, hands: 0, audience: 0, chat: 0))
     }
 
-    @Test func statusHintsFollowTheRole() {
-        let audience = StatusBar(.init(name: "Fay", role: .audience)).hints().map(\.key)
-        #expect(audience == ["?", "r", "/", "q"])
-        let host = StatusBar(.init(name: "Ana", role: .host, micMuted: true), unreadChat: 3).hints()
-        #expect(host.map(\.key) == ["?", "Tab", "m", "n", "Enter", "/", "q"])
-        #expect(host[2].action == "unmute" && host[1].action == "chat (3)")
-        let speaker = StatusBar(.init(name: "Chen", role: .speaker, micMuted: false)).hints().map(\.action)
-        #expect(speaker == ["help", "mute", "talk", "chat", "leave"])
-    }
-
-    @Test func statusHintsOnceTheRoomIsOverOfferOnlyWhatStillWorks() {
-        let over = StatusBar(.init(name: "Ana", role: .host, micMuted: false, roomOver: true), unreadChat: 2)
-        #expect(over.hints().map(\.key) == ["?", "Tab", "q"])
+    @Test func theStatusLineKeepsTheMostImportantHintsAndShowsHelpLast() {
+        let status = RoomScreenModel.StatusLine(
+            name: "Ana", role: .host, micMuted: true, hints: Scenes.stageHints(muted: true))
+        // 80 columns: "/ chat" and "q leave" are the least important and do not fit beside the identity.
+        var wide = CellBuffer(width: 80, height: 1)
+        StatusBar(status).render(into: &wide, area: wide.area, theme: Theme(level: .none))
+        #expect(wide.lines() == [" you: Ana · host · mic muted    m unmute  n invite next  Enter actions  ? help  "])
+        // 40 columns: the identity keeps 16 and is cut; help and the microphone stay.
+        var narrow = CellBuffer(width: 40, height: 1)
+        StatusBar(status).render(into: &narrow, area: narrow.area, theme: Theme(level: .none))
+        #expect(narrow.lines() == [" you: Ana · host · …  m unmute  ? help  "])
     }
 
     @Test func colourLevelsFollowTheEnvironment() {

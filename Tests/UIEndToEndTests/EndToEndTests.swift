@@ -2,59 +2,20 @@ import Foundation
 import RoomTesting
 import Testing
 
-/// A real server, a real bot and the real room screen in tmux: the host sees a raised hand, invites it with `n`,
-/// and sees the bot arrive on stage; then leaves with `q` (asked first, as a host).
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real server, a real bot and the real room screen in tmux.
 @Suite(.serialized) struct UIEndToEndTests {
+    /// The host sees a raised hand, invites it with `n`, and sees the bot arrive on stage; then leaves with `q`
+    /// (asked first, as a host).
     @Test(.timeLimit(.minutes(1))) func hostInvitesARaisedHandOntoTheStage() throws {
-        guard let tmuxPath = which("tmux") else {
-            Issue.record("tmux is not installed; the end-to-end test needs it (apt-get install tmux)")
-            return
-        }
-        let clubroom = try clubroomExecutable()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "clubroom-ui-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let secret = directory.appendingPathComponent("secret").path
-        let tmux = Tmux(tmux: tmuxPath)
-        var children: [Child] = []
-        defer {
-            tmux.kill()
-            for child in children { child.stop() }
-            try? FileManager.default.removeItem(at: directory)
-        }
-
-        let server = try Child(
-            clubroom,
-            [
-                "serve", "--listen", "127.0.0.1:0", "--data", directory.appendingPathComponent("data").path,
-                "--secret-file", secret,
-            ])
-        children.append(server)
-        var port = ""
-        let listening = eventually(10) {
-            guard let range = server.errors.contents.range(of: "listening on ws://127.0.0.1:") else { return false }
-            port = String(server.errors.contents[range.upperBound...].prefix(while: \.isNumber))
-            return !port.isEmpty
-        }
-        try #require(listening, "the server did not start: \(server.errors.contents)")
-        let url = "ws://127.0.0.1:\(port)/rooms/lobby"
-
-        let token = spawnAndWait(
-            clubroom.path,
-            [
-                "token", "--room", "lobby", "--identity", "eli", "--name", "Eli", "--role", "audience", "--secret-file",
-                secret,
-            ]
-        ).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let bot = try Child(clubroom, ["bot", url, "--token", token, "--auto-accept"])
-        children.append(bot)
-        try #require(eventually(10) { bot.output.contents.contains("\"joined\"") }, "the bot did not join")
-
-        try tmux.start(
-            width: 80, height: 24,
-            command:
-                "\(clubroom.path) join \(url) --secret-file \(secret) --identity ana --name Ana --role host; sleep 30")
-        try #require(eventually(10) { tmux.screen().contains("you: Ana · host") }, "no room screen:\n\(tmux.screen())")
+        guard let room = try UIRoom() else { return }
+        defer { room.close() }
+        let bot = try room.bot("eli", name: "Eli", extra: ["--auto-accept"])
+        let tmux = room.tmux
+        try room.joinAsHost(width: 80, height: 24)
 
         bot.write(#"{"cmd":"raise_hand"}"#)
         let handShown = eventually(10) { section("Raised hands", of: tmux.screen()).contains { $0.contains("1. Eli") } }
@@ -84,5 +45,95 @@ import Testing
             bot.output.contents.contains("\"peer_left\"") && !tmux.screen().contains("you: Ana")
         }
         #expect(left, "the host did not leave cleanly:\n\(tmux.screen())\n\(bot.output.contents)")
+        #expect(eventually(5) { tmux.screen().contains("clubroom exited with 0") }, "\(tmux.screen())")
+    }
+
+    /// SIGTERM leaves the room without the host's question, gives the terminal back and exits 0.
+    @Test(.timeLimit(.minutes(1))) func sigtermLeavesTheRoomAndGivesTheTerminalBack() throws {
+        guard let room = try UIRoom() else { return }
+        defer { room.close() }
+        let bot = try room.bot("eli", name: "Eli")
+        let tmux = room.tmux
+        try room.joinAsHost(width: 80, height: 24)
+        let client = try #require(tmux.paneChild(), "no clubroom process in the pane")
+        kill(client, SIGTERM)
+        let left = eventually(10) {
+            bot.output.contents.contains("\"peer_left\"") && tmux.screen().contains("clubroom exited with 0")
+        }
+        #expect(left, "the host did not leave cleanly:\n\(tmux.screen())\n\(bot.output.contents)")
+        #expect(!tmux.screen().contains("you: Ana"), "the room screen is still up:\n\(tmux.screen())")
+        #expect(!tmux.screen().contains("Leave the room?"))
+    }
+}
+
+/// A server on a free port with its own folder and secret, bots, and a tmux of the test's own; `close()` ends all.
+final class UIRoom {
+    let clubroom: URL
+    let directory: URL
+    let secret: String
+    let tmux: Tmux
+    let url: String
+    private var children: [Child] = []
+
+    /// Starts the server; nil (with the test failed) when tmux is missing.
+    init?() throws {
+        guard let tmuxPath = which("tmux") else {
+            Issue.record("tmux is not installed; the end-to-end test needs it (apt-get install tmux)")
+            return nil
+        }
+        clubroom = try clubroomExecutable()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "clubroom-ui-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        secret = directory.appendingPathComponent("secret").path
+        tmux = Tmux(tmux: tmuxPath)
+        let server = try Child(
+            clubroom,
+            [
+                "serve", "--listen", "127.0.0.1:0", "--data", directory.appendingPathComponent("data").path,
+                "--secret-file", secret,
+            ])
+        children.append(server)
+        var port = ""
+        let listening = eventually(10) {
+            guard let range = server.errors.contents.range(of: "listening on ws://127.0.0.1:") else { return false }
+            port = String(server.errors.contents[range.upperBound...].prefix(while: \.isNumber))
+            return !port.isEmpty
+        }
+        url = "ws://127.0.0.1:\(port)/rooms/lobby"
+        guard listening else {
+            close()
+            throw HarnessError("the server did not start: \(server.errors.contents)")
+        }
+    }
+
+    /// A bot in the room, joined.
+    func bot(_ identity: String, name: String, extra: [String] = []) throws -> Child {
+        let token = spawnAndWait(
+            clubroom.path,
+            [
+                "token", "--room", "lobby", "--identity", identity, "--name", name, "--role", "audience",
+                "--secret-file", secret,
+            ]
+        ).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let bot = try Child(clubroom, ["bot", url, "--token", token] + extra)
+        children.append(bot)
+        try #require(eventually(10) { bot.output.contents.contains("\"joined\"") }, "the bot did not join")
+        return bot
+    }
+
+    /// The room screen in tmux as the host Ana; the pane says how `clubroom` exited once it has.
+    func joinAsHost(width: Int, height: Int) throws {
+        try tmux.start(
+            width: width, height: height,
+            command: "\(clubroom.path) join \(url) --secret-file \(secret) --identity ana --name Ana --role host; "
+                + "echo \"clubroom exited with $?\"; sleep 30")
+        try #require(eventually(10) { tmux.screen().contains("you: Ana · host") }, "no room screen:\n\(tmux.screen())")
+    }
+
+    func close() {
+        tmux.kill()
+        for child in children { child.stop() }
+        try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -61,9 +61,13 @@ final class Child {
     let output: Collector
     let errors: Collector
 
-    init(_ executable: URL, _ arguments: [String]) throws {
+    /// Starts `executable`; `environment` adds to (or replaces in) this process's environment.
+    init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        }
         let out = Pipe()
         let err = Pipe()
         process.standardInput = stdin
@@ -124,6 +128,22 @@ final class Tmux {
             serverPID = pids[0]
             panePID = pids[1]
         }
+    }
+
+    /// The process the pane's shell runs now (its only child), by its parent's id in `/proc`.
+    func paneChild() -> pid_t? {
+        guard let panePID else { return nil }
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let pid = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // After the command's name in parentheses: the state, then the parent's id.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == panePID { return pid }
+        }
+        return nil
     }
 
     func keys(_ keys: String...) throws {

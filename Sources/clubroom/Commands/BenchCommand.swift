@@ -1,15 +1,19 @@
 import Arguments
-import Benchmarks
+import BenchmarkSupport
 import ClubroomResources
+import ClusterBenchmarks
+import DirectoryBenchmarks
 import Foundation
-import RoomAppRuntime
 import RoomCore
+import ServerBenchmarks
+import StoreBenchmarks
+import UIBenchmarks
 
 /// `clubroom bench`: the benchmark suites.
 enum BenchCommand: ClubroomCommand {
     /// The suites, in the order help lists them.
     enum Suite: String, CaseIterable {
-        case store, join, departures, fanout, latency, cpu, ui
+        case store, join, departures, fanout, latency, cpu, ui, directory
         case qualityPath = "quality-path"
         case requests, failover
 
@@ -22,6 +26,7 @@ enum BenchCommand: ClubroomCommand {
             case .latency: return ["seconds", "seed", "pulse"]
             case .cpu: return ["seconds"]
             case .qualityPath: return AudioBench.qualityPathOptions
+            case .directory: return ["rooms", "watchers"]
             case .requests: return ["seconds"]
             case .failover: return ["kills"]
             case .store, .ui: return []
@@ -41,9 +46,11 @@ enum BenchCommand: ClubroomCommand {
             delay through a room server. cpu: CPU time per minute of audio of the client, 'clubroom join', \
             against a server and three speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV \
             file from one client through a room server to another, and through libopus alone, for bench/quality. \
-            requests: a cluster of two nodes and its own redis-server; a request from a client of the node that does \
-            not own the room, to the event it causes, beside the same through a server alone. failover: a cluster of \
-            three nodes; the room's owner killed N times: the time to a new owner, and events lost or repeated.
+            directory: R live rooms and W lobbies watching the list; how fast a room's change reaches them and the \
+            whole list is served, and the server's CPU per change. requests: a cluster of two nodes and its own \
+            redis-server; a request from a client of the node that does not own the room, to the event it causes, \
+            beside the same through a server alone. failover: a cluster of three nodes; the room's owner killed N \
+            times: the time to a new owner, and events lost or repeated.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
@@ -70,6 +77,12 @@ enum BenchCommand: ClubroomCommand {
             .value(
                 "kills", placeholder: "N", type: .integer(1...1000), default: "20",
                 help: "failover: how many times the owner is killed."),
+            .value(
+                "rooms", placeholder: "R", type: .integer(1...10_000), default: "1000",
+                help: "directory: number of live rooms."),
+            .value(
+                "watchers", placeholder: "W", type: .integer(1...10_000), default: "1000",
+                help: "directory: number of lobbies watching."),
         ] + AudioBench.options)
 
     /// The run's settings, as given on the command line.
@@ -109,8 +122,21 @@ enum BenchCommand: ClubroomCommand {
         case .cpu: return try await runCPU(options)
         case .ui: return try await runUI(options)
         case .qualityPath: return try AudioBench.runQualityPath(options.arguments)
+        case .directory: return try await runDirectory(options)
         case .requests, .failover: return try await runCluster(options)
         }
+    }
+
+    static func runDirectory(_ options: Options) async throws -> ExitStatus {
+        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+        warnIfDebugBuild()
+        var settings = DirectoryBenchmark.Settings()
+        settings.rooms = options.arguments.integer("rooms") ?? 1000
+        settings.watchers = options.arguments.integer("watchers") ?? 1000
+        let chosen = settings
+        let report = try await Task.detached { try DirectoryBenchmark.run(settings: chosen, roles: roles) }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return report.allPassed ? .success : .failure
     }
 
     static func runCluster(_ options: Options) async throws -> ExitStatus {
@@ -135,10 +161,9 @@ enum BenchCommand: ClubroomCommand {
 
     /// Figures from a debug build say little about the product; say so where the table will not hide it.
     static func warnIfDebugBuild() {
-        #if DEBUG
+        guard isDebugBuild else { return }
         FileHandle.standardError.write(
             Data("note: this is a debug build; build with -c release for real figures\n".utf8))
-        #endif
     }
 
     static func runJoin(_ options: Options) async throws -> ExitStatus {
@@ -159,7 +184,8 @@ enum BenchCommand: ClubroomCommand {
 
     static func runFanout(_ options: Options) async throws -> ExitStatus {
         let report = try await Task.detached {
-            try fanoutReport(speakers: options.speakers, listeners: options.listeners, seconds: options.seconds)
+            try FanoutBenchmark.report(
+                speakers: options.speakers, listeners: options.listeners, seconds: options.seconds)
         }.value
         writeOutput(options.json ? report.jsonText() : report.tableText())
         return .success
@@ -176,11 +202,7 @@ enum BenchCommand: ClubroomCommand {
     static func runUI(_ options: Options) async throws -> ExitStatus {
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         warnIfDebugBuild()
-        #if DEBUG
-        let configuration = "debug"
-        #else
-        let configuration = "release"
-        #endif
+        let configuration = isDebugBuild ? "debug" : "release"
         let report = try await Task.detached { try UIBenchmark.report(roles: roles, configuration: configuration) }
             .value
         print(options.json ? report.jsonText() : report.tableText())

@@ -1,7 +1,8 @@
 import Arguments
-import AudioCore
+import AudioCodec
+import ClientAudio
 import Foundation
-import MediaClient
+import ProcessSignals
 import RoomClient
 
 /// `clubroom bot`: a headless client driven by JSON lines.
@@ -66,7 +67,7 @@ enum BotCommand: ClubroomCommand {
         case .tone(let hertz): microphone = .tone(hertz: Double(hertz))
         case .file(let path): microphone = .samples(try loadMicrophone(path))
         }
-        signal(SIGPIPE, SIG_IGN)
+        ignoreBrokenPipes()
         let media = BotMediaOptions(source: microphone, recordPath: options.recording, blockUDP: options.blockUDP)
         let bot = BotRunner(
             url: options.url, token: options.token,
@@ -77,22 +78,13 @@ enum BotCommand: ClubroomCommand {
     }
 }
 
-/// A WAV file's samples as a 48 kHz mono microphone.
+/// A WAV file's samples as a 48 kHz mono microphone (any rate and channel count, converted).
 func loadMicrophone(_ path: String) throws -> [Int16] {
-    guard let data = FileManager.default.contents(atPath: path) else {
-        throw MicrophoneFileError(text: "--play: cannot read \(path)")
-    }
-    let audio: WAVAudio
     do {
-        audio = try WAVAudio.decode(Array(data))
+        return try SoundFile.readMono48k(path: path)
     } catch {
-        throw MicrophoneFileError(text: "--play: \(path) is not a WAV file this bot can play: \(error)")
+        throw MicrophoneFileError(text: "--play: \(error)")
     }
-    guard audio.sampleRate == AudioFormat.sampleRate else {
-        throw MicrophoneFileError(
-            text: "--play: \(path) is sampled at \(audio.sampleRate) Hz; convert it to 48000 Hz (sox IN -r 48000 OUT)")
-    }
-    return audio.mixedToMono()
 }
 
 /// A `--play` file that cannot be used, in words.

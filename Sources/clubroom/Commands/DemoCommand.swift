@@ -1,9 +1,11 @@
 import Arguments
-import AudioEngine
+import AudioDevices
+import ClientAudio
 import ClubroomResources
 import Demo
 import Dispatch
 import Foundation
+import ProcessSignals
 import RoomApp
 import RoomAppRuntime
 import RoomClient
@@ -49,7 +51,7 @@ enum DemoCommand: ClubroomCommand {
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = Options(arguments)
-        signal(SIGPIPE, SIG_IGN)
+        ignoreBrokenPipes()
         let output = LineWriter()
         let room = try DemoRoom(
             roomSize: options.roomSize,
@@ -85,21 +87,17 @@ enum DemoCommand: ClubroomCommand {
             let log = StandardErrorLog(name: "demo")
             defer { log.restore() }
             return try Terminal.run(colors: colors, interruptAsKey: true) { terminal in
-                // Installed after the terminal's own handlers, so a SIGTERM closes the screen through the usual
-                // path (restoring the terminal) and the demo still removes what it made.
-                let stopping = Atomic<Bool>(false)
-                let signals = TerminationSignals {
-                    stopping.store(true, ordering: .releasing)
-                    // The bots leaving wakes the screen, which then sees `stopping`.
-                    room.director.stop()
-                }
                 let loop = try ScreenLoop(
                     state: state, connection: connection, theme: Theme(level: terminal.colorLevel))
-                let outcome = loop.run(on: TerminalSink(terminal)) {
-                    stopping.load(ordering: .acquiring) || room.director.isOver
+                // Watched after the terminal's own handlers are installed, so a SIGTERM closes the screen through
+                // the usual path (restoring the terminal) and the demo still removes what it made.
+                let stop = loop.requestStop
+                let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in
+                    stop()
+                    room.director.stop()
                 }
-                withExtendedLifetime(signals) {}
-                return outcome
+                defer { signals.cancel() }
+                return loop.run(on: TerminalSink(terminal)) { room.director.isOver }
             }
         }.value
         if case .failed(let why) = outcome { throw JoinFailure(text: why) }
@@ -112,7 +110,7 @@ enum DemoCommand: ClubroomCommand {
     /// The room as JSON lines on stdout, with your host commands read from stdin.
     private static func runHeadless(room: DemoRoom, token: String, output: LineWriter) async -> ExitStatus {
         let input = HostInput()
-        let signals = TerminationSignals { input.close() }
+        let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in input.close() }
         // The host's own session reports the end of the room and then ends, so its last lines are never cut off.
         let runner = BotRunner(url: room.server.url, token: token, output: { line in output.write(line) })
         let status = await Task.detached { runner.run(input: { input.next() }) }.value
@@ -245,25 +243,5 @@ final class HostInput: Sendable {
     func close() {
         lines.withLock { $0.closed = true }
         available.signal()
-    }
-}
-
-/// Calls `handler` once on the first SIGINT, SIGTERM or SIGHUP. The sources are created once and only read
-/// afterwards, and the flag is atomic, so sharing it between threads is safe.
-final class TerminationSignals: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "clubroom.demo.signals")
-    private let fired = Atomic<Bool>(false)
-    private var sources: [DispatchSourceSignal] = []
-
-    init(_ handler: @escaping @Sendable () -> Void) {
-        for number in [SIGINT, SIGTERM, SIGHUP] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [self] in
-                if !fired.exchange(true, ordering: .acquiringAndReleasing) { handler() }
-            }
-            source.resume()
-            sources.append(source)
-        }
     }
 }

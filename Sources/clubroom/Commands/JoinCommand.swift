@@ -1,35 +1,49 @@
 import Arguments
-import AudioEngine
+import AudioDevices
+import ClientAudio
 import ClubroomResources
 import Crypto
 import Foundation
+import ProcessSignals
 import RoomApp
 import RoomAppRuntime
 import RoomCore
+import RoomProtocol
+import RoomTransport
+import Synchronization
 import TermCurses
 import TermUI
 
 /// `clubroom join`: the room screen.
 enum JoinCommand: ClubroomCommand {
     static let declaration = Command(
-        name: "join", abstract: "Join a room in the terminal.",
+        name: "join", abstract: "Join a room, or a server's lobby, in the terminal.",
         discussion: """
-            Opens the room screen: the stage, raised hands and the audience. Press ? in the room for the keys.
+            With a server's address or link (clubroom invite prints one), opens the lobby: the live rooms, \
+            most listeners first. Enter joins the selected room; q in a room comes back to the lobby, q in the \
+            lobby quits. With a room's address or link, opens that room's screen: the stage, raised hands and \
+            the audience. Press ? for the keys.
 
-            Join with a token from the room's host (--token), or, on a machine that holds the server's secret, \
-            mint one yourself with --secret-file, --identity and --role.
+            A link carries its invite (wss://HOST/rooms#invite=...): paste it as it is. Otherwise join with a \
+            token from the room's host (--token), or, on a machine that holds the server's secret, mint one \
+            yourself with --secret-file, --identity and --role.
             """,
         positionals: [
             Positional(
-                "url", type: .url(schemes: ["ws", "wss"]),
-                help: "The room's address, such as ws://127.0.0.1:7480/rooms/lobby.")
+                // Read as text: a link is taken as it was pasted (quotes, angle brackets), see `readLink`.
+                "url", type: .string,
+                help:
+                    "A link, a server's address (ws://127.0.0.1:7480) for its lobby, or a room's (ws://127.0.0.1:7480/rooms/lobby)."
+            )
         ],
         options: [
-            .value("token", short: "t", placeholder: "TOKEN", help: "Access token for the room."),
+            .value("token", short: "t", placeholder: "TOKEN", help: "Access token or invite for the room or lobby."),
             .value(
                 "secret-file", placeholder: "FILE", type: .path, help: "Server secret to mint your own token with."),
             .value("identity", placeholder: "ID", help: "Your identity, with --secret-file."),
-            .value("name", placeholder: "NAME", help: "Your display name, with --secret-file."),
+            .value(
+                "name", placeholder: "NAME", defaultDescription: "your login name",
+                help: "Your display name (with a link, or with --secret-file)."),
             .value("role", placeholder: "ROLE", help: "Your role, with --secret-file."),
             .value(
                 "input", placeholder: "PCM", default: "default", help: "ALSA capture device; see 'clubroom devices'."),
@@ -37,6 +51,10 @@ enum JoinCommand: ClubroomCommand {
             .flag("ascii", help: "Draw with ASCII only, no Unicode symbols."),
             .flag("plain", help: "Line mode for screen readers and logs: events as sentences, commands from stdin."),
             .flag("echo-cancel", help: "Cancel the echo of your loudspeaker in your microphone."),
+            .value(
+                "voice-processing", placeholder: "on|off", type: .choice(["on", "off"]),
+                help: "Noise suppression and gain control on your microphone (default: on for a sound card, off for "
+                    + "a file or a tone)."),
         ])
 
     /// How the person takes part, as given on the command line.
@@ -45,49 +63,89 @@ enum JoinCommand: ClubroomCommand {
         enum Credentials: Equatable {
             case token(String)
             case mint(secretFile: String, identity: String, name: String, role: String)
+            /// The link's own invite.
+            case link
         }
 
         var url: String
         var credentials: Credentials
+        /// The display name an invite holder asks for.
+        var name: String?
         var input: String
         var output: String
         var ascii: Bool
         var plain: Bool
         var echoCancel: Bool
+        /// Voice processing as asked (`--voice-processing on|off`); nil: as suits the microphone.
+        var voiceProcessing: Bool?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = arguments.string("url") ?? ""
+            try checkLinkScheme(url)
             credentials = try readCredentials(arguments)
+            name = arguments.string("name")
             input = arguments.string("input") ?? "default"
             output = arguments.string("output") ?? "default"
             ascii = arguments.flag("ascii")
             plain = arguments.flag("plain")
             echoCancel = arguments.flag("echo-cancel")
+            voiceProcessing = arguments.choice("voice-processing").map { $0 == "on" }
             if ascii, plain { throw .conflict("--ascii", "--plain") }
+        }
+
+        /// How to get in through `link`: its invite, `--token`, or a secret to mint with.
+        func entry(_ link: ClubroomLink) throws -> Entry {
+            let guestName = name ?? Entry.defaultName()
+            switch credentials {
+            case .token(let token):
+                if link.invite != nil {
+                    throw JoinFailure(
+                        text: "The link carries its own invite; leave out --token, or give the address alone.")
+                }
+                return Entry(
+                    kind: RoomToken.looksLikeInvite(token) ? .invite(token) : .roomToken(token), guestName: guestName)
+            case .mint(let secretFile, let identity, let name, let role):
+                if link.invite != nil {
+                    throw JoinFailure(
+                        text: "The link carries its own invite; leave out --secret-file, or give the address alone.")
+                }
+                return Entry(
+                    kind: .mint(secretFile: secretFile, identity: identity, name: name, role: role),
+                    guestName: guestName)
+            case .link:
+                guard let invite = link.invite else {
+                    throw JoinFailure(
+                        text: link.room == nil
+                            ? "The lobby needs a link with an invite (clubroom invite prints one), or --token INVITE."
+                            : "Joining \(link.room ?? "") needs a link with an invite, --token TOKEN, or --secret-file."
+                    )
+                }
+                return Entry(kind: .invite(invite), guestName: guestName)
+            }
         }
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = try Options(arguments)
-        let token: String
-        switch options.credentials {
-        case .token(let given): token = given
-        case .mint(let secretFile, let identity, let name, let role):
-            token = try TokenCommandCore.mint(
-                room: roomName(in: options.url), identity: identity, name: name, role: role, ttl: 12 * 3600,
-                secretFile: secretFile, now: Int64(Date().timeIntervalSince1970))
-        }
+        let link = try readLink(options.url)
+        let entry = try options.entry(link)
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
-        signal(SIGPIPE, SIG_IGN)
+        ignoreBrokenPipes()
         let audio: RoomAudioSettings
         do throws(DeviceSpecError) {
             audio = RoomAudioSettings(
                 input: try DeviceSpec.input(options.input), output: try DeviceSpec.output(options.output),
-                echoCancellation: options.echoCancel)
+                echoCancellation: options.echoCancel, voiceProcessing: options.voiceProcessing)
         } catch {
             throw JoinFailure(text: error.description)
         }
-        let connection = SessionConnection(url: options.url, token: token, audio: audio)
+        guard let roomName = link.room else {
+            return try await runLobby(link: link, entry: entry, roles: roles, audio: audio, options: options)
+        }
+        let credential = try entry.credential(forRoom: roomName)
+        let connection = SessionConnection(
+            url: link.url, token: credential.token, headers: credential.headers, withInvite: credential.invite,
+            audio: audio)
         let state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
         let outcome: LoopOutcome
         if options.plain {
@@ -103,16 +161,10 @@ enum JoinCommand: ClubroomCommand {
                     let theme = Theme(level: terminal.colorLevel, ascii: options.ascii)
                     let loop = try ScreenLoop(state: state, connection: connection, theme: theme)
                     // SIGTERM and SIGHUP (the terminal went away) leave the room cleanly, then the terminal is
-                    // restored on the way out of Terminal.run; these sources replace the adapter's handlers.
-                    nonisolated(unsafe) let stoppable = loop
-                    let stops = [SIGTERM, SIGHUP].map { number -> DispatchSourceSignal in
-                        signal(number, SIG_IGN)
-                        let source = DispatchSource.makeSignalSource(signal: number)
-                        source.setEventHandler { stoppable.requestStop() }
-                        source.resume()
-                        return source
-                    }
-                    defer { stops.forEach { $0.cancel() } }
+                    // restored on the way out of Terminal.run; while watched, they bypass the adapter's handlers.
+                    let stop = loop.requestStop
+                    let signals = SignalWatcher([.terminate, .hangUp]) { _ in stop() }
+                    defer { signals.cancel() }
                     return loop.run(on: TerminalSink(terminal))
                 }
             }.value
@@ -126,23 +178,13 @@ enum JoinCommand: ClubroomCommand {
     private static func runPlain(state: AppState, connection: SessionConnection) async throws -> LoopOutcome {
         let loop = try PlainLoop(state: state, connection: connection, output: { writeOutput($0 + "\n") })
         // Ctrl-C and SIGTERM leave the room cleanly in line mode.
-        let interrupts = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number)
-            source.setEventHandler { loop.interrupt() }
-            source.resume()
-            return source
-        }
-        defer { interrupts.forEach { $0.cancel() } }
+        let interrupt = loop.interrupt
+        let signals = SignalWatcher([.interrupt, .terminate]) { _ in interrupt() }
+        defer { signals.cancel() }
         nonisolated(unsafe) let unsafeLoop = loop
         return await Task.detached { unsafeLoop.run(input: { readLine(strippingNewline: true) }) }.value
     }
 
-    /// The room's name: the last part of the address's path (`ws://host:7480/rooms/lobby` is `lobby`).
-    static func roomName(in url: String) -> String {
-        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
-        return path.split(separator: "/").last.map(String.init) ?? ""
-    }
 }
 
 /// Joining failed before the room could be shown; `text` says why and what to do.
@@ -151,16 +193,17 @@ struct JoinFailure: Error, CustomStringConvertible {
     var description: String { text }
 }
 
-/// A token, or everything needed to mint one; `--token` and `--secret-file` exclude each other.
+/// A token, everything needed to mint one, or nothing (the link carries an invite); `--token` and
+/// `--secret-file` exclude each other. `--name` alone names an invite holder.
 private func readCredentials(_ arguments: ParsedArguments) throws(ArgumentError) -> JoinCommand.Options.Credentials {
-    let minting = ["secret-file", "identity", "name", "role"].filter { arguments.isGiven($0) }
+    let minting = ["secret-file", "identity", "role"].filter { arguments.isGiven($0) }
     if let token = arguments.string("token") {
         if let other = minting.first { throw .conflict("--token", "--\(other)") }
         return .token(token)
     }
     guard let secretFile = arguments.path("secret-file") else {
         if let other = minting.first { throw .needs(option: "--\(other)", needed: "--secret-file FILE") }
-        throw .missingOption(synopsis: "--token TOKEN")
+        return .link
     }
     guard let identity = arguments.string("identity") else {
         throw .needs(option: "--secret-file", needed: "--identity ID")

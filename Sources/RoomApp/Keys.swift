@@ -1,0 +1,139 @@
+import RoomCore
+import TermUI
+
+/// A key, by mode: the command line when it is open, then the invitation to speak (which wins over everything but
+/// help), then the open dialog, else the room view's key table.
+func handleKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
+    if key == .resize { return [] }
+    if state.commandLine != nil { return editCommandLine(&state, key) }
+    if state.showsInvitation, state.overlay == nil || isHelp(state.overlay) {
+        return answerInvitation(&state, key)
+    }
+    switch state.overlay {
+    case .help(let scroll): return helpKey(&state, key, scroll: scroll)
+    case .actions(let peer, let items, let selected): return menuKey(&state, key, peer: peer, items: items, selected)
+    case .confirm(let what, let confirmSelected): return confirmKey(&state, key, what, confirmSelected)
+    case nil: return roomKey(&state, key)
+    }
+}
+
+/// A key in the room view: whatever `KeyBindings.room` says it does.
+private func roomKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
+    guard let command = KeyBindings.command(for: key) else {
+        if case .char(let c) = key {
+            return show(&state, Notice(.refusal, "\(c) does nothing here; press ? for the keys"))
+        }
+        return []
+    }
+    if state.isOver, command.actsOnRoom {
+        return show(&state, Notice(.refusal, endingReason(state.room)))
+    }
+    return perform(&state, command, key: key)
+}
+
+private func perform(_ state: inout AppState, _ command: KeyCommand, key: Key) -> [AppEffect] {
+    switch command {
+    case .showHelp:
+        state.overlay = .help(scroll: 0)
+    case .toggleChat:
+        state.chatVisible.toggle()
+        if state.chatVisible { state.unreadChat = 0 }
+    case .openCommandLine:
+        guard case .char(let prompt) = key else { return [] }
+        state.commandLine = LineEditor(prompt: prompt, history: state.commandHistory)
+    case .leave:
+        return requestLeave(&state)
+    case .clearNotice:
+        state.notice = nil
+        state.noticeExpires = nil
+    case .toggleMute:
+        return toggleMute(&state)
+    case .pushToTalk:
+        return pushToTalk(&state)
+    case .toggleHand:
+        return request(&state, .command(.hand))
+    case .moveSelection:
+        moveSelection(&state, key)
+    case .openActions:
+        return openActions(&state)
+    case .inviteSelected:
+        return withSelection(&state) { state, peer in request(&state, .request(.invite(peer.id))) }
+    case .inviteNext:
+        return inviteNext(&state)
+    case .moveToAudience:
+        return withSelection(&state) { state, peer in request(&state, .command(.move(peer.id, .audience))) }
+    case .muteSelected:
+        return withSelection(&state) { state, peer in request(&state, .command(.mute(peer.id))) }
+    case .removeSelected:
+        return withSelection(&state) { state, peer in askToRemove(&state, peer, reason: nil) }
+    case .changeVolume:
+        let up = key != .char("-")
+        return withSelection(&state) { state, peer in stepVolume(&state, peer, up: up) }
+    }
+    return []
+}
+
+/// Why nothing can be asked of the room any more, in a few words.
+private func endingReason(_ room: RoomState) -> String {
+    switch room.ending {
+    case .removed: "you were removed from this room"
+    case .ended: "the room has ended"
+    case .left, nil: "you have left this room"
+    }
+}
+
+/// Runs `body` on the selected peer, or says to select someone first.
+func withSelection(
+    _ state: inout AppState, _ body: (inout AppState, Peer) -> [AppEffect]
+) -> [AppEffect] {
+    guard let id = state.selection, let peer = state.room.peers[id] else {
+        return show(&state, Notice(.refusal, "select someone first with the arrow keys"))
+    }
+    return body(&state, peer)
+}
+
+/// Leaves; those who may end the room (hosts) are asked first, since the room goes on without them.
+func requestLeave(_ state: inout AppState) -> [AppEffect] {
+    guard let me = state.room.me, !state.isOver else {
+        return request(&state, .request(.leave))
+    }
+    if me.role == .host || state.room.roles.can(me.role, .endRoom) {
+        state.overlay = .confirm(.leave, confirmSelected: false)
+        return []
+    }
+    return request(&state, .request(.leave))
+}
+
+private func toggleMute(_ state: inout AppState) -> [AppEffect] {
+    guard let me = state.room.me else { return request(&state, .request(.setMute(true))) }
+    state.lastSpaceAt = nil
+    return request(&state, .request(.setMute(!me.muted)))
+}
+
+/// How close together two space presses must be to count as one held key (the terminal repeats a held key;
+/// it never says when it is let go).
+public let pushToTalkRepeatWindow: Timestamp = 600
+
+private func pushToTalk(_ state: inout AppState) -> [AppEffect] {
+    if let last = state.lastSpaceAt, state.now - last < pushToTalkRepeatWindow {
+        state.lastSpaceAt = state.now
+        return []
+    }
+    guard let me = state.room.me else { return request(&state, .request(.setMute(false))) }
+    if !state.room.roles.can(me.role, .publishAudio) {
+        return show(&state, state.room.roles.refusal(lacking: .publishAudio).notice)
+    }
+    state.lastSpaceAt = state.now
+    return request(&state, .request(.setMute(!me.muted)))
+}
+
+private func inviteNext(_ state: inout AppState) -> [AppEffect] {
+    guard let me = state.room.me else { return request(&state, .command(.hand)) }
+    guard state.room.roles.can(me.role, .invite) else {
+        return show(&state, state.room.roles.refusal(lacking: .invite).notice)
+    }
+    guard let head = state.room.raisedHands.first else {
+        return show(&state, Notice(.info, "no raised hands to invite"))
+    }
+    return request(&state, .request(.invite(head.id)))
+}

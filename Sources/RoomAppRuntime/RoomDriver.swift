@@ -1,0 +1,126 @@
+import Foundation
+import RoomApp
+import RoomCore
+
+/// The milliseconds since the Unix epoch, from the system clock.
+public func wallClock() -> Timestamp {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Timestamp(now.tv_sec) * 1000 + Timestamp(now.tv_nsec) / 1_000_000
+}
+
+/// How a run of the room ended.
+public enum LoopOutcome: Sendable, Equatable {
+    /// The person left (or closed the screen after the room was over).
+    case left
+    /// The connection failed before the room could be shown, with why.
+    case failed(String)
+}
+
+/// Runs the room for both front ends, the screen (`ScreenLoop`) and line mode (`PlainLoop`): it holds the
+/// state, applies actions with `reduceApp` and carries out the effects the reducer returns: requests go to the
+/// connection, sound commands to the connection's sound, sentences to the front end's `say`, and `.quit` ends
+/// the run. It decides nothing itself; the front ends only draw, read keys or lines, and wait.
+///
+/// What happens elsewhere (the connection's events, lines read on another thread, a signal asking to leave)
+/// arrives as actions through `post`, from any thread, and waits in an inbox until the front end calls
+/// `applyPending`; the inbox's descriptor lets the front end sleep in `poll` until there is work.
+public final class RoomDriver {
+    /// The room and everything the screen keeps beside it.
+    public private(set) var state: AppState
+    /// Whether the reducer asked to end the run (`.quit`).
+    public private(set) var quitting = false
+    /// Actions applied so far.
+    public private(set) var actionsApplied = 0
+    /// The clock that stamps the actions the front ends make.
+    public let clock: @Sendable () -> Timestamp
+    private let connection: RoomConnection
+    private let say: (String) -> Void
+    private let inbox: Inbox<AppAction>
+    private var leaveSent = false
+
+    /// A driver for `connection`. `say` receives the sentences the reducer has for line mode; `clock` stamps the
+    /// actions the front ends make.
+    public init(
+        state: AppState, connection: RoomConnection, clock: @escaping @Sendable () -> Timestamp = wallClock,
+        say: @escaping (String) -> Void = { _ in }
+    ) throws(RuntimeError) {
+        self.state = state
+        self.connection = connection
+        self.clock = clock
+        self.say = say
+        self.inbox = try Inbox()
+    }
+
+    /// The descriptor that becomes readable when something was posted.
+    public var wakeDescriptor: Int32 { inbox.wakeDescriptor }
+
+    /// Hands an action to the driver from any thread; it is applied at the next `applyPending`.
+    public var post: @Sendable (AppAction) -> Void {
+        let inbox = self.inbox
+        return { inbox.post($0) }
+    }
+
+    /// Asks, from any thread, to leave the room at once (a signal, the end of input): posts `.interrupted`.
+    public var interrupt: @Sendable () -> Void {
+        let inbox = self.inbox
+        let clock = self.clock
+        return { inbox.post(.interrupted(at: clock())) }
+    }
+
+    /// The time for an action made now.
+    public var now: Timestamp { clock() }
+
+    /// Connects: the connection's events start arriving in the inbox.
+    public func start() {
+        let inbox = self.inbox
+        connection.start { action in inbox.post(action) }
+    }
+
+    /// Applies everything posted so far, in order.
+    public func applyPending() {
+        for action in inbox.drain() { dispatch(action) }
+    }
+
+    /// Waits up to `milliseconds` (forever when negative) for something to be posted.
+    public func wait(milliseconds: Int) {
+        inbox.wait(milliseconds: milliseconds)
+    }
+
+    /// Applies one action and carries out its effects.
+    public func dispatch(_ action: AppAction) {
+        actionsApplied += 1
+        for effect in reduceApp(&state, action) {
+            switch effect {
+            case .send(.leave):
+                guard !leaveSent, !state.sessionOver else { continue }
+                leaveSent = true
+                connection.leave()
+            case .send(let request):
+                connection.send(request)
+            case .sound(let command):
+                connection.perform(command)
+            case .say(let sentence):
+                say(sentence)
+            case .quit:
+                quitting = true
+            }
+        }
+    }
+
+    /// Ends the run: leaves the room if that has not been asked yet, waits up to `grace` for the session to say
+    /// goodbye (so the leave reaches the server), applying what arrives, then stops the connection.
+    public func finish(grace: Duration = .seconds(1)) -> LoopOutcome {
+        if !leaveSent, !state.sessionOver {
+            leaveSent = true
+            connection.leave()
+        }
+        let deadline = ContinuousClock.now + grace
+        while !state.sessionOver, ContinuousClock.now < deadline {
+            inbox.wait(milliseconds: 50)
+            applyPending()
+        }
+        connection.shutdown()
+        return state.failure.map(LoopOutcome.failed) ?? .left
+    }
+}

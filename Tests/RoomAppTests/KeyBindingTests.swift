@@ -1,0 +1,126 @@
+import Foundation
+import RoomApp
+import RoomCore
+import TermUI
+import Testing
+
+/// The room view's key table and the views made from it: dispatch, the help, the status line's hints and the
+/// key table of docs/ui.md.
+@Suite struct KeyBindingTests {
+    /// docs/ui.md, in the package this file is in.
+    static let interfaceDocs = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/ui.md")
+
+    /// With `UPDATE_DOCS=1` in the environment, the table in docs/ui.md is rewritten from the key table instead.
+    @Test func theDocsKeyTableIsTheGeneratedOne() throws {
+        var lines = try String(contentsOf: Self.interfaceDocs, encoding: .utf8)
+            .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try #require(lines.firstIndex(of: "| key | does | refused with |"), "docs/ui.md has no key table")
+        let end = lines[start...].firstIndex { !$0.hasPrefix("|") } ?? lines.endIndex
+        let generated = KeyBindings.markdownTable.split(separator: "\n").map(String.init)
+        if ProcessInfo.processInfo.environment["UPDATE_DOCS"] == "1" {
+            lines.replaceSubrange(start..<end, with: generated)
+            try lines.joined(separator: "\n").write(to: Self.interfaceDocs, atomically: true, encoding: .utf8)
+            return
+        }
+        #expect(
+            Array(lines[start..<end]) == generated, "rewrite it with UPDATE_DOCS=1 swift test --filter KeyBindingTests")
+    }
+
+    @Test func everyKeyHasOneMeaningAndEveryCommandAKey() {
+        var seen: [Key: KeyCommand] = [:]
+        for binding in KeyBindings.room {
+            for key in binding.keys + binding.alternatives {
+                #expect(seen[key] == nil, "\(key) is bound twice")
+                seen[key] = binding.command
+                #expect(KeyBindings.command(for: key) == binding.command)
+            }
+        }
+        #expect(Set(KeyBindings.room.map(\.command)) == Set(KeyCommand.allCases))
+        #expect(KeyBindings.room.count == KeyCommand.allCases.count)
+        #expect(KeyBindings.command(for: .char("z")) == nil)
+    }
+
+    @Test func everyBoundKeyDoesSomethingAndOthersPointToHelp() {
+        for binding in KeyBindings.room {
+            for key in binding.keys + binding.alternatives {
+                var state = joined(as: "bo")
+                let said = send(&state, .key(key, at: t0))[0]
+                #expect(!said.contains { if case .say(let s) = $0 { s.contains("does nothing") } else { false } })
+            }
+        }
+        var state = joined(as: "bo")
+        #expect(send(&state, char("z"))[0] == [.say("z does nothing here; press ? for the keys")])
+    }
+
+    @Test func theHelpListsEveryRowInTheTablesOrderThenTheCommands() {
+        let lines = KeyBindings.helpLines(glyphs: .unicode)
+        #expect(
+            Array(lines.prefix(KeyBindings.room.count))
+                == KeyBindings.room.map { .init(key: KeyBindings.label($0.keys, glyphs: .unicode), text: $0.help) })
+        #expect(
+            lines.prefix(8).map(\.key) == ["m", "space", "r", "↑↓←→ hjkl", "Enter", "i", "n", "a"])
+        #expect(lines.map(\.key).contains("+ -"))
+        #expect(lines.map(\.key).contains("/ :"))
+        #expect(
+            lines.dropFirst(KeyBindings.room.count).prefix(3).map(\.text) == [
+                "", "Commands", "say something to the room",
+            ])
+        #expect(KeyBindings.helpLines(glyphs: .ascii)[3].key == "arrows hjkl")
+        // Opened from the room, the overlay shows these lines.
+        var state = joined(as: "hana")
+        send(&state, char("?"))
+        #expect(RoomScreenMapper.model(state).overlay == .help(lines: lines, scroll: 0))
+    }
+
+    @Test func statusHintsFollowTheRole() {
+        func hints(_ status: RoomScreenModel.StatusLine, unread: Int = 0) -> [KeyHint] {
+            KeyBindings.hints(for: status, unreadChat: unread)
+        }
+        #expect(hints(.init(name: "Fay", role: .audience)).map(\.key) == ["?", "r", "/", "q"])
+        #expect(hints(.init(name: "Fay", role: .audience, handRaised: true))[1] == KeyHint("r", "lower hand"))
+        let host = hints(.init(name: "Ana", role: .host, micMuted: true), unread: 3)
+        #expect(host.map(\.key) == ["?", "Tab", "m", "n", "Enter", "/", "q"])
+        #expect(host[2].action == "unmute" && host[1].action == "chat (3)")
+        let speaker = hints(.init(name: "Chen", role: .speaker, micMuted: false)).map(\.action)
+        #expect(speaker == ["help", "mute", "talk", "chat", "leave"])
+        #expect(
+            hints(.init(name: "Bo", role: .moderator, micMuted: false)).map(\.key) == [
+                "?", "m", "n", "Enter", "/", "q",
+            ])
+        #expect(
+            hints(.init(name: "Chen", role: .speaker, micMuted: false), unread: 1200)[1]
+                == KeyHint("Tab", "chat (1,200)"))
+    }
+
+    @Test func statusHintsOnceTheRoomIsOverOfferOnlyWhatStillWorks() {
+        let over = KeyBindings.hints(
+            for: .init(name: "Ana", role: .host, micMuted: false, roomOver: true), unreadChat: 2)
+        #expect(over.map(\.key) == ["?", "Tab", "q"])
+    }
+
+    @Test func theScreensStatusLineCarriesTheHintsOfTheTable() {
+        var state = joined(as: "chen")
+        #expect(
+            RoomScreenMapper.model(state).status.hints == [
+                KeyHint("?", "help"), KeyHint("m", "mute"), KeyHint("space", "talk"), KeyHint("/", "chat"),
+                KeyHint("q", "leave"),
+            ])
+        let message = ChatMessage(from: "eli", fromName: "Eli", text: "hi", sentAt: t0)
+        send(&state, .server(.chat(message), seq: 11, at: t0))
+        #expect(RoomScreenMapper.model(state).status.hints[1] == KeyHint("Tab", "chat (1)"))
+        send(&state, key(.tab))
+        #expect(!RoomScreenMapper.model(state).status.hints.contains { $0.key == "Tab" })
+    }
+
+    @Test func keysReadAsPeopleTypeThem() {
+        #expect(KeyBindings.name(of: .char(" "), glyphs: .unicode) == "space")
+        #expect(KeyBindings.name(of: .ctrl("c"), glyphs: .unicode) == "Ctrl-C")
+        #expect(KeyBindings.name(of: .function(1), glyphs: .unicode) == "F1")
+        #expect(KeyBindings.name(of: .pageDown, glyphs: .unicode) == "PgDn")
+        #expect(KeyBindings.name(of: .up, glyphs: .ascii) == "Up")
+        #expect(KeyBindings.label([.char("+"), .char("-")], glyphs: .unicode) == "+ -")
+        #expect(KeyBindings.label([.char("M")], glyphs: .unicode) == "M")
+        #expect(KeyBindings.label([.up, .down, .left, .right, .char("h"), .char("l")], glyphs: .unicode) == "↑↓←→ hl")
+    }
+}
