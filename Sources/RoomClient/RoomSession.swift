@@ -223,7 +223,7 @@ public final class RoomSession: Sendable {
             message = try ControlCodec.decodeServer(Array(text.utf8))
         } catch {
             if error.code == .unknownType, let media, let signal = try? MediaSignalCodec.decode(text) {
-                media(.signal(signal))
+                media(SessionMedia.signal(signal).sanitized)
                 return
             }
             // A newer server's unknown event types are skipped; anything else unreadable is reported.
@@ -331,7 +331,9 @@ public final class RoomSession: Sendable {
         if first { deliver(.ended(end)) }
     }
 
-    private func deliver(_ event: SessionEvent) {
+    /// Hands an event on, its server strings cleaned first: the one way out of a session (see SessionText.swift).
+    private func deliver(_ raw: SessionEvent) {
+        let event = raw.sanitized
         if loop.inLoop {
             handler(event)
         } else {
