@@ -148,6 +148,10 @@ public final class MediaForwarder: @unchecked Sendable {
     private var countedDrops = 0
     /// Sees every accepted speaker packet, to relay it to other nodes (see MediaRelay).
     private var relay: (any MediaRelayTap)?
+    /// Where `wake` sends: the socket's own address, or 127.0.0.1 when it listens on every address. A socket
+    /// bound to one address (a node on 127.0.0.3, a server on its public address) hears nothing sent to
+    /// 127.0.0.1, and its commands and relayed packets would wait for the poll's 50 ms timeout.
+    let wakeAddress: UDPAddress
 
     /// Binds the media socket; `start` begins forwarding.
     public init(
@@ -155,6 +159,8 @@ public final class MediaForwarder: @unchecked Sendable {
         onSpeakers: @escaping @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void = { _, _ in }
     ) throws(UDPError) {
         socket = try UDPSocket(binding: address, bufferBytes: 8 << 20)
+        let bound = socket.localAddress
+        wakeAddress = bound.ipv4 == 0 ? .loopback(port: bound.port) : bound
         self.serverSSRC = serverSSRC
         self.onSpeakers = onSpeakers
         receive = ReceiveBatch(capacity: 64, slotSize: 1500 + SRTPSession.maxTrailer)
@@ -222,7 +228,7 @@ public final class MediaForwarder: @unchecked Sendable {
         var byte: UInt8 = 0
         withUnsafeBytes(of: &byte) { bytes in
             _ = socket.send(
-                UnsafeRawBufferPointer(rebasing: bytes[0..<0]), to: .loopback(port: socket.localAddress.port))
+                UnsafeRawBufferPointer(rebasing: bytes[0..<0]), to: wakeAddress)
         }
     }
 
