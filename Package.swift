@@ -133,7 +133,7 @@ let package = Package(
             name: "ClusterBenchmarks",
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "ClusterState", "RedisClient", "Crypto", "RoomCore",
-                "RoomProtocol", "RoomTransport", "StrictJSON",
+                "RoomProtocol", "RoomTransport", "StrictJSON", "MediaRelay", "MediaServer", "MediaTransport",
             ],
             path: "Sources/Benchmarks/Cluster"),
 

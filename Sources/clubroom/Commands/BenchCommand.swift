@@ -23,7 +23,7 @@ enum BenchCommand: ClubroomCommand {
             case .join: return ["clients"]
             case .departures: return ["clients", "server-binary"]
             case .soak: return ["minutes"]
-            case .fanout: return ["speakers", "listeners", "seconds"]
+            case .fanout: return ["speakers", "listeners", "seconds", "nodes"]
             case .latency: return ["seconds", "seed", "pulse"]
             case .cpu: return ["seconds"]
             case .qualityPath: return AudioBench.qualityPathOptions
@@ -45,7 +45,9 @@ enum BenchCommand: ClubroomCommand {
             server. departures: N listeners leaving a room at once (silent, then closing) while a host sends chat; \
             the server's memory and CPU, and the chat round trip. soak: a room of 200 listeners for M minutes with \
             2% of them dropping and joining again every 10 s and a host moderating; the server's and a client's \
-            memory and open descriptors at the start and the end. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
+            memory and open descriptors at the start and the end. fanout: the server forwarding audio from S speakers to L listeners; with --nodes N, beside the same \
+            through N cluster nodes' forwarders and relays on 127.0.0.2 onward: capacity per CPU-second and the \
+            relay hop. latency: mouth-to-ear \
             delay through a room server. cpu: CPU time per minute of audio of the client, 'clubroom join', \
             against a server and three speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV \
             file from one client through a room server to another, and through libopus alone, for bench/quality. \
@@ -75,6 +77,9 @@ enum BenchCommand: ClubroomCommand {
             .value(
                 "listeners", placeholder: "L", type: .integer(1...100_000), default: "1000",
                 help: "fanout: number of listeners."),
+            .value(
+                "nodes", placeholder: "N", type: .integer(1...16), default: "1",
+                help: "fanout: 1 measures one server; 2 or more compares it with that many cluster nodes."),
             .value(
                 "seconds", placeholder: "T", type: .integer(1...3600), default: "10",
                 help:
@@ -197,6 +202,15 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runFanout(_ options: Options) async throws -> ExitStatus {
+        let nodes = options.arguments.integer("nodes") ?? 1
+        if nodes > 1 {
+            let report = try await Task.detached {
+                try ClusterFanoutBenchmark.report(
+                    nodes: nodes, speakers: options.speakers, listeners: options.listeners, seconds: options.seconds)
+            }.value
+            writeOutput(options.json ? report.jsonText() : report.tableText())
+            return report.allPassed ? .success : .failure
+        }
         let report = try await Task.detached {
             try FanoutBenchmark.report(
                 speakers: options.speakers, listeners: options.listeners, seconds: options.seconds)
