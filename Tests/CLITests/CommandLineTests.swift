@@ -52,6 +52,11 @@ let commandNames = ["serve", "join", "rooms", "invite", "bot", "token", "demo", 
     (["join"], "clubroom join: missing argument '<url>'"),
     (["serve", "--tls-cert", "c.pem"], "clubroom serve: '--tls-cert' needs '--tls-key FILE' as well"),
     (["bench", "store", "--clients", "5"], "clubroom bench: '--clients' does not apply to 'bench store'"),
+    (["bench", "store", "--nodes", "3"], "clubroom bench: '--nodes' does not apply to 'bench store'"),
+    (
+        ["bench", "fanout", "--nodes", "0"],
+        "clubroom bench: bad value '0' for '--nodes' (expected a whole number from 1 to 16)"
+    ),
     (["devices", "now"], "clubroom devices: unexpected argument 'now'"),
 ])
 func badCommandLinesAreUsageErrors(arguments: [String], firstLine: String) throws {
