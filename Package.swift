@@ -133,7 +133,8 @@ let package = Package(
             name: "ClusterBenchmarks",
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "ClusterState", "RedisClient", "Crypto", "RoomCore",
-                "RoomProtocol", "RoomTransport", "StrictJSON", "MediaRelay", "MediaServer", "MediaTransport",
+                "RoomProtocol", "RoomTransport", "StrictJSON", "MediaRelay", "MediaServer", "MediaTransport", "RoomServer",
+                "ClubroomResources",
             ],
             path: "Sources/Benchmarks/Cluster"),
 

@@ -15,7 +15,7 @@ enum BenchCommand: ClubroomCommand {
     enum Suite: String, CaseIterable {
         case store, join, departures, soak, fanout, latency, cpu, ui, directory
         case qualityPath = "quality-path"
-        case requests, failover
+        case requests, failover, checkpoint
 
         /// The options that apply only to this suite.
         var ownOptions: Set<String> {
@@ -30,7 +30,7 @@ enum BenchCommand: ClubroomCommand {
             case .directory: return ["rooms", "watchers"]
             case .requests: return ["seconds"]
             case .failover: return ["kills"]
-            case .store, .ui: return []
+            case .store, .ui, .checkpoint: return []
             }
         }
     }
@@ -55,7 +55,8 @@ enum BenchCommand: ClubroomCommand {
             whole list is served, and the server's CPU per change. requests: a cluster of two nodes and its own \
             redis-server; a request from a client of the node that does not own the room, to the event it causes, \
             beside the same through a server alone. failover: a cluster of three nodes; the room's owner killed N \
-            times: the time to a new owner, and events lost or repeated.
+            times: the time to a new owner, and events lost or repeated. checkpoint: a cluster room of 1,000 and \
+            10,000 peers: its checkpoint's size and cost, and a decision taken on a copy beside one in place.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
@@ -136,6 +137,7 @@ enum BenchCommand: ClubroomCommand {
         case .qualityPath: return try AudioBench.runQualityPath(options.arguments)
         case .directory: return try await runDirectory(options)
         case .requests, .failover: return try await runCluster(options)
+        case .checkpoint: return try await runCheckpoint(options)
         }
     }
 
@@ -161,6 +163,12 @@ enum BenchCommand: ClubroomCommand {
         }.value
         writeOutput(options.json ? report.jsonText() : report.tableText())
         return report.allPassed ? .success : .failure
+    }
+
+    static func runCheckpoint(_ options: Options) async throws -> ExitStatus {
+        let report = try await Task.detached { try CheckpointBenchmark.report() }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return .success
     }
 
     static func runStore(_ options: Options) async throws -> ExitStatus {
