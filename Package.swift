@@ -28,7 +28,8 @@ let package = Package(
 
         // MARK: Pure targets.
         .target(name: "StrictJSON"),
-        .target(name: "RoomCore", dependencies: ["StrictJSON"]),
+        // The room's `/` grammar suggests commands with the command line's own rule (`Arguments.closestMatch`).
+        .target(name: "RoomCore", dependencies: ["StrictJSON", "Arguments"]),
         .target(name: "RoomProtocol", dependencies: ["RoomCore", "StrictJSON"]),
         .target(name: "AudioCore"),
         .target(name: "TermUI", dependencies: ["RoomCore"]),

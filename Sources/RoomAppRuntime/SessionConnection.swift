@@ -49,8 +49,9 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         do {
             var media: (@Sendable (SessionMedia) -> Void)?
             if let sound { media = { sound.handle($0) } }
+            // The screen keeps trying while the person waits (they give up with q); bots give up on their own.
             let session = try RoomSession(
-                url: url, token: token, tls: tls, media: media,
+                url: url, token: token, tls: tls, reconnect: ReconnectPolicy(maximumAttempts: .max), media: media,
                 roundTrip: { deliver(.roundTrip(milliseconds: Self.milliseconds($0))) }
             ) { [self] event in
                 for converted in convert(event) { deliver(converted) }
@@ -86,6 +87,10 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         session.withLock { $0 }?.shutdown()
     }
 
+    public func retryNow() {
+        session.withLock { $0 }?.retryNow()
+    }
+
     /// The one place the room's sound commands meet `RoomAudio`.
     public func perform(_ command: SoundCommand) {
         guard let sound = audio.withLock({ $0 }) else { return }
@@ -94,6 +99,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         case .closeMicrophone: sound.setCapturing(false)
         case .setMuted(let muted): sound.setMuted(muted)
         case .setVolume(let peer, let percent): sound.setVolume(percent, for: peer.rawValue)
+        case .startPreview, .stopPreview: break  // PREVIEW-PENDING: wired when the client-audio target lands
         }
     }
 
@@ -122,23 +128,78 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
             break
         }
         var actions: [AppAction] = []
-        for case .server(let event, let seq) in StoreFeed.actions(for: event, selfID: selfID.withLock { $0 }) {
+        for case .server(let event, let seq) in StoreFeed.actions(
+            for: event, selfID: selfID.withLock { $0 }, now: now)
+        {
             if case .joined = event, let roles { actions.append(.roles(roles)) }
             actions.append(.server(event, seq: seq, at: now))
         }
         return actions
     }
 
-    /// Why a session ended, in plain words with what to do next.
+    /// Why a session ended, in the person's words: one sentence of what happened and one of what to do, with no
+    /// internal codes.
     public static func describe(_ end: SessionEnd) -> String {
         switch end {
-        case .left: "You left the room."
-        case .removed: "You were removed from the room."
-        case .roomEnded: "The room has ended."
-        case .replaced: "You joined this room from somewhere else, so this screen was closed."
-        case .refused(let code, let reason):
-            "The server refused to let you in (\(code)\(reason.isEmpty ? "" : ": \(reason)")). Check the token or ask the host."
-        case .connectionFailed(let problem): "Cannot reach the room: \(problem). Check the address and try again."
+        case .left: return "You left the room."
+        case .removed: return "You were removed from the room."
+        case .roomEnded: return "The room has ended."
+        case .replaced: return "You joined this room from somewhere else, so this screen was closed."
+        case .refused(let code, let reason): return refusal(code: code, reason: reason)
+        case .connectionFailed(let problem): return unreachable(problem)
         }
+    }
+
+    /// A refused join (close codes 4000–4099, see docs/protocol.md) in words.
+    static func refusal(code: UInt16, reason: String) -> String {
+        switch code {
+        case 4000: return "The server got no token. Give the host's token with --token, --token-file or CLUBROOM_TOKEN."
+        case 4001, 4008: return "The server could not use this token. Ask the host for a new one."
+        case 4002: return "The token is not signed the way this server signs tokens. Ask the host for a new one."
+        case 4003: return "The token was made for another server. Ask this room's host for a token."
+        case 4004: return "The token has expired. Ask the host for a new one."
+        case 4005: return "The token is not valid yet. Check this computer's clock, or wait a moment and try again."
+        case 4006: return "The token is for a different room. Check the room's address, or ask for a token for it."
+        case 4007: return "The token gives a role this server does not have. Ask the host for a new one."
+        case 4009: return "The room has ended. Ask the host when it opens again."
+        case 4010: return "The room is full. Try again later."
+        case 4012: return "You were removed from this room. You cannot come back while it stays open."
+        default:
+            let said =
+                reason.isEmpty ? "The server refused to let you in." : "The server refused to let you in: \(reason)"
+            return said.hasSuffix(".") ? said + " Ask the host." : said + ". Ask the host."
+        }
+    }
+
+    /// A connection that could not be made, in words, from the transport's problem text.
+    static func unreachable(_ problem: String) -> String {
+        let text = problem.lowercased()
+        if text.contains("404") {
+            return "There is no room at this address. Room addresses look like ws://HOST:PORT/rooms/ROOM."
+        }
+        if text.contains("tls") && (text.contains("plain http") || text.contains("wrong version number"))
+            || text.contains("wrong version number") || text.contains("unexpected eof")
+            || text.contains("packet length too long") || text.contains("record layer failure")
+        {
+            return
+                "The server at this address does not speak TLS. If it is a plain server, use ws:// instead of wss://."
+        }
+        if text.contains("certificate") {
+            return
+                "The server's TLS certificate could not be trusted. Check the address, or ask the host which certificate to trust."
+        }
+        if text.contains("connection refused") {
+            return "Nothing answers at this address. Check the address and port, and that the server runs."
+        }
+        if text.contains("timed out") {
+            return "The server did not answer in time. Check the address, and try again."
+        }
+        if text.contains("resolve") || text.contains("name or service not known") {
+            return "The server's name could not be found. Check the address."
+        }
+        if text.contains("retries failed") || text.contains("lost the connection") {
+            return "The connection was lost and could not be made again. Check your network and join again."
+        }
+        return "The room could not be reached (\(problem)). Check the address and try again."
     }
 }

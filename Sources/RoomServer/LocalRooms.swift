@@ -89,6 +89,16 @@ final class LocalRooms {
         publish(outcome, in: roomName)
     }
 
+    /// Lets the invitations that waited their lifetime lapse, in every room that has one due.
+    func expireInvitations(now: Timestamp) {
+        for (name, room) in rooms where (room.nextInvitationExpiry ?? .max) <= now {
+            var room = room
+            let outcome = room.expireInvitations(now: now)
+            rooms[name] = room
+            publish(outcome, in: name)
+        }
+    }
+
     /// Carries out an outcome: gates first, so a demoted or muted speaker is cut off before anyone hears of the
     /// change; then the messages and closes; then the database writes.
     func publish(_ outcome: Outcome, in room: String) {

@@ -128,6 +128,8 @@ public enum JoinResult: Sendable, Equatable {
 public struct RoomAuthority: Sendable {
     /// How long a departed peer's role is kept for a reconnect.
     public static let reconnectGrace: Timestamp = 60_000
+    /// How long an invitation to speak waits for an answer before it lapses.
+    public static let invitationLifetime: Timestamp = Invitation.lifetime
     /// The default most peers in one room.
     public static let defaultMaxPeers = 10_000
 
@@ -139,10 +141,15 @@ public struct RoomAuthority: Sendable {
     /// The last sequence number given to an event.
     public private(set) var seq: Int64
     public private(set) var peers: [PeerID: Peer] = [:]
-    /// Who invited each peer with a pending invitation.
-    public private(set) var invitations: [PeerID: PeerID] = [:]
-    /// Pending invitations of peers whose connection dropped, given back if they return within the grace.
-    var heldInvitations: [PeerID: PeerID] = [:]
+    /// The pending invitations to speak, by invitee: who sent each and when.
+    public private(set) var invitations: [PeerID: Invitation] = [:]
+    /// Pending invitations of peers whose connection dropped, given back if they return before they lapse.
+    public private(set) var heldInvitations: [PeerID: Invitation] = [:]
+    /// The role each present peer's token gives: the most it may take back itself after stepping down.
+    private var tokenRoles: [PeerID: RoleName] = [:]
+    /// Peers whose role someone else lowered (kept while they are away, like their role): they may not step
+    /// back up themselves until someone raises them again.
+    private var loweredByOthers: Set<PeerID> = []
     /// The last chat messages, oldest first.
     public private(set) var chat: [ChatMessage]
     /// Identities removed since the room was last opened.
@@ -189,6 +196,7 @@ public struct RoomAuthority: Sendable {
         id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, remembered: RoleName? = nil
     ) -> JoinResult {
         if let present = peers[id] {
+            tokenRoles[id] = tokenRole
             return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: Outcome(), replaced: true)
         }
         if removedIdentities.contains(id) { return .refused(.removed) }
@@ -212,16 +220,20 @@ public struct RoomAuthority: Sendable {
             role = remembered
             resumed = true
         }
+        // Someone else's demotion is kept while the role is; a fresh start from the token forgets it.
+        if !resumed { loweredByOthers.remove(id) }
+        tokenRoles[id] = tokenRole
         let sanitized = DisplayName.sanitize(rawName)
         let peer = Peer(
             id: id, name: sanitized.isEmpty ? id.rawValue : sanitized, role: role, muted: true, joinedAt: now)
         peers[id] = peer
         order.append(id)
-        // Back from a dropped connection in time: the invitation still stands if its sender is still here.
-        if let inviter = heldInvitations.removeValue(forKey: id), resumed, peers[inviter] != nil,
+        // Back from a dropped connection in time (within the grace, before the invitation lapsed): it still stands
+        // (it is the room's, so its sender need not be here).
+        if let held = heldInvitations.removeValue(forKey: id), resumed, now - held.at < Self.invitationLifetime,
             !roles.isOnStage(role)
         {
-            invitations[id] = inviter
+            invitations[id] = held
         }
         outcome.gates.append(gate(id))
         outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(announced(peer)))))
@@ -232,8 +244,9 @@ public struct RoomAuthority: Sendable {
     public mutating func leave(_ id: PeerID, reason: LeaveReason, now: Timestamp) -> Outcome {
         guard let peer = peers.removeValue(forKey: id) else { return Outcome() }
         order.removeAll { $0 == id }
-        if let inviter = invitations.removeValue(forKey: id), reason == .disconnected {
-            heldInvitations[id] = inviter
+        tokenRoles[id] = nil
+        if let invitation = invitations.removeValue(forKey: id), reason == .disconnected {
+            heldInvitations[id] = invitation
         }
         departed[id] = (peer.role, now)
         pruneDeparted(now: now)
@@ -247,6 +260,7 @@ public struct RoomAuthority: Sendable {
         if departed.count > 1024 {
             departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
             heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
+            loweredByOthers = loweredByOthers.filter { peers[$0] != nil || departed[$0] != nil }
         }
     }
 
@@ -260,9 +274,11 @@ public struct RoomAuthority: Sendable {
             case .role(let to): to == role || message.from == id
             }
         }
+        var listed = order.compactMap { peers[$0].map(announced) }
+        if let index = listed.firstIndex(where: { $0.peer.id == id }) { listed[index].stepUp = stepUpRole(of: id) }
         let snapshot = JoinedSnapshot(
-            room: name, selfID: id, peers: order.compactMap { peers[$0].map(announced) }, topic: topic,
-            chat: visible, roles: roles, resumed: resumed)
+            room: name, selfID: id, peers: listed, topic: topic, chat: visible, roles: roles, resumed: resumed,
+            tokenRole: tokenRoles[id])
         return ServerMessage(.joined(snapshot), seq: seq)
     }
 
@@ -311,8 +327,20 @@ public struct RoomAuthority: Sendable {
         case .invite:
             guard let target else { return nil }
             if invitations[target.id] != nil { return (.conflict, "\(target.name) is already invited") }
+        case .withdrawInvite:
+            guard let target else { return nil }
+            if invitations[target.id] == nil { return (.conflict, "\(target.name) has no pending invitation") }
         case .acceptInvite, .declineInvite:
             if invitations[actor.id] == nil { return (.conflict, "you have no pending invitation") }
+        case .setRole(let id, let role) where id == actor.id && roles.rank(of: role) < roles.rank(of: actor.role):
+            // Stepping back up: only to a role the token gives, and not after someone else lowered you.
+            if loweredByOthers.contains(actor.id) {
+                return (.forbidden, "someone else moved you down; a host or moderator can bring you back")
+            }
+            guard let limit = stepUpRole(of: actor.id), roles.rank(of: role) >= roles.rank(of: limit) else {
+                let token = tokenRoles[actor.id].map { " (\($0))" } ?? ""
+                return (.forbidden, "you cannot raise your own role above your token's\(token)")
+            }
         case .mutePeer:
             guard let target else { return nil }
             if target.muted { return (.conflict, "\(target.name) is already muted") }
@@ -341,20 +369,30 @@ public struct RoomAuthority: Sendable {
             peers[actorID]?.handRaisedAt = nil
             broadcast(.handLowered(peer: actorID, by: actorID), into: &outcome)
         case .invite(let targetID):
-            invitations[targetID] = actorID
-            broadcast(.invited(peer: targetID, by: actorID), into: &outcome)
+            invitations[targetID] = Invitation(by: actorID, at: now)
+            broadcast(.invited(peer: targetID, by: actorID, at: now), into: &outcome)
+            audit(targetID)
+        case .withdrawInvite(let targetID):
+            invitations[targetID] = nil
+            broadcast(.inviteWithdrawn(peer: targetID, by: actorID), into: &outcome)
             audit(targetID)
         case .acceptInvite:
             let inviter = invitations.removeValue(forKey: actorID)
             changeRole(of: actorID, to: speakerRole, by: actorID, into: &outcome)
-            audit(actorID, inviter.map { "invited by \($0)" } ?? "")
+            audit(actorID, inviter.map { "invited by \($0.by)" } ?? "")
         case .declineInvite:
-            if let inviter = invitations.removeValue(forKey: actorID), peers[inviter] != nil {
-                outcome.deliveries.append(
-                    Delivery(to: .peer(inviter), next(.inviteDeclined(peer: actorID, by: actorID))))
-            }
-            audit(actorID)
+            let inviter = invitations.removeValue(forKey: actorID)
+            broadcast(.inviteDeclined(peer: actorID, by: actorID), into: &outcome)
+            audit(actorID, inviter.map { "invited by \($0.by)" } ?? "")
         case .setRole(let targetID, let role):
+            if targetID != actorID, let old = target?.role {
+                // A demotion by someone else is kept; a promotion by someone else lifts it.
+                if roles.rank(of: role) > roles.rank(of: old) {
+                    loweredByOthers.insert(targetID)
+                } else {
+                    loweredByOthers.remove(targetID)
+                }
+            }
             changeRole(of: targetID, to: role, by: actorID, into: &outcome)
             audit(targetID, role.rawValue)
         case .stepDown:
@@ -398,6 +436,8 @@ public struct RoomAuthority: Sendable {
             order = []
             invitations = [:]
             heldInvitations = [:]
+            tokenRoles = [:]
+            loweredByOthers = []
             outcome.changes.append(.ended(reason: reason))
             audit(nil, reason)
         case .chat(let text, let audience):
@@ -426,22 +466,56 @@ public struct RoomAuthority: Sendable {
         return outcome
     }
 
-    /// Moves a peer to a role: its hand goes down and its invitation lapses; it arrives muted.
+    /// Moves a peer to a role: its hand goes down (when it comes on stage) and its invitation is answered; it
+    /// arrives muted.
     mutating func changeRole(of id: PeerID, to role: RoleName, by actor: PeerID, into outcome: inout Outcome) {
         guard var peer = peers[id] else { return }
-        if peer.handRaisedAt != nil, roles.isOnStage(role) {
-            peer.handRaisedAt = nil
-            broadcast(.handLowered(peer: id, by: actor), into: &outcome)
-        }
-        if actor != id { invitations[id] = nil }
+        let lowersHand = peer.handRaisedAt != nil && roles.isOnStage(role)
+        if lowersHand { peer.handRaisedAt = nil }
+        invitations[id] = nil
         peer.role = role
-        broadcast(.roleChanged(peer: id, role: role, by: actor), into: &outcome)
+        peers[id] = peer
+        broadcast(.roleChanged(peer: id, role: role, by: actor, stepUp: stepUpRole(of: id)), into: &outcome)
+        // After the role change, which lowers the hand already for a client: one move, one line.
+        if lowersHand { broadcast(.handLowered(peer: id, by: actor), into: &outcome) }
         if !peer.muted {
             peer.muted = true
             broadcast(.muteChanged(peer: id, muted: true, by: actor), into: &outcome)
         }
         peers[id] = peer
         outcome.gates.append(gate(id))
+    }
+
+    /// The role a peer may take back itself: its token's, when it stands below it now and nobody else lowered
+    /// it there.
+    public func stepUpRole(of id: PeerID) -> RoleName? {
+        guard let peer = peers[id], let token = tokenRoles[id], roles.contains(token), !loweredByOthers.contains(id),
+            roles.rank(of: token) < roles.rank(of: peer.role)
+        else { return nil }
+        return token
+    }
+
+    // MARK: Invitations
+
+    /// Lets invitations older than `invitationLifetime` lapse: each is announced with `invite_expired` (and
+    /// audited, with its sender as the actor). Held invitations of absent peers lapse silently.
+    public mutating func expireInvitations(now: Timestamp) -> Outcome {
+        var outcome = Outcome()
+        let lapsed = invitations.filter { now - $0.value.at >= Self.invitationLifetime }
+            .sorted { ($0.value.at, $0.key) < ($1.value.at, $1.key) }
+        for (invitee, invitation) in lapsed {
+            invitations[invitee] = nil
+            broadcast(.inviteExpired(peer: invitee), into: &outcome)
+            outcome.changes.append(
+                .audit(AuditEntry(at: now, actor: invitation.by, action: "invite_expired", target: invitee)))
+        }
+        heldInvitations = heldInvitations.filter { now - $0.value.at < Self.invitationLifetime }
+        return outcome
+    }
+
+    /// When the next pending invitation lapses, if any.
+    public var nextInvitationExpiry: Timestamp? {
+        invitations.values.map { $0.at + Self.invitationLifetime }.min()
     }
 
     // MARK: Audio levels
@@ -482,7 +556,7 @@ public struct RoomAuthority: Sendable {
 
     /// A peer as snapshots and joins announce it, with its pending invitation.
     func announced(_ peer: Peer) -> AnnouncedPeer {
-        AnnouncedPeer(peer, invitedBy: invitations[peer.id])
+        AnnouncedPeer(peer, invitation: invitations[peer.id])
     }
 
     /// Whether a peer may be heard now: its role may publish and it is not muted. Unknown peers may not.

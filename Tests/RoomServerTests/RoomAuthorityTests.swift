@@ -173,13 +173,16 @@ func expectRefused(
         var room = populatedRoom()
         _ = room.handle(.raiseHand, from: "eli", now: 50)
         let invited = room.handle(.invite("eli"), from: "bo", now: 60)
-        #expect(events(invited) == [.invited(peer: "eli", by: "bo")])
+        #expect(events(invited) == [.invited(peer: "eli", by: "bo", at: 60)])
+        #expect(invited.deliveries.allSatisfy { $0.to == .everyone }, "the inviter and every moderator see it")
         #expect(invited.changes == [.audit(AuditEntry(at: 60, actor: "bo", action: "invite", target: "eli"))])
-        #expect(room.invitations == ["eli": "bo"])
+        #expect(room.invitations == ["eli": Invitation(by: "bo", at: 60)])
         let accepted = room.handle(.acceptInvite, from: "eli", now: 70)
+        // The role change lowers the hand for a client already; the hand's own event follows it.
         #expect(
             events(accepted) == [
-                .handLowered(peer: "eli", by: "eli"), .roleChanged(peer: "eli", role: "speaker", by: "eli"),
+                .roleChanged(peer: "eli", role: "speaker", by: "eli", stepUp: nil),
+                .handLowered(peer: "eli", by: "eli"),
             ])
         #expect(accepted.deliveries.allSatisfy { $0.to == .everyone })
         #expect(
@@ -195,19 +198,62 @@ func expectRefused(
 
     @Test func anAudienceMemberWithoutARaisedHandCanBeInvited() {
         var room = populatedRoom()
-        #expect(events(room.handle(.invite("fay"), from: "ana", now: 60)) == [.invited(peer: "fay", by: "ana")])
+        #expect(
+            events(room.handle(.invite("fay"), from: "ana", now: 60)) == [.invited(peer: "fay", by: "ana", at: 60)])
     }
 
-    @Test func inviteThenDeclineTellsTheInviterOnly() {
+    @Test func inviteThenDeclineTellsEveryone() {
         var room = populatedRoom()
         _ = room.handle(.invite("eli"), from: "bo", now: 60)
         let declined = room.handle(.declineInvite, from: "eli", now: 70)
         #expect(
             declined.deliveries == [
-                Delivery(to: .peer("bo"), ServerMessage(.inviteDeclined(peer: "eli", by: "eli"), seq: 7))
+                Delivery(to: .everyone, ServerMessage(.inviteDeclined(peer: "eli", by: "eli"), seq: 7))
+            ])
+        #expect(
+            declined.changes == [
+                .audit(
+                    AuditEntry(at: 70, actor: "eli", action: "decline_invite", target: "eli", detail: "invited by bo"))
             ])
         #expect(room.peers["eli"]?.role == .audience)
         #expect(room.invitations.isEmpty)
+    }
+
+    @Test func theInviterOrAModeratorAboveTheInviteeWithdrawsAnInvitation() {
+        var room = populatedRoom()
+        _ = room.handle(.invite("eli"), from: "bo", now: 60)
+        expectRefused(.withdrawInvite("eli"), by: "chen", code: .forbidden, in: room)
+        expectRefused(.withdrawInvite("eli"), by: "fay", code: .forbidden, in: room)
+        expectRefused(
+            .withdrawInvite("fay"), by: "ana", code: .conflict, message: "Fay has no pending invitation", in: room)
+        let withdrawn = room.handle(.withdrawInvite("eli"), from: "ana", now: 70)
+        #expect(events(withdrawn) == [.inviteWithdrawn(peer: "eli", by: "ana")])
+        #expect(withdrawn.deliveries.allSatisfy { $0.to == .everyone })
+        #expect(
+            withdrawn.changes == [.audit(AuditEntry(at: 70, actor: "ana", action: "withdraw_invite", target: "eli"))])
+        #expect(room.invitations.isEmpty)
+        expectRefused(.acceptInvite, by: "eli", code: .conflict, message: "you have no pending invitation", in: room)
+    }
+
+    @Test func anUnansweredInvitationLapsesAfterItsLifetime() {
+        var room = populatedRoom()
+        _ = room.handle(.invite("eli"), from: "bo", now: 1000)
+        _ = room.handle(.invite("fay"), from: "ana", now: 5000)
+        #expect(room.nextInvitationExpiry == 1000 + RoomAuthority.invitationLifetime)
+        #expect(room.expireInvitations(now: 1000 + RoomAuthority.invitationLifetime - 1).deliveries.isEmpty)
+        let lapsed = room.expireInvitations(now: 1000 + RoomAuthority.invitationLifetime)
+        #expect(events(lapsed) == [.inviteExpired(peer: "eli")])
+        #expect(lapsed.deliveries.allSatisfy { $0.to == .everyone })
+        #expect(
+            lapsed.changes == [
+                .audit(
+                    AuditEntry(
+                        at: 1000 + RoomAuthority.invitationLifetime, actor: "bo", action: "invite_expired",
+                        target: "eli"))
+            ])
+        #expect(room.invitations == ["fay": Invitation(by: "ana", at: 5000)])
+        #expect(room.nextInvitationExpiry == 5000 + RoomAuthority.invitationLifetime)
+        #expect(RoomAuthority.invitationLifetime == 120_000)
     }
 
     @Test func inviteRefusals() {
@@ -222,6 +268,7 @@ func expectRefused(
         var room = populatedRoom()
         _ = room.handle(.invite("eli"), from: "bo", now: 60)
         expectRefused(.invite("eli"), by: "ana", code: .conflict, message: "Eli is already invited", in: room)
+        expectRefused(.withdrawInvite("eli"), by: "eli", code: .forbidden, in: room)
     }
 
     @Test func setRoleMovesOnStageMutedAndLowersTheHand() {
@@ -230,7 +277,8 @@ func expectRefused(
         let moved = room.handle(.setRole("fay", .moderator), from: "bo", now: 60)
         #expect(
             events(moved) == [
-                .handLowered(peer: "fay", by: "bo"), .roleChanged(peer: "fay", role: "moderator", by: "bo"),
+                .roleChanged(peer: "fay", role: "moderator", by: "bo", stepUp: nil),
+                .handLowered(peer: "fay", by: "bo"),
             ])
         #expect(
             moved.changes == [
@@ -245,7 +293,7 @@ func expectRefused(
         let moved = room.handle(.setRole("chen", .audience), from: "ana", now: 60)
         #expect(
             events(moved) == [
-                .roleChanged(peer: "chen", role: "audience", by: "ana"),
+                .roleChanged(peer: "chen", role: "audience", by: "ana", stepUp: nil),
                 .muteChanged(peer: "chen", muted: true, by: "ana"),
             ])
     }
@@ -256,7 +304,10 @@ func expectRefused(
         expectRefused(.setRole("ana", .audience), by: "bo", code: .forbidden)
         expectRefused(.setRole("eli", .speaker), by: "chen", code: .forbidden)
         expectRefused(.setRole("eli", .speaker), by: "fay", code: .forbidden)
-        expectRefused(.setRole("bo", .speaker), by: "bo", code: .forbidden)
+        expectRefused(.setRole("bo", .moderator), by: "bo", code: .forbidden, message: "you are already a moderator")
+        expectRefused(
+            .setRole("bo", .host), by: "bo", code: .forbidden,
+            message: "you cannot raise your own role above your token's (moderator)")
         expectRefused(.setRole("eli", "wizard"), by: "ana", code: .notFound, message: "there is no role called wizard")
         expectRefused(.setRole("eli", .audience), by: "ana", code: .forbidden, message: "Eli is already an audience")
         var room = populatedRoom()
@@ -276,11 +327,74 @@ func expectRefused(
         let stepped = room.handle(.stepDown, from: "chen", now: 60)
         #expect(
             events(stepped) == [
-                .roleChanged(peer: "chen", role: "audience", by: "chen"),
+                .roleChanged(peer: "chen", role: "audience", by: "chen", stepUp: "speaker"),
                 .muteChanged(peer: "chen", muted: true, by: "chen"),
             ])
         #expect(room.peers["chen"]?.role == .audience)
         expectRefused(.stepDown, by: "eli", code: .forbidden, message: "you are not on the stage")
+    }
+
+    /// The token's role is the most a person can take back themself: a host who stepped down steps back up (to
+    /// host or anything between), but not above the token's role.
+    @Test func whoSteppedDownThemselfStepsBackUpToTheTokensRole() {
+        var room = populatedRoom()
+        _ = room.handle(.stepDown, from: "ana", now: 60)
+        #expect(room.stepUpRole(of: "ana") == .host)
+        let back = room.handle(.setRole("ana", .host), from: "ana", now: 70)
+        #expect(events(back) == [.roleChanged(peer: "ana", role: "host", by: "ana", stepUp: nil)])
+        #expect(room.peers["ana"]?.role == .host)
+        #expect(room.stepUpRole(of: "ana") == nil)
+        // Down to a lower role on the stage, then up again part of the way.
+        _ = room.handle(.setRole("ana", .speaker), from: "ana", now: 80)
+        #expect(room.peers["ana"]?.role == .speaker)
+        #expect(refusal(room.handle(.setRole("ana", .moderator), from: "ana", now: 90)) == nil)
+        #expect(room.stepUpRole(of: "ana") == .host)
+        // A listener's token gives nothing to step up to.
+        expectRefused(
+            .setRole("eli", .speaker), by: "eli", code: .forbidden,
+            message: "you cannot raise your own role above your token's (audience)")
+    }
+
+    /// Lowered by someone else, a person stays where they were put, across a reconnect too, until someone raises
+    /// them again.
+    @Test func aDemotionBySomeoneElseIsKeptAcrossReconnects() {
+        var room = populatedRoom()
+        _ = room.join(id: "ann", name: "Ann", role: .moderator, now: 6)
+        let lowered = room.handle(.setRole("ann", .audience), from: "ana", now: 60)
+        #expect(events(lowered).first == .roleChanged(peer: "ann", role: "audience", by: "ana", stepUp: nil))
+        expectRefused(
+            .setRole("ann", .moderator), by: "ann", code: .forbidden,
+            message: "someone else moved you down; a host or moderator can bring you back", in: room)
+        _ = room.leave("ann", reason: .disconnected, now: 70)
+        guard case .joined(let message, _, _) = room.join(id: "ann", name: "Ann", role: .moderator, now: 80),
+            case .joined(let snapshot) = message.event
+        else {
+            Issue.record("ann could not join again")
+            return
+        }
+        #expect(room.peers["ann"]?.role == .audience)
+        #expect(snapshot.tokenRole == .moderator)
+        #expect(snapshot.peers.first { $0.peer.id == "ann" }?.stepUp == nil)
+        expectRefused(.setRole("ann", .moderator), by: "ann", code: .forbidden, in: room)
+        _ = room.handle(.setRole("ann", .speaker), from: "ana", now: 90)
+        #expect(room.stepUpRole(of: "ann") == .moderator, "raised again by someone else, the right comes back")
+    }
+
+    /// A host who stepped down and rejoins within the grace is still in the audience, and may step back up.
+    @Test func aHostWhoSteppedDownAndRejoinsMayStepBackUp() {
+        var room = populatedRoom()
+        _ = room.handle(.stepDown, from: "ana", now: 60)
+        _ = room.leave("ana", reason: .disconnected, now: 70)
+        guard case .joined(let message, _, _) = room.join(id: "ana", name: "Ana", role: .host, now: 80),
+            case .joined(let snapshot) = message.event
+        else {
+            Issue.record("ana could not join again")
+            return
+        }
+        #expect(room.peers["ana"]?.role == .audience)
+        #expect(snapshot.peers.first { $0.peer.id == "ana" }?.stepUp == .host)
+        #expect(refusal(room.handle(.setRole("ana", .host), from: "ana", now: 90)) == nil)
+        #expect(room.peers["ana"]?.role == .host)
     }
 
     @Test func selfMute() {
@@ -428,11 +542,11 @@ func expectRefused(
             return
         }
         #expect(outcome.deliveries.count == 1)
-        #expect(room.invitations == ["eli": "ana"])
-        #expect(snapshot.peers.first { $0.peer.id == "eli" }?.invitedBy == "ana")
+        #expect(room.invitations == ["eli": Invitation(by: "ana", at: 10)])
+        #expect(snapshot.peers.first { $0.peer.id == "eli" }?.invitation == Invitation(by: "ana", at: 10))
         #expect(
             events(room.handle(.acceptInvite, from: "eli", now: 40)).contains(
-                .roleChanged(peer: "eli", role: "speaker", by: "eli")))
+                .roleChanged(peer: "eli", role: "speaker", by: "eli", stepUp: nil)))
     }
 
     @Test func anInvitationIsNotKeptForAPeerWhoLeftOnPurposeOrCameBackLate() {
