@@ -102,6 +102,13 @@ public final class Terminal {
         restore()
     }
 
+    /// Whether the person's locale (`LANG`, `LC_ALL`, `LC_CTYPE`) is UTF-8; a terminal set up for another
+    /// encoding (`LANG=C`) may not show Unicode symbols, so the screen should draw ASCII there.
+    public static func localeIsUTF8() -> Bool {
+        setlocale(LC_ALL, "")
+        return clubroom_locale_is_utf8() != 0
+    }
+
     /// Gives the terminal back: ends the screen and restores the tty. Safe to call more than once.
     public func restore() {
         guard active else { return }

@@ -17,8 +17,12 @@ enum JoinCommand: ClubroomCommand {
         discussion: """
             Opens the room screen: the stage, raised hands and the audience. Press ? in the room for the keys.
 
-            Join with a token from the room's host (--token), or, on a machine that holds the server's secret, \
-            mint one yourself with --secret-file, --identity and --role.
+            Join with a token from the room's host: --token TOKEN, --token-file FILE, the CLUBROOM_TOKEN \
+            environment variable, or typed when asked (a token given with --token shows in ps). On a machine \
+            that holds the server's secret, mint one yourself with --secret-file, --identity and --role.
+
+            Devices are ALSA PCMs (see 'clubroom devices') or virtual ones: tone:HZ, wav:PATH and silence for \
+            --input; null and record:PATH for --output.
             """,
         positionals: [
             Positional(
@@ -28,13 +32,19 @@ enum JoinCommand: ClubroomCommand {
         options: [
             .value("token", short: "t", placeholder: "TOKEN", help: "Access token for the room."),
             .value(
+                "token-file", placeholder: "FILE", type: .path,
+                help: "File holding the access token (kept out of ps)."),
+            .value(
                 "secret-file", placeholder: "FILE", type: .path, help: "Server secret to mint your own token with."),
             .value("identity", placeholder: "ID", help: "Your identity, with --secret-file."),
             .value("name", placeholder: "NAME", help: "Your display name, with --secret-file."),
             .value("role", placeholder: "ROLE", help: "Your role, with --secret-file."),
             .value(
-                "input", placeholder: "PCM", default: "default", help: "ALSA capture device; see 'clubroom devices'."),
-            .value("output", placeholder: "PCM", default: "default", help: "ALSA playback device."),
+                "input", placeholder: "DEVICE", default: "default",
+                help: "Microphone: an ALSA PCM, tone:HZ, wav:PATH or silence; see 'clubroom devices'."),
+            .value(
+                "output", placeholder: "DEVICE", default: "default",
+                help: "Loudspeaker: an ALSA PCM, null or record:PATH."),
             .flag("ascii", help: "Draw with ASCII only, no Unicode symbols."),
             .flag("plain", help: "Line mode for screen readers and logs: events as sentences, commands from stdin."),
             .flag("echo-cancel", help: "Cancel the echo of your loudspeaker in your microphone."),
@@ -45,7 +55,10 @@ enum JoinCommand: ClubroomCommand {
         /// Where the access token comes from.
         enum Credentials: Equatable {
             case token(String)
+            case tokenFile(String)
             case mint(secretFile: String, identity: String, name: String, role: String)
+            /// None given: `CLUBROOM_TOKEN`, else asked on the terminal.
+            case ask
         }
 
         var url: String
@@ -57,7 +70,7 @@ enum JoinCommand: ClubroomCommand {
         var echoCancel: Bool
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
-            url = arguments.string("url") ?? ""
+            url = JoinCommand.normalized(arguments.string("url") ?? "")
             credentials = try readCredentials(arguments)
             input = arguments.string("input") ?? "default"
             output = arguments.string("output") ?? "default"
@@ -69,17 +82,9 @@ enum JoinCommand: ClubroomCommand {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
-        let options = try Options(arguments)
-        let token: String
-        switch options.credentials {
-        case .token(let given): token = given
-        case .mint(let secretFile, let identity, let name, let role):
-            token = try TokenCommandCore.mint(
-                room: roomName(in: options.url), identity: identity, name: name, role: role, ttl: 12 * 3600,
-                secretFile: secretFile, now: Int64(Date().timeIntervalSince1970))
-        }
-        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
-        ignoreBrokenPipes()
+        var options = try Options(arguments)
+        let environment = ProcessInfo.processInfo.environment
+        if let advice = bareFileAdvice(options) { throw JoinFailure(text: advice) }
         let audio: RoomAudioSettings
         do throws(DeviceSpecError) {
             audio = RoomAudioSettings(
@@ -88,8 +93,19 @@ enum JoinCommand: ClubroomCommand {
         } catch {
             throw JoinFailure(text: error.description)
         }
+        let token = try obtainToken(options, environment: environment)
+        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+        ignoreBrokenPipes()
+        // A terminal that cannot draw gets line mode, said once; a locale that is not UTF-8 gets ASCII.
+        if !options.plain, environment["TERM"] == "dumb" {
+            writeError("clubroom join: TERM=dumb cannot draw the room screen, so this is line mode (--plain).\n")
+            options.plain = true
+            options.ascii = false
+        }
+        if !options.plain, !options.ascii, !Terminal.localeIsUTF8() { options.ascii = true }
         let connection = SessionConnection(url: options.url, token: token, audio: audio)
-        let state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
+        var state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
+        _ = reduceApp(&state, .microphoneName(options.input))
         let outcome: LoopOutcome
         if options.plain {
             outcome = try await runPlain(state: state, connection: connection)
@@ -128,6 +144,85 @@ enum JoinCommand: ClubroomCommand {
         return await Task.detached { unsafeLoop.run(input: { readLine(strippingNewline: true) }) }.value
     }
 
+    /// The address as the server expects it: a slash at the end of the path (`…/rooms/lobby/`) is dropped.
+    static func normalized(_ url: String) -> String {
+        var parts = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        while let path = parts.first, path.hasSuffix("/"),
+            path.dropFirst(path.hasPrefix("wss:") ? 6 : 5)
+                .contains("/")
+        {
+            parts[0] = String(path.dropLast())
+        }
+        return parts.joined(separator: "?")
+    }
+
+    /// The token, from wherever the person gave it: `--token`, `--token-file`, `CLUBROOM_TOKEN`, minted with the
+    /// server's secret, or asked for on the terminal (without echo). An empty token is an error here, before
+    /// any connection.
+    static func obtainToken(_ options: Options, environment: [String: String]) throws -> String {
+        let token: String
+        switch options.credentials {
+        case .token(let given): token = given
+        case .tokenFile(let path):
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw JoinFailure(text: "cannot read the token file \(path); check the path")
+            }
+            token = String(decoding: data, as: UTF8.self)
+        case .mint(let secretFile, let identity, let name, let role):
+            return try TokenCommandCore.mint(
+                room: roomName(in: options.url), identity: identity, name: name, role: role, ttl: 12 * 3600,
+                secretFile: secretFile, now: Int64(Date().timeIntervalSince1970))
+        case .ask:
+            if let given = environment["CLUBROOM_TOKEN"] {
+                token = given
+            } else if isatty(STDIN_FILENO) == 1, isatty(STDERR_FILENO) == 1 {
+                token = askForToken(room: roomName(in: options.url))
+            } else {
+                throw ArgumentError.missingOption(synopsis: "--token TOKEN")
+            }
+        }
+        let trimmed = token.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else {
+            throw JoinFailure(
+                text: "the token is empty; give the one the room's host sent you (--token, --token-file or "
+                    + "CLUBROOM_TOKEN)")
+        }
+        return trimmed
+    }
+
+    /// Asks for the token on the terminal, without showing what is typed.
+    private static func askForToken(room: String) -> String {
+        writeError("Token for \(room) (from the room's host): ")
+        var saved = termios()
+        let canHide = tcgetattr(STDIN_FILENO, &saved) == 0
+        if canHide {
+            var hidden = saved
+            hidden.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(STDIN_FILENO, TCSANOW, &hidden)
+        }
+        let line = readLine(strippingNewline: true) ?? ""
+        if canHide { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+        writeError("\n")
+        return line
+    }
+
+    /// What to write instead when a device is given as a bare path to a file (ALSA would look for a PCM of that
+    /// name and not find it): `wav:PATH` plays a file as the microphone, `record:PATH` records the room.
+    static func bareFileAdvice(_ options: Options) -> String? {
+        func isBarePath(_ value: String) -> Bool {
+            !value.contains(":") && (value.contains("/") || value.lowercased().hasSuffix(".wav"))
+        }
+        if isBarePath(options.input), FileManager.default.fileExists(atPath: options.input) {
+            return "--input \(options.input) is a file, not a microphone; to play it as your microphone, write "
+                + "--input wav:\(options.input)"
+        }
+        if isBarePath(options.output) {
+            return "--output \(options.output) looks like a file, not a loudspeaker; to record the room into it, "
+                + "write --output record:\(options.output)"
+        }
+        return nil
+    }
+
     /// The room's name: the last part of the address's path (`ws://host:7480/rooms/lobby` is `lobby`).
     static func roomName(in url: String) -> String {
         let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
@@ -141,16 +236,22 @@ struct JoinFailure: Error, CustomStringConvertible {
     var description: String { text }
 }
 
-/// A token, or everything needed to mint one; `--token` and `--secret-file` exclude each other.
+/// A token, a token file, or everything needed to mint one (they exclude each other); none of them means
+/// `CLUBROOM_TOKEN` or asking.
 private func readCredentials(_ arguments: ParsedArguments) throws(ArgumentError) -> JoinCommand.Options.Credentials {
     let minting = ["secret-file", "identity", "name", "role"].filter { arguments.isGiven($0) }
     if let token = arguments.string("token") {
+        if arguments.isGiven("token-file") { throw .conflict("--token", "--token-file") }
         if let other = minting.first { throw .conflict("--token", "--\(other)") }
         return .token(token)
     }
+    if let file = arguments.path("token-file") {
+        if let other = minting.first { throw .conflict("--token-file", "--\(other)") }
+        return .tokenFile(file)
+    }
     guard let secretFile = arguments.path("secret-file") else {
         if let other = minting.first { throw .needs(option: "--\(other)", needed: "--secret-file FILE") }
-        throw .missingOption(synopsis: "--token TOKEN")
+        return .ask
     }
     guard let identity = arguments.string("identity") else {
         throw .needs(option: "--secret-file", needed: "--identity ID")
