@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec"]),
         .target(name: "AudioEngine", dependencies: ["AudioCore", "AudioCodec", "AudioDevices"]),
         .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
-        .target(name: "RoomPersistence", dependencies: ["CSQLite"]),
+        .target(name: "RoomPersistence", dependencies: ["CSQLite", "StrictJSON"]),
         .target(
             name: "RoomTransport", dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto"]),
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO", "RoomProtocol"]),
@@ -140,7 +140,8 @@ let package = Package(
             dependencies: ["AudioPathBenchmarks", "MediaTransport", "RoomProtocol"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
-            name: "RoomServerTests", dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "ClubroomResources"]),
+            name: "RoomServerTests",
+            dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources"]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(

@@ -275,6 +275,14 @@ public final class DemoDirector: Sendable {
                 state.roles[peer] = nil
                 state.hands[peer] = nil
             }
+        case .peersLeft(let departures):
+            for departure in departures {
+                let peer = departure.peer.rawValue
+                quiet(peer) { state in
+                    state.roles[peer] = nil
+                    state.hands[peer] = nil
+                }
+            }
         case .roleChanged(let peer, let role, _, _):
             roleChanged(peer.rawValue, to: role.rawValue)
         case .handRaised(let peer, let at):

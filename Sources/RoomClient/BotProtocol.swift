@@ -133,6 +133,11 @@ public enum BotProtocol {
             if case .peersJoined(let peers) = message.event {
                 return peers.compactMap { json(for: .peerJoined($0), reconnected: false)?.encodedString }
             }
+            if case .peersLeft(let departures) = message.event {
+                return departures.compactMap {
+                    json(for: .peerLeft(peer: $0.peer, reason: $0.reason), reconnected: false)?.encodedString
+                }
+            }
             return json(for: message.event, reconnected: false).map { [$0.encodedString] } ?? []
         case .reconnected(let message):
             return json(for: message.event, reconnected: true).map { [$0.encodedString] } ?? []

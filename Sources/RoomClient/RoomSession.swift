@@ -282,6 +282,12 @@ public final class RoomSession: Sendable {
             guard !fresh.isEmpty else { return }
             message = ServerMessage(.peersJoined(fresh), seq: seq)
         }
+        if case .peersLeft(let departures) = message.event, let seq = message.seq {
+            let first = seq - Int64(departures.count) + 1
+            let fresh = departures.enumerated().filter { first + Int64($0.offset) > covered }.map { $0.element }
+            guard !fresh.isEmpty else { return }
+            message = ServerMessage(.peersLeft(fresh), seq: seq)
+        }
         deliver(reconnected ? .reconnected(message) : .message(message))
     }
 

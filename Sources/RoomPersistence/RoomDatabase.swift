@@ -1,12 +1,14 @@
 import Synchronization
 
 /// The server's durable state in one SQLite file: rooms and topics, the moderation audit log, the last chat
-/// messages of each room, and the roles of peers who just left (so a quick reconnect gets its role back).
+/// messages of each room, and the roles of the peers in each room and of those who just left (so a reconnect, or
+/// a return after a crash, gets its role back).
 ///
-/// Every method is synchronous and short (one small transaction, a few milliseconds on a local disk; WAL mode
-/// means a write never waits for readers). The server calls it from its own serial queue, never from the
-/// network loop, so a slow disk delays persistence but not the room. Calls from several threads are still safe:
-/// a lock serialises them on the one connection.
+/// Every method is synchronous and short (one small transaction, a few milliseconds on a local disk). Writes go
+/// through one connection and reads through another: in WAL mode a reader never waits for a writer, so a read
+/// (loading a room) is not held up by a write waiting for another program's lock. The server calls it through
+/// `RoomStore`, never from the network loop. Calls from several threads are safe: a lock serialises each
+/// connection.
 ///
 /// Times are milliseconds since the Unix epoch (`Timestamp`); identities and roles are plain strings.
 public final class RoomDatabase: Sendable {
@@ -14,7 +16,9 @@ public final class RoomDatabase: Sendable {
     public let path: String
     /// How many chat messages each room keeps; older ones are deleted as new ones arrive.
     public let chatRetention: Int
-    private let connection: Mutex<SQLiteConnection>
+    private let writer: Mutex<SQLiteConnection>
+    private let reader: Mutex<SQLiteConnection>
+    private let writerInterrupter: SQLiteInterrupter
 
     /// The name of the database file inside a data folder.
     public static let fileName = "clubroom.sqlite3"
@@ -28,19 +32,39 @@ public final class RoomDatabase: Sendable {
 
     /// Opens the database at `path`, creating it and bringing its schema up to date.
     ///
-    /// Fails with a `DatabaseError` naming the file when it is not a database, is corrupt, cannot be created, or
-    /// was written by a newer version of this program.
-    public init(path: String, chatRetention: Int = defaultChatRetention) throws(DatabaseError) {
+    /// `busyTimeoutMilliseconds` is how long a statement waits for another program's lock before failing with
+    /// SQLITE_BUSY. Fails with a `DatabaseError` naming the file when it is not a database, is corrupt, cannot be
+    /// created, or was written by a newer version of this program.
+    public init(
+        path: String, chatRetention: Int = defaultChatRetention,
+        busyTimeoutMilliseconds: Int32 = SQLiteConnection.busyTimeoutMilliseconds
+    ) throws(DatabaseError) {
         precondition(chatRetention > 0, "a room keeps at least one chat message")
         self.path = path
         self.chatRetention = chatRetention
-        let opened = try SQLiteConnection(path: path)
+        let opened = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         try Schema.migrate(opened)
-        connection = Mutex(opened)
+        let reading = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        try reading.execute("PRAGMA query_only = 1")
+        writerInterrupter = opened.interrupter
+        writer = Mutex(opened)
+        reader = Mutex(reading)
     }
 
-    private func withConnection<Result: Sendable>(
+    private func withWriter<Result: Sendable>(
         _ body: (SQLiteConnection) throws(DatabaseError) -> Result
+    ) throws(DatabaseError) -> Result {
+        try Self.locked(writer, body)
+    }
+
+    private func withReader<Result: Sendable>(
+        _ body: (SQLiteConnection) throws(DatabaseError) -> Result
+    ) throws(DatabaseError) -> Result {
+        try Self.locked(reader, body)
+    }
+
+    private static func locked<Result: Sendable>(
+        _ connection: borrowing Mutex<SQLiteConnection>, _ body: (SQLiteConnection) throws(DatabaseError) -> Result
     ) throws(DatabaseError) -> Result {
         let outcome: Swift.Result<Result, DatabaseError> = connection.withLock { connection in
             do throws(DatabaseError) {
@@ -52,30 +76,167 @@ public final class RoomDatabase: Sendable {
         return try outcome.get()
     }
 
+    /// Makes a write that is running now (typically one waiting for another program's lock) fail at once with
+    /// SQLITE_INTERRUPT; for a shutdown that cannot wait. Any thread.
+    public func interruptWrite() {
+        writerInterrupter.interrupt()
+    }
+
+    /// Closes both connections; every later call fails. For a shutdown: the file is left consistent.
+    public func close() {
+        writer.withLock { $0.close() }
+        reader.withLock { $0.close() }
+    }
+
+    // MARK: Applying changes
+
+    /// Applies `changes` in order in one transaction, and records that the journal has been applied through
+    /// `journalSeq`. All or nothing: on failure nothing is applied.
+    public func apply(_ changes: [DatabaseChange], throughJournalSeq journalSeq: Int64) throws(DatabaseError) {
+        let retention = Int64(chatRetention)
+        try withWriter { connection throws(DatabaseError) in
+            try connection.transaction { () throws(DatabaseError) in
+                for change in changes {
+                    try Self.perform(change, on: connection, chatRetention: retention)
+                }
+                try connection.prepare("UPDATE journal_state SET applied_seq = ?1 WHERE id = 1 AND applied_seq < ?1")
+                    .bind(.integer(journalSeq)).run()
+            }
+        }
+    }
+
+    /// Applies one change in its own transaction.
+    public func apply(_ change: DatabaseChange) throws(DatabaseError) {
+        let retention = Int64(chatRetention)
+        try withWriter { connection throws(DatabaseError) in
+            try connection.transaction { () throws(DatabaseError) in
+                try Self.perform(change, on: connection, chatRetention: retention)
+            }
+        }
+    }
+
+    /// The journal sequence number this file has been brought up to (0 when none).
+    public func appliedJournalSeq() throws(DatabaseError) -> Int64 {
+        try withReader { connection throws(DatabaseError) in
+            let statement = try connection.prepare("SELECT applied_seq FROM journal_state WHERE id = 1")
+            defer { statement.reset() }
+            return try statement.step() ? statement.int64(at: 0) : 0
+        }
+    }
+
+    /// Marks every role still held in a room as released at `now`: the peers who were in the rooms when the
+    /// server last stopped (or crashed) get the reconnect window from this moment. Returns how many there were.
+    @discardableResult
+    public func releaseHeldRoles(at now: Int64) throws(DatabaseError) -> Int {
+        // Looked at first, so that a start with nothing to release needs no write lock.
+        let held = try withReader { connection throws(DatabaseError) in
+            let statement = try connection.prepare("SELECT count(*) FROM recent_roles WHERE present = 1")
+            defer { statement.reset() }
+            return try statement.step() ? statement.int64(at: 0) : 0
+        }
+        guard held > 0 else { return 0 }
+        return try withWriter { connection throws(DatabaseError) in
+            try connection.transaction { () throws(DatabaseError) in
+                try connection.prepare("UPDATE recent_roles SET present = 0, left_at = ?1 WHERE present = 1")
+                    .bind(.integer(now)).run()
+                return connection.changes
+            }
+        }
+    }
+
+    private static func perform(
+        _ change: DatabaseChange, on connection: SQLiteConnection, chatRetention: Int64
+    ) throws(DatabaseError) {
+        switch change {
+        case .openRoom(let room, let at):
+            try connection.prepare(
+                "INSERT INTO rooms (id, topic, created_at, updated_at) VALUES (?1, '', ?2, ?2) "
+                    + "ON CONFLICT (id) DO NOTHING"
+            ).bind(.text(room), .integer(at)).run()
+        case .setTopic(let room, let topic, let at):
+            try connection.prepare(
+                "INSERT INTO rooms (id, topic, created_at, updated_at) VALUES (?1, ?3, ?2, ?2) "
+                    + "ON CONFLICT (id) DO UPDATE SET topic = ?3, updated_at = ?2"
+            ).bind(.text(room), .integer(at), .text(topic)).run()
+        case .endRoom(let room, let reason, let at):
+            try connection.prepare(
+                "INSERT INTO rooms (id, topic, ended_at, ended_reason, created_at, updated_at) "
+                    + "VALUES (?1, '', ?2, ?3, ?2, ?2) "
+                    + "ON CONFLICT (id) DO UPDATE SET ended_at = ?2, ended_reason = ?3, updated_at = ?2"
+            ).bind(.text(room), .integer(at), .text(reason)).run()
+            // Ending a room sends everyone away: nobody comes back to a role in it, nor to an invitation.
+            try connection.prepare("DELETE FROM recent_roles WHERE room = ?1").bind(.text(room)).run()
+            try connection.prepare("DELETE FROM invitations WHERE room = ?1").bind(.text(room)).run()
+        case .reopenRoom(let room, let at):
+            try connection.prepare(
+                "INSERT INTO rooms (id, topic, created_at, updated_at) VALUES (?1, '', ?2, ?2) "
+                    + "ON CONFLICT (id) DO UPDATE SET ended_at = NULL, ended_reason = NULL, updated_at = ?2"
+            ).bind(.text(room), .integer(at)).run()
+        case .appendChat(let room, let at, let fromIdentity, let fromName, let audience, let text):
+            let (kind, value): (String, SQLiteValue) =
+                switch audience {
+                case .everyone: ("everyone", .null)
+                case .peer(let identity): ("peer", .text(identity))
+                case .role(let role): ("role", .text(role))
+                }
+            try connection.prepare(
+                "INSERT INTO chat_messages (room, at, from_identity, from_name, audience_kind, audience_value, "
+                    + "text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+            ).bind(.text(room), .integer(at), .text(fromIdentity), .text(fromName), .text(kind), value, .text(text))
+                .run()
+            try connection.prepare(
+                "DELETE FROM chat_messages WHERE room = ?1 AND id <= "
+                    + "(SELECT id FROM chat_messages WHERE room = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)"
+            ).bind(.text(room), .integer(chatRetention)).run()
+        case .appendAudit(let room, let at, let actor, let action, let target, let detail):
+            try connection.prepare(
+                "INSERT INTO audit_log (room, at, actor, action, target, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+            ).bind(
+                .text(room), .integer(at), .text(actor), .text(action), target.map { .text($0) } ?? .null,
+                detail.map { .text($0) } ?? .null
+            ).run()
+        case .holdRole(let room, let identity, let role, let at):
+            try connection.prepare(
+                "INSERT INTO recent_roles (room, identity, role, left_at, present) VALUES (?1, ?2, ?3, ?4, 1) "
+                    + "ON CONFLICT (room, identity) DO UPDATE SET role = ?3, left_at = ?4, present = 1"
+            ).bind(.text(room), .text(identity), .text(role), .integer(at)).run()
+        case .releaseRole(let room, let identity, let role, let at):
+            try connection.prepare(
+                "INSERT INTO recent_roles (room, identity, role, left_at, present) VALUES (?1, ?2, ?3, ?4, 0) "
+                    + "ON CONFLICT (room, identity) DO UPDATE SET role = ?3, left_at = ?4, present = 0"
+            ).bind(.text(room), .text(identity), .text(role), .integer(at)).run()
+            try connection.prepare("DELETE FROM recent_roles WHERE present = 0 AND left_at < ?1")
+                .bind(.integer(at.subtractingClamped(Self.recentRoleRetention))).run()
+        case .forgetRole(let room, let identity):
+            try connection.prepare("DELETE FROM recent_roles WHERE room = ?1 AND identity = ?2")
+                .bind(.text(room), .text(identity)).run()
+        case .invite(let room, let invitee, let inviter, let at):
+            try connection.prepare(
+                "INSERT INTO invitations (room, invitee, inviter, at) VALUES (?1, ?2, ?3, ?4) "
+                    + "ON CONFLICT (room, invitee) DO UPDATE SET inviter = ?3, at = ?4"
+            ).bind(.text(room), .text(invitee), .text(inviter), .integer(at)).run()
+        case .endInvitation(let room, let invitee):
+            try connection.prepare("DELETE FROM invitations WHERE room = ?1 AND invitee = ?2")
+                .bind(.text(room), .text(invitee)).run()
+        }
+    }
+
     // MARK: Rooms
 
     /// Makes sure the room exists, creating it open and without a topic; returns it as stored (possibly ended).
     @discardableResult
     public func openRoom(_ room: String, at now: Int64) throws(DatabaseError) -> RoomRecord {
-        try withConnection { connection throws(DatabaseError) in
-            try connection.transaction { () throws(DatabaseError) in
-                try connection.prepare(
-                    "INSERT INTO rooms (id, topic, created_at, updated_at) VALUES (?1, '', ?2, ?2) "
-                        + "ON CONFLICT (id) DO NOTHING"
-                ).bind(.text(room), .integer(now)).run()
-                return try Self.room(room, in: connection)!
-            }
-        }
+        try applyReturningRoom(.openRoom(room: room, at: now))
     }
 
     /// The stored room, or `nil` if it was never opened.
     public func room(_ room: String) throws(DatabaseError) -> RoomRecord? {
-        try withConnection { connection throws(DatabaseError) in try Self.room(room, in: connection) }
+        try withReader { connection throws(DatabaseError) in try Self.room(room, in: connection) }
     }
 
     /// Every stored room, by name.
     public func rooms() throws(DatabaseError) -> [RoomRecord] {
-        try withConnection { connection throws(DatabaseError) in
+        try withReader { connection throws(DatabaseError) in
             let statement = try connection.prepare(
                 "SELECT id, topic, ended_at, ended_reason, created_at, updated_at FROM rooms ORDER BY id")
             var rooms: [RoomRecord] = []
@@ -90,49 +251,45 @@ public final class RoomDatabase: Sendable {
     /// Sets the topic (creating the room if needed) and returns the room.
     @discardableResult
     public func setTopic(_ room: String, topic: String, at now: Int64) throws(DatabaseError) -> RoomRecord {
-        try upsertRoom(
-            room, now: now,
-            sql: "INSERT INTO rooms (id, topic, created_at, updated_at) VALUES (?1, ?3, ?2, ?2) "
-                + "ON CONFLICT (id) DO UPDATE SET topic = ?3, updated_at = ?2",
-            extra: .text(topic))
+        try applyReturningRoom(.setTopic(room: room, topic: topic, at: now))
     }
 
-    /// Marks the room ended with `reason`; it stays ended, across restarts, until `reopenRoom`.
+    /// Marks the room ended with `reason`; it stays ended, across restarts, until `reopenRoom`. The roles held in
+    /// it are forgotten.
     @discardableResult
     public func endRoom(_ room: String, reason: String, at now: Int64) throws(DatabaseError) -> RoomRecord {
-        try upsertRoom(
-            room, now: now,
-            sql: "INSERT INTO rooms (id, topic, ended_at, ended_reason, created_at, updated_at) "
-                + "VALUES (?1, '', ?2, ?3, ?2, ?2) "
-                + "ON CONFLICT (id) DO UPDATE SET ended_at = ?2, ended_reason = ?3, updated_at = ?2",
-            extra: .text(reason))
+        try applyReturningRoom(.endRoom(room: room, reason: reason, at: now))
     }
 
     /// Opens an ended room again (creating it if needed); its topic, audit log and chat are kept.
     @discardableResult
     public func reopenRoom(_ room: String, at now: Int64) throws(DatabaseError) -> RoomRecord {
-        try upsertRoom(
-            room, now: now,
-            sql: "INSERT INTO rooms (id, topic, created_at, updated_at) VALUES (?1, '', ?2, ?2) "
-                + "ON CONFLICT (id) DO UPDATE SET ended_at = NULL, ended_reason = NULL, updated_at = ?2",
-            extra: nil)
+        try applyReturningRoom(.reopenRoom(room: room, at: now))
     }
 
-    private func upsertRoom(
-        _ room: String, now: Int64, sql: String, extra: SQLiteValue?
-    ) throws(DatabaseError)
-        -> RoomRecord
-    {
-        try withConnection { connection throws(DatabaseError) in
+    /// Everything a server needs to bring a room back, read in one consistent look: the room (`nil` when it was
+    /// never opened), its latest `chatLimit` messages, and the roles of the peers who left it at or after
+    /// `rolesSince`.
+    public func load(
+        room: String, chatLimit: Int = defaultChatRetention, rolesSince: Int64
+    ) throws(DatabaseError) -> StoredRoom {
+        try withReader { connection throws(DatabaseError) in
+            try connection.readTransaction { () throws(DatabaseError) in
+                StoredRoom(
+                    record: try Self.room(room, in: connection),
+                    chat: try Self.recentChat(room: room, limit: chatLimit, in: connection),
+                    roles: try Self.releasedRoles(room: room, since: rolesSince, in: connection),
+                    invitations: try Self.invitations(room: room, in: connection))
+            }
+        }
+    }
+
+    private func applyReturningRoom(_ change: DatabaseChange) throws(DatabaseError) -> RoomRecord {
+        let retention = Int64(chatRetention)
+        return try withWriter { connection throws(DatabaseError) in
             try connection.transaction { () throws(DatabaseError) in
-                let statement = try connection.prepare(sql)
-                if let extra {
-                    try statement.bind(.text(room), .integer(now), extra)
-                } else {
-                    try statement.bind(.text(room), .integer(now))
-                }
-                try statement.run()
-                return try Self.room(room, in: connection)!
+                try Self.perform(change, on: connection, chatRetention: retention)
+                return try Self.room(change.room, in: connection)!
             }
         }
     }
@@ -159,13 +316,11 @@ public final class RoomDatabase: Sendable {
     public func appendAudit(
         room: String, at now: Int64, actor: String, action: String, target: String? = nil, detail: String? = nil
     ) throws(DatabaseError) -> AuditRecord {
-        try withConnection { connection throws(DatabaseError) in
-            try connection.prepare(
-                "INSERT INTO audit_log (room, at, actor, action, target, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-            ).bind(
-                .text(room), .integer(now), .text(actor), .text(action), target.map { .text($0) } ?? .null,
-                detail.map { .text($0) } ?? .null
-            ).run()
+        let retention = Int64(chatRetention)
+        return try withWriter { connection throws(DatabaseError) in
+            try Self.perform(
+                .appendAudit(room: room, at: now, actor: actor, action: action, target: target, detail: detail),
+                on: connection, chatRetention: retention)
             return AuditRecord(
                 id: connection.lastInsertRowID, room: room, at: now, actor: actor, action: action, target: target,
                 detail: detail)
@@ -174,7 +329,7 @@ public final class RoomDatabase: Sendable {
 
     /// The room's audit log, oldest first; with `limit`, only the latest `limit` entries.
     public func auditLog(room: String, limit: Int? = nil) throws(DatabaseError) -> [AuditRecord] {
-        try withConnection { connection throws(DatabaseError) in
+        try withReader { connection throws(DatabaseError) in
             let statement = try connection.prepare(
                 "SELECT id, room, at, actor, action, target, detail FROM "
                     + "(SELECT * FROM audit_log WHERE room = ?1 ORDER BY id DESC LIMIT ?2) ORDER BY id")
@@ -200,99 +355,137 @@ public final class RoomDatabase: Sendable {
         room: String, at now: Int64, fromIdentity: String, fromName: String, audience: ChatAudienceRecord,
         text: String
     ) throws(DatabaseError) -> ChatRecord {
-        let (kind, value): (String, SQLiteValue) =
-            switch audience {
-            case .everyone: ("everyone", .null)
-            case .peer(let identity): ("peer", .text(identity))
-            case .role(let role): ("role", .text(role))
-            }
         let retention = Int64(chatRetention)
-        return try withConnection { connection throws(DatabaseError) in
+        return try withWriter { connection throws(DatabaseError) in
             try connection.transaction { () throws(DatabaseError) in
-                try connection.prepare(
-                    "INSERT INTO chat_messages (room, at, from_identity, from_name, audience_kind, audience_value, "
-                        + "text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-                ).bind(
-                    .text(room), .integer(now), .text(fromIdentity), .text(fromName), .text(kind), value, .text(text)
-                ).run()
-                let id = connection.lastInsertRowID
-                try connection.prepare(
-                    "DELETE FROM chat_messages WHERE room = ?1 AND id <= "
-                        + "(SELECT id FROM chat_messages WHERE room = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)"
-                ).bind(.text(room), .integer(retention)).run()
+                try Self.perform(
+                    .appendChat(
+                        room: room, at: now, fromIdentity: fromIdentity, fromName: fromName, audience: audience,
+                        text: text),
+                    on: connection, chatRetention: retention)
+                // The trim that follows the insert is a DELETE, which leaves the last inserted row id alone.
                 return ChatRecord(
-                    id: id, room: room, at: now, fromIdentity: fromIdentity, fromName: fromName, audience: audience,
-                    text: text)
+                    id: connection.lastInsertRowID, room: room, at: now, fromIdentity: fromIdentity, fromName: fromName,
+                    audience: audience, text: text)
             }
         }
     }
 
     /// The room's latest `limit` chat messages, oldest first, for every audience (the caller filters).
     public func recentChat(room: String, limit: Int = defaultChatRetention) throws(DatabaseError) -> [ChatRecord] {
-        try withConnection { connection throws(DatabaseError) in
-            let statement = try connection.prepare(
-                "SELECT id, room, at, from_identity, from_name, audience_kind, audience_value, text FROM "
-                    + "(SELECT * FROM chat_messages WHERE room = ?1 ORDER BY id DESC LIMIT ?2) ORDER BY id")
-            try statement.bind(.text(room), .integer(Int64(max(limit, 0))))
-            var messages: [ChatRecord] = []
-            while try statement.step() {
-                let value = statement.text(at: 6)
-                let audience: ChatAudienceRecord =
-                    switch statement.text(at: 5) {
-                    case "peer": .peer(value)
-                    case "role": .role(value)
-                    default: .everyone
-                    }
-                messages.append(
-                    ChatRecord(
-                        id: statement.int64(at: 0), room: statement.text(at: 1), at: statement.int64(at: 2),
-                        fromIdentity: statement.text(at: 3), fromName: statement.text(at: 4), audience: audience,
-                        text: statement.text(at: 7)))
-            }
-            statement.reset()
-            return messages
+        try withReader { connection throws(DatabaseError) in
+            try Self.recentChat(room: room, limit: limit, in: connection)
         }
     }
 
-    // MARK: Roles of peers who left
+    private static func recentChat(
+        room: String, limit: Int, in connection: SQLiteConnection
+    ) throws(DatabaseError) -> [ChatRecord] {
+        let statement = try connection.prepare(
+            "SELECT id, room, at, from_identity, from_name, audience_kind, audience_value, text FROM "
+                + "(SELECT * FROM chat_messages WHERE room = ?1 ORDER BY id DESC LIMIT ?2) ORDER BY id")
+        try statement.bind(.text(room), .integer(Int64(max(limit, 0))))
+        var messages: [ChatRecord] = []
+        while try statement.step() {
+            let value = statement.text(at: 6)
+            let audience: ChatAudienceRecord =
+                switch statement.text(at: 5) {
+                case "peer": .peer(value)
+                case "role": .role(value)
+                default: .everyone
+                }
+            messages.append(
+                ChatRecord(
+                    id: statement.int64(at: 0), room: statement.text(at: 1), at: statement.int64(at: 2),
+                    fromIdentity: statement.text(at: 3), fromName: statement.text(at: 4), audience: audience,
+                    text: statement.text(at: 7)))
+        }
+        statement.reset()
+        return messages
+    }
+
+    // MARK: Roles
 
     /// Records that `identity` left `room` holding `role` at `leftAt`, replacing any earlier record, and prunes
-    /// records older than `recentRoleRetention`.
+    /// records of departures older than `recentRoleRetention`.
     public func rememberRole(room: String, identity: String, role: String, leftAt: Int64) throws(DatabaseError) {
-        try withConnection { connection throws(DatabaseError) in
-            try connection.transaction { () throws(DatabaseError) in
-                try connection.prepare(
-                    "INSERT INTO recent_roles (room, identity, role, left_at) VALUES (?1, ?2, ?3, ?4) "
-                        + "ON CONFLICT (room, identity) DO UPDATE SET role = ?3, left_at = ?4"
-                ).bind(.text(room), .text(identity), .text(role), .integer(leftAt)).run()
-                try connection.prepare("DELETE FROM recent_roles WHERE left_at < ?1")
-                    .bind(.integer(leftAt.subtractingClamped(Self.recentRoleRetention))).run()
-            }
-        }
+        try apply(.releaseRole(room: room, identity: identity, role: role, at: leftAt))
     }
 
     /// The role `identity` held when it left `room`, if it left at most `within` milliseconds before `now`
-    /// (inclusive: a peer back exactly 60,000 ms after leaving still gets its role).
+    /// (inclusive: a peer back exactly 60,000 ms after leaving still gets its role). A peer still in the room
+    /// has no such role.
     public func recentRole(
         room: String, identity: String, within: Int64 = 60_000, now: Int64
     ) throws(DatabaseError)
         -> String?
     {
-        try withConnection { connection throws(DatabaseError) in
+        try withReader { connection throws(DatabaseError) in
             let statement = try connection.prepare(
-                "SELECT role FROM recent_roles WHERE room = ?1 AND identity = ?2 AND left_at >= ?3")
+                "SELECT role FROM recent_roles WHERE room = ?1 AND identity = ?2 AND present = 0 AND left_at >= ?3")
             try statement.bind(.text(room), .text(identity), .integer(now.subtractingClamped(within)))
             defer { statement.reset() }
             return try statement.step() ? statement.text(at: 0) : nil
         }
     }
 
+    /// The roles held in `room` by the peers in it now (as far as this file knows).
+    public func heldRoles(room: String) throws(DatabaseError) -> [RoleRecord] {
+        try withReader { connection throws(DatabaseError) in
+            let statement = try connection.prepare(
+                "SELECT identity, role, left_at FROM recent_roles WHERE room = ?1 AND present = 1 ORDER BY identity")
+            try statement.bind(.text(room))
+            var roles: [RoleRecord] = []
+            while try statement.step() {
+                roles.append(
+                    RoleRecord(identity: statement.text(at: 0), role: statement.text(at: 1), at: statement.int64(at: 2))
+                )
+            }
+            statement.reset()
+            return roles
+        }
+    }
+
+    private static func releasedRoles(
+        room: String, since: Int64, in connection: SQLiteConnection
+    ) throws(DatabaseError) -> [RoleRecord] {
+        let statement = try connection.prepare(
+            "SELECT identity, role, left_at FROM recent_roles WHERE room = ?1 AND present = 0 AND left_at >= ?2 "
+                + "ORDER BY identity")
+        try statement.bind(.text(room), .integer(since))
+        var roles: [RoleRecord] = []
+        while try statement.step() {
+            roles.append(
+                RoleRecord(identity: statement.text(at: 0), role: statement.text(at: 1), at: statement.int64(at: 2)))
+        }
+        statement.reset()
+        return roles
+    }
+
+    /// The invitations to speak pending in `room`, oldest first.
+    public func invitations(room: String) throws(DatabaseError) -> [InvitationRecord] {
+        try withReader { connection throws(DatabaseError) in try Self.invitations(room: room, in: connection) }
+    }
+
+    private static func invitations(
+        room: String, in connection: SQLiteConnection
+    ) throws(DatabaseError) -> [InvitationRecord] {
+        let statement = try connection.prepare(
+            "SELECT invitee, inviter, at FROM invitations WHERE room = ?1 ORDER BY at, invitee")
+        try statement.bind(.text(room))
+        var invitations: [InvitationRecord] = []
+        while try statement.step() {
+            invitations.append(
+                InvitationRecord(
+                    invitee: statement.text(at: 0), inviter: statement.text(at: 1), at: statement.int64(at: 2)))
+        }
+        statement.reset()
+        return invitations
+    }
+
     /// Forgets the role `identity` held when it left `room` (once it has been given back, for instance).
     public func forgetRole(room: String, identity: String) throws(DatabaseError) {
-        try withConnection { connection throws(DatabaseError) in
-            try connection.prepare("DELETE FROM recent_roles WHERE room = ?1 AND identity = ?2")
-                .bind(.text(room), .text(identity)).run()
-        }
+        try apply(.forgetRole(room: room, identity: identity))
     }
 }
 

@@ -101,3 +101,49 @@ public struct ChatRecord: Sendable, Equatable {
         self.text = text
     }
 }
+
+/// A role an identity holds in a room, or held when it left: `at` is when it left (or, while it is in the room,
+/// when it took the role).
+public struct RoleRecord: Sendable, Equatable {
+    public var identity: String
+    public var role: String
+    public var at: Int64
+
+    public init(identity: String, role: String, at: Int64) {
+        self.identity = identity
+        self.role = role
+        self.at = at
+    }
+}
+
+/// A pending invitation to speak: who was invited, by whom, and when (milliseconds since the Unix epoch).
+public struct InvitationRecord: Sendable, Equatable {
+    public var invitee: String
+    public var inviter: String
+    public var at: Int64
+
+    public init(invitee: String, inviter: String, at: Int64) {
+        self.invitee = invitee
+        self.inviter = inviter
+        self.at = at
+    }
+}
+
+/// What a server reads to bring a room back (`RoomDatabase.load`).
+public struct StoredRoom: Sendable, Equatable {
+    /// The room, or `nil` when it was never opened.
+    public var record: RoomRecord?
+    /// The latest chat messages, oldest first.
+    public var chat: [ChatRecord]
+    /// The roles of the peers who left recently, each with when it left.
+    public var roles: [RoleRecord]
+    /// The invitations to speak still pending, oldest first.
+    public var invitations: [InvitationRecord]
+
+    public init(record: RoomRecord?, chat: [ChatRecord], roles: [RoleRecord], invitations: [InvitationRecord] = []) {
+        self.record = record
+        self.chat = chat
+        self.roles = roles
+        self.invitations = invitations
+    }
+}

@@ -1,4 +1,5 @@
 import CSQLite
+import Synchronization
 
 /// A failure from the database: which file, what SQLite said, and the statement that was running.
 public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -44,16 +45,25 @@ public enum SQLiteValue: Sendable, Equatable {
 public final class SQLiteConnection {
     /// The database file.
     public let path: String
-    private let handle: OpaquePointer
+    private var handle: OpaquePointer?
     private var statements: [String: SQLiteStatement] = [:]
+    /// Stops this connection's running statement; the one part of it that other threads may use.
+    public let interrupter: SQLiteInterrupter
 
-    /// Milliseconds a statement waits for another connection's lock before failing with SQLITE_BUSY.
+    /// Milliseconds a statement waits for another connection's lock before failing with SQLITE_BUSY, by default.
     public static let busyTimeoutMilliseconds: Int32 = 5000
 
     /// Opens (creating when missing) the database at `path`, switches it to WAL and sets the busy timeout.
     ///
+    /// With `exclusive`, the connection takes the file for itself at once and keeps it until closed: no other
+    /// connection, in this process or another, can read or write it meanwhile (SQLite's `EXCLUSIVE` locking mode,
+    /// where WAL needs no shared-memory file). A file another connection holds that way fails with SQLITE_BUSY.
+    ///
     /// A file that is not an SQLite database fails here, with SQLite's message and the path.
-    public init(path: String) throws(DatabaseError) {
+    public init(
+        path: String, busyTimeoutMilliseconds: Int32 = SQLiteConnection.busyTimeoutMilliseconds,
+        exclusive: Bool = false
+    ) throws(DatabaseError) {
         self.path = path
         var opened: OpaquePointer? = nil
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
@@ -64,9 +74,15 @@ public final class SQLiteConnection {
             throw DatabaseError(path: path, code: status, message: message, sql: nil)
         }
         handle = opened
-        sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds)
+        interrupter = SQLiteInterrupter(opened)
+        sqlite3_extended_result_codes(opened, 1)
+        sqlite3_busy_timeout(opened, busyTimeoutMilliseconds)
         do throws(DatabaseError) {
+            if exclusive {
+                // Before the first access, so that WAL runs without shared memory; the write lock taken by
+                // BEGIN EXCLUSIVE below is then held for the connection's life.
+                try execute("PRAGMA locking_mode = EXCLUSIVE")
+            }
             let mode = try prepare("PRAGMA journal_mode = WAL")
             guard try mode.step(), mode.text(at: 0).lowercased() == "wal" else {
                 throw DatabaseError(
@@ -76,20 +92,34 @@ public final class SQLiteConnection {
             mode.reset()
             // NORMAL is durable across application crashes in WAL mode; only a power loss can drop the last commits.
             try execute("PRAGMA synchronous = NORMAL")
+            if exclusive {
+                try execute("BEGIN EXCLUSIVE")
+                try execute("COMMIT")
+            }
         } catch {
-            statements.removeAll()
-            sqlite3_close_v2(handle)
+            close()
             throw error
         }
     }
 
     deinit {
+        close()
+    }
+
+    /// Finalizes the statements and closes the connection (releasing its locks); later calls fail with
+    /// SQLITE_MISUSE. Safe to call twice.
+    public func close() {
         statements.removeAll()
-        sqlite3_close_v2(handle)
+        interrupter.forget()
+        if let handle {
+            sqlite3_close_v2(handle)
+        }
+        handle = nil
     }
 
     /// Runs one or more statements that return no rows.
     public func execute(_ sql: String) throws(DatabaseError) {
+        guard let handle else { throw closedFailure(sql: sql) }
         let status = sqlite3_exec(handle, sql, nil, nil, nil)
         guard status == SQLITE_OK else {
             throw failure(status, sql: sql)
@@ -104,6 +134,7 @@ public final class SQLiteConnection {
             cached.reset()
             return cached
         }
+        guard let handle else { throw closedFailure(sql: sql) }
         var prepared: OpaquePointer? = nil
         let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
         guard status == SQLITE_OK, let prepared else {
@@ -112,6 +143,20 @@ public final class SQLiteConnection {
         let statement = SQLiteStatement(connection: self, handle: prepared, sql: sql)
         statements[sql] = statement
         return statement
+    }
+
+    /// Runs `body` inside `BEGIN` … `COMMIT`: its reads see one consistent state of the file (WAL readers never
+    /// wait for a writer).
+    public func readTransaction<Result>(_ body: () throws(DatabaseError) -> Result) throws(DatabaseError) -> Result {
+        try execute("BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back if it throws.
@@ -129,16 +174,45 @@ public final class SQLiteConnection {
 
     /// The row id of the last successful insert on this connection.
     public var lastInsertRowID: Int64 {
-        sqlite3_last_insert_rowid(handle)
+        handle.map { sqlite3_last_insert_rowid($0) } ?? 0
     }
 
     /// Rows changed by the last statement.
     public var changes: Int {
-        Int(sqlite3_changes(handle))
+        handle.map { Int(sqlite3_changes($0)) } ?? 0
     }
 
     func failure(_ status: Int32, sql: String?) -> DatabaseError {
-        DatabaseError(path: path, code: status, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        guard let handle else { return closedFailure(sql: sql) }
+        return DatabaseError(path: path, code: status, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    private func closedFailure(sql: String?) -> DatabaseError {
+        DatabaseError(path: path, code: SQLITE_MISUSE, message: "the connection is closed", sql: sql)
+    }
+}
+
+/// Makes a connection's running statement stop as soon as it can, failing with SQLITE_INTERRUPT (including one
+/// waiting for another connection's lock), from any thread; does nothing once the connection is closed.
+public final class SQLiteInterrupter: @unchecked Sendable {
+    // Safe to share: the handle is only passed to sqlite3_interrupt, which SQLite allows from any thread, and the
+    // lock keeps that from racing with the connection's close.
+    // The handle's address, 0 once the connection closed.
+    private let state: Mutex<Int>
+
+    init(_ handle: OpaquePointer) {
+        state = Mutex(Int(bitPattern: handle))
+    }
+
+    /// Interrupts the statement running now, if any.
+    public func interrupt() {
+        state.withLock { address in
+            if let handle = OpaquePointer(bitPattern: address) { sqlite3_interrupt(handle) }
+        }
+    }
+
+    func forget() {
+        state.withLock { $0 = 0 }
     }
 }
 

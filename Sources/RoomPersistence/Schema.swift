@@ -41,7 +41,27 @@ enum Schema {
             PRIMARY KEY (room, identity)
         ) STRICT;
         CREATE INDEX recent_roles_by_time ON recent_roles (left_at);
+        """,
+        // Roles of peers in the room now (present = 1), so that a crash does not lose them, and how far the
+        // change journal has been applied to this file.
         """
+        ALTER TABLE recent_roles ADD COLUMN present INTEGER NOT NULL DEFAULT 0 CHECK (present IN (0, 1));
+        CREATE TABLE journal_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            applied_seq INTEGER NOT NULL
+        ) STRICT;
+        INSERT INTO journal_state (id, applied_seq) VALUES (1, 0);
+        """,
+        // Pending invitations to speak, so that a restart of the server does not lose them.
+        """
+        CREATE TABLE invitations (
+            room TEXT NOT NULL,
+            invitee TEXT NOT NULL,
+            inviter TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            PRIMARY KEY (room, invitee)
+        ) STRICT;
+        """,
     ]
 
     /// The schema version this program writes.

@@ -141,6 +141,11 @@ public enum ControlCodec {
         case .peerLeft(let peer, let reason):
             object["peer"] = .string(peer.rawValue)
             object["reason"] = .string(reason.rawValue)
+        case .peersLeft(let departures):
+            object["peers"] = .array(
+                departures.map {
+                    .object(JSONObject([("peer", .string($0.peer.rawValue)), ("reason", .string($0.reason.rawValue))]))
+                })
         case .roleChanged(let peer, let role, let by, let stepUp):
             object["peer"] = .string(peer.rawValue)
             object["role"] = .string(role.rawValue)
@@ -279,11 +284,14 @@ public enum ControlCodec {
             guard !peers.isEmpty else { throw ControlDecodeError(.badRequest, "\"peers\" is empty") }
             event = .peersJoined(peers)
         case "peer_left":
-            let reasonText = try fields.string("reason")
-            guard let reason = LeaveReason(rawValue: reasonText) else {
-                throw ControlDecodeError(.badRequest, "unknown leave reason \"\(reasonText)\"")
+            event = .peerLeft(peer: try fields.peer("peer"), reason: try fields.leaveReason())
+        case "peers_left":
+            let departures = try fields.array("peers").map { value throws(ControlDecodeError) in
+                let departure = Fields(try objectValue(value, "peers"))
+                return Departure(try departure.peer("peer"), try departure.leaveReason())
             }
-            event = .peerLeft(peer: try fields.peer("peer"), reason: reason)
+            guard !departures.isEmpty else { throw ControlDecodeError(.badRequest, "\"peers\" is empty") }
+            event = .peersLeft(departures)
         case "role_changed":
             event = .roleChanged(
                 peer: try fields.peer("peer"), role: RoleName(try fields.string("role")), by: try fields.actor(),
@@ -545,6 +553,15 @@ struct Fields {
         let text = try string(key, maxBytes: ControlLimits.maxIdentityBytes)
         guard !text.isEmpty else { throw ControlDecodeError(.badRequest, "the field \"\(key)\" is empty") }
         return PeerID(text)
+    }
+
+    /// Why a peer left (`reason`).
+    func leaveReason() throws(ControlDecodeError) -> LeaveReason {
+        let text = try string("reason")
+        guard let reason = LeaveReason(rawValue: text) else {
+            throw ControlDecodeError(.badRequest, "unknown leave reason \"\(text)\"")
+        }
+        return reason
     }
 
     /// Who made a change (`by`): an identity, or empty when the server made it itself.

@@ -138,6 +138,17 @@ public enum LeaveReason: String, Sendable, Equatable, CaseIterable {
     case disconnected
 }
 
+/// A peer who left, and why: one entry of `peers_left`.
+public struct Departure: Sendable, Equatable {
+    public var peer: PeerID
+    public var reason: LeaveReason
+
+    public init(_ peer: PeerID, _ reason: LeaveReason) {
+        self.peer = peer
+        self.reason = reason
+    }
+}
+
 /// The code of an `error` message. Unknown codes from a newer server are kept as they are.
 public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     public var rawValue: String
@@ -168,6 +179,9 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let roomFull = ErrorCode(rawValue: "room_full")
     /// The server failed; the request may be retried.
     public static let `internal` = ErrorCode(rawValue: "internal")
+    /// The request took effect in the room, but the server could not save it (a full disk, say): it is lost if
+    /// the server stops before it can write again.
+    public static let notSaved = ErrorCode(rawValue: "not_saved")
 }
 
 /// Something the server tells a client: the protocol's event messages, each carrying RoomCore's values
@@ -180,6 +194,9 @@ public enum WireEvent: Sendable, Equatable {
     /// S − k + 1 + i. The server sends it when people join faster than it announces them one by one.
     case peersJoined([AnnouncedPeer])
     case peerLeft(peer: PeerID, reason: LeaveReason)
+    /// Several departures announced at once, in order, numbered as in `peersJoined`. The server sends it when
+    /// people leave faster than it announces them one by one (a crowd timing out together).
+    case peersLeft([Departure])
     /// `stepUp` is the role the peer may take back themself afterwards, when there is one.
     case roleChanged(peer: PeerID, role: RoleName, by: PeerID, stepUp: RoleName?)
     case handRaised(peer: PeerID, at: Timestamp)
@@ -211,6 +228,7 @@ public enum WireEvent: Sendable, Equatable {
         case .peerJoined: "peer_joined"
         case .peersJoined: "peers_joined"
         case .peerLeft: "peer_left"
+        case .peersLeft: "peers_left"
         case .roleChanged: "role_changed"
         case .handRaised: "hand_raised"
         case .handLowered: "hand_lowered"

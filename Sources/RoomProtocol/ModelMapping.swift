@@ -8,24 +8,27 @@ import RoomCore
 /// file says, for every server message, which `RoomAction`s a client's store receives.
 extension ServerMessage {
     /// The actions for this message as the client `selfID` applies it, in order: none when the store has no use
-    /// for it, one per peer for a `peers_joined` (each with its own sequence number). `selfID` is this client's
-    /// identity once known (from the last `joined`).
+    /// for it, one per peer for a `peers_joined` or `peers_left` (each with its own sequence number). `selfID` is
+    /// this client's identity once known (from the last `joined`).
     public func roomActions(selfID: PeerID?) -> [RoomAction] {
-        if case .peersJoined(let peers) = event {
-            let last = max(0, seq ?? 0)
-            let first = last - Int64(peers.count) + 1
-            return peers.enumerated().map { index, announced in
-                .server(
-                    .peerJoined(announced.peer, invitation: announced.invitation),
-                    seq: UInt64(max(0, first + Int64(index))))
+        let last = max(0, seq ?? 0)
+        func numbered(_ events: [ServerEvent]) -> [RoomAction] {
+            let first = last - Int64(events.count) + 1
+            return events.enumerated().map { index, event in
+                .server(event, seq: UInt64(max(0, first + Int64(index))))
             }
+        }
+        switch event {
+        case .peersJoined(let peers): return numbered(peers.map { .peerJoined($0.peer, invitation: $0.invitation) })
+        case .peersLeft(let departures): return numbered(departures.map { .peerLeft($0.peer) })
+        default: break
         }
         guard let event = roomEvent(selfID: selfID) else { return [] }
         return [.server(event, seq: UInt64(max(0, seq ?? 0)))]
     }
 
-    /// RoomCore's event for this message, or nil when it is not for this client's store (a `peers_joined`, which
-    /// `roomActions` splits).
+    /// RoomCore's event for this message, or nil when it is not for this client's store (a `peers_joined` or
+    /// `peers_left`, which `roomActions` splits).
     public func roomEvent(selfID: PeerID?) -> ServerEvent? {
         switch event {
         case .joined(let snapshot):
@@ -43,7 +46,7 @@ extension ServerMessage {
                     seq: UInt64(max(0, seq ?? 0)), invitations: invitations, stepUp: me?.stepUp,
                     tokenRole: snapshot.tokenRole))
         case .peerJoined(let announced): return .peerJoined(announced.peer, invitation: announced.invitation)
-        case .peersJoined: return nil
+        case .peersJoined, .peersLeft: return nil
         case .peerLeft(let id, _): return .peerLeft(id)
         case .roleChanged(let id, let role, let by, let stepUp):
             return .roleChanged(id, to: role, by: Self.actor(by), stepUp: stepUp)

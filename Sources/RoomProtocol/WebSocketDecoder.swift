@@ -5,6 +5,9 @@
 /// fragments of a data message. The first broken rule throws a ``WebSocketProtocolError`` with the close code to
 /// use, and every later call throws it again: a decoder that failed never yields another message.
 public struct WebSocketDecoder: Sendable {
+    /// Bytes of buffer kept between messages; more than the usual control message, far less than the largest.
+    static let keptCapacity = 4096
+
     /// The default largest data message: 64 KiB.
     public static let defaultMaxMessageSize = 64 * 1024
 
@@ -120,7 +123,8 @@ public struct WebSocketDecoder: Sendable {
         }
         readIndex += headerLength + payloadLength
         if readIndex == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.count <= 1 << 16)
+            // Room for a usual message is kept; a big one's is given back, so an idle connection stays small.
+            buffer.removeAll(keepingCapacity: buffer.capacity <= Self.keptCapacity)
             readIndex = 0
         }
         return WebSocketFrame(fin: fin, opcode: opcode, payload: payload)

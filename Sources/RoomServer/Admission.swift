@@ -34,32 +34,65 @@ extension ServerState {
             return
         }
         let id = PeerID(claims.subject)
-        switch rooms.join(id, name: claims.name, role: RoleName(claims.role), room: roomName, now: now) {
-        case .refused(let reason):
-            log.info("\(connection): \(id) refused from room \(roomName): \(reason.rawValue)")
-            connection.close(code: WebSocketCloseCode(reason.code), reason: ServerClose.reason(reason))
-        case .joined(let snapshot, let outcome, let replaced):
-            let entry = ConnectionEntry(
-                connection: connection, room: roomName, peer: id,
-                bucket: LeakyBucket(capacity: configuration.rateBurst, drainPerSecond: configuration.ratePerSecond))
-            if let previous = connections.admit(entry), replaced {
-                previous.close(.replaced)
-            }
-            entry.send(snapshot)
-            let room = rooms.authority(roomName, now: now)
-            media?.joined(id, room: roomName, mayPublish: room.mayPublish(id), connection: connection)
-            log.info(
-                "\(connection): \(id) joined room \(roomName) as \(room.peers[id]?.role.rawValue ?? "?")\(replaced ? " (replacing an older connection)" : "")"
-            )
-            rooms.publish(outcome, in: roomName)
+        let entry = ConnectionEntry(
+            connection: connection, room: roomName, peer: id,
+            bucket: LeakyBucket(capacity: configuration.rateBurst, drainPerSecond: configuration.ratePerSecond))
+        connections.register(entry)
+        // The connection this one takes over from, once the room has accepted the join.
+        var previous: ConnectionEntry?
+        let ticket = JoinTicket(
+            id: id, name: claims.name, role: RoleName(claims.role), now: now,
+            isWanted: { [connections] in connections.isOpen(entry) },
+            answer: { [self] answer in
+                switch answer {
+                case .refused(let reason):
+                    log.info("\(connection): \(id) refused from room \(roomName): \(reason.rawValue)")
+                    connection.close(code: WebSocketCloseCode(reason.code), reason: ServerClose.reason(reason))
+                case .unavailable:
+                    connection.close(
+                        code: WebSocketCloseCode(ServerClose.roomUnavailable.code),
+                        reason: ServerClose.roomUnavailable.reason)
+                case .accepted:
+                    previous = connections.accepted(entry)
+                case .admitted(let snapshot, let outcome, let replaced):
+                    admit(entry, previous: previous, snapshot: snapshot, outcome: outcome, replaced: replaced)
+                }
+            })
+        rooms.join(ticket, room: roomName)
+    }
+
+    /// Carries out a committed join: the older connection of the identity goes, the joiner gets its snapshot
+    /// and its media; the caller then announces the join to the others.
+    private func admit(
+        _ entry: ConnectionEntry, previous: ConnectionEntry?, snapshot: ServerMessage, outcome: Outcome,
+        replaced: Bool
+    ) {
+        previous?.close(.replaced)
+        guard let roomName = entry.room, let id = entry.peer, connections.admit(entry) else {
+            // A newer connection of the same identity took over before this join was carried out.
+            if connections.isOpen(entry) { entry.close(.replaced) }
+            return
         }
+        entry.send(snapshot)
+        let mayPublish = outcome.gates.last { $0.peer == id }?.open ?? false
+        media?.joined(id, room: roomName, mayPublish: mayPublish, connection: entry.connection)
+        var role = "?"
+        if case .joined(let state) = snapshot.event, let me = state.peers.first(where: { $0.peer.id == id }) {
+            role = me.peer.role.rawValue
+        }
+        log.info(
+            "\(entry.connection): \(id) joined room \(roomName) as \(role)\(replaced ? " (replacing an older connection)" : "")"
+        )
     }
 
     func closed(_ connection: WebSocketConnection, code: WebSocketCloseCode, reason: String) {
         guard let entry = connections.closed(connection), let roomName = entry.room, let peer = entry.peer else {
             return
         }
+        // A server that is stopping closes everyone itself: nobody has left, and the roles held in the rooms stay
+        // recorded as held, so that everyone gets them back when the server is back.
+        guard !stopping else { return }
         log.info("\(connection): \(peer) left room \(roomName) (\(code) \(reason))")
-        rooms.leave(peer, reason: code == .normal ? .left : .disconnected, from: roomName, now: currentTimestamp())
+        rooms.leave(peer, reason: code == .normal ? .left : .disconnected, from: roomName)
     }
 }

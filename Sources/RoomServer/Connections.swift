@@ -5,7 +5,8 @@ import RoomTransport
 /// The state of one open connection; loop thread only.
 final class ConnectionEntry {
     let connection: WebSocketConnection
-    /// The room and peer this connection speaks for; nil once it was replaced, removed or closed by the room.
+    /// The room and peer this connection speaks for; nil once a newer connection of the same identity took over,
+    /// or the room closed it.
     var room: String?
     var peer: PeerID?
     var bucket: LeakyBucket
@@ -32,41 +33,79 @@ final class ConnectionEntry {
     }
 }
 
-/// Every open connection, and the one each peer of each room speaks through; loop thread only.
+/// Every open connection, the one that speaks for each peer of each room, and the ones that receive each room's
+/// messages; loop thread only.
+///
+/// A connection speaks for its peer from the moment the room accepts its join (its requests count, and its
+/// close is the peer's departure), and receives the room's messages once its join is admitted: after the join is
+/// committed and the snapshot sent, so it never hears of anything older than its snapshot.
 final class Connections {
     private var entries: [Int: ConnectionEntry] = [:]
+    private var speakers: [String: [PeerID: ConnectionEntry]] = [:]
     private var members: [String: [PeerID: ConnectionEntry]] = [:]
 
-    /// The entry of an admitted connection.
+    /// The entry of an open connection that asked to join.
     func entry(for connection: WebSocketConnection) -> ConnectionEntry? {
         entries[connection.id]
     }
 
-    /// The connections of a room's peers.
+    /// The connections that receive a room's messages, by peer.
     func members(of room: String) -> [PeerID: ConnectionEntry] {
         members[room] ?? [:]
     }
 
-    /// Makes `entry` the connection of its peer, and returns the one it takes over from, if any.
-    func admit(_ entry: ConnectionEntry) -> ConnectionEntry? {
-        guard let room = entry.room, let peer = entry.peer else { return nil }
+    /// Keeps a connection whose join the room is still to decide.
+    func register(_ entry: ConnectionEntry) {
         entries[entry.connection.id] = entry
-        let previous = members[room]?[peer]
-        members[room, default: [:]][peer] = entry
+    }
+
+    /// Whether `entry` is still open and waiting for its join.
+    func isOpen(_ entry: ConnectionEntry) -> Bool {
+        entries[entry.connection.id] === entry
+    }
+
+    /// The room accepted `entry`'s join: it speaks for its peer from now on. Returns the connection it takes
+    /// over from, which no longer speaks for the peer (its close is no departure) and is closed once `entry` is
+    /// admitted.
+    func accepted(_ entry: ConnectionEntry) -> ConnectionEntry? {
+        guard let room = entry.room, let peer = entry.peer else { return nil }
+        let previous = speakers[room]?[peer]
+        speakers[room, default: [:]][peer] = entry
+        guard let previous, previous !== entry else { return nil }
+        previous.room = nil
+        previous.peer = nil
         return previous
     }
 
-    /// Forgets a closed connection; returns its entry when it still spoke for a peer of a room.
+    /// `entry`'s join is carried out: it receives the room's messages from now on. False when it no longer speaks
+    /// for its peer (closed, or taken over by a newer connection meanwhile).
+    func admit(_ entry: ConnectionEntry) -> Bool {
+        guard let room = entry.room, let peer = entry.peer, speakers[room]?[peer] === entry else { return false }
+        members[room, default: [:]][peer] = entry
+        return true
+    }
+
+    /// Forgets a closed connection; returns its entry when it spoke for a peer of a room (its close is then
+    /// that peer's departure).
     func closed(_ connection: WebSocketConnection) -> ConnectionEntry? {
         guard let entry = entries.removeValue(forKey: connection.id) else { return nil }
-        guard let room = entry.room, let peer = entry.peer, members[room]?[peer] === entry else { return nil }
-        members[room]?[peer] = nil
+        guard let room = entry.room, let peer = entry.peer, speakers[room]?[peer] === entry else { return nil }
+        forget(peer, in: room)
         return entry
     }
 
     /// Takes a peer's connection out of its room, for the room to close it.
     func detach(_ peer: PeerID, from room: String) -> ConnectionEntry? {
-        members[room]?.removeValue(forKey: peer)
+        let entry = speakers[room]?[peer]
+        forget(peer, in: room)
+        return entry
+    }
+
+    private func forget(_ peer: PeerID, in room: String) {
+        speakers[room]?[peer] = nil
+        if speakers[room]?.isEmpty == true { speakers[room] = nil }
+        members[room]?[peer] = nil
+        if members[room]?.isEmpty == true { members[room] = nil }
     }
 }
 
@@ -75,6 +114,7 @@ final class Connections {
 enum ServerClose {
     static let tokenMissing = (code: UInt16(4000), reason: "No token: send it as Authorization: Bearer or ?token=.")
     static let identityUnusable = (code: UInt16(4001), reason: "The token's identity is empty or too long.")
+    static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
 
     static func reason(_ close: CloseReason) -> String {
         switch close {

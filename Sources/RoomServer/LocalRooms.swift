@@ -1,5 +1,6 @@
 import RoomCore
 import RoomProtocol
+import RoomTransport
 
 /// Something that carries out part of what a room decided. Consumers read only the outcome (never the room),
 /// so the same outcome can be applied wherever it arrives.
@@ -7,78 +8,177 @@ protocol OutcomeConsumer: AnyObject {
     func consume(_ outcome: Outcome, in room: String)
 }
 
-/// The rooms this server owns, and the one path every change of a room takes.
+/// A peer with a verified token asking to join a room, and how its connection hears the answer.
+struct JoinTicket {
+    var id: PeerID
+    var name: String
+    var role: RoleName
+    var now: Timestamp
+    /// Whether the join is still wanted (its connection is still open), asked right before the room decides.
+    var isWanted: () -> Bool
+    /// The room's answers, in order: `refused` or `unavailable` alone, or `accepted` at once and `admitted`
+    /// once the join is committed and everything the room decided before it is announced.
+    var answer: (JoinAnswer) -> Void
+}
+
+/// What a room says to a join.
+enum JoinAnswer {
+    /// The room refuses the join; the connection is closed with this reason.
+    case refused(CloseReason)
+    /// The room could not be loaded from the store; the connection is closed and the client tries again.
+    case unavailable
+    /// The room took the peer in: from now on this connection speaks for the peer (an older connection of the
+    /// same identity no longer does). Nothing has been announced yet.
+    case accepted(replaced: Bool)
+    /// The join is committed and everything before it announced: the joiner gets `snapshot` now, and `outcome`
+    /// is announced to the others right after.
+    case admitted(snapshot: ServerMessage, outcome: Outcome, replaced: Bool)
+}
+
+/// The rooms this server owns, and the one path every change of a room takes: check → act → commit → publish.
 ///
-/// Each room's `RoomAuthority` is the only place that checks a request and then acts on it; it numbers the
-/// events it emits (`seq`). Everything else consumes its `Outcome`, in a fixed order: the media gates, then the
-/// broadcast of messages and closes, then the database writes. Nothing else changes a room.
+/// Each room's `RoomAuthority` is the only place that checks a request and then acts on it, numbering the
+/// events it emits (`seq`). Its `Outcome` is then committed (`OutcomeCommitter`: its changes made durable), and
+/// only then published: the media gates first, then the messages and closes (`publish`). A room's outcomes are
+/// published in the order it decided them, each once its commit is done, so a slow commit delays that room's
+/// announcements but never the loop, and nothing is told to anyone before it is durable.
+///
+/// Departures are gathered for 50 ms (or until anything else is decided in the room) and decided together, so
+/// a crowd leaving at once costs one announcement per member, not one per departure.
 ///
 /// This is the seam for rooms shared across machines: a room owned by another node would take the same
-/// requests, but instead of `authority.handle` followed by `publish` here, the request would be appended to
-/// the owner's request stream, and `publish` would run when the owner's outcome comes back from its event
-/// stream. Loop thread only.
-final class LocalRooms {
+/// requests, but instead of deciding here, the request would be appended to the owner's request stream, and
+/// `publish` would run when the owner's committed outcome comes back from its event stream. The owner decides
+/// here and commits by appending to the stream (its `OutcomeCommitter`).
+///
+/// Loop thread only, which makes the unchecked sendability safe: its timers run on the same loop.
+final class LocalRooms: @unchecked Sendable {
+    /// How long departures are gathered before they are decided together.
+    static let departureWindow: Duration = .milliseconds(50)
+
     let roles: RoleTable
     let maxPeers: Int
-    let persistence: PersistenceQueue
-    let broadcaster: Broadcaster
+    let committer: OutcomeCommitter
+    let loader: RoomLoader
     let log: ServerLog
-    /// The media gates, when the server serves audio (set once, before the first connection).
-    var media: ServerMedia?
+    /// What carries out a committed outcome, in order: the media gates when the server serves audio, then the
+    /// broadcast of messages and closes.
+    private(set) var consumers: [OutcomeConsumer]
+    /// The loop whose timers gather departures, once known; without one, departures are decided at once.
+    var loop: EventLoop?
     private(set) var rooms: [String: RoomAuthority] = [:]
+    /// Joins waiting for their room to be loaded, in order.
+    private var loading: [String: [JoinTicket]] = [:]
+    private var carryOuts = CarryOutQueue()
+    private var departures: [String: [Departure]] = [:]
+    private var departureTimers: Set<String> = []
 
-    init(roles: RoleTable, maxPeers: Int, persistence: PersistenceQueue, broadcaster: Broadcaster, log: ServerLog) {
+    init(
+        roles: RoleTable, maxPeers: Int, committer: OutcomeCommitter, loader: RoomLoader,
+        consumers: [OutcomeConsumer], log: ServerLog
+    ) {
         self.roles = roles
         self.maxPeers = maxPeers
-        self.persistence = persistence
-        self.broadcaster = broadcaster
+        self.committer = committer
+        self.loader = loader
+        self.consumers = consumers
         self.log = log
     }
 
-    /// A room's authority, loaded from the database the first time it is asked for.
-    func authority(_ name: String, now: Timestamp) -> RoomAuthority {
-        if let room = rooms[name] { return room }
-        let saved = persistence.load(name, now: now)
-        // Sequence numbers start from the clock so they never go back after a restart (clients ignore older ones).
-        let room = RoomAuthority(
-            name: name, roles: roles, topic: saved.topic, ended: saved.ended, seq: now * 1000, chat: saved.chat,
-            maxPeers: maxPeers)
-        rooms[name] = room
-        log.info("room \(name) loaded\(saved.ended ? " (ended)" : "")")
-        return room
+    /// Makes `consumer` the first to carry out every outcome (the media gates: set before anyone hears of the
+    /// change). Before the first connection.
+    func consumeFirst(_ consumer: OutcomeConsumer) {
+        consumers.insert(consumer, at: 0)
     }
 
-    /// A peer with a verified token asks to join. The result's outcome is not carried out yet: the caller first
-    /// makes the joiner's connection the peer's and sends it the snapshot, then `publish`es the outcome.
-    func join(_ id: PeerID, name: String, role: RoleName, room roomName: String, now: Timestamp) -> JoinResult {
-        var room = authority(roomName, now: now)
-        var remembered: RoleName?
-        if room.departed[id] == nil, room.peers[id] == nil {
-            remembered = persistence.recentRole(of: id, in: roomName, now: now)
+    /// A peer asks to join: decided at once when the room is loaded, else once it is (joins waiting for the
+    /// same room are decided in the order they came).
+    func join(_ ticket: JoinTicket, room roomName: String) {
+        if rooms[roomName] != nil {
+            decideJoin(ticket, in: roomName)
+            return
         }
-        let result = room.join(id: id, name: name, role: role, now: now, remembered: remembered)
-        rooms[roomName] = room
-        return result
+        guard loading[roomName] == nil else {
+            loading[roomName]?.append(ticket)
+            return
+        }
+        loading[roomName] = [ticket]
+        loader.load(roomName, now: ticket.now) { [self] result in
+            let waiting = loading.removeValue(forKey: roomName) ?? []
+            switch result {
+            case .success(let saved):
+                // Sequence numbers start from the clock so they never go back after a restart (clients ignore
+                // older ones).
+                rooms[roomName] = RoomAuthority(
+                    name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: ticket.now * 1000,
+                    chat: saved.chat, departed: saved.departed, invitations: saved.invitations, maxPeers: maxPeers)
+                log.info("room \(roomName) loaded\(saved.ended ? " (ended)" : "")")
+                for waiter in waiting { decideJoin(waiter, in: roomName) }
+            case .failure(let error):
+                log.error("room \(roomName): could not load it from the database: \(error.problem)")
+                for waiter in waiting { waiter.answer(.unavailable) }
+            }
+        }
     }
 
-    /// A request from a peer of a room: checked and acted on by the room, then carried out. The refusal, if
-    /// any, is the caller's to send to the requester.
+    private func decideJoin(_ ticket: JoinTicket, in roomName: String) {
+        guard ticket.isWanted() else { return }
+        // First the departures gathered so far: the one of this very identity, if its old connection just
+        // dropped, must not undo the join.
+        decideDepartures(in: roomName)
+        guard var room = rooms[roomName] else { return }
+        let result = room.join(id: ticket.id, name: ticket.name, role: ticket.role, now: ticket.now)
+        rooms[roomName] = room
+        switch result {
+        case .refused(let reason):
+            ticket.answer(.refused(reason))
+        case .joined(let snapshot, let outcome, let replaced):
+            ticket.answer(.accepted(replaced: replaced))
+            submit(outcome, in: roomName) { [self] _ in
+                // A join's changes (a role given back) are the room's own; there is nobody to tell if they are not
+                // saved, and the store has logged it.
+                ticket.answer(.admitted(snapshot: snapshot, outcome: outcome, replaced: replaced))
+                publish(outcome, in: roomName)
+            }
+        }
+    }
+
+    /// A request from a peer of a room: checked and acted on by the room, then committed and published. Returns
+    /// the refusal, if any, for the caller to send to the requester at once (a refusal changes nothing, so it
+    /// waits for nothing).
     func handle(
         _ request: ClientRequest, from peer: PeerID, id: RequestID?, in roomName: String, now: Timestamp
-    ) -> Outcome? {
+    ) -> ServerMessage? {
+        guard rooms[roomName] != nil else { return nil }
+        decideDepartures(in: roomName)
         guard var room = rooms[roomName] else { return nil }
         let outcome = room.handle(request, from: peer, id: id, now: now)
         rooms[roomName] = room
-        publish(outcome, in: roomName)
-        return outcome
+        if let error = outcome.error { return error }
+        submit(outcome, in: roomName) { [self] result in
+            publish(outcome, in: roomName)
+            if case .notSaved(let problem) = result {
+                var notice = Outcome()
+                notice.deliveries = [Delivery(to: .peer(peer), Self.notSaved(problem, id: id))]
+                publish(notice, in: roomName)
+            }
+        }
+        return nil
     }
 
-    /// A peer's connection went away.
-    func leave(_ peer: PeerID, reason: LeaveReason, from roomName: String, now: Timestamp) {
-        guard var room = rooms[roomName] else { return }
-        let outcome = room.leave(peer, reason: reason, now: now)
-        rooms[roomName] = room
-        publish(outcome, in: roomName)
+    /// A peer's connection went away: gathered with the room's other departures of the next 50 ms.
+    func leave(_ peer: PeerID, reason: LeaveReason, from roomName: String) {
+        guard rooms[roomName] != nil else { return }
+        departures[roomName, default: []].append(Departure(peer, reason))
+        guard let loop else {
+            decideDepartures(in: roomName)
+            return
+        }
+        guard departureTimers.insert(roomName).inserted else { return }
+        loop.schedule(after: Self.departureWindow) { [self] in
+            departureTimers.remove(roomName)
+            decideDepartures(in: roomName)
+        }
     }
 
     /// Audio levels (0–100) measured by the media path; those that changed are announced.
@@ -86,7 +186,7 @@ final class LocalRooms {
         guard var room = rooms[roomName] else { return }
         let outcome = room.updateLevels(levels)
         rooms[roomName] = room
-        publish(outcome, in: roomName)
+        submit(outcome, in: roomName) { [self] _ in publish(outcome, in: roomName) }
     }
 
     /// Lets the invitations that waited their lifetime lapse, in every room that has one due.
@@ -95,15 +195,52 @@ final class LocalRooms {
             var room = room
             let outcome = room.expireInvitations(now: now)
             rooms[name] = room
-            publish(outcome, in: name)
+            submit(outcome, in: name) { [self] _ in publish(outcome, in: name) }
         }
     }
 
-    /// Carries out an outcome: gates first, so a demoted or muted speaker is cut off before anyone hears of the
-    /// change; then the messages and closes; then the database writes.
+    /// Decides the room's gathered departures together, before anything else is decided in it, so the room
+    /// sees departures in the order they happened.
+    private func decideDepartures(in roomName: String) {
+        guard let gathered = departures.removeValue(forKey: roomName), var room = rooms[roomName] else { return }
+        let outcome = room.leave(gathered, now: currentTimestamp())
+        rooms[roomName] = room
+        submit(outcome, in: roomName) { [self] _ in publish(outcome, in: roomName) }
+    }
+
+    /// Commits an outcome and carries it out once it is committed and the room's earlier outcomes are carried
+    /// out. An outcome with nothing to commit behind nothing waiting is carried out at once.
+    private func submit(_ outcome: Outcome, in roomName: String, carryOut: @escaping (CommitResult) -> Void) {
+        guard !outcome.changes.isEmpty || carryOuts.isWaiting(roomName) else {
+            carryOut(.committed)
+            return
+        }
+        let step = carryOuts.append(roomName, carryOut)
+        if outcome.changes.isEmpty {
+            step.result = .committed
+            return
+        }
+        committer.commit(outcome, in: roomName) { [self] result in
+            step.result = result
+            while let next = carryOuts.next(in: roomName), let result = next.result {
+                next.carryOut(result)
+            }
+        }
+    }
+
+    /// Carries out a committed outcome: gates first, so a demoted or muted speaker is cut off before anyone hears
+    /// of the change; then the messages and closes.
     func publish(_ outcome: Outcome, in room: String) {
-        media?.consume(outcome, in: room)
-        broadcaster.consume(outcome, in: room)
-        persistence.consume(outcome, in: room)
+        for consumer in consumers { consumer.consume(outcome, in: room) }
+    }
+
+    /// The error telling a requester that what it asked for happened but is not saved.
+    static func notSaved(_ problem: String, id: RequestID?) -> ServerMessage {
+        ServerMessage(
+            .error(
+                code: .notSaved,
+                message: "Done, but not saved: \(problem). It is lost if the server restarts before it can save again.",
+                id: id),
+            seq: nil)
     }
 }

@@ -3,87 +3,124 @@ import RoomCore
 import RoomPersistence
 import RoomProtocol
 
-/// The rooms' database: an outcome's changes are written in order on a serial queue of their own, so a slow
-/// disk never stalls the rooms; a room's saved state is read when the room is loaded.
+/// The rooms' store on this machine, as the commit step and the loader of rooms: an outcome's changes are
+/// committed to the change journal (`RoomStore`), and applied to SQLite from there, off the loop; a room's saved
+/// state is read off the loop too, through a connection of its own that never waits for a writer.
 ///
 /// This is also the one place where RoomCore's values meet the database's records (`RoomPersistence` knows
 /// nothing of RoomCore).
-final class PersistenceQueue: OutcomeConsumer, Sendable {
-    let database: RoomDatabase
+final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
+    let store: RoomStore
     let log: ServerLog
-    /// Database writes, in order, off the event loop.
-    private let writes = DispatchQueue(label: "clubroom.server.database")
+    /// The loop that commit results and loaded rooms are handed back to.
+    let loop: LoopReference
+    private let reads = DispatchQueue(label: "clubroom.server.reads")
 
-    init(database: RoomDatabase, log: ServerLog) {
-        self.database = database
+    init(store: RoomStore, loop: LoopReference, log: ServerLog) {
+        self.store = store
+        self.loop = loop
         self.log = log
     }
 
-    /// What a room held when the server last had it.
-    struct SavedRoom {
-        var topic = ""
-        var ended = false
-        var chat: [ChatMessage] = []
-    }
-
-    /// Opens a room's record (creating it when new) and reads its topic, whether it ended, and its recent chat.
-    /// A database failure is logged and the room starts empty: one bad row must not keep people out.
-    func load(_ room: String, now: Timestamp) -> SavedRoom {
-        var saved = SavedRoom()
-        do {
-            let record = try database.openRoom(room, at: now)
-            saved.topic = record.topic
-            saved.ended = record.isEnded
-            saved.chat = try database.recentChat(room: room, limit: ControlLimits.chatHistory).map(Self.message)
-        } catch {
-            log.error("room \(room): could not load from the database: \(error)")
-        }
-        return saved
-    }
-
-    /// The role an identity held when it left the room less than the reconnect grace ago, if the database
-    /// remembers one (a server restarted since).
-    func recentRole(of id: PeerID, in room: String, now: Timestamp) -> RoleName? {
-        let role = try? database.recentRole(
-            room: room, identity: id.rawValue, within: RoomAuthority.reconnectGrace, now: now)
-        return role.map(RoleName.init(rawValue:))
-    }
-
-    func consume(_ outcome: Outcome, in room: String) {
-        guard !outcome.changes.isEmpty else { return }
-        let changes = outcome.changes
-        writes.async { [self] in
-            for change in changes {
-                do {
-                    try store(change, room: room)
-                } catch {
-                    log.error("room \(room): could not save \(change): \(error)")
+    func commit(_ outcome: Outcome, in room: String, then: @escaping (CommitResult) -> Void) {
+        let changes = outcome.changes.map { Self.record($0, room: room) }
+        let then = LoopOnly(then)
+        let loop = loop
+        store.commit(changes) { status in
+            let result: CommitResult =
+                switch status {
+                case .committed: .committed
+                case .notSaved(let problem): .notSaved(problem: problem.summary)
                 }
-            }
+            loop.execute { then.value(result) }
         }
     }
 
-    /// Waits for the writes queued so far.
-    func flush() {
-        writes.sync {}
+    func load(_ room: String, now: Timestamp, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void) {
+        let then = LoopOnly(then)
+        reads.async { [self] in
+            let result: Result<SavedRoom, RoomLoadError>
+            do throws(DatabaseError) {
+                let stored = try store.database.load(
+                    room: room, chatLimit: ControlLimits.chatHistory, rolesSince: now - RoomAuthority.reconnectGrace)
+                if stored.record == nil {
+                    // A new room gets its row, through the journal like every other change.
+                    store.commit([.openRoom(room: room, at: now)]) { _ in }
+                }
+                var saved = SavedRoom()
+                saved.topic = stored.record?.topic ?? ""
+                saved.ended = stored.record?.isEnded ?? false
+                saved.chat = stored.chat.map(Self.message)
+                for role in stored.roles {
+                    saved.departed[PeerID(role.identity)] = (RoleName(role.role), role.at)
+                }
+                for invitation in stored.invitations {
+                    saved.invitations[PeerID(invitation.invitee)] = Invitation(
+                        by: PeerID(invitation.inviter), at: invitation.at)
+                }
+                result = .success(saved)
+            } catch {
+                result = .failure(RoomLoadError(problem: error.description))
+            }
+            loop.execute { then.value(result) }
+        }
     }
 
-    private func store(_ change: StoreChange, room: String) throws(DatabaseError) {
-        let now = currentTimestamp()
+    /// Waits (up to `timeout`) for the store to write what it was given, then closes it.
+    func close(timeout: Duration) {
+        store.close(timeout: timeout)
+    }
+
+    /// Logs what the store reports, one line each.
+    static func log(_ event: StoreEvent, to log: ServerLog) {
+        switch event {
+        case .commitsFailing(let problem):
+            log.error(
+                "changes cannot be saved: \(problem); they are kept in memory and saved once the journal can be "
+                    + "written, and people are told that what they do is not saved")
+        case .commitsRecovered(let saved):
+            log.info("changes are saved again (\(saved) waiting changes saved)")
+        case .heldCommitsDropped(let count):
+            log.error("too many unsaved changes are waiting: \(count) dropped")
+        case .applyFailing(let problem):
+            log.warning(
+                "the database does not take changes now: \(problem); they are safe in the journal and applied when "
+                    + "it does")
+        case .applyRecovered:
+            log.info("the database took the changes that were waiting in the journal")
+        case .entryRejected(let seq, let problem):
+            log.error("journal entry \(seq) was refused by the database and skipped: \(problem)")
+        case .closed(let unapplied, let unsaved):
+            if unapplied > 0 {
+                log.warning("\(unapplied) changes wait in the journal; they are applied at the next start")
+            }
+            if unsaved > 0 { log.error("\(unsaved) changes could not be saved before stopping and are lost") }
+        }
+    }
+
+    static func record(_ change: StoreChange, room: String) -> DatabaseChange {
         switch change {
-        case .topic(let topic): _ = try database.setTopic(room, topic: topic, at: now)
-        case .ended(let reason): _ = try database.endRoom(room, reason: reason, at: now)
-        case .reopened: _ = try database.reopenRoom(room, at: now)
+        case .topic(let topic): return .setTopic(room: room, topic: topic, at: currentTimestamp())
+        case .ended(let reason): return .endRoom(room: room, reason: reason, at: currentTimestamp())
+        case .reopened: return .reopenRoom(room: room, at: currentTimestamp())
         case .chat(let message):
-            try database.appendChat(
+            return .appendChat(
                 room: room, at: message.sentAt, fromIdentity: message.from.rawValue, fromName: message.fromName,
-                audience: Self.record(message.to), text: message.text)
+                audience: record(message.to), text: message.text)
         case .audit(let entry):
-            try database.appendAudit(
+            return .appendAudit(
                 room: room, at: entry.at, actor: entry.actor.rawValue, action: entry.action,
                 target: entry.target?.rawValue, detail: entry.detail.isEmpty ? nil : entry.detail)
         case .departed(let id, let role, let at):
-            try database.rememberRole(room: room, identity: id.rawValue, role: role.rawValue, leftAt: at)
+            return .releaseRole(room: room, identity: id.rawValue, role: role.rawValue, at: at)
+        case .roleHeld(let id, let role, let at):
+            return .holdRole(room: room, identity: id.rawValue, role: role.rawValue, at: at)
+        case .roleForgotten(let id):
+            return .forgetRole(room: room, identity: id.rawValue)
+        case .invited(let invitee, let inviter, let at):
+            return .invite(room: room, invitee: invitee.rawValue, inviter: inviter.rawValue, at: at)
+        case .invitationEnded(let invitee):
+            return .endInvitation(room: room, invitee: invitee.rawValue)
         }
     }
 
@@ -105,5 +142,15 @@ final class PersistenceQueue: OutcomeConsumer, Sendable {
         return ChatMessage(
             from: PeerID(record.fromIdentity), fromName: record.fromName, text: record.text, to: audience,
             sentAt: record.at)
+    }
+}
+
+/// A value used only on the server's loop thread, carried through another thread untouched (a continuation
+/// handed back with `loop.execute`).
+struct LoopOnly<Value>: @unchecked Sendable {
+    let value: Value
+
+    init(_ value: Value) {
+        self.value = value
     }
 }

@@ -51,9 +51,8 @@ extension ServerState {
                 return
             }
         }
-        let outcome = rooms.handle(message.request, from: peer, id: message.id, in: roomName, now: now)
-        if let error = outcome?.error {
-            entry.send(error)
+        if let refusal = rooms.handle(message.request, from: peer, id: message.id, in: roomName, now: now) {
+            entry.send(refusal)
         }
     }
 }

@@ -72,6 +72,15 @@ public enum StoreChange: Sendable, Equatable {
     case audit(AuditEntry)
     /// A peer left: remember its role for a reconnect within the grace period.
     case departed(PeerID, role: RoleName, at: Timestamp)
+    /// A peer in the room holds a role other than its token's (moved by a moderator, stepped down, accepted an
+    /// invitation, or given back its role on return): kept so that a crash of the server does not lose it.
+    case roleHeld(PeerID, role: RoleName, at: Timestamp)
+    /// A removed peer's role is forgotten: it does not come back with it.
+    case roleForgotten(PeerID)
+    /// An invitation to speak is pending (sent, or given back to an invitee who returned).
+    case invited(PeerID, by: PeerID, at: Timestamp)
+    /// The invitee's invitation is answered, withdrawn or lapsed.
+    case invitationEnded(PeerID)
 }
 
 /// A peer's publish gate, set again: whether its audio may be forwarded (its role may publish and it is not
@@ -90,8 +99,9 @@ public struct GateChange: Sendable, Equatable {
 /// carries it out (media, connections, the database) needs nothing else from the room. A refusal has only
 /// `error` set.
 ///
-/// It is applied in a fixed order: `gates` first (a demoted or muted speaker is cut off before anyone hears
-/// of it), then `deliveries` in order, then `closes`, then `changes` are queued for the database.
+/// It is carried out in a fixed order: `changes` are committed to the store first (nothing is announced before
+/// it is durable), then `gates` (a demoted or muted speaker is cut off before anyone hears of it), then
+/// `deliveries` in order, then `closes`.
 public struct Outcome: Sendable, Equatable {
     /// Publish gates to set, for peers whose role or mute changed (and for a joiner).
     public var gates: [GateChange] = []
@@ -158,12 +168,16 @@ public struct RoomAuthority: Sendable {
     public private(set) var departed: [PeerID: (role: RoleName, at: Timestamp)]
     /// Join order, so snapshots list peers stably.
     private var order: [PeerID] = []
+    /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
+    /// costs time linear in its size.
+    private var departedPruneThreshold = 1024
 
     /// A room as loaded from the store (or new).
     public init(
         name: String, roles: RoleTable, topic: String = "", ended: Bool = false, seq: Int64 = 0,
         chat: [ChatMessage] = [],
-        departed: [PeerID: (role: RoleName, at: Timestamp)] = [:], maxPeers: Int = RoomAuthority.defaultMaxPeers
+        departed: [PeerID: (role: RoleName, at: Timestamp)] = [:], invitations: [PeerID: Invitation] = [:],
+        maxPeers: Int = RoomAuthority.defaultMaxPeers
     ) {
         self.name = name
         self.roles = roles
@@ -172,6 +186,8 @@ public struct RoomAuthority: Sendable {
         self.seq = seq
         self.chat = Array(chat.suffix(ControlLimits.chatHistory))
         self.departed = departed
+        // Nobody is in a room just loaded: its invitations wait for their invitees to come back.
+        self.heldInvitations = invitations
         self.maxPeers = maxPeers
     }
 
@@ -189,17 +205,20 @@ public struct RoomAuthority: Sendable {
 
     // MARK: Joining and leaving
 
-    /// A peer with a verified token joins. `role` is the token's role, which must be in the table.
-    /// `remembered` is the role a store kept for this identity when it left less than 60 s ago, for the case
-    /// where this room was loaded after the peer left (a server restart).
+    /// A peer with a verified token joins. `role` is the token's role, which must be in the table. A peer who
+    /// left less than 60 s ago (by `departed`, which a room loaded after a restart gets from the store) gets its
+    /// role back.
     public mutating func join(
-        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, remembered: RoleName? = nil
+        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp
     ) -> JoinResult {
         if let present = peers[id] {
             tokenRoles[id] = tokenRole
-            return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: Outcome(), replaced: true)
+            var outcome = Outcome()
+            outcome.gates.append(gate(present.id))
+            return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: outcome, replaced: true)
         }
         if removedIdentities.contains(id) { return .refused(.removed) }
+        let invitationsBefore = standingInvitations
         var outcome = Outcome()
         if ended {
             guard roles.can(tokenRole, .endRoom) else { return .refused(.roomEnded) }
@@ -211,57 +230,80 @@ public struct RoomAuthority: Sendable {
         guard peers.count < maxPeers else { return .refused(.roomFull) }
         var role = tokenRole
         var resumed = false
-        if let previous = departed.removeValue(forKey: id) {
-            if now - previous.at <= Self.reconnectGrace, roles.contains(previous.role) {
-                role = previous.role
-                resumed = true
-            }
-        } else if let remembered, roles.contains(remembered) {
-            role = remembered
+        if let previous = departed.removeValue(forKey: id), now - previous.at <= Self.reconnectGrace,
+            roles.contains(previous.role)
+        {
+            role = previous.role
             resumed = true
         }
         // Someone else's demotion is kept while the role is; a fresh start from the token forgets it.
         if !resumed { loweredByOthers.remove(id) }
         tokenRoles[id] = tokenRole
+        if resumed, role != tokenRole { outcome.changes.append(.roleHeld(id, role: role, at: now)) }
         let sanitized = DisplayName.sanitize(rawName)
         let peer = Peer(
             id: id, name: sanitized.isEmpty ? id.rawValue : sanitized, role: role, muted: true, joinedAt: now)
         peers[id] = peer
         order.append(id)
-        // Back from a dropped connection in time (within the grace, before the invitation lapsed): it still stands
-        // (it is the room's, so its sender need not be here).
-        if let held = heldInvitations.removeValue(forKey: id), resumed, now - held.at < Self.invitationLifetime,
+        // Back from a dropped connection (or a restart of the server) before the invitation lapsed: it still
+        // stands (it is the room's, so its sender need not be here).
+        if let held = heldInvitations.removeValue(forKey: id), now - held.at < Self.invitationLifetime,
             !roles.isOnStage(role)
         {
             invitations[id] = held
         }
         outcome.gates.append(gate(id))
         outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(announced(peer)))))
+        outcome.changes += invitationChanges(since: invitationsBefore)
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
     }
 
     /// A peer's connection went away: it asked to (`left`) or dropped (`disconnected`).
     public mutating func leave(_ id: PeerID, reason: LeaveReason, now: Timestamp) -> Outcome {
-        guard let peer = peers.removeValue(forKey: id) else { return Outcome() }
-        order.removeAll { $0 == id }
-        tokenRoles[id] = nil
-        if let invitation = invitations.removeValue(forKey: id), reason == .disconnected {
-            heldInvitations[id] = invitation
-        }
-        departed[id] = (peer.role, now)
-        pruneDeparted(now: now)
+        leave([Departure(id, reason)], now: now)
+    }
+
+    /// Peers' connections went away together (a crowd timing out at once): one announcement for all of them,
+    /// `peers_left` when there are several, and one pass over the room, so the cost is linear in the room
+    /// however many leave. Peers not in the room are skipped.
+    public mutating func leave(_ departures: [Departure], now: Timestamp) -> Outcome {
+        let invitationsBefore = standingInvitations
         var outcome = Outcome()
-        outcome.changes.append(.departed(id, role: peer.role, at: now))
-        outcome.deliveries.append(Delivery(to: .everyone, next(.peerLeft(peer: id, reason: reason))))
+        var gone: [Departure] = []
+        for departure in departures {
+            let id = departure.peer
+            guard let peer = peers.removeValue(forKey: id) else { continue }
+            tokenRoles[id] = nil
+            if let inviter = invitations.removeValue(forKey: id), departure.reason == .disconnected {
+                heldInvitations[id] = inviter
+            }
+            departed[id] = (peer.role, now)
+            outcome.changes.append(.departed(id, role: peer.role, at: now))
+            gone.append(departure)
+        }
+        guard let single = gone.first else { return outcome }
+        if gone.count == 1 {
+            order.removeAll { $0 == single.peer }
+            outcome.deliveries.append(
+                Delivery(to: .everyone, next(.peerLeft(peer: single.peer, reason: single.reason))))
+        } else {
+            let leaving = Set(gone.map(\.peer))
+            order.removeAll { leaving.contains($0) }
+            // One number per departure, as `peers_joined` does, so the room's numbering stays one per event.
+            seq += Int64(gone.count)
+            outcome.deliveries.append(Delivery(to: .everyone, ServerMessage(.peersLeft(gone), seq: seq)))
+        }
+        pruneDeparted(now: now)
+        outcome.changes += invitationChanges(since: invitationsBefore)
         return outcome
     }
 
     mutating func pruneDeparted(now: Timestamp) {
-        if departed.count > 1024 {
-            departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
-            heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
-            loweredByOthers = loweredByOthers.filter { peers[$0] != nil || departed[$0] != nil }
-        }
+        guard departed.count > departedPruneThreshold else { return }
+        departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
+        heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
+        loweredByOthers = loweredByOthers.filter { peers[$0] != nil || departed[$0] != nil }
+        departedPruneThreshold = max(1024, departed.count * 2)
     }
 
     /// The joined snapshot for one peer.
@@ -355,6 +397,14 @@ public struct RoomAuthority: Sendable {
     }
 
     mutating func act(_ request: ClientRequest, actor: Peer, target: Peer?, now: Timestamp) -> Outcome {
+        let invitationsBefore = standingInvitations
+        var outcome = decide(request, actor: actor, target: target, now: now)
+        outcome.changes += invitationChanges(since: invitationsBefore)
+        return outcome
+    }
+
+    /// What a checked request does to the room (`act` adds the store's view of its invitations).
+    private mutating func decide(_ request: ClientRequest, actor: Peer, target: Peer?, now: Timestamp) -> Outcome {
         var outcome = Outcome()
         let actorID = actor.id
         func audit(_ target: PeerID? = nil, _ detail: String = "") {
@@ -378,7 +428,7 @@ public struct RoomAuthority: Sendable {
             audit(targetID)
         case .acceptInvite:
             let inviter = invitations.removeValue(forKey: actorID)
-            changeRole(of: actorID, to: speakerRole, by: actorID, into: &outcome)
+            changeRole(of: actorID, to: speakerRole, by: actorID, now: now, into: &outcome)
             audit(actorID, inviter.map { "invited by \($0.by)" } ?? "")
         case .declineInvite:
             let inviter = invitations.removeValue(forKey: actorID)
@@ -393,10 +443,10 @@ public struct RoomAuthority: Sendable {
                     loweredByOthers.remove(targetID)
                 }
             }
-            changeRole(of: targetID, to: role, by: actorID, into: &outcome)
+            changeRole(of: targetID, to: role, by: actorID, now: now, into: &outcome)
             audit(targetID, role.rawValue)
         case .stepDown:
-            changeRole(of: actorID, to: audienceRole, by: actorID, into: &outcome)
+            changeRole(of: actorID, to: audienceRole, by: actorID, now: now, into: &outcome)
             audit(actorID, audienceRole.rawValue)
         case .setMute(let muted):
             guard actor.muted != muted else { return outcome }
@@ -418,6 +468,7 @@ public struct RoomAuthority: Sendable {
             invitations[targetID] = nil
             removedIdentities.insert(targetID)
             outcome.closes.append((targetID, .removed))
+            outcome.changes.append(.roleForgotten(targetID))
             audit(targetID, reason)
         case .setTopic(let text):
             topic = DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxTopicCharacters)
@@ -467,8 +518,10 @@ public struct RoomAuthority: Sendable {
     }
 
     /// Moves a peer to a role: its hand goes down (when it comes on stage) and its invitation is answered; it
-    /// arrives muted.
-    mutating func changeRole(of id: PeerID, to role: RoleName, by actor: PeerID, into outcome: inout Outcome) {
+    /// arrives muted. The role is recorded, so that a return after a crash of the server finds it.
+    mutating func changeRole(
+        of id: PeerID, to role: RoleName, by actor: PeerID, now: Timestamp, into outcome: inout Outcome
+    ) {
         guard var peer = peers[id] else { return }
         let lowersHand = peer.handRaisedAt != nil && roles.isOnStage(role)
         if lowersHand { peer.handRaisedAt = nil }
@@ -484,6 +537,7 @@ public struct RoomAuthority: Sendable {
         }
         peers[id] = peer
         outcome.gates.append(gate(id))
+        outcome.changes.append(.roleHeld(id, role: role, at: now))
     }
 
     /// The role a peer may take back itself: its token's, when it stands below it now and nobody else lowered
@@ -500,6 +554,7 @@ public struct RoomAuthority: Sendable {
     /// Lets invitations older than `invitationLifetime` lapse: each is announced with `invite_expired` (and
     /// audited, with its sender as the actor). Held invitations of absent peers lapse silently.
     public mutating func expireInvitations(now: Timestamp) -> Outcome {
+        let invitationsBefore = standingInvitations
         var outcome = Outcome()
         let lapsed = invitations.filter { now - $0.value.at >= Self.invitationLifetime }
             .sorted { ($0.value.at, $0.key) < ($1.value.at, $1.key) }
@@ -510,7 +565,28 @@ public struct RoomAuthority: Sendable {
                 .audit(AuditEntry(at: now, actor: invitation.by, action: "invite_expired", target: invitee)))
         }
         heldInvitations = heldInvitations.filter { now - $0.value.at < Self.invitationLifetime }
+        outcome.changes += invitationChanges(since: invitationsBefore)
         return outcome
+    }
+
+    /// Every invitation still standing: those of present peers and those held for peers who dropped.
+    var standingInvitations: [PeerID: Invitation] {
+        heldInvitations.merging(invitations) { _, present in present }
+    }
+
+    /// The store's changes that bring its invitations from `before` to those standing now, in invitee order.
+    func invitationChanges(since before: [PeerID: Invitation]) -> [StoreChange] {
+        let standing = standingInvitations
+        guard standing != before else { return [] }
+        var changes: [StoreChange] = []
+        for (invitee, invitation) in standing.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        where before[invitee] != invitation {
+            changes.append(.invited(invitee, by: invitation.by, at: invitation.at))
+        }
+        for invitee in before.keys.sorted(by: { $0.rawValue < $1.rawValue }) where standing[invitee] == nil {
+            changes.append(.invitationEnded(invitee))
+        }
+        return changes
     }
 
     /// When the next pending invitation lapses, if any.

@@ -4,6 +4,7 @@ import RoomCore
 import RoomPersistence
 import RoomProtocol
 import RoomTransport
+import Synchronization
 
 /// The room server: WebSocket connections in, rooms checked and changed by `RoomAuthority`, events out,
 /// changes written to SQLite.
@@ -14,14 +15,16 @@ import RoomTransport
 /// publish gates).
 ///
 /// Threads: every connection callback and every room runs on the transport's one event-loop thread, so rooms
-/// need no locks; database writes go to a serial queue of their own so a slow disk never stalls the rooms.
+/// need no locks; the store commits, applies and reads on threads of its own, so a slow or locked database
+/// never stalls the rooms.
 public final class RoomServerRuntime: Sendable {
     /// The port the server listens on.
     public let port: Int
     private let server: WebSocketServer
     private let state: ServerState
+    private let stopped = Atomic(false)
 
-    /// Opens the database, loads or creates the secret, and starts listening.
+    /// Opens the store (applying what its journal holds), loads or creates the secret, and starts listening.
     public init(configuration: ServerConfiguration, log: ServerLog) throws(ServerStartError) {
         do {
             try FileManager.default.createDirectory(
@@ -37,19 +40,34 @@ public final class RoomServerRuntime: Sendable {
         } catch {
             throw ServerStartError(place: "secret file", problem: error.description)
         }
-        let database: RoomDatabase
+        let store: RoomStore
         do {
-            database = try RoomDatabase(
-                path: (configuration.dataDirectory as NSString).appendingPathComponent(RoomDatabase.fileName))
+            store = try RoomStore(
+                directory: configuration.dataDirectory, now: currentTimestamp(),
+                report: { event in PersistenceQueue.log(event, to: log) })
         } catch {
+            if error.isBusy, error.path.hasSuffix("/" + RoomStore.journalFileName) {
+                throw ServerStartError(
+                    place: "data directory \(configuration.dataDirectory)",
+                    problem: "another clubroom server is using it")
+            }
             throw ServerStartError(place: "database", problem: error.description)
         }
+        if store.recovered.entries > 0 {
+            log.info("applied \(store.recovered.entries) saved changes the database did not have yet")
+        }
+        if store.recovered.releasedRoles > 0 {
+            log.info(
+                "\(store.recovered.releasedRoles) people were in rooms when the server stopped: their roles are theirs "
+                    + "again if they come back within \(RoomAuthority.reconnectGrace / 1000) s")
+        }
+        let loopReference = LoopReference()
         let state = ServerState(
             configuration: configuration, verifier: TokenVerifier(secret: secret),
-            persistence: PersistenceQueue(database: database, log: log), log: log)
+            persistence: PersistenceQueue(store: store, loop: loopReference, log: log), loop: loopReference, log: log)
         if let media = configuration.media {
             // The forwarder measures levels on its own thread; the rooms take them on the loop.
-            let loop = state.mediaLoop
+            let loop = state.loop
             state.attach(
                 try ServerMedia.start(media, log: log) { room, levels in
                     loop.execute { state.rooms.updateLevels(levels, in: room) }
@@ -73,19 +91,25 @@ public final class RoomServerRuntime: Sendable {
                 log.info("connection from \(address) ended before it opened: \(problem)")
             })
         // The transport's error already names its place (the address, or the TLS file that failed).
-        server = try WebSocketServer(
-            host: configuration.host, port: configuration.port, tls: configuration.tls, options: options,
-            handler: handler)
+        do {
+            server = try WebSocketServer(
+                host: configuration.host, port: configuration.port, tls: configuration.tls, options: options,
+                handler: handler)
+        } catch {
+            state.media?.stop()
+            store.close(timeout: .seconds(1))
+            throw error
+        }
         self.state = state
-        state.mediaLoop.set(server.loop)
+        state.loop.set(server.loop)
         port = server.port
         let eventLoop = server.loop
-        eventLoop.execute { state.broadcaster.loop = eventLoop }
+        eventLoop.execute { state.started(on: eventLoop) }
         // A thread name shows in top -H and /proc, where operators look for what is busy.
         eventLoop.execute { nameCurrentThread("room-server") }
         Self.expireInvitationsEverySecond(state, on: eventLoop)
         let scheme = configuration.tls == nil ? "ws" : "wss"
-        log.info("listening on \(scheme)://\(configuration.host):\(port)/rooms/ROOM, data in \(database.path)")
+        log.info("listening on \(scheme)://\(configuration.host):\(port)/rooms/ROOM, data in \(store.database.path)")
     }
 
     /// Invitations lapse on the loop once a second (their lifetime is minutes, so a second late is nothing).
@@ -117,11 +141,25 @@ public final class RoomServerRuntime: Sendable {
         server.loop.execute { state.rooms.updateLevels(levels, in: room) }
     }
 
-    /// Closes every connection with 1001 and waits for pending database writes.
+    /// Closes every connection with 1001 (the roles held in the rooms stay recorded, for everyone's return),
+    /// then waits for the store to write what it was given (up to 10 s for a locked database: what it could not
+    /// write stays in the journal for the next start) and closes it.
     public func shutdown() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let state = state
+        if server.loop.inLoop {
+            state.beginStopping()
+        } else {
+            let stopping = DispatchSemaphore(value: 0)
+            server.loop.execute {
+                state.beginStopping()
+                stopping.signal()
+            }
+            _ = stopping.wait(timeout: .now() + .seconds(5))
+        }
         server.shutdown()
         state.media?.stop()
-        state.persistence.flush()
+        state.persistence.close(timeout: .seconds(10))
     }
 }
 

@@ -23,7 +23,7 @@ public struct MediaConfiguration: Sendable, Equatable {
 
 /// The room server's side of media: assigns each connection an SSRC and keys, keeps the forwarder's publish
 /// gates in step with the rooms' outcomes (their gates and departures), and rotates a room's key when someone
-/// leaves.
+/// leaves (once per outcome, however many it announces leaving).
 ///
 /// Runs on the server's event-loop thread only (like `ServerState`, which owns it).
 final class ServerMedia: OutcomeConsumer {
@@ -101,6 +101,8 @@ final class ServerMedia: OutcomeConsumer {
             switch delivery.message.event {
             case .peerLeft(let peer, _), .removed(let peer, _, _):
                 departed.append(peer)
+            case .peersLeft(let departures):
+                departed.append(contentsOf: departures.map(\.peer))
             case .roomEnded:
                 ended = true
             default:

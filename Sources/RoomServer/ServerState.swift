@@ -18,23 +18,40 @@ final class ServerState: @unchecked Sendable {
     let rooms: LocalRooms
     /// Media forwarding, when the server serves audio (attached once, before the first connection).
     private(set) var media: ServerMedia?
-    /// The event loop for the media thread's active speakers (set once the server listens).
-    let mediaLoop = LoopReference()
+    /// The event loop, for the threads that hand work back to it (set once the server listens).
+    let loop: LoopReference
+    /// Set when the server begins to stop: the connections it then closes are not departures.
+    private(set) var stopping = false
 
-    init(configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue, log: ServerLog) {
+    init(
+        configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue,
+        loop: LoopReference, log: ServerLog
+    ) {
         self.configuration = configuration
         self.verifier = verifier
         self.persistence = persistence
+        self.loop = loop
         self.log = log
         broadcaster = Broadcaster(connections: connections)
         rooms = LocalRooms(
-            roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, persistence: persistence,
-            broadcaster: broadcaster, log: log)
+            roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
+            loader: persistence, consumers: [broadcaster], log: log)
+    }
+
+    /// The loop is running: joins are gathered and departures too on its timers.
+    func started(on eventLoop: EventLoop) {
+        broadcaster.loop = eventLoop
+        rooms.loop = eventLoop
+    }
+
+    /// The server begins to stop.
+    func beginStopping() {
+        stopping = true
     }
 
     /// Serves audio through `media`: its gates become the first consumer of every outcome.
     func attach(_ media: ServerMedia) {
         self.media = media
-        rooms.media = media
+        rooms.consumeFirst(media)
     }
 }

@@ -282,7 +282,9 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         pendingWriteCount.store(writeBuffer.count - writeOffset, ordering: .relaxed)
         guard state != .closed else { return }
         if writeOffset == writeBuffer.count {
-            writeBuffer.removeAll(keepingCapacity: writeBuffer.count <= 64 * 1024)
+            // Room for usual messages is kept; a big one's (a snapshot) is given back, so thousands of idle
+            // connections stay small.
+            writeBuffer.removeAll(keepingCapacity: writeBuffer.capacity <= 4096)
             writeOffset = 0
             if state == .draining && !shutdownSent {
                 shutdownSent = true

@@ -1,3 +1,4 @@
+import CEventPoll
 import Dispatch
 import Glibc
 import RoomProtocol
@@ -52,6 +53,7 @@ public final class WebSocketServer: @unchecked Sendable {
     private let listener: Listener
     private var connections: [Int: WebSocketConnection] = [:]
     private let count = Mutex(0)
+    private let freedMemory = FreedMemory()
     private let stopped = Mutex(false)
 
     /// Listens on `host:port` (port 0 picks a free one) and starts serving, with TLS when `tls` is given.
@@ -137,6 +139,7 @@ public final class WebSocketServer: @unchecked Sendable {
             guard let self else { return }
             connections[connection.id] = nil
             count.withLock { $0 -= 1 }
+            freedMemory.connectionEnded(on: loop)
         }
         let stream: ByteStream
         if let tls = listener.tls {
@@ -161,6 +164,27 @@ public final class WebSocketServer: @unchecked Sendable {
             connections[connection.id] = nil
             count.withLock { $0 -= 1 }
             stream.close()
+        }
+    }
+}
+
+/// Gives memory back to the system once many connections have ended (a crowd leaving at once): their buffers
+/// are free, but the C library keeps freed memory for reuse unless asked to return it. At most once a second,
+/// after at least 64 connections ended since the last time, on a thread of its own. Loop thread only, which makes
+/// the unchecked sendability safe: its timer runs on the same loop.
+final class FreedMemory: @unchecked Sendable {
+    static let threshold = 64
+    private var endedSinceReturn = 0
+    private var scheduled = false
+
+    func connectionEnded(on loop: EventLoop) {
+        endedSinceReturn += 1
+        guard endedSinceReturn >= Self.threshold, !scheduled else { return }
+        scheduled = true
+        loop.schedule(after: .seconds(1)) { [self] in
+            scheduled = false
+            endedSinceReturn = 0
+            DispatchQueue.global(qos: .utility).async { _ = malloc_trim(0) }
         }
     }
 }

@@ -67,7 +67,7 @@ let protocolRoles = try! RoleTable.parse(
                     chat: [ChatMessage(from: "a", fromName: "a", text: "b", to: .peer("c"), sentAt: 3)],
                     roles: protocolRoles, resumed: true, tokenRole: .host)),
             .peerJoined(peer), .peersJoined([peer, peer]), .peerLeft(peer: "a", reason: .disconnected),
-            .peerLeft(peer: "a", reason: .left),
+            .peerLeft(peer: "a", reason: .left), .peersLeft([Departure("a", .left), Departure("b", .disconnected)]),
             .roleChanged(peer: "a", role: "speaker", by: "b", stepUp: nil),
             .roleChanged(peer: "a", role: "audience", by: "a", stepUp: "host"), .handRaised(peer: "a", at: 7),
             .handLowered(peer: "a", by: "a"),
@@ -115,6 +115,23 @@ let protocolRoles = try! RoleTable.parse(
             + Array(#"","by":"a"}"#.utf8)
         #expect(throws: ControlDecodeError(.badRequest, "JSON larger than 16777216 bytes")) {
             try ControlCodec.decodeServer(oversized)
+        }
+    }
+
+    @Test func aBadListOfDeparturesIsRefused() {
+        let cases: [(String, String)] = [
+            (#"{"type":"peers_left","seq":3,"peers":[]}"#, #""peers" is empty"#),
+            (
+                #"{"type":"peers_left","seq":3,"peers":[{"peer":"a","reason":"bored"}]}"#,
+                #"unknown leave reason "bored""#
+            ),
+            (#"{"type":"peers_left","seq":3,"peers":[{"peer":"","reason":"left"}]}"#, #"the field "peer" is empty"#),
+            (#"{"type":"peers_left","seq":3,"peers":["a"]}"#, #""peers" must hold objects"#),
+        ]
+        for (text, problem) in cases {
+            #expect(throws: ControlDecodeError(.badRequest, problem), "\(text)") {
+                try ControlCodec.decodeServer(Array(text.utf8))
+            }
         }
     }
 

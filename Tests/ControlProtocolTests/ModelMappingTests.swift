@@ -86,6 +86,16 @@ import Testing
                 ])
     }
 
+    @Test func gatheredDeparturesBecomeOneActionPerPeerWithItsOwnNumber() {
+        let gone = [Departure("gus", .disconnected), Departure("hana", .left), Departure("ivo", .disconnected)]
+        #expect(
+            action(.peersLeft(gone), seq: 20)
+                == [
+                    .server(.peerLeft("gus"), seq: 18), .server(.peerLeft("hana"), seq: 19),
+                    .server(.peerLeft("ivo"), seq: 20),
+                ])
+    }
+
     @Test func aChangeTheServerMadeItselfHasNoActor() {
         #expect(
             action(.roleChanged(peer: "eli", role: .speaker, by: "", stepUp: nil)) == [

@@ -87,7 +87,9 @@ func expectRefused(
             return
         }
         #expect(replaced)
-        #expect(outcome.deliveries.isEmpty)
+        #expect(outcome.deliveries.isEmpty && outcome.changes.isEmpty)
+        // The new connection's media starts from the peer's own gate, from the outcome like every gate.
+        #expect(outcome.gates == [GateChange("eli", open: false)])
         #expect(room.seq == seq)
         #expect(room.peers["eli"]?.role == .audience)
         #expect(room.peers["eli"]?.handRaisedAt == 50)
@@ -149,6 +151,81 @@ func expectRefused(
     }
 }
 
+/// Departures together, and the roles a store keeps so that a crash of the server loses none.
+@Suite struct DepartureAndRoleRecordTests {
+    @Test func aCrowdLeavingTogetherIsOneAnnouncementWithANumberPerDeparture() {
+        var room = populatedRoom()
+        for index in 0..<300 { _ = room.join(id: PeerID("p\(index)"), name: "P", role: .audience, now: 10) }
+        _ = room.handle(.setRole("p7", .speaker), from: "ana", now: 11)
+        let seq = room.seq
+        let gone = (0..<300).map { Departure(PeerID("p\($0)"), $0 == 5 ? .left : .disconnected) }
+        // A peer not in the room (already gone) is skipped.
+        let outcome = room.leave(gone + [Departure("nobody", .left)], now: 2_000)
+        #expect(outcome.deliveries == [Delivery(to: .everyone, ServerMessage(.peersLeft(gone), seq: seq + 300))])
+        #expect(room.seq == seq + 300)
+        #expect(outcome.changes.count == 300)
+        #expect(outcome.changes[7] == .departed("p7", role: .speaker, at: 2_000))
+        #expect(room.peers.keys.sorted() == ["ana", "bo", "chen", "eli", "fay"])
+        guard case .joined(let state) = room.snapshot(for: "ana", resumed: false).event else { return }
+        #expect(state.peers.map(\.peer.id) == ["ana", "bo", "chen", "eli", "fay"])
+        #expect(room.departed.count == 300)
+    }
+
+    @Test func oneDepartureIsStillPeerLeft() {
+        var room = populatedRoom()
+        let outcome = room.leave([Departure("eli", .left)], now: 100)
+        #expect(events(outcome) == [.peerLeft(peer: "eli", reason: .left)])
+        #expect(room.leave([Departure("eli", .left)], now: 101) == Outcome())
+    }
+
+    @Test func oldDeparturesArePrunedAsTheCrowdGrows() {
+        // 1,100 departures within the grace, as a store gives them to a room loaded after a restart.
+        var old: [PeerID: (role: RoleName, at: Timestamp)] = [:]
+        for index in 0..<1100 { old[PeerID("p\(index)")] = (.speaker, 10) }
+        var room = RoomAuthority(name: "lobby", roles: defaultRoles, departed: old)
+        _ = room.join(id: "x", name: "X", role: .audience, now: 20)
+        _ = room.leave("x", reason: .left, now: 20)
+        // Nothing is old enough to prune yet.
+        #expect(room.departed.count == 1101)
+        // Long past the grace, the old ones go once the departures kept have doubled (1,101 kept at the last
+        // look, so at the 2,203rd), not at every departure: a crowd leaving costs linear time.
+        for index in 0..<1101 {
+            _ = room.join(id: PeerID("q\(index)"), name: "Q", role: .audience, now: 100_000)
+            _ = room.leave(PeerID("q\(index)"), reason: .disconnected, now: 100_000)
+        }
+        #expect(room.departed.count == 2202)
+        _ = room.join(id: "q-last", name: "Q", role: .audience, now: 100_000)
+        _ = room.leave("q-last", reason: .disconnected, now: 100_000)
+        #expect(room.departed.keys.allSatisfy { $0.rawValue.hasPrefix("q") })
+        #expect(room.departed.count == 1102)
+    }
+
+    @Test func aRoleOtherThanTheTokensIsRecordedWhenItIsHeld() {
+        var room = populatedRoom()
+        let promoted = room.handle(.setRole("eli", .speaker), from: "ana", now: 20)
+        #expect(promoted.changes.first == .roleHeld("eli", role: .speaker, at: 20))
+        let steppedDown = room.handle(.stepDown, from: "chen", now: 21)
+        #expect(steppedDown.changes.first == .roleHeld("chen", role: .audience, at: 21))
+    }
+
+    @Test func aRoleGivenBackOnReturnIsRecordedAndTheTokensOwnIsNot() {
+        // What the store kept after a crash: eli had been made a speaker.
+        var room = RoomAuthority(
+            name: "lobby", roles: defaultRoles, departed: ["eli": (.speaker, 1_000), "fay": (.audience, 1_000)])
+        guard case .joined(_, let back, _) = room.join(id: "eli", name: "Eli", role: .audience, now: 5_000) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(room.peers["eli"]?.role == .speaker)
+        #expect(back.changes == [.roleHeld("eli", role: .speaker, at: 5_000)])
+        guard case .joined(_, let plain, _) = room.join(id: "fay", name: "Fay", role: .audience, now: 5_000) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(plain.changes.isEmpty)
+    }
+}
+
 @Suite struct ModerationTests {
     @Test func raiseAndLowerHand() {
         var room = populatedRoom()
@@ -175,7 +252,11 @@ func expectRefused(
         let invited = room.handle(.invite("eli"), from: "bo", now: 60)
         #expect(events(invited) == [.invited(peer: "eli", by: "bo", at: 60)])
         #expect(invited.deliveries.allSatisfy { $0.to == .everyone }, "the inviter and every moderator see it")
-        #expect(invited.changes == [.audit(AuditEntry(at: 60, actor: "bo", action: "invite", target: "eli"))])
+        #expect(
+            invited.changes == [
+                .audit(AuditEntry(at: 60, actor: "bo", action: "invite", target: "eli")),
+                .invited("eli", by: "bo", at: 60),
+            ])
         #expect(room.invitations == ["eli": Invitation(by: "bo", at: 60)])
         let accepted = room.handle(.acceptInvite, from: "eli", now: 70)
         // The role change lowers the hand for a client already; the hand's own event follows it.
@@ -187,8 +268,10 @@ func expectRefused(
         #expect(accepted.deliveries.allSatisfy { $0.to == .everyone })
         #expect(
             accepted.changes == [
+                .roleHeld("eli", role: .speaker, at: 70),
                 .audit(
-                    AuditEntry(at: 70, actor: "eli", action: "accept_invite", target: "eli", detail: "invited by bo"))
+                    AuditEntry(at: 70, actor: "eli", action: "accept_invite", target: "eli", detail: "invited by bo")),
+                .invitationEnded("eli"),
             ])
         #expect(room.peers["eli"]?.role == .speaker)
         #expect(room.peers["eli"]?.muted == true)
@@ -213,7 +296,8 @@ func expectRefused(
         #expect(
             declined.changes == [
                 .audit(
-                    AuditEntry(at: 70, actor: "eli", action: "decline_invite", target: "eli", detail: "invited by bo"))
+                    AuditEntry(at: 70, actor: "eli", action: "decline_invite", target: "eli", detail: "invited by bo")),
+                .invitationEnded("eli"),
             ])
         #expect(room.peers["eli"]?.role == .audience)
         #expect(room.invitations.isEmpty)
@@ -230,7 +314,10 @@ func expectRefused(
         #expect(events(withdrawn) == [.inviteWithdrawn(peer: "eli", by: "ana")])
         #expect(withdrawn.deliveries.allSatisfy { $0.to == .everyone })
         #expect(
-            withdrawn.changes == [.audit(AuditEntry(at: 70, actor: "ana", action: "withdraw_invite", target: "eli"))])
+            withdrawn.changes == [
+                .audit(AuditEntry(at: 70, actor: "ana", action: "withdraw_invite", target: "eli")),
+                .invitationEnded("eli"),
+            ])
         #expect(room.invitations.isEmpty)
         expectRefused(.acceptInvite, by: "eli", code: .conflict, message: "you have no pending invitation", in: room)
     }
@@ -249,7 +336,8 @@ func expectRefused(
                 .audit(
                     AuditEntry(
                         at: 1000 + RoomAuthority.invitationLifetime, actor: "bo", action: "invite_expired",
-                        target: "eli"))
+                        target: "eli")),
+                .invitationEnded("eli"),
             ])
         #expect(room.invitations == ["fay": Invitation(by: "ana", at: 5000)])
         #expect(room.nextInvitationExpiry == 5000 + RoomAuthority.invitationLifetime)
@@ -282,7 +370,8 @@ func expectRefused(
             ])
         #expect(
             moved.changes == [
-                .audit(AuditEntry(at: 60, actor: "bo", action: "set_role", target: "fay", detail: "moderator"))
+                .roleHeld("fay", role: .moderator, at: 60),
+                .audit(AuditEntry(at: 60, actor: "bo", action: "set_role", target: "fay", detail: "moderator")),
             ])
         #expect(room.peers["fay"]?.role == .moderator)
     }
@@ -381,6 +470,48 @@ func expectRefused(
     }
 
     /// A host who stepped down and rejoins within the grace is still in the audience, and may step back up.
+    @Test func theStoreIsToldOfEveryInvitationAndItsEnd() {
+        var room = populatedRoom()
+        #expect(room.handle(.invite("eli"), from: "bo", now: 60).changes.contains(.invited("eli", by: "bo", at: 60)))
+        #expect(room.handle(.invite("fay"), from: "ana", now: 61).changes.contains(.invited("fay", by: "ana", at: 61)))
+        #expect(room.handle(.declineInvite, from: "eli", now: 62).changes.contains(.invitationEnded("eli")))
+        // A dropped invitee's invitation is held, not ended; leaving for good ends it.
+        #expect(!room.leave("fay", reason: .disconnected, now: 63).changes.contains(.invitationEnded("fay")))
+        _ = room.join(id: "fay", name: "Fay", role: .audience, now: 64)
+        #expect(room.invitations["fay"] == Invitation(by: "ana", at: 61))
+        #expect(room.leave("fay", reason: .left, now: 65).changes.contains(.invitationEnded("fay")))
+        _ = room.handle(.invite("eli"), from: "bo", now: 66)
+        #expect(room.handle(.withdrawInvite("eli"), from: "bo", now: 67).changes.contains(.invitationEnded("eli")))
+        _ = room.handle(.invite("eli"), from: "bo", now: 68)
+        let accepted = room.handle(.acceptInvite, from: "eli", now: 69)
+        #expect(accepted.changes.contains(.invitationEnded("eli")))
+        #expect(
+            room.handle(.chat("hi", to: .everyone), from: "ana", now: 70).changes.allSatisfy {
+                if case .chat = $0 { true } else { false }
+            })
+    }
+
+    @Test func aRoomLoadedWithPendingInvitationsAsksTheInviteeAgainOnReturn() {
+        var room = RoomAuthority(
+            name: "lobby", roles: defaultRoles, invitations: ["eli": Invitation(by: "ana", at: 1000)])
+        _ = room.join(id: "bo", name: "Bo", role: .moderator, now: 2000)
+        guard case .joined(_, let outcome, _) = room.join(id: "eli", name: "Eli", role: .audience, now: 3000) else {
+            Issue.record("eli could not join")
+            return
+        }
+        #expect(room.invitations["eli"] == Invitation(by: "ana", at: 1000))
+        // Everyone already here sees it pending with the newcomer.
+        #expect(
+            events(outcome) == [
+                .peerJoined(AnnouncedPeer(room.peers["eli"]!, invitation: Invitation(by: "ana", at: 1000)))
+            ])
+        // One that lapsed while the server was down is not given back.
+        var late = RoomAuthority(
+            name: "lobby", roles: defaultRoles, invitations: ["eli": Invitation(by: "ana", at: 1000)])
+        _ = late.join(id: "eli", name: "Eli", role: .audience, now: 1000 + RoomAuthority.invitationLifetime)
+        #expect(late.invitations.isEmpty)
+    }
+
     @Test func aHostWhoSteppedDownAndRejoinsMayStepBackUp() {
         var room = populatedRoom()
         _ = room.handle(.stepDown, from: "ana", now: 60)
@@ -442,7 +573,8 @@ func expectRefused(
         #expect(removed.closes.map(\.peer) == ["eli"] && removed.closes.map(\.reason) == [.removed])
         #expect(
             removed.changes == [
-                .audit(AuditEntry(at: 60, actor: "bo", action: "remove", target: "eli", detail: "spam"))
+                .roleForgotten("eli"),
+                .audit(AuditEntry(at: 60, actor: "bo", action: "remove", target: "eli", detail: "spam")),
             ])
         #expect(room.peers["eli"] == nil)
         #expect(room.join(id: "eli", name: "Eli", role: .audience, now: 70) == .refused(.removed))
@@ -549,15 +681,23 @@ func expectRefused(
                 .roleChanged(peer: "eli", role: "speaker", by: "eli", stepUp: nil)))
     }
 
-    @Test func anInvitationIsNotKeptForAPeerWhoLeftOnPurposeOrCameBackLate() {
+    @Test func anInvitationIsNotKeptForAPeerWhoLeftOnPurposeOrCameBackAfterItLapsed() {
         var room = populatedRoom()
         _ = room.handle(.invite("eli"), from: "ana", now: 10)
         _ = room.handle(.invite("fay"), from: "ana", now: 10)
         _ = room.handle(.leave, from: "eli", now: 20)
         _ = room.leave("fay", reason: .disconnected, now: 20)
         _ = room.join(id: "eli", name: "Eli", role: .audience, now: 30)
-        _ = room.join(id: "fay", name: "Fay", role: .audience, now: 20 + RoomAuthority.reconnectGrace + 1)
+        _ = room.join(id: "fay", name: "Fay", role: .audience, now: 10 + RoomAuthority.invitationLifetime)
         #expect(room.invitations.isEmpty)
+    }
+
+    @Test func aDroppedInviteeBackAfterTheReconnectGraceIsStillInvited() {
+        var room = populatedRoom()
+        _ = room.handle(.invite("fay"), from: "ana", now: 10)
+        _ = room.leave("fay", reason: .disconnected, now: 20)
+        _ = room.join(id: "fay", name: "Fay", role: .audience, now: 20 + RoomAuthority.reconnectGrace + 1)
+        #expect(room.invitations == ["fay": Invitation(by: "ana", at: 10)])
     }
 
     @Test func aPeerNotInTheRoomIsRefused() {

@@ -22,20 +22,29 @@ final class ServerProcess {
     var secretFile: String { directory.appendingPathComponent("secret").path }
     var dataDirectory: String { directory.appendingPathComponent("data").path }
 
-    /// Starts a server; with `directory`, reuses that folder's data and secret (a restart).
-    init(directory: URL? = nil, port requestedPort: Int = 0, extraArguments: [String] = []) throws {
+    /// Starts a server; with `directory`, reuses that folder's data and secret (a restart). `launcher` runs it
+    /// through another program (`nsenter … --`, for a filesystem of its own).
+    init(
+        directory: URL? = nil, port requestedPort: Int = 0, extraArguments: [String] = [], launcher: [String] = []
+    ) throws {
         binary = try clubroomBinary()
         self.directory =
             directory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-it-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
-        process.executableURL = binary
         let folder = self.directory
-        process.arguments =
+        let arguments =
             [
                 "serve", "--listen", "127.0.0.1:\(requestedPort)", "--data", folder.appendingPathComponent("data").path,
                 "--secret-file", folder.appendingPathComponent("secret").path,
             ] + extraArguments
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(launcher.dropFirst()) + [binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
@@ -91,6 +100,18 @@ final class ServerProcess {
         while process.isRunning, Date() < deadline { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
+    }
+
+    /// Kills the server with SIGKILL, as a crash would: nothing of it runs after this.
+    func crash() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// The log lines so far that contain `text`.
+    func logLines(containing text: String) -> [String] {
+        log.all.filter { $0.contains(text) }
     }
 
     /// Stops and deletes the data.

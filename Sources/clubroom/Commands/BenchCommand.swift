@@ -9,13 +9,14 @@ import RoomCore
 enum BenchCommand: ClubroomCommand {
     /// The suites, in the order help lists them.
     enum Suite: String, CaseIterable {
-        case store, join, fanout, latency, cpu, ui
+        case store, join, departures, fanout, latency, cpu, ui
         case qualityPath = "quality-path"
 
         /// The options that apply only to this suite.
         var ownOptions: Set<String> {
             switch self {
             case .join: return ["clients"]
+            case .departures: return ["clients", "server-binary"]
             case .fanout: return ["speakers", "listeners", "seconds"]
             case .latency: return ["seconds", "seed", "pulse"]
             case .cpu: return ["seconds"]
@@ -32,7 +33,8 @@ enum BenchCommand: ClubroomCommand {
             first: debug builds are many times slower. Do not run benchmarks while the machine is busy.
 
             store: the room state store (10,000 joins, hand raises, role changes). join: N clients joining a \
-            server. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
+            server. departures: N listeners leaving a room at once (silent, then closing) while a host sends chat; \
+            the server's memory and CPU, and the chat round trip. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
             delay through a room server. cpu: CPU time per minute of audio of the client, 'clubroom join', \
             against a server and three speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV \
             file from one client through a room server to another, and through libopus alone, for bench/quality.
@@ -44,7 +46,10 @@ enum BenchCommand: ClubroomCommand {
             .flag("json", help: "Print the results as JSON."),
             .value(
                 "clients", placeholder: "N", type: .integer(1...100_000), default: "1000",
-                help: "join: number of clients."),
+                help: "join, departures: number of clients."),
+            .value(
+                "server-binary", placeholder: "FILE", type: .path,
+                help: "departures: the clubroom binary to run as the server (default: this one), to compare builds."),
             .value(
                 "speakers", placeholder: "S", type: .integer(1...100), default: "3", help: "fanout: number of speakers."
             ),
@@ -87,6 +92,7 @@ enum BenchCommand: ClubroomCommand {
         switch options.suite {
         case .store: return try await runStore(options)
         case .join: return try await runJoin(options)
+        case .departures: return try await runDepartures(options)
         case .fanout: return try await runFanout(options)
         case .latency: return try await runLatency(options)
         case .cpu: return try await runCPU(options)
@@ -114,6 +120,15 @@ enum BenchCommand: ClubroomCommand {
     static func runJoin(_ options: Options) async throws -> ExitStatus {
         let clients = options.clients
         let report = try await Task.detached { try JoinBenchmark.run(clients: clients) }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return report.allPassed ? .success : .failure
+    }
+
+    static func runDepartures(_ options: Options) async throws -> ExitStatus {
+        let clients = options.clients
+        let binary = options.arguments.path("server-binary")
+        let report = try await Task.detached { try DepartureBenchmark.run(clients: clients, serverBinary: binary) }
+            .value
         writeOutput(options.json ? report.jsonText() : report.tableText())
         return report.allPassed ? .success : .failure
     }

@@ -1,0 +1,207 @@
+import StrictJSON
+
+/// One change to the stored rooms, as the journal keeps it and the database applies it. Times are milliseconds
+/// since the Unix epoch; identities, roles and actions are plain strings.
+public enum DatabaseChange: Sendable, Equatable {
+    /// Makes sure the room exists (open, no topic); nothing changes when it does.
+    case openRoom(room: String, at: Int64)
+    case setTopic(room: String, topic: String, at: Int64)
+    /// Ends the room with a reason; it also forgets the roles held in it.
+    case endRoom(room: String, reason: String, at: Int64)
+    case reopenRoom(room: String, at: Int64)
+    /// A chat message; the room keeps its newest `chatRetention`.
+    case appendChat(
+        room: String, at: Int64, fromIdentity: String, fromName: String, audience: ChatAudienceRecord, text: String)
+    case appendAudit(room: String, at: Int64, actor: String, action: String, target: String?, detail: String?)
+    /// `identity` is in the room now and holds `role` (since `at`).
+    case holdRole(room: String, identity: String, role: String, at: Int64)
+    /// `identity` left the room at `at` holding `role`; kept for a reconnect, pruned after `recentRoleRetention`.
+    case releaseRole(room: String, identity: String, role: String, at: Int64)
+    /// Forgets the role `identity` held in the room.
+    case forgetRole(room: String, identity: String)
+    /// `inviter` invited `invitee` to speak at `at`; the invitation is pending until `endInvitation`.
+    case invite(room: String, invitee: String, inviter: String, at: Int64)
+    /// `invitee`'s invitation is answered, withdrawn or lapsed.
+    case endInvitation(room: String, invitee: String)
+
+    /// The room the change belongs to.
+    public var room: String {
+        switch self {
+        case .openRoom(let room, _), .setTopic(let room, _, _), .endRoom(let room, _, _), .reopenRoom(let room, _),
+            .appendChat(let room, _, _, _, _, _), .appendAudit(let room, _, _, _, _, _), .holdRole(let room, _, _, _),
+            .releaseRole(let room, _, _, _), .forgetRole(let room, _), .invite(let room, _, _, _),
+            .endInvitation(let room, _):
+            room
+        }
+    }
+}
+
+/// A journal entry that cannot be read: which entry, and why.
+public struct JournalEntryError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var seq: Int64
+    public var problem: String
+
+    public var description: String { "journal entry \(seq): \(problem)" }
+}
+
+extension DatabaseChange {
+    /// The changes of one commit as the journal stores them: a JSON array of objects, one per change, each with
+    /// its `kind` (see `docs/persistence.md`).
+    static func encode(_ changes: [DatabaseChange]) -> String {
+        JSONValue.array(changes.map { .object($0.json) }).encodedString
+    }
+
+    /// Reads what `encode` wrote; anything else is an error naming the entry.
+    static func decode(_ text: String, seq: Int64) throws(JournalEntryError) -> [DatabaseChange] {
+        let value: JSONValue
+        do {
+            value = try StrictJSONParser(maxDepth: 4, maxBytes: Int.max).parse(text)
+        } catch {
+            throw JournalEntryError(seq: seq, problem: error.description)
+        }
+        guard case .array(let elements) = value else {
+            throw JournalEntryError(seq: seq, problem: "not a JSON array")
+        }
+        var changes: [DatabaseChange] = []
+        changes.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            guard case .object(let object) = element else {
+                throw JournalEntryError(seq: seq, problem: "[\(index)] is not an object")
+            }
+            do throws(JournalFieldError) {
+                changes.append(try DatabaseChange(object))
+            } catch {
+                throw JournalEntryError(seq: seq, problem: "[\(index)]: \(error.problem)")
+            }
+        }
+        return changes
+    }
+
+    private var json: JSONObject {
+        func object(_ kind: String, _ room: String, _ fields: [(String, JSONValue)]) -> JSONObject {
+            JSONObject([("kind", .string(kind)), ("room", .string(room))] + fields)
+        }
+        func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
+        switch self {
+        case .openRoom(let room, let at):
+            return object("open_room", room, [("at", .integer(at))])
+        case .setTopic(let room, let topic, let at):
+            return object("set_topic", room, [("at", .integer(at)), ("topic", .string(topic))])
+        case .endRoom(let room, let reason, let at):
+            return object("end_room", room, [("at", .integer(at)), ("reason", .string(reason))])
+        case .reopenRoom(let room, let at):
+            return object("reopen_room", room, [("at", .integer(at))])
+        case .appendChat(let room, let at, let fromIdentity, let fromName, let audience, let text):
+            let (kind, value): (String, String?) =
+                switch audience {
+                case .everyone: ("everyone", nil)
+                case .peer(let identity): ("peer", identity)
+                case .role(let role): ("role", role)
+                }
+            return object(
+                "chat", room,
+                [
+                    ("at", .integer(at)), ("from", .string(fromIdentity)), ("name", .string(fromName)),
+                    ("audience", .string(kind)), ("to", optional(value)), ("text", .string(text)),
+                ])
+        case .appendAudit(let room, let at, let actor, let action, let target, let detail):
+            return object(
+                "audit", room,
+                [
+                    ("at", .integer(at)), ("actor", .string(actor)), ("action", .string(action)),
+                    ("target", optional(target)), ("detail", optional(detail)),
+                ])
+        case .holdRole(let room, let identity, let role, let at):
+            return object(
+                "hold_role", room, [("at", .integer(at)), ("identity", .string(identity)), ("role", .string(role))])
+        case .releaseRole(let room, let identity, let role, let at):
+            return object(
+                "release_role", room,
+                [("at", .integer(at)), ("identity", .string(identity)), ("role", .string(role))])
+        case .forgetRole(let room, let identity):
+            return object("forget_role", room, [("identity", .string(identity))])
+        case .invite(let room, let invitee, let inviter, let at):
+            return object(
+                "invite", room, [("at", .integer(at)), ("invitee", .string(invitee)), ("inviter", .string(inviter))])
+        case .endInvitation(let room, let invitee):
+            return object("end_invitation", room, [("invitee", .string(invitee))])
+        }
+    }
+
+    private init(_ object: JSONObject) throws(JournalFieldError) {
+        let fields = JournalFields(object: object)
+        let room = try fields.string("room")
+        switch try fields.string("kind") {
+        case "open_room": self = .openRoom(room: room, at: try fields.integer("at"))
+        case "set_topic":
+            self = .setTopic(room: room, topic: try fields.string("topic"), at: try fields.integer("at"))
+        case "end_room":
+            self = .endRoom(room: room, reason: try fields.string("reason"), at: try fields.integer("at"))
+        case "reopen_room": self = .reopenRoom(room: room, at: try fields.integer("at"))
+        case "chat":
+            let to = try fields.optionalString("to")
+            let audience: ChatAudienceRecord
+            switch (try fields.string("audience"), to) {
+            case ("everyone", nil): audience = .everyone
+            case ("peer", let identity?): audience = .peer(identity)
+            case ("role", let role?): audience = .role(role)
+            case (let kind, _): throw JournalFieldError(problem: "audience \"\(kind)\" does not fit \"to\"")
+            }
+            self = .appendChat(
+                room: room, at: try fields.integer("at"), fromIdentity: try fields.string("from"),
+                fromName: try fields.string("name"), audience: audience, text: try fields.string("text"))
+        case "audit":
+            self = .appendAudit(
+                room: room, at: try fields.integer("at"), actor: try fields.string("actor"),
+                action: try fields.string("action"), target: try fields.optionalString("target"),
+                detail: try fields.optionalString("detail"))
+        case "hold_role":
+            self = .holdRole(
+                room: room, identity: try fields.string("identity"), role: try fields.string("role"),
+                at: try fields.integer("at"))
+        case "release_role":
+            self = .releaseRole(
+                room: room, identity: try fields.string("identity"), role: try fields.string("role"),
+                at: try fields.integer("at"))
+        case "forget_role": self = .forgetRole(room: room, identity: try fields.string("identity"))
+        case "invite":
+            self = .invite(
+                room: room, invitee: try fields.string("invitee"), inviter: try fields.string("inviter"),
+                at: try fields.integer("at"))
+        case "end_invitation": self = .endInvitation(room: room, invitee: try fields.string("invitee"))
+        case let kind:
+            throw JournalFieldError(problem: "unknown kind \"\(kind)\" (written by a newer clubroom?)")
+        }
+    }
+}
+
+private struct JournalFieldError: Error {
+    var problem: String
+}
+
+/// Typed reads of a journal change's fields.
+private struct JournalFields {
+    let object: JSONObject
+
+    func string(_ key: String) throws(JournalFieldError) -> String {
+        guard case .string(let value)? = object[key] else {
+            throw JournalFieldError(problem: "\"\(key)\" is missing or not a string")
+        }
+        return value
+    }
+
+    func optionalString(_ key: String) throws(JournalFieldError) -> String? {
+        switch object[key] {
+        case .string(let value)?: return value
+        case .null?, nil: return nil
+        default: throw JournalFieldError(problem: "\"\(key)\" is not a string")
+        }
+    }
+
+    func integer(_ key: String) throws(JournalFieldError) -> Int64 {
+        guard case .integer(let value)? = object[key] else {
+            throw JournalFieldError(problem: "\"\(key)\" is missing or not an integer")
+        }
+        return value
+    }
+}

@@ -1,0 +1,113 @@
+import RoomCore
+import RoomProtocol
+
+/// The commit step of a room's pipeline (check → act → commit → publish): makes an outcome durable before
+/// anything of it is announced, so that whatever a client is told has happened survives a crash of the server.
+///
+/// Alone, the server commits to its store (`PersistenceQueue`: the change journal, then SQLite). A cluster
+/// commits an owned room's outcome by appending it to the room's Redis stream instead; "durable" means
+/// "committed by the store", whichever store that is.
+protocol OutcomeCommitter: AnyObject {
+    /// Commits `outcome`'s `changes`, after everything committed before, and calls `then` on the loop thread, in
+    /// the order of the commits, once the store holds them (or has refused them). Never blocks the loop. Called
+    /// only for outcomes with changes.
+    func commit(_ outcome: Outcome, in room: String, then: @escaping (CommitResult) -> Void)
+}
+
+/// What the commit step says about an outcome.
+public enum CommitResult: Sendable, Equatable {
+    /// The store holds it.
+    case committed
+    /// The store could not take it now (`problem` says why, e.g. "the server's disk is full"). The room goes on
+    /// (everyone has seen the room change, and undoing it would be worse), and the requester is told, with a
+    /// `not_saved` error, that it is not saved: it is lost if the server stops before the store recovers.
+    case notSaved(problem: String)
+}
+
+/// Where a room's saved state comes from when it is first wanted.
+protocol RoomLoader: AnyObject {
+    /// Reads what the store holds of `room` off the loop and calls `then` on the loop thread.
+    func load(_ room: String, now: Timestamp, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void)
+}
+
+/// What a room held when the server last had it.
+struct SavedRoom: Sendable, Equatable {
+    var topic = ""
+    var ended = false
+    var chat: [ChatMessage] = []
+    /// Peers who left less than the reconnect grace ago (or were in the room when the server stopped), with
+    /// their roles.
+    var departed: [PeerID: (role: RoleName, at: Timestamp)] = [:]
+    /// The invitations to speak still pending, by invitee.
+    var invitations: [PeerID: Invitation] = [:]
+
+    static func == (lhs: SavedRoom, rhs: SavedRoom) -> Bool {
+        lhs.topic == rhs.topic && lhs.ended == rhs.ended && lhs.chat == rhs.chat && lhs.invitations == rhs.invitations
+            && lhs.departed.mapValues(\.role) == rhs.departed.mapValues(\.role)
+            && lhs.departed.mapValues(\.at) == rhs.departed.mapValues(\.at)
+    }
+}
+
+/// Why a room could not be loaded: the store's failure, in words for the log.
+struct RoomLoadError: Error, Sendable {
+    var problem: String
+}
+
+/// The outcomes of each room waiting to be carried out: each waits for its own commit and for every outcome
+/// the room decided before it, so that clients see events in the order of their numbers. Loop thread only.
+struct CarryOutQueue {
+    final class Step {
+        var result: CommitResult?
+        let carryOut: (CommitResult) -> Void
+
+        init(_ carryOut: @escaping (CommitResult) -> Void) {
+            self.carryOut = carryOut
+        }
+    }
+
+    private var waiting: [String: FIFO<Step>] = [:]
+
+    /// Whether `room` has outcomes waiting.
+    func isWaiting(_ room: String) -> Bool { waiting[room] != nil }
+
+    /// Queues an outcome's carrying out behind the room's earlier ones; returns its step, whose `result` the
+    /// commit sets.
+    mutating func append(_ room: String, _ carryOut: @escaping (CommitResult) -> Void) -> Step {
+        let step = Step(carryOut)
+        waiting[room, default: FIFO()].append(step)
+        return step
+    }
+
+    /// The next step of `room` whose commit is done, if it is the first waiting.
+    mutating func next(in room: String) -> Step? {
+        guard var queue = waiting[room], let first = queue.first, first.result != nil else { return nil }
+        waiting[room] = nil
+        _ = queue.removeFirst()
+        if !queue.isEmpty { waiting[room] = queue }
+        return first
+    }
+}
+
+/// A first-in first-out queue with constant-time removal from the front.
+struct FIFO<Element> {
+    private var storage: [Element] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == storage.count }
+    var count: Int { storage.count - head }
+    var first: Element? { isEmpty ? nil : storage[head] }
+
+    mutating func append(_ element: Element) {
+        storage.append(element)
+    }
+
+    mutating func removeFirst() -> Element {
+        let element = storage[head]
+        head += 1
+        if head > 64, head * 2 > storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+        return element
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Glibc
+
+/// A small filesystem of its own (a tmpfs of a given size) mounted at a folder that only the processes started
+/// inside its mount namespace see, so a test can fill a disk without touching the machine's: when the holder
+/// process ends, the namespace and the filesystem go with it.
+///
+/// Needs root, `unshare` and `nsenter` (util-linux); `unavailableReason` says what is missing, for a test's skip
+/// message.
+public final class SmallFilesystem: @unchecked Sendable {
+    // Safe to share: everything is fixed after init; the holder is only killed.
+
+    /// The folder the filesystem is mounted on (the same path inside and outside the namespace).
+    public let mountPoint: String
+    private let holder: Process
+
+    /// Why a filesystem of its own cannot be made here, or `nil` when it can.
+    public static let unavailableReason: String? = {
+        if getuid() != 0 { return "a filesystem of a test's own needs root (to mount a tmpfs)" }
+        for tool in ["unshare", "nsenter", "mount"] where findTool(tool) == nil {
+            return "'\(tool)' is not installed (util-linux)"
+        }
+        return nil
+    }()
+
+    /// Mounts a tmpfs of `bytes` at `mountPoint` (created if missing) in a mount namespace of its own.
+    public init(at mountPoint: String, bytes: Int) throws {
+        self.mountPoint = mountPoint
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        holder = Process()
+        holder.executableURL = URL(fileURLWithPath: Self.findTool("unshare") ?? "/usr/bin/unshare")
+        holder.arguments = [
+            "--mount", "--propagation", "private", "sh", "-c",
+            "mount -t tmpfs -o size=\(bytes),mode=0700 tmpfs \"$0\" && echo mounted && exec sleep 3600", mountPoint,
+        ]
+        let output = Pipe()
+        holder.standardOutput = output
+        holder.standardError = output
+        holder.standardInput = FileHandle.nullDevice
+        try holder.run()
+        let lines = LineCollector(output.fileHandleForReading)
+        guard lines.wait(timeout: 10, { $0 == "mounted" }) != nil else {
+            stop()
+            throw ChildProcessError.failed(
+                command: ["unshare", "--mount", "mount -t tmpfs"], status: -1, standardError: lines.all.joined())
+        }
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// `command` as run inside the namespace, where the filesystem is seen (nsenter execs it, keeping its PID).
+    public func inside(_ command: [String]) -> [String] {
+        [Self.findTool("nsenter") ?? "nsenter", "-t", "\(holder.processIdentifier)", "-m", "--"] + command
+    }
+
+    /// A path under the mount point as this process reaches it (through the holder's view of the files).
+    public func outside(_ path: String) -> String {
+        "/proc/\(holder.processIdentifier)/root" + path
+    }
+
+    /// Fills the filesystem with one file until not a byte more fits; returns the file's path (outside view).
+    @discardableResult
+    public func fill(name: String = "filler") throws -> String {
+        let path = outside(mountPoint + "/" + name)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        guard descriptor >= 0 else {
+            throw ChildProcessError.failed(command: ["open", path], status: errno, standardError: "")
+        }
+        defer { close(descriptor) }
+        let chunk = [UInt8](repeating: 0x2E, count: 64 * 1024)
+        for size in [64 * 1024, 4096, 1] {
+            while chunk.withUnsafeBytes({ write(descriptor, $0.baseAddress, size) }) == size {}
+        }
+        return path
+    }
+
+    /// Removes what `fill` wrote.
+    public func free(name: String = "filler") {
+        unlink(outside(mountPoint + "/" + name))
+    }
+
+    /// Ends the holder, and with it the namespace and the filesystem.
+    public func stop() {
+        if holder.isRunning {
+            kill(holder.processIdentifier, SIGKILL)
+            holder.waitUntilExit()
+        }
+    }
+
+    static func findTool(_ name: String) -> String? {
+        ["/usr/bin/", "/usr/sbin/", "/bin/", "/sbin/"].map { $0 + name }
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
