@@ -5,6 +5,7 @@
 #include <locale.h>
 #include <langinfo.h>
 #include <signal.h>
+#include <pthread.h>
 #include <string.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,8 +65,15 @@ static inline void clubroom_suspend(void) {
     stop.sa_handler = SIG_DFL;
     sigemptyset(&stop.sa_mask);
     sigaction(SIGTSTP, &stop, &previous);
-    // The whole job stops, as when the terminal sends Ctrl-Z's SIGTSTP to the foreground process group.
-    kill(0, SIGTSTP);
+    // The stop is raised on this thread, with SIGTSTP unblocked here, so it takes effect before raise returns:
+    // sent to the process, it would reach whichever thread does not block it, later, after the handler is put
+    // back. The shell's fg continues the whole job.
+    sigset_t tstp, mask;
+    sigemptyset(&tstp);
+    sigaddset(&tstp, SIGTSTP);
+    pthread_sigmask(SIG_UNBLOCK, &tstp, &mask);
+    raise(SIGTSTP);
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
     sigaction(SIGTSTP, &previous, NULL);
     reset_prog_mode();
     clearok(curscr, TRUE);

@@ -137,3 +137,10 @@ import Testing
         #expect(KeyBindings.label([.up, .down, .left, .right, .char("h"), .char("l")], glyphs: .unicode) == "↑↓←→ hl")
     }
 }
+
+@Suite struct TerminalHabitKeyTests {
+    @Test func ctrlZSuspendsFromTheRoomViewAndTheInvitation() {
+        var state = joined(as: "ana")
+        #expect(send(&state, key(.ctrl("z"))) == [[.suspend]])
+    }
+}
