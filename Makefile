@@ -1,7 +1,8 @@
 # Clubroom: two commands on a fresh Debian machine.
 #   make demo   installs what is missing, builds, and runs the demo room
 #   make test   installs what the tests need, builds, and runs every test
-# `make lint` fails on compiler warnings in our code and on `swift format lint` findings.
+# `make lint` fails on compiler warnings in our code, on `swift format lint` findings, and when Package.swift's
+# dependencies differ from what the code imports.
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -19,7 +20,7 @@ TEST_PACKAGES := tmux sox espeak-ng alsa-utils pulseaudio libasound2-plugins ope
 PYTHON ?= python3
 TEST_PYTHON_MODULES := websockets=websockets jwt=pyjwt
 
-.PHONY: all build release deps test-deps test demo lint format bench quality clean
+.PHONY: all build release deps test-deps test demo lint check-dependencies format bench quality clean
 
 all: build
 
@@ -52,7 +53,7 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-test: test-deps
+test: test-deps check-dependencies
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
@@ -67,11 +68,16 @@ quality: test-deps release
 bench: release
 	$$($(SWIFT) build -c release --show-bin-path)/clubroom bench store
 
+# Each target's declared dependencies must equal the package modules it imports, and no product target may
+# depend on a benchmark target (Sources/Benchmarks/); the script names the target and the difference.
+check-dependencies:
+	@$(PYTHON) scripts/check-dependencies
+
 # Warnings in our own code fail the lint; so does anything swift-format would change. Every Swift file in the
 # package is ours, so the build treats warnings as errors: a module with a warning never counts as built, and the
 # next run reports it again (grepping build output would miss warnings in files an incremental build skips).
 # Tests are built too. A scratch path of its own keeps these flags from invalidating the everyday build.
-lint: deps
+lint: deps check-dependencies
 	@$(SWIFT) build --build-tests --scratch-path .build/lint -Xswiftc -warnings-as-errors \
 	  || { echo "lint: the build failed (compiler warnings count as errors here)"; exit 1; }
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Resources

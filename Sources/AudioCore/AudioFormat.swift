@@ -38,6 +38,11 @@ public enum AudioFormat {
         samples * 125 / 6
     }
 
+    /// The duration of `samples` samples in nanoseconds, rounded down.
+    public static func nanoseconds(samples: Int64) -> Int64 {
+        samples * 62_500 / 3
+    }
+
     /// The number of whole samples in `microseconds`, rounded down.
     public static func samples(microseconds: Int64) -> Int64 {
         microseconds * 6 / 125

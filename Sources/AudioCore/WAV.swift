@@ -112,28 +112,40 @@ public struct WAVAudio: Sendable, Equatable {
             throw WAVError(offset: 44, problem: .samplesNotInterleaved(samples: samples.count, channels: channelCount))
         }
         let dataSize = samples.count * 2
-        let blockAlign = channelCount * 2
-        let byteRate = sampleRate * blockAlign
-        guard dataSize <= Int(UInt32.max) - 36, blockAlign <= Int(UInt16.max), byteRate <= Int(UInt32.max) else {
+        guard let header = Self.header(sampleRate: sampleRate, channelCount: channelCount, dataBytes: dataSize) else {
             throw WAVError(offset: 0, problem: .tooLarge)
         }
-        var bytes: [UInt8] = []
+        var bytes = header
         bytes.reserveCapacity(44 + dataSize)
-        bytes.append(contentsOf: Array("RIFF".utf8))
-        Self.appendUInt32(UInt32(36 + dataSize), to: &bytes)
-        bytes.append(contentsOf: Array("WAVEfmt ".utf8))
-        Self.appendUInt32(16, to: &bytes)
-        Self.appendUInt16(1, to: &bytes)
-        Self.appendUInt16(UInt16(channelCount), to: &bytes)
-        Self.appendUInt32(UInt32(sampleRate), to: &bytes)
-        Self.appendUInt32(UInt32(byteRate), to: &bytes)
-        Self.appendUInt16(UInt16(blockAlign), to: &bytes)
-        Self.appendUInt16(16, to: &bytes)
-        bytes.append(contentsOf: Array("data".utf8))
-        Self.appendUInt32(UInt32(dataSize), to: &bytes)
         for sample in samples {
             Self.appendUInt16(UInt16(bitPattern: sample), to: &bytes)
         }
+        return bytes
+    }
+
+    /// The canonical 44-byte header of a 16-bit PCM WAV file whose audio data is `dataBytes` long, or nil when the
+    /// sizes do not fit a RIFF file's 32-bit fields. A recorder writes it first with the sizes it has so far and
+    /// again over the start of the file when it is done.
+    public static func header(sampleRate: Int, channelCount: Int, dataBytes: Int) -> [UInt8]? {
+        let blockAlign = channelCount * 2
+        let byteRate = sampleRate * blockAlign
+        guard dataBytes >= 0, dataBytes <= Int(UInt32.max) - 36, blockAlign <= Int(UInt16.max),
+            byteRate <= Int(UInt32.max)
+        else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(44)
+        bytes.append(contentsOf: Array("RIFF".utf8))
+        appendUInt32(UInt32(36 + dataBytes), to: &bytes)
+        bytes.append(contentsOf: Array("WAVEfmt ".utf8))
+        appendUInt32(16, to: &bytes)
+        appendUInt16(1, to: &bytes)
+        appendUInt16(UInt16(channelCount), to: &bytes)
+        appendUInt32(UInt32(sampleRate), to: &bytes)
+        appendUInt32(UInt32(byteRate), to: &bytes)
+        appendUInt16(UInt16(blockAlign), to: &bytes)
+        appendUInt16(16, to: &bytes)
+        bytes.append(contentsOf: Array("data".utf8))
+        appendUInt32(UInt32(dataBytes), to: &bytes)
         return bytes
     }
 

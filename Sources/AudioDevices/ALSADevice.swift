@@ -1,4 +1,5 @@
 import AudioCodec
+import AudioCore
 internal import CALSA
 import Glibc
 
@@ -10,7 +11,8 @@ public struct ALSAOptions: Sendable, Equatable {
     public var rate: Int
     /// Length of one ALSA period: how often the device wakes the audio thread.
     public var periodMilliseconds: Int
-    /// Periods in the ALSA buffer: the most audio that can queue up in the device.
+    /// Periods in the ALSA buffer: the most audio that can queue up in the device. Four ride out a late wake-up
+    /// without adding much delay.
     public var bufferPeriods: Int
     /// ALSA configuration text that defines the device's name (for example
     /// `pcm.mic { type file; slave.pcm { type null }; infile "in.raw" }`), used instead of the system's
@@ -19,8 +21,8 @@ public struct ALSAOptions: Sendable, Equatable {
 
     /// Creates options; every parameter has Clubroom's default.
     public init(
-        rate: Int = DeviceFormat.sampleRate, periodMilliseconds: Int = 10,
-        bufferPeriods: Int = DeviceFormat.bufferPeriods, configuration: String? = nil
+        rate: Int = AudioFormat.sampleRate, periodMilliseconds: Int = AudioFormat.periodMilliseconds,
+        bufferPeriods: Int = 4, configuration: String? = nil
     ) {
         self.rate = rate
         self.periodMilliseconds = periodMilliseconds
@@ -137,10 +139,10 @@ final class PCMHandle {
             throw error
         }
         var resampler: Resampler?
-        if setup.rate != DeviceFormat.sampleRate {
+        if setup.rate != AudioFormat.sampleRate {
             let (from, to) =
                 direction == .capture
-                ? (setup.rate, DeviceFormat.sampleRate) : (DeviceFormat.sampleRate, setup.rate)
+                ? (setup.rate, AudioFormat.sampleRate) : (AudioFormat.sampleRate, setup.rate)
             do {
                 resampler = try Resampler(inputRate: from, outputRate: to)
             } catch {
@@ -160,12 +162,10 @@ final class PCMHandle {
         self.isSoundServerPlugin = type == SND_PCM_TYPE_IOPLUG || type == SND_PCM_TYPE_EXTPLUG
         deviceBuffer = .allocate(capacity: setup.periodFrames * setup.channels)
         deviceBuffer.initialize(repeating: 0)
-        // Enough for one device period resampled to the larger rate, plus a Clubroom period waiting.
-        let largest = max(setup.rate, DeviceFormat.sampleRate)
-        let monoCapacity =
-            (setup.periodFrames + DeviceFormat.periodSamples) * largest
-            / min(
-                setup.rate, DeviceFormat.sampleRate) + 16
+        // Enough for one device period resampled to the larger rate, plus one of the stream's periods waiting.
+        let largest = max(setup.rate, AudioFormat.sampleRate)
+        let streamPeriod = AudioFormat.samples(milliseconds: options.periodMilliseconds)
+        let monoCapacity = (setup.periodFrames + streamPeriod) * largest / min(setup.rate, AudioFormat.sampleRate) + 16
         monoBuffer = .allocate(capacity: monoCapacity)
         monoBuffer.initialize(repeating: 0)
         pending = .allocate(capacity: monoCapacity * 2)

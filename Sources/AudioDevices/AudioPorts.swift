@@ -61,3 +61,11 @@ public protocol SampleSource: AnyObject, Sendable {
     /// Moves up to `buffer.count` samples into `buffer` and returns how many there were.
     func read(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int
 }
+
+/// Which way audio flows through a device.
+public enum DeviceDirection: String, Sendable, Equatable {
+    /// From a microphone into the program.
+    case capture
+    /// From the program to a loudspeaker.
+    case playback
+}

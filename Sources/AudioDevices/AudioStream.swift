@@ -1,105 +1,8 @@
+import AudioCore
 import Dispatch
 import Foundation
+import Platform
 import Synchronization
-
-/// What happened to a stream's device, in words a person can read (`message`). Delivered by `poll`, on the
-/// thread that calls it, never on the audio thread.
-public enum DeviceStatus: Sendable, Equatable {
-    /// The device could not be opened when the stream started; it runs on the silent `fallback` instead and
-    /// does not try again.
-    case unavailable(DeviceDirection, device: String, error: AudioDeviceError, fallback: String)
-    /// The device stopped working; the stream keeps time on silence and reopens it with backoff.
-    case lost(DeviceDirection, device: String, error: AudioDeviceError)
-    /// Reopening failed; the next try is after `retryIn`.
-    case reopenFailed(DeviceDirection, device: String, error: AudioDeviceError, retryIn: Duration)
-    /// The device works again.
-    case reopened(DeviceDirection, device: String)
-
-    /// One sentence for the status line.
-    public var message: String {
-        switch self {
-        case .unavailable(let direction, _, let error, let fallback):
-            let option = direction == .capture ? "--input" : "--output"
-            let what = direction == .capture ? "microphone" : "speaker"
-            // The advice comes before the details, so that a notice cut to the screen's width keeps it.
-            return "No \(what) (\(error.briefDescription)); using “\(fallback)”. Choose one with \(option) NAME "
-                + "(see clubroom devices). Details: \(error)."
-        case .lost(let direction, let device, let error):
-            return "\(Self.noun(direction)) “\(device)” stopped working (\(error)); trying to reopen it."
-        case .reopenFailed(let direction, let device, _, let retryIn):
-            let seconds = Double(retryIn.components.seconds) + Double(retryIn.components.attoseconds) / 1e18
-            return "\(Self.noun(direction)) “\(device)” is still unavailable; trying again in "
-                + "\(seconds.formatted(.number.precision(.fractionLength(0...1)))) s."
-        case .reopened(let direction, let device):
-            return "\(Self.noun(direction)) “\(device)” is back."
-        }
-    }
-
-    private static func noun(_ direction: DeviceDirection) -> String {
-        direction == .capture ? "Microphone" : "Speaker"
-    }
-}
-
-/// How long a stream waits between attempts to reopen a lost device: `initial`, doubling up to `maximum`.
-public struct ReopenBackoff: Sendable, Equatable {
-    /// Wait before the first attempt.
-    public var initial: Duration
-    /// The longest wait between attempts.
-    public var maximum: Duration
-
-    /// Creates a backoff; the defaults retry quickly at first and settle at one try every 8 s.
-    public init(initial: Duration = .milliseconds(250), maximum: Duration = .seconds(8)) {
-        self.initial = initial
-        self.maximum = maximum
-    }
-
-    /// The wait after `failures` failed attempts.
-    public func delay(afterFailures failures: Int) -> Duration {
-        var delay = initial
-        for _ in 0..<min(failures, 32) where delay < maximum { delay *= 2 }
-        return min(delay, maximum)
-    }
-}
-
-/// Counts of what a stream has done, read at any time without disturbing the audio thread.
-public struct StreamStatistics: Sendable, Equatable {
-    /// Periods moved between the device and the ring.
-    public var periods = 0
-    /// Overruns (capture) or underruns (playback) the device had and recovered from.
-    public var xruns = 0
-    /// Capture periods that did not fit in the sink (the reader is behind); their samples were dropped.
-    public var droppedPeriods = 0
-    /// Playback periods the source could not fill; the gap was played as silence.
-    public var starvedPeriods = 0
-    /// Times the device stopped working.
-    public var deviceLosses = 0
-    /// Attempts to reopen a lost device.
-    public var reopenAttempts = 0
-}
-
-/// Options for the thread behind a stream.
-public struct StreamOptions: Sendable {
-    /// Ask for real-time scheduling (`SCHED_FIFO`) for the audio thread; where that is not allowed the thread
-    /// runs at normal priority. It is used only while the device suits it (`suitsRealTimePriority`): ALSA
-    /// hardware and paced virtual devices do; unpaced virtual devices, which would starve the machine, and a
-    /// sound server's plugins (`pulse`, `pipewire`, `jack`), whose server keeps the pace, do not.
-    public var realTimePriority: Bool
-    /// How lost devices are retried.
-    public var backoff: ReopenBackoff
-    /// Called once on the audio thread just before its first period, for instrumentation (naming the thread
-    /// for a profiler, counting allocations in tests). Must not block.
-    public var onAudioThreadStart: (@Sendable () -> Void)?
-
-    /// Creates options; every parameter has the default for a session.
-    public init(
-        realTimePriority: Bool = true, backoff: ReopenBackoff = ReopenBackoff(),
-        onAudioThreadStart: (@Sendable () -> Void)? = nil
-    ) {
-        self.realTimePriority = realTimePriority
-        self.backoff = backoff
-        self.onAudioThreadStart = onAudioThreadStart
-    }
-}
 
 /// Moves audio between one device and a lock-free ring on a thread of its own: captured periods into a
 /// `SampleSink`, or periods from a `SampleSource` to a loudspeaker.
@@ -114,7 +17,9 @@ public final class AudioStream: Sendable {
     public let direction: DeviceDirection
     /// The name of the device asked for.
     public let deviceName: String
-    private let core: StreamCore
+    let core: StreamCore
+    /// The options the stream was made with.
+    public var options: StreamOptions { core.options }
 
     /// A stream that captures from the input `open` returns into `sink`.
     public static func capture(
@@ -210,7 +115,7 @@ public final class AudioStream: Sendable {
 /// and from then until the control thread stores `running` (again with release ordering, read with acquire
 /// ordering) only the control thread does. Everything else is atomic or inside the `control` mutex, which
 /// the audio thread never takes.
-private final class StreamCore: @unchecked Sendable {
+final class StreamCore: @unchecked Sendable {
     enum Opener {
         case input(@Sendable () throws(AudioDeviceError) -> any AudioInput)
         case output(@Sendable () throws(AudioDeviceError) -> any AudioOutput)
@@ -258,8 +163,6 @@ private final class StreamCore: @unchecked Sendable {
 
     var endpoint: Endpoint?
     var lastError: AudioDeviceError?
-    /// What the audio thread last asked of the scheduler (audio thread only).
-    private var realTimeWanted = false
     /// Whether the audio thread runs at real-time priority now.
     let realTime = Atomic<Bool>(false)
     let buffer: UnsafeMutableBufferPointer<Int16>
@@ -275,7 +178,7 @@ private final class StreamCore: @unchecked Sendable {
         self.source = source
         self.options = options
         self.onStatus = onStatus
-        buffer = .allocate(capacity: DeviceFormat.periodSamples)
+        buffer = .allocate(capacity: options.periodSamples)
         buffer.initialize(repeating: 0)
     }
 
@@ -302,6 +205,16 @@ private final class StreamCore: @unchecked Sendable {
     // MARK: Control thread.
 
     func start() {
+        guard openForStart(driven: false) else { return }
+        // Made here, not on the audio thread: making the array allocates.
+        startAudioThread(
+            PeriodThread(cores: [self], realTimePriority: options.realTimePriority), name: direction.rawValue)
+    }
+
+    /// Opens the device (or the fallback) for the first start; false when already started. The thread that runs
+    /// the periods is the caller's to start. A `driven` stream's fallback does not keep time: another stream on
+    /// its thread does.
+    func openForStart(driven: Bool) -> Bool {
         var report: DeviceStatus?
         let shouldStart = control.withLock { control -> Bool in
             guard !control.started else { return false }
@@ -312,7 +225,7 @@ private final class StreamCore: @unchecked Sendable {
                 // Fallbacks keep the pace of hardware, so the rest of the pipeline runs as it would.
                 switch direction {
                 case .capture: endpoint = .input(SilenceInput(name: "null"))
-                case .playback: endpoint = .output(NullOutput(name: "null"))
+                case .playback: endpoint = .output(NullOutput(name: "null", pacing: driven ? .driven : .realTime))
                 }
                 control.usingFallback = true
                 report = .unavailable(direction, device: device, error: error, fallback: "null")
@@ -320,16 +233,12 @@ private final class StreamCore: @unchecked Sendable {
             return true
         }
         if let report { onStatus(report) }
-        guard shouldStart else { return }
+        guard shouldStart else { return false }
         // The runtime creates some metadata lazily, with malloc, the first time an operation runs (the tuple
         // `add` returns, for one); running each counter operation here keeps that off the audio thread.
         periods.add(0, ordering: .relaxed)
         phase.store(Phase.running, ordering: .releasing)
-        let thread = Thread { [self] in runAudioThread() }
-        thread.name = "clubroom-\(direction.rawValue)"
-        thread.stackSize = 1 << 20
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        return true
     }
 
     func poll(now: ContinuousClock.Instant) {
@@ -382,23 +291,30 @@ private final class StreamCore: @unchecked Sendable {
     // Buffers are handled through pointers rather than slices: in unoptimised builds slicing goes through
     // generic collection code whose witness tables the runtime creates, with malloc, on first use.
 
-    private func runAudioThread() {
-        setThreadName("clubroom-\(direction.rawValue)")
-        options.onAudioThreadStart?()
-        var idleClock = PeriodClock()
-        while !stopRequested.load(ordering: .acquiring) {
-            if phase.load(ordering: .acquiring) == Phase.running {
-                if !runDevicePeriod() {
-                    idleClock.reset()
-                    phase.store(Phase.lost, ordering: .releasing)
-                }
-            } else {
-                // Without a device the rest of the pipeline still expects the pace of one.
-                idleClock.wait()
-                runIdlePeriod()
+    /// The idle clock: without a device, the rest of the pipeline still expects the pace of one.
+    lazy var idleClock = PeriodClock(periodNanoseconds: AudioFormat.nanoseconds(samples: Int64(buffer.count)))
+
+    /// Runs one period: on the device while it works, else on silence, waiting for the idle clock when `paced`
+    /// (a stream that another device on its thread paces does not wait).
+    func runOnePeriod(paced: Bool) {
+        if phase.load(ordering: .acquiring) == Phase.running {
+            if !runDevicePeriod() {
+                idleClock.reset()
+                phase.store(Phase.lost, ordering: .releasing)
             }
+        } else {
+            if paced { idleClock.wait() }
+            runIdlePeriod()
         }
-        finished.signal()
+    }
+
+    /// Whether the device in use suits a real-time thread (a lost device's idle clock does).
+    var suitsRealTime: Bool {
+        guard phase.load(ordering: .acquiring) == Phase.running, let endpoint else { return true }
+        switch endpoint {
+        case .input(let input): return input.suitsRealTimePriority
+        case .output(let output): return output.suitsRealTimePriority
+        }
     }
 
     /// Runs one period on the device; false when the device failed (the error is in `lastError`).
@@ -407,12 +323,6 @@ private final class StreamCore: @unchecked Sendable {
     /// the phase says `lost`: the control thread then holds the last one, and the device closes there.
     private func runDevicePeriod() -> Bool {
         guard let endpoint else { return false }
-        let suits: Bool
-        switch endpoint {
-        case .input(let input): suits = input.suitsRealTimePriority
-        case .output(let output): suits = output.suitsRealTimePriority
-        }
-        setRealTime(options.realTimePriority && suits)
         do throws(AudioDeviceError) {
             try runPeriod(endpoint)
             periods.add(1, ordering: .relaxed)
@@ -438,16 +348,6 @@ private final class StreamCore: @unchecked Sendable {
         }
     }
 
-    /// Switches this thread to real-time priority (`SCHED_FIFO`) or back to normal when that changes: a device
-    /// reopened may be of another kind. Where real-time scheduling is not allowed the thread stays normal.
-    private func setRealTime(_ wanted: Bool) {
-        guard wanted != realTimeWanted else { return }
-        realTimeWanted = wanted
-        var parameters = sched_param(sched_priority: wanted ? 10 : 0)
-        let applied = pthread_setschedparam(pthread_self(), wanted ? SCHED_FIFO : SCHED_OTHER, &parameters) == 0
-        realTime.store(wanted && applied, ordering: .relaxed)
-    }
-
     private func runIdlePeriod() {
         switch direction {
         case .capture:
@@ -466,15 +366,4 @@ private final class StreamCore: @unchecked Sendable {
             starved.add(1, ordering: .relaxed)
         }
     }
-}
-
-/// Names the calling thread as the kernel shows it (`ps -L`, `top -H`, `/proc/PID/task/*/stat`, profilers), up
-/// to 15 bytes; Foundation's `Thread.name` does not reach the kernel on Linux. Not for a real-time loop: it
-/// allocates.
-public func setThreadName(_ name: String) {
-    let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return }
-    let bytes = Array(name.utf8.prefix(15))
-    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    close(descriptor)
 }

@@ -1,3 +1,5 @@
+import AudioCodec
+import AudioCore
 import Glibc
 
 /// A microphone that hears a steady sine tone, for bots, tests and benchmarks.
@@ -7,10 +9,9 @@ public final class ToneInput: AudioInput {
     public let frequency: Double
     /// The tone's peak amplitude, in sample units (at most 32767).
     public let amplitude: Double
-    private var clock = PeriodClock()
-    private let pacing: Pacing
-    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
-    public var suitsRealTimePriority: Bool { pacing == .realTime }
+    private var pacer: Pacer
+    /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
     private var phase = 0.0
 
     /// Creates a tone of `frequency` Hz at `amplitude` (default about −12 dBFS).
@@ -18,12 +19,12 @@ public final class ToneInput: AudioInput {
         self.name = "tone:\(Int(frequency))"
         self.frequency = frequency
         self.amplitude = min(abs(amplitude), 32_767)
-        self.pacing = pacing
+        pacer = Pacer(pacing)
     }
 
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
-        if pacing == .realTime { clock.wait() }
-        let step = 2 * Double.pi * frequency / Double(DeviceFormat.sampleRate)
+        pacer.wait(samples: buffer.count)
+        let step = 2 * Double.pi * frequency / Double(AudioFormat.sampleRate)
         let samples = buffer.baseAddress!
         for index in 0..<buffer.count {
             samples[index] = Int16(amplitude * sin(phase))
@@ -38,67 +39,84 @@ public final class ToneInput: AudioInput {
 /// A microphone that hears nothing: what a stream falls back to when there is no capture device.
 public final class SilenceInput: AudioInput {
     public let name: String
-    private var clock = PeriodClock()
-    private let pacing: Pacing
-    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
-    public var suitsRealTimePriority: Bool { pacing == .realTime }
+    private var pacer: Pacer
+    /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
 
     /// Creates a silent input called `name`.
     public init(name: String = "silence", pacing: Pacing = .realTime) {
         self.name = name
-        self.pacing = pacing
+        pacer = Pacer(pacing)
     }
 
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
-        if pacing == .realTime { clock.wait() }
+        pacer.wait(samples: buffer.count)
         buffer.baseAddress!.update(repeating: 0, count: buffer.count)
         return 0
     }
 }
 
-/// A microphone that plays a WAV file, over and over (or once, then silence), for bots and tests.
+/// A microphone that plays samples, over and over (or once, then silence): a WAV file for bots and tests, or
+/// samples held in memory for the benchmarks.
 ///
-/// The file is read whole when the input is created (converted to 48 kHz mono), so reading periods does not
-/// touch the disk or allocate.
+/// The samples are in memory (a file is read whole and converted to 48 kHz mono when the input is created), so
+/// reading periods does not touch the disk or allocate.
 public final class WAVFileInput: AudioInput {
     public let name: String
-    /// The file's samples at 48 kHz mono.
+    /// The samples, 48 kHz mono.
     public let samples: [Int16]
-    /// Whether the file starts again after its end (otherwise silence follows).
+    /// Whether the samples start again after their end (otherwise silence follows).
     public let loops: Bool
-    private var position = 0
-    private var clock = PeriodClock()
-    private let pacing: Pacing
-    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
-    public var suitsRealTimePriority: Bool { pacing == .realTime }
+    /// Samples read so far, counted past the end and from the starting offset.
+    public private(set) var position = 0
+    private var pacer: Pacer
+    /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
 
     /// Reads the WAV file at `path` (16-bit PCM, any rate and channel count).
     public init(path: String, loops: Bool = true, pacing: Pacing = .realTime) throws(AudioDeviceError) {
-        self.name = path
-        self.samples = try WAVFile.readMono48k(path: path)
+        name = path
+        do {
+            samples = try SoundFile.readMono48k(path: path)
+        } catch {
+            throw .file(path: path, problem: error.problemDescription)
+        }
         self.loops = loops
-        self.pacing = pacing
+        pacer = Pacer(pacing)
     }
 
-    /// Whether a non-looping file has been read to its end.
+    /// Plays `samples` (48 kHz mono), starting `offset` samples in.
+    public init(
+        samples: [Int16], loops: Bool, offset: Int = 0, name: String = "samples", pacing: Pacing = .unpaced
+    ) {
+        self.name = name
+        self.samples = samples
+        self.loops = loops
+        position = samples.isEmpty ? 0 : offset % samples.count
+        pacer = Pacer(pacing)
+    }
+
+    /// Whether a non-looping input has been read to its end.
     public var isFinished: Bool { !loops && position >= samples.count }
 
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
-        if pacing == .realTime { clock.wait() }
+        pacer.wait(samples: buffer.count)
         var filled = 0
-        while filled < buffer.count {
-            if position >= samples.count {
-                guard loops, !samples.isEmpty else { break }
-                position = 0
+        samples.withUnsafeBufferPointer { source in
+            while filled < buffer.count {
+                var at = position
+                if loops, !source.isEmpty { at %= source.count }
+                guard at < source.count else { break }
+                let count = min(buffer.count - filled, source.count - at)
+                (buffer.baseAddress! + filled).update(from: source.baseAddress! + at, count: count)
+                filled += count
+                position = at + count
             }
-            let count = min(buffer.count - filled, samples.count - position)
-            samples.withUnsafeBufferPointer { source in
-                (buffer.baseAddress! + filled).update(from: source.baseAddress! + position, count: count)
-            }
-            filled += count
-            position += count
         }
-        (buffer.baseAddress! + filled).update(repeating: 0, count: buffer.count - filled)
+        if filled < buffer.count {
+            (buffer.baseAddress! + filled).update(repeating: 0, count: buffer.count - filled)
+            position += buffer.count - filled
+        }
         return 0
     }
 }
@@ -106,43 +124,44 @@ public final class WAVFileInput: AudioInput {
 /// A loudspeaker that plays into nothing: what a stream falls back to when there is no playback device.
 public final class NullOutput: AudioOutput {
     public let name: String
-    private var clock = PeriodClock()
-    private let pacing: Pacing
-    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
-    public var suitsRealTimePriority: Bool { pacing == .realTime }
+    private var pacer: Pacer
+    /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
 
     /// Creates a sink called `name` that discards what it is given.
     public init(name: String = "null", pacing: Pacing = .realTime) {
         self.name = name
-        self.pacing = pacing
+        pacer = Pacer(pacing)
     }
 
     public func write(_ buffer: UnsafeBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
-        if pacing == .realTime { clock.wait() }
+        pacer.wait(samples: buffer.count)
         return 0
     }
 }
 
 /// A loudspeaker that records what it plays into a 48 kHz mono 16-bit WAV file, for bots and tests.
 ///
-/// Periods go straight to the file with `write(2)` and no allocation; the header's sizes are filled in by
-/// `close()` (or when the output is released).
+/// Periods gather in a buffer of a second, allocated when the file is opened, which goes to the file with one
+/// `write(2)` when full: one system call a second on the audio thread instead of one a period, and no
+/// allocation. `close()` (or releasing the output) writes what is left and fills in the header's sizes.
 public final class WAVFileOutput: AudioOutput {
     public let name: String
     private var descriptor: Int32
     private var dataBytes = 0
-    private var clock = PeriodClock()
-    private let pacing: Pacing
-    /// Only when paced: an unpaced device on a real-time thread would starve the machine.
-    public var suitsRealTimePriority: Bool { pacing == .realTime }
+    private let pending = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.sampleRate)
+    private var pendingCount = 0
+    private var pacer: Pacer
+    /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
+    public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
 
     /// Creates (or truncates) the WAV file at `path`.
     public init(path: String, pacing: Pacing = .realTime) throws(AudioDeviceError) {
         name = path
-        self.pacing = pacing
+        pacer = Pacer(pacing)
         descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .file(path: path, problem: String(cString: strerror(errno))) }
-        let header = WAVFile.header(sampleRate: DeviceFormat.sampleRate, channels: 1, dataBytes: 0)
+        let header = Self.header(dataBytes: 0)
         guard header.withUnsafeBytes({ Glibc.write(descriptor, $0.baseAddress, $0.count) }) == header.count else {
             Glibc.close(descriptor)
             throw .file(path: path, problem: "cannot write the header")
@@ -151,16 +170,31 @@ public final class WAVFileOutput: AudioOutput {
 
     deinit {
         close()
+        pending.deallocate()
     }
 
-    /// Bytes of audio written so far.
+    /// Bytes of audio played so far (some may still wait in the buffer until `close()`).
     public var writtenBytes: Int { dataBytes }
 
     public func write(_ buffer: UnsafeBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
-        if pacing == .realTime { clock.wait() }
+        pacer.wait(samples: buffer.count)
         guard descriptor >= 0 else { throw .ioFailed(device: name, code: -EBADF) }
-        let bytes = UnsafeRawPointer(buffer.baseAddress!)
-        let total = buffer.count * 2
+        var offset = 0
+        while offset < buffer.count {
+            let count = min(buffer.count - offset, pending.count - pendingCount)
+            (pending.baseAddress! + pendingCount).update(from: buffer.baseAddress! + offset, count: count)
+            pendingCount += count
+            offset += count
+            if pendingCount == pending.count { try flush() }
+        }
+        dataBytes += buffer.count * 2
+        return 0
+    }
+
+    /// Writes the buffered periods to the file.
+    private func flush() throws(AudioDeviceError) {
+        let bytes = UnsafeRawPointer(pending.baseAddress!)
+        let total = pendingCount * 2
         var done = 0
         while done < total {
             let written = Glibc.write(descriptor, bytes + done, total - done)
@@ -170,16 +204,23 @@ public final class WAVFileOutput: AudioOutput {
             }
             done += written
         }
-        dataBytes += buffer.count * 2
-        return 0
+        pendingCount = 0
     }
 
-    /// Writes the final sizes into the header and closes the file; later writes fail.
+    /// Writes what is buffered and the final sizes into the header, and closes the file; later writes fail.
     public func close() {
         guard descriptor >= 0 else { return }
-        let header = WAVFile.header(sampleRate: DeviceFormat.sampleRate, channels: 1, dataBytes: dataBytes)
+        try? flush()
+        let header = Self.header(dataBytes: dataBytes)
         _ = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         Glibc.close(descriptor)
         descriptor = -1
+    }
+
+    /// The header for this much audio; past the 4 GiB a RIFF file can say, the sizes stay at their largest.
+    private static func header(dataBytes: Int) -> [UInt8] {
+        let largest = Int(UInt32.max) - 36
+        return WAVAudio.header(sampleRate: AudioFormat.sampleRate, channelCount: 1, dataBytes: min(dataBytes, largest))
+            ?? []
     }
 }

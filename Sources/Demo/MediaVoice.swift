@@ -1,10 +1,9 @@
 import AudioCodec
 import AudioCore
+import ClientAudio
 import Dispatch
 import Foundation
-import MediaClient
 import RoomClient
-import RoomProtocol
 import Synchronization
 
 /// The demo's clips as 48 kHz mono samples, read and resampled once when the demo starts, so starting a line
@@ -17,18 +16,10 @@ public final class DemoClipAudio: Sendable {
         var samples: [String: [Int16]] = [:]
         for clip in library.clips {
             let path = library.path(of: clip)
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw DemoError(place: path, problem: "cannot be read")
-            }
             do {
-                let audio = try WAVAudio.decode([UInt8](data))
-                let mono = audio.mixedToMono()
-                samples[clip.file] =
-                    audio.sampleRate == AudioFormat.sampleRate
-                    ? mono
-                    : try Resampler(inputRate: audio.sampleRate, outputRate: AudioFormat.sampleRate).process(mono)
+                samples[clip.file] = try SoundFile.readMono48k(path: path)
             } catch {
-                throw DemoError(place: path, problem: "is not a usable WAV file (\(error))")
+                throw DemoError(place: path, problem: error.problemDescription)
             }
         }
         self.samples = samples
@@ -80,32 +71,35 @@ final class ClipFeed: Sendable {
     }
 }
 
-/// A bot's voice over the media plane: its session's `media` offer starts an engine (Opus in SRTP, UDP or the
-/// WebSocket) whose microphone is a clip feed, silent until a clip is played into it. The server measures the audio
-/// levels of what it sends, which drive everyone's level bars and the highlighted speaker.
+/// A bot's voice over the media plane: its session's `media` offer starts the client's media (through a
+/// `MediaLink`: Opus in SRTP, UDP or the WebSocket) whose microphone is a clip feed, silent until a clip is played
+/// into it. The server measures the audio levels of what it sends, which drive everyone's level bars and the
+/// highlighted speaker.
 ///
-/// Its state sits behind one lock; the session calls `media` on its loop thread and the director calls the rest
-/// from any thread.
+/// The session calls `media` on its loop thread and the director calls the rest from any thread.
 public final class MediaVoice: DemoVoice {
     private let audio: DemoClipAudio
-    private let feed = ClipFeed()
-    private let state = Mutex<(session: RoomSession?, engine: ClientMedia?, closed: Bool)>((nil, nil, false))
+    private let feed: ClipFeed
+    private let link: MediaLink
     /// Counts clips, so the timer of a stopped clip does not end the next one.
     private let generation = Atomic<Int>(0)
-    private let problems: @Sendable (String) -> Void
 
     /// A voice that plays the clips of `audio` and reports media failures to `problems`.
     public init(audio: DemoClipAudio, problems: @escaping @Sendable (String) -> Void) {
         self.audio = audio
-        self.problems = problems
+        let feed = ClipFeed()
+        self.feed = feed
+        link = MediaLink(
+            options: ClientMedia.Options(source: .live(AudioFeed(capture: { frame in feed.fill(frame) }))),
+            onFailure: problems)
     }
 
     public var media: (@Sendable (SessionMedia) -> Void)? {
-        { [self] media in handle(media) }
+        { [link] media in link.handle(media) }
     }
 
     public func attach(_ session: RoomSession) {
-        state.withLock { $0.session = session }
+        link.attach(session)
     }
 
     public func play(path: String, clip: DemoClip, done: @escaping @Sendable () -> Void) {
@@ -138,53 +132,6 @@ public final class MediaVoice: DemoVoice {
 
     public func close() {
         stop()
-        let engine = state.withLock { state -> ClientMedia? in
-            defer {
-                state.engine = nil
-                state.closed = true
-            }
-            return state.engine
-        }
-        engine?.stop()
-    }
-
-    private func handle(_ media: SessionMedia) {
-        switch media {
-        case .packet(let bytes):
-            state.withLock { $0.engine }?.receivedOverWebSocket(bytes)
-        case .signal(.mediaKey(let key, let epoch)):
-            state.withLock { $0.engine }?.newRoomKey(key, epoch: epoch)
-        case .signal(.media(let offer)):
-            start(offer)
-        case .signal(.mediaPath), .signal(.mediaSources):
-            // The path is the engine's business, and a bot has no use for who sends which stream.
-            break
-        }
-    }
-
-    /// Each connection brings its own offer; the engine of an earlier one is replaced.
-    private func start(_ offer: MediaOffer) {
-        let (old, session, closed) = state.withLock { state in
-            defer { state.engine = nil }
-            return (state.engine, state.session, state.closed)
-        }
-        old?.stop()
-        guard !closed else { return }
-        do {
-            let engine = try ClientMedia(
-                offer: offer,
-                options: ClientMedia.Options(source: .live(AudioFeed(capture: { [feed] frame in feed.fill(frame) }))),
-                sendWebSocket: { bytes in session?.sendBinary(bytes) },
-                sendControl: { text in session?.sendRaw(text) },
-                onEvent: { _ in })
-            let kept = state.withLock { state -> Bool in
-                guard !state.closed else { return false }
-                state.engine = engine
-                return true
-            }
-            if kept { engine.start() }
-        } catch {
-            problems("media could not start: \(error)")
-        }
+        link.close()
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import MediaServer
 import MediaTransport
+import Platform
 import RoomProtocol
 import Synchronization
 
@@ -281,7 +282,7 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
                 let plain = try session.unprotect(receiveBuffer, length: length)
                 return .deliver(room: speaker.room, length: plain)
             } catch .authenticationFailed {
-                let now = Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000)
+                let now = MonotonicClock.milliseconds()
                 let complaint = "\(origin.name)\0\(speaker.room)"
                 if let last = state.lastComplaint[complaint], now - last < 10_000 {
                     return .refuse(.authenticationFailed)

@@ -1,6 +1,7 @@
 import AudioCore
 import Foundation
 import MediaTransport
+import Platform
 import RoomProtocol
 import Synchronization
 
@@ -500,6 +501,6 @@ public final class MediaForwarder: @unchecked Sendable {
     }
 
     static func milliseconds() -> Int64 {
-        Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000)
+        MonotonicClock.milliseconds()
     }
 }

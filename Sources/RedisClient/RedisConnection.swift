@@ -1,5 +1,6 @@
 internal import CHiredis
 import Glibc
+import Platform
 import Synchronization
 
 /// How a connection waits: for the connect, for each reply, and between failed reconnects.
@@ -301,8 +302,6 @@ public final class RedisConnection {
     private static func text(_ reply: redisReply) -> String { String(decoding: bytes(reply), as: UTF8.self) }
 
     static func milliseconds() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+        MonotonicClock.milliseconds()
     }
 }

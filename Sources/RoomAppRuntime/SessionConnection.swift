@@ -1,3 +1,4 @@
+import ClientAudio
 import Foundation
 import RoomApp
 import RoomClient
@@ -19,6 +20,8 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     private let selfID = Mutex<PeerID?>(nil)
     private let audioSettings: RoomAudioSettings?
     private let audio = Mutex<RoomAudio?>(nil)
+    /// Where the microphone preview's levels go (the driver's inbox), once started.
+    private let previewDelivery = Mutex<(@Sendable (AppAction) -> Void)?>(nil)
     private let clock: @Sendable () -> Timestamp
 
     /// A connection to the room at `url`; with `audio`, it plays the room's sound and sends the microphone's
@@ -37,13 +40,17 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
 
     public func start(deliver: @escaping @Sendable (AppAction) -> Void) {
         let clock = self.clock
+        previewDelivery.withLock { $0 = deliver }
         let sound = audioSettings.map { settings in
-            RoomAudio(settings: settings) { report in
-                switch report {
-                case .status(let text): deliver(.notice(Notice(.error, text), at: clock()))
-                case .microphone(let level): deliver(.microphone(level: level))
-                }
-            }
+            RoomAudio(
+                settings: settings,
+                report: { report in
+                    switch report {
+                    case .status(let text): deliver(.notice(Notice(.error, text), at: clock()))
+                    case .microphone(let level): deliver(.microphone(level: level))
+                    }
+                },
+                speakers: { heard in deliver(.heard(Self.heardPeers(heard), at: clock())) })
         }
         audio.withLock { $0 = sound }
         do {
@@ -99,7 +106,23 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         case .closeMicrophone: sound.setCapturing(false)
         case .setMuted(let muted): sound.setMuted(muted)
         case .setVolume(let peer, let percent): sound.setVolume(percent, for: peer.rawValue)
-        case .startPreview, .stopPreview: break  // PREVIEW-PENDING: wired when the client-audio target lands
+        case .startPreview:
+            let deliver = previewDelivery.withLock { $0 }
+            sound.startPreview { preview in
+                switch preview {
+                case .level(let level): deliver?(.preview(.level(level)))
+                case .unavailable(let why): deliver?(.preview(.unavailable(why)))
+                }
+            }
+        case .stopPreview: sound.stopPreview()
+        }
+    }
+
+    /// The speakers the sound hears, as the screen takes them: those the server has named, talking while their
+    /// spurt lasts (the sound's hold applied).
+    static func heardPeers(_ heard: [HeardSpeaker]) -> [HeardPeer] {
+        heard.compactMap { speaker in
+            speaker.peer.map { HeardPeer(peer: PeerID($0), level: speaker.level, talking: speaker.talkingSince != nil) }
         }
     }
 

@@ -1,6 +1,6 @@
 import AudioCore
+import ClientAudio
 import Foundation
-import MediaClient
 import RoomCore
 import RoomProtocol
 import StrictJSON
@@ -22,76 +22,42 @@ public struct BotMediaOptions: Sendable, Equatable {
     }
 }
 
-/// Runs a bot's media engine for each connection's `media` offer and reports `media_path` and `audio_stats`
-/// events. A bot with a microphone unmutes itself whenever it arrives on stage with a role that may publish; it
-/// sends whatever its role, so the server's refusal to forward an audience member can be seen.
+/// Runs a bot's media for each connection's `media` offer (through the client's `MediaLink`) and reports
+/// `media_path` and `audio_stats` events. A bot with a microphone unmutes itself whenever it arrives on stage
+/// with a role that may publish; it sends whatever its role, so the server's refusal to forward an audience
+/// member can be seen.
 ///
-/// Its state sits behind one lock; the engine calls back from its own thread.
+/// Its state sits behind one lock; the media calls back from its own thread.
 final class BotMedia: Sendable {
     private let options: BotMediaOptions
-    private let output: @Sendable (String) -> Void
+    let link: MediaLink
     private let state = Mutex(State())
 
     private struct State {
         var session: RoomSession?
-        var engine: ClientMedia?
-        var recorded: [Int16] = []
         var selfID: String?
         var publishingRoles: Set<String> = []
-        /// Who sends with which SSRC, from `media_sources`.
-        var names: [UInt32: String] = [:]
     }
 
     init(options: BotMediaOptions, output: @escaping @Sendable (String) -> Void) {
         self.options = options
-        self.output = output
+        link = MediaLink(
+            options: ClientMedia.Options(
+                source: options.source, blockUDP: options.blockUDP, record: options.recordPath != nil),
+            onEvent: { event in
+                if let line = Self.line(for: event) { output(line) }
+            },
+            onFailure: { problem in output(BotProtocol.errorLine(code: "media_failed", message: problem)) })
     }
 
     func attach(_ session: RoomSession) {
         state.withLock { $0.session = session }
+        link.attach(session.mediaChannel)
     }
 
     /// Media traffic from the session (its loop thread).
     func handle(_ media: SessionMedia) {
-        switch media {
-        case .packet(let bytes):
-            state.withLock { $0.engine }?.receivedOverWebSocket(bytes)
-        case .signal(.mediaKey(let key, let epoch)):
-            state.withLock { $0.engine }?.newRoomKey(key, epoch: epoch)
-        case .signal(.media(let offer)):
-            start(offer)
-        case .signal(.mediaSources(let sources)):
-            state.withLock { state in
-                for source in sources { state.names[source.ssrc] = source.peer }
-            }
-        case .signal(.mediaPath):
-            break
-        }
-    }
-
-    private func start(_ offer: MediaOffer) {
-        let (old, session) = state.withLock { state in
-            defer { state.engine = nil }
-            return (state.engine, state.session)
-        }
-        if let old {
-            let samples = old.stop()
-            state.withLock { $0.recorded += samples }
-        }
-        let output = output
-        do {
-            let engine = try ClientMedia(
-                offer: offer,
-                options: ClientMedia.Options(
-                    source: options.source, blockUDP: options.blockUDP, record: options.recordPath != nil),
-                sendWebSocket: { bytes in session?.sendBinary(bytes) },
-                sendControl: { text in session?.sendRaw(text) },
-                onEvent: { [self] event in output(line(for: event)) })
-            state.withLock { $0.engine = engine }
-            engine.start()
-        } catch {
-            output(BotProtocol.errorLine(code: "media_failed", message: "media could not start: \(error)"))
-        }
+        link.handle(media)
     }
 
     /// Room events the bot's microphone cares about: it unmutes when it arrives on stage.
@@ -125,15 +91,10 @@ final class BotMedia: Sendable {
         }
     }
 
-    /// Stops the engine and writes the recording; returns an error line's message when writing failed.
+    /// Stops the media and writes the recording; returns an error line's message when writing failed.
     func finish() -> String? {
-        let engine = state.withLock { state in
-            defer { state.engine = nil }
-            return state.engine
-        }
-        let last = engine?.stop() ?? []
+        let samples = link.close()
         guard let path = options.recordPath else { return nil }
-        let samples = state.withLock { $0.recorded } + last
         do {
             let bytes = try WAVAudio(samples: samples).encoded()
             try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -143,12 +104,9 @@ final class BotMedia: Sendable {
         }
     }
 
-    func line(for event: ClientMediaEvent) -> String {
-        let names = state.withLock { $0.names }
-        return Self.line(for: event, names: names)
-    }
-
-    static func line(for event: ClientMediaEvent, names: [UInt32: String]) -> String {
+    /// The event line for a media event; nil for those a bot does not print (who is talking: the server's
+    /// `speakers` events say it).
+    static func line(for event: ClientMediaEvent) -> String? {
         switch event {
         case .path(let kind):
             return BotProtocol.line("media_path", [("path", .string(kind.rawValue))])
@@ -156,7 +114,7 @@ final class BotMedia: Sendable {
             let list = speakers.map { speaker -> JSONValue in
                 .object(
                     JSONObject([
-                        ("peer", names[speaker.ssrc].map { .string($0) } ?? .null),
+                        ("peer", speaker.peer.map { .string($0) } ?? .null),
                         ("ssrc", .integer(Int64(speaker.ssrc))), ("received", .integer(Int64(speaker.received))),
                         ("lost", .integer(Int64(speaker.lost))),
                         ("recovered_fec", .integer(Int64(speaker.recoveredByFEC))),
@@ -171,6 +129,8 @@ final class BotMedia: Sendable {
                     ("path", path.map { .string($0.rawValue) } ?? .null), ("sent", .integer(Int64(sent))),
                     ("speakers", .array(list)),
                 ])
+        case .heard:
+            return nil
         }
     }
 }

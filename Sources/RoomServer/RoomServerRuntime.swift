@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Platform
 import RoomCore
 import RoomPersistence
 import RoomProtocol
@@ -161,13 +162,4 @@ public final class RoomServerRuntime: Sendable {
         state.media?.stop()
         state.persistence.close(timeout: .seconds(10))
     }
-}
-
-/// Names the calling thread (at most 15 bytes show) for `top -H` and `/proc`; best effort.
-public func nameCurrentThread(_ name: String) {
-    let descriptor = open("/proc/thread-self/comm", O_WRONLY)
-    guard descriptor >= 0 else { return }
-    let bytes = Array(name.utf8.prefix(15))
-    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    close(descriptor)
 }

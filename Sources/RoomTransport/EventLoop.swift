@@ -2,6 +2,7 @@ import CEventPoll
 import Dispatch
 import Foundation
 import Glibc
+import Platform
 import Synchronization
 
 /// Something registered with an ``EventLoop`` for a file descriptor's readiness. Loop thread only.
@@ -160,9 +161,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// The monotonic clock in milliseconds.
     static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+        MonotonicClock.milliseconds()
     }
 
     private func run() {

@@ -122,22 +122,23 @@ extension RealTimeTests {
     }
 
     /// The room screen's sound on paced virtual devices (what bots, the demo and the benchmarks run): a tone
-    /// microphone fills a `SampleRing`, stamping each write with the time as `RoomAudio` does; this thread,
-    /// standing for the media thread, moves 20 ms frames from it into a second `SampleRing`, which a paced null
-    /// loudspeaker plays. Returns the allocations counted on the two device threads.
+    /// microphone fills a `SampleRing` through the `RingSink` the client's sound uses, which stamps each write
+    /// with the time; this thread, standing for the media thread, moves 20 ms frames from it into a second
+    /// `SampleRing`, which a paced null loudspeaker plays through a `RingSource`. Returns the allocations counted
+    /// on the two device threads.
     func runPacedDevicesThroughRings() throws -> Int {
         let counter = AllocationCounter()
         let options = StreamOptions(realTimePriority: false, onAudioThreadStart: counter.countOnThisThread)
         let log = StatusLog()
         let captureRing = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
         let playbackRing = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
-        let writer = StampingRingWriter(captureRing)
+        let writer = RingSink(captureRing)
         let capture = AudioStream.capture(
             device: "tone:440", open: { () throws(AudioDeviceError) in ToneInput(frequency: 440) }, into: writer,
             options: options, onStatus: log.record)
         let playback = AudioStream.playback(
             device: "null", open: { () throws(AudioDeviceError) in NullOutput() },
-            from: RingReader(playbackRing), options: options, onStatus: log.record)
+            from: RingSource(playbackRing), options: options, onStatus: log.record)
 
         capture.start()
         playback.start()
@@ -156,35 +157,52 @@ extension RealTimeTests {
         playback.stop()
         #expect(log.all.isEmpty)
         #expect(moved >= 20)
-        #expect(writer.writes.load(ordering: .relaxed) >= 50)
+        // Each period the stream moved was one write into the sink, and each write was stamped.
+        #expect(writer.lastWrite > 0)
         return counter.count
     }
 }
 
-/// The capture thread's end of a `SampleRing`, as the room screen's: it stamps each write with the monotonic
-/// time (a clock read and an atomic store).
-final class StampingRingWriter: SampleSink, Sendable {
-    let ring: SampleRing
-    let lastWrite = Atomic<Int64>(0)
-    let writes = Atomic<Int>(0)
-
-    init(_ ring: SampleRing) { self.ring = ring }
-
-    func write(_ samples: UnsafeBufferPointer<Int16>) -> Int {
-        let written = ring.write(samples)
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        lastWrite.store(Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000, ordering: .releasing)
-        writes.add(1, ordering: .relaxed)
-        return written
+extension RealTimeTests {
+    @Test func aDuplexStreamDoesNotAllocateOnItsThread() throws {
+        _ = try runDuplex()
+        #expect(try runDuplex() == 0)
     }
-}
 
-/// The playback thread's end of a `SampleRing`.
-final class RingReader: SampleSource, Sendable {
-    let ring: SampleRing
-    init(_ ring: SampleRing) { self.ring = ring }
-    func read(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int { ring.read(into: buffer) }
+    /// A speaker's devices: a paced tone microphone and a loudspeaker driven by it, served by one thread through
+    /// `SampleRing`s (this thread stands for the media thread between them). Returns the allocations counted on
+    /// the duplex thread.
+    func runDuplex() throws -> Int {
+        let counter = AllocationCounter()
+        let options = StreamOptions(realTimePriority: false, onAudioThreadStart: counter.countOnThisThread)
+        let log = StatusLog()
+        let captureRing = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
+        let playbackRing = SampleRing(capacity: AudioFormat.samples(milliseconds: 200))
+        let sink = RingSink(captureRing)
+        let capture = AudioStream.capture(
+            device: "tone:440", open: { () throws(AudioDeviceError) in ToneInput(frequency: 440) }, into: sink,
+            options: options, onStatus: log.record)
+        let playback = AudioStream.playback(
+            device: "null", open: { () throws(AudioDeviceError) in NullOutput(pacing: .driven) },
+            from: RingSource(playbackRing), options: options, onStatus: log.record)
+        let duplex = AudioDuplex(capture: capture, playback: playback)
+        duplex.start()
+        var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
+        #expect(
+            waitUntil {
+                while captureRing.availableToRead >= frame.count, playbackRing.availableToWrite >= frame.count {
+                    frame.withUnsafeMutableBufferPointer { _ = captureRing.read(into: $0) }
+                    frame.withUnsafeBufferPointer { _ = playbackRing.write($0) }
+                }
+                return capture.statistics.periods >= 50
+            })
+        duplex.stop()
+        #expect(log.all.isEmpty)
+        // One thread, one period of each per period: the loudspeaker kept the microphone's pace exactly.
+        #expect(abs(capture.statistics.periods - playback.statistics.periods) <= 1)
+        #expect(sink.lastWrite > 0)
+        return counter.count
+    }
 }
 
 /// A ring whose writer switches allocation counting (back) on for its thread on every write.

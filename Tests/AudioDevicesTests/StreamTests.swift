@@ -180,6 +180,31 @@ final class PacedInput: AudioInput {
         #expect(log.all.first?.message.contains("--output NAME") == true)
     }
 
+    /// A speaker's microphone and loudspeaker on one thread: the microphone sets the pace, and a loudspeaker that
+    /// cannot be opened falls back to a silent one that follows it instead of keeping time of its own, which would
+    /// halve the pace.
+    @Test func aDuplexKeepsTheMicrophonesPaceWhenTheLoudspeakerIsMissing() throws {
+        let captured = TestRing(capacity: 480 * 1_000)
+        let played = TestRing(capacity: 480 * 10)
+        #expect(played.write(Signals.tone(frequency: 440, count: 480 * 10)) == 4_800)
+        let log = StatusLog()
+        let options = StreamOptions(realTimePriority: false)
+        let capture = AudioStream.capture(
+            device: "paced", open: { () throws(AudioDeviceError) in PacedInput(suitsRealTimePriority: true) },
+            into: captured, options: options, onStatus: log.record)
+        let playback = AudioStream.playback(
+            alsaDevice: "clubroom-no-such-pcm", from: played, options: options, onStatus: log.record)
+        let duplex = AudioDuplex(capture: capture, playback: playback)
+        duplex.start()
+        #expect(waitUntil { capture.statistics.periods >= 20 })
+        duplex.stop()
+        #expect(abs(capture.statistics.periods - playback.statistics.periods) <= 1)
+        #expect(played.count == 0)
+        #expect(playback.isUsingFallback && !capture.isUsingFallback)
+        #expect(log.all.count == 1)
+        #expect(log.all.first?.message.hasPrefix("No speaker (“clubroom-no-such-pcm” not found)") == true)
+    }
+
     @Test func statusMessagesReadAsSentences() {
         let gone = AudioDeviceError.disconnected(device: "hw:1", code: -ENODEV)
         #expect(

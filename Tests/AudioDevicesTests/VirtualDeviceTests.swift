@@ -1,4 +1,6 @@
+import AudioCore
 import Foundation
+import Platform
 import RoomTesting
 import Testing
 
@@ -54,7 +56,7 @@ import Testing
         defer { directory.remove() }
         let path = directory.file("stereo.wav")
         let left = Signals.tone(frequency: 1_000, sampleRate: 44_100, count: 44_100)
-        var bytes = WAVFile.header(sampleRate: 44_100, channels: 2, dataBytes: left.count * 4)
+        var bytes = try #require(WAVAudio.header(sampleRate: 44_100, channelCount: 2, dataBytes: left.count * 4))
         for sample in left {
             for _ in 0..<2 {
                 bytes.append(UInt8(truncatingIfNeeded: sample))
@@ -71,8 +73,22 @@ import Testing
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.file("broken.wav")
+        // The RIFF size ("....") promises far more than the file holds.
         try Data("RIFF....WAVEjunk".utf8).write(to: URL(fileURLWithPath: path))
-        #expect(throws: AudioDeviceError.file(path: path, problem: "has no format or no data")) {
+        #expect(
+            throws: AudioDeviceError.file(
+                path: path,
+                problem: "is not a 16-bit PCM WAV file (WAV: the file is truncated: it needs 774778422 bytes but has "
+                    + "16 (at byte 4))")
+        ) {
+            try WAVFileInput(path: path)
+        }
+        // A whole RIFF/WAVE file with no chunks at all.
+        try Data("RIFF\u{4}\0\0\0WAVE".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(
+            throws: AudioDeviceError.file(
+                path: path, problem: "is not a 16-bit PCM WAV file (WAV: no \"data\" chunk (at byte 12))")
+        ) {
             try WAVFileInput(path: path)
         }
         #expect(throws: AudioDeviceError.file(path: directory.file("none.wav"), problem: "cannot be read")) {
@@ -88,5 +104,17 @@ import Testing
         // However late each wake-up was (short of a 100 ms stall), the schedule advanced by exactly five periods.
         #expect(clock.nextDeadline - first == 5 * 10_000_000)
         #expect(clock.resynchronisations == 0)
+    }
+
+    /// A paced device keeps the pace of the periods it is asked for: a stream with 20 ms periods is woken every
+    /// 20 ms, not every 10.
+    @Test func aPacedDeviceWaitsAWholePeriodOfWhatItIsAskedFor() throws {
+        let input = SilenceInput(pacing: .realTime)
+        var frame = [Int16](repeating: 1, count: 960)
+        let start = MonotonicClock.microseconds()
+        for _ in 0..<5 { _ = try frame.withUnsafeMutableBufferPointer { try input.read(into: $0) } }
+        // Five deadlines, 20 ms apart from the first read on: at least 100 ms, however busy the machine.
+        #expect(MonotonicClock.microseconds() - start >= 100_000)
+        #expect(frame.allSatisfy { $0 == 0 })
     }
 }

@@ -1,7 +1,8 @@
-import Benchmarks
+import BenchmarkSupport
 import ClubroomResources
 import Foundation
 import RoomCore
+import StoreBenchmarks
 import Testing
 
 @Suite struct BenchmarkReportTests {

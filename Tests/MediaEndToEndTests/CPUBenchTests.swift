@@ -10,9 +10,11 @@ extension MediaEndToEndTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let bench = try RunningProcess(["bench", "cpu", "--seconds", "2", "--json"], directory: directory)
-        #expect(eventually(seconds: 120) { !bench.process.isRunning })
+        #expect(eventually(seconds: 120) { !bench.process.isRunning }, "still running: \(bench.standardError)")
         let data = Data(bench.standardOutput.utf8)
-        let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let report = try #require(
+            try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            "not a report: \(bench.standardOutput) \(bench.standardError)")
         let rows = try #require(report["rows"] as? [[String: Any]])
         func value(_ metric: String) -> Double? {
             rows.first { $0["metric"] as? String == metric }?["value"] as? Double

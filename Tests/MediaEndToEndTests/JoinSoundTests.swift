@@ -127,18 +127,29 @@ extension MediaEndToEndTests {
         #expect(ivo.waitFor("You joined stage as ivo"))
         eli.send("/volume ana")
         #expect(eli.waitFor("ana sounds at 50 % to you."))
-        usleep(3_000_000)
+        // Both play the tone for three seconds while still in the room. Measured from the first sound on, not
+        // back from the end: the recording goes on, silent, while a listener leaves, and leaving can take a
+        // while on a busy machine.
+        let firstSound = { (samples: [Int16]) in samples.firstIndex { abs(Int($0)) > 1000 } }
+        #expect(
+            eventually(seconds: 30) {
+                ["eli.wav", "ivo.wav"].allSatisfy { file in
+                    let played = recordedSoFar(room.path(file))
+                    return firstSound(played).map { played.count - $0 >= 3 * 48_000 } ?? false
+                }
+            })
         eli.finish()
         ivo.finish()
         speaker.finish()
         _ = room.stop()
-        func lastTone(_ file: String) throws -> (ratio: Double, rms: Double) {
-            let data = try #require(FileManager.default.contents(atPath: room.path(file)))
-            let seconds = Double(data.count - 44) / 2 / 48_000
-            return toneStrength(try recording(room.path(file), from: seconds - 2.5, to: seconds - 0.5), hertz: 440)
+        func steadyTone(_ file: String) throws -> (ratio: Double, rms: Double) {
+            let audio = try recording(room.path(file), from: 0, to: 60)
+            let start = try #require(firstSound(audio), "nothing heard in \(file)")
+            // Half a second on, so the decoder and the jitter buffer have settled; two seconds of the tone.
+            return toneStrength(Array(audio[(start + 24_000)...].prefix(96_000)), hertz: 440)
         }
-        let quieter = try lastTone("eli.wav")
-        let full = try lastTone("ivo.wav")
+        let quieter = try steadyTone("eli.wav")
+        let full = try steadyTone("ivo.wav")
         #expect(full.ratio > 1000, "440 Hz against its neighbours: \(full.ratio)")
         #expect(quieter.ratio > 1000, "440 Hz against its neighbours: \(quieter.ratio)")
         // Same packets, same decoder: half the gain is half the amplitude, up to the jitter buffers' choices.
@@ -179,17 +190,27 @@ extension MediaEndToEndTests {
         #expect(speaker.waitFor("You joined stage as ana"))
         speaker.send("/unmute")
         #expect(listener.waitFor("\"speakers\":[{\"peer\":\"ana\""))
-        usleep(1_500_000)
+        usleep(3_000_000)
         speaker.finish()
         listener.finish()
         _ = room.stop()
         let audio = try recording(room.path("heard.wav"), from: 0, to: 60)
-        // From the first sound on: the media layer's encoder keeps DTX on for a live microphone, and Opus takes
-        // a steady tone for background noise after a few seconds.
         let start = try #require(audio.firstIndex { abs(Int($0)) > 1000 })
         let heard = toneStrength(Array(audio[(start + 4800)...].prefix(48_000)), hertz: 440)
         #expect(heard.ratio > 1000, "440 Hz against its neighbours: \(heard.ratio)")
+        // A tone microphone is sent without DTX, so it is still heard two seconds on: with the room's default
+        // settings Opus would have taken the steady tone for background noise after about a second.
+        let later = toneStrength(Array(audio[(start + 96_000)...].prefix(24_000)), hertz: 440)
+        #expect(later.ratio > 1000, "440 Hz two seconds on, against its neighbours: \(later.ratio)")
     }
+}
+
+/// The samples a `record:` loudspeaker has written so far: it writes a second at a time after a 44-byte header
+/// whose sizes it fills in only when it closes.
+func recordedSoFar(_ path: String) -> [Int16] {
+    guard let data = FileManager.default.contents(atPath: path), data.count > 44 else { return [] }
+    let bytes = data.dropFirst(44)
+    return bytes.prefix(bytes.count / 2 * 2).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
 }
 
 /// Polls `condition` every 50 ms until it holds or `seconds` pass.

@@ -108,11 +108,11 @@ final class UIRoom {
     }
 
     /// A bot in the room, joined.
-    func bot(_ identity: String, name: String, extra: [String] = []) throws -> Child {
+    func bot(_ identity: String, name: String, role: String = "audience", extra: [String] = []) throws -> Child {
         let token = spawnAndWait(
             clubroom.path,
             [
-                "token", "--room", "lobby", "--identity", identity, "--name", name, "--role", "audience",
+                "token", "--room", "lobby", "--identity", identity, "--name", name, "--role", role,
                 "--secret-file", secret,
             ]
         ).output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -134,6 +134,17 @@ final class UIRoom {
             width: width, height: height,
             command: hostCommand(environment: environment) + "; echo \"clubroom exited with $?\"; sleep 30")
         try #require(eventually(10) { tmux.screen().contains(shows) }, "no room screen:\n\(tmux.screen())")
+    }
+
+    /// The room screen in tmux as the listener Hana, with `options` (devices) added.
+    func joinAsListener(width: Int, height: Int, options: [String]) throws {
+        let command =
+            ([clubroom.path, "join", url, "--secret-file", secret, "--identity", "hana", "--name", "Hana"]
+            + ["--role", "audience"] + options).joined(separator: " ")
+        try tmux.start(
+            width: width, height: height, command: command + "; echo \"clubroom exited with $?\"; sleep 30")
+        try #require(
+            eventually(10) { tmux.screen().contains("you: Hana · listener") }, "no room screen:\n\(tmux.screen())")
     }
 
     /// The room screen as the host Ana, started from an interactive shell in tmux (so that job control works:

@@ -110,4 +110,24 @@ import Glibc
         #expect(withdrawn, "the withdrawal did not reach the room:\n\(tmux.screen())")
         #expect(eventually(5) { tmux.screen().contains("You withdrew the invitation to Eli.") }, "\(tmux.screen())")
     }
+
+    /// The invitation prompt names the microphone speaking will use and shows its live level before the
+    /// person accepts (a tone here, as with `--input tone:300`).
+    @Test(.timeLimit(.minutes(1))) func theInvitationPromptPreviewsTheMicrophone() throws {
+        guard let room = try UIRoom() else { return }
+        defer { room.close() }
+        let host = try room.bot("ana", name: "Ana", role: "host")
+        let tmux = room.tmux
+        try room.joinAsListener(width: 80, height: 24, options: ["--input", "tone:300", "--output", "null"])
+        host.write(#"{"cmd":"invite","peer":"hana"}"#)
+        #expect(eventually(10) { tmux.screen().contains("Invitation to speak") }, "no prompt:\n\(tmux.screen())")
+        let previewed = eventually(10) {
+            let line = tmux.screen().split(separator: "\n").first { $0.contains("Microphone tone:300:") } ?? ""
+            return !line.contains("opening") && line.contains { "▁▂▃▄▅▆▇█".contains($0) }
+        }
+        #expect(previewed, "no live level in the prompt:\n\(tmux.screen())")
+        #expect(!tmux.screen().contains("no input device"))
+        try tmux.keys("d")
+        #expect(eventually(10) { host.output.contents.contains("\"invite_declined\"") })
+    }
 }

@@ -1,9 +1,11 @@
 import Arguments
-import Benchmarks
+import BenchmarkSupport
 import ClubroomResources
 import Foundation
-import RoomAppRuntime
 import RoomCore
+import ServerBenchmarks
+import StoreBenchmarks
+import UIBenchmarks
 
 /// `clubroom bench`: the benchmark suites.
 enum BenchCommand: ClubroomCommand {
@@ -111,10 +113,9 @@ enum BenchCommand: ClubroomCommand {
 
     /// Figures from a debug build say little about the product; say so where the table will not hide it.
     static func warnIfDebugBuild() {
-        #if DEBUG
+        guard isDebugBuild else { return }
         FileHandle.standardError.write(
             Data("note: this is a debug build; build with -c release for real figures\n".utf8))
-        #endif
     }
 
     static func runJoin(_ options: Options) async throws -> ExitStatus {
@@ -135,7 +136,8 @@ enum BenchCommand: ClubroomCommand {
 
     static func runFanout(_ options: Options) async throws -> ExitStatus {
         let report = try await Task.detached {
-            try fanoutReport(speakers: options.speakers, listeners: options.listeners, seconds: options.seconds)
+            try FanoutBenchmark.report(
+                speakers: options.speakers, listeners: options.listeners, seconds: options.seconds)
         }.value
         writeOutput(options.json ? report.jsonText() : report.tableText())
         return .success
@@ -152,11 +154,7 @@ enum BenchCommand: ClubroomCommand {
     static func runUI(_ options: Options) async throws -> ExitStatus {
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         warnIfDebugBuild()
-        #if DEBUG
-        let configuration = "debug"
-        #else
-        let configuration = "release"
-        #endif
+        let configuration = isDebugBuild ? "debug" : "release"
         let report = try await Task.detached { try UIBenchmark.report(roles: roles, configuration: configuration) }
             .value
         print(options.json ? report.jsonText() : report.tableText())

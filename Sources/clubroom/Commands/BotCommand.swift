@@ -1,7 +1,7 @@
 import Arguments
-import AudioCore
+import AudioCodec
+import ClientAudio
 import Foundation
-import MediaClient
 import ProcessSignals
 import RoomClient
 
@@ -78,22 +78,13 @@ enum BotCommand: ClubroomCommand {
     }
 }
 
-/// A WAV file's samples as a 48 kHz mono microphone.
+/// A WAV file's samples as a 48 kHz mono microphone (any rate and channel count, converted).
 func loadMicrophone(_ path: String) throws -> [Int16] {
-    guard let data = FileManager.default.contents(atPath: path) else {
-        throw MicrophoneFileError(text: "--play: cannot read \(path)")
-    }
-    let audio: WAVAudio
     do {
-        audio = try WAVAudio.decode(Array(data))
+        return try SoundFile.readMono48k(path: path)
     } catch {
-        throw MicrophoneFileError(text: "--play: \(path) is not a WAV file this bot can play: \(error)")
+        throw MicrophoneFileError(text: "--play: \(error)")
     }
-    guard audio.sampleRate == AudioFormat.sampleRate else {
-        throw MicrophoneFileError(
-            text: "--play: \(path) is sampled at \(audio.sampleRate) Hz; convert it to 48000 Hz (sox IN -r 48000 OUT)")
-    }
-    return audio.mixedToMono()
 }
 
 /// A `--play` file that cannot be used, in words.

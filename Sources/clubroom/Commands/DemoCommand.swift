@@ -1,5 +1,6 @@
 import Arguments
-import AudioEngine
+import AudioDevices
+import ClientAudio
 import ClubroomResources
 import Demo
 import Dispatch

@@ -1,5 +1,6 @@
 import Arguments
-import AudioEngine
+import AudioDevices
+import ClientAudio
 import ClubroomResources
 import Crypto
 import Foundation
@@ -48,6 +49,10 @@ enum JoinCommand: ClubroomCommand {
             .flag("ascii", help: "Draw with ASCII only, no Unicode symbols."),
             .flag("plain", help: "Line mode for screen readers and logs: events as sentences, commands from stdin."),
             .flag("echo-cancel", help: "Cancel the echo of your loudspeaker in your microphone."),
+            .value(
+                "voice-processing", placeholder: "on|off", type: .choice(["on", "off"]),
+                help: "Noise suppression and gain control on your microphone (default: on for a sound card, off for "
+                    + "a file or a tone)."),
         ])
 
     /// How the person takes part, as given on the command line.
@@ -68,6 +73,8 @@ enum JoinCommand: ClubroomCommand {
         var ascii: Bool
         var plain: Bool
         var echoCancel: Bool
+        /// Voice processing as asked (`--voice-processing on|off`); nil: as suits the microphone.
+        var voiceProcessing: Bool?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = JoinCommand.normalized(arguments.string("url") ?? "")
@@ -77,6 +84,7 @@ enum JoinCommand: ClubroomCommand {
             ascii = arguments.flag("ascii")
             plain = arguments.flag("plain")
             echoCancel = arguments.flag("echo-cancel")
+            voiceProcessing = arguments.choice("voice-processing").map { $0 == "on" }
             if ascii, plain { throw .conflict("--ascii", "--plain") }
         }
     }
@@ -89,7 +97,7 @@ enum JoinCommand: ClubroomCommand {
         do throws(DeviceSpecError) {
             audio = RoomAudioSettings(
                 input: try DeviceSpec.input(options.input), output: try DeviceSpec.output(options.output),
-                echoCancellation: options.echoCancel)
+                echoCancellation: options.echoCancel, voiceProcessing: options.voiceProcessing)
         } catch {
             throw JoinFailure(text: error.description)
         }

@@ -1,0 +1,198 @@
+import AudioCodec
+import AudioCore
+import RoomProtocol
+
+/// One speaker as a client hears them, over the last `audio_stats` period and since the start.
+public struct SpeakerStats: Sendable, Equatable {
+    public var ssrc: UInt32
+    /// Who sends it (from `media_sources`); nil until the server has said.
+    public var peer: String?
+    public var received: Int
+    public var lost: Int
+    public var recoveredByFEC: Int
+    public var concealed: Int
+    /// Interarrival jitter in milliseconds.
+    public var jitterMilliseconds: Double
+    /// How long packets wait in the jitter buffer, in milliseconds.
+    public var playoutDelayMilliseconds: Double
+}
+
+/// One speaker a client hears, as the screen shows them: who, how loud, and whether and since when they are
+/// talking, from the RFC 6464 level and voice flag of every packet received (not from the server's reports,
+/// which come at most every 250 ms).
+public struct HeardSpeaker: Sendable, Equatable {
+    /// The speaker's stream.
+    public var ssrc: UInt32
+    /// Who sends it (from `media_sources`); nil until the server has said.
+    public var peer: String?
+    /// The UI level (0–100, in steps of 5) of their last packets; 0 while not talking.
+    public var level: Int
+    /// When their talk spurt began (the arrival of its first voiced packet), in `MonotonicClock` milliseconds;
+    /// nil while not talking.
+    public var talkingSince: Int64?
+
+    /// A speaker heard.
+    public init(ssrc: UInt32, peer: String?, level: Int, talkingSince: Int64?) {
+        self.ssrc = ssrc
+        self.peer = peer
+        self.level = level
+        self.talkingSince = talkingSince
+    }
+}
+
+/// The receiving half of a client's media, on the media thread: one jitter buffer and Opus decoder per speaker
+/// (made on the speaker's first packet, forgotten after 30 s of silence), the levels of what is heard, and the
+/// mix of each tick's frames at each speaker's local volume.
+final class Receiver {
+    /// The jitter buffers' tuning: AudioCore's defaults with a 5 ms floor, since a tick falls anywhere within a
+    /// frame of an arrival and so already gives each packet 0–20 ms of slack, and a 25 ms floor while packets are
+    /// being lost, so that the next packet arrives in time to rebuild a lost one from its FEC. See
+    /// docs/audio-engine.md.
+    static var jitter: JitterBufferConfiguration {
+        var configuration = JitterBufferConfiguration()
+        configuration.minimumDelay = 5_000
+        configuration.lossDelay = 25_000
+        return configuration
+    }
+
+    /// A speaker silent this long (µs) is gone (they left, or came back with a new SSRC).
+    static let forgetAfter: Int64 = 30_000_000
+
+    private final class Speaker {
+        var buffer = JitterBuffer<[UInt8]>(configuration: Receiver.jitter)
+        let decoder: OpusDecoder
+        /// This speaker's frame for the current tick (decoded, recovered or concealed).
+        var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
+        var statistics = RTPReceiveStatistics(minSequential: 0)
+        var lastArrival: Int64 = 0
+        init() throws(AudioCodecError) { decoder = try OpusDecoder() }
+    }
+
+    private let payloadType: UInt8
+    private let audioLevelID: UInt8
+    private var speakers: [UInt32: Speaker] = [:]
+    /// Who is talking, by SSRC; nil when nobody asked to know.
+    private var talkers: TalkerActivity<UInt32>?
+    private var mixer = Mixer()
+
+    /// A receiver of the room's stream of `payloadType`, reading levels from extension `audioLevelID`; with
+    /// `tracksTalkers`, it follows who is talking (``heard(at:names:)``).
+    init(payloadType: UInt8, audioLevelID: UInt8, tracksTalkers: Bool) {
+        self.payloadType = payloadType
+        self.audioLevelID = audioLevelID
+        talkers = tracksTalkers ? TalkerActivity() : nil
+    }
+
+    /// Files one decrypted RTP packet that arrived at `arrival` (µs) in its speaker's jitter buffer.
+    func insert(_ packet: UnsafeRawBufferPointer, arrival: Int64) {
+        guard let header = try? RTPHeader.parse(packet), header.payloadType == payloadType else { return }
+        let speaker: Speaker
+        if let existing = speakers[header.ssrc] {
+            speaker = existing
+        } else {
+            guard let created = try? Speaker() else { return }
+            speakers[header.ssrc] = created
+            speaker = created
+        }
+        speaker.lastArrival = arrival
+        _ = speaker.statistics.record(
+            ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp,
+            arrival: arrival * 48 / 1000)
+        speaker.buffer.insert(
+            sequence: header.sequenceNumber, timestamp: header.timestamp, ssrc: header.ssrc, arrival: arrival,
+            payload: Array(UnsafeRawBufferPointer(rebasing: packet[header.payloadRange])))
+        if talkers != nil,
+            let level = try? RTPOneByteExtension.audioLevel(in: packet, header: header, id: audioLevelID)
+        {
+            talkers?.record(header.ssrc, dBov: level.level, voice: level.voice, at: arrival / 1000)
+        }
+    }
+
+    /// Decodes each speaker's next frame and mixes them into `mixed`, each at its local volume from `volumes`;
+    /// returns how long the packets played had been due (the least over the speakers), in µs, or nil when none
+    /// was played.
+    ///
+    /// One speaker at no more than full volume cannot overflow, so that frame is written as it was decoded
+    /// (times the volume) instead of through the mixer's soft clipper, which would bend every peak above
+    /// -6 dBFS of a lone loud voice. The soft clipper is for sums.
+    func playOut(at now: Int64, volumes: SpeakerVolumes, into mixed: UnsafeMutableBufferPointer<Int16>) -> Int64? {
+        var leastSlack: Int64?
+        var sounding = 0
+        var lone: (speaker: Speaker, gain: Float)?
+        for (ssrc, speaker) in speakers {
+            let decision = speaker.buffer.nextFrame(at: now)
+            if case .packet = decision {
+                let statistics = speaker.buffer.statistics
+                leastSlack = min(leastSlack ?? .max, statistics.playoutDelay - statistics.targetDelay)
+            }
+            let produced: Bool = speaker.frame.withUnsafeMutableBufferPointer { frame in
+                switch decision {
+                case .packet(let bytes):
+                    return bytes.withUnsafeBytes { (try? speaker.decoder.decode($0, into: frame)) != nil }
+                case .fecFrom(let bytes):
+                    return bytes.withUnsafeBytes {
+                        (try? speaker.decoder.recover(fromNextPacket: $0, into: frame)) != nil
+                    }
+                case .conceal:
+                    return (try? speaker.decoder.conceal(into: frame)) != nil
+                case .silence:
+                    return false
+                }
+            }
+            guard produced else { continue }
+            let gain = volumes.gain(ssrc: ssrc)
+            sounding += 1
+            // The first sounding speaker waits: it goes into the mixer only if another one sounds too.
+            if sounding == 1 {
+                lone = (speaker, gain)
+                continue
+            }
+            if sounding == 2, let lone { mixer.add(lone.speaker.frame, gain: lone.gain) }
+            mixer.add(speaker.frame, gain: gain)
+        }
+        if sounding == 1, let lone, lone.gain <= 1 {
+            lone.speaker.frame.withUnsafeBufferPointer { frame in
+                for index in mixed.indices {
+                    mixed[index] = lone.gain == 1 ? frame[index] : Int16((Float(frame[index]) * lone.gain).rounded())
+                }
+            }
+        } else {
+            if sounding == 1, let lone { mixer.add(lone.speaker.frame, gain: lone.gain) }
+            mixer.render(into: mixed)
+        }
+        return leastSlack
+    }
+
+    /// Who is talking at `now` (µs), when it changed since the last call (see `TalkerActivity.poll`); nil when
+    /// nothing changed or talkers are not tracked.
+    func heard(at now: Int64, names: SpeakerVolumes) -> [HeardSpeaker]? {
+        guard let report = talkers?.poll(at: now / 1000) else { return nil }
+        return report.keys.sorted().map { ssrc in
+            let talker = report[ssrc]!
+            return HeardSpeaker(
+                ssrc: ssrc, peer: names.sources[ssrc], level: talker.level, talkingSince: talker.talkingSince)
+        }
+    }
+
+    /// A receiver report block per speaker, in SSRC order, for RTCP.
+    func reportBlocks() -> [RTCPReportBlock] {
+        speakers.keys.sorted().compactMap { speakers[$0]?.statistics.reportBlock() }
+    }
+
+    /// Forgets speakers silent for 30 s, then returns every speaker's figures, in SSRC order, named by `names`.
+    func statistics(at now: Int64, names: SpeakerVolumes) -> [SpeakerStats] {
+        for (ssrc, speaker) in speakers where now - speaker.lastArrival >= Self.forgetAfter {
+            speakers[ssrc] = nil
+            talkers?.remove(ssrc)
+        }
+        return speakers.keys.sorted().compactMap { ssrc -> SpeakerStats? in
+            guard let speaker = speakers[ssrc] else { return nil }
+            let stats = speaker.buffer.statistics
+            return SpeakerStats(
+                ssrc: ssrc, peer: names.sources[ssrc], received: stats.received, lost: stats.lost,
+                recoveredByFEC: stats.recoveredByFEC,
+                concealed: stats.concealed, jitterMilliseconds: Double(stats.jitter) / 1000,
+                playoutDelayMilliseconds: Double(stats.playoutDelay) / 1000)
+        }
+    }
+}

@@ -1,0 +1,250 @@
+import AudioCodec
+import AudioCore
+import AudioDevices
+import RoomProtocol
+import Synchronization
+
+/// The microphone's talking controls, shared between the thread that handles keys and the media thread.
+public final class TalkSwitch: Sendable {
+    private let control: Mutex<TalkControl>
+
+    /// A switch starting from `control`.
+    public init(_ control: TalkControl = TalkControl()) {
+        self.control = Mutex(control)
+    }
+
+    /// The controls as they are now.
+    public var current: TalkControl { control.withLock { $0 } }
+
+    /// Mutes or unmutes the microphone.
+    public func setMuted(_ muted: Bool) {
+        control.withLock { $0.muted = muted }
+    }
+
+    /// Chooses how the microphone opens when not muted.
+    public func setMode(_ mode: TalkMode) {
+        control.withLock { $0.mode = mode }
+    }
+
+    /// Sets the voice-activated threshold in -dBov (lower is louder).
+    public func setVoiceThreshold(_ dBov: UInt8) {
+        control.withLock { $0.voiceThreshold = dBov }
+    }
+
+    /// The talk key was pressed at `milliseconds` (monotonic): push-to-talk opens for its hold.
+    public func talkKeyPressed(at milliseconds: Int64) {
+        control.withLock { $0.talkKeyPressed(at: milliseconds) }
+    }
+
+    /// Records a frame's level and answers whether the microphone is open at `milliseconds`.
+    func observe(dBov: UInt8, at milliseconds: Int64) -> Bool {
+        control.withLock { control in
+            control.observe(dBov: dBov, at: milliseconds)
+            return control.isOpen(at: milliseconds)
+        }
+    }
+}
+
+/// Counts of what the send path has done.
+public struct SendStatistics: Sendable, Equatable {
+    /// 20 ms frames taken from the microphone.
+    public var framesCaptured = 0
+    /// Packets handed to the network.
+    public var packetsSent = 0
+    /// Bytes of Opus payload in them.
+    public var bytesSent = 0
+    /// Frames not sent because the encoder was in DTX (silence).
+    public var dtxFrames = 0
+    /// Frames not sent because the microphone was closed (muted, push-to-talk released, below the threshold).
+    public var closedFrames = 0
+
+    /// Creates empty counters.
+    public init() {}
+}
+
+/// The send path, one 20 ms frame at a time, on the media thread: echo cancellation against what was played,
+/// voice processing, the frame's level and voice decision, the talking controls, the Opus encoder and the RTP
+/// packet with the RFC 6464 level extension. One level measurement serves the packet, the talking controls and
+/// the microphone's meter; the voice flag in the packet is the voice processing's decision (by level when
+/// there is none). The encoder is the one whose settings the configuration chose (a tone gets no DTX).
+///
+/// Used by one thread at a time.
+public final class SendPipeline {
+    /// How the send path is set up.
+    public struct Configuration: Sendable, Equatable {
+        /// speexdsp noise suppression, automatic gain and voice activity detection on the microphone.
+        public var voiceProcessing: Bool
+        /// speexdsp acoustic echo cancellation against what is played (`--echo-cancel`).
+        public var echoCancellation: Bool
+        /// The Opus encoder's settings.
+        public var encoder: OpusEncoder.Configuration
+
+        /// Creates a configuration; voice processing on, echo cancellation off, the room's encoder settings.
+        public init(
+            voiceProcessing: Bool = true, echoCancellation: Bool = false,
+            encoder: OpusEncoder.Configuration = OpusEncoder.Configuration()
+        ) {
+            self.voiceProcessing = voiceProcessing
+            self.echoCancellation = echoCancellation
+            self.encoder = encoder
+        }
+
+        /// The settings that suit a microphone spec: a person's microphone gets voice processing; a virtual
+        /// one (a clean file or tone) does not need it, and a tone gets no DTX, because Opus's own activity
+        /// detection takes a steady tone for silence after a moment and would stop sending it.
+        public static func suggested(for input: DeviceSpec) -> Configuration {
+            var configuration = Configuration(voiceProcessing: !input.isVirtual)
+            if case .tone = input { configuration.encoder.discontinuousTransmission = false }
+            return configuration
+        }
+    }
+
+    /// Where the packets go and how they are numbered.
+    public struct Stream: Sendable, Equatable {
+        /// The SSRC the server assigned.
+        public var ssrc: UInt32
+        /// The RTP payload type of Opus.
+        public var payloadType: UInt8
+        /// The one-byte header extension ID of the RFC 6464 level.
+        public var audioLevelID: UInt8
+        /// The first frame's RTP timestamp.
+        public var initialTimestamp: UInt32
+        /// The sequence number before the first packet's.
+        public var initialSequence: UInt16
+
+        /// A stream; timestamps and sequence numbers start at random, as RFC 3550 asks.
+        public init(
+            ssrc: UInt32, payloadType: UInt8 = RTPAudioProfile.opusPayloadType,
+            audioLevelID: UInt8 = RTPAudioProfile.audioLevelExtensionID,
+            initialTimestamp: UInt32 = UInt32.random(in: 0...UInt32.max),
+            initialSequence: UInt16 = UInt16.random(in: 0...UInt16.max)
+        ) {
+            self.ssrc = ssrc
+            self.payloadType = payloadType
+            self.audioLevelID = audioLevelID
+            self.initialTimestamp = initialTimestamp
+            self.initialSequence = initialSequence
+        }
+    }
+
+    /// The largest RTP packet the path writes: header, level extension and the largest Opus packet.
+    public static let maxPacketBytes = RTPHeader.fixedLength + 8 + OpusEncoder.maxPacketBytes
+
+    /// The level of the last frame captured, whether or not it was sent, in -dBov.
+    public private(set) var lastLevel = AudioLevel.silence
+    /// Whether the last frame was voice, by voice activity detection (by level when processing is off).
+    public private(set) var lastVoice = false
+    /// What the path has done.
+    public private(set) var statistics = SendStatistics()
+    /// The settings in use.
+    public let configuration: Configuration
+
+    private let stream: Stream
+    private let talk: TalkSwitch
+    private let encoder: OpusEncoder
+    private let processor: VoiceProcessor?
+    private let echoCanceller: EchoCanceller?
+    private var timestamp: UInt32
+    private var sequence: UInt16
+    private var appliedLoss: Int
+    private let cleaned: UnsafeMutableBufferPointer<Int16>
+
+    /// Creates the codec and processors for `configuration`; `talk` decides whether frames are sent.
+    public init(configuration: Configuration, talk: TalkSwitch, stream: Stream) throws(AudioCodecError) {
+        self.configuration = configuration
+        self.stream = stream
+        self.talk = talk
+        encoder = try OpusEncoder(configuration: configuration.encoder)
+        let canceller = configuration.echoCancellation ? try EchoCanceller() : nil
+        echoCanceller = canceller
+        processor =
+            configuration.voiceProcessing || canceller != nil
+            ? try VoiceProcessor(
+                configuration: VoiceProcessor.Configuration(
+                    noiseSuppression: configuration.voiceProcessing, automaticGain: configuration.voiceProcessing,
+                    voiceActivityDetection: configuration.voiceProcessing),
+                echoCanceller: canceller)
+            : nil
+        timestamp = stream.initialTimestamp
+        sequence = stream.initialSequence
+        appliedLoss = configuration.encoder.expectedLossPercent
+        cleaned = .allocate(capacity: AudioFormat.samplesPerFrame)
+        cleaned.initialize(repeating: 0)
+    }
+
+    deinit {
+        cleaned.deallocate()
+    }
+
+    /// The RTP timestamp the next frame will carry.
+    public var nextTimestamp: UInt32 { timestamp }
+
+    /// Tells the encoder how many packets receivers lose, so it sizes its FEC (0 turns FEC data off).
+    public func setExpectedLoss(percent: Int) {
+        let clamped = min(100, max(0, percent))
+        guard clamped != appliedLoss else { return }
+        // Only a libopus failure on a valid encoder could refuse this; the old setting then stays.
+        if (try? encoder.setExpectedLoss(percent: clamped)) != nil { appliedLoss = clamped }
+    }
+
+    /// Takes one captured frame of 960 samples (cleaned in place: echo cancellation against `played`, the frame
+    /// played at the same time, when enabled; then voice processing), measures it, and writes the RTP packet to
+    /// send into `packet` (at least ``maxPacketBytes``). Returns the packet's length, or nil when nothing is to
+    /// be sent: the microphone is closed, or the encoder is in DTX. The timestamp advances by a frame either
+    /// way, so a gap shows to receivers as a timestamp jump (RFC 7587 §4.2). `milliseconds` is the monotonic
+    /// time, for the talking controls.
+    public func send(
+        _ frame: UnsafeMutableBufferPointer<Int16>, played: UnsafeBufferPointer<Int16>?, at milliseconds: Int64,
+        into packet: UnsafeMutableRawBufferPointer
+    ) -> Int? {
+        guard frame.count == AudioFormat.samplesPerFrame, packet.count >= Self.maxPacketBytes else { return nil }
+        statistics.framesCaptured += 1
+        let frameTimestamp = timestamp
+        timestamp &+= AudioFormat.rtpTimestampStep
+
+        if let echoCanceller, let played, played.count == frame.count {
+            if (try? echoCanceller.cancel(captured: UnsafeBufferPointer(frame), played: played, output: cleaned))
+                != nil
+            {
+                frame.baseAddress!.update(from: cleaned.baseAddress!, count: frame.count)
+            }
+        }
+        let heard = processor.map { (try? $0.process(frame)) ?? false }
+        let level = AudioLevel.dBov(UnsafeBufferPointer(frame))
+        let voice = configuration.voiceProcessing ? heard ?? false : level <= Self.voiceLevel
+        lastLevel = level
+        lastVoice = voice
+
+        guard talk.observe(dBov: level, at: milliseconds) else {
+            statistics.closedFrames += 1
+            return nil
+        }
+        // The header with its one-word level extension comes first; the Opus packet goes right after it.
+        let header = RTPHeader(
+            payloadType: stream.payloadType, sequenceNumber: sequence &+ 1, timestamp: frameTimestamp,
+            ssrc: stream.ssrc)
+        let levelElement = RTPExtensionElement(
+            id: stream.audioLevelID, data: [RTPAudioLevel(level: level, voice: voice).byte])
+        guard let headerLength = header.write(into: packet, extensionElements: [levelElement]) else { return nil }
+        let written: Int
+        do {
+            written = try encoder.encode(
+                UnsafeBufferPointer(frame), into: UnsafeMutableRawBufferPointer(rebasing: packet[headerLength...]))
+        } catch {
+            // The frame is the right size and the buffer the largest Opus packet: libopus has nothing to refuse.
+            return nil
+        }
+        // One or two bytes: DTX silence, not worth sending.
+        guard written > 2 else {
+            statistics.dtxFrames += 1
+            return nil
+        }
+        sequence &+= 1
+        statistics.packetsSent += 1
+        statistics.bytesSent += written
+        return headerLength + written
+    }
+
+    /// Without voice activity detection, frames at least this loud (-dBov) count as voice.
+    static let voiceLevel: UInt8 = 50
+}

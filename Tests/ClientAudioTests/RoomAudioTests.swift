@@ -1,0 +1,113 @@
+import AudioCore
+import AudioDevices
+import RoomTesting
+import Synchronization
+import Testing
+
+@testable import ClientAudio
+
+/// What a `RoomAudio` said, from its threads.
+final class Heard: Sendable {
+    private let reports = Mutex<[RoomAudioReport]>([])
+    private let previews = Mutex<[MicrophonePreview]>([])
+
+    func report(_ report: RoomAudioReport) { reports.withLock { $0.append(report) } }
+    func preview(_ preview: MicrophonePreview) { previews.withLock { $0.append(preview) } }
+
+    var allReports: [RoomAudioReport] { reports.withLock { $0 } }
+    var allPreviews: [MicrophonePreview] { previews.withLock { $0 } }
+}
+
+/// The room's sound without a room: the loudspeaker and the microphone on paced virtual devices, as the screen
+/// drives them before and around a session.
+@Suite struct RoomAudioTests {
+    func sound(input: DeviceSpec) -> (RoomAudio, Heard) {
+        let heard = Heard()
+        let sound = RoomAudio(
+            settings: RoomAudioSettings(input: input, output: .null, echoCancellation: false, volumesPath: nil),
+            report: { heard.report($0) })
+        return (sound, heard)
+    }
+
+    /// The consent prompt's preview: the microphone opens for it alone, and its live level comes back (a tone of
+    /// 8000 peak is 15 dBov, shown as 75) while nothing is sent and the screen's own meter stays closed.
+    @Test func aPreviewShowsTheMicrophonesLiveLevel() {
+        let (sound, heard) = sound(input: .tone(hertz: 440))
+        sound.start()
+        defer { sound.stop() }
+        #expect(sound.microphoneName == "tone:440")
+        sound.startPreview { heard.preview($0) }
+        #expect(waitUntil { heard.allPreviews.contains(.level(75)) })
+        #expect(heard.allPreviews.allSatisfy { $0 == .level(75) })
+        #expect(sound.microphoneOpenings == 1)
+        #expect(heard.allReports.allSatisfy { $0 == .microphone(level: nil) })
+    }
+
+    /// A microphone that cannot open says exactly why, to the preview and on the status line.
+    @Test func aPreviewOfAMicrophoneThatCannotOpenSaysWhy() {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let missing = directory.file("no-microphone.wav")
+        let (sound, heard) = sound(input: .wav(path: missing))
+        sound.start()
+        defer { sound.stop() }
+        sound.startPreview { heard.preview($0) }
+        let why =
+            "No microphone (“\(missing)” unusable); using “null”. Choose one with --input NAME (see clubroom "
+            + "devices). Details: \(missing): cannot be read."
+        #expect(waitUntil { heard.allPreviews.first == .unavailable(why) })
+        #expect(heard.allReports.contains(.status(why)))
+    }
+
+    /// Accepting after a preview moves the microphone to a speaker's devices (it reopens there once); ending the
+    /// preview then leaves it open for speaking; it closes when neither needs it, and a new preview opens it again.
+    @Test func thePreviewHandsTheMicrophoneOverToSpeaking() {
+        let (sound, heard) = sound(input: .tone(hertz: 440))
+        sound.start()
+        defer { sound.stop() }
+        sound.startPreview { heard.preview($0) }
+        #expect(sound.microphoneOpenings == 1)
+        sound.setCapturing(true)
+        #expect(sound.microphoneOpenings == 2)
+        sound.stopPreview()
+        #expect(sound.microphoneOpenings == 2)
+        sound.setCapturing(false)
+        sound.startPreview { heard.preview($0) }
+        #expect(sound.microphoneOpenings == 3)
+        #expect(waitUntil { heard.allPreviews.contains(.level(75)) })
+    }
+}
+
+/// How the devices run as the screen opens and closes the microphone.
+@Suite struct RoomAudioModeTests {
+    func sound() -> RoomAudio {
+        RoomAudio(
+            settings: RoomAudioSettings(
+                input: .tone(hertz: 440), output: .null, echoCancellation: false, volumesPath: nil),
+            report: { _ in })
+    }
+
+    @Test func listeningSpeakingAndPreviewingRunTheDevicesTheirOwnWay() {
+        let sound = sound()
+        #expect(sound.mode == .off)
+        sound.start()
+        defer { sound.stop() }
+        #expect(sound.mode == .listening)
+        #expect(sound.microphoneOpenings == 0)
+        sound.setCapturing(true)
+        #expect(sound.mode == .speaking)
+        // Unmuting, or saying again that the role may publish, touches no device.
+        sound.setMuted(false)
+        sound.setCapturing(true)
+        #expect(sound.microphoneOpenings == 1)
+        sound.setCapturing(false)
+        #expect(sound.mode == .listening)
+        sound.startPreview { _ in }
+        #expect(sound.mode == .previewing)
+        sound.stopPreview()
+        #expect(sound.mode == .listening)
+        #expect(sound.microphoneOpenings == 2)
+        sound.stop()
+        #expect(sound.mode == .off)
+    }
+}
