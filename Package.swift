@@ -115,7 +115,7 @@ let package = Package(
             name: "AudioBenchmarks",
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "AudioCore", "AudioCodec", "AudioDevices",
-                "ClientAudio", "MediaTransport", "RoomProtocol", "RoomClient",
+                "ClientAudio", "MediaTransport", "RoomProtocol", "RoomClient", "RoomApp", "RoomCore",
             ],
             path: "Sources/Benchmarks/Audio"),
         .target(
@@ -162,7 +162,7 @@ let package = Package(
             dependencies: [
                 "AudioBenchmarks", "AudioCore", "ClientAudio", "MediaTransport", "Platform", "RoomClient",
                 "RoomProtocol",
-                "ServerBenchmarks",
+                "ServerBenchmarks", "ClubroomResources", "RoomCore",
             ]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(

@@ -42,7 +42,7 @@ let commandNames = ["serve", "join", "bot", "token", "demo", "devices", "bench"]
     ),
     (
         ["bench", "everything"],
-        "clubroom bench: bad value 'everything' for '<suite>' (expected one of store, join, departures, fanout, latency, cpu, ui, quality-path)"
+        "clubroom bench: bad value 'everything' for '<suite>' (expected one of store, join, departures, fanout, latency, cpu, ui, highlight, quality-path)"
     ),
     (
         ["join", "http://example.org", "--token", "t"],

@@ -33,7 +33,7 @@ private func runClubroom(environment: [String], _ arguments: [String]) throws ->
     let data = try freshFolder()
     defer { try? FileManager.default.removeItem(atPath: data) }
     let secret = data + "/secret"
-    FileManager.default.createFile(
+    _ = FileManager.default.createFile(
         atPath: secret, contents: Data((String(repeating: "ab", count: 32) + "\n").utf8),
         attributes: [.posixPermissions: 0o600])
     let result = try runClubroom(["token", "--room", "r", "--identity", "i", "--role", "host", "--data", data])
@@ -60,7 +60,7 @@ private func runClubroom(environment: [String], _ arguments: [String]) throws ->
     let folder = try freshFolder()
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let wav = folder + "/talk.wav"
-    FileManager.default.createFile(atPath: wav, contents: Data())
+    _ = FileManager.default.createFile(atPath: wav, contents: Data())
     let result = try runClubroom(["join", "ws://127.0.0.1:1/rooms/r", "--token", "t", "--input", wav])
     #expect(result.status == 1)
     #expect(
@@ -85,7 +85,7 @@ private func runClubroom(environment: [String], _ arguments: [String]) throws ->
     let folder = try freshFolder()
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let file = folder + "/token"
-    FileManager.default.createFile(atPath: file, contents: Data("not-a-token\n".utf8))
+    _ = FileManager.default.createFile(atPath: file, contents: Data("not-a-token\n".utf8))
     // Both reach the server (here: no server), so the token was read: the failure is the connection's.
     for (environment, arguments) in [([], ["--token-file", file]), (["CLUBROOM_TOKEN=not-a-token"], [])] {
         let result = try runClubroom(

@@ -11,7 +11,7 @@ import UIBenchmarks
 enum BenchCommand: ClubroomCommand {
     /// The suites, in the order help lists them.
     enum Suite: String, CaseIterable {
-        case store, join, departures, fanout, latency, cpu, ui
+        case store, join, departures, fanout, latency, cpu, ui, highlight
         case qualityPath = "quality-path"
 
         /// The options that apply only to this suite.
@@ -22,6 +22,7 @@ enum BenchCommand: ClubroomCommand {
             case .fanout: return ["speakers", "listeners", "seconds"]
             case .latency: return ["seconds", "seed", "pulse"]
             case .cpu: return ["seconds"]
+            case .highlight: return ["seconds", "runs"]
             case .qualityPath: return AudioBench.qualityPathOptions
             case .store, .ui: return []
             }
@@ -99,6 +100,7 @@ enum BenchCommand: ClubroomCommand {
         case .latency: return try await runLatency(options)
         case .cpu: return try await runCPU(options)
         case .ui: return try await runUI(options)
+        case .highlight: return try AudioBench.runHighlight(options.arguments, json: options.json)
         case .qualityPath: return try AudioBench.runQualityPath(options.arguments)
         }
     }
