@@ -122,6 +122,13 @@ let package = Package(
             name: "UIBenchmarks",
             dependencies: ["BenchmarkSupport", "Platform", "RoomApp", "RoomAppRuntime", "RoomCore", "TermUI"],
             path: "Sources/Benchmarks/UI"),
+        // The room directory under load: a server in process, 1,000 rooms, 1,000 lobbies.
+        .target(
+            name: "DirectoryBenchmarks",
+            dependencies: [
+                "BenchmarkSupport", "Platform", "Crypto", "RoomCore", "RoomProtocol", "RoomServer", "RoomTransport",
+            ],
+            path: "Sources/Benchmarks/Directory"),
 
         // MARK: The executable.
         .executableTarget(
@@ -130,7 +137,7 @@ let package = Package(
                 "Arguments", "RoomCore", "StrictJSON", "ClubroomResources", "TermUI", "TermCurses", "AudioCore",
                 "AudioCodec", "AudioDevices", "ClientAudio", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer",
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
-                "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks",
+                "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
             ]),
 
         // MARK: Tests.
@@ -142,7 +149,8 @@ let package = Package(
         .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: ["RoomTesting"]),
-        .testTarget(name: "RoomProtocolTests", dependencies: ["RoomProtocol", "StrictJSON", "RoomTesting"]),
+        .testTarget(
+            name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON", "RoomTesting"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI", "RoomTesting"], exclude: ["Goldens"]),

@@ -46,7 +46,8 @@ final class MediaPath {
     private let channel: MediaChannel
     private let onChosen: (MediaPathKind) -> Void
     private let socket: UDPSocket
-    private let server: UDPAddress
+    /// Where UDP media goes; nil when the server offered no address this client can reach.
+    private let server: UDPAddress?
     private let uplink: SRTPSession
     private var roomSessions: [(epoch: Int, session: SRTPSession)]
     /// Packets no key opened: after a rotation, the first packets under the new key can arrive before
@@ -67,8 +68,12 @@ final class MediaPath {
         guard let sendKey = SRTPKey(bytes: offer.sendKey), let roomKey = SRTPKey(bytes: offer.roomKey) else {
             throw MediaSignalError(message: "keys must be 30 bytes")
         }
-        guard let server = UDPAddress(host: offer.host, port: UInt16(clamping: offer.port)) else {
-            throw MediaSignalError(message: "the media host \(offer.host) is not an IPv4 address")
+        var server: UDPAddress?
+        if offer.hasUDP {
+            guard let address = UDPAddress(host: offer.host, port: UInt16(clamping: offer.port)) else {
+                throw MediaSignalError(message: "the media host \(offer.host) is not an IPv4 address")
+            }
+            server = address
         }
         self.offer = offer
         self.blockUDP = blockUDP
@@ -102,7 +107,8 @@ final class MediaPath {
     /// Sends a receiver report when one is due: every 200 ms while UDP is being probed, every second after;
     /// falls back to the WebSocket when the probe has had no answer by its deadline.
     func maintain(now: Int64, reportBlocks: () -> [RTCPReportBlock]) {
-        if kind == nil, now >= probeDeadline {
+        // No UDP address: the WebSocket is the only way, so there is nothing to probe.
+        if kind == nil, server == nil || now >= probeDeadline {
             choose(.websocket)
         }
         let interval = kind == nil ? Self.probeInterval : Self.reportInterval
@@ -151,7 +157,7 @@ final class MediaPath {
 
     private func transmit(_ bytes: UnsafeRawBufferPointer) {
         switch kind ?? .udp {
-        case .udp: if !blockUDP { socket.send(bytes, to: server) }
+        case .udp: if !blockUDP, let server { socket.send(bytes, to: server) }
         case .websocket: channel.sendBinary(Array(bytes))
         }
     }

@@ -2,7 +2,7 @@ import RoomProtocol
 
 /// Signs room tokens with the server's secret, joining `RoomToken` to OpenSSL's HMAC.
 public struct TokenIssuer: Sendable {
-    private let secret: TokenSecret
+    let secret: TokenSecret
 
     /// An issuer signing with `secret`.
     public init(secret: TokenSecret) {
@@ -18,7 +18,7 @@ public struct TokenIssuer: Sendable {
 
 /// Verifies room tokens against the server's secret; see `RoomToken.verify` for the order of checks.
 public struct TokenVerifier: Sendable {
-    private let secret: TokenSecret
+    let secret: TokenSecret
     /// Seconds of clock skew tolerated on `exp` and `nbf`.
     public let leeway: Int64
 

@@ -188,6 +188,16 @@ public enum Narration {
             guard attempt == 1 else { return nil }
             let how = state.lineMode ? "/retry tries now" : "Ctrl-R tries now"
             return Sentence("Connection lost; reconnecting. Your place is kept; \(how).", logged: false)
+        case .listingChanged(let listed, let by):
+            let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
+            return Sentence(
+                listed
+                    ? "\(actor) listed the room: it shows in the lobby."
+                    : "\(actor) unlisted the room: it no longer shows in the lobby; links to it still work.")
+        case .inviteLink(let invite):
+            let label = room.roles.label(of: invite.role)
+            let valid = lifetime(invite.expiresAt - state.now)
+            return Sentence("Invite link for \(label)s, valid \(valid): \(invite.link)")
         case .reconnected:
             return nil
         case .error:
@@ -245,6 +255,18 @@ public enum Narration {
             return Sentence(actor.map { "\($0) moved \(who) to the audience." } ?? "\(who) left the stage.")
         }
         return Sentence(actor.map { "\($0) made \(who) \(article(label))." } ?? "\(who) is now \(article(label)).")
+    }
+
+    /// How long something lasts, to the nearest minute, in the largest unit it is a whole number of: "7 days",
+    /// "2 hours", "90 minutes", "1 minute" ("30 seconds" under a minute).
+    static func lifetime(_ milliseconds: Int64) -> String {
+        func unit(_ count: Int64, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
+        let seconds = max(0, milliseconds + 500) / 1000
+        if seconds < 60 { return unit(seconds, "second") }
+        let minutes = (seconds + 30) / 60
+        if minutes % (24 * 60) == 0 { return unit(minutes / (24 * 60), "day") }
+        if minutes % 60 == 0 { return unit(minutes / 60, "hour") }
+        return unit(minutes, "minute")
     }
 
     /// Who started speaking, for line mode: said once a talk spurt.

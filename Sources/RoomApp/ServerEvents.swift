@@ -38,6 +38,12 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
         // The question wins over any dialog; the help can be opened over it.
         state.invitationAcceptSelected = true
         state.overlay = nil
+    case .inviteLink:
+        // The link is too long for the notice row: it goes in the event pane, which opens to show it.
+        if !state.lineMode {
+            state.chatVisible = true
+            effects += show(&state, Notice(.info, "Your invite link is in the event pane; Tab hides it."))
+        }
     case .removed, .roomEnded, .peerLeft:
         if state.isOver {
             state.overlay = nil

@@ -15,6 +15,11 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     // lock; this client's identity is behind its own mutex; `clock` is set once.
     private let url: String
     private let token: String
+    private let headers: HTTPHeaders
+    /// Whether the token is an invite (so refusals speak of the link).
+    private let withInvite: Bool
+    /// The server, for the invite links this client asks for (`/link`).
+    private let linkBase: ServerAddress?
     private let tls: TLSClientConfiguration
     private let session = Mutex<RoomSession?>(nil)
     private let selfID = Mutex<PeerID?>(nil)
@@ -28,11 +33,15 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     /// (see ``RoomAudio``), reporting device trouble as notices and the level as `.microphone`. `clock` stamps
     /// the actions it delivers.
     public init(
-        url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration(),
-        audio: RoomAudioSettings? = nil, clock: @escaping @Sendable () -> Timestamp = wallClock
+        url: String, token: String, headers: HTTPHeaders = HTTPHeaders(), withInvite: Bool = false,
+        tls: TLSClientConfiguration = TLSClientConfiguration(), audio: RoomAudioSettings? = nil,
+        clock: @escaping @Sendable () -> Timestamp = wallClock
     ) {
         self.url = url
         self.token = token
+        self.headers = headers
+        self.withInvite = withInvite
+        self.linkBase = try? ClubroomLink.parse(url).server
         self.tls = tls
         self.audioSettings = audio
         self.clock = clock
@@ -58,7 +67,8 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
             if let sound { media = { sound.handle($0) } }
             // The screen keeps trying while the person waits (they give up with q); bots give up on their own.
             let session = try RoomSession(
-                url: url, token: token, tls: tls, reconnect: ReconnectPolicy(maximumAttempts: .max), media: media,
+                url: url, token: token, headers: headers, tls: tls, reconnect: ReconnectPolicy(maximumAttempts: .max),
+                media: media,
                 roundTrip: { deliver(.roundTrip(milliseconds: Self.milliseconds($0))) }
             ) { [self] event in
                 for converted in convert(event) { deliver(converted) }
@@ -141,7 +151,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         var roles: RoleTable?
         switch event {
         case .ended(let end):
-            return [.sessionEnded(Self.describe(end), at: now)]
+            return [.sessionEnded(Self.describe(end, withInvite: withInvite), at: now)]
         case .message(let message), .reconnected(let message):
             if case .joined(let snapshot) = message.event {
                 selfID.withLock { $0 = snapshot.selfID }
@@ -152,7 +162,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         }
         var actions: [AppAction] = []
         for case .server(let event, let seq) in StoreFeed.actions(
-            for: event, selfID: selfID.withLock { $0 }, now: now)
+            for: event, selfID: selfID.withLock { $0 }, now: now, linkBase: linkBase)
         {
             if case .joined = event, let roles { actions.append(.roles(roles)) }
             actions.append(.server(event, seq: seq, at: now))
@@ -161,14 +171,16 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     }
 
     /// Why a session ended, in the person's words: one sentence of what happened and one of what to do, with no
-    /// internal codes.
-    public static func describe(_ end: SessionEnd) -> String {
+    /// internal codes. `withInvite` words a refusal for someone who came with an invite link rather than a token.
+    public static func describe(_ end: SessionEnd, withInvite: Bool = false) -> String {
         switch end {
         case .left: return "You left the room."
         case .removed: return "You were removed from the room."
         case .roomEnded: return "The room has ended."
         case .replaced: return "You joined this room from somewhere else, so this screen was closed."
-        case .refused(let code, let reason): return refusal(code: code, reason: reason)
+        case .refused(let code, let reason):
+            return withInvite
+                ? Refusals.describe(code: code, reason: reason, withInvite: true) : refusal(code: code, reason: reason)
         case .connectionFailed(let problem): return unreachable(problem)
         }
     }
@@ -187,6 +199,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         case 4009: return "The room has ended. Ask the host when it opens again."
         case 4010: return "The room is full. Try again later."
         case 4012: return "You were removed from this room. You cannot come back while it stays open."
+        case 4013...4017: return Refusals.describe(code: code, reason: reason, withInvite: false)
         default:
             let said =
                 reason.isEmpty ? "The server refused to let you in." : "The server refused to let you in: \(reason)"

@@ -120,6 +120,18 @@ public enum BotProtocol {
             default: throw BotCommandError("bad_command", "chat takes \"to\" or \"role\", not both")
             }
         case "leave": return .leave
+        case "set_listed":
+            guard case .bool(let listed)? = object["listed"] else {
+                throw BotCommandError("bad_command", "set_listed needs \"listed\": true or false")
+            }
+            request = .setListed(listed)
+        case "create_link":
+            let role = RoleName(try string("role", required: false) ?? RoleName.audience.rawValue)
+            switch object["ttl"] {
+            case .integer(let ttl)?: request = .createLink(role: role, ttl: ttl)
+            case nil, .null?: request = .createLink(role: role, ttl: ClientRequest.defaultLinkLifetime)
+            default: throw BotCommandError("bad_command", "\"ttl\" must be a whole number of seconds")
+            }
         default:
             throw BotCommandError("unknown_command", "unknown command \"\(name)\"")
         }

@@ -76,6 +76,8 @@ public final class RoomSession: Sendable {
     /// The room's address, `ws://host:port/rooms/ROOM`.
     public let url: String
     private let token: String
+    /// Headers sent with every connection besides the token (an invite holder's guest key and name).
+    private let headers: HTTPHeaders
     private let tls: TLSClientConfiguration
     private let policy: ReconnectPolicy
     private let handler: @Sendable (SessionEvent) -> Void
@@ -110,7 +112,8 @@ public final class RoomSession: Sendable {
     /// A session; nothing happens until `start()`. `roundTrip` receives the connection's smoothed ping
     /// round-trip time on the loop thread, about a second after each connect and then with every ping.
     public init(
-        url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration(),
+        url: String, token: String, headers: HTTPHeaders = HTTPHeaders(),
+        tls: TLSClientConfiguration = TLSClientConfiguration(),
         reconnect: ReconnectPolicy = ReconnectPolicy(), media: (@Sendable (SessionMedia) -> Void)? = nil,
         roundTrip: (@Sendable (Duration) -> Void)? = nil, handler: @escaping @Sendable (SessionEvent) -> Void
     ) throws(TransportError) {
@@ -118,6 +121,7 @@ public final class RoomSession: Sendable {
         self.roundTrip = roundTrip
         self.url = url
         self.token = token
+        self.headers = headers
         self.tls = tls
         self.policy = reconnect
         self.handler = handler
@@ -207,7 +211,7 @@ public final class RoomSession: Sendable {
         options.maxMessageSize = ControlLimits.maxServerMessageBytes
         // The screen shows the round-trip time: measure it soon after connecting rather than after a whole interval.
         options.firstPingDelay = .seconds(1)
-        var headers = HTTPHeaders()
+        var headers = self.headers
         headers.add("Authorization", "Bearer \(token)")
         let clientHandler = WebSocketClient.Handler(
             onMessage: { [self] payload in received(payload, generation: generation) },

@@ -27,6 +27,10 @@ public enum Command: Sendable, Equatable {
     case end(reason: String?)
     /// How loud someone sounds to this person, in percent (0–200); nil asks what it is. Local: never sent.
     case volume(PeerID, percent: Int?)
+    /// Show the room in the lobby (`/list`) or take it out (`/unlist`).
+    case listed(Bool)
+    /// Make an invite link for a role, valid for `ttl` seconds (the server's default when nil).
+    case link(RoleName, ttl: Int64?)
     /// Which happenings ring the bell and mark the status line; nil values ask what they are. Local.
     case notify(NotifyTopic?, on: Bool?)
     /// Try the connection again now, while reconnecting. Local.
@@ -53,6 +57,9 @@ public enum Command: Sendable, Equatable {
         ("topic", "/topic TEXT", "set the room's topic"),
         ("end", "/end [REASON]", "end the room for everyone"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
+        ("link", "/link [ROLE] [TIME]", "make an invite link for a role (listener unless named), valid 7d or TIME"),
+        ("list", "/list", "show this room in the lobby"),
+        ("unlist", "/unlist", "take this room out of the lobby; links still work"),
         ("notify", "/notify [messages|hands|bell] [on|off]", "what rings the bell and marks the status line"),
         ("retry", "/retry", "try the connection again now, while reconnecting"),
         ("leave", "/leave", "leave the room"),
@@ -167,6 +174,36 @@ public enum Command: Sendable, Equatable {
         case "who": return noMore(.who)
         case "topic": return text().map { .topic($0) }
         case "end": return .success(.end(reason: optionalReason()))
+        case "list": return noMore(.listed(true))
+        case "unlist": return noMore(.listed(false))
+        case "link":
+            var role = RoleName.audience
+            var roleGiven = false
+            var ttl: Int64?
+            while true {
+                switch scanner.word() {
+                case .success(nil):
+                    return .success(.link(role, ttl: ttl))
+                case .success(let word?):
+                    if ttl == nil, let seconds = parseLifetime(word) {
+                        ttl = seconds
+                        continue
+                    }
+                    if !roleGiven {
+                        switch resolveRole(word, in: roles) {
+                        case .success(let found):
+                            role = found
+                            roleGiven = true
+                            continue
+                        case .failure(let error):
+                            return .failure(error)
+                        }
+                    }
+                    return .failure(.unexpectedArgument(command: name, text: word, usage: usage))
+                case .failure(let error):
+                    return .failure(error)
+                }
+            }
         case "volume":
             return person().flatMap { id in
                 switch scanner.word() {
@@ -243,6 +280,18 @@ public enum Command: Sendable, Equatable {
             let value = Int(digits), (0...200).contains(value)
         else { return nil }
         return value
+    }
+
+    /// A link's lifetime as typed: a whole number and a unit, `s`, `m`, `h` or `d` (`30m`, `12h`, `7d`).
+    public static func parseLifetime(_ typed: String) -> Int64? {
+        guard let unit = typed.last, let scale: Int64 = ["s": 1, "m": 60, "h": 3600, "d": 86_400][unit] else {
+            return nil
+        }
+        let digits = typed.dropLast()
+        guard !digits.isEmpty, digits.count <= 7, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+            let value = Int64(digits)
+        else { return nil }
+        return value * scale
     }
 
     /// Finds a role by name or label, or a unique start of one, in any case.

@@ -45,6 +45,10 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     case removed(PeerID, reason: String, by: PeerID?)
     case roomEnded(reason: String)
     case topicChanged(String, by: PeerID?)
+    /// The room was listed in the lobby or taken out of it.
+    case listingChanged(listed: Bool, by: PeerID?)
+    /// The invite link this client asked for (not a room event: it comes without a sequence number).
+    case inviteLink(InviteLink)
     /// The connection dropped and the runtime is trying again (attempt counts from 1); the next try is at
     /// `retryAt` (milliseconds since the Unix epoch, 0 when not known).
     case reconnecting(attempt: Int, retryAt: Timestamp = 0)
@@ -56,8 +60,26 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     /// Whether the event carries a room sequence number. Connection events are the client's own.
     public var isSequenced: Bool {
         switch self {
-        case .reconnecting, .reconnected, .error: false
+        case .reconnecting, .reconnected, .error, .inviteLink: false
         default: true
         }
+    }
+}
+
+/// An invite link the server made for this client: the whole link to paste into a chat, for one role of one
+/// room, and when it stops working.
+public struct InviteLink: Sendable, Equatable, Codable {
+    public var room: String
+    public var role: RoleName
+    /// The link itself, `wss://HOST/rooms/ROOM#invite=TOKEN` (docs/tokens.md).
+    public var link: String
+    /// When the link stops working, in milliseconds since the epoch.
+    public var expiresAt: Timestamp
+
+    public init(room: String, role: RoleName, link: String, expiresAt: Timestamp) {
+        self.room = room
+        self.role = role
+        self.link = link
+        self.expiresAt = expiresAt
     }
 }

@@ -247,11 +247,13 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
     public var stepUp: RoleName?
     /// The role the receiving client's token gives: the most it may take back itself after stepping down.
     public var tokenRole: RoleName?
+    /// Whether the room shows in the lobby.
+    public var listed: Bool
 
     public init(
         roomID: String, topic: String = "", selfID: PeerID, peers: [Peer], recentChat: [ChatMessage] = [],
         ended: Bool = false, seq: UInt64, invitations: [PeerID: Invitation] = [:], stepUp: RoleName? = nil,
-        tokenRole: RoleName? = nil
+        tokenRole: RoleName? = nil, listed: Bool = true
     ) {
         self.roomID = roomID
         self.topic = topic
@@ -263,6 +265,7 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
         self.invitations = invitations
         self.stepUp = stepUp
         self.tokenRole = tokenRole
+        self.listed = listed
     }
 
     /// Who invited the receiving client to speak, while that invitation is pending.

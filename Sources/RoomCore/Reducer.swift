@@ -74,6 +74,9 @@ private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UI
         let message = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         state.lastError = ServerError(code: code, message: message)
         return [.notice(Notice(.error, message))]
+    case .inviteLink:
+        // The answer to this client's own request; the app shows the link.
+        return []
     case .joined(let snapshot):
         if state.roomID == snapshot.roomID && state.hasJoined && snapshot.seq < state.lastSeq {
             state.ignoredEvents.count(.outOfOrder)
@@ -117,6 +120,7 @@ private func applySnapshot(_ state: inout RoomState, _ snapshot: RoomSnapshot) {
     for peer in snapshot.peers { peers[peer.id] = peer }
     state.roomID = snapshot.roomID
     state.topic = DisplayName.sanitizeLine(snapshot.topic, maxGraphemes: RoomState.maxTopicLength)
+    state.listed = snapshot.listed
     state.selfID = snapshot.selfID
     state.peers = peers
     state.sections = Sections(peers: peers.values, roles: state.roles)
@@ -265,7 +269,12 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         state.topic = topic
         state.activity.append(.topicChanged(topic, by: by))
 
-    case .joined, .reconnecting, .reconnected, .error:
+    case .listingChanged(let listed, let by):
+        if state.listed == listed { return .noChange }
+        state.listed = listed
+        state.activity.append(.listingChanged(listed: listed, by: by))
+
+    case .joined, .reconnecting, .reconnected, .error, .inviteLink:
         break
     }
     return nil
@@ -321,6 +330,10 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .endRoom(reason: reason))
     case .leave:
         return submit(&state, .leave)
+    case .listed(let listed):
+        return submit(&state, .setListed(listed))
+    case .link(let role, let ttl):
+        return submit(&state, .createLink(role: role, ttl: ttl ?? ClientRequest.defaultLinkLifetime))
     case .volume, .who, .notify, .retry:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.
@@ -406,6 +419,10 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
     case .setTopic(let topic):
         if topic.count > RoomState.maxTopicLength {
             return Refusal("the topic is too long (\(RoomState.maxTopicLength) characters at most)")
+        }
+    case .setListed(let listed):
+        if state.listed == listed {
+            return Refusal(listed ? "the room is already listed in the lobby" : "the room is already unlisted")
         }
     default:
         break

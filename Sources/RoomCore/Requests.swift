@@ -23,6 +23,16 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case endRoom(reason: String?)
     case chat(String, to: ChatAudience)
     case leave
+    /// List the room in the lobby, or take it out (`unlist`); the room goes on either way.
+    case setListed(Bool)
+    /// Ask for an invite link to this room for `role`, valid for `ttl` seconds; the server answers this client
+    /// alone with the link's token.
+    case createLink(role: RoleName, ttl: Int64)
+
+    /// The shortest and longest lifetime of an invite link made from a room, in seconds (one minute, 30 days).
+    public static let linkLifetimes: ClosedRange<Int64> = 60...(30 * 86_400)
+    /// The lifetime of a link made without one: 7 days.
+    public static let defaultLinkLifetime: Int64 = 7 * 86_400
 
     /// The peer a request acts on, if any.
     public var target: PeerID? {

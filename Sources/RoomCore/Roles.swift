@@ -136,11 +136,16 @@ public struct RoleTable: Sendable, Equatable {
 
     /// The plain refusal for lacking a permission: "only hosts and moderators can invite people to speak".
     public func refusal(lacking p: Permission) -> Refusal {
+        refusal(lacking: p, phrase: p.phrase)
+    }
+
+    /// The same refusal for something else the permission allows: "only hosts can *list or unlist the room*".
+    public func refusal(lacking p: Permission, phrase: String) -> Refusal {
         // "audiences" would read oddly; the audience are its listeners.
         let holders = roles.filter { $0.permissions.contains(p) }
             .map { $0.name == .audience ? "listeners" : $0.name.rawValue + "s" }
-        if holders.isEmpty { return Refusal("no one in this room can \(p.phrase)") }
-        return Refusal("only \(Self.list(holders)) can \(p.phrase)")
+        if holders.isEmpty { return Refusal("no one in this room can \(phrase)") }
+        return Refusal("only \(Self.list(holders)) can \(phrase)")
     }
 
     /// Checks a request against the permissions and the rank rules, the part of a decision that depends
@@ -196,6 +201,20 @@ public struct RoleTable: Sendable, Equatable {
             return can(actor.role, .setTopic) ? nil : refusal(lacking: .setTopic)
         case .endRoom:
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom)
+        case .setListed:
+            // Whether a room shows in the lobby is the host's call, like whether it goes on at all.
+            return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "list or unlist the room")
+        case .createLink(let role, let ttl):
+            guard can(actor.role, .invite) else { return refusal(lacking: .invite, phrase: "make invite links") }
+            guard contains(role) else { return Refusal("there is no role called \(role)") }
+            if !mayAssign(actor: actor.role, role: role) {
+                return Refusal(
+                    "\(Self.article(actor.role.rawValue)) cannot make links for \(Self.article(role.rawValue))")
+            }
+            guard ClientRequest.linkLifetimes.contains(ttl) else {
+                return Refusal("a link lasts from one minute to 30 days")
+            }
+            return nil
         case .chat:
             return can(actor.role, .chat) ? nil : refusal(lacking: .chat)
         }

@@ -77,6 +77,8 @@ public enum Activity: Sendable, Equatable {
     case removed(PeerID, name: String, reason: String, by: PeerID?)
     case topicChanged(String, by: PeerID?)
     case ended(reason: String)
+    /// The room was listed in the lobby, or taken out of it.
+    case listingChanged(listed: Bool, by: PeerID?)
 }
 
 /// Everything the client knows about its room. Changed only by `reduce`.
@@ -93,6 +95,8 @@ public struct RoomState: Sendable, Equatable {
     public let roles: RoleTable
     public internal(set) var roomID = ""
     public internal(set) var topic = ""
+    /// Whether the room shows in the lobby (its host decides; `/list`, `/unlist`).
+    public internal(set) var listed = true
     /// This client's identity, known from the first snapshot on.
     public internal(set) var selfID: PeerID?
     public internal(set) var peers: [PeerID: Peer] = [:]

@@ -23,6 +23,8 @@ public enum DatabaseChange: Sendable, Equatable {
     case invite(room: String, invitee: String, inviter: String, at: Int64)
     /// `invitee`'s invitation is answered, withdrawn or lapsed.
     case endInvitation(room: String, invitee: String)
+    /// Lists the room in the lobby (`listed`), or takes it out, as its host decided at `at`.
+    case setListed(room: String, listed: Bool, at: Int64)
 
     /// The room the change belongs to.
     public var room: String {
@@ -30,7 +32,7 @@ public enum DatabaseChange: Sendable, Equatable {
         case .openRoom(let room, _), .setTopic(let room, _, _), .endRoom(let room, _, _), .reopenRoom(let room, _),
             .appendChat(let room, _, _, _, _, _), .appendAudit(let room, _, _, _, _, _), .holdRole(let room, _, _, _),
             .releaseRole(let room, _, _, _), .forgetRole(let room, _), .invite(let room, _, _, _),
-            .endInvitation(let room, _):
+            .endInvitation(let room, _), .setListed(let room, _, _):
             room
         }
     }
@@ -125,6 +127,8 @@ extension DatabaseChange {
                 "invite", room, [("at", .integer(at)), ("invitee", .string(invitee)), ("inviter", .string(inviter))])
         case .endInvitation(let room, let invitee):
             return object("end_invitation", room, [("invitee", .string(invitee))])
+        case .setListed(let room, let listed, let at):
+            return object("set_listed", room, [("at", .integer(at)), ("listed", .bool(listed))])
         }
     }
 
@@ -169,6 +173,8 @@ extension DatabaseChange {
                 room: room, invitee: try fields.string("invitee"), inviter: try fields.string("inviter"),
                 at: try fields.integer("at"))
         case "end_invitation": self = .endInvitation(room: room, invitee: try fields.string("invitee"))
+        case "set_listed":
+            self = .setListed(room: room, listed: try fields.bool("listed"), at: try fields.integer("at"))
         case let kind:
             throw JournalFieldError(problem: "unknown kind \"\(kind)\" (written by a newer clubroom?)")
         }
@@ -196,6 +202,13 @@ private struct JournalFields {
         case .null?, nil: return nil
         default: throw JournalFieldError(problem: "\"\(key)\" is not a string")
         }
+    }
+
+    func bool(_ key: String) throws(JournalFieldError) -> Bool {
+        guard case .bool(let value)? = object[key] else {
+            throw JournalFieldError(problem: "\"\(key)\" is missing or not true or false")
+        }
+        return value
     }
 
     func integer(_ key: String) throws(JournalFieldError) -> Int64 {

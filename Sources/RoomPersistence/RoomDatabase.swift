@@ -57,7 +57,7 @@ public final class RoomDatabase: Sendable {
         try Self.locked(writer, body)
     }
 
-    private func withReader<Result: Sendable>(
+    func withReader<Result: Sendable>(
         _ body: (SQLiteConnection) throws(DatabaseError) -> Result
     ) throws(DatabaseError) -> Result {
         try Self.locked(reader, body)
@@ -218,6 +218,12 @@ public final class RoomDatabase: Sendable {
         case .endInvitation(let room, let invitee):
             try connection.prepare("DELETE FROM invitations WHERE room = ?1 AND invitee = ?2")
                 .bind(.text(room), .text(invitee)).run()
+        case .setListed(let room, true, _):
+            try connection.prepare("DELETE FROM unlisted_rooms WHERE room = ?1").bind(.text(room)).run()
+        case .setListed(let room, false, let at):
+            try connection.prepare(
+                "INSERT INTO unlisted_rooms (room, unlisted_at) VALUES (?1, ?2) ON CONFLICT (room) DO NOTHING"
+            ).bind(.text(room), .integer(at)).run()
         }
     }
 
@@ -279,7 +285,8 @@ public final class RoomDatabase: Sendable {
                     record: try Self.room(room, in: connection),
                     chat: try Self.recentChat(room: room, limit: chatLimit, in: connection),
                     roles: try Self.releasedRoles(room: room, since: rolesSince, in: connection),
-                    invitations: try Self.invitations(room: room, in: connection))
+                    invitations: try Self.invitations(room: room, in: connection),
+                    listed: try Self.isListed(room, in: connection))
             }
         }
     }

@@ -139,11 +139,17 @@ public struct StoredRoom: Sendable, Equatable {
     public var roles: [RoleRecord]
     /// The invitations to speak still pending, oldest first.
     public var invitations: [InvitationRecord]
+    /// Whether the room shows in the lobby (every room does until its host unlists it).
+    public var listed: Bool
 
-    public init(record: RoomRecord?, chat: [ChatRecord], roles: [RoleRecord], invitations: [InvitationRecord] = []) {
+    public init(
+        record: RoomRecord?, chat: [ChatRecord], roles: [RoleRecord], invitations: [InvitationRecord] = [],
+        listed: Bool = true
+    ) {
         self.record = record
         self.chat = chat
         self.roles = roles
         self.invitations = invitations
+        self.listed = listed
     }
 }

@@ -52,14 +52,27 @@ enum Schema {
         ) STRICT;
         INSERT INTO journal_state (id, applied_seq) VALUES (1, 0);
         """,
-        // Pending invitations to speak, so that a restart of the server does not lose them.
+        // Rooms their hosts took out of the lobby; every other room is listed.
         """
-        CREATE TABLE invitations (
+        CREATE TABLE unlisted_rooms (
+            room TEXT PRIMARY KEY NOT NULL,
+            unlisted_at INTEGER NOT NULL
+        ) STRICT;
+        """,
+        // Pending invitations to speak, so that a restart of the server does not lose them. Some files at
+        // version 3 were written by a build whose third migration made the invitations table instead of
+        // unlisted_rooms, so this one makes whichever of the two is missing.
+        """
+        CREATE TABLE IF NOT EXISTS invitations (
             room TEXT NOT NULL,
             invitee TEXT NOT NULL,
             inviter TEXT NOT NULL,
             at INTEGER NOT NULL,
             PRIMARY KEY (room, invitee)
+        ) STRICT;
+        CREATE TABLE IF NOT EXISTS unlisted_rooms (
+            room TEXT PRIMARY KEY NOT NULL,
+            unlisted_at INTEGER NOT NULL
         ) STRICT;
         """,
     ]

@@ -67,6 +67,11 @@ public enum ControlCodec {
                     try fields.string("text", maxCharacters: ControlLimits.maxChatCharacters),
                     to: try readChatAudience(fields))
             case "leave": request = .leave
+            case "set_listed": request = .setListed(try fields.bool("listed"))
+            case "create_link":
+                request = .createLink(
+                    role: RoleName(try fields.string("role", maxBytes: ControlLimits.maxRoleBytes)),
+                    ttl: try fields.optionalInteger("ttl") ?? ClientRequest.defaultLinkLifetime)
             default:
                 throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
             }
@@ -107,6 +112,10 @@ public enum ControlCodec {
         case .chat(let text, let to):
             object["text"] = .string(text)
             if let target = json(to) { object["to"] = target }
+        case .setListed(let listed): object["listed"] = .bool(listed)
+        case .createLink(let role, let ttl):
+            object["role"] = .string(role.rawValue)
+            object["ttl"] = .integer(ttl)
         }
         return .object(object)
     }
@@ -131,6 +140,7 @@ public enum ControlCodec {
             object["topic"] = .string(snapshot.topic)
             object["resumed"] = .bool(snapshot.resumed)
             if let tokenRole = snapshot.tokenRole { object["token_role"] = .string(tokenRole.rawValue) }
+            object["listed"] = .bool(snapshot.listed)
             object["peers"] = .array(snapshot.peers.map(json))
             object["chat"] = .array(snapshot.chat.map(json))
             object["roles"] = json(snapshot.roles)
@@ -185,6 +195,19 @@ public enum ControlCodec {
         case .topicChanged(let topic, let by):
             object["topic"] = .string(topic)
             object["by"] = .string(by.rawValue)
+        case .listingChanged(let listed, let by):
+            object["listed"] = .bool(listed)
+            object["by"] = .string(by.rawValue)
+        case .inviteLink(let room, let role, let token, let expiresAt, let id):
+            object["room"] = .string(room)
+            object["role"] = .string(role.rawValue)
+            object["token"] = .string(token)
+            object["expires_at"] = .integer(expiresAt)
+            switch id {
+            case .string(let value): object["id"] = .string(value)
+            case .integer(let value): object["id"] = .integer(value)
+            case nil: break
+            }
         case .error(let code, let message, let id):
             object["code"] = .string(code.rawValue)
             object["message"] = .string(message)
@@ -217,7 +240,7 @@ public enum ControlCodec {
             output.append(contentsOf: #","token_role":"#.utf8)
             JSONValue.writeString(tokenRole.rawValue, into: &output)
         }
-        output.append(contentsOf: #","peers":["#.utf8)
+        output.append(contentsOf: (snapshot.listed ? #","listed":true,"peers":["# : #","listed":false,"peers":["#).utf8)
         for (index, peer) in snapshot.peers.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             write(peer, into: &output)
@@ -276,7 +299,8 @@ public enum ControlCodec {
                     roles: try readRoles(try fields.array("roles")), resumed: try fields.bool("resumed"),
                     tokenRole: try fields.optionalString("token_role", maxBytes: ControlLimits.maxRoleBytes).map {
                         RoleName($0)
-                    }))
+                    },
+                    listed: try fields.optionalBool("listed") ?? true))
         case "peer_joined":
             event = .peerJoined(try readPeer(try fields.value("peer")))
         case "peers_joined":
@@ -327,6 +351,13 @@ public enum ControlCodec {
             event = .roomEnded(by: try fields.actor(), reason: try fields.string("reason"))
         case "topic_changed":
             event = .topicChanged(topic: try fields.string("topic"), by: try fields.actor())
+        case "listing_changed":
+            event = .listingChanged(listed: try fields.bool("listed"), by: try fields.actor())
+        case "invite_link":
+            event = .inviteLink(
+                room: try fields.string("room", maxBytes: 64), role: RoleName(try fields.string("role", maxBytes: 64)),
+                token: try fields.string("token", maxBytes: RoomToken.maximumBytes),
+                expiresAt: try fields.integer("expires_at"), id: try readRequestID(fields.object))
         case "error":
             event = .error(
                 code: ErrorCode(rawValue: try fields.string("code")), message: try fields.string("message"),
@@ -597,6 +628,14 @@ struct Fields {
             throw ControlDecodeError(.badRequest, "the field \"\(key)\" is longer than \(maxCharacters) characters")
         }
         return text
+    }
+
+    func optionalBool(_ key: String) throws(ControlDecodeError) -> Bool? {
+        guard let value = object[key], value != .null else { return nil }
+        guard case .bool(let flag) = value else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be true or false")
+        }
+        return flag
     }
 
     func bool(_ key: String) throws(ControlDecodeError) -> Bool {

@@ -53,13 +53,16 @@ extension ClientRequest {
         case .endRoom: "end_room"
         case .chat: "chat"
         case .leave: "leave"
+        case .setListed: "set_listed"
+        case .createLink: "create_link"
         }
     }
 
     /// Every request type name, in the order of `docs/protocol.md`.
     public static let typeNames: [String] = [
         "raise_hand", "lower_hand", "invite", "accept_invite", "decline_invite", "withdraw_invite", "set_role",
-        "step_down", "set_mute", "mute_peer", "remove", "set_topic", "end_room", "chat", "leave",
+        "step_down", "set_mute", "mute_peer", "remove", "set_topic", "end_room", "chat", "leave", "set_listed",
+        "create_link",
     ]
 }
 
@@ -113,10 +116,13 @@ public struct JoinedSnapshot: Sendable, Equatable {
     public var resumed: Bool
     /// The role the joiner's token gives (`token_role`): the most it may take back itself after stepping down.
     public var tokenRole: RoleName?
+    /// Whether the room shows in the lobby; a snapshot without the field (an older server) says it does.
+    public var listed: Bool
 
     public init(
         room: String, protocolVersion: Int64 = controlProtocolVersion, selfID: PeerID, peers: [AnnouncedPeer],
-        topic: String, chat: [ChatMessage], roles: RoleTable, resumed: Bool, tokenRole: RoleName? = nil
+        topic: String, chat: [ChatMessage], roles: RoleTable, resumed: Bool, tokenRole: RoleName? = nil,
+        listed: Bool = true
     ) {
         self.room = room
         self.protocolVersion = protocolVersion
@@ -127,6 +133,7 @@ public struct JoinedSnapshot: Sendable, Equatable {
         self.roles = roles
         self.resumed = resumed
         self.tokenRole = tokenRole
+        self.listed = listed
     }
 }
 
@@ -219,6 +226,11 @@ public enum WireEvent: Sendable, Equatable {
     case removed(peer: PeerID, by: PeerID, reason: String)
     case roomEnded(by: PeerID, reason: String)
     case topicChanged(topic: String, by: PeerID)
+    /// The room was listed in the lobby or taken out of it.
+    case listingChanged(listed: Bool, by: PeerID)
+    /// The answer to `create_link`, for the requester only and without a sequence number: the invite token for
+    /// `role` in `room` and when it expires (milliseconds since the epoch).
+    case inviteLink(room: String, role: RoleName, token: String, expiresAt: Timestamp, id: RequestID?)
     case error(code: ErrorCode, message: String, id: RequestID?)
 
     /// The value of the message's `type` field.
@@ -243,6 +255,8 @@ public enum WireEvent: Sendable, Equatable {
         case .removed: "removed"
         case .roomEnded: "room_ended"
         case .topicChanged: "topic_changed"
+        case .listingChanged: "listing_changed"
+        case .inviteLink: "invite_link"
         case .error: "error"
         }
     }

@@ -41,9 +41,13 @@ public enum MediaPathKind: String, Sendable, Equatable {
 
 /// A connection's media settings.
 public struct MediaOffer: Sendable, Equatable {
-    /// Where the server receives media over UDP.
+    /// Where the server receives media over UDP: an IPv4 address. Empty (with port 0) when the server knows no
+    /// address this client can reach; the client then sends its media over the WebSocket from the start.
     public var host: String
     public var port: Int
+
+    /// Whether the offer has a UDP address at all.
+    public var hasUDP: Bool { !host.isEmpty }
     /// The SSRC this connection must send with (and which marks its RTCP).
     public var ssrc: UInt32
     /// The SSRC of the server's own RTCP reports.
@@ -100,7 +104,8 @@ public enum MediaSignalCodec {
     public static func encode(_ signal: MediaSignal) -> String {
         switch signal {
         case .media(let offer):
-            return "{\"type\":\"media\",\"udp\":{\"host\":\(quote(offer.host)),\"port\":\(offer.port)},"
+            let udp = offer.hasUDP ? "\"udp\":{\"host\":\(quote(offer.host)),\"port\":\(offer.port)}," : ""
+            return "{\"type\":\"media\",\(udp)"
                 + "\"ssrc\":\(offer.ssrc),\"server_ssrc\":\(offer.serverSSRC),\"payload_type\":\(offer.payloadType),"
                 + "\"clock_rate\":\(offer.clockRate),\"audio_level_id\":\(offer.audioLevelID),"
                 + "\"srtp_profile\":\(quote(offer.profile)),\"send_key\":\(quote(Base64URL.encode(offer.sendKey))),"
@@ -126,11 +131,21 @@ public enum MediaSignalCodec {
         guard case .object(let object) = value, case .string(let type)? = object["type"] else { return nil }
         switch type {
         case "media":
-            guard case .object(let udp)? = object["udp"], case .string(let host)? = udp["host"] else {
+            var host = ""
+            var port = 0
+            switch object["udp"] {
+            case nil, .null?: break
+            case .object(let udp)?:
+                guard case .string(let text)? = udp["host"], !text.isEmpty else {
+                    throw MediaSignalError(message: "\"udp\" needs \"host\" and \"port\"")
+                }
+                host = text
+                port = try integer(udp, "port", 1...65535)
+            default:
                 throw MediaSignalError(message: "\"udp\" needs \"host\" and \"port\"")
             }
             let offer = MediaOffer(
-                host: host, port: try integer(udp, "port", 1...65535),
+                host: host, port: port,
                 ssrc: UInt32(try integer(object, "ssrc", 1...0xFFFF_FFFF)),
                 serverSSRC: UInt32(try integer(object, "server_ssrc", 1...0xFFFF_FFFF)),
                 payloadType: try integer(object, "payload_type", 96...127),

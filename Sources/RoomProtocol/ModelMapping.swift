@@ -10,7 +10,7 @@ extension ServerMessage {
     /// The actions for this message as the client `selfID` applies it, in order: none when the store has no use
     /// for it, one per peer for a `peers_joined` or `peers_left` (each with its own sequence number). `selfID` is
     /// this client's identity once known (from the last `joined`).
-    public func roomActions(selfID: PeerID?) -> [RoomAction] {
+    public func roomActions(selfID: PeerID?, linkBase: ServerAddress? = nil) -> [RoomAction] {
         let last = max(0, seq ?? 0)
         func numbered(_ events: [ServerEvent]) -> [RoomAction] {
             let first = last - Int64(events.count) + 1
@@ -23,13 +23,15 @@ extension ServerMessage {
         case .peersLeft(let departures): return numbered(departures.map { .peerLeft($0.peer) })
         default: break
         }
-        guard let event = roomEvent(selfID: selfID) else { return [] }
+        guard let event = roomEvent(selfID: selfID, linkBase: linkBase) else { return [] }
         return [.server(event, seq: UInt64(max(0, seq ?? 0)))]
     }
 
     /// RoomCore's event for this message, or nil when it is not for this client's store (a `peers_joined` or
-    /// `peers_left`, which `roomActions` splits).
-    public func roomEvent(selfID: PeerID?) -> ServerEvent? {
+    /// `peers_left`, which `roomActions` splits). An invite link becomes the
+    /// whole link on the server the client reached (`linkBase`); without one the client cannot show it, and it is
+    /// skipped.
+    public func roomEvent(selfID: PeerID?, linkBase: ServerAddress? = nil) -> ServerEvent? {
         switch event {
         case .joined(let snapshot):
             let me = snapshot.peers.first { $0.peer.id == snapshot.selfID }
@@ -44,7 +46,7 @@ extension ServerMessage {
                     roomID: snapshot.room, topic: snapshot.topic, selfID: snapshot.selfID,
                     peers: snapshot.peers.map(\.peer), recentChat: snapshot.chat, ended: false,
                     seq: UInt64(max(0, seq ?? 0)), invitations: invitations, stepUp: me?.stepUp,
-                    tokenRole: snapshot.tokenRole))
+                    tokenRole: snapshot.tokenRole, listed: snapshot.listed))
         case .peerJoined(let announced): return .peerJoined(announced.peer, invitation: announced.invitation)
         case .peersJoined, .peersLeft: return nil
         case .peerLeft(let id, _): return .peerLeft(id)
@@ -63,6 +65,12 @@ extension ServerMessage {
         case .removed(let id, let by, let reason): return .removed(id, reason: reason, by: Self.actor(by))
         case .roomEnded(_, let reason): return .roomEnded(reason: reason)
         case .topicChanged(let topic, let by): return .topicChanged(topic, by: Self.actor(by))
+        case .listingChanged(let listed, let by): return .listingChanged(listed: listed, by: Self.actor(by))
+        case .inviteLink(let room, let role, let token, let expiresAt, _):
+            guard let linkBase else { return nil }
+            return .inviteLink(
+                InviteLink(
+                    room: room, role: role, link: linkBase.link(room: room, invite: token), expiresAt: expiresAt))
         case .error(let code, let text, _): return .error(code: code.rawValue, message: text)
         }
     }

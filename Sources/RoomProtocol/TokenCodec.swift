@@ -99,7 +99,7 @@ public enum RoomToken {
     }
 
     /// The decoded parts of a token, and how many bytes at its start are signed (`header.claims`).
-    private struct Parts {
+    struct Parts {
         var header: [UInt8]
         var claims: [UInt8]
         var signature: [UInt8]
@@ -107,7 +107,7 @@ public enum RoomToken {
     }
 
     /// Splits at the byte level, so that no Unicode normalisation or grapheme rule can change where a part ends.
-    private static func split(_ token: String) throws(TokenError) -> Parts {
+    static func split(_ token: String) throws(TokenError) -> Parts {
         let bytes = Array(token.utf8)
         guard bytes.count <= maximumBytes else {
             throw .malformed("token is longer than \(maximumBytes) bytes")
@@ -135,7 +135,12 @@ public enum RoomToken {
             header: header, claims: claims, signature: signature, signedBytes: pieces[0].count + 1 + pieces[1].count)
     }
 
-    private static func checkHeader(_ bytes: [UInt8]) throws(TokenError) {
+    static func checkHeader(_ bytes: [UInt8]) throws(TokenError) {
+        _ = try readHeader(bytes)
+    }
+
+    /// Checks the header as `checkHeader` does and returns its members, for the key id an invite carries.
+    static func readHeader(_ bytes: [UInt8]) throws(TokenError) -> JSONObject {
         let value: JSONValue
         do {
             value = try TokenClaims.parser.parse(bytes)
@@ -168,11 +173,12 @@ public enum RoomToken {
         if members["crit"] != nil {
             throw .malformed("header has \"crit\" extensions, which this server does not support")
         }
+        return members
     }
 }
 
 extension Int64 {
-    fileprivate func addingClamped(_ other: Int64) -> Int64 {
+    func addingClamped(_ other: Int64) -> Int64 {
         let (sum, overflow) = addingReportingOverflow(other)
         if overflow {
             return other > 0 ? .max : .min

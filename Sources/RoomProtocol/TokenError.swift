@@ -18,6 +18,8 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
     case wrongRoom(tokenRoom: String, requestedRoom: String)
     /// The token's role is not in the server's role table.
     case unknownRole(String)
+    /// The token names (in its `kid` header) a key that is not this server's: it was made by another server.
+    case wrongServer
 
     /// A stable snake_case name for the refusal, for error messages and logs.
     public var code: String {
@@ -29,6 +31,7 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notYetValid: "token_not_yet_valid"
         case .wrongRoom: "token_wrong_room"
         case .unknownRole: "token_unknown_role"
+        case .wrongServer: "token_wrong_server"
         }
     }
 
@@ -42,6 +45,7 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notYetValid: 4005
         case .wrongRoom: 4006
         case .unknownRole: 4007
+        case .wrongServer: 4013
         }
     }
 
@@ -55,6 +59,7 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notYetValid: "The token is not valid yet. Check this computer's clock or wait."
         case .wrongRoom: "The token is for a different room."
         case .unknownRole: "The token names a role this server does not know."
+        case .wrongServer: "The invite is for another Clubroom server."
         }
     }
 
@@ -78,6 +83,8 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
             "token is for room \"\(tokenRoom)\", not \"\(requestedRoom)\""
         case .unknownRole(let role):
             "token role \"\(role)\" is not in the role table"
+        case .wrongServer:
+            "token was made by another server (its key id is not this server's)"
         }
     }
 }

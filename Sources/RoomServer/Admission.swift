@@ -7,33 +7,25 @@ import RoomTransport
 /// room (taking over from an older connection of the same identity), and its close is the peer's leave.
 extension ServerState {
     func opened(_ connection: WebSocketConnection) {
-        guard let request = connection.request, let roomName = request.room else {
+        guard let request = connection.request else { return }
+        if RoomServerRuntime.isDirectoryPath(request.path) {
+            openedLobby(connection)
+            return
+        }
+        guard let roomName = request.room else {
             connection.close(code: .policyViolation, reason: "no room")
             return
         }
-        guard let token = request.bearerToken, !token.isEmpty else {
-            log.info("\(connection): refused, no token")
-            connection.close(
-                code: WebSocketCloseCode(ServerClose.tokenMissing.code), reason: ServerClose.tokenMissing.reason)
-            return
-        }
         let now = currentTimestamp()
-        let roles = configuration.roles
-        let claims: TokenClaims
-        do {
-            claims = try verifier.verify(token, room: roomName, now: now / 1000) { roles.contains(RoleName($0)) }
-        } catch {
-            log.info("\(connection): refused token for room \(roomName): \(error)")
-            connection.close(code: WebSocketCloseCode(error.closeCode), reason: error.closeReason)
+        let admitted: (id: PeerID, name: String, role: RoleName)
+        switch admission(to: roomName, request: request, now: now) {
+        case .success(let who): admitted = who
+        case .failure(let refusal):
+            log.info("\(connection): refused for room \(roomName): \(refusal.detail)")
+            connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
             return
         }
-        guard claims.subject.utf8.count <= ControlLimits.maxIdentityBytes, !claims.subject.isEmpty else {
-            connection.close(
-                code: WebSocketCloseCode(ServerClose.identityUnusable.code),
-                reason: ServerClose.identityUnusable.reason)
-            return
-        }
-        let id = PeerID(claims.subject)
+        let id = admitted.id
         let entry = ConnectionEntry(
             connection: connection, room: roomName, peer: id,
             bucket: LeakyBucket(capacity: configuration.rateBurst, drainPerSecond: configuration.ratePerSecond))
@@ -41,7 +33,7 @@ extension ServerState {
         // The connection this one takes over from, once the room has accepted the join.
         var previous: ConnectionEntry?
         let ticket = JoinTicket(
-            id: id, name: claims.name, role: RoleName(claims.role), now: now,
+            id: id, name: admitted.name, role: admitted.role, now: now,
             isWanted: { [connections] in connections.isOpen(entry) },
             answer: { [self] answer in
                 switch answer {
@@ -86,6 +78,7 @@ extension ServerState {
     }
 
     func closed(_ connection: WebSocketConnection, code: WebSocketCloseCode, reason: String) {
+        directory.closed(connection)
         guard let entry = connections.closed(connection), let roomName = entry.room, let peer = entry.peer else {
             return
         }

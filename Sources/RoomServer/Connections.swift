@@ -114,6 +114,16 @@ final class Connections {
 enum ServerClose {
     static let tokenMissing = (code: UInt16(4000), reason: "No token: send it as Authorization: Bearer or ?token=.")
     static let identityUnusable = (code: UInt16(4001), reason: "The token's identity is empty or too long.")
+    static let notListed = (code: UInt16(4014), reason: "No live room by that name is listed on this server.")
+    static let guestKeyMissing = (
+        code: UInt16(4015), reason: "An invite needs a Clubroom client that sends its guest key."
+    )
+    static let notServerInvite = (
+        code: UInt16(4016), reason: "This token opens one room; the lobby needs a server invite."
+    )
+    static let lobbyFull = (
+        code: UInt16(4017), reason: "The lobby has as many watchers as this server allows; try again later."
+    )
     static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
 
     static func reason(_ close: CloseReason) -> String {

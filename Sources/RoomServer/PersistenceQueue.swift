@@ -51,6 +51,7 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                 saved.topic = stored.record?.topic ?? ""
                 saved.ended = stored.record?.isEnded ?? false
                 saved.chat = stored.chat.map(Self.message)
+                saved.listed = stored.listed
                 for role in stored.roles {
                     saved.departed[PeerID(role.identity)] = (RoleName(role.role), role.at)
                 }
@@ -121,6 +122,7 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
             return .invite(room: room, invitee: invitee.rawValue, inviter: inviter.rawValue, at: at)
         case .invitationEnded(let invitee):
             return .endInvitation(room: room, invitee: invitee.rawValue)
+        case .listed(let listed): return .setListed(room: room, listed: listed, at: currentTimestamp())
         }
     }
 

@@ -7,6 +7,10 @@ import RoomTransport
 /// handed to the room.
 extension ServerState {
     func received(_ payload: WebSocketPayload, on connection: WebSocketConnection) {
+        if directory.isWatching(connection) {
+            directory.received(payload, from: connection, now: currentTimestamp())
+            return
+        }
         guard let entry = connections.entry(for: connection), let roomName = entry.room, let peer = entry.peer else {
             return
         }

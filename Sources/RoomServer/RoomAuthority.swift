@@ -81,6 +81,8 @@ public enum StoreChange: Sendable, Equatable {
     case invited(PeerID, by: PeerID, at: Timestamp)
     /// The invitee's invitation is answered, withdrawn or lapsed.
     case invitationEnded(PeerID)
+    /// The host listed the room in the lobby, or took it out.
+    case listed(Bool)
 }
 
 /// A peer's publish gate, set again: whether its audio may be forwarded (its role may publish and it is not
@@ -111,13 +113,18 @@ public struct Outcome: Sendable, Equatable {
     public var closes: [(peer: PeerID, reason: CloseReason)] = []
     /// The refusal sent to the requester; when set, nothing else happened.
     public var error: ServerMessage?
+    /// How the room's entry in the lobby's list changed, when it did (see `RoomDirectory`).
+    public var listing: ListingChange?
+    /// Invite links the room agreed to make; the server signs each and sends it to its requester alone.
+    public var grants: [LinkGrant] = []
 
     public init() {}
 
     public static func == (lhs: Outcome, rhs: Outcome) -> Bool {
         lhs.gates == rhs.gates && lhs.deliveries == rhs.deliveries && lhs.changes == rhs.changes
             && lhs.error == rhs.error && lhs.closes.map(\.peer) == rhs.closes.map(\.peer)
-            && lhs.closes.map(\.reason) == rhs.closes.map(\.reason)
+            && lhs.closes.map(\.reason) == rhs.closes.map(\.reason) && lhs.listing == rhs.listing
+            && lhs.grants == rhs.grants
     }
 }
 
@@ -168,6 +175,14 @@ public struct RoomAuthority: Sendable {
     public private(set) var departed: [PeerID: (role: RoleName, at: Timestamp)]
     /// Join order, so snapshots list peers stably.
     private var order: [PeerID] = []
+    /// Whether the room shows in the lobby; its host decides, and it is kept across restarts.
+    public internal(set) var listed: Bool
+    /// When the room went live (its first person arrived); nil while it is empty or ended.
+    public internal(set) var liveSince: Timestamp?
+    /// Who is on stage and whose hand is up, kept as people come and go so the listing never scans the room.
+    var tally = ListingTally()
+    /// The listing lobby watchers were last told of; nil while the room is not in the list.
+    var reportedListing: RoomListing?
     /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
     /// costs time linear in its size.
     private var departedPruneThreshold = 1024
@@ -177,7 +192,7 @@ public struct RoomAuthority: Sendable {
         name: String, roles: RoleTable, topic: String = "", ended: Bool = false, seq: Int64 = 0,
         chat: [ChatMessage] = [],
         departed: [PeerID: (role: RoleName, at: Timestamp)] = [:], invitations: [PeerID: Invitation] = [:],
-        maxPeers: Int = RoomAuthority.defaultMaxPeers
+        maxPeers: Int = RoomAuthority.defaultMaxPeers, listed: Bool = true
     ) {
         self.name = name
         self.roles = roles
@@ -189,6 +204,7 @@ public struct RoomAuthority: Sendable {
         // Nobody is in a room just loaded: its invitations wait for their invitees to come back.
         self.heldInvitations = invitations
         self.maxPeers = maxPeers
+        self.listed = listed
     }
 
     /// The role taken by `step_down`, a refused stage and a default: `audience`, or the lowest role off stage.
@@ -211,6 +227,13 @@ public struct RoomAuthority: Sendable {
     public mutating func join(
         id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp
     ) -> JoinResult {
+        let result = admit(id: id, name: rawName, role: tokenRole, now: now)
+        guard case .joined(let snapshot, var outcome, let replaced) = result else { return result }
+        reportListing(into: &outcome, now: now)
+        return .joined(snapshot: snapshot, outcome: outcome, replaced: replaced)
+    }
+
+    mutating func admit(id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp) -> JoinResult {
         if let present = peers[id] {
             tokenRoles[id] = tokenRole
             var outcome = Outcome()
@@ -267,6 +290,12 @@ public struct RoomAuthority: Sendable {
     /// `peers_left` when there are several, and one pass over the room, so the cost is linear in the room
     /// however many leave. Peers not in the room are skipped.
     public mutating func leave(_ departures: [Departure], now: Timestamp) -> Outcome {
+        var outcome = depart(departures, now: now)
+        reportListing(into: &outcome, now: now)
+        return outcome
+    }
+
+    mutating func depart(_ departures: [Departure], now: Timestamp) -> Outcome {
         let invitationsBefore = standingInvitations
         var outcome = Outcome()
         var gone: [Departure] = []
@@ -316,11 +345,11 @@ public struct RoomAuthority: Sendable {
             case .role(let to): to == role || message.from == id
             }
         }
-        var listed = order.compactMap { peers[$0].map(announced) }
-        if let index = listed.firstIndex(where: { $0.peer.id == id }) { listed[index].stepUp = stepUpRole(of: id) }
+        var present = order.compactMap { peers[$0].map(announced) }
+        if let index = present.firstIndex(where: { $0.peer.id == id }) { present[index].stepUp = stepUpRole(of: id) }
         let snapshot = JoinedSnapshot(
-            room: name, selfID: id, peers: listed, topic: topic, chat: visible, roles: roles, resumed: resumed,
-            tokenRole: tokenRoles[id])
+            room: name, selfID: id, peers: present, topic: topic, chat: visible, roles: roles, resumed: resumed,
+            tokenRole: tokenRoles[id], listed: listed)
         return ServerMessage(.joined(snapshot), seq: seq)
     }
 
@@ -332,6 +361,12 @@ public struct RoomAuthority: Sendable {
     )
         -> Outcome
     {
+        var outcome = decide(request, from: actorID, id: id, now: now)
+        if outcome.error == nil { reportListing(into: &outcome, now: now) }
+        return outcome
+    }
+
+    mutating func decide(_ request: ClientRequest, from actorID: PeerID, id: RequestID?, now: Timestamp) -> Outcome {
         guard let actor = peers[actorID] else {
             return refusal(.notFound, "you are not in this room", id: id)
         }
@@ -355,7 +390,7 @@ public struct RoomAuthority: Sendable {
         if let conflict = stateConflict(request, actor: actor, target: target) {
             return refusal(conflict.code, conflict.message, id: id)
         }
-        return act(request, actor: actor, target: target, now: now)
+        return act(request, actor: actor, target: target, id: id, now: now)
     }
 
     /// The room's state checks, after the role table allowed a request.
@@ -386,25 +421,33 @@ public struct RoomAuthority: Sendable {
         case .mutePeer:
             guard let target else { return nil }
             if target.muted { return (.conflict, "\(target.name) is already muted") }
+        case .setListed(let flag):
+            if flag == listed {
+                return (.conflict, flag ? "the room is already listed in the lobby" : "the room is already unlisted")
+            }
         case .chat(let text, _):
             if DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxChatCharacters).isEmpty {
                 return (.badRequest, "a chat message cannot be empty")
             }
-        case .setRole, .stepDown, .setMute, .remove, .setTopic, .endRoom, .leave:
+        case .setRole, .stepDown, .setMute, .remove, .setTopic, .endRoom, .leave, .createLink:
             break
         }
         return nil
     }
 
-    mutating func act(_ request: ClientRequest, actor: Peer, target: Peer?, now: Timestamp) -> Outcome {
+    mutating func act(
+        _ request: ClientRequest, actor: Peer, target: Peer?, id requestID: RequestID?, now: Timestamp
+    ) -> Outcome {
         let invitationsBefore = standingInvitations
-        var outcome = decide(request, actor: actor, target: target, now: now)
+        var outcome = perform(request, actor: actor, target: target, id: requestID, now: now)
         outcome.changes += invitationChanges(since: invitationsBefore)
         return outcome
     }
 
     /// What a checked request does to the room (`act` adds the store's view of its invitations).
-    private mutating func decide(_ request: ClientRequest, actor: Peer, target: Peer?, now: Timestamp) -> Outcome {
+    private mutating func perform(
+        _ request: ClientRequest, actor: Peer, target: Peer?, id requestID: RequestID?, now: Timestamp
+    ) -> Outcome {
         var outcome = Outcome()
         let actorID = actor.id
         func audit(_ target: PeerID? = nil, _ detail: String = "") {
@@ -510,9 +553,17 @@ public struct RoomAuthority: Sendable {
             outcome.deliveries.append(Delivery(to: recipients, next(.chat(message))))
             outcome.changes.append(.chat(message))
         case .leave:
-            var left = leave(actorID, reason: .left, now: now)
+            var left = depart([Departure(actorID, .left)], now: now)
             left.closes.append((actorID, .left))
             return left
+        case .setListed(let flag):
+            listed = flag
+            broadcast(.listingChanged(listed: flag, by: actorID), into: &outcome)
+            outcome.changes.append(.listed(flag))
+            audit(nil, flag ? "listed" : "unlisted")
+        case .createLink(let role, let ttl):
+            outcome.grants.append(LinkGrant(peer: actorID, room: name, role: role, ttl: ttl, requestID: requestID))
+            audit(nil, "\(role.rawValue), \(ttl) s")
         }
         return outcome
     }

@@ -80,8 +80,9 @@ public final class RoomServerRuntime: Sendable {
         options.idleTimeout = configuration.idleTimeout
         let handler = WebSocketServer.Handler(
             onUpgrade: { request, _ in
+                if RoomServerRuntime.isDirectoryPath(request.path) { return .accept }
                 guard let room = request.room, RoomServerRuntime.isValidRoomName(room) else {
-                    return .reject(status: 404, reason: "no room here: the path must be /rooms/ROOM")
+                    return .reject(status: 404, reason: "no room here: the path must be /rooms or /rooms/ROOM")
                 }
                 return .accept
             },
@@ -119,6 +120,11 @@ public final class RoomServerRuntime: Sendable {
             state.rooms.expireInvitations(now: currentTimestamp())
             expireInvitationsEverySecond(state, on: loop)
         }
+    }
+
+    /// The lobby's directory: `/rooms` (or `/rooms/`).
+    public static func isDirectoryPath(_ path: String) -> Bool {
+        path == "/rooms" || path == "/rooms/"
     }
 
     /// A room name: 1 to 64 bytes of letters, digits, `-`, `_` and `.`.

@@ -21,6 +21,8 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration
     /// Where media is received over UDP; `nil` serves rooms without audio.
     public var media: MediaConfiguration?
+    /// The most lobbies watching the list of live rooms at once.
+    public var maxLobbyWatchers: Int = 10_000
 
     public init(
         host: String = "127.0.0.1", port: Int = 7480, dataDirectory: String, secretFile: String,

@@ -11,13 +11,14 @@ public struct MediaConfiguration: Sendable, Equatable {
     /// The address the UDP socket binds to; port 0 picks a free port.
     public var bindHost: String
     public var port: Int
-    /// The host clients are told to send to (the bind host, unless it is 0.0.0.0).
-    public var announcedHost: String
+    /// The IPv4 address clients are told to send to (`--public-address`); nil lets `MediaAddressPolicy` choose
+    /// per connection.
+    public var publicAddress: String?
 
-    public init(bindHost: String = "127.0.0.1", port: Int = 0, announcedHost: String? = nil) {
+    public init(bindHost: String = "127.0.0.1", port: Int = 0, publicAddress: String? = nil) {
         self.bindHost = bindHost
         self.port = port
-        self.announcedHost = announcedHost ?? (bindHost == "0.0.0.0" ? "127.0.0.1" : bindHost)
+        self.publicAddress = publicAddress
     }
 }
 
@@ -61,8 +62,16 @@ final class ServerMedia: OutcomeConsumer {
             MediaPeer(
                 room: room, peer: peer.rawValue, ssrc: ssrc, uplinkKey: sendKey, gate: flow.gate,
                 webSocketSink: { [connection] bytes in connection.send(binary: bytes) }))
+        let host = MediaAddressPolicy.host(
+            publicAddress: configuration.publicAddress, bindHost: configuration.bindHost,
+            facts: MediaAddressPolicy.Facts(connection))
+        if host == nil {
+            log.info(
+                "room \(room): \(peer) reached the server from \(connection.remoteAddress) through loopback; no media "
+                    + "address it can reach is known, so its media goes over the WebSocket (set --public-address)")
+        }
         let offer = MediaOffer(
-            host: configuration.announcedHost, port: Int(forwarder.socket.localAddress.port), ssrc: ssrc,
+            host: host ?? "", port: host == nil ? 0 : Int(forwarder.socket.localAddress.port), ssrc: ssrc,
             serverSSRC: forwarder.serverSSRC, sendKey: sendKey.bytes, roomKey: roomKey.key.bytes,
             epoch: roomKey.epoch)
         connection.send(text: MediaSignalCodec.encode(.media(offer)))

@@ -16,6 +16,8 @@ final class ServerState: @unchecked Sendable {
     let broadcaster: Broadcaster
     let persistence: PersistenceQueue
     let rooms: LocalRooms
+    /// The lobby's list of live rooms and its watchers.
+    let directory: RoomDirectory
     /// Media forwarding, when the server serves audio (attached once, before the first connection).
     private(set) var media: ServerMedia?
     /// The event loop, for the threads that hand work back to it (set once the server listens).
@@ -33,14 +35,19 @@ final class ServerState: @unchecked Sendable {
         self.loop = loop
         self.log = log
         broadcaster = Broadcaster(connections: connections)
+        directory = RoomDirectory(maxWatchers: configuration.maxLobbyWatchers, log: log)
         rooms = LocalRooms(
             roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
-            loader: persistence, consumers: [broadcaster], log: log)
+            loader: persistence,
+            consumers: [
+                broadcaster, directory, LinkSigner(connections: connections, issuer: verifier.issuer, log: log),
+            ], log: log)
     }
 
     /// The loop is running: joins are gathered and departures too on its timers.
     func started(on eventLoop: EventLoop) {
         broadcaster.loop = eventLoop
+        directory.loop = eventLoop
         rooms.loop = eventLoop
     }
 

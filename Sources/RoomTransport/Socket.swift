@@ -75,6 +75,16 @@ enum Socket {
         return port(of: storage)
     }
 
+    /// The `host:port` a connected socket's own end is bound to: which of the machine's addresses a peer reached.
+    static func localAddress(_ descriptor: Int32) -> String {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let status = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return status == 0 ? describe(storage) : ""
+    }
+
     static func port(of storage: sockaddr_storage) -> Int {
         var storage = storage
         return withUnsafeBytes(of: &storage) { raw in

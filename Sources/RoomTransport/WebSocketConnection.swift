@@ -73,6 +73,9 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     public let id: Int
     /// The peer's `address:port`.
     public let remoteAddress: String
+    /// This end's `address:port` (server side: which of the machine's addresses the peer reached); empty when
+    /// unknown.
+    public let localAddress: String
     /// The loop this connection runs on.
     public let loop: EventLoop
     private let requestStore = Mutex<WebSocketUpgradeRequest?>(nil)
@@ -121,13 +124,14 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     private var clientRequest: (bytes: [UInt8], expectedAccept: String)?
 
     init(
-        loop: EventLoop, descriptor: Int32, remoteAddress: String, role: WebSocketRole, stream: ByteStream,
-        isTLS: Bool, connecting: Bool, options: WebSocketOptions, events: ConnectionEvents
+        loop: EventLoop, descriptor: Int32, remoteAddress: String, localAddress: String = "", role: WebSocketRole,
+        stream: ByteStream, isTLS: Bool, connecting: Bool, options: WebSocketOptions, events: ConnectionEvents
     ) {
         self.id = connectionIDs.add(1, ordering: .relaxed).newValue
         self.loop = loop
         self.descriptor = descriptor
         self.remoteAddress = remoteAddress
+        self.localAddress = localAddress
         self.role = role
         self.stream = stream
         self.isTLS = isTLS

@@ -153,7 +153,8 @@ public final class WebSocketServer: @unchecked Sendable {
             stream = PlainStream(descriptor: descriptor)
         }
         let connection = WebSocketConnection(
-            loop: loop, descriptor: descriptor, remoteAddress: address, role: .server, stream: stream,
+            loop: loop, descriptor: descriptor, remoteAddress: address,
+            localAddress: Socket.localAddress(descriptor), role: .server, stream: stream,
             isTLS: listener.tls != nil, connecting: false, options: listener.options, events: events)
         // Counted before it starts: a TLS handshake that fails at once finishes the connection inside start().
         connections[connection.id] = connection

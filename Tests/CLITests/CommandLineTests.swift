@@ -2,7 +2,7 @@ import RoomTesting
 import Testing
 
 /// Every command `clubroom --help` lists.
-let commandNames = ["serve", "join", "bot", "token", "demo", "devices", "bench"]
+let commandNames = ["serve", "join", "rooms", "invite", "bot", "token", "demo", "devices", "bench"]
 
 @Test func unknownCommandIsAUsageError() throws {
     let result = try runClubroom(["sevre"])
@@ -42,7 +42,7 @@ let commandNames = ["serve", "join", "bot", "token", "demo", "devices", "bench"]
     ),
     (
         ["bench", "everything"],
-        "clubroom bench: bad value 'everything' for '<suite>' (expected one of store, join, departures, fanout, latency, cpu, ui, highlight, quality-path)"
+        "clubroom bench: bad value 'everything' for '<suite>' (expected one of store, join, departures, fanout, latency, cpu, ui, highlight, directory, quality-path)"
     ),
     (
         ["join", "http://example.org", "--token", "t"],

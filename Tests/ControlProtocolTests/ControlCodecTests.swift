@@ -37,7 +37,7 @@ let protocolRoles = try! RoleTable.parse(
             .mutePeer("b"), .remove("c", reason: "why"), .remove("c", reason: nil), .setTopic("t"),
             .endRoom(reason: ""), .endRoom(reason: nil),
             .chat("x", to: .everyone), .chat("y", to: .peer("p")), .chat("z", to: .role("r")),
-            .leave,
+            .leave, .setListed(false), .setListed(true), .createLink(role: .speaker, ttl: 3600),
         ]
         #expect(Set(requests.map(\.typeName)) == Set(ClientRequest.typeNames))
         for request in requests {
@@ -235,6 +235,8 @@ let protocolRoles = try! RoleTable.parse(
                 switch example.side {
                 case .client: #expect(throws: ControlDecodeError.self) { try ControlCodec.decodeClient(prefix) }
                 case .server: #expect(throws: ControlDecodeError.self) { try ControlCodec.decodeServer(prefix) }
+                case .lobby: #expect(throws: ControlDecodeError.self) { try DirectoryCodec.decodeRequest(prefix) }
+                case .directory: #expect(throws: ControlDecodeError.self) { try DirectoryCodec.decodeMessage(prefix) }
                 }
             }
             for index in bytes.indices where index % 3 == 0 {
@@ -243,6 +245,8 @@ let protocolRoles = try! RoleTable.parse(
                     corrupted[index] = replacement
                     _ = try? ControlCodec.decodeClient(corrupted)
                     _ = try? ControlCodec.decodeServer(corrupted)
+                    _ = try? DirectoryCodec.decodeRequest(corrupted)
+                    _ = try? DirectoryCodec.decodeMessage(corrupted)
                 }
             }
         }

@@ -7,7 +7,7 @@ import Testing
 
 /// The examples of `docs/protocol.md`, read from the file so that the document cannot drift from the code.
 struct DocExample: CustomStringConvertible {
-    enum Side { case client, server }
+    enum Side { case client, server, lobby, directory }
     var side: Side
     var text: String
     var line: Int
@@ -33,6 +33,10 @@ struct DocExample: CustomStringConvertible {
                 current = (.client, index + 1, [])
             } else if line == "```json server" {
                 current = (.server, index + 1, [])
+            } else if line == "```json lobby" {
+                current = (.lobby, index + 1, [])
+            } else if line == "```json directory" {
+                current = (.directory, index + 1, [])
             }
         }
         return examples
@@ -74,8 +78,10 @@ func sameJSON(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
                     "mute_changed",
                     "speakers", "chat", "invited", "invite_declined", "invite_withdrawn", "invite_expired",
                     "asked_to_mute", "removed", "room_ended",
-                    "topic_changed", "error",
+                    "topic_changed", "listing_changed", "invite_link", "error",
                 ])
+        #expect(try types(.lobby) == ["list"])
+        #expect(try types(.directory) == ["rooms", "rooms_changed", "error"])
     }
 
     @Test(arguments: try DocExample.all())
@@ -87,6 +93,11 @@ func sameJSON(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
             encoded = ControlCodec.json(try ControlCodec.decodeClient(example.text))
         case .server:
             encoded = ControlCodec.json(try ControlCodec.decodeServer(example.text))
+        case .lobby:
+            encoded = try StrictJSONParser().parse(
+                DirectoryCodec.encode(try DirectoryCodec.decodeRequest(Array(example.text.utf8))))
+        case .directory:
+            encoded = DirectoryCodec.json(try DirectoryCodec.decodeMessage(Array(example.text.utf8)))
         }
         #expect(sameJSON(source, encoded), "\(example): encodes as \(encoded.encodedString)")
     }

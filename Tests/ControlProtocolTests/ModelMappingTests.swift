@@ -120,11 +120,14 @@ import Testing
             .inviteWithdrawn(peer: "fay", by: "ana"), .inviteExpired(peer: "fay"),
             .askedToMute(peer: "eli", by: "ana"), .removed(peer: "ana", by: "bo", reason: ""),
             .roomEnded(by: "ana", reason: ""), .topicChanged(topic: "", by: "ana"),
+            .listingChanged(listed: false, by: "ana"),
+            .inviteLink(room: "lobby", role: .audience, token: "a.b.c", expiresAt: 9, id: nil),
             .error(code: .conflict, message: "", id: nil),
         ]
+        let base = ServerAddress(secure: true, host: "rooms.example.org", port: 443)
         var kinds: Set<String> = []
         for event in wire {
-            for case .server(let event, _) in ServerMessage(event, seq: 1).roomActions(selfID: "eli") {
+            for case .server(let event, _) in ServerMessage(event, seq: 1).roomActions(selfID: "eli", linkBase: base) {
                 kinds.insert(Self.kind(event))
             }
         }
@@ -133,7 +136,29 @@ import Testing
                 "joined", "peerJoined", "peerLeft", "roleChanged", "handRaised", "handLowered", "muteChanged",
                 "speakers", "chat", "invited", "inviteDeclined", "inviteWithdrawn", "inviteExpired", "askedToMute",
                 "removed", "roomEnded",
-                "topicChanged", "error",
+                "topicChanged", "listingChanged", "inviteLink", "error",
+            ])
+    }
+
+    /// An invite link becomes the whole link on the server the client reached; without that server it is skipped.
+    @Test func anInviteLinkIsWrittenForTheServerTheClientReached() {
+        let message = ServerMessage(
+            .inviteLink(room: "lobby", role: .speaker, token: "h.c.s", expiresAt: 86_400_000, id: .integer(4)),
+            seq: nil)
+        let base = ServerAddress(secure: true, host: "rooms.example.org", port: 443, prefix: "/clubroom")
+        #expect(
+            message.roomActions(selfID: "eli", linkBase: base) == [
+                .server(
+                    .inviteLink(
+                        InviteLink(
+                            room: "lobby", role: .speaker,
+                            link: "wss://rooms.example.org/clubroom/rooms/lobby#invite=h.c.s", expiresAt: 86_400_000)),
+                    seq: 0)
+            ])
+        #expect(message.roomActions(selfID: "eli").isEmpty)
+        #expect(
+            ServerMessage(.listingChanged(listed: true, by: ""), seq: 8).roomActions(selfID: "eli") == [
+                .server(.listingChanged(listed: true, by: nil), seq: 8)
             ])
     }
 
@@ -158,6 +183,8 @@ import Testing
         case .removed: "removed"
         case .roomEnded: "roomEnded"
         case .topicChanged: "topicChanged"
+        case .listingChanged: "listingChanged"
+        case .inviteLink: "inviteLink"
         case .reconnecting: "reconnecting"
         case .reconnected: "reconnected"
         case .error: "error"

@@ -31,13 +31,19 @@ final class RunningProcess: @unchecked Sendable {
         out.fileHandleForReading.readabilityHandler = { [output] handle in
             let data = handle.availableData
             // At the end of the stream the handler would fire forever with nothing: stop it.
-            if data.isEmpty { handle.readabilityHandler = nil }
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                output.close()
+            }
             output.append(data)
         }
         err.fileHandleForReading.readabilityHandler = { [errors] handle in
             let data = handle.availableData
             // At the end of the stream the handler would fire forever with nothing: stop it.
-            if data.isEmpty { handle.readabilityHandler = nil }
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                errors.close()
+            }
             errors.append(data)
         }
         try process.run()
@@ -68,7 +74,10 @@ final class RunningProcess: @unchecked Sendable {
         while process.isRunning, Date() < deadline { usleep(20_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        usleep(50_000)
+        // The pipes are read on another queue: what the process wrote last is read once both have ended (a
+        // child that inherited them and lives on would hold them open, hence the bound).
+        let drained = Date().addingTimeInterval(5)
+        while !(output.isClosed && errors.isClosed), Date() < drained { usleep(10_000) }
     }
 
     /// Waits until the output (or errors) contain `text`; false after `seconds`.
@@ -149,10 +158,15 @@ final class TestServer {
 /// Text collected from a pipe's handler thread.
 final class TextBox: Sendable {
     private let value = Mutex("")
+    private let closed = Atomic(false)
 
     func append(_ data: Data) {
         value.withLock { $0 += String(decoding: data, as: UTF8.self) }
     }
 
+    /// The stream has ended: everything the process wrote is in `text`.
+    func close() { closed.store(true, ordering: .releasing) }
+
     var text: String { value.withLock { $0 } }
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
 }

@@ -25,6 +25,12 @@ import Testing
         (#"{"cmd":"chat","text":"hi","to":"ana"}"#, .request(.chat("hi", to: .peer("ana")), id: nil)),
         (#"{"cmd":"chat","text":"hi","role":"speaker"}"#, .request(.chat("hi", to: .role(.speaker)), id: nil)),
         (#"{"cmd":"leave"}"#, .leave),
+        (#"{"cmd":"set_listed","listed":false}"#, .request(.setListed(false), id: nil)),
+        (
+            #"{"cmd":"create_link","role":"speaker","ttl":600,"id":2}"#,
+            .request(.createLink(role: .speaker, ttl: 600), id: .integer(2))
+        ),
+        (#"{"cmd":"create_link"}"#, .request(.createLink(role: .audience, ttl: 604_800), id: nil)),
     ])
     func parsesEveryCommand(_ line: String, _ command: BotCommand) throws {
         #expect(try BotProtocol.parse(line) == command)
@@ -39,6 +45,8 @@ import Testing
         (#"{"cmd":"invite","peer":5}"#, "bad_command"),
         (#"{"cmd":"mute","on":"yes"}"#, "bad_command"),
         (#"{"cmd":"chat","text":"x","to":"a","role":"b"}"#, "bad_command"),
+        (#"{"cmd":"set_listed","listed":"no"}"#, "bad_command"),
+        (#"{"cmd":"create_link","ttl":"1d"}"#, "bad_command"),
         (#"{"cmd":"fly"}"#, "unknown_command"),
     ])
     func refusesBadLinesWithACode(_ line: String, _ code: String) {

@@ -214,6 +214,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
             .holdRole(room: "r", identity: "a", role: "host", at: 10),
             .releaseRole(room: "r", identity: "a", role: "host", at: 11), .forgetRole(room: "r", identity: "a"),
             .invite(room: "r", invitee: "b", inviter: "a", at: 12), .endInvitation(room: "r", invitee: "b"),
+            .setListed(room: "r", listed: false, at: 12), .setListed(room: "r", listed: true, at: 13),
         ]
         #expect(try DatabaseChange.decode(DatabaseChange.encode(changes), seq: 1) == changes)
     }
@@ -229,6 +230,10 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
             (
                 #"[{"kind":"set_topic","room":"r","at":1}]"#,
                 #"journal entry 4: [0]: "topic" is missing or not a string"#
+            ),
+            (
+                #"[{"kind":"set_listed","room":"r","at":1,"listed":"no"}]"#,
+                #"journal entry 4: [0]: "listed" is missing or not true or false"#
             ),
             (
                 #"[{"kind":"chat","room":"r","at":1,"from":"a","name":"A","audience":"peer","to":null,"text":"x"}]"#,

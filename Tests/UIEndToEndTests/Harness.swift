@@ -61,9 +61,13 @@ final class Child {
     let output: Collector
     let errors: Collector
 
-    init(_ executable: URL, _ arguments: [String]) throws {
+    /// Starts `executable`; `environment` adds to (or replaces in) this process's environment.
+    init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        }
         let out = Pipe()
         let err = Pipe()
         process.standardInput = stdin

@@ -1,6 +1,7 @@
 import Arguments
 import BenchmarkSupport
 import ClubroomResources
+import DirectoryBenchmarks
 import Foundation
 import RoomCore
 import ServerBenchmarks
@@ -11,7 +12,7 @@ import UIBenchmarks
 enum BenchCommand: ClubroomCommand {
     /// The suites, in the order help lists them.
     enum Suite: String, CaseIterable {
-        case store, join, departures, fanout, latency, cpu, ui, highlight
+        case store, join, departures, fanout, latency, cpu, ui, highlight, directory
         case qualityPath = "quality-path"
 
         /// The options that apply only to this suite.
@@ -24,6 +25,7 @@ enum BenchCommand: ClubroomCommand {
             case .cpu: return ["seconds"]
             case .highlight: return ["seconds", "runs"]
             case .qualityPath: return AudioBench.qualityPathOptions
+            case .directory: return ["rooms", "watchers"]
             case .store, .ui: return []
             }
         }
@@ -40,7 +42,9 @@ enum BenchCommand: ClubroomCommand {
             the server's memory and CPU, and the chat round trip. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
             delay through a room server. cpu: CPU time per minute of audio of the client, 'clubroom join', \
             against a server and three speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV \
-            file from one client through a room server to another, and through libopus alone, for bench/quality.
+            file from one client through a room server to another, and through libopus alone, for bench/quality. \
+            directory: R live rooms and W lobbies watching the list; how fast a room's change reaches them and the \
+            whole list is served, and the server's CPU per change.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
@@ -62,6 +66,12 @@ enum BenchCommand: ClubroomCommand {
             .value(
                 "seconds", placeholder: "T", type: .integer(1...3600), default: "10",
                 help: "fanout, latency, cpu: how long to measure (latency: 20 per condition, cpu: 60 per client)."),
+            .value(
+                "rooms", placeholder: "R", type: .integer(1...10_000), default: "1000",
+                help: "directory: number of live rooms."),
+            .value(
+                "watchers", placeholder: "W", type: .integer(1...10_000), default: "1000",
+                help: "directory: number of lobbies watching."),
         ] + AudioBench.options)
 
     /// The run's settings, as given on the command line.
@@ -102,7 +112,20 @@ enum BenchCommand: ClubroomCommand {
         case .ui: return try await runUI(options)
         case .highlight: return try AudioBench.runHighlight(options.arguments, json: options.json)
         case .qualityPath: return try AudioBench.runQualityPath(options.arguments)
+        case .directory: return try await runDirectory(options)
         }
+    }
+
+    static func runDirectory(_ options: Options) async throws -> ExitStatus {
+        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+        warnIfDebugBuild()
+        var settings = DirectoryBenchmark.Settings()
+        settings.rooms = options.arguments.integer("rooms") ?? 1000
+        settings.watchers = options.arguments.integer("watchers") ?? 1000
+        let chosen = settings
+        let report = try await Task.detached { try DirectoryBenchmark.run(settings: chosen, roles: roles) }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return report.allPassed ? .success : .failure
     }
 
     static func runStore(_ options: Options) async throws -> ExitStatus {

@@ -8,17 +8,24 @@ import ProcessSignals
 import RoomApp
 import RoomAppRuntime
 import RoomCore
+import RoomProtocol
+import RoomTransport
+import Synchronization
 import TermCurses
 import TermUI
 
 /// `clubroom join`: the room screen.
 enum JoinCommand: ClubroomCommand {
     static let declaration = Command(
-        name: "join", abstract: "Join a room in the terminal.",
+        name: "join", abstract: "Join a room, or a server's lobby, in the terminal.",
         discussion: """
-            Opens the room screen: the stage, raised hands and the audience. Press ? in the room for the keys.
+            With a server's address or link (clubroom invite prints one), opens the lobby: the live rooms, \
+            most listeners first. Enter joins the selected room; q in a room comes back to the lobby, q in the \
+            lobby quits. With a room's address or link, opens that room's screen: the stage, raised hands and \
+            the audience. Press ? for the keys.
 
-            Join with a token from the room's host: --token TOKEN, --token-file FILE, the CLUBROOM_TOKEN \
+            A link carries its invite (wss://HOST/rooms#invite=...): paste it as it is. Otherwise join with a \
+            token from the room's host: --token TOKEN, --token-file FILE, the CLUBROOM_TOKEN \
             environment variable, or typed when asked (a token given with --token shows in ps). On a machine \
             that holds the server's secret, mint one yourself with --secret-file, --identity and --role.
 
@@ -27,18 +34,23 @@ enum JoinCommand: ClubroomCommand {
             """,
         positionals: [
             Positional(
-                "url", type: .url(schemes: ["ws", "wss"]),
-                help: "The room's address, such as ws://127.0.0.1:7480/rooms/lobby.")
+                // Read as text: a link is taken as it was pasted (quotes, angle brackets), see `readLink`.
+                "url", type: .string,
+                help:
+                    "A link, a server's address (ws://127.0.0.1:7480) for its lobby, or a room's (ws://127.0.0.1:7480/rooms/lobby)."
+            )
         ],
         options: [
-            .value("token", short: "t", placeholder: "TOKEN", help: "Access token for the room."),
+            .value("token", short: "t", placeholder: "TOKEN", help: "Access token or invite for the room or lobby."),
             .value(
                 "token-file", placeholder: "FILE", type: .path,
                 help: "File holding the access token (kept out of ps)."),
             .value(
                 "secret-file", placeholder: "FILE", type: .path, help: "Server secret to mint your own token with."),
             .value("identity", placeholder: "ID", help: "Your identity, with --secret-file."),
-            .value("name", placeholder: "NAME", help: "Your display name, with --secret-file."),
+            .value(
+                "name", placeholder: "NAME", defaultDescription: "your login name",
+                help: "Your display name (with a link, or with --secret-file)."),
             .value("role", placeholder: "ROLE", help: "Your role, with --secret-file."),
             .value(
                 "input", placeholder: "DEVICE", default: "default",
@@ -62,12 +74,14 @@ enum JoinCommand: ClubroomCommand {
             case token(String)
             case tokenFile(String)
             case mint(secretFile: String, identity: String, name: String, role: String)
-            /// None given: `CLUBROOM_TOKEN`, else asked on the terminal.
-            case ask
+            /// None given: the link's own invite, else `CLUBROOM_TOKEN`, else asked on the terminal.
+            case link
         }
 
         var url: String
         var credentials: Credentials
+        /// The display name an invite holder asks for.
+        var name: String?
         var input: String
         var output: String
         var ascii: Bool
@@ -78,7 +92,9 @@ enum JoinCommand: ClubroomCommand {
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = JoinCommand.normalized(arguments.string("url") ?? "")
+            try checkLinkScheme(url)
             credentials = try readCredentials(arguments)
+            name = arguments.string("name")
             input = arguments.string("input") ?? "default"
             output = arguments.string("output") ?? "default"
             ascii = arguments.flag("ascii")
@@ -87,12 +103,67 @@ enum JoinCommand: ClubroomCommand {
             voiceProcessing = arguments.choice("voice-processing").map { $0 == "on" }
             if ascii, plain { throw .conflict("--ascii", "--plain") }
         }
+
+        /// How to get in through `link`: its invite, `--token`, `--token-file`, a secret to mint with,
+        /// `CLUBROOM_TOKEN`, or a token asked for on the terminal (without echo). An empty token is an error here,
+        /// before any connection.
+        func entry(_ link: ClubroomLink, environment: [String: String]) throws -> Entry {
+            let guestName = name ?? Entry.defaultName()
+            func given(_ token: String, by option: String) throws -> Entry {
+                if link.invite != nil {
+                    throw JoinFailure(
+                        text: "The link carries its own invite; leave out \(option), or give the address alone.")
+                }
+                let trimmed = token.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !trimmed.isEmpty else {
+                    throw JoinFailure(
+                        text: "the token is empty; give the one the room's host sent you (--token, --token-file or "
+                            + "CLUBROOM_TOKEN)")
+                }
+                return Entry(
+                    kind: RoomToken.looksLikeInvite(trimmed) ? .invite(trimmed) : .roomToken(trimmed),
+                    guestName: guestName)
+            }
+            switch credentials {
+            case .token(let token):
+                return try given(token, by: "--token")
+            case .tokenFile(let path):
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw JoinFailure(text: "cannot read the token file \(path); check the path")
+                }
+                return try given(String(decoding: data, as: UTF8.self), by: "--token-file")
+            case .mint(let secretFile, let identity, let name, let role):
+                if link.invite != nil {
+                    throw JoinFailure(
+                        text: "The link carries its own invite; leave out --secret-file, or give the address alone.")
+                }
+                return Entry(
+                    kind: .mint(secretFile: secretFile, identity: identity, name: name, role: role),
+                    guestName: guestName)
+            case .link:
+                if let invite = link.invite { return Entry(kind: .invite(invite), guestName: guestName) }
+                if let token = environment["CLUBROOM_TOKEN"] { return try given(token, by: "CLUBROOM_TOKEN") }
+                if isatty(STDIN_FILENO) == 1, isatty(STDERR_FILENO) == 1 {
+                    return try given(JoinCommand.askForToken(room: link.room), by: "the token")
+                }
+                throw JoinFailure(
+                    text: link.room == nil
+                        ? "The lobby needs a link with an invite (clubroom invite prints one), or --token INVITE."
+                        : "Joining \(link.room ?? "") needs a link with an invite, --token TOKEN, --token-file FILE, "
+                            + "CLUBROOM_TOKEN or --secret-file."
+                )
+            }
+        }
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         var options = try Options(arguments)
         let environment = ProcessInfo.processInfo.environment
         if let advice = bareFileAdvice(options) { throw JoinFailure(text: advice) }
+        let link = try readLink(options.url)
+        let entry = try options.entry(link, environment: environment)
+        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+        ignoreBrokenPipes()
         let audio: RoomAudioSettings
         do throws(DeviceSpecError) {
             audio = RoomAudioSettings(
@@ -101,9 +172,6 @@ enum JoinCommand: ClubroomCommand {
         } catch {
             throw JoinFailure(text: error.description)
         }
-        let token = try obtainToken(options, environment: environment)
-        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
-        ignoreBrokenPipes()
         // A terminal that cannot draw gets line mode, said once; a locale that is not UTF-8 gets ASCII.
         if !options.plain, environment["TERM"] == "dumb" {
             writeError("clubroom join: TERM=dumb cannot draw the room screen, so this is line mode (--plain).\n")
@@ -111,7 +179,13 @@ enum JoinCommand: ClubroomCommand {
             options.ascii = false
         }
         if !options.plain, !options.ascii, !Terminal.localeIsUTF8() { options.ascii = true }
-        let connection = SessionConnection(url: options.url, token: token, audio: audio)
+        guard let roomName = link.room else {
+            return try await runLobby(link: link, entry: entry, roles: roles, audio: audio, options: options)
+        }
+        let credential = try entry.credential(forRoom: roomName)
+        let connection = SessionConnection(
+            url: link.url, token: credential.token, headers: credential.headers, withInvite: credential.invite,
+            audio: audio)
         var state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
         _ = reduceApp(&state, .microphoneName(options.input))
         let outcome: LoopOutcome
@@ -164,43 +238,9 @@ enum JoinCommand: ClubroomCommand {
         return parts.joined(separator: "?")
     }
 
-    /// The token, from wherever the person gave it: `--token`, `--token-file`, `CLUBROOM_TOKEN`, minted with the
-    /// server's secret, or asked for on the terminal (without echo). An empty token is an error here, before
-    /// any connection.
-    static func obtainToken(_ options: Options, environment: [String: String]) throws -> String {
-        let token: String
-        switch options.credentials {
-        case .token(let given): token = given
-        case .tokenFile(let path):
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw JoinFailure(text: "cannot read the token file \(path); check the path")
-            }
-            token = String(decoding: data, as: UTF8.self)
-        case .mint(let secretFile, let identity, let name, let role):
-            return try TokenCommandCore.mint(
-                room: roomName(in: options.url), identity: identity, name: name, role: role, ttl: 12 * 3600,
-                secretFile: secretFile, now: Int64(Date().timeIntervalSince1970))
-        case .ask:
-            if let given = environment["CLUBROOM_TOKEN"] {
-                token = given
-            } else if isatty(STDIN_FILENO) == 1, isatty(STDERR_FILENO) == 1 {
-                token = askForToken(room: roomName(in: options.url))
-            } else {
-                throw ArgumentError.missingOption(synopsis: "--token TOKEN")
-            }
-        }
-        let trimmed = token.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else {
-            throw JoinFailure(
-                text: "the token is empty; give the one the room's host sent you (--token, --token-file or "
-                    + "CLUBROOM_TOKEN)")
-        }
-        return trimmed
-    }
-
     /// Asks for the token on the terminal, without showing what is typed.
-    private static func askForToken(room: String) -> String {
-        writeError("Token for \(room) (from the room's host): ")
+    static func askForToken(room: String?) -> String {
+        writeError(room.map { "Token for \($0) (from the room's host): " } ?? "Invite for the lobby (from its host): ")
         var saved = termios()
         let canHide = tcgetattr(STDIN_FILENO, &saved) == 0
         if canHide {
@@ -230,12 +270,6 @@ enum JoinCommand: ClubroomCommand {
         }
         return nil
     }
-
-    /// The room's name: the last part of the address's path (`ws://host:7480/rooms/lobby` is `lobby`).
-    static func roomName(in url: String) -> String {
-        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
-        return path.split(separator: "/").last.map(String.init) ?? ""
-    }
 }
 
 /// Joining failed before the room could be shown; `text` says why and what to do.
@@ -244,10 +278,10 @@ struct JoinFailure: Error, CustomStringConvertible {
     var description: String { text }
 }
 
-/// A token, a token file, or everything needed to mint one (they exclude each other); none of them means
-/// `CLUBROOM_TOKEN` or asking.
+/// A token, a token file, or everything needed to mint one (they exclude each other); none of them means the
+/// link's invite, `CLUBROOM_TOKEN` or asking. `--name` alone names an invite holder.
 private func readCredentials(_ arguments: ParsedArguments) throws(ArgumentError) -> JoinCommand.Options.Credentials {
-    let minting = ["secret-file", "identity", "name", "role"].filter { arguments.isGiven($0) }
+    let minting = ["secret-file", "identity", "role"].filter { arguments.isGiven($0) }
     if let token = arguments.string("token") {
         if arguments.isGiven("token-file") { throw .conflict("--token", "--token-file") }
         if let other = minting.first { throw .conflict("--token", "--\(other)") }
@@ -259,7 +293,7 @@ private func readCredentials(_ arguments: ParsedArguments) throws(ArgumentError)
     }
     guard let secretFile = arguments.path("secret-file") else {
         if let other = minting.first { throw .needs(option: "--\(other)", needed: "--secret-file FILE") }
-        return .ask
+        return .link
     }
     guard let identity = arguments.string("identity") else {
         throw .needs(option: "--secret-file", needed: "--identity ID")

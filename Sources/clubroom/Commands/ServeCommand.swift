@@ -11,10 +11,11 @@ enum ServeCommand: ClubroomCommand {
     static let declaration = Command(
         name: "serve", abstract: "Run a room server.",
         discussion: """
-            Serves rooms over WebSocket at ws://HOST:PORT/rooms/ROOM (wss:// with --tls-cert and --tls-key). \
-            People join with a token signed by the server's secret; see 'clubroom token'. Rooms, the \
-            moderation log and recent chat are kept in an SQLite database in the data directory. Logs go to \
-            stderr.
+            Serves rooms over WebSocket at ws://HOST:PORT/rooms/ROOM and the lobby's list of live rooms at \
+            ws://HOST:PORT/rooms (wss:// with --tls-cert and --tls-key). People join with a link or token \
+            signed by the server's secret; see 'clubroom invite' and 'clubroom token'. Rooms, the moderation \
+            log and recent chat are kept in an SQLite database in the data directory. Logs go to stderr. \
+            docs/deploy.md says how to run it for people elsewhere (systemd, TLS, a reverse proxy).
             """,
         options: [
             .value(
@@ -32,8 +33,12 @@ enum ServeCommand: ClubroomCommand {
                 "roles", placeholder: "FILE", type: .path, defaultDescription: "the built-in table",
                 help: "Role table in JSON, in the format of Resources/roles.json."),
             .value(
-                "media", placeholder: "HOST:PORT", type: .endpoint, default: "127.0.0.1:0",
+                "media", placeholder: "HOST:PORT", type: .endpoint, defaultDescription: "the --listen host, port 0",
                 help: "UDP address for audio (SRTP); port 0 picks a free port. Clients learn it when they join."),
+            .value(
+                "public-address", placeholder: "HOST",
+                defaultDescription: "the address each client reached",
+                help: "The IPv4 address (or a name for one) clients send audio to."),
             .value(
                 "max-peers", placeholder: "N", type: .integer(1...1_000_000), default: "10000",
                 help: "Most people in one room."),
@@ -49,11 +54,13 @@ enum ServeCommand: ClubroomCommand {
         var rolesFile: String?
         var maxPeers: Int
         var media: Endpoint
+        var publicAddress: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             maxPeers = arguments.integer("max-peers") ?? 10_000
-            media = arguments.endpoint("media") ?? Endpoint(host: "127.0.0.1", port: 0)
             listen = arguments.endpoint("listen") ?? Endpoint(host: "127.0.0.1", port: 7480)
+            media = arguments.endpoint("media") ?? Endpoint(host: listen.host, port: 0)
+            publicAddress = arguments.string("public-address")
             dataDirectory = arguments.path("data")
             secretFile = arguments.path("secret-file")
             tlsCertificate = arguments.path("tls-cert")
@@ -76,11 +83,17 @@ enum ServeCommand: ClubroomCommand {
                 TLSServerConfiguration(certificateFile: $0, privateKeyFile: options.tlsKey ?? "")
             },
             roles: roles, maxPeersPerRoom: options.maxPeers,
-            media: MediaConfiguration(bindHost: options.media.host, port: Int(options.media.port)))
+            media: MediaConfiguration(
+                bindHost: options.media.host, port: Int(options.media.port),
+                publicAddress: try options.publicAddress.map(resolvePublicAddress)))
         let log = ServerLog()
         ignoreBrokenPipes()
         raiseOpenFileLimit(log: log)
         let server = try RoomServerRuntime(configuration: configuration, log: log)
+        let scheme = configuration.tls == nil ? "ws" : "wss"
+        log.info(
+            "make a server link with: clubroom invite \(scheme)://HOST:\(server.port) --secret-file \(configuration.secretFile)"
+                + " (HOST as people reach this machine)")
         // The first SIGINT or SIGTERM closes the server; further ones are ignored until it has stopped.
         let (signal, signals) = await SignalWatcher.first(of: [.interrupt, .terminate])
         log.info("\(signal.name) received: closing connections")
@@ -88,6 +101,35 @@ enum ServeCommand: ClubroomCommand {
         log.info("stopped")
         signals.cancel()
         return .success
+    }
+
+    /// The IPv4 address `--public-address` names: an address as it is, or the first IPv4 address of a name.
+    static func resolvePublicAddress(_ host: String) throws -> String {
+        if MediaAddressPolicy.isIPv4(host) {
+            guard !MediaAddressPolicy.isWildcard(host) else {
+                throw PublicAddressError(
+                    text: "--public-address \(host): give the address clients can reach, not 0.0.0.0")
+            }
+            return host
+        }
+        var hints = addrinfo()
+        hints.ai_family = AF_INET
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, nil, &hints, &found)
+        defer { if let found { freeaddrinfo(found) } }
+        guard status == 0, let address = found?.pointee.ai_addr else {
+            throw PublicAddressError(
+                text:
+                    "--public-address \(host): no IPv4 address for that name (\(String(cString: gai_strerror(status))))"
+            )
+        }
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+            var value = inet.pointee.sin_addr
+            _ = inet_ntop(AF_INET, &value, &text, socklen_t(text.count))
+        }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// A room of 10,000 needs more descriptors than the usual soft limit of 1,024: raise it to the hard limit.
@@ -117,4 +159,10 @@ enum DefaultPaths {
     static func secretFile(dataDirectory: String) -> String {
         dataDirectory + "/secret"
     }
+}
+
+/// `--public-address` names nothing clients can send to.
+struct PublicAddressError: Error, CustomStringConvertible {
+    var text: String
+    var description: String { text }
 }

@@ -1,0 +1,237 @@
+import RoomCore
+import TermUI
+
+/// Applies one action to the lobby and returns what its runtime should do.
+///
+/// Pure and synchronous, like the room's reducer: time arrives in the actions. The list changes only as the
+/// directory says; the selection follows its room by name while the order changes under it.
+public func reduceLobby(_ state: inout LobbyState, _ action: LobbyAction) -> [LobbyEffect] {
+    var effects: [LobbyEffect] = []
+    switch action {
+    case .directory(let event, let at):
+        advance(&state, to: at)
+        effects = applyDirectory(&state, event)
+    case .key(let key, let at):
+        advance(&state, to: at)
+        effects = lobbyKey(&state, key)
+    case .line(let line, let at):
+        advance(&state, to: at)
+        effects = lobbyLine(&state, line)
+    case .tick(let at):
+        advance(&state, to: at)
+    case .resize:
+        break
+    case .returned(let room, let problem, let at):
+        advance(&state, to: at)
+        state.joining = nil
+        if let problem {
+            effects = lobbyNotice(&state, Notice(.error, problem))
+        } else if state.lineMode {
+            effects = [.say("Back in the lobby, from \(room).")]
+        }
+        if state.lineMode { effects += [.say(LobbyNarration.listing(state, renumber: &state.numbered))] }
+    case .interrupted:
+        state.quitting = true
+        effects = [.quit]
+    }
+    state.revision &+= 1
+    return effects
+}
+
+private func advance(_ state: inout LobbyState, to now: Timestamp) {
+    state.now = max(state.now, now)
+    if let expires = state.noticeExpires, state.now >= expires {
+        state.notice = nil
+        state.noticeExpires = nil
+    }
+}
+
+private func lobbyNotice(_ state: inout LobbyState, _ notice: Notice) -> [LobbyEffect] {
+    state.notice = notice
+    state.noticeExpires = state.now + LobbyState.noticeLifetime
+    return [.say(notice.text)]
+}
+
+// MARK: - The directory
+
+private func applyDirectory(_ state: inout LobbyState, _ event: LobbyEvent) -> [LobbyEffect] {
+    switch event {
+    case .rooms(let rooms):
+        let first = !state.listed
+        let wasReconnecting: Bool
+        if case .reconnecting = state.connection { wasReconnecting = true } else { wasReconnecting = false }
+        state.rooms = Dictionary(rooms.map { ($0.room, $0) }, uniquingKeysWith: { _, last in last })
+        state.listed = true
+        state.connection = .connected
+        reorder(&state)
+        guard state.lineMode, first || wasReconnecting else { return [] }
+        let opening = first ? "Lobby of \(state.server)." : "Reconnected to the lobby."
+        var effects: [LobbyEffect] = [.say(opening + " " + LobbyNarration.listing(state, renumber: &state.numbered))]
+        let early = state.earlyLines
+        state.earlyLines = []
+        for line in early where state.joining == nil && !state.quitting { effects += lobbyLine(&state, line) }
+        return effects
+    case .changed(let changes):
+        var effects: [LobbyEffect] = []
+        for change in changes {
+            let before = state.rooms[change.room]
+            switch change {
+            case .added(let listing, _), .updated(let listing):
+                state.rooms[listing.room] = listing
+            case .removed(let room, _):
+                state.rooms[room] = nil
+            }
+            if let sentence = LobbyNarration.happening(change, before: before) {
+                state.happenings.append(sentence)
+                if state.happenings.count > LobbyState.happeningCapacity {
+                    state.happenings.removeFirst(state.happenings.count - LobbyState.happeningCapacity)
+                }
+                effects.append(.say(sentence))
+            }
+        }
+        reorder(&state)
+        return effects
+    case .reconnecting(let attempt):
+        state.connection = .reconnecting(attempt: attempt)
+        return state.lineMode ? [.say("Lost the lobby's connection; reconnecting (try \(attempt)).")] : []
+    case .error(let code, let message):
+        let text =
+            code == "rate_limited"
+            ? "Too many refreshes at once; the server dropped one. Wait a second." : "The lobby said: \(message)"
+        return lobbyNotice(&state, Notice(.error, text))
+    case .ended(let why):
+        state.connection = .disconnected(why)
+        if !state.listed {
+            // Nothing was shown yet: the command ends with why, on stderr.
+            state.failure = why
+            state.quitting = true
+            return [.quit]
+        }
+        state.notice = Notice(.error, why + " Press q to quit.")
+        state.noticeExpires = nil
+        return [.say(why)]
+    }
+}
+
+/// Sorts the rooms and keeps the selection on its room, or, when it ended, on whatever took its place.
+private func reorder(_ state: inout LobbyState) {
+    let previousIndex = state.selectedIndex
+    state.order = state.rooms.values.sorted(by: RoomListing.lobbyOrder).map(\.room)
+    if let selected = state.selected, state.rooms[selected] != nil { return }
+    if state.order.isEmpty {
+        state.selected = nil
+    } else {
+        state.selected = state.order[min(previousIndex ?? 0, state.order.count - 1)]
+    }
+}
+
+// MARK: - Keys
+
+private func lobbyKey(_ state: inout LobbyState, _ key: Key) -> [LobbyEffect] {
+    if state.joining != nil { return [] }
+    switch key {
+    case .char("q"), .ctrl("c"):
+        state.quitting = true
+        return [.quit]
+    case .up, .char("k"): move(&state, by: -1)
+    case .down, .char("j"): move(&state, by: 1)
+    case .pageUp: move(&state, by: -5)
+    case .pageDown: move(&state, by: 5)
+    case .home, .char("g"): move(&state, by: -state.order.count)
+    case .end, .char("G"): move(&state, by: state.order.count)
+    case .enter:
+        guard let room = state.selected else {
+            return lobbyNotice(&state, Notice(.refusal, "No live room to join yet."))
+        }
+        return join(&state, room)
+    case .char("r"):
+        return [.refresh]
+    case .char("?"), .function(1):
+        return lobbyNotice(
+            &state,
+            Notice(
+                .info, "Up/Down or j/k choose a room, Enter joins it, r refreshes, q quits; in a room, q comes back."))
+    case .escape:
+        state.notice = nil
+        state.noticeExpires = nil
+    case .resize:
+        break
+    default:
+        return lobbyNotice(&state, Notice(.refusal, "\(describe(key)) does nothing here; press ? for the keys."))
+    }
+    return []
+}
+
+private func describe(_ key: Key) -> String {
+    if case .char(let character) = key { return String(character) }
+    return "That key"
+}
+
+private func move(_ state: inout LobbyState, by delta: Int) {
+    guard !state.order.isEmpty else { return }
+    let index = state.selectedIndex ?? 0
+    state.selected = state.order[min(state.order.count - 1, max(0, index + delta))]
+}
+
+private func join(_ state: inout LobbyState, _ room: String) -> [LobbyEffect] {
+    state.joining = room
+    state.notice = nil
+    state.noticeExpires = nil
+    var effects: [LobbyEffect] = []
+    if state.lineMode {
+        let title = state.rooms[room].map { $0.topic.isEmpty ? room : "\($0.topic) (\(room))" } ?? room
+        effects.append(.say("Joining \(title)."))
+    }
+    return effects + [.join(room)]
+}
+
+// MARK: - Lines (--plain)
+
+private func lobbyLine(_ state: inout LobbyState, _ raw: String) -> [LobbyEffect] {
+    var text = Substring(raw)
+    while let first = text.first, first.isWhitespace { text.removeFirst() }
+    while let last = text.last, last.isWhitespace { text.removeLast() }
+    if text.isEmpty || state.joining != nil { return [] }
+    let lowered = text.lowercased()
+    // What was typed before the rooms are known is answered once they are (quitting needs no list).
+    if !state.listed, !["q", "/q", "/quit", "/leave", "/exit", "quit"].contains(lowered) {
+        state.earlyLines.append(String(text))
+        return []
+    }
+    switch lowered {
+    case "q", "/q", "/quit", "/leave", "/exit", "quit":
+        state.quitting = true
+        return [.say("Leaving the lobby."), .quit]
+    case "/rooms", "/list", "rooms", "/refresh":
+        return [.say(LobbyNarration.listing(state, renumber: &state.numbered))]
+    case "/help", "help", "?":
+        return [.say(LobbyNarration.help)]
+    default:
+        break
+    }
+    var wanted = lowered.hasPrefix("/join ") ? String(text.dropFirst(6)) : String(text)
+    if wanted.hasPrefix("/") {
+        return [.say("Unknown command \(wanted.split(separator: " ").first ?? ""). " + LobbyNarration.help)]
+    }
+    while let first = wanted.first, first.isWhitespace { wanted.removeFirst() }
+    if let number = Int(wanted) {
+        guard number >= 1, number <= state.numbered.count else {
+            return [.say("There is no room \(number) in the list; /rooms lists them again.")]
+        }
+        let room = state.numbered[number - 1]
+        guard state.rooms[room] != nil else { return [.say("\(room) has ended since it was listed.")] }
+        return join(&state, room)
+    }
+    if state.rooms[wanted] != nil { return join(&state, wanted) }
+    if let match = state.order.first(where: { $0.lowercased() == wanted.lowercased() }) { return join(&state, match) }
+    let byTopic = state.order.filter { state.rooms[$0]?.topic.lowercased().contains(wanted.lowercased()) == true }
+    if byTopic.count == 1 { return join(&state, byTopic[0]) }
+    if byTopic.count > 1 {
+        return [
+            .say(
+                "\"\(wanted)\" matches \(byTopic.count) rooms: \(byTopic.joined(separator: ", ")); type one's number or name."
+            )
+        ]
+    }
+    return [.say("No live room is called \"\(wanted)\"; /rooms lists them.")]
+}

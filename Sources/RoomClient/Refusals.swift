@@ -1,0 +1,40 @@
+/// What a refusal at the door means to the person who was refused, and what they can do about it.
+///
+/// The server's close reasons are fixed sentences about tokens; a person who pasted a link thinks of links, so
+/// `describe` words each refusal for what they hold (a token, or an invite link).
+public enum Refusals {
+    /// The sentence for a connection closed with `code` (and the server's `reason`) before it got in.
+    public static func describe(code: UInt16, reason: String, withInvite: Bool) -> String {
+        let held = withInvite ? "link" : "token"
+        switch code {
+        case 4000: return "The server wants a token or an invite link; ask the host for a link."
+        case 4001:
+            return withInvite
+                ? "The invite in this link cannot be read; it may have been cut short when it was copied. Copy the whole link again."
+                : "The token cannot be read. Ask the host for a new one."
+        case 4002: return "The \(held) is not signed the way this server signs; ask the host for a new one."
+        case 4003:
+            return "This \(held) was not signed by this server (or it was changed). Ask the host for a new one."
+        case 4004: return "This \(held) has expired. Ask the host for a new one."
+        case 4005: return "This \(held) is not valid yet. Check this computer's clock, or wait."
+        case 4006: return "This \(held) is for another room."
+        case 4007: return "This \(held) gives a role this server does not have. Ask the host for a new one."
+        case 4009:
+            return withInvite ? "The room this link is for has ended." : "The room has ended."
+        case 4010: return "The room is full. Try again later."
+        case 4012: return "You were removed from this room."
+        case 4013:
+            return "This link was made for another Clubroom server, not this one. Check the address, or ask for a "
+                + "link to this server."
+        case 4014:
+            return "This server's lobby has no live room by that name: it may have ended, or its host keeps it "
+                + "unlisted (ask them for a room link)."
+        case 4015: return "This client did not send the key an invite needs; use a newer clubroom."
+        case 4016:
+            return "This \(held) opens one room, not the lobby: join the room's address, or ask for a server link."
+        case 4017: return "The lobby is full right now. Try again in a minute."
+        default:
+            return "The server refused to let you in (\(code)\(reason.isEmpty ? "" : ": \(reason)"))."
+        }
+    }
+}

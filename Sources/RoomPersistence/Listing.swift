@@ -1,0 +1,19 @@
+extension RoomDatabase {
+    /// Whether the room shows in the lobby: every room does until its host unlists it.
+    public func isListed(_ room: String) throws(DatabaseError) -> Bool {
+        try withReader { connection throws(DatabaseError) in try Self.isListed(room, in: connection) }
+    }
+
+    /// Lists the room in the lobby, or takes it out; kept across restarts. The server commits this as a
+    /// `setListed` change through its store, like every other change.
+    public func setListed(_ room: String, listed: Bool, at now: Int64) throws(DatabaseError) {
+        try apply(.setListed(room: room, listed: listed, at: now))
+    }
+
+    static func isListed(_ room: String, in connection: SQLiteConnection) throws(DatabaseError) -> Bool {
+        let statement = try connection.prepare("SELECT 1 FROM unlisted_rooms WHERE room = ?1")
+        try statement.bind(.text(room))
+        defer { statement.reset() }
+        return try !statement.step()
+    }
+}

@@ -1,0 +1,187 @@
+import RoomCore
+import StrictJSON
+
+/// What the server's room directory (`/rooms`) tells a lobby: the whole list, then the changes to it. Each
+/// message is numbered in the directory's own sequence (`seq`, one higher each time); a lobby that sees a gap asks
+/// for the whole list again. See `docs/protocol.md`, "The room directory".
+public enum DirectoryMessage: Sendable, Equatable {
+    /// Every live, listed room, most listeners first.
+    case rooms([RoomListing], seq: Int64)
+    /// Rooms that started, changed or ended since the last message, in the order they happened.
+    case changed([ListingChange], seq: Int64)
+    /// A refused request (`rate_limited`, `bad_request`, ...); not numbered.
+    case error(code: ErrorCode, message: String)
+
+    /// The message's number, if it has one.
+    public var seq: Int64? {
+        switch self {
+        case .rooms(_, let seq), .changed(_, let seq): seq
+        case .error: nil
+        }
+    }
+}
+
+/// What a lobby may ask the directory.
+public enum DirectoryRequest: Sendable, Equatable {
+    /// Send the whole list again (after a gap in the numbers, or when a person asks to refresh).
+    case list
+}
+
+/// The directory's JSON, both ways, as strict as the room protocol's (`ControlCodec`).
+public enum DirectoryCodec {
+    /// The largest request a lobby may send; requests are tiny.
+    public static let maxRequestBytes = 1024
+    /// The largest message a lobby accepts: a list of 10,000 rooms with eight stage names each fits.
+    public static let maxMessageBytes = ControlLimits.maxServerMessageBytes
+    static let requestParser = StrictJSONParser(maxDepth: 8, maxBytes: maxRequestBytes)
+    static let messageParser = StrictJSONParser(maxDepth: 8, maxBytes: maxMessageBytes)
+
+    // MARK: Requests
+
+    public static func decodeRequest(_ bytes: some Collection<UInt8>) throws(ControlDecodeError) -> DirectoryRequest {
+        let fields = Fields(try ControlCodec.parseObject(bytes, with: requestParser))
+        try ControlCodec.checkVersion(fields)
+        let type = try fields.string("type", maxBytes: 64)
+        switch type {
+        case "list": return .list
+        default:
+            throw ControlDecodeError(
+                .unknownType, "unknown message type \"\(type.prefix(64))\"; the directory answers only \"list\"")
+        }
+    }
+
+    public static func encode(_ request: DirectoryRequest) -> [UInt8] {
+        switch request {
+        case .list: Array(#"{"type":"list"}"#.utf8)
+        }
+    }
+
+    // MARK: Messages
+
+    public static func json(_ message: DirectoryMessage) -> JSONValue {
+        var object = JSONObject()
+        switch message {
+        case .rooms(let rooms, let seq):
+            object["type"] = .string("rooms")
+            object["seq"] = .integer(seq)
+            object["rooms"] = .array(rooms.map(json))
+        case .changed(let changes, let seq):
+            object["type"] = .string("rooms_changed")
+            object["seq"] = .integer(seq)
+            object["changes"] = .array(changes.map(json))
+        case .error(let code, let text):
+            object["type"] = .string("error")
+            object["code"] = .string(code.rawValue)
+            object["message"] = .string(text)
+        }
+        return .object(object)
+    }
+
+    public static func encode(_ message: DirectoryMessage) -> [UInt8] {
+        json(message).encoded
+    }
+
+    public static func json(_ listing: RoomListing) -> JSONValue {
+        .object(
+            JSONObject([
+                ("name", .string(listing.room)), ("topic", .string(listing.topic)),
+                (
+                    "stage",
+                    .array(
+                        listing.stage.map {
+                            .object(JSONObject([("name", .string($0.name)), ("role", .string($0.role.rawValue))]))
+                        })
+                ),
+                ("on_stage", .integer(Int64(listing.onStage))), ("listeners", .integer(Int64(listing.listeners))),
+                ("raised_hands", .integer(Int64(listing.raisedHands))), ("started_at", .integer(listing.startedAt)),
+            ]))
+    }
+
+    static func json(_ change: ListingChange) -> JSONValue {
+        switch change {
+        case .added(let listing, let arrival):
+            .object(
+                JSONObject([("change", .string("added")), ("why", .string(arrival.rawValue)), ("room", json(listing))]))
+        case .updated(let listing):
+            .object(JSONObject([("change", .string("updated")), ("room", json(listing))]))
+        case .removed(let room, let departure):
+            .object(
+                JSONObject([
+                    ("change", .string("removed")), ("why", .string(departure.rawValue)), ("name", .string(room)),
+                ]))
+        }
+    }
+
+    /// Reads a directory message. Unknown message types are `unknownType`, for the caller to skip (a newer server).
+    public static func decodeMessage(_ bytes: some Collection<UInt8>) throws(ControlDecodeError) -> DirectoryMessage {
+        let fields = Fields(try ControlCodec.parseObject(bytes, with: messageParser))
+        let type = try fields.string("type", maxBytes: 64)
+        switch type {
+        case "rooms":
+            let rooms = try fields.array("rooms").map { value throws(ControlDecodeError) in try readListing(value) }
+            return .rooms(rooms, seq: try fields.integer("seq", in: 0...Int64.max))
+        case "rooms_changed":
+            let changes = try fields.array("changes").map { value throws(ControlDecodeError) in try readChange(value) }
+            return .changed(changes, seq: try fields.integer("seq", in: 0...Int64.max))
+        case "error":
+            return .error(
+                code: ErrorCode(rawValue: try fields.string("code", maxBytes: 64)),
+                message: try fields.string("message", maxBytes: 4096))
+        default:
+            throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
+        }
+    }
+
+    static func readRoomName(_ fields: Fields, _ key: String) throws(ControlDecodeError) -> String {
+        let room = try fields.string(key, maxBytes: 64)
+        guard ClubroomLink.isValidRoomName(room) else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" is not a room name")
+        }
+        return room
+    }
+
+    static func readListing(_ value: JSONValue) throws(ControlDecodeError) -> RoomListing {
+        let fields = Fields(try ControlCodec.objectValue(value, "room"))
+        let stage = try fields.array("stage")
+        guard stage.count <= RoomListing.maxStageNames else {
+            throw ControlDecodeError(.badRequest, "\"stage\" names more than \(RoomListing.maxStageNames) people")
+        }
+        let members = try stage.map { member throws(ControlDecodeError) -> RoomListing.StageMember in
+            let member = Fields(try ControlCodec.objectValue(member, "stage"))
+            return RoomListing.StageMember(
+                name: try member.string("name", maxCharacters: ControlLimits.maxNameCharacters * 2),
+                role: RoleName(try member.string("role", maxBytes: ControlLimits.maxRoleBytes)))
+        }
+        let count = 0...Int64(Int32.max)
+        return RoomListing(
+            room: try readRoomName(fields, "name"),
+            topic: try fields.string("topic", maxCharacters: ControlLimits.maxTopicCharacters), stage: members,
+            onStage: Int(try fields.integer("on_stage", in: count)),
+            listeners: Int(try fields.integer("listeners", in: count)),
+            raisedHands: Int(try fields.integer("raised_hands", in: count)),
+            startedAt: try fields.integer("started_at"))
+    }
+
+    static func readChange(_ value: JSONValue) throws(ControlDecodeError) -> ListingChange {
+        let fields = Fields(try ControlCodec.objectValue(value, "changes"))
+        let kind = try fields.string("change", maxBytes: 16)
+        switch kind {
+        case "added":
+            let why = try fields.string("why", maxBytes: 16)
+            guard let arrival = ListingArrival(rawValue: why) else {
+                throw ControlDecodeError(.badRequest, "unknown reason \"\(why)\" for a room added")
+            }
+            return .added(try readListing(try fields.value("room")), arrival)
+        case "updated":
+            return .updated(try readListing(try fields.value("room")))
+        case "removed":
+            let why = try fields.string("why", maxBytes: 16)
+            guard let departure = ListingDeparture(rawValue: why) else {
+                throw ControlDecodeError(.badRequest, "unknown reason \"\(why)\" for a room removed")
+            }
+            return .removed(room: try readRoomName(fields, "name"), departure)
+        default:
+            throw ControlDecodeError(.badRequest, "unknown change \"\(kind)\"")
+        }
+    }
+}

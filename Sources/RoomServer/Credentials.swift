@@ -1,0 +1,164 @@
+import Crypto
+import RoomCore
+import RoomProtocol
+import RoomTransport
+
+/// What a connection's token lets it do: open a room as someone, or watch the lobby. Room tokens name their
+/// holder; invites admit whoever holds them, each as the identity their client's key gives (`ServerKeys`).
+/// Every refusal has its own close code and sentence (`docs/protocol.md`).
+extension ServerState {
+    /// Why a connection is refused: the close code and sentence it gets, and the detail for the log.
+    struct DoorRefusal: Error {
+        var code: UInt16
+        var reason: String
+        var detail: String
+
+        init(_ close: (code: UInt16, reason: String), detail: String) {
+            code = close.code
+            reason = close.reason
+            self.detail = detail
+        }
+
+        init(_ error: TokenError) {
+            code = error.closeCode
+            reason = error.closeReason
+            detail = error.description
+        }
+    }
+
+    /// Who a connection to `room` is, or why it may not come in.
+    func admission(
+        to room: String, request: WebSocketUpgradeRequest, now: Timestamp
+    ) -> Result<
+        (id: PeerID, name: String, role: RoleName), DoorRefusal
+    > {
+        let credential: TokenCredential
+        switch verify(request) {
+        case .success(let verified): credential = verified
+        case .failure(let refusal): return .failure(refusal)
+        }
+        let roles = configuration.roles
+        switch credential {
+        case .person(let claims):
+            // Bytes, not String equality: rooms are named by their exact text.
+            guard claims.room.utf8.elementsEqual(room.utf8) else {
+                return .failure(DoorRefusal(.wrongRoom(tokenRoom: claims.room, requestedRoom: room)))
+            }
+            guard roles.contains(RoleName(claims.role)) else { return .failure(DoorRefusal(.unknownRole(claims.role))) }
+            guard claims.subject.utf8.count <= ControlLimits.maxIdentityBytes, !claims.subject.isEmpty else {
+                return .failure(DoorRefusal(ServerClose.identityUnusable, detail: "identity too long"))
+            }
+            return .success((PeerID(claims.subject), claims.name, RoleName(claims.role)))
+        case .invite(let claims):
+            if let invited = claims.room, !invited.utf8.elementsEqual(room.utf8) {
+                return .failure(DoorRefusal(.wrongRoom(tokenRoom: invited, requestedRoom: room)))
+            }
+            guard roles.contains(RoleName(claims.role)) else { return .failure(DoorRefusal(.unknownRole(claims.role))) }
+            // A server invite opens only rooms the lobby shows: an unlisted room is refused exactly like a room
+            // that does not exist, so an invite holder learns nothing of it.
+            if claims.room == nil, rooms.rooms[room]?.listing == nil {
+                return .failure(
+                    DoorRefusal(
+                        ServerClose.notListed, detail: "server invite \(claims.id) for room \(room), not listed"))
+            }
+            guard let key = GuestHeaders.decodeKey(request.headers[GuestHeaders.key]),
+                let identity = verifier.keys.guestIdentity(key: key)
+            else {
+                return .failure(
+                    DoorRefusal(ServerClose.guestKeyMissing, detail: "invite \(claims.id) without a guest key"))
+            }
+            let name = DisplayName.sanitize(GuestHeaders.decodeName(request.headers[GuestHeaders.name]) ?? "")
+            return .success((PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role)))
+        }
+    }
+
+    /// Whether a connection may watch the lobby: only with a server invite.
+    func lobbyAdmission(request: WebSocketUpgradeRequest) -> Result<InviteClaims, DoorRefusal> {
+        switch verify(request) {
+        case .failure(let refusal): return .failure(refusal)
+        case .success(.person):
+            return .failure(DoorRefusal(ServerClose.notServerInvite, detail: "a room token at the directory"))
+        case .success(.invite(let claims)):
+            guard claims.room == nil else {
+                return .failure(
+                    DoorRefusal(ServerClose.notServerInvite, detail: "room invite \(claims.id) at the directory"))
+            }
+            guard configuration.roles.contains(RoleName(claims.role)) else {
+                return .failure(DoorRefusal(.unknownRole(claims.role)))
+            }
+            return .success(claims)
+        }
+    }
+
+    private func verify(_ request: WebSocketUpgradeRequest) -> Result<TokenCredential, DoorRefusal> {
+        guard let token = request.bearerToken, !token.isEmpty else {
+            return .failure(DoorRefusal(ServerClose.tokenMissing, detail: "no token"))
+        }
+        do throws(TokenError) {
+            // Roles are checked after the room, as the protocol's order of refusals says.
+            return .success(try verifier.verifyCredential(token, now: currentTimestamp() / 1000) { _ in true })
+        } catch {
+            return .failure(DoorRefusal(error))
+        }
+    }
+
+    /// A connection to `/rooms`: a lobby watching the list of live rooms.
+    func openedLobby(_ connection: WebSocketConnection) {
+        guard let request = connection.request else { return }
+        switch lobbyAdmission(request: request) {
+        case .failure(let refusal):
+            log.info("\(connection): refused at the lobby: \(refusal.detail)")
+            connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
+        case .success(let claims):
+            guard directory.hasRoom else {
+                log.warning("\(connection): refused at the lobby: \(directory.maxWatchers) watchers already")
+                connection.close(
+                    code: WebSocketCloseCode(ServerClose.lobbyFull.code), reason: ServerClose.lobbyFull.reason)
+                return
+            }
+            directory.watch(connection)
+            log.info("\(connection): watching the lobby (invite \(claims.id), \(claims.role))")
+        }
+    }
+}
+
+/// Signs the invite links a room agreed to make (`Outcome.grants`) and sends each to its requester alone, when
+/// the outcome is published: after its audit entry is committed, like every other answer of the room.
+///
+/// Loop thread only (like the rest of `ServerState`).
+final class LinkSigner: OutcomeConsumer, @unchecked Sendable {
+    let connections: Connections
+    let issuer: TokenIssuer
+    let log: ServerLog
+
+    init(connections: Connections, issuer: TokenIssuer, log: ServerLog) {
+        self.connections = connections
+        self.issuer = issuer
+        self.log = log
+    }
+
+    func consume(_ outcome: Outcome, in room: String) {
+        guard !outcome.grants.isEmpty else { return }
+        let members = connections.members(of: room)
+        for grant in outcome.grants {
+            // The requester left before its link was ready: nobody to give it to.
+            guard let entry = members[grant.peer] else { continue }
+            let now = currentTimestamp() / 1000
+            do {
+                let token = try issuer.invite(role: grant.role.rawValue, room: grant.room, ttl: grant.ttl, now: now)
+                entry.send(
+                    ServerMessage(
+                        .inviteLink(
+                            room: grant.room, role: grant.role, token: token, expiresAt: (now + grant.ttl) * 1000,
+                            id: grant.requestID), seq: nil))
+                log.info("room \(grant.room): \(grant.peer) made a link for \(grant.role) valid \(grant.ttl) s")
+            } catch {
+                entry.send(
+                    ServerMessage(
+                        .error(
+                            code: .internal, message: "the link could not be signed; try again", id: grant.requestID),
+                        seq: nil))
+            }
+        }
+    }
+}

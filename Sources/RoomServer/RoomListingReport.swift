@@ -1,0 +1,88 @@
+import RoomCore
+import RoomProtocol
+
+/// An invite link a room agreed to make: who asked, for which role, for how long. The authority decides
+/// (permission and rank); the server, which holds the secret, signs it.
+public struct LinkGrant: Sendable, Equatable {
+    public var peer: PeerID
+    public var room: String
+    public var role: RoleName
+    /// Seconds the link stays valid.
+    public var ttl: Int64
+    /// The id of the request, echoed in the answer.
+    public var requestID: RequestID?
+
+    public init(peer: PeerID, room: String, role: RoleName, ttl: Int64, requestID: RequestID?) {
+        self.peer = peer
+        self.room = room
+        self.role = role
+        self.ttl = ttl
+        self.requestID = requestID
+    }
+}
+
+/// Who is on stage and whose hand is up, kept up to date from each outcome's events so a listing costs the size
+/// of the stage, not of the room.
+struct ListingTally: Sendable, Equatable {
+    var stage: Set<PeerID> = []
+    var hands: Set<PeerID> = []
+}
+
+extension RoomAuthority {
+    /// The room's entry in the lobby's list now: nil while it is unlisted, ended or empty.
+    public var listing: RoomListing? {
+        guard listed, !ended, !peers.isEmpty, let liveSince else { return nil }
+        let members = tally.stage.compactMap { peers[$0] }.sorted { left, right in
+            let (l, r) = (roles.rank(of: left.role), roles.rank(of: right.role))
+            if l != r { return l < r }
+            if left.joinedAt != right.joinedAt { return left.joinedAt < right.joinedAt }
+            return left.id < right.id
+        }
+        return RoomListing(
+            room: name, topic: topic,
+            stage: members.prefix(RoomListing.maxStageNames).map { .init(name: $0.name, role: $0.role) },
+            onStage: tally.stage.count, listeners: peers.count - tally.stage.count, raisedHands: tally.hands.count,
+            startedAt: liveSince)
+    }
+
+    /// Brings the tally and the live time up to date with what `outcome` did, and puts into it the change lobby
+    /// watchers should see, if any.
+    mutating func reportListing(into outcome: inout Outcome, now: Timestamp) {
+        var touched: [PeerID] = []
+        var endedNow = false
+        var listedNow = false
+        for delivery in outcome.deliveries {
+            switch delivery.message.event {
+            case .peerJoined(let announced): touched.append(announced.peer.id)
+            case .peerLeft(let id, _), .removed(let id, _, _), .roleChanged(let id, _, _, _), .handRaised(let id, _),
+                .handLowered(let id, _):
+                touched.append(id)
+            case .peersLeft(let departures): touched.append(contentsOf: departures.map(\.peer))
+            case .roomEnded: endedNow = true
+            case .listingChanged(let flag, _): listedNow = flag
+            default: continue
+            }
+        }
+        if endedNow {
+            tally = ListingTally()
+        }
+        for id in touched {
+            let peer = peers[id]
+            if let peer, roles.isOnStage(peer.role) { tally.stage.insert(id) } else { tally.stage.remove(id) }
+            if peer?.handRaisedAt != nil { tally.hands.insert(id) } else { tally.hands.remove(id) }
+        }
+        if peers.isEmpty || ended {
+            liveSince = nil
+        } else if liveSince == nil {
+            liveSince = now
+        }
+        let current = listing
+        let departure: ListingDeparture = ended ? .ended : peers.isEmpty ? .empty : .unlisted
+        if let change = ListingChange.between(
+            reportedListing, current, room: name, arrival: listedNow ? .listed : .started, departure: departure)
+        {
+            outcome.listing = change
+        }
+        reportedListing = current
+    }
+}

@@ -1,0 +1,313 @@
+/// What the lobby screen shows: the server's live rooms, most listeners first, and what just happened.
+public struct LobbyScreenModel: Hashable, Sendable {
+    /// Someone on a room's stage, as the list names them.
+    public struct StageName: Hashable, Sendable {
+        public enum Badge: Hashable, Sendable { case host, moderator, none }
+        public var name: String
+        public var badge: Badge
+
+        public init(_ name: String, badge: Badge = .none) {
+            self.name = name
+            self.badge = badge
+        }
+    }
+
+    /// One live room.
+    public struct Entry: Hashable, Sendable {
+        /// The room's name, as in `/rooms/ROOM`.
+        public var room: String
+        /// Its topic; empty when none is set (the name is shown instead).
+        public var topic: String
+        /// Who is on stage (the first few).
+        public var stage: [StageName]
+        /// Everyone on stage, named or not.
+        public var onStage: Int
+        public var listeners: Int
+        public var raisedHands: Int
+        /// How long it has been live, e.g. `12m`, `1h05m`.
+        public var age: String
+
+        public init(
+            room: String, topic: String, stage: [StageName], onStage: Int, listeners: Int, raisedHands: Int,
+            age: String
+        ) {
+            self.room = room
+            self.topic = topic
+            self.stage = stage
+            self.onStage = onStage
+            self.listeners = listeners
+            self.raisedHands = raisedHands
+            self.age = age
+        }
+    }
+
+    public enum Connection: Hashable, Sendable {
+        case connecting
+        case connected
+        case reconnecting(attempt: Int)
+        case disconnected
+    }
+
+    /// The server, as people read it (`rooms.example.org`, `127.0.0.1:7480`).
+    public var server: String
+    public var connection: Connection
+    /// Whether the first list has arrived (before it, the screen says it is connecting).
+    public var listed: Bool
+    public var entries: [Entry]
+    /// The selected entry's index.
+    public var selected: Int?
+    /// What happened lately (rooms started and ended), oldest first.
+    public var happenings: [String]
+    public var notice: RoomScreenModel.Notice?
+    /// The room being joined, while the connection to it opens.
+    public var joining: String?
+
+    public init(
+        server: String, connection: Connection, listed: Bool, entries: [Entry], selected: Int?,
+        happenings: [String] = [], notice: RoomScreenModel.Notice? = nil, joining: String? = nil
+    ) {
+        self.server = server
+        self.connection = connection
+        self.listed = listed
+        self.entries = entries
+        self.selected = selected
+        self.happenings = happenings
+        self.notice = notice
+        self.joining = joining
+    }
+}
+
+/// The lobby screen, drawn as a pure function of a `LobbyScreenModel`.
+///
+/// From the top: the header (server, connection, how many rooms), the list of live rooms (two rows each: the
+/// topic with its listeners, raised hands and age; then who is on stage and the room's name), what happened
+/// lately (rooms that started and ended) when there is room for it, a rule or the notice, and the key hints.
+/// See docs/ui.md, "The lobby".
+public enum LobbyScreen {
+    /// The rows one room takes.
+    public static let rowsPerEntry = 2
+    /// The most lines of what happened lately that are shown.
+    public static let happeningRows = 3
+
+    /// Draws the whole screen for `model` into `buffer`, replacing what was there.
+    public static func render(_ model: LobbyScreenModel, into buffer: inout CellBuffer, theme: Theme) {
+        let area = buffer.area
+        buffer.fill(area)
+        guard !area.isEmpty else { return }
+        let bottom = area.row(area.height - 1)
+        renderHints(model, into: &buffer, row: bottom, theme: theme)
+        if area.height == 1 { return }
+        renderHeader(model, into: &buffer, row: area.row(0), theme: theme)
+        if area.height >= 3 {
+            let ruleRow = area.row(area.height - 2)
+            if let notice = model.notice {
+                NoticeLine(notice).render(into: &buffer, area: ruleRow, theme: theme)
+            } else {
+                Rule().render(into: &buffer, area: ruleRow, theme: theme)
+            }
+        }
+        let middle = Rect(x: area.x, y: area.y + 1, width: area.width, height: max(0, area.height - 3))
+        guard !middle.isEmpty else { return }
+        // What happened lately gets its title and up to three lines once the list keeps room for three rooms.
+        let wanted = min(happeningRows, model.happenings.count)
+        let happeningHeight = wanted > 0 && middle.height >= 2 + 3 * rowsPerEntry + 1 + wanted ? wanted + 1 : 0
+        let list = Rect(x: middle.x, y: middle.y, width: middle.width, height: middle.height - happeningHeight)
+        renderList(model, into: &buffer, area: list, theme: theme)
+        if happeningHeight > 0 {
+            let pane = Rect(x: middle.x, y: list.bottom, width: middle.width, height: happeningHeight)
+            SectionHeader("Happening").render(into: &buffer, area: pane.row(0), theme: theme)
+            for (offset, line) in model.happenings.suffix(wanted).enumerated() {
+                let row = pane.row(offset + 1)
+                let text = " \(theme.glyphs.event) " + line
+                buffer.put(
+                    DisplayWidth.truncate(text, to: row.width, ellipsis: theme.glyphs.ellipsis), x: row.x, y: row.y,
+                    style: theme.style(.secondary), clip: row)
+            }
+        }
+    }
+
+    /// The header: the server on the left, the connection and the number of rooms on the right.
+    static func renderHeader(_ model: LobbyScreenModel, into buffer: inout CellBuffer, row: Rect, theme: Theme) {
+        let glyphs = theme.glyphs
+        let style = theme.style(.header)
+        buffer.fill(row, style: style)
+        let left = (row.width >= 60 ? " Clubroom \(glyphs.dot) lobby \(glyphs.dash) " : " ") + model.server
+        let count = model.entries.count
+        let rooms = "\(formatCount(count)) live \(count == 1 ? "room" : "rooms")"
+        let dot = " \(glyphs.dot) "
+        var variants: [(String, Bool)]
+        switch model.connection {
+        case .connected:
+            variants = [("\(glyphs.connection[0]) connected\(dot)\(rooms)", false), (rooms, false)]
+        case .connecting:
+            variants = [("\(glyphs.connection[1]) connecting\(glyphs.ellipsis)", true), (glyphs.connection[1], true)]
+        case .reconnecting(let attempt):
+            variants = [
+                ("\(glyphs.connection[1]) reconnecting (try \(attempt))", true), (glyphs.connection[1], true),
+            ]
+        case .disconnected:
+            variants = [("\(glyphs.connection[2]) disconnected", true), (glyphs.connection[2], true)]
+        }
+        let minimumLeft = min(DisplayWidth.of(left), 12)
+        var right = variants.last ?? ("", false)
+        for variant in variants where DisplayWidth.of(variant.0) + 2 + minimumLeft <= row.width {
+            right = variant
+            break
+        }
+        let rightWidth = DisplayWidth.of(right.0)
+        let leftRoom = row.width - rightWidth - 2
+        if leftRoom > 0 {
+            buffer.put(
+                DisplayWidth.truncate(left, to: leftRoom, ellipsis: glyphs.ellipsis), x: row.x, y: row.y, style: style,
+                clip: row)
+        }
+        let x = max(row.x, row.right - rightWidth - 1)
+        buffer.put(
+            DisplayWidth.truncate(right.0, to: row.right - x, ellipsis: glyphs.ellipsis), x: x, y: row.y,
+            style: right.1 ? style.patched(with: theme.style(.error)) : style, clip: row)
+    }
+
+    /// The title and the rooms, scrolled to keep the selection in view.
+    static func renderList(_ model: LobbyScreenModel, into buffer: inout CellBuffer, area: Rect, theme: Theme) {
+        guard !area.isEmpty else { return }
+        let count = model.entries.count
+        SectionHeader(model.listed ? "Live rooms (\(formatCount(count)))" : "Live rooms").render(
+            into: &buffer, area: area.row(0), theme: theme)
+        let rows = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
+        guard !rows.isEmpty else { return }
+        if !model.listed || model.entries.isEmpty {
+            let text: String
+            if !model.listed {
+                text =
+                    model.connection == .disconnected
+                    ? "Not connected." : "Connecting to \(model.server)\(theme.glyphs.ellipsis)"
+            } else {
+                text = "No live rooms right now. New rooms appear here as they start."
+            }
+            buffer.put(
+                DisplayWidth.truncate("  " + text, to: rows.width, ellipsis: theme.glyphs.ellipsis), x: rows.x,
+                y: rows.y, style: theme.style(.secondary), clip: rows)
+            return
+        }
+        // One room per row when two do not fit a single room.
+        let perEntry = rows.height >= rowsPerEntry ? rowsPerEntry : 1
+        let visible = max(1, rows.height / perEntry)
+        let first = scrollStart(selectedRow: model.selected, total: count, visible: visible)
+        let last = min(count, first + visible) - 1
+        let moreBelow = first + visible < count
+        for index in first...last {
+            let top = rows.y + (index - first) * perEntry
+            let entryArea = Rect(x: rows.x, y: top, width: rows.width, height: perEntry)
+            // More rooms below than fit: the last row says so at its right end (as the audience grid does),
+            // with a space before it so it is not read as part of a name.
+            let marked = moreBelow && index == last
+            renderEntry(
+                model.entries[index], selected: index == model.selected, joining: model.joining,
+                into: &buffer, area: entryArea, theme: theme,
+                reserve: marked ? 2 : 0)
+            if marked {
+                let row = entryArea.row(entryArea.height - 1)
+                buffer.put(theme.glyphs.ellipsis, x: row.right - 1, y: row.y, style: theme.style(.secondary), clip: row)
+            }
+        }
+    }
+
+    /// The numbers on the right of a room's first row, longest first: the row uses the longest that leaves the
+    /// title at least a dozen columns.
+    static func statsVariants(_ entry: LobbyScreenModel.Entry, glyphs: Glyphs) -> [String] {
+        let dot = " \(glyphs.dot) "
+        let listening = "\(formatCount(entry.listeners)) listening"
+        let hands =
+            entry.raisedHands > 0
+            ? "\(dot)\(formatCount(entry.raisedHands)) \(entry.raisedHands == 1 ? "hand" : "hands")" : ""
+        return [
+            listening + hands + dot + entry.age, listening + dot + entry.age, listening, formatCount(entry.listeners),
+        ]
+    }
+
+    /// Who is on stage, as the second row says it: `★ Ana, ◆ Bo, Chen +2 on stage`.
+    static func stageText(_ entry: LobbyScreenModel.Entry, glyphs: Glyphs) -> String {
+        if entry.onStage == 0 { return "nobody on stage" }
+        let names = entry.stage.map { name -> String in
+            switch name.badge {
+            case .host: "\(glyphs.host) \(name.name)"
+            case .moderator: "\(glyphs.moderator) \(name.name)"
+            case .none: name.name
+            }
+        }
+        let more = entry.onStage - entry.stage.count
+        return names.joined(separator: ", ") + (more > 0 ? " +\(more)" : "") + " on stage"
+    }
+
+    /// Draws one room; `reserve` columns at the right end of its last row are left for the "more" mark.
+    static func renderEntry(
+        _ entry: LobbyScreenModel.Entry, selected: Bool, joining: String?, into buffer: inout CellBuffer,
+        area: Rect, theme: Theme, reserve: Int = 0
+    ) {
+        let glyphs = theme.glyphs
+        let base = selected ? theme.style(.selection) : Style.plain
+        let secondary = selected ? base : theme.style(.secondary)
+        if selected { buffer.fill(area, style: base) }
+        var first = area.row(0)
+        if area.height == 1 { first.width = max(0, first.width - reserve) }
+        let marker = selected ? glyphs.selection : " "
+        let title = entry.topic.isEmpty ? entry.room : entry.topic
+        var stats = statsVariants(entry, glyphs: glyphs).last ?? ""
+        for variant in statsVariants(entry, glyphs: glyphs) where DisplayWidth.of(variant) + 16 <= first.width {
+            stats = variant
+            break
+        }
+        if joining == entry.room { stats = "joining\(glyphs.ellipsis)" }
+        let statsWidth = DisplayWidth.of(stats)
+        var x = buffer.put(" \(marker) ", x: first.x, y: first.y, style: base, clip: first)
+        let titleRoom = first.right - x - statsWidth - 2
+        if titleRoom > 0 {
+            x = buffer.put(
+                DisplayWidth.truncate(title, to: titleRoom, ellipsis: glyphs.ellipsis), x: x, y: first.y,
+                style: base.patched(with: Style(bold: true)), clip: first)
+        }
+        buffer.put(
+            stats, x: max(x + 1, first.right - statsWidth - 1), y: first.y, style: base, clip: first)
+        guard area.height >= 2 else { return }
+        var second = area.row(1)
+        second.width = max(0, second.width - reserve)
+        let name = entry.topic.isEmpty ? "" : entry.room
+        let nameWidth = DisplayWidth.of(name)
+        let stageRoom = second.width - 5 - (nameWidth > 0 ? nameWidth + 3 : 1)
+        if stageRoom > 0 {
+            buffer.put(
+                DisplayWidth.truncate(stageText(entry, glyphs: glyphs), to: stageRoom, ellipsis: glyphs.ellipsis),
+                x: second.x + 5, y: second.y, style: secondary, clip: second)
+        }
+        if nameWidth > 0, nameWidth + 8 <= second.width {
+            buffer.put(name, x: second.right - nameWidth - 1, y: second.y, style: secondary, clip: second)
+        }
+    }
+
+    /// The keys of the lobby, in the order the status line offers them; the last fall away on narrow screens.
+    public static func hints(for model: LobbyScreenModel, glyphs: Glyphs) -> [KeyHint] {
+        // Arrows are one column each in Unicode; in ASCII they are words ("Up/Down").
+        let arrows =
+            glyphs.arrows[0].count == 1
+            ? glyphs.arrows[0] + glyphs.arrows[1] : glyphs.arrows[0] + "/" + glyphs.arrows[1]
+        var hints: [KeyHint] = []
+        if !model.entries.isEmpty { hints.append(KeyHint("Enter", "join")) }
+        hints.append(KeyHint("q", "quit"))
+        if model.entries.count > 1 { hints.append(KeyHint(arrows, "choose")) }
+        hints.append(KeyHint("r", "refresh"))
+        return hints
+    }
+
+    static func renderHints(_ model: LobbyScreenModel, into buffer: inout CellBuffer, row: Rect, theme: Theme) {
+        let style = theme.style(.status)
+        buffer.fill(row, style: style)
+        let keyStyle = style.patched(with: theme.style(.key))
+        var x = row.x + 1
+        for hint in hints(for: model, glyphs: theme.glyphs) {
+            let width = DisplayWidth.of(hint.key) + 1 + DisplayWidth.of(hint.action)
+            guard x + width <= row.right else { break }
+            x = buffer.put(hint.key, x: x, y: row.y, style: keyStyle, clip: row)
+            x = buffer.put(" " + hint.action + "  ", x: x, y: row.y, style: style, clip: row)
+        }
+    }
+}

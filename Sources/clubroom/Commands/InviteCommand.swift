@@ -1,0 +1,89 @@
+import Arguments
+import ClubroomResources
+import Crypto
+import Foundation
+import RoomCore
+import RoomProtocol
+
+/// `clubroom invite`: a link to paste into a chat.
+enum InviteCommand: ClubroomCommand {
+    static let declaration = Command(
+        name: "invite", abstract: "Print an invite link to a server's lobby or one room.",
+        discussion: """
+            Prints one line: a link anyone can open with 'clubroom join LINK' as it is. Without a room it is a \
+            server link: its holders see the server's lobby and may join any room listed there, in the role \
+            given. With a room (--room, or a room's address) it opens that room only. The invite rides in the \
+            link's #fragment, which no proxy or server log sees. The link stops working when it expires, or \
+            when the server's secret changes. Run it where the server's secret is (see 'clubroom serve').
+            """,
+        positionals: [
+            Positional(
+                "url", type: .url(schemes: ["ws", "wss"]),
+                help: "The server's address as people reach it, such as wss://rooms.example.org.")
+        ],
+        options: [
+            .value("room", placeholder: "ROOM", help: "Make a room link for this room only."),
+            .value(
+                "role", placeholder: "ROLE", default: "audience",
+                help: "Role the link gives: audience, speaker, moderator, host, or one from --roles."),
+            .value(
+                "ttl", placeholder: "DURATION", type: .duration, default: "7d",
+                help: "How long the link works, such as 1h, 2d or 30d."),
+            .value(
+                "secret-file", placeholder: "FILE", type: .path, defaultDescription: "the server's default",
+                help: "File holding the server's secret."),
+            .value(
+                "roles", placeholder: "FILE", type: .path, defaultDescription: "the built-in table",
+                help: "The server's role table, to check the role against."),
+        ])
+
+    struct Options: Equatable {
+        var url: String
+        var room: String?
+        var role: String
+        var timeToLive: Duration
+        var secretFile: String?
+        var rolesFile: String?
+
+        init(_ arguments: ParsedArguments) throws(ArgumentError) {
+            url = arguments.string("url") ?? ""
+            room = arguments.string("room")
+            role = arguments.string("role") ?? "audience"
+            timeToLive = arguments.duration("ttl") ?? .seconds(7 * 86_400)
+            secretFile = arguments.path("secret-file")
+            rolesFile = arguments.path("roles")
+            if role.isEmpty { throw .badValue(argument: "--role", value: role, expected: "a role name") }
+            if let room, !ClubroomLink.isValidRoomName(room) {
+                throw .badValue(
+                    argument: "--room", value: room, expected: "1 to 64 letters, digits, '-', '_' or '.'")
+            }
+        }
+    }
+
+    static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
+        let options = try Options(arguments)
+        let address = try readLink(options.url)
+        if address.invite != nil {
+            throw JoinFailure(text: "Give the server's address, not a link: \(address.url).")
+        }
+        if let room = options.room, let inAddress = address.room, room != inAddress {
+            throw JoinFailure(text: "The address names room \(inAddress) and --room names \(room); give one.")
+        }
+        let room = options.room ?? address.room
+        let roles = try RoleTable.load(
+            contentsOf: options.rolesFile.map { URL(fileURLWithPath: $0) } ?? ClubroomResources.rolesURL)
+        guard roles.contains(RoleName(options.role)) else {
+            throw JoinFailure(
+                text:
+                    "There is no role \"\(options.role)\"; roles: \(roles.roles.map(\.name.rawValue).joined(separator: ", "))."
+            )
+        }
+        let seconds = options.timeToLive.components.seconds + (options.timeToLive.components.attoseconds > 0 ? 1 : 0)
+        let token = try TokenCommandCore.mintInvite(
+            room: room, role: options.role, ttl: seconds,
+            secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: DefaultPaths.dataDirectory),
+            now: Int64(Date().timeIntervalSince1970))
+        writeOutput(address.server.link(room: room, invite: token) + "\n")
+        return .success
+    }
+}
