@@ -3,6 +3,7 @@
 #   make test   installs what the tests need, builds, and runs every test
 # `make lint` fails on compiler warnings in our code, on `swift format lint` findings, and when Package.swift's
 # dependencies differ from what the code imports.
+# `make fuzz` runs every fuzz target for FUZZ_SECONDS each (docs/fuzzing.md).
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -21,7 +22,7 @@ TEST_PACKAGES := tmux sox espeak-ng alsa-utils pulseaudio libasound2-plugins ope
 PYTHON ?= python3
 TEST_PYTHON_MODULES := websockets=websockets jwt=pyjwt
 
-.PHONY: all build release deps test-deps test demo lint check-dependencies format bench quality clean
+.PHONY: all build release deps test-deps test demo lint check-dependencies format bench quality clean fuzz fuzz-ci
 
 all: build
 
@@ -57,6 +58,22 @@ release: deps
 test: test-deps check-dependencies
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) fuzz-ci
+
+# Fuzzing with libFuzzer and AddressSanitizer. fuzz/build compiles only the modules the targets need, outside
+# SwiftPM; fuzz/run runs each target on its own, from the checked-in corpus and regression inputs, and fails on
+# any finding. `make fuzz` runs the optimised build for FUZZ_SECONDS per target; CI (`make test`) runs the
+# unoptimised one, quicker to build, for FUZZ_CI_SECONDS per target, two targets at a time.
+FUZZ_SECONDS ?= 180
+FUZZ_CI_SECONDS ?= 2
+
+fuzz: deps
+	fuzz/build release
+	fuzz/run release $(FUZZ_SECONDS)
+
+fuzz-ci: deps
+	fuzz/build debug
+	FUZZ_JOBS=2 fuzz/run debug $(FUZZ_CI_SECONDS)
 
 demo: deps release
 	$$($(SWIFT) build -c release --show-bin-path)/clubroom demo

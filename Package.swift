@@ -130,6 +130,13 @@ let package = Package(
             ],
             path: "Sources/Benchmarks/Directory"),
 
+        // MARK: Fuzzing: the properties every fuzz target checks (the tests replay its corpus), and the executable
+        // `make fuzz` builds with libFuzzer. Only the decoders' own modules go in, so the sanitized build stays small.
+        .target(
+            name: "FuzzChecks",
+            dependencies: ["RoomCore", "RoomProtocol", "StrictJSON", "AudioCore", "TermUI", "Crypto", "MediaTransport"]),
+        .executableTarget(name: "clubroom-fuzz", dependencies: ["FuzzChecks"]),
+
         // MARK: The executable.
         .executableTarget(
             name: "clubroom",
@@ -201,6 +208,13 @@ let package = Package(
             dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
         // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
         .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting"]),
+        .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
+        // Runs the built clubroom (join --plain, bot) against hostile servers.
+        .testTarget(
+            name: "ClientEdgeTests",
+            dependencies: [
+                "ClubroomResources", "RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport", "RoomTesting",
+            ]),
         // Runs the built clubroom: a server and bots over loopback.
         .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore", "RoomTesting"]),
     ]

@@ -47,6 +47,8 @@ public enum TokenMintError: Error, Sendable, Equatable, CustomStringConvertible 
     case empty(String)
     /// A value is longer than `TokenClaims.maximumFieldBytes`.
     case tooLong(String)
+    /// The identity holds a control character (see `TokenClaims.isValidIdentity`).
+    case controlCharacters(String)
     /// The lifetime is zero or negative.
     case nonPositiveLifetime(Int64)
     /// The secret file could not be used.
@@ -58,6 +60,8 @@ public enum TokenMintError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .empty(let option): "\(option) must not be empty"
         case .tooLong(let option): "\(option) is longer than \(TokenClaims.maximumFieldBytes) bytes"
+        case .controlCharacters(let option):
+            "\(option) must not contain control characters, line breaks, bidirectional controls or invisible spaces"
         case .nonPositiveLifetime(let seconds): "the lifetime must be positive, not \(seconds) s"
         case .secretFile(let error): error.description
         case .signing: TokenSigningError().description
@@ -87,6 +91,9 @@ public enum TokenCommandCore {
         for (option, value) in [("--room", room), ("--identity", identity), ("--role", role), ("--name", name ?? "")]
         where value.utf8.count > TokenClaims.maximumFieldBytes {
             throw .tooLong(option)
+        }
+        guard TokenClaims.isValidIdentity(identity) else {
+            throw .controlCharacters("--identity")
         }
         guard ttl > 0 else {
             throw .nonPositiveLifetime(ttl)

@@ -226,7 +226,7 @@ public final class DemoDirector: Sendable {
             case .roomEnded: finish(.roomEnded(by: "", reason: ""))
             case .connectionFailed(let problem): settings.notes(.problem("\(identity): \(problem)"))
             case .refused(let code, let reason): settings.notes(.problem("\(identity) refused (\(code)): \(reason)"))
-            case .left, .removed, .replaced: break
+            case .left, .closedByServer, .removed, .replaced: break
             }
             // The session's own thread is stopped later, from another thread.
             if let bot { DispatchQueue.global().async { bot.session.shutdown() } }

@@ -67,6 +67,8 @@ public final class DirectoryConnection: LobbyConnection, @unchecked Sendable {
     public static func describe(_ end: SessionEnd) -> String {
         switch end {
         case .left, .removed, .roomEnded, .replaced: "The lobby closed."
+        case .closedByServer(let reason):
+            "The server closed the lobby\(reason.isEmpty ? "" : " (\(reason))"). Open it again to come back."
         case .refused(let code, let reason): Refusals.describe(code: code, reason: reason, withInvite: true)
         case .connectionFailed(let problem): "Cannot reach the lobby: \(problem). Check the address and try again."
         }

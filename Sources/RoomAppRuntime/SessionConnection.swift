@@ -175,6 +175,8 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     public static func describe(_ end: SessionEnd, withInvite: Bool = false) -> String {
         switch end {
         case .left: return "You left the room."
+        case .closedByServer(let reason):
+            return "The server closed the connection\(reason.isEmpty ? "" : " (\(reason))"). Join again to come back."
         case .removed: return "You were removed from the room."
         case .roomEnded: return "The room has ended."
         case .replaced: return "You joined this room from somewhere else, so this screen was closed."

@@ -22,7 +22,7 @@ public enum BotExitStatus: Int32, Sendable, Equatable, CaseIterable {
     /// The status for how a session ended.
     public init(_ end: SessionEnd) {
         switch end {
-        case .left: self = .left
+        case .left, .closedByServer: self = .left
         case .removed: self = .removed
         case .roomEnded: self = .roomEnded
         case .replaced: self = .replaced

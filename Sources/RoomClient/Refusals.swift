@@ -19,6 +19,9 @@ public enum Refusals {
         case 4005: return "This \(held) is not valid yet. Check this computer's clock, or wait."
         case 4006: return "This \(held) is for another room."
         case 4007: return "This \(held) gives a role this server does not have. Ask the host for a new one."
+        case 4008:
+            return "This \(held) names you with control characters, which no one could read safely. Ask the host for a "
+                + "new one."
         case 4009:
             return withInvite ? "The room this link is for has ended." : "The room has ended."
         case 4010: return "The room is full. Try again later."

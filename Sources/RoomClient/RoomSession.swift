@@ -6,8 +6,11 @@ import Synchronization
 
 /// Why a session is over for good.
 public enum SessionEnd: Sendable, Equatable {
-    /// This client left (or the server closed normally).
+    /// This client left.
     case left
+    /// The server closed the connection normally (close 1000) without this client asking to leave, with its
+    /// reason.
+    case closedByServer(reason: String)
     /// A moderator removed this client (close 4012).
     case removed
     /// The room ended (close 4009).
@@ -254,7 +257,7 @@ public final class RoomSession: Sendable {
             message = try ControlCodec.decodeServer(Array(text.utf8))
         } catch {
             if error.code == .unknownType, let media, let signal = try? MediaSignalCodec.decode(text) {
-                media(.signal(signal))
+                media(SessionMedia.signal(signal).sanitized)
                 return
             }
             // A newer server's unknown event types are skipped; anything else unreadable is reported.
@@ -325,7 +328,7 @@ public final class RoomSession: Sendable {
             return
         }
         switch code.rawValue {
-        case 1000: finish(.left)
+        case 1000: finish(.closedByServer(reason: reason))
         case 4009: finish(.roomEnded)
         case 4011: finish(.replaced)
         case 4012: finish(.removed)
@@ -379,7 +382,9 @@ public final class RoomSession: Sendable {
         if first { deliver(.ended(end)) }
     }
 
-    private func deliver(_ event: SessionEvent) {
+    /// Hands an event on, its server strings cleaned first: the one way out of a session (see SessionText.swift).
+    private func deliver(_ raw: SessionEvent) {
+        let event = raw.sanitized
         if loop.inLoop {
             handler(event)
         } else {

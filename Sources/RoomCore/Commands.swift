@@ -265,7 +265,9 @@ public enum Command: Sendable, Equatable {
         let matches = exact.isEmpty ? prefixed : exact
         if matches.count == 1 { return .success(matches[0].id) }
         if matches.isEmpty {
-            let similar = peers.filter { $0.name.lowercased().contains(wanted) }
+            // The standard library's search: Foundation's `contains` traps on some text with NUL characters in it
+            // ("émile" searched for "e" and seven NULs), which a line read in --plain can hold.
+            let similar = peers.filter { $0.name.lowercased().firstRange(of: wanted) != nil }
             let (listed, more) = describe(similar)
             return .failure(.unknownName(typed, similar: listed, more: more))
         }
@@ -389,34 +391,38 @@ struct Scanner {
 
     init(_ text: Substring) { self.text = text }
 
+    /// Drops whitespace scalars, not whole clusters: a combining mark typed after a space belongs to what follows.
     mutating func skipSpace() {
-        text = text.drop(while: { $0.isWhitespace })
+        text = Substring(text.unicodeScalars.drop(while: { $0.properties.isWhitespace }))
     }
 
-    /// The next word, `nil` at the end of the line.
+    /// The next word, `nil` at the end of the line. Read scalar by scalar: a quote followed by a combining mark
+    /// (a name that starts with one) is one cluster, but still opens a quoted name.
     mutating func word() -> Result<String?, CommandError> {
         skipSpace()
-        guard let first = text.first else { return .success(nil) }
+        let scalars = text.unicodeScalars
+        guard let first = scalars.first else { return .success(nil) }
         if first != "\"" {
-            let word = text.prefix(while: { !$0.isWhitespace })
-            text = text[word.endIndex...]
-            return .success(String(word))
+            let end = scalars.firstIndex(where: { $0.properties.isWhitespace }) ?? scalars.endIndex
+            let word = String(Substring(scalars[..<end]))
+            text = Substring(scalars[end...])
+            return .success(word)
         }
-        var result = ""
-        var index = text.index(after: text.startIndex)
-        while index < text.endIndex {
-            let c = text[index]
-            if c == "\"" {
-                text = text[text.index(after: index)...]
-                return .success(result)
+        var result = String.UnicodeScalarView()
+        var index = scalars.index(after: scalars.startIndex)
+        while index < scalars.endIndex {
+            let scalar = scalars[index]
+            if scalar == "\"" {
+                text = Substring(scalars[scalars.index(after: index)...])
+                return .success(String(result))
             }
-            if c == "\\", text.index(after: index) < text.endIndex {
-                index = text.index(after: index)
-                result.append(text[index])
+            if scalar == "\\", scalars.index(after: index) < scalars.endIndex {
+                index = scalars.index(after: index)
+                result.append(scalars[index])
             } else {
-                result.append(c)
+                result.append(scalar)
             }
-            index = text.index(after: index)
+            index = scalars.index(after: index)
         }
         return .failure(.unterminatedQuote)
     }
@@ -430,9 +436,12 @@ struct Scanner {
 }
 
 extension Substring {
+    /// The text without whitespace scalars at either end. Scalars, not clusters: a space followed by a combining
+    /// mark is one cluster, and trimming it whole would drop the mark with the space.
     func trimmingWhitespace() -> Substring {
-        guard let first = firstIndex(where: { !$0.isWhitespace }) else { return self[endIndex...] }
-        let last = lastIndex(where: { !$0.isWhitespace })!
-        return self[first...last]
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return self[endIndex...] }
+        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+        return Substring(scalars[first...last])
     }
 }

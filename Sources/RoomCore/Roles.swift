@@ -94,6 +94,17 @@ public struct RoleTable: Sendable, Equatable {
         self.init(validated: definitions)
     }
 
+    /// The same table with each role's label replaced by `label(role)`; names, ranks and permissions are kept, so
+    /// the table's rules still hold.
+    public func relabeled(_ label: (RoleDefinition) -> String) -> RoleTable {
+        RoleTable(
+            validated: roles.map { role in
+                var relabeled = role
+                relabeled.label = label(role)
+                return relabeled
+            })
+    }
+
     /// The definition of a role, or `nil` when the table has no such role.
     public func definition(of role: RoleName) -> RoleDefinition? {
         index(of: role).map { roles[$0] }

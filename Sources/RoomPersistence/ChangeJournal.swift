@@ -23,6 +23,7 @@ final class ChangeJournal {
     init(path: String) throws(DatabaseError) {
         self.path = path
         connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 0, exclusive: true)
+        try connection.checkIntegrity(fullCheckBytes: RoomDatabase.fullIntegrityCheckBytes)
         let statement = try connection.prepare("PRAGMA user_version")
         let found = try statement.step() ? statement.int64(at: 0) : 0
         statement.reset()

@@ -30,11 +30,17 @@ public final class RoomDatabase: Sendable {
     /// reconnect window, so a window of 60 s can be checked exactly).
     public static let recentRoleRetention: Int64 = 600_000
 
-    /// Opens the database at `path`, creating it and bringing its schema up to date.
+    /// Files up to this size get SQLite's full `integrity_check` when opened; larger ones the `quick_check`.
+    /// Measured here on a 125 MB file (1,000,000 audit rows, 2,000 rooms of 200 chats), on a busy machine: the
+    /// full check took 20.6 s and the quick one 3.6 s; a 16 MiB file's full check takes about 2.5 s at that rate.
+    public static let fullIntegrityCheckBytes: Int64 = 16 * 1024 * 1024
+
+    /// Opens the database at `path`, checks it (see `fullIntegrityCheckBytes`), creating it and bringing its
+    /// schema up to date.
     ///
     /// `busyTimeoutMilliseconds` is how long a statement waits for another program's lock before failing with
-    /// SQLITE_BUSY. Fails with a `DatabaseError` naming the file when it is not a database, is corrupt, cannot be
-    /// created, or was written by a newer version of this program.
+    /// SQLITE_BUSY. Fails with a `DatabaseError` naming the file when it is not a database, is damaged (SQLITE_CORRUPT),
+    /// cannot be created or written, or was written by a newer version of this program.
     public init(
         path: String, chatRetention: Int = defaultChatRetention,
         busyTimeoutMilliseconds: Int32 = SQLiteConnection.busyTimeoutMilliseconds
@@ -43,6 +49,7 @@ public final class RoomDatabase: Sendable {
         self.path = path
         self.chatRetention = chatRetention
         let opened = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        try opened.checkIntegrity(fullCheckBytes: Self.fullIntegrityCheckBytes)
         try Schema.migrate(opened)
         let reading = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         try reading.execute("PRAGMA query_only = 1")

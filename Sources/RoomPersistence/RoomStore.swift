@@ -412,4 +412,10 @@ extension DatabaseError {
         let primary = (code ?? 0) & 0xFF
         return primary == SQLITE_BUSY || primary == SQLITE_LOCKED
     }
+
+    /// Whether the file is damaged or is not a database at all.
+    public var isDamaged: Bool {
+        let primary = (code ?? 0) & 0xFF
+        return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
+    }
 }

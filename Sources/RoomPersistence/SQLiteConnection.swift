@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 import Synchronization
 
 /// A failure from the database: which file, what SQLite said, and the statement that was running.
@@ -59,19 +60,30 @@ public final class SQLiteConnection {
     /// connection, in this process or another, can read or write it meanwhile (SQLite's `EXCLUSIVE` locking mode,
     /// where WAL needs no shared-memory file). A file another connection holds that way fails with SQLITE_BUSY.
     ///
-    /// A file that is not an SQLite database fails here, with SQLite's message and the path.
+    /// A missing file is created readable and writable by its owner only (0600); SQLite gives its `-wal` and
+    /// `-shm` files the same mode. A file that is not an SQLite database fails here, with SQLite's message and the
+    /// path; so does one that cannot be opened (with the system's reason) or can only be read.
     public init(
         path: String, busyTimeoutMilliseconds: Int32 = SQLiteConnection.busyTimeoutMilliseconds,
         exclusive: Bool = false
     ) throws(DatabaseError) {
         self.path = path
         var opened: OpaquePointer? = nil
+        Self.createPrivately(path)
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &opened, flags, nil)
         guard status == SQLITE_OK, let opened else {
-            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
+            var message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
+            if let opened, sqlite3_system_errno(opened) != 0 {
+                message += ": " + String(cString: strerror(sqlite3_system_errno(opened)))
+            }
             sqlite3_close_v2(opened)
             throw DatabaseError(path: path, code: status, message: message, sql: nil)
+        }
+        if sqlite3_db_readonly(opened, "main") == 1 {
+            sqlite3_close_v2(opened)
+            throw DatabaseError(
+                path: path, code: SQLITE_READONLY, message: "the file can be read but not written", sql: nil)
         }
         handle = opened
         interrupter = SQLiteInterrupter(opened)
@@ -104,6 +116,37 @@ public final class SQLiteConnection {
 
     deinit {
         close()
+    }
+
+    /// Creates `path` empty with mode 0600 when it does not exist (an empty file is an empty database), so the
+    /// database and the files SQLite makes beside it are private to their owner whatever the umask.
+    private static func createPrivately(_ path: String) {
+        let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        if descriptor >= 0 { _ = Glibc.close(descriptor) }
+    }
+
+    /// Runs SQLite's own check of the file: the full `integrity_check` when the file is at most
+    /// `fullCheckBytes`, else `quick_check` (which skips comparing indexes with their tables, and is several times
+    /// faster). Throws a `DatabaseError` with SQLITE_CORRUPT listing the first problems when the file is damaged.
+    public func checkIntegrity(fullCheckBytes: Int64) throws(DatabaseError) {
+        let pages = try prepare("PRAGMA page_count")
+        let pageCount = try pages.step() ? pages.int64(at: 0) : 0
+        pages.reset()
+        let size = try prepare("PRAGMA page_size")
+        let pageSize = try size.step() ? size.int64(at: 0) : 0
+        size.reset()
+        let check = pageCount * pageSize <= fullCheckBytes ? "integrity_check" : "quick_check"
+        let sql = "PRAGMA \(check)(5)"
+        let statement = try prepare(sql)
+        var problems: [String] = []
+        while try statement.step() {
+            problems.append(statement.text(at: 0).split(whereSeparator: \.isNewline).joined(separator: " "))
+        }
+        statement.reset()
+        guard problems != ["ok"] else { return }
+        throw DatabaseError(
+            path: path, code: SQLITE_CORRUPT,
+            message: "the file is damaged; SQLite's \(check) says: " + problems.joined(separator: "; "), sql: nil)
     }
 
     /// Finalizes the statements and closes the connection (releasing its locks); later calls fail with

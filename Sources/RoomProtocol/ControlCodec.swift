@@ -28,6 +28,9 @@ public enum ControlCodec {
     static let parser = StrictJSONParser(maxDepth: 16, maxBytes: ControlLimits.maxFrameBytes)
     /// The server's messages may be far larger than a request: a snapshot lists every peer of the room.
     static let serverParser = StrictJSONParser(maxDepth: 16, maxBytes: ControlLimits.maxServerMessageBytes)
+    /// A client takes a server's strings of any length the message allows and cuts them itself (`ServerText`),
+    /// so that one overlong name cannot make it drop a whole snapshot.
+    static let serverStringLimit = ControlLimits.maxServerMessageBytes
 
     // MARK: Client messages
 
@@ -284,7 +287,7 @@ public enum ControlCodec {
     /// Decodes a server's text frame. Clients are as strict as the server, except that a newer server's
     /// unknown event types are reported as `unknownType` for the caller to skip.
     public static func decodeServer(_ bytes: some Collection<UInt8>) throws(ControlDecodeError) -> ServerMessage {
-        let fields = Fields(try parseObject(bytes, with: serverParser))
+        let fields = Fields(try parseObject(bytes, with: serverParser), stringLimit: serverStringLimit)
         let type = try fields.string("type", maxBytes: 64)
         let seq = try fields.optionalInteger("seq")
         let event: WireEvent
@@ -311,7 +314,7 @@ public enum ControlCodec {
             event = .peerLeft(peer: try fields.peer("peer"), reason: try fields.leaveReason())
         case "peers_left":
             let departures = try fields.array("peers").map { value throws(ControlDecodeError) in
-                let departure = Fields(try objectValue(value, "peers"))
+                let departure = Fields(try objectValue(value, "peers"), stringLimit: serverStringLimit)
                 return Departure(try departure.peer("peer"), try departure.leaveReason())
             }
             guard !departures.isEmpty else { throw ControlDecodeError(.badRequest, "\"peers\" is empty") }
@@ -328,7 +331,7 @@ public enum ControlCodec {
             event = .muteChanged(peer: try fields.peer("peer"), muted: try fields.bool("muted"), by: try fields.actor())
         case "speakers":
             let levels = try fields.array("levels").map { value throws(ControlDecodeError) -> SpeakerLevel in
-                let level = Fields(try objectValue(value, "levels"))
+                let level = Fields(try objectValue(value, "levels"), stringLimit: serverStringLimit)
                 return SpeakerLevel(
                     peer: try level.peer("peer"), level: Int(clamping: try level.integer("level", in: 0...100)))
             }
@@ -502,7 +505,7 @@ public enum ControlCodec {
 
     /// A peer object; `Peer` cleans the name and bounds the level as it does for any peer.
     static func readPeer(_ value: JSONValue) throws(ControlDecodeError) -> AnnouncedPeer {
-        let fields = Fields(try objectValue(value, "peer"))
+        let fields = Fields(try objectValue(value, "peer"), stringLimit: serverStringLimit)
         let peer = Peer(
             id: try fields.peer("id"), name: try fields.string("name"), role: RoleName(try fields.string("role")),
             muted: try fields.bool("muted"), handRaisedAt: try fields.optionalInteger("hand_raised_at"),
@@ -518,7 +521,7 @@ public enum ControlCodec {
 
     /// A chat message; `ChatMessage` cleans the name and the text as it does for any message.
     static func readChat(_ value: JSONValue) throws(ControlDecodeError) -> ChatMessage {
-        let fields = Fields(try objectValue(value, "chat"))
+        let fields = Fields(try objectValue(value, "chat"), stringLimit: serverStringLimit)
         let from = try fields.peer("from")
         return ChatMessage(
             from: from, fromName: try fields.optionalString("name") ?? from.rawValue, text: try fields.string("text"),
@@ -531,7 +534,7 @@ public enum ControlCodec {
     static func readRoles(_ values: [JSONValue]) throws(ControlDecodeError) -> RoleTable {
         var definitions: [RoleDefinition] = []
         for value in values {
-            let fields = Fields(try objectValue(value, "roles"))
+            let fields = Fields(try objectValue(value, "roles"), stringLimit: serverStringLimit)
             var permissions: Set<Permission> = []
             for permission in try fields.array("permissions") {
                 guard case .string(let name) = permission else {
@@ -556,9 +559,12 @@ public enum ControlCodec {
 /// Typed access to an object's fields, each failure a `bad_request` naming the field.
 struct Fields {
     let object: JSONObject
+    /// The most UTF-8 bytes a string field may hold when its reader names no bound of its own.
+    let stringLimit: Int
 
-    init(_ object: JSONObject) {
+    init(_ object: JSONObject, stringLimit: Int = 4096) {
         self.object = object
+        self.stringLimit = stringLimit
     }
 
     func value(_ key: String) throws(ControlDecodeError) -> JSONValue {
@@ -568,11 +574,11 @@ struct Fields {
         return value
     }
 
-    func string(_ key: String, maxBytes: Int = 4096, maxCharacters: Int? = nil) throws(ControlDecodeError) -> String {
+    func string(_ key: String, maxBytes: Int? = nil, maxCharacters: Int? = nil) throws(ControlDecodeError) -> String {
         guard case .string(let text) = try value(key) else {
             throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be a string")
         }
-        return try bounded(text, key, maxBytes: maxBytes, maxCharacters: maxCharacters)
+        return try bounded(text, key, maxBytes: maxBytes ?? stringLimit, maxCharacters: maxCharacters)
     }
 
     func string(_ key: String, maxCharacters: Int) throws(ControlDecodeError) -> String {
@@ -600,12 +606,12 @@ struct Fields {
         PeerID(try string("by", maxBytes: ControlLimits.maxIdentityBytes))
     }
 
-    func optionalString(_ key: String, maxBytes: Int = 4096) throws(ControlDecodeError) -> String? {
+    func optionalString(_ key: String, maxBytes: Int? = nil) throws(ControlDecodeError) -> String? {
         guard let value = object[key], value != .null else { return nil }
         guard case .string(let text) = value else {
             throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be a string")
         }
-        return try bounded(text, key, maxBytes: maxBytes, maxCharacters: nil)
+        return try bounded(text, key, maxBytes: maxBytes ?? stringLimit, maxCharacters: nil)
     }
 
     func optionalString(_ key: String, maxCharacters: Int) throws(ControlDecodeError) -> String? {

@@ -1,3 +1,4 @@
+import RoomCore
 import StrictJSON
 
 /// What a room token says about its bearer: the claims of an HS256 JSON Web Token (RFC 7519).
@@ -49,6 +50,13 @@ public struct TokenClaims: Sendable, Equatable {
         return JSONValue.object(JSONObject(members)).encodedString
     }
 
+    /// Whether `identity` may name a peer: it holds no control character (C0, DEL, C1), no line or paragraph
+    /// separator, no bidirectional control and no invisible space (`DisplayName.isInvisibleControl`). Everyone
+    /// names the peer by it, on screens and on command lines, so it must print as it reads.
+    public static func isValidIdentity(_ identity: String) -> Bool {
+        identity.unicodeScalars.allSatisfy { !DisplayName.isInvisibleControl($0) }
+    }
+
     /// Token JSON is small and flat; these limits refuse anything a token could not honestly contain.
     static let parser = StrictJSONParser(maxDepth: 16, maxBytes: RoomToken.maximumBytes)
 
@@ -69,6 +77,9 @@ public struct TokenClaims: Sendable, Equatable {
         let subject = try requiredText("sub", in: members)
         guard !subject.isEmpty else {
             throw .malformed("claim \"sub\" is empty")
+        }
+        guard isValidIdentity(subject) else {
+            throw .invalidIdentity(subject)
         }
         let room = try requiredText("room", in: members)
         let role = try requiredText("role", in: members)

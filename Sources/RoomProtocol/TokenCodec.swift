@@ -17,7 +17,7 @@ public struct TokenSigningError: Error, Sendable, Equatable, CustomStringConvert
 /// 2. the header is a JSON object whose `alg` is `HS256`: `unsupportedAlgorithm` (also for `none` or no `alg`);
 ///    a present `typ` must be `JWT` and a `crit` header is refused: `malformed`;
 /// 3. the signature, compared in constant time: `badSignature`; nothing in the claims is read before this;
-/// 4. the claims' JSON and types: `malformed`;
+/// 4. the claims' JSON and types: `malformed`; an identity with control characters: `invalidIdentity`;
 /// 5. `exp`: `expired`; 6. `nbf`: `notYetValid` (both with `leeway` seconds of allowance for clock skew);
 /// 7. `room` equals the room asked for: `wrongRoom`; 8. `role` is known: `unknownRole`.
 public enum RoomToken {

@@ -20,6 +20,9 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownRole(String)
     /// The token names (in its `kid` header) a key that is not this server's: it was made by another server.
     case wrongServer
+    /// The identity (`sub`) holds a character that could drive a terminal or hide in a name: a control
+    /// character, a line or paragraph separator, a bidirectional control or an invisible space.
+    case invalidIdentity(String)
 
     /// A stable snake_case name for the refusal, for error messages and logs.
     public var code: String {
@@ -32,6 +35,7 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .wrongRoom: "token_wrong_room"
         case .unknownRole: "token_unknown_role"
         case .wrongServer: "token_wrong_server"
+        case .invalidIdentity: "token_invalid_identity"
         }
     }
 
@@ -46,6 +50,7 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .wrongRoom: 4006
         case .unknownRole: 4007
         case .wrongServer: 4013
+        case .invalidIdentity: 4008
         }
     }
 
@@ -60,6 +65,7 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .wrongRoom: "The token is for a different room."
         case .unknownRole: "The token names a role this server does not know."
         case .wrongServer: "The invite is for another Clubroom server."
+        case .invalidIdentity: "The token's identity contains control characters. Ask the host for a new one."
         }
     }
 
@@ -85,6 +91,8 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
             "token role \"\(role)\" is not in the role table"
         case .wrongServer:
             "token was made by another server (its key id is not this server's)"
+        case .invalidIdentity(let identity):
+            "token identity \(identity.debugDescription) contains control characters"
         }
     }
 }

@@ -2,7 +2,9 @@
 ///
 /// Feed bytes as they arrive, then call ``next()`` until it returns nil. Fragmented data messages come out
 /// reassembled; control frames (ping, pong, close) come out as soon as they are complete, even between the
-/// fragments of a data message. The first broken rule throws a ``WebSocketProtocolError`` with the close code to
+/// fragments of a data message. Text is checked as its bytes arrive, inside a frame and across fragments, so
+/// bytes that cannot be valid UTF-8 fail at once rather than when the message is complete (RFC 6455 section
+/// 8.1). The first broken rule throws a ``WebSocketProtocolError`` with the close code to
 /// use, and every later call throws it again: a decoder that failed never yields another message.
 public struct WebSocketDecoder: Sendable {
     /// Bytes of buffer kept between messages; more than the usual control message, far less than the largest.
@@ -21,6 +23,10 @@ public struct WebSocketDecoder: Sendable {
     private var fragments: [UInt8] = []
     private var fragmentOpcode: WebSocketOpcode?
     private var failure: WebSocketProtocolError?
+    /// The UTF-8 check of the text message in progress.
+    private var text = UTF8Validator()
+    /// Payload bytes of the incomplete frame at `readIndex` already checked as text.
+    private var checkedPayloadBytes = 0
 
     public init(role: WebSocketRole, maxMessageSize: Int = WebSocketDecoder.defaultMaxMessageSize) {
         self.role = role
@@ -105,8 +111,21 @@ public struct WebSocketDecoder: Sendable {
         let payloadLength = Int(length)
         let maskStart = readIndex + headerLength
         if masked { headerLength += 4 }
-        guard available >= headerLength + payloadLength else { return nil }
         let payloadStart = readIndex + headerLength
+        let isText = opcode == .text || (opcode == .continuation && fragmentOpcode == .text)
+        if isText {
+            if opcode == .text && checkedPayloadBytes == 0 { text = UTF8Validator() }
+            let arrived = min(payloadLength, available - headerLength)
+            if arrived > checkedPayloadBytes {
+                try checkText(payloadStart, checkedPayloadBytes..<arrived, maskStart: masked ? maskStart : nil)
+                checkedPayloadBytes = arrived
+            }
+        }
+        guard available >= headerLength + payloadLength else { return nil }
+        checkedPayloadBytes = 0
+        if isText && fin && !text.isAtCharacterBoundary {
+            throw fail(.invalidPayload, "text message is not valid UTF-8")
+        }
         var payload = Array(buffer[payloadStart..<payloadStart + payloadLength])
         if masked {
             let key = (buffer[maskStart], buffer[maskStart + 1], buffer[maskStart + 2], buffer[maskStart + 3])
@@ -130,13 +149,32 @@ public struct WebSocketDecoder: Sendable {
         return WebSocketFrame(fin: fin, opcode: opcode, payload: payload)
     }
 
+    /// Checks payload bytes `range` of the frame whose payload starts at `start` as the text message's next bytes.
+    private mutating func checkText(
+        _ start: Int, _ range: Range<Int>, maskStart: Int?
+    ) throws(WebSocketProtocolError) {
+        var validator = text
+        let valid = buffer.withUnsafeBufferPointer { bytes in
+            guard let maskStart else {
+                return validator.take(
+                    UnsafeBufferPointer(rebasing: bytes[start + range.lowerBound..<start + range.upperBound]))
+            }
+            for index in range {
+                guard validator.take(bytes[start + index] ^ bytes[maskStart + (index & 3)]) else { return false }
+            }
+            return true
+        }
+        text = validator
+        if !valid { throw fail(.invalidPayload, "text message is not valid UTF-8") }
+    }
+
     private mutating func assemble(_ frame: WebSocketFrame) throws(WebSocketProtocolError) -> WebSocketMessage? {
         switch frame.opcode {
         case .ping: return .ping(frame.payload)
         case .pong: return .pong(frame.payload)
         case .close: return try Self.parseClose(frame.payload)
         case .text, .binary:
-            if frame.fin { return try Self.message(frame.opcode, frame.payload) }
+            if frame.fin { return Self.message(frame.opcode, frame.payload) }
             fragmentOpcode = frame.opcode
             fragments = frame.payload
             return nil
@@ -146,18 +184,14 @@ public struct WebSocketDecoder: Sendable {
             let payload = fragments
             fragments = []
             fragmentOpcode = nil
-            return try Self.message(opcode, payload)
+            return Self.message(opcode, payload)
         }
     }
 
-    private static func message(
-        _ opcode: WebSocketOpcode, _ payload: [UInt8]
-    ) throws(WebSocketProtocolError) -> WebSocketMessage {
+    private static func message(_ opcode: WebSocketOpcode, _ payload: [UInt8]) -> WebSocketMessage {
         guard opcode == .text else { return .binary(payload) }
-        guard let text = String(validating: payload, as: UTF8.self) else {
-            throw WebSocketProtocolError(.invalidPayload, "text message is not valid UTF-8")
-        }
-        return .text(text)
+        // Checked as it arrived (see `checkText`), so decoding repairs nothing.
+        return .text(String(decoding: payload, as: UTF8.self))
     }
 
     /// Parses a close frame's payload: empty, or a valid code followed by a UTF-8 reason.

@@ -133,11 +133,16 @@ public struct WebSocketUpgradeResponse: Sendable, Equatable {
     public var reason: String
     public var headers: HTTPHeaders
 
-    /// Parses a response head (everything up to and including the blank line).
+    /// Parses a response head (everything up to and including the blank line). The status is three digits from 100
+    /// to 599 (RFC 9110 §15).
     public static func parse(head: [UInt8]) throws(WebSocketHandshakeError) -> WebSocketUpgradeResponse {
         let (statusLine, headers) = try parseHead(head)
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts[0] == "HTTP/1.1", parts[1].count == 3, let status = Int(parts[1]) else {
+        guard parts.count >= 2, parts[0] == "HTTP/1.1", parts[1].utf8.count == 3,
+            parts[1].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let status = Int(parts[1]),
+            (100...599).contains(status)
+        else {
             throw WebSocketHandshakeError(status: 0, "malformed status line")
         }
         return WebSocketUpgradeResponse(
@@ -359,7 +364,8 @@ public enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Decodes padded base64; nil when the text is not canonical base64.
+    /// Decodes padded base64; nil when the text is not canonical base64 (which includes unused bits before the
+    /// padding that are not zero: otherwise several texts would decode to the same bytes).
     public static func decode(_ text: String) -> [UInt8]? {
         let chars = Array(text.utf8)
         guard chars.count % 4 == 0 else { return nil }
@@ -379,6 +385,7 @@ public enum Base64 {
                     values.append(UInt8(value))
                 }
             }
+            if (padding == 2 && values[1] & 0x0F != 0) || (padding == 1 && values[2] & 0x03 != 0) { return nil }
             out.append(values[0] << 2 | values[1] >> 4)
             if padding < 2 { out.append(values[1] << 4 | values[2] >> 2) }
             if padding < 1 { out.append(values[2] << 6 | values[3]) }
@@ -447,6 +454,9 @@ public struct WebSocketURL: Sendable, Equatable {
         }
         guard !host.isEmpty, !host.contains("@") else {
             throw WebSocketHandshakeError(status: 0, "URL \(text) has no host")
+        }
+        guard !host.contains("["), !host.contains("]") else {
+            throw WebSocketHandshakeError(status: 0, "URL \(text) has a bracket inside its host")
         }
         if let portText {
             guard let value = Int(portText), (1...65535).contains(value) else {

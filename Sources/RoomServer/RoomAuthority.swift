@@ -162,8 +162,6 @@ public struct RoomAuthority: Sendable {
     public private(set) var invitations: [PeerID: Invitation] = [:]
     /// Pending invitations of peers whose connection dropped, given back if they return before they lapse.
     public private(set) var heldInvitations: [PeerID: Invitation] = [:]
-    /// The role each present peer's token gives: the most it may take back itself after stepping down.
-    private var tokenRoles: [PeerID: RoleName] = [:]
     /// Peers whose role someone else lowered (kept while they are away, like their role): they may not step
     /// back up themselves until someone raises them again.
     private var loweredByOthers: Set<PeerID> = []
@@ -183,6 +181,10 @@ public struct RoomAuthority: Sendable {
     var tally = ListingTally()
     /// The listing lobby watchers were last told of; nil while the room is not in the list.
     var reportedListing: RoomListing?
+    /// The role each peer's token gave when it joined, kept while the peer is here or its role is kept for a
+    /// return: a new connection with a lesser token must not keep what the greater one gave. It is also the most
+    /// a present peer may take back itself after stepping down.
+    private var tokenRoles: [PeerID: RoleName] = [:]
     /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
     /// costs time linear in its size.
     private var departedPruneThreshold = 1024
@@ -234,9 +236,23 @@ public struct RoomAuthority: Sendable {
     }
 
     mutating func admit(id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp) -> JoinResult {
-        if let present = peers[id] {
-            tokenRoles[id] = tokenRole
+        if var present = peers[id] {
             var outcome = Outcome()
+            let kept = roleKept(present.role, previousToken: tokenRoles[id], newToken: tokenRole)
+            tokenRoles[id] = tokenRole
+            if kept != present.role {
+                // Told to the others only: the new connection learns its role from its snapshot.
+                present.role = kept
+                outcome.deliveries.append(
+                    Delivery(to: .everyoneExcept(id), next(.roleChanged(peer: id, role: kept, by: id, stepUp: nil))))
+                if !present.muted && !roles.can(kept, .publishAudio) {
+                    present.muted = true
+                    outcome.deliveries.append(
+                        Delivery(to: .everyoneExcept(id), next(.muteChanged(peer: id, muted: true, by: id))))
+                }
+                peers[id] = present
+                outcome.changes.append(.roleHeld(id, role: kept, at: now))
+            }
             outcome.gates.append(gate(present.id))
             return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: outcome, replaced: true)
         }
@@ -256,7 +272,7 @@ public struct RoomAuthority: Sendable {
         if let previous = departed.removeValue(forKey: id), now - previous.at <= Self.reconnectGrace,
             roles.contains(previous.role)
         {
-            role = previous.role
+            role = roleKept(previous.role, previousToken: tokenRoles[id], newToken: tokenRole)
             resumed = true
         }
         // Someone else's demotion is kept while the role is; a fresh start from the token forgets it.
@@ -281,6 +297,18 @@ public struct RoomAuthority: Sendable {
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
     }
 
+    /// The role a peer holding `role`, given while its token was `previousToken`, keeps when it comes back (or
+    /// opens a second connection) with a token for `newToken`. The token's role is the most a connection gets:
+    /// with a token lesser than the one it had, a role above the new token's falls to it. A role given in the
+    /// room above the token (an accepted invitation) is kept by a token as good as the old one; when the old
+    /// token is not known (a room loaded after a restart), the role is kept.
+    func roleKept(_ role: RoleName, previousToken: RoleName?, newToken: RoleName) -> RoleName {
+        guard let previousToken, roles.rank(of: newToken) > roles.rank(of: previousToken),
+            roles.rank(of: role) < roles.rank(of: newToken)
+        else { return role }
+        return newToken
+    }
+
     /// A peer's connection went away: it asked to (`left`) or dropped (`disconnected`).
     public mutating func leave(_ id: PeerID, reason: LeaveReason, now: Timestamp) -> Outcome {
         leave([Departure(id, reason)], now: now)
@@ -302,7 +330,6 @@ public struct RoomAuthority: Sendable {
         for departure in departures {
             let id = departure.peer
             guard let peer = peers.removeValue(forKey: id) else { continue }
-            tokenRoles[id] = nil
             if let inviter = invitations.removeValue(forKey: id), departure.reason == .disconnected {
                 heldInvitations[id] = inviter
             }
@@ -332,6 +359,7 @@ public struct RoomAuthority: Sendable {
         departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
         heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
         loweredByOthers = loweredByOthers.filter { peers[$0] != nil || departed[$0] != nil }
+        tokenRoles = tokenRoles.filter { peers[$0.key] != nil || departed[$0.key] != nil }
         departedPruneThreshold = max(1024, departed.count * 2)
     }
 

@@ -27,14 +27,7 @@ public final class RoomServerRuntime: Sendable {
 
     /// Opens the store (applying what its journal holds), loads or creates the secret, and starts listening.
     public init(configuration: ServerConfiguration, log: ServerLog) throws(ServerStartError) {
-        do {
-            try FileManager.default.createDirectory(
-                atPath: configuration.dataDirectory, withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw ServerStartError(
-                place: "data directory \(configuration.dataDirectory)", problem: error.localizedDescription)
-        }
+        try DataFolder.prepare(configuration.dataDirectory, log: log)
         let secret: TokenSecret
         do {
             secret = try SecretFile.loadOrCreate(at: configuration.secretFile)
@@ -51,6 +44,12 @@ public final class RoomServerRuntime: Sendable {
                 throw ServerStartError(
                     place: "data directory \(configuration.dataDirectory)",
                     problem: "another clubroom server is using it")
+            }
+            if error.isDamaged {
+                throw ServerStartError(
+                    place: "database",
+                    problem: error.description
+                        + "; restore it from a backup, or move it away to start with an empty one")
             }
             throw ServerStartError(place: "database", problem: error.description)
         }
@@ -76,6 +75,8 @@ public final class RoomServerRuntime: Sendable {
         }
         var options = WebSocketOptions()
         options.maxMessageSize = ControlLimits.maxFrameBytes
+        // What clients accept from the server; a larger snapshot ends its connection with a close frame.
+        options.maxSentMessageSize = ControlLimits.maxServerMessageBytes
         options.pingInterval = configuration.pingInterval
         options.idleTimeout = configuration.idleTimeout
         let handler = WebSocketServer.Handler(
@@ -91,6 +92,17 @@ public final class RoomServerRuntime: Sendable {
             onClose: { connection, code, reason in state.closed(connection, code: code, reason: reason) },
             onFailedHandshake: { address, problem in
                 log.info("connection from \(address) ended before it opened: \(problem)")
+            },
+            onDescriptorsExhausted: { refused in
+                if let refused {
+                    log.info("accepting connections again; \(refused) refused while out of file descriptors")
+                } else {
+                    var limit = rlimit()
+                    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+                    log.error(
+                        "out of file descriptors (this process may open \(limit.rlim_cur)): new connections are "
+                            + "refused with HTTP 503 until some close; raise the limit with 'ulimit -n'")
+                }
             })
         // The transport's error already names its place (the address, or the TLS file that failed).
         do {

@@ -10,8 +10,13 @@ public struct WebSocketOptions: Sendable, Equatable {
     public var maxMessageSize: Int = WebSocketDecoder.defaultMaxMessageSize
     /// The largest HTTP upgrade head accepted (431 beyond it).
     public var maxHeadSize: Int = WebSocketHandshake.defaultMaxHeadSize
-    /// Bytes waiting to be written beyond which a slow reader is dropped.
+    /// Bytes of messages waiting to be written, not yet begun, beyond which a slow reader is closed with 1008.
+    /// A single message larger than this is still sent whole (it streams through the buffer as the peer reads);
+    /// the bound is on what waits behind the message being written.
     public var maxWriteBufferSize: Int = 4 * 1024 * 1024
+    /// The largest data message this side sends. Asked to send a larger one, the connection sends nothing of it
+    /// and closes with 1011 (the peer would refuse it with 1009 anyway).
+    public var maxSentMessageSize: Int = 16 * 1024 * 1024
     /// How often an open connection sends a ping.
     public var pingInterval: Duration = .seconds(5)
     /// How soon after opening the first ping goes out, so the round-trip time is known early; `nil` waits a
@@ -109,6 +114,10 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     private var headBuffer: [UInt8] = []
     private var writeBuffer: [UInt8] = []
     private var writeOffset = 0
+    /// Where each queued message starts in `writeBuffer`, oldest first, from `messageStartsHead` on; one at or
+    /// past `writeOffset` has not begun, so a slow reader's close can drop it whole.
+    private var messageStarts: [Int] = []
+    private var messageStartsHead = 0
     private var writeWantsReadable = false
     private var readWantsWritable = false
     private var registeredWritable = false
@@ -182,6 +191,18 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
 
     func sendOnLoop(_ message: WebSocketMessage) {
         guard state == .open else { return }
+        let size: Int
+        switch message {
+        case .text(let text): size = text.utf8.count
+        case .binary(let bytes): size = bytes.count
+        case .ping, .pong, .close: size = 0
+        }
+        if size > options.maxSentMessageSize {
+            closeOnLoop(
+                code: .internalError,
+                reason: "a message of \(size) bytes is over the limit of \(options.maxSentMessageSize) bytes")
+            return
+        }
         enqueue(message.encoded(maskingKey: role == .client ? Self.maskingKey() : nil))
     }
 
@@ -260,12 +281,46 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
 
     private func enqueue(_ bytes: [UInt8]) {
         guard state != .closed else { return }
+        let waiting = unstartedByteCount()
+        if waiting > 0 && waiting + bytes.count > options.maxWriteBufferSize {
+            closeSlowReader()
+            return
+        }
+        messageStarts.append(writeBuffer.count)
         writeBuffer.append(contentsOf: bytes)
-        if writeBuffer.count - writeOffset > options.maxWriteBufferSize {
-            report(.policyViolation, "peer reads too slowly: over \(options.maxWriteBufferSize) bytes waiting")
+        flush()
+    }
+
+    /// Bytes of the queued messages not begun yet.
+    private func unstartedByteCount() -> Int {
+        while messageStartsHead < messageStarts.count && messageStarts[messageStartsHead] < writeOffset {
+            messageStartsHead += 1
+        }
+        guard messageStartsHead < messageStarts.count else { return 0 }
+        return writeBuffer.count - messageStarts[messageStartsHead]
+    }
+
+    /// A peer that lets too much wait: the messages not begun are dropped, the one being written is finished so
+    /// the framing stays whole, and a close frame (1008) follows it; the close timeout bounds the wait.
+    private func closeSlowReader() {
+        let reason = "peer reads too slowly: over \(options.maxWriteBufferSize) bytes waiting"
+        guard state == .open else {
+            report(.policyViolation, reason)
             terminate()
             return
         }
+        _ = unstartedByteCount()
+        if messageStartsHead < messageStarts.count {
+            writeBuffer.removeSubrange(messageStarts[messageStartsHead]...)
+        }
+        messageStarts.removeAll()
+        messageStartsHead = 0
+        writeBuffer.append(
+            contentsOf: WebSocketMessage.close(code: .policyViolation, reason: reason).encoded(
+                maskingKey: maskIfClient()))
+        state = .closing
+        deadline = EventLoop.now() + options.closeTimeout.milliseconds
+        report(.policyViolation, reason)
         flush()
     }
 
@@ -290,12 +345,18 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             // connections stay small.
             writeBuffer.removeAll(keepingCapacity: writeBuffer.capacity <= 4096)
             writeOffset = 0
+            messageStarts.removeAll(keepingCapacity: messageStarts.capacity <= 64)
+            messageStartsHead = 0
             if state == .draining && !shutdownSent {
                 shutdownSent = true
                 stream.shutdownWrite()
             }
         } else if writeOffset > 64 * 1024 && writeOffset > writeBuffer.count / 2 {
-            writeBuffer.removeFirst(writeOffset)
+            _ = unstartedByteCount()
+            let begun = writeOffset
+            messageStarts = messageStarts[messageStartsHead...].map { $0 - begun }
+            messageStartsHead = 0
+            writeBuffer.removeFirst(begun)
             writeOffset = 0
         }
         updateInterest()
@@ -400,7 +461,20 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
 
     private func upgradeClient(head: [UInt8], rest: [UInt8]) throws(WebSocketHandshakeError) {
         let response = try WebSocketUpgradeResponse.parse(head: head)
-        try response.validate(expectedAccept: clientRequest?.expectedAccept ?? "")
+        do {
+            try response.validate(expectedAccept: clientRequest?.expectedAccept ?? "")
+        } catch {
+            // A refusal's plain-text body says why (a server out of descriptors, a wrong path): keep what arrived
+            // with the head, made safe to print.
+            let length = min(Int(response.headers["Content-Length"] ?? "") ?? 0, 200, rest.count)
+            let body = String(decoding: rest.prefix(length), as: UTF8.self).unicodeScalars.filter { scalar in
+                scalar.value >= 0x20 && !(0x7F...0x9F).contains(scalar.value)
+                    && !(0x202A...0x202E).contains(scalar.value) && !(0x2066...0x2069).contains(scalar.value)
+            }
+            let reason = String(String.UnicodeScalarView(body)).split(separator: " ").joined(separator: " ")
+            guard response.status != 101, !reason.isEmpty else { throw error }
+            throw WebSocketHandshakeError(status: error.status, error.problem + ": " + reason)
+        }
         becomeOpen(rest: rest)
     }
 

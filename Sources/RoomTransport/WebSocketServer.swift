@@ -27,6 +27,11 @@ public final class WebSocketServer: @unchecked Sendable {
         /// A connection ended before it opened (TLS or HTTP handshake failed, timed out, or the peer left): the
         /// peer's address and the problem. Rejected upgrades answered with an HTTP status are not reported here.
         public var onFailedHandshake: @Sendable (String, String) -> Void
+        /// The process ran out of file descriptors, so new connections are refused (HTTP 503, one at a time, on
+        /// a descriptor kept in reserve for it): called once when such a burst begins (its first refusal), with nil,
+        /// and once when a connection is accepted a second or more after the last refusal, with how many were
+        /// refused meanwhile.
+        public var onDescriptorsExhausted: @Sendable (_ refusedWhenOver: Int?) -> Void
 
         public init(
             onUpgrade: @escaping @Sendable (WebSocketUpgradeRequest, WebSocketConnection) -> UpgradeDecision = {
@@ -35,13 +40,15 @@ public final class WebSocketServer: @unchecked Sendable {
             onOpen: @escaping @Sendable (WebSocketConnection) -> Void = { _ in },
             onMessage: @escaping @Sendable (WebSocketConnection, WebSocketPayload) -> Void = { _, _ in },
             onClose: @escaping @Sendable (WebSocketConnection, WebSocketCloseCode, String) -> Void = { _, _, _ in },
-            onFailedHandshake: @escaping @Sendable (String, String) -> Void = { _, _ in }
+            onFailedHandshake: @escaping @Sendable (String, String) -> Void = { _, _ in },
+            onDescriptorsExhausted: @escaping @Sendable (_ refusedWhenOver: Int?) -> Void = { _ in }
         ) {
             self.onUpgrade = onUpgrade
             self.onOpen = onOpen
             self.onMessage = onMessage
             self.onClose = onClose
             self.onFailedHandshake = onFailedHandshake
+            self.onDescriptorsExhausted = onDescriptorsExhausted
         }
     }
 
@@ -127,15 +134,25 @@ public final class WebSocketServer: @unchecked Sendable {
         if ownsLoop { loop.shutdown() }
     }
 
-    fileprivate func accepted(_ descriptor: Int32, _ address: String) {
+    /// The answer to a connection accepted on the reserve descriptor while the process has no others.
+    static let exhaustedReason = "the server is out of file descriptors; try again later"
+
+    /// Starts a connection on an accepted descriptor. With `refusing`, its upgrade is answered with HTTP 503
+    /// whatever it asks, and `refusing` runs when it has ended.
+    fileprivate func accepted(_ descriptor: Int32, _ address: String, refusing: (() -> Void)? = nil) {
         let handler = listener.handler
         var events = ConnectionEvents()
-        events.upgrade = { request, connection in handler.onUpgrade(request, connection) }
+        if refusing != nil {
+            events.upgrade = { _, _ in .reject(status: 503, reason: Self.exhaustedReason) }
+        } else {
+            events.upgrade = { request, connection in handler.onUpgrade(request, connection) }
+        }
         events.open = { handler.onOpen($0) }
         events.message = { handler.onMessage($0, $1) }
         events.close = { handler.onClose($0, $1, $2) }
         events.failedBeforeOpen = { handler.onFailedHandshake(address, $0.problem) }
         events.finished = { [weak self] connection in
+            refusing?()
             guard let self else { return }
             connections[connection.id] = nil
             count.withLock { $0 -= 1 }
@@ -147,15 +164,19 @@ public final class WebSocketServer: @unchecked Sendable {
                 stream = try TLSStream(context: tls, descriptor: descriptor, clientHost: nil)
             } catch {
                 Glibc.close(descriptor)
+                refusing?()
                 return
             }
         } else {
             stream = PlainStream(descriptor: descriptor)
         }
+        var options = listener.options
+        // A refused connection holds the reserve descriptor: it gets a second to send its request, not ten.
+        if refusing != nil { options.handshakeTimeout = min(options.handshakeTimeout, .seconds(1)) }
         let connection = WebSocketConnection(
             loop: loop, descriptor: descriptor, remoteAddress: address,
             localAddress: Socket.localAddress(descriptor), role: .server, stream: stream,
-            isTLS: listener.tls != nil, connecting: false, options: listener.options, events: events)
+            isTLS: listener.tls != nil, connecting: false, options: options, events: events)
         // Counted before it starts: a TLS handshake that fails at once finishes the connection inside start().
         connections[connection.id] = connection
         count.withLock { $0 += 1 }
@@ -165,6 +186,7 @@ public final class WebSocketServer: @unchecked Sendable {
             connections[connection.id] = nil
             count.withLock { $0 -= 1 }
             stream.close()
+            refusing?()
         }
     }
 }
@@ -200,6 +222,17 @@ private final class Listener: EventLoopHandler {
     weak var server: WebSocketServer?
     private var open = true
     private var paused = false
+    /// A descriptor kept open in reserve: when the process has no other, it is given up to accept one waiting
+    /// connection and answer it 503 rather than leave it hanging in the backlog; reopened once that one ends.
+    private var reserve: Int32 = Listener.openReserve()
+    /// Connections refused since descriptors ran out; nil while they have not.
+    private var refusedInBurst: Int?
+    /// When the last connection was refused. A burst ends with the first connection accepted at least
+    /// `burstQuiet` after it, so one burst is reported once however its refusals and accepts interleave.
+    private var lastRefusal: Int64 = 0
+    static let burstQuietMilliseconds: Int64 = 1000
+
+    static func openReserve() -> Int32 { Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) }
 
     init(
         descriptor: Int32, loop: EventLoop, tls: TLSContext?, options: WebSocketOptions,
@@ -223,12 +256,30 @@ private final class Listener: EventLoopHandler {
             }
             switch Socket.accept(descriptor) {
             case .connection(let accepted, let address):
+                if let refused = refusedInBurst, EventLoop.now() - lastRefusal >= Self.burstQuietMilliseconds {
+                    refusedInBurst = nil
+                    handler.onDescriptorsExhausted(refused)
+                }
                 server.accepted(accepted, address)
             case .noneWaiting:
                 return
             case .exhausted:
-                // Out of descriptors: with level-triggered epoll the listener would spin, so stop watching it
-                // until the next tick, when connections may have closed.
+                if reserve >= 0 {
+                    Glibc.close(reserve)
+                    reserve = -1
+                    if case .connection(let accepted, let address) = Socket.accept(descriptor) {
+                        if refusedInBurst == nil { handler.onDescriptorsExhausted(nil) }
+                        refusedInBurst = (refusedInBurst ?? 0) + 1
+                        lastRefusal = EventLoop.now()
+                        server.accepted(accepted, address) { [self] in
+                            if open && reserve < 0 { reserve = Self.openReserve() }
+                        }
+                        continue
+                    }
+                    reserve = Self.openReserve()
+                }
+                // Out of descriptors, the reserve in use: with level-triggered epoll the listener would spin, so
+                // stop watching it until the next tick, when connections may have closed.
                 paused = true
                 loop.pause(descriptor)
                 return
@@ -254,5 +305,9 @@ private final class Listener: EventLoopHandler {
         guard open else { return }
         open = false
         Glibc.close(descriptor)
+        if reserve >= 0 {
+            Glibc.close(reserve)
+            reserve = -1
+        }
     }
 }

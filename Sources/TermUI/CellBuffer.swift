@@ -1,9 +1,10 @@
-/// One terminal cell: a grapheme cluster and its style.
+/// One terminal cell: what is written there (a piece of a grapheme cluster, see `DisplayWidth.pieces(of:)`) and
+/// its style.
 ///
 /// A wide character (two columns) lives in its left cell; the right cell is a continuation, which draws nothing
 /// of its own and keeps the same style.
 public struct Cell: Hashable, Sendable {
-    /// The grapheme cluster drawn here; empty for a continuation cell.
+    /// The spacing character (with its combining marks) drawn here; empty for a continuation cell.
     public var text: String
     /// How the cell is drawn.
     public var style: Style
@@ -48,23 +49,36 @@ public struct CellBuffer: Hashable, Sendable {
 
     /// Puts one grapheme cluster at (`x`, `y`) and returns how many columns it took.
     ///
-    /// Nothing outside `clip` (or the buffer) changes. A wide character that does not fit whole becomes a space.
-    /// Writing over either half of a wide character turns its other half into a space, so no half is left over.
+    /// The cluster is written as `DisplayWidth.pieces(of:)` gives it, one piece a cell (two for a wide piece), so
+    /// the cells hold exactly what a terminal advances by. Nothing outside `clip` (or the buffer) changes. A wide
+    /// piece that does not fit whole becomes a space. Writing over either half of a wide character turns its other
+    /// half into a space, so no half is left over.
     @discardableResult
     public mutating func set(_ character: Character, x: Int, y: Int, style: Style, clip: Rect? = nil) -> Int {
         let bounds = clip.map { $0.intersection(area) } ?? area
         guard y >= bounds.y, y < bounds.bottom, x >= bounds.x, x < bounds.right else { return 0 }
-        let columns = DisplayWidth.of(character)
-        guard columns > 0 else { return 0 }
+        if let columns = DisplayWidth.plainWidth(character) {
+            guard columns > 0 else { return 0 }
+            return setPiece(String(character), columns: columns, x: x, y: y, style: style, bounds: bounds)
+        }
+        var column = x
+        for piece in DisplayWidth.pieces(of: character) {
+            guard column < bounds.right else { break }
+            column += setPiece(piece.text, columns: piece.width, x: column, y: y, style: style, bounds: bounds)
+        }
+        return column - x
+    }
+
+    private mutating func setPiece(_ text: String, columns: Int, x: Int, y: Int, style: Style, bounds: Rect) -> Int {
         if columns == 2 && x + 1 < bounds.right {
             release(x: x, y: y)
             release(x: x + 1, y: y)
-            cells[y * width + x] = Cell(String(character), style: style)
+            cells[y * width + x] = Cell(text, style: style)
             cells[y * width + x + 1] = Cell("", style: style, isContinuation: true)
             return 2
         }
         release(x: x, y: y)
-        cells[y * width + x] = Cell(columns == 2 ? " " : String(character), style: style)
+        cells[y * width + x] = Cell(columns == 2 ? " " : text, style: style)
         return 1
     }
 

@@ -1,12 +1,33 @@
-/// How many terminal columns text occupies.
+/// How many terminal columns text occupies, and the form in which the screen writes it so that every terminal
+/// advances by exactly that many.
 ///
-/// Widths follow the East Asian Width property of Unicode 15: Wide and Fullwidth characters (which include every
-/// emoji with default emoji presentation) take two columns, combining marks and format characters take none,
-/// control characters take none, and everything else, Ambiguous included, takes one. A grapheme cluster takes
-/// the width of its first scalar, so a base with combining marks or a ZWJ emoji sequence is measured once; a pair
-/// of regional indicators (a flag) takes two. A variation selector does not widen its base, because ncursesw,
-/// glibc's `wcwidth` and tmux all place the next character by the base's width.
+/// One scalar's width follows the East Asian Width property of Unicode 15: Wide and Fullwidth characters (which
+/// include every emoji with default emoji presentation) take two columns, combining marks and format characters
+/// take none, control characters take none, and everything else, Ambiguous included, takes one. That is what
+/// glibc's `wcwidth` says, and what ncursesw (which places every scalar by `wcwidth`) and tmux advance by.
+///
+/// A grapheme cluster is written as `pieces(of:)`: a spacing scalar with at most four combining marks each, the
+/// pieces' widths adding up to the cluster's width. What terminals disagree on is replaced (see docs/ui.md,
+/// "Width"): a ZWJ emoji sequence keeps its first emoji, skin-tone modifiers, variation selectors, tag characters
+/// and other format characters inside a cluster are dropped, a lone regional indicator becomes its letter, and a
+/// character this machine's `wcwidth` may not know (unassigned, or added to Unicode after 14.0) becomes U+FFFD.
+/// A flag (two regional indicators) stays, two columns wide.
 public enum DisplayWidth {
+    /// One piece of a cluster as the screen writes it: a spacing scalar and its combining marks, and the columns
+    /// it takes (1 or 2).
+    public struct Piece: Sendable, Equatable {
+        public var text: String
+        public var width: Int
+    }
+
+    /// The most combining marks written with one spacing scalar: ncursesw keeps four in a cell.
+    public static let maxMarksPerPiece = 4
+
+    /// The newest Unicode version whose characters are written as they are. glibc up to 2.36 (Debian 12,
+    /// Ubuntu 22.04) knows Unicode 14.0; newer characters have no `wcwidth` there, and ncurses writes them as a
+    /// blank column while newer terminals draw two.
+    public static let newestUnicode = (major: 14, minor: 0)
+
     /// The width of one Unicode scalar: 0, 1 or 2.
     public static func of(_ scalar: Unicode.Scalar) -> Int {
         let value = scalar.value
@@ -16,21 +37,113 @@ public enum DisplayWidth {
         return contains(WidthTables.wide, value) ? 2 : 1
     }
 
-    /// The width of one grapheme cluster: 0, 1 or 2.
+    /// The width of one grapheme cluster as the screen writes it: the sum of its pieces' widths (0 for a control
+    /// character or a cluster of marks alone; more than 2 only for clusters of several spacing letters).
     public static func of(_ character: Character) -> Int {
+        if let width = plainWidth(character) { return width }
+        var total = 0
+        for piece in pieces(of: character) { total += piece.width }
+        return total
+    }
+
+    /// The cluster as the screen writes it: its pieces, in order; empty when nothing of it is drawn.
+    public static func pieces(of character: Character) -> [Piece] {
+        if let width = plainWidth(character) {
+            return width == 0 ? [] : [Piece(text: String(character), width: width)]
+        }
+        let scalars = Array(character.unicodeScalars)
+        var pieces: [Piece] = []
+        var marks = 0
+        var index = 0
+        while index < scalars.count {
+            var scalar = scalars[index]
+            let isFirst = index == 0
+            index += 1
+            let properties = scalar.properties
+            if scalar.value == 0x200D {
+                // A zero-width joiner before an emoji makes a ZWJ sequence, drawn as one emoji by some terminals
+                // and as all of them by others: keep the first. Elsewhere (Indic scripts) drop the joiner alone.
+                if index < scalars.count, scalars[index].value > 0x7F, scalars[index].properties.isEmoji { break }
+                continue
+            }
+            if isVariationSelector(scalar) || properties.generalCategory == .control { continue }
+            if !isFirst && (properties.isEmojiModifier || properties.generalCategory == .format) { continue }
+            if isRegionalIndicator(scalar) {
+                if let last = pieces.last, pieces.count == 1, last.width == 1,
+                    last.text.unicodeScalars.count == 1, isRegionalIndicator(last.text.unicodeScalars.first!)
+                {
+                    pieces[0] = Piece(text: last.text + String(scalar), width: 2)
+                    continue
+                }
+            }
+            if isTooNew(scalar) {
+                if properties.generalCategory == .nonspacingMark || properties.generalCategory == .enclosingMark
+                    || properties.generalCategory == .format
+                {
+                    continue
+                }
+                scalar = "\u{FFFD}"
+            }
+            let width = of(scalar)
+            if width == 0 {
+                // A mark belongs to the spacing scalar before it; with none, or with four already, it goes.
+                guard !pieces.isEmpty, marks < maxMarksPerPiece else { continue }
+                pieces[pieces.count - 1].text.unicodeScalars.append(scalar)
+                marks += 1
+                continue
+            }
+            pieces.append(Piece(text: String(scalar), width: width))
+            marks = 0
+        }
+        // A regional indicator without its pair is drawn one column wide by some terminals and two by others:
+        // write its letter instead.
+        if pieces.count == 1, let first = pieces[0].text.unicodeScalars.first, isRegionalIndicator(first),
+            pieces[0].width == 1
+        {
+            let letter = Unicode.Scalar(first.value - 0x1F1E6 + 0x41)!
+            var text = String(letter)
+            text.unicodeScalars.append(contentsOf: pieces[0].text.unicodeScalars.dropFirst())
+            pieces[0].text = text
+        }
+        return pieces
+    }
+
+    /// The cluster as the screen writes it, as one string.
+    public static func drawable(_ character: Character) -> String {
+        pieces(of: character).map(\.text).joined()
+    }
+
+    /// The width of a cluster that is written as it is (one scalar that every terminal agrees on), or nil when
+    /// `pieces(of:)` must look at it.
+    @inline(__always)
+    static func plainWidth(_ character: Character) -> Int? {
         var scalars = character.unicodeScalars.makeIterator()
         guard let first = scalars.next() else { return 0 }
-        // ASCII (bar CR LF, one cluster of two scalars) is most of what is drawn: one scalar, no table lookup.
+        guard scalars.next() == nil else { return nil }
+        // ASCII is most of what is drawn: one scalar, no table lookup.
         if first.value < 0x7F { return first.value >= 0x20 ? 1 : 0 }
-        if isRegionalIndicator(first) { return 2 }
-        let base = of(first)
-        if base != 0 || first.value < 0xA0 { return base }
-        // A cluster that starts with a zero-width scalar (a stray combining mark, say) is as wide as what follows.
-        while let next = scalars.next() {
-            let width = of(next)
-            if width > 0 { return width }
-        }
-        return 0
+        if isRegionalIndicator(first) || isVariationSelector(first) { return nil }
+        let value = first.value
+        // Blocks assigned in full by Unicode 14 that names and the screen use most: Latin, IPA and the combining
+        // diacritics, dashes and ellipsis, arrows, box drawing to dingbats, kana, CJK ideographs, Hangul syllables,
+        // the older emoji. Anything else has its age looked up.
+        let old =
+            value < 0x0370 || (0x2010...0x2027).contains(value) || (0x2190...0x21FF).contains(value)
+            || (0x2500...0x27BF).contains(value) || (0x3099...0x30FF).contains(value)
+            || (0x4E00...0x9FFF).contains(value) || (0xAC00...0xD7A3).contains(value)
+            || (0x1F300...0x1F64F).contains(value)
+        if !old && isTooNew(first) { return nil }
+        return of(first)
+    }
+
+    static func isTooNew(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        guard properties.generalCategory != .unassigned, let age = properties.age else { return true }
+        return age.major > newestUnicode.major || (age.major == newestUnicode.major && age.minor > newestUnicode.minor)
+    }
+
+    static func isVariationSelector(_ scalar: Unicode.Scalar) -> Bool {
+        (0xFE00...0xFE0F).contains(scalar.value) || (0xE0100...0xE01EF).contains(scalar.value)
     }
 
     /// The width of a string: the sum of its grapheme clusters' widths.

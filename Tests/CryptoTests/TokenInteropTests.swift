@@ -141,6 +141,14 @@ let pythonIsInstalled: Bool = {
                 room: "r", identity: "a", name: String(repeating: "x", count: 257), role: "host", ttl: 60,
                 secretFile: path, now: 0)
         }
+        #expect(throws: TokenMintError.controlCharacters("--identity")) {
+            try TokenCommandCore.mint(
+                room: "r", identity: "a\u{1B}[2J", name: nil, role: "host", ttl: 60, secretFile: path, now: 0)
+        }
+        #expect(
+            TokenMintError.controlCharacters("--identity").description
+                == "--identity must not contain control characters, line breaks, bidirectional controls or "
+                + "invisible spaces")
         try write(String(repeating: "ab", count: 32), to: path, mode: 0o604)
         #expect(
             throws: TokenMintError.secretFile(SecretFileError(path: path, problem: .permissionsTooOpen(mode: 0o604)))

@@ -35,6 +35,10 @@ import Testing
                 == "This token has expired. Ask the host for a new one.")
         #expect(Refusals.describe(code: 4009, reason: "", withInvite: false) == "The room has ended.")
         #expect(
+            Refusals.describe(code: 4008, reason: "", withInvite: false)
+                == "This token names you with control characters, which no one could read safely. Ask the host for a "
+                + "new one.")
+        #expect(
             Refusals.describe(code: 4099, reason: "odd", withInvite: false)
                 == "The server refused to let you in (4099: odd).")
     }

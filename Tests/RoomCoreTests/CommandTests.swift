@@ -88,6 +88,34 @@ func parse(_ line: String) -> Result<Command, CommandError> {
                 == "no one here is called \"lee\"; did you mean Ana Lee (ana-lee)?")
     }
 
+    /// Found by the commands fuzz target: looking for similar names with Foundation's `contains` trapped on a
+    /// typed name holding NUL characters, which a line read in --plain can hold.
+    @Test func aNameWithNULCharactersIsUnknownNotACrash() {
+        let typed = "e" + String(repeating: "\u{0}", count: 7)
+        let room = [peer("emile", "Émile"), peer("bo", "Bo")]
+        #expect(
+            Command.parse("/mute " + typed, peers: room, roles: roles)
+                == .failure(.unknownName(typed, similar: [], more: 0)))
+    }
+
+    /// Found by the commands fuzz target: a space followed by a combining mark is one cluster, and trimming the
+    /// line cluster by cluster dropped the mark with the space, so padding a line changed what it said.
+    @Test func paddingNeverEatsACombiningMark() {
+        let line = "\u{652}owe \"=\u{0}"
+        #expect(parse(line) == .success(.chat(line)))
+        #expect(parse("  " + line + " \t") == .success(.chat(line)))
+        #expect(parse("/chat \u{301}a ") == .success(.chat("\u{301}a")))
+        #expect(parse("/mute  \u{301}bo") == .failure(.unknownName("\u{301}bo", similar: [], more: 0)))
+    }
+
+    /// Found by the same target: a quote followed by a combining mark is one cluster, so a name starting with a
+    /// mark could not be quoted.
+    @Test func aNameStartingWithACombiningMarkCanBeQuoted() {
+        let room = people + [peer("owe", "\u{652}owe \"=")]
+        #expect(Command.parse(#"/invite "\#u{652}owe \"=""#, peers: room, roles: roles) == .success(.invite("owe")))
+        #expect(Command.parse(#"/dm "Ana Lee" hi"#, peers: room, roles: roles) == .success(.dm("ana-lee", "hi")))
+    }
+
     @Test func missingAndExtraArguments() {
         #expect(
             parse("/invite") == .failure(.missingArgument(command: "invite", argument: "NAME", usage: "/invite NAME")))

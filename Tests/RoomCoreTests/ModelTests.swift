@@ -31,6 +31,18 @@ import Testing
         #expect(cleaned.unicodeScalars.count == DisplayName.maxScalarsPerGrapheme)
     }
 
+    /// Cleaning is idempotent: the 64th cluster of a cut may be a space (it used to stay at the end), and a
+    /// cluster cut to eight scalars may join the cluster after it (it used to leave ten in one).
+    @Test func aCutLeavesNoSpaceAndNoOverlongClusterBehind() {
+        let spaced = String(repeating: "a ", count: 40)
+        #expect(DisplayName.sanitize(spaced) == String(repeating: "a ", count: 31) + "a")
+        let jamo = String(repeating: "\u{1100}", count: 9) + "\u{1161}\u{11A8}" + "\u{1100}\u{1161}"
+        #expect(jamo.count == 2)
+        let cleaned = DisplayName.sanitize(jamo)
+        #expect(cleaned == String(repeating: "\u{1100}", count: 8))
+        #expect(DisplayName.sanitize(cleaned) == cleaned)
+    }
+
     @Test func anEmptyOrBlankNameStaysEmpty() {
         #expect(DisplayName.sanitize("") == "")
         #expect(DisplayName.sanitize(" \u{200B}\u{0}\u{FEFF} ") == "")

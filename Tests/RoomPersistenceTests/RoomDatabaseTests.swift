@@ -216,9 +216,54 @@ struct TemporaryFolder {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let path = folder.path + "/missing/" + RoomDatabase.fileName
-        #expect(throws: DatabaseError(path: path, code: 14, message: "unable to open database file", sql: nil)) {
+        #expect(
+            throws: DatabaseError(
+                path: path, code: 14, message: "unable to open database file: No such file or directory", sql: nil)
+        ) {
             try RoomDatabase(path: path)
         }
+    }
+
+    @Test func aDamagedPageIsFoundWhenTheFileIsOpened() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        do {
+            let database = try RoomDatabase(path: folder.databasePath)
+            _ = try database.openRoom("stage", at: 0)
+            for index in 0..<300 {
+                _ = try database.appendAudit(
+                    room: "stage", at: Int64(index), actor: "ana", action: "set_role", target: "eli",
+                    detail: String(repeating: "x", count: 100))
+            }
+            database.close()
+        }
+        let file = try #require(FileHandle(forUpdatingAtPath: folder.databasePath))
+        try file.seek(toOffset: 3 * 4096)
+        try file.write(contentsOf: Data(repeating: 0xA5, count: 4096))
+        try file.close()
+        do {
+            _ = try RoomDatabase(path: folder.databasePath)
+            Issue.record("a damaged database opened")
+        } catch {
+            #expect(error.code == 11)
+            #expect(error.isDamaged)
+            #expect(error.message.hasPrefix("the file is damaged; SQLite's integrity_check says: "), "\(error.message)")
+        }
+    }
+
+    @Test func aNewDatabaseIsTheOwnersOnly() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let database = try RoomDatabase(path: folder.databasePath)
+        _ = try database.openRoom("stage", at: 0)
+        _ = try database.setTopic("stage", topic: "hello", at: 1)
+        for name in [RoomDatabase.fileName, RoomDatabase.fileName + "-wal", RoomDatabase.fileName + "-shm"] {
+            let mode = try FileManager.default.attributesOfItem(atPath: folder.path + "/" + name)[.posixPermissions]
+            #expect(mode as? Int == 0o600, "\(name)")
+        }
+        database.close()
     }
 
     @Test func newerSchemaIsRefused() throws {

@@ -179,6 +179,45 @@ extension String {
         for bad in ["a", "ab=c", "a===", "ab c", "abc=abcd"] { #expect(Base64.decode(bad) == nil, "\(bad)") }
     }
 
+    /// Found by the websocket-handshake fuzz target: unused bits before the padding were ignored, so several
+    /// texts decoded to the same bytes (a key "dGhlIHNhbXBsBH==" passed as base64 of 16 bytes).
+    @Test func base64WithUnusedBitsSetIsRefused() {
+        #expect(Base64.decode("dGhlIHNhbXBsZSBub25jZQ==")?.count == 16)
+        #expect(Base64.decode("dGhlIHNhbXBsZSBub25jZR==") == nil)
+        #expect(Base64.decode("dGhlIHNhbXBsBH==") == nil)
+        #expect(Base64.decode("AAB=") == nil)
+        #expect(Base64.decode("AAA=") == [0, 0])
+        #expect(Base64.decode("AQ==") == [1])
+        #expect(Base64.decode("AR==") == nil)
+        let head = Array(
+            sampleRequest.replacingOccurrences(of: "dGhlIHNhbXBsZSBub25jZQ==", with: "dGhlIHNhbXBsZSBub25jZR==").utf8)
+        #expect(throws: WebSocketHandshakeError(status: 400, "Sec-WebSocket-Key is not base64 of 16 bytes")) {
+            try WebSocketUpgradeRequest.parse(head: head)
+        }
+    }
+
+    /// Found by the websocket-handshake fuzz target: "ws://[[1]?/r" was read as the host "[1", which no URL
+    /// written from it could name again.
+    /// Found by the same target: a status of "-01", "+01" or "032" was read as -1, 1 or 32.
+    @Test func aStatusIsThreeDigitsFrom100To599() {
+        for status in ["-01", "+01", "1O1", "١٠١", "10", "032", "099", "600"] {
+            #expect(throws: WebSocketHandshakeError(status: 0, "malformed status line"), "\(status)") {
+                try WebSocketUpgradeResponse.parse(head: Array("HTTP/1.1 \(status) Oops\r\n\r\n".utf8))
+            }
+        }
+        #expect((try? WebSocketUpgradeResponse.parse(head: Array("HTTP/1.1 403 No\r\n\r\n".utf8)))?.status == 403)
+    }
+
+    @Test func aBracketInsideTheHostIsRefused() {
+        for text in ["ws://[[1]?/r'", "ws://a[b/", "ws://a]b:80/", "ws://[::1]]/"] {
+            #expect(throws: WebSocketHandshakeError.self, "\(text)") { try WebSocketURL(text) }
+        }
+        #expect(throws: WebSocketHandshakeError(status: 0, "URL ws://a]b/ has a bracket inside its host")) {
+            try WebSocketURL("ws://a]b/")
+        }
+        #expect((try? WebSocketURL("ws://[::1]:80/"))?.host == "::1")
+    }
+
     @Test func urls() throws {
         let plain = try WebSocketURL("ws://127.0.0.1:7480/rooms/lobby?token=x")
         #expect(plain == WebSocketURL(secure: false, host: "127.0.0.1", port: 7480, target: "/rooms/lobby?token=x"))

@@ -261,6 +261,7 @@ let validClaimsJSON =
         let errors: [TokenError] = [
             .malformed("x"), .unsupportedAlgorithm("none"), .badSignature, .expired(expiresAt: 1, now: 2),
             .notYetValid(notBefore: 2, now: 1), .wrongRoom(tokenRoom: "a", requestedRoom: "b"), .unknownRole("x"),
+            .invalidIdentity("a\u{1B}"),
         ]
         #expect(Set(errors.map(\.closeReason)).count == errors.count)
         #expect(Set(errors.map(\.code)).count == errors.count)
@@ -268,6 +269,31 @@ let validClaimsJSON =
         for error in errors {
             #expect(error.closeReason.utf8.count <= 123, "\(error.code)")
             #expect((4000...4999).contains(error.closeCode))
+        }
+    }
+
+    /// Everyone names a peer by its identity, on screens and command lines: a character that drives a terminal or
+    /// hides in text is refused with its own close code and reason.
+    @Test(arguments: [
+        "a\u{1B}]0;owned\u{07}", "a\nb", "a\rb", "tab\there", "nul\u{0}", "del\u{7F}", "csi\u{9B}31m",
+        "rtl\u{202E}lanA", "iso\u{2066}x", "zero\u{200B}width", "bom\u{FEFF}", "line\u{2028}sep",
+    ])
+    func identityWithControlCharactersIsRefused(_ identity: String) throws {
+        var claims = sampleClaims()
+        claims.subject = identity
+        let error = try #require(refusal { try verify(sign(claims)) })
+        #expect(error == .invalidIdentity(identity))
+        #expect(error.code == "token_invalid_identity")
+        #expect(error.closeCode == 4008)
+        #expect(error.closeReason == "The token's identity contains control characters. Ask the host for a new one.")
+        #expect(!error.closeReason.contains(identity))
+    }
+
+    @Test func identitiesThatPrintAsTheyReadAreAccepted() throws {
+        for identity in ["ana", "Ana Lima", "李小龍", "\u{1F469}\u{200D}\u{1F4BB}", "e\u{301}", "a-b_c.d@e"] {
+            var claims = sampleClaims()
+            claims.subject = identity
+            #expect(try verify(sign(claims)).subject == identity)
         }
     }
 

@@ -123,6 +123,70 @@ func maskedFrame(fin: Bool, _ opcode: WebSocketOpcode, _ payload: [UInt8]) -> [U
             ]))
     }
 
+    /// The Autobahn|Testsuite's cases 6.4.1-6.4.4, as a test: each message is sent in three pieces (fragments,
+    /// or chops of one frame) with the bad bytes in the second. The decoder must fail when the second piece
+    /// arrives, before the third does (RFC 6455 section 8.1, "fail fast").
+    @Test(
+        arguments: [
+            (
+                "6.4.1", [0xCE, 0xBA, 0xE1, 0xBD, 0xB9, 0xCF, 0x83, 0xCE, 0xBC, 0xCE, 0xB5], [0xF4, 0x90, 0x80, 0x80],
+                Array("edited".utf8), false
+            ),
+            (
+                "6.4.2", [0xCE, 0xBA, 0xE1, 0xBD, 0xB9, 0xCF, 0x83, 0xCE, 0xBC, 0xCE, 0xB5, 0xF4], [0x90],
+                [0x80, 0x80] + Array("edited".utf8), false
+            ),
+            (
+                "6.4.3", [0xCE, 0xBA, 0xE1, 0xBD, 0xB9, 0xCF, 0x83, 0xCE, 0xBC, 0xCE, 0xB5], [0xF4, 0x90, 0x80, 0x80],
+                Array("edited".utf8), true
+            ),
+            (
+                "6.4.4", [0xCE, 0xBA, 0xE1, 0xBD, 0xB9, 0xCF, 0x83, 0xCE, 0xBC, 0xCE, 0xB5, 0xF4], [0x90],
+                [0x80, 0x80] + Array("edited".utf8), true
+            ),
+        ] as [(String, [UInt8], [UInt8], [UInt8], Bool)])
+    func invalidTextFailsAsSoonAsItIsSeen(
+        name: String, first: [UInt8], second: [UInt8], third: [UInt8], oneFrame: Bool
+    ) {
+        let pieces: [[UInt8]]
+        if oneFrame {
+            let frame = maskedFrame(fin: true, .text, first + second + third)
+            let header = frame.count - first.count - second.count - third.count
+            pieces = [
+                Array(frame[..<(header + first.count)]),
+                Array(frame[(header + first.count)..<(header + first.count + second.count)]),
+                Array(frame[(header + first.count + second.count)...]),
+            ]
+        } else {
+            pieces = [
+                maskedFrame(fin: false, .text, first), maskedFrame(fin: false, .continuation, second),
+                maskedFrame(fin: true, .continuation, third),
+            ]
+        }
+        var decoder = WebSocketDecoder(role: .server)
+        decoder.feed(pieces[0])
+        #expect((try? decoder.next()) == .some(nil), "\(name): the first piece is valid")
+        decoder.feed(pieces[1])
+        #expect(throws: WebSocketProtocolError(.invalidPayload, "text message is not valid UTF-8"), "\(name)") {
+            try decoder.next()
+        }
+    }
+
+    @Test func aCharacterCutByTheEndOfTheMessageIsRefused() {
+        verifyDecoding(
+            maskedFrame(fin: false, .text, [0x61, 0xE2, 0x9C]) + maskedFrame(fin: true, .continuation, [0x93]),
+            expect: .init(messages: [.text("a✓")]))
+        verifyDecoding(
+            maskedFrame(fin: false, .text, [0x61, 0xE2]) + maskedFrame(fin: true, .continuation, [0x9C]),
+            expect: .init(error: .init(.invalidPayload, "text message is not valid UTF-8")))
+        verifyDecoding(
+            maskedFrame(fin: true, .text, [0x61, 0xF0, 0x9F]),
+            expect: .init(error: .init(.invalidPayload, "text message is not valid UTF-8")))
+        // A binary message is not text: any bytes go.
+        verifyDecoding(
+            maskedFrame(fin: true, .binary, [0xF0, 0x9F]), expect: .init(messages: [.binary([0xF0, 0x9F])]))
+    }
+
     @Test func closeFrames() throws {
         verifyDecoding(masked(.close(code: nil, reason: "")), expect: .init(messages: [.close(code: nil, reason: "")]))
         verifyDecoding(

@@ -95,6 +95,75 @@ func expectRefused(
         #expect(room.peers["eli"]?.handRaisedAt == 50)
     }
 
+    /// Issue 14: a token of any role for an identity already in the room took over that identity's live role
+    /// (an audience token took over a host). The token's role is the most a connection gets.
+    @Test func aSecondConnectionWithALesserTokenGetsNoMoreThanItsToken() {
+        var room = populatedRoom()
+        _ = room.handle(.setMute(false), from: "chen", now: 40)
+        let seq = room.seq
+        guard
+            case .joined(let snapshot, let outcome, let replaced) = room.join(
+                id: "ana", name: "Ana", role: .audience, now: 60),
+            case .joined(let state) = snapshot.event
+        else {
+            Issue.record("refused")
+            return
+        }
+        #expect(replaced)
+        #expect(room.peers["ana"]?.role == .audience)
+        #expect(state.peers.first { $0.peer.id == "ana" }?.peer.role == .audience)
+        #expect(
+            outcome.deliveries == [
+                Delivery(
+                    to: .everyoneExcept("ana"),
+                    ServerMessage(.roleChanged(peer: "ana", role: .audience, by: "ana", stepUp: nil), seq: seq + 1))
+            ])
+        #expect(outcome.changes == [.roleHeld("ana", role: .audience, at: 60)])
+        #expect(outcome.gates == [GateChange("ana", open: false)])
+        // An unmuted speaker coming with an audience token is muted as it leaves the stage.
+        guard case .joined(_, let second, _) = room.join(id: "chen", name: "Chen", role: .audience, now: 70) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(
+            events(second) == [
+                .roleChanged(peer: "chen", role: .audience, by: "chen", stepUp: nil),
+                .muteChanged(peer: "chen", muted: true, by: "chen"),
+            ])
+        #expect(room.peers["chen"]?.muted == true)
+        // Its own token again gives nothing back by itself: the role it holds now is the room's.
+        guard case .joined(_, let third, _) = room.join(id: "ana", name: "Ana", role: .host, now: 80) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(third.deliveries.isEmpty && third.changes.isEmpty)
+        #expect(room.peers["ana"]?.role == .audience)
+    }
+
+    @Test func aRoleGivenInTheRoomIsKeptByATokenAsGoodAsTheFirst() {
+        var room = populatedRoom()
+        _ = room.handle(.setRole("eli", .speaker), from: "ana", now: 10)
+        guard case .joined(_, let outcome, _) = room.join(id: "eli", name: "Eli", role: .audience, now: 60) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(outcome.deliveries.isEmpty && outcome.changes.isEmpty)
+        #expect(room.peers["eli"]?.role == .speaker)
+    }
+
+    @Test func aReturnWithALesserTokenGetsNoMoreThanItsToken() {
+        var room = populatedRoom()
+        _ = room.leave("ana", reason: .disconnected, now: 1_000)
+        guard case .joined(let snapshot, _, _) = room.join(id: "ana", name: "Ana", role: .speaker, now: 2_000),
+            case .joined(let state) = snapshot.event
+        else {
+            Issue.record("refused")
+            return
+        }
+        #expect(state.resumed)
+        #expect(room.peers["ana"]?.role == .speaker)
+    }
+
     @Test func aFullRoomRefuses() {
         var room = RoomAuthority(name: "lobby", roles: defaultRoles, maxPeers: 2)
         _ = room.join(id: "a", name: "A", role: .audience, now: 1)

@@ -92,9 +92,10 @@ import Testing
         #expect(client.roundTripTime == reported.last)
     }
 
-    @Test func slowReaderIsDroppedAndOthersCarryOn() throws {
+    @Test func slowReaderIsClosedWithACloseFrameAndOthersCarryOn() throws {
         var options = WebSocketOptions()
         options.maxWriteBufferSize = 256 * 1024
+        options.closeTimeout = .milliseconds(300)
         let serverEvents = Recorder<ServerEvent>()
         let server = try startEchoServer(options: options, recorder: serverEvents)
         defer { server.shutdown() }
@@ -102,10 +103,69 @@ import Testing
         try slow.upgrade(path: "/rooms/a")
         slow.send(RoomProtocol.WebSocketMessage.text("flood").encoded(maskingKey: [1, 2, 3, 4]))
         let seen = serverEvents.wait(for: 3)
-        #expect(seen.last == .closed(1008, "peer reads too slowly: over 262144 bytes waiting"))
+        let reason = "peer reads too slowly: over 262144 bytes waiting"
+        #expect(seen.last == .closed(1008, reason))
         let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/a")
         client.send(text: "fine")
         #expect(events.wait(for: 1) == [.message(.text("fine"))])
+        // When the slow reader does read, it finds whole messages, then the close frame: the messages that had
+        // not begun were dropped, not cut.
+        var decoder = WebSocketDecoder(role: .client, maxMessageSize: 1024 * 1024)
+        decoder.feed(slow.readAll(seconds: 5))
+        var messages: [WebSocketMessage] = []
+        while let message = try decoder.next() { messages.append(message) }
+        #expect(messages.last == .close(code: .policyViolation, reason: reason))
+        #expect(messages.dropLast().allSatisfy { $0 == .binary([UInt8](repeating: 7, count: 64 * 1024)) })
+        #expect(decoder.bufferedByteCount == 0)
+    }
+
+    @Test func aMessageLargerThanTheWriteBufferIsSentWhole() throws {
+        var options = WebSocketOptions()
+        options.maxMessageSize = 2 * 1024 * 1024
+        options.maxWriteBufferSize = 64 * 1024
+        let server = try startEchoServer(options: options)
+        defer { server.shutdown() }
+        let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/a", options: options)
+        let big = (0..<(1024 * 1024 + 7)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        client.send(binary: big)
+        client.send(text: "after")
+        #expect(events.wait(for: 2) == [.message(.binary(big)), .message(.text("after"))])
+    }
+
+    @Test func aMessageOverTheSendingLimitEndsInACloseFrame() throws {
+        var options = WebSocketOptions()
+        options.maxSentMessageSize = 1000
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(options: options, recorder: serverEvents)
+        defer { server.shutdown() }
+        let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/a")
+        client.send(binary: [UInt8](repeating: 1, count: 1000))
+        client.send(binary: [UInt8](repeating: 2, count: 1001))
+        let reason = "a message of 1001 bytes is over the limit of 1000 bytes"
+        #expect(
+            events.wait(for: 2) == [.message(.binary([UInt8](repeating: 1, count: 1000))), .closed(1011, reason)])
+        #expect(serverEvents.wait(for: 4).last == .closed(1011, reason))
+    }
+
+    /// Autobahn|Testsuite case 6.4.1 over a socket: the second fragment cannot be valid UTF-8, so the server
+    /// closes with 1007 without waiting for the third.
+    @Test func invalidTextInAFragmentIsRefusedBeforeTheMessageEnds() throws {
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(recorder: serverEvents)
+        defer { server.shutdown() }
+        let raw = try RawSocket(port: server.port)
+        try raw.upgrade(path: "/rooms/a")
+        let key: [UInt8] = [1, 2, 3, 4]
+        raw.send(
+            WebSocketFrame(fin: false, opcode: .text, payload: [0xCE, 0xBA, 0xE1, 0xBD, 0xB9]).encoded(
+                maskingKey: key))
+        raw.send(
+            WebSocketFrame(fin: false, opcode: .continuation, payload: [0xF4, 0x90, 0x80, 0x80]).encoded(
+                maskingKey: key))
+        let reply = raw.readAll(seconds: 5)
+        let reason = Array("text message is not valid UTF-8".utf8)
+        #expect(reply == [0x88, UInt8(2 + reason.count), 0x03, 0xEF] + reason)
+        #expect(serverEvents.wait(for: 2).last == .closed(1007, "text message is not valid UTF-8"))
     }
 
     @Test func silentPeerIsClosedAfterIdleTimeout() throws {

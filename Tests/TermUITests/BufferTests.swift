@@ -22,6 +22,20 @@ struct BufferTests {
         #expect(!buffer[3, 0].isContinuation)
     }
 
+    /// Emoji names used to be measured as two columns and written whole: ncurses then laid out a ZWJ family as
+    /// eight columns and a skin tone as four, and the row spilled into the next. The cells now hold what every
+    /// terminal advances alike, and the diff writes exactly that.
+    @Test func cellsHoldWhatTheTerminalAdvancesBy() {
+        var buffer = CellBuffer(width: 12, height: 1)
+        let end = buffer.put("👨‍👩‍👧‍👦👍🏽❤️का|", x: 0, y: 0, style: .plain)
+        #expect(end == 8)
+        #expect(buffer.lines() == ["👨👍❤का|    "])
+        #expect((0..<8).map { buffer[$0, 0].text } == ["👨", "", "👍", "", "❤", "क", "ा", "|"])
+        let runs = buffer.diff(from: CellBuffer(width: 12, height: 1))
+        #expect(runs.map(\.text) == ["👨👍❤का|"])
+        #expect(runs.map(\.width) == [8])
+    }
+
     @Test func aWideCharacterThatDoesNotFitBecomesASpace() {
         var buffer = CellBuffer(width: 3, height: 1)
         buffer.put("ab王", x: 0, y: 0, style: .plain)

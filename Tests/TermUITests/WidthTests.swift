@@ -17,8 +17,17 @@ struct WidthTests {
     @Test func emojiPresentationIsTwo() {
         #expect(DisplayWidth.of(Character("🔇")) == 2)
         #expect(DisplayWidth.of(Character("😀")) == 2)
-        // Unicode 15 additions.
-        #expect(DisplayWidth.of(Character("\u{1FAE8}")) == 2)
+        // Unicode 14, the newest that glibc 2.36 knows.
+        #expect(DisplayWidth.of(Character("\u{1FAE0}")) == 2)
+    }
+
+    /// glibc up to 2.36 has no width for characters added after Unicode 14: ncurses writes them as one blank
+    /// column and newer terminals draw two. They are written as U+FFFD, one column everywhere.
+    @Test func charactersNewerThanUnicode14AreReplaced() {
+        #expect(DisplayWidth.of(Character("\u{1FAE8}")) == 1)
+        #expect(DisplayWidth.drawable(Character("\u{1FAE8}")) == "\u{FFFD}")
+        #expect(DisplayWidth.drawable(Character("\u{31350}")) == "\u{FFFD}")
+        #expect(DisplayWidth.drawable(Character("\u{378}")) == "\u{FFFD}")
     }
 
     @Test func textPresentationSymbolsAreOne() {
@@ -39,6 +48,35 @@ struct WidthTests {
         #expect(DisplayWidth.of(Character("👨‍👩‍👧")) == 2)
         #expect(DisplayWidth.of(Character("🇯🇵")) == 2)
         #expect(DisplayWidth.of("👍🏽") == 2)
+    }
+
+    /// What terminals draw differently is written in a form they all agree on (docs/ui.md, "Width").
+    @Test func clustersAreWrittenInAFormEveryTerminalAdvancesAlike() {
+        // A ZWJ sequence: some terminals draw one emoji, tmux 3.3 and ncurses lay out every part. Keep the first.
+        #expect(DisplayWidth.drawable("👨‍👩‍👧‍👦") == "👨")
+        #expect(DisplayWidth.drawable("👩‍💻") == "👩")
+        // A skin tone: drawn on its base by some, as a swatch of its own (two more columns) by tmux and ncurses.
+        #expect(DisplayWidth.drawable("👍🏽") == "👍")
+        // VS16 widens a text-default symbol in some terminals only; without it, it is one column everywhere.
+        #expect(DisplayWidth.drawable("❤️") == "❤")
+        #expect(DisplayWidth.of(Character("❤️")) == 1)
+        #expect(DisplayWidth.drawable("1️⃣") == "1\u{20E3}")
+        #expect(DisplayWidth.drawable("🏳️‍🌈") == "🏳")
+        #expect(DisplayWidth.of(Character("🏳️‍🌈")) == 1)
+        #expect(DisplayWidth.drawable("🏴\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}") == "🏴")
+        // A flag is two columns everywhere; a lone regional indicator is one in some and two in others.
+        #expect(DisplayWidth.drawable("🇯🇵") == "🇯🇵")
+        #expect(DisplayWidth.pieces(of: "🇯🇵").map(\.width) == [2])
+        #expect(DisplayWidth.drawable(Character("\u{1F1EF}")) == "J")
+        // Spacing marks take their own column, as wcwidth (and so ncurses) counts them.
+        #expect(DisplayWidth.of(Character("का")) == 2)
+        #expect(DisplayWidth.pieces(of: "का").map(\.text) == ["क", "ा"])
+        // Combining marks stay with their base, at most four (what an ncurses cell holds).
+        let stacked = Character("a" + String(repeating: "\u{301}", count: 6))
+        #expect(DisplayWidth.of(stacked) == 1)
+        #expect(DisplayWidth.drawable(stacked) == "a" + String(repeating: "\u{301}", count: 4))
+        #expect(DisplayWidth.pieces(of: Character("\u{301}")).isEmpty)
+        #expect(DisplayWidth.drawable(" \u{FE0F}") == " ")
     }
 
     @Test func controlCharactersAreZero() {

@@ -12,7 +12,7 @@ import UIBenchmarks
 enum BenchCommand: ClubroomCommand {
     /// The suites, in the order help lists them.
     enum Suite: String, CaseIterable {
-        case store, join, departures, fanout, latency, cpu, ui, highlight, directory
+        case store, join, departures, soak, fanout, latency, cpu, ui, highlight, directory
         case qualityPath = "quality-path"
 
         /// The options that apply only to this suite.
@@ -20,6 +20,7 @@ enum BenchCommand: ClubroomCommand {
             switch self {
             case .join: return ["clients"]
             case .departures: return ["clients", "server-binary"]
+            case .soak: return ["minutes"]
             case .fanout: return ["speakers", "listeners", "seconds"]
             case .latency: return ["seconds", "seed", "pulse"]
             case .cpu: return ["seconds"]
@@ -39,7 +40,9 @@ enum BenchCommand: ClubroomCommand {
 
             store: the room state store (10,000 joins, hand raises, role changes). join: N clients joining a \
             server. departures: N listeners leaving a room at once (silent, then closing) while a host sends chat; \
-            the server's memory and CPU, and the chat round trip. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
+            the server's memory and CPU, and the chat round trip. soak: a room of 200 listeners for M minutes with \
+            2% of them dropping and joining again every 10 s and a host moderating; the server's and a client's \
+            memory and open descriptors at the start and the end. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
             delay through a room server. cpu: CPU time per minute of audio of the client, 'clubroom join', \
             against a server and three speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV \
             file from one client through a room server to another, and through libopus alone, for bench/quality. \
@@ -57,6 +60,9 @@ enum BenchCommand: ClubroomCommand {
             .value(
                 "server-binary", placeholder: "FILE", type: .path,
                 help: "departures: the clubroom binary to run as the server (default: this one), to compare builds."),
+            .value(
+                "minutes", placeholder: "M", type: .integer(1...1440), default: "60",
+                help: "soak: how long to run, after a 20 s warm-up."),
             .value(
                 "speakers", placeholder: "S", type: .integer(1...100), default: "3", help: "fanout: number of speakers."
             ),
@@ -106,6 +112,7 @@ enum BenchCommand: ClubroomCommand {
         case .store: return try await runStore(options)
         case .join: return try await runJoin(options)
         case .departures: return try await runDepartures(options)
+        case .soak: return try await runSoak(options)
         case .fanout: return try await runFanout(options)
         case .latency: return try await runLatency(options)
         case .cpu: return try await runCPU(options)
@@ -155,6 +162,13 @@ enum BenchCommand: ClubroomCommand {
         let binary = options.arguments.path("server-binary")
         let report = try await Task.detached { try DepartureBenchmark.run(clients: clients, serverBinary: binary) }
             .value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return report.allPassed ? .success : .failure
+    }
+
+    static func runSoak(_ options: Options) async throws -> ExitStatus {
+        let minutes = options.arguments.integer("minutes") ?? 60
+        let report = try await Task.detached { try SoakBenchmark.run(minutes: minutes) }.value
         writeOutput(options.json ? report.jsonText() : report.tableText())
         return report.allPassed ? .success : .failure
     }

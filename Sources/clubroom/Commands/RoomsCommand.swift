@@ -143,7 +143,8 @@ enum RoomsCommand: ClubroomCommand {
 enum DirectoryConnectionWords {
     static func describe(_ end: SessionEnd) -> String {
         switch end {
-        case .left, .removed, .roomEnded, .replaced: "The server closed the connection before sending its rooms."
+        case .left, .closedByServer, .removed, .roomEnded, .replaced:
+            "The server closed the connection before sending its rooms."
         case .refused(let code, let reason): Refusals.describe(code: code, reason: reason, withInvite: true)
         case .connectionFailed(let problem): "Cannot reach the server: \(problem). Check the address and try again."
         }
