@@ -123,7 +123,7 @@ enum JSONChecks {
         let actions = message.roomActions(selfID: "ana")
         let expected: [ServerEvent]
         switch message.event {
-        case .peersJoined(let peers): expected = peers.map { .peerJoined($0.peer) }
+        case .peersJoined(let peers): expected = peers.map { .peerJoined($0.peer, invitation: $0.invitation) }
         case .peersLeft(let departures): expected = departures.map { .peerLeft($0.peer) }
         case .error(let code, let text, _):
             try expect(

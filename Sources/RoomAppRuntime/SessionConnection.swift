@@ -181,31 +181,8 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         case .roomEnded: return "The room has ended."
         case .replaced: return "You joined this room from somewhere else, so this screen was closed."
         case .refused(let code, let reason):
-            return withInvite
-                ? Refusals.describe(code: code, reason: reason, withInvite: true) : refusal(code: code, reason: reason)
+            return Refusals.describe(code: code, reason: reason, withInvite: withInvite)
         case .connectionFailed(let problem): return unreachable(problem)
-        }
-    }
-
-    /// A refused join (close codes 4000–4099, see docs/protocol.md) in words.
-    static func refusal(code: UInt16, reason: String) -> String {
-        switch code {
-        case 4000: return "The server got no token. Give the host's token with --token, --token-file or CLUBROOM_TOKEN."
-        case 4001, 4008: return "The server could not use this token. Ask the host for a new one."
-        case 4002: return "The token is not signed the way this server signs tokens. Ask the host for a new one."
-        case 4003: return "The token was made for another server. Ask this room's host for a token."
-        case 4004: return "The token has expired. Ask the host for a new one."
-        case 4005: return "The token is not valid yet. Check this computer's clock, or wait a moment and try again."
-        case 4006: return "The token is for a different room. Check the room's address, or ask for a token for it."
-        case 4007: return "The token gives a role this server does not have. Ask the host for a new one."
-        case 4009: return "The room has ended. Ask the host when it opens again."
-        case 4010: return "The room is full. Try again later."
-        case 4012: return "You were removed from this room. You cannot come back while it stays open."
-        case 4013...4017: return Refusals.describe(code: code, reason: reason, withInvite: false)
-        default:
-            let said =
-                reason.isEmpty ? "The server refused to let you in." : "The server refused to let you in: \(reason)"
-            return said.hasSuffix(".") ? said + " Ask the host." : said + ". Ask the host."
         }
     }
 
