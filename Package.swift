@@ -66,7 +66,7 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "Platform",
+                "MediaTransport", "Platform", "ClusterState", "RedisClient", "MediaRelay",
             ]),
 
         // MARK: The client.
@@ -129,6 +129,14 @@ let package = Package(
                 "BenchmarkSupport", "Platform", "Crypto", "RoomCore", "RoomProtocol", "RoomServer", "RoomTransport",
             ],
             path: "Sources/Benchmarks/Directory"),
+        // The cluster: `clubroom serve` nodes on 127.0.0.2-4 around a Redis of the bench's own.
+        .target(
+            name: "ClusterBenchmarks",
+            dependencies: [
+                "BenchmarkSupport", "ServerBenchmarks", "Platform", "ClusterState", "RedisClient", "Crypto", "RoomCore",
+                "RoomProtocol", "RoomTransport", "StrictJSON",
+            ],
+            path: "Sources/Benchmarks/Cluster"),
 
         // MARK: Fuzzing: the properties every fuzz target checks (the tests replay its corpus), and the executable
         // `make fuzz` builds with libFuzzer. Only the decoders' own modules go in, so the sanitized build stays small.
@@ -145,6 +153,7 @@ let package = Package(
                 "AudioCodec", "AudioDevices", "ClientAudio", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer",
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
+                "ClusterBenchmarks", "RedisClient",
             ]),
 
         // MARK: Tests.
@@ -207,7 +216,7 @@ let package = Package(
             name: "MediaRelayTests",
             dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
         // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
-        .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting"]),
+        .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting", "StrictJSON"]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
         // Runs the built clubroom (join --plain, bot) against hostile servers.
         .testTarget(

@@ -603,11 +603,13 @@ public final class ClusterNode: Sendable {
         }
         if lostData {
             post(.redisLostData)
-            let owned = state.withLock { state -> [String] in
+            let owned = state.withLock { state -> [String: HeldLease] in
                 defer { state.leases.removeAll() }
-                return Array(state.leases.keys)
+                return state.leases
             }
-            for room in owned.sorted() { reacquireAfterDataLoss(room, store: store) }
+            for (room, lease) in owned.sorted(by: { $0.key < $1.key }) {
+                reacquireAfterDataLoss(room, lost: lease.token, store: store)
+            }
         }
         let held = state.withLock { $0.leases }
         for (room, lease) in held.sorted(by: { $0.key < $1.key }) {
@@ -653,14 +655,19 @@ public final class ClusterNode: Sendable {
         }
     }
 
-    private func reacquireAfterDataLoss(_ room: String, store: ClusterStore) {
+    /// Takes a room this node owned back after Redis lost its data; when another node was quicker, says that
+    /// the old lease is gone (`lostOwnership`), so the runtime stops acting as the room's owner.
+    private func reacquireAfterDataLoss(_ room: String, lost: LeaseToken, store: ClusterStore) {
         let floor = state.withLock { $0.highestEpoch[room] ?? 0 }
         let sent = Self.now()
         guard
             case .acquired(let token) = try? store.acquire(
                 room, node: configuration.node, incarnation: configuration.incarnation,
                 leaseMilliseconds: configuration.timing.leaseMilliseconds, epochFloor: floor)
-        else { return }
+        else {
+            post(.lostOwnership(room: room, token: lost, fenced: true))
+            return
+        }
         state.withLock { state in
             state.leases[room] = HeldLease(token: token, confirmedAt: sent)
             state.highestEpoch[room] = token.epoch

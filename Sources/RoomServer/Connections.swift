@@ -125,6 +125,8 @@ enum ServerClose {
         code: UInt16(4017), reason: "The lobby has as many watchers as this server allows; try again later."
     )
     static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
+    /// Close 1001 to a client of a cluster node that the cluster took for gone: it reconnects and joins again.
+    static let handedBack = "This server lost its place in the room. Reconnect."
 
     static func reason(_ close: CloseReason) -> String {
         switch close {

@@ -54,9 +54,9 @@ extension ServerState {
                 return .failure(DoorRefusal(.wrongRoom(tokenRoom: invited, requestedRoom: room)))
             }
             guard roles.contains(RoleName(claims.role)) else { return .failure(DoorRefusal(.unknownRole(claims.role))) }
-            // A server invite opens only rooms the lobby shows: an unlisted room is refused exactly like a room
-            // that does not exist, so an invite holder learns nothing of it.
-            if claims.room == nil, rooms.rooms[room]?.listing == nil {
+            // A server invite opens only rooms this server's lobby shows: an unlisted room is refused exactly like
+            // a room that does not exist, so an invite holder learns nothing of it.
+            if claims.room == nil, directory.listings[room] == nil {
                 return .failure(
                     DoorRefusal(
                         ServerClose.notListed, detail: "server invite \(claims.id) for room \(room), not listed"))

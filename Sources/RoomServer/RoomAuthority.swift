@@ -153,26 +153,26 @@ public struct RoomAuthority: Sendable {
     public let name: String
     public let roles: RoleTable
     public var maxPeers: Int
-    public private(set) var topic: String
-    public private(set) var ended: Bool
+    public internal(set) var topic: String
+    public internal(set) var ended: Bool
     /// The last sequence number given to an event.
-    public private(set) var seq: Int64
-    public private(set) var peers: [PeerID: Peer] = [:]
+    public internal(set) var seq: Int64
+    public internal(set) var peers: [PeerID: Peer] = [:]
     /// The pending invitations to speak, by invitee: who sent each and when.
-    public private(set) var invitations: [PeerID: Invitation] = [:]
+    public internal(set) var invitations: [PeerID: Invitation] = [:]
     /// Pending invitations of peers whose connection dropped, given back if they return before they lapse.
-    public private(set) var heldInvitations: [PeerID: Invitation] = [:]
+    public internal(set) var heldInvitations: [PeerID: Invitation] = [:]
     /// Peers whose role someone else lowered (kept while they are away, like their role): they may not step
     /// back up themselves until someone raises them again.
-    private var loweredByOthers: Set<PeerID> = []
+    var loweredByOthers: Set<PeerID> = []
     /// The last chat messages, oldest first.
-    public private(set) var chat: [ChatMessage]
+    public internal(set) var chat: [ChatMessage]
     /// Identities removed since the room was last opened.
-    public private(set) var removedIdentities: Set<PeerID> = []
+    public internal(set) var removedIdentities: Set<PeerID> = []
     /// Roles of peers who left recently, for reconnects.
-    public private(set) var departed: [PeerID: (role: RoleName, at: Timestamp)]
+    public internal(set) var departed: [PeerID: (role: RoleName, at: Timestamp)]
     /// Join order, so snapshots list peers stably.
-    private var order: [PeerID] = []
+    var order: [PeerID] = []
     /// Whether the room shows in the lobby; its host decides, and it is kept across restarts.
     public internal(set) var listed: Bool
     /// When the room went live (its first person arrived); nil while it is empty or ended.
@@ -184,10 +184,10 @@ public struct RoomAuthority: Sendable {
     /// The role each peer's token gave when it joined, kept while the peer is here or its role is kept for a
     /// return: a new connection with a lesser token must not keep what the greater one gave. It is also the most
     /// a present peer may take back itself after stepping down.
-    private var tokenRoles: [PeerID: RoleName] = [:]
+    var tokenRoles: [PeerID: RoleName] = [:]
     /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
     /// costs time linear in its size.
-    private var departedPruneThreshold = 1024
+    var departedPruneThreshold = 1024
 
     /// A room as loaded from the store (or new).
     public init(

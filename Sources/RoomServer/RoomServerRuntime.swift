@@ -1,5 +1,8 @@
+import ClusterState
 import Crypto
 import Foundation
+import MediaRelay
+import MediaTransport
 import Platform
 import RoomCore
 import RoomPersistence
@@ -62,17 +65,72 @@ public final class RoomServerRuntime: Sendable {
                     + "again if they come back within \(RoomAuthority.reconnectGrace / 1000) s")
         }
         let loopReference = LoopReference()
+        let target = ServerStateReference()
+        var media: ServerMedia?
+        if let mediaConfiguration = configuration.media {
+            // The forwarder measures levels on its own thread; the rooms take them on the loop.
+            do throws(ServerStartError) {
+                media = try ServerMedia.start(mediaConfiguration, log: log) { room, levels in
+                    loopReference.execute { target.state?.rooms.updateLevels(levels, in: room) }
+                }
+            } catch {
+                store.close(timeout: .seconds(1))
+                throw error
+            }
+        }
+        var cluster: ClusterNode?
+        if let settings = configuration.cluster {
+            let incarnation = UInt64.random(in: 1...UInt64(Int64.max))
+            if let media {
+                do throws(ServerStartError) {
+                    media.relay = try Self.relay(
+                        settings, incarnation: incarnation, secret: secret, media: media, log: log)
+                } catch {
+                    media.forwarder.stop()
+                    store.close(timeout: .seconds(1))
+                    throw error
+                }
+            }
+            cluster = ClusterNode(
+                configuration: ClusterConfiguration(
+                    redis: settings.redis, node: settings.node, incarnation: incarnation,
+                    mediaAddress: media.map {
+                        "\($0.configuration.publicAddress ?? $0.configuration.bindHost):\($0.forwarder.socket.localAddress.port)"
+                    } ?? "",
+                    relayAddress: media?.relay.map { "\($0.socket.localAddress)" } ?? "",
+                    sourceAddress: configuration.host == "0.0.0.0" ? nil : configuration.host, timing: settings.timing),
+                deliver: { task in loopReference.execute(task) },
+                notify: { notice in target.state?.clusterNotice(notice) })
+        }
         let state = ServerState(
             configuration: configuration, verifier: TokenVerifier(secret: secret),
-            persistence: PersistenceQueue(store: store, loop: loopReference, log: log), loop: loopReference, log: log)
-        if let media = configuration.media {
-            // The forwarder measures levels on its own thread; the rooms take them on the loop.
-            let loop = state.loop
-            state.attach(
-                try ServerMedia.start(media, log: log) { room, levels in
-                    loop.execute { state.rooms.updateLevels(levels, in: room) }
-                })
+            persistence: PersistenceQueue(store: store, loop: loopReference, log: log), loop: loopReference, log: log,
+            cluster: cluster)
+        target.set(state)
+        if let media { state.attach(media) }
+        if let cluster, let settings = configuration.cluster {
+            // Before anything is said of media, so that a cluster that cannot be reached is the one line a failed
+            // start prints. Its first notices come a tick (a second) later, once the loop runs.
+            do throws(ClusterError) {
+                try cluster.start()
+            } catch {
+                media?.forwarder.stop()
+                store.close(timeout: .seconds(1))
+                let problem: String
+                if case .unavailable(let redis) = error {
+                    problem = redis.description
+                } else {
+                    problem = error.description
+                }
+                throw ServerStartError(place: "cluster", problem: problem)
+            }
+            media?.ssrcSlot = cluster.record.slot
+            media?.relay?.start()
+            log.info(
+                "node \(settings.node) of the cluster at \(settings.redis) (slot \(cluster.record.slot)"
+                    + (media?.relay.map { ", media from other nodes on \($0.socket.localAddress)" } ?? "") + ")")
         }
+        media?.logListening()
         var options = WebSocketOptions()
         options.maxMessageSize = ControlLimits.maxFrameBytes
         // What clients accept from the server; a larger snapshot ends its connection with a close frame.
@@ -110,6 +168,7 @@ public final class RoomServerRuntime: Sendable {
                 host: configuration.host, port: configuration.port, tls: configuration.tls, options: options,
                 handler: handler)
         } catch {
+            state.cluster?.stop()
             state.media?.stop()
             store.close(timeout: .seconds(1))
             throw error
@@ -177,7 +236,37 @@ public final class RoomServerRuntime: Sendable {
             _ = stopping.wait(timeout: .now() + .seconds(5))
         }
         server.shutdown()
+        // Its leases and its registration go: the other nodes take its rooms over at once, and its people leave.
+        state.cluster?.stop()
         state.media?.stop()
         state.persistence.close(timeout: .seconds(10))
+    }
+}
+
+/// The server's parts for what is made before them (the media's level reports, the cluster's notices), which
+/// reach them on the loop once they exist.
+final class ServerStateReference: Sendable {
+    private let value = Mutex<ServerState?>(nil)
+
+    func set(_ state: ServerState) { value.withLock { $0 = state } }
+
+    var state: ServerState? { value.withLock { $0 } }
+}
+
+extension RoomServerRuntime {
+    /// Binds the socket other nodes relay media to.
+    static func relay(
+        _ settings: ClusterSettings, incarnation: UInt64, secret: TokenSecret, media: ServerMedia, log: ServerLog
+    ) throws(ServerStartError) -> MediaRelay {
+        guard let address = UDPAddress(host: settings.relayHost, port: UInt16(clamping: settings.relayPort)) else {
+            throw ServerStartError(place: "relay address \(settings.relayHost)", problem: "not an IPv4 address")
+        }
+        do {
+            return try MediaRelay(
+                node: settings.node, incarnation: incarnation, secret: settings.secret ?? secret.bytes,
+                binding: address, forwarder: media.forwarder, log: { line in log.warning(line) })
+        } catch {
+            throw ServerStartError(place: "relay \(address)", problem: error.description)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import MediaRelay
 import MediaServer
 import MediaTransport
 import RoomCore
@@ -38,9 +39,23 @@ final class ServerMedia: OutcomeConsumer {
         var connection: WebSocketConnection
     }
 
+    /// A speaker of a room connected to another node of the cluster: its packets come through the relay,
+    /// checked against this node's copy of its gate.
+    struct RemoteSpeaker {
+        var ssrc: UInt32
+        var gate: PublishGate
+    }
+
     private var flows: [String: [PeerID: Flow]] = [:]
+    private var remote: [String: [PeerID: RemoteSpeaker]] = [:]
+    private var reserved: [String: [PeerID: UInt32]] = [:]
     private var roomKeys: [String: (key: SRTPKey, epoch: Int)] = [:]
     private var usedSSRCs: Set<UInt32> = []
+    /// Media between this node and the other nodes of its cluster.
+    var relay: MediaRelay?
+    /// This node's slot in its cluster, carried in the top byte of the SSRCs it hands out so that no two nodes
+    /// hand out the same one.
+    var ssrcSlot: Int?
 
     init(forwarder: MediaForwarder, configuration: MediaConfiguration, log: ServerLog) {
         self.forwarder = forwarder
@@ -55,7 +70,7 @@ final class ServerMedia: OutcomeConsumer {
             return
         }
         if let old = flows[room]?[peer] { forwarder.removePeer(ssrc: old.ssrc) }
-        let ssrc = newSSRC()
+        let ssrc = reserved[room]?.removeValue(forKey: peer) ?? newSSRC()
         let flow = Flow(ssrc: ssrc, gate: PublishGate(mayPublish), connection: connection)
         flows[room, default: [:]][peer] = flow
         forwarder.add(
@@ -75,7 +90,10 @@ final class ServerMedia: OutcomeConsumer {
             serverSSRC: forwarder.serverSSRC, sendKey: sendKey.bytes, roomKey: roomKey.key.bytes,
             epoch: roomKey.epoch)
         connection.send(text: MediaSignalCodec.encode(.media(offer)))
-        let publishing = (flows[room] ?? [:]).filter { $0.value.gate.isOpen }
+        let publishing =
+            (flows[room] ?? [:]).filter { $0.value.gate.isOpen }
+            .map { MediaSource(peer: $0.key.rawValue, ssrc: $0.value.ssrc) }
+            + (remote[room] ?? [:]).filter { $0.value.gate.isOpen }
             .map { MediaSource(peer: $0.key.rawValue, ssrc: $0.value.ssrc) }
         if !publishing.isEmpty {
             connection.send(text: MediaSignalCodec.encode(.mediaSources(publishing.sorted { $0.peer < $1.peer })))
@@ -94,6 +112,12 @@ final class ServerMedia: OutcomeConsumer {
     /// is cut off before anyone hears of the change; then the departures it announces.
     func consume(_ outcome: Outcome, in roomName: String) {
         for change in outcome.gates {
+            if let speaker = remote[roomName]?[change.peer] {
+                let wasOpen = speaker.gate.isOpen
+                speaker.gate.set(change.open)
+                if !wasOpen, change.open { announce(change.peer, ssrc: speaker.ssrc, in: roomName) }
+                continue
+            }
             guard let flow = flows[roomName]?[change.peer] else { continue }
             let wasOpen = flow.gate.isOpen
             flow.gate.set(change.open)
@@ -120,20 +144,84 @@ final class ServerMedia: OutcomeConsumer {
         }
         if ended {
             closeRoom(roomName)
+            for speaker in remote.removeValue(forKey: roomName)?.values ?? [:].values { speaker.gate.set(false) }
+            relay?.closeRoom(roomName)
             return
         }
         guard !departed.isEmpty else { return }
+        var localDeparted = false
         for peer in departed {
+            if let speaker = remote[roomName]?.removeValue(forKey: peer) {
+                speaker.gate.set(false)
+                relay?.removeRemoteSpeaker(ssrc: speaker.ssrc)
+            }
             guard let flow = flows[roomName]?.removeValue(forKey: peer) else { continue }
             flow.gate.set(false)
             forwarder.removePeer(ssrc: flow.ssrc)
             usedSSRCs.remove(flow.ssrc)
+            localDeparted = true
         }
+        // Only this node's people ever held its room key: only their departures need a new one.
+        guard localDeparted else { return }
         if flows[roomName]?.isEmpty ?? true {
             closeRoom(roomName)
         } else {
             rotateKey(roomName)
         }
+    }
+
+    // MARK: Across the cluster
+
+    /// An SSRC for a peer about to join through this node, carried in its join so every node knows it; the
+    /// peer's flow takes it when it is admitted.
+    func reserveSSRC(for peer: PeerID, room: String) -> UInt32 {
+        let ssrc = newSSRC()
+        reserved[room, default: [:]][peer] = ssrc
+        return ssrc
+    }
+
+    /// A peer of this node joined again through another node: its flow here ends (its connection is closed).
+    func moved(_ peer: PeerID, room: String) {
+        guard let flow = flows[room]?.removeValue(forKey: peer) else { return }
+        flow.gate.set(false)
+        forwarder.removePeer(ssrc: flow.ssrc)
+        usedSSRCs.remove(flow.ssrc)
+    }
+
+    /// Forgets a reservation whose join did not happen.
+    func release(_ peer: PeerID, room: String) {
+        if let ssrc = reserved[room]?.removeValue(forKey: peer) { usedSSRCs.remove(ssrc) }
+    }
+
+    /// A peer of `room` joined through another node (`node`, of incarnation `incarnation`) with `ssrc`: its media
+    /// comes through the relay while this node's copy of the room lets it publish.
+    func addRemoteSpeaker(_ peer: PeerID, ssrc: UInt32, node: String, room: String, open: Bool) {
+        if let old = remote[room]?[peer] {
+            old.gate.set(false)
+            relay?.removeRemoteSpeaker(ssrc: old.ssrc)
+        }
+        let speaker = RemoteSpeaker(ssrc: ssrc, gate: PublishGate(open))
+        remote[room, default: [:]][peer] = speaker
+        relay?.addRemoteSpeaker(ssrc: ssrc, room: room, node: node, gate: speaker.gate)
+        if open { announce(peer, ssrc: ssrc, in: room) }
+    }
+
+    /// A peer that was connected to another node is now connected here (or gone): no longer a remote speaker.
+    func removeRemoteSpeaker(_ peer: PeerID, room: String) {
+        guard let speaker = remote[room]?.removeValue(forKey: peer) else { return }
+        speaker.gate.set(false)
+        relay?.removeRemoteSpeaker(ssrc: speaker.ssrc)
+    }
+
+    /// The other nodes with people in `room`: this node's speakers' packets go to each of them once.
+    func setRemoteNodes(_ nodes: [RelayNode], room: String) {
+        relay?.setRemoteNodes(nodes, room: room)
+    }
+
+    /// Tells this node's people of `room` which SSRC a speaker who may now be heard sends with.
+    private func announce(_ peer: PeerID, ssrc: UInt32, in room: String) {
+        let text = MediaSignalCodec.encode(.mediaSources([MediaSource(peer: peer.rawValue, ssrc: ssrc)]))
+        for flow in flows[room]?.values ?? [:].values { flow.connection.send(text: text) }
     }
 
     /// A binary WebSocket message: an SRTP or SRTCP packet on the fallback path.
@@ -184,7 +272,7 @@ final class ServerMedia: OutcomeConsumer {
 
     private func newSSRC() -> UInt32 {
         while true {
-            let ssrc = UInt32.random(in: 0x1000...0xFFFF_FFF0)
+            let ssrc = ssrcSlot.map { SSRCSpace.ssrc(slot: $0) } ?? UInt32.random(in: 0x1000...0xFFFF_FFF0)
             if ssrc != forwarder.serverSSRC, usedSSRCs.insert(ssrc).inserted { return ssrc }
         }
     }
@@ -226,13 +314,22 @@ extension ServerMedia {
             throw ServerStartError(place: "media \(address)", problem: error.description)
         }
         forwarder.start()
-        log.info("media over UDP on \(forwarder.socket.localAddress) (SRTP \(MediaOffer.srtpProfile))")
         return ServerMedia(forwarder: forwarder, configuration: configuration, log: log)
     }
 
-    /// Stops forwarding and logs the media counters.
+    /// The line saying where media is received.
+    func logListening() {
+        log.info("media over UDP on \(forwarder.socket.localAddress) (SRTP \(MediaOffer.srtpProfile))")
+    }
+
+    /// Stops forwarding (and relaying) and logs the media counters.
     func stop() {
+        relay?.stop()
         forwarder.stop()
         log.info("media counters: \(countersText)")
+        if let relay {
+            let counts = relay.counters.snapshot().filter { $0.value != 0 }.map { "\($0.name)=\($0.value)" }
+            log.info("relay counters: \(counts.joined(separator: " "))")
+        }
     }
 }

@@ -1,3 +1,4 @@
+import ClusterState
 import Crypto
 import RoomCore
 import RoomProtocol
@@ -15,7 +16,10 @@ final class ServerState: @unchecked Sendable {
     let connections = Connections()
     let broadcaster: Broadcaster
     let persistence: PersistenceQueue
-    let rooms: LocalRooms
+    /// The rooms: decided here alone, or by their owners in a cluster.
+    let rooms: any RoomPaths
+    /// This node's place in its cluster, when it serves rooms with others.
+    let cluster: ClusterNode?
     /// The lobby's list of live rooms and its watchers.
     let directory: RoomDirectory
     /// Media forwarding, when the server serves audio (attached once, before the first connection).
@@ -27,7 +31,7 @@ final class ServerState: @unchecked Sendable {
 
     init(
         configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue,
-        loop: LoopReference, log: ServerLog
+        loop: LoopReference, log: ServerLog, cluster: ClusterNode? = nil
     ) {
         self.configuration = configuration
         self.verifier = verifier
@@ -35,13 +39,20 @@ final class ServerState: @unchecked Sendable {
         self.loop = loop
         self.log = log
         broadcaster = Broadcaster(connections: connections)
+        self.cluster = cluster
         directory = RoomDirectory(maxWatchers: configuration.maxLobbyWatchers, log: log)
-        rooms = LocalRooms(
-            roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
-            loader: persistence,
-            consumers: [
-                broadcaster, directory, LinkSigner(connections: connections, issuer: verifier.issuer, log: log),
-            ], log: log)
+        let consumers: [any OutcomeConsumer] = [
+            broadcaster, directory, LinkSigner(connections: connections, issuer: verifier.issuer, log: log),
+        ]
+        if let cluster {
+            rooms = ClusterRooms(
+                roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, cluster: cluster,
+                persistence: persistence, connections: connections, consumers: consumers, log: log)
+        } else {
+            rooms = LocalRooms(
+                roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
+                loader: persistence, consumers: consumers, log: log)
+        }
     }
 
     /// The loop is running: joins are gathered and departures too on its timers.
@@ -49,6 +60,11 @@ final class ServerState: @unchecked Sendable {
         broadcaster.loop = eventLoop
         directory.loop = eventLoop
         rooms.loop = eventLoop
+    }
+
+    /// What the cluster tells this node, on the loop.
+    func clusterNotice(_ notice: ClusterNotice) {
+        (rooms as? ClusterRooms)?.notice(notice)
     }
 
     /// The server begins to stop.
@@ -60,5 +76,6 @@ final class ServerState: @unchecked Sendable {
     func attach(_ media: ServerMedia) {
         self.media = media
         rooms.consumeFirst(media)
+        (rooms as? ClusterRooms)?.media = media
     }
 }

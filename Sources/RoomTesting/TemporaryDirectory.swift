@@ -5,10 +5,12 @@ public struct TemporaryDirectory: Sendable {
     /// The directory's path.
     public let path: String
 
-    /// Creates the directory.
+    /// Creates the directory, private to this user as a server's data folder should be (a folder everyone may read
+    /// makes `clubroom serve` warn).
     public init() {
         path = NSTemporaryDirectory() + "clubroom-test-\(UUID().uuidString)"
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try! FileManager.default.createDirectory(
+            atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
     /// The path of `name` inside the directory.

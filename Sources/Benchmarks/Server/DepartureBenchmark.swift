@@ -254,20 +254,20 @@ public enum DepartureBenchmark {
 }
 
 /// A `clubroom serve` child process: its port from its log, its memory and CPU from /proc.
-final class ServerChild {
-    let process = Process()
-    private(set) var port = 0
+public final class ServerChild {
+    public let process = Process()
+    public private(set) var port = 0
     private let errors = Pipe()
     private let firstError = FirstErrorLine()
 
     /// The server's first error line, if it logged one.
-    var problem: String? { firstError.line.withLock { $0 } }
+    public var problem: String? { firstError.line.withLock { $0 } }
 
     final class FirstErrorLine: Sendable {
         let line = Mutex<String?>(nil)
     }
 
-    init(binary: String, arguments: [String]) throws {
+    public init(binary: String, arguments: [String], host: String = "127.0.0.1") throws {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         process.standardError = errors
@@ -282,7 +282,7 @@ final class ServerChild {
             if chunk.isEmpty { break }
             buffer.append(chunk)
             let text = String(decoding: buffer, as: UTF8.self)
-            if let range = text.range(of: "listening on ws://127.0.0.1:") {
+            if let range = text.range(of: "listening on ws://\(host):") {
                 port = Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
             }
         }
@@ -307,17 +307,17 @@ final class ServerChild {
     }
 
     /// The server's resident memory, in megabytes (MiB).
-    func residentMegabytes() -> Double {
+    public func residentMegabytes() -> Double {
         Double(ProcessSample.residentBytes(pid: process.processIdentifier)) / 1_048_576
     }
 
     /// The server's CPU time so far (user and system), in seconds.
-    func cpuSeconds() -> Double {
+    public func cpuSeconds() -> Double {
         guard let sample = ProcessSample(pid: process.processIdentifier) else { return 0 }
         return Double(sample.ticks) / ProcessSample.ticksPerSecond
     }
 
-    func stop() {
+    public func stop() {
         guard process.isRunning else { return }
         process.terminate()
         let deadline = Date().addingTimeInterval(15)

@@ -1,6 +1,7 @@
 import Arguments
 import BenchmarkSupport
 import ClubroomResources
+import ClusterBenchmarks
 import DirectoryBenchmarks
 import Foundation
 import RoomCore
@@ -14,6 +15,7 @@ enum BenchCommand: ClubroomCommand {
     enum Suite: String, CaseIterable {
         case store, join, departures, soak, fanout, latency, cpu, ui, highlight, directory
         case qualityPath = "quality-path"
+        case requests, failover
 
         /// The options that apply only to this suite.
         var ownOptions: Set<String> {
@@ -27,6 +29,8 @@ enum BenchCommand: ClubroomCommand {
             case .highlight: return ["seconds", "runs"]
             case .qualityPath: return AudioBench.qualityPathOptions
             case .directory: return ["rooms", "watchers"]
+            case .requests: return ["seconds"]
+            case .failover: return ["kills"]
             case .store, .ui: return []
             }
         }
@@ -47,7 +51,10 @@ enum BenchCommand: ClubroomCommand {
             against a server and three speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV \
             file from one client through a room server to another, and through libopus alone, for bench/quality. \
             directory: R live rooms and W lobbies watching the list; how fast a room's change reaches them and the \
-            whole list is served, and the server's CPU per change.
+            whole list is served, and the server's CPU per change. requests: a cluster of two nodes and its own \
+            redis-server; a request from a client of the node that does not own the room, to the event it causes, \
+            beside the same through a server alone. failover: a cluster of three nodes; the room's owner killed N \
+            times: the time to a new owner, and events lost or repeated.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
@@ -71,7 +78,12 @@ enum BenchCommand: ClubroomCommand {
                 help: "fanout: number of listeners."),
             .value(
                 "seconds", placeholder: "T", type: .integer(1...3600), default: "10",
-                help: "fanout, latency, cpu: how long to measure (latency: 20 per condition, cpu: 60 per client)."),
+                help:
+                    "fanout, latency, cpu, requests: how long to measure (latency: 20 per condition, cpu: 60 per client)."
+            ),
+            .value(
+                "kills", placeholder: "N", type: .integer(1...1000), default: "20",
+                help: "failover: how many times the owner is killed."),
             .value(
                 "rooms", placeholder: "R", type: .integer(1...10_000), default: "1000",
                 help: "directory: number of live rooms."),
@@ -120,6 +132,7 @@ enum BenchCommand: ClubroomCommand {
         case .highlight: return try AudioBench.runHighlight(options.arguments, json: options.json)
         case .qualityPath: return try AudioBench.runQualityPath(options.arguments)
         case .directory: return try await runDirectory(options)
+        case .requests, .failover: return try await runCluster(options)
         }
     }
 
@@ -131,6 +144,18 @@ enum BenchCommand: ClubroomCommand {
         settings.watchers = options.arguments.integer("watchers") ?? 1000
         let chosen = settings
         let report = try await Task.detached { try DirectoryBenchmark.run(settings: chosen, roles: roles) }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return report.allPassed ? .success : .failure
+    }
+
+    static func runCluster(_ options: Options) async throws -> ExitStatus {
+        let suite = options.suite
+        let seconds = options.seconds
+        let kills = options.arguments.integer("kills") ?? 20
+        let report = try await Task.detached {
+            suite == .failover
+                ? try ClusterBenchmark.runFailover(kills: kills) : try ClusterBenchmark.runRequests(seconds: seconds)
+        }.value
         writeOutput(options.json ? report.jsonText() : report.tableText())
         return report.allPassed ? .success : .failure
     }

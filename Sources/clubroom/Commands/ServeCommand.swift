@@ -1,7 +1,9 @@
 import Arguments
 import ClubroomResources
+import Crypto
 import Foundation
 import ProcessSignals
+import RedisClient
 import RoomCore
 import RoomServer
 import RoomTransport
@@ -15,7 +17,10 @@ enum ServeCommand: ClubroomCommand {
             ws://HOST:PORT/rooms (wss:// with --tls-cert and --tls-key). People join with a link or token \
             signed by the server's secret; see 'clubroom invite' and 'clubroom token'. Rooms, the moderation \
             log and recent chat are kept in an SQLite database in the data directory. Logs go to stderr. \
-            docs/deploy.md says how to run it for people elsewhere (systemd, TLS, a reverse proxy).
+            docs/deploy.md says how to run it for people elsewhere (systemd, TLS, a reverse proxy). With \
+            --cluster and --node, the server is one node of a cluster sharing its rooms through Redis: people \
+            join a room through any node and are in the same room, and every node's lobby lists it (see \
+            docs/cluster.md); the nodes share one --secret-file.
             """,
         options: [
             .value(
@@ -42,6 +47,18 @@ enum ServeCommand: ClubroomCommand {
             .value(
                 "max-peers", placeholder: "N", type: .integer(1...1_000_000), default: "10000",
                 help: "Most people in one room."),
+            .value(
+                "cluster", placeholder: "redis://HOST:PORT", type: .url(schemes: ["redis"]),
+                help: "Redis of the cluster this server is a node of; needs --node."),
+            .value(
+                "node", placeholder: "NAME", type: .string,
+                help: "This node's name in the cluster, unique among the running nodes; needs --cluster."),
+            .value(
+                "relay", placeholder: "HOST:PORT", type: .endpoint, defaultDescription: "the --media host, port 0",
+                help: "UDP address where other nodes of the cluster send this node their speakers' audio."),
+            .value(
+                "cluster-secret-file", placeholder: "FILE", type: .path, defaultDescription: "the --secret-file",
+                help: "The cluster's shared secret, from which the nodes' media relay keys derive."),
         ])
 
     /// The server's settings, as given on the command line.
@@ -54,6 +71,10 @@ enum ServeCommand: ClubroomCommand {
         var rolesFile: String?
         var maxPeers: Int
         var media: Endpoint
+        var cluster: RedisEndpoint?
+        var node: String?
+        var relay: Endpoint?
+        var clusterSecretFile: String?
         var publicAddress: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
@@ -68,6 +89,22 @@ enum ServeCommand: ClubroomCommand {
             rolesFile = arguments.path("roles")
             if tlsCertificate != nil, tlsKey == nil { throw .needs(option: "--tls-cert", needed: "--tls-key FILE") }
             if tlsKey != nil, tlsCertificate == nil { throw .needs(option: "--tls-key", needed: "--tls-cert FILE") }
+            node = arguments.string("node")
+            relay = arguments.endpoint("relay")
+            clusterSecretFile = arguments.path("cluster-secret-file")
+            if let url = arguments.string("cluster") {
+                do throws(RedisEndpointError) {
+                    cluster = try RedisEndpoint(url: url)
+                } catch {
+                    throw .badValue(argument: "--cluster", value: url, expected: "redis://HOST:PORT; \(error)")
+                }
+            }
+            if cluster != nil, node == nil { throw .needs(option: "--cluster", needed: "--node NAME") }
+            if node != nil, cluster == nil { throw .needs(option: "--node", needed: "--cluster redis://HOST:PORT") }
+            if relay != nil, cluster == nil { throw .needs(option: "--relay", needed: "--cluster redis://HOST:PORT") }
+            if clusterSecretFile != nil, cluster == nil {
+                throw .needs(option: "--cluster-secret-file", needed: "--cluster redis://HOST:PORT")
+            }
         }
     }
 
@@ -76,6 +113,14 @@ enum ServeCommand: ClubroomCommand {
         let roles = try RoleTable.load(
             contentsOf: options.rolesFile.map { URL(fileURLWithPath: $0) } ?? ClubroomResources.rolesURL)
         let dataDirectory = options.dataDirectory ?? DefaultPaths.dataDirectory
+        var clusterSecret: [UInt8]?
+        if let path = options.clusterSecretFile {
+            do {
+                clusterSecret = try SecretFile.load(at: path).bytes
+            } catch {
+                throw ServerStartError(place: "cluster secret file", problem: error.description)
+            }
+        }
         let configuration = ServerConfiguration(
             host: options.listen.host, port: Int(options.listen.port), dataDirectory: dataDirectory,
             secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: dataDirectory),
@@ -85,21 +130,34 @@ enum ServeCommand: ClubroomCommand {
             roles: roles, maxPeersPerRoom: options.maxPeers,
             media: MediaConfiguration(
                 bindHost: options.media.host, port: Int(options.media.port),
-                publicAddress: try options.publicAddress.map(resolvePublicAddress)))
+                publicAddress: try options.publicAddress.map(resolvePublicAddress)),
+            cluster: options.cluster.map {
+                ClusterSettings(
+                    redis: $0, node: options.node ?? "", relayHost: options.relay?.host ?? options.media.host,
+                    relayPort: Int(options.relay?.port ?? 0), secret: clusterSecret)
+            })
         let log = ServerLog()
         ignoreBrokenPipes()
         raiseOpenFileLimit(log: log)
+        // Watched from before the server starts, so a SIGINT or SIGTERM that comes while it starts (a service
+        // manager stopping it at once) still closes it cleanly. The first one closes the server; further ones are
+        // ignored until it has stopped.
+        let (stops, stop) = AsyncStream.makeStream(of: ProcessSignal.self)
+        let signals = SignalWatcher(firstOf: [.interrupt, .terminate]) { stop.yield($0) }
+        defer { signals.cancel() }
         let server = try RoomServerRuntime(configuration: configuration, log: log)
         let scheme = configuration.tls == nil ? "ws" : "wss"
         log.info(
             "make a server link with: clubroom invite \(scheme)://HOST:\(server.port) --secret-file \(configuration.secretFile)"
                 + " (HOST as people reach this machine)")
-        // The first SIGINT or SIGTERM closes the server; further ones are ignored until it has stopped.
-        let (signal, signals) = await SignalWatcher.first(of: [.interrupt, .terminate])
+        var signal = ProcessSignal.terminate
+        for await received in stops {
+            signal = received
+            break
+        }
         log.info("\(signal.name) received: closing connections")
         server.shutdown()
         log.info("stopped")
-        signals.cancel()
         return .success
     }
 

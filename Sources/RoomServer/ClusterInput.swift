@@ -1,0 +1,229 @@
+import Foundation
+import RoomCore
+import RoomProtocol
+
+/// One thing that happened to a room in a cluster, as its owner decided it: the body of an entry of the room's
+/// event stream. Every node holding a copy of the room applies the same inputs in the same order to its own
+/// `RoomAuthority`, which is deterministic given its state and the input (the owner's time is in the input),
+/// so every copy emits the same events with the same numbers and holds the same state.
+struct ClusterInput: Sendable, Equatable, Codable {
+    enum Kind: String, Sendable, Codable {
+        /// A peer joins through `node`'s connection `connection`.
+        case join
+        /// Peers connected to `node` left.
+        case leave
+        /// A request from a peer connected to `node`.
+        case request
+        /// Audio levels measured by `node`'s media.
+        case levels
+        /// `node` is gone (its registration expired, or a new incarnation replaced it): its peers leave.
+        case nodeGone = "node_gone"
+        /// The owner's clock passed a pending invitation's lifetime: the invitations due by `now` lapse.
+        case expireInvitations = "expire_invitations"
+    }
+
+    struct Departed: Sendable, Equatable, Codable {
+        var peer: PeerID
+        var reason: String
+        /// The node's number for the connection that closed.
+        var connection: UInt64
+    }
+
+    struct Level: Sendable, Equatable, Codable {
+        var peer: PeerID
+        var level: Int
+    }
+
+    var kind: Kind
+    /// The node whose client this came from (for `nodeGone`, the node that went).
+    var node: String
+    /// The node's number for the joining client's connection.
+    var connection: UInt64 = 0
+    var peer: PeerID?
+    var name: String?
+    var role: RoleName?
+    var departures: [Departed]?
+    var requestString: String?
+    var requestInteger: Int64?
+    var request: ClientRequest?
+    var levels: [Level]?
+    /// The SSRC the joiner's node gave it, for its media to be recognised on every node.
+    var ssrc: UInt32?
+    /// The owner's clock when it decided (the edge's until then).
+    var now: Timestamp
+
+    var requestID: RequestID? {
+        if let requestString { return .string(requestString) }
+        if let requestInteger { return .integer(requestInteger) }
+        return nil
+    }
+
+    static func join(
+        node: String, connection: UInt64, peer: PeerID, name: String, role: RoleName, ssrc: UInt32? = nil,
+        now: Timestamp
+    ) -> ClusterInput {
+        var input = ClusterInput(
+            kind: .join, node: node, connection: connection, peer: peer, name: name, role: role, now: now)
+        input.ssrc = ssrc
+        return input
+    }
+
+    static func leave(node: String, _ departures: [(Departure, connection: UInt64)], now: Timestamp) -> ClusterInput {
+        ClusterInput(
+            kind: .leave, node: node,
+            departures: departures.map {
+                Departed(peer: $0.0.peer, reason: $0.0.reason.rawValue, connection: $0.connection)
+            }, now: now)
+    }
+
+    static func request(
+        node: String, peer: PeerID, id: RequestID?, _ request: ClientRequest, now: Timestamp
+    )
+        -> ClusterInput
+    {
+        var input = ClusterInput(kind: .request, node: node, peer: peer, request: request, now: now)
+        switch id {
+        case .string(let text): input.requestString = text
+        case .integer(let number): input.requestInteger = number
+        case nil: break
+        }
+        return input
+    }
+
+    static func levels(node: String, _ levels: [PeerID: Int], now: Timestamp) -> ClusterInput {
+        ClusterInput(
+            kind: .levels, node: node,
+            levels: levels.sorted { $0.key < $1.key }.map { Level(peer: $0.key, level: $0.value) }, now: now)
+    }
+
+    static func nodeGone(_ node: String, now: Timestamp) -> ClusterInput {
+        ClusterInput(kind: .nodeGone, node: node, now: now)
+    }
+
+    static func expireInvitations(node: String, now: Timestamp) -> ClusterInput {
+        ClusterInput(kind: .expireInvitations, node: node, now: now)
+    }
+
+    func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? Array(encoder.encode(self))) ?? []
+    }
+
+    init(decoding bytes: [UInt8]) throws {
+        self = try JSONDecoder().decode(ClusterInput.self, from: Data(bytes))
+    }
+
+    init(
+        kind: Kind, node: String, connection: UInt64 = 0, peer: PeerID? = nil, name: String? = nil,
+        role: RoleName? = nil, departures: [Departed]? = nil, request: ClientRequest? = nil, levels: [Level]? = nil,
+        now: Timestamp
+    ) {
+        self.kind = kind
+        self.node = node
+        self.connection = connection
+        self.peer = peer
+        self.name = name
+        self.role = role
+        self.departures = departures
+        self.request = request
+        self.levels = levels
+        self.now = now
+    }
+}
+
+/// Where each peer of a room is connected: the node and that node's number for the connection. Part of every
+/// copy of a room, changed only by applying inputs, so every copy agrees on it.
+struct PeerHome: Sendable, Equatable, Codable {
+    var node: String
+    var connection: UInt64
+    /// The SSRC its media is sent with, when the node serves audio.
+    var ssrc: UInt32?
+}
+
+/// A room's copy on one node of a cluster: the authority and where its peers are connected, changed only by
+/// applying the room's inputs in stream order.
+struct ReplicatedRoom: Sendable {
+    var authority: RoomAuthority
+    var homes: [PeerID: PeerHome] = [:]
+
+    /// What applying an input led to.
+    enum Applied: Sendable {
+        case joined(JoinResult)
+        case outcome(Outcome)
+    }
+
+    /// The checkpoint of the authority and the homes together, as one JSON document.
+    struct Stored: Codable {
+        var room: RoomCheckpoint
+        var homes: [String: PeerHome]
+    }
+
+    func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let stored = Stored(
+            room: authority.checkpoint,
+            homes: Dictionary(uniqueKeysWithValues: homes.map { ($0.key.rawValue, $0.value) }))
+        return (try? Array(encoder.encode(stored))) ?? []
+    }
+
+    init(authority: RoomAuthority) {
+        self.authority = authority
+    }
+
+    init(name: String, roles: RoleTable, maxPeers: Int, decoding bytes: [UInt8]) throws {
+        let stored = try JSONDecoder().decode(Stored.self, from: Data(bytes))
+        authority = RoomAuthority(name: name, roles: roles, restoring: stored.room, maxPeers: maxPeers)
+        homes = Dictionary(uniqueKeysWithValues: stored.homes.map { (PeerID($0.key), $0.value) })
+    }
+
+    /// Applies one input. Deterministic: the same state and input give the same result on every node.
+    mutating func apply(_ input: ClusterInput) -> Applied {
+        switch input.kind {
+        case .join:
+            guard let peer = input.peer, let role = input.role else { return .outcome(Outcome()) }
+            let result = authority.join(id: peer, name: input.name ?? peer.rawValue, role: role, now: input.now)
+            if case .joined = result {
+                homes[peer] = PeerHome(node: input.node, connection: input.connection, ssrc: input.ssrc)
+            }
+            return .joined(result)
+        case .leave:
+            // Only the connection a peer is on now can take it away: an older one (on another node, say) closing
+            // late must not.
+            let departures = (input.departures ?? []).compactMap { departed -> Departure? in
+                guard let home = homes[departed.peer], home.node == input.node, home.connection == departed.connection
+                else { return nil }
+                return Departure(departed.peer, LeaveReason(rawValue: departed.reason) ?? .disconnected)
+            }
+            return .outcome(settle(authority.leave(departures, now: input.now)))
+        case .nodeGone:
+            let gone = authority.order.filter { homes[$0]?.node == input.node }.map { Departure($0, .disconnected) }
+            return .outcome(settle(authority.leave(gone, now: input.now)))
+        case .request:
+            guard let peer = input.peer, let request = input.request else { return .outcome(Outcome()) }
+            return .outcome(settle(authority.handle(request, from: peer, id: input.requestID, now: input.now)))
+        case .levels:
+            var levels: [PeerID: Int] = [:]
+            for level in input.levels ?? [] { levels[level.peer] = level.level }
+            return .outcome(authority.updateLevels(levels))
+        case .expireInvitations:
+            return .outcome(authority.expireInvitations(now: input.now))
+        }
+    }
+
+    /// Forgets where peers the outcome took out of the room were connected.
+    private mutating func settle(_ outcome: Outcome) -> Outcome {
+        var gone = outcome.closes.map(\.peer)
+        for delivery in outcome.deliveries {
+            switch delivery.message.event {
+            case .peerLeft(let peer, _), .removed(let peer, _, _): gone.append(peer)
+            case .peersLeft(let departures): gone.append(contentsOf: departures.map(\.peer))
+            case .roomEnded: gone.append(contentsOf: homes.keys)
+            default: continue
+            }
+        }
+        for peer in gone where authority.peers[peer] == nil { homes[peer] = nil }
+        return outcome
+    }
+}

@@ -1,0 +1,860 @@
+import ClusterState
+import MediaRelay
+import MediaTransport
+import RoomCore
+import RoomProtocol
+import RoomTransport
+
+/// The paths a connection's joins, requests, departures and audio levels take into the rooms: `LocalRooms`
+/// alone, `ClusterRooms` in a cluster.
+protocol RoomPaths: AnyObject {
+    var loop: EventLoop? { get set }
+    func consumeFirst(_ consumer: OutcomeConsumer)
+    func join(_ ticket: JoinTicket, room roomName: String)
+    func handle(
+        _ request: ClientRequest, from peer: PeerID, id: RequestID?, in roomName: String, now: Timestamp
+    )
+        -> ServerMessage?
+    func leave(_ peer: PeerID, reason: LeaveReason, from roomName: String)
+    func updateLevels(_ levels: [PeerID: Int], in roomName: String)
+    /// Lets the pending invitations whose lifetime ended by `now` lapse, in every room with one due.
+    func expireInvitations(now: Timestamp)
+}
+
+extension LocalRooms: RoomPaths {}
+
+/// The rooms of a node of a cluster: each room has one owner node at a time (a fenced Redis lease), which alone
+/// decides; every node serving the room keeps a copy of it and applies the owner's decisions in stream order.
+///
+/// - **Owner.** Its inputs (its own clients' joins, requests, departures and levels, and those the other nodes
+///   queue in the room's request stream) are decided one at a time on a copy of the room; the input, with the
+///   owner's time, is appended to the room's event stream (fenced by the lease's epoch, with the request
+///   stream's cursor in the same atomic step); only once Redis has it does the copy become the room and the
+///   outcome get published (gates, then local deliveries, then closes).
+/// - **Other nodes.** Their clients' inputs go to the room's request stream. They follow the event stream and
+///   apply each entry to their copy (`ReplicatedRoom.apply`), which gives the same outcome, with the same
+///   numbers, that the owner published; each publishes it to its own clients.
+///
+/// A copy starts from the checkpoint the owner keeps in Redis (every `checkpointInterval` entries) and the
+/// entries after it. A node that becomes owner (the old one died, froze, or its lease lapsed) first applies
+/// every entry it has not seen, then serves the request stream from the cursor the last entry committed, so
+/// every request takes effect once.
+///
+/// Loop thread only, like `LocalRooms`; `ClusterNode` hands everything back through the loop.
+final class ClusterRooms: RoomPaths, @unchecked Sendable {
+    /// How many entries the owner writes between two checkpoints of the room in Redis.
+    static let checkpointInterval = 32
+    /// How long departures are gathered before they go to the owner together.
+    static let departureWindow: Duration = .milliseconds(50)
+
+    let roles: RoleTable
+    let maxPeers: Int
+    let cluster: ClusterNode
+    /// This node's name and incarnation (`name/incarnation`), as inputs and peers' homes name it: a restarted
+    /// node is another node, whose connections are not the old one's.
+    let nodeName: String
+    /// The node's own database: new rooms are loaded from it, and owned rooms' changes are archived to it.
+    let persistence: PersistenceQueue
+    let connections: Connections
+    let log: ServerLog
+    private(set) var consumers: [OutcomeConsumer]
+    var loop: EventLoop?
+    /// The node's media, when it serves audio: SSRCs for joins, remote speakers and the relay's nodes.
+    var media: ServerMedia?
+
+    enum Phase {
+        /// Reading the room from Redis (or deciding who owns it).
+        case loading
+        /// Following the owner's entries.
+        case replica
+        /// Owning the room under `token`.
+        case owner(LeaseToken)
+    }
+
+    struct Pending {
+        var input: ClusterInput
+        /// The request stream ID, for inputs another node queued.
+        var cursor: String?
+    }
+
+    final class Room {
+        var phase = Phase.loading
+        /// Whether the copy is up to date with Redis and may decide or apply (false while catching up).
+        var ready = false
+        var copy: ReplicatedRoom?
+        var position = EntryID.zero
+        /// The owner's undecided inputs, in order.
+        var queue = FIFO<Pending>()
+        var appending = false
+        /// This node's inputs while the room is loading, in order.
+        var waiting: [ClusterInput] = []
+        var sinceCheckpoint = 0
+        /// Bumped whenever the room starts loading again, so that answers to older reads are dropped.
+        var generation = 0
+        /// Joins of this node's connections waiting for the room's answer, by connection number.
+        var joins: [UInt64: JoinTicket] = [:]
+        /// The connection number each of this node's peers joined with.
+        var local: [PeerID: UInt64] = [:]
+        var departures: [Departure] = []
+        var departureTimer = false
+        /// Whether the owner has queued an `expireInvitations` input not yet written.
+        var expiryQueued = false
+    }
+
+    private var rooms: [String: Room] = [:]
+    private var nextConnection: UInt64 = 1
+    /// Whether Redis answers, as the cluster last said: while it does not, requests are answered "unavailable,
+    /// try again" at once instead of waiting for it.
+    private var redisDown = false
+    /// When Redis last came back (ms, this node's clock): every registration lapsed while it was away, so for a
+    /// while a node missing from the list may only be late to register again.
+    private var redisBackAt: Timestamp = 0
+
+    init(
+        roles: RoleTable, maxPeers: Int, cluster: ClusterNode, persistence: PersistenceQueue,
+        connections: Connections, consumers: [OutcomeConsumer], log: ServerLog
+    ) {
+        self.roles = roles
+        self.maxPeers = maxPeers
+        self.cluster = cluster
+        nodeName = Self.identity(name: cluster.configuration.node, incarnation: cluster.configuration.incarnation)
+        self.persistence = persistence
+        self.connections = connections
+        self.consumers = consumers
+        self.log = log
+    }
+
+    static func identity(name: String, incarnation: UInt64) -> String { "\(name)/\(incarnation)" }
+
+    func consumeFirst(_ consumer: OutcomeConsumer) {
+        consumers.insert(consumer, at: 0)
+    }
+
+    // MARK: What this node's connections do
+
+    func join(_ ticket: JoinTicket, room roomName: String) {
+        let number = nextConnection
+        nextConnection += 1
+        let room = want(roomName)
+        room.joins[number] = ticket
+        let ssrc = media?.reserveSSRC(for: ticket.id, room: roomName)
+        send(
+            .join(
+                node: nodeName, connection: number, peer: ticket.id, name: ticket.name, role: ticket.role,
+                ssrc: ssrc, now: ticket.now), in: roomName)
+    }
+
+    func handle(
+        _ request: ClientRequest, from peer: PeerID, id: RequestID?, in roomName: String, now: Timestamp
+    ) -> ServerMessage? {
+        guard rooms[roomName]?.local[peer] != nil else { return nil }
+        flushDepartures(in: roomName)
+        send(.request(node: nodeName, peer: peer, id: id, request, now: now), in: roomName)
+        return nil
+    }
+
+    func leave(_ peer: PeerID, reason: LeaveReason, from roomName: String) {
+        guard let room = rooms[roomName], room.local[peer] != nil else { return }
+        room.departures.append(Departure(peer, reason))
+        guard let loop else {
+            flushDepartures(in: roomName)
+            return
+        }
+        guard !room.departureTimer else { return }
+        room.departureTimer = true
+        loop.schedule(after: Self.departureWindow) { [self] in
+            rooms[roomName]?.departureTimer = false
+            flushDepartures(in: roomName)
+        }
+    }
+
+    func updateLevels(_ levels: [PeerID: Int], in roomName: String) {
+        guard let room = rooms[roomName], room.copy != nil else { return }
+        let mine = levels.filter { room.local[$0.key] != nil }
+        guard !mine.isEmpty else { return }
+        send(.levels(node: nodeName, mine, now: currentTimestamp()), in: roomName)
+    }
+
+    /// Only the owner lets invitations lapse, with an input carrying its clock, so that every copy lapses the
+    /// same ones at the same point of the stream.
+    func expireInvitations(now: Timestamp) {
+        for (roomName, room) in rooms {
+            guard case .owner = room.phase, room.ready, !room.expiryQueued,
+                let due = room.copy?.authority.nextInvitationExpiry, due <= now
+            else { continue }
+            room.expiryQueued = true
+            room.queue.append(Pending(input: .expireInvitations(node: nodeName, now: now), cursor: nil))
+            drain(roomName)
+        }
+    }
+
+    /// Sends this node's departures gathered so far as one input, each with its connection's number.
+    private func flushDepartures(in roomName: String) {
+        guard let room = rooms[roomName], !room.departures.isEmpty else { return }
+        let gathered = room.departures.compactMap { departure -> (Departure, connection: UInt64)? in
+            room.local.removeValue(forKey: departure.peer).map { (departure, $0) }
+        }
+        room.departures = []
+        guard !gathered.isEmpty else { return }
+        send(.leave(node: nodeName, gathered, now: currentTimestamp()), in: roomName)
+    }
+
+    // MARK: Inputs to the owner
+
+    /// Hands one of this node's inputs to the room's owner: decided here when this node owns the room, else
+    /// queued in the room's request stream.
+    private func send(_ input: ClusterInput, in roomName: String) {
+        if redisDown, input.kind != .leave {
+            refuse(input, in: roomName, because: redisAway)
+            return
+        }
+        let room = want(roomName)
+        switch room.phase {
+        case .loading:
+            room.waiting.append(input)
+        case .owner:
+            room.queue.append(Pending(input: input, cursor: nil))
+            drain(roomName)
+        case .replica:
+            if room.ready {
+                submit(input, in: roomName)
+            } else {
+                room.waiting.append(input)
+            }
+        }
+    }
+
+    private func submit(_ input: ClusterInput, in roomName: String) {
+        cluster.submit(roomName, body: input.encoded()) { [self] result in
+            if case .failure(let error) = result { refuse(input, in: roomName, because: error) }
+        }
+    }
+
+    /// An input that could not reach the owner: the requester is told to try again; a join is closed for the
+    /// client to reconnect; a departure is sent again later, so nobody stays in the room for good.
+    private func refuse(_ input: ClusterInput, in roomName: String, because error: ClusterError) {
+        guard let room = rooms[roomName] else { return }
+        switch input.kind {
+        case .join:
+            if let peer = input.peer { media?.release(peer, room: roomName) }
+            room.joins.removeValue(forKey: input.connection)?.answer(.unavailable)
+        case .request:
+            guard let peer = input.peer else { return }
+            var notice = Outcome()
+            notice.deliveries = [
+                Delivery(
+                    to: .peer(peer),
+                    ServerMessage(
+                        .error(
+                            code: .internal,
+                            message: error.isUnavailable ? "\(error)" : "unavailable, try again: \(error)",
+                            id: input.requestID),
+                        seq: nil))
+            ]
+            publish(notice, in: roomName)
+        case .leave:
+            loop?.schedule(after: .milliseconds(500)) { [self] in send(input, in: roomName) }
+        case .levels, .nodeGone, .expireInvitations:
+            break
+        }
+    }
+
+    /// The owner decides its queued inputs one at a time: on a copy of the room, committed by the append.
+    private func drain(_ roomName: String) {
+        guard let room = rooms[roomName], case .owner = room.phase, room.ready, !room.appending,
+            var copy = room.copy, !room.queue.isEmpty
+        else { return }
+        var pending = room.queue.removeFirst()
+        pending.input.now = max(currentTimestamp(), pending.input.now)
+        let applied = copy.apply(pending.input)
+        let seq = UInt64(max(0, copy.authority.seq))
+        let id =
+            seq > room.position.seq
+            ? EntryID(seq: seq) : EntryID(seq: room.position.seq, part: room.position.part + 1)
+        var operations: [StateOperation] = []
+        if room.sinceCheckpoint + 1 >= Self.checkpointInterval {
+            operations = Self.checkpointOperations(copy, at: id)
+        }
+        let entry = RoomEntry(
+            id: id, prev: room.position, requestID: pending.cursor ?? "", body: pending.input.encoded())
+        room.appending = true
+        let generation = room.generation
+        let decided = copy
+        let input = pending
+        let wroteCheckpoint = !operations.isEmpty
+        cluster.append(roomName, entry: entry, operations: operations, requestCursor: pending.cursor) {
+            [self] result in
+            appended(
+                result, input, applied: applied, decided: decided, id: id, generation: generation,
+                wroteCheckpoint: wroteCheckpoint, in: roomName)
+        }
+    }
+
+    private func appended(
+        _ result: Result<AppendResult, ClusterError>, _ pending: Pending, applied: ReplicatedRoom.Applied,
+        decided: ReplicatedRoom, id: EntryID, generation: Int, wroteCheckpoint: Bool, in roomName: String
+    ) {
+        guard let room = rooms[roomName] else { return }
+        room.appending = false
+        if pending.input.kind == .expireInvitations { room.expiryQueued = false }
+        switch result {
+        case .success(.appended), .success(.duplicate):
+            guard room.generation == generation, case .owner = room.phase else {
+                // Ownership was lost meanwhile: the entry is in the stream, and the copy gets it from there.
+                return
+            }
+            room.copy = decided
+            room.position = id
+            room.sinceCheckpoint = wroteCheckpoint ? 0 : room.sinceCheckpoint + 1
+            carryOut(pending.input, applied, in: roomName)
+            if case .outcome(let outcome) = applied, !outcome.changes.isEmpty {
+                persistence.commit(outcome, in: roomName) { _ in }
+            }
+            if case .joined(.joined(_, let outcome, _)) = applied, !outcome.changes.isEmpty {
+                persistence.commit(outcome, in: roomName) { _ in }
+            }
+            drain(roomName)
+        case .success(.fenced), .success(.gap), .failure(.notOwner):
+            // Another node owns the room, or this one's view is behind Redis: the input is not written. This
+            // node's own input goes to whoever owns the room now; another node's stays in the request stream
+            // for the new owner.
+            if pending.cursor == nil, pending.input.kind != .expireInvitations {
+                room.waiting.insert(pending.input, at: 0)
+            }
+            if case .success(.gap) = result, case .owner(let token) = room.phase {
+                becomeOwner(roomName, token: token, reseed: false)
+            } else {
+                lostOwnership(roomName)
+            }
+        case .failure(let error):
+            log.warning("room \(roomName): could not write to the cluster: \(error)")
+            if pending.cursor == nil { refuse(pending.input, in: roomName, because: error) }
+            drain(roomName)
+        }
+    }
+
+    static func checkpointOperations(_ copy: ReplicatedRoom, at id: EntryID) -> [StateOperation] {
+        [.setMeta("checkpoint", copy.encoded()), .setMeta("checkpointAt", Array(id.description.utf8))]
+    }
+
+    // MARK: Carrying out
+
+    /// Carries out an applied input on this node: the joiner of this node gets its snapshot, this node's
+    /// clients hear the outcome.
+    private func carryOut(_ input: ClusterInput, _ applied: ReplicatedRoom.Applied, in roomName: String) {
+        guard let room = rooms[roomName] else { return }
+        switch applied {
+        case .joined(let result):
+            let ticket = input.node == nodeName ? room.joins.removeValue(forKey: input.connection) : nil
+            switch result {
+            case .refused(let reason):
+                if ticket != nil, let peer = input.peer { media?.release(peer, room: roomName) }
+                ticket?.answer(.refused(reason))
+            case .joined(let snapshot, let outcome, let replaced):
+                guard let peer = input.peer else { return }
+                // Gates first: a speaker of another node is heard here from now on, if it may publish.
+                if input.node != nodeName, let ssrc = input.ssrc {
+                    let open = outcome.gates.last { $0.peer == peer }?.open ?? false
+                    media?.addRemoteSpeaker(
+                        peer, ssrc: ssrc, node: Self.name(of: input.node), room: roomName, open: open)
+                } else if input.node == nodeName {
+                    media?.removeRemoteSpeaker(peer, room: roomName)
+                }
+                updateRemoteNodes(roomName)
+                if input.node != nodeName, room.local.removeValue(forKey: peer) != nil {
+                    // The same identity joined through another node: its connection here no longer speaks for it.
+                    connections.detach(peer, from: roomName)?.close(.replaced)
+                    media?.moved(peer, room: roomName)
+                }
+                if let ticket {
+                    if ticket.isWanted() {
+                        room.local[peer] = input.connection
+                        ticket.answer(.accepted(replaced: replaced))
+                        ticket.answer(.admitted(snapshot: snapshot, outcome: outcome, replaced: replaced))
+                    } else {
+                        send(
+                            .leave(
+                                node: nodeName, [(Departure(peer, .disconnected), input.connection)],
+                                now: currentTimestamp()), in: roomName)
+                    }
+                }
+                publish(outcome, in: roomName)
+            }
+        case .outcome(let outcome):
+            for (peer, _) in outcome.closes { room.local[peer] = nil }
+            publish(outcome, in: roomName)
+            // The cluster took this node for gone (it was frozen, or cut off from Redis): its people are out of
+            // the room, and their connections go, so that their clients reconnect and join again.
+            if input.kind == .nodeGone, input.node == nodeName { handBack(roomName) }
+            if input.kind == .leave || input.kind == .nodeGone || !outcome.closes.isEmpty {
+                updateRemoteNodes(roomName)
+            }
+            if let error = outcome.error, input.node == nodeName, let peer = input.peer {
+                var notice = Outcome()
+                notice.deliveries = [Delivery(to: .peer(peer), error)]
+                publish(notice, in: roomName)
+            }
+        }
+    }
+
+    /// Tells the relay which other nodes have people in the room (its speakers' packets go to each once).
+    private func updateRemoteNodes(_ roomName: String) {
+        guard let media, let copy = rooms[roomName]?.copy else { return }
+        let homes = Set(copy.homes.values.map(\.node)).subtracting([nodeName])
+        let nodes = cluster.nodes.compactMap { record -> RelayNode? in
+            guard homes.contains(Self.identity(name: record.name, incarnation: record.incarnation)),
+                let address = Self.udpAddress(record.relayAddress)
+            else { return nil }
+            return RelayNode(name: record.name, incarnation: record.incarnation, address: address)
+        }
+        media.setRemoteNodes(nodes, room: roomName)
+    }
+
+    /// Registers every speaker of other nodes the copy holds (after the copy started from a checkpoint).
+    private func syncRemoteSpeakers(_ roomName: String) {
+        guard let media, let copy = rooms[roomName]?.copy else { return }
+        for (peer, home) in copy.homes where home.node != nodeName {
+            guard let ssrc = home.ssrc else { continue }
+            media.addRemoteSpeaker(
+                peer, ssrc: ssrc, node: Self.name(of: home.node), room: roomName,
+                open: copy.authority.mayPublish(peer))
+        }
+        updateRemoteNodes(roomName)
+    }
+
+    /// The node name of a `name/incarnation` identity.
+    static func name(of identity: String) -> String {
+        String(identity.split(separator: "/").first ?? "")
+    }
+
+    static func udpAddress(_ text: String) -> UDPAddress? {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            return nil
+        }
+        return UDPAddress(host: String(text[..<colon]), port: port)
+    }
+
+    /// Closes the connections of this node's people that the room does not hold as connected here (close 1001,
+    /// which clients answer by reconnecting).
+    private func handBack(_ roomName: String) {
+        guard let room = rooms[roomName], let copy = room.copy else { return }
+        let stale = room.local.filter { copy.homes[$0.key] != PeerHome(node: nodeName, connection: $0.value) }
+        guard !stale.isEmpty else { return }
+        log.warning("room \(roomName): \(stale.count) people of this node are no longer in it; their clients reconnect")
+        for peer in stale.keys.sorted() {
+            room.local[peer] = nil
+            guard let entry = connections.detach(peer, from: roomName) else { continue }
+            entry.room = nil
+            entry.peer = nil
+            entry.connection.close(code: .goingAway, reason: ServerClose.handedBack)
+        }
+    }
+
+    private func publish(_ outcome: Outcome, in roomName: String) {
+        for consumer in consumers { consumer.consume(outcome, in: roomName) }
+    }
+
+    // MARK: Loading, owning and following
+
+    /// The room, known from now on: it is claimed (owned if nobody owns it, else followed).
+    private func want(_ roomName: String) -> Room {
+        if let room = rooms[roomName] { return room }
+        let room = Room()
+        rooms[roomName] = room
+        cluster.claim(roomName) { [self] result in
+            guard let room = rooms[roomName], case .loading = room.phase else { return }
+            switch result {
+            case .success(.acquired(let token)):
+                // Usually the `becameOwner` notice, which comes first, has taken it over already.
+                becomeOwner(roomName, token: token, reseed: false)
+            case .success(.held):
+                becomeReplica(roomName)
+            case .failure(let error):
+                log.error("room \(roomName): the cluster cannot serve it now: \(error)")
+                for ticket in room.joins.values { ticket.answer(.unavailable) }
+                rooms[roomName] = nil
+            }
+        }
+        return room
+    }
+
+    /// What the cluster tells this node.
+    func notice(_ notice: ClusterNotice) {
+        switch notice {
+        case .becameOwner(let roomName, let token, let reseed):
+            guard rooms[roomName] != nil else { return }
+            log.info("room \(roomName): this node owns it now (epoch \(token.epoch))")
+            becomeOwner(roomName, token: token, reseed: reseed)
+        case .lostOwnership(let roomName, let token, let fenced):
+            guard let room = rooms[roomName], case .owner(let held) = room.phase, held == token else { return }
+            log.warning(
+                "room \(roomName): this node no longer owns it (\(fenced ? "another node took it" : "no renewal in time"))"
+            )
+            lostOwnership(roomName)
+        case .entries(let roomName, let entries):
+            guard let room = rooms[roomName], case .replica = room.phase, room.ready else { return }
+            apply(entries, in: roomName, generation: room.generation)
+        case .resync(let roomName):
+            guard let room = rooms[roomName], case .replica = room.phase else { return }
+            becomeReplica(roomName)
+        case .requests(let roomName, let requests):
+            guard let room = rooms[roomName], case .owner = room.phase else { return }
+            for request in requests {
+                guard let input = try? ClusterInput(decoding: request.body) else {
+                    log.warning("room \(roomName): a queued request from \(request.node) cannot be read; skipped")
+                    continue
+                }
+                room.queue.append(Pending(input: input, cursor: request.id))
+            }
+            drain(roomName)
+        case .nodeJoined(let record):
+            log.info("node \(record.name) joined the cluster (slot \(record.slot))")
+            for roomName in rooms.keys.sorted() { updateRemoteNodes(roomName) }
+        case .nodeLeft(let record):
+            let identity = Self.identity(name: record.name, incarnation: record.incarnation)
+            whenSurelyGone(identity) { [self] in nodeGone(identity, name: record.name) }
+        case .redisUnavailable(let reason):
+            log.warning(
+                "the cluster's Redis is unavailable: \(reason); audio goes on, requests are answered 'unavailable, try again'"
+            )
+            redisDown = true
+            for (roomName, room) in rooms {
+                let waiting = room.waiting
+                room.waiting = waiting.filter { $0.kind == .leave }
+                for input in waiting where input.kind != .leave {
+                    refuse(input, in: roomName, because: redisAway)
+                }
+            }
+        case .redisAvailable:
+            log.info("the cluster's Redis is available again")
+            redisDown = false
+            redisBackAt = currentTimestamp()
+        case .redisLostData:
+            log.warning("the cluster's Redis lost its data: the rooms this node owns are written again")
+        }
+    }
+
+    /// Why a request is refused while Redis does not answer.
+    private var redisAway: ClusterError {
+        .unavailable(
+            .timedOut(
+                endpoint: "\(cluster.configuration.redis)",
+                milliseconds: cluster.configuration.timing.commandTimeoutMilliseconds))
+    }
+
+    /// Runs `then` once the node `identity` is surely gone: at once, except just after Redis came back, when
+    /// every registration had lapsed and a node missing from the list may only be late to register again; then
+    /// after two more ticks, if it is still missing.
+    private func whenSurelyGone(_ identity: String, then: @escaping @Sendable () -> Void) {
+        let timing = cluster.configuration.timing
+        let settle = Timestamp(timing.nodeTTLMilliseconds + 2 * timing.tickMilliseconds)
+        guard redisDown || currentTimestamp() - redisBackAt < settle, let loop else {
+            then()
+            return
+        }
+        loop.schedule(after: .milliseconds(Int(2 * timing.tickMilliseconds + 500))) { [self] in
+            let live = cluster.nodes.contains { Self.identity(name: $0.name, incarnation: $0.incarnation) == identity }
+            if !live { then() }
+        }
+    }
+
+    /// A node is gone: the rooms this node owns take its people out.
+    private func nodeGone(_ gone: String, name: String) {
+        log.info("node \(name) left the cluster: its people leave its rooms")
+        for (roomName, room) in rooms {
+            guard case .owner = room.phase else { continue }
+            room.queue.append(Pending(input: .nodeGone(gone, now: currentTimestamp()), cursor: nil))
+            drain(roomName)
+        }
+    }
+
+    /// Takes the room over: reads it from Redis, applies every entry this node has not seen, then decides.
+    private func becomeOwner(_ roomName: String, token: LeaseToken, reseed: Bool) {
+        guard let room = rooms[roomName] else { return }
+        cluster.unfollow(roomName)
+        room.phase = .owner(token)
+        room.ready = false
+        room.generation += 1
+        let generation = room.generation
+        if reseed, let copy = room.copy {
+            // Redis restarted empty: the room is written again from this node's copy, as one reset entry.
+            let (renumbered, id) = Self.renumbered(copy, after: room.position)
+            rewrite(roomName, copy: renumbered, id: id, cursor: "0-0", generation: generation)
+            return
+        }
+        cluster.snapshot(roomName) { [self] result in
+            guard let room = rooms[roomName], room.generation == generation else { return }
+            switch result {
+            case .failure(let error):
+                log.warning("room \(roomName): cannot read it from the cluster: \(error); trying again")
+                retry(roomName, generation: generation) { [self] in becomeOwner(roomName, token: token, reseed: false) }
+            case .success(let snapshot):
+                if let copy = room.copy, snapshot.lastID == .zero || room.position > snapshot.lastID {
+                    // Redis lost the room, or its last entries (a restart from an append-only file a second
+                    // old): this node's copy, which its clients have seen, is written again.
+                    let (renumbered, id) = Self.renumbered(copy, after: room.position)
+                    rewrite(
+                        roomName, copy: renumbered, id: id, cursor: snapshot.requestCursor, generation: generation)
+                } else if snapshot.lastID == .zero {
+                    // A room new to the cluster: its saved state comes from this node's database.
+                    startNew(roomName, generation: generation)
+                } else {
+                    catchUp(roomName, snapshot: snapshot, generation: generation) { [self] in
+                        guard let room = rooms[roomName], room.generation == generation else { return }
+                        room.ready = true
+                        cluster.serveRequests(roomName, after: snapshot.requestCursor)
+                        leaveGoneNodes(roomName)
+                        flushWaiting(roomName)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The copy, to be written again after Redis lost the room: its numbers continue from the clock (ms × 1000),
+    /// above anything any node's clients have seen, and so does the reset entry's ID, above every copy's position.
+    static func renumbered(_ copy: ReplicatedRoom, after position: EntryID) -> (ReplicatedRoom, EntryID) {
+        var copy = copy
+        copy.authority.seq = max(copy.authority.seq, currentTimestamp() * 1000)
+        return (copy, EntryID(seq: max(position.seq + 1, UInt64(max(0, copy.authority.seq)))))
+    }
+
+    /// A new room: loaded from this node's database, then written to Redis as the stream's first entry.
+    private func startNew(_ roomName: String, generation: Int) {
+        let now = currentTimestamp()
+        persistence.load(roomName, now: now) { [self] result in
+            guard let room = rooms[roomName], room.generation == generation else { return }
+            let saved: SavedRoom
+            switch result {
+            case .success(let loaded): saved = loaded
+            case .failure(let error):
+                log.error("room \(roomName): could not load it from the database: \(error.problem)")
+                saved = SavedRoom()
+            }
+            let authority = RoomAuthority(
+                name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: now * 1000,
+                chat: saved.chat, departed: saved.departed, maxPeers: maxPeers, listed: saved.listed)
+            rewrite(
+                roomName, copy: ReplicatedRoom(authority: authority), id: EntryID(seq: UInt64(now * 1000)),
+                cursor: "0-0", generation: generation)
+        }
+    }
+
+    /// Writes the room from `copy` as one reset entry (a new room, or Redis lost it), then decides.
+    private func rewrite(_ roomName: String, copy: ReplicatedRoom, id: EntryID, cursor: String, generation: Int) {
+        let body = copy.encoded()
+        let snapshot = ClusterState.RoomSnapshot(
+            meta: ["checkpoint": body, "checkpointAt": Array(id.description.utf8)], requestCursor: cursor)
+        cluster.reseed(roomName, snapshot: snapshot, id: id, body: body) { [self] result in
+            guard let room = rooms[roomName], room.generation == generation else { return }
+            switch result {
+            case .success(.appended), .success(.duplicate):
+                room.copy = copy
+                room.position = id
+                room.sinceCheckpoint = 0
+                room.ready = true
+                cluster.serveRequests(roomName, after: cursor)
+                flushWaiting(roomName)
+            case .success(.gap), .success(.fenced), .failure(.notOwner):
+                // Someone wrote the room first: follow it.
+                lostOwnership(roomName)
+            case .failure(let error):
+                log.warning("room \(roomName): cannot write it to the cluster: \(error); trying again")
+                retry(roomName, generation: generation) { [self] in
+                    rewrite(roomName, copy: copy, id: id, cursor: cursor, generation: generation)
+                }
+            }
+        }
+    }
+
+    /// This node stops deciding for the room and follows whoever owns it now; its own undecided inputs go to
+    /// that owner.
+    private func lostOwnership(_ roomName: String) {
+        guard let room = rooms[roomName] else { return }
+        cluster.stopServingRequests(roomName)
+        var mine: [ClusterInput] = []
+        while !room.queue.isEmpty {
+            let pending = room.queue.removeFirst()
+            // Letting invitations lapse is the owner's to decide, from its own clock.
+            if pending.cursor == nil, pending.input.kind != .expireInvitations { mine.append(pending.input) }
+        }
+        room.expiryQueued = false
+        room.waiting = mine + room.waiting
+        becomeReplica(roomName)
+    }
+
+    /// Follows the room: a copy from Redis's checkpoint and the entries after it, then every new entry.
+    private func becomeReplica(_ roomName: String) {
+        guard let room = rooms[roomName] else { return }
+        room.phase = .replica
+        room.ready = false
+        room.generation += 1
+        let generation = room.generation
+        cluster.unfollow(roomName)
+        cluster.snapshot(roomName) { [self] result in
+            guard let room = rooms[roomName], room.generation == generation else { return }
+            switch result {
+            case .failure(let error):
+                log.warning("room \(roomName): cannot read it from the cluster: \(error); trying again")
+                retry(roomName, generation: generation) { [self] in becomeReplica(roomName) }
+            case .success(let snapshot) where snapshot.meta["checkpoint"] == nil:
+                // Its owner has not written it yet.
+                retry(roomName, generation: generation) { [self] in becomeReplica(roomName) }
+            case .success(let snapshot):
+                catchUp(roomName, snapshot: snapshot, generation: generation) { [self] in
+                    guard let room = rooms[roomName], room.generation == generation else { return }
+                    room.ready = true
+                    cluster.follow(roomName, after: room.position)
+                    flushWaiting(roomName)
+                }
+            }
+        }
+    }
+
+    /// Brings the copy up to the stream's end: the entries after the copy's position when the stream still
+    /// continues from it, else the checkpoint and the entries after that.
+    private func catchUp(
+        _ roomName: String, snapshot: ClusterState.RoomSnapshot, generation: Int, then: @escaping @Sendable () -> Void
+    ) {
+        guard let room = rooms[roomName] else { return }
+        guard room.copy != nil else {
+            restore(roomName, snapshot: snapshot, generation: generation, then: then)
+            return
+        }
+        guard room.position <= snapshot.lastID else {
+            // Redis lost entries this copy has (it restarted from an append-only file a second old, or empty):
+            // the copy stays, and the room's owner writes the room again as a reset entry numbered above every
+            // copy's position.
+            then()
+            return
+        }
+        let position = room.position
+        cluster.entries(roomName, after: position) { [self] result in
+            guard let room = rooms[roomName], room.generation == generation else { return }
+            switch result {
+            case .failure(let error):
+                log.warning("room \(roomName): cannot read its entries: \(error); trying again")
+                retry(roomName, generation: generation) { [self] in
+                    catchUp(roomName, snapshot: snapshot, generation: generation, then: then)
+                }
+            case .success(let entries):
+                let continues =
+                    entries.first.map { $0.prev == position || $0.kind == .reset } ?? (position == snapshot.lastID)
+                guard continues else {
+                    restore(roomName, snapshot: snapshot, generation: generation, then: then)
+                    return
+                }
+                if apply(entries, in: roomName, generation: generation) { then() }
+            }
+        }
+    }
+
+    /// Starts the copy again from the room's checkpoint in Redis, then applies the entries after it.
+    private func restore(
+        _ roomName: String, snapshot: ClusterState.RoomSnapshot, generation: Int, then: @escaping @Sendable () -> Void
+    ) {
+        guard let room = rooms[roomName] else { return }
+        let checkpointAt = snapshot.meta["checkpointAt"].flatMap { EntryID(String(decoding: $0, as: UTF8.self)) }
+        guard let bytes = snapshot.meta["checkpoint"], let checkpointAt,
+            let copy = try? ReplicatedRoom(name: roomName, roles: roles, maxPeers: maxPeers, decoding: bytes)
+        else {
+            log.error("room \(roomName): its checkpoint in the cluster cannot be read")
+            retry(roomName, generation: generation) { [self] in becomeReplica(roomName) }
+            return
+        }
+        replaceCopy(of: room, with: copy, in: roomName)
+        room.position = checkpointAt
+        cluster.entries(roomName, after: checkpointAt) { [self] result in
+            guard let room = rooms[roomName], room.generation == generation else { return }
+            switch result {
+            case .failure(let error):
+                log.warning("room \(roomName): cannot read its entries: \(error); trying again")
+                retry(roomName, generation: generation) { [self] in
+                    restore(roomName, snapshot: snapshot, generation: generation, then: then)
+                }
+            case .success(let entries):
+                if apply(entries, in: roomName, generation: generation) {
+                    // What this node missed may have taken its people out of the room.
+                    handBack(roomName)
+                    syncRemoteSpeakers(roomName)
+                    then()
+                }
+            }
+        }
+    }
+
+    /// Puts a whole new copy of the room in place (a checkpoint, a reset entry), and tells this node's lobbies
+    /// what changed in the room's listing since they last heard of it, through the old copy.
+    private func replaceCopy(of room: Room, with new: ReplicatedRoom, in roomName: String) {
+        var copy = new
+        let reported = room.copy?.authority.reportedListing
+        let change = copy.authority.announceListing(after: reported)
+        room.copy = copy
+        if let change {
+            var outcome = Outcome()
+            outcome.listing = change
+            publish(outcome, in: roomName)
+        }
+    }
+
+    /// Applies entries in order; false (and a new start) when the chain is broken.
+    @discardableResult
+    private func apply(_ entries: [RoomEntry], in roomName: String, generation: Int) -> Bool {
+        guard let room = rooms[roomName] else { return false }
+        for entry in entries where entry.id > room.position {
+            if entry.kind == .reset {
+                guard
+                    let copy = try? ReplicatedRoom(
+                        name: roomName, roles: roles, maxPeers: maxPeers, decoding: entry.body)
+                else { continue }
+                replaceCopy(of: room, with: copy, in: roomName)
+                room.position = entry.id
+                continue
+            }
+            guard entry.prev == room.position, var copy = room.copy,
+                let input = try? ClusterInput(decoding: entry.body)
+            else {
+                log.warning("room \(roomName): its stream does not continue from \(room.position); reading it again")
+                if case .replica = room.phase { becomeReplica(roomName) }
+                return false
+            }
+            let applied = copy.apply(input)
+            room.copy = copy
+            room.position = entry.id
+            carryOut(input, applied, in: roomName)
+            guard room.generation == generation else { return false }
+        }
+        return true
+    }
+
+    /// After taking a room over: the people of nodes that are gone leave it.
+    private func leaveGoneNodes(_ roomName: String) {
+        guard let room = rooms[roomName], let copy = room.copy else { return }
+        let live = Set(cluster.nodes.map { Self.identity(name: $0.name, incarnation: $0.incarnation) })
+        let gone = Set(copy.homes.values.map(\.node)).subtracting(live).subtracting([nodeName])
+        for node in gone.sorted() {
+            whenSurelyGone(node) { [self] in
+                guard let room = rooms[roomName], case .owner = room.phase else { return }
+                room.queue.append(Pending(input: .nodeGone(node, now: currentTimestamp()), cursor: nil))
+                drain(roomName)
+            }
+        }
+    }
+
+    /// The inputs this node held while the room was loading, to the owner now.
+    private func flushWaiting(_ roomName: String) {
+        guard let room = rooms[roomName] else { return }
+        let waiting = room.waiting
+        room.waiting = []
+        for input in waiting { send(input, in: roomName) }
+        drain(roomName)
+    }
+
+    private func retry(_ roomName: String, generation: Int, _ again: @escaping @Sendable () -> Void) {
+        guard let loop else { return }
+        loop.schedule(after: .milliseconds(100)) { [self] in
+            guard let room = rooms[roomName], room.generation == generation else { return }
+            again()
+        }
+    }
+}

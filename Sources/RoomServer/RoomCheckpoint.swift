@@ -1,0 +1,139 @@
+import Foundation
+import RoomCore
+import RoomProtocol
+
+/// Everything a `RoomAuthority` holds but its name, role table and size limit: what a node that did not see a
+/// room's history needs to decide exactly as the room's other copies do. A cluster keeps one in Redis beside
+/// the room's event stream; applying the entries written after it brings a copy up to date.
+public struct RoomCheckpoint: Sendable, Equatable, Codable {
+    struct Departed: Sendable, Equatable, Codable {
+        var peer: PeerID
+        var role: RoleName
+        var at: Timestamp
+    }
+
+    struct Invitation: Sendable, Equatable, Codable {
+        var peer: PeerID
+        var by: PeerID
+        /// When it was sent, on the owner's clock: it lapses `RoomAuthority.invitationLifetime` later.
+        var at: Timestamp
+    }
+
+    struct TokenRole: Sendable, Equatable, Codable {
+        var peer: PeerID
+        var role: RoleName
+    }
+
+    var topic: String
+    var ended: Bool
+    var seq: Int64
+    /// The peers in join order.
+    var peers: [Peer]
+    var invitations: [Invitation]
+    var heldInvitations: [Invitation]
+    /// Peers whose role someone else lowered: they may not step back up by themselves.
+    var loweredByOthers: [PeerID]
+    /// The role each present or recently departed peer's token gave: the most it keeps, and what it may step
+    /// back up to.
+    var tokenRoles: [TokenRole]
+    var chat: [ChatMessage]
+    var removed: [PeerID]
+    var departed: [Departed]
+    var departedPruneThreshold: Int
+    /// Whether the room shows in the lobby.
+    var listed: Bool
+    /// When the room went live; nil while it is empty or ended.
+    var liveSince: Timestamp?
+
+    /// The checkpoint as JSON.
+    public func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? Array(encoder.encode(self))) ?? []
+    }
+
+    /// Reads a checkpoint written by `encoded()`.
+    public init(decoding bytes: [UInt8]) throws {
+        self = try JSONDecoder().decode(RoomCheckpoint.self, from: Data(bytes))
+    }
+
+    init(
+        topic: String, ended: Bool, seq: Int64, peers: [Peer], invitations: [Invitation],
+        heldInvitations: [Invitation], loweredByOthers: [PeerID], tokenRoles: [TokenRole], chat: [ChatMessage],
+        removed: [PeerID], departed: [Departed],
+        departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?
+    ) {
+        self.topic = topic
+        self.ended = ended
+        self.seq = seq
+        self.peers = peers
+        self.invitations = invitations
+        self.heldInvitations = heldInvitations
+        self.loweredByOthers = loweredByOthers
+        self.tokenRoles = tokenRoles
+        self.chat = chat
+        self.removed = removed
+        self.departed = departed
+        self.departedPruneThreshold = departedPruneThreshold
+        self.listed = listed
+        self.liveSince = liveSince
+    }
+}
+
+extension RoomAuthority {
+    /// The room's state, in an order that does not depend on the process (dictionaries are sorted).
+    public var checkpoint: RoomCheckpoint {
+        RoomCheckpoint(
+            topic: topic, ended: ended, seq: seq, peers: order.compactMap { peers[$0] },
+            invitations: invitations.sorted { $0.key < $1.key }.map {
+                .init(peer: $0.key, by: $0.value.by, at: $0.value.at)
+            },
+            heldInvitations: heldInvitations.sorted { $0.key < $1.key }.map {
+                .init(peer: $0.key, by: $0.value.by, at: $0.value.at)
+            },
+            loweredByOthers: loweredByOthers.sorted(),
+            tokenRoles: tokenRoles.sorted { $0.key < $1.key }.map { .init(peer: $0.key, role: $0.value) },
+            chat: chat, removed: removedIdentities.sorted(),
+            departed: departed.sorted { $0.key < $1.key }.map {
+                .init(peer: $0.key, role: $0.value.role, at: $0.value.at)
+            },
+            departedPruneThreshold: departedPruneThreshold, listed: listed, liveSince: liveSince)
+    }
+
+    /// A copy of a room from its checkpoint: it decides everything after it exactly as the copy it was taken
+    /// from. What lobbies were told of it is this node's own: none yet (see `announceListing`).
+    public init(name: String, roles: RoleTable, restoring checkpoint: RoomCheckpoint, maxPeers: Int) {
+        self.init(
+            name: name, roles: roles, topic: checkpoint.topic, ended: checkpoint.ended, seq: checkpoint.seq,
+            chat: checkpoint.chat, maxPeers: maxPeers, listed: checkpoint.listed)
+        for peer in checkpoint.peers {
+            peers[peer.id] = peer
+            order.append(peer.id)
+        }
+        for invitation in checkpoint.invitations {
+            invitations[invitation.peer] = RoomCore.Invitation(by: invitation.by, at: invitation.at)
+        }
+        for invitation in checkpoint.heldInvitations {
+            heldInvitations[invitation.peer] = RoomCore.Invitation(by: invitation.by, at: invitation.at)
+        }
+        loweredByOthers = Set(checkpoint.loweredByOthers)
+        for entry in checkpoint.tokenRoles { tokenRoles[entry.peer] = entry.role }
+        removedIdentities = Set(checkpoint.removed)
+        for entry in checkpoint.departed { departed[entry.peer] = (entry.role, entry.at) }
+        departedPruneThreshold = checkpoint.departedPruneThreshold
+        liveSince = checkpoint.liveSince
+        for peer in checkpoint.peers {
+            if roles.isOnStage(peer.role) { tally.stage.insert(peer.id) }
+            if peer.handRaisedAt != nil { tally.hands.insert(peer.id) }
+        }
+    }
+
+    /// The change that brings lobbies told of `reported` (nil: told nothing) to the room's listing now, which
+    /// they are then taken to know: for a copy that replaces another one, or a room this node did not follow.
+    public mutating func announceListing(after reported: RoomListing?) -> ListingChange? {
+        let current = listing
+        let departure: ListingDeparture = ended ? .ended : peers.isEmpty ? .empty : .unlisted
+        reportedListing = current
+        return ListingChange.between(reported, current, room: name, arrival: .started, departure: departure)
+    }
+}

@@ -1,0 +1,513 @@
+import Foundation
+import Glibc
+import RoomTesting
+import StrictJSON
+import Testing
+
+/// Something a cluster test waited for and did not see.
+struct ClusterTestError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A `clubroom bot` joined through one node: commands in, events (one JSON object a line) out.
+final class NodeBot {
+    let identity: String
+    let process = Process()
+    let input: FileHandle
+    let output: LineCollector
+    let errors: LineCollector
+
+    init(
+        _ identity: String, role: String, room: String, through node: ServeNode, secretFile: String, tone: Int? = nil
+    )
+        throws
+    {
+        self.identity = identity
+        let minted = try runClubroom([
+            "token", "--room", room, "--identity", identity, "--role", role, "--secret-file", secretFile, "--name",
+            identity.capitalized,
+        ])
+        guard minted.status == 0 else { throw ClusterTestError(description: "clubroom token: \(minted)") }
+        let token = minted.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        process.executableURL = try clubroomBinary()
+        process.arguments =
+            ["bot", "ws://\(node.host):\(node.port)/rooms/\(room)", "--token", token]
+            + (tone.map { ["--tone", String($0)] } ?? [])
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        input = stdin.fileHandleForWriting
+        output = LineCollector(stdout.fileHandleForReading)
+        errors = LineCollector(stderr.fileHandleForReading)
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    func send(_ line: String) {
+        try? input.write(contentsOf: Data((line + "\n").utf8))
+    }
+
+    /// Every event so far, parsed.
+    var events: [JSONObject] {
+        output.all.compactMap { line in
+            guard case .object(let object)? = try? StrictJSONParser().parse(line) else { return nil }
+            return object
+        }
+    }
+
+    /// Waits for the `count`-th event (from the start) named `name` that satisfies `match`.
+    @discardableResult
+    func wait(
+        for name: String, count: Int = 1, timeout: Double = 10, where match: (JSONObject) -> Bool = { _ in true }
+    ) throws -> JSONObject {
+        var seen = 0
+        var found: JSONObject?
+        _ = output.wait(timeout: timeout) { line in
+            guard case .object(let object)? = try? StrictJSONParser().parse(line),
+                object["event"] == .string(name), match(object)
+            else { return false }
+            seen += 1
+            if seen == count { found = object }
+            return seen == count
+        }
+        guard let found else {
+            throw ClusterTestError(
+                description: "\(identity) saw no \(name) #\(count): \(output.all.suffix(12)) \(errors.all.suffix(4))")
+        }
+        return found
+    }
+
+    /// The events named in `names`, in the order the bot saw them, each as its JSON text.
+    func sequence(of names: Set<String>) -> [String] {
+        events.filter { event in
+            guard case .string(let name)? = event["event"] else { return false }
+            return names.contains(name)
+        }.map { event in
+            var bytes: [UInt8] = []
+            JSONValue.object(event).write(into: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+}
+
+extension NodeBot {
+    /// How many packets of `speaker` the bot had received at its last `audio_stats` (0 before any).
+    func received(from speaker: String) -> Int {
+        for event in events.reversed() where event["event"] == .string("audio_stats") {
+            guard case .array(let speakers)? = event["speakers"] else { return 0 }
+            for case .object(let entry) in speakers where entry.text("peer") == speaker {
+                if case .integer(let count)? = entry["received"] { return Int(count) }
+            }
+            return 0
+        }
+        return 0
+    }
+
+    /// Waits until the bot has received at least `count` packets from `speaker`.
+    func waitForAudio(from speaker: String, atLeast count: Int, timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if received(from: speaker) >= count { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+}
+
+extension JSONObject {
+    func text(_ key: String) -> String? {
+        if case .string(let value)? = self[key] { return value }
+        return nil
+    }
+}
+
+/// A cluster of `clubroom serve` nodes on 127.0.0.2-4 sharing one Redis and one token secret.
+final class TestCluster {
+    let redis: RedisServerProcess
+    let secrets = TemporaryDirectory()
+    var nodes: [ServeNode] = []
+
+    var secretFile: String { secrets.file("secret") }
+
+    /// `nodes` nodes; those in `otherSecret` hold another cluster secret than the rest.
+    init(nodes count: Int, otherSecret: Set<Int> = []) throws {
+        redis = try RedisServerProcess()
+        let other = secrets.file("other-cluster-secret")
+        let hex = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        _ = FileManager.default.createFile(
+            atPath: other, contents: Data((hex + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        for index in 0..<count {
+            nodes.append(
+                try ServeNode(
+                    host: NodeAddresses.all[index],
+                    arguments: ["--cluster", redis.url, "--node", "n\(index + 1)", "--secret-file", secretFile]
+                        + (otherSecret.contains(index) ? ["--cluster-secret-file", other] : [])))
+        }
+    }
+
+    deinit {
+        for node in nodes { node.stop() }
+        secrets.remove()
+    }
+
+    func bot(
+        _ identity: String, role: String, node index: Int, room: String = "stage", tone: Int? = nil
+    ) throws
+        -> NodeBot
+    {
+        try NodeBot(identity, role: role, room: room, through: nodes[index], secretFile: secretFile, tone: tone)
+    }
+}
+
+let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbindable() == nil
+
+@Suite(.serialized) struct ClusterRoomTests {
+    @Test func aServerWhoseRedisIsUnreachableStopsWithOneLineNamingIt() throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let port = try freeLoopbackPort()
+        let result = try runClubroom([
+            "serve", "--listen", "127.0.0.1:0", "--data", data.path, "--cluster", "redis://127.0.0.1:\(port)",
+            "--node", "a",
+        ])
+        #expect(result.status != 0)
+        let lines = result.standardError.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("127.0.0.1:\(port)") == true)
+        #expect(lines.first?.contains("unreachable") == true)
+    }
+
+    @Test func clusterAndNodeGoTogether() throws {
+        let alone = try runClubroom(["serve", "--cluster", "redis://127.0.0.1:1"])
+        #expect(alone.status == 2)
+        #expect(alone.standardError.contains("--node NAME"))
+        let bad = try runClubroom(["serve", "--cluster", "http://x", "--node", "a"])
+        #expect(bad.status == 2)
+        #expect(bad.standardError.contains("--cluster"))
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func peopleJoiningThroughThreeNodesAreInOneRoomAndSeeTheSameEventsInTheSameOrder() throws {
+        let cluster = try TestCluster(nodes: 3)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        let ben = try cluster.bot("ben", role: "audience", node: 2)
+        let benJoined = try ben.wait(for: "joined")
+        guard case .array(let benPeers)? = benJoined["peers"] else {
+            throw ClusterTestError(description: "no peers in \(benJoined)")
+        }
+        #expect(benPeers.count == 3)
+        try host.wait(for: "peer_joined") { $0.text("peer") == "ana" }
+        try host.wait(for: "peer_joined") { $0.text("peer") == "ben" }
+        try ana.wait(for: "peer_joined") { $0.text("peer") == "ben" }
+
+        // Requests from every node, decided by the room's one owner.
+        host.send(#"{"cmd":"topic","text":"across machines"}"#)
+        ana.send(#"{"cmd":"raise_hand"}"#)
+        ben.send(#"{"cmd":"raise_hand"}"#)
+        ben.send(#"{"cmd":"chat","text":"from three"}"#)
+        ana.send(#"{"cmd":"chat","text":"from two"}"#)
+        try host.wait(for: "hand_raised") { $0.text("peer") == "ana" }
+        host.send(#"{"cmd":"set_role","peer":"ana","role":"speaker"}"#)
+        for bot in [host, ana, ben] {
+            try bot.wait(for: "role_changed") { $0.text("peer") == "ana" }
+            try bot.wait(for: "chat") { $0.text("text") == "from two" }
+            try bot.wait(for: "chat") { $0.text("text") == "from three" }
+            try bot.wait(for: "hand_raised") { $0.text("peer") == "ben" }
+        }
+        // A refusal reaches the requester on its own node, and only it.
+        ben.send(#"{"cmd":"raise_hand","id":7}"#)
+        let refusal = try ben.wait(for: "error") { $0["id"] == .integer(7) }
+        #expect(refusal.text("code") == "conflict")
+
+        let names: Set = [
+            "topic_changed", "hand_raised", "hand_lowered", "chat", "role_changed", "mute_changed", "peer_left",
+        ]
+        let seen = host.sequence(of: names)
+        #expect(seen.count == 7)
+        #expect(ana.sequence(of: names) == seen)
+        #expect(ben.sequence(of: names) == seen)
+        // Each request took effect once.
+        #expect(seen.filter { $0.contains("hand_raised") }.count == 2)
+
+        // Two newcomers through two nodes get the same room: the same topic, chat and peers.
+        let cy = try cluster.bot("cy", role: "audience", node: 2)
+        let cyJoined = try cy.wait(for: "joined")
+        let dee = try cluster.bot("dee", role: "audience", node: 0)
+        let deeJoined = try dee.wait(for: "joined")
+        #expect(cyJoined["topic"] == .string("across machines"))
+        #expect(cyJoined["topic"] == deeJoined["topic"])
+        #expect(cyJoined["chat"] == deeJoined["chat"])
+        guard case .array(let cyPeers)? = cyJoined["peers"], case .array(let deePeers)? = deeJoined["peers"] else {
+            throw ClusterTestError(description: "no peers in \(cyJoined) \(deeJoined)")
+        }
+        #expect(deePeers.count == 5)
+        #expect(Array(deePeers.prefix(4)) == cyPeers)
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func theSameIdentityJoiningThroughAnotherNodeTakesOverWithoutLeaving() throws {
+        let cluster = try TestCluster(nodes: 3)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let first = try cluster.bot("ana", role: "audience", node: 1)
+        try first.wait(for: "joined")
+        first.send(#"{"cmd":"raise_hand"}"#)
+        try host.wait(for: "hand_raised") { $0.text("peer") == "ana" }
+        let second = try cluster.bot("ana", role: "audience", node: 2)
+        let joined = try second.wait(for: "joined")
+        #expect(joined["resumed"] == .bool(true))
+        // The older connection is closed as replaced, and the room never saw Ana leave.
+        let deadline = Date().addingTimeInterval(10)
+        while first.process.isRunning, Date() < deadline { usleep(20_000) }
+        #expect(!first.process.isRunning)
+        second.send(#"{"cmd":"lower_hand"}"#)
+        try host.wait(for: "hand_lowered") { $0.text("peer") == "ana" }
+        #expect(host.sequence(of: ["peer_left"]).isEmpty)
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func twoModeratorsRacingFromTwoNodesGetOneWinnerAndOneRefusal() throws {
+        let cluster = try TestCluster(nodes: 3)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let mo = try cluster.bot("mo", role: "moderator", node: 1)
+        try mo.wait(for: "joined")
+        let max = try cluster.bot("max", role: "moderator", node: 2)
+        try max.wait(for: "joined")
+        let sam = try cluster.bot("sam", role: "speaker", node: 2)
+        try sam.wait(for: "joined")
+        sam.send(#"{"cmd":"mute","on":false}"#)
+        for bot in [mo, max] {
+            try bot.wait(for: "mute_changed") { $0.text("peer") == "sam" && $0["muted"] == .bool(false) }
+        }
+        mo.send(#"{"cmd":"mute_peer","peer":"sam","id":1}"#)
+        max.send(#"{"cmd":"mute_peer","peer":"sam","id":2}"#)
+        let muted = try host.wait(for: "mute_changed") { $0.text("peer") == "sam" && $0["muted"] == .bool(true) }
+        let winner = muted.text("by")
+        #expect(winner == "mo" || winner == "max")
+        let loser = winner == "mo" ? max : mo
+        let refusal = try loser.wait(for: "error")
+        #expect(refusal.text("code") == "conflict")
+        #expect(refusal.text("message")?.contains("already muted") == true)
+        usleep(300_000)
+        #expect(host.sequence(of: ["mute_changed"]).filter { $0.contains("\"muted\":true") }.count == 1)
+    }
+}
+
+/// Nodes dying and freezing under a room: their people leave it on every node within 10 s, a room whose owner
+/// went gets another within 10 s, and nothing is lost or said twice.
+@Suite(.serialized) struct ClusterFailureTests {
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func aKilledNodesPeopleLeaveEveryNodeAndAKilledOwnersRoomGetsANewOwner() throws {
+        let cluster = try TestCluster(nodes: 3)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        let ben = try cluster.bot("ben", role: "audience", node: 2)
+        try ben.wait(for: "joined")
+        try ana.wait(for: "peer_joined") { $0.text("peer") == "ben" }
+        host.send(#"{"cmd":"chat","text":"before"}"#)
+        try ana.wait(for: "chat") { $0.text("text") == "before" }
+
+        // A node that is not the owner dies.
+        cluster.nodes[2].kill9()
+        try host.wait(for: "peer_left", timeout: 10) { $0.text("peer") == "ben" }
+        try ana.wait(for: "peer_left", timeout: 10) { $0.text("peer") == "ben" }
+
+        // The owner dies: the room is taken over by the node left, which removes the owner's people.
+        cluster.nodes[0].kill9()
+        try ana.wait(for: "peer_left", timeout: 10) { $0.text("peer") == "hana" }
+        ana.send(#"{"cmd":"chat","text":"after"}"#)
+        try ana.wait(for: "chat") { $0.text("text") == "after" }
+        #expect(cluster.nodes[1].log.all.contains { $0.contains("room stage: this node owns it now") })
+        usleep(300_000)
+        let seen = ana.sequence(of: ["chat", "peer_left", "peer_joined"])
+        #expect(seen.count == 5)
+        #expect(Set(seen).count == seen.count)
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func aFrozenOwnerIsReplacedAndWhenItWakesItsClientsComeBackThroughReconnect() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        try host.wait(for: "peer_joined") { $0.text("peer") == "ana" }
+
+        cluster.nodes[0].freeze()
+        try ana.wait(for: "peer_left", timeout: 10) { $0.text("peer") == "hana" }
+        ana.send(#"{"cmd":"chat","text":"while frozen"}"#)
+        try ana.wait(for: "chat") { $0.text("text") == "while frozen" }
+        cluster.nodes[0].thaw()
+
+        // The woken node does not decide for the room any more: its client is handed back and joins again.
+        try host.wait(for: "reconnected", timeout: 15)
+        try ana.wait(for: "peer_joined", timeout: 10) { $0.text("peer") == "hana" }
+        #expect(cluster.nodes[0].log.all.contains { $0.contains("room stage: this node no longer owns it") })
+        host.send(#"{"cmd":"chat","text":"back"}"#)
+        try ana.wait(for: "chat") { $0.text("text") == "back" }
+        usleep(300_000)
+        #expect(ana.sequence(of: ["chat"]).count == 2)
+    }
+}
+
+/// Audio across nodes: a speaker's packets cross once to each other node, which fans them out to its own
+/// listeners and gates them by its own copy of the room.
+@Suite(.serialized) struct ClusterMediaTests {
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func aSpeakerOnOneNodeIsHeardOnTheOthersUntilMutedAndNotWhereTheSecretDiffers() throws {
+        let cluster = try TestCluster(nodes: 3, otherSecret: [2])
+        let host = try cluster.bot("hana", role: "host", node: 0, tone: 440)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        let ben = try cluster.bot("ben", role: "audience", node: 2)
+        try ben.wait(for: "joined")
+        let cy = try cluster.bot("cy", role: "audience", node: 1)
+        try cy.wait(for: "joined")
+        host.send(#"{"cmd":"mute","on":false}"#)
+        #expect(ana.waitForAudio(from: "hana", atLeast: 50))
+        #expect(cy.waitForAudio(from: "hana", atLeast: 50))
+
+        // Node 3 holds another cluster secret: it refuses node 1's media and says so.
+        #expect(cluster.nodes[2].log.wait(timeout: 5) { $0.contains("relay: refused media from node n1") } != nil)
+        #expect(ben.received(from: "hana") == 0)
+        // Node 1 sent each packet once to each other node, not once per listener: node 2 has two listeners.
+        host.send(#"{"cmd":"mute","on":true}"#)
+        try ana.wait(for: "mute_changed") { $0.text("peer") == "hana" && $0["muted"] == .bool(true) }
+        try cy.wait(for: "mute_changed") { $0.text("peer") == "hana" && $0["muted"] == .bool(true) }
+        // Quiet from then on: what was on its way when the gate shut has arrived within two reports.
+        _ = try ana.wait(for: "audio_stats", count: ana.sequence(of: ["audio_stats"]).count + 2)
+        let settled = ana.received(from: "hana")
+        _ = try ana.wait(for: "audio_stats", count: ana.sequence(of: ["audio_stats"]).count + 2)
+        #expect(ana.received(from: "hana") == settled)
+        cluster.nodes[0].stop()
+        func counter(_ name: String) -> Int {
+            for line in cluster.nodes[0].log.all {
+                guard let range = line.range(of: " \(name)=") else { continue }
+                return Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
+            }
+            return 0
+        }
+        // Each accepted packet went at most once to each of the two other nodes, though three listeners there
+        // heard it.
+        #expect(counter("relay_sent") > 0)
+        #expect(counter("relay_sent") <= 2 * counter("rtp_received"))
+    }
+}
+
+/// Redis going away under a cluster: restarted on its file, restarted empty, paused.
+@Suite(.serialized) struct ClusterRedisTests {
+    /// Sends a chat until `watcher` sees it (a request sent while Redis is restarting is answered "unavailable,
+    /// try again", as a person would be told); true when seen within `timeout`.
+    func chatGetsThrough(_ text: String, from sender: NodeBot, to watcher: NodeBot, timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            sender.send(#"{"cmd":"chat","text":"\#(text)"}"#)
+            if (try? watcher.wait(for: "chat", timeout: 1) { $0.text("text") == text }) != nil { return true }
+        }
+        return false
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func aRedisRestartedOnItsFileLosesNothingAndOneRestartedEmptyIsRebuiltFromTheNodes() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        #expect(chatGetsThrough("one", from: host, to: ana))
+
+        cluster.redis.kill()
+        try cluster.redis.start(keepingData: true)
+        let kept = chatGetsThrough("two", from: ana, to: host)
+        #expect(kept)
+        if !kept {
+            for node in cluster.nodes { print("LOG", node.host, node.log.all.suffix(40)) }
+            print("ANA", ana.output.all.suffix(10))
+        }
+
+        cluster.redis.kill()
+        try cluster.redis.start(keepingData: false)
+        let rebuilt = chatGetsThrough("three", from: ana, to: host, timeout: 15)
+        #expect(rebuilt)
+        if !rebuilt {
+            for node in cluster.nodes { print("LOG", node.host, node.log.all.suffix(30)) }
+            print("ANA", ana.output.all.suffix(10))
+        }
+        // A node started now knows the room only from Redis: it was written again whole.
+        cluster.nodes.append(
+            try ServeNode(
+                host: NodeAddresses.all[2],
+                arguments: ["--cluster", cluster.redis.url, "--node", "n3", "--secret-file", cluster.secretFile]))
+        let cy = try cluster.bot("cy", role: "audience", node: 2)
+        let joined = try cy.wait(for: "joined", timeout: 10)
+        guard case .array(let peers)? = joined["peers"], case .array(let chat)? = joined["chat"] else {
+            throw ClusterTestError(description: "no peers or chat in \(joined)")
+        }
+        #expect(peers.count == 3)
+        let texts = chat.compactMap { value -> String? in
+            if case .object(let message) = value { return message.text("text") }
+            return nil
+        }
+        #expect(texts.filter { ["one", "two", "three"].contains($0) }.uniqued() == ["one", "two", "three"])
+        // Nothing was said twice to those who were there.
+        for bot in [host, ana] {
+            let said = bot.sequence(of: ["chat"]).filter { !$0.contains("\"error\"") }
+            #expect(Set(said).count == said.count)
+        }
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func whileRedisIsPausedAudioFlowsNobodyIsDroppedAndRequestsAreToldToTryAgain() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let host = try cluster.bot("hana", role: "host", node: 0, tone: 440)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        try ana.wait(for: "joined")
+        host.send(#"{"cmd":"mute","on":false}"#)
+        #expect(ana.waitForAudio(from: "hana", atLeast: 20))
+
+        cluster.redis.pause()
+        let pausedAt = Date()
+        usleep(3_000_000)
+        let before = ana.received(from: "hana")
+        ana.send(#"{"cmd":"chat","text":"during","id":5}"#)
+        let refusal = try ana.wait(for: "error", timeout: 10) { $0["id"] == .integer(5) }
+        #expect(refusal.text("code") == "internal")
+        #expect(refusal.text("message")?.contains("try again") == true)
+        // Audio goes on: it never touches Redis.
+        #expect(ana.waitForAudio(from: "hana", atLeast: before + 100))
+        usleep(UInt32(max(0, 20 - Date().timeIntervalSince(pausedAt)) * 1_000_000))
+        cluster.redis.resume()
+
+        #expect(chatGetsThrough("after", from: ana, to: host, timeout: 15))
+        // Nobody left, on either node, and the refused chat never happened.
+        for bot in [host, ana] {
+            #expect(bot.sequence(of: ["peer_left", "peers_left"]).isEmpty)
+            #expect(!bot.sequence(of: ["chat"]).contains { $0.contains("during") })
+        }
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The elements in order, each once.
+    func uniqued() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
+    }
+}
