@@ -32,6 +32,11 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
         if case .reconnecting = event { state.roundTripMilliseconds = nil }
         effects = applyServer(&state, event, seq: seq)
         effects += syncMicrophone(&state)
+        if state.noticeEndsOnUnmute, let me = state.room.me, !me.muted, state.room.roles.isOnStage(me.role) {
+            state.notice = nil
+            state.noticeExpires = nil
+            state.noticeEndsOnUnmute = false
+        }
     case .roles(let roles):
         if roles != state.room.roles {
             state.room = RoomState(roles: roles)
@@ -145,6 +150,7 @@ private func advance(_ state: inout AppState, to now: Timestamp) {
 func show(_ state: inout AppState, _ notice: Notice, lasting: Bool = true) -> [AppEffect] {
     state.notice = notice
     state.noticeExpires = lasting ? state.now + AppState.noticeLifetime : nil
+    state.noticeEndsOnUnmute = false
     appendLog(&state, .notice(notice.text, isError: notice.kind != .info))
     return [.say(notice.text)]
 }
@@ -169,6 +175,7 @@ func request(_ state: inout AppState, _ action: RoomAction) -> [AppEffect] {
             if case .acceptInvite = request {
                 let how = state.lineMode ? "type /unmute" : "press m"
                 effects += show(&state, Notice(.info, "Joining the stage muted; \(how) when you want to talk."))
+                state.noticeEndsOnUnmute = true
             }
         case .notice(let notice): effects += show(&state, notice)
         case .showHelp: state.overlay = .help(scroll: 0)

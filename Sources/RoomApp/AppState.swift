@@ -42,6 +42,9 @@ public struct AppState: Sendable {
     /// The line above the status line, and when it goes away (`nil` to stay until replaced).
     public internal(set) var notice: Notice?
     public internal(set) var noticeExpires: Timestamp?
+    /// Whether the notice is the hint to unmute after accepting an invitation, which goes once the person is
+    /// unmuted on stage (it has said what it had to).
+    var noticeEndsOnUnmute = false
     /// The level meters of people who spoke recently: rise at once, hold, fall slowly.
     public internal(set) var meters: [PeerID: LevelBallistics] = [:]
     /// Everyone talking now (highlighted on stage), with their talk spurt.

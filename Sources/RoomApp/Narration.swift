@@ -323,7 +323,7 @@ public enum Narration {
         func waited(_ since: Timestamp) -> String { formatWaiting(seconds: Int(max(0, now - since) / 1000)) }
         func invitation(_ id: PeerID) -> String? {
             guard let pending = room.invitations[id] else { return nil }
-            let by = pending.by == room.selfID ? "you" : room.peers[pending.by]?.name ?? pending.by.rawValue
+            let by = pending.by == room.selfID ? "you" : room.inviterName(pending.by)
             return "invited by \(by) \(waited(pending.at)) ago"
         }
         let stage = room.stage.map { peer -> String in

@@ -90,7 +90,7 @@ public enum RoomScreenMapper {
         let room = state.room
         return room.invitations.sorted { ($0.value.at, $0.key) < ($1.value.at, $1.key) }.compactMap { id, invitation in
             guard let peer = room.peers[id] else { return nil }
-            let by = invitation.by == room.selfID ? "you" : room.peers[invitation.by]?.name ?? invitation.by.rawValue
+            let by = invitation.by == room.selfID ? "you" : room.inviterName(invitation.by)
             return .init(name: peer.name, by: by, seconds: Int(max(0, state.now - invitation.at) / 1000))
         }
     }
@@ -162,7 +162,8 @@ public enum RoomScreenMapper {
 
     static func overlay(_ state: AppState) -> RoomScreenModel.Overlay? {
         if state.showsInvitation, let invitation = state.room.invitation, !isHelpOpen(state) {
-            let from = state.room.peers[invitation.by]?.name ?? invitation.by.rawValue
+            // It starts the prompt's sentence.
+            let from = state.room.peers[invitation.by]?.name ?? "Someone who has left"
             var level: Int?
             var problem: String?
             switch state.preview {
@@ -245,4 +246,10 @@ public enum RoomScreenMapper {
 
     /// The shortest time between two frames: at most 30 a second.
     public static let frameInterval: Timestamp = 34
+}
+
+extension RoomState {
+    /// Who sent an invitation that is still pending, by name: its sender may have left the room since, and an
+    /// identity means nothing to the person reading it.
+    func inviterName(_ id: PeerID) -> String { peers[id]?.name ?? "someone who has left" }
 }

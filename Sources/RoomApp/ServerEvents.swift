@@ -51,6 +51,7 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
             // The sentence below says it; the notice stays on screen with the way out.
             state.notice = Notice(.error, Narration.endingNotice(state.room) + " Press q to close.")
             state.noticeExpires = nil
+            state.noticeEndsOnUnmute = false
         }
     default:
         break

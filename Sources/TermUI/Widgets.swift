@@ -321,11 +321,18 @@ public struct HandQueueView: Sendable {
         return (entries.count + count - 1) / count + line
     }
 
-    /// The invitations' line: `Invited: Eli (by Ana, 0m12s) · Kai (by you, 1m03s)`.
-    func invitationsLine(glyphs: Glyphs) -> String {
-        "Invited: "
+    /// The invitations' line: `Invited: Eli (by Ana, 0m12s) · Kai (by you, 1m03s)`. When that does not fit in
+    /// `width` columns, the names alone with the count and the oldest's wait (`Invited (2, oldest 1m03s): Eli,
+    /// Kai`), so every invitee's name shows for as long as names fit; who sent each is in the chat pane and `/who`.
+    func invitationsLine(glyphs: Glyphs, width: Int = .max) -> String {
+        let full =
+            "Invited: "
             + invitations.map { "\($0.name) (by \($0.by), \(formatWaiting(seconds: $0.seconds)))" }
             .joined(separator: " \(glyphs.dot) ")
+        guard DisplayWidth.of(full) > width, invitations.count > 1 else { return full }
+        let oldest = invitations.map(\.seconds).max() ?? 0
+        return "Invited (\(invitations.count), oldest \(formatWaiting(seconds: oldest))): "
+            + invitations.map(\.name).joined(separator: ", ")
     }
 
     /// Draws into `area`, scrolled so the selected hand shows.
@@ -352,7 +359,8 @@ public struct HandQueueView: Sendable {
             if !invitations.isEmpty {
                 buffer.put(
                     DisplayWidth.truncate(
-                        "  " + invitationsLine(glyphs: glyphs), to: area.width, ellipsis: glyphs.ellipsis),
+                        "  " + invitationsLine(glyphs: glyphs, width: area.width - 2), to: area.width,
+                        ellipsis: glyphs.ellipsis),
                     x: area.x, y: area.y, style: theme.style(.notice), clip: area)
                 grid = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
             }

@@ -59,7 +59,7 @@ private final class PlainServer {
         #expect(result.status == 1)
         #expect(
             result.standardError
-                == "clubroom join: The server could not use this token. Ask the host for a new one.\n")
+                == "clubroom join: The token cannot be read. Ask the host for a new one.\n")
         #expect(!result.standardOutput.contains("4001"))
     }
 

@@ -260,6 +260,32 @@ import Testing
         #expect(state.invitationAcceptSelected)
         #expect(sent(send(&state, char("a"))[0]) == [.acceptInvite])
         #expect(state.notice == Notice(.info, "Joining the stage muted; press m when you want to talk."))
+        // On stage and still muted, the hint stays; once unmuted it has said what it had to, and goes at once.
+        send(&state, .server(.roleChanged("hana", to: .speaker, by: "hana"), seq: 14, at: t0 + 100))
+        send(&state, .server(.muteChanged("hana", muted: true, by: "hana"), seq: 15, at: t0 + 100))
+        #expect(state.notice == Notice(.info, "Joining the stage muted; press m when you want to talk."))
+        send(&state, .server(.muteChanged("hana", muted: false, by: "hana"), seq: 16, at: t0 + 1_000))
+        #expect(state.notice == nil)
+        #expect(state.noticeExpires == nil)
+    }
+
+    /// A pending invitation outlives its sender's stay: it is then "by someone who has left", not an identity.
+    @Test func anInvitationWhoseSenderLeftNamesNoIdentity() {
+        var state = joined(as: "bo")
+        send(
+            &state, .server(.invited("eli", by: "ana", at: t0), seq: 11, at: t0),
+            .server(.peerLeft("ana"), seq: 12, at: t0 + 1_000))
+        #expect(
+            RoomScreenMapper.model(state).invitations == [.init(name: "Eli", by: "someone who has left", seconds: 1)])
+        var invited = joined(as: "hana")
+        send(
+            &invited, .server(.invited("hana", by: "ana", at: t0), seq: 11, at: t0),
+            .server(.peerLeft("ana"), seq: 12, at: t0))
+        guard case .invitation(let prompt)? = RoomScreenMapper.model(invited).overlay else {
+            Issue.record("no prompt")
+            return
+        }
+        #expect(prompt.from == "Someone who has left")
     }
 
     @Test func otherKeysWaitForTheInvitationAnswer() {

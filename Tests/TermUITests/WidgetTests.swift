@@ -202,6 +202,20 @@ struct WidgetTests {
         #expect(wide.lines() == [#" Clubroom · lobby — "Friday terminal hour"       ● connected 18 ms · 1,204 here "#])
     }
 
+    /// Invitations that do not fit with their senders and times keep every name, with the count and the oldest.
+    @Test func invitationsThatDoNotFitKeepTheirNames() {
+        let invitations: [RoomScreenModel.InvitationEntry] = [
+            .init(name: "Eli", by: "you", seconds: 12), .init(name: "Hana", by: "Ana", seconds: 63),
+        ]
+        let view = HandQueueView(queue: .full([]), invitations: invitations, selected: nil)
+        var narrow = CellBuffer(width: 40, height: 1)
+        view.render(into: &narrow, area: narrow.area, theme: Theme(level: .none))
+        #expect(narrow.lines()[0] == "  Invited (2, oldest 1m03s): Eli, Hana  ")
+        var wide = CellBuffer(width: 80, height: 1)
+        view.render(into: &wide, area: wide.area, theme: Theme(level: .none))
+        #expect(wide.lines()[0].hasPrefix("  Invited: Eli (by you, 0m12s) · Hana (by Ana, 1m03s)"))
+    }
+
     /// The queue uses the width its columns have: at 100 columns a long name shows whole.
     @Test func theQueueUsesTheWidthItHas() {
         let entries: [RoomScreenModel.HandEntry] = [
