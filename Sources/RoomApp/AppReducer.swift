@@ -206,6 +206,9 @@ private func endSession(_ state: inout AppState, _ text: String) -> [AppEffect] 
         state.failure = "Gave up reconnecting; you are no longer in the room."
     }
     if state.lineMode || state.leaving || !state.room.hasJoined {
+        // "The room has ended: thanks all." was just said; "The room has ended." would say it again.
+        let stem = text.hasSuffix(".") ? String(text.dropLast()) : text
+        if state.lineMode, state.room.hasJoined, let last = state.lastSaid, last.hasPrefix(stem) { return [.quit] }
         return [.say(text), .quit]
     }
     return show(&state, Notice(.error, text + " Press q to close."), lasting: false)

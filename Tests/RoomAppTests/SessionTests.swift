@@ -178,6 +178,17 @@ import Testing
         #expect(state.failure == nil)
     }
 
+    /// The room's end, with its reason, was just said: the session's closing sentence does not say it again.
+    @Test func lineModeSaysTheEndOnce() {
+        var state = AppState(roles: roles, lineMode: true)
+        let snapshot = RoomSnapshot(roomID: "lobby", topic: "", selfID: "ana", peers: sketchPeers(), seq: 10)
+        _ = reduceApp(&state, .server(.joined(snapshot), seq: 10, at: t0))
+        #expect(
+            send(&state, .server(.roomEnded(reason: "thanks all"), seq: 11, at: t0))[0].contains(
+                .say("The room has ended: thanks all.")))
+        #expect(send(&state, .sessionEnded("The room has ended.", at: t0))[0] == [.quit])
+    }
+
     @Test func anInterruptionLeavesWithoutAskingEvenAHost() {
         var host = joined(as: "ana")
         #expect(send(&host, .interrupted(at: t0))[0] == [.send(.leave), .quit])
