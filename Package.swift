@@ -28,7 +28,8 @@ let package = Package(
 
         // MARK: Pure targets.
         .target(name: "StrictJSON"),
-        .target(name: "RoomCore", dependencies: ["StrictJSON"]),
+        // The room's `/` grammar suggests commands with the command line's own rule (`Arguments.closestMatch`).
+        .target(name: "RoomCore", dependencies: ["StrictJSON", "Arguments"]),
         .target(name: "RoomProtocol", dependencies: ["RoomCore", "StrictJSON"]),
         .target(name: "AudioCore"),
         .target(name: "TermUI"),
@@ -114,7 +115,7 @@ let package = Package(
             name: "AudioBenchmarks",
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "AudioCore", "AudioCodec", "AudioDevices",
-                "ClientAudio", "MediaTransport", "RoomProtocol", "RoomClient",
+                "ClientAudio", "MediaTransport", "RoomProtocol", "RoomClient", "RoomApp", "RoomCore",
             ],
             path: "Sources/Benchmarks/Audio"),
         .target(
@@ -186,7 +187,7 @@ let package = Package(
             dependencies: [
                 "AudioBenchmarks", "AudioCore", "ClientAudio", "MediaTransport", "Platform", "RoomClient",
                 "RoomProtocol",
-                "ServerBenchmarks",
+                "ServerBenchmarks", "ClubroomResources", "RoomCore",
             ]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(

@@ -5,6 +5,7 @@
 #include <locale.h>
 #include <langinfo.h>
 #include <signal.h>
+#include <pthread.h>
 #include <string.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,6 +36,49 @@ static inline int clubroom_key_f0(void) { return KEY_F0; }
 static inline void clubroom_timeout(int ms) { timeout(ms); }
 static inline SCREEN *clubroom_newterm(void) { return newterm(NULL, stdout, stdin); }
 static inline int clubroom_locale_is_utf8(void) { return strcmp(nl_langinfo(CODESET), "UTF-8") == 0; }
+static inline int clubroom_beep(void) { return beep(); }
+
+// The mouse wheel only: ncurses reports buttons 4 and 5 (wheel up and down) as KEY_MOUSE events.
+static inline int clubroom_key_mouse(void) { return KEY_MOUSE; }
+static inline void clubroom_enable_wheel(void) {
+    mousemask(BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+    mouseinterval(0);
+}
+/// 1 for wheel up, -1 for wheel down, 0 for anything else.
+static inline int clubroom_read_wheel(void) {
+    MEVENT event;
+    if (getmouse(&event) != OK) return 0;
+    if (event.bstate & BUTTON4_PRESSED) return 1;
+#ifdef BUTTON5_PRESSED
+    if (event.bstate & BUTTON5_PRESSED) return -1;
+#endif
+    return 0;
+}
+
+/// Stops the program as Ctrl-Z does in a shell (the terminal is given back first, as for vim or htop) and
+/// takes the screen again once it continues. Returns when the process has been continued (`fg`).
+static inline void clubroom_suspend(void) {
+    def_prog_mode();
+    endwin();
+    struct sigaction previous, stop;
+    memset(&stop, 0, sizeof stop);
+    stop.sa_handler = SIG_DFL;
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGTSTP, &stop, &previous);
+    // The stop is raised on this thread, with SIGTSTP unblocked here, so it takes effect before raise returns:
+    // sent to the process, it would reach whichever thread does not block it, later, after the handler is put
+    // back. The shell's fg continues the whole job.
+    sigset_t tstp, mask;
+    sigemptyset(&tstp);
+    sigaddset(&tstp, SIGTSTP);
+    pthread_sigmask(SIG_UNBLOCK, &tstp, &mask);
+    raise(SIGTSTP);
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    sigaction(SIGTSTP, &previous, NULL);
+    reset_prog_mode();
+    clearok(curscr, TRUE);
+    refresh();
+}
 
 // Restoring the terminal from a signal handler may only use async-signal-safe calls, so everything the handler
 // needs (the tty modes from before the screen started and the terminal's own exit strings) is prepared ahead of

@@ -21,6 +21,8 @@ public struct SecretFileError: Error, Sendable, Equatable, CustomStringConvertib
         case cannotCreate(String)
         /// The file exists but could not be opened or read (the system's reason).
         case cannotRead(String)
+        /// There is no file at the path (only the server creates one).
+        case missing
         /// The path is a folder, a device or another kind of non-regular file.
         case notARegularFile
         /// Group or others may read or write it; `mode` holds the permission bits.
@@ -48,6 +50,9 @@ public struct SecretFileError: Error, Sendable, Equatable, CustomStringConvertib
             "secret file \(path): cannot create it: \(reason)"
         case .cannotRead(let reason):
             "secret file \(path): cannot read it: \(reason)"
+        case .missing:
+            "there is no server secret at \(path); start the server first (clubroom serve creates it), or give "
+                + "the file the server uses with --secret-file FILE (or its --data DIR)"
         case .notARegularFile:
             "secret file \(path): not a regular file"
         case .permissionsTooOpen(let mode):
@@ -89,13 +94,17 @@ public enum SecretFile {
         return try create(at: path)
     }
 
-    /// Loads the secret at `path`, refusing a file that is missing, too open, too short or not hex.
+    /// Loads the secret at `path`, refusing a file that is missing, too open, too short or not hex. Only the server
+    /// creates a secret (`loadOrCreate`): a token signed with a new one no server would accept.
     public static func load(at path: String) throws(SecretFileError) -> TokenSecret {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
             let reason = errno
             if reason == ELOOP {
                 throw SecretFileError(path: path, problem: .notARegularFile)
+            }
+            if reason == ENOENT {
+                throw SecretFileError(path: path, problem: .missing)
             }
             throw SecretFileError(path: path, problem: .cannotRead(systemMessage(reason)))
         }

@@ -76,7 +76,8 @@ public enum TokenCommandCore {
     /// - Parameters:
     ///   - name: the display name; `nil` uses the identity.
     ///   - ttl: lifetime in seconds (`exp = now + ttl`); `nbf` and `iat` are `now`.
-    ///   - secretFile: the server's secret file, created (mode 0600) when missing.
+    ///   - secretFile: the server's secret file; a missing one is an error naming it (a new secret would sign
+    ///     tokens no running server accepts).
     ///   - now: the current time in Unix seconds.
     /// The role is not checked here; the caller checks it against the role table it will serve with.
     public static func mint(
@@ -99,7 +100,7 @@ public enum TokenCommandCore {
         }
         let secret: TokenSecret
         do {
-            secret = try SecretFile.loadOrCreate(at: secretFile)
+            secret = try SecretFile.load(at: secretFile)
         } catch {
             throw .secretFile(error)
         }

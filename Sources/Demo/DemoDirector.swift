@@ -283,7 +283,7 @@ public final class DemoDirector: Sendable {
                     state.hands[peer] = nil
                 }
             }
-        case .roleChanged(let peer, let role, _):
+        case .roleChanged(let peer, let role, _, _):
             roleChanged(peer.rawValue, to: role.rawValue)
         case .handRaised(let peer, let at):
             state.withLock { $0.hands[peer.rawValue] = at }
@@ -291,13 +291,14 @@ public final class DemoDirector: Sendable {
             state.withLock { $0.hands[peer.rawValue] = nil }
         case .muteChanged(let peer, let muted, _):
             muteChanged(peer.rawValue, muted: muted)
-        case .invited(let peer, _):
+        case .invited(let peer, _, _):
             invited(peer.rawValue)
         case .roomEnded(let by, let reason):
             finish(.roomEnded(by: by.rawValue, reason: reason))
         case .topicChanged(let topic, _):
             state.withLock { $0.topicSet = topic == settings.topic }
-        case .joined, .speakers, .chat, .inviteDeclined, .askedToMute, .error, .listingChanged, .inviteLink:
+        case .joined, .speakers, .chat, .inviteDeclined, .inviteWithdrawn, .inviteExpired, .askedToMute, .error,
+            .listingChanged, .inviteLink:
             break
         }
     }

@@ -123,7 +123,7 @@ enum JSONChecks {
         let actions = message.roomActions(selfID: "ana")
         let expected: [ServerEvent]
         switch message.event {
-        case .peersJoined(let peers): expected = peers.map { .peerJoined($0.peer) }
+        case .peersJoined(let peers): expected = peers.map { .peerJoined($0.peer, invitation: $0.invitation) }
         case .peersLeft(let departures): expected = departures.map { .peerLeft($0.peer) }
         case .error(let code, let text, _):
             try expect(
@@ -172,10 +172,12 @@ enum JSONChecks {
         case .peersJoined(let peers): return peers.flatMap(peer)
         case .peerLeft(let id, _), .handRaised(let id, _): return [id.rawValue]
         case .peersLeft(let departures): return departures.map(\.peer.rawValue)
-        case .roleChanged(let id, let role, let by): return [id.rawValue, role.rawValue, by.rawValue]
-        case .handLowered(let id, let by), .invited(let id, let by), .inviteDeclined(let id, let by),
-            .askedToMute(let id, let by), .muteChanged(let id, _, let by):
+        case .roleChanged(let id, let role, let by, let stepUp):
+            return [id.rawValue, role.rawValue, by.rawValue] + (stepUp.map { [$0.rawValue] } ?? [])
+        case .handLowered(let id, let by), .invited(let id, let by, _), .inviteDeclined(let id, let by),
+            .inviteWithdrawn(let id, let by), .askedToMute(let id, let by), .muteChanged(let id, _, let by):
             return [id.rawValue, by.rawValue]
+        case .inviteExpired(let id): return [id.rawValue]
         case .speakers(let levels): return levels.map(\.peer.rawValue)
         case .chat(let message): return chat(message)
         case .removed(let id, let by, let reason): return [id.rawValue, by.rawValue, reason]
@@ -240,7 +242,8 @@ enum JSONChecks {
     static let peerEli = AnnouncedPeer(
         Peer(
             id: "eli", name: "Eli \u{1F469}\u{200D}\u{1F4BB}", role: .audience, handRaisedAt: 1_700_000_001_000,
-            joinedAt: 1_700_000_000_500, level: 42), invitedBy: "ana")
+            joinedAt: 1_700_000_000_500, level: 42), invitation: Invitation(by: "ana", at: 1_700_000_001_500),
+        stepUp: .speaker)
 
     static func clientSeeds() -> [[UInt8]] {
         let requests: [ClientRequest] = [
@@ -268,10 +271,13 @@ enum JSONChecks {
                     chat: [chat], roles: RoomChecks.table, resumed: true)),
             .peerJoined(peerEli), .peersJoined([peerAna, peerEli]), .peerLeft(peer: "eli", reason: .disconnected),
             .peersLeft([Departure("eli", .left), Departure("bo", .disconnected), Departure("gus", .disconnected)]),
-            .roleChanged(peer: "eli", role: .speaker, by: "ana"), .handRaised(peer: "eli", at: 5),
+            .roleChanged(peer: "eli", role: .speaker, by: "ana", stepUp: nil), .handRaised(peer: "eli", at: 5),
             .handLowered(peer: "eli", by: ""), .muteChanged(peer: "ana", muted: true, by: "ana"),
-            .speakers(levels: [SpeakerLevel(peer: "ana", level: 80)]), .chat(chat), .invited(peer: "eli", by: "ana"),
-            .inviteDeclined(peer: "eli", by: "eli"), .askedToMute(peer: "bo", by: "ana"),
+            .speakers(levels: [SpeakerLevel(peer: "ana", level: 80)]), .chat(chat),
+            .invited(peer: "eli", by: "ana", at: 1_700_000_001_500),
+            .inviteDeclined(peer: "eli", by: "eli"), .inviteWithdrawn(peer: "eli", by: "ana"),
+            .inviteExpired(peer: "eli"), .roleChanged(peer: "bo", role: .audience, by: "bo", stepUp: .speaker),
+            .askedToMute(peer: "bo", by: "ana"),
             .removed(peer: "gus", by: "ana", reason: "spam"), .roomEnded(by: "ana", reason: "thanks"),
             .topicChanged(topic: "\u{1B}]0;owned\u{07}", by: "ana"),
             .error(code: .forbidden, message: "only hosts can end the room", id: .string("r1")),

@@ -50,15 +50,16 @@ enum RoomChecks {
         switch result {
         case .success(let command):
             switch command {
-            case .invite(let id), .mute(let id), .remove(let id, _), .move(let id, _), .dm(let id, _):
+            case .invite(let id), .withdraw(let id), .mute(let id), .remove(let id, _), .move(let id, _),
+                .dm(let id, _):
                 try expect(known.contains(id), "\(command) names no one here")
             case .volume(let id, let percent):
                 try expect(known.contains(id) && percent.map { (0...200).contains($0) } ?? true, "\(command)")
-            case .chat(let text), .topic(let text):
+            case .chat(let text), .topic(let text), .toRole(_, let text):
                 try expect(!text.isEmpty, "\(command) with no text")
             case .link(_, let ttl):
                 try expect(ttl.map { $0 >= 0 } ?? true, "\(command) with a negative lifetime")
-            case .hand, .end, .help, .listed: break
+            case .hand, .end, .help, .listed, .accept, .decline, .unmute, .who, .notify, .retry, .leave: break
             }
         case .failure(let error):
             try expect(!error.description.isEmpty, "a refusal without words")

@@ -94,8 +94,11 @@ enum WebSocketChecks {
         let maxHead = choices.pick([16, 64, 256, WebSocketHandshake.defaultMaxHeadSize])
         let data = choices.rest
 
-        // headLength finds the first blank line within the limit, or says it needs more, or refuses with 431.
+        // headLength refuses with 400 at once what cannot start an HTTP message (its first byte is not a capital
+        // letter); else it finds the first blank line within the limit, or says it needs more, or refuses with 431.
+        let startsAsHTTP = data.first.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) } ?? true
         let expectedEnd: Int? = {
+            guard startsAsHTTP else { return nil }
             let limit = min(data.count, maxHead)
             var index = 3
             while index < limit {
@@ -114,6 +117,8 @@ enum WebSocketChecks {
                 length == expectedEnd,
                 "head length \(String(describing: length)), not \(String(describing: expectedEnd))")
             if length == nil { try expect(data.count < maxHead, "no head in \(data.count) bytes and no 431") }
+        case .failure(let error) where !startsAsHTTP:
+            try expect(error.status == 400, "headLength refused a non-HTTP start with \(error.status): \(error)")
         case .failure(let error):
             try expect(
                 error.status == 431 && expectedEnd == nil && data.count >= maxHead,

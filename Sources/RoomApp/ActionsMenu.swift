@@ -4,9 +4,12 @@ import TermUI
 /// One entry of the actions menu for a peer; each has a key that also works without the menu.
 public enum PeerAction: Sendable, Equatable, CaseIterable {
     case invite
+    case withdraw
     case makeSpeaker
     case makeModerator
     case moveToAudience
+    case stepDown
+    case stepUp
     case lowerHand
     case mute
     case remove
@@ -16,50 +19,80 @@ public enum PeerAction: Sendable, Equatable, CaseIterable {
     public var key: String {
         switch self {
         case .invite: "i"
+        case .withdraw: "w"
         case .makeSpeaker: "s"
         case .makeModerator: "o"
-        case .moveToAudience: "a"
-        case .lowerHand: "l"
+        case .moveToAudience, .stepDown: "a"
+        case .stepUp: "u"
+        case .lowerHand: "r"
         case .mute: "M"
         case .remove: "x"
         case .message: "d"
         }
     }
 
-    /// What the entry does.
-    public var title: String {
+    /// What the entry does, as the menu shows it.
+    public func title(_ roles: RoleTable, stepUp: RoleName?) -> String {
         switch self {
         case .invite: "Invite to speak"
+        case .withdraw: "Withdraw the invitation"
         case .makeSpeaker: "Make speaker now"
         case .makeModerator: "Make moderator"
         case .moveToAudience: "Move to audience"
-        case .lowerHand: "Lower their hand"
+        case .stepDown: "Step down to the audience…"
+        case .stepUp: "Step back up to \(stepUp.map { roles.label(of: $0) } ?? "your role")"
+        case .lowerHand: "Lower your hand"
         case .mute: "Mute"
         case .remove: "Remove from room…"
         case .message: "Message privately"
         }
     }
+
+    /// What the entry does, for the help.
+    public var help: String {
+        switch self {
+        case .invite: "invite them to speak"
+        case .withdraw: "withdraw their invitation"
+        case .makeSpeaker: "make them a speaker now, without asking"
+        case .makeModerator: "make them a moderator"
+        case .moveToAudience: "move them to the audience"
+        case .stepDown: "yourself: step down to the audience (asks first)"
+        case .stepUp: "yourself: step back up to the role you stepped down from"
+        case .lowerHand: "yourself: lower your hand"
+        case .mute: "mute them (yourself: mute)"
+        case .remove: "remove them from the room (asks first)"
+        case .message: "message them privately"
+        }
+    }
 }
 
-/// The actions the person may take on `peer`, in menu order.
+/// The actions the person may take on `peer`, in menu order. On yourself, only what you do to yourself: mute,
+/// step down (asked first), step back up, lower your hand.
 public func availableActions(_ state: AppState, on peer: Peer) -> [PeerAction] {
     guard let me = state.room.me, !state.isOver else { return [] }
     let roles = state.room.roles
-    let isMe = peer.id == me.id
     var items: [PeerAction] = []
+    if peer.id == me.id {
+        if roles.isOnStage(peer.role), !peer.muted { items.append(.mute) }
+        if state.room.stepUpRole != nil { items.append(.stepUp) }
+        if roles.isOnStage(peer.role) { items.append(.stepDown) }
+        if peer.handRaisedAt != nil { items.append(.lowerHand) }
+        return items
+    }
     func allowed(_ request: ClientRequest) -> Bool { roles.check(request, by: me, target: peer) == nil }
-    if !roles.isOnStage(peer.role), allowed(.invite(peer.id)) { items.append(.invite) }
-    if !isMe, peer.role != .speaker, roles.contains(.speaker), allowed(.setRole(peer.id, .speaker)) {
+    let invited = state.room.invitations[peer.id] != nil
+    if !roles.isOnStage(peer.role), !invited, allowed(.invite(peer.id)) { items.append(.invite) }
+    if invited, allowed(.withdrawInvite(peer.id)) { items.append(.withdraw) }
+    if peer.role != .speaker, roles.contains(.speaker), allowed(.setRole(peer.id, .speaker)) {
         items.append(.makeSpeaker)
     }
-    if !isMe, peer.role != .moderator, roles.contains(.moderator), allowed(.setRole(peer.id, .moderator)) {
+    if peer.role != .moderator, roles.contains(.moderator), allowed(.setRole(peer.id, .moderator)) {
         items.append(.makeModerator)
     }
-    if roles.isOnStage(peer.role) && (isMe || allowed(.setRole(peer.id, .audience))) { items.append(.moveToAudience) }
-    if isMe, peer.handRaisedAt != nil { items.append(.lowerHand) }
-    if roles.isOnStage(peer.role), !peer.muted, isMe || allowed(.mutePeer(peer.id)) { items.append(.mute) }
-    if !isMe, allowed(.remove(peer.id, reason: nil)) { items.append(.remove) }
-    if !isMe, roles.can(me.role, .chat) { items.append(.message) }
+    if roles.isOnStage(peer.role) && allowed(.setRole(peer.id, .audience)) { items.append(.moveToAudience) }
+    if roles.isOnStage(peer.role), !peer.muted, allowed(.mutePeer(peer.id)) { items.append(.mute) }
+    if allowed(.remove(peer.id, reason: nil)) { items.append(.remove) }
+    if roles.can(me.role, .chat) { items.append(.message) }
     return items
 }
 
@@ -68,7 +101,8 @@ func openActions(_ state: inout AppState) -> [AppEffect] {
     withSelection(&state) { state, peer in
         let items = availableActions(state, on: peer)
         guard !items.isEmpty else {
-            return show(&state, Notice(.info, "there is nothing you can do for \(peer.name) here"))
+            let whom = peer.id == state.room.selfID ? "yourself" : peer.name
+            return show(&state, Notice(.info, "there is nothing you can do for \(whom) here"))
         }
         state.overlay = .actions(peer: peer.id, items: items, selected: 0)
         return []
@@ -79,27 +113,28 @@ func openActions(_ state: inout AppState) -> [AppEffect] {
 func menuKey(
     _ state: inout AppState, _ key: Key, peer: PeerID, items: [PeerAction], _ selected: Int
 ) -> [AppEffect] {
-    switch key {
-    case .escape, .char("q"), .left, .char("h"):
-        state.overlay = nil
-    case .ctrl("c"):
-        state.overlay = nil
-        return requestLeave(&state)
-    case .down, .char("j"), .tab:
-        state.overlay = .actions(peer: peer, items: items, selected: (selected + 1) % max(1, items.count))
-    case .up, .char("k"), .backTab:
-        state.overlay = .actions(
-            peer: peer, items: items, selected: (selected + items.count - 1) % max(1, items.count))
-    case .enter, .right:
-        state.overlay = nil
-        guard items.indices.contains(selected) else { return [] }
-        return perform(&state, items[selected], on: peer)
-    case .char(let c):
-        guard let item = items.first(where: { $0.key == String(c) }) else { return [] }
+    if let action = DialogKeys.action(for: key, in: DialogKeys.menu) {
+        switch action {
+        case .close:
+            state.overlay = nil
+        case .leave:
+            state.overlay = nil
+            return requestLeave(&state)
+        case .next:
+            state.overlay = .actions(peer: peer, items: items, selected: (selected + 1) % max(1, items.count))
+        case .previous:
+            state.overlay = .actions(
+                peer: peer, items: items, selected: (selected + items.count - 1) % max(1, items.count))
+        case .choose:
+            state.overlay = nil
+            guard items.indices.contains(selected) else { return [] }
+            return perform(&state, items[selected], on: peer)
+        }
+        return []
+    }
+    if case .char(let c) = key, let item = items.first(where: { $0.key == String(c) }) {
         state.overlay = nil
         return perform(&state, item, on: peer)
-    default:
-        break
     }
     return []
 }
@@ -110,9 +145,12 @@ private func perform(_ state: inout AppState, _ action: PeerAction, on id: PeerI
     }
     switch action {
     case .invite: return request(&state, .request(.invite(id)))
+    case .withdraw: return request(&state, .request(.withdrawInvite(id)))
     case .makeSpeaker: return request(&state, .command(.move(id, .speaker)))
     case .makeModerator: return request(&state, .command(.move(id, .moderator)))
     case .moveToAudience: return request(&state, .command(.move(id, .audience)))
+    case .stepDown: return askToStepDown(&state)
+    case .stepUp: return stepUp(&state)
     case .lowerHand: return request(&state, .request(.lowerHand))
     case .mute: return request(&state, .command(.mute(id)))
     case .remove: return askToRemove(&state, peer, reason: nil)
@@ -121,4 +159,13 @@ private func perform(_ state: inout AppState, _ action: PeerAction, on id: PeerI
         state.commandLine = LineEditor(prompt: "/", text: "dm \(quoted) ", history: state.commandHistory)
         return []
     }
+}
+
+/// Steps back up to the role the person stepped down from, or says why they cannot.
+func stepUp(_ state: inout AppState) -> [AppEffect] {
+    guard let me = state.room.me else { return [] }
+    guard let role = state.room.stepUpRole else {
+        return show(&state, Notice(.refusal, "you cannot raise your own role; a host or moderator can move you"))
+    }
+    return request(&state, .request(.setRole(me.id, role)))
 }

@@ -15,21 +15,34 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     switch action {
     case .key(let key, let at):
         advance(&state, to: at)
+        // A key means the person is at the terminal: the mark for what rang is seen, and whatever it makes the
+        // program say is an answer, said even when it is the same as the last line.
+        if key != .resize {
+            state.alert = nil
+            state.lastSaid = nil
+        }
         effects = handleKey(&state, key)
     case .line(let text, let at):
         advance(&state, to: at)
+        state.alert = nil
+        state.lastSaid = nil
         effects = runLine(&state, text, plain: true)
     case .server(let event, let seq, let at):
         advance(&state, to: at)
         if case .reconnecting = event { state.roundTripMilliseconds = nil }
         effects = applyServer(&state, event, seq: seq)
         effects += syncMicrophone(&state)
+        if state.noticeEndsOnUnmute, let me = state.room.me, !me.muted, state.room.roles.isOnStage(me.role) {
+            state.notice = nil
+            state.noticeExpires = nil
+            state.noticeEndsOnUnmute = false
+        }
     case .roles(let roles):
         if roles != state.room.roles {
             state.room = RoomState(roles: roles)
             state.sectionsVersion &+= 1
             state.meters = [:]
-            state.activeSpeaker = nil
+            state.talking = [:]
         }
     case .notice(let notice, let at):
         advance(&state, to: at)
@@ -40,9 +53,25 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .interrupted(let at):
         advance(&state, to: at)
         effects = request(&state, .request(.leave))
+    case .inputEnded(let at):
+        advance(&state, to: at)
+        if state.room.hasJoined || state.sessionOver {
+            effects = request(&state, .request(.leave))
+        } else {
+            // Leave once the room answers: if it never does, its failure is what the person must read.
+            state.leaveOnJoin = true
+        }
     case .microphone(let level):
         if state.microphoneLevel == level { return [] }
         state.microphoneLevel = level
+    case .preview(let preview):
+        if state.preview == preview || !state.showsInvitation { return [] }
+        state.preview = preview
+    case .microphoneName(let name):
+        state.microphoneName = name
+    case .heard(let heard, let at):
+        advance(&state, to: at)
+        effects = hearTalkers(&state, heard)
     case .roundTrip(let milliseconds):
         if state.roundTripMilliseconds == milliseconds { return [] }
         state.roundTripMilliseconds = milliseconds
@@ -58,10 +87,26 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
         advance(&state, to: at)
         if state.room.now / 1000 != at / 1000 { _ = reduce(&state.room, .tick(at)) }
     }
+    effects += syncPreview(&state)
     settleSelection(&state)
     refreshAudienceWindow(&state)
     state.revision &+= 1
-    return effects
+    return neverTwice(&state, effects)
+}
+
+/// Drops a sentence that is the same as the one said just before it, unless the person asked again (a key or a
+/// line clears the last one): a screen reader must never read a line twice in a row on its own.
+private func neverTwice(_ state: inout AppState, _ effects: [AppEffect]) -> [AppEffect] {
+    var kept: [AppEffect] = []
+    kept.reserveCapacity(effects.count)
+    for effect in effects {
+        if case .say(let sentence) = effect {
+            if sentence == state.lastSaid { continue }
+            state.lastSaid = sentence
+        }
+        kept.append(effect)
+    }
+    return kept
 }
 
 /// Takes a new window of audience names when the audience, the selection or the screen changed.
@@ -89,22 +134,35 @@ private func advance(_ state: inout AppState, to now: Timestamp) {
         state.noticeExpires = nil
     }
     if state.room.now / 1000 != state.now / 1000 { _ = reduce(&state.room, .tick(state.now)) }
+    endHeldSpurts(&state)
     // Meters that have fallen silent are dropped, so the map holds only people heard lately.
     if !state.meters.isEmpty {
         let now = state.now
-        state.meters = state.meters.filter { $0.value.uiLevel(at: now) > 0 || $0.key == state.activeSpeaker }
+        state.meters = state.meters.filter { $0.value.uiLevel(at: now) > 0 || state.talking[$0.key] != nil }
     }
 }
 
 // MARK: - Notices and requests
 
-/// Puts a notice above the status line (for six seconds, or until replaced when not `lasting`) and says it in
-/// line mode.
+/// Puts a notice above the status line (for six seconds, or until replaced when not `lasting`), keeps it in the
+/// event log (a notice cut short on a narrow screen is read there whole) and says it in line mode.
 @discardableResult
 func show(_ state: inout AppState, _ notice: Notice, lasting: Bool = true) -> [AppEffect] {
     state.notice = notice
     state.noticeExpires = lasting ? state.now + AppState.noticeLifetime : nil
+    state.noticeEndsOnUnmute = false
+    appendLog(&state, .notice(notice.text, isError: notice.kind != .info))
     return [.say(notice.text)]
+}
+
+/// Adds a line to the chat and event pane. While the pane is scrolled up the view stays where it is and the
+/// line is counted below it.
+func appendLog(_ state: inout AppState, _ line: RoomScreenModel.ChatLine) {
+    state.log.append(line)
+    if state.chatScroll > 0 {
+        state.chatScroll = min(state.chatScroll + 1, max(0, state.log.count - 1))
+        state.linesBelow += 1
+    }
 }
 
 /// Runs RoomCore's reducer for a local intent and turns its effects into the app's.
@@ -117,6 +175,7 @@ func request(_ state: inout AppState, _ action: RoomAction) -> [AppEffect] {
             if case .acceptInvite = request {
                 let how = state.lineMode ? "type /unmute" : "press m"
                 effects += show(&state, Notice(.info, "Joining the stage muted; \(how) when you want to talk."))
+                state.noticeEndsOnUnmute = true
             }
         case .notice(let notice): effects += show(&state, notice)
         case .showHelp: state.overlay = .help(scroll: 0)
@@ -135,12 +194,21 @@ extension Refusal {
 // MARK: - The end of the session
 
 /// The connection is over for good. Line mode says why and ends; so does the screen when the person was leaving
-/// or never got into the room (which is then the program's failure). Otherwise the screen stays up to say why,
-/// until the person closes it.
+/// or never got into the room (which is then the program's failure), and when the person gave up while it was
+/// reconnecting (a failure too: the room was lost). Otherwise the screen stays up to say why, until the person
+/// closes it.
 private func endSession(_ state: inout AppState, _ text: String) -> [AppEffect] {
+    let gaveUp = state.leaving && state.beforeDrop != nil
     state.sessionOver = true
-    if !state.room.hasJoined && !state.leaving { state.failure = text }
+    if !state.room.hasJoined {
+        state.failure = state.leaving ? "Stopped before the room was joined." : text
+    } else if gaveUp {
+        state.failure = "Gave up reconnecting; you are no longer in the room."
+    }
     if state.lineMode || state.leaving || !state.room.hasJoined {
+        // "The room has ended: thanks all." was just said; "The room has ended." would say it again.
+        let stem = text.hasSuffix(".") ? String(text.dropLast()) : text
+        if state.lineMode, state.room.hasJoined, let last = state.lastSaid, last.hasPrefix(stem) { return [.quit] }
         return [.say(text), .quit]
     }
     return show(&state, Notice(.error, text + " Press q to close."), lasting: false)

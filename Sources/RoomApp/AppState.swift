@@ -20,10 +20,19 @@ public struct AppState: Sendable {
     public internal(set) var overlay: AppOverlay?
     /// Whether "Accept" (rather than "Decline") is chosen in the invitation prompt.
     public internal(set) var invitationAcceptSelected = true
-    /// Whether the chat and event pane is shown.
-    public internal(set) var chatVisible = false
-    /// Chat messages that arrived while the pane was hidden.
+    /// Whether the chat and event pane is shown (it is at first, in the rows the other sections leave).
+    public internal(set) var chatVisible = true
+    /// Chat messages that arrived while the pane was hidden or scrolled up.
     public internal(set) var unreadChat = 0
+    /// How many of the newest log lines are scrolled out of view below (0 follows the newest).
+    public internal(set) var chatScroll = 0
+    /// Log lines that arrived while the pane was scrolled up.
+    public internal(set) var linesBelow = 0
+    /// Which happenings ring the bell and mark the status line.
+    public internal(set) var notify = NotifySettings()
+    /// The mark on the status line for a direct message or (for those who run the stage) a new raised hand,
+    /// until the person presses a key.
+    public internal(set) var alert: String?
     /// Chat messages and room events in words, oldest first.
     public internal(set) var log = BoundedHistory<RoomScreenModel.ChatLine>(capacity: AppState.logCapacity)
     /// The command line, while open.
@@ -33,12 +42,26 @@ public struct AppState: Sendable {
     /// The line above the status line, and when it goes away (`nil` to stay until replaced).
     public internal(set) var notice: Notice?
     public internal(set) var noticeExpires: Timestamp?
+    /// Whether the notice is the hint to unmute after accepting an invitation, which goes once the person is
+    /// unmuted on stage (it has said what it had to).
+    var noticeEndsOnUnmute = false
     /// The level meters of people who spoke recently: rise at once, hold, fall slowly.
     public internal(set) var meters: [PeerID: LevelBallistics] = [:]
-    /// The loudest speaker of the last level update, highlighted on stage.
-    public internal(set) var activeSpeaker: PeerID?
+    /// Everyone talking now (highlighted on stage), with their talk spurt.
+    public internal(set) var talking: [PeerID: TalkSpurt] = [:]
+    /// The peers whose talking comes from the sound (the levels of the packets received), not from the server's
+    /// level reports.
+    public internal(set) var heardPeers: Set<PeerID> = []
+    /// When each person's last talk spurt ended, for line mode's "started speaking" gap.
+    public internal(set) var lastSpurtEnded: [PeerID: Timestamp] = [:]
     /// The microphone's level for the invitation prompt's preview; `nil` when there is no capture device.
     public internal(set) var microphoneLevel: Int?
+    /// The microphone preview while the invitation prompt is up: its live level, or why it cannot open.
+    public internal(set) var preview: MicrophonePreview?
+    /// Whether the sound was told to show the preview.
+    public internal(set) var previewing = false
+    /// The microphone speaking would use, as the person chose it (`--input`), for the invitation prompt.
+    public internal(set) var microphoneName: String?
     /// The connection's latest ping round-trip time in milliseconds; `nil` until measured, and again while
     /// reconnecting.
     public internal(set) var roundTripMilliseconds: Int?
@@ -58,6 +81,18 @@ public struct AppState: Sendable {
     public internal(set) var failure: String?
     /// Set once the person chose to leave; the runtime then closes the session.
     public internal(set) var leaving = false
+    /// Set when the input ended before the room was joined: the person leaves as soon as the room answers, so a
+    /// failure to connect is still reported.
+    public internal(set) var leaveOnJoin = false
+    /// The room as it was when the connection dropped, to say what changed on return.
+    public internal(set) var beforeDrop: RoomState?
+    /// People who were here before the connection dropped and are not announced again when they rejoin, until
+    /// this time.
+    public internal(set) var quietRejoins: (peers: Set<PeerID>, until: Timestamp) = ([], 0)
+    /// The last sentence said in line mode, so a line is never said twice in a row.
+    public internal(set) var lastSaid: String?
+    /// The last role change applied (peer, actor), so the mute that comes with it is not told as a second line.
+    var lastRoleChange: (peer: PeerID, by: PeerID?)?
     /// What the sound was last told about the microphone; `nil` until the person is in the room.
     public internal(set) var microphone: MicrophoneState?
     /// Bumped by every applied event that can move people between or within sections (not levels, not chat).
@@ -162,6 +197,15 @@ public enum AppAction: Sendable, Equatable {
     case microphone(level: Int?)
     /// The connection's ping round-trip time in milliseconds, for the header.
     case roundTrip(milliseconds: Int)
+    /// The microphone preview's level, or why it cannot open (after `.startPreview`).
+    case preview(MicrophonePreview)
+    /// The microphone speaking would use, by the name the person gave (`--input`).
+    case microphoneName(String)
+    /// Who the sound hears talking, from the level of every packet received: each speaker heard, whether they
+    /// talk now and how loud (0–100).
+    case heard([HeardPeer], at: Timestamp)
+    /// The input ended (line mode): leave, but only once the room answered, so a failure to connect is said.
+    case inputEnded(at: Timestamp)
     /// The local volumes kept from earlier sessions, in percent by identity.
     case volumes([PeerID: Int])
     /// The screen's size changed.
@@ -180,4 +224,57 @@ public enum AppEffect: Sendable, Equatable {
     case say(String)
     /// Something for the client's sound to do.
     case sound(SoundCommand)
+    /// Ring the terminal bell once.
+    case bell
+    /// Stop the program for the shell's job control (Ctrl-Z), giving the terminal back until it continues.
+    case suspend
+    /// Try the connection again now instead of waiting for the next try.
+    case retryNow
+}
+
+/// One talk spurt: when it began, when the person was last heard in it, and how loud they are now (0–100; 0
+/// while a pause is held).
+public struct TalkSpurt: Sendable, Equatable {
+    public var since: Timestamp
+    public var lastHeard: Timestamp
+    public var level: Int
+
+    public init(since: Timestamp, lastHeard: Timestamp, level: Int) {
+        self.since = since
+        self.lastHeard = lastHeard
+        self.level = level
+    }
+}
+
+/// One speaker as the sound hears them.
+public struct HeardPeer: Sendable, Equatable {
+    public var peer: PeerID
+    /// 0–100.
+    public var level: Int
+    /// Whether they are talking now (the sound's own hold already applied).
+    public var talking: Bool
+
+    public init(peer: PeerID, level: Int, talking: Bool) {
+        self.peer = peer
+        self.level = level
+        self.talking = talking
+    }
+}
+
+/// What the microphone preview shows: its live level, or why it cannot be opened.
+public enum MicrophonePreview: Sendable, Equatable {
+    case level(Int)
+    case unavailable(String)
+}
+
+/// Which happenings ring the bell and mark the status line (`/notify`).
+public struct NotifySettings: Sendable, Equatable {
+    /// A direct message to you.
+    public var messages = true
+    /// A new raised hand, for those who run the stage.
+    public var hands = true
+    /// Whether those ring the terminal bell (the status line is marked either way).
+    public var bell = true
+
+    public init() {}
 }

@@ -1,7 +1,12 @@
 import RoomCore
 import TermUI
 
-/// A key while the command line is open: the editor takes it; a submitted line runs.
+/// The prompt of the line that `c` opens: what is typed there is said to everyone (a line starting with `/` is
+/// a command, as everywhere).
+public let chatPrompt = "say: "
+
+/// A key while the command line is open: the editor takes it; a submitted line runs. On the command line (`/` or
+/// `:`) every line is a command; on the chat line (`c`) a line is chat unless it starts with `/`.
 func editCommandLine(_ state: inout AppState, _ key: Key) -> [AppEffect] {
     guard var editor = state.commandLine else { return [] }
     let outcome = editor.handle(key)
@@ -16,49 +21,22 @@ func editCommandLine(_ state: inout AppState, _ key: Key) -> [AppEffect] {
     case .submitted(let text):
         state.commandHistory = editor.history
         state.commandLine = nil
-        if text.allSatisfy(\.isWhitespace) { return [] }
-        let words = text.split(separator: " ", maxSplits: 1)
-        let first = words.first.map { $0.lowercased() } ?? ""
-        // A line that starts with a command's name is that command; anything else is chat.
-        let isCommand = text.hasPrefix("/") || commandNames.contains(first)
-        return runLine(&state, isCommand ? (text.hasPrefix("/") ? text : "/" + text) : text, plain: false)
+        let trimmed = text.trimmingCharacters()
+        if trimmed.isEmpty { return [] }
+        let isCommandLine = editor.prompt != chatPrompt
+        return runLine(&state, isCommandLine && !trimmed.hasPrefix("/") ? "/" + trimmed : trimmed, plain: false)
     }
 }
 
-/// Commands the command line knows: RoomCore's grammar plus the client's own.
-let commandNames: Set<String> = Set(Command.usages.map(\.name)).union(clientCommands.map(\.name))
-
-/// Commands handled by the client itself, not by RoomCore's grammar.
-public let clientCommands: [(name: String, usage: String, summary: String)] = [
-    ("accept", "/accept", "accept an invitation to speak"),
-    ("decline", "/decline", "decline an invitation to speak"),
-    ("mute", "/mute", "mute yourself (with a NAME: mute someone)"),
-    ("unmute", "/unmute", "unmute yourself"),
-    ("leave", "/leave", "leave the room"),
-    ("who", "/who", "say who is on stage and how many listen"),
-]
-
 /// Runs a typed line: a `/command`, or chat. `plain` is line mode, where there are no dialogs to confirm in.
+/// Commands the client answers itself (`/who`, `/volume`, `/notify`, `/retry`, `/help`) never reach the server;
+/// `/leave` and `/end` ask first on the screen.
 func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect] {
     let trimmed = text.trimmingCharacters()
     if trimmed.isEmpty { return [] }
-    if trimmed.hasPrefix("/") && !trimmed.hasPrefix("//") {
-        let body = trimmed.dropFirst()
-        let parts = body.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        let name = parts.first.map { $0.lowercased() } ?? ""
-        let hasArgument = parts.count > 1
-        switch (name, hasArgument) {
-        case ("accept", false): return request(&state, .request(.acceptInvite))
-        case ("decline", false): return request(&state, .request(.declineInvite))
-        case ("mute", false): return request(&state, .request(.setMute(true)))
-        case ("unmute", false): return request(&state, .request(.setMute(false)))
-        case ("leave", false), ("quit", false):
-            return plain ? request(&state, .request(.leave)) : requestLeave(&state)
-        case ("who", false): return show(&state, Notice(.info, Narration.who(state)))
-        default: break
-        }
-    }
-    switch Command.parse(trimmed, peers: state.room.peers.values, roles: state.room.roles) {
+    let parsed = Command.parse(
+        trimmed, peers: state.room.peers.values, roles: state.room.roles, selfID: state.room.selfID)
+    switch parsed {
     case .failure(let error):
         return show(&state, Notice(.refusal, error.description))
     case .success(.end(let reason)) where !plain:
@@ -71,8 +49,18 @@ func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect
         if state.room.me == nil || state.isOver { return request(&state, .command(.end(reason: reason))) }
         state.overlay = .confirm(.endRoom(reason: reason), confirmSelected: false)
         return []
+    case .success(.leave):
+        return plain ? request(&state, .request(.leave)) : requestLeave(&state)
+    case .success(.move(let id, let role)) where !plain && id == state.room.selfID && role == .audience:
+        return askToStepDown(&state)
+    case .success(.who):
+        return show(&state, Notice(.info, Narration.who(state)))
     case .success(.volume(let id, let percent)):
         return volumeCommand(&state, id, percent: percent)
+    case .success(.notify(let topic, let on)):
+        return notifyCommand(&state, topic, on: on)
+    case .success(.retry):
+        return retryNow(&state)
     case .success(.help):
         if plain { return [.say(Narration.plainHelp)] }
         state.overlay = .help(scroll: 0)
@@ -80,6 +68,37 @@ func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect
     case .success(let command):
         return request(&state, .command(command))
     }
+}
+
+/// `/notify [messages|hands|bell] [on|off]`: switches what rings the bell and marks the status line, or says
+/// what does.
+func notifyCommand(_ state: inout AppState, _ topic: NotifyTopic?, on: Bool?) -> [AppEffect] {
+    if let on {
+        let topics = topic.map { [$0] } ?? NotifyTopic.allCases
+        for topic in topics {
+            switch topic {
+            case .messages: state.notify.messages = on
+            case .hands: state.notify.hands = on
+            case .bell: state.notify.bell = on
+            }
+        }
+    }
+    let settings = state.notify
+    func word(_ on: Bool) -> String { on ? "on" : "off" }
+    return show(
+        &state,
+        Notice(
+            .info,
+            "Alerts: direct messages \(word(settings.messages)), new raised hands \(word(settings.hands)), "
+                + "bell \(word(settings.bell))."))
+}
+
+/// Tries the connection again now, while it is down; says why not otherwise.
+func retryNow(_ state: inout AppState) -> [AppEffect] {
+    guard case .reconnecting = state.room.connection, !state.sessionOver else {
+        return show(&state, Notice(.info, "the connection is up; there is nothing to retry"))
+    }
+    return [.retryNow] + show(&state, Notice(.info, "Trying to reconnect now."))
 }
 
 extension String {

@@ -9,6 +9,8 @@ public enum Confirmable: Sendable, Equatable {
     case endRoom(reason: String?)
     /// Leave the room (asked of hosts, since the room goes on without them).
     case leave
+    /// Step down from the stage to the audience yourself.
+    case stepDown
 }
 
 /// Asks before removing `peer`, once the role table allows it; says why not otherwise.
@@ -21,26 +23,39 @@ func askToRemove(_ state: inout AppState, _ peer: Peer, reason: String?) -> [App
     return []
 }
 
-/// A key while a confirmation is up: switch between the buttons, go ahead, or cancel (the default).
+/// Asks before stepping down from the stage (it is easy to hit by accident, and not always undone as easily).
+func askToStepDown(_ state: inout AppState) -> [AppEffect] {
+    guard let me = state.room.me, state.room.roles.isOnStage(me.role) else {
+        return request(&state, .request(.stepDown))
+    }
+    state.overlay = .confirm(.stepDown, confirmSelected: false)
+    return []
+}
+
+/// A key while a confirmation is up: switch between the buttons, go ahead, or cancel (the default). Ctrl-C at
+/// the leave question leaves (a second Ctrl-C, as in a shell); at any other it cancels and asks to leave.
 func confirmKey(
     _ state: inout AppState, _ key: Key, _ what: Confirmable, _ confirmSelected: Bool
 ) -> [AppEffect] {
-    switch key {
-    case .left, .right, .char("h"), .char("l"), .tab, .backTab:
-        state.overlay = .confirm(what, confirmSelected: !confirmSelected)
-    case .escape, .char("n"), .ctrl("c"):
-        state.overlay = nil
-    case .char("y"):
+    if key == .char("q"), what == .leave {
         state.overlay = nil
         return carryOut(&state, what)
-    case .enter:
+    }
+    guard let action = DialogKeys.action(for: key, in: DialogKeys.confirmation) else { return [] }
+    switch action {
+    case .toggle:
+        state.overlay = .confirm(what, confirmSelected: !confirmSelected)
+    case .cancel:
+        state.overlay = nil
+    case .confirm:
+        state.overlay = nil
+        return carryOut(&state, what)
+    case .choose:
         state.overlay = nil
         return confirmSelected ? carryOut(&state, what) : []
-    case .char("q") where what == .leave:
+    case .leave:
         state.overlay = nil
-        return carryOut(&state, what)
-    default:
-        break
+        return what == .leave ? carryOut(&state, what) : requestLeave(&state)
     }
     return []
 }
@@ -50,6 +65,7 @@ private func carryOut(_ state: inout AppState, _ what: Confirmable) -> [AppEffec
     case .remove(let id, let reason): return request(&state, .command(.remove(id, reason: reason)))
     case .endRoom(let reason): return request(&state, .command(.end(reason: reason)))
     case .leave: return request(&state, .request(.leave))
+    case .stepDown: return request(&state, .request(.stepDown))
     }
 }
 
@@ -72,5 +88,25 @@ public func confirmationText(_ what: Confirmable, in state: AppState) -> RoomScr
             title: "Leave the room?",
             message: "You are a host. The room goes on without you; to close it for everyone, use /end instead.",
             confirmLabel: "Leave")
+    case .stepDown:
+        let back: String
+        if let role = stepUpAfterSteppingDown(state) {
+            back = "You can step back up to \(state.room.roles.label(of: role)) with u or /move me \(role.rawValue)."
+        } else {
+            back = "To come back on stage, someone who runs the stage has to invite or move you."
+        }
+        return RoomScreenModel.Confirmation(
+            title: "Step down to the audience?",
+            message: "You leave the stage and your microphone closes. " + back, confirmLabel: "Step down")
     }
+}
+
+/// The role the person could take back after stepping down: their token's, unless someone else lowered them below
+/// it (then only what they may step up to now).
+func stepUpAfterSteppingDown(_ state: AppState) -> RoleName? {
+    let roles = state.room.roles
+    guard let me = state.room.me, let token = state.room.tokenRole, roles.contains(token),
+        roles.isOnStage(token) || roles.rank(of: token) < roles.rank(of: .audience)
+    else { return state.room.stepUpRole }
+    return roles.rank(of: me.role) <= roles.rank(of: token) ? token : state.room.stepUpRole
 }

@@ -9,16 +9,16 @@ func helpMaximumScroll(_ state: AppState) -> Int {
 /// A key while the help is open: it scrolls, and closes with the keys that opened it, Escape, q or Enter.
 func helpKey(_ state: inout AppState, _ key: Key, scroll: Int) -> [AppEffect] {
     let limit = helpMaximumScroll(state)
-    switch key {
-    case .char("?"), .escape, .char("q"), .enter, .function(1): state.overlay = nil
-    case .ctrl("c"):
+    switch DialogKeys.action(for: key, in: DialogKeys.help) {
+    case .close: state.overlay = nil
+    case .leave:
         state.overlay = nil
         return requestLeave(&state)
-    case .down, .char("j"): state.overlay = .help(scroll: min(limit, scroll + 1))
-    case .up, .char("k"): state.overlay = .help(scroll: max(0, scroll - 1))
-    case .pageDown, .char(" "): state.overlay = .help(scroll: min(limit, scroll + 10))
+    case .down: state.overlay = .help(scroll: min(limit, scroll + 1))
+    case .up: state.overlay = .help(scroll: max(0, scroll - 1))
+    case .pageDown: state.overlay = .help(scroll: min(limit, scroll + 10))
     case .pageUp: state.overlay = .help(scroll: max(0, scroll - 10))
-    default: break
+    case nil: break
     }
     return []
 }

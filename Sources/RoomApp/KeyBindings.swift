@@ -12,13 +12,19 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
     case openActions
     case inviteSelected
     case inviteNext
+    case withdrawSelected
     case moveToAudience
+    case stepUp
     case muteSelected
     case removeSelected
     case changeVolume
+    case openChat
     case openCommandLine
     case toggleChat
+    case scrollChat
     case clearNotice
+    case retryNow
+    case suspend
     case showHelp
     case leave
 
@@ -26,10 +32,10 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
     /// showing help or leaving. Once the room is over these only say why nothing can be asked any more.
     var actsOnRoom: Bool {
         switch self {
-        case .toggleMute, .pushToTalk, .toggleHand, .openActions, .inviteSelected, .inviteNext, .moveToAudience,
-            .muteSelected, .removeSelected, .openCommandLine:
+        case .toggleMute, .pushToTalk, .toggleHand, .openActions, .inviteSelected, .inviteNext, .withdrawSelected,
+            .moveToAudience, .stepUp, .muteSelected, .removeSelected, .openChat, .openCommandLine, .retryNow:
             true
-        case .moveSelection, .changeVolume, .toggleChat, .clearNotice, .showHelp, .leave:
+        case .moveSelection, .changeVolume, .toggleChat, .scrollChat, .clearNotice, .suspend, .showHelp, .leave:
             false
         }
     }
@@ -113,10 +119,10 @@ public enum KeyBindings {
             }),
         KeyBinding(
             [.up, .down, .left, .right, .char("h"), .char("j"), .char("k"), .char("l")],
-            also: [.home, .end, .pageUp, .pageDown], .moveSelection, help: "move the selection",
+            also: [.home, .end], .moveSelection, help: "move the selection",
             does: "move the selection: `←→` `hl` the previous / next person, across sections in screen order; "
                 + "`↑↓` `jk` a row, past the end of a section into the next (same column); `Home` `End` the first "
-                + "/ last person; `PgUp` `PgDn` five rows"),
+                + "/ last person"),
         KeyBinding(
             [.enter], .openActions, help: "actions for the selected peer",
             does: "the actions menu for the selected person (only the actions you may take on them)",
@@ -126,13 +132,22 @@ public enum KeyBindings {
             [.char("i")], .inviteSelected, help: "invite the selected peer to speak",
             does: "invite the selected person to speak", refusal: "from the role table"),
         KeyBinding(
-            [.char("n")], .inviteNext, help: "invite the next raised hand",
-            does: "invite the head of the raised-hand queue",
+            [.char("n")], .inviteNext, help: "invite the next raised hand not invited yet",
+            does: "invite the first raised hand in the queue that has no pending invitation",
             refusal: "from the role table; \"no raised hands to invite\"",
             hint: StatusHint(rank: 20) { status, _ in isRunningTheStage(status) ? "invite next" : nil }),
         KeyBinding(
+            [.char("w")], .withdrawSelected, help: "withdraw the selected peer's invitation",
+            does: "take back the selected person's pending invitation to speak",
+            refusal: "from the role table; \"Eli has no pending invitation\""),
+        KeyBinding(
             [.char("a")], .moveToAudience, help: "move the selected peer to the audience",
-            does: "move the selected person to the audience (yourself: step down)", refusal: "from the role table"),
+            does: "move the selected person to the audience (yourself: step down, after a question)",
+            refusal: "from the role table"),
+        KeyBinding(
+            [.char("u")], .stepUp, help: "step back up to the role you stepped down from",
+            does: "step back up to the role you stepped down from (as far as your token allows)",
+            refusal: "\"you cannot raise your own role; a host or moderator can move you\""),
         KeyBinding(
             [.char("M")], .muteSelected, help: "mute the selected peer",
             does: "mute the selected person (yourself: mute)", refusal: "from the role table"),
@@ -146,14 +161,29 @@ public enum KeyBindings {
             refusal: "\"you do not hear yourself; …\", "
                 + "\"Eli is not on the stage; to set their volume for later, type /volume Eli PERCENT\""),
         KeyBinding(
-            [.char("/"), .char(":")], .openCommandLine, help: "open the command line",
-            does: "the command line (its prompt is the key pressed)",
+            [.char("c")], .openChat, help: "say something to the room",
+            does: "the chat line: what you type is said to everyone (a line starting with `/` is a command)",
             hint: StatusHint(rank: 60) { status, _ in status.roomOver ? nil : "chat" }),
+        KeyBinding(
+            [.char("/"), .char(":")], .openCommandLine, help: "type a command (/help lists them)",
+            does: "the command line: every line is a command (its prompt is the key pressed)"),
         KeyBinding(
             [.tab], .toggleChat, help: "show / hide chat and events",
             does: "show / hide chat and events; the status line shows the unread count while hidden",
             hint: StatusHint(rank: 1) { _, unread in unread > 0 ? "chat (\(formatCount(unread)))" : nil }),
+        KeyBinding(
+            [.pageUp, .pageDown], also: [.wheelUp, .wheelDown], .scrollChat, help: "scroll chat and events",
+            does: "scroll chat and events a page (the mouse wheel three lines); new lines while scrolled up are "
+                + "counted, not scrolled into view; `PgDn` at the bottom follows the newest again"),
         KeyBinding([.escape], .clearNotice, help: "clear the notice", does: "clear the notice"),
+        KeyBinding(
+            [.ctrl("r")], .retryNow, help: "reconnect now (while reconnecting)",
+            does: "while the connection is down, try again now instead of waiting for the next try",
+            hint: StatusHint(rank: 5) { status, _ in status.reconnecting ? "retry now" : nil }),
+        KeyBinding(
+            [.ctrl("z")], .suspend, help: "suspend (fg comes back)",
+            does: "suspend to the shell, as in vim or htop; `fg` brings the room back (the server counts you as "
+                + "gone after 15 s stopped, and the screen then reconnects)"),
         KeyBinding(
             [.char("?")], also: [.function(1)], .showHelp, help: "show / hide this help",
             does: "help (scroll with `jk`, close with `?` or `Esc`)",
@@ -208,6 +238,8 @@ public enum KeyBindings {
         case .pageUp: "PgUp"
         case .pageDown: "PgDn"
         case .function(let n): "F\(n)"
+        case .wheelUp: "wheel up"
+        case .wheelDown: "wheel down"
         case .resize: "resize"
         case .unknown(let code): "key \(code)"
         }
@@ -248,22 +280,24 @@ public enum KeyBindings {
         words(for: keys, glyphs: glyphs).joined(separator: " ")
     }
 
-    /// The commands the help lists after the keys.
-    static let helpCommands: [(usage: String, summary: String)] = [
-        ("/chat TEXT", "say something to the room"),
-        ("/invite NAME", "invite someone to speak"),
-        ("/mute NAME", "mute someone"),
-        ("/volume NAME", "with a percent 0-200: how loud they are to you"),
-        ("/topic TEXT", "change the topic"),
-        ("/end", "end the room (hosts; asks first)"),
-    ]
-
-    /// The lines of the help overlay: every key of the room view, then the main commands.
+    /// The lines of the help overlay: every key of the room view, the actions menu's entries (each key works in
+    /// the room view too), the keys of each dialog, then every command, all from their tables.
     public static func helpLines(glyphs: Glyphs) -> [RoomScreenModel.HelpLine] {
         var lines = room.map { RoomScreenModel.HelpLine(key: label($0.keys, glyphs: glyphs), text: $0.help) }
-        lines.append(RoomScreenModel.HelpLine(key: "", text: ""))
-        lines.append(RoomScreenModel.HelpLine(key: "", text: "Commands"))
-        lines += helpCommands.map { RoomScreenModel.HelpLine(key: $0.usage, text: $0.summary) }
+        func heading(_ text: String) {
+            lines.append(RoomScreenModel.HelpLine(key: "", text: ""))
+            lines.append(RoomScreenModel.HelpLine(key: "", text: text))
+        }
+        heading("In the actions menu (Enter)")
+        lines += PeerAction.allCases.map { RoomScreenModel.HelpLine(key: $0.key, text: $0.help) }
+        for dialog in DialogKeys.all {
+            heading(dialog.title)
+            lines += dialog.bindings.map {
+                RoomScreenModel.HelpLine(key: label($0.keys, glyphs: glyphs), text: $0.help)
+            }
+        }
+        heading("Commands")
+        lines += Command.usages.map { RoomScreenModel.HelpLine(key: $0.usage, text: $0.summary) }
         return lines
     }
 
@@ -277,6 +311,108 @@ public enum KeyBindings {
             lines.append("| \(cell) | \(binding.does) |" + (binding.refusal.isEmpty ? " |" : " \(binding.refusal) |"))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The dialogs' key table of docs/ui.md, in Markdown.
+    public static var dialogMarkdownTable: String {
+        var lines = ["| dialog | keys | do |", "|---|---|---|"]
+        lines.append(
+            "| actions menu | "
+                + PeerAction.allCases.map { "`\($0.key)`" }.joined(separator: " ")
+                + " | the entry with that key (each works in the room view too) |")
+        for dialog in DialogKeys.all {
+            for binding in dialog.bindings {
+                let keys = words(for: binding.keys, glyphs: .unicode).map { "`\($0)`" }.joined(separator: " ")
+                lines.append("| \(dialog.name) | \(keys) | \(binding.help) |")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// One key row of a dialog: the keys, what they do there, and the help's words.
+public struct DialogBinding<Action: Sendable & Equatable>: Sendable {
+    public var keys: [Key]
+    public var action: Action
+    public var help: String
+
+    init(_ keys: [Key], _ action: Action, _ help: String) {
+        self.keys = keys
+        self.action = action
+        self.help = help
+    }
+}
+
+/// A dialog's keys: its title in the help, its name in the docs, and its rows.
+public struct DialogKeyTable: Sendable {
+    public var title: String
+    public var name: String
+    public var bindings: [(keys: [Key], help: String)]
+}
+
+/// What a key does in each dialog. Each dialog's dispatch looks its keys up in its table, and the help and the
+/// docs list the same rows.
+public enum DialogKeys {
+    /// The actions menu's own keys (its entries' keys are `PeerAction.key`).
+    public enum MenuAction: Sendable, Equatable { case next, previous, choose, close, leave }
+    /// A confirmation's keys.
+    public enum ConfirmAction: Sendable, Equatable { case toggle, confirm, choose, cancel, leave }
+    /// The invitation prompt's keys.
+    public enum InvitationAction: Sendable, Equatable { case accept, decline, toggle, choose, leave, help }
+    /// The help overlay's keys.
+    public enum HelpAction: Sendable, Equatable { case close, down, up, pageDown, pageUp, leave }
+
+    public static let menu: [DialogBinding<MenuAction>] = [
+        DialogBinding([.down, .char("j"), .tab], .next, "next entry"),
+        DialogBinding([.up, .char("k"), .backTab], .previous, "previous entry"),
+        DialogBinding([.enter, .right], .choose, "do the chosen entry"),
+        DialogBinding([.escape, .char("q"), .left, .char("h")], .close, "close the menu"),
+        DialogBinding([.ctrl("c")], .leave, "close, and leave the room"),
+    ]
+
+    public static let confirmation: [DialogBinding<ConfirmAction>] = [
+        DialogBinding([.left, .right, .char("h"), .char("l"), .tab, .backTab], .toggle, "switch between the buttons"),
+        DialogBinding([.char("y")], .confirm, "go ahead"),
+        DialogBinding([.enter], .choose, "the chosen button (Cancel at first)"),
+        DialogBinding([.escape, .char("n")], .cancel, "cancel"),
+        DialogBinding([.ctrl("c")], .leave, "cancel; at the leave question, leave (a second Ctrl-C leaves)"),
+    ]
+
+    public static let invitation: [DialogBinding<InvitationAction>] = [
+        DialogBinding([.char("a"), .char("y")], .accept, "accept: join the stage muted"),
+        DialogBinding([.char("d"), .char("n"), .escape], .decline, "decline"),
+        DialogBinding([.left, .right, .char("h"), .char("l"), .tab, .backTab], .toggle, "switch between the buttons"),
+        DialogBinding([.enter], .choose, "the chosen button"),
+        DialogBinding([.char("q"), .ctrl("c")], .leave, "leave the room"),
+        DialogBinding([.char("?")], .help, "show / hide the help over the invitation"),
+    ]
+
+    public static let help: [DialogBinding<HelpAction>] = [
+        DialogBinding([.char("?"), .escape, .char("q"), .enter, .function(1)], .close, "close the help"),
+        DialogBinding([.down, .char("j")], .down, "scroll down a line"),
+        DialogBinding([.up, .char("k")], .up, "scroll up a line"),
+        DialogBinding([.pageDown, .char(" ")], .pageDown, "scroll down a page"),
+        DialogBinding([.pageUp], .pageUp, "scroll up a page"),
+        DialogBinding([.ctrl("c")], .leave, "close, and leave the room"),
+    ]
+
+    /// The dialogs in the order the help lists them.
+    public static var all: [DialogKeyTable] {
+        [
+            DialogKeyTable(
+                title: "In the actions menu, also", name: "actions menu", bindings: menu.map { ($0.keys, $0.help) }),
+            DialogKeyTable(
+                title: "When asked to confirm", name: "confirmation",
+                bindings: confirmation.map { ($0.keys, $0.help) }),
+            DialogKeyTable(
+                title: "Invited to speak", name: "invitation", bindings: invitation.map { ($0.keys, $0.help) }),
+            DialogKeyTable(title: "In this help", name: "help", bindings: help.map { ($0.keys, $0.help) }),
+        ]
+    }
+
+    /// What `key` does in a dialog with these rows.
+    static func action<Action>(for key: Key, in table: [DialogBinding<Action>]) -> Action? {
+        table.first { $0.keys.contains(key) }?.action
     }
 }
 

@@ -6,9 +6,7 @@ import TermUI
 func handleKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
     if key == .resize { return [] }
     if state.commandLine != nil { return editCommandLine(&state, key) }
-    if state.showsInvitation, state.overlay == nil || isHelp(state.overlay) {
-        return answerInvitation(&state, key)
-    }
+    if state.showsInvitation, state.overlay == nil { return answerInvitation(&state, key) }
     switch state.overlay {
     case .help(let scroll): return helpKey(&state, key, scroll: scroll)
     case .actions(let peer, let items, let selected): return menuKey(&state, key, peer: peer, items: items, selected)
@@ -37,10 +35,18 @@ private func perform(_ state: inout AppState, _ command: KeyCommand, key: Key) -
         state.overlay = .help(scroll: 0)
     case .toggleChat:
         state.chatVisible.toggle()
-        if state.chatVisible { state.unreadChat = 0 }
+        if state.chatVisible && state.chatScroll == 0 { state.unreadChat = 0 }
     case .openCommandLine:
         guard case .char(let prompt) = key else { return [] }
-        state.commandLine = LineEditor(prompt: prompt, history: state.commandHistory)
+        state.commandLine = LineEditor(prompt: String(prompt), history: state.commandHistory)
+    case .openChat:
+        state.commandLine = LineEditor(prompt: chatPrompt, history: state.commandHistory)
+    case .scrollChat:
+        scrollChat(&state, key)
+    case .retryNow:
+        return retryNow(&state)
+    case .suspend:
+        return [.suspend]
     case .leave:
         return requestLeave(&state)
     case .clearNotice:
@@ -60,8 +66,15 @@ private func perform(_ state: inout AppState, _ command: KeyCommand, key: Key) -
         return withSelection(&state) { state, peer in request(&state, .request(.invite(peer.id))) }
     case .inviteNext:
         return inviteNext(&state)
+    case .withdrawSelected:
+        return withSelection(&state) { state, peer in request(&state, .request(.withdrawInvite(peer.id))) }
     case .moveToAudience:
-        return withSelection(&state) { state, peer in request(&state, .command(.move(peer.id, .audience))) }
+        return withSelection(&state) { state, peer in
+            peer.id == state.room.selfID
+                ? askToStepDown(&state) : request(&state, .command(.move(peer.id, .audience)))
+        }
+    case .stepUp:
+        return stepUp(&state)
     case .muteSelected:
         return withSelection(&state) { state, peer in request(&state, .command(.mute(peer.id))) }
     case .removeSelected:
@@ -92,9 +105,10 @@ func withSelection(
     return body(&state, peer)
 }
 
-/// Leaves; those who may end the room (hosts) are asked first, since the room goes on without them.
+/// Leaves; those who may end the room (hosts) are asked first, since the room goes on without them. While the
+/// connection is down nobody is asked: leaving then is giving up.
 func requestLeave(_ state: inout AppState) -> [AppEffect] {
-    guard let me = state.room.me, !state.isOver else {
+    guard let me = state.room.me, !state.isOver, state.room.connection == .connected else {
         return request(&state, .request(.leave))
     }
     if me.role == .host || state.room.roles.can(me.role, .endRoom) {
@@ -132,8 +146,42 @@ private func inviteNext(_ state: inout AppState) -> [AppEffect] {
     guard state.room.roles.can(me.role, .invite) else {
         return show(&state, state.room.roles.refusal(lacking: .invite).notice)
     }
-    guard let head = state.room.raisedHands.first else {
+    let hands = state.room.raisedHands
+    guard !hands.isEmpty else {
         return show(&state, Notice(.info, "no raised hands to invite"))
     }
-    return request(&state, .request(.invite(head.id)))
+    // The next hand: the first whose invitation is not already out.
+    guard let next = hands.first(where: { state.room.invitations[$0.id] == nil }) else {
+        return show(&state, Notice(.info, "every raised hand is invited already; w on one withdraws it"))
+    }
+    return request(&state, .request(.invite(next.id)))
+}
+
+/// How many log lines the mouse wheel scrolls.
+let wheelLines = 3
+
+/// PgUp/PgDn (a page) and the wheel (three lines) scroll the chat and event pane, showing it if hidden; at the
+/// bottom it follows the newest again and the lines counted below are read.
+func scrollChat(_ state: inout AppState, _ key: Key) {
+    if !state.chatVisible {
+        state.chatVisible = true
+        state.unreadChat = 0
+    }
+    let page = max(
+        1,
+        RoomScreen.chatRows(
+            RoomScreenMapper.model(state), width: state.screenWidth,
+            height: state.screenHeight, glyphs: state.glyphs) - 1)
+    let limit = max(0, state.log.count - 1)
+    switch key {
+    case .pageUp: state.chatScroll = min(limit, state.chatScroll + page)
+    case .wheelUp: state.chatScroll = min(limit, state.chatScroll + wheelLines)
+    case .pageDown: state.chatScroll = max(0, state.chatScroll - page)
+    case .wheelDown: state.chatScroll = max(0, state.chatScroll - wheelLines)
+    default: break
+    }
+    if state.chatScroll == 0 {
+        state.linesBelow = 0
+        state.unreadChat = 0
+    }
 }

@@ -3,14 +3,17 @@ import TermUI
 
 /// Room events as sentences, for the event pane and for line mode (`--plain`).
 public enum Narration {
-    /// A sentence about an event, and whether it belongs in the event pane (line mode says every sentence).
+    /// A sentence about an event, and whether it belongs in the event pane (line mode says every sentence)
+    /// or, being news for this person, also goes up as a notice.
     public struct Sentence: Sendable, Equatable {
         public var text: String
         public var logged: Bool
+        public var notice: Bool
 
-        public init(_ text: String, logged: Bool = true) {
+        public init(_ text: String, logged: Bool = true, notice: Bool = false) {
             self.text = text
             self.logged = logged
+            self.notice = notice
         }
     }
 
@@ -31,6 +34,37 @@ public enum Narration {
         return ("aeiou".contains(first.lowercased()) ? "an " : "a ") + word
     }
 
+    /// Words joined as a list: "Ana", "Ana and Bo", "Ana, Bo and Chen".
+    static func list(_ words: [String]) -> String {
+        switch words.count {
+        case 0: return ""
+        case 1: return words[0]
+        default: return words.dropLast().joined(separator: ", ") + " and " + words[words.count - 1]
+        }
+    }
+
+    /// How long an invitation waits for an answer, in words.
+    static var invitationLifetimeWords: String {
+        let seconds = Int(Invitation.lifetime / 1000)
+        return seconds % 60 == 0 ? "\(seconds / 60) minutes" : "\(seconds) seconds"
+    }
+
+    /// Where a chat message went, for the pane: nil for everyone, "you" or the person for a direct message,
+    /// the role's holders for a message to a role.
+    static func audienceLabel(_ message: ChatMessage, _ state: AppState) -> String? {
+        switch message.to {
+        case .everyone: return nil
+        case .peer(let id):
+            if id == state.room.selfID { return "you" }
+            return state.room.peers[id]?.name ?? id.rawValue
+        case .role(let role): return plural(state.room.roles.label(of: role))
+        }
+    }
+
+    static func plural(_ label: String) -> String {
+        label.hasSuffix("s") ? label : label + "s"
+    }
+
     /// The sentence for an event that was applied; `context` is what the state held before it.
     static func sentence(for event: ServerEvent, context: EventContext, state: AppState) -> Sentence? {
         let room = state.room
@@ -38,6 +72,8 @@ public enum Narration {
         switch event {
         case .joined(let snapshot):
             guard let me = room.me else { return nil }
+            // After a reconnect, `rejoined` says what changed instead.
+            if context.hadSnapshot { return nil }
             let role = room.roles.label(of: me.role)
             let people = room.peers.count
             var text =
@@ -45,38 +81,16 @@ public enum Narration {
                 + "\(room.stage.count) on stage, \(room.raisedHands.count) raised \(room.raisedHands.count == 1 ? "hand" : "hands"), "
                 + "\(room.audience.count) listening."
             if !snapshot.topic.isEmpty { text += " Topic: \"\(snapshot.topic)\"." }
-            if context.hadSnapshot { text = "Back in the room. " + text }
+            text += state.lineMode ? " Type /help for the commands." : " Press ? for the keys."
             return Sentence(text)
-        case .peerJoined(let peer):
+        case .peerJoined(let peer, _):
+            if context.quietRejoin { return nil }
             return Sentence("\(peer.name) joined.")
         case .peerLeft(let id):
             if id == selfID { return Sentence("You left the room.") }
             return Sentence("\(context.subjectName ?? id.rawValue) left.")
-        case .roleChanged(let id, let role, let by):
-            let label = room.roles.label(of: role)
-            let onStage = room.roles.isOnStage(role)
-            let wasOnStage = context.subjectRole.map { room.roles.isOnStage($0) } ?? false
-            if id == selfID {
-                if onStage && !wasOnStage {
-                    let can = room.roles.can(role, .publishAudio)
-                    let how = state.lineMode ? "type /unmute" : "press m"
-                    return Sentence(
-                        "You are on the stage now as \(label)" + (can ? "; you are muted, \(how) to talk." : "."))
-                }
-                if !onStage { return Sentence("You are back in the audience.") }
-                return Sentence("You are now \(article(label)).")
-            }
-            let who = context.subjectName ?? id.rawValue
-            let actor = by.flatMap { $0 == id ? nil : name($0, state) }.map(capitalized)
-            if onStage && !wasOnStage {
-                return Sentence(
-                    actor.map { "\($0) brought \(who) on stage as \(label)." } ?? "\(who) joined the stage as \(label)."
-                )
-            }
-            if !onStage {
-                return Sentence(actor.map { "\($0) moved \(who) to the audience." } ?? "\(who) left the stage.")
-            }
-            return Sentence(actor.map { "\($0) made \(who) \(article(label))." } ?? "\(who) is now \(article(label)).")
+        case .roleChanged(let id, let role, let by, _):
+            return roleSentence(id, role, by, context: context, state: state)
         case .handRaised(let id, _):
             if id == selfID {
                 let place = room.queuePosition(of: id).map { " You are \(ordinal($0)) in the queue." } ?? ""
@@ -92,7 +106,8 @@ public enum Narration {
         case .muteChanged(let id, let muted, let by):
             let who = name(id, state) ?? id.rawValue
             if let by, by != id, let actor = name(by, state) {
-                return Sentence("\(capitalized(actor)) muted \(who).")
+                return Sentence(
+                    "\(capitalized(actor)) \(muted ? "muted" : "unmuted") \(who).", notice: id == selfID)
             }
             if id == selfID {
                 return Sentence(muted ? "You are muted." : "You are live: others hear you.", logged: false)
@@ -104,16 +119,56 @@ public enum Narration {
             let from = message.from == selfID ? "You" : message.fromName
             switch message.to {
             case .everyone: return Sentence("\(from) said: \(message.text)")
-            case .peer: return Sentence("\(from) (privately): \(message.text)")
-            case .role(let role): return Sentence("\(from) (to \(room.roles.label(of: role))s): \(message.text)")
+            case .peer(let id):
+                let to = id == selfID ? "you" : room.peers[id]?.name ?? id.rawValue
+                return Sentence("\(from) to \(to), privately: \(message.text)")
+            case .role(let role):
+                return Sentence("\(from) to the \(plural(room.roles.label(of: role))): \(message.text)")
             }
-        case .invitedToSpeak(let by):
-            let who = capitalized(name(by, state) ?? by.rawValue)
-            if state.lineMode { return Sentence("\(who) invited you to speak. Type /accept or /decline.") }
-            return Sentence("\(who) invited you to speak. Press a to accept or d to decline.")
-        case .inviteDeclined:
-            // RoomCore's notice says it on the status line (and line mode says the notice).
-            return nil
+        case .invited(let id, let by, _):
+            let invitee = context.subjectName ?? id.rawValue
+            if id == selfID {
+                let who = capitalized(name(by, state) ?? by.rawValue)
+                let how = state.lineMode ? "Type /accept or /decline." : "Press a to accept or d to decline."
+                return Sentence("\(who) invited you to speak. \(how)")
+            }
+            if by == selfID {
+                return Sentence(
+                    "You invited \(invitee) to speak; it lapses in \(invitationLifetimeWords) without an answer.")
+            }
+            guard state.seesWholeQueue else { return nil }
+            return Sentence("\(capitalized(name(by, state) ?? by.rawValue)) invited \(invitee) to speak.")
+        case .inviteDeclined(let id):
+            let invitee = context.subjectName ?? id.rawValue
+            if id == selfID { return Sentence("You declined the invitation to speak.") }
+            if context.invitation?.by == selfID {
+                return Sentence("\(invitee) declined your invitation to speak.", notice: true)
+            }
+            guard state.seesWholeQueue else { return nil }
+            return Sentence("\(invitee) declined the invitation to speak.")
+        case .inviteWithdrawn(let id, let by):
+            let invitee = context.subjectName ?? id.rawValue
+            let actor = name(by, state).map(capitalized) ?? "A moderator"
+            if id == selfID { return Sentence("\(actor) withdrew the invitation to speak.", notice: true) }
+            if by == selfID { return Sentence("You withdrew the invitation to \(invitee).") }
+            if context.invitation?.by == selfID {
+                return Sentence("\(actor) withdrew your invitation to \(invitee).", notice: true)
+            }
+            guard state.seesWholeQueue else { return nil }
+            return Sentence("\(actor) withdrew the invitation to \(invitee).")
+        case .inviteExpired(let id):
+            let invitee = context.subjectName ?? id.rawValue
+            if id == selfID {
+                return Sentence(
+                    "The invitation to speak lapsed after \(invitationLifetimeWords) without an answer.", notice: true)
+            }
+            if context.invitation?.by == selfID {
+                return Sentence(
+                    "Your invitation to \(invitee) lapsed after \(invitationLifetimeWords) without an answer.",
+                    notice: true)
+            }
+            guard state.seesWholeQueue else { return nil }
+            return Sentence("The invitation to \(invitee) lapsed.")
         case .askedToMute(let by):
             let how = state.lineMode ? "Type /mute." : "Press m."
             return Sentence("\(capitalized(name(by, state) ?? by.rawValue)) asks you to mute. \(how)")
@@ -128,6 +183,11 @@ public enum Narration {
         case .topicChanged(let topic, let by):
             let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
             return Sentence(topic.isEmpty ? "\(actor) cleared the topic." : "\(actor) set the topic: \"\(topic)\".")
+        case .reconnecting(let attempt, _):
+            // One standing status, not a line a try: the first drop is said, the tries are not.
+            guard attempt == 1 else { return nil }
+            let how = state.lineMode ? "/retry tries now" : "Ctrl-R tries now"
+            return Sentence("Connection lost; reconnecting. Your place is kept; \(how).", logged: false)
         case .listingChanged(let listed, let by):
             let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
             return Sentence(
@@ -138,13 +198,63 @@ public enum Narration {
             let label = room.roles.label(of: invite.role)
             let valid = lifetime(invite.expiresAt - state.now)
             return Sentence("Invite link for \(label)s, valid \(valid): \(invite.link)")
-        case .reconnecting(let attempt):
-            return Sentence("Connection lost; reconnecting (try \(attempt)). Your place is kept.")
         case .reconnected:
-            return Sentence("Reconnected.")
+            return nil
         case .error:
             return nil
         }
+    }
+
+    /// A role change in words: yours, one you made, or someone else's; an accepted invitation says so to whoever
+    /// sent it.
+    private static func roleSentence(
+        _ id: PeerID, _ role: RoleName, _ by: PeerID?, context: EventContext, state: AppState
+    ) -> Sentence? {
+        let room = state.room
+        let label = room.roles.label(of: role)
+        let onStage = room.roles.isOnStage(role)
+        let wasOnStage = context.subjectRole.map { room.roles.isOnStage($0) } ?? false
+        let rose = context.subjectRole.map { room.roles.rank(of: role) < room.roles.rank(of: $0) } ?? false
+        let how = state.lineMode ? "type /unmute" : "press m"
+        if id == room.selfID {
+            let byOther = by.map { $0 != id && !$0.rawValue.isEmpty } ?? false
+            let actor = byOther ? name(by, state).map(capitalized) : nil
+            if onStage && !wasOnStage {
+                let can = room.roles.can(role, .publishAudio)
+                return Sentence(
+                    "You are on the stage now as \(label)" + (can ? "; you are muted, \(how) to talk." : "."),
+                    notice: byOther)
+            }
+            if !onStage {
+                if let actor { return Sentence("\(actor) moved you to the audience.", notice: true) }
+                let back =
+                    room.stepUpRole.map { up in
+                        state.lineMode
+                            ? " Type /move me \(up.rawValue) to step back up."
+                            : " Press u to step back up to \(room.roles.label(of: up))."
+                    } ?? ""
+                return Sentence("You stepped down to the audience." + back)
+            }
+            if let actor { return Sentence("\(actor) made you \(article(label)).", notice: true) }
+            return Sentence(rose ? "You are \(article(label)) again." : "You are now \(article(label)).")
+        }
+        let who = context.subjectName ?? id.rawValue
+        let actor = by.flatMap { $0 == id ? nil : name($0, state) }.map(capitalized)
+        if onStage && !wasOnStage {
+            if actor == nil, let invitation = context.invitation {
+                if invitation.by == room.selfID {
+                    return Sentence("\(who) accepted your invitation and is on the stage as \(label).", notice: true)
+                }
+                return Sentence("\(who) accepted the invitation and joined the stage as \(label).")
+            }
+            return Sentence(
+                actor.map { "\($0) brought \(who) on stage as \(label)." } ?? "\(who) joined the stage as \(label)."
+            )
+        }
+        if !onStage {
+            return Sentence(actor.map { "\($0) moved \(who) to the audience." } ?? "\(who) left the stage.")
+        }
+        return Sentence(actor.map { "\($0) made \(who) \(article(label))." } ?? "\(who) is now \(article(label)).")
     }
 
     /// How long something lasts, to the nearest minute, in the largest unit it is a whole number of: "7 days",
@@ -159,10 +269,10 @@ public enum Narration {
         return unit(minutes, "minute")
     }
 
-    /// Who speaks now, for line mode: said when the current speaker changes.
-    static func speaking(_ id: PeerID, _ state: AppState) -> String? {
+    /// Who started speaking, for line mode: said once a talk spurt.
+    static func startedSpeaking(_ id: PeerID, _ state: AppState) -> String? {
         guard let peer = state.room.peers[id] else { return nil }
-        return id == state.room.selfID ? "You are speaking." : "\(peer.name) is speaking."
+        return "\(peer.name) started speaking."
     }
 
     static func possessive(_ id: PeerID, _ state: AppState) -> String {
@@ -201,25 +311,65 @@ public enum Narration {
         }
     }
 
-    /// Who is where, for `/who`.
+    /// The most audience names `/who` lists before it says how many more there are.
+    static let whoAudienceNames = 30
+
+    /// Who is where, for `/who`: the stage (with mute and your volumes), the raised hands in order with their
+    /// waiting times and pending invitations (for those who run the stage; others hear their own place), the
+    /// invitations of people without a raised hand, and the audience.
     public static func who(_ state: AppState) -> String {
         let room = state.room
-        let stage = room.stage.map { peer -> String in
-            var text = peer.name + " (\(room.roles.label(of: peer.role))"
-            if peer.muted { text += ", muted" }
-            if let volume = state.volumes[peer.id] { text += ", \(volume) % for you" }
-            text += ")"
-            return text
+        let now = state.now
+        func waited(_ since: Timestamp) -> String { formatWaiting(seconds: Int(max(0, now - since) / 1000)) }
+        func invitation(_ id: PeerID) -> String? {
+            guard let pending = room.invitations[id] else { return nil }
+            let by = pending.by == room.selfID ? "you" : room.inviterName(pending.by)
+            return "invited by \(by) \(waited(pending.at)) ago"
         }
-        let hands = room.raisedHands.count
-        return "On stage: " + (stage.isEmpty ? "nobody" : stage.joined(separator: ", ")) + ". "
-            + "\(hands) raised \(hands == 1 ? "hand" : "hands"), \(room.audience.count) listening."
+        let stage = room.stage.map { peer -> String in
+            var parts = [room.roles.label(of: peer.role), peer.muted ? "muted" : "live"]
+            if peer.id == room.selfID { parts.append("you") }
+            if let volume = state.volumes[peer.id] { parts.append("\(volume) % for you") }
+            return peer.name + " (" + parts.joined(separator: ", ") + ")"
+        }
+        var sentences = ["On stage: " + (stage.isEmpty ? "nobody" : stage.joined(separator: ", ")) + "."]
+        let hands = room.raisedHands
+        if hands.count == 0 {
+            sentences.append("No raised hands.")
+        } else if state.seesWholeQueue {
+            let entries = hands.enumerated().map { index, peer -> String in
+                var parts = [peer.handRaisedAt.map(waited) ?? "0m00s"]
+                if let invited = invitation(peer.id) { parts.append(invited) }
+                return "\(index + 1). \(peer.name) (" + parts.joined(separator: ", ") + ")"
+            }
+            sentences.append("Raised hands, in order: " + entries.joined(separator: ", ") + ".")
+        } else {
+            let place = room.selfID.flatMap { room.queuePosition(of: $0) }.map { "; yours is \(ordinal($0))" } ?? ""
+            sentences.append("\(hands.count) raised \(hands.count == 1 ? "hand" : "hands")\(place).")
+        }
+        if state.seesWholeQueue {
+            let invitedListeners = room.audience.filter { room.invitations[$0.id] != nil }
+            if !invitedListeners.isEmpty {
+                let entries = invitedListeners.map { "\($0.name) (\(invitation($0.id) ?? ""))" }
+                sentences.append("Invited from the audience: " + entries.joined(separator: ", ") + ".")
+            }
+        }
+        let audience = room.audience
+        if audience.count == 0 {
+            sentences.append("Nobody else is listening.")
+        } else {
+            let names = audience.prefix(whoAudienceNames).map(\.name)
+            let more = audience.count - names.count
+            sentences.append(
+                "Listening (\(formatCount(audience.count))): " + names.joined(separator: ", ")
+                    + (more > 0 ? " and \(formatCount(more)) more" : "") + ".")
+        }
+        return sentences.joined(separator: " ")
     }
 
-    /// The commands line mode understands, for `/help` there.
+    /// The commands line mode understands, for `/help` there: the one table of commands.
     public static var plainHelp: String {
-        let entries =
-            Command.usages.filter { $0.name != "help" } + clientCommands + [("help", "/help", "show this help")]
+        let entries = Command.usages
         let width = entries.map(\.usage.count).max() ?? 0
         return entries.map { $0.usage + String(repeating: " ", count: width - $0.usage.count + 2) + $0.summary }
             .joined(separator: "\n") + "\nA line that does not start with / is said to everyone."

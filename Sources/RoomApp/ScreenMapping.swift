@@ -26,9 +26,13 @@ public enum RoomScreenMapper {
             entries.reserveCapacity(min(room.raisedHands.count, handsListed))
             for (index, peer) in room.raisedHands.prefix(handsListed).enumerated() {
                 let waited = peer.waitingTime(now: now).map { Int($0 / 1000) } ?? 0
-                entries.append(.init(position: index + 1, name: peer.name, waitingSeconds: waited))
+                entries.append(
+                    .init(
+                        position: index + 1, name: peer.name, waitingSeconds: waited,
+                        invited: room.invitations[peer.id] != nil))
             }
             model.hands = .full(entries)
+            model.invitations = invitationEntries(state)
         } else {
             let mine = room.selfID.flatMap { room.queuePosition(of: $0) }
             model.hands = .ownPlace(position: mine, total: room.raisedHands.count)
@@ -36,8 +40,10 @@ public enum RoomScreenMapper {
         model.audience = state.audienceWindow.names
         model.audienceOffset = state.audienceWindow.start
         model.audienceCount = room.audience.count
-        model.chat = Array(state.log.suffix(chatLines))
+        model.chat = Array(state.log.suffix(chatLines + state.chatScroll))
         model.chatVisible = state.chatVisible
+        model.chatScroll = state.chatScroll
+        model.linesBelow = state.linesBelow
         if let anchor = state.selectionAnchor, state.selection != nil {
             switch anchor.section {
             case .stage: model.selection = .stage(anchor.index)
@@ -60,7 +66,7 @@ public enum RoomScreenMapper {
             switch room.connection {
             case .connecting: connection = .connecting
             case .connected: connection = .connected(roundTripMilliseconds: state.roundTripMilliseconds)
-            case .reconnecting(let attempt): connection = .reconnecting(attempt: attempt)
+            case .reconnecting(let attempt, _): connection = .reconnecting(attempt: attempt)
             }
         }
         return RoomScreenModel.Header(
@@ -79,18 +85,37 @@ public enum RoomScreenMapper {
         }
     }
 
+    /// The pending invitations, oldest first, with who sent each and how long ago.
+    static func invitationEntries(_ state: AppState) -> [RoomScreenModel.InvitationEntry] {
+        let room = state.room
+        return room.invitations.sorted { ($0.value.at, $0.key) < ($1.value.at, $1.key) }.compactMap { id, invitation in
+            guard let peer = room.peers[id] else { return nil }
+            let by = invitation.by == room.selfID ? "you" : room.inviterName(invitation.by)
+            return .init(name: peer.name, by: by, seconds: Int(max(0, state.now - invitation.at) / 1000))
+        }
+    }
+
     static func stageEntries(_ state: AppState) -> [RoomScreenModel.StageEntry] {
         let room = state.room
         var entries: [RoomScreenModel.StageEntry] = []
         entries.reserveCapacity(room.stage.count)
         for peer in room.stage {
-            let level = state.meters[peer.id].map { Meters.quantized($0.uiLevel(at: state.now)) } ?? 0
+            let spurt = peer.muted ? nil : state.talking[peer.id]
             entries.append(
                 .init(
-                    name: peer.name, role: displayRole(peer.role, roles: room.roles), muted: peer.muted, level: level,
-                    speaking: peer.id == state.activeSpeaker && !peer.muted, volume: state.volumes[peer.id]))
+                    name: peer.name, role: displayRole(peer.role, roles: room.roles), muted: peer.muted,
+                    level: shownLevel(peer.id, state, at: state.now), speaking: spurt != nil,
+                    volume: state.volumes[peer.id]))
         }
         return entries
+    }
+
+    /// The level a stage entry's bar shows at `time`: the meter's, or while the person talks at least their level
+    /// now (a steady talker's bar stays up: the level reports come only when it changes); in the bar's steps.
+    static func shownLevel(_ id: PeerID, _ state: AppState, at time: Timestamp) -> Int {
+        var level = state.meters[id].map { $0.uiLevel(at: time) } ?? 0
+        if let spurt = state.talking[id], state.room.peers[id]?.muted == false { level = max(level, spurt.level) }
+        return Meters.quantized(level)
     }
 
     /// Who the person is, and the hints of the key table that apply to them now.
@@ -105,18 +130,22 @@ public enum RoomScreenMapper {
         } else {
             status = .init(name: "", role: .audience, roomOver: state.isOver)
         }
+        if case .reconnecting = state.room.connection, !state.sessionOver { status.reconnecting = true }
+        status.alert = state.alert
         status.hints = KeyBindings.hints(for: status, unreadChat: state.chatVisible ? 0 : state.unreadChat)
         return status
     }
 
     static func notice(_ state: AppState) -> RoomScreenModel.Notice? {
+        // While the connection is down, that is what matters: one status that counts down to the next try.
+        if case .reconnecting(let attempt, let retryAt) = state.room.connection, !state.sessionOver,
+            state.room.ending == nil
+        {
+            return .init(reconnectingNotice(attempt: attempt, retryAt: retryAt, now: state.now), isError: true)
+        }
         if let notice = state.notice { return .init(notice.text, isError: notice.kind != .info) }
         if state.room.ending != nil {
             return .init(Narration.endingNotice(state.room) + " Press q to close.", isError: true)
-        }
-        if case .reconnecting(let attempt) = state.room.connection {
-            return .init(
-                "Connection lost; reconnecting (try \(attempt)). Your place is kept; q leaves.", isError: true)
         }
         if state.room.muteRequestedBy != nil, let by = state.room.muteRequestedBy {
             let name = state.room.peers[by]?.name ?? by.rawValue
@@ -125,19 +154,44 @@ public enum RoomScreenMapper {
         return nil
     }
 
+    /// The standing notice while the connection is down: which try, when the next is, and what the keys do.
+    static func reconnectingNotice(attempt: Int, retryAt: Timestamp, now: Timestamp) -> String {
+        let wait = retryAt > now ? " in \((retryAt - now + 999) / 1000)\u{A0}s" : " now"
+        return "Connection lost; next try\(wait) (try \(attempt)). Ctrl-R tries now, q gives up; your place is kept."
+    }
+
     static func overlay(_ state: AppState) -> RoomScreenModel.Overlay? {
         if state.showsInvitation, let invitation = state.room.invitation, !isHelpOpen(state) {
-            let from = state.room.peers[invitation.by]?.name ?? invitation.by.rawValue
+            // It starts the prompt's sentence.
+            let from = state.room.peers[invitation.by]?.name ?? "Someone who has left"
+            var level: Int?
+            var problem: String?
+            switch state.preview {
+            case .level(let value): level = value
+            case .unavailable(let why): problem = why
+            case nil: level = state.microphoneLevel
+            }
+            let left = invitation.at > 0 ? Int(max(0, invitation.at + Invitation.lifetime - state.now) / 1000) : nil
             return .invitation(
-                .init(from: from, micLevel: state.microphoneLevel, acceptSelected: state.invitationAcceptSelected))
+                .init(
+                    from: from, micName: state.microphoneName, micLevel: level, micProblem: problem, secondsLeft: left,
+                    acceptSelected: state.invitationAcceptSelected))
         }
         switch state.overlay {
         case nil: return nil
-        case .help(let scroll): return .help(lines: helpLines(glyphs: state.glyphs), scroll: scroll)
+        case .help(let scroll):
+            let lines = helpLines(glyphs: state.glyphs).map {
+                RoomScreenModel.HelpLine(key: $0.key, text: state.glyphs.plain($0.text))
+            }
+            return .help(lines: lines, scroll: scroll)
         case .actions(let peer, let items, let selected):
-            let name = state.room.peers[peer]?.name ?? peer.rawValue
-            return .actions(
-                .init(peerName: name, items: items.map { .init(key: $0.key, title: $0.title) }, selected: selected))
+            let name = peer == state.room.selfID ? "You" : state.room.peers[peer]?.name ?? peer.rawValue
+            let roles = state.room.roles
+            let menu = items.map {
+                RoomScreenModel.ActionItem(
+                    key: $0.key, title: state.glyphs.plain($0.title(roles, stepUp: state.room.stepUpRole)))
+            }
+            return .actions(.init(peerName: name, items: menu, selected: selected))
         case .confirm(let what, let confirmSelected):
             var confirmation = confirmationText(what, in: state)
             confirmation.confirmSelected = confirmSelected
@@ -157,26 +211,45 @@ public enum RoomScreenMapper {
         var next: Timestamp?
         func consider(_ time: Timestamp) { next = min(next ?? time, time) }
         if let expires = state.noticeExpires { consider(expires) }
-        for (id, meter) in state.meters where state.room.section(of: id) == .stage {
-            let shown = Meters.quantized(meter.uiLevel(at: now))
+        // A held pause ends a talker's highlight; a countdown to the next try ticks each second.
+        for (id, spurt) in state.talking where !state.heardPeers.contains(id) && spurt.level == 0 {
+            consider(spurt.lastHeard + talkHold)
+        }
+        if case .reconnecting(_, let retryAt) = state.room.connection, retryAt > now {
+            consider(now + (retryAt - now) % 1000 + 1)
+        }
+        if let invitation = state.room.invitation, state.showsInvitation, invitation.at > 0 {
+            consider(now + 1000 - (now - invitation.at) % 1000)
+        }
+        for id in state.meters.keys where state.room.section(of: id) == .stage {
+            let shown = shownLevel(id, state, at: now)
             guard shown > 0 else { continue }
             // A meter holds, then falls steadily, so what it shows only goes down until the next update: search
             // for the first millisecond its bar loses a cell, and wake on the frame boundary at or after it.
             var low = now
             var high = now + 10_000
-            guard Meters.quantized(meter.uiLevel(at: high)) != shown else { continue }
+            guard shownLevel(id, state, at: high) != shown else { continue }
             while high - low > 1 {
                 let mid = low + (high - low) / 2
-                if Meters.quantized(meter.uiLevel(at: mid)) == shown { low = mid } else { high = mid }
+                if shownLevel(id, state, at: mid) == shown { low = mid } else { high = mid }
             }
             consider(now + ((high - now + frameInterval - 1) / frameInterval) * frameInterval)
         }
         if state.seesWholeQueue, let head = state.room.raisedHands.first, let raised = head.handRaisedAt {
             consider(now + 1000 - (now - raised) % 1000)
         }
+        if state.seesWholeQueue, let oldest = state.room.invitations.values.map(\.at).min() {
+            consider(now + 1000 - (now - oldest) % 1000)
+        }
         return next
     }
 
     /// The shortest time between two frames: at most 30 a second.
     public static let frameInterval: Timestamp = 34
+}
+
+extension RoomState {
+    /// Who sent an invitation that is still pending, by name: its sender may have left the room since, and an
+    /// identity means nothing to the person reading it.
+    func inviterName(_ id: PeerID) -> String { peers[id]?.name ?? "someone who has left" }
 }

@@ -89,7 +89,7 @@ func columns(of section: SectionName, in state: AppState) -> Int {
 }
 
 /// Moves the selection: ←→/hl step through everyone in screen order, ↑↓/jk move a row (into the next section at
-/// the ends), Home/End go to the first and last person, PgUp/PgDn move five rows.
+/// the ends), Home/End go to the first and last person.
 func moveSelection(_ state: inout AppState, _ key: Key) {
     let sections = navigableSections(state).filter { count(of: $0, in: state) > 0 }
     guard !sections.isEmpty else { return }
@@ -116,21 +116,19 @@ func moveSelection(_ state: inout AppState, _ key: Key) {
             let previous = sections[sectionIndex - 1]
             select(&state, previous, count(of: previous, in: state) - 1)
         }
-    case .down, .char("j"), .pageDown:
+    case .down, .char("j"):
         let cols = columns(of: section, in: state)
-        let rows = key == .pageDown ? 5 : 1
         let lastRow = (total - 1) / cols
         if index / cols < lastRow {
-            select(&state, section, min(total - 1, index + cols * rows))
+            select(&state, section, min(total - 1, index + cols))
         } else if sectionIndex + 1 < sections.count {
             let next = sections[sectionIndex + 1]
             select(&state, next, min(index % cols, count(of: next, in: state) - 1))
         }
-    case .up, .char("k"), .pageUp:
+    case .up, .char("k"):
         let cols = columns(of: section, in: state)
-        let rows = key == .pageUp ? 5 : 1
         if index >= cols {
-            select(&state, section, max(index % cols, index - cols * rows))
+            select(&state, section, max(index % cols, index - cols))
         } else if sectionIndex > 0 {
             let previous = sections[sectionIndex - 1]
             let previousTotal = count(of: previous, in: state)

@@ -2,29 +2,42 @@ import RoomCore
 import TermUI
 
 /// Applies a server event: RoomCore changes the room, then the screen adds what it keeps beside it (the log,
-/// the unread count, the meters, the standing notice of a room that is over) and the sentence line mode says.
+/// the unread count, the alerts, the meters, the standing notice of a room that is over) and the sentence line
+/// mode says.
 func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> [AppEffect] {
     let before = EventContext(event, in: state)
+    if case .reconnecting = event, state.beforeDrop == nil, state.room.hasJoined { state.beforeDrop = state.room }
     var effects = request(&state, .server(event, seq: seq))
     let applied = state.room.ignoredEvents.total == before.ignored
     guard applied else { return effects }
     switch event {
-    case .speakers, .chat, .error, .invitedToSpeak, .inviteDeclined, .askedToMute, .reconnecting, .reconnected: break
+    case .speakers, .chat, .error, .askedToMute, .reconnecting, .reconnected: break
     default: state.sectionsVersion &+= 1
     }
+    let mergedMute = mutesWithRoleChange(&state, event)
     switch event {
     case .speakers(let levels):
         return effects + updateMeters(&state, levels)
     case .chat(let message):
-        if !state.chatVisible && message.from != state.room.selfID { state.unreadChat += 1 }
-        state.log.append(.message(from: message.fromName, text: message.text, privately: message.to != .everyone))
+        let mine = message.from == state.room.selfID
+        if !mine && (!state.chatVisible || state.chatScroll > 0) { state.unreadChat += 1 }
+        appendLog(
+            &state, .message(from: message.fromName, text: message.text, to: Narration.audienceLabel(message, state)))
+        if !mine, case .peer = message.to, state.notify.messages {
+            effects += alert(&state, "message from \(message.fromName)")
+        }
+    case .handRaised(let id, _):
+        if id != state.room.selfID, state.seesWholeQueue, state.notify.hands, !state.lineMode {
+            effects += alert(&state, "\(state.room.peers[id]?.name ?? id.rawValue) raised a hand")
+        }
     case .error(let code, let message):
         // RoomCore already put the server's words up; say them plainly with what to do next.
         effects = show(&state, Notice(.error, Narration.explainError(code: code, message: message)))
         return effects
-    case .invitedToSpeak:
+    case .invited(let id, _, _) where id == state.room.selfID:
+        // The question wins over any dialog; the help can be opened over it.
         state.invitationAcceptSelected = true
-        if case .help = state.overlay { state.overlay = nil }
+        state.overlay = nil
     case .inviteLink:
         // The link is too long for the notice row: it goes in the event pane, which opens to show it.
         if !state.lineMode {
@@ -38,39 +51,126 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
             // The sentence below says it; the notice stays on screen with the way out.
             state.notice = Notice(.error, Narration.endingNotice(state.room) + " Press q to close.")
             state.noticeExpires = nil
+            state.noticeEndsOnUnmute = false
         }
     default:
         break
     }
-    if let sentence = Narration.sentence(for: event, context: before, state: state) {
-        if case .chat = event {
-            effects.append(.say(sentence.text))
+    if case .joined = event {
+        effects += rejoined(&state, context: before)
+        if state.leaveOnJoin {
+            state.leaveOnJoin = false
+            effects += narrate(&state, event, before) + request(&state, .request(.leave))
+            return effects
+        }
+    }
+    if mergedMute { return effects }
+    return effects + narrate(&state, event, before)
+}
+
+/// The sentence for an event, logged (unless it is one of the few kept out of the pane) and said in line mode;
+/// a sentence that is news for the person also goes up as a notice.
+private func narrate(_ state: inout AppState, _ event: ServerEvent, _ before: EventContext) -> [AppEffect] {
+    guard let sentence = Narration.sentence(for: event, context: before, state: state) else { return [] }
+    if case .chat = event { return [.say(sentence.text)] }
+    if sentence.notice { return show(&state, Notice(.info, sentence.text)) }
+    if sentence.logged { appendLog(&state, .event(sentence.text)) }
+    return [.say(sentence.text)]
+}
+
+/// Marks the status line, and rings the bell unless it is switched off.
+private func alert(_ state: inout AppState, _ text: String) -> [AppEffect] {
+    state.alert = text
+    return state.notify.bell && !state.lineMode ? [.bell] : []
+}
+
+/// Whether the event is the mute that comes with a role change just told (the server mutes whoever changes role):
+/// one action, one line.
+private func mutesWithRoleChange(_ state: inout AppState, _ event: ServerEvent) -> Bool {
+    defer {
+        if case .roleChanged(let id, _, let by, _) = event {
+            state.lastRoleChange = (id, by)
+        } else if case .handLowered = event {
+            // The hand that goes down on the way to the stage comes first; the role change follows.
         } else {
-            if sentence.logged { state.log.append(.event(sentence.text)) }
-            effects.append(.say(sentence.text))
+            state.lastRoleChange = nil
+        }
+    }
+    guard case .muteChanged(let id, true, let by) = event, let last = state.lastRoleChange else { return false }
+    return last.peer == id && last.by == by
+}
+
+/// After a reconnect the fresh snapshot replaced the room: says only what changed while the connection was down,
+/// and why this person's microphone is off when it was on. People who were here are not announced again when
+/// they rejoin in the next seconds (they were reconnecting too).
+private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEffect] {
+    guard let old = state.beforeDrop else { return [] }
+    state.beforeDrop = nil
+    let room = state.room
+    var changes: [String] = []
+    let left = old.peers.values.filter { room.peers[$0.id] == nil }.sorted { $0.name < $1.name }
+    let joined = room.peers.values.filter { old.peers[$0.id] == nil }.sorted { $0.name < $1.name }
+    if !left.isEmpty { changes.append(Narration.list(left.map(\.name)) + " left") }
+    if !joined.isEmpty { changes.append(Narration.list(joined.map(\.name)) + " joined") }
+    for peer in room.peers.values.sorted(by: { $0.name < $1.name }) where peer.id != room.selfID {
+        guard let was = old.peers[peer.id] else { continue }
+        if was.role != peer.role {
+            changes.append("\(peer.name) is \(Narration.article(room.roles.label(of: peer.role))) now")
+        }
+    }
+    if old.topic != room.topic { changes.append("the topic is \"\(room.topic)\"") }
+    state.quietRejoins = (Set(left.map(\.id)), state.now + 10_000)
+    var effects: [AppEffect] = []
+    let summary =
+        changes.isEmpty
+        ? "Reconnected; nothing changed while you were away."
+        : "Reconnected. While you were away: " + changes.joined(separator: "; ") + "."
+    effects += show(&state, Notice(.info, summary))
+    if let me = room.me, let wasMe = old.peers[me.id] {
+        if wasMe.role != me.role {
+            effects += show(
+                &state, Notice(.info, "You are \(Narration.article(room.roles.label(of: me.role))) now."))
+        }
+        if !wasMe.muted && me.muted && room.roles.can(me.role, .publishAudio) {
+            let how = state.lineMode ? "type /unmute" : "press m"
+            effects += show(
+                &state,
+                Notice(.info, "Your microphone was turned off when the connection dropped; \(how) to talk again."))
         }
     }
     return effects
 }
 
-/// What an event needs from the state before it is applied (names of people who are about to leave).
+/// What an event needs from the state before it is applied (names of people who are about to leave, the
+/// invitation it answers).
 struct EventContext {
     var ignored: Int
     var subjectName: String?
     var subjectRole: RoleName?
     var hadSnapshot: Bool
+    /// The subject's pending invitation, before the event.
+    var invitation: Invitation?
+    /// Whether the subject was here before the drop and rejoins now, quietly.
+    var quietRejoin: Bool
 
     init(_ event: ServerEvent, in state: AppState) {
         ignored = state.room.ignoredEvents.total
         hadSnapshot = state.room.hasJoined
         let subject: PeerID?
         switch event {
-        case .peerLeft(let id), .removed(let id, _, _), .roleChanged(let id, _, _): subject = id
+        case .peerLeft(let id), .removed(let id, _, _), .roleChanged(let id, _, _, _), .inviteDeclined(let id),
+            .inviteWithdrawn(let id, _), .inviteExpired(let id), .invited(let id, _, _):
+            subject = id
+        case .peerJoined(let peer, _):
+            subject = peer.id
         default: subject = nil
         }
         if let subject, let peer = state.room.peers[subject] {
             subjectName = peer.name
             subjectRole = peer.role
         }
+        invitation = subject.flatMap { state.room.invitations[$0] }
+        quietRejoin =
+            subject.map { state.quietRejoins.peers.contains($0) && state.now < state.quietRejoins.until } ?? false
     }
 }

@@ -11,6 +11,11 @@ public enum SoundCommand: Sendable, Equatable {
     case setMuted(Bool)
     /// Play `peer` at this volume (0–200 %) from now on and keep it for the next session.
     case setVolume(PeerID, percent: Int)
+    /// Show the microphone's live level (opening it for the preview only, sending nothing), or why it cannot
+    /// open, as `.preview` actions: while the invitation to speak is up.
+    case startPreview
+    /// End the preview; the microphone closes unless it is open for speaking.
+    case stopPreview
 }
 
 /// What the microphone was last told: whether it is open and whether it is muted.
@@ -43,4 +48,14 @@ func syncMicrophone(_ state: inout AppState) -> [AppEffect] {
         effects.append(.sound(wanted.open ? .openMicrophone : .closeMicrophone))
     }
     return effects
+}
+
+/// Starts the microphone preview when the invitation prompt comes up and stops it when the prompt goes (answered,
+/// withdrawn, expired, or the room is over), so the person sees the microphone's level before deciding.
+func syncPreview(_ state: inout AppState) -> [AppEffect] {
+    let wanted = state.showsInvitation
+    guard wanted != state.previewing else { return [] }
+    state.previewing = wanted
+    if !wanted { state.preview = nil }
+    return [.sound(wanted ? .startPreview : .stopPreview)]
 }

@@ -21,6 +21,8 @@ public protocol RoomConnection: AnyObject, Sendable {
     /// role may publish), mute it, or set how loud someone sounds to this person (local: the server never
     /// hears of it).
     func perform(_ command: SoundCommand)
+    /// While the connection is down, tries again now instead of at the next scheduled try.
+    func retryNow()
 }
 
 extension RoomConnection {
@@ -96,8 +98,9 @@ public typealias RuntimeError = PlacedError
 /// delivers what it is told.
 public final class ScriptedConnection: RoomConnection, @unchecked Sendable {
     // @unchecked: all state is behind the mutexes; `clock` and `onStart` are set once.
-    private let state = Mutex<(deliver: (@Sendable (AppAction) -> Void)?, sent: [ClientRequest], left: Bool)>(
-        (nil, [], false))
+    private let state = Mutex<
+        (deliver: (@Sendable (AppAction) -> Void)?, sent: [ClientRequest], left: Bool, retries: Int)
+    >((nil, [], false, 0))
     private let soundCommands = Mutex<[SoundCommand]>([])
     private let clock: @Sendable () -> Timestamp
     /// What the connection does when started, e.g. deliver a snapshot.
@@ -136,6 +139,13 @@ public final class ScriptedConnection: RoomConnection, @unchecked Sendable {
     }
 
     public func shutdown() {}
+
+    public func retryNow() {
+        state.withLock { $0.retries += 1 }
+    }
+
+    /// How many times `retryNow` was called.
+    public var retries: Int { state.withLock { $0.retries } }
 
     public func perform(_ command: SoundCommand) {
         soundCommands.withLock { $0.append(command) }

@@ -21,15 +21,15 @@ public final class PlainLoop {
     public var interrupt: @Sendable () -> Void { driver.interrupt }
 
     /// Runs until the session ends. `input` is called on a thread of its own and returns the next line, or
-    /// `nil` at the end of input (which leaves the room).
+    /// `nil` at the end of input (which leaves the room, once the room has answered: a failure to connect is
+    /// still what the program reports).
     public func run(input: @escaping @Sendable () -> String?) -> LoopOutcome {
         driver.start()
         let post = driver.post
-        let interrupt = driver.interrupt
         let clock = driver.clock
         let reader = Thread {
             while let line = input() { post(.line(line, at: clock())) }
-            interrupt()
+            post(.inputEnded(at: clock()))
         }
         reader.start()
         while !driver.quitting {

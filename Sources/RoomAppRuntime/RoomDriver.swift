@@ -39,6 +39,20 @@ public final class RoomDriver {
     private let inbox: Inbox<AppAction>
     private var leaveSent = false
 
+    /// What only the front end can do: ring the bell, suspend the program.
+    public struct FrontEnd {
+        public var bell: () -> Void
+        public var suspend: () -> Void
+
+        public init(bell: @escaping () -> Void = {}, suspend: @escaping () -> Void = {}) {
+            self.bell = bell
+            self.suspend = suspend
+        }
+    }
+
+    /// The front end's part; line mode has no bell to ring and the terminal suspends it by itself.
+    public var frontEnd = FrontEnd()
+
     /// A driver for `connection`. `say` receives the sentences the reducer has for line mode; `clock` stamps the
     /// actions the front ends make.
     public init(
@@ -104,6 +118,12 @@ public final class RoomDriver {
                 say(sentence)
             case .quit:
                 quitting = true
+            case .bell:
+                frontEnd.bell()
+            case .suspend:
+                frontEnd.suspend()
+            case .retryNow:
+                connection.retryNow()
             }
         }
     }

@@ -13,6 +13,15 @@ public protocol FrameSink: AnyObject {
     /// Waits up to `milliseconds` (forever when negative) for keys, or until `wakeDescriptor` is readable;
     /// returns the keys that arrived (none when woken or timed out).
     func waitForKeys(milliseconds: Int, wakeDescriptor: Int32) -> [Key]
+    /// Rings the bell.
+    func bell()
+    /// Stops the program for the shell's job control and returns once it continues; the next frame is drawn whole.
+    func suspend()
+}
+
+extension FrameSink {
+    public func bell() {}
+    public func suspend() {}
 }
 
 /// Counts of what the loop did, for tests and the benchmark.
@@ -63,6 +72,13 @@ public final class ScreenLoop {
     /// Runs until the person leaves, the connection fails before joining, or a stop is asked for (`requestStop`,
     /// or `stop` returning true, checked on every wakeup); a stop leaves the room cleanly too.
     public func run(on sink: FrameSink, stop: () -> Bool = { false }) -> LoopOutcome {
+        var suspended = false
+        driver.frontEnd = RoomDriver.FrontEnd(
+            bell: { sink.bell() },
+            suspend: {
+                sink.suspend()
+                suspended = true
+            })
         driver.start()
         var drawnModel: RoomScreenModel?
         var drawnRevision: UInt64 = .max
@@ -77,7 +93,8 @@ public final class ScreenLoop {
             if driver.quitting { break }
             var now = driver.now
             if let wake = RoomScreenMapper.nextWakeup(driver.state), wake <= now { driver.dispatch(.tick(now)) }
-            if sink.width != width || sink.height != height {
+            if sink.width != width || sink.height != height || suspended {
+                suspended = false
                 width = sink.width
                 height = sink.height
                 driver.dispatch(.resize(width: width, height: height))

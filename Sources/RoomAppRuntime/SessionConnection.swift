@@ -25,6 +25,8 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     private let selfID = Mutex<PeerID?>(nil)
     private let audioSettings: RoomAudioSettings?
     private let audio = Mutex<RoomAudio?>(nil)
+    /// Where the microphone preview's levels go (the driver's inbox), once started.
+    private let previewDelivery = Mutex<(@Sendable (AppAction) -> Void)?>(nil)
     private let clock: @Sendable () -> Timestamp
 
     /// A connection to the room at `url`; with `audio`, it plays the room's sound and sends the microphone's
@@ -47,20 +49,26 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
 
     public func start(deliver: @escaping @Sendable (AppAction) -> Void) {
         let clock = self.clock
+        previewDelivery.withLock { $0 = deliver }
         let sound = audioSettings.map { settings in
-            RoomAudio(settings: settings) { report in
-                switch report {
-                case .status(let text): deliver(.notice(Notice(.error, text), at: clock()))
-                case .microphone(let level): deliver(.microphone(level: level))
-                }
-            }
+            RoomAudio(
+                settings: settings,
+                report: { report in
+                    switch report {
+                    case .status(let text): deliver(.notice(Notice(.error, text), at: clock()))
+                    case .microphone(let level): deliver(.microphone(level: level))
+                    }
+                },
+                speakers: { heard in deliver(.heard(Self.heardPeers(heard), at: clock())) })
         }
         audio.withLock { $0 = sound }
         do {
             var media: (@Sendable (SessionMedia) -> Void)?
             if let sound { media = { sound.handle($0) } }
+            // The screen keeps trying while the person waits (they give up with q); bots give up on their own.
             let session = try RoomSession(
-                url: url, token: token, headers: headers, tls: tls, media: media,
+                url: url, token: token, headers: headers, tls: tls, reconnect: ReconnectPolicy(maximumAttempts: .max),
+                media: media,
                 roundTrip: { deliver(.roundTrip(milliseconds: Self.milliseconds($0))) }
             ) { [self] event in
                 for converted in convert(event) { deliver(converted) }
@@ -96,6 +104,10 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         session.withLock { $0 }?.shutdown()
     }
 
+    public func retryNow() {
+        session.withLock { $0 }?.retryNow()
+    }
+
     /// The one place the room's sound commands meet `RoomAudio`.
     public func perform(_ command: SoundCommand) {
         guard let sound = audio.withLock({ $0 }) else { return }
@@ -104,6 +116,23 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         case .closeMicrophone: sound.setCapturing(false)
         case .setMuted(let muted): sound.setMuted(muted)
         case .setVolume(let peer, let percent): sound.setVolume(percent, for: peer.rawValue)
+        case .startPreview:
+            let deliver = previewDelivery.withLock { $0 }
+            sound.startPreview { preview in
+                switch preview {
+                case .level(let level): deliver?(.preview(.level(level)))
+                case .unavailable(let why): deliver?(.preview(.unavailable(why)))
+                }
+            }
+        case .stopPreview: sound.stopPreview()
+        }
+    }
+
+    /// The speakers the sound hears, as the screen takes them: those the server has named, talking while their
+    /// spurt lasts (the sound's hold applied).
+    static func heardPeers(_ heard: [HeardSpeaker]) -> [HeardPeer] {
+        heard.compactMap { speaker in
+            speaker.peer.map { HeardPeer(peer: PeerID($0), level: speaker.level, talking: speaker.talkingSince != nil) }
         }
     }
 
@@ -133,7 +162,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         }
         var actions: [AppAction] = []
         for case .server(let event, let seq) in StoreFeed.actions(
-            for: event, selfID: selfID.withLock { $0 }, linkBase: linkBase)
+            for: event, selfID: selfID.withLock { $0 }, now: now, linkBase: linkBase)
         {
             if case .joined = event, let roles { actions.append(.roles(roles)) }
             actions.append(.server(event, seq: seq, at: now))
@@ -141,17 +170,51 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
         return actions
     }
 
-    /// Why a session ended, in plain words with what to do next.
+    /// Why a session ended, in the person's words: one sentence of what happened and one of what to do, with no
+    /// internal codes. `withInvite` words a refusal for someone who came with an invite link rather than a token.
     public static func describe(_ end: SessionEnd, withInvite: Bool = false) -> String {
         switch end {
-        case .left: "You left the room."
+        case .left: return "You left the room."
         case .closedByServer(let reason):
-            "The server closed the connection\(reason.isEmpty ? "" : " (\(reason))"). Join again to come back."
-        case .removed: "You were removed from the room."
-        case .roomEnded: "The room has ended."
-        case .replaced: "You joined this room from somewhere else, so this screen was closed."
-        case .refused(let code, let reason): Refusals.describe(code: code, reason: reason, withInvite: withInvite)
-        case .connectionFailed(let problem): "Cannot reach the room: \(problem). Check the address and try again."
+            return "The server closed the connection\(reason.isEmpty ? "" : " (\(reason))"). Join again to come back."
+        case .removed: return "You were removed from the room."
+        case .roomEnded: return "The room has ended."
+        case .replaced: return "You joined this room from somewhere else, so this screen was closed."
+        case .refused(let code, let reason):
+            return Refusals.describe(code: code, reason: reason, withInvite: withInvite)
+        case .connectionFailed(let problem): return unreachable(problem)
         }
+    }
+
+    /// A connection that could not be made, in words, from the transport's problem text.
+    static func unreachable(_ problem: String) -> String {
+        let text = problem.lowercased()
+        if text.contains("404") {
+            return "There is no room at this address. Room addresses look like ws://HOST:PORT/rooms/ROOM."
+        }
+        if text.contains("tls") && (text.contains("plain http") || text.contains("wrong version number"))
+            || text.contains("wrong version number") || text.contains("unexpected eof")
+            || text.contains("packet length too long") || text.contains("record layer failure")
+        {
+            return
+                "The server at this address does not speak TLS. If it is a plain server, use ws:// instead of wss://."
+        }
+        if text.contains("certificate") {
+            return
+                "The server's TLS certificate could not be trusted. Check the address, or ask the host which certificate to trust."
+        }
+        if text.contains("connection refused") {
+            return "Nothing answers at this address. Check the address and port, and that the server runs."
+        }
+        if text.contains("timed out") {
+            return "The server did not answer in time. Check the address, and try again."
+        }
+        if text.contains("resolve") || text.contains("name or service not known") {
+            return "The server's name could not be found. Check the address."
+        }
+        if text.contains("retries failed") || text.contains("lost the connection") {
+            return "The connection was lost and could not be made again. Check your network and join again."
+        }
+        return "The room could not be reached (\(problem)). Check the address and try again."
     }
 }

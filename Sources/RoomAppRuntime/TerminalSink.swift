@@ -54,6 +54,10 @@ public final class TerminalSink: FrameSink {
 
     public func draw(_ buffer: CellBuffer) { terminal.draw(buffer) }
 
+    public func bell() { terminal.bell() }
+
+    public func suspend() { terminal.suspend() }
+
     public func waitForKeys(milliseconds: Int, wakeDescriptor: Int32) -> [Key] {
         // Keys ncurses already buffered come first, without waiting.
         var keys = readAvailable()

@@ -73,7 +73,7 @@ final class BotMedia: Sendable {
                 if let me = snapshot.peers.first(where: { $0.peer.id == snapshot.selfID })?.peer {
                     unmute = me.muted && state.publishingRoles.contains(me.role.rawValue)
                 }
-            case .roleChanged(let peer, let role, _):
+            case .roleChanged(let peer, let role, _, _):
                 unmute = peer.rawValue == state.selfID && state.publishingRoles.contains(role.rawValue)
             default:
                 break

@@ -97,6 +97,7 @@ public enum BotProtocol {
         case "set_role": request = .setRole(PeerID(try string("peer")!), RoleName(try string("role")!))
         case "accept_invite": request = .acceptInvite
         case "decline_invite": request = .declineInvite
+        case "withdraw_invite": request = .withdrawInvite(PeerID(try string("peer")!))
         case "step_down": request = .stepDown
         case "mute":
             switch object["on"] {

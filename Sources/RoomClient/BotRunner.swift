@@ -128,7 +128,7 @@ public final class BotRunner: Sendable {
                 }
                 if first { joined.signal() }
             }
-            if behaviour.autoAccept, case .invited(let peer, _) = message.event,
+            if behaviour.autoAccept, case .invited(let peer, _, _) = message.event,
                 peer == progress.withLock({ $0.selfID })
             {
                 acceptLater()

@@ -7,7 +7,10 @@ public enum Refusals {
     public static func describe(code: UInt16, reason: String, withInvite: Bool) -> String {
         let held = withInvite ? "link" : "token"
         switch code {
-        case 4000: return "The server wants a token or an invite link; ask the host for a link."
+        case 4000:
+            return withInvite
+                ? "The server wants a token or an invite link; ask the host for a link."
+                : "The server got no token. Give the host's token with --token, --token-file or CLUBROOM_TOKEN."
         case 4001:
             return withInvite
                 ? "The invite in this link cannot be read; it may have been cut short when it was copied. Copy the whole link again."
@@ -17,15 +20,16 @@ public enum Refusals {
             return "This \(held) was not signed by this server (or it was changed). Ask the host for a new one."
         case 4004: return "This \(held) has expired. Ask the host for a new one."
         case 4005: return "This \(held) is not valid yet. Check this computer's clock, or wait."
-        case 4006: return "This \(held) is for another room."
+        case 4006: return "This \(held) is for another room. Check the room's address, or ask for a \(held) for it."
         case 4007: return "This \(held) gives a role this server does not have. Ask the host for a new one."
         case 4008:
             return "This \(held) names you with control characters, which no one could read safely. Ask the host for a "
                 + "new one."
         case 4009:
-            return withInvite ? "The room this link is for has ended." : "The room has ended."
+            return withInvite
+                ? "The room this link is for has ended." : "The room has ended. Ask the host when it opens again."
         case 4010: return "The room is full. Try again later."
-        case 4012: return "You were removed from this room."
+        case 4012: return "You were removed from this room. You cannot come back while it stays open."
         case 4013:
             return "This link was made for another Clubroom server, not this one. Check the address, or ask for a "
                 + "link to this server."

@@ -41,7 +41,7 @@ public struct ReconnectPolicy: Sendable, Equatable {
     public var initialDelay: Duration
     /// The longest delay between retries.
     public var maximumDelay: Duration
-    /// How many retries before giving up; 0 never retries.
+    /// How many retries before giving up; 0 never retries, `Int.max` keeps trying until the person leaves.
     public var maximumAttempts: Int
     /// The fraction of each delay added or taken away at random (0.5 gives ±50%).
     public var jitter: Double
@@ -102,6 +102,14 @@ public final class RoomSession: Sendable {
         var snapshotSeq: Int64 = 0
         var leaving = false
         var ended = false
+        /// Counts scheduled retries, so one that was overtaken by `retryNow` does nothing when its time comes.
+        var retryTicket = 0
+        /// Whether a retry is scheduled and not yet started.
+        var retryPending = false
+        /// Set when the connection of this generation delivered messages before `connect` stored it: requests
+        /// sent then wait in `unsent` (the snapshot may arrive, and be answered, before the client is stored).
+        var openedGeneration: Int?
+        var unsent: [String] = []
     }
 
     /// A session; nothing happens until `start()`. `roundTrip` receives the connection's smoothed ping
@@ -137,8 +145,15 @@ public final class RoomSession: Sendable {
     /// Sends text as it is, unchecked; returns false while the connection is down.
     @discardableResult
     public func sendRaw(_ text: String) -> Bool {
-        guard let client = state.withLock({ $0.client }) else { return false }
-        client.send(text: text)
+        let client = state.withLock { state -> WebSocketClient?? in
+            if let client = state.client { return .some(client) }
+            // Open but not stored yet: the text goes out as soon as it is.
+            guard state.openedGeneration == state.generation, !state.ended else { return nil }
+            state.unsent.append(text)
+            return .some(nil)
+        }
+        guard let client else { return false }
+        client?.send(text: text)
         return true
     }
 
@@ -170,6 +185,17 @@ public final class RoomSession: Sendable {
         client.close(code: .normal, reason: "left")
     }
 
+    /// While the connection is down and a retry is scheduled, tries now instead; does nothing otherwise.
+    public func retryNow() {
+        let go = state.withLock { state -> Bool in
+            guard state.retryPending, !state.ended, !state.leaving else { return false }
+            state.retryPending = false
+            state.retryTicket += 1
+            return true
+        }
+        if go { connector.async { [self] in connect() } }
+    }
+
     /// Stops the session's thread. Call after the session has ended, from another thread.
     public func shutdown() {
         state.withLock { $0.client }?.close(code: .goingAway, reason: "")
@@ -197,12 +223,17 @@ public final class RoomSession: Sendable {
         do {
             let client = try WebSocketClient.connect(
                 to: url, headers: headers, tls: tls, options: options, loop: loop, handler: clientHandler)
-            let keep = state.withLock { state -> Bool in
-                guard state.generation == generation, !state.ended else { return false }
+            let keep = state.withLock { state -> [String]? in
+                guard state.generation == generation, !state.ended else { return nil }
                 state.client = client
-                return true
+                defer { state.unsent = [] }
+                return state.unsent
             }
-            if !keep { client.close(code: .goingAway, reason: "") }
+            if let unsent = keep {
+                for text in unsent { client.send(text: text) }
+            } else {
+                client.close(code: .goingAway, reason: "")
+            }
         } catch {
             let everJoined = state.withLock { $0.everJoined }
             if everJoined {
@@ -237,6 +268,7 @@ public final class RoomSession: Sendable {
         }
         let reconnected = state.withLock { state -> Bool? in
             guard state.generation == generation, !state.ended else { return nil }
+            if state.client == nil { state.openedGeneration = generation }
             if case .joined = message.event {
                 state.everJoined = true
                 state.attempt = 0
@@ -279,7 +311,11 @@ public final class RoomSession: Sendable {
     private func closed(code: WebSocketCloseCode, reason: String, generation: Int) {
         let (current, leaving, everJoined) = state.withLock { state in
             let current = state.generation == generation
-            if current { state.client = nil }
+            if current {
+                state.client = nil
+                state.openedGeneration = nil
+                state.unsent = []
+            }
             return (current, state.leaving, state.everJoined)
         }
         guard current else { return }
@@ -320,9 +356,21 @@ public final class RoomSession: Sendable {
             return
         }
         let delay = policy.delay(attempt: attempt, random: Double.random(in: 0..<1))
+        let ticket = state.withLock { state -> Int in
+            state.retryTicket += 1
+            state.retryPending = true
+            return state.retryTicket
+        }
         deliver(.reconnecting(attempt: attempt, delay: delay))
         let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
-        connector.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in connect() }
+        connector.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
+            let due = state.withLock { state -> Bool in
+                guard state.retryTicket == ticket, state.retryPending else { return false }
+                state.retryPending = false
+                return true
+            }
+            if due { connect() }
+        }
     }
 
     private func finish(_ end: SessionEnd) {

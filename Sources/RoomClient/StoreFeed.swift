@@ -6,17 +6,19 @@ import RoomProtocol
 /// `RoomState` use it; requests need no translation (the session sends RoomCore's `ClientRequest`).
 public enum StoreFeed {
     /// The actions for one session event, in order. `selfID` is this client's identity once known (from the
-    /// last `joined`); invitations addressed to others are not actions for this client's store. `linkBase` is the
-    /// server the session reached, for the invite links it asks for.
-    public static func actions(for event: SessionEvent, selfID: PeerID?, linkBase: ServerAddress? = nil) -> [RoomAction]
-    {
+    /// last `joined`); `now` (milliseconds since the Unix epoch) dates the next try of a reconnect. `linkBase` is
+    /// the server the session reached, for the invite links it asks for.
+    public static func actions(
+        for event: SessionEvent, selfID: PeerID?, now: Timestamp = 0, linkBase: ServerAddress? = nil
+    ) -> [RoomAction] {
         switch event {
         case .message(let message):
             return message.roomActions(selfID: selfID, linkBase: linkBase)
         case .reconnected(let message):
             return [.server(.reconnected, seq: 0)] + message.roomActions(selfID: selfID, linkBase: linkBase)
-        case .reconnecting(let attempt, _):
-            return [.server(.reconnecting(attempt: attempt), seq: 0)]
+        case .reconnecting(let attempt, let delay):
+            let milliseconds = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+            return [.server(.reconnecting(attempt: attempt, retryAt: now == 0 ? 0 : now + milliseconds), seq: 0)]
         case .ended:
             return []
         }

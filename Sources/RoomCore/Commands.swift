@@ -1,14 +1,28 @@
+import Arguments
+
 /// A line typed on the command line, parsed and with names resolved to peers. See `docs/commands.md`.
 public enum Command: Sendable, Equatable {
     case invite(PeerID)
+    /// Take back a pending invitation to speak.
+    case withdraw(PeerID)
+    /// Answer this client's own invitation to speak.
+    case accept
+    case decline
+    /// Give someone a role; naming oneself steps down, or back up to a role one stepped down from.
     case move(PeerID, RoleName)
-    /// Mute someone (or oneself, when the name is one's own).
+    /// Mute someone (or oneself, when the name is one's own or left out).
     case mute(PeerID)
+    /// Unmute oneself.
+    case unmute
     case remove(PeerID, reason: String?)
     /// Raise the hand, or lower it when it is up.
     case hand
     case chat(String)
     case dm(PeerID, String)
+    /// A message to everyone holding a role.
+    case toRole(RoleName, String)
+    /// Say who is on stage, in the queue and listening. Local: answered from the client's own state.
+    case who
     case topic(String)
     case end(reason: String?)
     /// How loud someone sounds to this person, in percent (0–200); nil asks what it is. Local: never sent.
@@ -17,25 +31,43 @@ public enum Command: Sendable, Equatable {
     case listed(Bool)
     /// Make an invite link for a role, valid for `ttl` seconds (the server's default when nil).
     case link(RoleName, ttl: Int64?)
+    /// Which happenings ring the bell and mark the status line; nil values ask what they are. Local.
+    case notify(NotifyTopic?, on: Bool?)
+    /// Try the connection again now, while reconnecting. Local.
+    case retry
+    case leave
     case help
 
-    /// The commands with their arguments, in the order `/help` lists them.
+    /// The commands with their arguments, in the order `/help` lists them. The one table of the command line:
+    /// the parser, `/help`, the screen's help and docs/commands.md are made from it.
     public static let usages: [(name: String, usage: String, summary: String)] = [
-        ("invite", "/invite NAME", "invite someone from the audience onto the stage"),
-        ("move", "/move NAME ROLE", "give someone a role (host, moderator, speaker, audience)"),
-        ("mute", "/mute NAME", "mute someone"),
-        ("remove", "/remove NAME [REASON]", "remove someone from the room"),
-        ("hand", "/hand", "raise your hand, or lower it"),
-        ("chat", "/chat TEXT", "say something to everyone (plain text does the same)"),
+        ("chat", "/chat TEXT", "say something to everyone (a line without / does the same)"),
         ("dm", "/dm NAME TEXT", "message one person"),
+        ("to", "/to ROLE TEXT", "message everyone holding a role: /to mods, /to speakers"),
+        ("who", "/who", "who is on stage, in the queue (with invitations) and listening"),
+        ("hand", "/hand", "raise your hand, or lower it"),
+        ("accept", "/accept", "accept an invitation to speak"),
+        ("decline", "/decline", "decline an invitation to speak"),
+        ("mute", "/mute [NAME]", "mute yourself, or someone else"),
+        ("unmute", "/unmute", "unmute yourself"),
+        ("invite", "/invite NAME", "invite someone from the audience onto the stage"),
+        ("withdraw", "/withdraw NAME", "take back an invitation to speak"),
+        ("move", "/move NAME ROLE", "give someone a role; /move me ROLE steps you down or back up"),
+        ("remove", "/remove NAME [REASON]", "remove someone from the room"),
         ("topic", "/topic TEXT", "set the room's topic"),
         ("end", "/end [REASON]", "end the room for everyone"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
         ("link", "/link [ROLE] [TIME]", "make an invite link for a role (listener unless named), valid 7d or TIME"),
         ("list", "/list", "show this room in the lobby"),
         ("unlist", "/unlist", "take this room out of the lobby; links still work"),
+        ("notify", "/notify [messages|hands|bell] [on|off]", "what rings the bell and marks the status line"),
+        ("retry", "/retry", "try the connection again now, while reconnecting"),
+        ("leave", "/leave", "leave the room"),
         ("help", "/help", "show this help"),
     ]
+
+    /// Every command's name, in the order of `usages`.
+    public static var names: [String] { usages.map(\.name) }
 
     /// The help the screen shows for `/help`.
     public static var helpText: String {
@@ -53,10 +85,11 @@ public enum Command: Sendable, Equatable {
     /// The most candidates an ambiguous or unknown name lists.
     public static let maxCandidates = 5
 
-    /// Parses one command line. `peers` are the people who can be named; `roles` the roles `/move` accepts
-    /// (by name, label, or a unique prefix of either).
+    /// Parses one command line. `peers` are the people who can be named; `roles` the roles `/move` and `/to`
+    /// accept (by name, label, or a unique prefix of either, singular or plural); `selfID` is this client, whom
+    /// `me` names and a `/mute` without a name mutes.
     public static func parse(
-        _ line: String, peers: some Collection<Peer>, roles: RoleTable
+        _ line: String, peers: some Collection<Peer>, roles: RoleTable, selfID: PeerID? = nil
     )
         -> Result<Command, CommandError>
     {
@@ -69,11 +102,11 @@ public enum Command: Sendable, Equatable {
         let name: String
         switch scanner.word() {
         case .success(let word?): name = word.lowercased()
-        case .success(nil): return .failure(.unknownCommand(""))
+        case .success(nil): return .failure(.unknownCommand("", suggestion: nil))
         case .failure(let error): return .failure(error)
         }
         guard let entry = usages.first(where: { $0.name == name }) else {
-            return .failure(.unknownCommand(name))
+            return .failure(.unknownCommand(name, suggestion: closestMatch(to: name, among: names)))
         }
         let usage = entry.usage
 
@@ -84,8 +117,16 @@ public enum Command: Sendable, Equatable {
             case .failure(let error): .failure(error)
             }
         }
+        func person(_ typed: String) -> Result<PeerID, CommandError> {
+            if let selfID, typed.lowercased() == "me",
+                !peers.contains(where: { $0.name.lowercased() == "me" || $0.id.rawValue.lowercased() == "me" })
+            {
+                return .success(selfID)
+            }
+            return resolvePeer(typed, among: peers)
+        }
         func person() -> Result<PeerID, CommandError> {
-            argument("NAME").flatMap { resolvePeer($0, among: peers) }
+            argument("NAME").flatMap { person($0) }
         }
         func noMore(_ command: Command) -> Result<Command, CommandError> {
             let rest = scanner.rest()
@@ -104,7 +145,20 @@ public enum Command: Sendable, Equatable {
 
         switch name {
         case "invite": return person().flatMap { noMore(.invite($0)) }
-        case "mute": return person().flatMap { noMore(.mute($0)) }
+        case "withdraw": return person().flatMap { noMore(.withdraw($0)) }
+        case "accept": return noMore(.accept)
+        case "decline": return noMore(.decline)
+        case "mute":
+            switch scanner.word() {
+            case .success(nil):
+                guard let selfID else {
+                    return .failure(.missingArgument(command: name, argument: "NAME", usage: usage))
+                }
+                return .success(.mute(selfID))
+            case .success(let word?): return person(word).flatMap { noMore(.mute($0)) }
+            case .failure(let error): return .failure(error)
+            }
+        case "unmute": return noMore(.unmute)
         case "move":
             return person().flatMap { id in
                 argument("ROLE").flatMap { resolveRole($0, in: roles) }.flatMap { noMore(.move(id, $0)) }
@@ -113,6 +167,11 @@ public enum Command: Sendable, Equatable {
         case "hand": return noMore(.hand)
         case "chat": return text().map { .chat($0) }
         case "dm": return person().flatMap { id in text().map { .dm(id, $0) } }
+        case "to":
+            return argument("ROLE").flatMap { resolveRole($0, in: roles) }.flatMap { role in
+                text().map { .toRole(role, $0) }
+            }
+        case "who": return noMore(.who)
         case "topic": return text().map { .topic($0) }
         case "end": return .success(.end(reason: optionalReason()))
         case "list": return noMore(.listed(true))
@@ -157,7 +216,33 @@ public enum Command: Sendable, Equatable {
                 case .failure(let error): return .failure(error)
                 }
             }
+        case "notify": return parseNotify(&scanner, usage: usage)
+        case "retry": return noMore(.retry)
+        case "leave": return noMore(.leave)
         default: return noMore(.help)
+        }
+    }
+
+    /// `/notify [TOPIC] [on|off]`, in either order of the two words.
+    private static func parseNotify(_ scanner: inout Scanner, usage: String) -> Result<Command, CommandError> {
+        var topic: NotifyTopic?
+        var on: Bool?
+        while true {
+            switch scanner.word() {
+            case .success(nil): return .success(.notify(topic, on: on))
+            case .success(let word?):
+                let lowered = word.lowercased()
+                if on == nil, lowered == "on" || lowered == "off" {
+                    on = lowered == "on"
+                } else if topic == nil,
+                    let found = NotifyTopic.allCases.first(where: { $0.rawValue.hasPrefix(lowered) })
+                {
+                    topic = found
+                } else {
+                    return .failure(.unexpectedArgument(command: "notify", text: word, usage: usage))
+                }
+            case .failure(let error): return .failure(error)
+            }
         }
     }
 
@@ -213,7 +298,18 @@ public enum Command: Sendable, Equatable {
 
     /// Finds a role by name or label, or a unique start of one, in any case.
     public static func resolveRole(_ typed: String, in roles: RoleTable) -> Result<RoleName, CommandError> {
-        let wanted = typed.lowercased()
+        let lowered = typed.lowercased()
+        if case .success(let role) = resolveRoleExactly(lowered, in: roles) { return .success(role) }
+        // A plural names the role's holders: speakers, mods, listeners.
+        if lowered.count > 1, lowered.hasSuffix("s"),
+            case .success(let role) = resolveRoleExactly(String(lowered.dropLast()), in: roles)
+        {
+            return .success(role)
+        }
+        return .failure(.unknownRole(typed, known: roles.roles.map(\.name.rawValue)))
+    }
+
+    private static func resolveRoleExactly(_ wanted: String, in roles: RoleTable) -> Result<RoleName, CommandError> {
         if let role = roles.roles.first(where: { $0.name.rawValue == wanted || $0.label.lowercased() == wanted }) {
             return .success(role.name)
         }
@@ -221,7 +317,7 @@ public enum Command: Sendable, Equatable {
             $0.name.rawValue.hasPrefix(wanted) || $0.label.lowercased().hasPrefix(wanted)
         }
         if matches.count == 1 { return .success(matches[0].name) }
-        return .failure(.unknownRole(typed, known: roles.roles.map(\.name.rawValue)))
+        return .failure(.unknownRole(wanted, known: roles.roles.map(\.name.rawValue)))
     }
 
     /// Candidates as "Name (identity)", in audience order, at most `maxCandidates` of them.
@@ -235,7 +331,8 @@ public enum Command: Sendable, Equatable {
 /// Why a command line could not be parsed. `description` is the sentence the status line shows.
 public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
     case empty
-    case unknownCommand(String)
+    /// No command has this name; `suggestion` is the one it was probably meant to be.
+    case unknownCommand(String, suggestion: String?)
     case missingArgument(command: String, argument: String, usage: String)
     case unexpectedArgument(command: String, text: String, usage: String)
     case unterminatedQuote
@@ -250,10 +347,10 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .empty:
             return "type a message, or /help for the commands"
-        case .unknownCommand(let name):
-            let known = Command.usages.map { "/" + $0.name }.joined(separator: " ")
-            return name.isEmpty
-                ? "a command follows the /; commands: \(known)" : "unknown command /\(name); commands: \(known)"
+        case .unknownCommand(let name, let suggestion):
+            if name.isEmpty { return "a command follows the /; type /help for the commands" }
+            if let suggestion { return "unknown command /\(name); did you mean /\(suggestion)? (/help lists them)" }
+            return "unknown command /\(name); type /help for the commands"
         case .missingArgument(let command, let argument, let usage):
             return "/\(command) needs \(argument): \(usage)"
         case .unexpectedArgument(let command, let text, let usage):
@@ -280,8 +377,16 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// What `/notify` switches: alerts for direct messages, alerts for new raised hands (for those who run the
+/// stage), and the terminal bell that goes with both.
+public enum NotifyTopic: String, Sendable, Equatable, CaseIterable {
+    case messages
+    case hands
+    case bell
+}
+
 /// Splits a command line into words; a word may be quoted ("Ana Lee") with \" and \\ inside quotes.
-private struct Scanner {
+struct Scanner {
     private var text: Substring
 
     init(_ text: Substring) { self.text = text }

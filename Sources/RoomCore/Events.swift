@@ -18,20 +18,27 @@ public struct SpeakerLevel: Sendable, Equatable, Codable {
 public enum ServerEvent: Sendable, Equatable, Codable {
     /// The full state of the room on joining or rejoining; it carries the sequence number it reflects.
     case joined(RoomSnapshot)
-    case peerJoined(Peer)
+    /// Someone joined; `invitation` is their invitation to speak when one is still pending (they came back
+    /// within the reconnect grace).
+    case peerJoined(Peer, invitation: Invitation? = nil)
     case peerLeft(PeerID)
-    /// `by` is the actor who made the change (`nil` when the server did it, e.g. on accepting an invitation).
-    case roleChanged(PeerID, to: RoleName, by: PeerID?)
+    /// `by` is the actor who made the change (`nil` when the server did it). `stepUp` is the role the peer may
+    /// take back themself afterwards (they stepped down from it, and their token allows it), when there is one.
+    case roleChanged(PeerID, to: RoleName, by: PeerID?, stepUp: RoleName? = nil)
     case handRaised(PeerID, at: Timestamp)
     case handLowered(PeerID, by: PeerID?)
     case muteChanged(PeerID, muted: Bool, by: PeerID?)
-    /// Who is speaking now and how loud; peers not listed are silent.
+    /// Levels that changed, and how loud; peers not listed keep their level (the server sends only changes).
     case speakers([SpeakerLevel])
     case chat(ChatMessage)
-    /// This client is invited onto the stage and may accept or decline.
-    case invitedToSpeak(by: PeerID)
-    /// A peer this client invited onto the stage declined (only the inviter hears of it).
+    /// `peer` is invited onto the stage by `by` at `at`; when `peer` is this client, it may accept or decline.
+    case invited(PeerID, by: PeerID, at: Timestamp)
+    /// `peer` declined their invitation to speak.
     case inviteDeclined(PeerID)
+    /// `peer`'s invitation to speak was taken back by `by`.
+    case inviteWithdrawn(PeerID, by: PeerID?)
+    /// `peer`'s invitation to speak lapsed unanswered.
+    case inviteExpired(PeerID)
     /// Someone asks this client to mute (they may not be allowed to force it).
     case askedToMute(by: PeerID)
     /// A peer was removed from the room; when it is this client, the room is over for it.
@@ -42,8 +49,9 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     case listingChanged(listed: Bool, by: PeerID?)
     /// The invite link this client asked for (not a room event: it comes without a sequence number).
     case inviteLink(InviteLink)
-    /// The connection dropped and the runtime is trying again (attempt counts from 1).
-    case reconnecting(attempt: Int)
+    /// The connection dropped and the runtime is trying again (attempt counts from 1); the next try is at
+    /// `retryAt` (milliseconds since the Unix epoch, 0 when not known).
+    case reconnecting(attempt: Int, retryAt: Timestamp = 0)
     /// The connection is back; a fresh `joined` snapshot follows.
     case reconnected
     /// The server refused a request or reported a failure.

@@ -310,14 +310,19 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
     public var ended: Bool
     /// The sequence number of the last event this snapshot includes; later events continue from it.
     public var seq: UInt64
-    /// Who invited the receiving client to speak, while that invitation is pending.
-    public var invitedBy: PeerID?
+    /// The pending invitations to speak, by invitee (the receiving client's own among them).
+    public var invitations: [PeerID: Invitation]
+    /// The role the receiving client may take back itself (it stepped down from it, and its token allows it).
+    public var stepUp: RoleName?
+    /// The role the receiving client's token gives: the most it may take back itself after stepping down.
+    public var tokenRole: RoleName?
     /// Whether the room shows in the lobby.
     public var listed: Bool
 
     public init(
         roomID: String, topic: String = "", selfID: PeerID, peers: [Peer], recentChat: [ChatMessage] = [],
-        ended: Bool = false, seq: UInt64, invitedBy: PeerID? = nil, listed: Bool = true
+        ended: Bool = false, seq: UInt64, invitations: [PeerID: Invitation] = [:], stepUp: RoleName? = nil,
+        tokenRole: RoleName? = nil, listed: Bool = true
     ) {
         self.roomID = roomID
         self.topic = topic
@@ -326,7 +331,12 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
         self.recentChat = recentChat
         self.ended = ended
         self.seq = seq
-        self.invitedBy = invitedBy
+        self.invitations = invitations
+        self.stepUp = stepUp
+        self.tokenRole = tokenRole
         self.listed = listed
     }
+
+    /// Who invited the receiving client to speak, while that invitation is pending.
+    public var invitedBy: PeerID? { invitations[selfID]?.by }
 }

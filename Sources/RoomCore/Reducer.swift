@@ -64,8 +64,8 @@ public func reduce(_ state: inout RoomState, _ action: RoomAction) -> [Effect] {
 
 private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UInt64) -> [Effect] {
     switch event {
-    case .reconnecting(let attempt):
-        state.connection = .reconnecting(attempt: max(1, attempt))
+    case .reconnecting(let attempt, let retryAt):
+        state.connection = .reconnecting(attempt: max(1, attempt), retryAt: retryAt)
         return []
     case .reconnected:
         state.connection = .connected
@@ -111,10 +111,6 @@ private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UI
         state.ignoredEvents.count(reason)
         return []
     }
-    // The inviter's answer is news for the status line: nothing the person did is lost silently.
-    if case .inviteDeclined(let id) = event, let name = state.peers[id]?.name {
-        return [.notice(Notice(.info, "\(name) declined your invitation to speak."))]
-    }
     return []
 }
 
@@ -133,9 +129,14 @@ private func applySnapshot(_ state: inout RoomState, _ snapshot: RoomSnapshot) {
     for message in snapshot.recentChat { state.chat.append(message) }
     state.connection = .connected
     state.ending = snapshot.ended ? .ended(reason: "") : nil
+    // Invitations stand only for people here and off stage.
+    state.invitations = snapshot.invitations.filter { id, _ in
+        peers[id].map { !state.roles.isOnStage($0.role) } ?? false
+    }
     // A pending invitation survives a reconnect: the snapshot says who sent it, so the prompt comes back.
-    let onStage = peers[snapshot.selfID].map { state.roles.isOnStage($0.role) } ?? true
-    state.invitation = snapshot.invitedBy.flatMap { !onStage && !snapshot.ended ? Invitation(by: $0) : nil }
+    state.invitation = snapshot.ended ? nil : state.invitations[snapshot.selfID]
+    state.stepUpRole = snapshot.stepUp
+    state.tokenRole = snapshot.tokenRole
     state.muteRequestedBy = nil
     state.lastSeq = snapshot.seq
 }
@@ -143,13 +144,14 @@ private func applySnapshot(_ state: inout RoomState, _ snapshot: RoomSnapshot) {
 /// Applies a sequenced event; returns why it was ignored, or `nil` when applied.
 private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReason? {
     switch event {
-    case .peerJoined(let peer):
+    case .peerJoined(let peer, let invitation):
         // One hash lookup on the common path; the rare duplicate puts the original back.
         if let existing = state.peers.updateValue(peer, forKey: peer.id) {
             state.peers[peer.id] = existing
             return .alreadyPresent
         }
         state.sections.insert(peer, roles: state.roles)
+        if let invitation, !state.roles.isOnStage(peer.role) { state.invitations[peer.id] = invitation }
         if peer.level > 0 { state.speaking.insert(peer.id) }
         state.activity.append(.joined(peer.id, name: peer.name))
 
@@ -158,14 +160,19 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         state.activity.append(.left(id, name: peer.name))
         if id == state.selfID { state.ending = .left }
 
-    case .roleChanged(let id, let role, let by):
+    case .roleChanged(let id, let role, let by, let stepUp):
         guard var peer = state.peers[id] else { return .unknownPeer }
         guard state.roles.contains(role) else { return .unknownRole }
         if peer.role == role { return .noChange }
         peer.role = role
         if state.roles.isOnStage(role) { peer.handRaisedAt = nil }
         update(&state, peer)
-        if id == state.selfID && state.roles.isOnStage(role) { state.invitation = nil }
+        // A new role answers any invitation: the server drops it.
+        state.invitations[id] = nil
+        if id == state.selfID {
+            state.invitation = nil
+            state.stepUpRole = stepUp
+        }
         state.activity.append(.roleChanged(id, name: peer.name, to: role, by: by))
 
     case .handRaised(let id, let at):
@@ -189,8 +196,8 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         if muted, let by, by != id { state.activity.append(.muted(id, name: peer.name, by: by)) }
 
     case .speakers(let levels):
+        // The server sends only the levels that changed: a peer not listed keeps its level.
         var unknown = 0
-        var now: Set<PeerID> = []
         for entry in levels {
             guard state.peers[entry.peer] != nil else {
                 unknown += 1
@@ -198,10 +205,8 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
             }
             let level = Peer.clampLevel(entry.level)
             state.peers[entry.peer]!.level = level
-            if level > 0 { now.insert(entry.peer) }
+            if level > 0 { state.speaking.insert(entry.peer) } else { state.speaking.remove(entry.peer) }
         }
-        for id in state.speaking where !now.contains(id) { state.peers[id]?.level = 0 }
-        state.speaking = now
         // One unknown entry spoils only itself; count each so the counters stay honest.
         for _ in 0..<unknown { state.ignoredEvents.count(.unknownPeer) }
 
@@ -209,14 +214,31 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         if state.peers[message.from] == nil { return .unknownPeer }
         state.chat.append(message)
 
-    case .invitedToSpeak(let by):
-        guard let me = state.me else { return .unknownPeer }
-        if state.roles.isOnStage(me.role) { return .noChange }
-        state.invitation = Invitation(by: by)
+    case .invited(let id, let by, let at):
+        guard let peer = state.peers[id] else { return .unknownPeer }
+        if state.roles.isOnStage(peer.role) { return .noChange }
+        let invitation = Invitation(by: by, at: at)
+        if state.invitations[id] == invitation { return .noChange }
+        state.invitations[id] = invitation
+        if id == state.selfID { state.invitation = invitation }
 
     case .inviteDeclined(let id):
         guard let peer = state.peers[id] else { return .unknownPeer }
+        guard state.invitations.removeValue(forKey: id) != nil else { return .noChange }
+        if id == state.selfID { state.invitation = nil }
         state.activity.append(.declinedInvitation(id, name: peer.name))
+
+    case .inviteWithdrawn(let id, let by):
+        guard let peer = state.peers[id] else { return .unknownPeer }
+        guard state.invitations.removeValue(forKey: id) != nil else { return .noChange }
+        if id == state.selfID { state.invitation = nil }
+        state.activity.append(.withdrawnInvitation(id, name: peer.name, by: by))
+
+    case .inviteExpired(let id):
+        guard let peer = state.peers[id] else { return .unknownPeer }
+        guard state.invitations.removeValue(forKey: id) != nil else { return .noChange }
+        if id == state.selfID { state.invitation = nil }
+        state.activity.append(.expiredInvitation(id, name: peer.name))
 
     case .askedToMute(let by):
         guard let me = state.me else { return .unknownPeer }
@@ -228,6 +250,7 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         if id == state.selfID {
             state.ending = .removed(reason: reason, by: by)
             state.invitation = nil
+            state.invitations = [:]
             return nil
         }
         guard let peer = removePeer(&state, id) else { return .unknownPeer }
@@ -237,6 +260,7 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         let reason = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         state.ending = .ended(reason: reason)
         state.invitation = nil
+        state.invitations = [:]
         state.activity.append(.ended(reason: reason))
 
     case .topicChanged(let raw, let by):
@@ -263,6 +287,7 @@ private func update(_ state: inout RoomState, _ peer: Peer) {
 
 private func removePeer(_ state: inout RoomState, _ id: PeerID) -> Peer? {
     guard let peer = state.peers.removeValue(forKey: id) else { return nil }
+    state.invitations[id] = nil
     state.sections.remove(peer, roles: state.roles)
     state.speaking.remove(id)
     return peer
@@ -278,27 +303,40 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, state.me?.handRaisedAt == nil ? .raiseHand : .lowerHand)
     case .invite(let id):
         return submit(&state, .invite(id))
+    case .withdraw(let id):
+        return submit(&state, .withdrawInvite(id))
+    case .accept:
+        return submit(&state, .acceptInvite)
+    case .decline:
+        return submit(&state, .declineInvite)
     case .move(let id, let role):
         if id == state.selfID && role == .audience { return submit(&state, .stepDown) }
         return submit(&state, .setRole(id, role))
     case .mute(let id):
         return submit(&state, id == state.selfID ? .setMute(true) : .mutePeer(id))
+    case .unmute:
+        return submit(&state, .setMute(false))
     case .remove(let id, let reason):
         return submit(&state, .remove(id, reason: reason))
     case .chat(let text):
         return submit(&state, .chat(text, to: .everyone))
     case .dm(let id, let text):
         return submit(&state, .chat(text, to: .peer(id)))
+    case .toRole(let role, let text):
+        return submit(&state, .chat(text, to: .role(role)))
     case .topic(let text):
         return submit(&state, .setTopic(text))
     case .end(let reason):
         return submit(&state, .endRoom(reason: reason))
+    case .leave:
+        return submit(&state, .leave)
     case .listed(let listed):
         return submit(&state, .setListed(listed))
     case .link(let role, let ttl):
         return submit(&state, .createLink(role: role, ttl: ttl ?? ClientRequest.defaultLinkLifetime))
-    case .volume:
-        // Local to this client: the app sets it on its own sound; the server never hears of it.
+    case .volume, .who, .notify, .retry:
+        // Local to this client: the app answers them from its own state or its connection; the server never
+        // hears of them.
         return []
     }
 }
@@ -348,6 +386,23 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
         if state.invitation == nil { return Refusal("there is no invitation to answer") }
     case .invite:
         if let target, target.id == me.id { return Refusal("you cannot invite yourself") }
+        if let target, let pending = state.invitations[target.id] {
+            let by = pending.by == me.id ? "you" : state.peers[pending.by]?.name ?? pending.by.rawValue
+            return Refusal("\(target.name) is already invited (by \(by)); /withdraw \(target.name) takes it back")
+        }
+    case .withdrawInvite:
+        if let target, state.invitations[target.id] == nil {
+            return Refusal("\(target.name) has no pending invitation")
+        }
+    case .setRole(let id, let role) where id == me.id:
+        if state.roles.rank(of: role) < state.roles.rank(of: me.role) {
+            guard let limit = state.stepUpRole else {
+                return Refusal("you cannot raise your own role; a host or moderator can move you")
+            }
+            if state.roles.rank(of: role) < state.roles.rank(of: limit) {
+                return Refusal("you can step back up to \(RoleTable.article(limit.rawValue)) at most")
+            }
+        }
     case .setMute(let muted):
         if me.muted == muted { return Refusal(muted ? "you are already muted" : "you are not muted") }
     case .mutePeer:

@@ -9,6 +9,9 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case setRole(PeerID, RoleName)
     case acceptInvite
     case declineInvite
+    /// Take back a pending invitation to speak (its sender, or anyone who may invite and stands above the
+    /// invitee).
+    case withdrawInvite(PeerID)
     /// Leave the stage for the audience.
     case stepDown
     /// Mute or unmute oneself.
@@ -34,7 +37,7 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     /// The peer a request acts on, if any.
     public var target: PeerID? {
         switch self {
-        case .invite(let id), .setRole(let id, _), .mutePeer(let id), .remove(let id, _): id
+        case .invite(let id), .withdrawInvite(let id), .setRole(let id, _), .mutePeer(let id), .remove(let id, _): id
         case .chat(_, .peer(let id)): id
         default: nil
         }

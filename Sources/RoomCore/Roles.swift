@@ -180,12 +180,19 @@ public struct RoleTable: Sendable, Equatable {
             guard let target else { return nil }
             if isOnStage(target.role) { return Refusal("\(target.name) is already on the stage") }
             return standing(actor, over: target, doing: "invite")
+        case .withdrawInvite:
+            guard can(actor.role, .invite) else { return refusal(lacking: .invite) }
+            guard let target else { return nil }
+            return standing(actor, over: target, doing: "withdraw the invitation of")
+        case .setRole(let id, let role) where target?.id == actor.id || id == actor.id:
+            // Your own role: anyone may step down to any lower role; stepping back up depends on the token and
+            // on who lowered you, which only the room knows (its state check).
+            guard contains(role) else { return Refusal("there is no role called \(role)") }
+            if role == actor.role { return Refusal("you are already \(Self.article(role.rawValue))") }
+            return nil
         case .setRole(_, let role):
             guard can(actor.role, .move) else { return refusal(lacking: .move) }
             guard contains(role) else { return Refusal("there is no role called \(role)") }
-            if let target, target.id == actor.id {
-                return Refusal("you cannot change your own role; step down instead")
-            }
             if !mayAssign(actor: actor.role, role: role) {
                 return Refusal(
                     "\(Self.article(actor.role.rawValue)) cannot make someone \(Self.article(role.rawValue))")

@@ -3,8 +3,8 @@ public enum ConnectionState: Sendable, Equatable {
     /// Waiting for the first snapshot.
     case connecting
     case connected
-    /// Lost; the runtime is on its `attempt`-th try (from 1).
-    case reconnecting(attempt: Int)
+    /// Lost; the runtime is on its `attempt`-th try (from 1), the next at `retryAt` (0 when not known).
+    case reconnecting(attempt: Int, retryAt: Timestamp = 0)
 }
 
 /// Why the room is over for this client.
@@ -15,10 +15,19 @@ public enum RoomEnding: Sendable, Equatable {
     case left
 }
 
-/// A pending invitation onto the stage.
-public struct Invitation: Sendable, Equatable {
+/// A pending invitation onto the stage: who sent it and when.
+public struct Invitation: Sendable, Equatable, Codable {
     public var by: PeerID
-    public init(by: PeerID) { self.by = by }
+    /// When it was sent, on the server's clock (milliseconds since the Unix epoch).
+    public var at: Timestamp
+
+    public init(by: PeerID, at: Timestamp) {
+        self.by = by
+        self.at = at
+    }
+
+    /// How long an invitation waits for an answer before it lapses, in milliseconds.
+    public static let lifetime: Timestamp = 120_000
 }
 
 /// Why an event was ignored. Ignoring is always safe; the counters show how often it happens.
@@ -61,6 +70,10 @@ public enum Activity: Sendable, Equatable {
     case muted(PeerID, name: String, by: PeerID)
     /// A peer declined this client's invitation to speak.
     case declinedInvitation(PeerID, name: String)
+    /// A peer's invitation to speak was withdrawn.
+    case withdrawnInvitation(PeerID, name: String, by: PeerID?)
+    /// A peer's invitation to speak lapsed unanswered.
+    case expiredInvitation(PeerID, name: String)
     case removed(PeerID, name: String, reason: String, by: PeerID?)
     case topicChanged(String, by: PeerID?)
     case ended(reason: String)
@@ -92,7 +105,15 @@ public struct RoomState: Sendable, Equatable {
     public internal(set) var connection = ConnectionState.connecting
     /// Set when this client was removed or the room ended; the room then accepts no more requests.
     public internal(set) var ending: RoomEnding?
+    /// This client's own invitation to speak while it waits for an answer (the prompt); cleared once answered.
     public internal(set) var invitation: Invitation?
+    /// Every pending invitation to speak in the room, by invitee (this client's own too, until the server says
+    /// how it ended).
+    public internal(set) var invitations: [PeerID: Invitation] = [:]
+    /// The role this client may take back itself (it stepped down from it, and its token allows it).
+    public internal(set) var stepUpRole: RoleName?
+    /// The role this client's token gives, when the server said.
+    public internal(set) var tokenRole: RoleName?
     /// Who last asked this client to mute, until it does.
     public internal(set) var muteRequestedBy: PeerID?
     /// The last error the server reported.
@@ -104,7 +125,7 @@ public struct RoomState: Sendable, Equatable {
     public internal(set) var now: Timestamp = 0
 
     var sections = Sections()
-    /// Peers whose level is above zero, so a `speakers` update silences only them.
+    /// Peers whose level is above zero.
     var speaking: Set<PeerID> = []
 
     public init(roles: RoleTable) {

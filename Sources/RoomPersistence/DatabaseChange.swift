@@ -19,6 +19,10 @@ public enum DatabaseChange: Sendable, Equatable {
     case releaseRole(room: String, identity: String, role: String, at: Int64)
     /// Forgets the role `identity` held in the room.
     case forgetRole(room: String, identity: String)
+    /// `inviter` invited `invitee` to speak at `at`; the invitation is pending until `endInvitation`.
+    case invite(room: String, invitee: String, inviter: String, at: Int64)
+    /// `invitee`'s invitation is answered, withdrawn or lapsed.
+    case endInvitation(room: String, invitee: String)
     /// Lists the room in the lobby (`listed`), or takes it out, as its host decided at `at`.
     case setListed(room: String, listed: Bool, at: Int64)
 
@@ -27,7 +31,8 @@ public enum DatabaseChange: Sendable, Equatable {
         switch self {
         case .openRoom(let room, _), .setTopic(let room, _, _), .endRoom(let room, _, _), .reopenRoom(let room, _),
             .appendChat(let room, _, _, _, _, _), .appendAudit(let room, _, _, _, _, _), .holdRole(let room, _, _, _),
-            .releaseRole(let room, _, _, _), .forgetRole(let room, _), .setListed(let room, _, _):
+            .releaseRole(let room, _, _, _), .forgetRole(let room, _), .invite(let room, _, _, _),
+            .endInvitation(let room, _), .setListed(let room, _, _):
             room
         }
     }
@@ -117,6 +122,11 @@ extension DatabaseChange {
                 [("at", .integer(at)), ("identity", .string(identity)), ("role", .string(role))])
         case .forgetRole(let room, let identity):
             return object("forget_role", room, [("identity", .string(identity))])
+        case .invite(let room, let invitee, let inviter, let at):
+            return object(
+                "invite", room, [("at", .integer(at)), ("invitee", .string(invitee)), ("inviter", .string(inviter))])
+        case .endInvitation(let room, let invitee):
+            return object("end_invitation", room, [("invitee", .string(invitee))])
         case .setListed(let room, let listed, let at):
             return object("set_listed", room, [("at", .integer(at)), ("listed", .bool(listed))])
         }
@@ -158,6 +168,11 @@ extension DatabaseChange {
                 room: room, identity: try fields.string("identity"), role: try fields.string("role"),
                 at: try fields.integer("at"))
         case "forget_role": self = .forgetRole(room: room, identity: try fields.string("identity"))
+        case "invite":
+            self = .invite(
+                room: room, invitee: try fields.string("invitee"), inviter: try fields.string("inviter"),
+                at: try fields.integer("at"))
+        case "end_invitation": self = .endInvitation(room: room, invitee: try fields.string("invitee"))
         case "set_listed":
             self = .setListed(room: room, listed: try fields.bool("listed"), at: try fields.integer("at"))
         case let kind:

@@ -171,8 +171,9 @@ public final class RoomDatabase: Sendable {
                     + "VALUES (?1, '', ?2, ?3, ?2, ?2) "
                     + "ON CONFLICT (id) DO UPDATE SET ended_at = ?2, ended_reason = ?3, updated_at = ?2"
             ).bind(.text(room), .integer(at), .text(reason)).run()
-            // Ending a room sends everyone away: nobody comes back to a role in it.
+            // Ending a room sends everyone away: nobody comes back to a role in it, nor to an invitation.
             try connection.prepare("DELETE FROM recent_roles WHERE room = ?1").bind(.text(room)).run()
+            try connection.prepare("DELETE FROM invitations WHERE room = ?1").bind(.text(room)).run()
         case .reopenRoom(let room, let at):
             try connection.prepare(
                 "INSERT INTO rooms (id, topic, created_at, updated_at) VALUES (?1, '', ?2, ?2) "
@@ -216,6 +217,14 @@ public final class RoomDatabase: Sendable {
         case .forgetRole(let room, let identity):
             try connection.prepare("DELETE FROM recent_roles WHERE room = ?1 AND identity = ?2")
                 .bind(.text(room), .text(identity)).run()
+        case .invite(let room, let invitee, let inviter, let at):
+            try connection.prepare(
+                "INSERT INTO invitations (room, invitee, inviter, at) VALUES (?1, ?2, ?3, ?4) "
+                    + "ON CONFLICT (room, invitee) DO UPDATE SET inviter = ?3, at = ?4"
+            ).bind(.text(room), .text(invitee), .text(inviter), .integer(at)).run()
+        case .endInvitation(let room, let invitee):
+            try connection.prepare("DELETE FROM invitations WHERE room = ?1 AND invitee = ?2")
+                .bind(.text(room), .text(invitee)).run()
         case .setListed(let room, true, _):
             try connection.prepare("DELETE FROM unlisted_rooms WHERE room = ?1").bind(.text(room)).run()
         case .setListed(let room, false, let at):
@@ -283,6 +292,7 @@ public final class RoomDatabase: Sendable {
                     record: try Self.room(room, in: connection),
                     chat: try Self.recentChat(room: room, limit: chatLimit, in: connection),
                     roles: try Self.releasedRoles(room: room, since: rolesSince, in: connection),
+                    invitations: try Self.invitations(room: room, in: connection),
                     listed: try Self.isListed(room, in: connection))
             }
         }
@@ -464,6 +474,27 @@ public final class RoomDatabase: Sendable {
         }
         statement.reset()
         return roles
+    }
+
+    /// The invitations to speak pending in `room`, oldest first.
+    public func invitations(room: String) throws(DatabaseError) -> [InvitationRecord] {
+        try withReader { connection throws(DatabaseError) in try Self.invitations(room: room, in: connection) }
+    }
+
+    private static func invitations(
+        room: String, in connection: SQLiteConnection
+    ) throws(DatabaseError) -> [InvitationRecord] {
+        let statement = try connection.prepare(
+            "SELECT invitee, inviter, at FROM invitations WHERE room = ?1 ORDER BY at, invitee")
+        try statement.bind(.text(room))
+        var invitations: [InvitationRecord] = []
+        while try statement.step() {
+            invitations.append(
+                InvitationRecord(
+                    invitee: statement.text(at: 0), inviter: statement.text(at: 1), at: statement.int64(at: 2)))
+        }
+        statement.reset()
+        return invitations
     }
 
     /// Forgets the role `identity` held when it left `room` (once it has been given back, for instance).

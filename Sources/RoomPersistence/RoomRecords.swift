@@ -116,6 +116,19 @@ public struct RoleRecord: Sendable, Equatable {
     }
 }
 
+/// A pending invitation to speak: who was invited, by whom, and when (milliseconds since the Unix epoch).
+public struct InvitationRecord: Sendable, Equatable {
+    public var invitee: String
+    public var inviter: String
+    public var at: Int64
+
+    public init(invitee: String, inviter: String, at: Int64) {
+        self.invitee = invitee
+        self.inviter = inviter
+        self.at = at
+    }
+}
+
 /// What a server reads to bring a room back (`RoomDatabase.load`).
 public struct StoredRoom: Sendable, Equatable {
     /// The room, or `nil` when it was never opened.
@@ -124,13 +137,19 @@ public struct StoredRoom: Sendable, Equatable {
     public var chat: [ChatRecord]
     /// The roles of the peers who left recently, each with when it left.
     public var roles: [RoleRecord]
+    /// The invitations to speak still pending, oldest first.
+    public var invitations: [InvitationRecord]
     /// Whether the room shows in the lobby (every room does until its host unlists it).
     public var listed: Bool
 
-    public init(record: RoomRecord?, chat: [ChatRecord], roles: [RoleRecord], listed: Bool = true) {
+    public init(
+        record: RoomRecord?, chat: [ChatRecord], roles: [RoleRecord], invitations: [InvitationRecord] = [],
+        listed: Bool = true
+    ) {
         self.record = record
         self.chat = chat
         self.roles = roles
+        self.invitations = invitations
         self.listed = listed
     }
 }

@@ -59,6 +59,22 @@ enum Schema {
             unlisted_at INTEGER NOT NULL
         ) STRICT;
         """,
+        // Pending invitations to speak, so that a restart of the server does not lose them. Some files at
+        // version 3 were written by a build whose third migration made the invitations table instead of
+        // unlisted_rooms, so this one makes whichever of the two is missing.
+        """
+        CREATE TABLE IF NOT EXISTS invitations (
+            room TEXT NOT NULL,
+            invitee TEXT NOT NULL,
+            inviter TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            PRIMARY KEY (room, invitee)
+        ) STRICT;
+        CREATE TABLE IF NOT EXISTS unlisted_rooms (
+            room TEXT PRIMARY KEY NOT NULL,
+            unlisted_at INTEGER NOT NULL
+        ) STRICT;
+        """,
     ]
 
     /// The schema version this program writes.

@@ -49,6 +49,7 @@ public enum ControlCodec {
             case "invite": request = .invite(try fields.peer("peer"))
             case "accept_invite": request = .acceptInvite
             case "decline_invite": request = .declineInvite
+            case "withdraw_invite": request = .withdrawInvite(try fields.peer("peer"))
             case "set_role":
                 request = .setRole(
                     try fields.peer("peer"), RoleName(try fields.string("role", maxBytes: ControlLimits.maxRoleBytes)))
@@ -101,7 +102,7 @@ public enum ControlCodec {
         }
         switch message.request {
         case .raiseHand, .lowerHand, .acceptInvite, .declineInvite, .stepDown, .leave: break
-        case .invite(let peer), .mutePeer(let peer): object["peer"] = .string(peer.rawValue)
+        case .invite(let peer), .withdrawInvite(let peer), .mutePeer(let peer): object["peer"] = .string(peer.rawValue)
         case .setRole(let peer, let role):
             object["peer"] = .string(peer.rawValue)
             object["role"] = .string(role.rawValue)
@@ -141,6 +142,7 @@ public enum ControlCodec {
             object["self"] = .string(snapshot.selfID.rawValue)
             object["topic"] = .string(snapshot.topic)
             object["resumed"] = .bool(snapshot.resumed)
+            if let tokenRole = snapshot.tokenRole { object["token_role"] = .string(tokenRole.rawValue) }
             object["listed"] = .bool(snapshot.listed)
             object["peers"] = .array(snapshot.peers.map(json))
             object["chat"] = .array(snapshot.chat.map(json))
@@ -157,17 +159,24 @@ public enum ControlCodec {
                 departures.map {
                     .object(JSONObject([("peer", .string($0.peer.rawValue)), ("reason", .string($0.reason.rawValue))]))
                 })
-        case .roleChanged(let peer, let role, let by):
+        case .roleChanged(let peer, let role, let by, let stepUp):
             object["peer"] = .string(peer.rawValue)
             object["role"] = .string(role.rawValue)
             object["by"] = .string(by.rawValue)
+            if let stepUp { object["step_up"] = .string(stepUp.rawValue) }
         case .handRaised(let peer, let at):
             object["peer"] = .string(peer.rawValue)
             object["at"] = .integer(at)
-        case .handLowered(let peer, let by), .invited(let peer, let by), .inviteDeclined(let peer, let by),
+        case .handLowered(let peer, let by), .inviteDeclined(let peer, let by), .inviteWithdrawn(let peer, let by),
             .askedToMute(let peer, let by):
             object["peer"] = .string(peer.rawValue)
             object["by"] = .string(by.rawValue)
+        case .invited(let peer, let by, let at):
+            object["peer"] = .string(peer.rawValue)
+            object["by"] = .string(by.rawValue)
+            object["at"] = .integer(at)
+        case .inviteExpired(let peer):
+            object["peer"] = .string(peer.rawValue)
         case .muteChanged(let peer, let muted, let by):
             object["peer"] = .string(peer.rawValue)
             object["muted"] = .bool(muted)
@@ -230,6 +239,10 @@ public enum ControlCodec {
         output.append(contentsOf: #","topic":"#.utf8)
         JSONValue.writeString(snapshot.topic, into: &output)
         output.append(contentsOf: (snapshot.resumed ? #","resumed":true"# : #","resumed":false"#).utf8)
+        if let tokenRole = snapshot.tokenRole {
+            output.append(contentsOf: #","token_role":"#.utf8)
+            JSONValue.writeString(tokenRole.rawValue, into: &output)
+        }
         output.append(contentsOf: (snapshot.listed ? #","listed":true,"peers":["# : #","listed":false,"peers":["#).utf8)
         for (index, peer) in snapshot.peers.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
@@ -259,9 +272,14 @@ public enum ControlCodec {
             output.append(contentsOf: #","hand_raised_at":null"#.utf8)
         }
         output.append(contentsOf: #","joined_at":\#(peer.joinedAt),"level":\#(peer.level)"#.utf8)
-        if let invitedBy = announced.invitedBy {
+        if let invitation = announced.invitation {
             output.append(contentsOf: #","invited_by":"#.utf8)
-            JSONValue.writeString(invitedBy.rawValue, into: &output)
+            JSONValue.writeString(invitation.by.rawValue, into: &output)
+            output.append(contentsOf: #","invited_at":\#(invitation.at)"#.utf8)
+        }
+        if let stepUp = announced.stepUp {
+            output.append(contentsOf: #","step_up":"#.utf8)
+            JSONValue.writeString(stepUp.rawValue, into: &output)
         }
         output.append(UInt8(ascii: "}"))
     }
@@ -282,6 +300,9 @@ public enum ControlCodec {
                     room: try fields.string("room"), protocolVersion: try fields.integer("protocol"),
                     selfID: try fields.peer("self"), peers: peers, topic: try fields.string("topic"), chat: chat,
                     roles: try readRoles(try fields.array("roles")), resumed: try fields.bool("resumed"),
+                    tokenRole: try fields.optionalString("token_role", maxBytes: ControlLimits.maxRoleBytes).map {
+                        RoleName($0)
+                    },
                     listed: try fields.optionalBool("listed") ?? true))
         case "peer_joined":
             event = .peerJoined(try readPeer(try fields.value("peer")))
@@ -300,7 +321,8 @@ public enum ControlCodec {
             event = .peersLeft(departures)
         case "role_changed":
             event = .roleChanged(
-                peer: try fields.peer("peer"), role: RoleName(try fields.string("role")), by: try fields.actor())
+                peer: try fields.peer("peer"), role: RoleName(try fields.string("role")), by: try fields.actor(),
+                stepUp: try fields.optionalString("step_up", maxBytes: ControlLimits.maxRoleBytes).map { RoleName($0) })
         case "hand_raised":
             event = .handRaised(peer: try fields.peer("peer"), at: try fields.integer("at"))
         case "hand_lowered":
@@ -317,9 +339,13 @@ public enum ControlCodec {
         case "chat":
             event = .chat(try readChat(.object(fields.object)))
         case "invited":
-            event = .invited(peer: try fields.peer("peer"), by: try fields.actor())
+            event = .invited(peer: try fields.peer("peer"), by: try fields.actor(), at: try fields.integer("at"))
         case "invite_declined":
             event = .inviteDeclined(peer: try fields.peer("peer"), by: try fields.actor())
+        case "invite_withdrawn":
+            event = .inviteWithdrawn(peer: try fields.peer("peer"), by: try fields.actor())
+        case "invite_expired":
+            event = .inviteExpired(peer: try fields.peer("peer"))
         case "asked_to_mute":
             event = .askedToMute(peer: try fields.peer("peer"), by: try fields.actor())
         case "removed":
@@ -363,7 +389,11 @@ public enum ControlCodec {
         object["hand_raised_at"] = peer.handRaisedAt.map { .integer($0) } ?? .null
         object["joined_at"] = .integer(peer.joinedAt)
         object["level"] = .integer(Int64(peer.level))
-        if let invitedBy = announced.invitedBy { object["invited_by"] = .string(invitedBy.rawValue) }
+        if let invitation = announced.invitation {
+            object["invited_by"] = .string(invitation.by.rawValue)
+            object["invited_at"] = .integer(invitation.at)
+        }
+        if let stepUp = announced.stepUp { object["step_up"] = .string(stepUp.rawValue) }
         return .object(object)
     }
 
@@ -480,7 +510,13 @@ public enum ControlCodec {
             id: try fields.peer("id"), name: try fields.string("name"), role: RoleName(try fields.string("role")),
             muted: try fields.bool("muted"), handRaisedAt: try fields.optionalInteger("hand_raised_at"),
             joinedAt: try fields.integer("joined_at"), level: Int(clamping: try fields.integer("level", in: 0...100)))
-        return AnnouncedPeer(peer, invitedBy: try fields.optionalString("invited_by").map(PeerID.init(rawValue:)))
+        let invitedBy = try fields.optionalString("invited_by", maxBytes: ControlLimits.maxIdentityBytes)
+        let invitation = try invitedBy.map { by throws(ControlDecodeError) in
+            Invitation(by: PeerID(by), at: try fields.optionalInteger("invited_at") ?? 0)
+        }
+        return AnnouncedPeer(
+            peer, invitation: invitation,
+            stepUp: try fields.optionalString("step_up", maxBytes: ControlLimits.maxRoleBytes).map { RoleName($0) })
     }
 
     /// A chat message; `ChatMessage` cleans the name and the text as it does for any message.

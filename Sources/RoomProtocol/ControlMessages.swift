@@ -43,6 +43,7 @@ extension ClientRequest {
         case .invite: "invite"
         case .acceptInvite: "accept_invite"
         case .declineInvite: "decline_invite"
+        case .withdrawInvite: "withdraw_invite"
         case .setRole: "set_role"
         case .stepDown: "step_down"
         case .setMute: "set_mute"
@@ -59,8 +60,9 @@ extension ClientRequest {
 
     /// Every request type name, in the order of `docs/protocol.md`.
     public static let typeNames: [String] = [
-        "raise_hand", "lower_hand", "invite", "accept_invite", "decline_invite", "set_role", "step_down", "set_mute",
-        "mute_peer", "remove", "set_topic", "end_room", "chat", "leave", "set_listed", "create_link",
+        "raise_hand", "lower_hand", "invite", "accept_invite", "decline_invite", "withdraw_invite", "set_role",
+        "step_down", "set_mute", "mute_peer", "remove", "set_topic", "end_room", "chat", "leave", "set_listed",
+        "create_link",
     ]
 }
 
@@ -79,16 +81,22 @@ public struct ClientMessage: Sendable, Equatable {
     }
 }
 
-/// A peer as the server announces it: RoomCore's `Peer`, and who invited it to speak while that invitation is
-/// pending (the peer object's `invited_by`), which the room keeps beside its peers rather than on them.
+/// A peer as the server announces it: RoomCore's `Peer`, its pending invitation to speak (the peer object's
+/// `invited_by` and `invited_at`), which the room keeps beside its peers rather than on them, and, in a joiner's
+/// own entry, the role it may take back itself (`step_up`).
 public struct AnnouncedPeer: Sendable, Equatable {
     public var peer: Peer
-    public var invitedBy: PeerID?
+    public var invitation: Invitation?
+    public var stepUp: RoleName?
 
-    public init(_ peer: Peer, invitedBy: PeerID? = nil) {
+    public init(_ peer: Peer, invitation: Invitation? = nil, stepUp: RoleName? = nil) {
         self.peer = peer
-        self.invitedBy = invitedBy
+        self.invitation = invitation
+        self.stepUp = stepUp
     }
+
+    /// Who invited the peer to speak, while that invitation is pending.
+    public var invitedBy: PeerID? { invitation?.by }
 }
 
 /// The snapshot a joiner receives first.
@@ -106,12 +114,15 @@ public struct JoinedSnapshot: Sendable, Equatable {
     public var roles: RoleTable
     /// True when the server restored the joiner's role from a connection that dropped less than 60 s ago.
     public var resumed: Bool
+    /// The role the joiner's token gives (`token_role`): the most it may take back itself after stepping down.
+    public var tokenRole: RoleName?
     /// Whether the room shows in the lobby; a snapshot without the field (an older server) says it does.
     public var listed: Bool
 
     public init(
         room: String, protocolVersion: Int64 = controlProtocolVersion, selfID: PeerID, peers: [AnnouncedPeer],
-        topic: String, chat: [ChatMessage], roles: RoleTable, resumed: Bool, listed: Bool = true
+        topic: String, chat: [ChatMessage], roles: RoleTable, resumed: Bool, tokenRole: RoleName? = nil,
+        listed: Bool = true
     ) {
         self.room = room
         self.protocolVersion = protocolVersion
@@ -121,6 +132,7 @@ public struct JoinedSnapshot: Sendable, Equatable {
         self.chat = chat
         self.roles = roles
         self.resumed = resumed
+        self.tokenRole = tokenRole
         self.listed = listed
     }
 }
@@ -192,16 +204,22 @@ public enum WireEvent: Sendable, Equatable {
     /// Several departures announced at once, in order, numbered as in `peersJoined`. The server sends it when
     /// people leave faster than it announces them one by one (a crowd timing out together).
     case peersLeft([Departure])
-    case roleChanged(peer: PeerID, role: RoleName, by: PeerID)
+    /// `stepUp` is the role the peer may take back themself afterwards, when there is one.
+    case roleChanged(peer: PeerID, role: RoleName, by: PeerID, stepUp: RoleName?)
     case handRaised(peer: PeerID, at: Timestamp)
     case handLowered(peer: PeerID, by: PeerID)
     case muteChanged(peer: PeerID, muted: Bool, by: PeerID)
     /// Current audio levels, 0–100, of the peers whose level changed.
     case speakers(levels: [SpeakerLevel])
     case chat(ChatMessage)
-    case invited(peer: PeerID, by: PeerID)
-    /// Sent to the inviter only.
+    /// Sent to everyone: the invitee answers it; the inviter and the moderators see it pending.
+    case invited(peer: PeerID, by: PeerID, at: Timestamp)
+    /// Sent to everyone: `peer` declined.
     case inviteDeclined(peer: PeerID, by: PeerID)
+    /// Sent to everyone: `by` took back `peer`'s invitation.
+    case inviteWithdrawn(peer: PeerID, by: PeerID)
+    /// Sent to everyone: `peer`'s invitation lapsed unanswered (after `RoomAuthority.invitationLifetime`).
+    case inviteExpired(peer: PeerID)
     /// Sent to the muted peer only, so its client turns the microphone off.
     case askedToMute(peer: PeerID, by: PeerID)
     /// Sent to everyone; the removed peer's connection is closed right after.
@@ -231,6 +249,8 @@ public enum WireEvent: Sendable, Equatable {
         case .chat: "chat"
         case .invited: "invited"
         case .inviteDeclined: "invite_declined"
+        case .inviteWithdrawn: "invite_withdrawn"
+        case .inviteExpired: "invite_expired"
         case .askedToMute: "asked_to_mute"
         case .removed: "removed"
         case .roomEnded: "room_ended"

@@ -19,7 +19,7 @@ extension ServerMessage {
             }
         }
         switch event {
-        case .peersJoined(let peers): return numbered(peers.map { .peerJoined($0.peer) })
+        case .peersJoined(let peers): return numbered(peers.map { .peerJoined($0.peer, invitation: $0.invitation) })
         case .peersLeft(let departures): return numbered(departures.map { .peerLeft($0.peer) })
         default: break
         }
@@ -27,31 +27,40 @@ extension ServerMessage {
         return [.server(event, seq: UInt64(max(0, seq ?? 0)))]
     }
 
-    /// RoomCore's event for this message, or nil when it is not for this client's store (an invitation to
-    /// someone else, a `peers_joined` or `peers_left`, which `roomActions` splits). An invite link becomes the
+    /// RoomCore's event for this message, or nil when it is not for this client's store (a `peers_joined` or
+    /// `peers_left`, which `roomActions` splits). An invite link becomes the
     /// whole link on the server the client reached (`linkBase`); without one the client cannot show it, and it is
     /// skipped.
     public func roomEvent(selfID: PeerID?, linkBase: ServerAddress? = nil) -> ServerEvent? {
         switch event {
         case .joined(let snapshot):
             let me = snapshot.peers.first { $0.peer.id == snapshot.selfID }
+            var invitations: [PeerID: Invitation] = [:]
+            for announced in snapshot.peers {
+                if let invitation = announced.invitation, Self.actor(invitation.by) != nil {
+                    invitations[announced.peer.id] = invitation
+                }
+            }
             return .joined(
                 RoomSnapshot(
                     roomID: snapshot.room, topic: snapshot.topic, selfID: snapshot.selfID,
                     peers: snapshot.peers.map(\.peer), recentChat: snapshot.chat, ended: false,
-                    seq: UInt64(max(0, seq ?? 0)), invitedBy: me?.invitedBy.flatMap(Self.actor),
-                    listed: snapshot.listed))
-        case .peerJoined(let announced): return .peerJoined(announced.peer)
+                    seq: UInt64(max(0, seq ?? 0)), invitations: invitations, stepUp: me?.stepUp,
+                    tokenRole: snapshot.tokenRole, listed: snapshot.listed))
+        case .peerJoined(let announced): return .peerJoined(announced.peer, invitation: announced.invitation)
         case .peersJoined, .peersLeft: return nil
         case .peerLeft(let id, _): return .peerLeft(id)
-        case .roleChanged(let id, let role, let by): return .roleChanged(id, to: role, by: Self.actor(by))
+        case .roleChanged(let id, let role, let by, let stepUp):
+            return .roleChanged(id, to: role, by: Self.actor(by), stepUp: stepUp)
         case .handRaised(let id, let at): return .handRaised(id, at: at)
         case .handLowered(let id, let by): return .handLowered(id, by: Self.actor(by))
         case .muteChanged(let id, let muted, let by): return .muteChanged(id, muted: muted, by: Self.actor(by))
         case .speakers(let levels): return .speakers(levels)
         case .chat(let message): return .chat(message)
-        case .invited(let id, let by): return id == selfID ? .invitedToSpeak(by: by) : nil
+        case .invited(let id, let by, let at): return .invited(id, by: by, at: at)
         case .inviteDeclined(let id, _): return .inviteDeclined(id)
+        case .inviteWithdrawn(let id, let by): return .inviteWithdrawn(id, by: Self.actor(by))
+        case .inviteExpired(let id): return .inviteExpired(id)
         case .askedToMute(_, let by): return .askedToMute(by: by)
         case .removed(let id, let by, let reason): return .removed(id, reason: reason, by: Self.actor(by))
         case .roomEnded(_, let reason): return .roomEnded(reason: reason)

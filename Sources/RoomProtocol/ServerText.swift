@@ -114,13 +114,16 @@ extension WireEvent {
             snapshot.topic = ServerText.line(snapshot.topic, maxCharacters: ControlLimits.maxTopicCharacters)
             snapshot.chat = snapshot.chat.map(\.sanitized)
             snapshot.roles = snapshot.roles.sanitized
+            snapshot.tokenRole = snapshot.tokenRole.map(ServerText.role)
             return .joined(snapshot)
         case .peerJoined(let peer): return .peerJoined(peer.sanitized)
         case .peersJoined(let peers): return .peersJoined(peers.map(\.sanitized))
         case .peerLeft(let peer, let reason): return .peerLeft(peer: id(peer), reason: reason)
         case .peersLeft(let departures): return .peersLeft(departures.map { Departure(id($0.peer), $0.reason) })
-        case .roleChanged(let peer, let role, let by):
-            return .roleChanged(peer: id(peer), role: ServerText.role(role), by: ServerText.actor(by))
+        case .roleChanged(let peer, let role, let by, let stepUp):
+            return .roleChanged(
+                peer: id(peer), role: ServerText.role(role), by: ServerText.actor(by),
+                stepUp: stepUp.map(ServerText.role))
         case .handRaised(let peer, let at): return .handRaised(peer: id(peer), at: at)
         case .handLowered(let peer, let by): return .handLowered(peer: id(peer), by: ServerText.actor(by))
         case .muteChanged(let peer, let muted, let by):
@@ -128,7 +131,9 @@ extension WireEvent {
         case .speakers(let levels):
             return .speakers(levels: levels.map { SpeakerLevel(peer: id($0.peer), level: $0.level) })
         case .chat(let chat): return .chat(chat.sanitized)
-        case .invited(let peer, let by): return .invited(peer: id(peer), by: ServerText.actor(by))
+        case .invited(let peer, let by, let at): return .invited(peer: id(peer), by: ServerText.actor(by), at: at)
+        case .inviteWithdrawn(let peer, let by): return .inviteWithdrawn(peer: id(peer), by: ServerText.actor(by))
+        case .inviteExpired(let peer): return .inviteExpired(peer: id(peer))
         case .inviteDeclined(let peer, let by): return .inviteDeclined(peer: id(peer), by: ServerText.actor(by))
         case .askedToMute(let peer, let by): return .askedToMute(peer: id(peer), by: ServerText.actor(by))
         case .removed(let peer, let by, let reason):
@@ -168,9 +173,11 @@ extension WireEvent {
 }
 
 extension AnnouncedPeer {
-    /// The peer cleaned (`Peer.sanitized`) and its inviter's identity cleaned.
+    /// The peer cleaned (`Peer.sanitized`), its inviter's identity and the role it may step back up to cleaned.
     public var sanitized: AnnouncedPeer {
-        AnnouncedPeer(peer.sanitized, invitedBy: invitedBy.map(ServerText.peer))
+        AnnouncedPeer(
+            peer.sanitized, invitation: invitation.map { Invitation(by: ServerText.peer($0.by), at: $0.at) },
+            stepUp: stepUp.map(ServerText.role))
     }
 }
 

@@ -169,10 +169,19 @@ public enum WebSocketHandshake {
     public static let defaultMaxHeadSize = 8 * 1024
 
     /// The length of the head (through the blank line) at the start of `bytes`, or nil when it is not complete.
-    /// Throws 431 when no complete head fits in `maxHeadSize`.
+    /// Throws 431 when no complete head fits in `maxHeadSize`, and 400 at once when the first byte cannot start
+    /// an HTTP message (a TLS handshake to a plain server, say), so such a peer is answered without waiting for a
+    /// head that never comes.
     public static func headLength(
         in bytes: [UInt8], maxHeadSize: Int = defaultMaxHeadSize
     ) throws(WebSocketHandshakeError) -> Int? {
+        if let first = bytes.first, !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first) {
+            throw WebSocketHandshakeError(
+                status: 400,
+                first == 0x16
+                    ? "a TLS handshake arrived, but this address speaks plain HTTP: use ws://, not wss://"
+                    : "not an HTTP message")
+        }
         let limit = min(bytes.count, maxHeadSize)
         var index = 3
         while index < limit {

@@ -18,6 +18,8 @@ struct ClusterInput: Sendable, Equatable, Codable {
         case levels
         /// `node` is gone (its registration expired, or a new incarnation replaced it): its peers leave.
         case nodeGone = "node_gone"
+        /// The owner's clock passed a pending invitation's lifetime: the invitations due by `now` lapse.
+        case expireInvitations = "expire_invitations"
     }
 
     struct Departed: Sendable, Equatable, Codable {
@@ -96,6 +98,10 @@ struct ClusterInput: Sendable, Equatable, Codable {
 
     static func nodeGone(_ node: String, now: Timestamp) -> ClusterInput {
         ClusterInput(kind: .nodeGone, node: node, now: now)
+    }
+
+    static func expireInvitations(node: String, now: Timestamp) -> ClusterInput {
+        ClusterInput(kind: .expireInvitations, node: node, now: now)
     }
 
     func encoded() -> [UInt8] {
@@ -201,6 +207,8 @@ struct ReplicatedRoom: Sendable {
             var levels: [PeerID: Int] = [:]
             for level in input.levels ?? [] { levels[level.peer] = level.level }
             return .outcome(authority.updateLevels(levels))
+        case .expireInvitations:
+            return .outcome(authority.expireInvitations(now: input.now))
         }
     }
 

@@ -17,6 +17,8 @@ protocol RoomPaths: AnyObject {
         -> ServerMessage?
     func leave(_ peer: PeerID, reason: LeaveReason, from roomName: String)
     func updateLevels(_ levels: [PeerID: Int], in roomName: String)
+    /// Lets the pending invitations whose lifetime ended by `now` lapse, in every room with one due.
+    func expireInvitations(now: Timestamp)
 }
 
 extension LocalRooms: RoomPaths {}
@@ -95,6 +97,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var local: [PeerID: UInt64] = [:]
         var departures: [Departure] = []
         var departureTimer = false
+        /// Whether the owner has queued an `expireInvitations` input not yet written.
+        var expiryQueued = false
     }
 
     private var rooms: [String: Room] = [:]
@@ -171,6 +175,19 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         send(.levels(node: nodeName, mine, now: currentTimestamp()), in: roomName)
     }
 
+    /// Only the owner lets invitations lapse, with an input carrying its clock, so that every copy lapses the
+    /// same ones at the same point of the stream.
+    func expireInvitations(now: Timestamp) {
+        for (roomName, room) in rooms {
+            guard case .owner = room.phase, room.ready, !room.expiryQueued,
+                let due = room.copy?.authority.nextInvitationExpiry, due <= now
+            else { continue }
+            room.expiryQueued = true
+            room.queue.append(Pending(input: .expireInvitations(node: nodeName, now: now), cursor: nil))
+            drain(roomName)
+        }
+    }
+
     /// Sends this node's departures gathered so far as one input, each with its connection's number.
     private func flushDepartures(in roomName: String) {
         guard let room = rooms[roomName], !room.departures.isEmpty else { return }
@@ -237,7 +254,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             publish(notice, in: roomName)
         case .leave:
             loop?.schedule(after: .milliseconds(500)) { [self] in send(input, in: roomName) }
-        case .levels, .nodeGone:
+        case .levels, .nodeGone, .expireInvitations:
             break
         }
     }
@@ -279,6 +296,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     ) {
         guard let room = rooms[roomName] else { return }
         room.appending = false
+        if pending.input.kind == .expireInvitations { room.expiryQueued = false }
         switch result {
         case .success(.appended), .success(.duplicate):
             guard room.generation == generation, case .owner = room.phase else {
@@ -300,7 +318,9 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             // Another node owns the room, or this one's view is behind Redis: the input is not written. This
             // node's own input goes to whoever owns the room now; another node's stays in the request stream
             // for the new owner.
-            if pending.cursor == nil { room.waiting.insert(pending.input, at: 0) }
+            if pending.cursor == nil, pending.input.kind != .expireInvitations {
+                room.waiting.insert(pending.input, at: 0)
+            }
             if case .success(.gap) = result, case .owner(let token) = room.phase {
                 becomeOwner(roomName, token: token, reseed: false)
             } else {
@@ -655,8 +675,10 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var mine: [ClusterInput] = []
         while !room.queue.isEmpty {
             let pending = room.queue.removeFirst()
-            if pending.cursor == nil { mine.append(pending.input) }
+            // Letting invitations lapse is the owner's to decide, from its own clock.
+            if pending.cursor == nil, pending.input.kind != .expireInvitations { mine.append(pending.input) }
         }
+        room.expiryQueued = false
         room.waiting = mine + room.waiting
         becomeReplica(roomName)
     }

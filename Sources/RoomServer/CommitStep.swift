@@ -38,11 +38,14 @@ struct SavedRoom: Sendable, Equatable {
     /// Peers who left less than the reconnect grace ago (or were in the room when the server stopped), with
     /// their roles.
     var departed: [PeerID: (role: RoleName, at: Timestamp)] = [:]
+    /// The invitations to speak still pending, by invitee.
+    var invitations: [PeerID: Invitation] = [:]
     /// Whether the room shows in the lobby (its host decides; every room does until unlisted).
     var listed = true
 
     static func == (lhs: SavedRoom, rhs: SavedRoom) -> Bool {
-        lhs.topic == rhs.topic && lhs.ended == rhs.ended && lhs.chat == rhs.chat && lhs.listed == rhs.listed
+        lhs.topic == rhs.topic && lhs.ended == rhs.ended && lhs.chat == rhs.chat && lhs.invitations == rhs.invitations
+            && lhs.listed == rhs.listed
             && lhs.departed.mapValues(\.role) == rhs.departed.mapValues(\.role)
             && lhs.departed.mapValues(\.at) == rhs.departed.mapValues(\.at)
     }

@@ -111,7 +111,8 @@ final class LocalRooms: @unchecked Sendable {
                 // older ones).
                 rooms[roomName] = RoomAuthority(
                     name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: ticket.now * 1000,
-                    chat: saved.chat, departed: saved.departed, maxPeers: maxPeers, listed: saved.listed)
+                    chat: saved.chat, departed: saved.departed, invitations: saved.invitations, maxPeers: maxPeers,
+                    listed: saved.listed)
                 log.info("room \(roomName) loaded\(saved.ended ? " (ended)" : "")")
                 for waiter in waiting { decideJoin(waiter, in: roomName) }
             case .failure(let error):
@@ -187,6 +188,16 @@ final class LocalRooms: @unchecked Sendable {
         let outcome = room.updateLevels(levels)
         rooms[roomName] = room
         submit(outcome, in: roomName) { [self] _ in publish(outcome, in: roomName) }
+    }
+
+    /// Lets the invitations that waited their lifetime lapse, in every room that has one due.
+    func expireInvitations(now: Timestamp) {
+        for (name, room) in rooms where (room.nextInvitationExpiry ?? .max) <= now {
+            var room = room
+            let outcome = room.expireInvitations(now: now)
+            rooms[name] = room
+            submit(outcome, in: name) { [self] _ in publish(outcome, in: name) }
+        }
     }
 
     /// Decides the room's gathered departures together, before anything else is decided in it, so the room

@@ -55,6 +55,10 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                 for role in stored.roles {
                     saved.departed[PeerID(role.identity)] = (RoleName(role.role), role.at)
                 }
+                for invitation in stored.invitations {
+                    saved.invitations[PeerID(invitation.invitee)] = Invitation(
+                        by: PeerID(invitation.inviter), at: invitation.at)
+                }
                 result = .success(saved)
             } catch {
                 result = .failure(RoomLoadError(problem: error.description))
@@ -114,6 +118,10 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
             return .holdRole(room: room, identity: id.rawValue, role: role.rawValue, at: at)
         case .roleForgotten(let id):
             return .forgetRole(room: room, identity: id.rawValue)
+        case .invited(let invitee, let inviter, let at):
+            return .invite(room: room, invitee: invitee.rawValue, inviter: inviter.rawValue, at: at)
+        case .invitationEnded(let invitee):
+            return .endInvitation(room: room, invitee: invitee.rawValue)
         case .listed(let listed): return .setListed(room: room, listed: listed, at: currentTimestamp())
         }
     }

@@ -77,6 +77,10 @@ public enum StoreChange: Sendable, Equatable {
     case roleHeld(PeerID, role: RoleName, at: Timestamp)
     /// A removed peer's role is forgotten: it does not come back with it.
     case roleForgotten(PeerID)
+    /// An invitation to speak is pending (sent, or given back to an invitee who returned).
+    case invited(PeerID, by: PeerID, at: Timestamp)
+    /// The invitee's invitation is answered, withdrawn or lapsed.
+    case invitationEnded(PeerID)
     /// The host listed the room in the lobby, or took it out.
     case listed(Bool)
 }
@@ -141,6 +145,8 @@ public enum JoinResult: Sendable, Equatable {
 public struct RoomAuthority: Sendable {
     /// How long a departed peer's role is kept for a reconnect.
     public static let reconnectGrace: Timestamp = 60_000
+    /// How long an invitation to speak waits for an answer before it lapses.
+    public static let invitationLifetime: Timestamp = Invitation.lifetime
     /// The default most peers in one room.
     public static let defaultMaxPeers = 10_000
 
@@ -152,10 +158,13 @@ public struct RoomAuthority: Sendable {
     /// The last sequence number given to an event.
     public internal(set) var seq: Int64
     public internal(set) var peers: [PeerID: Peer] = [:]
-    /// Who invited each peer with a pending invitation.
-    public internal(set) var invitations: [PeerID: PeerID] = [:]
-    /// Pending invitations of peers whose connection dropped, given back if they return within the grace.
-    var heldInvitations: [PeerID: PeerID] = [:]
+    /// The pending invitations to speak, by invitee: who sent each and when.
+    public internal(set) var invitations: [PeerID: Invitation] = [:]
+    /// Pending invitations of peers whose connection dropped, given back if they return before they lapse.
+    public internal(set) var heldInvitations: [PeerID: Invitation] = [:]
+    /// Peers whose role someone else lowered (kept while they are away, like their role): they may not step
+    /// back up themselves until someone raises them again.
+    var loweredByOthers: Set<PeerID> = []
     /// The last chat messages, oldest first.
     public internal(set) var chat: [ChatMessage]
     /// Identities removed since the room was last opened.
@@ -173,8 +182,9 @@ public struct RoomAuthority: Sendable {
     /// The listing lobby watchers were last told of; nil while the room is not in the list.
     var reportedListing: RoomListing?
     /// The role each peer's token gave when it joined, kept while the peer is here or its role is kept for a
-    /// return: a new connection with a lesser token must not keep what the greater one gave.
-    private var tokenRoles: [PeerID: RoleName] = [:]
+    /// return: a new connection with a lesser token must not keep what the greater one gave. It is also the most
+    /// a present peer may take back itself after stepping down.
+    var tokenRoles: [PeerID: RoleName] = [:]
     /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
     /// costs time linear in its size.
     var departedPruneThreshold = 1024
@@ -183,8 +193,8 @@ public struct RoomAuthority: Sendable {
     public init(
         name: String, roles: RoleTable, topic: String = "", ended: Bool = false, seq: Int64 = 0,
         chat: [ChatMessage] = [],
-        departed: [PeerID: (role: RoleName, at: Timestamp)] = [:], maxPeers: Int = RoomAuthority.defaultMaxPeers,
-        listed: Bool = true
+        departed: [PeerID: (role: RoleName, at: Timestamp)] = [:], invitations: [PeerID: Invitation] = [:],
+        maxPeers: Int = RoomAuthority.defaultMaxPeers, listed: Bool = true
     ) {
         self.name = name
         self.roles = roles
@@ -193,6 +203,8 @@ public struct RoomAuthority: Sendable {
         self.seq = seq
         self.chat = Array(chat.suffix(ControlLimits.chatHistory))
         self.departed = departed
+        // Nobody is in a room just loaded: its invitations wait for their invitees to come back.
+        self.heldInvitations = invitations
         self.maxPeers = maxPeers
         self.listed = listed
     }
@@ -232,7 +244,7 @@ public struct RoomAuthority: Sendable {
                 // Told to the others only: the new connection learns its role from its snapshot.
                 present.role = kept
                 outcome.deliveries.append(
-                    Delivery(to: .everyoneExcept(id), next(.roleChanged(peer: id, role: kept, by: id))))
+                    Delivery(to: .everyoneExcept(id), next(.roleChanged(peer: id, role: kept, by: id, stepUp: nil))))
                 if !present.muted && !roles.can(kept, .publishAudio) {
                     present.muted = true
                     outcome.deliveries.append(
@@ -245,6 +257,7 @@ public struct RoomAuthority: Sendable {
             return .joined(snapshot: snapshot(for: present.id, resumed: true), outcome: outcome, replaced: true)
         }
         if removedIdentities.contains(id) { return .refused(.removed) }
+        let invitationsBefore = standingInvitations
         var outcome = Outcome()
         if ended {
             guard roles.can(tokenRole, .endRoom) else { return .refused(.roomEnded) }
@@ -262,6 +275,8 @@ public struct RoomAuthority: Sendable {
             role = roleKept(previous.role, previousToken: tokenRoles[id], newToken: tokenRole)
             resumed = true
         }
+        // Someone else's demotion is kept while the role is; a fresh start from the token forgets it.
+        if !resumed { loweredByOthers.remove(id) }
         tokenRoles[id] = tokenRole
         if resumed, role != tokenRole { outcome.changes.append(.roleHeld(id, role: role, at: now)) }
         let sanitized = DisplayName.sanitize(rawName)
@@ -269,14 +284,16 @@ public struct RoomAuthority: Sendable {
             id: id, name: sanitized.isEmpty ? id.rawValue : sanitized, role: role, muted: true, joinedAt: now)
         peers[id] = peer
         order.append(id)
-        // Back from a dropped connection in time: the invitation still stands if its sender is still here.
-        if let inviter = heldInvitations.removeValue(forKey: id), resumed, peers[inviter] != nil,
+        // Back from a dropped connection (or a restart of the server) before the invitation lapsed: it still
+        // stands (it is the room's, so its sender need not be here).
+        if let held = heldInvitations.removeValue(forKey: id), now - held.at < Self.invitationLifetime,
             !roles.isOnStage(role)
         {
-            invitations[id] = inviter
+            invitations[id] = held
         }
         outcome.gates.append(gate(id))
         outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(announced(peer)))))
+        outcome.changes += invitationChanges(since: invitationsBefore)
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
     }
 
@@ -307,6 +324,7 @@ public struct RoomAuthority: Sendable {
     }
 
     mutating func depart(_ departures: [Departure], now: Timestamp) -> Outcome {
+        let invitationsBefore = standingInvitations
         var outcome = Outcome()
         var gone: [Departure] = []
         for departure in departures {
@@ -332,6 +350,7 @@ public struct RoomAuthority: Sendable {
             outcome.deliveries.append(Delivery(to: .everyone, ServerMessage(.peersLeft(gone), seq: seq)))
         }
         pruneDeparted(now: now)
+        outcome.changes += invitationChanges(since: invitationsBefore)
         return outcome
     }
 
@@ -339,6 +358,7 @@ public struct RoomAuthority: Sendable {
         guard departed.count > departedPruneThreshold else { return }
         departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
         heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
+        loweredByOthers = loweredByOthers.filter { peers[$0] != nil || departed[$0] != nil }
         tokenRoles = tokenRoles.filter { peers[$0.key] != nil || departed[$0.key] != nil }
         departedPruneThreshold = max(1024, departed.count * 2)
     }
@@ -353,9 +373,11 @@ public struct RoomAuthority: Sendable {
             case .role(let to): to == role || message.from == id
             }
         }
+        var present = order.compactMap { peers[$0].map(announced) }
+        if let index = present.firstIndex(where: { $0.peer.id == id }) { present[index].stepUp = stepUpRole(of: id) }
         let snapshot = JoinedSnapshot(
-            room: name, selfID: id, peers: order.compactMap { peers[$0].map(announced) }, topic: topic,
-            chat: visible, roles: roles, resumed: resumed, listed: listed)
+            room: name, selfID: id, peers: present, topic: topic, chat: visible, roles: roles, resumed: resumed,
+            tokenRole: tokenRoles[id], listed: listed)
         return ServerMessage(.joined(snapshot), seq: seq)
     }
 
@@ -410,8 +432,20 @@ public struct RoomAuthority: Sendable {
         case .invite:
             guard let target else { return nil }
             if invitations[target.id] != nil { return (.conflict, "\(target.name) is already invited") }
+        case .withdrawInvite:
+            guard let target else { return nil }
+            if invitations[target.id] == nil { return (.conflict, "\(target.name) has no pending invitation") }
         case .acceptInvite, .declineInvite:
             if invitations[actor.id] == nil { return (.conflict, "you have no pending invitation") }
+        case .setRole(let id, let role) where id == actor.id && roles.rank(of: role) < roles.rank(of: actor.role):
+            // Stepping back up: only to a role the token gives, and not after someone else lowered you.
+            if loweredByOthers.contains(actor.id) {
+                return (.forbidden, "someone else moved you down; a host or moderator can bring you back")
+            }
+            guard let limit = stepUpRole(of: actor.id), roles.rank(of: role) >= roles.rank(of: limit) else {
+                let token = tokenRoles[actor.id].map { " (\($0))" } ?? ""
+                return (.forbidden, "you cannot raise your own role above your token's\(token)")
+            }
         case .mutePeer:
             guard let target else { return nil }
             if target.muted { return (.conflict, "\(target.name) is already muted") }
@@ -432,6 +466,16 @@ public struct RoomAuthority: Sendable {
     mutating func act(
         _ request: ClientRequest, actor: Peer, target: Peer?, id requestID: RequestID?, now: Timestamp
     ) -> Outcome {
+        let invitationsBefore = standingInvitations
+        var outcome = perform(request, actor: actor, target: target, id: requestID, now: now)
+        outcome.changes += invitationChanges(since: invitationsBefore)
+        return outcome
+    }
+
+    /// What a checked request does to the room (`act` adds the store's view of its invitations).
+    private mutating func perform(
+        _ request: ClientRequest, actor: Peer, target: Peer?, id requestID: RequestID?, now: Timestamp
+    ) -> Outcome {
         var outcome = Outcome()
         let actorID = actor.id
         func audit(_ target: PeerID? = nil, _ detail: String = "") {
@@ -446,20 +490,30 @@ public struct RoomAuthority: Sendable {
             peers[actorID]?.handRaisedAt = nil
             broadcast(.handLowered(peer: actorID, by: actorID), into: &outcome)
         case .invite(let targetID):
-            invitations[targetID] = actorID
-            broadcast(.invited(peer: targetID, by: actorID), into: &outcome)
+            invitations[targetID] = Invitation(by: actorID, at: now)
+            broadcast(.invited(peer: targetID, by: actorID, at: now), into: &outcome)
+            audit(targetID)
+        case .withdrawInvite(let targetID):
+            invitations[targetID] = nil
+            broadcast(.inviteWithdrawn(peer: targetID, by: actorID), into: &outcome)
             audit(targetID)
         case .acceptInvite:
             let inviter = invitations.removeValue(forKey: actorID)
             changeRole(of: actorID, to: speakerRole, by: actorID, now: now, into: &outcome)
-            audit(actorID, inviter.map { "invited by \($0)" } ?? "")
+            audit(actorID, inviter.map { "invited by \($0.by)" } ?? "")
         case .declineInvite:
-            if let inviter = invitations.removeValue(forKey: actorID), peers[inviter] != nil {
-                outcome.deliveries.append(
-                    Delivery(to: .peer(inviter), next(.inviteDeclined(peer: actorID, by: actorID))))
-            }
-            audit(actorID)
+            let inviter = invitations.removeValue(forKey: actorID)
+            broadcast(.inviteDeclined(peer: actorID, by: actorID), into: &outcome)
+            audit(actorID, inviter.map { "invited by \($0.by)" } ?? "")
         case .setRole(let targetID, let role):
+            if targetID != actorID, let old = target?.role {
+                // A demotion by someone else is kept; a promotion by someone else lifts it.
+                if roles.rank(of: role) > roles.rank(of: old) {
+                    loweredByOthers.insert(targetID)
+                } else {
+                    loweredByOthers.remove(targetID)
+                }
+            }
             changeRole(of: targetID, to: role, by: actorID, now: now, into: &outcome)
             audit(targetID, role.rawValue)
         case .stepDown:
@@ -504,6 +558,8 @@ public struct RoomAuthority: Sendable {
             order = []
             invitations = [:]
             heldInvitations = [:]
+            tokenRoles = [:]
+            loweredByOthers = []
             outcome.changes.append(.ended(reason: reason))
             audit(nil, reason)
         case .chat(let text, let audience):
@@ -540,19 +596,20 @@ public struct RoomAuthority: Sendable {
         return outcome
     }
 
-    /// Moves a peer to a role: its hand goes down and its invitation lapses; it arrives muted. The role is
-    /// recorded, so that a return after a crash of the server finds it.
+    /// Moves a peer to a role: its hand goes down (when it comes on stage) and its invitation is answered; it
+    /// arrives muted. The role is recorded, so that a return after a crash of the server finds it.
     mutating func changeRole(
         of id: PeerID, to role: RoleName, by actor: PeerID, now: Timestamp, into outcome: inout Outcome
     ) {
         guard var peer = peers[id] else { return }
-        if peer.handRaisedAt != nil, roles.isOnStage(role) {
-            peer.handRaisedAt = nil
-            broadcast(.handLowered(peer: id, by: actor), into: &outcome)
-        }
-        if actor != id { invitations[id] = nil }
+        let lowersHand = peer.handRaisedAt != nil && roles.isOnStage(role)
+        if lowersHand { peer.handRaisedAt = nil }
+        invitations[id] = nil
         peer.role = role
-        broadcast(.roleChanged(peer: id, role: role, by: actor), into: &outcome)
+        peers[id] = peer
+        broadcast(.roleChanged(peer: id, role: role, by: actor, stepUp: stepUpRole(of: id)), into: &outcome)
+        // After the role change, which lowers the hand already for a client: one move, one line.
+        if lowersHand { broadcast(.handLowered(peer: id, by: actor), into: &outcome) }
         if !peer.muted {
             peer.muted = true
             broadcast(.muteChanged(peer: id, muted: true, by: actor), into: &outcome)
@@ -560,6 +617,60 @@ public struct RoomAuthority: Sendable {
         peers[id] = peer
         outcome.gates.append(gate(id))
         outcome.changes.append(.roleHeld(id, role: role, at: now))
+    }
+
+    /// The role a peer may take back itself: its token's, when it stands below it now and nobody else lowered
+    /// it there.
+    public func stepUpRole(of id: PeerID) -> RoleName? {
+        guard let peer = peers[id], let token = tokenRoles[id], roles.contains(token), !loweredByOthers.contains(id),
+            roles.rank(of: token) < roles.rank(of: peer.role)
+        else { return nil }
+        return token
+    }
+
+    // MARK: Invitations
+
+    /// Lets invitations older than `invitationLifetime` lapse: each is announced with `invite_expired` (and
+    /// audited, with its sender as the actor). Held invitations of absent peers lapse silently.
+    public mutating func expireInvitations(now: Timestamp) -> Outcome {
+        let invitationsBefore = standingInvitations
+        var outcome = Outcome()
+        let lapsed = invitations.filter { now - $0.value.at >= Self.invitationLifetime }
+            .sorted { ($0.value.at, $0.key) < ($1.value.at, $1.key) }
+        for (invitee, invitation) in lapsed {
+            invitations[invitee] = nil
+            broadcast(.inviteExpired(peer: invitee), into: &outcome)
+            outcome.changes.append(
+                .audit(AuditEntry(at: now, actor: invitation.by, action: "invite_expired", target: invitee)))
+        }
+        heldInvitations = heldInvitations.filter { now - $0.value.at < Self.invitationLifetime }
+        outcome.changes += invitationChanges(since: invitationsBefore)
+        return outcome
+    }
+
+    /// Every invitation still standing: those of present peers and those held for peers who dropped.
+    var standingInvitations: [PeerID: Invitation] {
+        heldInvitations.merging(invitations) { _, present in present }
+    }
+
+    /// The store's changes that bring its invitations from `before` to those standing now, in invitee order.
+    func invitationChanges(since before: [PeerID: Invitation]) -> [StoreChange] {
+        let standing = standingInvitations
+        guard standing != before else { return [] }
+        var changes: [StoreChange] = []
+        for (invitee, invitation) in standing.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        where before[invitee] != invitation {
+            changes.append(.invited(invitee, by: invitation.by, at: invitation.at))
+        }
+        for invitee in before.keys.sorted(by: { $0.rawValue < $1.rawValue }) where standing[invitee] == nil {
+            changes.append(.invitationEnded(invitee))
+        }
+        return changes
+    }
+
+    /// When the next pending invitation lapses, if any.
+    public var nextInvitationExpiry: Timestamp? {
+        invitations.values.map { $0.at + Self.invitationLifetime }.min()
     }
 
     // MARK: Audio levels
@@ -600,7 +711,7 @@ public struct RoomAuthority: Sendable {
 
     /// A peer as snapshots and joins announce it, with its pending invitation.
     func announced(_ peer: Peer) -> AnnouncedPeer {
-        AnnouncedPeer(peer, invitedBy: invitations[peer.id])
+        AnnouncedPeer(peer, invitation: invitations[peer.id])
     }
 
     /// Whether a peer may be heard now: its role may publish and it is not muted. Unknown peers may not.

@@ -15,6 +15,13 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     struct Invitation: Sendable, Equatable, Codable {
         var peer: PeerID
         var by: PeerID
+        /// When it was sent, on the owner's clock: it lapses `RoomAuthority.invitationLifetime` later.
+        var at: Timestamp
+    }
+
+    struct TokenRole: Sendable, Equatable, Codable {
+        var peer: PeerID
+        var role: RoleName
     }
 
     var topic: String
@@ -24,6 +31,11 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     var peers: [Peer]
     var invitations: [Invitation]
     var heldInvitations: [Invitation]
+    /// Peers whose role someone else lowered: they may not step back up by themselves.
+    var loweredByOthers: [PeerID]
+    /// The role each present or recently departed peer's token gave: the most it keeps, and what it may step
+    /// back up to.
+    var tokenRoles: [TokenRole]
     var chat: [ChatMessage]
     var removed: [PeerID]
     var departed: [Departed]
@@ -47,7 +59,8 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
 
     init(
         topic: String, ended: Bool, seq: Int64, peers: [Peer], invitations: [Invitation],
-        heldInvitations: [Invitation], chat: [ChatMessage], removed: [PeerID], departed: [Departed],
+        heldInvitations: [Invitation], loweredByOthers: [PeerID], tokenRoles: [TokenRole], chat: [ChatMessage],
+        removed: [PeerID], departed: [Departed],
         departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?
     ) {
         self.topic = topic
@@ -56,6 +69,8 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         self.peers = peers
         self.invitations = invitations
         self.heldInvitations = heldInvitations
+        self.loweredByOthers = loweredByOthers
+        self.tokenRoles = tokenRoles
         self.chat = chat
         self.removed = removed
         self.departed = departed
@@ -70,8 +85,14 @@ extension RoomAuthority {
     public var checkpoint: RoomCheckpoint {
         RoomCheckpoint(
             topic: topic, ended: ended, seq: seq, peers: order.compactMap { peers[$0] },
-            invitations: invitations.sorted { $0.key < $1.key }.map { .init(peer: $0.key, by: $0.value) },
-            heldInvitations: heldInvitations.sorted { $0.key < $1.key }.map { .init(peer: $0.key, by: $0.value) },
+            invitations: invitations.sorted { $0.key < $1.key }.map {
+                .init(peer: $0.key, by: $0.value.by, at: $0.value.at)
+            },
+            heldInvitations: heldInvitations.sorted { $0.key < $1.key }.map {
+                .init(peer: $0.key, by: $0.value.by, at: $0.value.at)
+            },
+            loweredByOthers: loweredByOthers.sorted(),
+            tokenRoles: tokenRoles.sorted { $0.key < $1.key }.map { .init(peer: $0.key, role: $0.value) },
             chat: chat, removed: removedIdentities.sorted(),
             departed: departed.sorted { $0.key < $1.key }.map {
                 .init(peer: $0.key, role: $0.value.role, at: $0.value.at)
@@ -89,8 +110,14 @@ extension RoomAuthority {
             peers[peer.id] = peer
             order.append(peer.id)
         }
-        for invitation in checkpoint.invitations { invitations[invitation.peer] = invitation.by }
-        for invitation in checkpoint.heldInvitations { heldInvitations[invitation.peer] = invitation.by }
+        for invitation in checkpoint.invitations {
+            invitations[invitation.peer] = RoomCore.Invitation(by: invitation.by, at: invitation.at)
+        }
+        for invitation in checkpoint.heldInvitations {
+            heldInvitations[invitation.peer] = RoomCore.Invitation(by: invitation.by, at: invitation.at)
+        }
+        loweredByOthers = Set(checkpoint.loweredByOthers)
+        for entry in checkpoint.tokenRoles { tokenRoles[entry.peer] = entry.role }
         removedIdentities = Set(checkpoint.removed)
         for entry in checkpoint.departed { departed[entry.peer] = (entry.role, entry.at) }
         departedPruneThreshold = checkpoint.departedPruneThreshold

@@ -54,7 +54,7 @@ extension RoomAuthority {
         for delivery in outcome.deliveries {
             switch delivery.message.event {
             case .peerJoined(let announced): touched.append(announced.peer.id)
-            case .peerLeft(let id, _), .removed(let id, _, _), .roleChanged(let id, _, _), .handRaised(let id, _),
+            case .peerLeft(let id, _), .removed(let id, _, _), .roleChanged(let id, _, _, _), .handRaised(let id, _),
                 .handLowered(let id, _):
                 touched.append(id)
             case .peersLeft(let departures): touched.append(contentsOf: departures.map(\.peer))

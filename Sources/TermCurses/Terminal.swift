@@ -102,6 +102,13 @@ public final class Terminal {
         restore()
     }
 
+    /// Whether the person's locale (`LANG`, `LC_ALL`, `LC_CTYPE`) is UTF-8; a terminal set up for another
+    /// encoding (`LANG=C`) may not show Unicode symbols, so the screen should draw ASCII there.
+    public static func localeIsUTF8() -> Bool {
+        setlocale(LC_ALL, "")
+        return clubroom_locale_is_utf8() != 0
+    }
+
     /// Gives the terminal back: ends the screen and restores the tty. Safe to call more than once.
     public func restore() {
         guard active else { return }
@@ -144,6 +151,27 @@ public final class Terminal {
         previous = CellBuffer(width: 0, height: 0)
     }
 
+    /// Rings the terminal's bell (or flashes it, as the terminal chooses).
+    public func bell() {
+        guard active else { return }
+        _ = clubroom_beep()
+    }
+
+    /// Reports the mouse wheel as `Key.wheelUp` and `.wheelDown` (other mouse buttons stay the terminal's, but
+    /// selecting text then takes Shift in most terminals, as in htop).
+    public func enableMouseWheel() {
+        guard active else { return }
+        clubroom_enable_wheel()
+    }
+
+    /// Stops the program for the shell's job control, giving the terminal back, and takes it again when the
+    /// program continues; the next `draw` repaints everything.
+    public func suspend() {
+        guard active else { return }
+        clubroom_suspend()
+        invalidate()
+    }
+
     /// Writes `runs` and refreshes the screen.
     public func flush(_ runs: [DiffRun]) {
         guard active else { return }
@@ -166,7 +194,17 @@ public final class Terminal {
         var character: wint_t = 0
         let result = clubroom_get_wch(&character)
         if result == ERR { return nil }
-        if result == KEY_CODE_YES { return Self.key(code: Int32(bitPattern: character)) }
+        if result == KEY_CODE_YES {
+            let code = Int32(bitPattern: character)
+            if code == clubroom_key_mouse() {
+                switch clubroom_read_wheel() {
+                case 1: return .wheelUp
+                case -1: return .wheelDown
+                default: return .unknown(Int(code))
+                }
+            }
+            return Self.key(code: code)
+        }
         return Self.key(character: character)
     }
 

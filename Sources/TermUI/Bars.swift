@@ -15,7 +15,7 @@ public struct HeaderBar: Sendable {
             let mark = glyphs.connection[0]
             var variants: [(String, Bool)] = []
             if let rtt { variants.append(("\(mark) connected \(rtt) ms\(dot)\(count)", false)) }
-            variants += [("\(mark) connected\(dot)\(count)", false), ("\(mark) \(count)", false), (count, false)]
+            variants += [("\(mark) connected\(dot)\(count)", false), ("\(mark) \(count)", false), (mark, false)]
             return variants
         case .connecting:
             let mark = glyphs.connection[1]
@@ -41,12 +41,13 @@ public struct HeaderBar: Sendable {
         buffer.fill(row, style: style)
         var room = " \(header.room)"
         if !header.topic.isEmpty { room += " \(glyphs.dash) \"\(header.topic)\"" }
-        // The product name is the first thing to go on a narrow screen; the room's name matters more.
+        // The product name is the first thing to go on a narrow screen; the room's name and topic matter more than
+        // the connection's details, which shrink to the mark before the topic is cut.
         let left = row.width >= 60 ? " Clubroom \(glyphs.dot)" + room : room
         let variants = rightVariants(glyphs: glyphs)
-        let minimumLeft = min(DisplayWidth.of(left), 12)
+        let wantedLeft = DisplayWidth.of(left)
         var right = variants.last ?? ("", false)
-        for variant in variants where DisplayWidth.of(variant.text) + 2 + minimumLeft <= row.width {
+        for variant in variants where DisplayWidth.of(variant.text) + 2 + wantedLeft <= row.width {
             right = variant
             break
         }
@@ -89,16 +90,22 @@ public struct StatusBar: Sendable {
         self.status = status
     }
 
-    /// The left-hand side: name, role and microphone.
+    /// The microphone's state (or, for listeners, whether the hand is up): the first thing on the line.
+    public var micState: String {
+        switch status.micMuted {
+        case .some(true): "mic muted"
+        case .some(false): "mic on"
+        case .none: status.handRaised ? "hand raised" : "listening"
+        }
+    }
+
+    /// The role as the line names it: the audience are listeners.
+    var roleWord: String { status.role == .audience ? "listener" : status.role.rawValue }
+
+    /// The left-hand side: the microphone first, then who you are; on a narrow line it is cut from the end.
     public func identity(glyphs: Glyphs) -> String {
         let dot = " \(glyphs.dot) "
-        let mic: String
-        switch status.micMuted {
-        case .some(true): mic = "mic muted"
-        case .some(false): mic = "mic on"
-        case .none: mic = status.handRaised ? "hand raised" : "listening"
-        }
-        return " you: \(status.name)\(dot)\(status.role.rawValue)\(dot)\(mic)"
+        return " \(micState)\(dot)you: \(status.name)\(dot)\(roleWord)"
     }
 
     /// Draws into the first row of `area`.
@@ -107,7 +114,14 @@ public struct StatusBar: Sendable {
         let row = area.row(0)
         let style = theme.style(.status)
         buffer.fill(row, style: style)
-        let left = identity(glyphs: theme.glyphs)
+        var left = identity(glyphs: theme.glyphs)
+        // What rang stays marked, after the microphone, until a key is pressed.
+        let dot = " \(theme.glyphs.dot) "
+        let alert = status.alert.map { "\(theme.glyphs.notice) \($0)" }
+        if let alert {
+            let mic = " \(micState)"
+            left = mic + dot + alert + String(left.dropFirst(mic.count))
+        }
         let ordered = status.hints
         // Keep the most important hints that fit beside at least a short identity, then show them in the
         // familiar order: the role's own keys first, help last.
@@ -129,6 +143,12 @@ public struct StatusBar: Sendable {
             buffer.put(
                 DisplayWidth.truncate(left, to: leftRoom, ellipsis: theme.glyphs.ellipsis), x: row.x, y: row.y,
                 style: style, clip: row)
+            if let alert {
+                let start = row.x + 1 + DisplayWidth.of(micState) + DisplayWidth.of(dot)
+                let width = min(DisplayWidth.of(alert), max(0, row.x + leftRoom - start))
+                buffer.setStyle(
+                    Rect(x: start, y: row.y, width: width, height: 1), style: theme.style(.error), patch: true)
+            }
         }
         var x = row.right - hintsWidth
         let keyStyle = style.patched(with: theme.style(.key))
@@ -139,7 +159,8 @@ public struct StatusBar: Sendable {
     }
 }
 
-/// A one-line notice or problem, drawn where the rule above the status line would be.
+/// A notice or problem, drawn where the rule above the status line would be: wrapped onto as many rows as the
+/// area has (the screen gives it two when it does not fit on one), cut with `…` beyond them.
 public struct NoticeLine: Sendable {
     /// What to say.
     public var notice: RoomScreenModel.Notice
@@ -147,15 +168,28 @@ public struct NoticeLine: Sendable {
     /// Creates a notice line.
     public init(_ notice: RoomScreenModel.Notice) { self.notice = notice }
 
-    /// Draws into the first row of `area`.
+    func text(theme: Theme) -> String { (notice.isError ? " ! " : " ") + theme.glyphs.plain(notice.text) }
+
+    /// How many rows the notice takes at `width`.
+    public func rowsNeeded(width: Int, theme: Theme) -> Int {
+        max(1, wrap(text(theme: theme), width: max(1, width - 1)).count)
+    }
+
+    /// Draws into `area`.
     public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
         guard !area.isEmpty else { return }
-        let row = area.row(0)
         let style = theme.style(notice.isError ? .error : .notice)
-        buffer.fill(row, style: style)
-        let text = (notice.isError ? " ! " : " ") + notice.text
-        buffer.put(
-            DisplayWidth.truncate(text, to: row.width, ellipsis: theme.glyphs.ellipsis), x: row.x, y: row.y,
-            style: style, clip: row)
+        buffer.fill(area, style: style)
+        let lines = wrap(text(theme: theme), width: max(1, area.width - 1))
+        for (index, line) in lines.prefix(area.height).enumerated() {
+            var shown = index == 0 ? line : "   " + line
+            if index == area.height - 1 && lines.count > area.height {
+                shown = DisplayWidth.truncate(
+                    shown + " " + theme.glyphs.ellipsis, to: area.width, ellipsis: theme.glyphs.ellipsis)
+            }
+            buffer.put(
+                DisplayWidth.truncate(shown, to: area.width, ellipsis: theme.glyphs.ellipsis), x: area.x,
+                y: area.y + index, style: style, clip: area)
+        }
     }
 }

@@ -34,6 +34,10 @@ public enum Key: Hashable, Sendable {
     case pageDown
     /// A function key, F1 is `.function(1)`.
     case function(Int)
+    /// The mouse wheel turned up (away from the person), where the terminal reports it.
+    case wheelUp
+    /// The mouse wheel turned down.
+    case wheelDown
     /// The terminal changed size.
     case resize
     /// A key the adapter could not name.

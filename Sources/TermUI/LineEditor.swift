@@ -12,8 +12,8 @@ public enum LineEditorOutcome: Hashable, Sendable {
 
 /// A single-line editor for the `/` and `:` command line, with history. Pure: keys in, text and cursor out.
 public struct LineEditor: Hashable, Sendable {
-    /// The character that opened the line and is shown before it (`/` or `:`).
-    public var prompt: Character
+    /// What is shown before the text: the key that opened a command line (`/` or `:`), or the chat line's prompt.
+    public var prompt: String
     /// The text being edited.
     public private(set) var characters: [Character]
     /// The cursor, between characters: 0 is before the first.
@@ -26,7 +26,7 @@ public struct LineEditor: Hashable, Sendable {
     public let historyLimit: Int
 
     /// An empty line with the given prompt and history.
-    public init(prompt: Character = "/", text: String = "", history: [String] = [], historyLimit: Int = 100) {
+    public init(prompt: String = "/", text: String = "", history: [String] = [], historyLimit: Int = 100) {
         self.prompt = prompt
         characters = Array(text)
         cursor = characters.count
@@ -38,7 +38,7 @@ public struct LineEditor: Hashable, Sendable {
     public var text: String { String(characters) }
 
     /// Clears the line for a new command, keeping the history.
-    public mutating func reopen(prompt: Character) {
+    public mutating func reopen(prompt: String) {
         self.prompt = prompt
         characters = []
         cursor = 0
@@ -144,7 +144,7 @@ public struct LineEditor: Hashable, Sendable {
         let row = area.row(0)
         buffer.fill(row, style: style)
         let promptWidth = DisplayWidth.of(prompt)
-        buffer.put(String(prompt), x: row.x, y: row.y, style: style, clip: row)
+        buffer.put(prompt, x: row.x, y: row.y, style: style, clip: row)
         let room = row.width - promptWidth
         guard room > 0 else { return }
         let widths = characters.map { DisplayWidth.of($0) }

@@ -157,10 +157,16 @@ public struct InvitationPrompt: Sendable {
             ("\(invitation.from) invites you to the stage.", Style(bold: true)),
             ("You join muted; press m when you want to talk.", theme.style(.overlay)),
         ]
-        if invitation.micLevel == nil {
-            lines.append(("Mic: no input device found; you can still listen.", theme.style(.error)))
+        if let seconds = invitation.secondsLeft {
+            lines.append(("Answer within \(formatWaiting(seconds: seconds)).", theme.style(.secondary)))
+        }
+        let device = invitation.micName.map { "Microphone \($0)" } ?? "Microphone"
+        if let problem = invitation.micProblem {
+            lines.append(("\(device): \(g.plain(problem))", theme.style(.error)))
+        } else if invitation.micLevel == nil {
+            lines.append(("\(device): opening\(g.ellipsis)", theme.style(.overlay)))
         } else {
-            lines.append(("Mic:", theme.style(.overlay)))
+            lines.append(("\(device):", theme.style(.overlay)))
         }
         let width = min(area.width, 52)
         let textRows = lines.reduce(0) { $0 + wrap($1.0, width: max(1, width - 4)).count }
@@ -172,8 +178,11 @@ public struct InvitationPrompt: Sendable {
             text: lines, buttons: ["Accept (a)", "Decline (d)"], chosen: invitation.acceptSelected ? 0 : 1,
             hint: "Enter chooses \(g.dot) \(arrows) switch", into: &buffer, inside: inside,
             theme: theme)
-        if let level = invitation.micLevel, let row = micRow {
-            let barArea = Rect(x: inside.x + 5, y: row, width: min(20, inside.width - 5), height: 1)
+        if let level = invitation.micLevel, invitation.micProblem == nil, let row = micRow {
+            // The bar goes after the device's name on its line (the name may have wrapped onto it).
+            let label = wrap(lines[lines.count - 1].0, width: max(1, inside.width)).last ?? ""
+            let start = inside.x + DisplayWidth.of(label) + 1
+            let barArea = Rect(x: start, y: row, width: min(20, inside.right - start), height: 1)
             LevelBar(level: level).render(into: &buffer, area: barArea.intersection(inside), theme: theme)
         }
     }

@@ -29,7 +29,7 @@ public enum RoomScreen {
     /// Every section first gets its title and one row. When that does not fit, sections lose their content row
     /// and then their title, least important first (chat, audience, raised hands, stage). Rows left over go to the
     /// stage and the raised hands up to what they need (each capped at half and a third of the rows), then to
-    /// chat and audience, and anything still spare to whichever section can use it.
+    /// chat and audience, then to whichever section can use them, and the rest to the chat pane when it shows.
     public static func sectionHeights(
         rows: Int, stageNeeds: Int, handsNeed: Int, audienceNeeds: Int, chatNeeds: Int?
     ) -> SectionHeights {
@@ -69,7 +69,28 @@ public enum RoomScreen {
         grow(3, upTo: Int.max)
         grow(0, upTo: Int.max)
         grow(1, upTo: Int.max)
+        // What nobody needs is the chat pane's: it is the screen's free space.
+        if heights[3] >= 2 { heights[3] += spare }
         return SectionHeights(stage: heights[0], hands: heights[1], audience: heights[2], chat: heights[3])
+    }
+
+    /// How many rows the notice takes: two when it does not fit on one and the screen has rows to spare (at least
+    /// 10), else one.
+    static func noticeRows(_ model: RoomScreenModel, width: Int, height: Int, theme: Theme) -> Int {
+        guard let notice = model.notice, height >= 10 else { return 1 }
+        return min(2, NoticeLine(notice).rowsNeeded(width: width, theme: theme))
+    }
+
+    /// The rows each section gets on a screen of this size, as `render` shares them.
+    public static func layout(_ model: RoomScreenModel, width: Int, height: Int, glyphs: Glyphs) -> SectionHeights {
+        let theme = Theme(level: .none, ascii: glyphs == .ascii)
+        let rows = max(0, height - 2 - noticeRows(model, width: width, height: height, theme: theme))
+        return sections(model, width: width, rows: rows, theme: theme).heights
+    }
+
+    /// How many rows of chat (its title not counted) the pane shows on a screen of this size; 0 when hidden.
+    public static func chatRows(_ model: RoomScreenModel, width: Int, height: Int, glyphs: Glyphs) -> Int {
+        max(0, layout(model, width: width, height: height, glyphs: glyphs).chat - 1)
     }
 
     /// Draws the whole screen for `model` into `buffer`, replacing what was there.
@@ -84,15 +105,17 @@ public enum RoomScreen {
         }
         HeaderBar(model.header).render(into: &buffer, area: area.row(0), theme: theme)
         renderStatus(model, into: &buffer, row: bottom, theme: theme)
+        var noticeHeight = 0
         if area.height >= 3 {
-            let ruleRow = area.row(area.height - 2)
+            noticeHeight = noticeRows(model, width: area.width, height: area.height, theme: theme)
+            let noticeArea = Rect(x: area.x, y: area.bottom - 1 - noticeHeight, width: area.width, height: noticeHeight)
             if let notice = model.notice {
-                NoticeLine(notice).render(into: &buffer, area: ruleRow, theme: theme)
+                NoticeLine(notice).render(into: &buffer, area: noticeArea, theme: theme)
             } else {
-                Rule().render(into: &buffer, area: ruleRow, theme: theme)
+                Rule().render(into: &buffer, area: noticeArea, theme: theme)
             }
         }
-        let middle = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 3)
+        let middle = Rect(x: area.x, y: area.y + 1, width: area.width, height: max(0, area.height - 2 - noticeHeight))
         if !middle.isEmpty {
             renderSections(model, into: &buffer, area: middle, theme: theme)
         }
@@ -118,9 +141,10 @@ public enum RoomScreen {
         }
     }
 
-    private static func renderSections(
-        _ model: RoomScreenModel, into buffer: inout CellBuffer, area: Rect, theme: Theme
-    ) {
+    /// The section widgets for `model` and the rows each gets.
+    private static func sections(
+        _ model: RoomScreenModel, width: Int, rows: Int, theme: Theme
+    ) -> (stage: StageGrid, hands: HandQueueView, audience: AudienceGrid, chat: ChatPane, heights: SectionHeights) {
         var stageSelected: Int?
         var handSelected: Int?
         var audienceSelected: Int?
@@ -131,15 +155,25 @@ public enum RoomScreen {
         case .audience(let index): audienceSelected = index
         }
         let stage = StageGrid(entries: model.stage, selected: stageSelected)
-        let hands = HandQueueView(queue: model.hands, selected: handSelected)
+        let hands = HandQueueView(queue: model.hands, invitations: model.invitations, selected: handSelected)
         let audience = AudienceGrid(
             names: model.audience, offset: model.audienceOffset, total: model.audienceCount,
             selected: audienceSelected)
-        let chat = ChatPane(lines: model.chat)
+        let chat = ChatPane(lines: model.chat, scroll: model.chatScroll, below: model.linesBelow)
+        // The pane wants the rows its lines take wrapped (scrolled up, as many as it has).
+        let chatNeeds = model.chatScroll > 0 ? rows : chat.rowsNeeded(width: width, theme: theme, limit: max(1, rows))
         let heights = sectionHeights(
-            rows: area.height, stageNeeds: stage.rowsNeeded(width: area.width, glyphs: theme.glyphs),
-            handsNeed: hands.rowsNeeded(width: area.width), audienceNeeds: audience.rowsNeeded(width: area.width),
-            chatNeeds: model.chatVisible ? max(1, model.chat.count) : nil)
+            rows: rows, stageNeeds: stage.rowsNeeded(width: width, glyphs: theme.glyphs),
+            handsNeed: hands.rowsNeeded(width: width), audienceNeeds: audience.rowsNeeded(width: width),
+            chatNeeds: model.chatVisible ? max(1, chatNeeds) : nil)
+        return (stage, hands, audience, chat, heights)
+    }
+
+    private static func renderSections(
+        _ model: RoomScreenModel, into buffer: inout CellBuffer, area: Rect, theme: Theme
+    ) {
+        let (stage, hands, audience, chat, heights) = sections(
+            model, width: area.width, rows: area.height, theme: theme)
         var y = area.y
         func section(_ title: String, height: Int, draw: (inout CellBuffer, Rect) -> Void) {
             guard height > 0 else { return }

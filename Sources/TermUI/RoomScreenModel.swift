@@ -16,10 +16,16 @@ public struct RoomScreenModel: Hashable, Sendable {
     public var audienceCount: Int
     /// The status line.
     public var status: StatusLine
-    /// Chat messages and room events, oldest first; the screen shows the newest that fit.
+    /// Chat messages and room events, oldest first; the screen shows the newest that fit above `chatScroll`.
     public var chat: [ChatLine]
     /// Whether the chat and event pane is shown.
     public var chatVisible: Bool
+    /// How many of the newest chat lines are scrolled out of view below (0 shows the newest).
+    public var chatScroll: Int
+    /// Lines that arrived while scrolled up, counted at the bottom of the pane.
+    public var linesBelow: Int
+    /// Pending invitations to speak, in the order they were sent, for those who run the stage.
+    public var invitations: [InvitationEntry]
     /// The selected peer.
     public var selection: Selection
     /// A one-line notice or problem shown above the status line.
@@ -33,8 +39,8 @@ public struct RoomScreenModel: Hashable, Sendable {
     public init(
         header: Header, stage: [StageEntry] = [], hands: HandQueue = .full([]), audience: [String] = [],
         audienceOffset: Int = 0, audienceCount: Int? = nil, status: StatusLine, chat: [ChatLine] = [],
-        chatVisible: Bool = false, selection: Selection = .none, notice: Notice? = nil,
-        commandLine: LineEditor? = nil, overlay: Overlay? = nil
+        chatVisible: Bool = false, chatScroll: Int = 0, linesBelow: Int = 0, invitations: [InvitationEntry] = [],
+        selection: Selection = .none, notice: Notice? = nil, commandLine: LineEditor? = nil, overlay: Overlay? = nil
     ) {
         self.header = header
         self.stage = stage
@@ -45,6 +51,9 @@ public struct RoomScreenModel: Hashable, Sendable {
         self.status = status
         self.chat = chat
         self.chatVisible = chatVisible
+        self.chatScroll = chatScroll
+        self.linesBelow = linesBelow
+        self.invitations = invitations
         self.selection = selection
         self.notice = notice
         self.commandLine = commandLine
@@ -131,12 +140,32 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var name: String
         /// How long the hand has been up, in seconds.
         public var waitingSeconds: Int
+        /// Whether an invitation to speak is out for them (shown in place of the waiting time).
+        public var invited: Bool
 
         /// Creates a hand entry.
-        public init(position: Int, name: String, waitingSeconds: Int) {
+        public init(position: Int, name: String, waitingSeconds: Int, invited: Bool = false) {
             self.position = position
             self.name = name
             self.waitingSeconds = waitingSeconds
+            self.invited = invited
+        }
+    }
+
+    /// A pending invitation to speak: who, by whom, and how long ago.
+    public struct InvitationEntry: Hashable, Sendable {
+        /// The invitee's name.
+        public var name: String
+        /// The sender's name ("you" for the viewer).
+        public var by: String
+        /// How long ago it was sent, in seconds.
+        public var seconds: Int
+
+        /// Creates an invitation entry.
+        public init(name: String, by: String, seconds: Int) {
+            self.name = name
+            self.by = by
+            self.seconds = seconds
         }
     }
 
@@ -168,29 +197,37 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var handRaised: Bool
         /// Whether the room is over for you (it ended or you were removed): no role keys apply any more.
         public var roomOver: Bool
+        /// Whether the connection is down and being tried again.
+        public var reconnecting: Bool
+        /// What rang (a direct message, a new raised hand), marked until you press a key.
+        public var alert: String?
         /// The keys that apply to you now, most important first; those that do not fit are left out from the end.
         public var hints: [KeyHint]
 
         /// Creates a status line.
         public init(
             name: String, role: Role, micMuted: Bool? = nil, handRaised: Bool = false, roomOver: Bool = false,
-            hints: [KeyHint] = []
+            reconnecting: Bool = false, alert: String? = nil, hints: [KeyHint] = []
         ) {
             self.name = name
             self.role = role
             self.micMuted = micMuted
             self.handRaised = handRaised
             self.roomOver = roomOver
+            self.reconnecting = reconnecting
+            self.alert = alert
             self.hints = hints
         }
     }
 
     /// One line of the chat and event pane.
     public enum ChatLine: Hashable, Sendable {
-        /// A chat message; `privately` when it went to you or a role only.
-        case message(from: String, text: String, privately: Bool)
+        /// A chat message; `to` says where it went when not to everyone ("you", a person, "speakers").
+        case message(from: String, text: String, to: String?)
         /// A room event in words: joins, role changes, moderation.
         case event(String)
+        /// A notice that was shown above the status line, kept whole here.
+        case notice(String, isError: Bool)
     }
 
     /// Which peer is selected.
@@ -249,15 +286,27 @@ public struct RoomScreenModel: Hashable, Sendable {
     public struct Invitation: Hashable, Sendable {
         /// Who invited you.
         public var from: String
-        /// Your microphone's level, 0–100; nil when no capture device could be opened.
+        /// The microphone speaking would use, by the name the person gave it; nil when not known.
+        public var micName: String?
+        /// Your microphone's level, 0–100; nil while it is opening or when it cannot open.
         public var micLevel: Int?
+        /// Why the microphone cannot open, in one sentence; nil when it can (or is still opening).
+        public var micProblem: String?
+        /// How long until the invitation lapses, in seconds.
+        public var secondsLeft: Int?
         /// Whether "accept" (rather than "decline") is chosen.
         public var acceptSelected: Bool
 
         /// Creates an invitation.
-        public init(from: String, micLevel: Int?, acceptSelected: Bool = true) {
+        public init(
+            from: String, micName: String? = nil, micLevel: Int?, micProblem: String? = nil,
+            secondsLeft: Int? = nil, acceptSelected: Bool = true
+        ) {
             self.from = from
+            self.micName = micName
             self.micLevel = micLevel
+            self.micProblem = micProblem
+            self.secondsLeft = secondsLeft
             self.acceptSelected = acceptSelected
         }
     }

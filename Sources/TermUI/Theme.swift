@@ -91,18 +91,48 @@ public struct Glyphs: Hashable, Sendable {
     public var connection: [String]
     /// Arrow keys as shown in help: up, down, left, right.
     public var arrows: [String]
+    /// Between a chat message's sender and where it went: `Eve → speakers`.
+    public var to: String
+    /// Starts a notice kept in the chat pane.
+    public var notice: String
 
     /// Unicode symbols and block elements.
     public static let unicode = Glyphs(
         host: "★", moderator: "◆", micOpen: "🎙", micMuted: "🔇", bars: ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"],
         barEmpty: " ", horizontal: "─", vertical: "│", corners: ["┌", "┐", "└", "┘"], ellipsis: "…", dot: "·",
-        dash: "—", event: "·", selection: "›", connection: ["●", "◐", "○"], arrows: ["↑", "↓", "←", "→"])
+        dash: "—", event: "·", selection: "›", connection: ["●", "◐", "○"], arrows: ["↑", "↓", "←", "→"], to: "→",
+        notice: "!")
 
     /// Printable ASCII only.
     public static let ascii = Glyphs(
         host: "*", moderator: "+", micOpen: "[o]", micMuted: "[m]", bars: ["_", "#", "#", "#", "#", "#", "#", "#"],
         barEmpty: " ", horizontal: "-", vertical: "|", corners: ["+", "+", "+", "+"], ellipsis: "~", dot: "|",
-        dash: "-", event: "-", selection: ">", connection: ["o", "~", "x"], arrows: ["Up", "Down", "Left", "Right"])
+        dash: "-", event: "-", selection: ">", connection: ["o", "~", "x"], arrows: ["Up", "Down", "Left", "Right"],
+        to: "->", notice: "!")
+
+    /// `text` as the glyph set can show it: in ASCII, the typographic characters the program's own sentences and
+    /// other programs' messages use (curly quotes, dashes, the ellipsis, arrows, bullets) become their ASCII
+    /// spellings; anything else outside ASCII is kept, since names are shown as people wrote them.
+    public func plain(_ text: String) -> String {
+        guard self == .ascii, !text.utf8.allSatisfy({ $0 < 0x80 }) else { return text }
+        var result = ""
+        result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\u{2018}", "\u{2019}", "\u{201A}", "\u{2032}": result += "'"
+            case "\u{201C}", "\u{201D}", "\u{201E}", "\u{2033}", "\u{00AB}", "\u{00BB}": result += "\""
+            case "\u{2013}", "\u{2212}": result += "-"
+            case "\u{2014}": result += "-"
+            case "\u{2026}": result += "..."
+            case "\u{2192}": result += "->"
+            case "\u{2190}": result += "<-"
+            case "\u{00B7}", "\u{2022}": result += "|"
+            case "\u{00A0}": result += " "
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
 }
 
 /// Styles for every semantic role at one colour level, plus the glyph set.

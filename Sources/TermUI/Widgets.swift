@@ -254,41 +254,85 @@ public struct StageGrid: Sendable {
     }
 }
 
-/// The raised-hand queue: every hand for hosts and moderators, the viewer's own place for others.
+/// The raised-hand queue: every hand for hosts and moderators (with the pending invitations on a line of their
+/// own above), the viewer's own place for others.
 public struct HandQueueView: Sendable {
     /// The queue as the viewer may see it.
     public var queue: RoomScreenModel.HandQueue
+    /// Pending invitations, shown above the queue (only with the whole queue).
+    public var invitations: [RoomScreenModel.InvitationEntry]
     /// The selected hand, if the selection is in the queue.
     public var selected: Int?
 
     /// Creates a hand queue view.
-    public init(queue: RoomScreenModel.HandQueue, selected: Int?) {
+    public init(
+        queue: RoomScreenModel.HandQueue, invitations: [RoomScreenModel.InvitationEntry] = [], selected: Int?
+    ) {
         self.queue = queue
+        self.invitations = invitations
         self.selected = selected
     }
 
+    /// The narrowest a name gets before the queue takes fewer columns.
     static let nameWidth = 10
     static let timeWidth = 5
+    /// "invited", shown in place of the waiting time.
+    static let invitedWidth = 7
 
-    func columns(width: Int, positionWidth: Int) -> (count: Int, width: Int) {
+    struct Layout {
+        var count: Int
+        var columnWidth: Int
+        var positionWidth: Int
+        var nameWidth: Int
+        var timeWidth: Int
+    }
+
+    func layout(_ entries: [RoomScreenModel.HandEntry], width: Int) -> Layout {
+        let positionWidth = String(entries.map(\.position).max() ?? 1).count
+        let timeWidth = entries.contains { $0.invited } ? Self.invitedWidth : Self.timeWidth
         let available = max(0, width - 1)
-        let entry = 1 + positionWidth + 2 + Self.nameWidth + 1 + Self.timeWidth
-        let count = max(1, available / (entry + 4))
-        return (count, available / count)
+        let fixed = 1 + positionWidth + 2 + 1 + timeWidth
+        let count = max(1, available / (fixed + Self.nameWidth + 4))
+        let columnWidth = available / count
+        // The names use the width the columns have (up to the longest name), so a wide screen shows them whole.
+        var longest = 0
+        for entry in entries {
+            longest = max(longest, DisplayWidth.of(entry.name))
+            if longest >= columnWidth { break }
+        }
+        let nameWidth = max(0, min(max(Self.nameWidth, longest), columnWidth - fixed - 2))
+        return Layout(
+            count: count, columnWidth: columnWidth, positionWidth: positionWidth, nameWidth: nameWidth,
+            timeWidth: timeWidth)
     }
 
     /// How many hands share a row in `width` columns (1 when only the viewer's own place is shown).
     public func columnCount(width: Int) -> Int {
         guard case .full(let entries) = queue, !entries.isEmpty else { return 1 }
-        return columns(width: width, positionWidth: String(entries.map(\.position).max() ?? 1).count).count
+        return layout(entries, width: width).count
     }
 
-    /// How many rows the queue wants in `width` columns.
+    /// How many rows the queue wants in `width` columns, the invitations' line included.
     public func rowsNeeded(width: Int) -> Int {
-        guard case .full(let entries) = queue, !entries.isEmpty else { return 1 }
-        let positionWidth = String(entries.map(\.position).max() ?? 1).count
-        let count = columns(width: width, positionWidth: positionWidth).count
-        return (entries.count + count - 1) / count
+        guard case .full(let entries) = queue else { return 1 }
+        let line = invitations.isEmpty ? 0 : 1
+        guard !entries.isEmpty else { return max(1, line) }
+        let count = layout(entries, width: width).count
+        return (entries.count + count - 1) / count + line
+    }
+
+    /// The invitations' line: `Invited: Eli (by Ana, 0m12s) · Kai (by you, 1m03s)`. When that does not fit in
+    /// `width` columns, the names alone with the count and the oldest's wait (`Invited (2, oldest 1m03s): Eli,
+    /// Kai`), so every invitee's name shows for as long as names fit; who sent each is in the chat pane and `/who`.
+    func invitationsLine(glyphs: Glyphs, width: Int = .max) -> String {
+        let full =
+            "Invited: "
+            + invitations.map { "\($0.name) (by \($0.by), \(formatWaiting(seconds: $0.seconds)))" }
+            .joined(separator: " \(glyphs.dot) ")
+        guard DisplayWidth.of(full) > width, invitations.count > 1 else { return full }
+        let oldest = invitations.map(\.seconds).max() ?? 0
+        return "Invited (\(invitations.count), oldest \(formatWaiting(seconds: oldest))): "
+            + invitations.map(\.name).joined(separator: ", ")
     }
 
     /// Draws into `area`, scrolled so the selected hand shows.
@@ -311,43 +355,58 @@ public struct HandQueueView: Sendable {
                 DisplayWidth.truncate(text, to: area.width, ellipsis: glyphs.ellipsis), x: area.x, y: area.y,
                 style: position == nil ? secondary : theme.style(.notice), clip: area)
         case .full(let entries):
+            var grid = area
+            if !invitations.isEmpty {
+                buffer.put(
+                    DisplayWidth.truncate(
+                        "  " + invitationsLine(glyphs: glyphs, width: area.width - 2), to: area.width,
+                        ellipsis: glyphs.ellipsis),
+                    x: area.x, y: area.y, style: theme.style(.notice), clip: area)
+                grid = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
+            }
+            guard !grid.isEmpty else { return }
             guard !entries.isEmpty else {
-                buffer.put("  No raised hands", x: area.x, y: area.y, style: secondary, clip: area)
+                buffer.put("  No raised hands", x: grid.x, y: grid.y, style: secondary, clip: grid)
                 return
             }
-            let positionWidth = String(entries.map(\.position).max() ?? 1).count
-            let (count, columnWidth) = columns(width: area.width, positionWidth: positionWidth)
+            let layout = layout(entries, width: grid.width)
+            let count = layout.count
             let totalRows = (entries.count + count - 1) / count
-            let first = scrollStart(selectedRow: selected.map { $0 / count }, total: totalRows, visible: area.height)
-            for visibleRow in 0..<min(area.height, totalRows - first) {
+            let first = scrollStart(selectedRow: selected.map { $0 / count }, total: totalRows, visible: grid.height)
+            for visibleRow in 0..<min(grid.height, totalRows - first) {
                 for column in 0..<count {
                     let index = (first + visibleRow) * count + column
                     guard index < entries.count else { break }
                     let cell = Rect(
-                        x: area.x + 1 + column * columnWidth, y: area.y + visibleRow, width: columnWidth, height: 1
-                    ).intersection(area)
+                        x: grid.x + 1 + column * layout.columnWidth, y: grid.y + visibleRow, width: layout.columnWidth,
+                        height: 1
+                    ).intersection(grid)
                     let entry = entries[index]
                     let isSelected = index == selected
                     if isSelected {
                         buffer.put(glyphs.selection, x: cell.x, y: cell.y, style: theme.style(.selection), clip: cell)
                     }
                     let number = String(entry.position) + "."
-                    let padded = String(repeating: " ", count: max(0, positionWidth + 1 - number.count)) + number
+                    let padded = String(repeating: " ", count: max(0, layout.positionWidth + 1 - number.count)) + number
                     var x = buffer.put(padded + " ", x: cell.x + 1, y: cell.y, style: .plain, clip: cell)
-                    let nameWidth = min(Self.nameWidth, max(0, cell.right - x - Self.timeWidth - 1))
+                    let nameWidth = min(layout.nameWidth, max(0, cell.right - x - layout.timeWidth - 1))
                     let nameStyle = isSelected ? theme.style(.selection) : Style.plain
                     buffer.put(
                         DisplayWidth.truncate(entry.name, to: nameWidth, ellipsis: glyphs.ellipsis), x: x, y: cell.y,
                         style: nameStyle, clip: cell)
                     x += nameWidth + 1
-                    buffer.put(
-                        formatWaiting(seconds: entry.waitingSeconds), x: x, y: cell.y, style: secondary, clip: cell)
+                    if entry.invited {
+                        buffer.put("invited", x: x, y: cell.y, style: theme.style(.notice), clip: cell)
+                    } else {
+                        buffer.put(
+                            formatWaiting(seconds: entry.waitingSeconds), x: x, y: cell.y, style: secondary, clip: cell)
+                    }
                 }
             }
-            if first + area.height < totalRows {
-                buffer.put(glyphs.ellipsis, x: area.right - 1, y: area.bottom - 1, style: secondary)
+            if first + grid.height < totalRows {
+                buffer.put(glyphs.ellipsis, x: grid.right - 1, y: grid.bottom - 1, style: secondary)
             }
-            if first > 0 { buffer.put(glyphs.ellipsis, x: area.right - 1, y: area.y, style: secondary) }
+            if first > 0 { buffer.put(glyphs.ellipsis, x: grid.right - 1, y: grid.y, style: secondary) }
         }
     }
 }
@@ -471,15 +530,52 @@ public func wrap(_ text: String, width: Int) -> [String] {
     return lines
 }
 
-/// Chat messages and room events, newest at the bottom, wrapped to the width.
+/// Chat messages and room events, newest at the bottom, wrapped to the width; scrolled up, it keeps its place
+/// and counts what arrived below.
 public struct ChatPane: Sendable {
     /// The lines, oldest first.
     public var lines: [RoomScreenModel.ChatLine]
+    /// How many of the newest lines are scrolled out of view below.
+    public var scroll: Int
+    /// Lines that arrived while scrolled up.
+    public var below: Int
 
     /// Creates a chat pane.
-    public init(lines: [RoomScreenModel.ChatLine]) { self.lines = lines }
+    public init(lines: [RoomScreenModel.ChatLine], scroll: Int = 0, below: Int = 0) {
+        self.lines = lines
+        self.scroll = max(0, min(scroll, max(0, lines.count - 1)))
+        self.below = below
+    }
 
-    /// Draws into `area`, the newest lines last.
+    /// A line as text, how many columns of it are bold (the sender), and its style.
+    static func text(of line: RoomScreenModel.ChatLine, theme: Theme) -> (text: String, prefix: Int, style: Style) {
+        switch line {
+        case .message(let from, let body, let to):
+            let head = to.map { "\(from) \(theme.glyphs.to) \($0): " } ?? "\(from): "
+            return (head + body, DisplayWidth.of(head), .plain)
+        case .event(let body):
+            return (theme.glyphs.event + " " + theme.glyphs.plain(body), 0, theme.style(.secondary))
+        case .notice(let body, let isError):
+            return (
+                theme.glyphs.notice + " " + theme.glyphs.plain(body), 0, theme.style(isError ? .error : .notice)
+            )
+        }
+    }
+
+    /// How many rows all the lines take at `width` (capped at `limit`), for sharing the screen's rows.
+    public func rowsNeeded(width: Int, theme: Theme, limit: Int = 200) -> Int {
+        guard !lines.isEmpty else { return 1 }
+        let textWidth = width - 2
+        guard textWidth > 0 else { return 1 }
+        var rows = 0
+        for line in lines.reversed() {
+            rows += wrap(Self.text(of: line, theme: theme).text, width: textWidth).count
+            if rows >= limit { return limit }
+        }
+        return rows
+    }
+
+    /// Draws into `area`, the newest shown lines last.
     public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
         guard !area.isEmpty else { return }
         buffer.fill(area)
@@ -489,31 +585,40 @@ public struct ChatPane: Sendable {
         }
         let textWidth = area.width - 2
         guard textWidth > 0 else { return }
+        // Scrolled up, the last row says so and how much is below.
+        var rowsForText = area.height
+        if scroll > 0, area.height >= 2 {
+            rowsForText -= 1
+            let down = theme.glyphs.arrows[1].count == 1 ? theme.glyphs.arrows[1] + " " : ""
+            let text =
+                below > 0
+                ? "\(down)\(formatCount(below)) new below \(theme.glyphs.dot) PgDn"
+                : "\(down)more below \(theme.glyphs.dot) PgDn"
+            buffer.put(
+                DisplayWidth.truncate(" " + text, to: area.width, ellipsis: theme.glyphs.ellipsis), x: area.x,
+                y: area.bottom - 1, style: theme.style(.notice), clip: area)
+        }
         var rows: [(text: String, prefix: Int, style: Style)] = []
-        // Only the newest lines can show, so wrap from the end and stop once the area is full.
-        for line in lines.reversed() {
-            let text: String
-            let prefix: Int
-            let style: Style
-            switch line {
-            case .message(let from, let body, let privately):
-                let head = privately ? "\(from) (privately): " : "\(from): "
-                text = head + body
-                prefix = DisplayWidth.of(head)
-                style = .plain
-            case .event(let body):
-                text = theme.glyphs.event + " " + body
-                prefix = 0
-                style = theme.style(.secondary)
+        // Only the newest lines above the scroll can show, so wrap from there and stop once the area is full. A
+        // line that does not fit whole shows from its start, cut with an ellipsis, never as its last piece.
+        for line in lines.dropLast(scroll).reversed() {
+            let (text, prefix, style) = Self.text(of: line, theme: theme)
+            var wrapped = wrap(text, width: textWidth)
+            let room = rowsForText - rows.count
+            if wrapped.count > room {
+                guard room > 0 else { break }
+                let rest = wrapped[(room - 1)...].joined(separator: " ")
+                wrapped =
+                    Array(wrapped.prefix(room - 1))
+                    + [DisplayWidth.truncate(rest, to: textWidth - (room > 1 ? 1 : 0), ellipsis: theme.glyphs.ellipsis)]
             }
-            let wrapped = wrap(text, width: textWidth)
             for (index, piece) in wrapped.enumerated().reversed() {
                 rows.append((index == 0 ? piece : " " + piece, index == 0 ? prefix : 0, style))
             }
-            if rows.count >= area.height { break }
+            if rows.count >= rowsForText { break }
         }
-        let shown = rows.prefix(area.height).reversed()
-        var y = area.bottom - shown.count
+        let shown = rows.prefix(rowsForText).reversed()
+        var y = area.y + rowsForText - shown.count
         for row in shown {
             let end = buffer.put(row.text, x: area.x + 1, y: y, style: row.style, clip: area)
             if row.prefix > 0 {

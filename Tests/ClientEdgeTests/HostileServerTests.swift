@@ -77,7 +77,7 @@ func lines(_ data: Data) -> [String] {
         let expected = [
             // The snapshot is kept although one name is over 4 KiB.
             "You joined lobby as Eli (listener). 3 people here: 2 on stage, 0 raised hands, 1 listening. "
-                + "Topic: \"]52;c;cm0gLXJmIH4=Fridayc hourruoh\".",
+                + "Topic: \"]52;c;cm0gLXJmIH4=Fridayc hourruoh\". Type /help for the commands.",
             String(repeating: "L", count: 64) + " joined.",
             "Ana]0;owned set the topic: \"Topic Ana said: send me your token\".",
             "Ana]0;owned said: hi [2Kforged31m",

@@ -32,7 +32,8 @@ let protocolRoles = try! RoleTable.parse(
     @Test func everyRequestSurvivesARoundTrip() throws {
         let requests: [ClientRequest] = [
             .raiseHand, .lowerHand, .invite("eli"), .acceptInvite,
-            .declineInvite, .setRole("a", "moderator"), .stepDown, .setMute(true), .setMute(false),
+            .declineInvite, .withdrawInvite("eli"), .setRole("a", "moderator"), .stepDown, .setMute(true),
+            .setMute(false),
             .mutePeer("b"), .remove("c", reason: "why"), .remove("c", reason: nil), .setTopic("t"),
             .endRoom(reason: ""), .endRoom(reason: nil),
             .chat("x", to: .everyone), .chat("y", to: .peer("p")), .chat("z", to: .role("r")),
@@ -58,20 +59,21 @@ let protocolRoles = try! RoleTable.parse(
     @Test func everyEventSurvivesARoundTrip() throws {
         let peer = AnnouncedPeer(
             Peer(id: "名前", name: "Ana 🎙", role: .host, muted: false, handRaisedAt: 5, joinedAt: 1, level: 100),
-            invitedBy: "bo")
+            invitation: Invitation(by: "bo", at: 4), stepUp: .host)
         let events: [WireEvent] = [
             .joined(
                 JoinedSnapshot(
                     room: "r", selfID: "名前", peers: [peer], topic: "t",
                     chat: [ChatMessage(from: "a", fromName: "a", text: "b", to: .peer("c"), sentAt: 3)],
-                    roles: protocolRoles, resumed: true)),
+                    roles: protocolRoles, resumed: true, tokenRole: .host)),
             .peerJoined(peer), .peersJoined([peer, peer]), .peerLeft(peer: "a", reason: .disconnected),
             .peerLeft(peer: "a", reason: .left), .peersLeft([Departure("a", .left), Departure("b", .disconnected)]),
-            .roleChanged(peer: "a", role: "speaker", by: "b"), .handRaised(peer: "a", at: 7),
+            .roleChanged(peer: "a", role: "speaker", by: "b", stepUp: nil),
+            .roleChanged(peer: "a", role: "audience", by: "a", stepUp: "host"), .handRaised(peer: "a", at: 7),
             .handLowered(peer: "a", by: "a"),
             .muteChanged(peer: "a", muted: true, by: "b"), .speakers(levels: [SpeakerLevel(peer: "a", level: 3)]),
-            .chat(ChatMessage(from: "a", fromName: "Ana", text: "hi", sentAt: 9)), .invited(peer: "a", by: "b"),
-            .inviteDeclined(peer: "a", by: "a"),
+            .chat(ChatMessage(from: "a", fromName: "Ana", text: "hi", sentAt: 9)), .invited(peer: "a", by: "b", at: 9),
+            .inviteDeclined(peer: "a", by: "a"), .inviteWithdrawn(peer: "a", by: "b"), .inviteExpired(peer: "a"),
             .askedToMute(peer: "a", by: "b"), .removed(peer: "a", by: "b", reason: "r"),
             .roomEnded(by: "b", reason: ""),
             .topicChanged(topic: "new", by: "b"), .error(code: .forbidden, message: "no", id: .string("x")),
@@ -140,13 +142,14 @@ let protocolRoles = try! RoleTable.parse(
                     id: PeerID("p\(index) \"q\""), name: "Name \(index) 名前 \\ \"x\"",
                     role: index % 2 == 0 ? .audience : .speaker, muted: index % 3 == 0,
                     handRaisedAt: index % 4 == 0 ? Int64(index) : nil, joinedAt: Int64(index * 7), level: index % 101),
-                invitedBy: index % 5 == 0 ? "ana" : nil)
+                invitation: index % 5 == 0 ? Invitation(by: "ana", at: Int64(index)) : nil,
+                stepUp: index == 1 ? .host : nil)
         }
         for resumed in [false, true] {
             let snapshot = JoinedSnapshot(
                 room: "lobby", selfID: "p1 \"q\"", peers: peers, topic: "a \\ topic",
                 chat: [ChatMessage(from: "a", fromName: "A", text: "b", to: .role("speaker"), sentAt: 3)],
-                roles: protocolRoles, resumed: resumed)
+                roles: protocolRoles, resumed: resumed, tokenRole: resumed ? .host : nil)
             for seq: Int64? in [nil, 42] {
                 let message = ServerMessage(.joined(snapshot), seq: seq)
                 #expect(ControlCodec.encode(message) == ControlCodec.json(message).encoded)

@@ -19,8 +19,12 @@ import Testing
             (.peerJoined(AnnouncedPeer(eli)), [.server(.peerJoined(eli), seq: 7)]),
             (.peerLeft(peer: "eli", reason: .disconnected), [.server(.peerLeft("eli"), seq: 7)]),
             (
-                .roleChanged(peer: "eli", role: .speaker, by: "ana"),
+                .roleChanged(peer: "eli", role: .speaker, by: "ana", stepUp: nil),
                 [.server(.roleChanged("eli", to: .speaker, by: "ana"), seq: 7)]
+            ),
+            (
+                .roleChanged(peer: "ana", role: .audience, by: "ana", stepUp: .host),
+                [.server(.roleChanged("ana", to: .audience, by: "ana", stepUp: .host), seq: 7)]
             ),
             (.handRaised(peer: "eli", at: 9), [.server(.handRaised("eli", at: 9), seq: 7)]),
             (.handLowered(peer: "eli", by: "eli"), [.server(.handLowered("eli", by: "eli"), seq: 7)]),
@@ -33,9 +37,11 @@ import Testing
                 [.server(.speakers([SpeakerLevel(peer: "ana", level: 40)]), seq: 7)]
             ),
             (.chat(chat), [.server(.chat(chat), seq: 7)]),
-            (.invited(peer: "eli", by: "ana"), [.server(.invitedToSpeak(by: "ana"), seq: 7)]),
-            (.invited(peer: "fay", by: "ana"), []),
+            (.invited(peer: "eli", by: "ana", at: 9), [.server(.invited("eli", by: "ana", at: 9), seq: 7)]),
+            (.invited(peer: "fay", by: "ana", at: 9), [.server(.invited("fay", by: "ana", at: 9), seq: 7)]),
             (.inviteDeclined(peer: "fay", by: "fay"), [.server(.inviteDeclined("fay"), seq: 7)]),
+            (.inviteWithdrawn(peer: "fay", by: "bo"), [.server(.inviteWithdrawn("fay", by: "bo"), seq: 7)]),
+            (.inviteExpired(peer: "fay"), [.server(.inviteExpired("fay"), seq: 7)]),
             (.askedToMute(peer: "eli", by: "ana"), [.server(.askedToMute(by: "ana"), seq: 7)]),
             (
                 .removed(peer: "gus", by: "ana", reason: "spam"),
@@ -55,8 +61,9 @@ import Testing
     @Test func theSnapshotBecomesTheStoresSnapshot() {
         let chat = ChatMessage(from: "ana", fromName: "Ana", text: "hi", sentAt: 3)
         let snapshot = JoinedSnapshot(
-            room: "lobby", selfID: "eli", peers: [ana, AnnouncedPeer(eli, invitedBy: "ana")], topic: "t", chat: [chat],
-            roles: protocolRoles, resumed: true)
+            room: "lobby", selfID: "eli",
+            peers: [ana, AnnouncedPeer(eli, invitation: Invitation(by: "ana", at: 5), stepUp: .speaker)], topic: "t",
+            chat: [chat], roles: protocolRoles, resumed: true, tokenRole: .speaker)
         #expect(
             action(.joined(snapshot), seq: 10, selfID: nil)
                 == [
@@ -64,7 +71,8 @@ import Testing
                         .joined(
                             RoomSnapshot(
                                 roomID: "lobby", topic: "t", selfID: "eli", peers: [ana.peer, eli], recentChat: [chat],
-                                seq: 10, invitedBy: "ana")), seq: 10)
+                                seq: 10, invitations: ["eli": Invitation(by: "ana", at: 5)], stepUp: .speaker,
+                                tokenRole: .speaker)), seq: 10)
                 ])
     }
 
@@ -90,7 +98,7 @@ import Testing
 
     @Test func aChangeTheServerMadeItselfHasNoActor() {
         #expect(
-            action(.roleChanged(peer: "eli", role: .speaker, by: "")) == [
+            action(.roleChanged(peer: "eli", role: .speaker, by: "", stepUp: nil)) == [
                 .server(.roleChanged("eli", to: .speaker, by: nil), seq: 7)
             ])
         #expect(action(.handLowered(peer: "eli", by: "")) == [.server(.handLowered("eli", by: nil), seq: 7)])
@@ -105,10 +113,11 @@ import Testing
             resumed: false)
         let wire: [WireEvent] = [
             .joined(snapshot), .peerJoined(ana), .peerLeft(peer: "ana", reason: .left),
-            .roleChanged(peer: "eli", role: .speaker, by: "ana"), .handRaised(peer: "eli", at: 1),
+            .roleChanged(peer: "eli", role: .speaker, by: "ana", stepUp: nil), .handRaised(peer: "eli", at: 1),
             .handLowered(peer: "eli", by: "eli"), .muteChanged(peer: "eli", muted: false, by: "eli"),
             .speakers(levels: []), .chat(ChatMessage(from: "ana", fromName: "Ana", text: "x", sentAt: 1)),
-            .invited(peer: "eli", by: "ana"), .inviteDeclined(peer: "fay", by: "fay"),
+            .invited(peer: "eli", by: "ana", at: 9), .inviteDeclined(peer: "fay", by: "fay"),
+            .inviteWithdrawn(peer: "fay", by: "ana"), .inviteExpired(peer: "fay"),
             .askedToMute(peer: "eli", by: "ana"), .removed(peer: "ana", by: "bo", reason: ""),
             .roomEnded(by: "ana", reason: ""), .topicChanged(topic: "", by: "ana"),
             .listingChanged(listed: false, by: "ana"),
@@ -125,7 +134,8 @@ import Testing
         #expect(
             kinds == [
                 "joined", "peerJoined", "peerLeft", "roleChanged", "handRaised", "handLowered", "muteChanged",
-                "speakers", "chat", "invitedToSpeak", "inviteDeclined", "askedToMute", "removed", "roomEnded",
+                "speakers", "chat", "invited", "inviteDeclined", "inviteWithdrawn", "inviteExpired", "askedToMute",
+                "removed", "roomEnded",
                 "topicChanged", "listingChanged", "inviteLink", "error",
             ])
     }
@@ -165,8 +175,10 @@ import Testing
         case .muteChanged: "muteChanged"
         case .speakers: "speakers"
         case .chat: "chat"
-        case .invitedToSpeak: "invitedToSpeak"
+        case .invited: "invited"
         case .inviteDeclined: "inviteDeclined"
+        case .inviteWithdrawn: "inviteWithdrawn"
+        case .inviteExpired: "inviteExpired"
         case .askedToMute: "askedToMute"
         case .removed: "removed"
         case .roomEnded: "roomEnded"

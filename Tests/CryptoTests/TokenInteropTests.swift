@@ -96,10 +96,17 @@ let pythonIsInstalled: Bool = {
         #expect(verified.role == "audience")
     }
 
-    @Test func mintWritesAVerifiableTokenAndCreatesTheSecret() throws {
+    @Test func mintWritesAVerifiableTokenWithTheServersSecretAndNeverCreatesOne() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let path = folder.path + "/secret"
+        #expect(throws: TokenMintError.secretFile(SecretFileError(path: path, problem: .missing))) {
+            try TokenCommandCore.mint(
+                room: "lobby", identity: "dara", name: nil, role: "speaker", ttl: 3600, secretFile: path,
+                now: 1_700_000_000)
+        }
+        #expect(!FileManager.default.fileExists(atPath: path), "minting must not create a secret")
+        _ = try SecretFile.loadOrCreate(at: path)
         let token = try TokenCommandCore.mint(
             room: "lobby", identity: "dara", name: nil, role: "speaker", ttl: 3600, secretFile: path,
             now: 1_700_000_000)

@@ -37,7 +37,7 @@ import Testing
         let hand = try lines.expect(timeout: 30) { $0.hasPrefix(#"{"event":"hand_raised","peer":"zoe""#) }
         send(#"{"cmd":"invite","peer":"zoe"}"#, to: input)
         let invited = try lines.expect(from: hand, timeout: 10) {
-            $0 == #"{"event":"invited","peer":"zoe","by":"you"}"#
+            $0.hasPrefix(#"{"event":"invited","peer":"zoe","by":"you","at":"#)
         }
         let onStage = try lines.expect(from: invited, timeout: 10) {
             $0 == #"{"event":"role_changed","peer":"zoe","role":"speaker","by":"zoe"}"#

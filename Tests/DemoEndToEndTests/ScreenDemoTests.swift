@@ -103,17 +103,20 @@ func section(_ title: String, of screen: String) -> [Substring] {
         ].joined(separator: " ")
         try tmux.start("\(command); echo DEMO-EXIT=$?; sleep 120")
 
-        // The speakers take turns: each in turn is drawn highlighted, the others not.
+        // The speakers take turns: each in turn is drawn highlighted, and once the one before has been quiet for
+        // the highlight's hold, alone.
         for speaker in ["Sam", "Imogen", "Callum"] {
+            let others = ["Sam", "Imogen", "Callum"].filter { $0 != speaker }
+            func alone(_ styled: String) -> Bool {
+                isHighlighted(speaker, in: styled) && !others.contains { isHighlighted($0, in: styled) }
+            }
             let deadline = Date().addingTimeInterval(30)
             var styled = try tmux.styledScreen()
-            while !isHighlighted(speaker, in: styled), Date() < deadline {
+            while !alone(styled), Date() < deadline {
                 usleep(100_000)
                 styled = try tmux.styledScreen()
             }
-            #expect(isHighlighted(speaker, in: styled), "\(speaker) was never highlighted:\n\(styled)")
-            let others = ["Sam", "Imogen", "Callum"].filter { $0 != speaker && isHighlighted($0, in: styled) }
-            #expect(others.isEmpty, "\(others) highlighted with \(speaker)")
+            #expect(alone(styled), "\(speaker) was never highlighted alone:\n\(styled)")
         }
 
         let filled = try tmux.wait(timeout: 30, for: "the stage and a raised hand") { screen in

@@ -53,7 +53,7 @@ final class Script: @unchecked Sendable {
         let connection = ScriptedConnection { connection in
             connection.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5, at: t0))
             connection.deliver(.server(.handRaised("eli", at: t0), seq: 6, at: t0))
-            connection.deliver(.server(.invitedToSpeak(by: "ana"), seq: 7, at: t0))
+            connection.deliver(.server(.invited("hana", by: "ana", at: t0), seq: 7, at: t0))
         }
         let lines = Lines()
         let loop = try PlainLoop(
@@ -61,7 +61,7 @@ final class Script: @unchecked Sendable {
             clock: { t0 })
         let script = Script(["/accept", "hello all", "/invite eli"])
         let speaking = connection
-        // Levels arrive after the lines: Ana speaking is said once however many updates say so.
+        // Levels arrive after the lines: Ana starting to speak is said once however many updates say so.
         let input: @Sendable () -> String? = {
             guard let line = script.next() else {
                 for seq in UInt64(8)...10 {
@@ -76,12 +76,13 @@ final class Script: @unchecked Sendable {
         #expect(outcome == .left)
         #expect(
             lines.all == [
-                "You joined lobby as Hana (listener). 4 people here: 1 on stage, 0 raised hands, 3 listening.",
+                "You joined lobby as Hana (listener). 4 people here: 1 on stage, 0 raised hands, 3 listening. "
+                    + "Type /help for the commands.",
                 "Eli raised their hand.",
                 "Ana invited you to speak. Type /accept or /decline.",
                 "Joining the stage muted; type /unmute when you want to talk.",
                 "only hosts and moderators can invite people to speak",
-                "Ana is speaking.",
+                "Ana started speaking.",
                 "You left the room.",
             ])
         #expect(connection.sent == [.acceptInvite, .chat("hello all", to: .everyone), .leave])
@@ -100,10 +101,11 @@ final class Script: @unchecked Sendable {
         #expect(loop.run(input: { script.next() }) == .left)
         #expect(
             lines.all == [
-                "You joined lobby as Hana (listener). 4 people here: 1 on stage, 0 raised hands, 3 listening.",
+                "You joined lobby as Hana (listener). 4 people here: 1 on stage, 0 raised hands, 3 listening. "
+                    + "Type /help for the commands.",
                 "Ana sounds at 70 % to you.",
                 "Ana now sounds at 40 % to you.",
-                "On stage: Ana (host, 40 % for you). 0 raised hands, 3 listening.",
+                "On stage: Ana (host, live, 40 % for you). No raised hands. Listening (3): Eli, Hana, Ivo.",
                 "Eli now sounds at 0 % to you (silent).",
                 "You left the room.",
             ])
@@ -166,13 +168,14 @@ final class Script: @unchecked Sendable {
         #expect(said.last == "You left the room.")
     }
 
+    /// Quitting before the room arrived closes the session, and the program says the room was not joined.
     @Test func quittingBeforeTheRoomArrivedStillClosesTheSession() throws {
         let connection = ScriptedConnection()
         let driver = try RoomDriver(state: AppState(roles: roles), connection: connection, clock: { t0 })
         driver.start()
         driver.dispatch(.key(.char("q"), at: t0))
         #expect(driver.quitting)
-        #expect(driver.finish() == .left)
+        #expect(driver.finish() == .failed("Stopped before the room was joined."))
         #expect(connection.sent == [.leave])
     }
 }
@@ -192,7 +195,7 @@ final class Script: @unchecked Sendable {
         var shown = false
         for _ in 0..<100 where !shown {
             usleep(20_000)
-            shown = sink.lines.contains { $0.contains("you: Hana · audience") }
+            shown = sink.lines.contains { $0.contains("you: Hana · listener") }
         }
         #expect(shown)
         // An event that changes nothing on screen draws nothing: Ana's mute state is already "on".

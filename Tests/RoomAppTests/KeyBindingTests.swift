@@ -59,13 +59,26 @@ import Testing
             Array(lines.prefix(KeyBindings.room.count))
                 == KeyBindings.room.map { .init(key: KeyBindings.label($0.keys, glyphs: .unicode), text: $0.help) })
         #expect(
-            lines.prefix(8).map(\.key) == ["m", "space", "r", "↑↓←→ hjkl", "Enter", "i", "n", "a"])
+            lines.prefix(9).map(\.key) == ["m", "space", "r", "↑↓←→ hjkl", "Enter", "i", "n", "w", "a"])
         #expect(lines.map(\.key).contains("+ -"))
         #expect(lines.map(\.key).contains("/ :"))
         #expect(
             lines.dropFirst(KeyBindings.room.count).prefix(3).map(\.text) == [
-                "", "Commands", "say something to the room",
+                "", "In the actions menu (Enter)", PeerAction.allCases[0].help,
             ])
+        // The actions menu's entries, every dialog's keys and every command follow, each from its table.
+        for action in PeerAction.allCases { #expect(lines.contains(.init(key: action.key, text: action.help))) }
+        for dialog in DialogKeys.all {
+            #expect(lines.contains(.init(key: "", text: dialog.title)))
+            for row in dialog.bindings {
+                #expect(lines.contains(.init(key: KeyBindings.label(row.keys, glyphs: .unicode), text: row.help)))
+            }
+        }
+        let commands = Array(lines.suffix(Command.usages.count))
+        #expect(commands == Command.usages.map { .init(key: $0.usage, text: $0.summary) })
+        for usage in ["/dm NAME TEXT", "/who", "/leave", "/move NAME ROLE", "/remove NAME [REASON]", "/to ROLE TEXT"] {
+            #expect(commands.contains { $0.key == usage }, "\(usage)")
+        }
         #expect(KeyBindings.helpLines(glyphs: .ascii)[3].key == "arrows hjkl")
         // Opened from the room, the overlay shows these lines.
         var state = joined(as: "hana")
@@ -77,16 +90,16 @@ import Testing
         func hints(_ status: RoomScreenModel.StatusLine, unread: Int = 0) -> [KeyHint] {
             KeyBindings.hints(for: status, unreadChat: unread)
         }
-        #expect(hints(.init(name: "Fay", role: .audience)).map(\.key) == ["?", "r", "/", "q"])
+        #expect(hints(.init(name: "Fay", role: .audience)).map(\.key) == ["?", "r", "c", "q"])
         #expect(hints(.init(name: "Fay", role: .audience, handRaised: true))[1] == KeyHint("r", "lower hand"))
         let host = hints(.init(name: "Ana", role: .host, micMuted: true), unread: 3)
-        #expect(host.map(\.key) == ["?", "Tab", "m", "n", "Enter", "/", "q"])
+        #expect(host.map(\.key) == ["?", "Tab", "m", "n", "Enter", "c", "q"])
         #expect(host[2].action == "unmute" && host[1].action == "chat (3)")
         let speaker = hints(.init(name: "Chen", role: .speaker, micMuted: false)).map(\.action)
         #expect(speaker == ["help", "mute", "talk", "chat", "leave"])
         #expect(
             hints(.init(name: "Bo", role: .moderator, micMuted: false)).map(\.key) == [
-                "?", "m", "n", "Enter", "/", "q",
+                "?", "m", "n", "Enter", "c", "q",
             ])
         #expect(
             hints(.init(name: "Chen", role: .speaker, micMuted: false), unread: 1200)[1]
@@ -103,11 +116,11 @@ import Testing
         var state = joined(as: "chen")
         #expect(
             RoomScreenMapper.model(state).status.hints == [
-                KeyHint("?", "help"), KeyHint("m", "mute"), KeyHint("space", "talk"), KeyHint("/", "chat"),
+                KeyHint("?", "help"), KeyHint("m", "mute"), KeyHint("space", "talk"), KeyHint("c", "chat"),
                 KeyHint("q", "leave"),
             ])
         let message = ChatMessage(from: "eli", fromName: "Eli", text: "hi", sentAt: t0)
-        send(&state, .server(.chat(message), seq: 11, at: t0))
+        send(&state, key(.tab), .server(.chat(message), seq: 11, at: t0))
         #expect(RoomScreenMapper.model(state).status.hints[1] == KeyHint("Tab", "chat (1)"))
         send(&state, key(.tab))
         #expect(!RoomScreenMapper.model(state).status.hints.contains { $0.key == "Tab" })
@@ -122,5 +135,12 @@ import Testing
         #expect(KeyBindings.label([.char("+"), .char("-")], glyphs: .unicode) == "+ -")
         #expect(KeyBindings.label([.char("M")], glyphs: .unicode) == "M")
         #expect(KeyBindings.label([.up, .down, .left, .right, .char("h"), .char("l")], glyphs: .unicode) == "↑↓←→ hl")
+    }
+}
+
+@Suite struct TerminalHabitKeyTests {
+    @Test func ctrlZSuspendsFromTheRoomViewAndTheInvitation() {
+        var state = joined(as: "ana")
+        #expect(send(&state, key(.ctrl("z"))) == [[.suspend]])
     }
 }

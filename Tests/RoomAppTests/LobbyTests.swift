@@ -308,6 +308,8 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
                     RoomSnapshot(
                         roomID: "jazz", selfID: "ana", peers: [Peer(id: "ana", name: "Ana", role: .host)], seq: 1)),
                 seq: 1, at: lobbyNow))
+        // The pane shows by default; hidden with Tab, the link opens it again.
+        _ = reduceApp(&state, .key(.tab, at: lobbyNow))
         #expect(!state.chatVisible)
         let link = InviteLink(
             room: "jazz", role: .audience, link: "ws://h/rooms/jazz#invite=a.b.c", expiresAt: lobbyNow + 3_600_000)

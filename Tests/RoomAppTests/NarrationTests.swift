@@ -56,8 +56,8 @@ import Testing
             send(&state, .line("/who", at: t0))[0]
                 == [
                     .say(
-                        "On stage: Ana (host), Bo (mod, muted), Chen (speaker), Dara (speaker). 3 raised hands, 3 listening."
-                    )
+                        "On stage: Ana (host, live), Bo (mod, muted), Chen (speaker, live), Dara (speaker, live). "
+                            + "3 raised hands. Listening (3): Hana, Ivo, Jun.")
                 ])
     }
 }

@@ -160,6 +160,8 @@ import Testing
 
     @Test func tabTogglesTheChatPaneAndClearsTheUnreadCount() {
         var state = joined(as: "hana")
+        #expect(state.chatVisible, "the pane shows at first, in the rows the others leave")
+        send(&state, key(.tab))
         let message = ChatMessage(from: "eli", fromName: "Eli", text: "hi all", sentAt: t0)
         send(&state, .server(.chat(message), seq: 11, at: t0))
         #expect(state.unreadChat == 1)
@@ -172,7 +174,7 @@ import Testing
         #expect(state.unreadChat == 0)
         send(&state, .server(.chat(message), seq: 21, at: t0))
         #expect(state.unreadChat == 0)
-        #expect(state.log.last == .message(from: "Eli", text: "hi all", privately: false))
+        #expect(state.log.last == .message(from: "Eli", text: "hi all", to: nil))
     }
 
     @Test func helpOpensScrollsAndCloses() {
@@ -181,7 +183,7 @@ import Testing
         #expect(state.overlay == .help(scroll: 0))
         send(&state, char("j"), key(.down))
         #expect(state.overlay == .help(scroll: 2))
-        send(&state, key(.pageDown), key(.pageDown), key(.pageDown))
+        for _ in 0..<20 { send(&state, key(.pageDown)) }
         let lines = KeyBindings.helpLines(glyphs: .unicode).count
         #expect(state.overlay == .help(scroll: HelpOverlay.maximumScroll(lineCount: lines, height: 9)))
         #expect(state.overlay == .help(scroll: lines - 7))
@@ -242,34 +244,79 @@ import Testing
 
     @Test func theInvitationPromptAcceptsOrDeclines() {
         var state = joined(as: "hana")
-        let effects = send(&state, .server(.invitedToSpeak(by: "bo"), seq: 11, at: t0))[0]
-        #expect(effects == [.say("Bo invited you to speak. Press a to accept or d to decline.")])
+        let effects = send(&state, .server(.invited("hana", by: "bo", at: t0), seq: 11, at: t0))[0]
+        #expect(
+            effects == [.say("Bo invited you to speak. Press a to accept or d to decline."), .sound(.startPreview)])
         #expect(state.showsInvitation)
         #expect(
-            RoomScreenMapper.model(state).overlay == .invitation(.init(from: "Bo", micLevel: nil, acceptSelected: true))
-        )
+            RoomScreenMapper.model(state).overlay
+                == .invitation(.init(from: "Bo", micLevel: nil, secondsLeft: 120, acceptSelected: true)))
         send(&state, key(.right))
         #expect(!state.invitationAcceptSelected)
-        #expect(sent(send(&state, key(.enter))[0]) == [.declineInvite])
+        #expect(send(&state, key(.enter))[0] == [.send(.declineInvite), .sound(.stopPreview)])
         #expect(!state.showsInvitation)
-        send(&state, .server(.invitedToSpeak(by: "bo"), seq: 12, at: t0))
+        send(&state, .server(.inviteDeclined("hana"), seq: 12, at: t0))
+        send(&state, .server(.invited("hana", by: "bo", at: t0), seq: 13, at: t0))
         #expect(state.invitationAcceptSelected)
         #expect(sent(send(&state, char("a"))[0]) == [.acceptInvite])
         #expect(state.notice == Notice(.info, "Joining the stage muted; press m when you want to talk."))
+        // On stage and still muted, the hint stays; once unmuted it has said what it had to, and goes at once.
+        send(&state, .server(.roleChanged("hana", to: .speaker, by: "hana"), seq: 14, at: t0 + 100))
+        send(&state, .server(.muteChanged("hana", muted: true, by: "hana"), seq: 15, at: t0 + 100))
+        #expect(state.notice == Notice(.info, "Joining the stage muted; press m when you want to talk."))
+        send(&state, .server(.muteChanged("hana", muted: false, by: "hana"), seq: 16, at: t0 + 1_000))
+        #expect(state.notice == nil)
+        #expect(state.noticeExpires == nil)
+    }
+
+    /// A pending invitation outlives its sender's stay: it is then "by someone who has left", not an identity.
+    @Test func anInvitationWhoseSenderLeftNamesNoIdentity() {
+        var state = joined(as: "bo")
+        send(
+            &state, .server(.invited("eli", by: "ana", at: t0), seq: 11, at: t0),
+            .server(.peerLeft("ana"), seq: 12, at: t0 + 1_000))
+        #expect(
+            RoomScreenMapper.model(state).invitations == [.init(name: "Eli", by: "someone who has left", seconds: 1)])
+        var invited = joined(as: "hana")
+        send(
+            &invited, .server(.invited("hana", by: "ana", at: t0), seq: 11, at: t0),
+            .server(.peerLeft("ana"), seq: 12, at: t0))
+        guard case .invitation(let prompt)? = RoomScreenMapper.model(invited).overlay else {
+            Issue.record("no prompt")
+            return
+        }
+        #expect(prompt.from == "Someone who has left")
     }
 
     @Test func otherKeysWaitForTheInvitationAnswer() {
         var state = joined(as: "hana")
-        send(&state, .server(.invitedToSpeak(by: "bo"), seq: 11, at: t0))
+        send(&state, .server(.invited("hana", by: "bo", at: t0), seq: 11, at: t0))
         #expect(send(&state, char("r"))[0] == [.say("answer the invitation first: a accepts, d declines")])
         #expect(state.showsInvitation)
     }
 
     @Test func theMicrophonePreviewShowsInThePrompt() {
         var state = joined(as: "hana")
-        send(&state, .server(.invitedToSpeak(by: "bo"), seq: 11, at: t0), .microphone(level: 40))
+        send(&state, .microphoneName("tone:300"), .server(.invited("hana", by: "bo", at: t0), seq: 11, at: t0))
+        send(&state, .preview(.level(40)))
         #expect(
-            RoomScreenMapper.model(state).overlay == .invitation(.init(from: "Bo", micLevel: 40, acceptSelected: true)))
+            RoomScreenMapper.model(state).overlay
+                == .invitation(.init(from: "Bo", micName: "tone:300", micLevel: 40, secondsLeft: 120)))
+        send(&state, .preview(.unavailable("No microphone (\"default\" not found). Choose one with --input NAME.")))
+        #expect(
+            RoomScreenMapper.model(state).overlay
+                == .invitation(
+                    .init(
+                        from: "Bo", micName: "tone:300", micLevel: nil,
+                        micProblem: "No microphone (\"default\" not found). Choose one with --input NAME.",
+                        secondsLeft: 120)))
+        // The prompt counts down to the invitation's lapse.
+        send(&state, .tick(t0 + 61_000))
+        guard case .invitation(let prompt)? = RoomScreenMapper.model(state).overlay else {
+            Issue.record("no prompt")
+            return
+        }
+        #expect(prompt.secondsLeft == 59)
     }
 }
 
@@ -287,9 +334,23 @@ import Testing
         #expect(state.commandHistory == ["invite eli"])
     }
 
-    @Test func aLineThatIsNotACommandIsChat() {
+    @Test func theChatLineSaysWhatIsTypedAndTheCommandLineRunsCommands() {
         var state = joined(as: "hana")
-        #expect(sent(type(&state, ":", "hello there")) == [.chat("hello there", to: .everyone)])
+        #expect(sent(type(&state, "c", "hello there")) == [.chat("hello there", to: .everyone)])
+        #expect(state.commandHistory == ["hello there"])
+        // On the chat line a line starting with / is still a command.
+        #expect(sent(type(&state, "c", "/hand")) == [.raiseHand])
+        // A mistyped command on the command line is an error with a suggestion, never chat.
+        #expect(
+            type(&state, "/", "inivte bea") == [
+                .say("unknown command /inivte; did you mean /invite? (/help lists them)")
+            ])
+        #expect(
+            type(&state, ":", "hello there") == [.say("unknown command /hello; type /help for the commands")])
+        #expect(
+            type(&state, "c", "/inivte bea") == [
+                .say("unknown command /inivte; did you mean /invite? (/help lists them)")
+            ])
     }
 
     @Test func endAsksFirstForHostsAndIsRefusedForModerators() {
@@ -316,9 +377,13 @@ import Testing
 
     @Test func lineModeRunsCommandsAndChat() {
         var state = joined(as: "hana")
-        send(&state, .server(.invitedToSpeak(by: "bo"), seq: 11, at: t0))
+        send(&state, .server(.invited("hana", by: "bo", at: t0), seq: 11, at: t0))
         #expect(sent(send(&state, .line("/accept", at: t0))[0]) == [.acceptInvite])
         #expect(sent(send(&state, .line("good evening", at: t0))[0]) == [.chat("good evening", to: .everyone)])
+        #expect(
+            send(&state, .line("/inivte eli", at: t0))[0] == [
+                .say("unknown command /inivte; did you mean /invite? (/help lists them)")
+            ])
         #expect(send(&state, .line("/leave", at: t0))[0] == [.send(.leave), .quit])
     }
 }
@@ -347,7 +412,7 @@ import Testing
         var state = joined(as: "bo")
         send(&state, .server(.roomEnded(reason: "that's all"), seq: 11, at: t0))
         let notice = AppEffect.say("the room has ended")
-        for c: Character in ["r", "m", " ", "n", "i", "a", "M", "x", "/"] {
+        for c: Character in ["r", "m", " ", "n", "i", "a", "M", "x", "/", "c", "w", "u"] {
             #expect(send(&state, char(c, 1000))[0] == [notice], "key \(c)")
         }
         #expect(send(&state, key(.enter, 1000))[0] == [notice])
@@ -359,7 +424,7 @@ import Testing
 
     @Test func afterBeingRemovedTheStatusLineOffersOnlyLeaving() {
         var state = joined(as: "hana")
-        #expect(RoomScreenMapper.model(state).status.hints.map(\.key) == ["?", "r", "/", "q"])
+        #expect(RoomScreenMapper.model(state).status.hints.map(\.key) == ["?", "r", "c", "q"])
         send(&state, .server(.removed("hana", reason: "spam", by: "bo"), seq: 11, at: t0))
         let status = RoomScreenMapper.model(state).status
         #expect(
@@ -374,13 +439,17 @@ import Testing
         var state = joined(as: "hana")
         send(&state, .server(.speakers([SpeakerLevel(peer: "ana", level: 80)]), seq: 11, at: t0))
         #expect(RoomScreenMapper.model(state).stage[0] == .init(name: "Ana", role: .host, level: 75, speaking: true))
-        send(&state, .server(.speakers([]), seq: 12, at: t0 + 250))
+        // A level the server does not repeat stands: a steady voice keeps its bar.
+        send(&state, .server(.speakers([]), seq: 12, at: t0 + 250), .tick(t0 + 3_000))
+        #expect(RoomScreenMapper.model(state).stage[0] == .init(name: "Ana", role: .host, level: 75, speaking: true))
+        send(&state, .server(.speakers([SpeakerLevel(peer: "ana", level: 0)]), seq: 13, at: t0 + 3_000))
         #expect(RoomScreenMapper.model(state).stage[0].level == 75)
-        #expect(!RoomScreenMapper.model(state).stage[0].speaking)
-        // 300 ms hold then 20 dB/s: 80 (12 dB) falls to 50 (30 dB) 900 ms after the hold.
-        send(&state, .tick(t0 + 1_300))
+        // 300 ms hold then 20 dB/s: 80 (12 dB) falls to 50 (30 dB) 900 ms after the hold; the highlight goes once
+        // the pause outlasts its own hold.
+        send(&state, .tick(t0 + 4_200))
         #expect(RoomScreenMapper.model(state).stage[0].level == 50)
-        send(&state, .tick(t0 + 5_000))
+        #expect(!RoomScreenMapper.model(state).stage[0].speaking)
+        send(&state, .tick(t0 + 8_000))
         #expect(RoomScreenMapper.model(state).stage[0].level == 0)
         #expect(state.meters.isEmpty)
     }
@@ -389,6 +458,9 @@ import Testing
         var state = joined(as: "hana", peers: [peer("ana", "Ana", .host, muted: false), peer("hana", "Hana")])
         #expect(RoomScreenMapper.nextWakeup(state) == nil)
         send(&state, .server(.speakers([SpeakerLevel(peer: "ana", level: 100)]), seq: 11, at: t0))
+        // While Ana talks her bar stands: nothing to redraw until a level changes.
+        #expect(RoomScreenMapper.nextWakeup(state) == nil)
+        send(&state, .server(.speakers([SpeakerLevel(peer: "ana", level: 0)]), seq: 12, at: t0))
         let wake = RoomScreenMapper.nextWakeup(state)
         #expect(wake != nil)
         let first = RoomScreenMapper.model(state)
@@ -397,6 +469,8 @@ import Testing
         #expect(RoomScreenMapper.model(state).stage == first.stage)
         send(&state, .tick(wake!))
         #expect(RoomScreenMapper.model(state).stage != first.stage)
+        send(&state, .tick(t0 + 10_000))
+        #expect(RoomScreenMapper.nextWakeup(state) == nil)
     }
 
     @Test func moderatorsSeeTheQueueOthersTheirPlace() {

@@ -71,28 +71,70 @@ import Testing
         effects.compactMap { if case .say(let s) = $0 { s } else { nil } }
     }
 
-    @Test func lineModeSaysWhoSpeaksWhenTheSpeakerChanges() {
+    /// Line mode says "X started speaking." once a talk spurt: not again while X goes on (the server repeats a
+    /// level only when it changes), nor for a pause shorter than the gap; yes for a spurt after the gap.
+    @Test func lineModeSaysWhoStartedSpeakingOnceASpurt() {
         var state = lineModeState()
         var seq: UInt64 = 10
-        func levels(_ entries: (PeerID, Int)...) -> AppAction {
+        func levels(_ at: Timestamp, _ entries: (PeerID, Int)...) -> AppAction {
             seq += 1
-            return .server(.speakers(entries.map { SpeakerLevel(peer: $0.0, level: $0.1) }), seq: seq, at: t0)
+            return .server(.speakers(entries.map { SpeakerLevel(peer: $0.0, level: $0.1) }), seq: seq, at: t0 + at)
         }
-        #expect(said(send(&state, levels(("ana", 80)))[0]) == ["Ana is speaking."])
-        #expect(said(send(&state, levels(("ana", 70)))[0]) == [])
-        #expect(said(send(&state, levels(("ana", 40), ("dara", 90)))[0]) == ["Dara is speaking."])
-        #expect(said(send(&state, levels())[0]) == [])
-        #expect(said(send(&state, levels(("dara", 50)))[0]) == ["Dara is speaking."])
-        #expect(said(send(&state, levels(("chen", 60)))[0]) == ["You are speaking."])
-        // Bo is muted: a level from a muted peer makes nobody the speaker.
-        #expect(said(send(&state, levels(("bo", 90)))[0]) == [])
+        #expect(said(send(&state, levels(0, ("ana", 80)))[0]) == ["Ana started speaking."])
+        #expect(said(send(&state, levels(250, ("ana", 70)))[0]) == [])
+        // Two at once: both are talking, Dara is said as she starts.
+        #expect(said(send(&state, levels(500, ("ana", 40), ("dara", 90)))[0]) == ["Dara started speaking."])
+        #expect(state.talking.keys.sorted() == ["ana", "dara"])
+        // Ana pauses for a second (past the hold): her spurt ends; back within the gap, she is not said again.
+        #expect(said(send(&state, levels(750, ("ana", 0)))[0]) == [])
+        send(&state, .tick(t0 + 750 + talkHold))
+        #expect(state.talking.keys.sorted() == ["dara"])
+        #expect(said(send(&state, levels(2000, ("ana", 60)))[0]) == [])
+        // After a silence longer than the gap, a new spurt is said again.
+        #expect(said(send(&state, levels(3000, ("ana", 0)))[0]) == [])
+        send(&state, .tick(t0 + 3000 + talkHold))
+        #expect(
+            said(send(&state, levels(3000 + talkHold + startedSpeakingGap, ("ana", 50)))[0]) == [
+                "Ana started speaking."
+            ])
+        // Your own voice is not announced to you, and a muted peer's level is not talk.
+        #expect(said(send(&state, levels(20_000, ("chen", 60)))[0]) == [])
+        #expect(said(send(&state, levels(20_100, ("bo", 90)))[0]) == [])
+        #expect(state.talking["bo"] == nil)
     }
 
-    @Test func theScreenShowsTheSpeakerInsteadOfSayingIt() {
+    /// Everyone talking is highlighted at once, and a steady talker stays highlighted (and their bar up) though
+    /// the server sends their level only once.
+    @Test func theScreenHighlightsEveryoneTalkingAndASteadyTalkerStays() {
         var state = joined(as: "chen")
-        let effects = send(&state, .server(.speakers([SpeakerLevel(peer: "ana", level: 80)]), seq: 11, at: t0))[0]
+        let levels = [SpeakerLevel(peer: "ana", level: 80), SpeakerLevel(peer: "dara", level: 60)]
+        let effects = send(&state, .server(.speakers(levels), seq: 11, at: t0))[0]
         #expect(effects == [])
-        #expect(state.activeSpeaker == "ana")
+        send(&state, .tick(t0 + 10_000))
+        let stage = RoomScreenMapper.model(state).stage
+        #expect(stage.filter(\.speaking).map(\.name) == ["Ana", "Dara"])
+        #expect(stage.first { $0.name == "Ana" }?.level == 75)
+        // A pause held shorter than the hold keeps the highlight; longer ends it.
+        send(&state, .server(.speakers([SpeakerLevel(peer: "ana", level: 0)]), seq: 12, at: t0 + 10_000))
+        send(&state, .tick(t0 + 10_000 + talkHold - 1))
+        #expect(RoomScreenMapper.model(state).stage.filter(\.speaking).map(\.name) == ["Ana", "Dara"])
+        send(&state, .tick(t0 + 10_000 + talkHold))
+        #expect(RoomScreenMapper.model(state).stage.filter(\.speaking).map(\.name) == ["Dara"])
+    }
+
+    /// The people the sound hears are highlighted from its reports (every packet's level), at once, and stop at
+    /// once when it says so (it held their pauses already); the server's slower reports do not override them.
+    @Test func theSoundsReportsHighlightWhomItHears() {
+        var state = joined(as: "chen")
+        send(&state, .heard([HeardPeer(peer: "ana", level: 55, talking: true)], at: t0 + 5))
+        #expect(state.talking["ana"] == TalkSpurt(since: t0 + 5, lastHeard: t0 + 5, level: 55))
+        // A late server report of silence does not end what the sound hears.
+        send(&state, .server(.speakers([SpeakerLevel(peer: "ana", level: 0)]), seq: 11, at: t0 + 300))
+        send(&state, .tick(t0 + 5000))
+        #expect(state.talking["ana"] != nil)
+        send(&state, .heard([HeardPeer(peer: "ana", level: 0, talking: false)], at: t0 + 5100))
+        #expect(state.talking["ana"] == nil)
+        #expect(state.lastSpurtEnded["ana"] == t0 + 5100)
     }
 }
 
@@ -120,11 +162,11 @@ import Testing
         #expect(send(&state, char("q"))[0] == [.send(.leave), .quit])
         #expect(send(&state, .sessionEnded("You left the room.", at: t0))[0] == [.say("You left the room."), .quit])
         #expect(state.failure == nil)
-        // Leaving before the room was shown is no failure either.
+        // Giving up before the room was shown is the program's failure: the shell is told the room was not joined.
         var early = AppState(roles: roles)
         #expect(send(&early, .interrupted(at: t0))[0] == [.quit])
         #expect(send(&early, .sessionEnded("You left the room.", at: t0))[0] == [.say("You left the room."), .quit])
-        #expect(early.failure == nil)
+        #expect(early.failure == "Stopped before the room was joined.")
     }
 
     @Test func lineModeSaysWhyAndEnds() {
@@ -134,6 +176,17 @@ import Testing
         #expect(
             send(&state, .sessionEnded("The room has ended.", at: t0))[0] == [.say("The room has ended."), .quit])
         #expect(state.failure == nil)
+    }
+
+    /// The room's end, with its reason, was just said: the session's closing sentence does not say it again.
+    @Test func lineModeSaysTheEndOnce() {
+        var state = AppState(roles: roles, lineMode: true)
+        let snapshot = RoomSnapshot(roomID: "lobby", topic: "", selfID: "ana", peers: sketchPeers(), seq: 10)
+        _ = reduceApp(&state, .server(.joined(snapshot), seq: 10, at: t0))
+        #expect(
+            send(&state, .server(.roomEnded(reason: "thanks all"), seq: 11, at: t0))[0].contains(
+                .say("The room has ended: thanks all.")))
+        #expect(send(&state, .sessionEnded("The room has ended.", at: t0))[0] == [.quit])
     }
 
     @Test func anInterruptionLeavesWithoutAskingEvenAHost() {

@@ -45,7 +45,10 @@ func joined(
 ) -> AppState {
     var state = AppState(roles: roles, ascii: ascii)
     _ = reduceApp(&state, .resize(width: width, height: height))
-    let snapshot = RoomSnapshot(roomID: "lobby", topic: topic, selfID: PeerID(me), peers: peers, seq: 10)
+    // The token gives the role the person joins with, as a server that did not restore another would say.
+    let role = peers.first { $0.id == PeerID(me) }?.role
+    let snapshot = RoomSnapshot(
+        roomID: "lobby", topic: topic, selfID: PeerID(me), peers: peers, seq: 10, tokenRole: role)
     _ = reduceApp(&state, .server(.joined(snapshot), seq: 10, at: t0))
     return state
 }

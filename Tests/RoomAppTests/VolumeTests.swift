@@ -106,7 +106,8 @@ import Testing
         #expect(stage.map(\.volume) == [70, nil, nil, 200])
         #expect(
             Narration.who(state)
-                == "On stage: Ana (host, 70 % for you), Bo (mod, muted), Chen (speaker), "
-                + "Dara (speaker, 200 % for you). 3 raised hands, 3 listening.")
+                == "On stage: Ana (host, live, 70 % for you), Bo (mod, muted, you), Chen (speaker, live), "
+                + "Dara (speaker, live, 200 % for you). Raised hands, in order: 1. Eli (4m12s), 2. Fay (1m03s), "
+                + "3. Gus (0m09s). Listening (3): Hana, Ivo, Jun.")
     }
 }

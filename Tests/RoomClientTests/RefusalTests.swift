@@ -11,7 +11,7 @@ import Testing
             ),
             (4003, "This link was not signed by this server (or it was changed). Ask the host for a new one."),
             (4004, "This link has expired. Ask the host for a new one."),
-            (4006, "This link is for another room."),
+            (4006, "This link is for another room. Check the room's address, or ask for a link for it."),
             (4009, "The room this link is for has ended."),
             (
                 4013,
@@ -33,7 +33,12 @@ import Testing
         #expect(
             Refusals.describe(code: 4004, reason: "", withInvite: false)
                 == "This token has expired. Ask the host for a new one.")
-        #expect(Refusals.describe(code: 4009, reason: "", withInvite: false) == "The room has ended.")
+        #expect(
+            Refusals.describe(code: 4009, reason: "", withInvite: false)
+                == "The room has ended. Ask the host when it opens again.")
+        #expect(
+            Refusals.describe(code: 4000, reason: "", withInvite: false)
+                == "The server got no token. Give the host's token with --token, --token-file or CLUBROOM_TOKEN.")
         #expect(
             Refusals.describe(code: 4008, reason: "", withInvite: false)
                 == "This token names you with control characters, which no one could read safely. Ask the host for a "

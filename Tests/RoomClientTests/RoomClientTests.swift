@@ -83,7 +83,8 @@ import Testing
                 == [#"{"event":"peer_joined","peer":"ana","name":"Ana","role":"host","muted":false}"#])
         #expect(
             BotProtocol.lines(
-                for: .message(ServerMessage(.roleChanged(peer: "eli", role: "speaker", by: "ana"), seq: 6)))
+                for: .message(ServerMessage(.roleChanged(peer: "eli", role: "speaker", by: "ana", stepUp: nil), seq: 6))
+            )
                 == [#"{"event":"role_changed","peer":"eli","role":"speaker","by":"ana"}"#])
         #expect(
             BotProtocol.lines(
@@ -131,8 +132,8 @@ let clientRoles = try! RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         let messages: [ServerMessage] = [
             ServerMessage(.joined(snapshot), seq: 10),
             ServerMessage(.handRaised(peer: "eli", at: 20), seq: 11),
-            ServerMessage(.invited(peer: "eli", by: "ana"), seq: 12),
-            ServerMessage(.roleChanged(peer: "eli", role: "speaker", by: "eli"), seq: 13),
+            ServerMessage(.invited(peer: "eli", by: "ana", at: 21), seq: 12),
+            ServerMessage(.roleChanged(peer: "eli", role: "speaker", by: "eli", stepUp: nil), seq: 13),
         ]
         for message in messages {
             for action in StoreFeed.actions(for: .message(message), selfID: state.selfID) {
@@ -162,18 +163,20 @@ let clientRoles = try! RoleTable.load(contentsOf: ClubroomResources.rolesURL)
             room: "lobby", selfID: "eli", peers: [ana, AnnouncedPeer(eli)], topic: "", chat: [], roles: roles,
             resumed: false)
         let again = JoinedSnapshot(
-            room: "lobby", selfID: "eli", peers: [ana, AnnouncedPeer(eli, invitedBy: "ana")], topic: "", chat: [],
+            room: "lobby", selfID: "eli", peers: [ana, AnnouncedPeer(eli, invitation: Invitation(by: "ana", at: 5))],
+            topic: "", chat: [],
             roles: roles, resumed: true)
         let events: [SessionEvent] = [
             .message(ServerMessage(.joined(first), seq: 10)),
-            .message(ServerMessage(.invited(peer: "eli", by: "ana"), seq: 11)),
+            .message(ServerMessage(.invited(peer: "eli", by: "ana", at: 5), seq: 11)),
             .reconnecting(attempt: 1, delay: .zero),
             .reconnected(ServerMessage(.joined(again), seq: 12)),
         ]
         for event in events {
             for action in StoreFeed.actions(for: event, selfID: state.selfID) { _ = reduce(&state, action) }
         }
-        #expect(state.invitation == Invitation(by: "ana"))
+        #expect(state.invitation == Invitation(by: "ana", at: 5))
+        #expect(state.invitations == ["eli": Invitation(by: "ana", at: 5)])
         #expect(state.connection == .connected)
         guard case .joined(let snapshot)? = ServerMessage(.joined(first), seq: 10).roomEvent(selfID: nil) else {
             Issue.record("no snapshot")
@@ -182,7 +185,8 @@ let clientRoles = try! RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         #expect(snapshot.invitedBy == nil)
     }
 
-    /// The inviter hears of a declined invitation as a room event: it reaches the state and says so.
+    /// The inviter (and everyone) hears of a declined invitation as a room event: the invitation is gone from the
+    /// state, and the activity says who declined (the screen words it).
     @Test func aDeclinedInvitationReachesTheInvitersState() {
         var state = RoomState(roles: roles)
         let ana = AnnouncedPeer(Peer(id: "ana", name: "Ana", role: .host, muted: false, joinedAt: 1))
@@ -191,7 +195,8 @@ let clientRoles = try! RoleTable.load(contentsOf: ClubroomResources.rolesURL)
             room: "lobby", selfID: "ana", peers: [ana, eli], topic: "", chat: [], roles: roles, resumed: false)
         var effects: [Effect] = []
         for message in [
-            ServerMessage(.joined(snapshot), seq: 10), ServerMessage(.inviteDeclined(peer: "eli", by: "eli"), seq: 12),
+            ServerMessage(.joined(snapshot), seq: 10), ServerMessage(.invited(peer: "eli", by: "ana", at: 11), seq: 11),
+            ServerMessage(.inviteDeclined(peer: "eli", by: "eli"), seq: 12),
         ] {
             for action in StoreFeed.actions(for: .message(message), selfID: state.selfID) {
                 effects += reduce(&state, action)
@@ -199,6 +204,7 @@ let clientRoles = try! RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         }
         #expect(state.lastSeq == 12)
         #expect(Array(state.activity).last == .declinedInvitation("eli", name: "Eli"))
-        #expect(effects == [.notice(Notice(.info, "Eli declined your invitation to speak."))])
+        #expect(state.invitations.isEmpty)
+        #expect(effects == [])
     }
 }

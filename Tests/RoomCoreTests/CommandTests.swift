@@ -174,12 +174,18 @@ func parse(_ line: String) -> Result<Command, CommandError> {
     }
 
     @Test func unknownCommandsAndRoles() {
-        #expect(parse("/fly away") == .failure(.unknownCommand("fly")))
-        #expect(parse("/") == .failure(.unknownCommand("")))
+        #expect(parse("/fly away") == .failure(.unknownCommand("fly", suggestion: nil)))
+        #expect(parse("/") == .failure(.unknownCommand("", suggestion: nil)))
         #expect(
-            CommandError.unknownCommand("fly").description
-                == "unknown command /fly; commands: /invite /move /mute /remove /hand /chat /dm /topic /end /volume /link /list /unlist /help"
-        )
+            CommandError.unknownCommand("fly", suggestion: nil).description
+                == "unknown command /fly; type /help for the commands")
+        // A mistyped command suggests the one it was probably meant to be, and never becomes chat.
+        #expect(parse("/inivte bea") == .failure(.unknownCommand("inivte", suggestion: "invite")))
+        #expect(parse("/wh") == .failure(.unknownCommand("wh", suggestion: "who")))
+        #expect(parse("/withdrw eli") == .failure(.unknownCommand("withdrw", suggestion: "withdraw")))
+        #expect(
+            CommandError.unknownCommand("inivte", suggestion: "invite").description
+                == "unknown command /inivte; did you mean /invite? (/help lists them)")
         #expect(
             parse("/move bo boss")
                 == .failure(.unknownRole("boss", known: ["host", "moderator", "speaker", "audience"])))

@@ -71,9 +71,27 @@ func refused(_ reason: String) -> [Effect] { [.notice(Notice(.refusal, reason))]
         #expect(
             effects(of: .request(.remove("ana", reason: nil)), as: "bo")
                 == refused("you cannot remove Ana: a host is not below a moderator"))
+        // Your own role: down to any lower one; back up only to what you stepped down from.
+        #expect(effects(of: .request(.setRole("bo", .speaker)), as: "bo") == [.send(.setRole("bo", .speaker))])
         #expect(
-            effects(of: .request(.setRole("bo", .speaker)), as: "bo")
-                == refused("you cannot change your own role; step down instead"))
+            effects(of: .request(.setRole("bo", .host)), as: "bo")
+                == refused("you cannot raise your own role; a host or moderator can move you"))
+    }
+
+    @Test func whoSteppedDownStepsBackUpAsFarAsTheServerSaid() {
+        var state = joinedRoom(as: "bo")
+        state.apply(.roleChanged("bo", to: .audience, by: "bo", stepUp: .moderator), seq: 11)
+        #expect(state.stepUpRole == .moderator)
+        #expect(reduce(&state, .command(.move("bo", .moderator))) == [.send(.setRole("bo", .moderator))])
+        #expect(
+            reduce(&state, .command(.move("bo", .host)))
+                == refused("you can step back up to a moderator at most"))
+        state.apply(.roleChanged("bo", to: .moderator, by: "bo"), seq: 12)
+        #expect(state.stepUpRole == nil)
+        // Moved down by someone else: no right to step back up.
+        state.apply(.roleChanged("bo", to: .speaker, by: "ana"), seq: 13)
+        #expect(state.stepUpRole == nil)
+        #expect(reduce(&state, .command(.move("bo", .audience))) == [.send(.stepDown)])
     }
 
     @Test func stateRefusals() {
@@ -130,7 +148,7 @@ func refused(_ reason: String) -> [Effect] { [.notice(Notice(.refusal, reason))]
 
     @Test func answeringAnInvitationClearsItAndSends() {
         var state = joinedRoom(as: "dara")
-        state.apply(.invitedToSpeak(by: "bo"), seq: 11)
+        state.apply(.invited("dara", by: "bo", at: 500), seq: 11)
         let before = state
         #expect(reduce(&state, .request(.acceptInvite)) == [.send(.acceptInvite)])
         #expect(state == before.with { $0.invitation = nil })

@@ -131,7 +131,7 @@ extension RoomState {
 
     @Test func roleChangedMovesThePeerAndClearsTheHand() {
         var state = joinedRoom(as: "eli")
-        state.apply(.invitedToSpeak(by: "bo"), seq: 11)
+        state.apply(.invited("eli", by: "bo", at: 500), seq: 11)
         let before = state
         state.apply(.roleChanged("eli", to: .speaker, by: "bo"), seq: 12)
         var eli = roomPeers[4]
@@ -143,6 +143,7 @@ extension RoomState {
                     $0.peers["eli"] = eli
                     $0.sections.update(roomPeers[4], to: eli, roles: roles)
                     $0.invitation = nil
+                    $0.invitations = [:]
                     $0.activity.append(.roleChanged("eli", name: "Eli", to: .speaker, by: "bo"))
                     $0.lastSeq = 12
                 })
@@ -233,7 +234,8 @@ extension RoomState {
         #expect(state.activity.count == 1)
     }
 
-    @Test func speakersSetLevelsAndSilenceTheRest() {
+    /// The server sends only the levels that changed, so a steady talker is listed once and keeps their level.
+    @Test func speakersSetTheLevelsListedAndKeepTheRest() {
         var state = joinedRoom(as: "dara")
         state.apply(.speakers([SpeakerLevel(peer: "ana", level: 70), SpeakerLevel(peer: "chen", level: 130)]), seq: 11)
         #expect(state.peers["ana"]!.level == 70)
@@ -244,14 +246,15 @@ extension RoomState {
         #expect(
             state
                 == before.with {
-                    $0.peers["ana"]!.level = 0
                     $0.peers["chen"]!.level = 20
-                    $0.speaking = ["chen"]
                     $0.lastSeq = 12
                     $0.ignoredEvents = IgnoredEvents([.unknownPeer: 1])
                 })
         state.apply(.speakers([]), seq: 13)
-        #expect(state.peers.values.allSatisfy { $0.level == 0 })
+        #expect(state.peers["ana"]!.level == 70)
+        state.apply(.speakers([SpeakerLevel(peer: "ana", level: 0)]), seq: 14)
+        #expect(state.peers["ana"]!.level == 0)
+        #expect(state.speaking == ["chen"])
     }
 
     @Test func chatToEveryoneOneAndARoleIsKept() {
@@ -285,17 +288,52 @@ extension RoomState {
     @Test func invitedToSpeak() {
         var state = joinedRoom(as: "dara")
         let before = state
-        state.apply(.invitedToSpeak(by: "bo"), seq: 11)
+        state.apply(.invited("dara", by: "bo", at: 900), seq: 11)
         #expect(
             state
                 == before.with {
-                    $0.invitation = Invitation(by: "bo"); $0.lastSeq = 11
+                    $0.invitation = Invitation(by: "bo", at: 900)
+                    $0.invitations = ["dara": Invitation(by: "bo", at: 900)]
+                    $0.lastSeq = 11
                 })
 
+        // Someone else's invitation is known too (the inviter and moderators show it), without a prompt.
+        var other = joinedRoom(as: "ana")
+        other.apply(.invited("dara", by: "bo", at: 900), seq: 11)
+        #expect(other.invitation == nil)
+        #expect(other.invitations == ["dara": Invitation(by: "bo", at: 900)])
+
         var speaker = joinedRoom(as: "chen")
-        speaker.apply(.invitedToSpeak(by: "bo"), seq: 11)
+        speaker.apply(.invited("chen", by: "bo", at: 900), seq: 11)
         #expect(speaker.invitation == nil)
         #expect(speaker.ignoredEvents == IgnoredEvents([.noChange: 1]))
+    }
+
+    @Test func anInvitationEndsDeclinedWithdrawnLapsedOrByARoleChange() {
+        var state = joinedRoom(as: "ana")
+        state.apply(.invited("dara", by: "bo", at: 900), seq: 11)
+        state.apply(.invited("eli", by: "ana", at: 910), seq: 12)
+        state.apply(.inviteDeclined("dara"), seq: 13)
+        #expect(state.invitations == ["eli": Invitation(by: "ana", at: 910)])
+        state.apply(.inviteWithdrawn("eli", by: "bo"), seq: 14)
+        #expect(state.invitations.isEmpty)
+        #expect(
+            Array(state.activity.suffix(2)) == [
+                .declinedInvitation("dara", name: "Dara"), .withdrawnInvitation("eli", name: "Eli", by: "bo"),
+            ])
+        state.apply(.invited("dara", by: "bo", at: 950), seq: 15)
+        state.apply(.inviteExpired("dara"), seq: 16)
+        #expect(state.invitations.isEmpty)
+        #expect(state.activity.last == .expiredInvitation("dara", name: "Dara"))
+        // An answer to an invitation that is not pending changes nothing.
+        state.apply(.inviteExpired("dara"), seq: 17)
+        #expect(state.ignoredEvents[.noChange] == 1)
+        state.apply(.invited("eli", by: "ana", at: 960), seq: 18)
+        state.apply(.roleChanged("eli", to: .speaker, by: "eli"), seq: 19)
+        #expect(state.invitations.isEmpty)
+        state.apply(.invited("dara", by: "ana", at: 970), seq: 20)
+        state.apply(.peerLeft("dara"), seq: 21)
+        #expect(state.invitations.isEmpty)
     }
 
     @Test func askedToMuteWhileAlreadyMutedChangesNothing() {
@@ -321,12 +359,13 @@ extension RoomState {
 
     @Test func removedSelfEndsTheRoomAndLaterEventsAreIgnored() {
         var state = joinedRoom(as: "dara")
-        state.apply(.invitedToSpeak(by: "bo"), seq: 11)
+        state.apply(.invited("dara", by: "bo", at: 900), seq: 11)
         let before = state
         state.apply(.removed("dara", reason: "spam", by: "bo"), seq: 12)
         let removed = before.with {
             $0.ending = .removed(reason: "spam", by: "bo")
             $0.invitation = nil
+            $0.invitations = [:]
             $0.lastSeq = 12
         }
         #expect(state == removed)

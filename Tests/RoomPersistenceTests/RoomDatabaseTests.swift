@@ -44,6 +44,28 @@ struct TemporaryFolder {
         #expect(try database.rooms().map(\.id) == ["lobby"])
     }
 
+    @Test func pendingInvitationsAreKeptUntilTheyEndOrTheRoomDoes() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        do {
+            let database = try RoomDatabase(path: folder.databasePath)
+            try database.openRoom("lobby", at: 1)
+            try database.apply(.invite(room: "lobby", invitee: "eli", inviter: "ana", at: 20))
+            try database.apply(.invite(room: "lobby", invitee: "bo", inviter: "ana", at: 10))
+            try database.apply(.invite(room: "stage", invitee: "cy", inviter: "ana", at: 5))
+            try database.apply(.invite(room: "lobby", invitee: "eli", inviter: "dara", at: 30))
+            try database.apply(.endInvitation(room: "lobby", invitee: "bo"))
+        }
+        let reopened = try RoomDatabase(path: folder.databasePath)
+        #expect(try reopened.invitations(room: "lobby") == [InvitationRecord(invitee: "eli", inviter: "dara", at: 30)])
+        #expect(
+            try reopened.load(room: "lobby", rolesSince: 0).invitations == [
+                InvitationRecord(invitee: "eli", inviter: "dara", at: 30)
+            ])
+        try reopened.apply(.endRoom(room: "stage", reason: "", at: 40))
+        #expect(try reopened.invitations(room: "stage") == [])
+    }
+
     @Test func restartKeepsEverything() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -255,7 +277,7 @@ struct TemporaryFolder {
             throws: DatabaseError(
                 path: folder.databasePath, code: nil,
                 message:
-                    "schema version 99 is newer than this program's 3; use a newer clubroom or another data folder",
+                    "schema version 99 is newer than this program's 4; use a newer clubroom or another data folder",
                 sql: nil)
         ) {
             try RoomDatabase(path: folder.databasePath)

@@ -213,6 +213,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
             .appendAudit(room: "r", at: 9, actor: "a", action: "set_topic", target: nil, detail: nil),
             .holdRole(room: "r", identity: "a", role: "host", at: 10),
             .releaseRole(room: "r", identity: "a", role: "host", at: 11), .forgetRole(room: "r", identity: "a"),
+            .invite(room: "r", invitee: "b", inviter: "a", at: 12), .endInvitation(room: "r", invitee: "b"),
             .setListed(room: "r", listed: false, at: 12), .setListed(room: "r", listed: true, at: 13),
         ]
         #expect(try DatabaseChange.decode(DatabaseChange.encode(changes), seq: 1) == changes)

@@ -104,13 +104,28 @@ extension String {
     }
 
     @Test func headSizeIsBounded() throws {
-        let bytes = [UInt8](repeating: UInt8(ascii: "a"), count: 100)
+        let bytes = Array("GET ".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 96)
         #expect(throws: WebSocketHandshakeError(status: 431, "header larger than 100 bytes")) {
             try WebSocketHandshake.headLength(in: bytes, maxHeadSize: 100)
         }
         #expect(try WebSocketHandshake.headLength(in: Array(bytes.prefix(99)), maxHeadSize: 100) == nil)
         let head = Array("GET / HTTP/1.1\r\n\r\n".utf8)
         #expect(try WebSocketHandshake.headLength(in: head + [1, 2], maxHeadSize: head.count) == head.count)
+    }
+
+    /// A TLS handshake (or anything else that cannot start an HTTP message) is answered at once, not after the
+    /// handshake timeout, so a `wss://` client of a plain server learns why in a moment.
+    @Test func aTLSHandshakeToAPlainServerIsRefusedAtOnce() throws {
+        #expect(
+            throws: WebSocketHandshakeError(
+                status: 400, "a TLS handshake arrived, but this address speaks plain HTTP: use ws://, not wss://")
+        ) {
+            try WebSocketHandshake.headLength(in: [0x16, 0x03, 0x01])
+        }
+        #expect(throws: WebSocketHandshakeError(status: 400, "not an HTTP message")) {
+            try WebSocketHandshake.headLength(in: [0x00])
+        }
+        #expect(try WebSocketHandshake.headLength(in: Array("GE".utf8)) == nil)
     }
 
     @Test func acceptKeyHashesKeyAndGUID() {

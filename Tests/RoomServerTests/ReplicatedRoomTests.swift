@@ -56,6 +56,47 @@ struct ReplicatedRoomTests {
         #expect(again.authority.seq > 5_000)
     }
 
+    /// What a checkpoint must carry beyond the peers: pending invitations with their time, the role each
+    /// token gave (how far a peer may step back up) and who was lowered by someone else.
+    @Test func aCheckpointCarriesInvitationsTokenRolesAndWhoWasLowered() throws {
+        let early: [ClusterInput] = [
+            .join(node: "a/1", connection: 1, peer: "hana", name: "Hana", role: .host, now: 1_000),
+            .join(node: "b/7", connection: 1, peer: "ben", name: "Ben", role: .audience, now: 1_010),
+            .join(node: "c/3", connection: 2, peer: "cy", name: "Cy", role: .speaker, now: 1_020),
+            .join(node: "c/3", connection: 3, peer: "dee", name: "Dee", role: .speaker, now: 1_030),
+            .request(node: "a/1", peer: "hana", id: nil, .invite("ben"), now: 1_040),
+            .request(node: "c/3", peer: "cy", id: nil, .stepDown, now: 1_050),
+            .request(node: "a/1", peer: "hana", id: nil, .setRole("dee", .audience), now: 1_060),
+        ]
+        let lapse = 1_040 + RoomAuthority.invitationLifetime
+        let later: [ClusterInput] = [
+            .request(node: "c/3", peer: "cy", id: .integer(1), .setRole("cy", .speaker), now: 1_070),
+            .request(node: "c/3", peer: "dee", id: .integer(2), .setRole("dee", .speaker), now: 1_080),
+            .expireInvitations(node: "a/1", now: lapse - 1),
+            .expireInvitations(node: "a/1", now: lapse),
+        ]
+        var full = ReplicatedRoom(authority: RoomAuthority(name: "r", roles: defaultRoles))
+        _ = run(&full, early)
+        var restored = try ReplicatedRoom(name: "r", roles: defaultRoles, maxPeers: 100, decoding: full.encoded())
+        #expect(restored.encoded() == full.encoded())
+        #expect(restored.authority.invitations["ben"] == Invitation(by: "hana", at: 1_040))
+        let fromFull = run(&full, later).map(\.event)
+        let fromCheckpoint = run(&restored, later).map(\.event)
+        #expect(fromCheckpoint == fromFull)
+        #expect(restored.encoded() == full.encoded())
+        // Cy steps back up to the speaker its token gives; Dee, lowered by the host, may not; Ben's invitation
+        // lapses at its lifetime and not a millisecond before.
+        #expect(fromFull.contains(.roleChanged(peer: "cy", role: .speaker, by: "cy", stepUp: nil)))
+        #expect(
+            fromFull.contains(
+                .error(
+                    code: .forbidden, message: "someone else moved you down; a host or moderator can bring you back",
+                    id: .integer(2))))
+        #expect(fromFull.filter { $0 == .inviteExpired(peer: "ben") }.count == 1)
+        #expect(fromFull.last == .inviteExpired(peer: "ben"))
+        #expect(full.authority.invitations.isEmpty)
+    }
+
     @Test func onlyTheConnectionAPeerIsOnNowCanTakeItAway() {
         var room = ReplicatedRoom(authority: RoomAuthority(name: "r", roles: defaultRoles))
         _ = room.apply(.join(node: "a/1", connection: 1, peer: "ana", name: "Ana", role: .audience, now: 1))

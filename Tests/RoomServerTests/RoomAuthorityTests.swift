@@ -116,7 +116,7 @@ func expectRefused(
             outcome.deliveries == [
                 Delivery(
                     to: .everyoneExcept("ana"),
-                    ServerMessage(.roleChanged(peer: "ana", role: .audience, by: "ana"), seq: seq + 1))
+                    ServerMessage(.roleChanged(peer: "ana", role: .audience, by: "ana", stepUp: nil), seq: seq + 1))
             ])
         #expect(outcome.changes == [.roleHeld("ana", role: .audience, at: 60)])
         #expect(outcome.gates == [GateChange("ana", open: false)])
@@ -127,7 +127,7 @@ func expectRefused(
         }
         #expect(
             events(second) == [
-                .roleChanged(peer: "chen", role: .audience, by: "chen"),
+                .roleChanged(peer: "chen", role: .audience, by: "chen", stepUp: nil),
                 .muteChanged(peer: "chen", muted: true, by: "chen"),
             ])
         #expect(room.peers["chen"]?.muted == true)
@@ -319,13 +319,20 @@ func expectRefused(
         var room = populatedRoom()
         _ = room.handle(.raiseHand, from: "eli", now: 50)
         let invited = room.handle(.invite("eli"), from: "bo", now: 60)
-        #expect(events(invited) == [.invited(peer: "eli", by: "bo")])
-        #expect(invited.changes == [.audit(AuditEntry(at: 60, actor: "bo", action: "invite", target: "eli"))])
-        #expect(room.invitations == ["eli": "bo"])
+        #expect(events(invited) == [.invited(peer: "eli", by: "bo", at: 60)])
+        #expect(invited.deliveries.allSatisfy { $0.to == .everyone }, "the inviter and every moderator see it")
+        #expect(
+            invited.changes == [
+                .audit(AuditEntry(at: 60, actor: "bo", action: "invite", target: "eli")),
+                .invited("eli", by: "bo", at: 60),
+            ])
+        #expect(room.invitations == ["eli": Invitation(by: "bo", at: 60)])
         let accepted = room.handle(.acceptInvite, from: "eli", now: 70)
+        // The role change lowers the hand for a client already; the hand's own event follows it.
         #expect(
             events(accepted) == [
-                .handLowered(peer: "eli", by: "eli"), .roleChanged(peer: "eli", role: "speaker", by: "eli"),
+                .roleChanged(peer: "eli", role: "speaker", by: "eli", stepUp: nil),
+                .handLowered(peer: "eli", by: "eli"),
             ])
         #expect(accepted.deliveries.allSatisfy { $0.to == .everyone })
         #expect(
@@ -333,6 +340,7 @@ func expectRefused(
                 .roleHeld("eli", role: .speaker, at: 70),
                 .audit(
                     AuditEntry(at: 70, actor: "eli", action: "accept_invite", target: "eli", detail: "invited by bo")),
+                .invitationEnded("eli"),
             ])
         #expect(room.peers["eli"]?.role == .speaker)
         #expect(room.peers["eli"]?.muted == true)
@@ -342,19 +350,67 @@ func expectRefused(
 
     @Test func anAudienceMemberWithoutARaisedHandCanBeInvited() {
         var room = populatedRoom()
-        #expect(events(room.handle(.invite("fay"), from: "ana", now: 60)) == [.invited(peer: "fay", by: "ana")])
+        #expect(
+            events(room.handle(.invite("fay"), from: "ana", now: 60)) == [.invited(peer: "fay", by: "ana", at: 60)])
     }
 
-    @Test func inviteThenDeclineTellsTheInviterOnly() {
+    @Test func inviteThenDeclineTellsEveryone() {
         var room = populatedRoom()
         _ = room.handle(.invite("eli"), from: "bo", now: 60)
         let declined = room.handle(.declineInvite, from: "eli", now: 70)
         #expect(
             declined.deliveries == [
-                Delivery(to: .peer("bo"), ServerMessage(.inviteDeclined(peer: "eli", by: "eli"), seq: 7))
+                Delivery(to: .everyone, ServerMessage(.inviteDeclined(peer: "eli", by: "eli"), seq: 7))
+            ])
+        #expect(
+            declined.changes == [
+                .audit(
+                    AuditEntry(at: 70, actor: "eli", action: "decline_invite", target: "eli", detail: "invited by bo")),
+                .invitationEnded("eli"),
             ])
         #expect(room.peers["eli"]?.role == .audience)
         #expect(room.invitations.isEmpty)
+    }
+
+    @Test func theInviterOrAModeratorAboveTheInviteeWithdrawsAnInvitation() {
+        var room = populatedRoom()
+        _ = room.handle(.invite("eli"), from: "bo", now: 60)
+        expectRefused(.withdrawInvite("eli"), by: "chen", code: .forbidden, in: room)
+        expectRefused(.withdrawInvite("eli"), by: "fay", code: .forbidden, in: room)
+        expectRefused(
+            .withdrawInvite("fay"), by: "ana", code: .conflict, message: "Fay has no pending invitation", in: room)
+        let withdrawn = room.handle(.withdrawInvite("eli"), from: "ana", now: 70)
+        #expect(events(withdrawn) == [.inviteWithdrawn(peer: "eli", by: "ana")])
+        #expect(withdrawn.deliveries.allSatisfy { $0.to == .everyone })
+        #expect(
+            withdrawn.changes == [
+                .audit(AuditEntry(at: 70, actor: "ana", action: "withdraw_invite", target: "eli")),
+                .invitationEnded("eli"),
+            ])
+        #expect(room.invitations.isEmpty)
+        expectRefused(.acceptInvite, by: "eli", code: .conflict, message: "you have no pending invitation", in: room)
+    }
+
+    @Test func anUnansweredInvitationLapsesAfterItsLifetime() {
+        var room = populatedRoom()
+        _ = room.handle(.invite("eli"), from: "bo", now: 1000)
+        _ = room.handle(.invite("fay"), from: "ana", now: 5000)
+        #expect(room.nextInvitationExpiry == 1000 + RoomAuthority.invitationLifetime)
+        #expect(room.expireInvitations(now: 1000 + RoomAuthority.invitationLifetime - 1).deliveries.isEmpty)
+        let lapsed = room.expireInvitations(now: 1000 + RoomAuthority.invitationLifetime)
+        #expect(events(lapsed) == [.inviteExpired(peer: "eli")])
+        #expect(lapsed.deliveries.allSatisfy { $0.to == .everyone })
+        #expect(
+            lapsed.changes == [
+                .audit(
+                    AuditEntry(
+                        at: 1000 + RoomAuthority.invitationLifetime, actor: "bo", action: "invite_expired",
+                        target: "eli")),
+                .invitationEnded("eli"),
+            ])
+        #expect(room.invitations == ["fay": Invitation(by: "ana", at: 5000)])
+        #expect(room.nextInvitationExpiry == 5000 + RoomAuthority.invitationLifetime)
+        #expect(RoomAuthority.invitationLifetime == 120_000)
     }
 
     @Test func inviteRefusals() {
@@ -369,6 +425,7 @@ func expectRefused(
         var room = populatedRoom()
         _ = room.handle(.invite("eli"), from: "bo", now: 60)
         expectRefused(.invite("eli"), by: "ana", code: .conflict, message: "Eli is already invited", in: room)
+        expectRefused(.withdrawInvite("eli"), by: "eli", code: .forbidden, in: room)
     }
 
     @Test func setRoleMovesOnStageMutedAndLowersTheHand() {
@@ -377,7 +434,8 @@ func expectRefused(
         let moved = room.handle(.setRole("fay", .moderator), from: "bo", now: 60)
         #expect(
             events(moved) == [
-                .handLowered(peer: "fay", by: "bo"), .roleChanged(peer: "fay", role: "moderator", by: "bo"),
+                .roleChanged(peer: "fay", role: "moderator", by: "bo", stepUp: nil),
+                .handLowered(peer: "fay", by: "bo"),
             ])
         #expect(
             moved.changes == [
@@ -393,7 +451,7 @@ func expectRefused(
         let moved = room.handle(.setRole("chen", .audience), from: "ana", now: 60)
         #expect(
             events(moved) == [
-                .roleChanged(peer: "chen", role: "audience", by: "ana"),
+                .roleChanged(peer: "chen", role: "audience", by: "ana", stepUp: nil),
                 .muteChanged(peer: "chen", muted: true, by: "ana"),
             ])
     }
@@ -404,7 +462,10 @@ func expectRefused(
         expectRefused(.setRole("ana", .audience), by: "bo", code: .forbidden)
         expectRefused(.setRole("eli", .speaker), by: "chen", code: .forbidden)
         expectRefused(.setRole("eli", .speaker), by: "fay", code: .forbidden)
-        expectRefused(.setRole("bo", .speaker), by: "bo", code: .forbidden)
+        expectRefused(.setRole("bo", .moderator), by: "bo", code: .forbidden, message: "you are already a moderator")
+        expectRefused(
+            .setRole("bo", .host), by: "bo", code: .forbidden,
+            message: "you cannot raise your own role above your token's (moderator)")
         expectRefused(.setRole("eli", "wizard"), by: "ana", code: .notFound, message: "there is no role called wizard")
         expectRefused(.setRole("eli", .audience), by: "ana", code: .forbidden, message: "Eli is already an audience")
         var room = populatedRoom()
@@ -424,11 +485,116 @@ func expectRefused(
         let stepped = room.handle(.stepDown, from: "chen", now: 60)
         #expect(
             events(stepped) == [
-                .roleChanged(peer: "chen", role: "audience", by: "chen"),
+                .roleChanged(peer: "chen", role: "audience", by: "chen", stepUp: "speaker"),
                 .muteChanged(peer: "chen", muted: true, by: "chen"),
             ])
         #expect(room.peers["chen"]?.role == .audience)
         expectRefused(.stepDown, by: "eli", code: .forbidden, message: "you are not on the stage")
+    }
+
+    /// The token's role is the most a person can take back themself: a host who stepped down steps back up (to
+    /// host or anything between), but not above the token's role.
+    @Test func whoSteppedDownThemselfStepsBackUpToTheTokensRole() {
+        var room = populatedRoom()
+        _ = room.handle(.stepDown, from: "ana", now: 60)
+        #expect(room.stepUpRole(of: "ana") == .host)
+        let back = room.handle(.setRole("ana", .host), from: "ana", now: 70)
+        #expect(events(back) == [.roleChanged(peer: "ana", role: "host", by: "ana", stepUp: nil)])
+        #expect(room.peers["ana"]?.role == .host)
+        #expect(room.stepUpRole(of: "ana") == nil)
+        // Down to a lower role on the stage, then up again part of the way.
+        _ = room.handle(.setRole("ana", .speaker), from: "ana", now: 80)
+        #expect(room.peers["ana"]?.role == .speaker)
+        #expect(refusal(room.handle(.setRole("ana", .moderator), from: "ana", now: 90)) == nil)
+        #expect(room.stepUpRole(of: "ana") == .host)
+        // A listener's token gives nothing to step up to.
+        expectRefused(
+            .setRole("eli", .speaker), by: "eli", code: .forbidden,
+            message: "you cannot raise your own role above your token's (audience)")
+    }
+
+    /// Lowered by someone else, a person stays where they were put, across a reconnect too, until someone raises
+    /// them again.
+    @Test func aDemotionBySomeoneElseIsKeptAcrossReconnects() {
+        var room = populatedRoom()
+        _ = room.join(id: "ann", name: "Ann", role: .moderator, now: 6)
+        let lowered = room.handle(.setRole("ann", .audience), from: "ana", now: 60)
+        #expect(events(lowered).first == .roleChanged(peer: "ann", role: "audience", by: "ana", stepUp: nil))
+        expectRefused(
+            .setRole("ann", .moderator), by: "ann", code: .forbidden,
+            message: "someone else moved you down; a host or moderator can bring you back", in: room)
+        _ = room.leave("ann", reason: .disconnected, now: 70)
+        guard case .joined(let message, _, _) = room.join(id: "ann", name: "Ann", role: .moderator, now: 80),
+            case .joined(let snapshot) = message.event
+        else {
+            Issue.record("ann could not join again")
+            return
+        }
+        #expect(room.peers["ann"]?.role == .audience)
+        #expect(snapshot.tokenRole == .moderator)
+        #expect(snapshot.peers.first { $0.peer.id == "ann" }?.stepUp == nil)
+        expectRefused(.setRole("ann", .moderator), by: "ann", code: .forbidden, in: room)
+        _ = room.handle(.setRole("ann", .speaker), from: "ana", now: 90)
+        #expect(room.stepUpRole(of: "ann") == .moderator, "raised again by someone else, the right comes back")
+    }
+
+    /// A host who stepped down and rejoins within the grace is still in the audience, and may step back up.
+    @Test func theStoreIsToldOfEveryInvitationAndItsEnd() {
+        var room = populatedRoom()
+        #expect(room.handle(.invite("eli"), from: "bo", now: 60).changes.contains(.invited("eli", by: "bo", at: 60)))
+        #expect(room.handle(.invite("fay"), from: "ana", now: 61).changes.contains(.invited("fay", by: "ana", at: 61)))
+        #expect(room.handle(.declineInvite, from: "eli", now: 62).changes.contains(.invitationEnded("eli")))
+        // A dropped invitee's invitation is held, not ended; leaving for good ends it.
+        #expect(!room.leave("fay", reason: .disconnected, now: 63).changes.contains(.invitationEnded("fay")))
+        _ = room.join(id: "fay", name: "Fay", role: .audience, now: 64)
+        #expect(room.invitations["fay"] == Invitation(by: "ana", at: 61))
+        #expect(room.leave("fay", reason: .left, now: 65).changes.contains(.invitationEnded("fay")))
+        _ = room.handle(.invite("eli"), from: "bo", now: 66)
+        #expect(room.handle(.withdrawInvite("eli"), from: "bo", now: 67).changes.contains(.invitationEnded("eli")))
+        _ = room.handle(.invite("eli"), from: "bo", now: 68)
+        let accepted = room.handle(.acceptInvite, from: "eli", now: 69)
+        #expect(accepted.changes.contains(.invitationEnded("eli")))
+        #expect(
+            room.handle(.chat("hi", to: .everyone), from: "ana", now: 70).changes.allSatisfy {
+                if case .chat = $0 { true } else { false }
+            })
+    }
+
+    @Test func aRoomLoadedWithPendingInvitationsAsksTheInviteeAgainOnReturn() {
+        var room = RoomAuthority(
+            name: "lobby", roles: defaultRoles, invitations: ["eli": Invitation(by: "ana", at: 1000)])
+        _ = room.join(id: "bo", name: "Bo", role: .moderator, now: 2000)
+        guard case .joined(_, let outcome, _) = room.join(id: "eli", name: "Eli", role: .audience, now: 3000) else {
+            Issue.record("eli could not join")
+            return
+        }
+        #expect(room.invitations["eli"] == Invitation(by: "ana", at: 1000))
+        // Everyone already here sees it pending with the newcomer.
+        #expect(
+            events(outcome) == [
+                .peerJoined(AnnouncedPeer(room.peers["eli"]!, invitation: Invitation(by: "ana", at: 1000)))
+            ])
+        // One that lapsed while the server was down is not given back.
+        var late = RoomAuthority(
+            name: "lobby", roles: defaultRoles, invitations: ["eli": Invitation(by: "ana", at: 1000)])
+        _ = late.join(id: "eli", name: "Eli", role: .audience, now: 1000 + RoomAuthority.invitationLifetime)
+        #expect(late.invitations.isEmpty)
+    }
+
+    @Test func aHostWhoSteppedDownAndRejoinsMayStepBackUp() {
+        var room = populatedRoom()
+        _ = room.handle(.stepDown, from: "ana", now: 60)
+        _ = room.leave("ana", reason: .disconnected, now: 70)
+        guard case .joined(let message, _, _) = room.join(id: "ana", name: "Ana", role: .host, now: 80),
+            case .joined(let snapshot) = message.event
+        else {
+            Issue.record("ana could not join again")
+            return
+        }
+        #expect(room.peers["ana"]?.role == .audience)
+        #expect(snapshot.peers.first { $0.peer.id == "ana" }?.stepUp == .host)
+        #expect(refusal(room.handle(.setRole("ana", .host), from: "ana", now: 90)) == nil)
+        #expect(room.peers["ana"]?.role == .host)
     }
 
     @Test func selfMute() {
@@ -577,22 +743,30 @@ func expectRefused(
             return
         }
         #expect(outcome.deliveries.count == 1)
-        #expect(room.invitations == ["eli": "ana"])
-        #expect(snapshot.peers.first { $0.peer.id == "eli" }?.invitedBy == "ana")
+        #expect(room.invitations == ["eli": Invitation(by: "ana", at: 10)])
+        #expect(snapshot.peers.first { $0.peer.id == "eli" }?.invitation == Invitation(by: "ana", at: 10))
         #expect(
             events(room.handle(.acceptInvite, from: "eli", now: 40)).contains(
-                .roleChanged(peer: "eli", role: "speaker", by: "eli")))
+                .roleChanged(peer: "eli", role: "speaker", by: "eli", stepUp: nil)))
     }
 
-    @Test func anInvitationIsNotKeptForAPeerWhoLeftOnPurposeOrCameBackLate() {
+    @Test func anInvitationIsNotKeptForAPeerWhoLeftOnPurposeOrCameBackAfterItLapsed() {
         var room = populatedRoom()
         _ = room.handle(.invite("eli"), from: "ana", now: 10)
         _ = room.handle(.invite("fay"), from: "ana", now: 10)
         _ = room.handle(.leave, from: "eli", now: 20)
         _ = room.leave("fay", reason: .disconnected, now: 20)
         _ = room.join(id: "eli", name: "Eli", role: .audience, now: 30)
-        _ = room.join(id: "fay", name: "Fay", role: .audience, now: 20 + RoomAuthority.reconnectGrace + 1)
+        _ = room.join(id: "fay", name: "Fay", role: .audience, now: 10 + RoomAuthority.invitationLifetime)
         #expect(room.invitations.isEmpty)
+    }
+
+    @Test func aDroppedInviteeBackAfterTheReconnectGraceIsStillInvited() {
+        var room = populatedRoom()
+        _ = room.handle(.invite("fay"), from: "ana", now: 10)
+        _ = room.leave("fay", reason: .disconnected, now: 20)
+        _ = room.join(id: "fay", name: "Fay", role: .audience, now: 20 + RoomAuthority.reconnectGrace + 1)
+        #expect(room.invitations == ["fay": Invitation(by: "ana", at: 10)])
     }
 
     @Test func aPeerNotInTheRoomIsRefused() {

@@ -27,7 +27,7 @@ import Testing
         _ = ana.send(.setRole("fay", .moderator))
         #expect(
             anaEvents.wait {
-                if case .message(let message) = $0, case .roleChanged(let peer, let role, _) = message.event,
+                if case .message(let message) = $0, case .roleChanged(let peer, let role, _, _) = message.event,
                     peer == "fay", role == .moderator
                 {
                     return true

@@ -238,6 +238,38 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
         #expect(audit.last?.target == "eli" && audit.last?.detail == "speaker")
     }
 
+    @Test func aPendingInvitationSurvivesARestart() throws {
+        let first = try ServerProcess()
+        defer { first.stopAndClean() }
+        let ana = try first.joinedBot("ana", role: "host")
+        defer { ana.kill() }
+        let eli = try first.joinedBot("eli", role: "audience")
+        defer { eli.kill() }
+        ana.send(#"{"cmd":"invite","peer":"eli"}"#)
+        try eli.expect("invited") { $0.string("peer") == "eli" && $0.string("by") == "ana" }
+        first.crash()
+        eli.kill()
+        ana.kill()
+
+        let second = try ServerProcess(directory: first.directory)
+        defer { second.stop() }
+        let back = try second.bot(try second.token("eli", role: "audience"))
+        defer { back.kill() }
+        let joined = try back.expect("joined")
+        #expect(joined.object("self")?.string("invited_by") == "ana")
+        let host = try second.bot(try second.token("ana", role: "host"))
+        defer { host.kill() }
+        let seen = try host.expect("joined")
+        let peers = seen.array("peers") ?? []
+        let pending = peers.compactMap { value -> String? in
+            guard case .object(let peer) = value, peer.string("id") == "eli" else { return nil }
+            return peer.string("invited_by")
+        }
+        #expect(pending == ["ana"], "the host sees the invitation still pending")
+        back.send(#"{"cmd":"accept_invite"}"#)
+        try host.expect("role_changed") { $0.string("peer") == "eli" && $0.string("role") == "speaker" }
+    }
+
     @Test func aPeerBackWithinSixtySecondsGetsItsRoleBack() throws {
         try withServer { server, bots in
             let ana = try server.joinedBot("ana", role: "host")

@@ -28,7 +28,7 @@ struct SceneTests {
         model.stage = stage
         model.selection = .stage(11)
         model.chat = [
-            .event("Eli became a speaker"), .message(from: "Ana", text: "welcome, everyone", privately: false),
+            .event("Eli became a speaker"), .message(from: "Ana", text: "welcome, everyone", to: nil),
         ]
         expectGolden("full-stage-80x24", render(model))
     }
@@ -60,8 +60,8 @@ struct SceneTests {
             .event("Gus joined"),
             .message(
                 from: "Ana", text: "Thanks for coming! Raise a hand with r if you want to ask something.",
-                privately: false),
-            .message(from: "Bo", text: "you're next after Eli", privately: true),
+                to: nil),
+            .message(from: "Bo", text: "you're next after Eli", to: "you"),
             .event("Eli was invited to speak by Ana"),
         ]
         expectGolden("listener-chat-80x24", render(model))
@@ -77,7 +77,11 @@ struct SceneTests {
     @Test func invitationWithoutMicrophone() {
         var model = Scenes.sketch()
         model.status = .init(name: "Eli", role: .audience, handRaised: true, hints: Scenes.handUpHints)
-        model.overlay = .invitation(.init(from: "Ana", micLevel: nil, acceptSelected: false))
+        model.overlay = .invitation(
+            .init(
+                from: "Ana", micName: "default", micLevel: nil,
+                micProblem: "No microphone (“default” not found). Choose one with --input NAME.", secondsLeft: 95,
+                acceptSelected: false))
         expectGolden("invitation-no-mic-40x12", render(model, width: 40, height: 12))
     }
 
@@ -121,7 +125,7 @@ struct SceneTests {
         expectGolden("sketch-40x12", render(Scenes.sketch(), width: 40, height: 12))
         var chat = Scenes.sketch()
         chat.chatVisible = true
-        chat.chat = [.message(from: "Ana", text: "hello", privately: false)]
+        chat.chat = [.message(from: "Ana", text: "hello", to: nil)]
         expectGolden("chat-40x12", render(chat, width: 40, height: 12))
     }
 

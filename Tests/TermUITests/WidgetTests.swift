@@ -37,7 +37,7 @@ struct WidgetTests {
         (
             "chat",
             {
-                ChatPane(lines: [.event("Eli joined"), .message(from: "Ana", text: "hi", privately: true)]).render(
+                ChatPane(lines: [.event("Eli joined"), .message(from: "Ana", text: "hi", to: "you")]).render(
                     into: &$0, area: $1, theme: $2)
             }
         ),
@@ -179,11 +179,58 @@ struct WidgetTests {
         // 80 columns: "/ chat" and "q leave" are the least important and do not fit beside the identity.
         var wide = CellBuffer(width: 80, height: 1)
         StatusBar(status).render(into: &wide, area: wide.area, theme: Theme(level: .none))
-        #expect(wide.lines() == [" you: Ana · host · mic muted    m unmute  n invite next  Enter actions  ? help  "])
-        // 40 columns: the identity keeps 16 and is cut; help and the microphone stay.
+        #expect(wide.lines() == [" mic muted · you: Ana · host    m unmute  n invite next  Enter actions  ? help  "])
+        // 40 columns: the identity keeps 16 and is cut from the end: the microphone's state comes first and stays.
         var narrow = CellBuffer(width: 40, height: 1)
         StatusBar(status).render(into: &narrow, area: narrow.area, theme: Theme(level: .none))
-        #expect(narrow.lines() == [" you: Ana · host · …  m unmute  ? help  "])
+        #expect(narrow.lines() == [" mic muted · you: A…  m unmute  ? help  "])
+    }
+
+    /// On a narrow header the topic is kept before the connection's details, which shrink to the mark.
+    @Test func theHeaderKeepsTheTopicBeforeTheConnectionsDetails() {
+        let header = RoomScreenModel.Header(
+            room: "lobby", topic: "Friday terminal hour", peopleCount: 1204,
+            connection: .connected(roundTripMilliseconds: 18))
+        var narrow = CellBuffer(width: 40, height: 1)
+        HeaderBar(header).render(into: &narrow, area: narrow.area, theme: Theme(level: .none))
+        #expect(narrow.lines() == [#" lobby — "Friday terminal hour"       ● "#])
+        var middle = CellBuffer(width: 50, height: 1)
+        HeaderBar(header).render(into: &middle, area: middle.area, theme: Theme(level: .none))
+        #expect(middle.lines() == [#" lobby — "Friday terminal hour"      ● 1,204 here "#])
+        var wide = CellBuffer(width: 80, height: 1)
+        HeaderBar(header).render(into: &wide, area: wide.area, theme: Theme(level: .none))
+        #expect(wide.lines() == [#" Clubroom · lobby — "Friday terminal hour"       ● connected 18 ms · 1,204 here "#])
+    }
+
+    /// Invitations that do not fit with their senders and times keep every name, with the count and the oldest.
+    @Test func invitationsThatDoNotFitKeepTheirNames() {
+        let invitations: [RoomScreenModel.InvitationEntry] = [
+            .init(name: "Eli", by: "you", seconds: 12), .init(name: "Hana", by: "Ana", seconds: 63),
+        ]
+        let view = HandQueueView(queue: .full([]), invitations: invitations, selected: nil)
+        var narrow = CellBuffer(width: 40, height: 1)
+        view.render(into: &narrow, area: narrow.area, theme: Theme(level: .none))
+        #expect(narrow.lines()[0] == "  Invited (2, oldest 1m03s): Eli, Hana  ")
+        var wide = CellBuffer(width: 80, height: 1)
+        view.render(into: &wide, area: wide.area, theme: Theme(level: .none))
+        #expect(wide.lines()[0].hasPrefix("  Invited: Eli (by you, 0m12s) · Hana (by Ana, 1m03s)"))
+    }
+
+    /// The queue uses the width its columns have: at 100 columns a long name shows whole.
+    @Test func theQueueUsesTheWidthItHas() {
+        let entries: [RoomScreenModel.HandEntry] = [
+            .init(position: 1, name: "Bea Listener", waitingSeconds: 30),
+            .init(position: 2, name: "Cy", waitingSeconds: 5, invited: true),
+        ]
+        var buffer = CellBuffer(width: 100, height: 2)
+        HandQueueView(
+            queue: .full(entries), invitations: [.init(name: "Cy", by: "you", seconds: 12)], selected: nil
+        ).render(into: &buffer, area: buffer.area, theme: Theme(level: .none))
+        #expect(buffer.lines()[0].hasPrefix("  Invited: Cy (by you, 0m12s)"))
+        #expect(buffer.lines()[1].contains("1. Bea Listener"))
+        #expect(buffer.lines()[1].contains("2. Cy"))
+        #expect(buffer.lines()[1].contains("invited"))
+        #expect(!buffer.lines().joined().contains("Bea Liste…"))
     }
 
     @Test func colourLevelsFollowTheEnvironment() {

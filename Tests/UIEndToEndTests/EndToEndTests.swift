@@ -108,11 +108,11 @@ final class UIRoom {
     }
 
     /// A bot in the room, joined.
-    func bot(_ identity: String, name: String, extra: [String] = []) throws -> Child {
+    func bot(_ identity: String, name: String, role: String = "audience", extra: [String] = []) throws -> Child {
         let token = spawnAndWait(
             clubroom.path,
             [
-                "token", "--room", "lobby", "--identity", identity, "--name", name, "--role", "audience",
+                "token", "--room", "lobby", "--identity", identity, "--name", name, "--role", role,
                 "--secret-file", secret,
             ]
         ).output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -122,13 +122,39 @@ final class UIRoom {
         return bot
     }
 
+    /// The command that joins as the host Ana, with `environment` (`NAME=value` words) before it.
+    func hostCommand(environment: [String] = []) -> String {
+        (["env"] + environment + [clubroom.path, "join", url, "--secret-file", secret, "--identity", "ana"]
+            + ["--name", "Ana", "--role", "host"]).joined(separator: " ")
+    }
+
     /// The room screen in tmux as the host Ana; the pane says how `clubroom` exited once it has.
-    func joinAsHost(width: Int, height: Int) throws {
+    func joinAsHost(width: Int, height: Int, environment: [String] = [], shows: String = "you: Ana · host") throws {
         try tmux.start(
             width: width, height: height,
-            command: "\(clubroom.path) join \(url) --secret-file \(secret) --identity ana --name Ana --role host; "
-                + "echo \"clubroom exited with $?\"; sleep 30")
-        try #require(eventually(10) { tmux.screen().contains("you: Ana · host") }, "no room screen:\n\(tmux.screen())")
+            command: hostCommand(environment: environment) + "; echo \"clubroom exited with $?\"; sleep 30")
+        try #require(eventually(10) { tmux.screen().contains(shows) }, "no room screen:\n\(tmux.screen())")
+    }
+
+    /// The room screen in tmux as the listener Hana, with `options` (devices) added.
+    func joinAsListener(width: Int, height: Int, options: [String]) throws {
+        let command =
+            ([clubroom.path, "join", url, "--secret-file", secret, "--identity", "hana", "--name", "Hana"]
+            + ["--role", "audience"] + options).joined(separator: " ")
+        try tmux.start(
+            width: width, height: height, command: command + "; echo \"clubroom exited with $?\"; sleep 30")
+        try #require(
+            eventually(10) { tmux.screen().contains("you: Hana · listener") }, "no room screen:\n\(tmux.screen())")
+    }
+
+    /// The room screen as the host Ana, started from an interactive shell in tmux (so that job control works:
+    /// Ctrl-Z, and `fg`, whose status is then the program's).
+    func joinAsHostFromAShell(width: Int, height: Int) throws {
+        try tmux.start(width: width, height: height, command: "env PS1='shell$ ' bash --norc --noprofile -i")
+        try #require(eventually(10) { tmux.screen().contains("shell$") }, "no shell:\n\(tmux.screen())")
+        try tmux.keys(hostCommand(), "Enter")
+        try #require(
+            eventually(10) { tmux.screen().contains("you: Ana · host") }, "no room screen:\n\(tmux.screen())")
     }
 
     func close() {

@@ -121,7 +121,7 @@ import Glibc
         #expect(tmux.screen().contains("Room started: "), "no announcement:\n\(tmux.screen())")
 
         try tmux.keys("Enter")
-        let inRoom = eventually(10) { tmux.screen().contains("you: Hana · audience") }
+        let inRoom = eventually(10) { tmux.screen().contains("you: Hana · listener") }
         #expect(inRoom, "Enter did not join:\n\(tmux.screen())")
         #expect(eventually(5) { ana.output.contents.contains(#""name":"Hana""#) }, "\(ana.output.contents)")
 

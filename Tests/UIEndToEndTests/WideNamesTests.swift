@@ -114,7 +114,8 @@ func columns(of mark: Unicode.Scalar, in line: Substring) -> [Int] {
         #expect(
             rows.contains { $0 == audienceTitle + String(repeating: "─", count: 80 - audienceTitle.count) },
             "the audience's title is not intact:\n\(screen)")
-        #expect(rows.contains { $0.hasPrefix(" you: Ana · host") }, "the status line is not intact:\n\(screen)")
+        #expect(
+            rows.contains { $0.hasPrefix(" mic muted · you: Ana · host") }, "the status line is not intact:\n\(screen)")
         // Every stage row's level bars and microphone marks stand in the same two columns.
         let stage = section("Stage", of: screen).filter { !$0.isEmpty }
         #expect(stage.count == 4, "\(screen)")

@@ -4,7 +4,9 @@ import AudioCodec
 import AudioCore
 import AudioDevices
 import BenchmarkSupport
+import ClubroomResources
 import Foundation
+import RoomCore
 
 /// The audio benchmarks behind `clubroom bench latency`, `bench cpu` and `bench quality-path`.
 enum AudioBench {
@@ -25,6 +27,9 @@ enum AudioBench {
             "rate", placeholder: "HZ", type: .integer(8_000...48_000), default: "48000",
             help: "quality-path: sample rate of the files written."),
         .flag("voice-processing", help: "quality-path: noise suppression and gain control on the sent speech."),
+        .value(
+            "runs", placeholder: "N", type: .integer(1...20), default: "3",
+            help: "highlight: how many runs (the report gives their medians)."),
         .flag(
             "pulse",
             help: "latency: also measure through real ALSA devices on PulseAudio null sinks (needs pulseaudio)."),
@@ -46,6 +51,17 @@ enum AudioBench {
         let seconds = arguments.isGiven("seconds") ? arguments.integer("seconds") ?? 60 : 60
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         return emit(try ClientCPUBenchmark.report(executable: executable, seconds: seconds), json: json)
+    }
+
+    // MARK: highlight
+
+    static func runHighlight(_ arguments: ParsedArguments, json: Bool) throws -> ExitStatus {
+        let seconds = arguments.isGiven("seconds") ? arguments.integer("seconds") ?? 20 : 20
+        let runs = arguments.integer("runs") ?? 3
+        let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+        let report = try HighlightBenchmark.report(
+            seconds: seconds, runs: runs, roles: roles, configuration: isDebugBuild ? "debug" : "release")
+        return emit(report, json: json)
     }
 
     // MARK: latency

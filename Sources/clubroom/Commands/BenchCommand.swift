@@ -13,7 +13,7 @@ import UIBenchmarks
 enum BenchCommand: ClubroomCommand {
     /// The suites, in the order help lists them.
     enum Suite: String, CaseIterable {
-        case store, join, departures, soak, fanout, latency, cpu, ui, directory
+        case store, join, departures, soak, fanout, latency, cpu, ui, highlight, directory
         case qualityPath = "quality-path"
         case requests, failover, checkpoint
 
@@ -26,6 +26,7 @@ enum BenchCommand: ClubroomCommand {
             case .fanout: return ["speakers", "listeners", "seconds", "nodes"]
             case .latency: return ["seconds", "seed", "pulse"]
             case .cpu: return ["seconds"]
+            case .highlight: return ["seconds", "runs"]
             case .qualityPath: return AudioBench.qualityPathOptions
             case .directory: return ["rooms", "watchers"]
             case .requests: return ["seconds"]
@@ -134,6 +135,7 @@ enum BenchCommand: ClubroomCommand {
         case .latency: return try await runLatency(options)
         case .cpu: return try await runCPU(options)
         case .ui: return try await runUI(options)
+        case .highlight: return try AudioBench.runHighlight(options.arguments, json: options.json)
         case .qualityPath: return try AudioBench.runQualityPath(options.arguments)
         case .directory: return try await runDirectory(options)
         case .requests, .failover: return try await runCluster(options)

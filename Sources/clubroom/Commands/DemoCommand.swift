@@ -25,15 +25,19 @@ enum DemoCommand: ClubroomCommand {
             Starts a server on a free loopback port, fills a room with bots that speak, raise their hands and \
             chat, and opens it with you as host. Quitting stops everything it started.
 
-            With --no-ui, the room's events are printed as JSON lines (those of 'clubroom bot', plus \
-            demo_line for each line said on stage), and you act as host by typing bot commands on stdin.
+            With --plain, the room is line mode as in 'clubroom join --plain': events as sentences, your \
+            commands from stdin (/help lists them). With --no-ui, the room's events are printed as JSON lines \
+            (those of 'clubroom bot', plus demo_line for each line said on stage), and you act as host by \
+            typing bot commands on stdin.
             """,
         options: [
             .value(
                 "room-size", placeholder: "N", type: .integer(0...10_000), default: "20",
                 help: "Number of audience members."),
             .value("output", placeholder: "PCM", default: "default", help: "ALSA playback device."),
-            .flag("no-ui", help: "Print the room's events as lines instead of opening the room screen."),
+            .flag("ascii", help: "Draw with ASCII only, no Unicode symbols."),
+            .flag("plain", help: "Line mode for screen readers and logs: events as sentences, commands from stdin."),
+            .flag("no-ui", help: "Print the room's events as JSON lines instead of opening the room screen."),
         ])
 
     /// The demo's settings, as given on the command line.
@@ -41,46 +45,72 @@ enum DemoCommand: ClubroomCommand {
         var roomSize: Int
         var output: String
         var showsUI: Bool
+        var ascii: Bool
+        var plain: Bool
 
-        init(_ arguments: ParsedArguments) {
+        init(_ arguments: ParsedArguments) throws(ArgumentError) {
             roomSize = arguments.integer("room-size") ?? 20
             output = arguments.string("output") ?? "default"
             showsUI = !arguments.flag("no-ui")
+            ascii = arguments.flag("ascii")
+            plain = arguments.flag("plain")
+            if !showsUI, plain { throw .conflict("--no-ui", "--plain") }
         }
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
-        let options = Options(arguments)
+        var options = try Options(arguments)
         ignoreBrokenPipes()
+        // As for join: a terminal that cannot draw gets line mode, said once; a locale that is not UTF-8, ASCII.
+        if options.showsUI, !options.plain, ProcessInfo.processInfo.environment["TERM"] == "dumb" {
+            writeError("clubroom demo: TERM=dumb cannot draw the room screen, so this is line mode (--plain).\n")
+            options.plain = true
+        }
+        if options.showsUI, !options.plain, !options.ascii, !Terminal.localeIsUTF8() { options.ascii = true }
         let output = LineWriter()
+        let headless = !options.showsUI
         let room = try DemoRoom(
             roomSize: options.roomSize,
             notes: { note in
                 // On the room screen, lines said on stage are heard and seen, and problems are only logged.
-                if !options.showsUI { output.write(note.jsonLine) }
+                if headless { output.write(note.jsonLine) }
             })
         defer { room.stop() }
         let host = DemoCast.Member(identity: "you", name: DemoRoom.yourName, role: "host")
         let token = try room.server.token(for: host)
-        return options.showsUI
-            ? try await runScreen(room: room, token: token, output: options.output)
-            : await runHeadless(room: room, token: token, output: output)
+        if !options.showsUI { return await runHeadless(room: room, token: token, output: output) }
+        return try await runScreen(room: room, token: token, options: options)
     }
 
     /// The room screen, with you as host. It closes when you leave, when the room ends, or on SIGTERM.
     /// The speakers play on `output`; the host's microphone is silence, since the demo is for listening.
-    private static func runScreen(room: DemoRoom, token: String, output: String) async throws -> ExitStatus {
+    /// With `--plain`, the same room in line mode, until you leave, the room ends or a signal stops it.
+    private static func runScreen(room: DemoRoom, token: String, options: Options) async throws -> ExitStatus {
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         let speaker: DeviceSpec
         do throws(DeviceSpecError) {
-            speaker = try DeviceSpec.output(output)
+            speaker = try DeviceSpec.output(options.output)
         } catch {
             throw JoinFailure(text: error.description)
         }
         let connection = SessionConnection(
             url: room.server.url, token: token,
             audio: RoomAudioSettings(input: .silence, output: speaker, echoCancellation: false))
-        let state = AppState(roles: roles)
+        let state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
+        if options.plain {
+            let loop = try PlainLoop(state: state, connection: connection, output: { writeOutput($0 + "\n") })
+            let interrupt = loop.interrupt
+            let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in
+                interrupt()
+                room.director.stop()
+            }
+            defer { signals.cancel() }
+            nonisolated(unsafe) let unsafeLoop = loop
+            let outcome = await Task.detached { unsafeLoop.run(input: { readLine(strippingNewline: true) }) }.value
+            if case .failed(let why) = outcome { throw JoinFailure(text: why) }
+            return .success
+        }
+        let ascii = options.ascii
         let outcome = try await Task.detached { () throws -> LoopOutcome in
             let colors = ColorLevel.detect(environment: ProcessInfo.processInfo.environment)
             // C libraries (ALSA) print to stderr; while the screen is up that goes to the log.
@@ -88,7 +118,7 @@ enum DemoCommand: ClubroomCommand {
             defer { log.restore() }
             return try Terminal.run(colors: colors, interruptAsKey: true) { terminal in
                 let loop = try ScreenLoop(
-                    state: state, connection: connection, theme: Theme(level: terminal.colorLevel))
+                    state: state, connection: connection, theme: Theme(level: terminal.colorLevel, ascii: ascii))
                 // Watched after the terminal's own handlers are installed, so a SIGTERM closes the screen through
                 // the usual path (restoring the terminal) and the demo still removes what it made.
                 let stop = loop.requestStop

@@ -1,12 +1,14 @@
 import Arguments
 import AudioDevices
+import Foundation
 
 /// `clubroom devices`: the ALSA PCMs to choose from.
 enum DevicesCommand: ClubroomCommand {
     static let declaration = Command(
         name: "devices", abstract: "List audio devices.",
         discussion: """
-            Lists the ALSA PCMs this machine offers, with their descriptions. Choose one with --input and \
+            Lists the ALSA PCMs this machine offers, with their descriptions, then the virtual devices that \
+            need no sound card (a tone, a WAV file, silence, a recording). Choose one with --input and \
             --output when joining a room: clubroom join URL --input NAME --output NAME. The PCM named \
             'default' reaches PulseAudio or PipeWire where they run.
             """)
@@ -41,7 +43,23 @@ func formatDeviceList(pcms: [PCMDescription], cards: [SoundCard]) -> String {
         let names = cards.map { "\($0.index): \($0.name)" }.joined(separator: ", ")
         lines.append("Sound cards: \(names).")
     }
+    lines.append("")
+    lines.append("Virtual devices (no sound card needed):")
+    for (name, what) in virtualDevices {
+        lines.append("  " + name.padding(toLength: 14, withPad: " ", startingAt: 0) + what)
+    }
+    lines.append("")
     lines.append("Choose devices with --input NAME and --output NAME, such as:")
     lines.append("    clubroom join URL --input default --output null")
+    lines.append("    clubroom join URL --input wav:talk.wav --output record:room.wav")
     return lines.joined(separator: "\n") + "\n"
 }
+
+/// The devices `--input` and `--output` take besides ALSA's, as docs/audio-devices.md describes them.
+let virtualDevices: [(name: String, what: String)] = [
+    ("tone:HZ", "input: a steady sine tone of HZ hertz (20 to 20000), such as tone:440"),
+    ("wav:PATH", "input: a 16-bit PCM WAV file, looped"),
+    ("silence", "input: a microphone that hears nothing"),
+    ("null", "output: plays to nowhere"),
+    ("record:PATH", "output: records what the room plays to a 48 kHz mono WAV file"),
+]

@@ -25,8 +25,12 @@ enum JoinCommand: ClubroomCommand {
             the audience. Press ? for the keys.
 
             A link carries its invite (wss://HOST/rooms#invite=...): paste it as it is. Otherwise join with a \
-            token from the room's host (--token), or, on a machine that holds the server's secret, mint one \
-            yourself with --secret-file, --identity and --role.
+            token from the room's host: --token TOKEN, --token-file FILE, the CLUBROOM_TOKEN \
+            environment variable, or typed when asked (a token given with --token shows in ps). On a machine \
+            that holds the server's secret, mint one yourself with --secret-file, --identity and --role.
+
+            Devices are ALSA PCMs (see 'clubroom devices') or virtual ones: tone:HZ, wav:PATH and silence for \
+            --input; null and record:PATH for --output.
             """,
         positionals: [
             Positional(
@@ -39,6 +43,9 @@ enum JoinCommand: ClubroomCommand {
         options: [
             .value("token", short: "t", placeholder: "TOKEN", help: "Access token or invite for the room or lobby."),
             .value(
+                "token-file", placeholder: "FILE", type: .path,
+                help: "File holding the access token (kept out of ps)."),
+            .value(
                 "secret-file", placeholder: "FILE", type: .path, help: "Server secret to mint your own token with."),
             .value("identity", placeholder: "ID", help: "Your identity, with --secret-file."),
             .value(
@@ -46,8 +53,11 @@ enum JoinCommand: ClubroomCommand {
                 help: "Your display name (with a link, or with --secret-file)."),
             .value("role", placeholder: "ROLE", help: "Your role, with --secret-file."),
             .value(
-                "input", placeholder: "PCM", default: "default", help: "ALSA capture device; see 'clubroom devices'."),
-            .value("output", placeholder: "PCM", default: "default", help: "ALSA playback device."),
+                "input", placeholder: "DEVICE", default: "default",
+                help: "Microphone: an ALSA PCM, tone:HZ, wav:PATH or silence; see 'clubroom devices'."),
+            .value(
+                "output", placeholder: "DEVICE", default: "default",
+                help: "Loudspeaker: an ALSA PCM, null or record:PATH."),
             .flag("ascii", help: "Draw with ASCII only, no Unicode symbols."),
             .flag("plain", help: "Line mode for screen readers and logs: events as sentences, commands from stdin."),
             .flag("echo-cancel", help: "Cancel the echo of your loudspeaker in your microphone."),
@@ -62,8 +72,9 @@ enum JoinCommand: ClubroomCommand {
         /// Where the access token comes from.
         enum Credentials: Equatable {
             case token(String)
+            case tokenFile(String)
             case mint(secretFile: String, identity: String, name: String, role: String)
-            /// The link's own invite.
+            /// None given: the link's own invite, else `CLUBROOM_TOKEN`, else asked on the terminal.
             case link
         }
 
@@ -80,7 +91,7 @@ enum JoinCommand: ClubroomCommand {
         var voiceProcessing: Bool?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
-            url = arguments.string("url") ?? ""
+            url = JoinCommand.normalized(arguments.string("url") ?? "")
             try checkLinkScheme(url)
             credentials = try readCredentials(arguments)
             name = arguments.string("name")
@@ -93,17 +104,34 @@ enum JoinCommand: ClubroomCommand {
             if ascii, plain { throw .conflict("--ascii", "--plain") }
         }
 
-        /// How to get in through `link`: its invite, `--token`, or a secret to mint with.
-        func entry(_ link: ClubroomLink) throws -> Entry {
+        /// How to get in through `link`: its invite, `--token`, `--token-file`, a secret to mint with,
+        /// `CLUBROOM_TOKEN`, or a token asked for on the terminal (without echo). An empty token is an error here,
+        /// before any connection.
+        func entry(_ link: ClubroomLink, environment: [String: String]) throws -> Entry {
             let guestName = name ?? Entry.defaultName()
-            switch credentials {
-            case .token(let token):
+            func given(_ token: String, by option: String) throws -> Entry {
                 if link.invite != nil {
                     throw JoinFailure(
-                        text: "The link carries its own invite; leave out --token, or give the address alone.")
+                        text: "The link carries its own invite; leave out \(option), or give the address alone.")
+                }
+                let trimmed = token.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !trimmed.isEmpty else {
+                    throw JoinFailure(
+                        text: "the token is empty; give the one the room's host sent you (--token, --token-file or "
+                            + "CLUBROOM_TOKEN)")
                 }
                 return Entry(
-                    kind: RoomToken.looksLikeInvite(token) ? .invite(token) : .roomToken(token), guestName: guestName)
+                    kind: RoomToken.looksLikeInvite(trimmed) ? .invite(trimmed) : .roomToken(trimmed),
+                    guestName: guestName)
+            }
+            switch credentials {
+            case .token(let token):
+                return try given(token, by: "--token")
+            case .tokenFile(let path):
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw JoinFailure(text: "cannot read the token file \(path); check the path")
+                }
+                return try given(String(decoding: data, as: UTF8.self), by: "--token-file")
             case .mint(let secretFile, let identity, let name, let role):
                 if link.invite != nil {
                     throw JoinFailure(
@@ -113,22 +141,27 @@ enum JoinCommand: ClubroomCommand {
                     kind: .mint(secretFile: secretFile, identity: identity, name: name, role: role),
                     guestName: guestName)
             case .link:
-                guard let invite = link.invite else {
-                    throw JoinFailure(
-                        text: link.room == nil
-                            ? "The lobby needs a link with an invite (clubroom invite prints one), or --token INVITE."
-                            : "Joining \(link.room ?? "") needs a link with an invite, --token TOKEN, or --secret-file."
-                    )
+                if let invite = link.invite { return Entry(kind: .invite(invite), guestName: guestName) }
+                if let token = environment["CLUBROOM_TOKEN"] { return try given(token, by: "CLUBROOM_TOKEN") }
+                if isatty(STDIN_FILENO) == 1, isatty(STDERR_FILENO) == 1 {
+                    return try given(JoinCommand.askForToken(room: link.room), by: "the token")
                 }
-                return Entry(kind: .invite(invite), guestName: guestName)
+                throw JoinFailure(
+                    text: link.room == nil
+                        ? "The lobby needs a link with an invite (clubroom invite prints one), or --token INVITE."
+                        : "Joining \(link.room ?? "") needs a link with an invite, --token TOKEN, --token-file FILE, "
+                            + "CLUBROOM_TOKEN or --secret-file."
+                )
             }
         }
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
-        let options = try Options(arguments)
+        var options = try Options(arguments)
+        let environment = ProcessInfo.processInfo.environment
+        if let advice = bareFileAdvice(options) { throw JoinFailure(text: advice) }
         let link = try readLink(options.url)
-        let entry = try options.entry(link)
+        let entry = try options.entry(link, environment: environment)
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         ignoreBrokenPipes()
         let audio: RoomAudioSettings
@@ -139,6 +172,13 @@ enum JoinCommand: ClubroomCommand {
         } catch {
             throw JoinFailure(text: error.description)
         }
+        // A terminal that cannot draw gets line mode, said once; a locale that is not UTF-8 gets ASCII.
+        if !options.plain, environment["TERM"] == "dumb" {
+            writeError("clubroom join: TERM=dumb cannot draw the room screen, so this is line mode (--plain).\n")
+            options.plain = true
+            options.ascii = false
+        }
+        if !options.plain, !options.ascii, !Terminal.localeIsUTF8() { options.ascii = true }
         guard let roomName = link.room else {
             return try await runLobby(link: link, entry: entry, roles: roles, audio: audio, options: options)
         }
@@ -146,7 +186,8 @@ enum JoinCommand: ClubroomCommand {
         let connection = SessionConnection(
             url: link.url, token: credential.token, headers: credential.headers, withInvite: credential.invite,
             audio: audio)
-        let state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
+        var state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
+        _ = reduceApp(&state, .microphoneName(options.input))
         let outcome: LoopOutcome
         if options.plain {
             outcome = try await runPlain(state: state, connection: connection)
@@ -185,6 +226,50 @@ enum JoinCommand: ClubroomCommand {
         return await Task.detached { unsafeLoop.run(input: { readLine(strippingNewline: true) }) }.value
     }
 
+    /// The address as the server expects it: a slash at the end of the path (`…/rooms/lobby/`) is dropped.
+    static func normalized(_ url: String) -> String {
+        var parts = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        while let path = parts.first, path.hasSuffix("/"),
+            path.dropFirst(path.hasPrefix("wss:") ? 6 : 5)
+                .contains("/")
+        {
+            parts[0] = String(path.dropLast())
+        }
+        return parts.joined(separator: "?")
+    }
+
+    /// Asks for the token on the terminal, without showing what is typed.
+    static func askForToken(room: String?) -> String {
+        writeError(room.map { "Token for \($0) (from the room's host): " } ?? "Invite for the lobby (from its host): ")
+        var saved = termios()
+        let canHide = tcgetattr(STDIN_FILENO, &saved) == 0
+        if canHide {
+            var hidden = saved
+            hidden.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(STDIN_FILENO, TCSANOW, &hidden)
+        }
+        let line = readLine(strippingNewline: true) ?? ""
+        if canHide { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+        writeError("\n")
+        return line
+    }
+
+    /// What to write instead when a device is given as a bare path to a file (ALSA would look for a PCM of that
+    /// name and not find it): `wav:PATH` plays a file as the microphone, `record:PATH` records the room.
+    static func bareFileAdvice(_ options: Options) -> String? {
+        func isBarePath(_ value: String) -> Bool {
+            !value.contains(":") && (value.contains("/") || value.lowercased().hasSuffix(".wav"))
+        }
+        if isBarePath(options.input), FileManager.default.fileExists(atPath: options.input) {
+            return "--input \(options.input) is a file, not a microphone; to play it as your microphone, write "
+                + "--input wav:\(options.input)"
+        }
+        if isBarePath(options.output) {
+            return "--output \(options.output) looks like a file, not a loudspeaker; to record the room into it, "
+                + "write --output record:\(options.output)"
+        }
+        return nil
+    }
 }
 
 /// Joining failed before the room could be shown; `text` says why and what to do.
@@ -193,13 +278,18 @@ struct JoinFailure: Error, CustomStringConvertible {
     var description: String { text }
 }
 
-/// A token, everything needed to mint one, or nothing (the link carries an invite); `--token` and
-/// `--secret-file` exclude each other. `--name` alone names an invite holder.
+/// A token, a token file, or everything needed to mint one (they exclude each other); none of them means the
+/// link's invite, `CLUBROOM_TOKEN` or asking. `--name` alone names an invite holder.
 private func readCredentials(_ arguments: ParsedArguments) throws(ArgumentError) -> JoinCommand.Options.Credentials {
     let minting = ["secret-file", "identity", "role"].filter { arguments.isGiven($0) }
     if let token = arguments.string("token") {
+        if arguments.isGiven("token-file") { throw .conflict("--token", "--token-file") }
         if let other = minting.first { throw .conflict("--token", "--\(other)") }
         return .token(token)
+    }
+    if let file = arguments.path("token-file") {
+        if let other = minting.first { throw .conflict("--token-file", "--\(other)") }
+        return .tokenFile(file)
     }
     guard let secretFile = arguments.path("secret-file") else {
         if let other = minting.first { throw .needs(option: "--\(other)", needed: "--secret-file FILE") }

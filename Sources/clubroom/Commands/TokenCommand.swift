@@ -8,7 +8,9 @@ enum TokenCommand: ClubroomCommand {
         name: "token", abstract: "Print an access token for a room.",
         discussion: """
             Prints a JWT signed with HS256 using the server's secret, carrying the identity, display name, \
-            room and role. Give it to the person joining: clubroom join URL --token TOKEN.
+            room and role. Give it to the person joining: clubroom join URL --token TOKEN. The secret is the \
+            one clubroom serve uses: DIR/secret of its --data DIR (the same default), or its --secret-file. \
+            It is never created here: a missing secret is an error.
             """,
         options: [
             .value("room", placeholder: "ROOM", required: true, help: "Room the token admits to."),
@@ -22,8 +24,11 @@ enum TokenCommand: ClubroomCommand {
                 "ttl", placeholder: "DURATION", type: .duration, default: "1h",
                 help: "How long the token stays valid, such as 30m, 12h or 7d."),
             .value(
-                "secret-file", placeholder: "FILE", type: .path, defaultDescription: "the server's default",
-                help: "File holding the server's secret."),
+                "data", placeholder: "DIR", type: .path, defaultDescription: "$XDG_DATA_HOME/clubroom",
+                help: "The server's data directory (its --data): the secret is DIR/secret."),
+            .value(
+                "secret-file", placeholder: "FILE", type: .path, defaultDescription: "DIR/secret",
+                help: "File holding the server's secret (its --secret-file)."),
         ])
 
     /// What the token will say, as given on the command line.
@@ -34,6 +39,7 @@ enum TokenCommand: ClubroomCommand {
         var role: String
         var timeToLive: Duration
         var secretFile: String?
+        var dataDirectory: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             room = arguments.string("room") ?? ""
@@ -42,6 +48,7 @@ enum TokenCommand: ClubroomCommand {
             role = arguments.string("role") ?? ""
             timeToLive = arguments.duration("ttl") ?? .seconds(3600)
             secretFile = arguments.path("secret-file")
+            dataDirectory = arguments.path("data")
             for (option, value) in [("--room", room), ("--identity", identity), ("--role", role)] where value.isEmpty {
                 throw .badValue(argument: option, value: value, expected: "a non-empty value")
             }
@@ -53,7 +60,8 @@ enum TokenCommand: ClubroomCommand {
         let seconds = options.timeToLive.components.seconds + (options.timeToLive.components.attoseconds > 0 ? 1 : 0)
         let token = try TokenCommandCore.mint(
             room: options.room, identity: options.identity, name: options.name, role: options.role, ttl: seconds,
-            secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: DefaultPaths.dataDirectory),
+            secretFile: options.secretFile
+                ?? DefaultPaths.secretFile(dataDirectory: options.dataDirectory ?? DefaultPaths.dataDirectory),
             now: Int64(Date().timeIntervalSince1970))
         writeOutput(token + "\n")
         return .success

@@ -1,0 +1,112 @@
+import Foundation
+import RoomTesting
+import Testing
+
+/// A fresh folder for one test, removed by the caller.
+private func freshFolder() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-cli-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// Runs clubroom with extra environment variables (`NAME=value`).
+private func runClubroom(environment: [String], _ arguments: [String]) throws -> ProcessResult {
+    try ChildProcess(environment + [try clubroomBinary().path] + arguments).finish(seconds: 30)
+}
+
+@Test func tokenNeverCreatesASecretAndNamesTheMissingFile() throws {
+    let data = try freshFolder()
+    defer { try? FileManager.default.removeItem(atPath: data) }
+    let result = try runClubroom(
+        environment: ["XDG_DATA_HOME=\(data)"], ["token", "--room", "r", "--identity", "i", "--role", "host"])
+    #expect(result.status == 1)
+    #expect(
+        result.standardError
+            == "clubroom token: there is no server secret at \(data)/clubroom/secret; start the server first "
+            + "(clubroom serve creates it), or give the file the server uses with --secret-file FILE (or its "
+            + "--data DIR)\n")
+    #expect(result.standardOutput.isEmpty)
+    #expect(!FileManager.default.fileExists(atPath: "\(data)/clubroom/secret"))
+}
+
+@Test func tokenFindsTheSecretOfTheServersDataFolder() throws {
+    let data = try freshFolder()
+    defer { try? FileManager.default.removeItem(atPath: data) }
+    let secret = data + "/secret"
+    _ = FileManager.default.createFile(
+        atPath: secret, contents: Data((String(repeating: "ab", count: 32) + "\n").utf8),
+        attributes: [.posixPermissions: 0o600])
+    let result = try runClubroom(["token", "--room", "r", "--identity", "i", "--role", "host", "--data", data])
+    #expect(result.status == 0)
+    #expect(result.standardOutput.hasPrefix("eyJ"))
+    #expect(result.standardOutput.split(separator: ".").count == 3)
+}
+
+@Test func devicesAndJoinsHelpListTheVirtualDevices() throws {
+    let devices = try runClubroom(["devices"])
+    #expect(devices.status == 0)
+    for name in ["tone:HZ ", "wav:PATH ", "silence ", "record:PATH "] {
+        #expect(devices.standardOutput.contains("\n  \(name)"), "devices lists \(name)")
+    }
+    let help = try runClubroom(["join", "--help"])
+    #expect(help.status == 0)
+    // The help wraps at 80 columns: compare with its words joined by single spaces.
+    let words = help.standardOutput.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    #expect(words.contains("Microphone: an ALSA PCM, tone:HZ, wav:PATH or silence"))
+    #expect(words.contains("--token-file FILE"))
+}
+
+@Test func aBarePathToAWAVFileSaysHowToUseIt() throws {
+    let folder = try freshFolder()
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let wav = folder + "/talk.wav"
+    _ = FileManager.default.createFile(atPath: wav, contents: Data())
+    let result = try runClubroom(["join", "ws://127.0.0.1:1/rooms/r", "--token", "t", "--input", wav])
+    #expect(result.status == 1)
+    #expect(
+        result.standardError
+            == "clubroom join: --input \(wav) is a file, not a microphone; to play it as your microphone, write "
+            + "--input wav:\(wav)\n")
+}
+
+@Test func anEmptyTokenIsSaidBeforeConnecting() throws {
+    for environment in [[], ["CLUBROOM_TOKEN= "]] {
+        let arguments = environment.isEmpty ? ["--token", ""] : []
+        let result = try runClubroom(environment: environment, ["join", "ws://127.0.0.1:1/rooms/r"] + arguments)
+        #expect(result.status == 1)
+        #expect(
+            result.standardError
+                == "clubroom join: the token is empty; give the one the room's host sent you (--token, "
+                + "--token-file or CLUBROOM_TOKEN)\n")
+    }
+}
+
+@Test func theTokenComesFromAFileOrTheEnvironment() throws {
+    let folder = try freshFolder()
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let file = folder + "/token"
+    _ = FileManager.default.createFile(atPath: file, contents: Data("not-a-token\n".utf8))
+    // Both reach the server (here: no server), so the token was read: the failure is the connection's.
+    for (environment, arguments) in [([], ["--token-file", file]), (["CLUBROOM_TOKEN=not-a-token"], [])] {
+        let result = try runClubroom(
+            environment: environment, ["join", "ws://127.0.0.1:1/rooms/r", "--plain"] + arguments)
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("Nothing answers at this address."), "\(result.standardError)")
+    }
+    let missing = try runClubroom(["join", "ws://127.0.0.1:1/rooms/r", "--token-file", folder + "/none"])
+    #expect(missing.status == 1)
+    #expect(missing.standardError == "clubroom join: cannot read the token file \(folder)/none; check the path\n")
+}
+
+@Test func aDumbTerminalGetsLineModeAndIsToldSo() throws {
+    let result = try runClubroom(
+        environment: ["TERM=dumb"], ["join", "ws://127.0.0.1:1/rooms/r/", "--token", "t", "--output", "null"])
+    #expect(result.status == 1)
+    #expect(
+        result.firstErrorLine
+            == "clubroom join: TERM=dumb cannot draw the room screen, so this is line mode (--plain).")
+    // A slash at the end of the address is dropped, so the failure is the connection's, not a bare 404.
+    #expect(
+        result.standardOutput
+            == "Nothing answers at this address. Check the address and port, and that the server runs.\n")
+}

@@ -1,0 +1,45 @@
+import Foundation
+import RoomTesting
+import Testing
+
+/// `clubroom demo --plain`: the demo room in line mode, as `clubroom join --plain` shows a room.
+@Suite struct PlainDemoTests {
+    @Test(.timeLimit(.minutes(1))) func theDemoRunsInLineModeAndLeavesOnSlashLeave() throws {
+        let scratch = try scratchDirectory("plain")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let process = Process()
+        process.executableURL = try clubroomBinary()
+        process.arguments = ["demo", "--plain", "--room-size", "3", "--output", "null"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = scratch.appendingPathComponent("tmp").path
+        environment["XDG_STATE_HOME"] = scratch.appendingPathComponent("state").path
+        process.environment = environment
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let lines = LineCollector(output.fileHandleForReading)
+        let joined = try lines.expect(timeout: 20) {
+            $0.hasPrefix("You joined friday as You (host).") && $0.hasSuffix("Type /help for the commands.")
+        }
+        send("/who", to: input)
+        _ = try lines.expect(from: joined, timeout: 10) { $0.hasPrefix("On stage: You (host, muted, you)") }
+        send("/leave", to: input)
+        _ = try lines.expect(from: joined, timeout: 10) { $0 == "You left the room." }
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        #expect(!process.isRunning, "the demo did not end after /leave")
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(lines.all.allSatisfy { !$0.hasPrefix("{") }, "line mode prints sentences, not JSON")
+    }
+
+    @Test func plainAndNoUIExcludeEachOther() throws {
+        let result = try runClubroom(["demo", "--plain", "--no-ui"])
+        #expect(result.status == 2)
+        #expect(result.firstErrorLine == "clubroom demo: '--no-ui' and '--plain' cannot be used together")
+    }
+}

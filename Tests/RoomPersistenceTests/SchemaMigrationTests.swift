@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+@testable import RoomPersistence
+
+/// One migration chain for every older file: version 2, version 3 with `unlisted_rooms`, and version 3 files
+/// whose third migration made `invitations` instead, all reach the current version with both tables.
+@Suite struct SchemaMigrationTests {
+    /// Makes a current database with one room, then takes it back to `version` without `dropped`.
+    private func olderDatabase(version: Int, dropping dropped: [String]) throws -> TemporaryFolder {
+        let folder = try TemporaryFolder()
+        let database = try RoomDatabase(path: folder.databasePath)
+        try database.setTopic("jazz", topic: "Late night", at: 1)
+        database.close()
+        let connection = try SQLiteConnection(path: folder.databasePath)
+        for table in dropped { try connection.execute("DROP TABLE \(table)") }
+        try connection.execute("PRAGMA user_version = \(version)")
+        connection.close()
+        return folder
+    }
+
+    @Test(arguments: [
+        (2, ["invitations", "unlisted_rooms"]), (3, ["invitations"]), (3, ["unlisted_rooms"]),
+    ])
+    func anOlderDatabaseGainsTheInvitationsAndTheListing(version: Int, dropped: [String]) throws {
+        let folder = try olderDatabase(version: version, dropping: dropped)
+        defer { folder.remove() }
+        let database = try RoomDatabase(path: folder.databasePath)
+        #expect(try database.room("jazz")?.topic == "Late night")
+        #expect(try database.isListed("jazz"))
+        try database.setListed("jazz", listed: false, at: 2)
+        try database.apply(.invite(room: "jazz", invitee: "eli", inviter: "ana", at: 3))
+        #expect(try database.isListed("jazz") == false)
+        #expect(try database.invitations(room: "jazz") == [InvitationRecord(invitee: "eli", inviter: "ana", at: 3)])
+        database.close()
+        let connection = try SQLiteConnection(path: folder.databasePath)
+        defer { connection.close() }
+        #expect(try Schema.userVersion(connection) == 4)
+        #expect(Schema.currentVersion == 4)
+    }
+}
