@@ -119,6 +119,38 @@ import Testing
         #expect(decoder.bufferedByteCount == 0)
     }
 
+    /// Audio sent to a peer whose link carries less than it is sent: what the link cannot take is dropped, not
+    /// queued, so the peer is never closed for it and what waits for it stays within the real-time backlog.
+    @Test func realTimeMessagesToASlowReaderAreDroppedNotQueued() throws {
+        var options = WebSocketOptions()
+        options.maxWriteBufferSize = 256 * 1024
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(options: options, recorder: serverEvents)
+        defer { server.shutdown() }
+        let slow = try RawSocket(port: server.port)
+        try slow.upgrade(path: "/rooms/a")
+        // 20 MB, far more than the kernel's buffers and the write buffer's limit together.
+        slow.send(RoomProtocol.WebSocketMessage.text("stream 20000").encoded(maskingKey: [1, 2, 3, 4]))
+        #expect(serverEvents.wait(for: 3, seconds: 1).count == 2, "the slow peer was closed: \(serverEvents.all)")
+        var decoder = WebSocketDecoder(role: .client, maxMessageSize: 1024 * 1024)
+        decoder.feed(slow.readAll(seconds: 3))
+        var messages: [WebSocketMessage] = []
+        while let message = try decoder.next() { messages.append(message) }
+        guard case .text(let report)? = messages.last else {
+            Issue.record("no report after the stream: \(messages.count) messages")
+            return
+        }
+        let figures = report.split(separator: " ").compactMap { Int($0) }
+        try #require(figures.count == 2, "\(report)")
+        // What waited for the peer never passed the backlog by more than one message.
+        #expect(figures[0] <= options.maxRealTimeBacklog + 1004)
+        #expect(figures[1] > 0)
+        let delivered = messages.dropLast()
+        #expect(delivered.count + figures[1] == 20_000)
+        #expect(delivered.allSatisfy { if case .binary(let bytes) = $0 { bytes.count == 1000 } else { false } })
+        #expect(!messages.contains { if case .close = $0 { true } else { false } })
+    }
+
     @Test func aMessageLargerThanTheWriteBufferIsSentWhole() throws {
         var options = WebSocketOptions()
         options.maxMessageSize = 2 * 1024 * 1024
