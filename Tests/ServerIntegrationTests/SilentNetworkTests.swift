@@ -2,6 +2,7 @@ import Foundation
 import RoomClient
 import RoomCore
 import RoomProtocol
+import RoomTesting
 import Testing
 
 /// A client whose network goes silent for 30 s (nothing in, nothing out, no reset) shows that it is
@@ -11,13 +12,13 @@ import Testing
     @Test func aClientCutOffFor30SecondsSaysSoAndIsBackInItsRoleWithin2Seconds() throws {
         let server = try ServerProcess()
         defer { server.stopAndClean() }
-        let relay = try SilenceableRelay(to: UInt16(server.port))
-        defer { relay.stop() }
+        // The client's network: a proxy that can hold everything, both ways, without a reset.
+        let network = try FreezableProxy(targetPort: server.port)
         let (ana, anaEvents) = try joinedSession(server, "ana", role: "host")
         defer { ana.shutdown() }
         let eliEvents = SessionRecorder()
         let eli = try RoomSession(
-            url: "ws://127.0.0.1:\(relay.port)/rooms/lobby", token: try server.token("eli", role: "audience")
+            url: "ws://127.0.0.1:\(network.port)/rooms/lobby", token: try server.token("eli", role: "audience")
         ) { eliEvents.record($0) }
         defer { eli.shutdown() }
         eli.start()
@@ -25,7 +26,7 @@ import Testing
             if case .message(let message) = $0, case .joined = message.event { return true }
             return false
         }
-        try #require(joined != nil, "eli did not join through the relay: \(eliEvents.all)")
+        try #require(joined != nil, "eli did not join through the proxy: \(eliEvents.all)")
         // A role given in the room, which only the server's memory of the departed peer keeps.
         _ = ana.send(.setRole("eli", .speaker))
         let promoted = eliEvents.wait {
@@ -34,7 +35,7 @@ import Testing
         }
         try #require(promoted != nil, "eli was not made a speaker: \(eliEvents.all.suffix(3))")
 
-        relay.goSilent()
+        network.freeze()
         let silent = ContinuousClock.now
         let reconnecting = eliEvents.wait(timeout: 15) {
             if case .reconnecting = $0 { return true }
@@ -46,7 +47,7 @@ import Testing
         #expect(eli.isConnected == false)
         // The rest of the 30 s of silence.
         Thread.sleep(forTimeInterval: max(0, 30 - Self.seconds(ContinuousClock.now - silent)))
-        relay.comeBack()
+        network.thaw()
         let returned = ContinuousClock.now
         let back = eliEvents.wait(timeout: 2) {
             if case .reconnected(let message) = $0, case .joined = message.event { return true }
