@@ -89,6 +89,8 @@ func startEchoServer(
                     }
                     connection.send(
                         text: "waiting \(connection.bufferedByteCount) dropped \(connection.droppedRealTimeCount)")
+                } else if case .text(let text) = payload, text.hasPrefix("big "), let count = Int(text.dropFirst(4)) {
+                    connection.send(binary: [UInt8](repeating: 9, count: count))
                 } else if case .text(let text) = payload, text.hasPrefix("flood") {
                     for _ in 0..<256 { connection.send(binary: [UInt8](repeating: 7, count: 64 * 1024)) }
                 } else {
