@@ -112,6 +112,10 @@ public final class RoomSession: Sendable {
         var unsent: [String] = []
     }
 
+    /// How long a session's connection may receive nothing (not a message, not a ping) before it is given up as
+    /// lost and the session reconnects.
+    public static let idleTimeout: Duration = .seconds(10)
+
     /// A session; nothing happens until `start()`. `roundTrip` receives the connection's smoothed ping
     /// round-trip time on the loop thread, about a second after each connect and then with every ping.
     public init(
@@ -214,6 +218,9 @@ public final class RoomSession: Sendable {
         options.maxMessageSize = ControlLimits.maxServerMessageBytes
         // The screen shows the round-trip time: measure it soon after connecting rather than after a whole interval.
         options.firstPingDelay = .seconds(1)
+        // The server pings every 5 s: two missed pings mean the network has gone, and the person is told
+        // "reconnecting" within 15 s of it going silent, timer granularity included (docs/limits.md).
+        options.idleTimeout = Self.idleTimeout
         var headers = self.headers
         headers.add("Authorization", "Bearer \(token)")
         let clientHandler = WebSocketClient.Handler(

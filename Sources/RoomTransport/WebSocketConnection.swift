@@ -17,6 +17,10 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// The largest data message this side sends. Asked to send a larger one, the connection sends nothing of it
     /// and closes with 1011 (the peer would refuse it with 1009 anyway).
     public var maxSentMessageSize: Int = 16 * 1024 * 1024
+    /// Bytes waiting to be written to this peer beyond which a message sent with `send(realTime:)` (audio on
+    /// the WebSocket path) is dropped instead of queued: a peer on a link slower than what it is sent gets what
+    /// its link carries, at most this much late, and is not closed as a slow reader for it.
+    public var maxRealTimeBacklog: Int = 16 * 1024
     /// How often an open connection sends a ping.
     public var pingInterval: Duration = .seconds(5)
     /// How soon after opening the first ping goes out, so the round-trip time is known early; `nil` waits a
@@ -85,11 +89,15 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     public let loop: EventLoop
     private let requestStore = Mutex<WebSocketUpgradeRequest?>(nil)
     private let pendingWriteCount = Atomic<Int>(0)
+    private let droppedRealTime = Atomic<Int>(0)
     private let smoothedRoundTripNanoseconds = Atomic<Int64>(-1)
 
     /// Bytes queued for this peer but not yet taken by the kernel (or TLS): a hint for callers that would rather
     /// skip a message (such as a level update) than queue it behind a slow reader.
     public var bufferedByteCount: Int { pendingWriteCount.load(ordering: .relaxed) }
+
+    /// Messages sent with `send(realTime:)` that were dropped because too much was waiting for this peer.
+    public var droppedRealTimeCount: Int { droppedRealTime.load(ordering: .relaxed) }
 
     /// The round-trip time from a ping to its pong, smoothed (each new sample weighs 1/4); `nil` until the first
     /// pong answers a ping.
@@ -165,6 +173,19 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
 
     /// Sends a binary message; dropped once the connection is closing.
     public func send(binary: [UInt8]) { perform { $0.sendOnLoop(.binary(binary)) } }
+
+    /// Sends a binary message that is worth sending only now (audio): when more than
+    /// ``WebSocketOptions/maxRealTimeBacklog`` bytes already wait to be written to this peer, it is dropped
+    /// (and counted in ``droppedRealTimeCount``) instead of queued behind them.
+    public func send(realTime binary: [UInt8]) {
+        perform { connection in
+            guard connection.writeBuffer.count - connection.writeOffset <= connection.options.maxRealTimeBacklog else {
+                if connection.state == .open { connection.droppedRealTime.add(1, ordering: .relaxed) }
+                return
+            }
+            connection.sendOnLoop(.binary(binary))
+        }
+    }
 
     /// Starts the closing handshake; the close callback reports `code` and `reason` at once.
     public func close(code: WebSocketCloseCode = .normal, reason: String = "") {
