@@ -198,12 +198,19 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
 
     /// Sends a message framed once for many connections; dropped once the connection is closing.
     public func send(_ prepared: PreparedMessage) {
-        perform { connection in
-            if connection.role == .server {
-                connection.sendOnLoop(frame: prepared.serverFrame, payloadSize: prepared.payloadByteCount)
-            } else {
-                connection.sendOnLoop(prepared.message)
-            }
+        // On the loop (a server sending to its many peers), at once and without a task for each.
+        guard loop.inLoop else {
+            loop.execute { [self] in sendOnLoop(prepared) }
+            return
+        }
+        sendOnLoop(prepared)
+    }
+
+    private func sendOnLoop(_ prepared: PreparedMessage) {
+        if role == .server {
+            sendOnLoop(frame: prepared.serverFrame, payloadSize: prepared.payloadByteCount)
+        } else {
+            sendOnLoop(prepared.message)
         }
     }
 
