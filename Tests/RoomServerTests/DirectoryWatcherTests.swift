@@ -1,5 +1,8 @@
+import Dispatch
+import Foundation
 import RoomCore
 import RoomProtocol
+import Synchronization
 import Testing
 
 @testable import RoomServer
@@ -9,7 +12,8 @@ import Testing
 /// too slowly, once it has read what it had, one message with each room it missed as the room is then.
 @Suite struct DirectoryWatcherTests {
     /// A lobby's connection that the test drains by hand.
-    final class Link: DirectoryLink {
+    final class Link: DirectoryLink, @unchecked Sendable {
+        // @unchecked: touched by one thread at a time (the test's, or the loop's while the test waits).
         let id: Int
         var isBacklogged = false
         private(set) var sent: [String] = []
@@ -136,6 +140,51 @@ import Testing
             slow.sent.dropFirst() == [
                 #"{"type":"rooms_changed","seq":7,"since":1,"changes":[{"change":"added","why":"listed","room":{"name":"rust","topic":"Back","stage":[{"name":"Ana","role":"host"}],"on_stage":1,"listeners":0,"raised_hands":0,"started_at":1764412800000}},{"change":"removed","why":"ended","name":"jazz"}]}"#
             ])
+    }
+
+    /// A list taken while changes are being gathered holds them already; once they go out, the next list is
+    /// numbered after them, so a lobby that connects then sees no gap.
+    @Test func aListIsNumberedAfterTheChangesThatWentOutSinceItWasMade() throws {
+        let loop = try EventLoop(name: "directory-test")
+        defer { loop.shutdown() }
+        let first = Link(id: 1)
+        let second = Link(id: 2)
+        let directory = self.directory
+        func onLoop(_ work: @escaping @Sendable () -> Void) {
+            let done = DispatchSemaphore(value: 0)
+            loop.execute {
+                work()
+                done.signal()
+            }
+            done.wait()
+        }
+        onLoop { [self] in
+            directory.loop = loop
+            change(.added(room("jazz"), .started))
+            // Within the gathering window: held back, but the list made now holds it.
+            change(.updated(room("jazz", topic: "Gathered")))
+            directory.watch(first)
+        }
+        let deadline = DispatchTime.now() + 5
+        while onLoopCount(first, loop) < 2 && DispatchTime.now() < deadline { usleep(5000) }
+        onLoop { directory.watch(second) }
+        #expect(
+            try first.messages == [
+                .rooms([room("jazz", topic: "Gathered")], seq: 1),
+                .changed([.updated(room("jazz", topic: "Gathered"))], seq: 2),
+            ])
+        #expect(try second.messages == [.rooms([room("jazz", topic: "Gathered")], seq: 2)])
+    }
+
+    func onLoopCount(_ link: Link, _ loop: EventLoop) -> Int {
+        let count = Mutex(0)
+        let done = DispatchSemaphore(value: 0)
+        loop.execute {
+            count.withLock { $0 = link.sent.count }
+            done.signal()
+        }
+        done.wait()
+        return count.withLock { $0 }
     }
 
     @Test func aListAskedForWhileBehindReplacesWhatWasMissed() throws {
