@@ -142,17 +142,17 @@ public final class DirectorySession: Sendable {
                 state.attempt = 0
                 state.lastSeq = seq
                 return .deliver
-            case .changed(_, let seq):
+            case .changed(_, let seq, _):
                 guard let last = state.lastSeq else { return .skip }
                 state.lastSeq = seq
-                return seq == last + 1 ? .deliver : .deliverAndRefresh
+                return message.follows(last) ? .deliver : .deliverAndRefresh
             case .error:
                 return .deliver
             }
         }
         switch message {
         case .rooms(let rooms, _): if step != .skip { deliver(.rooms(rooms)) }
-        case .changed(let changes, _): if step != .skip { deliver(.changed(changes)) }
+        case .changed(let changes, _, _): if step != .skip { deliver(.changed(changes)) }
         case .error(let code, let text): if step != .skip { deliver(.error(code: code.rawValue, message: text)) }
         }
         // A gap: some change never arrived, so the list may be wrong; the whole list puts it right.

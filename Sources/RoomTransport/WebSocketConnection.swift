@@ -49,6 +49,34 @@ public enum WebSocketPayload: Sendable, Equatable {
     case binary([UInt8])
 }
 
+/// A data message framed once, to be sent to many connections: a server sends the same bytes to each (its
+/// frames are not masked), so a message for a thousand peers costs one encoding. A client connection still
+/// frames it anew with a fresh masking key.
+public struct PreparedMessage: Sendable {
+    let message: WebSocketMessage
+    /// The whole frame as a server sends it.
+    let serverFrame: [UInt8]
+
+    public init(text: String) {
+        message = .text(text)
+        serverFrame = message.encoded(maskingKey: nil)
+    }
+
+    public init(binary: [UInt8]) {
+        message = .binary(binary)
+        serverFrame = message.encoded(maskingKey: nil)
+    }
+
+    /// The size of the message's payload in bytes.
+    public var payloadByteCount: Int {
+        switch message {
+        case .text(let text): text.utf8.count
+        case .binary(let bytes): bytes.count
+        case .ping, .pong, .close: 0
+        }
+    }
+}
+
 /// The server application's answer to an upgrade request.
 public enum UpgradeDecision: Sendable, Equatable {
     case accept
@@ -139,6 +167,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     /// The payload of the ping awaiting its pong and when it went out.
     private var outstandingPing: (payload: [UInt8], sentAt: ContinuousClock.Instant)?
     private var clientRequest: (bytes: [UInt8], expectedAccept: String)?
+    /// Told once everything queued has been handed to the kernel (see ``whenDrained(_:)``).
+    private var drained: (() -> Void)?
 
     init(
         loop: EventLoop, descriptor: Int32, remoteAddress: String, localAddress: String = "", role: WebSocketRole,
@@ -187,6 +217,41 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         }
     }
 
+    /// Sends a message framed once for many connections; dropped once the connection is closing.
+    public func send(_ prepared: PreparedMessage) {
+        // On the loop (a server sending to its many peers), at once and without a task for each.
+        guard loop.inLoop else {
+            loop.execute { [self] in sendOnLoop(prepared) }
+            return
+        }
+        sendOnLoop(prepared)
+    }
+
+    private func sendOnLoop(_ prepared: PreparedMessage) {
+        if role == .server {
+            sendOnLoop(frame: prepared.serverFrame, payloadSize: prepared.payloadByteCount)
+        } else {
+            sendOnLoop(prepared.message)
+        }
+    }
+
+    /// Whether bytes queued earlier are still waiting for the kernel to take them: the peer reads more slowly
+    /// than this side writes. Loop thread only (exact there, unlike ``bufferedByteCount``).
+    public var isBacklogged: Bool { writeOffset < writeBuffer.count }
+
+    /// Calls `callback` on the loop thread as soon as nothing queued waits any more: at once when nothing does,
+    /// otherwise when the kernel has taken the last queued byte. Once; a later call replaces an earlier one that
+    /// has not run. Never called once the connection has ended. Loop thread only.
+    public func whenDrained(_ callback: @escaping () -> Void) {
+        guard state != .closed else { return }
+        if writeOffset < writeBuffer.count {
+            drained = callback
+        } else {
+            drained = nil
+            callback()
+        }
+    }
+
     /// Starts the closing handshake; the close callback reports `code` and `reason` at once.
     public func close(code: WebSocketCloseCode = .normal, reason: String = "") {
         perform { $0.closeOnLoop(code: code, reason: reason) }
@@ -227,6 +292,18 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         enqueue(message.encoded(maskingKey: role == .client ? Self.maskingKey() : nil))
     }
 
+    /// Sends a frame already encoded as this side sends it (server side: unmasked).
+    private func sendOnLoop(frame: [UInt8], payloadSize: Int) {
+        guard state == .open else { return }
+        if payloadSize > options.maxSentMessageSize {
+            closeOnLoop(
+                code: .internalError,
+                reason: "a message of \(payloadSize) bytes is over the limit of \(options.maxSentMessageSize) bytes")
+            return
+        }
+        enqueue(frame)
+    }
+
     func closeOnLoop(code: WebSocketCloseCode, reason: String) {
         switch state {
         case .open:
@@ -247,6 +324,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     func terminate() {
         guard state != .closed else { return }
         state = .closed
+        drained = nil
         loop.unregister(descriptor)
         stream.close()
         events.finished(self)
@@ -381,6 +459,10 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             writeOffset = 0
         }
         updateInterest()
+        if writeOffset == writeBuffer.count, let callback = drained {
+            drained = nil
+            callback()
+        }
     }
 
     private func driveTLSHandshake() {

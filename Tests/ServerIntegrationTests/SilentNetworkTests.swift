@@ -30,7 +30,7 @@ import Testing
         // A role given in the room, which only the server's memory of the departed peer keeps.
         _ = ana.send(.setRole("eli", .speaker))
         let promoted = eliEvents.wait {
-            if case .message(let message) = $0, case .roleChanged("eli", .speaker, _) = message.event { return true }
+            if case .message(let message) = $0, case .roleChanged("eli", .speaker, _, _) = message.event { return true }
             return false
         }
         try #require(promoted != nil, "eli was not made a speaker: \(eliEvents.all.suffix(3))")
