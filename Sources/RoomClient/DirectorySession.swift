@@ -97,7 +97,7 @@ public final class DirectorySession: Sendable, ReconnectingSession {
             message = try DirectoryCodec.decodeMessage(Array(text.utf8))
         } catch {
             // A newer server's unknown messages are skipped; anything else unreadable is said.
-            if error.code != .unknownType { link.deliver(.error(code: error.code.rawValue, message: error.message)) }
+            if error.code != .unknownType { deliver(.error(code: error.code.rawValue, message: error.message)) }
             return
         }
         enum Step { case skip, deliver, deliverAndRefresh }
@@ -105,21 +105,22 @@ public final class DirectorySession: Sendable, ReconnectingSession {
             guard state.generation == generation, !state.ended else { return .skip }
             switch message {
             case .rooms(_, let seq):
-                state.established()
-                state.extra.lastSeq = seq
+                state.everConnected = true
+                state.attempt = 0
+                state.lastSeq = seq
                 return .deliver
             case .changed(_, let seq):
-                guard let last = state.extra.lastSeq else { return .skip }
-                state.extra.lastSeq = seq
+                guard let last = state.lastSeq else { return .skip }
+                state.lastSeq = seq
                 return seq == last + 1 ? .deliver : .deliverAndRefresh
             case .error:
                 return .deliver
             }
         }
         switch message {
-        case .rooms(let rooms, _): if step != .skip { link.deliver(.rooms(rooms)) }
-        case .changed(let changes, _): if step != .skip { link.deliver(.changed(changes)) }
-        case .error(let code, let text): if step != .skip { link.deliver(.error(code: code.rawValue, message: text)) }
+        case .rooms(let rooms, _): if step != .skip { deliver(.rooms(rooms)) }
+        case .changed(let changes, _): if step != .skip { deliver(.changed(changes)) }
+        case .error(let code, let text): if step != .skip { deliver(.error(code: code.rawValue, message: text)) }
         }
         // A gap: some change never arrived, so the list may be wrong; the whole list puts it right.
         if step == .deliverAndRefresh { refresh() }
@@ -136,5 +137,17 @@ public final class DirectorySession: Sendable, ReconnectingSession {
         } else {
             link.finish(.connectionFailed("the server closed the connection (\(code.rawValue) \(reason))"))
         }
+    }
+
+    private func deliver(_ event: DirectoryEvent) {
+        link.deliver(event)
+    }
+}
+
+extension SessionLinkState where Extra == DirectorySession.Listing {
+    /// The number of the last list or change this connection delivered.
+    fileprivate var lastSeq: Int64? {
+        get { extra.lastSeq }
+        set { extra.lastSeq = newValue }
     }
 }
