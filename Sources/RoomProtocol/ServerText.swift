@@ -122,7 +122,8 @@ extension WireEvent {
         case .peersLeft(let departures): return .peersLeft(departures.map { Departure(id($0.peer), $0.reason) })
         case .roleChanged(let peer, let role, let by, let stepUp):
             return .roleChanged(
-                peer: id(peer), role: ServerText.role(role), by: ServerText.actor(by), stepUp: stepUp.map(ServerText.role))
+                peer: id(peer), role: ServerText.role(role), by: ServerText.actor(by),
+                stepUp: stepUp.map(ServerText.role))
         case .handRaised(let peer, let at): return .handRaised(peer: id(peer), at: at)
         case .handLowered(let peer, let by): return .handLowered(peer: id(peer), by: ServerText.actor(by))
         case .muteChanged(let peer, let muted, let by):

@@ -85,7 +85,8 @@ let terminalAttacks: [(name: String, text: String)] = [
     @Test func everyStringOfAMessageIsCleaned() {
         let bad = "x\u{1B}]0;t\u{07}\n\u{202E}"
         let badID = PeerID(bad)
-        let peer = AnnouncedPeer(Peer(id: badID, name: bad, role: RoleName(bad), joinedAt: 1), invitation: Invitation(by: badID, at: 5))
+        let peer = AnnouncedPeer(
+            Peer(id: badID, name: bad, role: RoleName(bad), joinedAt: 1), invitation: Invitation(by: badID, at: 5))
         let chat = ChatMessage(from: badID, fromName: bad, text: bad, to: .peer(badID), sentAt: 1)
         let snapshot = JoinedSnapshot(
             room: bad, selfID: badID, peers: [peer], topic: bad, chat: [chat],
@@ -99,7 +100,9 @@ let terminalAttacks: [(name: String, text: String)] = [
         #expect(clean.room == identity && clean.selfID == id && clean.topic == "x]0;t")
         #expect(
             clean.peers == [
-                AnnouncedPeer(Peer(id: id, name: "x]0;t", role: RoleName(identity), joinedAt: 1), invitation: Invitation(by: id, at: 5))
+                AnnouncedPeer(
+                    Peer(id: id, name: "x]0;t", role: RoleName(identity), joinedAt: 1),
+                    invitation: Invitation(by: id, at: 5))
             ])
         #expect(clean.chat == [ChatMessage(from: id, fromName: "x]0;t", text: "x]0;t", to: .peer(id), sentAt: 1)])
         #expect(clean.roles.roles.map(\.label) == ["x]0;t", "x]0;t"])
