@@ -134,7 +134,8 @@ let package = Package(
             name: "ClusterBenchmarks",
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "ClusterState", "RedisClient", "Crypto", "RoomCore",
-                "RoomProtocol", "RoomTransport", "StrictJSON",
+                "RoomProtocol", "RoomTransport", "StrictJSON", "MediaRelay", "MediaServer", "MediaTransport",
+                "RoomServer", "ClubroomResources",
             ],
             path: "Sources/Benchmarks/Cluster"),
 

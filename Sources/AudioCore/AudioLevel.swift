@@ -94,6 +94,39 @@ public struct LevelBallistics: Sendable, Equatable {
     }
 }
 
+/// The power of one speaker's last few packets, from their RFC 6464 levels: the average a level meter shows.
+struct PowerWindow: Sendable {
+    private var powers: [Double]
+    private var next = 0
+    /// Packets recorded so far, at most the window's length.
+    private(set) var filled = 0
+
+    /// An empty window of `packets` packets (at least one).
+    init(packets: Int) {
+        powers = Array(repeating: 0, count: max(1, packets))
+    }
+
+    /// Records one packet's level, in place of the oldest once the window is full.
+    mutating func record(dBov: UInt8) {
+        powers[next] = AudioLevel.meanSquare(dBov: dBov)
+        next = (next + 1) % powers.count
+        filled = min(filled + 1, powers.count)
+    }
+
+    /// The power average in -dBov: over the whole window, where packets not yet recorded count as silence, or
+    /// over just the packets recorded so far.
+    func decibels(overRecordedOnly: Bool) -> Double {
+        let count = overRecordedOnly ? max(1, filled) : powers.count
+        let average = powers.reduce(0, +) / Double(count)
+        return average > 0 ? -10 * AudioMath.log10(average) : Double(AudioLevel.silence)
+    }
+
+    /// The UI level (0–100) of `decibels` rounded to a multiple of `step`, and at least `step`: a talker's level.
+    static func steppedLevel(decibels: Double, step: Int) -> Int {
+        max(step, min(100, (AudioLevel.uiLevel(decibels: decibels) + step / 2) / step * step))
+    }
+}
+
 /// The server's view of who is speaking, from the RFC 6464 levels in each speaker's packets.
 ///
 /// Each speaker's level is the power average of its last few packets; a speaker is active while that average is
@@ -119,8 +152,7 @@ public struct SpeakerActivity<Key: Hashable & Sendable>: Sendable {
     }
 
     private struct Speaker: Sendable {
-        var powers: [Double]
-        var next = 0
+        var powers: PowerWindow
         var lastPacket: Int64
     }
 
@@ -140,17 +172,10 @@ public struct SpeakerActivity<Key: Hashable & Sendable>: Sendable {
 
     /// Records one packet's RFC 6464 level from `key` at `time`.
     public mutating func record(_ key: Key, dBov: UInt8, at time: Int64) {
-        let power = AudioLevel.meanSquare(dBov: dBov)
-        if var speaker = speakers[key] {
-            speaker.powers[speaker.next] = power
-            speaker.next = (speaker.next + 1) % speaker.powers.count
-            speaker.lastPacket = time
-            speakers[key] = speaker
-        } else {
-            var powers = Array(repeating: 0.0, count: configuration.window)
-            powers[0] = power
-            speakers[key] = Speaker(powers: powers, next: 1 % configuration.window, lastPacket: time)
-        }
+        var speaker = speakers[key] ?? Speaker(powers: PowerWindow(packets: configuration.window), lastPacket: time)
+        speaker.powers.record(dBov: dBov)
+        speaker.lastPacket = time
+        speakers[key] = speaker
     }
 
     /// Forgets `key`, for a speaker who left or may no longer publish.
@@ -163,12 +188,9 @@ public struct SpeakerActivity<Key: Hashable & Sendable>: Sendable {
         var result: [Key: Int] = [:]
         for (key, speaker) in speakers
         where time.subtractingSaturating(speaker.lastPacket) <= configuration.silenceTimeout {
-            let average = speaker.powers.reduce(0, +) / Double(speaker.powers.count)
-            let decibels = average > 0 ? -10 * AudioMath.log10(average) : Double(AudioLevel.silence)
+            let decibels = speaker.powers.decibels(overRecordedOnly: false)
             guard decibels < Double(configuration.noiseFloor) else { continue }
-            let step = configuration.levelStep
-            let level = AudioLevel.uiLevel(decibels: decibels)
-            result[key] = max(step, min(100, (level + step / 2) / step * step))
+            result[key] = PowerWindow.steppedLevel(decibels: decibels, step: configuration.levelStep)
         }
         return result
     }

@@ -45,10 +45,7 @@ public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
     }
 
     private struct Talker: Sendable {
-        var powers: [Double]
-        var next = 0
-        /// Packets in `powers` so far (fewer than the window at first).
-        var filled = 0
+        var powers: PowerWindow
         var lastSpeech: Int64?
         var since: Int64?
     }
@@ -69,11 +66,8 @@ public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
 
     /// Records one packet of `key`: its RFC 6464 level (-dBov) and voice flag, arrived at `time`.
     public mutating func record(_ key: Key, dBov: UInt8, voice: Bool, at time: Int64) {
-        var talker =
-            talkers[key] ?? Talker(powers: Array(repeating: 0, count: configuration.window), lastSpeech: nil)
-        talker.powers[talker.next] = AudioLevel.meanSquare(dBov: dBov)
-        talker.next = (talker.next + 1) % talker.powers.count
-        talker.filled = min(talker.filled + 1, talker.powers.count)
+        var talker = talkers[key] ?? Talker(powers: PowerWindow(packets: configuration.window), lastSpeech: nil)
+        talker.powers.record(dBov: dBov)
         if voice && dBov < configuration.noiseFloor {
             if talker.since == nil || !isHeld(talker, at: time) { talker.since = time }
             talker.lastSpeech = time
@@ -94,11 +88,9 @@ public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
                 result[key] = HeardTalker(level: 0, talkingSince: nil)
                 continue
             }
-            let average = talker.powers.reduce(0, +) / Double(max(1, talker.filled))
-            let decibels = average > 0 ? -10 * AudioMath.log10(average) : Double(AudioLevel.silence)
-            let step = configuration.levelStep
-            let level = AudioLevel.uiLevel(decibels: decibels)
-            result[key] = HeardTalker(level: max(step, min(100, (level + step / 2) / step * step)), talkingSince: since)
+            let level = PowerWindow.steppedLevel(
+                decibels: talker.powers.decibels(overRecordedOnly: true), step: configuration.levelStep)
+            result[key] = HeardTalker(level: level, talkingSince: since)
         }
         return result
     }

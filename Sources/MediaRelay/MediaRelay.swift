@@ -83,14 +83,15 @@ public final class RelayCounters: Sendable {
 ///
 /// Outbound, the forwarder hands the relay each accepted packet in plain RTP (`MediaRelayTap`, on the
 /// forwarding thread); the relay protects it once with this node's relay key for the room and sends the same
-/// bytes to every remote node of the room. Inbound, a thread of its own receives from the relay socket, checks
-/// that the SSRC belongs to a remote speaker of a room here, that it came from that speaker's node, that this
-/// node's copy of the room lets the speaker publish (its gate), and that it authenticates under the sending
-/// node's key, then hands it to the forwarder (`forwardRelayed`). A packet that does not authenticate is
+/// bytes to every remote node of the room. Inbound, the forwarding thread waits on the relay socket beside its
+/// own and hands the relay each datagram (`relayed`); the relay checks that the SSRC belongs to a remote speaker
+/// of a room here, that it came from that speaker's node, that this node's copy of the room lets the speaker
+/// publish (its gate), and that it authenticates under the sending node's key, and the forwarder fans it out.
+/// One thread and no copy between the relay socket and the listeners. A packet that does not authenticate is
 /// counted, and logged once per node and room every 10 s: the nodes' cluster secrets differ.
 public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
-    // Safe to share: `outbound` and `inbound` are behind mutexes; `scratch` and the outbound sessions are used
-    // on the forwarding thread only (the tap), the inbound sessions and `receive` on the relay thread only.
+    // Safe to share: `outbound` and `inbound` are behind mutexes; `scratch` and the sessions are used on the
+    // forwarding thread only (the tap's two calls).
     public let socket: UDPSocket
     public let counters = RelayCounters()
     public let node: String
@@ -99,11 +100,9 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
     private let forwarder: MediaForwarder
     private let log: @Sendable (String) -> Void
     private let running = Atomic<Bool>(false)
-    private let stopped = DispatchSemaphore(value: 0)
     private let outbound = Mutex<[String: OutboundRoom]>([:])
     private let inbound = Mutex<InboundState>(InboundState())
     private let scratch: UnsafeMutableRawBufferPointer
-    private let receiveBuffer: UnsafeMutableRawBufferPointer
 
     private final class OutboundRoom {
         let session: SRTPSession
@@ -118,11 +117,17 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         var gate: PublishGate
     }
 
+    private struct SessionKey: Hashable {
+        var room: String
+        var node: String
+        var incarnation: UInt64
+    }
+
     private struct InboundState {
         var nodes: [String: RelayNode] = [:]
         var speakers: [UInt32: RemoteSpeaker] = [:]
-        /// One session per room and sending incarnation: `room \0 node \0 incarnation`.
-        var sessions: [String: SRTPSession] = [:]
+        /// One session per room and sending incarnation.
+        var sessions: [SessionKey: SRTPSession] = [:]
         var lastComplaint: [String: Int64] = [:]
     }
 
@@ -139,27 +144,22 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         self.forwarder = forwarder
         self.log = log
         scratch = .allocate(byteCount: 1500 + SRTPSession.maxTrailer, alignment: 16)
-        receiveBuffer = .allocate(byteCount: 2048, alignment: 16)
     }
 
     deinit {
         scratch.deallocate()
-        receiveBuffer.deallocate()
     }
 
-    /// Starts the receiving thread and attaches to the forwarder.
+    /// Attaches to the forwarder: its thread relays this node's speakers and reads the relay socket.
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         forwarder.attach(self)
-        let thread = Thread { [self] in run() }
-        thread.name = "clubroom-relay"
-        thread.start()
     }
 
-    /// Stops the receiving thread and waits for it.
+    /// Detaches from the forwarder: nothing more is relayed either way.
     public func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        stopped.wait()
+        forwarder.attach(nil)
     }
 
     // MARK: What the cluster tells the relay
@@ -182,7 +182,7 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         inbound.withLock { state in
             for other in others {
                 if let old = state.nodes[other.name], old.incarnation != other.incarnation {
-                    state.sessions = state.sessions.filter { !$0.key.hasPrefix("\(room)\0\(other.name)\0") }
+                    state.sessions = state.sessions.filter { $0.key.room != room || $0.key.node != other.name }
                 }
                 state.nodes[other.name] = other
             }
@@ -207,7 +207,7 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         inbound.withLock { state in
             state.nodes[name] = nil
             state.speakers = state.speakers.filter { $0.value.node != name }
-            state.sessions = state.sessions.filter { !$0.key.contains("\0\(name)\0") }
+            state.sessions = state.sessions.filter { $0.key.node != name }
         }
     }
 
@@ -216,7 +216,7 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         outbound.withLock { _ = $0.removeValue(forKey: room) }
         inbound.withLock { state in
             state.speakers = state.speakers.filter { $0.value.room != room }
-            state.sessions = state.sessions.filter { !$0.key.hasPrefix("\(room)\0") }
+            state.sessions = state.sessions.filter { $0.key.room != room }
         }
     }
 
@@ -235,25 +235,21 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         }
     }
 
-    // MARK: Inbound, on the relay thread
+    // MARK: Inbound, on the forwarding thread
 
-    private func run() {
-        while running.load(ordering: .acquiring) {
-            guard socket.waitReadable(timeoutMilliseconds: 50) else { continue }
-            while let (length, sender) = socket.receive(into: receiveBuffer) {
-                handle(length: length, from: sender)
-            }
-        }
-        stopped.signal()
-    }
+    public var inboundSocket: UDPSocket { socket }
 
-    private func handle(length: Int, from sender: UDPAddress) {
-        let packet = UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<length])
-        guard length >= 12, length <= 1500 + SRTPSession.maxTrailer, !RTCPPacket.isRTCP(packet),
-            let header = try? RTPHeader.parse(packet)
+    public func relayed(
+        _ buffer: UnsafeMutableRawBufferPointer, length: Int, from sender: UDPAddress
+    ) -> (
+        room: String, ssrc: UInt32, plainLength: Int
+    )? {
+        let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
+        // A datagram that fills the buffer may have been cut short: refused as too large.
+        guard length >= 12, length < buffer.count, !RTCPPacket.isRTCP(packet), let header = try? RTPHeader.parse(packet)
         else {
             counters.add(.malformed)
-            return
+            return nil
         }
         enum Verdict {
             case deliver(room: String, length: Int)
@@ -267,7 +263,7 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
             guard origin.address == sender else { return .refuse(.wrongSource) }
             // Checked before any crypto, on every packet: a muted or demoted speaker is cut off here at once.
             guard speaker.gate.isOpen else { return .refuse(.notPermitted) }
-            let sessionKey = "\(speaker.room)\0\(origin.name)\0\(origin.incarnation)"
+            let sessionKey = SessionKey(room: speaker.room, node: origin.name, incarnation: origin.incarnation)
             let session: SRTPSession
             if let existing = state.sessions[sessionKey] {
                 session = existing
@@ -279,7 +275,7 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
                 session = created
             }
             do throws(SRTPError) {
-                let plain = try session.unprotect(receiveBuffer, length: length)
+                let plain = try session.unprotect(buffer, length: length)
                 return .deliver(room: speaker.room, length: plain)
             } catch .authenticationFailed {
                 let now = MonotonicClock.milliseconds()
@@ -298,7 +294,7 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         switch verdict {
         case .deliver(let room, let plainLength):
             counters.add(.delivered)
-            forwarder.forwardRelayed(Array(receiveBuffer[0..<plainLength]), room: room, ssrc: header.ssrc)
+            return (room, header.ssrc, plainLength)
         case .refuse(let counter):
             counters.add(counter)
         case .complain(let room, let origin):
@@ -307,5 +303,6 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
                 "relay: refused media from node \(origin.name) at \(origin.address) for room \(room): it does not "
                     + "authenticate under this cluster's secret (the nodes' cluster secrets differ)")
         }
+        return nil
     }
 }

@@ -5,10 +5,21 @@ import Platform
 import RoomProtocol
 import Synchronization
 
-/// Sees each speaker packet the forwarder accepted, in plain RTP, on the forwarding thread; the cluster's
-/// media relay sends it on to the room's other nodes. It must not keep the buffer or block.
+/// The cluster's media relay, as the forwarder drives it on the forwarding thread: it sees each speaker packet
+/// the forwarder accepted, in plain RTP, and sends it on to the room's other nodes; and the forwarder waits on
+/// its socket beside its own, hands it what other nodes relayed, and fans out what it lets through. Neither
+/// call may keep the buffer or block.
 public protocol MediaRelayTap: AnyObject, Sendable {
     func forwarded(_ packet: UnsafeRawBufferPointer, room: String, ssrc: UInt32)
+    /// The socket other nodes relay to.
+    var inboundSocket: UDPSocket { get }
+    /// A datagram from `inboundSocket`, in `buffer` (with room for a trailer after `length`): checked and
+    /// unprotected in place. The room and speaker to fan it out for and its plain length, or nil when refused.
+    func relayed(
+        _ buffer: UnsafeMutableRawBufferPointer, length: Int, from sender: UDPAddress
+    ) -> (
+        room: String, ssrc: UInt32, plainLength: Int
+    )?
 }
 
 /// A peer's media settings, from the room server to the forwarder.
@@ -66,8 +77,7 @@ public final class MediaForwarder: @unchecked Sendable {
         case roomKey(room: String, key: SRTPKey, epoch: Int)
         case closeRoom(String)
         case webSocketPacket(ssrc: UInt32, bytes: [UInt8])
-        case attachRelay(any MediaRelayTap)
-        case relayedPacket(room: String, ssrc: UInt32, bytes: [UInt8])
+        case attachRelay((any MediaRelayTap)?)
     }
 
     private enum Path: Equatable {
@@ -148,6 +158,10 @@ public final class MediaForwarder: @unchecked Sendable {
     private var countedDrops = 0
     /// Sees every accepted speaker packet, to relay it to other nodes (see MediaRelay).
     private var relay: (any MediaRelayTap)?
+    /// Where `wake` sends: the socket's own address, or 127.0.0.1 when it listens on every address. A socket
+    /// bound to one address (a node on 127.0.0.3, a server on its public address) hears nothing sent to
+    /// 127.0.0.1, and its commands and relayed packets would wait for the poll's 50 ms timeout.
+    let wakeAddress: UDPAddress
 
     /// Binds the media socket; `start` begins forwarding.
     public init(
@@ -155,6 +169,8 @@ public final class MediaForwarder: @unchecked Sendable {
         onSpeakers: @escaping @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void = { _, _ in }
     ) throws(UDPError) {
         socket = try UDPSocket(binding: address, bufferBytes: 8 << 20)
+        let bound = socket.localAddress
+        wakeAddress = bound.ipv4 == 0 ? .loopback(port: bound.port) : bound
         self.serverSSRC = serverSSRC
         self.onSpeakers = onSpeakers
         receive = ReceiveBatch(capacity: 64, slotSize: 1500 + SRTPSession.maxTrailer)
@@ -203,14 +219,9 @@ public final class MediaForwarder: @unchecked Sendable {
     }
 
     /// Hands every packet a local speaker sends, once accepted and unprotected, to `tap` (on the forwarding
-    /// thread), which relays it to the other nodes of its room.
-    public func attach(_ tap: any MediaRelayTap) { post(.attachRelay(tap)) }
-
-    /// A speaker's packet relayed from another node, already checked there and here (by the relay): protected
-    /// with the room's key and sent to this node's listeners of the room.
-    public func forwardRelayed(_ packet: [UInt8], room: String, ssrc: UInt32) {
-        post(.relayedPacket(room: room, ssrc: ssrc, bytes: packet))
-    }
+    /// thread), which relays it to the other nodes of its room; and reads `tap`'s socket on the forwarding
+    /// thread, fanning out to this node's listeners what other nodes relayed and `tap` let through. nil detaches.
+    public func attach(_ tap: (any MediaRelayTap)?) { post(.attachRelay(tap)) }
 
     private func post(_ command: Command) {
         inbox.withLock { $0.append(command) }
@@ -222,7 +233,7 @@ public final class MediaForwarder: @unchecked Sendable {
         var byte: UInt8 = 0
         withUnsafeBytes(of: &byte) { bytes in
             _ = socket.send(
-                UnsafeRawBufferPointer(rebasing: bytes[0..<0]), to: .loopback(port: socket.localAddress.port))
+                UnsafeRawBufferPointer(rebasing: bytes[0..<0]), to: wakeAddress)
         }
     }
 
@@ -231,7 +242,18 @@ public final class MediaForwarder: @unchecked Sendable {
     private func run() {
         threadID.store(Self.currentThreadID(), ordering: .relaxed)
         while running.load(ordering: .acquiring) {
-            _ = socket.waitReadable(timeoutMilliseconds: 50)
+            // Whether the relay socket has something: with a relay, both sockets are waited on together.
+            var relayReadable = false
+            if let relay {
+                var descriptors = [
+                    pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: relay.inboundSocket.fileDescriptor, events: Int16(POLLIN), revents: 0),
+                ]
+                _ = poll(&descriptors, 2, 50)
+                relayReadable = descriptors[1].revents != 0
+            } else {
+                _ = socket.waitReadable(timeoutMilliseconds: 50)
+            }
             var received = receive.receive(from: socket)
             // Commands are drained after the datagrams are read: a command posted before a peer's packet was sent
             // (adding that peer, say) is then always in force when the packet is handled.
@@ -246,6 +268,7 @@ public final class MediaForwarder: @unchecked Sendable {
                 received = received == receive.capacity ? receive.receive(from: socket) : 0
                 if received > 0 { drainInbox() }
             }
+            if relayReadable, let relay { handleRelayed(from: relay) }
             pollSpeakers()
         }
         stopped.signal()
@@ -292,12 +315,24 @@ public final class MediaForwarder: @unchecked Sendable {
                 flush()
             case .attachRelay(let tap):
                 relay = tap
-            case .relayedPacket(let name, let ssrc, let bytes):
-                guard let room = rooms[name], bytes.count + SRTPSession.maxTrailer <= scratch.count else { continue }
-                scratch.copyBytes(from: bytes)
-                fanOut(scratch, plainLength: bytes.count, in: room, from: ssrc)
-                flush()
             }
+        }
+    }
+
+    /// What other nodes relayed: each datagram the relay lets through, fanned out to this node's listeners of its
+    /// room, read on this thread straight from the relay's socket (no hand-over between threads).
+    private func handleRelayed(from relay: any MediaRelayTap) {
+        var received = receive.receive(from: relay.inboundSocket)
+        while received > 0 {
+            for index in 0..<received {
+                let buffer = receive.slot(index)
+                guard let packet = relay.relayed(buffer, length: receive.length(index), from: receive.sender(index)),
+                    let room = rooms[packet.room]
+                else { continue }
+                fanOut(buffer, plainLength: packet.plainLength, in: room, from: packet.ssrc)
+            }
+            flush()
+            received = received == receive.capacity ? receive.receive(from: relay.inboundSocket) : 0
         }
     }
 

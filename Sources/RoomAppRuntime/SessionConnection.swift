@@ -189,7 +189,8 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
     /// A connection that could not be made, in words, from the transport's problem text.
     static func unreachable(_ problem: String) -> String {
         let text = problem.lowercased()
-        if text.contains("404") {
+        // The status as the handshake reports it: a bare "404" would also match a port such as 40412.
+        if text.contains("(http 404)") || text.contains("404 not found") {
             return "There is no room at this address. Room addresses look like ws://HOST:PORT/rooms/ROOM."
         }
         if text.contains("tls") && (text.contains("plain http") || text.contains("wrong version number"))

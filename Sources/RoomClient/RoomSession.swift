@@ -1,8 +1,6 @@
-import Dispatch
 import RoomCore
 import RoomProtocol
 import RoomTransport
-import Synchronization
 
 /// Why a session is over for good.
 public enum SessionEnd: Sendable, Equatable {
@@ -75,42 +73,43 @@ public struct ReconnectPolicy: Sendable, Equatable {
 ///
 /// Events are delivered on the session's event-loop thread, one at a time; the handler must not block.
 /// `send` and `leave` may be called from any thread.
-public final class RoomSession: Sendable {
+public final class RoomSession: Sendable, ReconnectingSession {
     /// The room's address, `ws://host:port/rooms/ROOM`.
     public let url: String
     private let token: String
     /// Headers sent with every connection besides the token (an invite holder's guest key and name).
     private let headers: HTTPHeaders
-    private let tls: TLSClientConfiguration
-    private let policy: ReconnectPolicy
-    private let handler: @Sendable (SessionEvent) -> Void
     /// Receives the media messages and binary (media) frames, on the loop thread; see docs/media.md.
     private let media: (@Sendable (SessionMedia) -> Void)?
     private let roundTrip: (@Sendable (Duration) -> Void)?
-    private let loop: EventLoop
-    private let connector = DispatchQueue(label: "clubroom.session.connect")
-    private let state = Mutex(State())
+    let link: SessionLink<Joining, SessionEvent>
 
-    private struct State {
-        var client: WebSocketClient?
-        /// Counts connections, so a late callback of an old one is recognised and ignored.
-        var generation = 0
-        var attempt = 0
-        var everJoined = false
+    /// What a room session keeps beside its connection.
+    struct Joining: SessionLinkExtra {
         var awaitingReconnectSnapshot = false
         /// The sequence number of the last snapshot.
         var snapshotSeq: Int64 = 0
-        var leaving = false
-        var ended = false
-        /// Counts scheduled retries, so one that was overtaken by `retryNow` does nothing when its time comes.
-        var retryTicket = 0
-        /// Whether a retry is scheduled and not yet started.
-        var retryPending = false
         /// Set when the connection of this generation delivered messages before `connect` stored it: requests
         /// sent then wait in `unsent` (the snapshot may arrive, and be answered, before the client is stored).
         var openedGeneration: Int?
         var unsent: [String] = []
+
+        mutating func connected() -> [String] {
+            defer { unsent = [] }
+            return unsent
+        }
+
+        mutating func disconnected() {
+            openedGeneration = nil
+            unsent = []
+        }
+
+        mutating func retrying() { awaitingReconnectSnapshot = true }
     }
+
+    /// How long a session's connection may receive nothing (not a message, not a ping) before it is given up as
+    /// lost and the session reconnects.
+    public static let idleTimeout: Duration = .seconds(10)
 
     /// A session; nothing happens until `start()`. `roundTrip` receives the connection's smoothed ping
     /// round-trip time on the loop thread, about a second after each connect and then with every ping.
@@ -125,15 +124,17 @@ public final class RoomSession: Sendable {
         self.url = url
         self.token = token
         self.headers = headers
-        self.tls = tls
-        self.policy = reconnect
-        self.handler = handler
-        self.loop = try EventLoop(name: "clubroom-session")
+        // Every event's server strings are cleaned on the one way out of a session (see SessionText.swift).
+        self.link = try SessionLink(
+            url: url, tls: tls, policy: reconnect, loopName: "clubroom-session",
+            connectorLabel: "clubroom.session.connect", handler: { event in handler(event.sanitized) },
+            reconnecting: { attempt, delay in .reconnecting(attempt: attempt, delay: delay) },
+            ended: { end in .ended(end) })
     }
 
     /// Connects in the background; the outcome arrives as events.
     public func start() {
-        connector.async { self.connect() }
+        startConnecting()
     }
 
     /// Sends a request; returns false (and sends nothing) while the connection is down.
@@ -145,11 +146,11 @@ public final class RoomSession: Sendable {
     /// Sends text as it is, unchecked; returns false while the connection is down.
     @discardableResult
     public func sendRaw(_ text: String) -> Bool {
-        let client = state.withLock { state -> WebSocketClient?? in
+        let client = link.state.withLock { state -> WebSocketClient?? in
             if let client = state.client { return .some(client) }
             // Open but not stored yet: the text goes out as soon as it is.
-            guard state.openedGeneration == state.generation, !state.ended else { return nil }
-            state.unsent.append(text)
+            guard state.extra.openedGeneration == state.generation, !state.ended else { return nil }
+            state.extra.unsent.append(text)
             return .some(nil)
         }
         guard let client else { return false }
@@ -160,25 +161,21 @@ public final class RoomSession: Sendable {
     /// Sends a binary message (media on the WebSocket path); returns false while the connection is down.
     @discardableResult
     public func sendBinary(_ bytes: [UInt8]) -> Bool {
-        guard let client = state.withLock({ $0.client }) else { return false }
+        guard let client = link.client else { return false }
         client.send(binary: bytes)
         return true
     }
 
     /// The current connection's smoothed ping round-trip time; `nil` while down or before the first pong.
-    public var roundTripTime: Duration? { state.withLock { $0.client }?.roundTripTime }
+    public var roundTripTime: Duration? { link.client?.roundTripTime }
 
     /// Whether a connection is open for sending.
-    public var isConnected: Bool { state.withLock { $0.client != nil } }
+    public var isConnected: Bool { link.client != nil }
 
     /// Leaves the room: sends `leave` and closes normally. The session then ends with `.left`.
     public func leave() {
-        let client = state.withLock { state -> WebSocketClient? in
-            state.leaving = true
-            return state.client
-        }
-        guard let client else {
-            finish(.left)
+        guard let client = link.stop() else {
+            link.finish(.left)
             return
         }
         client.send(text: String(decoding: ControlCodec.encode(ClientMessage(.leave)), as: UTF8.self))
@@ -187,61 +184,33 @@ public final class RoomSession: Sendable {
 
     /// While the connection is down and a retry is scheduled, tries now instead; does nothing otherwise.
     public func retryNow() {
-        let go = state.withLock { state -> Bool in
-            guard state.retryPending, !state.ended, !state.leaving else { return false }
-            state.retryPending = false
-            state.retryTicket += 1
-            return true
-        }
-        if go { connector.async { [self] in connect() } }
+        retryScheduledNow()
     }
 
     /// Stops the session's thread. Call after the session has ended, from another thread.
     public func shutdown() {
-        state.withLock { $0.client }?.close(code: .goingAway, reason: "")
-        loop.shutdown()
+        link.shutdown()
     }
 
-    private func connect() {
-        let generation = state.withLock { state -> Int? in
-            guard !state.ended, !state.leaving else { return nil }
-            state.generation += 1
-            return state.generation
-        }
-        guard let generation else { return }
+    func connect() {
         var options = WebSocketOptions()
         // A snapshot of a large room is far bigger than a request: accept up to 16 MiB from the server.
         options.maxMessageSize = ControlLimits.maxServerMessageBytes
         // The screen shows the round-trip time: measure it soon after connecting rather than after a whole interval.
         options.firstPingDelay = .seconds(1)
+        // The server pings every 5 s: two missed pings mean the network has gone, and the person is told
+        // "reconnecting" within 15 s of it going silent, timer granularity included (docs/limits.md).
+        options.idleTimeout = Self.idleTimeout
         var headers = self.headers
         headers.add("Authorization", "Bearer \(token)")
-        let clientHandler = WebSocketClient.Handler(
+        open(options: options, headers: headers)
+    }
+
+    func connectionHandler(generation: Int) -> WebSocketClient.Handler {
+        WebSocketClient.Handler(
             onMessage: { [self] payload in received(payload, generation: generation) },
             onClose: { [self] code, reason in closed(code: code, reason: reason, generation: generation) },
             onRoundTrip: { [self] time in measured(time, generation: generation) })
-        do {
-            let client = try WebSocketClient.connect(
-                to: url, headers: headers, tls: tls, options: options, loop: loop, handler: clientHandler)
-            let keep = state.withLock { state -> [String]? in
-                guard state.generation == generation, !state.ended else { return nil }
-                state.client = client
-                defer { state.unsent = [] }
-                return state.unsent
-            }
-            if let unsent = keep {
-                for text in unsent { client.send(text: text) }
-            } else {
-                client.close(code: .goingAway, reason: "")
-            }
-        } catch {
-            let everJoined = state.withLock { $0.everJoined }
-            if everJoined {
-                loop.execute { [self] in retry(after: error.description) }
-            } else {
-                finish(.connectionFailed(error.description))
-            }
-        }
     }
 
     private func received(_ payload: WebSocketPayload, generation: Int) {
@@ -262,26 +231,26 @@ public final class RoomSession: Sendable {
             }
             // A newer server's unknown event types are skipped; anything else unreadable is reported.
             if error.code != .unknownType {
-                deliver(.message(ServerMessage(.error(code: .invalidJSON, message: error.message, id: nil), seq: nil)))
+                link.deliver(
+                    .message(ServerMessage(.error(code: .invalidJSON, message: error.message, id: nil), seq: nil)))
             }
             return
         }
-        let reconnected = state.withLock { state -> Bool? in
+        let reconnected = link.state.withLock { state -> Bool? in
             guard state.generation == generation, !state.ended else { return nil }
-            if state.client == nil { state.openedGeneration = generation }
+            if state.client == nil { state.extra.openedGeneration = generation }
             if case .joined = message.event {
-                state.everJoined = true
-                state.attempt = 0
-                state.snapshotSeq = message.seq ?? 0
-                defer { state.awaitingReconnectSnapshot = false }
-                return state.awaitingReconnectSnapshot
+                state.established()
+                state.extra.snapshotSeq = message.seq ?? 0
+                defer { state.extra.awaitingReconnectSnapshot = false }
+                return state.extra.awaitingReconnectSnapshot
             }
             return false
         }
         guard let reconnected else { return }
         // Events numbered at or below the snapshot's number are already in it (the server may announce joins a
         // moment late, after a newer joiner's snapshot).
-        let covered = state.withLock { $0.snapshotSeq }
+        let covered = link.state.withLock { $0.extra.snapshotSeq }
         if let seq = message.seq, seq <= covered, !isSnapshot(message) { return }
         if case .peersJoined(let peers) = message.event, let seq = message.seq {
             let first = seq - Int64(peers.count) + 1
@@ -295,11 +264,11 @@ public final class RoomSession: Sendable {
             guard !fresh.isEmpty else { return }
             message = ServerMessage(.peersLeft(fresh), seq: seq)
         }
-        deliver(reconnected ? .reconnected(message) : .message(message))
+        link.deliver(reconnected ? .reconnected(message) : .message(message))
     }
 
     private func measured(_ time: Duration, generation: Int) {
-        guard let roundTrip, state.withLock({ $0.generation == generation && !$0.ended }) else { return }
+        guard let roundTrip, link.state.withLock({ $0.generation == generation && !$0.ended }) else { return }
         roundTrip(time)
     }
 
@@ -309,86 +278,28 @@ public final class RoomSession: Sendable {
     }
 
     private func closed(code: WebSocketCloseCode, reason: String, generation: Int) {
-        let (current, leaving, everJoined) = state.withLock { state in
-            let current = state.generation == generation
-            if current {
-                state.client = nil
-                state.openedGeneration = nil
-                state.unsent = []
-            }
-            return (current, state.leaving, state.everJoined)
-        }
-        guard current else { return }
+        guard let session = link.closed(generation: generation) else { return }
+        let (leaving, everJoined) = (session.stopping, session.everConnected)
         if leaving {
-            finish(.left)
+            link.finish(.left)
             return
         }
         if !everJoined, (4000...4099).contains(code.rawValue) {
-            finish(.refused(code: code.rawValue, reason: reason))
+            link.finish(.refused(code: code.rawValue, reason: reason))
             return
         }
         switch code.rawValue {
-        case 1000: finish(.closedByServer(reason: reason))
-        case 4009: finish(.roomEnded)
-        case 4011: finish(.replaced)
-        case 4012: finish(.removed)
-        case 4000...4008, 4010, 4013...4099: finish(.refused(code: code.rawValue, reason: reason))
+        case 1000: link.finish(.closedByServer(reason: reason))
+        case 4009: link.finish(.roomEnded)
+        case 4011: link.finish(.replaced)
+        case 4012: link.finish(.removed)
+        case 4000...4008, 4010, 4013...4099: link.finish(.refused(code: code.rawValue, reason: reason))
         default:
             if everJoined {
                 retry(after: "closed \(code.rawValue) \(reason)")
             } else {
-                finish(.connectionFailed("the server closed the connection (\(code.rawValue) \(reason))"))
+                link.finish(.connectionFailed("the server closed the connection (\(code.rawValue) \(reason))"))
             }
-        }
-    }
-
-    /// Schedules the next connection attempt, or gives up. Runs on the loop thread.
-    private func retry(after problem: String) {
-        let attempt = state.withLock { state -> Int? in
-            guard !state.ended, !state.leaving else { return nil }
-            state.attempt += 1
-            state.awaitingReconnectSnapshot = true
-            return state.attempt
-        }
-        guard let attempt else { return }
-        guard attempt <= policy.maximumAttempts else {
-            finish(.connectionFailed("lost the connection and \(policy.maximumAttempts) retries failed: \(problem)"))
-            return
-        }
-        let delay = policy.delay(attempt: attempt, random: Double.random(in: 0..<1))
-        let ticket = state.withLock { state -> Int in
-            state.retryTicket += 1
-            state.retryPending = true
-            return state.retryTicket
-        }
-        deliver(.reconnecting(attempt: attempt, delay: delay))
-        let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
-        connector.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
-            let due = state.withLock { state -> Bool in
-                guard state.retryTicket == ticket, state.retryPending else { return false }
-                state.retryPending = false
-                return true
-            }
-            if due { connect() }
-        }
-    }
-
-    private func finish(_ end: SessionEnd) {
-        let first = state.withLock { state -> Bool in
-            guard !state.ended else { return false }
-            state.ended = true
-            return true
-        }
-        if first { deliver(.ended(end)) }
-    }
-
-    /// Hands an event on, its server strings cleaned first: the one way out of a session (see SessionText.swift).
-    private func deliver(_ raw: SessionEvent) {
-        let event = raw.sanitized
-        if loop.inLoop {
-            handler(event)
-        } else {
-            loop.execute { [handler] in handler(event) }
         }
     }
 }

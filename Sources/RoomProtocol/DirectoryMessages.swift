@@ -7,15 +7,26 @@ import StrictJSON
 public enum DirectoryMessage: Sendable, Equatable {
     /// Every live, listed room, most listeners first.
     case rooms([RoomListing], seq: Int64)
-    /// Rooms that started, changed or ended since the last message, in the order they happened.
-    case changed([ListingChange], seq: Int64)
+    /// Rooms that started, changed or ended since the last message, in the order they happened. `since` is
+    /// the number of the last message this lobby got before, when the directory folded several changes into one
+    /// message for a lobby that reads slowly (each room as it is now); nil when it is `seq - 1`.
+    case changed([ListingChange], seq: Int64, since: Int64? = nil)
+
+    /// Whether a message numbered so follows the message numbered `last`, with nothing missed between.
+    public func follows(_ last: Int64) -> Bool {
+        switch self {
+        case .rooms: true
+        case .changed(_, let seq, let since): (since ?? seq - 1) == last
+        case .error: true
+        }
+    }
     /// A refused request (`rate_limited`, `bad_request`, ...); not numbered.
     case error(code: ErrorCode, message: String)
 
     /// The message's number, if it has one.
     public var seq: Int64? {
         switch self {
-        case .rooms(_, let seq), .changed(_, let seq): seq
+        case .rooms(_, let seq), .changed(_, let seq, _): seq
         case .error: nil
         }
     }
@@ -65,9 +76,10 @@ public enum DirectoryCodec {
             object["type"] = .string("rooms")
             object["seq"] = .integer(seq)
             object["rooms"] = .array(rooms.map(json))
-        case .changed(let changes, let seq):
+        case .changed(let changes, let seq, let since):
             object["type"] = .string("rooms_changed")
             object["seq"] = .integer(seq)
+            if let since { object["since"] = .integer(since) }
             object["changes"] = .array(changes.map(json))
         case .error(let code, let text):
             object["type"] = .string("error")
@@ -122,7 +134,12 @@ public enum DirectoryCodec {
             return .rooms(rooms, seq: try fields.integer("seq", in: 0...Int64.max))
         case "rooms_changed":
             let changes = try fields.array("changes").map { value throws(ControlDecodeError) in try readChange(value) }
-            return .changed(changes, seq: try fields.integer("seq", in: 0...Int64.max))
+            let seq = try fields.integer("seq", in: 0...Int64.max)
+            guard let since = try fields.optionalInteger("since") else { return .changed(changes, seq: seq) }
+            guard (0..<seq).contains(since) else {
+                throw ControlDecodeError(.badRequest, "the field \"since\" must be below \"seq\"")
+            }
+            return .changed(changes, seq: seq, since: since)
         case "error":
             return .error(
                 code: ErrorCode(rawValue: try fields.string("code", maxBytes: 64)),

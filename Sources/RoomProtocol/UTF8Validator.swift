@@ -17,8 +17,20 @@ public struct UTF8Validator: Sendable, Equatable {
 
     /// Takes the next bytes; false once they cannot be part of valid UTF-8 (the validator is then undefined).
     public mutating func take(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        for byte in bytes {
-            guard take(byte) else { return false }
+        guard let base = bytes.baseAddress else { return true }
+        var index = 0
+        while index < bytes.count {
+            if needed == 0 {
+                // Between characters, plain ASCII (most of any JSON) is skipped eight bytes at a time.
+                while index + 8 <= bytes.count {
+                    let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                    guard word & 0x8080_8080_8080_8080 == 0 else { break }
+                    index += 8
+                }
+                guard index < bytes.count else { break }
+            }
+            guard take(bytes[index]) else { return false }
+            index += 1
         }
         return true
     }

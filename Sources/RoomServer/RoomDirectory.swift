@@ -3,15 +3,75 @@ import RoomCore
 import RoomProtocol
 import RoomTransport
 
+/// What the directory needs of a lobby's connection: a `WebSocketConnection` in the server, a stand-in in tests.
+protocol DirectoryLink: AnyObject, CustomStringConvertible {
+    var id: Int { get }
+    /// Whether bytes sent earlier still wait for the peer to read them.
+    var isBacklogged: Bool { get }
+    func send(_ prepared: PreparedMessage)
+    /// Calls back once nothing sent waits any more (at once if nothing does).
+    func whenDrained(_ callback: @escaping () -> Void)
+}
+
+extension WebSocketConnection: DirectoryLink {}
+
+/// Rooms changed since some message, in the order they first changed, with what was shown of each before and
+/// why it last arrived or left.
+struct PendingListings {
+    private(set) var rooms: [(room: String, before: RoomListing?)] = []
+    private var index: Set<String> = []
+    /// The latest reason seen for each room's arrival and departure; nil where none was seen.
+    private var reasons: [String: (arrival: ListingArrival?, departure: ListingDeparture?)] = [:]
+
+    var isEmpty: Bool { rooms.isEmpty }
+
+    /// Notes `change` to `room`, which showed `before` before the first change noted.
+    mutating func note(_ change: ListingChange, before: RoomListing?) {
+        let room = change.room
+        if index.insert(room).inserted { rooms.append((room, before)) }
+        switch change {
+        case .added(_, let arrival): reasons[room, default: (nil, nil)].arrival = arrival
+        case .updated: break
+        case .removed(_, let departure): reasons[room, default: (nil, nil)].departure = departure
+        }
+    }
+
+    /// Takes in changes noted after these: each room keeps the first `before`, and the latest reasons win.
+    mutating func fold(_ later: PendingListings) {
+        for (room, before) in later.rooms where index.insert(room).inserted { rooms.append((room, before)) }
+        for (room, why) in later.reasons {
+            if let arrival = why.arrival { reasons[room, default: (nil, nil)].arrival = arrival }
+            if let departure = why.departure { reasons[room, default: (nil, nil)].departure = departure }
+        }
+    }
+
+    /// What a watcher that saw each room's `before` must be told to see `listings`: nothing for a room that is
+    /// as it was (changed and changed back, or started and ended unseen).
+    func changes(to listings: [String: RoomListing]) -> [ListingChange] {
+        rooms.compactMap { entry in
+            let why = reasons[entry.room]
+            return ListingChange.between(
+                entry.before, listings[entry.room], room: entry.room, arrival: why?.arrival ?? .started,
+                departure: why?.departure ?? .ended)
+        }
+    }
+}
+
 /// The lobby's list of live rooms, and the connections watching it (`/rooms`).
 ///
 /// The rooms' authorities report every change of a room's entry in their outcomes (`Outcome.listing`: a room
 /// started or became listed, changed, ended, emptied or became unlisted); the directory keeps the list and tells
 /// its watchers. Changes are gathered: the first change after a quiet spell goes out at once, and further
 /// changes within the next 50 ms go out together at its end, one `rooms_changed` per watcher however many rooms
-/// changed, so a busy server costs each watcher at most 20 messages a second. Each message is encoded once for
-/// all watchers, and the whole list is kept encoded until it changes, so a new watcher (or a `list` request)
-/// costs one send.
+/// changed, so a busy server costs each watcher at most 20 messages a second. Each message is encoded and framed
+/// once for all watchers, and the whole list is kept framed until it changes, so a new watcher (or a `list`
+/// request) costs one send.
+///
+/// A watcher that reads more slowly than the list changes (what was sent to it earlier still waits to be written)
+/// is sent nothing more until it has read all of that. Meanwhile the rooms that change are noted for it, and once
+/// it has caught up it gets one `rooms_changed` with each of those rooms as it is then (`since` names the last
+/// message it got), never the changes in between. So a slow lobby costs the server one note per change, not a
+/// queue of messages.
 ///
 /// Loop thread only (like the rest of `ServerState`); its timer runs on the same loop.
 final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
@@ -22,12 +82,16 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     static let listPerSecond: Double = 1
 
     final class Watcher {
-        let connection: WebSocketConnection
+        let link: any DirectoryLink
         var bucket = LeakyBucket(capacity: RoomDirectory.listBurst, drainPerSecond: RoomDirectory.listPerSecond)
         var throttled = false
+        /// The number of the last message sent to this watcher.
+        var seq: Int64 = 0
+        /// Rooms changed since that message, while the watcher reads too slowly to be sent each change.
+        var behind: PendingListings?
 
-        init(connection: WebSocketConnection) {
-            self.connection = connection
+        init(link: any DirectoryLink) {
+            self.link = link
         }
     }
 
@@ -41,17 +105,16 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     /// The loop the gathering timer runs on, once known.
     var loop: EventLoop?
     private let clock: () -> Int64
-    /// Rooms changed since the last message, in order, with what watchers saw before.
-    private var pending: [(room: String, before: RoomListing?)] = []
-    private var pendingIndex: [String: Int] = [:]
-    /// Why each pending room arrived or left, from its latest change.
-    private var reasons: [String: (arrival: ListingArrival, departure: ListingDeparture)] = [:]
+    /// Rooms changed since the last message.
+    private var pending = PendingListings()
     private var lastSent: Int64 = .min / 2
     private var flushScheduled = false
-    private var cachedList: String?
+    private var cachedList: PreparedMessage?
     /// Counters for the log and the benchmark.
     private(set) var messagesSent = 0
     private(set) var changesSent = 0
+    /// Messages not sent to a watcher that was behind, its rooms noted instead.
+    private(set) var messagesFolded = 0
 
     init(maxWatchers: Int, log: ServerLog, clock: @escaping () -> Int64 = monotonicMilliseconds) {
         self.maxWatchers = maxWatchers
@@ -63,19 +126,10 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
 
     func consume(_ outcome: Outcome, in room: String) {
         guard let change = outcome.listing else { return }
-        if pendingIndex[room] == nil {
-            pendingIndex[room] = pending.count
-            pending.append((room, listings[room]))
-        }
+        pending.note(change, before: listings[room])
         switch change {
-        case .added(let listing, let arrival):
-            listings[room] = listing
-            reasons[room] = (arrival, reasons[room]?.departure ?? .ended)
-        case .updated(let listing):
-            listings[room] = listing
-        case .removed(_, let departure):
-            listings[room] = nil
-            reasons[room] = (reasons[room]?.arrival ?? .started, departure)
+        case .added(let listing, _), .updated(let listing): listings[room] = listing
+        case .removed: listings[room] = nil
         }
         cachedList = nil
         let now = clock()
@@ -92,32 +146,73 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
         }
     }
 
-    /// Sends what changed since the last message, as one message to every watcher.
+    /// Sends what changed since the last message, as one message to every watcher that keeps up; a watcher that
+    /// is behind has the rooms noted for when it catches up.
     func flush() {
-        let changes = pending.compactMap { entry -> ListingChange? in
-            let why = reasons[entry.room] ?? (.started, .ended)
-            return ListingChange.between(
-                entry.before, listings[entry.room], room: entry.room, arrival: why.arrival, departure: why.departure)
-        }
-        pending = []
-        pendingIndex = [:]
-        reasons = [:]
+        let batch = pending
+        pending = PendingListings()
+        let changes = batch.changes(to: listings)
         guard !changes.isEmpty else { return }
         seq += 1
+        cachedList = nil
         lastSent = clock()
-        let text = String(decoding: DirectoryCodec.encode(.changed(changes, seq: seq)), as: UTF8.self)
-        for watcher in watchers.values { watcher.connection.send(text: text) }
-        messagesSent += watchers.count
+        let message = PreparedMessage(
+            text: String(decoding: DirectoryCodec.encode(.changed(changes, seq: seq)), as: UTF8.self))
+        for watcher in watchers.values {
+            if watcher.behind == nil && !watcher.link.isBacklogged {
+                watcher.link.send(message)
+                watcher.seq = seq
+                messagesSent += 1
+            } else {
+                fallBehind(watcher, batch)
+            }
+        }
         changesSent += changes.count
     }
 
-    /// The whole list as it stands, most listeners first, encoded once until it changes.
-    func listText() -> String {
+    /// Notes `batch` for a watcher that has not read what it was sent, and has it told once it has.
+    private func fallBehind(_ watcher: Watcher, _ batch: PendingListings) {
+        messagesFolded += 1
+        if watcher.behind != nil {
+            watcher.behind?.fold(batch)
+            return
+        }
+        watcher.behind = batch
+        let id = watcher.link.id
+        watcher.link.whenDrained { [weak self, weak watcher] in
+            guard let self, let watcher, watchers[id] === watcher else { return }
+            catchUp(watcher)
+        }
+    }
+
+    /// Tells a watcher that has caught up how each room it missed is now, in one message numbered as the
+    /// directory's latest (`since` its last).
+    private func catchUp(_ watcher: Watcher) {
+        guard let behind = watcher.behind else { return }
+        watcher.behind = nil
+        guard watcher.seq != seq else { return }
+        let message = DirectoryMessage.changed(behind.changes(to: listings), seq: seq, since: watcher.seq)
+        watcher.link.send(PreparedMessage(text: String(decoding: DirectoryCodec.encode(message), as: UTF8.self)))
+        watcher.seq = seq
+        messagesSent += 1
+    }
+
+    /// The whole list as it stands, most listeners first, framed once until it changes.
+    func listMessage() -> PreparedMessage {
         if let cachedList { return cachedList }
         let rooms = listings.values.sorted(by: RoomListing.lobbyOrder)
-        let text = String(decoding: DirectoryCodec.encode(.rooms(rooms, seq: seq)), as: UTF8.self)
-        cachedList = text
-        return text
+        let message = PreparedMessage(
+            text: String(decoding: DirectoryCodec.encode(.rooms(rooms, seq: seq)), as: UTF8.self))
+        cachedList = message
+        return message
+    }
+
+    /// Sends the whole list: it holds every room as it is, so whatever the watcher was behind on is moot.
+    private func sendList(to watcher: Watcher) {
+        watcher.link.send(listMessage())
+        watcher.seq = seq
+        watcher.behind = nil
+        messagesSent += 1
     }
 
     // MARK: Watchers
@@ -126,53 +221,51 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     var hasRoom: Bool { watchers.count < maxWatchers }
 
     /// A lobby connected: it gets the whole list, then every change.
-    func watch(_ connection: WebSocketConnection) {
-        watchers[connection.id] = Watcher(connection: connection)
-        connection.send(text: listText())
-        messagesSent += 1
+    func watch(_ link: some DirectoryLink) {
+        let watcher = Watcher(link: link)
+        watchers[link.id] = watcher
+        sendList(to: watcher)
     }
 
-    func isWatching(_ connection: WebSocketConnection) -> Bool {
-        watchers[connection.id] != nil
+    func isWatching(_ link: some DirectoryLink) -> Bool {
+        watchers[link.id] != nil
     }
 
     /// A watcher's message: `list` (answered with the whole list, within its rate), anything else refused.
-    func received(_ payload: WebSocketPayload, from connection: WebSocketConnection, now: Int64) {
-        guard let watcher = watchers[connection.id] else { return }
+    func received(_ payload: WebSocketPayload, from link: some DirectoryLink, now: Int64) {
+        guard let watcher = watchers[link.id] else { return }
         guard watcher.bucket.allow(nowMilliseconds: now) else {
             if !watcher.throttled {
                 watcher.throttled = true
-                log.warning("\(connection): lobby requests too fast; dropping them until the rate falls")
+                log.warning("\(link): lobby requests too fast; dropping them until the rate falls")
                 send(
                     .error(
                         code: .rateLimited,
                         message: "too many requests: this one and the next are dropped until the rate falls"),
-                    to: connection)
+                    to: link)
             }
             return
         }
         watcher.throttled = false
         guard case .text(let text) = payload else {
-            send(.error(code: .badRequest, message: "the directory takes text messages only"), to: connection)
+            send(.error(code: .badRequest, message: "the directory takes text messages only"), to: link)
             return
         }
         do {
             switch try DirectoryCodec.decodeRequest(Array(text.utf8)) {
-            case .list:
-                connection.send(text: listText())
-                messagesSent += 1
+            case .list: sendList(to: watcher)
             }
         } catch {
-            send(.error(code: error.code, message: error.message), to: connection)
+            send(.error(code: error.code, message: error.message), to: link)
         }
     }
 
-    func closed(_ connection: WebSocketConnection) {
-        watchers[connection.id] = nil
+    func closed(_ link: some DirectoryLink) {
+        watchers[link.id] = nil
     }
 
-    private func send(_ message: DirectoryMessage, to connection: WebSocketConnection) {
-        connection.send(text: String(decoding: DirectoryCodec.encode(message), as: UTF8.self))
+    private func send(_ message: DirectoryMessage, to link: some DirectoryLink) {
+        link.send(PreparedMessage(text: String(decoding: DirectoryCodec.encode(message), as: UTF8.self)))
     }
 }
 

@@ -76,7 +76,7 @@ final class ServerMedia: OutcomeConsumer {
         forwarder.add(
             MediaPeer(
                 room: room, peer: peer.rawValue, ssrc: ssrc, uplinkKey: sendKey, gate: flow.gate,
-                webSocketSink: { [connection] bytes in connection.send(binary: bytes) }))
+                webSocketSink: { [connection] bytes in connection.send(realTime: bytes) }))
         let host = MediaAddressPolicy.host(
             publicAddress: configuration.publicAddress, bindHost: configuration.bindHost,
             facts: MediaAddressPolicy.Facts(connection))

@@ -3,7 +3,9 @@ import Glibc
 import Synchronization
 
 /// A TCP proxy on loopback in front of a server, for tests: while frozen it holds every byte in both
-/// directions and keeps the connections open, the way a frozen or cut-off peer looks to the other side.
+/// directions and keeps the connections open, the way a frozen or cut-off peer looks to the other side. New
+/// connections made while frozen get as far as the kernel's accept queue and reach the server once thawed, as
+/// a connection attempt during a network partition gets through when the network returns.
 public final class FreezableProxy: @unchecked Sendable {
     // Safe to share: `listener` is fixed; the pairs are touched by the proxy thread only; flags are atomic.
     public let port: Int
@@ -60,7 +62,7 @@ public final class FreezableProxy: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while running.load(ordering: .acquiring) {
             let isFrozen = frozen.load(ordering: .acquiring)
-            var polls = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+            var polls = [pollfd(fd: listener, events: isFrozen ? 0 : Int16(POLLIN), revents: 0)]
             if !isFrozen {
                 for (a, b) in pairs {
                     polls.append(pollfd(fd: a, events: Int16(POLLIN), revents: 0))
@@ -68,7 +70,7 @@ public final class FreezableProxy: @unchecked Sendable {
                 }
             }
             guard poll(&polls, nfds_t(polls.count), 20) > 0 else { continue }
-            if polls[0].revents != 0 {
+            if polls[0].revents & Int16(POLLIN) != 0 {
                 let client = accept(listener, nil, nil)
                 if client >= 0 {
                     let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

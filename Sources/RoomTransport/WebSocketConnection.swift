@@ -17,6 +17,10 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// The largest data message this side sends. Asked to send a larger one, the connection sends nothing of it
     /// and closes with 1011 (the peer would refuse it with 1009 anyway).
     public var maxSentMessageSize: Int = 16 * 1024 * 1024
+    /// Bytes waiting to be written to this peer beyond which a message sent with `send(realTime:)` (audio on
+    /// the WebSocket path) is dropped instead of queued: a peer on a link slower than what it is sent gets what
+    /// its link carries, at most this much late, and is not closed as a slow reader for it.
+    public var maxRealTimeBacklog: Int = 16 * 1024
     /// How often an open connection sends a ping.
     public var pingInterval: Duration = .seconds(5)
     /// How soon after opening the first ping goes out, so the round-trip time is known early; `nil` waits a
@@ -43,6 +47,34 @@ extension Duration {
 public enum WebSocketPayload: Sendable, Equatable {
     case text(String)
     case binary([UInt8])
+}
+
+/// A data message framed once, to be sent to many connections: a server sends the same bytes to each (its
+/// frames are not masked), so a message for a thousand peers costs one encoding. A client connection still
+/// frames it anew with a fresh masking key.
+public struct PreparedMessage: Sendable {
+    let message: WebSocketMessage
+    /// The whole frame as a server sends it.
+    let serverFrame: [UInt8]
+
+    public init(text: String) {
+        message = .text(text)
+        serverFrame = message.encoded(maskingKey: nil)
+    }
+
+    public init(binary: [UInt8]) {
+        message = .binary(binary)
+        serverFrame = message.encoded(maskingKey: nil)
+    }
+
+    /// The size of the message's payload in bytes.
+    public var payloadByteCount: Int {
+        switch message {
+        case .text(let text): text.utf8.count
+        case .binary(let bytes): bytes.count
+        case .ping, .pong, .close: 0
+        }
+    }
 }
 
 /// The server application's answer to an upgrade request.
@@ -85,11 +117,15 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     public let loop: EventLoop
     private let requestStore = Mutex<WebSocketUpgradeRequest?>(nil)
     private let pendingWriteCount = Atomic<Int>(0)
+    private let droppedRealTime = Atomic<Int>(0)
     private let smoothedRoundTripNanoseconds = Atomic<Int64>(-1)
 
     /// Bytes queued for this peer but not yet taken by the kernel (or TLS): a hint for callers that would rather
     /// skip a message (such as a level update) than queue it behind a slow reader.
     public var bufferedByteCount: Int { pendingWriteCount.load(ordering: .relaxed) }
+
+    /// Messages sent with `send(realTime:)` that were dropped because too much was waiting for this peer.
+    public var droppedRealTimeCount: Int { droppedRealTime.load(ordering: .relaxed) }
 
     /// The round-trip time from a ping to its pong, smoothed (each new sample weighs 1/4); `nil` until the first
     /// pong answers a ping.
@@ -131,6 +167,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     /// The payload of the ping awaiting its pong and when it went out.
     private var outstandingPing: (payload: [UInt8], sentAt: ContinuousClock.Instant)?
     private var clientRequest: (bytes: [UInt8], expectedAccept: String)?
+    /// Told once everything queued has been handed to the kernel (see ``whenDrained(_:)``).
+    private var drained: (() -> Void)?
 
     init(
         loop: EventLoop, descriptor: Int32, remoteAddress: String, localAddress: String = "", role: WebSocketRole,
@@ -165,6 +203,54 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
 
     /// Sends a binary message; dropped once the connection is closing.
     public func send(binary: [UInt8]) { perform { $0.sendOnLoop(.binary(binary)) } }
+
+    /// Sends a binary message that is worth sending only now (audio): when more than
+    /// ``WebSocketOptions/maxRealTimeBacklog`` bytes already wait to be written to this peer, it is dropped
+    /// (and counted in ``droppedRealTimeCount``) instead of queued behind them.
+    public func send(realTime binary: [UInt8]) {
+        perform { connection in
+            guard connection.writeBuffer.count - connection.writeOffset <= connection.options.maxRealTimeBacklog else {
+                if connection.state == .open { connection.droppedRealTime.add(1, ordering: .relaxed) }
+                return
+            }
+            connection.sendOnLoop(.binary(binary))
+        }
+    }
+
+    /// Sends a message framed once for many connections; dropped once the connection is closing.
+    public func send(_ prepared: PreparedMessage) {
+        // On the loop (a server sending to its many peers), at once and without a task for each.
+        guard loop.inLoop else {
+            loop.execute { [self] in sendOnLoop(prepared) }
+            return
+        }
+        sendOnLoop(prepared)
+    }
+
+    private func sendOnLoop(_ prepared: PreparedMessage) {
+        if role == .server {
+            sendOnLoop(frame: prepared.serverFrame, payloadSize: prepared.payloadByteCount)
+        } else {
+            sendOnLoop(prepared.message)
+        }
+    }
+
+    /// Whether bytes queued earlier are still waiting for the kernel to take them: the peer reads more slowly
+    /// than this side writes. Loop thread only (exact there, unlike ``bufferedByteCount``).
+    public var isBacklogged: Bool { writeOffset < writeBuffer.count }
+
+    /// Calls `callback` on the loop thread as soon as nothing queued waits any more: at once when nothing does,
+    /// otherwise when the kernel has taken the last queued byte. Once; a later call replaces an earlier one that
+    /// has not run. Never called once the connection has ended. Loop thread only.
+    public func whenDrained(_ callback: @escaping () -> Void) {
+        guard state != .closed else { return }
+        if writeOffset < writeBuffer.count {
+            drained = callback
+        } else {
+            drained = nil
+            callback()
+        }
+    }
 
     /// Starts the closing handshake; the close callback reports `code` and `reason` at once.
     public func close(code: WebSocketCloseCode = .normal, reason: String = "") {
@@ -206,6 +292,18 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         enqueue(message.encoded(maskingKey: role == .client ? Self.maskingKey() : nil))
     }
 
+    /// Sends a frame already encoded as this side sends it (server side: unmasked).
+    private func sendOnLoop(frame: [UInt8], payloadSize: Int) {
+        guard state == .open else { return }
+        if payloadSize > options.maxSentMessageSize {
+            closeOnLoop(
+                code: .internalError,
+                reason: "a message of \(payloadSize) bytes is over the limit of \(options.maxSentMessageSize) bytes")
+            return
+        }
+        enqueue(frame)
+    }
+
     func closeOnLoop(code: WebSocketCloseCode, reason: String) {
         switch state {
         case .open:
@@ -226,6 +324,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     func terminate() {
         guard state != .closed else { return }
         state = .closed
+        drained = nil
         loop.unregister(descriptor)
         stream.close()
         events.finished(self)
@@ -360,6 +459,10 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             writeOffset = 0
         }
         updateInterest()
+        if writeOffset == writeBuffer.count, let callback = drained {
+            drained = nil
+            callback()
+        }
     }
 
     private func driveTLSHandshake() {

@@ -42,7 +42,7 @@ let commandNames = ["serve", "join", "rooms", "invite", "bot", "token", "demo", 
     ),
     (
         ["bench", "everything"],
-        "clubroom bench: bad value 'everything' for '<suite>' (expected one of store, join, departures, soak, fanout, latency, cpu, ui, highlight, directory, quality-path, requests, failover)"
+        "clubroom bench: bad value 'everything' for '<suite>' (expected one of store, join, departures, soak, fanout, latency, cpu, ui, highlight, directory, quality-path, requests, failover, checkpoint)"
     ),
     (
         ["join", "http://example.org", "--token", "t"],
@@ -52,6 +52,11 @@ let commandNames = ["serve", "join", "rooms", "invite", "bot", "token", "demo", 
     (["join"], "clubroom join: missing argument '<url>'"),
     (["serve", "--tls-cert", "c.pem"], "clubroom serve: '--tls-cert' needs '--tls-key FILE' as well"),
     (["bench", "store", "--clients", "5"], "clubroom bench: '--clients' does not apply to 'bench store'"),
+    (["bench", "store", "--nodes", "3"], "clubroom bench: '--nodes' does not apply to 'bench store'"),
+    (
+        ["bench", "fanout", "--nodes", "0"],
+        "clubroom bench: bad value '0' for '--nodes' (expected a whole number from 1 to 16)"
+    ),
     (["devices", "now"], "clubroom devices: unexpected argument 'now'"),
 ])
 func badCommandLinesAreUsageErrors(arguments: [String], firstLine: String) throws {

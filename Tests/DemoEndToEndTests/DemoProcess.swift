@@ -55,3 +55,27 @@ func processes(withEnvironment marker: String) -> [Int32] {
 func installed(_ program: String) -> Bool {
     (try? shell("sh", ["-c", "command -v \(program)"]).isEmpty == false) ?? false
 }
+
+/// Starts `clubroom demo` with `arguments`, its temporary and state directories in `scratch`, stdin and stdout
+/// on pipes and stderr discarded: the process, its stdin, and the lines it prints.
+func startDemo(in scratch: URL, arguments: [String]) throws -> (Process, Pipe, LineCollector) {
+    let process = Process()
+    process.executableURL = try clubroomBinary()
+    process.arguments = ["demo"] + arguments
+    var environment = ProcessInfo.processInfo.environment
+    environment["TMPDIR"] = scratch.appendingPathComponent("tmp").path
+    environment["XDG_STATE_HOME"] = scratch.appendingPathComponent("state").path
+    process.environment = environment
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return (process, input, LineCollector(output.fileHandleForReading))
+}
+
+/// Sends one line to the demo's stdin.
+func send(_ line: String, to input: Pipe) {
+    input.fileHandleForWriting.write(Data(line.utf8 + [0x0A]))
+}

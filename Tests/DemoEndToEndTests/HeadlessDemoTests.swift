@@ -133,23 +133,5 @@ func speakerLevels(_ line: String) -> [String: Int] {
 
 /// Starts `clubroom demo --no-ui` with its temporary and state directories in `scratch`.
 func startHeadlessDemo(in scratch: URL) throws -> (Process, Pipe, LineCollector) {
-    let process = Process()
-    process.executableURL = try clubroomBinary()
-    process.arguments = ["demo", "--no-ui", "--room-size", "6"]
-    var environment = ProcessInfo.processInfo.environment
-    environment["TMPDIR"] = scratch.appendingPathComponent("tmp").path
-    environment["XDG_STATE_HOME"] = scratch.appendingPathComponent("state").path
-    process.environment = environment
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    return (process, input, LineCollector(output.fileHandleForReading))
-}
-
-/// Sends one line to the demo's stdin.
-func send(_ line: String, to input: Pipe) {
-    input.fileHandleForWriting.write(Data(line.utf8 + [0x0A]))
+    try startDemo(in: scratch, arguments: ["--no-ui", "--room-size", "6"])
 }

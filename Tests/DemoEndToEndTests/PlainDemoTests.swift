@@ -7,20 +7,8 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func theDemoRunsInLineModeAndLeavesOnSlashLeave() throws {
         let scratch = try scratchDirectory("plain")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let process = Process()
-        process.executableURL = try clubroomBinary()
-        process.arguments = ["demo", "--plain", "--room-size", "3", "--output", "null"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["TMPDIR"] = scratch.appendingPathComponent("tmp").path
-        environment["XDG_STATE_HOME"] = scratch.appendingPathComponent("state").path
-        process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let lines = LineCollector(output.fileHandleForReading)
+        let (process, input, lines) = try startDemo(
+            in: scratch, arguments: ["--plain", "--room-size", "3", "--output", "null"])
         let joined = try lines.expect(timeout: 20) {
             $0.hasPrefix("You joined friday as You (host).") && $0.hasSuffix("Type /help for the commands.")
         }

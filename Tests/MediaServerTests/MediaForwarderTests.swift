@@ -219,4 +219,23 @@ func waitFor(_ condition: () -> Bool) -> Bool {
         // Silence (no packets, as with DTX) brings the level back to 0 after the silence timeout.
         #expect(waitFor { reports.withLock { $0.last?["p5001"] == 0 } })
     }
+
+    /// Commands reach the forwarding thread by an empty datagram to its own socket. Bound to one address (a
+    /// cluster node on 127.0.0.2), that datagram must go to that address: sent to 127.0.0.1 it wakes nobody,
+    /// and whoever holds 127.0.0.1 on the same port gets it instead.
+    @Test func aForwarderBoundToOneAddressWakesItselfThereAndNotOn127001() throws {
+        guard let address = UDPAddress(host: "127.0.0.2", port: 0),
+            let forwarder = try? MediaForwarder(binding: address)
+        else {
+            Issue.record("127.0.0.2 does not bind here")
+            return
+        }
+        forwarder.start()
+        defer { forwarder.stop() }
+        let port = forwarder.socket.localAddress.port
+        let bystander = try UDPSocket(binding: .loopback(port: port))
+        forwarder.setRoomKey(roomKey, epoch: 1, room: "r")
+        forwarder.closeRoom("r")
+        #expect(!bystander.waitReadable(timeoutMilliseconds: 200))
+    }
 }

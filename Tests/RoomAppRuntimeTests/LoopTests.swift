@@ -247,3 +247,20 @@ extension ScreenLoopTests {
         #expect(SessionConnection.milliseconds(.seconds(2)) == 2000)
     }
 }
+
+@Suite struct UnreachableWordingTests {
+    /// A 404 is the handshake's status, not any "404" in the problem: a port such as 40412 is not one.
+    @Test func onlyTheHandshakesStatusSaysThereIsNoRoom() {
+        #expect(
+            SessionConnection.describe(
+                .connectionFailed("websocket handshake: the server answered 404 Not Found (HTTP 404)"))
+                == "There is no room at this address. Room addresses look like ws://HOST:PORT/rooms/ROOM.")
+        let tls = SessionConnection.describe(
+            .connectionFailed(
+                "TLS handshake with 127.0.0.1:40412 failed: error:0A00010B:SSL routines::wrong version number"))
+        #expect(
+            tls
+                == "The server at this address does not speak TLS. If it is a plain server, use ws:// instead of wss://."
+        )
+    }
+}

@@ -188,12 +188,25 @@ import Testing
             .rooms([listing], seq: 3), .rooms([], seq: 0),
             .changed([.added(listing, .started), .added(listing, .listed), .updated(listing)], seq: 4),
             .changed(ListingDeparture.allCases.map { .removed(room: "jazz", $0) }, seq: 5),
+            .changed([.updated(listing)], seq: 9, since: 4), .changed([], seq: 10, since: 0),
             .error(code: .rateLimited, message: "slow down"),
         ]
         for message in messages {
             #expect(try DirectoryCodec.decodeMessage(DirectoryCodec.encode(message)) == message)
         }
         #expect(try DirectoryCodec.decodeRequest(DirectoryCodec.encode(.list)) == .list)
+        #expect(
+            String(decoding: DirectoryCodec.encode(.changed([], seq: 10, since: 7)), as: UTF8.self)
+                == #"{"type":"rooms_changed","seq":10,"since":7,"changes":[]}"#)
+    }
+
+    /// A change follows the message before it in number, or the one its `since` names; a list follows anything.
+    @Test func whatFollowsWhat() {
+        #expect(DirectoryMessage.changed([], seq: 5).follows(4))
+        #expect(!DirectoryMessage.changed([], seq: 5).follows(3))
+        #expect(DirectoryMessage.changed([], seq: 9, since: 3).follows(3))
+        #expect(!DirectoryMessage.changed([], seq: 9, since: 3).follows(8))
+        #expect(DirectoryMessage.rooms([], seq: 9).follows(2))
     }
 
     @Test func hostileMessagesAreRefusedCleanly() {
@@ -213,6 +226,18 @@ import Testing
             (
                 #"{"type":"rooms_changed","seq":1,"changes":[{"change":"removed","why":"bored","name":"a"}]}"#,
                 ControlDecodeError(.badRequest, "unknown reason \"bored\" for a room removed")
+            ),
+            (
+                #"{"type":"rooms_changed","seq":4,"since":4,"changes":[]}"#,
+                ControlDecodeError(.badRequest, "the field \"since\" must be below \"seq\"")
+            ),
+            (
+                #"{"type":"rooms_changed","seq":4,"since":-1,"changes":[]}"#,
+                ControlDecodeError(.badRequest, "the field \"since\" must be below \"seq\"")
+            ),
+            (
+                #"{"type":"rooms_changed","seq":4,"since":"3","changes":[]}"#,
+                ControlDecodeError(.badRequest, "the field \"since\" must be an integer")
             ),
             (
                 #"{"type":"rooms","seq":1,"seq":2,"rooms":[]}"#,

@@ -35,4 +35,32 @@ import Testing
         #expect(sequences.count == 17 + 17 * 17 + 17 * 17 * 17 + 2 * 17 * 17 * 17)
         #expect(disagreements.isEmpty, "\(disagreements.prefix(10))")
     }
+
+    /// Runs of plain ASCII are skipped eight bytes at a time: a sequence anywhere among them, whole or cut between
+    /// two calls at any byte, is judged as the standard library judges it.
+    @Test func agreesAmongRunsOfASCIIWhereverTheTextIsCut() {
+        let sequences: [[UInt8]] = [
+            [], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x8E, 0xB5], [0x80], [0xC0, 0xAF], [0xED, 0xA0, 0x80],
+            [0xF4, 0x90, 0x80, 0x80], [0xFF], [0xE2, 0x82], [0xC3, 0x41],
+        ]
+        var disagreements: [[UInt8]] = []
+        for sequence in sequences {
+            for before in 0...17 {
+                for after in [0, 1, 7, 8, 9, 16] {
+                    let bytes =
+                        Array(repeating: UInt8(ascii: "a"), count: before) + sequence
+                        + Array(repeating: UInt8(ascii: "z"), count: after)
+                    let expected = String(validating: bytes, as: UTF8.self) != nil
+                    for cut in 0...bytes.count {
+                        var validator = UTF8Validator()
+                        let taken =
+                            bytes[..<cut].withContiguousStorageIfAvailable { validator.take($0) } ?? false
+                            && bytes[cut...].withContiguousStorageIfAvailable { validator.take($0) } ?? false
+                        if (taken && validator.isAtCharacterBoundary) != expected { disagreements.append(bytes) }
+                    }
+                }
+            }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.prefix(5))")
+    }
 }

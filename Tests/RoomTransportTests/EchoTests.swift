@@ -119,6 +119,99 @@ import Testing
         #expect(decoder.bufferedByteCount == 0)
     }
 
+    /// Audio sent to a peer whose link carries less than it is sent: what the link cannot take is dropped, not
+    /// queued, so the peer is never closed for it and what waits for it stays within the real-time backlog.
+    @Test func realTimeMessagesToASlowReaderAreDroppedNotQueued() throws {
+        var options = WebSocketOptions()
+        options.maxWriteBufferSize = 256 * 1024
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(options: options, recorder: serverEvents)
+        defer { server.shutdown() }
+        let slow = try RawSocket(port: server.port)
+        try slow.upgrade(path: "/rooms/a")
+        // 20 MB, far more than the kernel's buffers and the write buffer's limit together.
+        slow.send(RoomProtocol.WebSocketMessage.text("stream 20000").encoded(maskingKey: [1, 2, 3, 4]))
+        #expect(serverEvents.wait(for: 3, seconds: 1).count == 2, "the slow peer was closed: \(serverEvents.all)")
+        var decoder = WebSocketDecoder(role: .client, maxMessageSize: 1024 * 1024)
+        decoder.feed(slow.readAll(seconds: 3))
+        var messages: [WebSocketMessage] = []
+        while let message = try decoder.next() { messages.append(message) }
+        guard case .text(let report)? = messages.last else {
+            Issue.record("no report after the stream: \(messages.count) messages")
+            return
+        }
+        let figures = report.split(separator: " ").compactMap { Int($0) }
+        try #require(figures.count == 2, "\(report)")
+        // What waited for the peer never passed the backlog by more than one message.
+        #expect(figures[0] <= options.maxRealTimeBacklog + 1004)
+        #expect(figures[1] > 0)
+        let delivered = messages.dropLast()
+        #expect(delivered.count + figures[1] == 20_000)
+        #expect(delivered.allSatisfy { if case .binary(let bytes) = $0 { bytes.count == 1000 } else { false } })
+        #expect(!messages.contains { if case .close = $0 { true } else { false } })
+    }
+
+    /// A peer reading a huge message slowly, for longer than the idle timeout: the timer counts every byte the
+    /// peer sends, so a peer that pings on its own while it reads, as every connection of ours does, is not
+    /// closed in the middle of the message; one that sends nothing of its own (its pong would wait behind the
+    /// message) is closed as silent.
+    @Test(arguments: [true, false])
+    func aSlowReaderInTheMiddleOfAHugeMessageIsClosedOnlyWhenItSaysNothing(pings: Bool) throws {
+        var options = WebSocketOptions()
+        options.idleTimeout = .milliseconds(1000)
+        options.closeTimeout = .milliseconds(300)
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(options: options, recorder: serverEvents)
+        defer { server.shutdown() }
+        let reader = try RawSocket(port: server.port)
+        try reader.upgrade(path: "/rooms/a")
+        let size = 2 * 1024 * 1024
+        reader.send(RoomProtocol.WebSocketMessage.text("big \(size)").encoded(maskingKey: [1, 2, 3, 4]))
+        // About 640 KB a second: the message takes the reader over 3 s, three idle timeouts.
+        let expected = 10 + size  // the frame's header and payload
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 32 * 1024)
+        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(reader.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var lastPing = ContinuousClock.now
+        let started = ContinuousClock.now
+        while bytes.count < expected, ContinuousClock.now - started < .seconds(10) {
+            let count = recv(reader.descriptor, &buffer, buffer.count, 0)
+            if count == 0 { break }
+            if count > 0 { bytes += buffer[0..<count] }
+            if pings, ContinuousClock.now - lastPing > .milliseconds(300) {
+                lastPing = ContinuousClock.now
+                reader.send(RoomProtocol.WebSocketMessage.ping([1]).encoded(maskingKey: [5, 6, 7, 8]))
+            }
+            usleep(50_000)
+        }
+        #expect(ContinuousClock.now - started > .seconds(2), "the read was not slow: the test measures nothing")
+        let closes = serverEvents.all.filter { if case .closed = $0 { true } else { false } }
+        // The silent reader's close frame follows the message.
+        if !pings { bytes += reader.readAll(seconds: 1) }
+        var decoder = WebSocketDecoder(role: .client, maxMessageSize: 4 * 1024 * 1024)
+        decoder.feed(bytes)
+        var data: [WebSocketMessage] = []
+        var closedBy: WebSocketMessage?
+        while let message = try decoder.next() {
+            switch message {
+            case .binary, .text: data.append(message)
+            case .close: closedBy = message
+            case .ping, .pong: break
+            }
+        }
+        #expect(data == [.binary([UInt8](repeating: 9, count: size))])
+        if pings {
+            #expect(closes.isEmpty)
+            #expect(closedBy == nil)
+        } else {
+            // (On loopback the kernel's buffers hold the whole message, so it still arrives whole before the
+            // close frame; on a slow link the rest is lost with the connection.)
+            #expect(closes == [.closed(1001, "nothing received for 1000 ms")])
+            #expect(closedBy == .close(code: .goingAway, reason: "nothing received for 1000 ms"))
+        }
+    }
+
     @Test func aMessageLargerThanTheWriteBufferIsSentWhole() throws {
         var options = WebSocketOptions()
         options.maxMessageSize = 2 * 1024 * 1024

@@ -81,6 +81,16 @@ func startEchoServer(
                     let parts = text.split(separator: " ", maxSplits: 2)
                     let code = UInt16(parts[1]) ?? 1000
                     connection.close(code: WebSocketCloseCode(code), reason: parts.count > 2 ? String(parts[2]) : "")
+                } else if case .text(let text) = payload, text.hasPrefix("stream "), let count = Int(text.dropFirst(7))
+                {
+                    // Audio-like: small messages worth sending only now, then how much waits for the peer.
+                    for index in 0..<count {
+                        connection.send(realTime: [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 1000))
+                    }
+                    connection.send(
+                        text: "waiting \(connection.bufferedByteCount) dropped \(connection.droppedRealTimeCount)")
+                } else if case .text(let text) = payload, text.hasPrefix("big "), let count = Int(text.dropFirst(4)) {
+                    connection.send(binary: [UInt8](repeating: 9, count: count))
                 } else if case .text(let text) = payload, text.hasPrefix("flood") {
                     for _ in 0..<256 { connection.send(binary: [UInt8](repeating: 7, count: 64 * 1024)) }
                 } else {

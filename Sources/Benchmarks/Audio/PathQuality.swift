@@ -33,10 +33,13 @@ public enum PathQuality {
         public var receiver: SpeakerStats?
     }
 
-    /// Sends `speech` (48 kHz mono) through both paths with `lossPercent` random loss from `seed`.
-    /// `voiceProcessing` cleans the speech as on a person's microphone, in the server path only.
+    /// Sends `speech` (48 kHz mono) through both paths with `lossPercent` random loss from `seed`, each packet
+    /// of the server path delayed by `baseDelayMilliseconds` plus up to `jitterMilliseconds` more (so packets
+    /// overtake each other). `voiceProcessing` cleans the speech as on a person's microphone, in the server path
+    /// only.
     public static func run(
-        speech: [Int16], lossPercent: Double, seed: UInt64, voiceProcessing: Bool, leadInSeconds: Int = 3
+        speech: [Int16], lossPercent: Double, seed: UInt64, voiceProcessing: Bool, leadInSeconds: Int = 3,
+        baseDelayMilliseconds: Double = 0, jitterMilliseconds: Double = 0
     ) throws -> Result {
         // Both paths first say `leadInSeconds` of the same speech under the same loss, as a session would
         // have before the moment measured: the loss has been reported back to the speaker (which turns FEC on)
@@ -48,7 +51,9 @@ public enum PathQuality {
         let frameCount = (signal.count + frame - 1) / frame
         signal += [Int16](repeating: 0, count: frameCount * frame - signal.count)
 
-        let link = LinkImpairment(lossPercent: lossPercent, baseDelayMilliseconds: 0, seed: seed)
+        let link = LinkImpairment(
+            lossPercent: lossPercent, baseDelayMilliseconds: baseDelayMilliseconds,
+            jitterMilliseconds: jitterMilliseconds, seed: seed)
         let room = try BenchServer(room: "bench", media: true)
         defer { room.shutdown() }
         let microphone = SpeechFeed(signal: signal)
@@ -70,7 +75,8 @@ public enum PathQuality {
 
         microphone.start()
         let seconds = Double(frameCount) * Double(AudioFormat.frameMilliseconds) / 1000
-        MonotonicClock.sleep(microseconds: Int64((seconds + 0.6) * 1_000_000))
+        MonotonicClock.sleep(
+            microseconds: Int64((seconds + 0.6 + (baseDelayMilliseconds + jitterMilliseconds) / 1000) * 1_000_000))
         let heard = listener.stop()
         let records = listener.client.relay?.records ?? []
         guard let first = records.first else {

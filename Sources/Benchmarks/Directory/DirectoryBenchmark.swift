@@ -18,6 +18,11 @@ import Synchronization
 /// (the answer to `list`, and a new lobby's first list); and the server thread's CPU per change, net of its idle
 /// cost measured in the same run. The floor is the same change reaching a single watcher, measured in the same run
 /// before the others connect.
+///
+/// The thousand watchers read on one thread of this process, so a change reaches the last of them only once that
+/// thread has read it for the 999 before: their reading is part of the delivery times, and its CPU per change is
+/// printed beside the server's. Each watcher only looks for the markers in the bytes it got, so what it costs is
+/// the WebSocket client's own reading.
 public enum DirectoryBenchmark {
     public struct Settings: Sendable {
         public var rooms = 1000
@@ -71,6 +76,9 @@ public enum DirectoryBenchmark {
             hostLoop.shutdown()
             watcherLoop.shutdown()
         }
+        // Named where the kernel shows it, so the watchers' CPU can be read apart from the server's.
+        hostLoop.execute { nameCurrentThread("bench-hosts") }
+        watcherLoop.execute { nameCurrentThread("bench-lobbies") }
         var options = WebSocketOptions()
         options.maxMessageSize = DirectoryCodec.maxMessageBytes
 
@@ -114,7 +122,7 @@ public enum DirectoryBenchmark {
                     onMessage: { payload in
                         let arrived = monotonicNanoseconds()
                         guard case .text(let text) = payload else { return }
-                        if text.hasPrefix(#"{"type":"rooms","#) {
+                        if text.utf8.starts(with: #"{"type":"rooms","#.utf8) {
                             firstLists.withLock { if $0[index] == nil { $0[index] = arrived } }
                             listAnswers.withLock { $0[index] = arrived }
                             return
@@ -156,8 +164,10 @@ public enum DirectoryBenchmark {
         // Idle: what the server thread costs with everyone connected and nothing changing.
         let idleSeconds = 2.0
         let idleStart = serverThreadCPU()
+        let watchersIdleStart = watchersThreadCPU()
         usleep(UInt32(idleSeconds * 1e6))
         let idlePerSecond = (serverThreadCPU() - idleStart) / idleSeconds
+        let watchersIdlePerSecond = (watchersThreadCPU() - watchersIdleStart) / idleSeconds
 
         func deliveries(_ range: Range<Int>) -> (all: [Double], last: [Double]) {
             var all: [Double] = []
@@ -169,9 +179,15 @@ public enum DirectoryBenchmark {
             }
             return (all, last)
         }
-        /// `count` changes at `perSecond`, each in another room; returns the phase's server CPU and length.
-        func phase(count: Int, perSecond: Int, expecting expected: Int) throws -> (cpu: Double, seconds: Double) {
+        /// `count` changes at `perSecond`, each in another room; returns the phase's server CPU, the watchers'
+        /// CPU and its length.
+        func phase(
+            count: Int, perSecond: Int, expecting expected: Int
+        ) throws -> (
+            cpu: Double, watchersCPU: Double, seconds: Double
+        ) {
             let cpuStart = serverThreadCPU()
+            let watchersStart = watchersThreadCPU()
             let clock = ContinuousClock.now
             let interval = 1_000_000_000 / UInt64(perSecond)
             let first = monotonicNanoseconds()
@@ -183,23 +199,27 @@ public enum DirectoryBenchmark {
                 change(room: (step * 7) % settings.rooms)
             }
             try waitUntil(seconds: 60) { arrivals.total >= expected }
-            return (serverThreadCPU() - cpuStart, seconds(since: clock))
+            return (serverThreadCPU() - cpuStart, watchersThreadCPU() - watchersStart, seconds(since: clock))
         }
 
         // Steady: ten changes a second. Busy: every room changes once in five seconds (200 a second), so most
         // changes wait for the 50 ms gathering window and share a message.
         let pacedRange = 20..<(20 + settings.pacedChanges)
         let pacedExpected = 20 + settings.pacedChanges * settings.watchers
-        let (pacedCPU, pacedSeconds) = try phase(count: settings.pacedChanges, perSecond: 10, expecting: pacedExpected)
+        let (pacedCPU, pacedWatchersCPU, pacedSeconds) = try phase(
+            count: settings.pacedChanges, perSecond: 10, expecting: pacedExpected)
         let burstRange = pacedRange.upperBound..<total
         let burstExpected = pacedExpected + settings.rooms * settings.watchers
-        let (burstCPU, burstSeconds) = try phase(
+        let (burstCPU, burstWatchersCPU, burstSeconds) = try phase(
             count: settings.rooms, perSecond: max(1, settings.rooms / 5), expecting: burstExpected)
 
         let paced = deliveries(pacedRange)
         let burst = deliveries(burstRange)
         let pacedNet = max(0, pacedCPU - idlePerSecond * pacedSeconds) / Double(settings.pacedChanges)
         let burstNet = max(0, burstCPU - idlePerSecond * burstSeconds) / Double(settings.rooms)
+        let pacedWatchersNet =
+            max(0, pacedWatchersCPU - watchersIdlePerSecond * pacedSeconds) / Double(settings.pacedChanges)
+        let burstWatchersNet = max(0, burstWatchersCPU - watchersIdlePerSecond * burstSeconds) / Double(settings.rooms)
         #if DEBUG
         let build = "debug"
         #else
@@ -228,6 +248,8 @@ public enum DirectoryBenchmark {
                 .init("server CPU per steady change (net of idle)", pacedNet * 1000, "ms"),
                 .init("server CPU per busy change (net of idle)", burstNet * 1000, "ms"),
                 .init("server CPU idle", idlePerSecond * 100, "% of a core"),
+                .init("watchers' CPU per steady change, all of them (net of idle)", pacedWatchersNet * 1000, "ms"),
+                .init("watchers' CPU per busy change, all of them (net of idle)", burstWatchersNet * 1000, "ms"),
             ],
             notes: [
                 "\(build) build; \(settings.pacedChanges) changes at 10/s, then \(settings.rooms) in 5 s; "
@@ -235,18 +257,46 @@ public enum DirectoryBenchmark {
                     + "\(listBytes(settings.rooms)) bytes",
                 "CPU is the server's event-loop thread (/proc/self/task), net of its idle cost measured in the "
                     + "same run; the watchers' and hosts' loops run on threads of their own",
+                "the \(settings.watchers) watchers read on one thread of this process: a change reaches the last "
+                    + "one after that thread has read it for all the others, so their CPU per change is part of "
+                    + "every delivery time above",
             ])
     }
 
-    /// The change numbers of the markers in a `rooms_changed`.
+    /// The change numbers of the markers in a `rooms_changed`, found in its bytes (a watcher costs what its
+    /// WebSocket client costs, not what a text search would).
     static func markers(in text: String) -> [Int] {
+        var text = text
+        return text.withUTF8 { bytes in markers(in: bytes) }
+    }
+
+    static let markerKey = Array(#""topic":"m"#.utf8)
+
+    static func markers(in bytes: UnsafeBufferPointer<UInt8>) -> [Int] {
         var found: [Int] = []
-        var rest = Substring(text)
-        let key = #""topic":"m"#
-        while let range = rest.range(of: key) {
-            rest = rest[range.upperBound...]
-            let digits = rest.prefix(while: \.isNumber)
-            if let number = Int(digits) { found.append(number) }
+        let key = markerKey
+        var index = 0
+        let end = bytes.count - key.count
+        while index <= end {
+            guard bytes[index] == key[0] else {
+                index += 1
+                continue
+            }
+            var matched = 1
+            while matched < key.count && bytes[index + matched] == key[matched] { matched += 1 }
+            guard matched == key.count else {
+                index += 1
+                continue
+            }
+            index += key.count
+            var number = 0
+            var digits = 0
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39, digits < 18 {
+                number = number * 10 + Int(bytes[index] - 0x30)
+                digits += 1
+                index += 1
+            }
+            if digits > 0 { found.append(number) }
         }
         return found
     }
@@ -292,6 +342,11 @@ public enum DirectoryBenchmark {
     /// CPU seconds the server's event-loop thread (named `room-server`) has used.
     static func serverThreadCPU() -> Double {
         ProcessSample.current()?.cpuSecondsByThreadName["room-server"] ?? 0
+    }
+
+    /// CPU seconds the watchers' event-loop thread (named `bench-lobbies`) has used.
+    static func watchersThreadCPU() -> Double {
+        ProcessSample.current()?.cpuSecondsByThreadName["bench-lobbies"] ?? 0
     }
 
     /// 1,000 rooms and 1,000 lobbies need a few thousand descriptors: raise the soft limit to the hard one.

@@ -75,7 +75,7 @@ public enum FanoutBenchmark {
     }
 
     /// How long each forwarder's turn lasts at most, in seconds.
-    static let sliceSeconds = 2
+    package static let sliceSeconds = 2
     /// How long after a slice's last packet the listeners' datagrams still count as in time.
     static let graceMicroseconds: UInt32 = 500_000
 
@@ -140,7 +140,8 @@ public enum FanoutBenchmark {
         receivers.start()
         defer { receivers.stop() }
         let rawTarget = Target(
-            address: raw.socket.localAddress, uplinks: nil, thread: { raw.threadID.load(ordering: .relaxed) },
+            addresses: Array(repeating: raw.socket.localAddress, count: speakers), uplinks: nil,
+            threads: { [raw.threadID.load(ordering: .relaxed)] },
             counts: {
                 (
                     raw.received.load(ordering: .relaxed), raw.sent.load(ordering: .relaxed),
@@ -148,7 +149,8 @@ public enum FanoutBenchmark {
                 )
             })
         let realTarget = Target(
-            address: forwarder.socket.localAddress, uplinks: uplinks, thread: { forwarder.forwardingThreadID },
+            addresses: Array(repeating: forwarder.socket.localAddress, count: speakers), uplinks: uplinks,
+            threads: { [forwarder.forwardingThreadID] },
             counts: {
                 (
                     forwarder.counters.value(.received), forwarder.counters.value(.sentDatagrams),
@@ -182,18 +184,30 @@ public enum FanoutBenchmark {
             counters: forwarder.counters.snapshot())
     }
 
-    /// One of the two forwarders, as the load sees it.
-    struct Target {
-        var address: UDPAddress
+    /// One of the forwarders (or a cluster of them), as the load sees it.
+    package struct Target {
+        /// Where each speaker sends.
+        var addresses: [UDPAddress]
         /// The speakers' SRTP sessions (nil: the raw forwarder takes the packets as they are).
         var uplinks: [SRTPSession]?
-        var thread: () -> Int
+        /// The threads whose CPU time is the forwarding's.
+        var threads: () -> [Int]
         /// Speakers' packets read, datagrams handed to the kernel, datagrams the kernel refused.
         var counts: () -> (received: Int, sent: Int, dropped: Int)
+
+        package init(
+            addresses: [UDPAddress], uplinks: [SRTPSession]?, threads: @escaping () -> [Int],
+            counts: @escaping () -> (received: Int, sent: Int, dropped: Int)
+        ) {
+            self.addresses = addresses
+            self.uplinks = uplinks
+            self.threads = threads
+            self.counts = counts
+        }
     }
 
     /// One slice's raw counts.
-    struct Slice {
+    package struct Slice {
         var sendingNanoseconds: UInt64 = 0
         var expected = 0
         var legs = Legs()
@@ -204,10 +218,12 @@ public enum FanoutBenchmark {
     }
 
     /// The sum of a forwarder's slices.
-    struct Tally {
+    package struct Tally {
         var total = Slice()
 
-        mutating func add(_ slice: Slice) {
+        package init() {}
+
+        package mutating func add(_ slice: Slice) {
             total.sendingNanoseconds += slice.sendingNanoseconds
             total.expected += slice.expected
             total.legs.speakerPackets += slice.legs.speakerPackets
@@ -225,7 +241,7 @@ public enum FanoutBenchmark {
             total.kernel = total.kernel.adding(slice.kernel)
         }
 
-        func figures() -> Figures {
+        package func figures() -> Figures {
             let seconds = Double(max(1, total.sendingNanoseconds)) / 1e9
             let expected = Double(max(1, total.expected))
             let legs = total.legs
@@ -243,13 +259,14 @@ public enum FanoutBenchmark {
 
     /// One slice: the speakers send 50 packets a second each for `seconds`, spread evenly over each 20 ms frame;
     /// then half a second of grace, then the wait for the forwarder to catch up.
-    static func measure(
+    package static func measure(
         target: Target, speakers: [UDPSocket], firstSSRC: UInt32, listeners: Int, receivers: Receivers, seconds: Int,
         sequences: inout [UInt16], frame: inout Int
     ) -> Slice {
         let countsBefore = target.counts()
         let kernelBefore = KernelNetCounters.read()
-        let forwarderBefore = ThreadTimes.read(thread: target.thread())
+        let threads = target.threads()
+        let forwarderBefore = threads.map { ThreadTimes.read(thread: $0) }
         let receiversBefore = ThreadTimes.read(thread: receivers.threadID.load(ordering: .relaxed))
         let processBefore = MonotonicClock.processCPUNanoseconds()
         let listenedBefore = receivers.received.load(ordering: .relaxed)
@@ -268,7 +285,7 @@ public enum FanoutBenchmark {
                 ssrc: firstSSRC + UInt32(index)
             ).packet(extensionElements: [.audioLevel(RTPAudioLevel(level: 30, voice: true))], payload: payload)
             let bytes = (try? target.uplinks?[index].protect(packet)) ?? packet
-            if !speakers[index].send(bytes, to: target.address) { failures += 1 }
+            if !speakers[index].send(bytes, to: target.addresses[index]) { failures += 1 }
             sent += 1
         }
         // The last packet's due time plus one slot: what the slice lasted for the load.
@@ -276,7 +293,7 @@ public enum FanoutBenchmark {
         usleep(graceMicroseconds)
         let inTime = receivers.received.load(ordering: .relaxed) - listenedBefore
         let reachedInTime = target.counts().received - countsBefore.received
-        let forwarderAfter = ThreadTimes.read(thread: target.thread())
+        let forwarderAfter = threads.map { ThreadTimes.read(thread: $0) }
         let receiversAfter = ThreadTimes.read(thread: receivers.threadID.load(ordering: .relaxed))
         let processAfter = MonotonicClock.processCPUNanoseconds()
         // Catch-up: until the forwarder has read every packet and the listeners' count has stopped moving.
@@ -297,16 +314,18 @@ public enum FanoutBenchmark {
             listenerDatagrams: receivers.received.load(ordering: .relaxed) - listenedBefore)
         return Slice(
             sendingNanoseconds: sending, expected: sent * listeners, legs: legs,
-            forwarder: forwarderAfter.since(forwarderBefore), receivers: receiversAfter.since(receiversBefore),
+            forwarder: zip(forwarderAfter, forwarderBefore).map { $0.since($1) }.reduce(ThreadTimes()) {
+                ThreadTimes(cpu: $0.cpu + $1.cpu, waiting: $0.waiting + $1.waiting)
+            }, receivers: receiversAfter.since(receiversBefore),
             processCPU: UInt64(processAfter - processBefore), kernel: KernelNetCounters.read().since(kernelBefore))
     }
 
-    static func drain(_ sockets: [UDPSocket]) {
+    package static func drain(_ sockets: [UDPSocket]) {
         let batch = ReceiveBatch(capacity: 64, slotSize: 256)
         for socket in sockets { while batch.receive(from: socket) > 0 {} }
     }
 
-    static func raiseDescriptorLimit(to wanted: Int) {
+    package static func raiseDescriptorLimit(to wanted: Int) {
         var limit = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         if limit.rlim_cur < rlim_t(wanted) {
@@ -324,7 +343,7 @@ public enum FanoutBenchmark {
 /// cost it over a quarter of its time, and the receivers spent theirs switching in and out. A pass over 1,300
 /// sockets takes a few milliseconds and finds about three datagrams on each (one syscall reads them all); the sockets' 512 KiB queues hold
 /// hundreds, so nothing overflows between passes (the kernel's RcvbufErrors says so).
-final class Receivers: @unchecked Sendable {
+package final class Receivers: @unchecked Sendable {
     // Safe to share: the thread owns the sockets' reading and the batch; the rest are atomics.
     private let listeners: [UDPSocket]
     /// Sockets that are read but not counted (the speakers also receive each other).
@@ -334,12 +353,12 @@ final class Receivers: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
 
-    init(listeners: [UDPSocket], others: [UDPSocket]) {
+    package init(listeners: [UDPSocket], others: [UDPSocket]) {
         self.listeners = listeners
         self.others = others
     }
 
-    func start() {
+    package func start() {
         running.store(true, ordering: .relaxed)
         let thread = Thread { [self] in
             threadID.store(MediaForwarder.currentThreadID(), ordering: .relaxed)
@@ -363,7 +382,7 @@ final class Receivers: @unchecked Sendable {
         while threadID.load(ordering: .relaxed) == 0 { usleep(1000) }
     }
 
-    func stop() {
+    package func stop() {
         running.store(false, ordering: .relaxed)
         stopped.wait()
     }

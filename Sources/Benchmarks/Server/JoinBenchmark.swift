@@ -115,11 +115,6 @@ public enum JoinBenchmark {
         let lastJoin = state.joined.compactMap { $0 }.max() ?? start
         let joinedCount = latencies.count
         let errors = state.errors.count + (count - joinedCount - state.errors.count)
-        func percentile(_ fraction: Double) -> Double {
-            guard !latencies.isEmpty else { return 0 }
-            let rank = Int((fraction * Double(latencies.count)).rounded(.up)) - 1
-            return latencies[min(max(rank, 0), latencies.count - 1)]
-        }
         var notes = ["\(count) clients, \(connectors) connecting at a time, server in this process, loopback"]
         if isDebugBuild { notes.append(buildNote) }
         if let first = state.errors.first { notes.append("first error: \(first)") }
@@ -129,8 +124,8 @@ public enum JoinBenchmark {
             name: "join",
             rows: [
                 .init("clients joined", Double(joinedCount), "clients", target: Double(count), goal: .atLeast),
-                .init("join latency p50", percentile(0.5), "ms"),
-                .init("join latency p99", percentile(0.99), "ms", target: 1000),
+                .init("join latency p50", percentile(latencies, 0.5), "ms"),
+                .init("join latency p99", percentile(latencies, 0.99), "ms", target: 1000),
                 .init("time until all joined", Double(lastJoin - start) / 1e9, "s", target: 10),
                 .init("errors", Double(errors), "errors", target: 0),
             ],

@@ -59,7 +59,6 @@ public struct StoreBenchmark {
         let handCount = room.handPeers.count
         let roleCount = room.rolePeers.count
         let size = peers.formatted
-        perEvent.sort()
         return BenchmarkReport(
             name: "store",
             rows: [
@@ -103,14 +102,7 @@ public struct StoreBenchmark {
         return Double(seconds) * 1e6 + Double(attoseconds) / 1e12
     }
 
-    static func median(_ values: [Double]) -> Double { percentile(values.sorted(), 0.5) }
-
-    /// The value at fraction `p` of sorted `values` (nearest rank).
-    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
-        guard !sorted.isEmpty else { return 0 }
-        let rank = Int((p * Double(sorted.count)).rounded(.up)) - 1
-        return sorted[min(max(rank, 0), sorted.count - 1)]
-    }
+    static func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
 }
 
 /// A deterministic room: one host, a few moderators and speakers, everyone else in the audience, with

@@ -15,7 +15,7 @@ enum BenchCommand: ClubroomCommand {
     enum Suite: String, CaseIterable {
         case store, join, departures, soak, fanout, latency, cpu, ui, highlight, directory
         case qualityPath = "quality-path"
-        case requests, failover
+        case requests, failover, checkpoint
 
         /// The options that apply only to this suite.
         var ownOptions: Set<String> {
@@ -23,7 +23,7 @@ enum BenchCommand: ClubroomCommand {
             case .join: return ["clients"]
             case .departures: return ["clients", "server-binary"]
             case .soak: return ["minutes"]
-            case .fanout: return ["speakers", "listeners", "seconds"]
+            case .fanout: return ["speakers", "listeners", "seconds", "nodes"]
             case .latency: return ["seconds", "seed", "pulse"]
             case .cpu: return ["seconds"]
             case .highlight: return ["seconds", "runs"]
@@ -31,7 +31,7 @@ enum BenchCommand: ClubroomCommand {
             case .directory: return ["rooms", "watchers"]
             case .requests: return ["seconds"]
             case .failover: return ["kills"]
-            case .store, .ui: return []
+            case .store, .ui, .checkpoint: return []
             }
         }
     }
@@ -46,7 +46,9 @@ enum BenchCommand: ClubroomCommand {
             server. departures: N listeners leaving a room at once (silent, then closing) while a host sends chat; \
             the server's memory and CPU, and the chat round trip. soak: a room of 200 listeners for M minutes with \
             2% of them dropping and joining again every 10 s and a host moderating; the server's and a client's \
-            memory and open descriptors at the start and the end. fanout: the server forwarding audio from S speakers to L listeners. latency: mouth-to-ear \
+            memory and open descriptors at the start and the end. fanout: the server forwarding audio from S speakers to L listeners; with --nodes N, beside the same \
+            through N cluster nodes' forwarders and relays on 127.0.0.2 onward: capacity per CPU-second and the \
+            relay hop. latency: mouth-to-ear \
             delay through a room server. cpu: CPU time per minute of audio of the client, 'clubroom join', \
             against a server and three speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV \
             file from one client through a room server to another, and through libopus alone, for bench/quality. \
@@ -54,7 +56,8 @@ enum BenchCommand: ClubroomCommand {
             whole list is served, and the server's CPU per change. requests: a cluster of two nodes and its own \
             redis-server; a request from a client of the node that does not own the room, to the event it causes, \
             beside the same through a server alone. failover: a cluster of three nodes; the room's owner killed N \
-            times: the time to a new owner, and events lost or repeated.
+            times: the time to a new owner, and events lost or repeated. checkpoint: a cluster room of 1,000 and \
+            10,000 peers: its checkpoint's size and cost, and a decision taken on a copy beside one in place.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
@@ -76,6 +79,9 @@ enum BenchCommand: ClubroomCommand {
             .value(
                 "listeners", placeholder: "L", type: .integer(1...100_000), default: "1000",
                 help: "fanout: number of listeners."),
+            .value(
+                "nodes", placeholder: "N", type: .integer(1...16), default: "1",
+                help: "fanout: 1 measures one server; 2 or more compares it with that many cluster nodes."),
             .value(
                 "seconds", placeholder: "T", type: .integer(1...3600), default: "10",
                 help:
@@ -133,6 +139,7 @@ enum BenchCommand: ClubroomCommand {
         case .qualityPath: return try AudioBench.runQualityPath(options.arguments)
         case .directory: return try await runDirectory(options)
         case .requests, .failover: return try await runCluster(options)
+        case .checkpoint: return try await runCheckpoint(options)
         }
     }
 
@@ -158,6 +165,12 @@ enum BenchCommand: ClubroomCommand {
         }.value
         writeOutput(options.json ? report.jsonText() : report.tableText())
         return report.allPassed ? .success : .failure
+    }
+
+    static func runCheckpoint(_ options: Options) async throws -> ExitStatus {
+        let report = try await Task.detached { try CheckpointBenchmark.report() }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return .success
     }
 
     static func runStore(_ options: Options) async throws -> ExitStatus {
@@ -199,6 +212,15 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runFanout(_ options: Options) async throws -> ExitStatus {
+        let nodes = options.arguments.integer("nodes") ?? 1
+        if nodes > 1 {
+            let report = try await Task.detached {
+                try ClusterFanoutBenchmark.report(
+                    nodes: nodes, speakers: options.speakers, listeners: options.listeners, seconds: options.seconds)
+            }.value
+            writeOutput(options.json ? report.jsonText() : report.tableText())
+            return report.allPassed ? .success : .failure
+        }
         let report = try await Task.detached {
             try FanoutBenchmark.report(
                 speakers: options.speakers, listeners: options.listeners, seconds: options.seconds)
