@@ -82,4 +82,37 @@ import Testing
 
                 """)
     }
+
+    /// fuzz/build compiles the fuzz targets' modules by hand: its list must follow Package.swift.
+    @Test func theFuzzBuildListsWhatFuzzChecksNeeds() throws {
+        let targets: [(name: String, type: String, dependencies: [String], path: String?)] = [
+            ("Core", "regular", [], nil), ("Words", "regular", [], nil), ("Text", "regular", ["Core", "Words"], nil),
+            ("FuzzChecks", "regular", ["Text"], nil),
+        ]
+        let sources = [
+            "Sources/Core/Core.swift": "\n", "Sources/Words/Words.swift": "\n",
+            "Sources/Text/Text.swift": "import Core\nimport Words\n",
+            "Sources/FuzzChecks/Checks.swift": "import Text\n",
+        ]
+        var stale = sources
+        stale["fuzz/build"] = """
+            declare -A imports=([Core]="" [Text]="Core" [FuzzChecks]="Text")
+            link "$out"/Core.o "$out"/Text.o
+            """
+        let result = try check(targets: targets, files: stale)
+        #expect(result.status == 1)
+        #expect(
+            result.standardError == """
+                check-dependencies: fuzz/build: does not build Words, which FuzzChecks needs
+                check-dependencies: fuzz/build: gives Text the modules Core, but Package.swift declares Core, Words
+
+                """)
+        var current = sources
+        current["fuzz/build"] = """
+            declare -A imports=([Core]="" [Words]="" [Text]="Core Words" [FuzzChecks]="Text")
+            link "$out"/Core.o "$out"/Words.o "$out"/Text.o
+            """
+        let passing = try check(targets: targets, files: current)
+        #expect(passing.status == 0, "\(passing.standardError)")
+    }
 }
