@@ -192,7 +192,9 @@ let package = Package(
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
             name: "RoomServerTests",
-            dependencies: ["RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources"]),
+            dependencies: [
+                "RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources", "ClusterState",
+            ]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(

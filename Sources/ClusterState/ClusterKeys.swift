@@ -13,6 +13,9 @@ public enum ClusterKeys {
 
     /// `incarnation|slot|media|relay`, expiring unless refreshed.
     public static func node(_ name: String) -> String { "cr:node:\(name)" }
+    /// Hash of what the node's lobbies should show of the rooms it owns: room to an entry the room server
+    /// writes, plus `~v` (changed on every write). Replaced whole on each change, expiring unless refreshed.
+    public static func lobby(_ node: String) -> String { "cr:lobby:\(node)" }
 
     public static func owner(_ room: String) -> String { "cr:{\(room)}:owner" }
     public static func epoch(_ room: String) -> String { "cr:{\(room)}:epoch" }

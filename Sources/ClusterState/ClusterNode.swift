@@ -85,6 +85,9 @@ public enum ClusterNotice: Sendable, Equatable {
     case resync(room: String)
     /// Requests queued for a room this node serves as owner, in order.
     case requests(room: String, [RoomRequest])
+    /// What the other live nodes say of the rooms they own, for the lobby (`publishLobby`): every node's
+    /// records, sent whenever one of them changed or a node came or went.
+    case lobby([LobbyRecords])
 }
 
 /// One node's view of the cluster and the calls its runtime makes: the API the room server drives.
@@ -129,6 +132,8 @@ public final class ClusterNode: Sendable {
         var followLoopRunning = false
         var serving: [String: String] = [:]
         var serveLoopRunning = false
+        /// The other nodes' lobby records as last read, by node name, with the version read.
+        var lobbies: [String: (version: String, records: LobbyRecords)] = [:]
     }
 
     /// Prepares the node; `start` connects. `deliver` runs a closure on the runtime's thread (its loop's
@@ -211,6 +216,8 @@ public final class ClusterNode: Sendable {
         case .nameTaken(let holder): throw .nameTaken(node: configuration.node, by: holder)
         case .noFreeSlot, .slotLost: throw .noFreeSlot
         }
+        // A node starting afresh owns nothing yet: whatever an earlier incarnation listed is gone.
+        try store.clearLobby(node: configuration.node)
         let nodes = try store.liveNodes()
         state.withLock { state in
             for node in nodes { state.nodes[node.name] = node }
@@ -234,6 +241,7 @@ public final class ClusterNode: Sendable {
             { connection throws(RedisError) in
                 let store = ClusterStore(connection: connection, retention: retention)
                 for (room, lease) in leases { try? store.release(room, token: lease.token) }
+                try? store.clearLobby(node: record.name)
                 try? store.unregister(record)
             }, completion: { _ in done.signal() })
         _ = done.wait(timeout: .now() + 3)
@@ -520,6 +528,53 @@ public final class ClusterNode: Sendable {
             })
     }
 
+    // MARK: The lobby
+
+    /// How long a node's lobby records outlive its last renewal: past its registration's lifetime, so they are
+    /// never read without a live node behind them (readers keep only live nodes' records anyway).
+    var lobbyTTLMilliseconds: Int { 2 * configuration.timing.nodeTTLMilliseconds }
+
+    /// Replaces what this node says of the rooms it owns (room to the runtime's entry) with `entries`;
+    /// `completion` (on the runtime's thread) says whether Redis has it.
+    public func publishLobby(_ entries: [String: [UInt8]], completion: @escaping @Sendable (Bool) -> Void) {
+        let node = configuration.node
+        let ttl = lobbyTTLMilliseconds
+        let version = Self.newGeneration()
+        run(
+            on: writeWorker,
+            { store throws(ClusterError) in
+                try store.replaceLobby(node: node, entries: entries, version: version, ttlMilliseconds: ttl)
+            }, completion: { result in completion((try? result.get()) != nil) })
+    }
+
+    /// Reads the lobby records of the live nodes whose version changed since the last read; posts them all
+    /// when anything changed (a node's records, or a node coming or going).
+    private func readLobbies(_ store: ClusterStore, live: [NodeRecord]) throws(ClusterError) {
+        try store.refreshLobby(node: configuration.node, ttlMilliseconds: lobbyTTLMilliseconds)
+        let others = live.filter { $0.name != configuration.node }
+        let versions = try store.lobbyVersions(of: others.map(\.name))
+        let known = state.withLock { $0.lobbies }
+        var lobbies: [String: (version: String, records: LobbyRecords)] = [:]
+        var changed = Set(known.keys) != Set(others.filter { versions[$0.name] != nil }.map(\.name))
+        for node in others {
+            guard let version = versions[node.name] else { continue }
+            if let old = known[node.name], old.version == version, old.records.incarnation == node.incarnation {
+                lobbies[node.name] = old
+                continue
+            }
+            let entries = try store.lobby(of: node.name)
+            lobbies[node.name] = (
+                version, LobbyRecords(node: node.name, incarnation: node.incarnation, entries: entries)
+            )
+            if known[node.name]?.records.entries != entries || known[node.name]?.records.incarnation != node.incarnation
+            {
+                changed = true
+            }
+        }
+        state.withLock { $0.lobbies = lobbies }
+        if changed { post(.lobby(lobbies.values.map(\.records).sorted { $0.node < $1.node })) }
+    }
+
     // MARK: The timer and the tick
 
     private func timerLoop() {
@@ -638,6 +693,7 @@ public final class ClusterNode: Sendable {
         for node in joined.sorted(by: { $0.name < $1.name }) where node.name != configuration.node {
             post(.nodeJoined(node))
         }
+        try readLobbies(store, live: live)
         let now = Self.now()
         let (watched, leases, headStartUntil, formerly) = state.withLock {
             (

@@ -109,7 +109,7 @@ public enum DirectoryCodec {
             ]))
     }
 
-    static func json(_ change: ListingChange) -> JSONValue {
+    public static func json(_ change: ListingChange) -> JSONValue {
         switch change {
         case .added(let listing, let arrival):
             .object(
@@ -122,6 +122,40 @@ public enum DirectoryCodec {
                     ("change", .string("removed")), ("why", .string(departure.rawValue)), ("name", .string(room)),
                 ]))
         }
+    }
+
+    // MARK: Records between the nodes of a cluster
+
+    /// What a node of a cluster tells the others' lobbies of a room it owns: the change a lobby that knew
+    /// nothing of the room would be told (`added`, with why it arrived, or `removed`, with why it left), under
+    /// the owner's lease `epoch`, written at `at` (ms since the epoch).
+    public struct ClusterEntry: Sendable, Equatable {
+        public var change: ListingChange
+        public var epoch: UInt64
+        public var at: Int64
+
+        public init(change: ListingChange, epoch: UInt64, at: Int64) {
+            self.change = change
+            self.epoch = epoch
+            self.at = at
+        }
+    }
+
+    public static func encode(_ entry: ClusterEntry) -> [UInt8] {
+        JSONValue.object(
+            JSONObject([
+                ("epoch", .integer(Int64(clamping: entry.epoch))), ("at", .integer(entry.at)),
+                ("change", json(entry.change)),
+            ])
+        ).encoded
+    }
+
+    /// Reads a node's entry, as strictly as a lobby's message (Redis is shared, and its values are input).
+    public static func decodeEntry(_ bytes: some Collection<UInt8>) throws(ControlDecodeError) -> ClusterEntry {
+        let fields = Fields(try ControlCodec.parseObject(bytes, with: messageParser))
+        return ClusterEntry(
+            change: try readChange(try fields.value("change")),
+            epoch: UInt64(try fields.integer("epoch", in: 0...Int64.max)), at: try fields.integer("at"))
     }
 
     /// Reads a directory message. Unknown message types are `unknownType`, for the caller to skip (a newer server).
@@ -179,7 +213,7 @@ public enum DirectoryCodec {
             startedAt: try fields.integer("started_at"))
     }
 
-    static func readChange(_ value: JSONValue) throws(ControlDecodeError) -> ListingChange {
+    public static func readChange(_ value: JSONValue) throws(ControlDecodeError) -> ListingChange {
         let fields = Fields(try ControlCodec.objectValue(value, "changes"))
         let kind = try fields.string("change", maxBytes: 16)
         switch kind {

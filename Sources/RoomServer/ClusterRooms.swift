@@ -58,7 +58,11 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     let connections: Connections
     let log: ServerLog
     private(set) var consumers: [OutcomeConsumer]
-    var loop: EventLoop?
+    /// This node's lobby list: its own rooms from their outcomes, the others' from the nodes that own them.
+    let directory: RoomDirectory
+    var loop: EventLoop? {
+        didSet { if oldValue == nil, loop != nil { scheduleLobbyPublishing() } }
+    }
     /// The node's media, when it serves audio: SSRCs for joins, remote speakers and the relay's nodes.
     var media: ServerMedia?
 
@@ -109,10 +113,14 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     /// When Redis last came back (ms, this node's clock): every registration lapsed while it was away, so for a
     /// while a node missing from the list may only be late to register again.
     private var redisBackAt: Timestamp = 0
+    /// What this node last meant its lobby records to say (room to entry), and whether Redis has exactly that.
+    private var lobbyRecords: [String: DirectoryCodec.ClusterEntry] = [:]
+    private var lobbyWritten = false
+    private var lobbyWriting = false
 
     init(
         roles: RoleTable, maxPeers: Int, cluster: ClusterNode, persistence: PersistenceQueue,
-        connections: Connections, consumers: [OutcomeConsumer], log: ServerLog
+        connections: Connections, consumers: [OutcomeConsumer], directory: RoomDirectory, log: ServerLog
     ) {
         self.roles = roles
         self.maxPeers = maxPeers
@@ -121,6 +129,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         self.persistence = persistence
         self.connections = connections
         self.consumers = consumers
+        self.directory = directory
         self.log = log
     }
 
@@ -529,8 +538,12 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             log.info("the cluster's Redis is available again")
             redisDown = false
             redisBackAt = currentTimestamp()
+            lobbyWritten = false
         case .redisLostData:
             log.warning("the cluster's Redis lost its data: the rooms this node owns are written again")
+            lobbyWritten = false
+        case .lobby(let records):
+            directory.replaceRemote(Self.lobbyEntries(records, log: log))
         }
     }
 
@@ -649,6 +662,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             guard let room = rooms[roomName], room.generation == generation else { return }
             switch result {
             case .success(.appended), .success(.duplicate):
+                directory.follow(roomName, reported: copy.authority.reportedListing)
                 room.copy = copy
                 room.position = id
                 room.sinceCheckpoint = 0
@@ -789,6 +803,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var copy = new
         let reported = room.copy?.authority.reportedListing
         let change = copy.authority.announceListing(after: reported)
+        directory.follow(roomName, reported: reported)
         room.copy = copy
         if let change {
             var outcome = Outcome()
@@ -848,6 +863,81 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         room.waiting = []
         for input in waiting { send(input, in: roomName) }
         drain(roomName)
+    }
+
+    // MARK: The cluster's lobby
+
+    /// How long a room that left the list stays in this node's records, so that the other lobbies hear why.
+    static let lobbyDepartureMilliseconds: Timestamp = 30_000
+
+    private func scheduleLobbyPublishing() {
+        guard let loop else { return }
+        loop.schedule(after: .milliseconds(cluster.configuration.timing.tickMilliseconds)) { [self] in
+            publishLobby()
+            scheduleLobbyPublishing()
+        }
+    }
+
+    /// Writes what the other nodes' lobbies should show of the rooms this node owns, when it changed (or Redis
+    /// may not have it): each listed room's entry, and for a while each room that left the list, with why.
+    /// Rooms this node no longer owns drop out; the node that owns them now speaks for them.
+    func publishLobby() {
+        guard !lobbyWriting else { return }
+        let now = currentTimestamp()
+        var records: [String: DirectoryCodec.ClusterEntry] = [:]
+        for (roomName, room) in rooms {
+            guard case .owner(let token) = room.phase, room.ready, let authority = room.copy?.authority else {
+                continue
+            }
+            let before = lobbyRecords[roomName]
+            if let listing = authority.listing {
+                var arrival = ListingArrival.started
+                switch before?.change {
+                case .added(_, let why)?: arrival = why
+                case .removed(_, .unlisted)?: arrival = .listed
+                default: break
+                }
+                records[roomName] = .init(change: .added(listing, arrival), epoch: token.epoch, at: now)
+            } else if let before, case .added = before.change {
+                let departure: ListingDeparture =
+                    authority.ended ? .ended : authority.peers.isEmpty ? .empty : .unlisted
+                records[roomName] = .init(
+                    change: .removed(room: roomName, departure), epoch: token.epoch, at: now)
+            } else if let before, case .removed = before.change, now - before.at < Self.lobbyDepartureMilliseconds {
+                records[roomName] = before
+            }
+        }
+        let unchanged =
+            records.count == lobbyRecords.count
+            && records.allSatisfy { room, entry in
+                guard let old = lobbyRecords[room] else { return false }
+                return old.change == entry.change && old.epoch == entry.epoch
+            }
+        if unchanged, lobbyWritten { return }
+        if !unchanged { lobbyRecords = records }
+        lobbyWriting = true
+        let written = lobbyRecords
+        cluster.publishLobby(written.mapValues { DirectoryCodec.encode($0) }) { [self] stored in
+            lobbyWriting = false
+            lobbyWritten = stored && written == lobbyRecords
+        }
+    }
+
+    /// The other nodes' records, one entry per room: the one written under the highest lease epoch (an owner
+    /// that just lost a room may still name it). Entries that cannot be read, or name another room, are skipped.
+    static func lobbyEntries(_ records: [LobbyRecords], log: ServerLog) -> [String: ListingChange] {
+        var best: [String: DirectoryCodec.ClusterEntry] = [:]
+        for node in records {
+            for (roomName, bytes) in node.entries {
+                guard let entry = try? DirectoryCodec.decodeEntry(bytes), entry.change.room == roomName else {
+                    log.warning("node \(node.node)'s lobby entry for room \(roomName) cannot be read; skipped")
+                    continue
+                }
+                if let held = best[roomName], held.epoch >= entry.epoch { continue }
+                best[roomName] = entry
+            }
+        }
+        return best.mapValues(\.change)
     }
 
     private func retry(_ roomName: String, generation: Int, _ again: @escaping @Sendable () -> Void) {

@@ -97,6 +97,11 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
 
     /// The live, listed rooms by name.
     private(set) var listings: [String: RoomListing] = [:]
+    /// The rooms this server keeps a copy of (alone, every room it serves): their entries come from their
+    /// outcomes. In a cluster, the other rooms' entries come from the nodes that own them (`replaceRemote`).
+    private var followed: Set<String> = []
+    /// What the other nodes of a cluster last said of the rooms they own, listed or not.
+    private(set) var remote: [String: ListingChange] = [:]
     /// The number of the last message sent (or of the list as it stands).
     private(set) var seq: Int64 = 0
     private(set) var watchers: [Int: Watcher] = [:]
@@ -125,23 +130,74 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     // MARK: Rooms
 
     func consume(_ outcome: Outcome, in room: String) {
+        followed.insert(room)
         guard let change = outcome.listing else { return }
         pending.note(change, before: listings[room])
         switch change {
         case .added(let listing, _), .updated(let listing): listings[room] = listing
         case .removed: listings[room] = nil
         }
+        changed(deferred: false)
+    }
+
+    /// This server takes a copy of `room`, whose lobbies it takes to have been told `reported` (nil: nothing):
+    /// from now on its own outcomes say what the room's entry is, not the node that owns it. The list shows
+    /// `reported` until the copy's first change, which comes next; so that a watcher sees only the difference
+    /// between the owner's word and the copy's, nothing goes out before the loop's next turn.
+    func follow(_ room: String, reported: RoomListing?) {
+        guard followed.insert(room).inserted, listings[room] != reported else { return }
+        let change = ListingChange.between(
+            listings[room], reported, room: room, arrival: .started, departure: .unlisted)
+        if let change { pending.note(change, before: listings[room]) }
+        listings[room] = reported
+        changed(deferred: true)
+    }
+
+    /// What the other nodes of a cluster say of the rooms they own now (`ClusterRooms`), each room as a lobby
+    /// that knew nothing of it would be told: `added` while listed (with why it arrived), `removed` for a while
+    /// after it left (with why). Rooms this server follows keep their own entries; the others change to match,
+    /// and a room no node speaks of any more leaves the list as ended.
+    func replaceRemote(_ entries: [String: ListingChange]) {
+        var touched = false
+        for room in Set(remote.keys).union(entries.keys).sorted() where !followed.contains(room) {
+            let before = listings[room]
+            var after: RoomListing?
+            var arrival = ListingArrival.started
+            var departure = ListingDeparture.ended
+            switch entries[room] {
+            case .added(let listing, let why)?:
+                after = listing
+                arrival = why
+            case .updated(let listing)?: after = listing
+            case .removed(_, let why)?: departure = why
+            case nil: break
+            }
+            guard
+                let change = ListingChange.between(
+                    before, after, room: room, arrival: arrival, departure: departure)
+            else { continue }
+            pending.note(change, before: before)
+            listings[room] = after
+            touched = true
+        }
+        remote = entries
+        if touched { changed(deferred: false) }
+    }
+
+    /// The list changed: the first change after a quiet spell goes out at once (unless `deferred`), the others
+    /// at the end of the window.
+    private func changed(deferred: Bool) {
         cachedList = nil
         let now = clock()
-        if now - lastSent >= Self.window {
+        if !deferred, now - lastSent >= Self.window {
             flush()
         } else if !flushScheduled, let loop {
             flushScheduled = true
-            _ = loop.schedule(after: .milliseconds(Self.window - (now - lastSent))) { [self] in
+            _ = loop.schedule(after: .milliseconds(max(1, Self.window - (now - lastSent)))) { [self] in
                 flushScheduled = false
                 flush()
             }
-        } else if loop == nil {
+        } else if loop == nil, !deferred {
             flush()
         }
     }

@@ -47,7 +47,8 @@ final class ServerState: @unchecked Sendable {
         if let cluster {
             rooms = ClusterRooms(
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, cluster: cluster,
-                persistence: persistence, connections: connections, consumers: consumers, log: log)
+                persistence: persistence, connections: connections, consumers: consumers, directory: directory,
+                log: log)
         } else {
             rooms = LocalRooms(
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
