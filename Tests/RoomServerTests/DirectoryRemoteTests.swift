@@ -7,24 +7,7 @@ import Testing
 
 /// A node's lobby in a cluster: the rooms it keeps a copy of come from their outcomes, every other room from what
 /// the node that owns it says (`replaceRemote`), with the reasons that node gives for a room leaving the list.
-@Suite struct DirectoryRemoteTests {
-    typealias Link = DirectoryWatcherTests.Link
-
-    /// No loop: every change goes out as it comes.
-    let directory = RoomDirectory(maxWatchers: 10, log: ServerLog(minimum: .error))
-
-    func room(_ name: String, topic: String = "", listeners: Int = 0) -> RoomListing {
-        RoomListing(
-            room: name, topic: topic, stage: [.init(name: "Ana", role: .host)], onStage: 1, listeners: listeners,
-            raisedHands: 0, startedAt: 1_764_412_800_000)
-    }
-
-    func change(_ listing: ListingChange) {
-        var outcome = Outcome()
-        outcome.listing = listing
-        directory.consume(outcome, in: listing.room)
-    }
-
+extension DirectoryWatcherTests {
     @Test func roomsOtherNodesOwnArriveChangeAndLeaveWithTheReasonsTheirOwnersGive() throws {
         let lobby = Link(id: 1)
         directory.watch(lobby)
@@ -96,9 +79,7 @@ import Testing
         let negative = #"{"epoch":-1,"at":0,"change":{"change":"removed","why":"ended","name":"jazz"}}"#
         #expect(throws: ControlDecodeError.self) { try DirectoryCodec.decodeEntry(Array(negative.utf8)) }
     }
-}
 
-extension DirectoryRemoteTests {
     @Test func twoNodesNamingOneRoomAreReadAsTheOneUnderTheHigherEpochAndUnreadableEntriesAreSkipped() {
         func bytes(_ change: ListingChange, epoch: UInt64) -> [UInt8] {
             DirectoryCodec.encode(DirectoryCodec.ClusterEntry(change: change, epoch: epoch, at: 0))
