@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO"]),
         .target(name: "RedisClient", dependencies: ["CHiredis", "Platform"]),
         // The cluster's side of Redis: keys, fenced room ownership, event streams, node membership.
-        .target(name: "ClusterState", dependencies: ["RedisClient"]),
+        .target(name: "ClusterState", dependencies: ["RedisClient", "Platform"]),
 
         // MARK: The server.
         .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "Platform"]),
@@ -83,7 +83,7 @@ let package = Package(
             name: "RoomAppRuntime",
             dependencies: [
                 "RoomApp", "RoomCore", "TermUI", "TermCurses", "RoomClient", "RoomProtocol", "RoomTransport",
-                "ClientAudio",
+                "ClientAudio", "Platform",
             ]),
 
         // MARK: Test support.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Platform
 import RedisClient
 import Synchronization
 
@@ -784,14 +785,10 @@ public final class ClusterNode: Sendable {
 
     /// CLOCK_BOOTTIME in milliseconds: monotonic, and counting through a frozen process or a suspended machine.
     static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &time)
-        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+        MonotonicClock.bootMilliseconds()
     }
 
     static func wallClockMilliseconds() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+        WallClock.milliseconds()
     }
 }

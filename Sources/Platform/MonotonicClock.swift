@@ -22,6 +22,14 @@ public enum MonotonicClock {
         nanoseconds() / 1_000_000
     }
 
+    /// Milliseconds on `CLOCK_BOOTTIME`: monotonic like the rest, but counting on while the process is frozen
+    /// or the machine is suspended, for deadlines that must lapse whatever happened to the process (leases).
+    public static func bootMilliseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
     /// CPU time the calling thread has used, in nanoseconds.
     public static func threadCPUNanoseconds() -> Int64 {
         var time = timespec()
@@ -47,6 +55,17 @@ public enum MonotonicClock {
     public static func sleep(untilNanoseconds deadline: Int64) {
         var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+    }
+}
+
+/// The wall clock (`CLOCK_REALTIME`): for times people and other machines read (timestamps in messages, logs,
+/// records), never for intervals, which `MonotonicClock` measures.
+public enum WallClock {
+    /// Milliseconds since the Unix epoch.
+    public static func milliseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
     }
 }
 

@@ -1,12 +1,11 @@
 import Foundation
+import Platform
 import RoomApp
 import RoomCore
 
 /// The milliseconds since the Unix epoch, from the system clock.
 public func wallClock() -> Timestamp {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Timestamp(now.tv_sec) * 1000 + Timestamp(now.tv_nsec) / 1_000_000
+    WallClock.milliseconds()
 }
 
 /// How a run of the room ended.

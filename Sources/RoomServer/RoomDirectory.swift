@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import RoomCore
 import RoomProtocol
 import RoomTransport
@@ -121,7 +122,7 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     /// Messages not sent to a watcher that was behind, its rooms noted instead.
     private(set) var messagesFolded = 0
 
-    init(maxWatchers: Int, log: ServerLog, clock: @escaping () -> Int64 = monotonicMilliseconds) {
+    init(maxWatchers: Int, log: ServerLog, clock: @escaping () -> Int64 = MonotonicClock.milliseconds) {
         self.maxWatchers = maxWatchers
         self.log = log
         self.clock = clock
@@ -323,11 +324,4 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     private func send(_ message: DirectoryMessage, to link: some DirectoryLink) {
         link.send(PreparedMessage(text: String(decoding: DirectoryCodec.encode(message), as: UTF8.self)))
     }
-}
-
-/// Milliseconds on the monotonic clock, for intervals.
-func monotonicMilliseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Synchronization
 
 /// How much a log line matters.
@@ -53,13 +54,12 @@ public final class ServerLog: Sendable {
 
     /// The current UTC time in ISO 8601 with milliseconds.
     static func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
+        let now = WallClock.milliseconds()
+        var seconds = time_t(now / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let millis = Int(now.tv_nsec / 1_000_000)
+        let millis = Int(now % 1000)
         let millisText = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):"
             + "\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisText)Z"
@@ -68,7 +68,5 @@ public final class ServerLog: Sendable {
 
 /// The wall clock in milliseconds since the Unix epoch.
 func currentTimestamp() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    WallClock.milliseconds()
 }
