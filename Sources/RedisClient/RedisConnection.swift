@@ -149,6 +149,7 @@ public final class RedisConnection {
             socketSlot.set(descriptor)
             _ = clubroom_redis_set_timeout(created, options.commandTimeoutMilliseconds)
             _ = redisEnableKeepAlive(created)
+            try logIn()
             if endpoint.database != 0 {
                 _ = try pipeline([RedisCommand("SELECT", String(endpoint.database))])[0].checked()
             }
@@ -163,6 +164,23 @@ public final class RedisConnection {
             retryAt = Self.milliseconds() + Int64(backoffMilliseconds)
             throw error
         }
+    }
+
+    /// Sends `AUTH` when the endpoint has a password; without one, checks that Redis does not want one, so that a
+    /// missing password is said once, at the connect, rather than as every command's refusal.
+    private func logIn() throws(RedisError) {
+        let command: RedisCommand
+        if let password = endpoint.password {
+            command = endpoint.user.map { RedisCommand("AUTH", $0, password) } ?? RedisCommand("AUTH", password)
+        } else {
+            command = RedisCommand("PING")
+        }
+        let reply = try pipeline([command])[0]
+        guard case .error(let message) = reply else { return }
+        if endpoint.password == nil, message.hasPrefix("NOAUTH") {
+            throw .refusedLogin(endpoint: endpoint.description, reason: "it wants a password (\(message))")
+        }
+        throw .refusedLogin(endpoint: endpoint.description, reason: message)
     }
 
     /// A connected, blocking TCP socket, made by us so that the connect has a timeout and a source address.

@@ -1,19 +1,28 @@
-/// Where Redis listens: `redis://HOST:PORT` or `redis://HOST:PORT/DB`, as given to `--cluster`.
+/// Where Redis listens and how to log in: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`, as given to `--cluster`.
+/// The password never appears in `description` (which log lines and errors print).
 public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     public var port: Int
     /// The logical database selected after connecting (0 unless the URL names one).
     public var database: Int
+    /// The ACL user to log in as (`AUTH USER PASSWORD`); nil: the default user (`AUTH PASSWORD`).
+    public var user: String?
+    /// The password sent with `AUTH` after every connect; nil: none is sent.
+    public var password: String?
 
     public static let defaultPort = 6379
 
-    public init(host: String, port: Int = defaultPort, database: Int = 0) {
+    public init(host: String, port: Int = defaultPort, database: Int = 0, user: String? = nil, password: String? = nil)
+    {
         self.host = host
         self.port = port
         self.database = database
+        self.user = user
+        self.password = password
     }
 
-    /// Parses `redis://HOST[:PORT][/DB]`; the port defaults to 6379. IPv6 hosts go in brackets.
+    /// Parses `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`; the port defaults to 6379. IPv6 hosts go in brackets;
+    /// a user or password with `:`, `@` or `/` in it is percent-encoded (`%40` for `@`).
     public init(url: String) throws(RedisEndpointError) {
         let prefix = "redis://"
         guard url.hasPrefix(prefix) else { throw .notRedisURL(url) }
@@ -27,7 +36,22 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
                 database = number
             }
         }
-        guard !rest.contains("@") else { throw .credentialsNotSupported }
+        var user: String?
+        var password: String?
+        if let at = rest.lastIndex(of: "@") {
+            let credentials = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            guard let colon = credentials.firstIndex(of: ":") else { throw .passwordMissing }
+            let name = credentials[..<colon]
+            let secret = credentials[credentials.index(after: colon)...]
+            guard !secret.isEmpty else { throw .passwordMissing }
+            guard let decodedSecret = Self.percentDecoded(secret) else { throw .badCredentials }
+            password = decodedSecret
+            if !name.isEmpty {
+                guard let decodedName = Self.percentDecoded(name) else { throw .badCredentials }
+                user = decodedName
+            }
+        }
         var host: Substring
         var portText: Substring?
         if rest.hasPrefix("[") {
@@ -50,7 +74,44 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
             guard let number = Int(portText), (1...65535).contains(number) else { throw .badPort(String(portText)) }
             port = number
         }
-        self.init(host: String(host), port: port, database: database)
+        self.init(host: String(host), port: port, database: database, user: user, password: password)
+    }
+
+    /// The URL as it may be shown: a password replaced by `***` (for error messages about a URL given).
+    public static func redacted(_ url: String) -> String {
+        let prefix = "redis://"
+        guard url.hasPrefix(prefix) else { return url }
+        let rest = url.dropFirst(prefix.count)
+        let authority = rest.prefix { $0 != "/" }
+        guard let at = authority.lastIndex(of: "@") else { return url }
+        let credentials = authority[..<at]
+        let user = credentials.prefix { $0 != ":" }
+        return prefix + user + ":***" + rest[at...]
+    }
+
+    /// `%XX` escapes decoded as UTF-8; nil for a broken escape or bytes that are not UTF-8.
+    static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(Self.hexValue), let low = iterator.next().flatMap(Self.hexValue)
+            else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// `HOST:PORT`, as log lines and errors name it.
@@ -66,7 +127,10 @@ public enum RedisEndpointError: Error, Sendable, Equatable, CustomStringConverti
     case badHost(String)
     case badPort(String)
     case badDatabase(String)
-    case credentialsNotSupported
+    /// `USER@HOST`, or an empty password: Redis logs in with a password.
+    case passwordMissing
+    /// A user or password whose `%` escapes are broken.
+    case badCredentials
 
     public var description: String {
         switch self {
@@ -74,7 +138,8 @@ public enum RedisEndpointError: Error, Sendable, Equatable, CustomStringConverti
         case .badHost(let text): "'\(text)' is not a host name or address"
         case .badPort(let text): "'\(text)' is not a port (1-65535)"
         case .badDatabase(let text): "'\(text)' is not a Redis database number (0-15)"
-        case .credentialsNotSupported: "a Redis address with a user or password is not supported"
+        case .passwordMissing: "a Redis login needs a password (redis://:PASSWORD@HOST or redis://USER:PASSWORD@HOST)"
+        case .badCredentials: "the user or password has a broken %-escape"
         }
     }
 }

@@ -3,6 +3,8 @@
 public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No connection could be made (refused, no route, timed out while connecting, unknown host).
     case unreachable(endpoint: String, reason: String)
+    /// Redis refused this program's login (a wrong password or user), or wants one and none was given.
+    case refusedLogin(endpoint: String, reason: String)
     /// The server did not answer within the command timeout; the connection was dropped, since a late reply
     /// would otherwise be read as the answer to the next command.
     case timedOut(endpoint: String, milliseconds: Int)
@@ -26,7 +28,8 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server could not be used just now: try again later.
     public var isUnavailable: Bool {
         switch self {
-        case .unreachable, .timedOut, .connectionLost, .backingOff, .expired, .overloaded, .stopped: true
+        case .unreachable, .refusedLogin, .timedOut, .connectionLost, .backingOff, .expired, .overloaded, .stopped:
+            true
         case .server, .protocolViolation, .unexpectedReply: false
         }
     }
@@ -34,6 +37,7 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unreachable(let endpoint, let reason): "Redis at \(endpoint) is unreachable: \(reason)"
+        case .refusedLogin(let endpoint, let reason): "Redis at \(endpoint) refused the login: \(reason)"
         case .timedOut(let endpoint, let milliseconds): "Redis at \(endpoint) did not answer within \(milliseconds) ms"
         case .connectionLost(let endpoint, let reason): "the connection to Redis at \(endpoint) broke: \(reason)"
         case .backingOff(let endpoint, let retry):

@@ -9,6 +9,8 @@ public final class RedisServerProcess: @unchecked Sendable {
     public let host: String
     /// Whether the server keeps an append-only file (fsync every second), so a restart keeps its data.
     public let appendOnly: Bool
+    /// The default user's password (`--requirepass`), when the server wants one.
+    public let password: String?
     public let folder: TemporaryDirectory
     public private(set) var pid: pid_t = 0
 
@@ -21,9 +23,10 @@ public final class RedisServerProcess: @unchecked Sendable {
     .first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// Starts a server on a free port of `host` and waits until it answers PING.
-    public init(host: String = "127.0.0.1", appendOnly: Bool = true) throws {
+    public init(host: String = "127.0.0.1", appendOnly: Bool = true, password: String? = nil) throws {
         self.host = host
         self.appendOnly = appendOnly
+        self.password = password
         folder = TemporaryDirectory()
         port = try freeLoopbackPort()
         try start()
@@ -46,12 +49,12 @@ public final class RedisServerProcess: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: folder.file("appendonlydir"))
             try? FileManager.default.removeItem(atPath: folder.file("dump.rdb"))
         }
-        let arguments = [
-            executable, "--port", String(port), "--bind", host, "--save", "", "--appendonly", appendOnly ? "yes" : "no",
-            "--appendfsync", "everysec", "--dir", folder.path, "--logfile", folder.file("redis.log"), "--daemonize",
-            "no",
-            "--protected-mode", "no",
-        ]
+        let arguments =
+            [
+                executable, "--port", String(port), "--bind", host, "--save", "", "--appendonly",
+                appendOnly ? "yes" : "no", "--appendfsync", "everysec", "--dir", folder.path, "--logfile",
+                folder.file("redis.log"), "--daemonize", "no", "--protected-mode", "no",
+            ] + (password.map { ["--requirepass", $0] } ?? [])
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -100,8 +103,11 @@ public final class RedisServerProcess: @unchecked Sendable {
         if pid != 0 { ProcessFreezing.thaw(pid) }
     }
 
-    /// Whether the server answers PING now.
-    public func ping() -> Bool { rawCommand("*1\r\n$4\r\nPING\r\n")?.hasPrefix("+PONG") ?? false }
+    /// Whether the server answers PING now (with a password wanted, by asking for it).
+    public func ping() -> Bool {
+        guard let answer = rawCommand("*1\r\n$4\r\nPING\r\n") else { return false }
+        return answer.hasPrefix("+PONG") || (password != nil && answer.hasPrefix("-NOAUTH"))
+    }
 
     /// Sends a command in RESP over a fresh TCP connection and returns the first line of the answer (for the
     /// readiness checks of this type; tests talk to Redis through the product's client).

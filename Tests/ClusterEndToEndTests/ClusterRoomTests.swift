@@ -138,19 +138,27 @@ final class TestCluster {
 
     var secretFile: String { secrets.file("secret") }
 
-    /// `nodes` nodes; those in `otherSecret` hold another cluster secret than the rest.
-    init(nodes count: Int, otherSecret: Set<Int> = []) throws {
-        redis = try RedisServerProcess()
+    /// `nodes` nodes; those in `otherSecret` hold another cluster secret than the rest. With `password`, Redis
+    /// wants it and the nodes read it from a `--cluster-password-file`.
+    init(nodes count: Int, otherSecret: Set<Int> = [], password: String? = nil) throws {
+        redis = try RedisServerProcess(password: password)
         let other = secrets.file("other-cluster-secret")
         let hex = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         _ = FileManager.default.createFile(
             atPath: other, contents: Data((hex + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        var login: [String] = []
+        if let password {
+            let file = secrets.file("redis-password")
+            _ = FileManager.default.createFile(
+                atPath: file, contents: Data((password + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            login = ["--cluster-password-file", file]
+        }
         for index in 0..<count {
             nodes.append(
                 try ServeNode(
                     host: NodeAddresses.all[index],
                     arguments: ["--cluster", redis.url, "--node", "n\(index + 1)", "--secret-file", secretFile]
-                        + (otherSecret.contains(index) ? ["--cluster-secret-file", other] : [])))
+                        + login + (otherSecret.contains(index) ? ["--cluster-secret-file", other] : [])))
         }
     }
 
@@ -184,6 +192,42 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
         #expect(lines.count == 1)
         #expect(lines.first?.contains("127.0.0.1:\(port)") == true)
         #expect(lines.first?.contains("unreachable") == true)
+    }
+
+    @Test(.enabled(if: RedisServerProcess.isInstalled, "needs redis-server"))
+    func aServerThatRedisRefusesStopsWithOneLineThatNamesTheAddressButNotThePassword() throws {
+        let redis = try RedisServerProcess(appendOnly: false, password: "s3cret")
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        for login in [["--cluster", "redis://:guess@127.0.0.1:\(redis.port)"], ["--cluster", redis.url]] {
+            let result = try runClubroom(
+                ["serve", "--listen", "127.0.0.1:0", "--data", data.path, "--node", "a"] + login)
+            #expect(result.status != 0)
+            let lines = result.standardError.split(separator: "\n")
+            #expect(lines.count == 1, "\(lines)")
+            #expect(lines.first?.contains("Redis at 127.0.0.1:\(redis.port) refused the login") == true, "\(lines)")
+            #expect(!result.standardError.contains("guess"))
+        }
+        let both = try runClubroom([
+            "serve", "--cluster", "redis://:pw@127.0.0.1:1", "--node", "a", "--cluster-password-file", "/dev/null",
+        ])
+        #expect(both.status == 2)
+        #expect(both.standardError.contains("give it once"))
+        #expect(!both.standardError.contains(":pw@"))
+    }
+
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func nodesLoggingInToARedisThatWantsAPasswordShareARoom() throws {
+        let cluster = try TestCluster(nodes: 2, password: "cluster-pass")
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let ana = try cluster.bot("ana", role: "audience", node: 1)
+        let joined = try ana.wait(for: "joined")
+        guard case .array(let peers)? = joined["peers"] else {
+            throw ClusterTestError(description: "no peers in \(joined)")
+        }
+        #expect(peers.count == 2)
+        try host.wait(for: "peer_joined") { $0.text("peer") == "ana" }
     }
 
     @Test func clusterAndNodeGoTogether() throws {

@@ -12,13 +12,27 @@ import Testing
         #expect(try RedisEndpoint(url: "redis://[::1]:7000/2").description == "[::1]:7000/2")
     }
 
+    @Test func aLoginInTheURLIsReadButNeverShown() throws {
+        let plain = try RedisEndpoint(url: "redis://:s3cret@cache:6390/2")
+        #expect(plain == RedisEndpoint(host: "cache", port: 6390, database: 2, password: "s3cret"))
+        #expect(plain.description == "cache:6390/2")
+        let escaped = try RedisEndpoint(url: "redis://clubroom:p%40ss%3Aw%2Frd@[::1]:7000")
+        #expect(escaped == RedisEndpoint(host: "::1", port: 7000, user: "clubroom", password: "p@ss:w/rd"))
+        #expect(escaped.description == "[::1]:7000")
+        #expect(RedisEndpoint.redacted("redis://clubroom:p%40ss@h:1/2") == "redis://clubroom:***@h:1/2")
+        #expect(RedisEndpoint.redacted("redis://:pw@h") == "redis://:***@h")
+        #expect(RedisEndpoint.redacted("redis://h:1") == "redis://h:1")
+    }
+
     @Test func badURLsAreRefusedWithTheirReason() {
         #expect(throws: RedisEndpointError.notRedisURL("http://x:1")) { try RedisEndpoint(url: "http://x:1") }
         #expect(throws: RedisEndpointError.badPort("99999")) { try RedisEndpoint(url: "redis://x:99999") }
         #expect(throws: RedisEndpointError.badPort("")) { try RedisEndpoint(url: "redis://x:") }
         #expect(throws: RedisEndpointError.badHost("")) { try RedisEndpoint(url: "redis://:6379") }
         #expect(throws: RedisEndpointError.badDatabase("x")) { try RedisEndpoint(url: "redis://x:1/x") }
-        #expect(throws: RedisEndpointError.credentialsNotSupported) { try RedisEndpoint(url: "redis://u:p@x:1") }
+        #expect(throws: RedisEndpointError.passwordMissing) { try RedisEndpoint(url: "redis://u@x:1") }
+        #expect(throws: RedisEndpointError.passwordMissing) { try RedisEndpoint(url: "redis://u:@x:1") }
+        #expect(throws: RedisEndpointError.badCredentials) { try RedisEndpoint(url: "redis://u:p%4@x:1") }
         #expect(RedisEndpointError.badPort("0").description == "'0' is not a port (1-65535)")
     }
 }
@@ -162,5 +176,57 @@ func quickConnection(_ server: RedisServerProcess, source: String? = nil) throws
         #expect(try zero.command("GET", "where") == .null)
         #expect(try zero.command("SELECT", "3") == .status("OK"))
         #expect(try zero.command("GET", "where") == .bulk(Array("three".utf8)))
+    }
+}
+
+@Suite(.serialized) struct RedisLoginTests {
+    func connection(_ server: RedisServerProcess, user: String? = nil, password: String?) -> RedisConnection {
+        RedisConnection(
+            endpoint: RedisEndpoint(host: server.host, port: server.port, user: user, password: password),
+            options: RedisOptions(connectTimeoutMilliseconds: 300, commandTimeoutMilliseconds: 300))
+    }
+
+    @Test func theRightPasswordLogsInAndAWrongOrMissingOneIsRefusedAtTheConnect() throws {
+        let server = try RedisServerProcess(appendOnly: false, password: "s3cret")
+        #expect(try connection(server, password: "s3cret").command("PING").string == "PONG")
+
+        let wrong = connection(server, password: "guess")
+        do {
+            _ = try wrong.command("PING")
+            Issue.record("a wrong password logged in")
+        } catch {
+            guard case .refusedLogin(let endpoint, let reason) = error else {
+                Issue.record("expected a refused login, got \(error)")
+                return
+            }
+            #expect(endpoint == "127.0.0.1:\(server.port)")
+            #expect(reason.hasPrefix("WRONGPASS"))
+            #expect(error.isUnavailable)
+            #expect(!error.description.contains("guess"))
+        }
+        #expect(!wrong.isConnected)
+
+        do {
+            _ = try connection(server, password: nil).command("PING")
+            Issue.record("no password logged in")
+        } catch {
+            #expect(
+                error
+                    == .refusedLogin(
+                        endpoint: "127.0.0.1:\(server.port)",
+                        reason: "it wants a password (NOAUTH Authentication required.)"))
+        }
+    }
+
+    @Test func anACLUserLogsInWithItsOwnPassword() throws {
+        let server = try RedisServerProcess(appendOnly: false, password: "admin")
+        let admin = connection(server, password: "admin")
+        _ = try admin.command("ACL", "SETUSER", "clubroom", "on", ">node-pass", "~cr:*", "+@all")
+        let node = connection(server, user: "clubroom", password: "node-pass")
+        #expect(try node.command("SET", "cr:x", "1").string == "OK")
+        #expect(throws: RedisError.self) { try node.command("SET", "elsewhere", "1") }
+        #expect(throws: RedisError.self) {
+            try connection(server, user: "clubroom", password: "admin").command("PING")
+        }
     }
 }

@@ -49,7 +49,12 @@ enum ServeCommand: ClubroomCommand {
                 help: "Most people in one room."),
             .value(
                 "cluster", placeholder: "redis://HOST:PORT", type: .url(schemes: ["redis"]),
-                help: "Redis of the cluster this server is a node of; needs --node."),
+                help:
+                    "Redis of the cluster this server is a node of; needs --node. A login goes in the URL "
+                    + "(redis://USER:PASSWORD@HOST:PORT) or, kept out of the process list, in --cluster-password-file."),
+            .value(
+                "cluster-password-file", placeholder: "FILE", type: .path,
+                help: "A file whose first line is the password for Redis (the URL's user, if any, logs in with it)."),
             .value(
                 "node", placeholder: "NAME", type: .string,
                 help: "This node's name in the cluster, unique among the running nodes; needs --cluster."),
@@ -75,6 +80,7 @@ enum ServeCommand: ClubroomCommand {
         var node: String?
         var relay: Endpoint?
         var clusterSecretFile: String?
+        var clusterPasswordFile: String?
         var publicAddress: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
@@ -92,18 +98,29 @@ enum ServeCommand: ClubroomCommand {
             node = arguments.string("node")
             relay = arguments.endpoint("relay")
             clusterSecretFile = arguments.path("cluster-secret-file")
+            clusterPasswordFile = arguments.path("cluster-password-file")
             if let url = arguments.string("cluster") {
                 do throws(RedisEndpointError) {
                     cluster = try RedisEndpoint(url: url)
                 } catch {
-                    throw .badValue(argument: "--cluster", value: url, expected: "redis://HOST:PORT; \(error)")
+                    throw .badValue(
+                        argument: "--cluster", value: RedisEndpoint.redacted(url),
+                        expected: "redis://HOST:PORT; \(error)")
                 }
+            }
+            if clusterPasswordFile != nil, cluster?.password != nil {
+                throw .badValue(
+                    argument: "--cluster-password-file", value: clusterPasswordFile ?? "",
+                    expected: "no password in the --cluster URL as well (give it once)")
             }
             if cluster != nil, node == nil { throw .needs(option: "--cluster", needed: "--node NAME") }
             if node != nil, cluster == nil { throw .needs(option: "--node", needed: "--cluster redis://HOST:PORT") }
             if relay != nil, cluster == nil { throw .needs(option: "--relay", needed: "--cluster redis://HOST:PORT") }
             if clusterSecretFile != nil, cluster == nil {
                 throw .needs(option: "--cluster-secret-file", needed: "--cluster redis://HOST:PORT")
+            }
+            if clusterPasswordFile != nil, cluster == nil {
+                throw .needs(option: "--cluster-password-file", needed: "--cluster redis://HOST:PORT")
             }
         }
     }
@@ -113,6 +130,10 @@ enum ServeCommand: ClubroomCommand {
         let roles = try RoleTable.load(
             contentsOf: options.rolesFile.map { URL(fileURLWithPath: $0) } ?? ClubroomResources.rolesURL)
         let dataDirectory = options.dataDirectory ?? DefaultPaths.dataDirectory
+        var redis = options.cluster
+        if let path = options.clusterPasswordFile {
+            redis?.password = try readPassword(at: path)
+        }
         var clusterSecret: [UInt8]?
         if let path = options.clusterSecretFile {
             do {
@@ -131,7 +152,7 @@ enum ServeCommand: ClubroomCommand {
             media: MediaConfiguration(
                 bindHost: options.media.host, port: Int(options.media.port),
                 publicAddress: try options.publicAddress.map(resolvePublicAddress)),
-            cluster: options.cluster.map {
+            cluster: redis.map {
                 ClusterSettings(
                     redis: $0, node: options.node ?? "", relayHost: options.relay?.host ?? options.media.host,
                     relayPort: Int(options.relay?.port ?? 0), secret: clusterSecret)
@@ -188,6 +209,23 @@ enum ServeCommand: ClubroomCommand {
             _ = inet_ntop(AF_INET, &value, &text, socklen_t(text.count))
         }
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The first line of `--cluster-password-file` (without its line ending): a password for Redis.
+    static func readPassword(at path: String) throws -> String {
+        let place = "cluster password file \(path)"
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ServerStartError(place: place, problem: "cannot be read")
+        }
+        guard let text = String(validating: Array(data), as: UTF8.self) else {
+            throw ServerStartError(place: place, problem: "is not UTF-8 text")
+        }
+        let line = text.prefix { $0 != "\n" && $0 != "\r\n" }
+        let password = String(line.hasSuffix("\r") ? line.dropLast() : line)
+        guard !password.isEmpty else {
+            throw ServerStartError(place: place, problem: "has no password on its first line")
+        }
+        return password
     }
 
     /// A room of 10,000 needs more descriptors than the usual soft limit of 1,024: raise it to the hard limit.
