@@ -357,6 +357,15 @@ public final class ClusterNode: Sendable {
         _ room: String, entry: RoomEntry, operations: [StateOperation] = [], requestCursor: String? = nil,
         completion: @escaping @Sendable (Result<AppendResult, ClusterError>) -> Void
     ) {
+        append(room, entry: entry, operations: { operations }, requestCursor: requestCursor, completion: completion)
+    }
+
+    /// `append`, with state operations made on the write thread just before they are written (a checkpoint of a
+    /// big room takes long to encode: the runtime's thread does not wait for it).
+    public func append(
+        _ room: String, entry: RoomEntry, operations makeOperations: @escaping @Sendable () -> [StateOperation],
+        requestCursor: String? = nil, completion: @escaping @Sendable (Result<AppendResult, ClusterError>) -> Void
+    ) {
         let configuration = self.configuration
         let deadline = Self.now() + Int64(configuration.timing.requestDeadlineMilliseconds)
         writeWorker.perform(
@@ -364,6 +373,7 @@ public final class ClusterNode: Sendable {
             {
                 [self] connection throws(RedisError) -> Result<AppendResult, ClusterError> in
                 let store = ClusterStore(connection: connection, retention: configuration.retention)
+                let operations = makeOperations()
                 while true {
                     guard let token = owns(room) else { return .failure(.notOwner(room: room)) }
                     var written = entry
