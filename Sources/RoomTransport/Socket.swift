@@ -139,26 +139,20 @@ enum Socket {
         }
     }
 
-    /// Starts a non-blocking connect; the caller waits for writability and then checks ``pendingError(_:)``.
-    static func startConnect(host: String, port: Int) throws(TransportError) -> Int32 {
-        let place = "connect \(host):\(port)"
-        var lastError = TransportError(place: place, problem: "no address")
-        for address in try resolve(host: host, port: port, passive: false) {
-            let descriptor = socket(family(of: address), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard descriptor >= 0 else {
-                lastError = .system(place)
-                continue
-            }
-            makeNonBlocking(descriptor)
-            setOption(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-            let status = address.withUnsafeBytes { raw in
-                connect(descriptor, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
-            }
-            if status == 0 || errno == EINPROGRESS { return descriptor }
-            lastError = .system(place)
-            Glibc.close(descriptor)
+    /// Starts a non-blocking connect to one resolved address (see ``resolve(host:port:passive:)``); the caller waits
+    /// for writability and then checks ``pendingError(_:)``.
+    static func startConnect(to address: [UInt8], place: String) throws(TransportError) -> Int32 {
+        let descriptor = socket(family(of: address), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw .system(place) }
+        makeNonBlocking(descriptor)
+        setOption(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        let status = address.withUnsafeBytes { raw in
+            connect(descriptor, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
         }
-        throw lastError
+        if status == 0 || errno == EINPROGRESS { return descriptor }
+        let error = TransportError.system(place)
+        Glibc.close(descriptor)
+        throw error
     }
 
     static func shutdownWrite(_ descriptor: Int32) { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }

@@ -51,6 +51,16 @@ public final class WebSocketClient: Sendable {
         to url: String, headers: HTTPHeaders = HTTPHeaders(), tls: TLSClientConfiguration = TLSClientConfiguration(),
         options: WebSocketOptions = WebSocketOptions(), loop: EventLoop? = nil, handler: Handler
     ) throws(TransportError) -> WebSocketClient {
+        try connect(to: url, headers: headers, tls: tls, options: options, loop: loop, handler: handler, addresses: nil)
+    }
+
+    /// `connect`, to `addresses` (socket addresses, as `Socket.resolve` gives them) instead of those the URL's
+    /// host resolves to when given.
+    static func connect(
+        to url: String, headers: HTTPHeaders = HTTPHeaders(), tls: TLSClientConfiguration = TLSClientConfiguration(),
+        options: WebSocketOptions = WebSocketOptions(), loop: EventLoop? = nil, handler: Handler,
+        addresses given: [[UInt8]]?
+    ) throws(TransportError) -> WebSocketClient {
         let address: WebSocketURL
         do {
             address = try WebSocketURL(url)
@@ -65,13 +75,48 @@ public final class WebSocketClient: Sendable {
         if runLoop.inLoop {
             throw TransportError(place: "websocket connect \(url)", problem: "called on the loop's own thread")
         }
-        let descriptor: Int32
-        do {
-            descriptor = try Socket.startConnect(host: address.host, port: address.port)
+        var addresses = given ?? []
+        do throws(TransportError) {
+            if given == nil { addresses = try Socket.resolve(host: address.host, port: address.port, passive: false) }
         } catch {
             if ownLoop { runLoop.shutdown() }
             throw error
         }
+        // A name with several addresses (the nodes of a cluster, say): each is tried in turn while connects
+        // fail before reaching a server, the one that answered last time first, each but the last for at most
+        // `addressConnectTimeout`.
+        let key = "\(address.host):\(address.port)"
+        let ordered = AddressMemory.shared.ordered(addresses, for: key)
+        var failure = TransportError(place: "connect \(key)", problem: "no address")
+        for (index, socketAddress) in ordered.enumerated() {
+            let last = index == ordered.count - 1
+            var attemptOptions = options
+            if !last { attemptOptions.connectTimeout = min(options.connectTimeout, addressConnectTimeout) }
+            do {
+                let client = try attempt(
+                    socketAddress, address: address, url: url, headers: headers, tlsContext: tlsContext,
+                    options: attemptOptions, loop: runLoop, ownLoop: ownLoop, last: last, handler: handler)
+                if ordered.count > 1 { AddressMemory.shared.remember(socketAddress, for: key) }
+                return client
+            } catch {
+                failure = error
+                guard !last, error.place.hasPrefix("connect ") else { break }
+            }
+        }
+        if ownLoop { runLoop.shutdown() }
+        throw failure
+    }
+
+    /// How long a connect to one of several addresses may take before the next is tried.
+    static let addressConnectTimeout: Duration = .seconds(3)
+
+    /// One connection attempt to one address: connect, TLS, upgrade. Only the last attempt, or one that opened,
+    /// stops a loop the client started itself when its connection ends.
+    private static func attempt(
+        _ socketAddress: [UInt8], address: WebSocketURL, url: String, headers: HTTPHeaders, tlsContext: TLSContext?,
+        options: WebSocketOptions, loop runLoop: EventLoop, ownLoop: Bool, last: Bool, handler: Handler
+    ) throws(TransportError) -> WebSocketClient {
+        let descriptor = try Socket.startConnect(to: socketAddress, place: "connect \(address.host):\(address.port)")
         let stream: ByteStream
         do {
             stream =
@@ -80,14 +125,15 @@ public final class WebSocketClient: Sendable {
                 } ?? PlainStream(descriptor: descriptor)
         } catch {
             PlainStream(descriptor: descriptor).close()
-            if ownLoop { runLoop.shutdown() }
             throw error
         }
 
         let outcome = Mutex<TransportError??>(nil)
         let settled = DispatchSemaphore(value: 0)
+        let opened = Atomic<Bool>(false)
         var events = ConnectionEvents()
         events.open = { _ in
+            opened.store(true, ordering: .releasing)
             outcome.withLock { $0 = .some(nil) }
             settled.signal()
         }
@@ -98,7 +144,9 @@ public final class WebSocketClient: Sendable {
         events.message = { handler.onMessage($1) }
         events.close = { handler.onClose($1, $2) }
         events.roundTrip = { handler.onRoundTrip($1) }
-        events.finished = { _ in if ownLoop { runLoop.shutdown() } }
+        events.finished = { _ in
+            if ownLoop, last || opened.load(ordering: .acquiring) { runLoop.shutdown() }
+        }
 
         // The key is a nonce, not a secret: should libcrypto have no entropy source, the system generator will do.
         let nonce = (try? SecureRandom.bytes(16)) ?? (0..<16).map { _ in UInt8.random(in: .min ... .max) }

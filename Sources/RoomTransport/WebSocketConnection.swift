@@ -30,6 +30,9 @@ public struct WebSocketOptions: Sendable, Equatable {
     public var idleTimeout: Duration = .seconds(15)
     /// How long TCP connect, TLS and the HTTP upgrade may take together.
     public var handshakeTimeout: Duration = .seconds(10)
+    /// How long the TCP connect alone may take (within `handshakeTimeout`); a client with more addresses of a
+    /// server to try shortens it for all but the last.
+    public var connectTimeout: Duration = .seconds(10)
     /// How long to wait for the peer's close frame and then for its end of the stream.
     public var closeTimeout: Duration = .seconds(3)
 
@@ -163,6 +166,9 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     private var lastReceived: Int64
     private var lastPing: Int64
     private var deadline: Int64
+    /// When a TCP connect still under way gives up (a client's connection), and how long that is.
+    private let connectDeadline: Int64
+    private let connectMilliseconds: Int64
     private var pingCounter: UInt64 = 0
     /// The payload of the ping awaiting its pong and when it went out.
     private var outstandingPing: (payload: [UInt8], sentAt: ContinuousClock.Instant)?
@@ -190,6 +196,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         lastReceived = now
         lastPing = now
         deadline = now + options.handshakeTimeout.milliseconds
+        connectMilliseconds = min(options.connectTimeout, options.handshakeTimeout).milliseconds
+        connectDeadline = now + connectMilliseconds
     }
 
     public static func == (lhs: WebSocketConnection, rhs: WebSocketConnection) -> Bool { lhs.id == rhs.id }
@@ -343,10 +351,16 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         events.close(self, code, reason)
     }
 
+    /// Where a connect that failed while its TCP connect was under way says it failed: nothing reached the
+    /// server, so another of its addresses may be tried (`WebSocketClient`).
+    static func tcpConnectPlace(_ address: String) -> String { "connect \(address)" }
+
     private func failBeforeOpen(_ problem: String) {
         guard state != .closed else { return }
         if !opened {
-            events.failedBeforeOpen(TransportError(place: "websocket connect \(remoteAddress)", problem: problem))
+            let place =
+                state == .connecting ? Self.tcpConnectPlace(remoteAddress) : "websocket connect \(remoteAddress)"
+            events.failedBeforeOpen(TransportError(place: place, problem: problem))
         }
         report(.abnormalClosure, problem)
         terminate()
@@ -683,6 +697,8 @@ extension WebSocketConnection: EventLoopHandler {
 
     func tick(nowMilliseconds now: Int64) {
         switch state {
+        case .connecting where now > connectDeadline:
+            failBeforeOpen("no answer to the connect within \(connectMilliseconds) ms")
         case .connecting, .tlsHandshake, .awaitingHead:
             if now > deadline { failBeforeOpen("handshake timed out") }
         case .open:
