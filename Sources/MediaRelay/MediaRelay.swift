@@ -289,6 +289,16 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         }
     }
 
+    /// Starts the silence of `room`'s other nodes (every room's, with nil) afresh from now: for when this node
+    /// begins to serve people in the room again, or hears from Redis again, and the others may only now be
+    /// starting to send to it.
+    public func restartSilence(room: String? = nil) {
+        let now = MonotonicClock.milliseconds()
+        inbound.withLock { state in
+            for key in state.heard.keys where room == nil || key.room == room { state.heard[key] = now }
+        }
+    }
+
     /// The rooms whose other nodes have all been silent (no authenticated media, no keepalive) for at least
     /// `milliseconds`, each with those nodes' names. A room this node relays to no one is never in it.
     public func silentRooms(forMilliseconds milliseconds: Int64) -> [(room: String, nodes: [String])] {
