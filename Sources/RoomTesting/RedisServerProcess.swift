@@ -10,6 +10,8 @@ public final class RedisServerProcess: @unchecked Sendable {
     /// Whether the server keeps an append-only file (fsync every second), so a restart keeps its data.
     public let appendOnly: Bool
     public let folder: TemporaryDirectory
+    /// The network namespace the server runs in, if any (then only processes inside it reach the server).
+    public let namespace: NetworkNamespace?
     public private(set) var pid: pid_t = 0
 
     /// Whether `redis-server` is installed (`make test` installs it).
@@ -20,10 +22,12 @@ public final class RedisServerProcess: @unchecked Sendable {
     ]
     .first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    /// Starts a server on a free port of `host` and waits until it answers PING.
-    public init(host: String = "127.0.0.1", appendOnly: Bool = true) throws {
+    /// Starts a server on a free port of `host` (inside `namespace` when one is given) and waits until it
+    /// answers PING.
+    public init(host: String = "127.0.0.1", appendOnly: Bool = true, namespace: NetworkNamespace? = nil) throws {
         self.host = host
         self.appendOnly = appendOnly
+        self.namespace = namespace
         folder = TemporaryDirectory()
         port = try freeLoopbackPort()
         try start()
@@ -46,12 +50,14 @@ public final class RedisServerProcess: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: folder.file("appendonlydir"))
             try? FileManager.default.removeItem(atPath: folder.file("dump.rdb"))
         }
-        let arguments = [
+        let command = [
             executable, "--port", String(port), "--bind", host, "--save", "", "--appendonly", appendOnly ? "yes" : "no",
             "--appendfsync", "everysec", "--dir", folder.path, "--logfile", folder.file("redis.log"), "--daemonize",
             "no",
             "--protected-mode", "no",
         ]
+        // nsenter execs the server without forking, so the PID is the server's own.
+        let arguments = namespace?.wrap(command) ?? command
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -61,7 +67,7 @@ public final class RedisServerProcess: @unchecked Sendable {
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
-        let status = posix_spawn(&child, executable, &actions, nil, argv, environ)
+        let status = posix_spawn(&child, arguments[0], &actions, nil, argv, environ)
         guard status == 0 else {
             throw RedisServerError.couldNotStart("posix_spawn: \(String(cString: strerror(status)))")
         }
@@ -101,7 +107,12 @@ public final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Whether the server answers PING now.
-    public func ping() -> Bool { rawCommand("*1\r\n$4\r\nPING\r\n")?.hasPrefix("+PONG") ?? false }
+    public func ping() -> Bool {
+        if let namespace {
+            return namespace.run(["redis-cli", "-h", host, "-p", String(port), "ping"]).output.hasPrefix("PONG")
+        }
+        return rawCommand("*1\r\n$4\r\nPING\r\n")?.hasPrefix("+PONG") ?? false
+    }
 
     /// Sends a command in RESP over a fresh TCP connection and returns the first line of the answer (for the
     /// readiness checks of this type; tests talk to Redis through the product's client).
