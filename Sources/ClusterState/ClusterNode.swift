@@ -124,6 +124,8 @@ public final class ClusterNode: Sendable {
         var pendingAcquires: [String: Int64] = [:]
         var highestEpoch: [String: UInt64] = [:]
         var nodes: [String: NodeRecord] = [:]
+        /// When each live node last refreshed its registration, as far as its key's TTL tells (CLOCK_BOOTTIME ms).
+        var renewals: [String: Int64] = [:]
         var available = true
         var unavailableSince: Int64?
         var availableAgainAt: Int64 = 0
@@ -172,6 +174,13 @@ public final class ClusterNode: Sendable {
 
     /// The live nodes, as of the last tick (this one included).
     public var nodes: [NodeRecord] { state.withLock { $0.nodes.values.sorted { $0.name < $1.name } } }
+
+    /// Whether the node `name` refreshed its registration in Redis within the last `milliseconds`, as of the
+    /// last tick (its key's remaining TTL says when it last did): a node that does is alive and reaches Redis.
+    public func renewedRecently(_ name: String, withinMilliseconds milliseconds: Int64) -> Bool {
+        let now = Self.now()
+        return state.withLock { state in state.renewals[name].map { now - $0 <= milliseconds } ?? false }
+    }
 
     /// Connects, loads the function library and registers, on the calling thread (at start-up, before the
     /// runtime's loop has work). Fails with an error naming the Redis address when Redis cannot be reached.
@@ -688,8 +697,14 @@ public final class ClusterNode: Sendable {
                 dropLease(room, token: lease.token, fenced: true)
             }
         }
-        let live = try store.liveNodes()
+        let listed = try store.liveNodesWithTTL()
+        let live = listed.map(\.record)
+        let readAt = Self.now()
+        let ttl = Int64(timing.nodeTTLMilliseconds)
         let (joined, left) = state.withLock { state -> ([NodeRecord], [NodeRecord]) in
+            state.renewals = Dictionary(
+                listed.map { ($0.record.name, readAt - max(0, ttl - Int64($0.ttlMilliseconds))) },
+                uniquingKeysWith: max)
             var joined: [NodeRecord] = []
             var left: [NodeRecord] = []
             let byName = Dictionary(uniqueKeysWithValues: live.map { ($0.name, $0) })

@@ -98,15 +98,25 @@ public struct ClusterStore {
 
     /// The nodes whose registration is live; names whose registration expired are dropped from the set.
     public func liveNodes() throws(ClusterError) -> [NodeRecord] {
+        try liveNodesWithTTL().map(\.record)
+    }
+
+    /// The live nodes, each with its registration's remaining time to live (ms, from `PTTL`, read in the same
+    /// pipeline): a node that refreshes every second has nearly its whole TTL left; one that stopped has less
+    /// and less.
+    public func liveNodesWithTTL() throws(ClusterError) -> [(record: NodeRecord, ttlMilliseconds: Int)] {
         do throws(RedisError) {
             let names = try connection.command(RedisCommand("SMEMBERS", ClusterKeys.nodes)).requireArray("node names")
                 .compactMap(\.string).sorted()
             guard !names.isEmpty else { return [] }
-            let values = try connection.command(RedisCommand(["MGET"] + names.map(ClusterKeys.node)))
-                .requireArray("node records")
-            var live: [NodeRecord] = []
+            let replies = try connection.pipeline(
+                [RedisCommand(["MGET"] + names.map(ClusterKeys.node))]
+                    + names.map { RedisCommand("PTTL", ClusterKeys.node($0)) })
+            let values = try replies[0].requireArray("node records")
+            let ttls = replies.dropFirst().map { Int($0.integer ?? -2) }
+            var live: [(record: NodeRecord, ttlMilliseconds: Int)] = []
             var gone: [String] = []
-            for (name, value) in zip(names, values) {
+            for (index, (name, value)) in zip(names, values).enumerated() {
                 guard let text = value.string else {
                     gone.append(name)
                     continue
@@ -115,10 +125,9 @@ public struct ClusterStore {
                 guard fields.count == 4, let incarnation = UInt64(fields[0]), let slot = Int(fields[1]) else {
                     continue
                 }
-                live.append(
-                    NodeRecord(
-                        name: name, incarnation: incarnation, slot: slot, mediaAddress: fields[2],
-                        relayAddress: fields[3]))
+                let record = NodeRecord(
+                    name: name, incarnation: incarnation, slot: slot, mediaAddress: fields[2], relayAddress: fields[3])
+                live.append((record, index < ttls.count ? ttls[index] : -2))
             }
             if !gone.isEmpty { _ = try connection.command(RedisCommand(["SREM", ClusterKeys.nodes] + gone)) }
             return live

@@ -38,6 +38,13 @@ public final class RelayCounters: Sendable {
         case authenticationFailed = "relay_auth_failed"
         /// Replayed or too old.
         case replayed = "relay_replayed"
+        /// Keepalives sent to other nodes (one per room per remote node of it every second).
+        case keepaliveSent = "relay_keepalive_sent"
+        /// Keepalives from other nodes that authenticated.
+        case keepaliveReceived = "relay_keepalive_received"
+        /// Keepalives refused: from no node of a room here, not authenticating (another cluster secret, a stale
+        /// incarnation), replayed, or not a report.
+        case keepaliveRefused = "relay_keepalive_refused"
     }
 
     private let sentCount = Atomic<Int>(0)
@@ -48,6 +55,9 @@ public final class RelayCounters: Sendable {
     private let notPermittedCount = Atomic<Int>(0)
     private let authenticationCount = Atomic<Int>(0)
     private let replayedCount = Atomic<Int>(0)
+    private let keepaliveSentCount = Atomic<Int>(0)
+    private let keepaliveReceivedCount = Atomic<Int>(0)
+    private let keepaliveRefusedCount = Atomic<Int>(0)
 
     func add(_ name: Name, _ amount: Int = 1) {
         switch name {
@@ -59,6 +69,9 @@ public final class RelayCounters: Sendable {
         case .notPermitted: notPermittedCount.add(amount, ordering: .relaxed)
         case .authenticationFailed: authenticationCount.add(amount, ordering: .relaxed)
         case .replayed: replayedCount.add(amount, ordering: .relaxed)
+        case .keepaliveSent: keepaliveSentCount.add(amount, ordering: .relaxed)
+        case .keepaliveReceived: keepaliveReceivedCount.add(amount, ordering: .relaxed)
+        case .keepaliveRefused: keepaliveRefusedCount.add(amount, ordering: .relaxed)
         }
     }
 
@@ -72,6 +85,9 @@ public final class RelayCounters: Sendable {
         case .notPermitted: notPermittedCount.load(ordering: .relaxed)
         case .authenticationFailed: authenticationCount.load(ordering: .relaxed)
         case .replayed: replayedCount.load(ordering: .relaxed)
+        case .keepaliveSent: keepaliveSentCount.load(ordering: .relaxed)
+        case .keepaliveReceived: keepaliveReceivedCount.load(ordering: .relaxed)
+        case .keepaliveRefused: keepaliveRefusedCount.load(ordering: .relaxed)
         }
     }
 
@@ -89,6 +105,14 @@ public final class RelayCounters: Sendable {
 /// publish (its gate), and that it authenticates under the sending node's key, and the forwarder fans it out.
 /// One thread and no copy between the relay socket and the listeners. A packet that does not authenticate is
 /// counted, and logged once per node and room every 10 s: the nodes' cluster secrets differ.
+///
+/// **Keepalives.** Every second the relay sends each other node of each room it relays one SRTCP receiver
+/// report, protected with this node's relay key for the room. Its sender SSRC is the room's tag
+/// (`RelayKeys.roomTag`), so the receiver knows which room's key to check it under; its report blocks carry,
+/// for each speaker of the receiving node, the worst loss (fraction and cumulative) that this node's listeners
+/// reported since the last keepalive. The speaker's node adds that loss to what its own listeners report, so the
+/// speaker's FEC follows every node's listeners. Keepalives and authenticated media are what tell a node that
+/// another node of the room still reaches it (`silentRooms`).
 public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
     // Safe to share: `outbound` and `inbound` are behind mutexes; `scratch` and the sessions are used on the
     // forwarding thread only (the tap's two calls).
@@ -106,9 +130,18 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
 
     private final class OutboundRoom {
         let session: SRTPSession
+        let tag: UInt32
         var targets: [RelayNode] = []
 
-        init(session: SRTPSession) { self.session = session }
+        init(session: SRTPSession, tag: UInt32) {
+            self.session = session
+            self.tag = tag
+        }
+    }
+
+    private struct RoomNode: Hashable {
+        var room: String
+        var node: String
     }
 
     private struct RemoteSpeaker {
@@ -129,7 +162,20 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         /// One session per room and sending incarnation.
         var sessions: [SessionKey: SRTPSession] = [:]
         var lastComplaint: [String: Int64] = [:]
+        /// Rooms with other nodes, by their keepalive tag (a tag could be shared: each is tried).
+        var roomTags: [UInt32: Set<String>] = [:]
+        /// When authenticated media or a keepalive last came from each other node of each room (or when that node
+        /// became one of the room's, which gives it the same grace).
+        var heard: [RoomNode: Int64] = [:]
+        /// The worst loss this node's listeners reported since the last keepalive, per remote speaker.
+        var loss: [UInt32: RTCPReportBlock] = [:]
     }
+
+    /// At most this many speakers' losses go in one keepalive (two receiver reports, within one datagram).
+    static let maxKeepaliveBlocks = 50
+    private static let blocksPerReport = 25
+    /// When the keepalives last went out (forwarding thread only).
+    private var lastKeepalive: Int64 = 0
 
     /// Binds the relay socket (port 0 picks one) for the node `node` in its incarnation `incarnation`, with
     /// the cluster's shared secret. `log` receives a line whenever another node's media is refused.
@@ -167,6 +213,7 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
     /// The other nodes that have peers in `room` (this node left out): each local speaker's packets go to each.
     public func setRemoteNodes(_ nodes: [RelayNode], room: String) {
         let others = nodes.filter { $0.name != node }
+        let tag = RelayKeys.roomTag(room: room)
         outbound.withLock { rooms in
             if others.isEmpty {
                 rooms[room] = nil
@@ -175,16 +222,28 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
             if rooms[room] == nil {
                 let key = RelayKeys.key(secret: secret, room: room, node: node, incarnation: incarnation)
                 guard let session = try? SRTPSession(key: key, direction: .outbound) else { return }
-                rooms[room] = OutboundRoom(session: session)
+                rooms[room] = OutboundRoom(session: session, tag: tag)
             }
             rooms[room]?.targets = others
         }
+        let now = MonotonicClock.milliseconds()
         inbound.withLock { state in
+            let names = Set(others.map(\.name))
+            state.heard = state.heard.filter { $0.key.room != room || names.contains($0.key.node) }
             for other in others {
                 if let old = state.nodes[other.name], old.incarnation != other.incarnation {
                     state.sessions = state.sessions.filter { $0.key.room != room || $0.key.node != other.name }
+                    state.heard[RoomNode(room: room, node: other.name)] = now
                 }
                 state.nodes[other.name] = other
+                let key = RoomNode(room: room, node: other.name)
+                if state.heard[key] == nil { state.heard[key] = now }
+            }
+            if others.isEmpty {
+                state.roomTags[tag]?.remove(room)
+                if state.roomTags[tag]?.isEmpty == true { state.roomTags[tag] = nil }
+            } else {
+                state.roomTags[tag, default: []].insert(room)
             }
         }
     }
@@ -196,7 +255,10 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
     }
 
     public func removeRemoteSpeaker(ssrc: UInt32) {
-        inbound.withLock { _ = $0.speakers.removeValue(forKey: ssrc) }
+        inbound.withLock { state in
+            state.speakers[ssrc] = nil
+            state.loss[ssrc] = nil
+        }
     }
 
     /// A node left the cluster: nothing more is sent to it or accepted from it.
@@ -207,16 +269,50 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         inbound.withLock { state in
             state.nodes[name] = nil
             state.speakers = state.speakers.filter { $0.value.node != name }
+            state.loss = state.loss.filter { state.speakers[$0.key] != nil }
             state.sessions = state.sessions.filter { $0.key.node != name }
+            state.heard = state.heard.filter { $0.key.node != name }
         }
     }
 
     /// Forgets a room: its relays in both directions stop.
     public func closeRoom(_ room: String) {
         outbound.withLock { _ = $0.removeValue(forKey: room) }
+        let tag = RelayKeys.roomTag(room: room)
         inbound.withLock { state in
             state.speakers = state.speakers.filter { $0.value.room != room }
+            state.loss = state.loss.filter { state.speakers[$0.key] != nil }
             state.sessions = state.sessions.filter { $0.key.room != room }
+            state.heard = state.heard.filter { $0.key.room != room }
+            state.roomTags[tag]?.remove(room)
+            if state.roomTags[tag]?.isEmpty == true { state.roomTags[tag] = nil }
+        }
+    }
+
+    /// Starts the silence of `room`'s other nodes (every room's, with nil) afresh from now: for when this node
+    /// begins to serve people in the room again, or hears from Redis again, and the others may only now be
+    /// starting to send to it.
+    public func restartSilence(room: String? = nil) {
+        let now = MonotonicClock.milliseconds()
+        inbound.withLock { state in
+            for key in state.heard.keys where room == nil || key.room == room { state.heard[key] = now }
+        }
+    }
+
+    /// The rooms whose other nodes have all been silent (no authenticated media, no keepalive) for at least
+    /// `milliseconds`, each with those nodes' names. A room this node relays to no one is never in it.
+    public func silentRooms(forMilliseconds milliseconds: Int64) -> [(room: String, nodes: [String])] {
+        let targets = outbound.withLock { rooms in rooms.mapValues { $0.targets.map(\.name) } }
+        let now = MonotonicClock.milliseconds()
+        return inbound.withLock { state in
+            targets.compactMap { room, nodes -> (room: String, nodes: [String])? in
+                guard !nodes.isEmpty else { return nil }
+                let silent = nodes.allSatisfy { name in
+                    now - (state.heard[RoomNode(room: room, node: name)] ?? now) >= milliseconds
+                }
+                return silent ? (room, nodes.sorted()) : nil
+            }
+            .sorted { $0.room < $1.room }
         }
     }
 
@@ -235,16 +331,70 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         }
     }
 
+    public func listenerLoss(_ block: RTCPReportBlock, room: String) {
+        inbound.withLock { state in
+            guard let speaker = state.speakers[block.ssrc], speaker.room == room else { return }
+            guard var worst = state.loss[block.ssrc] else {
+                state.loss[block.ssrc] = block
+                return
+            }
+            worst.fractionLost = max(worst.fractionLost, block.fractionLost)
+            worst.cumulativeLost = max(worst.cumulativeLost, block.cumulativeLost)
+            worst.jitter = max(worst.jitter, block.jitter)
+            worst.extendedHighestSequence = max(worst.extendedHighestSequence, block.extendedHighestSequence)
+            state.loss[block.ssrc] = worst
+        }
+    }
+
+    public func tick() {
+        let now = MonotonicClock.milliseconds()
+        guard now - lastKeepalive >= 1000 else { return }
+        lastKeepalive = now
+        let reports = inbound.withLock { state -> [RoomNode: [RTCPReportBlock]] in
+            defer { state.loss.removeAll(keepingCapacity: true) }
+            var reports: [RoomNode: [RTCPReportBlock]] = [:]
+            for (ssrc, block) in state.loss {
+                guard let speaker = state.speakers[ssrc] else { continue }
+                reports[RoomNode(room: speaker.room, node: speaker.node), default: []].append(block)
+            }
+            return reports
+        }
+        outbound.withLock { rooms in
+            for (room, target) in rooms {
+                for remote in target.targets {
+                    let blocks = (reports[RoomNode(room: room, node: remote.name)] ?? []).sorted { $0.ssrc < $1.ssrc }
+                    var bytes: [UInt8] = []
+                    var start = 0
+                    let kept = blocks.prefix(Self.maxKeepaliveBlocks)
+                    repeat {
+                        let chunk = Array(kept.dropFirst(start).prefix(Self.blocksPerReport))
+                        bytes += RTCPPacket.receiverReport(ssrc: target.tag, reports: chunk).bytes()
+                        start += Self.blocksPerReport
+                    } while start < kept.count
+                    guard bytes.count + SRTPSession.maxTrailer <= scratch.count else { continue }
+                    scratch.copyBytes(from: bytes)
+                    guard let length = try? target.session.protectRTCP(scratch, length: bytes.count) else { continue }
+                    if socket.send(UnsafeRawBufferPointer(rebasing: scratch[0..<length]), to: remote.address) {
+                        counters.add(.keepaliveSent)
+                    }
+                }
+            }
+        }
+    }
+
     // MARK: Inbound, on the forwarding thread
 
     public var inboundSocket: UDPSocket { socket }
 
     public func relayed(
         _ buffer: UnsafeMutableRawBufferPointer, length: Int, from sender: UDPAddress
-    ) -> (
-        room: String, ssrc: UInt32, plainLength: Int
-    )? {
+    )
+        -> RelayedDatagram?
+    {
         let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
+        if length >= 8, length < buffer.count, RTCPPacket.isRTCP(packet) {
+            return keepalive(buffer, length: length, from: sender)
+        }
         // A datagram that fills the buffer may have been cut short: refused as too large.
         guard length >= 12, length < buffer.count, !RTCPPacket.isRTCP(packet), let header = try? RTPHeader.parse(packet)
         else {
@@ -276,14 +426,12 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
             }
             do throws(SRTPError) {
                 let plain = try session.unprotect(buffer, length: length)
+                state.heard[RoomNode(room: speaker.room, node: origin.name)] = MonotonicClock.milliseconds()
                 return .deliver(room: speaker.room, length: plain)
             } catch .authenticationFailed {
-                let now = MonotonicClock.milliseconds()
-                let complaint = "\(origin.name)\0\(speaker.room)"
-                if let last = state.lastComplaint[complaint], now - last < 10_000 {
+                guard Self.shouldComplain(&state, room: speaker.room, origin: origin.name) else {
                     return .refuse(.authenticationFailed)
                 }
-                state.lastComplaint[complaint] = now
                 return .complain(room: speaker.room, node: origin)
             } catch .replayed {
                 return .refuse(.replayed)
@@ -294,14 +442,94 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         switch verdict {
         case .deliver(let room, let plainLength):
             counters.add(.delivered)
-            return (room, header.ssrc, plainLength)
+            return .media(room: room, ssrc: header.ssrc, plainLength: plainLength)
         case .refuse(let counter):
             counters.add(counter)
         case .complain(let room, let origin):
             counters.add(.authenticationFailed)
-            log(
-                "relay: refused media from node \(origin.name) at \(origin.address) for room \(room): it does not "
-                    + "authenticate under this cluster's secret (the nodes' cluster secrets differ)")
+            complain(room: room, origin: origin)
+        }
+        return nil
+    }
+
+    private func complain(room: String, origin: RelayNode) {
+        log(
+            "relay: refused media from node \(origin.name) at \(origin.address) for room \(room): it does not "
+                + "authenticate under this cluster's secret (the nodes' cluster secrets differ)")
+    }
+
+    /// Whether a refusal of `origin`'s media for `room` is to be logged now: once per node and room every 10 s.
+    private static func shouldComplain(_ state: inout InboundState, room: String, origin: String) -> Bool {
+        let now = MonotonicClock.milliseconds()
+        let complaint = "\(origin)\0\(room)"
+        if let last = state.lastComplaint[complaint], now - last < 10_000 { return false }
+        state.lastComplaint[complaint] = now
+        return true
+    }
+
+    /// Another node's keepalive: an SRTCP receiver report whose sender SSRC is a room's tag, from that node's
+    /// relay socket, under its relay key for the room.
+    private func keepalive(
+        _ buffer: UnsafeMutableRawBufferPointer, length: Int, from sender: UDPAddress
+    )
+        -> RelayedDatagram?
+    {
+        enum Verdict {
+            case accept(room: String, plainLength: Int)
+            case refuse
+            case complain(room: String, node: RelayNode)
+        }
+        let tag = UInt32(buffer[4]) << 24 | UInt32(buffer[5]) << 16 | UInt32(buffer[6]) << 8 | UInt32(buffer[7])
+        let verdict = inbound.withLock { state -> Verdict in
+            guard let origin = state.nodes.values.first(where: { $0.address == sender }),
+                let candidates = state.roomTags[tag]
+            else { return .refuse }
+            var failedRoom: String?
+            for room in candidates.sorted() where state.heard[RoomNode(room: room, node: origin.name)] != nil {
+                let sessionKey = SessionKey(room: room, node: origin.name, incarnation: origin.incarnation)
+                let session: SRTPSession
+                if let existing = state.sessions[sessionKey] {
+                    session = existing
+                } else {
+                    let key = RelayKeys.key(
+                        secret: secret, room: room, node: origin.name, incarnation: origin.incarnation)
+                    guard let created = try? SRTPSession(key: key, direction: .inbound) else { return .refuse }
+                    state.sessions[sessionKey] = created
+                    session = created
+                }
+                do throws(SRTPError) {
+                    let plain = try session.unprotectRTCP(buffer, length: length)
+                    state.heard[RoomNode(room: room, node: origin.name)] = MonotonicClock.milliseconds()
+                    return .accept(room: room, plainLength: plain)
+                } catch .authenticationFailed {
+                    failedRoom = room
+                } catch {
+                    return .refuse
+                }
+            }
+            if let failedRoom, Self.shouldComplain(&state, room: failedRoom, origin: origin.name) {
+                return .complain(room: failedRoom, node: origin)
+            }
+            return .refuse
+        }
+        switch verdict {
+        case .accept(let room, let plainLength):
+            guard
+                let packets = try? RTCPPacket.parseCompound(
+                    Array(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])))
+            else {
+                counters.add(.keepaliveRefused)
+                return nil
+            }
+            counters.add(.keepaliveReceived)
+            var blocks: [RTCPReportBlock] = []
+            for case .receiverReport(_, let reports) in packets { blocks += reports }
+            return .loss(room: room, blocks)
+        case .refuse:
+            counters.add(.keepaliveRefused)
+        case .complain(let room, let origin):
+            counters.add(.keepaliveRefused)
+            complain(room: room, origin: origin)
         }
         return nil
     }

@@ -16,6 +16,17 @@ public enum RelayKeys {
         let tag = HMACSHA256.sign(key: secret, message: message) ?? [UInt8](repeating: 0, count: HMACSHA256.tagBytes)
         return SRTPKey(bytes: Array(tag.prefix(SRTPKey.length)))!
     }
+
+    /// The sender SSRC of a room's keepalives: the first 32 bits of HMAC-SHA256 of the room under a fixed key,
+    /// so the receiver knows which room's key to check a keepalive under. It does not depend on the cluster
+    /// secret, so that a node under another secret is recognised by the room it names and refused as such (and
+    /// logged) rather than taken for noise.
+    public static func roomTag(room: String) -> UInt32 {
+        let tag =
+            HMACSHA256.sign(key: Array("clubroom relay keepalive v1".utf8), message: Array(room.utf8))
+            ?? [UInt8](repeating: 0, count: 4)
+        return tag.prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
+    }
 }
 
 /// SSRCs that carry their node's slot in the top byte, so nodes never hand out the same SSRC.

@@ -14,12 +14,22 @@ public protocol MediaRelayTap: AnyObject, Sendable {
     /// The socket other nodes relay to.
     var inboundSocket: UDPSocket { get }
     /// A datagram from `inboundSocket`, in `buffer` (with room for a trailer after `length`): checked and
-    /// unprotected in place. The room and speaker to fan it out for and its plain length, or nil when refused.
-    func relayed(
-        _ buffer: UnsafeMutableRawBufferPointer, length: Int, from sender: UDPAddress
-    ) -> (
-        room: String, ssrc: UInt32, plainLength: Int
-    )?
+    /// unprotected in place. Media to fan out, another node's keepalive with its listeners' loss of this node's
+    /// speakers, or nil when refused.
+    func relayed(_ buffer: UnsafeMutableRawBufferPointer, length: Int, from sender: UDPAddress) -> RelayedDatagram?
+    /// A local listener's reception report on `block.ssrc`, a speaker of `room` that is not at home here: the
+    /// relay carries the worst such loss back to the speaker's node in its next keepalive.
+    func listenerLoss(_ block: RTCPReportBlock, room: String)
+    /// Called on every turn of the forwarding loop (at least every 50 ms): sends the keepalives that are due.
+    func tick()
+}
+
+/// What the relay let through from another node.
+public enum RelayedDatagram: Sendable, Equatable {
+    /// A remote speaker's packet, unprotected in place: fanned out to the room's listeners here.
+    case media(room: String, ssrc: UInt32, plainLength: Int)
+    /// A keepalive: for each speaker of this node it names, the worst loss among that node's listeners.
+    case loss(room: String, [RTCPReportBlock])
 }
 
 /// A peer's media settings, from the room server to the forwarder.
@@ -269,6 +279,7 @@ public final class MediaForwarder: @unchecked Sendable {
                 if received > 0 { drainInbox() }
             }
             if relayReadable, let relay { handleRelayed(from: relay) }
+            relay?.tick()
             pollSpeakers()
         }
         stopped.signal()
@@ -326,10 +337,19 @@ public final class MediaForwarder: @unchecked Sendable {
         while received > 0 {
             for index in 0..<received {
                 let buffer = receive.slot(index)
-                guard let packet = relay.relayed(buffer, length: receive.length(index), from: receive.sender(index)),
-                    let room = rooms[packet.room]
-                else { continue }
-                fanOut(buffer, plainLength: packet.plainLength, in: room, from: packet.ssrc)
+                switch relay.relayed(buffer, length: receive.length(index), from: receive.sender(index)) {
+                case .media(let name, let ssrc, let plainLength):
+                    guard let room = rooms[name] else { continue }
+                    fanOut(buffer, plainLength: plainLength, in: room, from: ssrc)
+                case .loss(let name, let blocks):
+                    // Other nodes' listeners count like local ones: the speaker's next report carries the worst.
+                    for block in blocks {
+                        guard let speaker = peers[block.ssrc], speaker.info.room == name else { continue }
+                        speaker.downstreamLoss = max(speaker.downstreamLoss, block.fractionLost)
+                    }
+                case nil:
+                    continue
+                }
             }
             flush()
             received = received == receive.capacity ? receive.receive(from: relay.inboundSocket) : 0
@@ -466,8 +486,12 @@ public final class MediaForwarder: @unchecked Sendable {
         {
             for case .receiverReport(_, let reports) in packets {
                 for report in reports {
-                    if let speaker = peers[report.ssrc], speaker.info.room == peer.info.room {
-                        speaker.downstreamLoss = max(speaker.downstreamLoss, report.fractionLost)
+                    if let speaker = peers[report.ssrc] {
+                        if speaker.info.room == peer.info.room {
+                            speaker.downstreamLoss = max(speaker.downstreamLoss, report.fractionLost)
+                        }
+                    } else if report.ssrc != serverSSRC {
+                        relay?.listenerLoss(report, room: peer.info.room)
                     }
                 }
             }

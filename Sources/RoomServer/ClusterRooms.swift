@@ -19,9 +19,14 @@ protocol RoomPaths: AnyObject {
     func updateLevels(_ levels: [PeerID: Int], in roomName: String)
     /// Lets the pending invitations whose lifetime ended by `now` lapse, in every room with one due.
     func expireInvitations(now: Timestamp)
+    /// Sends the clients of rooms cut off from the other nodes' media to reconnect (every second).
+    func dropSilentRooms()
 }
 
-extension LocalRooms: RoomPaths {}
+extension LocalRooms: RoomPaths {
+    /// A server alone relays to no one: no room of it is ever silent.
+    func dropSilentRooms() {}
+}
 
 /// The rooms of a node of a cluster: each room has one owner node at a time (a fenced Redis lease), which alone
 /// decides; every node serving the room keeps a copy of it and applies the owner's decisions in stream order.
@@ -184,6 +189,50 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         send(.levels(node: nodeName, mine, now: currentTimestamp()), in: roomName)
     }
 
+    /// How long a room's other nodes may be silent (no relayed media, no keepalive) before this node sends the
+    /// room's clients to reconnect.
+    static let relaySilenceMilliseconds: Int64 = 3000
+    /// Rooms whose clients were sent away for silence, until the room is heard from again: a client that comes
+    /// back through this node while it is still cut off stays (the room goes on without the other nodes' audio).
+    private var silenced: Set<String> = []
+    /// Rooms this node had people in at the last check: a room that has people here again counts its silence
+    /// from then (the other nodes send to a node only while it has people in the room).
+    private var served: Set<String> = []
+
+    /// Every second: a room whose other nodes have all been silent for 3 s, while Redis answers this node and
+    /// says at least one of them refreshed its registration in the last two ticks (so it is alive and reaches
+    /// Redis, and only the media between it and this node is cut), has its clients here closed with 1001, so
+    /// that they reconnect (through another node, where the client knows one). A room this node alone serves
+    /// relays to no one and is never silent; a node that died is silent too, but its registration ages, and the
+    /// cluster takes its people out instead (`nodeLeft`); while Redis does not answer this node, nothing is
+    /// dropped (its view of the others is stale). See docs/cluster.md, "Silence between nodes".
+    func dropSilentRooms() {
+        guard let media else { return }
+        let servedNow = Set(rooms.filter { !$0.value.local.isEmpty }.keys)
+        for roomName in servedNow.subtracting(served).sorted() { media.restartSilence(room: roomName) }
+        served = servedNow
+        let silent = media.silentRooms(forMilliseconds: Self.relaySilenceMilliseconds)
+        silenced.formIntersection(silent.map(\.room))
+        guard !redisDown else { return }
+        let recent = Int64(2 * cluster.configuration.timing.tickMilliseconds)
+        for (roomName, nodes) in silent where !silenced.contains(roomName) {
+            guard let room = rooms[roomName], !room.local.isEmpty else { continue }
+            let alive = nodes.filter { cluster.renewedRecently($0, withinMilliseconds: recent) }
+            guard !alive.isEmpty else { continue }
+            silenced.insert(roomName)
+            let members = connections.members(of: roomName).filter { room.local[$0.key] != nil }
+            log.warning(
+                "room \(roomName): nothing from node\(nodes.count == 1 ? "" : "s") \(nodes.joined(separator: ", ")) for "
+                    + "\(Self.relaySilenceMilliseconds / 1000) s though \(alive.joined(separator: ", ")) "
+                    + "\(alive.count == 1 ? "is" : "are") alive in Redis: the media between the nodes is cut; "
+                    + "\(members.count == 1 ? "its 1 client here is" : "its \(members.count) clients here are") "
+                    + "sent to reconnect")
+            for (_, entry) in members.sorted(by: { $0.key < $1.key }) {
+                entry.connection.close(code: .goingAway, reason: ServerClose.cutOff)
+            }
+        }
+    }
+
     /// Only the owner lets invitations lapse, with an input carrying its clock, so that every copy lapses the
     /// same ones at the same point of the stream.
     func expireInvitations(now: Timestamp) {
@@ -325,6 +374,9 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             }
             drain(roomName)
         case .success(.fenced), .success(.gap), .failure(.notOwner):
+            if case .failure(.notOwner) = result, case .owner = room.phase {
+                log.warning("room \(roomName): this node no longer owns it (its lease lapsed or was taken)")
+            }
             // Another node owns the room, or this one's view is behind Redis: the input is not written. This
             // node's own input goes to whoever owns the room now; another node's stays in the request stream
             // for the new owner.
@@ -528,23 +580,31 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 "the cluster's Redis is unavailable: \(reason); audio goes on, requests are answered 'unavailable, try again'"
             )
             redisDown = true
-            for (roomName, room) in rooms {
-                let waiting = room.waiting
-                room.waiting = waiting.filter { $0.kind == .leave }
-                for input in waiting where input.kind != .leave {
-                    refuse(input, in: roomName, because: redisAway)
-                }
-            }
+            for roomName in rooms.keys.sorted() { refuseWaiting(roomName) }
         case .redisAvailable:
             log.info("the cluster's Redis is available again")
             redisDown = false
             redisBackAt = currentTimestamp()
             lobbyWritten = false
+            // Silence counts only while Redis answers: the other nodes may have taken this node for gone, and
+            // start sending to it again only once it is back.
+            media?.restartSilence()
         case .redisLostData:
             log.warning("the cluster's Redis lost its data: the rooms this node owns are written again")
             lobbyWritten = false
         case .lobby(let records):
             directory.replaceRemote(Self.lobbyEntries(records, log: log))
+        }
+    }
+
+    /// While Redis does not answer: the inputs waiting for the room's owner are answered "unavailable, try
+    /// again" (departures wait on, to be sent when it is back).
+    private func refuseWaiting(_ roomName: String) {
+        guard let room = rooms[roomName] else { return }
+        let waiting = room.waiting
+        room.waiting = waiting.filter { $0.kind == .leave }
+        for input in waiting where input.kind != .leave {
+            refuse(input, in: roomName, because: redisAway)
         }
     }
 
@@ -695,6 +755,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         }
         room.expiryQueued = false
         room.waiting = mine + room.waiting
+        // Cut off from Redis (self-fenced): what this node's people asked meanwhile cannot reach a new owner.
+        if redisDown { refuseWaiting(roomName) }
         becomeReplica(roomName)
     }
 

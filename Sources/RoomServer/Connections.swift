@@ -127,6 +127,9 @@ enum ServerClose {
     static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
     /// Close 1001 to a client of a cluster node that the cluster took for gone: it reconnects and joins again.
     static let handedBack = "This server lost its place in the room. Reconnect."
+    /// Close 1001 to a client of a cluster node that hears nothing from the room's other nodes, though Redis
+    /// says they are alive: it reconnects, through another node where it knows one.
+    static let cutOff = "This server is cut off from the room's other servers. Reconnect."
 
     static func reason(_ close: CloseReason) -> String {
         switch close {

@@ -180,16 +180,18 @@ public final class RoomServerRuntime: Sendable {
         eventLoop.execute { state.started(on: eventLoop) }
         // A thread name shows in top -H and /proc, where operators look for what is busy.
         eventLoop.execute { nameCurrentThread("room-server") }
-        Self.expireInvitationsEverySecond(state, on: eventLoop)
+        Self.everySecond(state, on: eventLoop)
         let scheme = configuration.tls == nil ? "ws" : "wss"
         log.info("listening on \(scheme)://\(configuration.host):\(port)/rooms/ROOM, data in \(store.database.path)")
     }
 
-    /// Invitations lapse on the loop once a second (their lifetime is minutes, so a second late is nothing).
-    private static func expireInvitationsEverySecond(_ state: ServerState, on loop: EventLoop) {
+    /// Once a second on the loop: invitations lapse (their lifetime is minutes, so a second late is nothing), and
+    /// in a cluster, rooms cut off from the other nodes' media send their clients to reconnect.
+    private static func everySecond(_ state: ServerState, on loop: EventLoop) {
         _ = loop.schedule(after: .seconds(1)) {
             state.rooms.expireInvitations(now: currentTimestamp())
-            expireInvitationsEverySecond(state, on: loop)
+            state.rooms.dropSilentRooms()
+            everySecond(state, on: loop)
         }
     }
 

@@ -218,6 +218,16 @@ final class ServerMedia: OutcomeConsumer {
         relay?.setRemoteNodes(nodes, room: room)
     }
 
+    /// Counts the silence of a room's other nodes (every room's, with nil) from now on.
+    func restartSilence(room: String? = nil) {
+        relay?.restartSilence(room: room)
+    }
+
+    /// The rooms whose other nodes have all been silent (no relayed media, no keepalive) for `milliseconds`.
+    func silentRooms(forMilliseconds milliseconds: Int64) -> [(room: String, nodes: [String])] {
+        relay?.silentRooms(forMilliseconds: milliseconds) ?? []
+    }
+
     /// Tells this node's people of `room` which SSRC a speaker who may now be heard sends with.
     private func announce(_ peer: PeerID, ssrc: UInt32, in room: String) {
         let text = MediaSignalCodec.encode(.mediaSources([MediaSource(peer: peer.rawValue, ssrc: ssrc)]))

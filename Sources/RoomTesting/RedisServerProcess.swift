@@ -12,6 +12,8 @@ public final class RedisServerProcess: @unchecked Sendable {
     /// The default user's password (`--requirepass`), when the server wants one.
     public let password: String?
     public let folder: TemporaryDirectory
+    /// The network namespace the server runs in, if any (then only processes inside it reach the server).
+    public let namespace: NetworkNamespace?
     public private(set) var pid: pid_t = 0
 
     /// Whether `redis-server` is installed (`make test` installs it).
@@ -22,10 +24,15 @@ public final class RedisServerProcess: @unchecked Sendable {
     ]
     .first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    /// Starts a server on a free port of `host` and waits until it answers PING.
-    public init(host: String = "127.0.0.1", appendOnly: Bool = true, password: String? = nil) throws {
+    /// Starts a server on a free port of `host` (inside `namespace` when one is given) and waits until it
+    /// answers PING. With `password`, the server wants it (`--requirepass`).
+    public init(
+        host: String = "127.0.0.1", appendOnly: Bool = true, namespace: NetworkNamespace? = nil,
+        password: String? = nil
+    ) throws {
         self.host = host
         self.appendOnly = appendOnly
+        self.namespace = namespace
         self.password = password
         folder = TemporaryDirectory()
         port = try freeLoopbackPort()
@@ -49,12 +56,14 @@ public final class RedisServerProcess: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: folder.file("appendonlydir"))
             try? FileManager.default.removeItem(atPath: folder.file("dump.rdb"))
         }
-        let arguments =
+        let command =
             [
                 executable, "--port", String(port), "--bind", host, "--save", "", "--appendonly",
                 appendOnly ? "yes" : "no", "--appendfsync", "everysec", "--dir", folder.path, "--logfile",
                 folder.file("redis.log"), "--daemonize", "no", "--protected-mode", "no",
             ] + (password.map { ["--requirepass", $0] } ?? [])
+        // nsenter execs the server without forking, so the PID is the server's own.
+        let arguments = namespace?.wrap(command) ?? command
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -64,7 +73,7 @@ public final class RedisServerProcess: @unchecked Sendable {
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
-        let status = posix_spawn(&child, executable, &actions, nil, argv, environ)
+        let status = posix_spawn(&child, arguments[0], &actions, nil, argv, environ)
         guard status == 0 else {
             throw RedisServerError.couldNotStart("posix_spawn: \(String(cString: strerror(status)))")
         }
@@ -105,8 +114,15 @@ public final class RedisServerProcess: @unchecked Sendable {
 
     /// Whether the server answers PING now (with a password wanted, by asking for it).
     public func ping() -> Bool {
-        guard let answer = rawCommand("*1\r\n$4\r\nPING\r\n") else { return false }
-        return answer.hasPrefix("+PONG") || (password != nil && answer.hasPrefix("-NOAUTH"))
+        let answer: String?
+        if let namespace {
+            answer = namespace.run(["redis-cli", "-h", host, "-p", String(port), "ping"]).output
+        } else {
+            answer = rawCommand("*1\r\n$4\r\nPING\r\n")
+        }
+        guard let answer else { return false }
+        return answer.hasPrefix("+PONG") || answer.hasPrefix("PONG")
+            || (password != nil && (answer.hasPrefix("-NOAUTH") || answer.hasPrefix("NOAUTH")))
     }
 
     /// Sends a command in RESP over a fresh TCP connection and returns the first line of the answer (for the

@@ -18,7 +18,8 @@ final class NodeBot {
     let errors: LineCollector
 
     init(
-        _ identity: String, role: String, room: String, through node: ServeNode, secretFile: String, tone: Int? = nil
+        _ identity: String, role: String, room: String, through node: ServeNode, secretFile: String, tone: Int? = nil,
+        namespace: NetworkNamespace? = nil
     )
         throws
     {
@@ -29,10 +30,12 @@ final class NodeBot {
         ])
         guard minted.status == 0 else { throw ClusterTestError(description: "clubroom token: \(minted)") }
         let token = minted.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
-        process.executableURL = try clubroomBinary()
-        process.arguments =
-            ["bot", "ws://\(node.host):\(node.port)/rooms/\(room)", "--token", token]
+        let bot =
+            [try clubroomBinary().path, "bot", "ws://\(node.host):\(node.port)/rooms/\(room)", "--token", token]
             + (tone.map { ["--tone", String($0)] } ?? [])
+        let command = namespace?.wrap(bot) ?? bot
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         let stdin = Pipe()
         let stdout = Pipe()
         let stderr = Pipe()
@@ -138,10 +141,19 @@ final class TestCluster {
 
     var secretFile: String { secrets.file("secret") }
 
-    /// `nodes` nodes; those in `otherSecret` hold another cluster secret than the rest. With `password`, Redis
-    /// wants it and the nodes read it from a `--cluster-password-file`.
-    init(nodes count: Int, otherSecret: Set<Int> = [], password: String? = nil) throws {
-        redis = try RedisServerProcess(password: password)
+    /// The network namespace the nodes, Redis and bots run in, if any.
+    let namespace: NetworkNamespace?
+
+    /// `nodes` nodes; those in `otherSecret` hold another cluster secret than the rest. With a namespace, Redis,
+    /// the nodes and the bots all run inside it, Redis on 127.0.0.5, so that rules can cut a node off from Redis
+    /// and not from its clients (which connect from 127.0.0.1). With `password`, Redis wants it and the nodes
+    /// read it from a `--cluster-password-file`.
+    init(
+        nodes count: Int, otherSecret: Set<Int> = [], namespace: NetworkNamespace? = nil, password: String? = nil
+    ) throws {
+        self.namespace = namespace
+        redis = try RedisServerProcess(
+            host: namespace == nil ? "127.0.0.1" : "127.0.0.5", namespace: namespace, password: password)
         let other = secrets.file("other-cluster-secret")
         let hex = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         _ = FileManager.default.createFile(
@@ -158,7 +170,8 @@ final class TestCluster {
                 try ServeNode(
                     host: NodeAddresses.all[index],
                     arguments: ["--cluster", redis.url, "--node", "n\(index + 1)", "--secret-file", secretFile]
-                        + login + (otherSecret.contains(index) ? ["--cluster-secret-file", other] : [])))
+                        + login + (otherSecret.contains(index) ? ["--cluster-secret-file", other] : []),
+                    namespace: namespace))
         }
     }
 
@@ -172,7 +185,9 @@ final class TestCluster {
     ) throws
         -> NodeBot
     {
-        try NodeBot(identity, role: role, room: room, through: nodes[index], secretFile: secretFile, tone: tone)
+        try NodeBot(
+            identity, role: role, room: room, through: nodes[index], secretFile: secretFile, tone: tone,
+            namespace: namespace)
     }
 }
 

@@ -224,6 +224,96 @@ let loopbackAliases = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.3", por
         #expect(remote.allSatisfy { $0.receive() != nil })
     }
 
+    /// The answer to one SRTCP report of `client`: the loss fraction the node reports back for it.
+    func reportedLoss(of client: Client, at node: Node) throws -> UInt8? {
+        let report = try client.uplink.protect(
+            RTCPPacket.receiverReport(ssrc: client.ssrc, reports: []).bytes(), rtcp: true)
+        client.socket.send(report, to: node.forwarder.socket.localAddress)
+        guard let answer = client.receive() else { return nil }
+        let plain = try client.downlink.unprotect(answer, rtcp: true)
+        guard case .receiverReport(_, let blocks) = try RTCPPacket.parseCompound(plain).first else { return nil }
+        return blocks.first?.fractionLost
+    }
+
+    @Test func keepalivesCarryTheWorstLossOfAnotherNodesListenersToTheSpeakersReports() throws {
+        let (a, b, speaker, _, remote, _) = try twoNodes()
+        defer {
+            a.stop()
+            b.stop()
+        }
+        #expect(try reportedLoss(of: speaker, at: a) == 0)
+        // Two listeners on B report on the speaker (of A): 10% and 25% lost; the worst reaches A.
+        for (listener, fraction) in zip(remote, [UInt8(26), 64]) {
+            let block = RTCPReportBlock(
+                ssrc: speaker.ssrc, fractionLost: fraction, cumulativeLost: Int32(fraction), extendedHighestSequence: 9,
+                jitter: 0, lastSenderReport: 0, delaySinceLastSenderReport: 0)
+            let report = try listener.uplink.protect(
+                RTCPPacket.receiverReport(ssrc: listener.ssrc, reports: [block]).bytes(), rtcp: true)
+            listener.socket.send(report, to: b.forwarder.socket.localAddress)
+            #expect(listener.receive() != nil)
+        }
+        var heard: [UInt8] = []
+        let deadline = uptimeMilliseconds() + 3000
+        while uptimeMilliseconds() < deadline, heard.last != 64 {
+            usleep(100_000)
+            if let loss = try reportedLoss(of: speaker, at: a), loss != 0 { heard.append(loss) }
+        }
+        // Once, in the one report after the keepalive: the next keepalive has nothing new from B's listeners.
+        #expect(heard == [64])
+        #expect(b.relay.counters.value(.keepaliveSent) >= 1)
+        #expect(a.relay.counters.value(.keepaliveReceived) >= 1)
+        #expect(a.relay.counters.value(.keepaliveRefused) == 0)
+        #expect(b.relay.counters.value(.keepaliveRefused) == 0)
+        usleep(1_200_000)
+        #expect(try reportedLoss(of: speaker, at: a) == 0)
+    }
+
+    @Test func keepalivesUnderAnotherClusterSecretAreRefusedAndLoggedOnce() throws {
+        let (a, b, _, _, _, _) = try twoNodes(secretOfB: Array("another cluster".utf8))
+        defer {
+            a.stop()
+            b.stop()
+        }
+        #expect(waitUntil(limit: 3) { b.relay.counters.value(.keepaliveRefused) >= 2 })
+        #expect(a.relay.counters.value(.keepaliveRefused) >= 1)
+        #expect(a.relay.counters.value(.keepaliveReceived) == 0)
+        #expect(b.relay.counters.value(.keepaliveReceived) == 0)
+        let line =
+            "relay: refused media from node a at \(a.relay.socket.localAddress) for room r: it does not "
+            + "authenticate under this cluster's secret (the nodes' cluster secrets differ)"
+        #expect(b.log.lines == [line])
+    }
+
+    @Test func aRoomIsSilentOnceEveryOtherNodeOfItStoppedSendingAndNotBefore() throws {
+        let (a, b, _, _, _, _) = try twoNodes()
+        defer {
+            a.stop()
+            b.stop()
+        }
+        func silent(_ node: Node) -> [String] {
+            node.relay.silentRooms(forMilliseconds: 1500).map { "\($0.room): \($0.nodes.joined(separator: ","))" }
+        }
+        // A room with no other node is never silent.
+        b.relay.setRemoteNodes([b.relayNode], room: "alone")
+        usleep(2_500_000)
+        // Keepalives flow both ways, every second.
+        #expect(silent(a) == [])
+        #expect(silent(b) == [])
+        #expect(a.relay.counters.value(.keepaliveReceived) >= 2)
+        #expect(b.relay.counters.value(.keepaliveReceived) >= 2)
+        a.relay.stop()
+        let stoppedAt = uptimeMilliseconds()
+        #expect(waitUntil(limit: 4) { silent(b) == ["r: a"] })
+        let after = uptimeMilliseconds() - stoppedAt
+        // Silent from A's last keepalive on: between 0.5 and 1.5 s after A stopped, give or take a loop turn.
+        #expect(after >= 400 && after <= 2500)
+        // A node that joins the room gets the same grace before it counts as silent.
+        var c = a.relayNode
+        c.name = "c"
+        b.relay.setRemoteNodes([a.relayNode, b.relayNode, c], room: "r")
+        #expect(silent(b) == [])
+    }
+
     @Test func relayKeysDifferPerRoomNodeIncarnationAndSecret() {
         let base = RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 1)
         #expect(base == RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 1))
@@ -233,5 +323,10 @@ let loopbackAliases = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.3", por
         #expect(base != RelayKeys.key(secret: [1], room: "r", node: "a", incarnation: 1))
         #expect(SSRCSpace.slot(of: SSRCSpace.ssrc(slot: 7, random: 0xFFFF_FFFF)) == 7)
         #expect(SSRCSpace.ssrc(slot: 7, random: 0xFFFF_FFFF) == 0x07FF_FFFF)
+        #expect(RelayKeys.roomTag(room: "r") == RelayKeys.roomTag(room: "r"))
+        #expect(RelayKeys.roomTag(room: "r") != RelayKeys.roomTag(room: "s"))
     }
 }
+
+/// Milliseconds on a clock that only goes forward.
+func uptimeMilliseconds() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
