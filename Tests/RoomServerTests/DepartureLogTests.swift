@@ -17,7 +17,7 @@ import Testing
         defer { loop.shutdown() }
         let lines = DepartureLog(perSecond: 20, summaryDelay: .milliseconds(200))
         let built = MemoryReturnTests.Returns()
-        _ = onLoop(loop) {
+        onLoop(loop) {
             for index in 0..<25 {
                 lines.departed(
                     { () -> String in
