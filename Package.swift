@@ -115,7 +115,8 @@ let package = Package(
             name: "AudioBenchmarks",
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "AudioCore", "AudioCodec", "AudioDevices",
-                "ClientAudio", "MediaTransport", "RoomProtocol", "RoomClient", "RoomApp", "RoomCore",
+                "ClientAudio", "MediaTransport", "RoomProtocol", "RoomClient", "RoomApp", "RoomCore", "Crypto",
+                "RoomTransport",
             ],
             path: "Sources/Benchmarks/Audio"),
         .target(

@@ -85,7 +85,8 @@ extension ServerState {
         // A server that is stopping closes everyone itself: nobody has left, and the roles held in the rooms stay
         // recorded as held, so that everyone gets them back when the server is back.
         guard !stopping else { return }
-        log.info("\(connection): \(peer) left room \(roomName) (\(code) \(reason))")
+        departureLog.departed(
+            "\(connection): \(peer) left room \(roomName) (\(code) \(reason))", to: log, loop: rooms.loop)
         rooms.leave(peer, reason: code == .normal ? .left : .disconnected, from: roomName)
     }
 }

@@ -4,6 +4,12 @@ import RoomTransport
 
 /// Sends an outcome's messages to the connections they are for, then closes the connections it closes.
 ///
+/// A message for many (the room, all but one, a list) is framed once and queued on each connection to be
+/// written on the loop's next turns (`sendLater`), not written to every socket before anything else can run: in
+/// a big room a crowd leaving at once costs the loop only the copying per member, and the writes are spread over
+/// its turns with the other requests answered between them (`docs/limits.md`). A message for one peer is
+/// written at once, after whatever waits for that peer, so each peer hears everything in order.
+///
 /// Joins are gathered: a room filling quickly sends one `peers_joined` per 50 ms window instead of one
 /// `peer_joined` per joiner to every member. Anything else sent to the room first announces the gathered joins,
 /// so the order of events is kept.
@@ -35,13 +41,16 @@ final class Broadcaster: OutcomeConsumer, @unchecked Sendable {
             let text = String(decoding: ControlCodec.encode(delivery.message), as: UTF8.self)
             switch delivery.to {
             case .everyone:
-                for entry in members.values { entry.connection.send(text: text) }
+                let prepared = PreparedMessage(text: text)
+                for entry in members.values { entry.connection.sendLater(prepared) }
             case .everyoneExcept(let excluded):
-                for (id, entry) in members where id != excluded { entry.connection.send(text: text) }
+                let prepared = PreparedMessage(text: text)
+                for (id, entry) in members where id != excluded { entry.connection.sendLater(prepared) }
             case .peer(let id):
                 members[id]?.connection.send(text: text)
             case .peers(let ids):
-                for id in ids { members[id]?.connection.send(text: text) }
+                let prepared = PreparedMessage(text: text)
+                for id in ids { members[id]?.connection.sendLater(prepared) }
             }
         }
         for (peer, reason) in outcome.closes {
@@ -74,12 +83,13 @@ final class Broadcaster: OutcomeConsumer, @unchecked Sendable {
             return nil
         }
         if peers.count == 1 {
-            let text = String(decoding: ControlCodec.encode(last), as: UTF8.self)
-            for (id, entry) in members where id != peers[0].peer.id { entry.connection.send(text: text) }
+            let prepared = PreparedMessage(text: String(decoding: ControlCodec.encode(last), as: UTF8.self))
+            for (id, entry) in members where id != peers[0].peer.id { entry.connection.sendLater(prepared) }
         } else {
-            let text = String(
-                decoding: ControlCodec.encode(ServerMessage(.peersJoined(peers), seq: last.seq)), as: UTF8.self)
-            for entry in members.values { entry.connection.send(text: text) }
+            let prepared = PreparedMessage(
+                text: String(
+                    decoding: ControlCodec.encode(ServerMessage(.peersJoined(peers), seq: last.seq)), as: UTF8.self))
+            for entry in members.values { entry.connection.sendLater(prepared) }
         }
     }
 }

@@ -72,6 +72,8 @@ final class LocalRooms: @unchecked Sendable {
     private var carryOuts = CarryOutQueue()
     private var departures: [String: [Departure]] = [:]
     private var departureTimers: Set<String> = []
+    /// Gives back the memory a crowd's departure freed.
+    let memoryReturn = MemoryReturn()
 
     init(
         roles: RoleTable, maxPeers: Int, committer: OutcomeCommitter, loader: RoomLoader,
@@ -206,6 +208,7 @@ final class LocalRooms: @unchecked Sendable {
         guard let gathered = departures.removeValue(forKey: roomName), var room = rooms[roomName] else { return }
         let outcome = room.leave(gathered, now: currentTimestamp())
         rooms[roomName] = room
+        memoryReturn.departed(gathered.count, loop: loop)
         submit(outcome, in: roomName) { [self] _ in publish(outcome, in: roomName) }
     }
 

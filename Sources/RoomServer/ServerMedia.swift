@@ -123,9 +123,10 @@ final class ServerMedia: OutcomeConsumer {
             flow.gate.set(change.open)
             if !wasOpen, flow.gate.isOpen {
                 // Everyone learns the new speaker's SSRC, so clients can name what they hear.
-                let text = MediaSignalCodec.encode(
-                    .mediaSources([MediaSource(peer: change.peer.rawValue, ssrc: flow.ssrc)]))
-                for other in flows[roomName]?.values ?? [:].values { other.connection.send(text: text) }
+                let prepared = PreparedMessage(
+                    text: MediaSignalCodec.encode(
+                        .mediaSources([MediaSource(peer: change.peer.rawValue, ssrc: flow.ssrc)])))
+                for other in flows[roomName]?.values ?? [:].values { other.connection.sendLater(prepared) }
             }
         }
         var departed: [PeerID] = []
@@ -230,8 +231,9 @@ final class ServerMedia: OutcomeConsumer {
 
     /// Tells this node's people of `room` which SSRC a speaker who may now be heard sends with.
     private func announce(_ peer: PeerID, ssrc: UInt32, in room: String) {
-        let text = MediaSignalCodec.encode(.mediaSources([MediaSource(peer: peer.rawValue, ssrc: ssrc)]))
-        for flow in flows[room]?.values ?? [:].values { flow.connection.send(text: text) }
+        let prepared = PreparedMessage(
+            text: MediaSignalCodec.encode(.mediaSources([MediaSource(peer: peer.rawValue, ssrc: ssrc)])))
+        for flow in flows[room]?.values ?? [:].values { flow.connection.sendLater(prepared) }
     }
 
     /// A binary WebSocket message: an SRTP or SRTCP packet on the fallback path.
@@ -259,8 +261,8 @@ final class ServerMedia: OutcomeConsumer {
         let epoch = (roomKeys[room]?.epoch ?? 0) + 1
         roomKeys[room] = (key, epoch)
         forwarder.setRoomKey(key, epoch: epoch, room: room)
-        let text = MediaSignalCodec.encode(.mediaKey(roomKey: key.bytes, epoch: epoch))
-        for flow in flows[room]?.values ?? [:].values { flow.connection.send(text: text) }
+        let prepared = PreparedMessage(text: MediaSignalCodec.encode(.mediaKey(roomKey: key.bytes, epoch: epoch)))
+        for flow in flows[room]?.values ?? [:].values { flow.connection.sendLater(prepared) }
     }
 
     private func roomKey(for room: String) -> (key: SRTPKey, epoch: Int)? {

@@ -26,6 +26,8 @@ final class ServerState: @unchecked Sendable {
     private(set) var media: ServerMedia?
     /// The event loop, for the threads that hand work back to it (set once the server listens).
     let loop: LoopReference
+    /// The log's departure lines, of which a crowd leaving at once gets one.
+    let departureLog = DepartureLog()
     /// Set when the server begins to stop: the connections it then closes are not departures.
     private(set) var stopping = false
 

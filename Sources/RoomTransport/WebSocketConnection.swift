@@ -235,9 +235,23 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         sendOnLoop(prepared)
     }
 
-    private func sendOnLoop(_ prepared: PreparedMessage) {
+    /// Queues a message framed once for many connections and writes it when the loop next finds this socket
+    /// writable (its next turn), not now: a message to a crowd then costs the sender only the copying, and the
+    /// writes to each peer are spread over the loop's turns with its other work (reading requests, answering
+    /// them) between them. Whatever is sent to this connection afterwards follows it, in order. Dropped once the
+    /// connection is closing; the limits are those of ``send(_:)``. Meant for the loop thread (elsewhere it is queued
+    /// there first).
+    public func sendLater(_ prepared: PreparedMessage) {
+        guard loop.inLoop else {
+            loop.execute { [self] in sendOnLoop(prepared, writeNow: false) }
+            return
+        }
+        sendOnLoop(prepared, writeNow: false)
+    }
+
+    private func sendOnLoop(_ prepared: PreparedMessage, writeNow: Bool = true) {
         if role == .server {
-            sendOnLoop(frame: prepared.serverFrame, payloadSize: prepared.payloadByteCount)
+            sendOnLoop(frame: prepared.serverFrame, payloadSize: prepared.payloadByteCount, writeNow: writeNow)
         } else {
             sendOnLoop(prepared.message)
         }
@@ -301,7 +315,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     }
 
     /// Sends a frame already encoded as this side sends it (server side: unmasked).
-    private func sendOnLoop(frame: [UInt8], payloadSize: Int) {
+    private func sendOnLoop(frame: [UInt8], payloadSize: Int, writeNow: Bool = true) {
         guard state == .open else { return }
         if payloadSize > options.maxSentMessageSize {
             closeOnLoop(
@@ -309,7 +323,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
                 reason: "a message of \(payloadSize) bytes is over the limit of \(options.maxSentMessageSize) bytes")
             return
         }
-        enqueue(frame)
+        enqueue(frame, writeNow: writeNow)
     }
 
     func closeOnLoop(code: WebSocketCloseCode, reason: String) {
@@ -392,7 +406,9 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         }
     }
 
-    private func enqueue(_ bytes: [UInt8]) {
+    /// Queues a frame and writes what is queued now, or (`writeNow` false) once the loop reports the socket
+    /// writable.
+    private func enqueue(_ bytes: [UInt8], writeNow: Bool = true) {
         guard state != .closed else { return }
         let waiting = unstartedByteCount()
         if waiting > 0 && waiting + bytes.count > options.maxWriteBufferSize {
@@ -401,6 +417,11 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         }
         messageStarts.append(writeBuffer.count)
         writeBuffer.append(contentsOf: bytes)
+        guard writeNow else {
+            pendingWriteCount.store(writeBuffer.count - writeOffset, ordering: .relaxed)
+            updateInterest()
+            return
+        }
         flush()
     }
 
@@ -422,12 +443,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             terminate()
             return
         }
-        _ = unstartedByteCount()
-        if messageStartsHead < messageStarts.count {
-            writeBuffer.removeSubrange(messageStarts[messageStartsHead]...)
-        }
-        messageStarts.removeAll()
-        messageStartsHead = 0
+        dropUnstartedMessages()
         writeBuffer.append(
             contentsOf: WebSocketMessage.close(code: .policyViolation, reason: reason).encoded(
                 maskingKey: maskIfClient()))
@@ -435,6 +451,17 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         deadline = EventLoop.now() + options.closeTimeout.milliseconds
         report(.policyViolation, reason)
         flush()
+    }
+
+    /// Drops the queued messages not begun yet; the one being written stays, so the framing stays whole.
+    private func dropUnstartedMessages() {
+        _ = unstartedByteCount()
+        if messageStartsHead < messageStarts.count {
+            writeBuffer.removeSubrange(messageStarts[messageStartsHead]...)
+        }
+        messageStarts.removeAll()
+        messageStartsHead = 0
+        pendingWriteCount.store(writeBuffer.count - writeOffset, ordering: .relaxed)
     }
 
     private func flush() {
@@ -649,6 +676,10 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             case .pong(let payload): if state == .open { answered(payload) }
             case .close(let code, let reason):
                 if state == .open {
+                    // The peer has left: what waits for it and is not begun would only be read to be ignored
+                    // (a crowd leaving at once is sent nothing more of the announcements of each other's
+                    // departures). The one being written is finished, so the framing stays whole.
+                    dropUnstartedMessages()
                     enqueue(WebSocketMessage.close(code: code, reason: "").encoded(maskingKey: maskIfClient()))
                     report(code ?? .noStatusReceived, reason)
                 }

@@ -151,6 +151,43 @@ import Testing
         #expect(!messages.contains { if case .close = $0 { true } else { false } })
     }
 
+    /// A message for many (`sendLater`) is only queued by the call: nothing of it is written until the loop's next
+    /// turn, and a message sent at once afterwards follows it, in order.
+    @Test func messagesSentLaterAreQueuedThenWrittenInOrderBeforeWhatFollows() throws {
+        let server = try startEchoServer()
+        defer { server.shutdown() }
+        let (client, events) = try connectClient("ws://127.0.0.1:\(server.port)/rooms/a")
+        defer { client.close() }
+        client.send(text: "later 100")
+        let received = events.wait(for: 101)
+        let expected = (0..<100).map { ClientEvent.message(.text("later \($0)")) }
+        #expect(Array(received.prefix(100)) == expected)
+        // All 100 frames waited when the call returned: 2 bytes of header and "later N" each.
+        let queued = (0..<100).reduce(0) { $0 + 2 + "later \($1)".utf8.count }
+        #expect(received.last == .message(.text("queued \(queued)")))
+        #expect(received.count == 101)
+    }
+
+    /// A peer that closes is sent nothing more of what waited for it and was not begun: the close is answered at
+    /// once (a crowd leaving together is not sent the announcements of each other's departures).
+    @Test func aPeerThatClosesIsSentNothingMoreOfWhatWaitedForIt() throws {
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(recorder: serverEvents)
+        defer { server.shutdown() }
+        let peer = try RawSocket(port: server.port)
+        try peer.upgrade(path: "/rooms/a")
+        // In one write: the server reads both frames together, queues 200 messages for later, then sees the close.
+        peer.send(
+            RoomProtocol.WebSocketMessage.text("hold 200").encoded(maskingKey: [1, 2, 3, 4])
+                + RoomProtocol.WebSocketMessage.close(code: .normal, reason: "bye").encoded(maskingKey: [5, 6, 7, 8]))
+        var decoder = WebSocketDecoder(role: .client, maxMessageSize: 1024 * 1024)
+        decoder.feed(peer.readAll(seconds: 3))
+        var messages: [WebSocketMessage] = []
+        while let message = try decoder.next() { messages.append(message) }
+        #expect(messages == [.close(code: .normal, reason: "")])
+        #expect(serverEvents.wait(for: 3).last == .closed(1000, "bye"))
+    }
+
     /// A peer reading a huge message slowly, for longer than the idle timeout: the timer counts every byte the
     /// peer sends, so a peer that pings on its own while it reads, as every connection of ours does, is not
     /// closed in the middle of the message; one that sends nothing of its own (its pong would wait behind the

@@ -89,6 +89,13 @@ func startEchoServer(
                     }
                     connection.send(
                         text: "waiting \(connection.bufferedByteCount) dropped \(connection.droppedRealTimeCount)")
+                } else if case .text(let text) = payload, text.hasPrefix("later "), let count = Int(text.dropFirst(6)) {
+                    // A crowd's announcement: queued now, written on the loop's next turn; then how much waited
+                    // right after queueing, sent at once (it follows them).
+                    for index in 0..<count { connection.sendLater(PreparedMessage(text: "later \(index)")) }
+                    connection.send(text: "queued \(connection.bufferedByteCount)")
+                } else if case .text(let text) = payload, text.hasPrefix("hold "), let count = Int(text.dropFirst(5)) {
+                    for index in 0..<count { connection.sendLater(PreparedMessage(text: "held \(index)")) }
                 } else if case .text(let text) = payload, text.hasPrefix("big "), let count = Int(text.dropFirst(4)) {
                     connection.send(binary: [UInt8](repeating: 9, count: count))
                 } else if case .text(let text) = payload, text.hasPrefix("flood") {

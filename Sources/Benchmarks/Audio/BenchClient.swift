@@ -25,8 +25,18 @@ final class BenchClient: Sendable {
     private let relayState = Locked<ImpairingRelay?>(nil)
     private let failure = Locked<String?>(nil)
 
-    init(
+    convenience init(
         room: BenchServer, identity: String, role: String, relay link: LinkImpairment?,
+        media: @escaping @Sendable (SessionMedia) -> Void
+    ) throws {
+        try self.init(
+            url: room.url, token: try room.token(identity, role: role), identity: identity, relay: link,
+            media: media)
+    }
+
+    /// A client of the room at `url` (a server anywhere) with `token`; `keepsRecords` as the relay's.
+    init(
+        url: String, token: String, identity: String, relay link: LinkImpairment?, keepsRecords: Bool = true,
         media: @escaping @Sendable (SessionMedia) -> Void
     ) throws {
         self.identity = identity
@@ -35,14 +45,14 @@ final class BenchClient: Sendable {
         let failure = failure
         let relayState = relayState
         session = try RoomSession(
-            url: room.url, token: try room.token(identity, role: role),
+            url: url, token: token,
             media: { message in
                 guard let link, case .signal(.media(var offer)) = message else {
                     media(message)
                     return
                 }
                 guard let server = UDPAddress(host: offer.host, port: UInt16(clamping: offer.port)),
-                    let relay = try? ImpairingRelay(server: server, link: link)
+                    let relay = try? ImpairingRelay(server: server, link: link, keepsRecords: keepsRecords)
                 else {
                     failure.withLock { $0 = "the relay could not start" }
                     return

@@ -29,12 +29,18 @@ public struct RelayImpairment: Sendable {
 
     /// The loss and jitter applied; `baseDelayMilliseconds` is added to every packet.
     public let link: LinkImpairment
-    /// Every RTP packet seen, in the order they came.
+    /// Every RTP packet seen, in the order they came (none when made with `keepsRecords` false).
     public private(set) var records: [Record] = []
+    /// RTP packets seen and dropped, counted whether or not records are kept.
+    public private(set) var packetsSeen = 0
+    public private(set) var packetsDropped = 0
+    /// Whether every packet's record is kept: a long run counts only, so the relay's memory stays flat.
+    public let keepsRecords: Bool
     private var newestSequence: [UInt32: (sequence: UInt16, index: Int)] = [:]
 
-    public init(link: LinkImpairment) {
+    public init(link: LinkImpairment, keepsRecords: Bool = true) {
         self.link = link
+        self.keepsRecords = keepsRecords
     }
 
     /// Decides about one datagram from the server. RTCP and anything that is not RTP passes at once, unharmed:
@@ -55,7 +61,12 @@ public struct RelayImpairment: Sendable {
         if index >= newestSequence[ssrc]?.index ?? 0 { newestSequence[ssrc] = (sequence, index) }
         let decision: Decision =
             link.isLost(frame: index) ? .drop : .deliver(afterMicroseconds: link.delay(frame: index))
-        records.append(Record(ssrc: ssrc, sequence: sequence, timestamp: timestamp, index: index, decision: decision))
+        packetsSeen += 1
+        if decision == .drop { packetsDropped += 1 }
+        if keepsRecords {
+            records.append(
+                Record(ssrc: ssrc, sequence: sequence, timestamp: timestamp, index: index, decision: decision))
+        }
         return decision
     }
 }
@@ -76,12 +87,13 @@ public final class ImpairingRelay: Sendable {
     private let running = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// A relay towards the server's media address `server` (on loopback), impairing what the server sends.
-    public init(server: UDPAddress, link: LinkImpairment) throws(UDPError) {
+    /// A relay towards the server's media address `server` (on loopback), impairing what the server sends;
+    /// `keepsRecords` false counts the packets without keeping a record of each.
+    public init(server: UDPAddress, link: LinkImpairment, keepsRecords: Bool = true) throws(UDPError) {
         clientSide = try UDPSocket(binding: .loopback(port: 0), bufferBytes: 1 << 20)
         serverSide = try UDPSocket(binding: .loopback(port: 0), bufferBytes: 1 << 20)
         self.server = server
-        impairment = Mutex(RelayImpairment(link: link))
+        impairment = Mutex(RelayImpairment(link: link, keepsRecords: keepsRecords))
     }
 
     /// Starts the relay's thread.
@@ -102,6 +114,9 @@ public final class ImpairingRelay: Sendable {
 
     /// Every RTP packet the server sent through the relay so far, with what was done to it.
     public var records: [RelayImpairment.Record] { impairment.withLock { $0.records } }
+
+    /// RTP packets the server sent through the relay so far, and how many of them it dropped.
+    public var counts: (seen: Int, dropped: Int) { impairment.withLock { ($0.packetsSeen, $0.packetsDropped) } }
 
     private func run() {
         var client: UDPAddress?

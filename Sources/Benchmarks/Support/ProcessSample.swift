@@ -99,6 +99,18 @@ public struct ProcessSample: Sendable {
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
+
+    /// The anonymous part of a process's resident set in bytes (`RssAnon` in `/proc/PID/status`: its heap and
+    /// other private memory, without the pages of its program and libraries read in from their files), 0 when
+    /// unreadable.
+    public static func anonymousResidentBytes(pid: Int32? = nil) -> Int {
+        let path = "/proc/\(pid.map(String.init) ?? "self")/status"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes * 1024
+    }
 }
 
 /// A thread of this process's CPU time and the time it spent ready but waiting for a CPU, in nanoseconds (the

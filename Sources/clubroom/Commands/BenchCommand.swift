@@ -1,4 +1,5 @@
 import Arguments
+import AudioBenchmarks
 import BenchmarkSupport
 import ClubroomResources
 import ClusterBenchmarks
@@ -45,8 +46,9 @@ enum BenchCommand: ClubroomCommand {
             store: the room state store (10,000 joins, hand raises, role changes). join: N clients joining a \
             server. departures: N listeners leaving a room at once (silent, then closing) while a host sends chat; \
             the server's memory and CPU, and the chat round trip. soak: a room of 200 listeners for M minutes with \
-            2% of them dropping and joining again every 10 s and a host moderating; the server's and a client's \
-            memory and open descriptors at the start and the end. fanout: the server forwarding audio from S speakers to L listeners; with --nodes N, beside the same \
+            a speaker sending audio all the time, 40 listeners hearing it over UDP with 2% of its packets lost, \
+            2% of the listeners dropping and joining again every 10 s and a host moderating; the server's and a \
+            client's memory and open descriptors at the start, each minute and at the end. fanout: the server forwarding audio from S speakers to L listeners; with --nodes N, beside the same \
             through N cluster nodes' forwarders and relays on 127.0.0.2 onward: capacity per CPU-second and the \
             relay hop. latency: mouth-to-ear \
             delay through a room server. cpu: CPU time per minute of audio of the client, 'clubroom join', \
