@@ -1,3 +1,4 @@
+import Platform
 import RoomTransport
 
 /// The log's lines for departures: one per departure, up to `perSecond` a second; beyond that, in a crowd
@@ -26,7 +27,7 @@ final class DepartureLog: @unchecked Sendable {
     /// Logs `line` (built only if it is written) unless this second's lines are used up; then counts it, for the
     /// summary `loop` writes a second later (at once without a loop).
     func departed(_ line: @autoclosure () -> String, to log: ServerLog, loop: EventLoop?) {
-        let now = monotonicMilliseconds()
+        let now = MonotonicClock.milliseconds()
         if now - windowStart >= 1000 {
             windowStart = now
             written = 0

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Platform
 import RoomTransport
 
 /// Gives the memory a crowd's departure freed back to the system. The allocator keeps freed memory for reuse
@@ -52,7 +53,7 @@ final class MemoryReturn: @unchecked Sendable {
             trim()
             return
         }
-        let now = monotonicMilliseconds()
+        let now = MonotonicClock.milliseconds()
         if timer == nil { crossedAt = now }
         let latest = crossedAt + Self.milliseconds(longestWait)
         guard now + Self.milliseconds(delay) <= latest || timer == nil else { return }
