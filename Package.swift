@@ -226,7 +226,8 @@ let package = Package(
         .testTarget(
             name: "ClientEdgeTests",
             dependencies: [
-                "ClubroomResources", "RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport", "RoomTesting",
+                "ClubroomResources", "Crypto", "RoomClient", "RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport",
+                "RoomTesting",
             ]),
         // Runs the built clubroom: a server and bots over loopback.
         .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore", "RoomTesting"]),

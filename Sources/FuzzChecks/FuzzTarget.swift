@@ -62,6 +62,11 @@ public struct FuzzTarget: Sendable {
                 + "and the client's cleaning leaves nothing a terminal would act on",
             seeds: JSONChecks.serverSeeds, check: JSONChecks.serverMessages),
         FuzzTarget(
+            "directory",
+            "the room directory's messages as a lobby reads them (lists, changes with and without since, errors) "
+                + "and the lobby's request: stable round trip, numbers that find every gap, clean strings",
+            seeds: DirectoryChecks.seeds, check: DirectoryChecks.directory),
+        FuzzTarget(
             "media-signal", "the media messages (media, media_key, media_path, media_sources): stable round trip",
             seeds: JSONChecks.mediaSeeds, check: JSONChecks.mediaSignals),
         FuzzTarget(

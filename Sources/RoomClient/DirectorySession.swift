@@ -79,6 +79,9 @@ public final class DirectorySession: Sendable, ReconnectingSession {
     func connect() {
         var options = WebSocketOptions()
         options.maxMessageSize = DirectoryCodec.maxMessageBytes
+        // Like a room session: the server pings every 5 s, so two missed pings mean the network has gone, and the
+        // lobby says "reconnecting" within 15 s of it going silent (docs/transport.md, "Ping and timeouts").
+        options.idleTimeout = RoomSession.idleTimeout
         var headers = self.headers
         headers.add("Authorization", "Bearer \(token)")
         open(options: options, headers: headers)
@@ -94,10 +97,17 @@ public final class DirectorySession: Sendable, ReconnectingSession {
         guard case .text(let text) = payload else { return }
         let message: DirectoryMessage
         do {
-            message = try DirectoryCodec.decodeMessage(Array(text.utf8))
+            // Every string a lobby shows is cleaned on the way in, as a room session's are (docs/protocol.md).
+            message = try DirectoryCodec.decodeMessage(Array(text.utf8)).sanitized
         } catch {
-            // A newer server's unknown messages are skipped; anything else unreadable is said.
-            if error.code != .unknownType { deliver(.error(code: error.code.rawValue, message: error.message)) }
+            // A newer server's unknown messages are skipped; anything else unreadable is said (the decoder's
+            // words may quote the server's).
+            if error.code != .unknownType {
+                deliver(
+                    .error(
+                        code: error.code.rawValue,
+                        message: ServerText.line(error.message, maxCharacters: ServerText.maxMessageCharacters)))
+            }
             return
         }
         enum Step { case skip, deliver, deliverAndRefresh }

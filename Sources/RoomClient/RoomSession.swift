@@ -158,13 +158,24 @@ public final class RoomSession: Sendable, ReconnectingSession {
         return true
     }
 
-    /// Sends a binary message (media on the WebSocket path); returns false while the connection is down.
+    /// Sends a binary message (media on the WebSocket path); returns false while the connection is down. Media
+    /// is worth sending only now: once more than `WebSocketOptions.maxRealTimeBacklog` (16 KiB) waits for a
+    /// server that reads too slowly, packets are dropped (and counted in `droppedMediaCount`) instead of queued, so
+    /// the requests sent with `send` are never stuck behind stale audio. Requests are never dropped; past
+    /// `maxWriteBufferSize` waiting the connection closes (1008) and the session reconnects.
     @discardableResult
     public func sendBinary(_ bytes: [UInt8]) -> Bool {
         guard let client = link.client else { return false }
-        client.send(binary: bytes)
+        client.send(realTime: bytes)
         return true
     }
+
+    /// Media packets of the current connection dropped because the server read too slowly (see `sendBinary`).
+    public var droppedMediaCount: Int { link.client?.droppedRealTimeCount ?? 0 }
+
+    /// Bytes of the current connection waiting to be written to the server: what a server that reads too slowly
+    /// (or a congested link) holds back. 0 while down.
+    public var waitingByteCount: Int { link.client?.connection.bufferedByteCount ?? 0 }
 
     /// The current connection's smoothed ping round-trip time; `nil` while down or before the first pong.
     public var roundTripTime: Duration? { link.client?.roundTripTime }

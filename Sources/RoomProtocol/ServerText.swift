@@ -241,3 +241,41 @@ extension MediaSignal {
         }
     }
 }
+
+extension DirectoryMessage {
+    /// The message with every string cleaned by `ServerText`'s rules, as a lobby takes it from the directory:
+    /// topics and stage names are clean already (`RoomListing` cleans them as it is made, and the decoder makes
+    /// it), room names are checked by the decoder; the stage's roles and an error's code and message are cleaned
+    /// here.
+    public var sanitized: DirectoryMessage {
+        switch self {
+        case .rooms(let rooms, let seq): .rooms(rooms.map(\.sanitized), seq: seq)
+        case .changed(let changes, let seq, let since): .changed(changes.map(\.sanitized), seq: seq, since: since)
+        case .error(let code, let message):
+            .error(
+                code: ErrorCode(rawValue: ServerText.identifier(code.rawValue, maxBytes: ServerText.maxCodeBytes)),
+                message: ServerText.line(message, maxCharacters: ServerText.maxMessageCharacters))
+        }
+    }
+}
+
+extension ListingChange {
+    /// The change with its listing's strings cleaned.
+    public var sanitized: ListingChange {
+        switch self {
+        case .added(let listing, let arrival): .added(listing.sanitized, arrival)
+        case .updated(let listing): .updated(listing.sanitized)
+        case .removed: self
+        }
+    }
+}
+
+extension RoomListing {
+    /// The listing with its stage's roles cleaned (its other strings are clean as it is made).
+    public var sanitized: RoomListing {
+        guard stage.contains(where: { ServerText.role($0.role) != $0.role }) else { return self }
+        var listing = self
+        listing.stage = stage.map { StageMember(name: $0.name, role: ServerText.role($0.role)) }
+        return listing
+    }
+}

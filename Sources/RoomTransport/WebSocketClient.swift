@@ -201,6 +201,14 @@ public final class WebSocketClient: Sendable {
     /// Sends a binary message (from any thread).
     public func send(binary: [UInt8]) { connection.send(binary: binary) }
 
+    /// Sends a binary message worth sending only now (audio on the WebSocket path), from any thread: dropped
+    /// rather than queued once more than ``WebSocketOptions/maxRealTimeBacklog`` bytes wait for the server (see
+    /// ``WebSocketConnection/send(realTime:)``).
+    public func send(realTime binary: [UInt8]) { connection.send(realTime: binary) }
+
+    /// Messages sent with ``send(realTime:)`` that were dropped because too much was waiting for the server.
+    public var droppedRealTimeCount: Int { connection.droppedRealTimeCount }
+
     /// Starts the closing handshake; the close callback reports `code` and `reason`.
     public func close(code: WebSocketCloseCode = .normal, reason: String = "") {
         connection.close(code: code, reason: reason)

@@ -34,6 +34,24 @@ let terminalAttacks: [(name: String, text: String)] = [
         #expect(ServerText.line("Friday\u{9B}31m", maxCharacters: 200) == "Friday31m")
     }
 
+    /// The directory's messages, as a lobby takes them: the stage's roles and an error's code and message lose
+    /// what a terminal would act on; the rest (already clean as a listing is made) is unchanged.
+    @Test func aLobbyCleansTheDirectorysStrings() throws {
+        let hostile =
+            #"{"type":"rooms","seq":3,"rooms":[{"name":"jazz","topic":"\u001b]0;owned\u0007Late","stage":[{"name":"Ana\u202e","role":"ho\u001b[2Jst"}],"on_stage":1,"listeners":2,"raised_hands":0,"started_at":5}]}"#
+        let rooms = try DirectoryCodec.decodeMessage(Array(hostile.utf8)).sanitized
+        let listing = RoomListing(
+            room: "jazz", topic: "]0;ownedLate",
+            stage: [RoomListing.StageMember(name: "Ana", role: RoleName("ho[2Jst"))],
+            onStage: 1, listeners: 2, raisedHands: 0, startedAt: 5)
+        #expect(rooms == .rooms([listing], seq: 3))
+        let error = try DirectoryCodec.decodeMessage(
+            Array(#"{"type":"error","code":"bad\u001b[2J","message":"no\nAna said: forged\u009b31m"}"#.utf8))
+        #expect(error.sanitized == .error(code: ErrorCode(rawValue: "bad[2J"), message: "no Ana said: forged31m"))
+        let clean = DirectoryMessage.changed([.updated(listing), .removed(room: "rust", .ended)], seq: 4, since: 2)
+        #expect(clean.sanitized == clean)
+    }
+
     @Test func cleanTextComesThroughUnchanged() {
         for text in ["Friday terminal hour", "Ana Lima", "李小龍 👩‍💻", "e\u{301}t\u{E9}", "a-b_c.d", ""] {
             #expect(ServerText.line(text, maxCharacters: 200) == text)

@@ -74,6 +74,48 @@ import Testing
         #expect(seen != nil, "ana did not see eli come back as a speaker: \(anaEvents.all.suffix(3))")
     }
 
+    /// The lobby's connection notices silence as a room's does: nothing from the server for 10 s (two of its
+    /// pings) and it says "reconnecting", then it is back with the whole list once the network returns.
+    @Test func aLobbyCutOffSaysSoWithin15SecondsAndGetsTheListBack() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let (ana, _) = try joinedSession(server, "ana", role: "host")
+        defer { ana.shutdown() }
+        let network = try FreezableProxy(targetPort: server.port)
+        let lobby = DirectoryRecorder()
+        let session = try DirectorySession(url: "ws://127.0.0.1:\(network.port)/rooms", token: try server.invite()) {
+            lobby.record($0)
+        }
+        defer { session.shutdown() }
+        session.start()
+        try #require(lobby.waitFor { $0["lobby"] != nil }, "the lobby did not list the room: \(lobby.all)")
+        let lists = lobby.all.filter { if case .rooms = $0 { true } else { false } }.count
+
+        network.freeze()
+        let silent = ContinuousClock.now
+        let reconnecting = lobby.wait(timeout: 15) {
+            if case .reconnecting = $0 { return true }
+            return false
+        }
+        let noticed = ContinuousClock.now - silent
+        #expect(reconnecting == .reconnecting(attempt: 1), "no 'reconnecting' within 15 s: \(lobby.all.suffix(3))")
+        // Both sides ping every 5 s, so the last thing heard is at most 5 s old when the network goes: the lobby's
+        // 10 s say so 5 to 10 s later (timer granularity and load aside). The server's own 15 s would take 10 to
+        // 15 s, and over 12 s unless the last ping came in the very moment before the silence.
+        #expect(noticed >= .seconds(5))
+        #expect(noticed < .seconds(12))
+        network.thaw()
+        let back = ContinuousClock.now
+        var listed = false
+        while !listed && ContinuousClock.now - back < .seconds(10) {
+            listed = lobby.all.filter { if case .rooms = $0 { true } else { false } }.count > lists
+            if !listed { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(listed, "the lobby did not get the list again after the network returned: \(lobby.all.suffix(3))")
+        #expect(lobby.rooms["lobby"] != nil)
+        print("silent lobby: 'reconnecting' after \(noticed), the list back \(ContinuousClock.now - back) later")
+    }
+
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
