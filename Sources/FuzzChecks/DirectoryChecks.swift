@@ -2,7 +2,8 @@ import RoomCore
 import RoomProtocol
 
 /// The room directory's codec: what a lobby reads from `/rooms` (`rooms`, `rooms_changed` with and without
-/// `since`, `error`), and the one request the directory reads from a lobby.
+/// `since`, `error`), the one request the directory reads from a lobby, and what a node of a cluster reads of
+/// the rooms other nodes own (their lobby entries in Redis).
 enum DirectoryChecks {
     static let errorCodes: Set<ErrorCode> = [
         .badRequest, .invalidJSON, .duplicateKey, .unknownType, .unsupportedVersion,
@@ -12,6 +13,7 @@ enum DirectoryChecks {
     /// a lobby's request.
     static func directory(_ input: [UInt8]) throws(FuzzFailure) {
         try request(input)
+        try clusterEntry(input)
         let message: DirectoryMessage
         do {
             message = try DirectoryCodec.decodeMessage(input)
@@ -31,6 +33,32 @@ enum DirectoryChecks {
         }
         try expect(clean.seq == message.seq, "cleaning changed the number of \(message)")
         try roundTrip(clean)
+    }
+
+    /// A node's entry for a room: refused with a known code, or a change a lobby could be sent, stable through
+    /// encoding.
+    static func clusterEntry(_ input: [UInt8]) throws(FuzzFailure) {
+        let entry: DirectoryCodec.ClusterEntry
+        do {
+            entry = try DirectoryCodec.decodeEntry(input)
+        } catch {
+            try expect(errorCodes.contains(error.code), "an entry refused with code \(error.code)")
+            try expect(!error.message.isEmpty, "an entry refused without a message")
+            return
+        }
+        try expect(entry.epoch <= UInt64(Int64.max), "an entry under epoch \(entry.epoch)")
+        if case .added(let listing, _) = entry.change { try checkListing(listing) }
+        if case .updated(let listing) = entry.change { try checkListing(listing) }
+        try expect(
+            ClubroomLink.isValidRoomName(entry.change.room), "an entry for \(entry.change.room.debugDescription)")
+        let encoded = DirectoryCodec.encode(entry)
+        do {
+            let again = try DirectoryCodec.decodeEntry(encoded)
+            try expect(again == entry, "\(entry) encodes to an entry read as \(again)")
+            try expect(DirectoryCodec.encode(again) == encoded, "encoding of \(entry) is not stable")
+        } catch {
+            throw FuzzFailure("the encoding of \(entry) is refused: \(error)")
+        }
     }
 
     static func request(_ input: [UInt8]) throws(FuzzFailure) {
@@ -153,6 +181,10 @@ enum DirectoryChecks {
         ]
         var seeds = messages.map(DirectoryCodec.encode)
         seeds.append(DirectoryCodec.encode(.list))
+        seeds += [
+            DirectoryCodec.ClusterEntry(change: .added(lobby, .started), epoch: 3, at: 1_764_412_801_000),
+            DirectoryCodec.ClusterEntry(change: .removed(room: "jazz", .unlisted), epoch: 9, at: 1_764_412_900_000),
+        ].map { DirectoryCodec.encode($0) }
         seeds += [
             #"{"v":1,"type":"list"}"#, #"{"type":"rooms_changed","seq":5,"since":5,"changes":[]}"#,
             #"{"type":"rooms","seq":1,"rooms":[{"name":"a","topic":"\u001b]0;owned\u0007","stage":[{"name":"\u202eAna","role":"ho\u0000st"}],"on_stage":0,"listeners":-1,"raised_hands":0,"started_at":1}]}"#,
