@@ -164,7 +164,7 @@ let package = Package(
             dependencies: ["BenchmarkSupport", "StoreBenchmarks", "UIBenchmarks", "RoomCore", "ClubroomResources"]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"]),
-        .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "CAllocationCounter", "RoomTesting"]),
+        .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: ["RoomTesting"]),
         .testTarget(
             name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON", "RoomTesting"]),
