@@ -48,6 +48,20 @@ public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
         var powers: PowerWindow
         var lastSpeech: Int64?
         var since: Int64?
+
+        /// Whether a talk spurt still lasts at `time`: its last speech packet is no older than the hold.
+        func isHeld(at time: Int64, hold: Int64) -> Bool {
+            guard let last = lastSpeech else { return false }
+            return time.subtractingSaturating(last) <= hold
+        }
+
+        mutating func record(dBov: UInt8, voice: Bool, at time: Int64, configuration: Configuration) {
+            powers.record(dBov: dBov)
+            if voice && dBov < configuration.noiseFloor {
+                if since == nil || !isHeld(at: time, hold: configuration.hold) { since = time }
+                lastSpeech = time
+            }
+        }
     }
 
     /// The tuning in use.
@@ -65,41 +79,41 @@ public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Records one packet of `key`: its RFC 6464 level (-dBov) and voice flag, arrived at `time`.
+    ///
+    /// Changes the talker where it is kept: copied out of the table and back, its window of levels would be
+    /// copied (an allocation) for every packet.
+    @_specialize(exported:true,where Key == UInt32)
     public mutating func record(_ key: Key, dBov: UInt8, voice: Bool, at time: Int64) {
-        var talker = talkers[key] ?? Talker(powers: PowerWindow(packets: configuration.window), lastSpeech: nil)
-        talker.powers.record(dBov: dBov)
-        if voice && dBov < configuration.noiseFloor {
-            if talker.since == nil || !isHeld(talker, at: time) { talker.since = time }
-            talker.lastSpeech = time
-        }
-        talkers[key] = talker
+        // Every entry point is specialised for the key the media layer uses (an SSRC): called from another
+        // module, the generic code would look up type metadata at run time for every packet and every tick.
+        let configuration = configuration
+        talkers[key, default: Talker(powers: PowerWindow(packets: configuration.window), lastSpeech: nil)]
+            .record(dBov: dBov, voice: voice, at: time, configuration: configuration)
     }
 
     /// Forgets `key` (a speaker who left).
+    @_specialize(exported:true,where Key == UInt32)
     public mutating func remove(_ key: Key) {
         talkers[key] = nil
     }
 
     /// Every speaker heard at `time`: talkers with their level and onset, the others at 0.
+    @_specialize(exported:true,where Key == UInt32)
     public func talkers(at time: Int64) -> [Key: HeardTalker] {
         var result: [Key: HeardTalker] = [:]
-        for (key, talker) in talkers {
-            guard let since = talker.since, isHeld(talker, at: time) else {
-                result[key] = HeardTalker(level: 0, talkingSince: nil)
-                continue
-            }
-            let level = PowerWindow.steppedLevel(
-                decibels: talker.powers.decibels(overRecordedOnly: true), step: configuration.levelStep)
-            result[key] = HeardTalker(level: level, talkingSince: since)
-        }
+        for (key, talker) in talkers { result[key] = heard(talker, at: time) }
         return result
     }
 
     /// The report to give at `time`, or nil when nothing changed: at once when someone started or stopped
     /// talking (or a speaker appeared or left), and for level changes alone at most every `levelInterval`.
+    ///
+    /// Called every tick: while nothing changed it compares each talker with the last report where they are
+    /// kept, building no table.
+    @_specialize(exported:true,where Key == UInt32)
     public mutating func poll(at time: Int64) -> [Key: HeardTalker]? {
+        guard changed(since: lastReport, at: time) else { return nil }
         let current = talkers(at: time)
-        guard current != lastReport else { return nil }
         let onsetsChanged =
             current.count != lastReport.count
             || current.contains { key, talker in lastReport[key]?.talkingSince != talker.talkingSince }
@@ -113,8 +127,20 @@ public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
         return current
     }
 
-    private func isHeld(_ talker: Talker, at time: Int64) -> Bool {
-        guard let last = talker.lastSpeech else { return false }
-        return time.subtractingSaturating(last) <= configuration.hold
+    /// Whether ``talkers(at:)`` at `time` would differ from `report`.
+    private func changed(since report: [Key: HeardTalker], at time: Int64) -> Bool {
+        guard talkers.count == report.count else { return true }
+        for (key, talker) in talkers where report[key] != heard(talker, at: time) { return true }
+        return false
+    }
+
+    /// How `talker` is heard at `time`: their level and onset while their spurt lasts, else at 0.
+    private func heard(_ talker: Talker, at time: Int64) -> HeardTalker {
+        guard let since = talker.since, talker.isHeld(at: time, hold: configuration.hold) else {
+            return HeardTalker(level: 0, talkingSince: nil)
+        }
+        let level = PowerWindow.steppedLevel(
+            decibels: talker.powers.decibels(overRecordedOnly: true), step: configuration.levelStep)
+        return HeardTalker(level: level, talkingSince: since)
     }
 }

@@ -97,8 +97,10 @@ public struct PeerSection<Key: SectionKey>: RandomAccessCollection, Sendable {
     public var endIndex: Int { keys.count }
     public subscript(position: Int) -> Peer { peers[keys[position].id]! }
 
-    /// The ids in order, without looking up the peers.
-    public var ids: LazyMapSequence<SortedList<Key>, PeerID> { keys.lazy.map(\.id) }
+    /// The ids in order, without looking up the peers. A closure rather than a key path: in this generic type a
+    /// key path is built by the runtime (demangling its type) each time it is taken, for every action the
+    /// room's reducer settles the selection after.
+    public var ids: LazyMapSequence<SortedList<Key>, PeerID> { keys.lazy.map { $0.id } }
 }
 
 /// The three sections of the room screen, kept sorted as events arrive.
