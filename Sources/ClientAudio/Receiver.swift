@@ -73,6 +73,8 @@ final class Receiver {
     private var speakers: [UInt32: Speaker] = [:]
     /// Who is talking, by SSRC; nil when nobody asked to know.
     private var talkers: TalkerActivity<UInt32>?
+    /// The speakers of the last report of who is talking, with the names it gave them.
+    private var reported: [UInt32: String?] = [:]
     private var mixer = Mixer()
 
     /// A receiver of the room's stream of `payloadType`, reading levels from extension `audioLevelID`; with
@@ -163,10 +165,17 @@ final class Receiver {
         return leastSlack
     }
 
-    /// Who is talking at `now` (µs), when it changed since the last call (see `TalkerActivity.poll`); nil when
-    /// nothing changed or talkers are not tracked.
+    /// Who is talking at `now` (µs), when it changed since the last call (see `TalkerActivity.poll`), or when a
+    /// speaker in the last report got a name since (the server's `media_sources` can come after their first
+    /// packets); nil when nothing changed or talkers are not tracked.
     func heard(at now: Int64, names: SpeakerVolumes) -> [HeardSpeaker]? {
-        guard let report = talkers?.poll(at: now / 1000) else { return nil }
+        let time = now / 1000
+        var polled = talkers?.poll(at: time)
+        if polled == nil, reported.contains(where: { names.sources[$0.key] != $0.value }) {
+            polled = talkers?.talkers(at: time)
+        }
+        guard let report = polled else { return nil }
+        reported = Dictionary(uniqueKeysWithValues: report.keys.map { ($0, names.sources[$0]) })
         return report.keys.sorted().map { ssrc in
             let talker = report[ssrc]!
             return HeardSpeaker(
