@@ -123,6 +123,8 @@ public final class UDPSocket: @unchecked Sendable {
     }
 
     /// Asks the kernel to note when each datagram arrives, for ``receiveStamped(into:)``; false when it refuses.
+    /// When no other socket of the machine had stamps on, the kernel turns them on a moment later: datagrams
+    /// that arrive before then are stamped when they are read (an age of about 0).
     public func stampArrivals() -> Bool {
         clubroom_enable_arrival_stamps(descriptor) == 0
     }

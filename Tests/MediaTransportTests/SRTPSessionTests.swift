@@ -127,6 +127,9 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
         let sender = try UDPSocket(binding: .loopback(port: 0))
         let receiver = try UDPSocket(binding: .loopback(port: 0))
         #expect(receiver.stampArrivals())
+        // The kernel turns arrival stamps on for the machine once a socket asks, but may do so a moment later
+        // (when no other socket had them on); a datagram that arrives before then is stamped when it is read.
+        usleep(100_000)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 16)
         defer { buffer.deallocate() }
         #expect(receiver.receiveStamped(into: buffer) == nil)
