@@ -63,6 +63,14 @@ final class RunningProcess: @unchecked Sendable {
         waitForExit(seconds: seconds)
     }
 
+    /// Closes the stdin of every one of `processes` at once, then waits for each to exit (at most `seconds`
+    /// from the first close): on a busy machine their leaving overlaps instead of adding up.
+    static func finish(_ processes: [RunningProcess], seconds: Double = 20) {
+        for process in processes { try? process.input.fileHandleForWriting.close() }
+        let deadline = Date().addingTimeInterval(seconds)
+        for process in processes { process.waitForExit(seconds: max(0, deadline.timeIntervalSinceNow)) }
+    }
+
     /// SIGTERM (a server stops) and waits.
     func terminate(seconds: Double = 10) {
         process.terminate()
@@ -82,9 +90,14 @@ final class RunningProcess: @unchecked Sendable {
 
     /// Waits until the output (or errors) contain `text`; false after `seconds`.
     func waitFor(_ text: String, inErrors: Bool = false, seconds: Double = 10) -> Bool {
+        waitUntil(inErrors: inErrors, seconds: seconds) { $0.contains(text) }
+    }
+
+    /// Waits until `condition` holds for the output (or errors) so far; false after `seconds`.
+    func waitUntil(inErrors: Bool = false, seconds: Double = 10, _ condition: (String) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if (inErrors ? standardError : standardOutput).contains(text) { return true }
+            if condition(inErrors ? standardError : standardOutput) { return true }
             usleep(20_000)
         }
         return false
@@ -169,4 +182,15 @@ final class TextBox: Sendable {
 
     var text: String { value.withLock { $0 } }
     var isClosed: Bool { closed.load(ordering: .acquiring) }
+}
+
+/// Whether a bot's output has an `audio_stats` line with a packet received from some speaker (a count of 1 or
+/// more, whatever its first digit).
+func receivedAudio(_ output: String) -> Bool {
+    var rest = output[...]
+    while let found = rest.range(of: "\"received\":") {
+        if let digit = rest[found.upperBound...].first, digit.isNumber, digit != "0" { return true }
+        rest = rest[found.upperBound...]
+    }
+    return false
 }
