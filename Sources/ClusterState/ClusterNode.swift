@@ -175,11 +175,12 @@ public final class ClusterNode: Sendable {
     /// The live nodes, as of the last tick (this one included).
     public var nodes: [NodeRecord] { state.withLock { $0.nodes.values.sorted { $0.name < $1.name } } }
 
-    /// Whether the node `name` refreshed its registration in Redis within the last `milliseconds`, as of the
-    /// last tick (its key's remaining TTL says when it last did): a node that does is alive and reaches Redis.
-    public func renewedRecently(_ name: String, withinMilliseconds milliseconds: Int64) -> Bool {
+    /// How many milliseconds ago the node `name` last refreshed its registration in Redis, as of the last tick
+    /// (its key's remaining TTL says when it did); nil for a node not registered. A node that keeps refreshing
+    /// is alive and reaches Redis.
+    public func millisecondsSinceRenewal(of name: String) -> Int64? {
         let now = Self.now()
-        return state.withLock { state in state.renewals[name].map { now - $0 <= milliseconds } ?? false }
+        return state.withLock { state in state.renewals[name].map { now - $0 } }
     }
 
     /// Connects, loads the function library and registers, on the calling thread (at start-up, before the

@@ -299,18 +299,28 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         }
     }
 
+    /// A room whose other nodes have all been silent: those nodes' names, and how long ago each was last heard.
+    public struct Silence: Sendable, Equatable {
+        public var room: String
+        public var nodes: [String]
+        /// Milliseconds since each of `nodes` was last heard in the room.
+        public var quietMilliseconds: [String: Int64]
+    }
+
     /// The rooms whose other nodes have all been silent (no authenticated media, no keepalive) for at least
-    /// `milliseconds`, each with those nodes' names. A room this node relays to no one is never in it.
-    public func silentRooms(forMilliseconds milliseconds: Int64) -> [(room: String, nodes: [String])] {
+    /// `milliseconds`. A room this node relays to no one is never in it.
+    public func silentRooms(forMilliseconds milliseconds: Int64) -> [Silence] {
         let targets = outbound.withLock { rooms in rooms.mapValues { $0.targets.map(\.name) } }
         let now = MonotonicClock.milliseconds()
         return inbound.withLock { state in
-            targets.compactMap { room, nodes -> (room: String, nodes: [String])? in
+            targets.compactMap { room, nodes -> Silence? in
                 guard !nodes.isEmpty else { return nil }
-                let silent = nodes.allSatisfy { name in
-                    now - (state.heard[RoomNode(room: room, node: name)] ?? now) >= milliseconds
-                }
-                return silent ? (room, nodes.sorted()) : nil
+                let quiet = Dictionary(
+                    uniqueKeysWithValues: nodes.map { name in
+                        (name, now - (state.heard[RoomNode(room: room, node: name)] ?? now))
+                    })
+                guard quiet.values.allSatisfy({ $0 >= milliseconds }) else { return nil }
+                return Silence(room: room, nodes: nodes.sorted(), quietMilliseconds: quiet)
             }
             .sorted { $0.room < $1.room }
         }

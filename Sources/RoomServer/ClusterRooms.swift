@@ -200,12 +200,13 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     private var served: Set<String> = []
 
     /// Every second: a room whose other nodes have all been silent for 3 s, while Redis answers this node and
-    /// says at least one of them refreshed its registration in the last two ticks (so it is alive and reaches
-    /// Redis, and only the media between it and this node is cut), has its clients here closed with 1001, so
-    /// that they reconnect (through another node, where the client knows one). A room this node alone serves
-    /// relays to no one and is never silent; a node that died is silent too, but its registration ages, and the
-    /// cluster takes its people out instead (`nodeLeft`); while Redis does not answer this node, nothing is
-    /// dropped (its view of the others is stale). See docs/cluster.md, "Silence between nodes".
+    /// says at least one of them refreshed its registration in the last two ticks and two ticks or more after
+    /// it was last heard here (so it is alive and reaches Redis, and only the media between it and this node is
+    /// cut), has its clients here closed with 1001, so that they reconnect (through another node, where the
+    /// client knows one). A room this node alone serves relays to no one and is never silent; a node that died
+    /// is silent too, but it refreshed no later than its last keepalive period, and the cluster takes its people
+    /// out instead (`nodeLeft`); while Redis does not answer this node, nothing is dropped (its view of the
+    /// others is stale). See docs/cluster.md, "Silence between nodes".
     func dropSilentRooms() {
         guard let media else { return }
         let servedNow = Set(rooms.filter { !$0.value.local.isEmpty }.keys)
@@ -215,10 +216,18 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         silenced.formIntersection(silent.map(\.room))
         guard !redisDown else { return }
         let recent = Int64(2 * cluster.configuration.timing.tickMilliseconds)
-        for (roomName, nodes) in silent where !silenced.contains(roomName) {
+        for silence in silent where !silenced.contains(silence.room) {
+            let (roomName, nodes) = (silence.room, silence.nodes)
             guard let room = rooms[roomName], !room.local.isEmpty else { continue }
-            let alive = nodes.filter { cluster.renewedRecently($0, withinMilliseconds: recent) }
-            guard !alive.isEmpty else { continue }
+            // Alive in Redis: refreshed within two ticks. Proof that the silence is a cut, not a death: one of
+            // them refreshed two ticks or more after this node last heard it (a node that died refreshed at most
+            // for its last keepalive period, and any lag, after its last keepalive).
+            let renewals = nodes.compactMap { name in cluster.millisecondsSinceRenewal(of: name).map { (name, $0) } }
+            let alive = renewals.filter { $0.1 <= recent }.map(\.0)
+            let heardAlive = renewals.contains { name, renewed in
+                renewed <= recent && (silence.quietMilliseconds[name] ?? 0) - renewed >= recent
+            }
+            guard heardAlive else { continue }
             silenced.insert(roomName)
             let members = connections.members(of: roomName).filter { room.local[$0.key] != nil }
             log.warning(

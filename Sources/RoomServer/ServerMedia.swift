@@ -225,7 +225,7 @@ final class ServerMedia: OutcomeConsumer {
     }
 
     /// The rooms whose other nodes have all been silent (no relayed media, no keepalive) for `milliseconds`.
-    func silentRooms(forMilliseconds milliseconds: Int64) -> [(room: String, nodes: [String])] {
+    func silentRooms(forMilliseconds milliseconds: Int64) -> [MediaRelay.Silence] {
         relay?.silentRooms(forMilliseconds: milliseconds) ?? []
     }
 

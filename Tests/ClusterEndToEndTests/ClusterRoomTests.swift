@@ -89,6 +89,12 @@ final class NodeBot {
         return found
     }
 
+    /// How many times the bot's connection was lost and it began reconnecting: the `reconnecting` events of a
+    /// first attempt (one loss retries as attempts 2, 3, … while the server refuses it).
+    var connectionsLost: Int {
+        events.filter { $0["event"] == .string("reconnecting") && $0["attempt"] == .integer(1) }.count
+    }
+
     /// The events named in `names`, in the order the bot saw them, each as its JSON text.
     func sequence(of names: Set<String>) -> [String] {
         events.filter { event in

@@ -201,6 +201,12 @@ final class Proxy {
         RunningProcess.finish([direct, tunnelled, other, lobby])
         speaker.finish()
         let log = room.stop()
+        for (name, bot) in [("eli", direct), ("fay", tunnelled)] {
+            #expect(
+                bot.process.terminationReason == .exit && bot.process.terminationStatus == 0,
+                "\(name) ended with \(bot.process.terminationStatus):\n\(bot.standardError)\n\(bot.standardOutput.suffix(2000))"
+            )
+        }
         // From the first sound on, not back from the end: on a busy machine the listeners' leaving can take a
         // while, and the recording goes on meanwhile.
         for (name, path) in [("UDP", "udp.wav"), ("WebSocket", "ws.wav")] {
