@@ -399,6 +399,9 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
         try ana.wait(for: "chat") { $0.text("text") == "after" }
         #expect(cluster.nodes[1].log.all.contains { $0.contains("room stage: this node owns it now") })
         usleep(300_000)
+        // Dead nodes are silent, but that is no cut between live ones: Ana was never sent to reconnect.
+        #expect(!cluster.nodes[1].log.all.contains { $0.contains("nothing from node") })
+        #expect(ana.connectionsLost == 0)
         let seen = ana.sequence(of: ["chat", "peer_left", "peer_joined"])
         #expect(seen.count == 5)
         #expect(Set(seen).count == seen.count)
