@@ -302,9 +302,10 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
     /// A room whose other nodes have all been silent: those nodes' names, and how long ago each was last heard.
     public struct Silence: Sendable, Equatable {
         public var room: String
-        public var nodes: [String]
-        /// Milliseconds since each of `nodes` was last heard in the room.
+        /// Milliseconds since each of the room's other nodes was last heard in it.
         public var quietMilliseconds: [String: Int64]
+        /// The silent nodes' names, sorted.
+        public var nodes: [String] { quietMilliseconds.keys.sorted() }
     }
 
     /// The rooms whose other nodes have all been silent (no authenticated media, no keepalive) for at least
@@ -320,7 +321,7 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
                         (name, now - (state.heard[RoomNode(room: room, node: name)] ?? now))
                     })
                 guard quiet.values.allSatisfy({ $0 >= milliseconds }) else { return nil }
-                return Silence(room: room, nodes: nodes.sorted(), quietMilliseconds: quiet)
+                return Silence(room: room, quietMilliseconds: quiet)
             }
             .sorted { $0.room < $1.room }
         }

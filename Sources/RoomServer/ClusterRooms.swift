@@ -223,17 +223,18 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             // them refreshed two ticks or more after this node last heard it (a node that died refreshed at most
             // for its last keepalive period, and any lag, after its last keepalive).
             let renewals = nodes.compactMap { name in cluster.millisecondsSinceRenewal(of: name).map { (name, $0) } }
-            let alive = renewals.filter { $0.1 <= recent }.map(\.0)
-            let heardAlive = renewals.contains { name, renewed in
-                renewed <= recent && (silence.quietMilliseconds[name] ?? 0) - renewed >= recent
+            let alive = renewals.filter { $0.1 <= recent }
+            let heardAlive = alive.contains { name, renewed in
+                (silence.quietMilliseconds[name] ?? 0) - renewed >= recent
             }
             guard heardAlive else { continue }
+            let aliveNames = alive.map(\.0)
             silenced.insert(roomName)
             let members = connections.members(of: roomName).filter { room.local[$0.key] != nil }
             log.warning(
                 "room \(roomName): nothing from node\(nodes.count == 1 ? "" : "s") \(nodes.joined(separator: ", ")) for "
-                    + "\(Self.relaySilenceMilliseconds / 1000) s though \(alive.joined(separator: ", ")) "
-                    + "\(alive.count == 1 ? "is" : "are") alive in Redis: the media between the nodes is cut; "
+                    + "\(Self.relaySilenceMilliseconds / 1000) s though \(aliveNames.joined(separator: ", ")) "
+                    + "\(aliveNames.count == 1 ? "is" : "are") alive in Redis: the media between the nodes is cut; "
                     + "\(members.count == 1 ? "its 1 client here is" : "its \(members.count) clients here are") "
                     + "sent to reconnect")
             for (_, entry) in members.sorted(by: { $0.key < $1.key }) {
