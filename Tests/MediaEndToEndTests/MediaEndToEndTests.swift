@@ -22,6 +22,14 @@ func toneStrength(_ samples: [Int16], hertz: Double) -> (ratio: Double, rms: Dou
     return (tone / around, ToneAnalysis.rms(of: samples))
 }
 
+/// The tone in `audio` from its first sound on (past the first 100 ms, where the jitter buffer fills), over at
+/// most `samples`; nil when nothing louder than 1000 is in it. From the first sound, not back from the end: a
+/// recording goes on, silent, while its listener leaves, and leaving can take a while on a busy machine.
+func toneFromFirstSound(_ audio: [Int16], hertz: Double, samples: Int) -> (ratio: Double, rms: Double)? {
+    guard let start = audio.firstIndex(where: { abs(Int($0)) > 1000 }) else { return nil }
+    return toneStrength(Array(audio.dropFirst(start + 4800).prefix(samples)), hertz: hertz)
+}
+
 func counter(_ name: String, in log: String) -> Int {
     guard let range = log.range(of: "media counters:") else { return 0 }
     let line = log[range.upperBound...].prefix(while: { $0 != "\n" })

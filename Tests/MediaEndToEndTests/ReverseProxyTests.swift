@@ -207,13 +207,11 @@ final class Proxy {
                 "\(name) ended with \(bot.process.terminationStatus):\n\(bot.standardError)\n\(bot.standardOutput.suffix(2000))"
             )
         }
-        // From the first sound on, not back from the end: on a busy machine the listeners' leaving can take a
-        // while, and the recording goes on meanwhile.
         for (name, path) in [("UDP", "udp.wav"), ("WebSocket", "ws.wav")] {
             let audio = try recording(room.path(path), from: 0, to: 60)
-            let start = try #require(
-                audio.firstIndex { abs(Int($0)) > 1000 }, "nothing heard over \(name) in \(audio.count) samples")
-            let heard = toneStrength(Array(audio.dropFirst(start + 4800).prefix(48_000)), hertz: 440)
+            let heard = try #require(
+                toneFromFirstSound(audio, hertz: 440, samples: 48_000),
+                "nothing heard over \(name) in \(audio.count) samples")
             #expect(heard.ratio > 1000, "over \(name), 440 Hz against its neighbours: \(heard.ratio)")
         }
         #expect(counter("websocket_out", in: log) > 50)
