@@ -56,6 +56,26 @@ final class RawWebSocketPeer: @unchecked Sendable {
 
     var url: String { "ws://127.0.0.1:\(port)/rooms/lobby" }
 
+    /// Gives this process's socket connected to the peer a send buffer of `bytes`, fixed: the kernel no longer
+    /// grows it as the connection goes, so what the kernel takes from a client whose peer stops reading is
+    /// bounded once and for all. False if no such socket is open.
+    func fixClientSendBuffer(bytes: Int32) -> Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in names.compactMap(Int32.init) {
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
+            }
+            guard named == 0, address.sin_family == sa_family_t(AF_INET),
+                Int(UInt16(bigEndian: address.sin_port)) == port
+            else { continue }
+            var size = bytes
+            return setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size)) == 0
+        }
+        return false
+    }
+
     /// Waits up to `seconds` for the script to end; false if it did not.
     @discardableResult
     func waitUntilDone(seconds: Double = 20) -> Bool {
