@@ -44,8 +44,17 @@ import Testing
             refusal?.problem
                 == "websocket handshake: server refused the upgrade: 503 Service Unavailable: the server is out of "
                 + "file descriptors; try again later (HTTP 503)", "\(String(describing: refusal))")
-        // A second refusal in the same burst is not logged again.
-        #expect(throws: TransportError.self) { _ = try connect(1000) }
+        // A second refusal in the same burst is not logged again. A descriptor the server held only for a moment
+        // may have come free since the first refusal, so a join or two may still get in before it.
+        var second: TransportError?
+        for index in 1000..<1010 where second == nil {
+            do {
+                clients.append(try connect(index))
+            } catch let error as TransportError {
+                second = error
+            }
+        }
+        #expect(second?.problem == refusal?.problem, "\(String(describing: second))")
         let exhausted = server.logLines(containing: "out of file descriptors (this process may open 40)")
         #expect(exhausted.count == 1, "\(exhausted)")
         // Room again: the next join is accepted and the end of the burst is logged with its count.
