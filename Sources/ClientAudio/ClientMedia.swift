@@ -53,6 +53,9 @@ public enum ClientMediaEvent: Sendable, Equatable {
     /// Who is talking among the speakers heard, every time someone starts or stops and as levels move (at most
     /// every 100 ms); only with `Options.tracksTalkers`.
     case heard([HeardSpeaker])
+    /// Each RTP packet that opened, as it arrived (its SSRC and sequence number; the kernel's arrival stamp on
+    /// `MonotonicClock`, in microseconds); only with `Options.reportsPackets`.
+    case packet(ssrc: UInt32, sequence: UInt16, arrivalMicroseconds: Int64)
 }
 
 /// A client's media for one connection's `media` offer: sends the microphone as Opus in SRTP (RTP with the
@@ -86,11 +89,13 @@ public final class ClientMedia: @unchecked Sendable {
         public var output: AudioFeed?
         /// Whether to follow who is talking among the speakers heard (`ClientMediaEvent.heard`).
         public var tracksTalkers: Bool
+        /// Whether to report every packet heard as it arrives (`ClientMediaEvent.packet`): a test aid.
+        public var reportsPackets: Bool
 
         public init(
             source: MicrophoneSource = .none, sending: SendPipeline.Configuration? = nil,
             talk: TalkSwitch = TalkSwitch(), blockUDP: Bool = false, probeTimeout: Duration = .seconds(2),
-            record: Bool = false, output: AudioFeed? = nil, tracksTalkers: Bool = false
+            record: Bool = false, output: AudioFeed? = nil, tracksTalkers: Bool = false, reportsPackets: Bool = false
         ) {
             self.source = source
             self.sending = sending
@@ -100,6 +105,7 @@ public final class ClientMedia: @unchecked Sendable {
             self.record = record
             self.output = output
             self.tracksTalkers = tracksTalkers
+            self.reportsPackets = reportsPackets
         }
 
         /// The send path's settings for the source.
@@ -252,7 +258,15 @@ public final class ClientMedia: @unchecked Sendable {
             if nextTick > now { MonotonicClock.sleep(microseconds: nextTick - now) }
             path.receive { incoming in
                 switch incoming {
-                case .rtp(let bytes, let arrival): receiver.insert(bytes, arrival: arrival)
+                case .rtp(let bytes, let arrival):
+                    if options.reportsPackets, bytes.count >= RTPHeader.fixedLength {
+                        onEvent(
+                            .packet(
+                                ssrc: UInt32(bytes[8]) << 24 | UInt32(bytes[9]) << 16 | UInt32(bytes[10]) << 8
+                                    | UInt32(bytes[11]), sequence: UInt16(bytes[2]) << 8 | UInt16(bytes[3]),
+                                arrivalMicroseconds: arrival))
+                    }
+                    receiver.insert(bytes, arrival: arrival)
                 case .lossReport(let percent): sender?.setExpectedLoss(percent: percent)
                 }
             }

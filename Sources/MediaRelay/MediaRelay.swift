@@ -127,6 +127,8 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
     private let outbound = Mutex<[String: OutboundRoom]>([:])
     private let inbound = Mutex<InboundState>(InboundState())
     private let scratch: UnsafeMutableRawBufferPointer
+    /// One speaker packet's copies to the room's other nodes, sent with one sendmmsg (forwarding thread only).
+    private let sends = SendBatch(capacity: 32)
 
     private final class OutboundRoom {
         let session: SRTPSession
@@ -336,9 +338,10 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
             scratch.copyMemory(from: packet)
             guard let length = try? target.session.protect(scratch, length: packet.count) else { return }
             let bytes = UnsafeRawBufferPointer(rebasing: scratch[0..<length])
-            for remote in target.targets where socket.send(bytes, to: remote.address) {
-                counters.add(.sent)
-            }
+            let droppedBefore = sends.dropped
+            for remote in target.targets { sends.append(bytes, to: remote.address, on: socket) }
+            sends.flush(on: socket)
+            counters.add(.sent, target.targets.count - (sends.dropped - droppedBefore))
         }
     }
 

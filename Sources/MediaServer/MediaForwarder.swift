@@ -163,6 +163,8 @@ public final class MediaForwarder: @unchecked Sendable {
     private let receive: ReceiveBatch
     private let send = SendBatch(capacity: 256)
     private let scratch: UnsafeMutableRawBufferPointer
+    /// The media socket and the relay's, for `poll` (kept, so a turn of the loop allocates nothing).
+    private let pollSet: UnsafeMutablePointer<pollfd>
     private var lastSpeakerPoll: Int64 = 0
     /// The batch's drops already added to `counters`.
     private var countedDrops = 0
@@ -185,10 +187,13 @@ public final class MediaForwarder: @unchecked Sendable {
         self.onSpeakers = onSpeakers
         receive = ReceiveBatch(capacity: 64, slotSize: 1500 + SRTPSession.maxTrailer)
         scratch = .allocate(byteCount: 1500 + SRTPSession.maxTrailer, alignment: 16)
+        pollSet = .allocate(capacity: 2)
+        pollSet.initialize(repeating: pollfd(), count: 2)
     }
 
     deinit {
         scratch.deallocate()
+        pollSet.deallocate()
     }
 
     /// Starts the forwarding thread.
@@ -252,19 +257,20 @@ public final class MediaForwarder: @unchecked Sendable {
     private func run() {
         threadID.store(Self.currentThreadID(), ordering: .relaxed)
         while running.load(ordering: .acquiring) {
-            // Whether the relay socket has something: with a relay, both sockets are waited on together.
+            // Which sockets have something: with a relay, both are waited on together, and only those that
+            // have something are read (a node wakes for other nodes' packets more often than for its own).
+            var mediaReadable = true
             var relayReadable = false
             if let relay {
-                var descriptors = [
-                    pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                    pollfd(fd: relay.inboundSocket.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                ]
-                _ = poll(&descriptors, 2, 50)
-                relayReadable = descriptors[1].revents != 0
+                pollSet[0] = pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0)
+                pollSet[1] = pollfd(fd: relay.inboundSocket.fileDescriptor, events: Int16(POLLIN), revents: 0)
+                _ = poll(pollSet, 2, 50)
+                mediaReadable = pollSet[0].revents != 0
+                relayReadable = pollSet[1].revents != 0
             } else {
                 _ = socket.waitReadable(timeoutMilliseconds: 50)
             }
-            var received = receive.receive(from: socket)
+            var received = mediaReadable ? receive.receive(from: socket) : 0
             // Commands are drained after the datagrams are read: a command posted before a peer's packet was sent
             // (adding that peer, say) is then always in force when the packet is handled.
             drainInbox()

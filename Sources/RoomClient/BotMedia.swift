@@ -14,11 +14,16 @@ public struct BotMediaOptions: Sendable, Equatable {
     public var recordPath: String?
     /// Drop all media UDP, so media falls back to the WebSocket.
     public var blockUDP: Bool
+    /// Print a `packet` event for every packet heard, with its arrival time (for tests that time the audio).
+    public var logPackets: Bool
 
-    public init(source: MicrophoneSource = .none, recordPath: String? = nil, blockUDP: Bool = false) {
+    public init(
+        source: MicrophoneSource = .none, recordPath: String? = nil, blockUDP: Bool = false, logPackets: Bool = false
+    ) {
         self.source = source
         self.recordPath = recordPath
         self.blockUDP = blockUDP
+        self.logPackets = logPackets
     }
 }
 
@@ -43,7 +48,8 @@ final class BotMedia: Sendable {
         self.options = options
         link = MediaLink(
             options: ClientMedia.Options(
-                source: options.source, blockUDP: options.blockUDP, record: options.recordPath != nil),
+                source: options.source, blockUDP: options.blockUDP, record: options.recordPath != nil,
+                reportsPackets: options.logPackets),
             onEvent: { event in
                 if let line = Self.line(for: event) { output(line) }
             },
@@ -131,6 +137,13 @@ final class BotMedia: Sendable {
                 ])
         case .heard:
             return nil
+        case .packet(let ssrc, let sequence, let arrival):
+            return BotProtocol.line(
+                "packet",
+                [
+                    ("ssrc", .integer(Int64(ssrc))), ("seq", .integer(Int64(sequence))),
+                    ("arrival_us", .integer(arrival)),
+                ])
         }
     }
 }

@@ -19,7 +19,7 @@ final class NodeBot {
 
     init(
         _ identity: String, role: String, room: String, through node: ServeNode, secretFile: String, tone: Int? = nil,
-        namespace: NetworkNamespace? = nil
+        arguments: [String] = [], namespace: NetworkNamespace? = nil
     )
         throws
     {
@@ -32,7 +32,7 @@ final class NodeBot {
         let token = minted.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
         let bot =
             [try clubroomBinary().path, "bot", "ws://\(node.host):\(node.port)/rooms/\(room)", "--token", token]
-            + (tone.map { ["--tone", String($0)] } ?? [])
+            + (tone.map { ["--tone", String($0)] } ?? []) + arguments
         let command = namespace?.wrap(bot) ?? bot
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
@@ -121,6 +121,36 @@ extension NodeBot {
         return 0
     }
 
+    /// The SSRC `speaker`'s packets reach the bot with, as its `audio_stats` name it.
+    func ssrc(of speaker: String) -> UInt32? {
+        for event in events.reversed() where event["event"] == .string("audio_stats") {
+            guard case .array(let speakers)? = event["speakers"] else { continue }
+            for case .object(let entry) in speakers where entry.text("peer") == speaker {
+                if case .integer(let ssrc)? = entry["ssrc"] { return UInt32(ssrc) }
+            }
+        }
+        return nil
+    }
+
+    /// The arrival of every packet with `ssrc` the bot heard (`--log-packets`), on `CLOCK_MONOTONIC` in
+    /// microseconds, in the order heard.
+    func arrivals(ssrc: UInt32) -> [Int64] {
+        events.compactMap { event in
+            guard event["event"] == .string("packet"), event["ssrc"] == .integer(Int64(ssrc)),
+                case .integer(let arrival)? = event["arrival_us"]
+            else { return nil }
+            return arrival
+        }
+    }
+
+    /// Packets the bot had sent at its last `audio_stats`.
+    var sent: Int {
+        for event in events.reversed() where event["event"] == .string("audio_stats") {
+            if case .integer(let count)? = event["sent"] { return Int(count) }
+        }
+        return 0
+    }
+
     /// Waits until the bot has received at least `count` packets from `speaker`.
     func waitForAudio(from speaker: String, atLeast count: Int, timeout: Double = 10) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
@@ -187,13 +217,14 @@ final class TestCluster {
     }
 
     func bot(
-        _ identity: String, role: String, node index: Int, room: String = "stage", tone: Int? = nil
+        _ identity: String, role: String, node index: Int, room: String = "stage", tone: Int? = nil,
+        arguments: [String] = []
     ) throws
         -> NodeBot
     {
         try NodeBot(
             identity, role: role, room: room, through: nodes[index], secretFile: secretFile, tone: tone,
-            namespace: namespace)
+            arguments: arguments, namespace: namespace)
     }
 }
 
@@ -475,6 +506,87 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
         // heard it.
         #expect(counter("relay_sent") > 0)
         #expect(counter("relay_sent") <= 2 * counter("rtp_received"))
+    }
+}
+
+/// `CLOCK_MONOTONIC` in microseconds: the clock of the bots' packet arrivals, the same in every process.
+func monotonicMicroseconds() -> Int64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000
+}
+
+/// The 200 ms bound of a muted or demoted speaker, per packet, on every node.
+@Suite(.serialized) struct ClusterGateTimingTests {
+    /// Per listener, in milliseconds: the last packet of `ssrc` heard after `since` less `since` (nil: none after
+    /// it), and `since` less the last one heard up to it (nil: none).
+    func lastPacket(of ssrc: UInt32, at listener: NodeBot, since: Int64) -> (after: Double?, before: Double?) {
+        let arrivals = listener.arrivals(ssrc: ssrc)
+        let after = arrivals.filter { $0 > since }.max().map { Double($0 - since) / 1000 }
+        let before = arrivals.filter { $0 <= since }.max().map { Double(since - $0) / 1000 }
+        return (after, before)
+    }
+
+    /// Waits until every listener has heard a packet of `ssrc` after `since`.
+    func everyoneHears(_ ssrc: UInt32, _ listeners: [NodeBot], after since: Int64) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if listeners.allSatisfy({ $0.arrivals(ssrc: ssrc).contains { $0 > since + 300_000 } }) { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    /// The speaker is at home on node 2, the room's owner is node 1 (where its host is), a listener on each
+    /// node prints every packet's arrival. The moment the host's command is written is before the owner can
+    /// apply the event, so "the last packet within 200 ms of the command" is the bound or better. The speaker's
+    /// bot goes on sending throughout: only the gates cut it off.
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+    func aMutedOrDemotedSpeakersLastPacketReachesEveryNodeWithin200msOfTheEvent() throws {
+        let cluster = try TestCluster(nodes: 3)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let listeners = try (0..<3).map { node -> NodeBot in
+            let bot = try cluster.bot("l\(node)", role: "audience", node: node, arguments: ["--log-packets"])
+            try bot.wait(for: "joined")
+            return bot
+        }
+        let speaker = try cluster.bot("sam", role: "speaker", node: 1, tone: 440)
+        try speaker.wait(for: "joined")
+        for listener in listeners { #expect(listener.waitForAudio(from: "sam", atLeast: 20)) }
+        guard let ssrc = listeners[0].ssrc(of: "sam") else {
+            throw ClusterTestError(description: "no SSRC for sam: \(listeners[0].output.all.suffix(5))")
+        }
+        #expect(listeners.allSatisfy { $0.ssrc(of: "sam") == ssrc })
+
+        for (step, command, event) in [
+            ("muted", #"{"cmd":"mute_peer","peer":"sam"}"#, "mute_changed"),
+            ("demoted", #"{"cmd":"set_role","peer":"sam","role":"audience"}"#, "role_changed"),
+        ] {
+            #expect(everyoneHears(ssrc, listeners, after: monotonicMicroseconds()))
+            let sentBefore = speaker.sent
+            let commanded = monotonicMicroseconds()
+            host.send(command)
+            for listener in listeners { try listener.wait(for: event) { $0.text("peer") == "sam" } }
+            // Anything still on its way has arrived a second later; the speaker's bot went on sending.
+            usleep(1_000_000)
+            _ = try speaker.wait(for: "audio_stats", count: speaker.sequence(of: ["audio_stats"]).count + 1)
+            #expect(speaker.sent > sentBefore + 25, "\(step): the speaker stopped sending by itself")
+            for (node, listener) in listeners.enumerated() {
+                let last = lastPacket(of: ssrc, at: listener, since: commanded)
+                let after = last.after.map { String(format: "%.1f ms", $0) } ?? "none"
+                let before = last.before.map { String(format: "%.1f ms", $0) } ?? "none"
+                print("\(step): node \(node + 1): last packet after the command \(after), before it \(before)")
+                // Heard up to the command: the last packet before it is at most a few packets old.
+                #expect((last.before ?? .infinity) <= 250, "\(step): node \(node + 1) last heard sam \(before) before")
+                #expect((last.after ?? 0) <= 200, "\(step): node \(node + 1) heard sam \(last.after ?? 0) ms after")
+            }
+            if step == "muted" {
+                // Unmuted again for the demotion.
+                speaker.send(#"{"cmd":"mute","on":false}"#)
+                try speaker.wait(for: "mute_changed") { $0.text("peer") == "sam" && $0["muted"] == .bool(false) }
+            }
+        }
     }
 }
 

@@ -149,6 +149,47 @@ let loopbackAliases = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.3", por
         #expect(speaker.receive(timeout: 50) == nil)
     }
 
+    /// Node B fans its own speaker's packets out to 200 listeners while node A relays another speaker's to it:
+    /// every listener hears every packet of each speaker once, intact and in each speaker's order.
+    @Test func aLargeFanOutWithRelayedPacketsArrivingMeanwhileGetsEachPacketToEveryoneOnceInOrder() throws {
+        let a = try Node("a", host: "127.0.0.2", incarnation: 100, secret: secret, keySeed: 10)
+        let b = try Node("b", host: "127.0.0.3", incarnation: 200, secret: secret, keySeed: 20)
+        defer {
+            a.stop()
+            b.stop()
+        }
+        let remoteSpeaker = try a.client(SSRCSpace.ssrc(slot: 1, random: 0x101), mayPublish: true)
+        let localSpeaker = try b.client(SSRCSpace.ssrc(slot: 2, random: 0x102), mayPublish: true)
+        let listeners = try (0..<200).map { try b.client(SSRCSpace.ssrc(slot: 2, random: 0x200 + UInt32($0))) }
+        a.relay.setRemoteNodes([a.relayNode, b.relayNode], room: "r")
+        b.relay.setRemoteNodes([a.relayNode, b.relayNode], room: "r")
+        b.relay.addRemoteSpeaker(ssrc: remoteSpeaker.ssrc, room: "r", node: "a", gate: PublishGate(true))
+        let rounds = 20
+        var sent: [UInt32: [[UInt8]]] = [:]
+        for _ in 0..<rounds {
+            sent[localSpeaker.ssrc, default: []].append(try localSpeaker.send(to: b.forwarder))
+            sent[remoteSpeaker.ssrc, default: []].append(try remoteSpeaker.send(to: a.forwarder))
+            usleep(2000)
+        }
+        for listener in listeners {
+            var heard: [UInt32: [[UInt8]]] = [:]
+            var count = 0
+            while count < 2 * rounds, let got = listener.receive() {
+                let plain = try listener.downlink.unprotect(got)
+                let ssrc = UInt32(plain[8]) << 24 | UInt32(plain[9]) << 16 | UInt32(plain[10]) << 8 | UInt32(plain[11])
+                heard[ssrc, default: []].append(plain)
+                count += 1
+            }
+            #expect(heard == sent)
+        }
+        // And nothing more.
+        usleep(50_000)
+        #expect(listeners.allSatisfy { $0.receive(timeout: 0) == nil })
+        #expect(b.relay.counters.value(.delivered) == rounds)
+        // The local speaker's packets to the 200 listeners, the relayed ones to them and to the local speaker.
+        #expect(b.forwarder.counters.value(.sentDatagrams) == rounds * 200 + rounds * 201)
+    }
+
     @Test func theReceivingNodesOwnGateCutsARemoteSpeakerOff() throws {
         let (a, b, speaker, local, remote, gateOnB) = try twoNodes()
         defer {

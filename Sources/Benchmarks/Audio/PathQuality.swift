@@ -204,7 +204,7 @@ final class MediaClientRig: Sendable {
                 case .path: path.signal()
                 case .stats(_, let speakers, _):
                     if let first = speakers.first { stats.withLock { $0 = first } }
-                case .heard: break
+                case .heard, .packet: break
                 }
             },
             onFailure: { _ in })

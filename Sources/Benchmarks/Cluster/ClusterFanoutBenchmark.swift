@@ -23,7 +23,8 @@ import Synchronization
 /// - Relay hop: a second room, with one speaker at home on the first node and one listener on every node, no
 ///   other members, sends a probe packet every 20 ms through the loaded nodes. The kernel stamps each probe's
 ///   arrival at each listener; the hop is, per probe, the arrival on another node less the arrival on the
-///   speaker's own node: what crossing the relay adds for a listener there.
+///   speaker's own node: what crossing the relay adds for a listener there. The one node serves the same
+///   probe room (its speaker and as many listeners) during its own turns, so both sides do the same work.
 public enum ClusterFanoutBenchmark {
     public struct Result: Sendable {
         public var nodes: Int
@@ -38,6 +39,8 @@ public enum ClusterFanoutBenchmark {
         /// Per probe: from its sending to its arrival on the speaker's node, and on the other nodes, milliseconds.
         public var homeDeliveryMilliseconds: [Double]
         public var remoteDeliveryMilliseconds: [Double]
+        /// Per probe and listener: from its sending to its arrival through the one node, milliseconds.
+        public var singleDeliveryMilliseconds: [Double]
         public var probesSent: Int
         /// Probes expected on the other nodes that never arrived there.
         public var probesMissing: Int
@@ -139,8 +142,11 @@ public enum ClusterFanoutBenchmark {
         try bind(count: count, expected: count, socket: socket, reports: reports, to: { _ in single })
         try bind(count: count, expected: count, socket: socket, reports: reports, to: { forwarders[home($0)] })
 
-        let probe = try Probe(forwarders: forwarders, relays: relays, nodes: relayNodes)
+        let probe = try Probe(forwarders: forwarders, relays: relays, nodes: relayNodes, listeners: nodeCount)
         defer { probe.stop() }
+        // The same probe room on the one node, sent during its turns: the probes' work is the same on both sides.
+        let singleProbe = try Probe(forwarders: [single], relays: nil, nodes: [], listeners: nodeCount)
+        defer { singleProbe.stop() }
 
         FanoutBenchmark.drain(listenerSockets + speakerSockets)
         let receivers = Receivers(listeners: listenerSockets, others: speakerSockets)
@@ -176,13 +182,13 @@ public enum ClusterFanoutBenchmark {
             remaining -= slice
             // one, cluster, cluster, one, ...: neither always goes first.
             for clusterTurn in turn % 2 == 0 ? [false, true] : [true, false] {
-                if clusterTurn { probe.sending(true) }
+                (clusterTurn ? probe : singleProbe).sending(true)
                 let figures = FanoutBenchmark.measure(
                     target: clusterTurn ? clusterTarget : singleTarget, speakers: speakerSockets,
                     firstSSRC: ssrcs[listeners], listeners: listeners, receivers: receivers, seconds: slice,
                     sequences: &sequences, frame: &frame)
+                (clusterTurn ? probe : singleProbe).sending(false)
                 if clusterTurn {
-                    probe.sending(false)
                     clusterTally.add(figures)
                 } else {
                     singleTally.add(figures)
@@ -191,6 +197,7 @@ public enum ClusterFanoutBenchmark {
             turn += 1
         }
         let probes = probe.finish()
+        let singleProbes = singleProbe.finish()
         var relayTotals: [String: Int] = [:]
         for relay in relays {
             for counter in relay.counters.snapshot() { relayTotals[counter.name, default: 0] += counter.value }
@@ -199,7 +206,9 @@ public enum ClusterFanoutBenchmark {
             nodes: nodeCount, speakers: speakers, listeners: listeners, seconds: seconds,
             offeredPerSecond: Double(speakers * listeners * 50), single: singleTally.figures(),
             cluster: clusterTally.figures(), hopsMilliseconds: probes.hops, homeDeliveryMilliseconds: probes.home,
-            remoteDeliveryMilliseconds: probes.remote, probesSent: probes.sent, probesMissing: probes.missing,
+            remoteDeliveryMilliseconds: probes.remote,
+            singleDeliveryMilliseconds: singleProbes.home + singleProbes.remote,
+            probesSent: probes.sent, probesMissing: probes.missing,
             relayCounters: RelayCounters.Name.allCases.map { ($0.rawValue, relayTotals[$0.rawValue] ?? 0) },
             relayLog: log.withLock { $0 })
     }
@@ -238,8 +247,9 @@ public enum ClusterFanoutBenchmark {
         var missing = 0
     }
 
-    /// The probe room: its speaker at home on node 0 sends every 20 ms while the cluster has its turn; a
-    /// listener on each node, its socket stamped by the kernel on arrival, read every 5 ms.
+    /// The probe room: its speaker at home on node 0 sends every 20 ms while its side has its turn; `listeners`
+    /// listeners, one on each node (with `relays`) or all on the one forwarder (without), their sockets stamped
+    /// by the kernel on arrival, read every 5 ms.
     final class Probe: @unchecked Sendable {
         // Safe to share: the sockets and sessions are each used by one thread (the sender's or the reader's);
         // the records are behind a mutex, the flags are atomics.
@@ -253,42 +263,49 @@ public enum ClusterFanoutBenchmark {
         /// Sending time per sequence number, and arrival time per node and sequence number (monotonic ns).
         private let records = Mutex<(sent: [UInt16: Int64], arrived: [[UInt16: Int64]])>(([:], []))
 
-        init(forwarders: [MediaForwarder], relays: [MediaRelay], nodes: [RelayNode]) throws {
+        init(forwarders: [MediaForwarder], relays: [MediaRelay]?, nodes: [RelayNode], listeners: Int) throws {
             let speakerKey = SRTPKey(bytes: (0..<30).map { UInt8(truncatingIfNeeded: 200 &+ $0) })!
             speaker = try UDPSocket(binding: .loopback(port: 0))
             uplink = try SRTPSession(key: speakerKey, direction: .outbound)
             target = forwarders[0].socket.localAddress
             var sockets: [UDPSocket] = []
             for (node, forwarder) in forwarders.enumerated() {
-                let socket = try UDPSocket(binding: .loopback(port: 0), bufferBytes: 256 << 10)
-                guard socket.stampArrivals() else {
-                    throw PlacedError(place: "bench", problem: "the kernel does not stamp arrivals")
-                }
-                sockets.append(socket)
                 forwarder.setRoomKey(ClusterFanoutBenchmark.roomKey(50 + node), epoch: 1, room: probeRoom)
-                let listenerKey = SRTPKey(bytes: (0..<30).map { UInt8(truncatingIfNeeded: 150 &+ node &+ $0) })!
-                forwarder.add(
-                    MediaPeer(
-                        room: probeRoom, peer: "probe\(node)", ssrc: probeSSRC + 1 + UInt32(node),
-                        uplinkKey: listenerKey, gate: PublishGate(false), webSocketSink: { _ in }))
                 if node == 0 {
                     forwarder.add(
                         MediaPeer(
                             room: probeRoom, peer: "probe-speaker", ssrc: probeSSRC, uplinkKey: speakerKey,
                             gate: PublishGate(true), webSocketSink: { _ in }))
-                } else {
-                    relays[node].addRemoteSpeaker(
-                        ssrc: probeSSRC, room: probeRoom, node: nodes[0].name, gate: PublishGate(true))
                 }
-                relays[node].setRemoteNodes(nodes, room: probeRoom)
+                if let relays {
+                    if node > 0 {
+                        relays[node].addRemoteSpeaker(
+                            ssrc: probeSSRC, room: probeRoom, node: nodes[0].name, gate: PublishGate(true))
+                    }
+                    relays[node].setRemoteNodes(nodes, room: probeRoom)
+                }
+            }
+            for listener in 0..<listeners {
+                let forwarder = forwarders[relays == nil ? 0 : listener]
+                let socket = try UDPSocket(binding: .loopback(port: 0), bufferBytes: 256 << 10)
+                guard socket.stampArrivals() else {
+                    throw PlacedError(place: "bench", problem: "the kernel does not stamp arrivals")
+                }
+                sockets.append(socket)
+                let listenerKey = SRTPKey(bytes: (0..<30).map { UInt8(truncatingIfNeeded: 150 &+ listener &+ $0) })!
+                forwarder.add(
+                    MediaPeer(
+                        room: probeRoom, peer: "probe\(listener)", ssrc: probeSSRC + 1 + UInt32(listener),
+                        uplinkKey: listenerKey, gate: PublishGate(false), webSocketSink: { _ in }))
                 // Bound by a report, like every listener; the speaker by its own.
                 let session = try SRTPSession(key: listenerKey, direction: .outbound)
                 let report = try session.protect(
-                    RTCPPacket.receiverReport(ssrc: probeSSRC + 1 + UInt32(node), reports: []).bytes(), rtcp: true)
+                    RTCPPacket.receiverReport(ssrc: probeSSRC + 1 + UInt32(listener), reports: []).bytes(),
+                    rtcp: true)
                 let before = forwarder.counters.value(.bindings)
                 socket.send(report, to: forwarder.socket.localAddress)
                 guard waitUntil({ forwarder.counters.value(.bindings) > before }) else {
-                    throw PlacedError(place: "bench", problem: "the probe listener of node \(node + 1) did not bind")
+                    throw PlacedError(place: "bench", problem: "the probe listener \(listener + 1) did not bind")
                 }
             }
             listenerSockets = sockets
@@ -299,7 +316,7 @@ public enum ClusterFanoutBenchmark {
             guard waitUntil({ forwarders[0].counters.value(.bindings) > before }) else {
                 throw PlacedError(place: "bench", problem: "the probe speaker did not bind")
             }
-            records.withLock { $0.arrived = Array(repeating: [:], count: forwarders.count) }
+            records.withLock { $0.arrived = Array(repeating: [:], count: listeners) }
             let sender = Thread { [self] in send() }
             sender.start()
             let reader = Thread { [self] in read() }
@@ -412,6 +429,8 @@ extension ClusterFanoutBenchmark {
             .init("probe to its speaker's node: p99", percentile(result.homeDeliveryMilliseconds, 0.99), "ms"),
             .init("probe to the other nodes: p50", percentile(result.remoteDeliveryMilliseconds, 0.5), "ms"),
             .init("probe to the other nodes: p99", percentile(result.remoteDeliveryMilliseconds, 0.99), "ms"),
+            .init("probe through one node: p50", percentile(result.singleDeliveryMilliseconds, 0.5), "ms"),
+            .init("probe through one node: p99", percentile(result.singleDeliveryMilliseconds, 0.99), "ms"),
             .init("probes sent", Double(result.probesSent), "packets"),
             .init("probes missing on the other nodes", Double(result.probesMissing), "packets"),
             .init("relay log lines", Double(result.relayLog.count), "lines", target: 0),
@@ -447,6 +466,7 @@ extension ClusterFanoutBenchmark {
                     + " also relays)",
                 "relay hop = per probe (a room of its own: one speaker on node 1, one listener per node, every 20 ms"
                     + " during the nodes' turns), its kernel-stamped arrival on another node less that on node 1",
+                "the one node serves the same probe room (its speaker and \(nodes) listeners) during its turns",
             ] + result.relayLog.prefix(3).map { "relay: " + $0 })
     }
 }

@@ -26,6 +26,7 @@ enum BotCommand: ClubroomCommand {
             .value(
                 "record", placeholder: "OUT.wav", type: .path, help: "Record what the bot hears, mixed, to a WAV file."),
             .flag("block-udp", help: "Drop all media UDP, so audio falls back to the WebSocket (for tests)."),
+            .flag("log-packets", help: "Print each packet heard as it arrives (for tests)."),
         ])
 
     /// What the bot does, as given on the command line.
@@ -43,6 +44,7 @@ enum BotCommand: ClubroomCommand {
         var source: Source
         var recording: String?
         var blockUDP: Bool
+        var logPackets: Bool
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = arguments.string("url") ?? ""
@@ -50,6 +52,7 @@ enum BotCommand: ClubroomCommand {
             autoAccept = arguments.flag("auto-accept")
             recording = arguments.path("record")
             blockUDP = arguments.flag("block-udp")
+            logPackets = arguments.flag("log-packets")
             switch (arguments.path("play"), arguments.integer("tone")) {
             case (.some, .some): throw .conflict("--play", "--tone")
             case (.some(let file), nil): source = .file(file)
@@ -68,7 +71,9 @@ enum BotCommand: ClubroomCommand {
         case .file(let path): microphone = .samples(try loadMicrophone(path))
         }
         ignoreBrokenPipes()
-        let media = BotMediaOptions(source: microphone, recordPath: options.recording, blockUDP: options.blockUDP)
+        let media = BotMediaOptions(
+            source: microphone, recordPath: options.recording, blockUDP: options.blockUDP,
+            logPackets: options.logPackets)
         let bot = BotRunner(
             url: options.url, token: options.token,
             behaviour: BotRunner.Behaviour(autoAccept: options.autoAccept, media: media),
