@@ -25,6 +25,9 @@ let package = Package(
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         // sendmmsg/recvmmsg need _GNU_SOURCE, which only a C file of our own can set.
         .target(name: "CMediaIO"),
+        // libsrtp2's AES-CM and HMAC-SHA1 on libcrypto, through libsrtp's own replacement calls: Debian builds
+        // libsrtp2 on NSS, which sets up a PKCS #11 context for every packet (docs/media.md).
+        .target(name: "CSRTPCrypto", linkerSettings: [.linkedLibrary("srtp2"), .linkedLibrary("crypto")]),
 
         // MARK: Pure targets.
         .target(name: "StrictJSON"),
@@ -52,7 +55,7 @@ let package = Package(
         .target(
             name: "RoomTransport",
             dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto", "Platform"]),
-        .target(name: "MediaTransport", dependencies: ["CSRTP", "CMediaIO"]),
+        .target(name: "MediaTransport", dependencies: ["CSRTP", "CSRTPCrypto", "CMediaIO"]),
         .target(name: "RedisClient", dependencies: ["CHiredis", "Platform"]),
         // The cluster's side of Redis: keys, fenced room ownership, event streams, node membership.
         .target(name: "ClusterState", dependencies: ["RedisClient", "Platform"]),

@@ -1,4 +1,5 @@
 internal import CSRTP
+internal import CSRTPCrypto
 import Synchronization
 
 /// An SRTP master key and salt for AES_CM_128_HMAC_SHA1_80 (RFC 3711): 30 bytes.
@@ -194,15 +195,40 @@ public final class SRTPSession: @unchecked Sendable {
     }
 }
 
-/// libsrtp must be initialised once per process before the first session.
-enum SRTPLibrary {
-    private static let initialized = Mutex(false)
+/// Which implementation of AES-CM-128 and HMAC-SHA1 libsrtp runs under every session of this process.
+public enum SRTPCryptography: String, Sendable, Equatable {
+    /// OpenSSL's libcrypto, each stream's contexts keyed once (the normal case).
+    case libcrypto
+    /// libsrtp's own, as Debian built it (on NSS): used only if libsrtp refused the libcrypto ones, which must
+    /// pass its known-answer tests first.
+    case libsrtp
+}
+
+/// libsrtp must be initialised once per process before the first session; it is then given libcrypto's cipher
+/// and authentication (docs/media.md, "SRTP").
+public enum SRTPLibrary {
+    private static let state = Mutex<SRTPCryptography?>(nil)
 
     static func initializeOnce() {
-        initialized.withLock { done in
-            guard !done else { return }
+        _ = cryptography
+    }
+
+    /// What libsrtp encrypts and authenticates with; initialises libsrtp on first use.
+    public static var cryptography: SRTPCryptography {
+        state.withLock { chosen in
+            if let chosen { return chosen }
             _ = srtp_init()
-            done = true
+            let result: SRTPCryptography = clubroom_srtp_use_libcrypto() == 0 ? .libcrypto : .libsrtp
+            chosen = result
+            return result
         }
+    }
+
+    /// Runs libsrtp's own known-answer tests for AES-CM-128 and HMAC-SHA1 on the libcrypto implementations;
+    /// `nil` when both pass, else libsrtp's status code.
+    public static func libcryptoSelfTest() -> Int32? {
+        initializeOnce()
+        let status = clubroom_srtp_self_test()
+        return status == 0 ? nil : status
     }
 }

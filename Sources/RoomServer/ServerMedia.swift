@@ -331,7 +331,9 @@ extension ServerMedia {
 
     /// The line saying where media is received.
     func logListening() {
-        log.info("media over UDP on \(forwarder.socket.localAddress) (SRTP \(MediaOffer.srtpProfile))")
+        log.info(
+            "media over UDP on \(forwarder.socket.localAddress) (SRTP \(MediaOffer.srtpProfile),"
+                + " ciphers from \(SRTPLibrary.cryptography.rawValue))")
     }
 
     /// Stops forwarding (and relaying) and logs the media counters.

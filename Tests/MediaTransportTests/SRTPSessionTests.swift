@@ -92,6 +92,58 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
     }
 }
 
+/// libsrtp runs on libcrypto's AES-CM and HMAC-SHA1 (Debian's libsrtp2 is built on NSS). The packets must be
+/// exactly what libsrtp's own implementation makes: the expected bytes below were made by libsrtp 2.5 on NSS, with
+/// the same key, for a first packet, for a packet after the sequence number wrapped (rollover counter 1, which
+/// goes into both the counter and the tag), and for a second SRTCP packet (index 1).
+@Suite struct SRTPCryptographyTests {
+    static func bytes(_ hex: String) -> [UInt8] {
+        stride(from: 0, to: hex.count, by: 2).map { offset in
+            let start = hex.index(hex.startIndex, offsetBy: offset)
+            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
+        }
+    }
+
+    static func packet(sequence: String) -> [UInt8] {
+        bytes("806f" + sequence + "000003c011112222" + "0102030405060708")
+    }
+
+    @Test func libsrtpRunsOnLibcryptoWhoseTypesPassLibsrtpsKnownAnswers() {
+        #expect(SRTPLibrary.cryptography == .libcrypto)
+        #expect(SRTPLibrary.libcryptoSelfTest() == nil)
+    }
+
+    @Test func packetsAreByteForByteWhatLibsrtpsOwnImplementationMakes() throws {
+        let sender = try SRTPSession(key: keyA, direction: .outbound)
+        #expect(
+            try sender.protect(Self.packet(sequence: "0001"))
+                == Self.bytes("806f0001000003c011112222b9af8b8364ad21400c69ff01e0605baff6cd"))
+        _ = try sender.protect(Self.packet(sequence: "ffff"))
+        #expect(
+            try sender.protect(Self.packet(sequence: "0000"))
+                == Self.bytes("806f0000000003c011112222bf50789cd2de73506328ff1c308d1c3c2ae4"))
+        let report = Self.bytes("80c8000611112222") + (8..<28).map { UInt8(0xA0 + $0) }
+        _ = try sender.protect(report, rtcp: true)
+        #expect(
+            try sender.protect(report, rtcp: true)
+                == Self.bytes(
+                    "80c8000611112222a0352cf3c5926852ad58392ee102913eccd20dda800000021c953572b88e5bb160a5"))
+    }
+
+    @Test func aWrappedSequenceStillDecryptsAndAForgedTagStillFails() throws {
+        let sender = try SRTPSession(key: keyA, direction: .outbound)
+        let receiver = try SRTPSession(key: keyA, direction: .inbound)
+        for sequence in ["fffe", "ffff", "0000", "0001"] {
+            let packet = Self.packet(sequence: sequence)
+            let protected = try sender.protect(packet)
+            var forged = protected
+            forged[forged.count - 1] ^= 1
+            #expect(throws: SRTPError.authenticationFailed, "sequence \(sequence)") { try receiver.unprotect(forged) }
+            #expect(try receiver.unprotect(protected) == packet, "sequence \(sequence)")
+        }
+    }
+}
+
 @Suite struct UDPSocketTests {
     @Test func batchesGoOutAndComeBack() throws {
         let sender = try UDPSocket(binding: .loopback(port: 0))

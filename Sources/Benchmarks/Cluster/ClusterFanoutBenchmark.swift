@@ -467,6 +467,7 @@ extension ClusterFanoutBenchmark {
                 "relay hop = per probe (a room of its own: one speaker on node 1, one listener per node, every 20 ms"
                     + " during the nodes' turns), its kernel-stamped arrival on another node less that on node 1",
                 "the one node serves the same probe room (its speaker and \(nodes) listeners) during its turns",
+                "SRTP: libsrtp2, its AES-CM and HMAC-SHA1 from \(SRTPLibrary.cryptography.rawValue)",
             ] + result.relayLog.prefix(3).map { "relay: " + $0 })
     }
 }

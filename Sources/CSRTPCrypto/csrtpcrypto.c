@@ -1,0 +1,233 @@
+// libsrtp2's AES-CM-128 and HMAC-SHA1 on OpenSSL's libcrypto, registered with libsrtp's own replacement calls
+// (srtp_replace_cipher_type, srtp_replace_auth_type). Only the primitives change: the SRTP transform around them
+// is libsrtp's. The contexts are made once per libsrtp cipher or authenticator (per stream and direction), keyed
+// once, and only given a new IV (AES-CTR) or restarted (HMAC) per packet.
+#include "csrtpcrypto.h"
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <srtp2/auth.h>
+#include <srtp2/cipher.h>
+#include <srtp2/srtp.h>
+#include <stdlib.h>
+#include <string.h>
+
+// libsrtp exports its own known-answer cases; a replacement must pass them.
+extern const srtp_cipher_test_case_t srtp_aes_icm_128_test_case_0;
+extern const srtp_auth_test_case_t srtp_hmac_test_case_0;
+
+enum { aes_key_length = 16, salt_length = 14, block_length = 16, sha1_length = 20 };
+
+// MARK: AES-CM-128 (RFC 3711 4.1.1): AES-128 in counter mode, the counter starting at (salt XOR IV) << 16.
+
+typedef struct {
+    EVP_CIPHER_CTX *context;
+    // The session salt, padded to a block with two zero bytes: XORed with each packet's IV.
+    uint8_t offset[block_length];
+    uint8_t counter[block_length];
+} aes_cm_state;
+
+static srtp_err_status_t aes_cm_dealloc(srtp_cipher_t *cipher) {
+    if (cipher == NULL) return srtp_err_status_ok;
+    aes_cm_state *state = cipher->state;
+    if (state != NULL) {
+        EVP_CIPHER_CTX_free(state->context);
+        OPENSSL_cleanse(state, sizeof(*state));
+        free(state);
+    }
+    free(cipher);
+    return srtp_err_status_ok;
+}
+
+static srtp_err_status_t aes_cm_alloc(srtp_cipher_t **result, int key_length, int tag_length) {
+    (void)tag_length;
+    if (key_length != SRTP_AES_ICM_128_KEY_LEN_WSALT) return srtp_err_status_bad_param;
+    srtp_cipher_t *cipher = calloc(1, sizeof(*cipher));
+    aes_cm_state *state = calloc(1, sizeof(*state));
+    if (cipher == NULL || state == NULL) {
+        free(cipher);
+        free(state);
+        return srtp_err_status_alloc_fail;
+    }
+    cipher->state = state;
+    state->context = EVP_CIPHER_CTX_new();
+    if (state->context == NULL) {
+        aes_cm_dealloc(cipher);
+        return srtp_err_status_alloc_fail;
+    }
+    extern const srtp_cipher_type_t clubroom_aes_cm_128;
+    cipher->type = &clubroom_aes_cm_128;
+    cipher->algorithm = SRTP_AES_ICM_128;
+    cipher->key_len = key_length;
+    *result = cipher;
+    return srtp_err_status_ok;
+}
+
+// The key is 16 bytes of AES key followed by 14 of salt.
+static srtp_err_status_t aes_cm_init(void *opaque, const uint8_t *key) {
+    aes_cm_state *state = opaque;
+    memset(state->offset, 0, sizeof(state->offset));
+    memcpy(state->offset, key + aes_key_length, salt_length);
+    memcpy(state->counter, state->offset, sizeof(state->counter));
+    if (EVP_EncryptInit_ex(state->context, EVP_aes_128_ctr(), NULL, key, NULL) != 1) {
+        return srtp_err_status_init_fail;
+    }
+    return srtp_err_status_ok;
+}
+
+static srtp_err_status_t aes_cm_set_iv(void *opaque, uint8_t *iv, srtp_cipher_direction_t direction) {
+    (void)direction;  // counter mode: the same keystream both ways
+    aes_cm_state *state = opaque;
+    for (int index = 0; index < block_length; index++) state->counter[index] = state->offset[index] ^ iv[index];
+    if (EVP_EncryptInit_ex(state->context, NULL, NULL, NULL, state->counter) != 1) return srtp_err_status_init_fail;
+    return srtp_err_status_ok;
+}
+
+static srtp_err_status_t aes_cm_encrypt(void *opaque, uint8_t *buffer, unsigned int *length) {
+    aes_cm_state *state = opaque;
+    int written = 0;
+    if (*length > (unsigned int)INT32_MAX) return srtp_err_status_bad_param;
+    if (EVP_EncryptUpdate(state->context, buffer, &written, buffer, (int)*length) != 1) {
+        return srtp_err_status_cipher_fail;
+    }
+    *length = (unsigned int)written;
+    return srtp_err_status_ok;
+}
+
+const srtp_cipher_type_t clubroom_aes_cm_128 = {
+    .alloc = aes_cm_alloc,
+    .dealloc = aes_cm_dealloc,
+    .init = aes_cm_init,
+    .set_aad = NULL,
+    .encrypt = aes_cm_encrypt,
+    .decrypt = aes_cm_encrypt,
+    .set_iv = aes_cm_set_iv,
+    .get_tag = NULL,
+    .description = "AES-128 counter mode (OpenSSL libcrypto)",
+    .test_data = &srtp_aes_icm_128_test_case_0,
+    .id = SRTP_AES_ICM_128,
+};
+
+// MARK: HMAC-SHA1 (RFC 3711 4.2.1), its tag cut to the policy's length.
+
+typedef struct {
+    EVP_MAC_CTX *context;
+} hmac_state;
+
+static srtp_err_status_t hmac_dealloc(srtp_auth_t *auth) {
+    if (auth == NULL) return srtp_err_status_ok;
+    hmac_state *state = auth->state;
+    if (state != NULL) {
+        EVP_MAC_CTX_free(state->context);
+        free(state);
+    }
+    free(auth);
+    return srtp_err_status_ok;
+}
+
+static srtp_err_status_t hmac_alloc(srtp_auth_t **result, int key_length, int tag_length) {
+    if (key_length < 0 || key_length > sha1_length || tag_length < 0 || tag_length > sha1_length) {
+        return srtp_err_status_bad_param;
+    }
+    srtp_auth_t *auth = calloc(1, sizeof(*auth));
+    hmac_state *state = calloc(1, sizeof(*state));
+    if (auth == NULL || state == NULL) {
+        free(auth);
+        free(state);
+        return srtp_err_status_alloc_fail;
+    }
+    auth->state = state;
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    if (mac == NULL) {
+        hmac_dealloc(auth);
+        return srtp_err_status_alloc_fail;
+    }
+    state->context = EVP_MAC_CTX_new(mac);
+    EVP_MAC_free(mac);
+    if (state->context == NULL) {
+        hmac_dealloc(auth);
+        return srtp_err_status_alloc_fail;
+    }
+    extern const srtp_auth_type_t clubroom_hmac_sha1;
+    auth->type = &clubroom_hmac_sha1;
+    auth->out_len = tag_length;
+    auth->key_len = key_length;
+    auth->prefix_len = 0;
+    *result = auth;
+    return srtp_err_status_ok;
+}
+
+static srtp_err_status_t hmac_init(void *opaque, const uint8_t *key, int key_length) {
+    hmac_state *state = opaque;
+    char digest[] = "SHA1";
+    OSSL_PARAM parameters[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+        OSSL_PARAM_construct_end(),
+    };
+    if (EVP_MAC_init(state->context, key, (size_t)key_length, parameters) != 1) return srtp_err_status_auth_fail;
+    return srtp_err_status_ok;
+}
+
+// Starts a new tag with the key already set: the context keeps its keyed state.
+static srtp_err_status_t hmac_start(void *opaque) {
+    hmac_state *state = opaque;
+    if (EVP_MAC_init(state->context, NULL, 0, NULL) != 1) return srtp_err_status_auth_fail;
+    return srtp_err_status_ok;
+}
+
+static srtp_err_status_t hmac_update(void *opaque, const uint8_t *message, int length) {
+    hmac_state *state = opaque;
+    if (length < 0) return srtp_err_status_bad_param;
+    if (EVP_MAC_update(state->context, message, (size_t)length) != 1) return srtp_err_status_auth_fail;
+    return srtp_err_status_ok;
+}
+
+static srtp_err_status_t hmac_compute(void *opaque, const uint8_t *message, int length, int tag_length,
+                                      uint8_t *result) {
+    hmac_state *state = opaque;
+    uint8_t digest[EVP_MAX_MD_SIZE];
+    size_t digest_length = 0;
+    if (tag_length < 0 || tag_length > sha1_length || length < 0) return srtp_err_status_bad_param;
+    if (EVP_MAC_update(state->context, message, (size_t)length) != 1) return srtp_err_status_auth_fail;
+    if (EVP_MAC_final(state->context, digest, &digest_length, sizeof(digest)) != 1) {
+        return srtp_err_status_auth_fail;
+    }
+    if (digest_length != sha1_length) return srtp_err_status_auth_fail;
+    memcpy(result, digest, (size_t)tag_length);
+    return srtp_err_status_ok;
+}
+
+const srtp_auth_type_t clubroom_hmac_sha1 = {
+    .alloc = hmac_alloc,
+    .dealloc = hmac_dealloc,
+    .init = hmac_init,
+    .compute = hmac_compute,
+    .update = hmac_update,
+    .start = hmac_start,
+    .description = "HMAC-SHA1 (OpenSSL libcrypto)",
+    .test_data = &srtp_hmac_test_case_0,
+    .id = SRTP_HMAC_SHA1,
+};
+
+// MARK: Registration.
+
+static int replaced = 0;
+
+int clubroom_srtp_use_libcrypto(void) {
+    srtp_err_status_t status = srtp_replace_cipher_type(&clubroom_aes_cm_128, SRTP_AES_ICM_128);
+    if (status != srtp_err_status_ok) return (int)status;
+    status = srtp_replace_auth_type(&clubroom_hmac_sha1, SRTP_HMAC_SHA1);
+    if (status != srtp_err_status_ok) return (int)status;
+    replaced = 1;
+    return 0;
+}
+
+int clubroom_srtp_uses_libcrypto(void) { return replaced; }
+
+int clubroom_srtp_self_test(void) {
+    srtp_err_status_t status = srtp_cipher_type_self_test(&clubroom_aes_cm_128);
+    if (status != srtp_err_status_ok) return (int)status;
+    return (int)srtp_auth_type_self_test(&clubroom_hmac_sha1);
+}
