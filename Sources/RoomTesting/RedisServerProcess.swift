@@ -4,8 +4,9 @@ import Glibc
 /// A `redis-server` of a test's own: a free port, a fresh folder, killed by its PID. It can be killed (`kill -9`),
 /// restarted on the same port (with or without its append-only file), and paused (SIGSTOP) and resumed.
 public final class RedisServerProcess: @unchecked Sendable {
-    // Safe to share: `pid` changes only in `start`/`kill`, which a test calls from one thread.
-    public let port: Int
+    // Safe to share: `pid` changes only in `start`/`kill`, and `port` only in `init`, which a test calls from one
+    // thread.
+    public private(set) var port: Int
     public let host: String
     /// Whether the server keeps an append-only file (fsync every second), so a restart keeps its data.
     public let appendOnly: Bool
@@ -36,8 +37,22 @@ public final class RedisServerProcess: @unchecked Sendable {
         self.password = password
         folder = TemporaryDirectory()
         port = try freeLoopbackPort()
-        try start()
+        // A free port can be taken by another process (another test's server or client) before Redis binds it:
+        // the first start moves to another free port then. Restarts keep the port they were given.
+        for attempt in 1...Self.startAttempts {
+            do {
+                try start()
+                return
+            } catch RedisServerError.couldNotStart(let reason)
+                where attempt < Self.startAttempts && reason.contains("Address already in use")
+            {
+                port = try freeLoopbackPort()
+            }
+        }
     }
+
+    /// How many free ports the first start tries.
+    static let startAttempts = 5
 
     deinit {
         kill()
