@@ -59,7 +59,9 @@ enum RoomChecks {
                 try expect(!text.isEmpty, "\(command) with no text")
             case .link(_, let ttl):
                 try expect(ttl.map { $0 >= 0 } ?? true, "\(command) with a negative lifetime")
-            case .hand, .end, .help, .listed, .accept, .decline, .unmute, .who, .notify, .retry, .leave: break
+            case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .notify, .retry,
+                .leave:
+                break
             }
         case .failure(let error):
             try expect(!error.description.isEmpty, "a refusal without words")

@@ -17,6 +17,10 @@ public enum Command: Sendable, Equatable {
     case remove(PeerID, reason: String?)
     /// Raise the hand, or lower it when it is up.
     case hand
+    /// Raise the hand (refused when it is up), or lower it (refused when it is not): the words people reach for
+    /// first, each doing only what it says.
+    case raiseHand
+    case lowerHand
     case chat(String)
     case dm(PeerID, String)
     /// A message to everyone holding a role.
@@ -46,6 +50,8 @@ public enum Command: Sendable, Equatable {
         ("to", "/to ROLE TEXT", "message everyone holding a role: /to mods, /to speakers"),
         ("who", "/who", "who is on stage, in the queue (with invitations) and listening"),
         ("hand", "/hand", "raise your hand, or lower it"),
+        ("raise", "/raise", "raise your hand to ask to speak"),
+        ("lower", "/lower", "lower your hand"),
         ("accept", "/accept", "accept an invitation to speak"),
         ("decline", "/decline", "decline an invitation to speak"),
         ("mute", "/mute [NAME]", "mute yourself, or someone else"),
@@ -165,6 +171,8 @@ public enum Command: Sendable, Equatable {
             }
         case "remove": return person().map { .remove($0, reason: optionalReason()) }
         case "hand": return noMore(.hand)
+        case "raise": return noMore(.raiseHand)
+        case "lower": return noMore(.lowerHand)
         case "chat": return text().map { .chat($0) }
         case "dm": return person().flatMap { id in text().map { .dm(id, $0) } }
         case "to":

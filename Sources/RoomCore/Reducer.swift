@@ -301,6 +301,10 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return [.showHelp]
     case .hand:
         return submit(&state, state.me?.handRaisedAt == nil ? .raiseHand : .lowerHand)
+    case .raiseHand:
+        return submit(&state, .raiseHand)
+    case .lowerHand:
+        return submit(&state, .lowerHand)
     case .invite(let id):
         return submit(&state, .invite(id))
     case .withdraw(let id):

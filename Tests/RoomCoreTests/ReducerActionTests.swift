@@ -170,6 +170,8 @@ func refused(_ reason: String) -> [Effect] { [.notice(Notice(.refusal, reason))]
         #expect(effects(of: .command(.remove("eli", reason: nil)), as: "ana") == [.send(.remove("eli", reason: nil))])
         #expect(effects(of: .command(.hand), as: "dara") == [.send(.raiseHand)])
         #expect(effects(of: .command(.hand), as: "eli") == [.send(.lowerHand)])
+        #expect(effects(of: .command(.raiseHand), as: "dara") == [.send(.raiseHand)])
+        #expect(effects(of: .command(.lowerHand), as: "eli") == [.send(.lowerHand)])
         #expect(effects(of: .command(.chat("hi")), as: "dara") == [.send(.chat("hi", to: .everyone))])
         #expect(effects(of: .command(.dm("ana", "hi")), as: "dara") == [.send(.chat("hi", to: .peer("ana")))])
         #expect(effects(of: .command(.topic("Sat")), as: "ana") == [.send(.setTopic("Sat"))])
@@ -182,5 +184,8 @@ func refused(_ reason: String) -> [Effect] { [.notice(Notice(.refusal, reason))]
         #expect(
             effects(of: .command(.hand), as: "chen") == refused("only hosts, moderators and listeners can raise a hand")
         )
+        // /raise and /lower do only what they say: never the toggle's other half.
+        #expect(effects(of: .command(.raiseHand), as: "eli") == refused("your hand is already raised"))
+        #expect(effects(of: .command(.lowerHand), as: "dara") == refused("your hand is not raised"))
     }
 }
