@@ -151,7 +151,11 @@ func show(_ state: inout AppState, _ notice: Notice, lasting: Bool = true) -> [A
     state.notice = notice
     state.noticeExpires = lasting ? state.now + AppState.noticeLifetime : nil
     state.noticeEndsOnUnmute = false
-    appendLog(&state, .notice(notice.text, isError: notice.kind != .info))
+    // The event pane follows line mode's rule (`neverTwice`): the same sentence again, with nothing asked for
+    // in between (a device that fails again as the sound reopens it), renews the notice but is not logged twice.
+    if notice.text != state.lastSaid {
+        appendLog(&state, .notice(notice.text, isError: notice.kind != .info))
+    }
     return [.say(notice.text)]
 }
 

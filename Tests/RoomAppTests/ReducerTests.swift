@@ -504,3 +504,34 @@ import Testing
         #expect(RoomScreenMapper.model(state).header.connection == .reconnecting(attempt: 1))
     }
 }
+
+@Suite struct RepeatedNoticeTests {
+    static let noMicrophone = "No microphone (“default” not found); using “null”. Choose one with --input NAME."
+
+    func logged(_ state: AppState) -> Int {
+        state.log.filter { $0 == .notice(Self.noMicrophone, isError: true) }.count
+    }
+
+    /// The sound reopens a missing microphone when the role's audio changes, and each open reports it again: the
+    /// event pane keeps it once, as line mode says it once, and the notice above the status line is renewed.
+    @Test func theSameNoticeTwiceInARowIsLoggedOnce() {
+        var state = joined(as: "ana")
+        let effects = send(
+            &state, .notice(Notice(.error, Self.noMicrophone), at: t0 + 100),
+            .notice(Notice(.error, Self.noMicrophone), at: t0 + 5_000))
+        #expect(logged(state) == 1)
+        #expect(effects[0] == [.say(Self.noMicrophone)])
+        #expect(effects[1] == [])
+        #expect(state.notice == Notice(.error, Self.noMicrophone))
+        #expect(state.noticeExpires == t0 + 5_000 + AppState.noticeLifetime)
+    }
+
+    /// Once the person has done something, the same notice is an answer to it and is logged again.
+    @Test func theSameNoticeAfterAKeyIsLoggedAgain() {
+        var state = joined(as: "ana")
+        send(
+            &state, .notice(Notice(.error, Self.noMicrophone), at: t0 + 100), char("m", 200),
+            .notice(Notice(.error, Self.noMicrophone), at: t0 + 300))
+        #expect(logged(state) == 2)
+    }
+}
