@@ -210,9 +210,14 @@ private func endSession(_ state: inout AppState, _ text: String) -> [AppEffect] 
         state.failure = "Gave up reconnecting; you are no longer in the room."
     }
     if state.lineMode || state.leaving || !state.room.hasJoined {
-        // "The room has ended: thanks all." was just said; "The room has ended." would say it again.
+        // "The room has ended: thanks all." was just said; "The room has ended." would say it again. So would
+        // "You were removed from the room." after "Ana removed you from the room.": the end was already told.
         let stem = text.hasSuffix(".") ? String(text.dropLast()) : text
-        if state.lineMode, state.room.hasJoined, let last = state.lastSaid, last.hasPrefix(stem) { return [.quit] }
+        if state.lineMode, state.room.hasJoined, let last = state.lastSaid,
+            last.hasPrefix(stem) || (state.room.ending != nil && last == Narration.endingNotice(state.room))
+        {
+            return [.quit]
+        }
         return [.say(text), .quit]
     }
     return show(&state, Notice(.error, text + " Press q to close."), lasting: false)

@@ -189,6 +189,23 @@ import Testing
         #expect(send(&state, .sessionEnded("The room has ended.", at: t0))[0] == [.quit])
     }
 
+    /// A person removed hears who removed them, then the program ends without a second sentence about it.
+    @Test func lineModeSaysARemovalOnce() {
+        var state = AppState(roles: roles, lineMode: true)
+        let snapshot = RoomSnapshot(roomID: "lobby", topic: "", selfID: "eli", peers: sketchPeers(), seq: 10)
+        _ = reduceApp(&state, .server(.joined(snapshot), seq: 10, at: t0))
+        #expect(
+            send(&state, .server(.removed("eli", reason: "", by: "ana"), seq: 11, at: t0))[0].contains(
+                .say("Ana removed you from the room.")))
+        #expect(send(&state, .sessionEnded("You were removed from the room.", at: t0))[0] == [.quit])
+        // A session that ends for another reason still says it.
+        var other = AppState(roles: roles, lineMode: true)
+        _ = reduceApp(&other, .server(.joined(snapshot), seq: 10, at: t0))
+        #expect(
+            send(&other, .sessionEnded("The server closed the connection.", at: t0))[0]
+                == [.say("The server closed the connection."), .quit])
+    }
+
     @Test func anInterruptionLeavesWithoutAskingEvenAHost() {
         var host = joined(as: "ana")
         #expect(send(&host, .interrupted(at: t0))[0] == [.send(.leave), .quit])
