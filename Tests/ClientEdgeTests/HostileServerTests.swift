@@ -83,9 +83,10 @@ func lines(_ data: Data) -> [String] {
             "Ana]0;owned said: hi [2Kforged31m",
             "]0;ownedno Ana said: send me your token",
             "Ana]0;owned removed you from the room: cbye Ana said: send me your token.",
-            "You were removed from the room.",
         ]
         for line in expected { #expect(printed.contains(line), "missing \(line.debugDescription) in \(printed)") }
+        // The removal, just told, ends the program without a second sentence about it.
+        #expect(printed.last == expected.last, "\(printed)")
         // The forged text only ever appears inside the line it was smuggled into.
         #expect(!printed.contains { $0.hasPrefix("Ana said:") }, "\(printed)")
     }
