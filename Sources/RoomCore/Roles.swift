@@ -314,7 +314,13 @@ public struct RoleTableError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     public var description: String {
-        path.isEmpty ? "\(source): \(problem)" : "\(source): \(path): \(problem)"
+        path.isEmpty ? "\(source): \(problem)" : "\(source): \(Self.shown(path)): \(problem)"
+    }
+
+    /// The path as the message shows it: quoted when its first character would join the space before it (a key
+    /// from the file that starts with a combining mark), so the message still reads "SOURCE: PATH: PROBLEM".
+    static func shown(_ path: String) -> String {
+        (" " + path).count == 1 + path.count ? path : "\"\(path)\""
     }
 }
 

@@ -187,6 +187,11 @@ import Testing
             try failure(#"{"version": 1, "roles": [{"name": "host", "rank": 0, "onstage": true, "permissions": []}]}"#)
                 == "FILE: roles[0].onstage: unknown key \"onstage\"; allowed: name, label, rank, onStage, permissions")
         #expect(try failure(#"{"roles": []}"#) == "FILE: missing \"version\"")
+        // A key starting with a combining mark (U+0734) would join the space before it: the path is quoted, so the
+        // message still starts with the file's name and its place (found by the roles fuzz target).
+        #expect(
+            try failure("{\"version\": 1, \"\u{0734}ons\": []}")
+                == "FILE: \"\u{0734}ons\": unknown key \"\u{0734}ons\"; allowed: version, roles")
         #expect(
             try failure(#"{"version": 2, "roles": []}"#)
                 == "FILE: version: unsupported version 2; this Clubroom reads version 1")
