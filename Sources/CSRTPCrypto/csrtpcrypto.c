@@ -20,6 +20,10 @@ extern const srtp_auth_test_case_t srtp_hmac_test_case_0;
 
 enum { aes_key_length = 16, salt_length = 14, block_length = 16, sha1_length = 20 };
 
+// The two types, defined below; each allocation points back at its type.
+static const srtp_cipher_type_t clubroom_aes_cm_128;
+static const srtp_auth_type_t clubroom_hmac_sha1;
+
 // MARK: AES-CM-128 (RFC 3711 4.1.1): AES-128 in counter mode, the counter starting at (salt XOR IV) << 16.
 
 typedef struct {
@@ -57,7 +61,6 @@ static srtp_err_status_t aes_cm_alloc(srtp_cipher_t **result, int key_length, in
         aes_cm_dealloc(cipher);
         return srtp_err_status_alloc_fail;
     }
-    extern const srtp_cipher_type_t clubroom_aes_cm_128;
     cipher->type = &clubroom_aes_cm_128;
     cipher->algorithm = SRTP_AES_ICM_128;
     cipher->key_len = key_length;
@@ -96,7 +99,7 @@ static srtp_err_status_t aes_cm_encrypt(void *opaque, uint8_t *buffer, unsigned 
     return srtp_err_status_ok;
 }
 
-const srtp_cipher_type_t clubroom_aes_cm_128 = {
+static const srtp_cipher_type_t clubroom_aes_cm_128 = {
     .alloc = aes_cm_alloc,
     .dealloc = aes_cm_dealloc,
     .init = aes_cm_init,
@@ -150,7 +153,6 @@ static srtp_err_status_t hmac_alloc(srtp_auth_t **result, int key_length, int ta
         hmac_dealloc(auth);
         return srtp_err_status_alloc_fail;
     }
-    extern const srtp_auth_type_t clubroom_hmac_sha1;
     auth->type = &clubroom_hmac_sha1;
     auth->out_len = tag_length;
     auth->key_len = key_length;
@@ -199,7 +201,7 @@ static srtp_err_status_t hmac_compute(void *opaque, const uint8_t *message, int 
     return srtp_err_status_ok;
 }
 
-const srtp_auth_type_t clubroom_hmac_sha1 = {
+static const srtp_auth_type_t clubroom_hmac_sha1 = {
     .alloc = hmac_alloc,
     .dealloc = hmac_dealloc,
     .init = hmac_init,
@@ -213,18 +215,11 @@ const srtp_auth_type_t clubroom_hmac_sha1 = {
 
 // MARK: Registration.
 
-static int replaced = 0;
-
 int clubroom_srtp_use_libcrypto(void) {
     srtp_err_status_t status = srtp_replace_cipher_type(&clubroom_aes_cm_128, SRTP_AES_ICM_128);
     if (status != srtp_err_status_ok) return (int)status;
-    status = srtp_replace_auth_type(&clubroom_hmac_sha1, SRTP_HMAC_SHA1);
-    if (status != srtp_err_status_ok) return (int)status;
-    replaced = 1;
-    return 0;
+    return (int)srtp_replace_auth_type(&clubroom_hmac_sha1, SRTP_HMAC_SHA1);
 }
-
-int clubroom_srtp_uses_libcrypto(void) { return replaced; }
 
 int clubroom_srtp_self_test(void) {
     srtp_err_status_t status = srtp_cipher_type_self_test(&clubroom_aes_cm_128);

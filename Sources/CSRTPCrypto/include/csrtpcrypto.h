@@ -14,7 +14,4 @@ int clubroom_srtp_use_libcrypto(void);
 /// Returns 0 when both pass, or the libsrtp status of the first failure.
 int clubroom_srtp_self_test(void);
 
-/// Whether libsrtp uses libcrypto's cipher and authentication (1) or its own (0).
-int clubroom_srtp_uses_libcrypto(void);
-
 #endif
