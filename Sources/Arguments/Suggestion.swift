@@ -3,12 +3,16 @@
 /// A candidate is close when the word is a prefix of it, or when the edit distance is at most a third of the
 /// candidate's length (and at least 1), so `--lisen` suggests `--listen` but `--x` suggests nothing.
 public func closestMatch(to word: String, among candidates: [String]) -> String? {
-    let prefixed = candidates.filter { $0.hasPrefix(word) && word.count >= 3 }
+    let length = word.count
+    let prefixed = candidates.filter { $0.hasPrefix(word) && length >= 3 }
     if prefixed.count == 1 { return prefixed[0] }
     var best: (candidate: String, distance: Int)?
     for candidate in candidates {
-        let distance = editDistance(word, candidate)
         let limit = max(1, candidate.count / 3)
+        // The distance is at least the difference in length, so a word much longer or shorter is not compared:
+        // a pasted paragraph costs a count, not a table of its length times the candidate's.
+        guard abs(length - candidate.count) <= limit else { continue }
+        let distance = editDistance(word, candidate)
         guard distance <= limit else { continue }
         if best == nil || distance < best!.distance { best = (candidate, distance) }
     }

@@ -7,13 +7,16 @@ public enum Base64URL {
     private static let alphabet: [UInt8] = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    private static let decodeTable: [UInt8] = {
+    private static let decodeTable = decodeTable(for: alphabet)
+
+    /// Each byte's value in `alphabet`, 0xFF for a byte outside it.
+    static func decodeTable(for alphabet: [UInt8]) -> [UInt8] {
         var table = [UInt8](repeating: 0xFF, count: 256)
         for (index, character) in alphabet.enumerated() {
             table[Int(character)] = UInt8(index)
         }
         return table
-    }()
+    }
 
     /// Encodes bytes as base64url text without padding.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {

@@ -346,6 +346,8 @@ private func hexValue(_ byte: UInt8) -> UInt8? {
 /// Standard base64 (RFC 4648) with padding, as the handshake uses it.
 public enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    /// Each byte's value in the alphabet, 0xFF for a byte outside it.
+    private static let decodeTable = Base64URL.decodeTable(for: alphabet)
 
     public static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
@@ -370,25 +372,28 @@ public enum Base64 {
         let chars = Array(text.utf8)
         guard chars.count % 4 == 0 else { return nil }
         var out: [UInt8] = []
+        out.reserveCapacity(chars.count / 4 * 3)
         var index = 0
         while index < chars.count {
-            var values: [UInt8] = []
+            var chunk: UInt32 = 0
             var padding = 0
             for offset in 0..<4 {
                 let char = chars[index + offset]
+                var value: UInt8 = 0
                 if char == UInt8(ascii: "=") {
                     guard index + 4 == chars.count, offset >= 2 else { return nil }
                     padding += 1
-                    values.append(0)
                 } else {
-                    guard padding == 0, let value = alphabet.firstIndex(of: char) else { return nil }
-                    values.append(UInt8(value))
+                    value = decodeTable[Int(char)]
+                    guard padding == 0, value != 0xFF else { return nil }
                 }
+                chunk = chunk << 6 | UInt32(value)
             }
-            if (padding == 2 && values[1] & 0x0F != 0) || (padding == 1 && values[2] & 0x03 != 0) { return nil }
-            out.append(values[0] << 2 | values[1] >> 4)
-            if padding < 2 { out.append(values[1] << 4 | values[2] >> 2) }
-            if padding < 1 { out.append(values[2] << 6 | values[3]) }
+            // The bits the padding leaves unused must be zero, or several texts would spell the same bytes.
+            if (padding == 2 && chunk & 0xFFFF != 0) || (padding == 1 && chunk & 0xFF != 0) { return nil }
+            out.append(UInt8(chunk >> 16))
+            if padding < 2 { out.append(UInt8(chunk >> 8 & 0xFF)) }
+            if padding < 1 { out.append(UInt8(chunk & 0xFF)) }
             index += 4
         }
         return out

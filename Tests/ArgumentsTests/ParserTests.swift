@@ -177,4 +177,7 @@ let program = Program(
     #expect(closestMatch(to: "jion", among: ["serve", "join", "bot"]) == "join")
     #expect(closestMatch(to: "dev", among: ["demo", "devices"]) == "devices")
     #expect(closestMatch(to: "xyz", among: ["serve", "join", "bot"]) == nil)
+    #expect(closestMatch(to: "serrve", among: ["serve", "join", "bot"]) == "serve")
+    #expect(closestMatch(to: "servexx", among: ["serve", "join", "bot"]) == nil)
+    #expect(closestMatch(to: String(repeating: "serve ", count: 2000), among: ["serve", "join", "bot"]) == nil)
 }

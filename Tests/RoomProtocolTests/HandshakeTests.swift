@@ -176,7 +176,11 @@ extension String {
             #expect(Base64.decode(Base64.encode(bytes)) == bytes)
         }
         #expect(Base64.encode(Array("the sample nonce".utf8)) == "dGhlIHNhbXBsZSBub25jZQ==")
-        for bad in ["a", "ab=c", "a===", "ab c", "abc=abcd"] { #expect(Base64.decode(bad) == nil, "\(bad)") }
+        for bad in ["a", "ab=c", "a===", "ab c", "abc=abcd", "YW\u{E9}", "YWJj====", "=YWJ"] {
+            #expect(Base64.decode(bad) == nil, "\(bad)")
+        }
+        let every = (0...255).map { UInt8($0) }
+        #expect(Base64.decode(Base64.encode(every)) == every)
     }
 
     /// Found by the websocket-handshake fuzz target: unused bits before the padding were ignored, so several
