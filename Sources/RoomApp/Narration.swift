@@ -77,9 +77,10 @@ public enum Narration {
             let role = room.roles.label(of: me.role)
             let people = room.peers.count
             var text =
-                "You joined \(snapshot.roomID) as \(me.name) (\(role)). \(people) \(people == 1 ? "person" : "people") here: "
-                + "\(room.stage.count) on stage, \(room.raisedHands.count) raised \(room.raisedHands.count == 1 ? "hand" : "hands"), "
-                + "\(room.audience.count) listening."
+                "You joined \(snapshot.roomID) as \(me.name) (\(role)). \(formatCount(people)) "
+                + "\(people == 1 ? "person" : "people") here: \(formatCount(room.stage.count)) on stage, "
+                + "\(formatCount(room.raisedHands.count)) raised \(room.raisedHands.count == 1 ? "hand" : "hands"), "
+                + "\(formatCount(room.audience.count)) listening."
             if !snapshot.topic.isEmpty { text += " Topic: \"\(snapshot.topic)\"." }
             text += state.lineMode ? " Type /help for the commands." : " Press ? for the keys."
             return Sentence(text)

@@ -31,7 +31,7 @@ public struct HandKey: SectionKey {
 }
 
 /// Audience order: by the lowercased name compared scalar by scalar (UTF-8 byte order, not the locale's
-/// collation), then id.
+/// collation), with numbers in names in numeric order ("Crowd 2" before "Crowd 10"), then id.
 public struct AudienceKey: SectionKey {
     public let folded: String
     /// The first eight UTF-8 bytes of `folded`, big-endian, so most comparisons are one integer compare.
@@ -52,8 +52,38 @@ public struct AudienceKey: SectionKey {
         self.id = id
     }
 
-    /// Unicode default lowercasing, which does not depend on the locale.
-    public static func fold(_ name: String) -> String { name.lowercased() }
+    /// The name as it sorts: Unicode default lowercasing, which does not depend on the locale, with each run of
+    /// ASCII digits written as its length in two digits, then the digits without leading zeros. So numbers
+    /// compare by value ("crowd 2" is "crowd 012", before "crowd 0210") and still sort where digits do, before
+    /// letters. A number of more than 99 digits sorts as if it had 99.
+    public static func fold(_ name: String) -> String {
+        let lowered = name.lowercased()
+        guard lowered.utf8.contains(where: isDigit) else { return lowered }
+        var folded: [UInt8] = []
+        folded.reserveCapacity(lowered.utf8.count + 8)
+        var number: [UInt8] = []
+        func writeNumber() {
+            guard !number.isEmpty else { return }
+            let significant = number.drop { $0 == UInt8(ascii: "0") }
+            let digits = significant.isEmpty ? [UInt8(ascii: "0")] : Array(significant)
+            let length = min(digits.count, 99)
+            folded += [UInt8(ascii: "0") + UInt8(length / 10), UInt8(ascii: "0") + UInt8(length % 10)]
+            folded += digits
+            number.removeAll(keepingCapacity: true)
+        }
+        for byte in lowered.utf8 {
+            if isDigit(byte) {
+                number.append(byte)
+            } else {
+                writeNumber()
+                folded.append(byte)
+            }
+        }
+        writeNumber()
+        return String(decoding: folded, as: UTF8.self)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
 
     public static func < (a: AudienceKey, b: AudienceKey) -> Bool {
         if a.head != b.head { return a.head < b.head }

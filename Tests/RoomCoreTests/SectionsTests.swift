@@ -13,6 +13,22 @@ import Testing
         #expect(state.audience.map(\.id) == ["a1", "a2", "b", "z2", "z1", "e", "c"])
     }
 
+    @Test func numbersInNamesSortByValue() {
+        let names = [
+            ("c10", "Crowd 10"), ("c2", "Crowd 2"), ("c100", "crowd 100"), ("c1", "Crowd 1"), ("c9a", "Crowd 9a"),
+            ("r7", "Room 7"), ("r007", "Room 007"), ("r0", "Room 0"), ("rx", "Room x"), ("r10d2", "R10D2"),
+            ("r2d2", "R2D2"), ("big", "Crowd 99999999999999999999"), ("bigger", "Crowd 100000000000000000000"),
+        ]
+        let peers = [peer("h", "Host", .host)] + names.map { peer($0.0, $0.1) }
+        let state = joinedRoom(as: "h", peers: peers)
+        #expect(
+            state.audience.map(\.id) == [
+                "c1", "c2", "c9a", "c10", "c100", "big", "bigger", "r2d2", "r10d2", "r0", "r007", "r7", "rx",
+            ])
+        #expect(AudienceKey.fold("Crowd 0010") == "crowd 0210")
+        #expect(AudienceKey.fold("Ana") == "ana")
+    }
+
     @Test func stageSortsByRankThenArrivalThenID() {
         let peers = [
             peer("s1", "S1", .speaker, joinedAt: 1), peer("h2", "H2", .host, joinedAt: 5),
