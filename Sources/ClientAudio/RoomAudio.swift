@@ -115,6 +115,9 @@ public final class RoomAudio: MediaReceiver {
         var control: Thread?
         var volumes: VolumeStore?
         var stopping = false
+        /// The microphone's failure to open as last told, so that the same failure when the microphone is opened
+        /// again (for the stage, after the invitation's preview) is not told twice; forgotten once one opens.
+        var microphoneFailureTold: String?
 
         /// The mode the calls so far ask for.
         var wanted: Mode {
@@ -312,6 +315,9 @@ public final class RoomAudio: MediaReceiver {
                 playback?.start()
                 capture?.stream.start()
             }
+            if let capture, !capture.stream.isUsingFallback {
+                state.withLock { $0.microphoneFailureTold = nil }
+            }
         }
     }
 
@@ -337,10 +343,16 @@ public final class RoomAudio: MediaReceiver {
     }
 
     private func microphoneStatus(_ status: DeviceStatus) {
-        report(.status(status.message))
-        if case .unavailable = status, let preview = state.withLock({ $0.preview }) {
-            preview(.unavailable(status.message))
+        guard case .unavailable = status else {
+            report(.status(status.message))
+            return
         }
+        let (told, preview) = state.withLock { state in
+            defer { state.microphoneFailureTold = status.message }
+            return (state.microphoneFailureTold == status.message, state.preview)
+        }
+        if !told { report(.status(status.message)) }
+        preview?(.unavailable(status.message))
     }
 
     // MARK: The control thread

@@ -1,5 +1,6 @@
 import AudioCore
 import AudioDevices
+import Foundation
 import RoomTesting
 import Synchronization
 import Testing
@@ -57,6 +58,40 @@ final class Heard: Sendable {
             + "devices). Details: \(missing): cannot be read."
         #expect(waitUntil { heard.allPreviews.first == .unavailable(why) })
         #expect(heard.allReports.contains(.status(why)))
+    }
+
+    /// The same microphone failing again when the stage reopens it after the preview is not told twice; once a
+    /// microphone has opened, a new failure is told again.
+    @Test func aMicrophoneFailureIsToldOnceUntilOneOpens() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("microphone.wav")
+        let (sound, heard) = sound(input: .wav(path: path))
+        sound.start()
+        defer { sound.stop() }
+        let why =
+            "No microphone (“\(path)” unusable); using “null”. Choose one with --input NAME (see clubroom "
+            + "devices). Details: \(path): cannot be read."
+        func told() -> Int { heard.allReports.filter { $0 == .status(why) }.count }
+
+        sound.startPreview { heard.preview($0) }
+        sound.setCapturing(true)
+        #expect(sound.microphoneOpenings == 2)
+        #expect(told() == 1)
+        #expect(heard.allPreviews.filter { $0 == .unavailable(why) }.count == 2)
+
+        // The microphone comes back: the preview opens it again, and nothing fails.
+        let samples = [Int16](repeating: 1000, count: AudioFormat.sampleRate)
+        try Data(WAVAudio(samples: samples).encoded()).write(to: URL(fileURLWithPath: path))
+        sound.setCapturing(false)
+        #expect(sound.microphoneOpenings == 3)
+        #expect(told() == 1)
+
+        // It goes again: that is news.
+        try FileManager.default.removeItem(atPath: path)
+        sound.setCapturing(true)
+        #expect(sound.microphoneOpenings == 4)
+        #expect(told() == 2)
     }
 
     /// Accepting after a preview moves the microphone to a speaker's devices (it reopens there once); ending the
