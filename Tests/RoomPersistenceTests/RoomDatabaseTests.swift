@@ -284,6 +284,31 @@ struct TemporaryFolder {
         }
     }
 
+    /// Each connection's page cache stays within its bound however much is written: a server that runs for days
+    /// does not keep every page it wrote.
+    @Test func thePageCacheStaysWithinItsBound() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let connection = try SQLiteConnection(path: folder.databasePath)
+        try connection.execute("CREATE TABLE t (x INTEGER NOT NULL, text TEXT NOT NULL)")
+        let text = String(repeating: "a", count: 1000)
+        for batch in 0..<8 {
+            try connection.transaction { () throws(DatabaseError) in
+                for row in 0..<500 {
+                    try connection.prepare("INSERT INTO t (x, text) VALUES (?1, ?2)")
+                        .bind(.integer(Int64(batch * 500 + row)), .text(text)).run()
+                }
+            }
+        }
+        let count = try connection.prepare("SELECT count(*), sum(length(text)) FROM t")
+        #expect(try count.step())
+        #expect(count.int64(at: 0) == 4000 && count.int64(at: 1) == 4_000_000)
+        let bound = SQLiteConnection.pageCacheKibibytes * 1024
+        #expect(connection.pageCacheBytes > bound / 2)
+        // SQLite's count includes each page's header, a few percent beyond the pages themselves.
+        #expect(connection.pageCacheBytes <= bound * 11 / 10, "\(connection.pageCacheBytes) bytes cached")
+    }
+
     @Test func sqlErrorsCarryTheStatement() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
