@@ -11,6 +11,10 @@ public enum RoomAudioReport: Sendable, Equatable {
     case status(String)
     /// The microphone's level (0–100), or nil when the microphone is closed.
     case microphone(level: Int?)
+    /// Whether the microphone runs on silence because the one asked for could not be opened or stopped working
+    /// (true), or a microphone is open and working (false). Said each time the microphone opens, and when it is
+    /// lost or comes back.
+    case microphoneMissing(Bool)
 }
 
 /// What a microphone preview shows: the live level of the microphone that speaking would use, or why it cannot
@@ -315,8 +319,10 @@ public final class RoomAudio: MediaReceiver {
                 playback?.start()
                 capture?.stream.start()
             }
-            if let capture, !capture.stream.isUsingFallback {
-                state.withLock { $0.microphoneFailureTold = nil }
+            if let capture {
+                let missing = capture.stream.isUsingFallback
+                if !missing { state.withLock { $0.microphoneFailureTold = nil } }
+                report(.microphoneMissing(missing))
             }
         }
     }
@@ -345,6 +351,8 @@ public final class RoomAudio: MediaReceiver {
     private func microphoneStatus(_ status: DeviceStatus) {
         guard case .unavailable = status else {
             report(.status(status.message))
+            if case .lost = status { report(.microphoneMissing(true)) }
+            if case .reopened = status { report(.microphoneMissing(false)) }
             return
         }
         let (told, preview) = state.withLock { state in

@@ -64,6 +64,9 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .microphone(let level):
         if state.microphoneLevel == level { return [] }
         state.microphoneLevel = level
+    case .microphoneMissing(let missing):
+        if state.microphoneMissing == missing { return [] }
+        state.microphoneMissing = missing
     case .preview(let preview):
         if state.preview == preview || !state.showsInvitation { return [] }
         state.preview = preview

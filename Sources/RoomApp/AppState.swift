@@ -56,6 +56,8 @@ public struct AppState: Sendable {
     public internal(set) var lastSpurtEnded: [PeerID: Timestamp] = [:]
     /// The microphone's level for the invitation prompt's preview; `nil` when there is no capture device.
     public internal(set) var microphoneLevel: Int?
+    /// Whether the microphone runs on silence: the one asked for could not be opened, or stopped working.
+    public internal(set) var microphoneMissing = false
     /// The microphone preview while the invitation prompt is up: its live level, or why it cannot open.
     public internal(set) var preview: MicrophonePreview?
     /// Whether the sound was told to show the preview.
@@ -195,6 +197,8 @@ public enum AppAction: Sendable, Equatable {
     case interrupted(at: Timestamp)
     /// The microphone's level for the invitation preview; `nil` when there is no capture device.
     case microphone(level: Int?)
+    /// Whether the microphone runs on silence (it could not be opened, or stopped working).
+    case microphoneMissing(Bool)
     /// The connection's ping round-trip time in milliseconds, for the header.
     case roundTrip(milliseconds: Int)
     /// The microphone preview's level, or why it cannot open (after `.startPreview`).

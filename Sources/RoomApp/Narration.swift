@@ -111,7 +111,11 @@ public enum Narration {
                     "\(capitalized(actor)) \(muted ? "muted" : "unmuted") \(who).", notice: id == selfID)
             }
             if id == selfID {
-                return Sentence(muted ? "You are muted." : "You are live: others hear you.", logged: false)
+                if muted { return Sentence("You are muted.", logged: false) }
+                if state.microphoneMissing {
+                    return Sentence("You are live, but no microphone is open: others hear silence.", logged: false)
+                }
+                return Sentence("You are live: others hear you.", logged: false)
             }
             return Sentence("\(who) \(muted ? "muted" : "unmuted").", logged: false)
         case .speakers:

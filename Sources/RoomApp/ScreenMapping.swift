@@ -125,7 +125,8 @@ public enum RoomScreenMapper {
             let roles = state.room.roles
             status = .init(
                 name: me.name, role: displayRole(me.role, roles: roles),
-                micMuted: roles.isOnStage(me.role) ? me.muted : nil, handRaised: me.handRaisedAt != nil,
+                micMuted: roles.isOnStage(me.role) ? me.muted : nil,
+                micMissing: roles.isOnStage(me.role) && state.microphoneMissing, handRaised: me.handRaisedAt != nil,
                 roomOver: state.isOver)
         } else {
             status = .init(name: "", role: .audience, roomOver: state.isOver)

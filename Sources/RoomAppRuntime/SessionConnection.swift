@@ -57,6 +57,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
                     switch report {
                     case .status(let text): deliver(.notice(Notice(.error, text), at: clock()))
                     case .microphone(let level): deliver(.microphone(level: level))
+                    case .microphoneMissing(let missing): deliver(.microphoneMissing(missing))
                     }
                 },
                 speakers: { heard in deliver(.heard(Self.heardPeers(heard), at: clock())) })

@@ -93,6 +93,7 @@ public struct StatusBar: Sendable {
     /// The microphone's state (or, for listeners, whether the hand is up): the first thing on the line.
     public var micState: String {
         switch status.micMuted {
+        case .some where status.micMissing: "no mic"
         case .some(true): "mic muted"
         case .some(false): "mic on"
         case .none: status.handRaised ? "hand raised" : "listening"

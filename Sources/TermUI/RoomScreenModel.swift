@@ -193,6 +193,8 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var role: Role
         /// Your microphone: nil for listeners, who have none open.
         public var micMuted: Bool?
+        /// Whether your microphone runs on silence (none could be opened): others hear nothing, muted or not.
+        public var micMissing: Bool
         /// Whether your hand is up.
         public var handRaised: Bool
         /// Whether the room is over for you (it ended or you were removed): no role keys apply any more.
@@ -206,12 +208,13 @@ public struct RoomScreenModel: Hashable, Sendable {
 
         /// Creates a status line.
         public init(
-            name: String, role: Role, micMuted: Bool? = nil, handRaised: Bool = false, roomOver: Bool = false,
-            reconnecting: Bool = false, alert: String? = nil, hints: [KeyHint] = []
+            name: String, role: Role, micMuted: Bool? = nil, micMissing: Bool = false, handRaised: Bool = false,
+            roomOver: Bool = false, reconnecting: Bool = false, alert: String? = nil, hints: [KeyHint] = []
         ) {
             self.name = name
             self.role = role
             self.micMuted = micMuted
+            self.micMissing = micMissing
             self.handRaised = handRaised
             self.roomOver = roomOver
             self.reconnecting = reconnecting

@@ -41,7 +41,8 @@ final class Heard: Sendable {
         #expect(waitUntil { heard.allPreviews.contains(.level(75)) })
         #expect(heard.allPreviews.allSatisfy { $0 == .level(75) })
         #expect(sound.microphoneOpenings == 1)
-        #expect(heard.allReports.allSatisfy { $0 == .microphone(level: nil) })
+        #expect(heard.allReports.allSatisfy { $0 == .microphone(level: nil) || $0 == .microphoneMissing(false) })
+        #expect(heard.allReports.contains(.microphoneMissing(false)))
     }
 
     /// A microphone that cannot open says exactly why, to the preview and on the status line.
@@ -74,11 +75,16 @@ final class Heard: Sendable {
             + "devices). Details: \(path): cannot be read."
         func told() -> Int { heard.allReports.filter { $0 == .status(why) }.count }
 
+        func missing() -> [Bool] {
+            heard.allReports.compactMap { if case .microphoneMissing(let missing) = $0 { missing } else { nil } }
+        }
+
         sound.startPreview { heard.preview($0) }
         sound.setCapturing(true)
         #expect(sound.microphoneOpenings == 2)
         #expect(told() == 1)
         #expect(heard.allPreviews.filter { $0 == .unavailable(why) }.count == 2)
+        #expect(missing() == [true, true])
 
         // The microphone comes back: the preview opens it again, and nothing fails.
         let samples = [Int16](repeating: 1000, count: AudioFormat.sampleRate)
@@ -86,12 +92,14 @@ final class Heard: Sendable {
         sound.setCapturing(false)
         #expect(sound.microphoneOpenings == 3)
         #expect(told() == 1)
+        #expect(missing() == [true, true, false])
 
         // It goes again: that is news.
         try FileManager.default.removeItem(atPath: path)
         sound.setCapturing(true)
         #expect(sound.microphoneOpenings == 4)
         #expect(told() == 2)
+        #expect(missing() == [true, true, false, true])
     }
 
     /// Accepting after a preview moves the microphone to a speaker's devices (it reopens there once); ending the

@@ -40,6 +40,31 @@ import Testing
         #expect(said(&state, .roomEnded(reason: "thanks all"), seq: 14) == ["The room has ended: thanks all."])
     }
 
+    /// Going live says whether anyone can hear you: with no microphone open (none could be opened), others hear
+    /// silence, and the status line says "no mic" instead of the mute.
+    @Test func goingLiveWithoutAMicrophoneSaysOthersHearSilence() {
+        var state = joined(as: "hana")
+        _ = said(&state, .roleChanged("hana", to: .speaker, by: ""), seq: 11)
+        #expect(
+            said(&state, .muteChanged("hana", muted: false, by: "hana"), seq: 12) == ["You are live: others hear you."])
+        #expect(render(state).lines().last?.hasPrefix(" mic on · you: Hana") == true)
+
+        _ = send(&state, .microphoneMissing(true))
+        #expect(said(&state, .muteChanged("hana", muted: true, by: "hana"), seq: 13) == ["You are muted."])
+        #expect(render(state).lines().last?.hasPrefix(" no mic · you: Hana") == true)
+        #expect(
+            said(&state, .muteChanged("hana", muted: false, by: "hana"), seq: 14) == [
+                "You are live, but no microphone is open: others hear silence."
+            ])
+
+        _ = send(&state, .microphoneMissing(false))
+        #expect(render(state).lines().last?.hasPrefix(" mic on · you: Hana") == true)
+        // A listener has no microphone to speak of.
+        _ = send(&state, .microphoneMissing(true))
+        _ = said(&state, .roleChanged("hana", to: .audience, by: "ana"), seq: 15)
+        #expect(render(state).lines().last?.hasPrefix(" listening · you: Hana") == true)
+    }
+
     @Test func lineModeNamesCommandsInsteadOfKeys() {
         var state = AppState(roles: roles, lineMode: true)
         _ = reduceApp(
