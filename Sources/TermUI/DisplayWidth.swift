@@ -95,17 +95,30 @@ public enum DisplayWidth {
             pieces.append(Piece(text: String(scalar), width: width))
             marks = 0
         }
-        // A regional indicator without its pair is drawn one column wide by some terminals and two by others:
-        // write its letter instead.
-        if pieces.count == 1, let first = pieces[0].text.unicodeScalars.first, isRegionalIndicator(first),
-            pieces[0].width == 1
-        {
-            let letter = Unicode.Scalar(first.value - 0x1F1E6 + 0x41)!
-            var text = String(letter)
-            text.unicodeScalars.append(contentsOf: pieces[0].text.unicodeScalars.dropFirst())
-            pieces[0].text = text
+        // A pair of regional indicators is drawn as one flag only when it is the whole character. One without
+        // its pair, or a flag with more to the character (a spacing mark after it), is drawn one column wide by
+        // some terminals and two by others, or joined with what follows: write the letters instead, which every
+        // terminal draws one column wide each.
+        let wholeFlag = pieces.count == 1 && pieces[0].width == 2
+        if !wholeFlag, pieces.contains(where: { isRegionalIndicator($0.text.unicodeScalars.first!) }) {
+            pieces = pieces.flatMap(regionalIndicatorsAsLetters)
         }
         return pieces
+    }
+
+    /// `piece` with each regional indicator written as its letter, a piece of one column each (the marks stay
+    /// with the letter before them); other pieces as they are.
+    private static func regionalIndicatorsAsLetters(_ piece: Piece) -> [Piece] {
+        guard isRegionalIndicator(piece.text.unicodeScalars.first!) else { return [piece] }
+        var letters: [Piece] = []
+        for scalar in piece.text.unicodeScalars {
+            if isRegionalIndicator(scalar) {
+                letters.append(Piece(text: String(Unicode.Scalar(scalar.value - 0x1F1E6 + 0x41)!), width: 1))
+            } else {
+                letters[letters.count - 1].text.unicodeScalars.append(scalar)
+            }
+        }
+        return letters
     }
 
     /// The cluster as the screen writes it, as one string.

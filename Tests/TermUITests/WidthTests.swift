@@ -68,6 +68,13 @@ struct WidthTests {
         #expect(DisplayWidth.drawable("🇯🇵") == "🇯🇵")
         #expect(DisplayWidth.pieces(of: "🇯🇵").map(\.width) == [2])
         #expect(DisplayWidth.drawable(Character("\u{1F1EF}")) == "J")
+        // A flag with more to its character (a spacing mark may follow it in one cluster) is written as its
+        // letters, each one column: found by the display-width fuzz target.
+        let flagWithMark = Character("🇯🇵\u{93E}")
+        #expect(flagWithMark.unicodeScalars.count == 3)
+        #expect(DisplayWidth.pieces(of: flagWithMark).map(\.text) == ["J", "P", "\u{93E}"])
+        #expect(DisplayWidth.of(flagWithMark) == 3)
+        #expect(DisplayWidth.pieces(of: Character("🇯🇵\u{301}")).map(\.text) == ["🇯🇵\u{301}"])
         // Spacing marks take their own column, as wcwidth (and so ncurses) counts them.
         #expect(DisplayWidth.of(Character("का")) == 2)
         #expect(DisplayWidth.pieces(of: "का").map(\.text) == ["क", "ा"])
