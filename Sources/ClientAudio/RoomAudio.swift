@@ -120,7 +120,8 @@ public final class RoomAudio: MediaReceiver {
         var volumes: VolumeStore?
         var stopping = false
         /// The microphone's failure to open as last told, so that the same failure when the microphone is opened
-        /// again (for the stage, after the invitation's preview) is not told twice; forgotten once one opens.
+        /// again (for the stage, after the invitation's preview) is not told twice; forgotten once one opens, and
+        /// when the microphone closes.
         var microphoneFailureTold: String?
 
         /// The mode the calls so far ask for.
@@ -289,10 +290,12 @@ public final class RoomAudio: MediaReceiver {
             var capture: (stream: AudioStream, sink: RingSink)?
             var duplex: AudioDuplex?
             switch wanted {
-            case .off:
-                break
-            case .listening:
-                playback = playbackStream(period: Self.listeningPeriod, pacing: .realTime)
+            case .off, .listening:
+                // The microphone closes: the next time it opens is news again, whatever it says.
+                state.withLock { $0.microphoneFailureTold = nil }
+                if wanted == .listening {
+                    playback = playbackStream(period: Self.listeningPeriod, pacing: .realTime)
+                }
             case .previewing:
                 playback = playbackStream(period: Self.listeningPeriod, pacing: .realTime)
                 capture = captureStream()

@@ -100,6 +100,13 @@ final class Heard: Sendable {
         #expect(sound.microphoneOpenings == 4)
         #expect(told() == 2)
         #expect(missing() == [true, true, false, true])
+
+        // Back in the audience the microphone closes; opening it for the stage again is news again.
+        sound.stopPreview()
+        sound.setCapturing(false)
+        sound.setCapturing(true)
+        #expect(sound.microphoneOpenings == 5)
+        #expect(told() == 3)
     }
 
     /// Accepting after a preview moves the microphone to a speaker's devices (it reopens there once); ending the
