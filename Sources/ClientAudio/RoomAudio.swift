@@ -120,8 +120,8 @@ public final class RoomAudio: MediaReceiver {
         var volumes: VolumeStore?
         var stopping = false
         /// The microphone's failure to open as last told, so that the same failure when the microphone is opened
-        /// again (for the stage, after the invitation's preview) is not told twice; forgotten once one opens, and
-        /// when the microphone closes.
+        /// again (for the stage, after the invitation's preview) is not told twice; forgotten once one opens, at
+        /// a new preview, and when the stage is left.
         var microphoneFailureTold: String?
 
         /// The mode the calls so far ask for.
@@ -289,13 +289,16 @@ public final class RoomAudio: MediaReceiver {
             var playback: AudioStream?
             var capture: (stream: AudioStream, sink: RingSink)?
             var duplex: AudioDuplex?
-            switch wanted {
-            case .off, .listening:
-                // The microphone closes: the next time it opens is news again, whatever it says.
+            // A new preview (a new invitation), or leaving the stage, makes the next failure news again. Leaving a
+            // preview does not: accepting ends the preview a moment before the stage opens the microphone.
+            if wanted == .previewing || (current == .speaking && wanted != .speaking) {
                 state.withLock { $0.microphoneFailureTold = nil }
-                if wanted == .listening {
-                    playback = playbackStream(period: Self.listeningPeriod, pacing: .realTime)
-                }
+            }
+            switch wanted {
+            case .off:
+                break
+            case .listening:
+                playback = playbackStream(period: Self.listeningPeriod, pacing: .realTime)
             case .previewing:
                 playback = playbackStream(period: Self.listeningPeriod, pacing: .realTime)
                 capture = captureStream()

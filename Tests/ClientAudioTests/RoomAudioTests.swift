@@ -109,6 +109,30 @@ final class Heard: Sendable {
         #expect(told() == 3)
     }
 
+    /// Accepting ends the preview a moment before the stage opens the microphone (the role comes from the
+    /// server): the failure the preview told is not told again; a new invitation's preview tells it again.
+    @Test func acceptingAfterAFailedPreviewTellsTheFailureOnce() {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let missing = directory.file("no-microphone.wav")
+        let (sound, heard) = sound(input: .wav(path: missing))
+        sound.start()
+        defer { sound.stop() }
+        func told() -> Int { heard.allReports.filter { if case .status = $0 { true } else { false } }.count }
+        sound.startPreview { heard.preview($0) }
+        #expect(told() == 1)
+        sound.stopPreview()
+        sound.setCapturing(true)
+        #expect(sound.microphoneOpenings == 2)
+        #expect(told() == 1)
+        // Declined after a later invitation: its preview says it again.
+        sound.setCapturing(false)
+        sound.startPreview { heard.preview($0) }
+        sound.stopPreview()
+        #expect(sound.microphoneOpenings == 3)
+        #expect(told() == 2)
+    }
+
     /// Accepting after a preview moves the microphone to a speaker's devices (it reopens there once); ending the
     /// preview then leaves it open for speaking; it closes when neither needs it, and a new preview opens it again.
     @Test func thePreviewHandsTheMicrophoneOverToSpeaking() {
