@@ -57,7 +57,7 @@ public final class SQLiteConnection {
     /// The most memory, in KiB, each connection's page cache keeps (SQLite's default is 2,000). A server writes
     /// at the end of its tables and reads little back, and the system's file cache holds the file anyway; with
     /// SQLite's default every page a long-running server ever wrote stayed in each of its three connections'
-    /// caches until they reached 2 MB, so its memory grew for hours.
+    /// caches until they reached 2 MB, so its memory kept growing long after it had warmed up.
     public static let pageCacheKibibytes = 256
 
     /// Opens (creating when missing) the database at `path`, switches it to WAL and sets the busy timeout.
