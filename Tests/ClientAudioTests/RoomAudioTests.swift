@@ -22,6 +22,12 @@ final class Heard: Sendable {
 /// The room's sound without a room: the loudspeaker and the microphone on paced virtual devices, as the screen
 /// drives them before and around a session.
 @Suite struct RoomAudioTests {
+    /// What the sound says of a WAV microphone at `path` that cannot be read.
+    static func unreadable(_ path: String) -> String {
+        "No microphone (“\(path)” unusable); using “null”. Choose one with --input NAME (see clubroom devices). "
+            + "Details: \(path): cannot be read."
+    }
+
     func sound(input: DeviceSpec) -> (RoomAudio, Heard) {
         let heard = Heard()
         let sound = RoomAudio(
@@ -54,9 +60,7 @@ final class Heard: Sendable {
         sound.start()
         defer { sound.stop() }
         sound.startPreview { heard.preview($0) }
-        let why =
-            "No microphone (“\(missing)” unusable); using “null”. Choose one with --input NAME (see clubroom "
-            + "devices). Details: \(missing): cannot be read."
+        let why = Self.unreadable(missing)
         #expect(waitUntil { heard.allPreviews.first == .unavailable(why) })
         #expect(heard.allReports.contains(.status(why)))
     }
@@ -70,9 +74,7 @@ final class Heard: Sendable {
         let (sound, heard) = sound(input: .wav(path: path))
         sound.start()
         defer { sound.stop() }
-        let why =
-            "No microphone (“\(path)” unusable); using “null”. Choose one with --input NAME (see clubroom "
-            + "devices). Details: \(path): cannot be read."
+        let why = Self.unreadable(path)
         func told() -> Int { heard.allReports.filter { $0 == .status(why) }.count }
 
         func missing() -> [Bool] {
