@@ -7,6 +7,9 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 int clubroom_send_batch(int fd, clubroom_datagram *datagrams, unsigned int count) {
     struct mmsghdr headers[CLUBROOM_MAX_BATCH];
@@ -74,4 +77,32 @@ long clubroom_receive_stamped(int fd, void *buffer, size_t capacity, int64_t *ag
         *age_ns = (int64_t)(now.tv_sec - stamp.tv_sec) * 1000000000 + (now.tv_nsec - stamp.tv_nsec);
     }
     return (long)received;
+}
+
+/// sched_attr as the kernel reads it (its first version, 48 bytes; glibc 2.36 declares none).
+struct clubroom_sched_attr {
+    uint32_t size;
+    uint32_t sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime;
+    uint64_t sched_deadline;
+    uint64_t sched_period;
+};
+
+int clubroom_set_thread_slice(uint64_t slice_ns) {
+    struct clubroom_sched_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.sched_policy = SCHED_OTHER;
+    attr.sched_runtime = slice_ns;
+    return (int)syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
+int64_t clubroom_thread_slice(int tid) {
+    struct clubroom_sched_attr attr;
+    memset(&attr, 0, sizeof attr);
+    if (syscall(SYS_sched_getattr, tid, &attr, sizeof attr, 0) != 0) return -1;
+    return (int64_t)attr.sched_runtime;
 }

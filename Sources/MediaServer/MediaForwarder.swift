@@ -162,6 +162,8 @@ public final class MediaForwarder: @unchecked Sendable {
     private var rooms: [String: RoomState] = [:]
     private let receive: ReceiveBatch
     private let send = SendBatch(capacity: 256)
+    /// Packets being fanned out, in turns between reads of the sockets.
+    private let fanouts = FanOutQueue(slots: 256, slotSize: 1500 + SRTPSession.maxTrailer)
     private let scratch: UnsafeMutableRawBufferPointer
     /// The media socket and the relay's, for `poll` (kept, so a turn of the loop allocates nothing).
     private let pollSet: UnsafeMutablePointer<pollfd>
@@ -256,38 +258,45 @@ public final class MediaForwarder: @unchecked Sendable {
 
     private func run() {
         threadID.store(Self.currentThreadID(), ordering: .relaxed)
+        // Short slices: when the thread shares a CPU, it waits a tenth of a millisecond for it, not a few.
+        ThreadSlice.request(nanoseconds: Self.threadSliceNanoseconds)
         while running.load(ordering: .acquiring) {
             // Which sockets have something: with a relay, both are waited on together, and only those that
-            // have something are read (a node wakes for other nodes' packets more often than for its own).
-            var mediaReadable = true
+            // have something are read (a node wakes for other nodes' packets more often than for its own). While
+            // fan-outs are in progress this only looks, between their turns.
+            let timeout: Int32 = fanouts.isEmpty ? 50 : 0
+            let mediaReadable: Bool
             var relayReadable = false
             if let relay {
                 pollSet[0] = pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0)
                 pollSet[1] = pollfd(fd: relay.inboundSocket.fileDescriptor, events: Int16(POLLIN), revents: 0)
-                _ = poll(pollSet, 2, 50)
+                _ = poll(pollSet, 2, timeout)
                 mediaReadable = pollSet[0].revents != 0
                 relayReadable = pollSet[1].revents != 0
             } else {
-                _ = socket.waitReadable(timeoutMilliseconds: 50)
+                mediaReadable = socket.waitReadable(timeoutMilliseconds: timeout)
             }
-            var received = mediaReadable ? receive.receive(from: socket) : 0
+            // A batch is read only when the queue has a slot for each of its packets; until then they wait in the
+            // socket's queue.
+            let received = mediaReadable && fanouts.available >= receive.capacity ? receive.receive(from: socket) : 0
             // Commands are drained after the datagrams are read: a command posted before a peer's packet was sent
             // (adding that peer, say) is then always in force when the packet is handled.
             drainInbox()
-            while received > 0 {
+            if received > 0 {
                 for index in 0..<received {
                     let length = receive.length(index)
                     guard length > 0 else { continue }
                     handle(receive.slot(index), length: length, from: .udp(receive.sender(index)), viaSSRC: nil)
                 }
+                // What points into the batch (answers to reports) goes before the batch is read into again.
                 flush()
-                received = received == receive.capacity ? receive.receive(from: socket) : 0
-                if received > 0 { drainInbox() }
             }
-            if relayReadable, let relay { handleRelayed(from: relay) }
+            if relayReadable, fanouts.available >= receive.capacity, let relay { handleRelayed(from: relay) }
+            if !fanouts.isEmpty { turnOfFanOuts() }
             relay?.tick()
             pollSpeakers()
         }
+        fanouts.removeAll()
         stopped.signal()
     }
 
@@ -339,27 +348,32 @@ public final class MediaForwarder: @unchecked Sendable {
     /// What other nodes relayed: each datagram the relay lets through, fanned out to this node's listeners of its
     /// room, read on this thread straight from the relay's socket (no hand-over between threads).
     private func handleRelayed(from relay: any MediaRelayTap) {
-        var received = receive.receive(from: relay.inboundSocket)
-        while received > 0 {
-            for index in 0..<received {
-                let buffer = receive.slot(index)
-                switch relay.relayed(buffer, length: receive.length(index), from: receive.sender(index)) {
-                case .media(let name, let ssrc, let plainLength):
-                    guard let room = rooms[name] else { continue }
-                    fanOut(buffer, plainLength: plainLength, in: room, from: ssrc)
-                case .loss(let name, let blocks):
-                    // Other nodes' listeners count like local ones: the speaker's next report carries the worst.
-                    for block in blocks {
-                        guard let speaker = peers[block.ssrc], speaker.info.room == name else { continue }
-                        speaker.downstreamLoss = max(speaker.downstreamLoss, block.fractionLost)
-                    }
-                case nil:
-                    continue
+        let received = receive.receive(from: relay.inboundSocket)
+        for index in 0..<received {
+            let buffer = receive.slot(index)
+            switch relay.relayed(buffer, length: receive.length(index), from: receive.sender(index)) {
+            case .media(let name, let ssrc, let plainLength):
+                guard let room = rooms[name] else { continue }
+                fanOut(buffer, plainLength: plainLength, in: room, from: ssrc)
+            case .loss(let name, let blocks):
+                // Other nodes' listeners count like local ones: the speaker's next report carries the worst.
+                for block in blocks {
+                    guard let speaker = peers[block.ssrc], speaker.info.room == name else { continue }
+                    speaker.downstreamLoss = max(speaker.downstreamLoss, block.fractionLost)
                 }
+            case nil:
+                continue
             }
-            flush()
-            received = received == receive.capacity ? receive.receive(from: relay.inboundSocket) : 0
         }
+        flush()
+    }
+
+    /// One turn of the fan-outs in progress (see FanOutQueue).
+    private func turnOfFanOuts() {
+        // Counted before the batch goes, so a listener that has its datagram sees it counted.
+        counters.add(.sentDatagrams, fanouts.turn(into: send, on: socket))
+        flush()
+        fanouts.endTurn()
     }
 
     /// Sends what is batched and counts what the kernel would not take.
@@ -435,12 +449,17 @@ public final class MediaForwarder: @unchecked Sendable {
         counters.add(.forwardedPackets)
         if room.listenersChanged { room.rebuildListeners() }
         let out = UnsafeRawBufferPointer(rebasing: buffer[0..<protectedLength])
-        var sent = 0
-        for listener in room.udpListeners where listener.ssrc != ssrc {
-            send.append(out, to: listener.address, on: socket)
-            sent += 1
+        if !fanouts.enqueue(out, to: room.udpListeners, exceptFor: ssrc) {
+            // Every slot taken (commands can bring more packets than a batch): the packets ahead go out first, so
+            // that a speaker's packets keep their order, then this one in one piece.
+            while !fanouts.isEmpty { turnOfFanOuts() }
+            var sent = 0
+            for listener in room.udpListeners where listener.ssrc != ssrc {
+                send.append(out, to: listener.address, on: socket)
+                sent += 1
+            }
+            counters.add(.sentDatagrams, sent)
         }
-        counters.add(.sentDatagrams, sent)
         if !room.webSocketListeners.isEmpty {
             let bytes = Array(out)
             for listener in room.webSocketListeners where listener.ssrc != ssrc {
@@ -552,6 +571,9 @@ public final class MediaForwarder: @unchecked Sendable {
             onSpeakers(name, list)
         }
     }
+
+    /// The time slice the forwarding thread asks the kernel for (Linux 6.12 and later; see docs/media.md).
+    public static let threadSliceNanoseconds: UInt64 = 100_000
 
     /// The forwarding thread's kernel thread ID, once it runs (for benchmarks, which read its CPU and wait times).
     public var forwardingThreadID: Int { threadID.load(ordering: .relaxed) }

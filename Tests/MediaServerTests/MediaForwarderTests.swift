@@ -1,8 +1,10 @@
-import MediaServer
+import Foundation
 import MediaTransport
 import RoomProtocol
 import Synchronization
 import Testing
+
+@testable import MediaServer
 
 #if canImport(Glibc)
 import Glibc
@@ -237,5 +239,114 @@ func waitFor(_ condition: () -> Bool) -> Bool {
         forwarder.setRoomKey(roomKey, epoch: 1, room: "r")
         forwarder.closeRoom("r")
         #expect(!bystander.waitReadable(timeoutMilliseconds: 200))
+    }
+
+    /// A big room's packet is sent in turns: a small room's packet that arrives with it leaves in the first
+    /// turn (newest first, so first of all), not after every one of the big room's listeners.
+    @Test func aSmallRoomsPacketDoesNotWaitForABigRoomsWholeFanout() throws {
+        let smallKey = key(90)
+        let forwarder = try MediaForwarder(binding: .loopback(port: 0))
+        forwarder.start()
+        defer { forwarder.stop() }
+        forwarder.setRoomKey(roomKey, epoch: 1, room: "big")
+        forwarder.setRoomKey(smallKey, epoch: 1, room: "small")
+        let bigSpeaker = try TestPeer(ssrc: 9001, roomKey: roomKey, mayPublish: true)
+        let smallSpeaker = try TestPeer(ssrc: 9002, roomKey: smallKey, mayPublish: true)
+        forwarder.add(bigSpeaker.media(room: "big"))
+        forwarder.add(smallSpeaker.media(room: "small"))
+        #expect(try bigSpeaker.bind(to: forwarder))
+        #expect(try smallSpeaker.bind(to: forwarder))
+        // Every listener of both rooms is on one socket, so the order it receives in is the order of sending.
+        let ear = try UDPSocket(binding: .loopback(port: 0), bufferBytes: 8 << 20)
+        let crowd = 600
+        for index in 0...crowd {
+            let ssrc = UInt32(20_000 + index)
+            let uplinkKey = SRTPKey(bytes: (0..<30).map { UInt8(truncatingIfNeeded: index &+ $0 &* 7) })!
+            forwarder.add(
+                MediaPeer(
+                    room: index < crowd ? "big" : "small", peer: "l\(index)", ssrc: ssrc, uplinkKey: uplinkKey,
+                    gate: PublishGate(false), webSocketSink: { _ in }))
+            let session = try SRTPSession(key: uplinkKey, direction: .outbound)
+            let report = try session.protect(RTCPPacket.receiverReport(ssrc: ssrc, reports: []).bytes(), rtcp: true)
+            ear.send(report, to: forwarder.socket.localAddress)
+        }
+        #expect(waitFor { forwarder.counters.value(.bindings) == 2 + crowd + 1 })
+        var buffer = [UInt8](repeating: 0, count: 1600)
+        while ear.waitReadable(timeoutMilliseconds: 100) {
+            _ = buffer.withUnsafeMutableBytes { ear.receive(into: $0) }
+        }
+        // Both packets wait in the forwarder's queue while it is stopped, and arrive in one batch.
+        forwarder.stop()
+        _ = try bigSpeaker.sendAudio(to: forwarder)
+        _ = try smallSpeaker.sendAudio(to: forwarder)
+        forwarder.start()
+        var order: [UInt32] = []
+        while order.count < crowd + 1, ear.waitReadable(timeoutMilliseconds: 1000) {
+            guard let got = buffer.withUnsafeMutableBytes({ ear.receive(into: $0) }), got.length >= 12 else { continue }
+            // SRTP leaves the RTP header in the clear: bytes 8-11 are the speaker's SSRC.
+            order.append(
+                UInt32(buffer[8]) << 24 | UInt32(buffer[9]) << 16 | UInt32(buffer[10]) << 8 | UInt32(buffer[11]))
+        }
+        #expect(order.count == crowd + 1)
+        #expect(order.filter { $0 == 9001 }.count == crowd)
+        #expect(order.firstIndex(of: 9002) == 0)
+        #expect(crowd > 2 * FanOutQueue.turnSize)
+    }
+
+    /// A speaker's packets reach every listener in order, even when the room's listeners are listed again
+    /// between two of them (someone joined) and a listener's place in the list changes.
+    @Test func aSpeakersPacketsStayInOrderWhenTheListenersChangeBetweenThem() throws {
+        let speaker = try TestPeer(ssrc: 11_001, roomKey: roomKey, mayPublish: true)
+        let listeners = try (0..<200).map {
+            try TestPeer(ssrc: UInt32(11_002 + $0), roomKey: roomKey, mayPublish: false)
+        }
+        let forwarder = try makeRoom([speaker] + listeners)
+        defer { forwarder.stop() }
+        let late = try TestPeer(ssrc: 12_000, roomKey: roomKey, mayPublish: false)
+        forwarder.add(late.media(room: "r"))
+        usleep(50_000)
+        // One batch: the first packet, the late listener's binding (which lists the room's listeners again),
+        // the second packet.
+        forwarder.stop()
+        let first = try speaker.sendAudio(to: forwarder)
+        let report = try late.uplink.protect(RTCPPacket.receiverReport(ssrc: 12_000, reports: []).bytes(), rtcp: true)
+        late.socket.send(report, to: forwarder.socket.localAddress)
+        let second = try speaker.sendAudio(to: forwarder)
+        forwarder.start()
+        #expect(waitFor { forwarder.counters.value(.sentDatagrams) == 200 + 201 })
+        for listener in listeners {
+            var heard: [[UInt8]] = []
+            while heard.count < 2, let got = listener.receive() { heard.append(try listener.downlink.unprotect(got)) }
+            #expect(heard == [first, second])
+        }
+        let answer = try #require(late.receive())
+        #expect(try late.downlink.unprotect(answer, rtcp: true).count > 0)
+        let got = try #require(late.receive())
+        #expect(try late.downlink.unprotect(got) == second)
+        #expect(late.receive(timeout: 100) == nil)
+    }
+
+    /// Whether this kernel keeps a thread's slice (Linux 6.12 on), asked on a thread of the test's own.
+    static let kernelKeepsSlices: Bool = {
+        let kept = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            kept.store(
+                ThreadSlice.request(nanoseconds: 300_000) && ThreadSlice.current() == 300_000, ordering: .relaxed)
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        return kept.load(ordering: .relaxed)
+    }()
+
+    @Test(.enabled(if: kernelKeepsSlices, "this kernel keeps no slice per thread (Linux 6.12 and later do)"))
+    func theForwardingThreadAsksForShortSlices() throws {
+        let forwarder = try MediaForwarder(binding: .loopback(port: 0))
+        forwarder.start()
+        defer { forwarder.stop() }
+        #expect(waitFor { forwarder.forwardingThreadID != 0 })
+        #expect(waitFor { ThreadSlice.current(thread: forwarder.forwardingThreadID) == 100_000 })
+        #expect(MediaForwarder.threadSliceNanoseconds == 100_000)
     }
 }
