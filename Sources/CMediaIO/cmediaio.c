@@ -48,6 +48,55 @@ int clubroom_receive_batch(int fd, clubroom_datagram *datagrams, unsigned int co
     return received;
 }
 
+/// How long ago `stamp` was, against `now` (both CLOCK_REALTIME, as SO_TIMESTAMPNS stamps).
+static int64_t age_of(const struct timespec *stamp, const struct timespec *now) {
+    return (int64_t)(now->tv_sec - stamp->tv_sec) * 1000000000 + (now->tv_nsec - stamp->tv_nsec);
+}
+
+/// The arrival stamp a received message carries, as its age against `now`; -1 without one.
+static int64_t stamp_age(struct msghdr *header, const struct timespec *now) {
+    for (struct cmsghdr *message = CMSG_FIRSTHDR(header); message; message = CMSG_NXTHDR(header, message)) {
+        if (message->cmsg_level != SOL_SOCKET || message->cmsg_type != SCM_TIMESTAMPNS) continue;
+        struct timespec stamp;
+        memcpy(&stamp, CMSG_DATA(message), sizeof stamp);
+        return age_of(&stamp, now);
+    }
+    return -1;
+}
+
+#define CLUBROOM_MAX_STAMPED_BATCH 64
+
+int clubroom_receive_batch_stamped(int fd, clubroom_datagram *datagrams, unsigned int count, int64_t *ages_ns) {
+    struct mmsghdr headers[CLUBROOM_MAX_STAMPED_BATCH];
+    struct iovec vectors[CLUBROOM_MAX_STAMPED_BATCH];
+    union {
+        char bytes[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr align;
+    } controls[CLUBROOM_MAX_STAMPED_BATCH];
+    if (count > CLUBROOM_MAX_STAMPED_BATCH) count = CLUBROOM_MAX_STAMPED_BATCH;
+    for (unsigned int i = 0; i < count; i++) {
+        vectors[i].iov_base = datagrams[i].base;
+        vectors[i].iov_len = datagrams[i].capacity;
+        memset(&headers[i], 0, sizeof(headers[i]));
+        headers[i].msg_hdr.msg_iov = &vectors[i];
+        headers[i].msg_hdr.msg_iovlen = 1;
+        headers[i].msg_hdr.msg_name = datagrams[i].address;
+        headers[i].msg_hdr.msg_namelen = datagrams[i].address_length;
+        headers[i].msg_hdr.msg_control = controls[i].bytes;
+        headers[i].msg_hdr.msg_controllen = sizeof controls[i].bytes;
+    }
+    int received = recvmmsg(fd, headers, count, MSG_DONTWAIT, NULL);
+    if (received <= 0) return received;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    for (int i = 0; i < received; i++) {
+        datagrams[i].length = headers[i].msg_len;
+        datagrams[i].address_length = headers[i].msg_hdr.msg_namelen;
+        ages_ns[i] = stamp_age(&headers[i].msg_hdr, &now);
+    }
+    return received;
+}
+
 int clubroom_enable_arrival_stamps(int fd) {
     int on = 1;
     return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
@@ -67,15 +116,9 @@ long clubroom_receive_stamped(int fd, void *buffer, size_t capacity, int64_t *ag
     header.msg_controllen = sizeof control.bytes;
     ssize_t received = recvmsg(fd, &header, MSG_DONTWAIT);
     if (received < 0) return -1;
-    *age_ns = -1;
-    for (struct cmsghdr *message = CMSG_FIRSTHDR(&header); message; message = CMSG_NXTHDR(&header, message)) {
-        if (message->cmsg_level != SOL_SOCKET || message->cmsg_type != SCM_TIMESTAMPNS) continue;
-        struct timespec stamp;
-        struct timespec now;
-        memcpy(&stamp, CMSG_DATA(message), sizeof stamp);
-        clock_gettime(CLOCK_REALTIME, &now);
-        *age_ns = (int64_t)(now.tv_sec - stamp.tv_sec) * 1000000000 + (now.tv_nsec - stamp.tv_nsec);
-    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    *age_ns = stamp_age(&header, &now);
     return (long)received;
 }
 

@@ -57,7 +57,10 @@ final class MediaPath {
     private let pendingKeys = Mutex<[(key: SRTPKey, epoch: Int)]>([])
     private let probeDeadline: Int64
     private var lastReport: Int64
+    /// For packets from the WebSocket and those tried again after a new key.
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
+    /// For what UDP brings: a batch of slots, read with one system call.
+    private let batch = ReceiveBatch(capacity: 16, slotSize: 2048)
 
     /// Opens the socket and the SRTP sessions for `offer`. `onChosen` runs on the media thread when the path is
     /// chosen, after the server has been told.
@@ -131,10 +134,17 @@ final class MediaPath {
     /// opens it, and hands each RTP packet and each report about this client to `handle`.
     func receive(_ handle: (Incoming) -> Void) {
         applyPendingKeys(handle)
-        while let got = socket.receiveStamped(into: buffer) {
-            if blockUDP { continue }
-            let arrival = MonotonicClock.microseconds() - min(got.ageMicroseconds, 1_000_000)
-            open(length: got.length, viaUDP: true, arrival: arrival, retry: false, handle)
+        // Everything queued, in one system call per batch (a tick finds one packet per speaker heard).
+        while true {
+            let received = batch.receiveStamped(from: socket)
+            let now = MonotonicClock.microseconds()
+            for index in 0..<received where !blockUDP {
+                let arrival = now - min(batch.ageMicroseconds(index), 1_000_000)
+                open(
+                    batch.slot(index), length: batch.length(index), viaUDP: true, arrival: arrival, retry: false, handle
+                )
+            }
+            if received < batch.capacity { break }
         }
         let messages = webSocketInbox.withLock { inbox -> [[UInt8]] in
             defer { inbox.removeAll() }
@@ -142,7 +152,9 @@ final class MediaPath {
         }
         for bytes in messages where bytes.count + SRTPSession.maxTrailer <= buffer.count {
             buffer.copyBytes(from: bytes)
-            open(length: bytes.count, viaUDP: false, arrival: MonotonicClock.microseconds(), retry: false, handle)
+            open(
+                buffer, length: bytes.count, viaUDP: false, arrival: MonotonicClock.microseconds(), retry: false, handle
+            )
         }
     }
 
@@ -178,12 +190,16 @@ final class MediaPath {
         unopened.removeAll()
         for bytes in waiting where bytes.count + SRTPSession.maxTrailer <= buffer.count {
             buffer.copyBytes(from: bytes)
-            open(length: bytes.count, viaUDP: false, arrival: MonotonicClock.microseconds(), retry: true, handle)
+            open(
+                buffer, length: bytes.count, viaUDP: false, arrival: MonotonicClock.microseconds(), retry: true, handle)
         }
     }
 
-    /// Opens the packet of `length` bytes in `buffer`.
-    private func open(length: Int, viaUDP: Bool, arrival: Int64, retry: Bool, _ handle: (Incoming) -> Void) {
+    /// Opens the packet of `length` bytes in `buffer` (in place).
+    private func open(
+        _ buffer: UnsafeMutableRawBufferPointer, length: Int, viaUDP: Bool, arrival: Int64, retry: Bool,
+        _ handle: (Incoming) -> Void
+    ) {
         let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
         if RTCPPacket.isRTCP(packet) {
             for (_, session) in roomSessions {

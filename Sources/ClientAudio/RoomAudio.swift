@@ -39,6 +39,10 @@ public struct RoomAudioSettings: Sendable, Equatable {
     public var voiceProcessing: Bool?
     /// Where each speaker's local volume is kept (`VolumeStore`); nil keeps volumes for this session only.
     public var volumesPath: String?
+    /// Whether the microphone's level is reported as it changes (`.microphone`), for a front end that draws it.
+    /// Line mode draws no level bar: without the reports its thread is not woken up to ten times a second while
+    /// the person speaks.
+    public var reportsLevel = true
 
     /// Settings for these devices; volumes are kept in `VolumeStore.defaultPath()` unless told otherwise.
     public init(
@@ -411,7 +415,7 @@ public final class RoomAudio: MediaReceiver {
             // that wobbles too small to see wake nobody); nil while the microphone is closed.
             let speaking = mode == .speaking
             let level = speaking ? link.media?.microphoneLevel.map { Self.shownLevel($0) } : nil
-            if !levelReported || level != lastLevel {
+            if settings.reportsLevel, !levelReported || level != lastLevel {
                 levelReported = true
                 lastLevel = level
                 report(.microphone(level: level))

@@ -161,6 +161,8 @@ public final class ReceiveBatch {
     let storage: UnsafeMutableRawBufferPointer
     let addresses: UnsafeMutableBufferPointer<sockaddr_in>
     let datagrams: UnsafeMutableBufferPointer<clubroom_datagram>
+    /// Per slot, how long ago its datagram arrived (ns, -1 without a stamp), after `receiveStamped`.
+    let ages: UnsafeMutableBufferPointer<Int64>
     /// How many slots the last `receive` filled.
     public private(set) var count = 0
 
@@ -173,6 +175,8 @@ public final class ReceiveBatch {
         addresses = .allocate(capacity: self.capacity)
         addresses.initialize(repeating: sockaddr_in())
         datagrams = .allocate(capacity: self.capacity)
+        ages = .allocate(capacity: self.capacity)
+        ages.initialize(repeating: -1)
         for index in 0..<self.capacity {
             datagrams[index] = clubroom_datagram(
                 base: storage.baseAddress! + index * slotSize, capacity: slotSize, length: 0,
@@ -185,7 +189,25 @@ public final class ReceiveBatch {
         storage.deallocate()
         addresses.deallocate()
         datagrams.deallocate()
+        ages.deallocate()
     }
+
+    /// Receives what is queued, up to `capacity` datagrams (64 at most), without waiting, with how long ago each
+    /// arrived (``ageMicroseconds(_:)``, from the kernel's stamps after ``UDPSocket/stampArrivals()``); returns
+    /// how many. One system call for what a thread that wakes on its own schedule finds queued.
+    public func receiveStamped(from socket: UDPSocket) -> Int {
+        for index in 0..<capacity {
+            datagrams[index].address_length = UInt32(MemoryLayout<sockaddr_in>.size)
+        }
+        let received = clubroom_receive_batch_stamped(
+            socket.descriptor, datagrams.baseAddress, UInt32(capacity), ages.baseAddress)
+        count = max(0, Int(received))
+        return count
+    }
+
+    /// How long ago datagram `index` of the last ``receiveStamped(from:)`` arrived, in microseconds; 0 when it
+    /// carries no stamp.
+    public func ageMicroseconds(_ index: Int) -> Int64 { max(0, ages[index] / 1000) }
 
     /// Receives what is queued, up to `capacity` datagrams, without waiting; returns how many.
     public func receive(from socket: UDPSocket) -> Int {

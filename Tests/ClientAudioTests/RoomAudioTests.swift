@@ -51,6 +51,29 @@ final class Heard: Sendable {
         #expect(heard.allReports.contains(.microphoneMissing(false)))
     }
 
+    /// Line mode asks for no level (it draws none): the preview still gets its level, and `.microphone` is never
+    /// reported; the screen's default reports it (nil while the microphone is not open for speaking).
+    @Test func aSoundThatReportsNoLevelNeverReportsTheMicrophonesLevel() {
+        for reportsLevel in [true, false] {
+            let heard = Heard()
+            var settings = RoomAudioSettings(
+                input: .tone(hertz: 440), output: .null, echoCancellation: false, volumesPath: nil)
+            settings.reportsLevel = reportsLevel
+            let sound = RoomAudio(settings: settings, report: { heard.report($0) })
+            sound.start()
+            sound.startPreview { heard.preview($0) }
+            #expect(waitUntil { heard.allPreviews.contains(.level(75)) })
+            // Three turns of the control thread (100 ms each) after the preview's level came back.
+            usleep(300_000)
+            sound.stop()
+            let levels = heard.allReports.filter {
+                if case .microphone = $0 { return true }
+                return false
+            }
+            #expect(levels == (reportsLevel ? [.microphone(level: nil)] : []))
+        }
+    }
+
     /// A microphone that cannot open says exactly why, to the preview and on the status line.
     @Test func aPreviewOfAMicrophoneThatCannotOpenSaysWhy() {
         let directory = TemporaryDirectory()

@@ -195,6 +195,36 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
         #expect(receiver.receiveStamped(into: buffer) == nil)
     }
 
+    @Test func aStampedBatchReadsEverythingQueuedInOneCallWithEachDatagramsWait() throws {
+        let sender = try UDPSocket(binding: .loopback(port: 0))
+        let receiver = try UDPSocket(binding: .loopback(port: 0))
+        #expect(receiver.stampArrivals())
+        usleep(100_000)
+        let batch = ReceiveBatch(capacity: 4, slotSize: 64)
+        #expect(batch.receiveStamped(from: receiver) == 0)
+        #expect(sender.send([1], to: receiver.localAddress))
+        // The first waits at least 60 ms in the queue, the last two at least 30 ms.
+        usleep(30_000)
+        #expect(sender.send([2, 2], to: receiver.localAddress))
+        #expect(sender.send([3, 3, 3], to: receiver.localAddress))
+        #expect(receiver.waitReadable(timeoutMilliseconds: 2000))
+        usleep(30_000)
+        #expect(batch.receiveStamped(from: receiver) == 3)
+        #expect((0..<3).map { Array(batch.slot($0)[..<batch.length($0)]) } == [[1], [2, 2], [3, 3, 3]])
+        #expect((0..<3).allSatisfy { batch.sender($0) == sender.localAddress })
+        #expect(batch.ageMicroseconds(0) >= 60_000)
+        #expect(batch.ageMicroseconds(1) >= 30_000 && batch.ageMicroseconds(1) < batch.ageMicroseconds(0))
+        #expect(batch.ageMicroseconds(2) >= 30_000 && batch.ageMicroseconds(2) <= batch.ageMicroseconds(1))
+        #expect(batch.receiveStamped(from: receiver) == 0)
+        // More than the batch holds: what is left waits for the next call.
+        for byte in 0..<6 { #expect(sender.send([UInt8(byte)], to: receiver.localAddress)) }
+        #expect(receiver.waitReadable(timeoutMilliseconds: 2000))
+        usleep(20_000)
+        #expect(batch.receiveStamped(from: receiver) == 4)
+        #expect(batch.receiveStamped(from: receiver) == 2)
+        #expect(batch.slot(1)[0] == 5)
+    }
+
     @Test func aDestinationTheKernelRefusesIsCountedAndTheRestStillGoOutInOrder() throws {
         let sender = try UDPSocket(binding: .loopback(port: 0))
         let receiver = try UDPSocket(binding: .loopback(port: 0))

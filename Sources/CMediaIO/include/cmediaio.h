@@ -23,6 +23,10 @@ int clubroom_send_batch(int fd, clubroom_datagram *datagrams, unsigned int count
 /// recvmmsg(2) without waiting; fills length and address_length; returns the number received, or -1 with errno.
 int clubroom_receive_batch(int fd, clubroom_datagram *datagrams, unsigned int count);
 
+/// recvmmsg(2) without waiting, as clubroom_receive_batch, and for each datagram how long ago the kernel stamped
+/// its arrival (SO_TIMESTAMPNS) in ages_ns, or -1 when it carries no stamp. At most 64 datagrams a call.
+int clubroom_receive_batch_stamped(int fd, clubroom_datagram *datagrams, unsigned int count, int64_t *ages_ns);
+
 /// Asks the kernel to stamp each datagram with its arrival time (SO_TIMESTAMPNS); 0, or -1 with errno.
 int clubroom_enable_arrival_stamps(int fd);
 

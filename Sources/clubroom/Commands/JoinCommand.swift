@@ -164,7 +164,7 @@ enum JoinCommand: ClubroomCommand {
         let entry = try options.entry(link, environment: environment)
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         ignoreBrokenPipes()
-        let audio: RoomAudioSettings
+        var audio: RoomAudioSettings
         do throws(DeviceSpecError) {
             audio = RoomAudioSettings(
                 input: try DeviceSpec.input(options.input), output: try DeviceSpec.output(options.output),
@@ -179,6 +179,8 @@ enum JoinCommand: ClubroomCommand {
             options.ascii = false
         }
         if !options.plain, !options.ascii, !Terminal.localeIsUTF8() { options.ascii = true }
+        // Line mode has no level bar to draw.
+        audio.reportsLevel = !options.plain
         guard let roomName = link.room else {
             return try await runLobby(link: link, entry: entry, roles: roles, audio: audio, options: options)
         }
