@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "cmediaio.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -135,10 +136,16 @@ struct clubroom_sched_attr {
 };
 
 int clubroom_set_thread_slice(uint64_t slice_ns) {
+    // The thread's policy, nice value and flags stay as they are: only the slice changes. A thread under a
+    // real-time or idle policy has no slice to set.
     struct clubroom_sched_attr attr;
     memset(&attr, 0, sizeof attr);
+    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return -1;
+    if (attr.sched_policy != SCHED_OTHER && attr.sched_policy != SCHED_BATCH) {
+        errno = EINVAL;
+        return -1;
+    }
     attr.size = sizeof attr;
-    attr.sched_policy = SCHED_OTHER;
     attr.sched_runtime = slice_ns;
     return (int)syscall(SYS_sched_setattr, 0, &attr, 0);
 }

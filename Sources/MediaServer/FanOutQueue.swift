@@ -27,9 +27,12 @@ final class FanOutQueue {
         var waiting = false
     }
 
-    /// Datagrams of each packet per turn: at 4–5 µs per datagram on loopback, a turn of three packets is about
-    /// a fifth of a millisecond.
+    /// Datagrams of each packet per turn, at least: at 4–5 µs per datagram on loopback, a turn of three packets
+    /// is about a fifth of a millisecond.
     static let turnSize = 16
+    /// Datagrams per turn when few packets share it: one packet alone goes out 64 at a time, so a big room's
+    /// fan-out does not pay a `poll` and a `sendmmsg` for every 16 listeners.
+    static let turnBudget = 64
 
     let slotSize: Int
     private let storage: UnsafeMutableRawBufferPointer
@@ -37,6 +40,9 @@ final class FanOutQueue {
     private var fanouts: [Fanout] = []
     /// The speakers with a packet in the current turn (kept, so a turn allocates nothing).
     private var speakersInTurn: [UInt32] = []
+    /// Listeners removed while packets listing them were queued: they get nothing more. Forgotten once the
+    /// queue is empty, since every packet queued after a removal lists the room's listeners without them.
+    private var removed: Set<UInt32> = []
 
     init(slots: Int, slotSize: Int) {
         self.slotSize = slotSize
@@ -65,8 +71,8 @@ final class FanOutQueue {
         return true
     }
 
-    /// One turn: up to `turnSize` datagrams of every queued packet whose speaker has no older packet still in
-    /// the queue, newest first, appended to `batch` (which sends when full). Returns how many; the caller sends
+    /// One turn: datagrams of every queued packet whose speaker has no older packet still in the queue (64 shared
+    /// among them, at least 16 each), newest first, appended to `batch` (which sends when full). Returns how many; the caller sends
     /// the rest of the batch, then calls `endTurn`.
     ///
     /// A speaker's packets go out one after another, each to every listener before the next starts: a listener
@@ -80,6 +86,7 @@ final class FanOutQueue {
             if !fanouts[index].waiting { speakersInTurn.append(speaker) }
         }
         var appended = 0
+        let share = max(Self.turnSize, Self.turnBudget / max(1, speakersInTurn.count))
         // Newest first: a packet that just arrived has its first listeners in this turn's first datagrams.
         for index in fanouts.indices.reversed() where !fanouts[index].waiting {
             let fanout = fanouts[index]
@@ -87,10 +94,12 @@ final class FanOutQueue {
                 rebasing: storage[(fanout.slot * slotSize)..<(fanout.slot * slotSize + fanout.length)])
             var next = fanout.next
             var taken = 0
-            while next < fanout.listeners.count, taken < Self.turnSize {
+            while next < fanout.listeners.count, taken < share {
                 let listener = fanout.listeners[next]
                 next += 1
-                guard listener.ssrc != fanout.speaker else { continue }
+                guard listener.ssrc != fanout.speaker, removed.isEmpty || !removed.contains(listener.ssrc) else {
+                    continue
+                }
                 batch.append(bytes, to: listener.address, on: socket)
                 taken += 1
             }
@@ -108,11 +117,19 @@ final class FanOutQueue {
             freeSlots.append(fanout.slot)
             return true
         }
+        if fanouts.isEmpty { removed.removeAll(keepingCapacity: true) }
+    }
+
+    /// A listener that left (or whose room closed): the packets already queued skip it.
+    func remove(listener ssrc: UInt32) {
+        guard !fanouts.isEmpty else { return }
+        removed.insert(ssrc)
     }
 
     /// Forgets every queued packet (the forwarder is stopping).
     func removeAll() {
         for fanout in fanouts { freeSlots.append(fanout.slot) }
         fanouts.removeAll(keepingCapacity: true)
+        removed.removeAll(keepingCapacity: true)
     }
 }

@@ -162,6 +162,8 @@ public final class MediaForwarder: @unchecked Sendable {
     private var rooms: [String: RoomState] = [:]
     private let receive: ReceiveBatch
     private let send = SendBatch(capacity: 256)
+    /// Whether the relay's socket is read before the media socket in this turn of the loop (they alternate).
+    private var relayFirst = false
     /// Packets being fanned out, in turns between reads of the sockets.
     private let fanouts = FanOutQueue(slots: 256, slotSize: 1500 + SRTPSession.maxTrailer)
     private let scratch: UnsafeMutableRawBufferPointer
@@ -277,7 +279,13 @@ public final class MediaForwarder: @unchecked Sendable {
                 mediaReadable = socket.waitReadable(timeoutMilliseconds: timeout)
             }
             // A batch is read only when the queue has a slot for each of its packets; until then they wait in the
-            // socket's queue.
+            // socket's queue. With a relay, the two sockets take turns at going first, so that neither waits for
+            // the other's packets to leave slots free.
+            relayFirst.toggle()
+            if relayFirst, relayReadable, fanouts.available >= receive.capacity, let relay {
+                drainInbox()
+                handleRelayed(from: relay)
+            }
             let received = mediaReadable && fanouts.available >= receive.capacity ? receive.receive(from: socket) : 0
             // Commands are drained after the datagrams are read: a command posted before a peer's packet was sent
             // (adding that peer, say) is then always in force when the packet is handled.
@@ -291,7 +299,9 @@ public final class MediaForwarder: @unchecked Sendable {
                 // What points into the batch (answers to reports) goes before the batch is read into again.
                 flush()
             }
-            if relayReadable, fanouts.available >= receive.capacity, let relay { handleRelayed(from: relay) }
+            if !relayFirst, relayReadable, fanouts.available >= receive.capacity, let relay {
+                handleRelayed(from: relay)
+            }
             if !fanouts.isEmpty { turnOfFanOuts() }
             relay?.tick()
             pollSpeakers()
@@ -315,6 +325,7 @@ public final class MediaForwarder: @unchecked Sendable {
                 room.members[info.ssrc] = state
             case .removePeer(let ssrc):
                 guard let state = peers.removeValue(forKey: ssrc), let room = rooms[state.info.room] else { continue }
+                fanouts.remove(listener: ssrc)
                 room.members[ssrc] = nil
                 room.activity.remove(ssrc)
                 room.listenersChanged = true
@@ -328,7 +339,10 @@ public final class MediaForwarder: @unchecked Sendable {
                 }
             case .closeRoom(let name):
                 guard let room = rooms.removeValue(forKey: name) else { continue }
-                for ssrc in room.members.keys { peers[ssrc] = nil }
+                for ssrc in room.members.keys {
+                    peers[ssrc] = nil
+                    fanouts.remove(listener: ssrc)
+                }
             case .webSocketPacket(let ssrc, let bytes):
                 counters.add(.webSocketIn)
                 guard bytes.count + SRTPSession.maxTrailer <= scratch.count else {

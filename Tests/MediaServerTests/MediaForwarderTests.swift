@@ -270,11 +270,15 @@ func waitFor(_ condition: () -> Bool) -> Bool {
             let report = try session.protect(RTCPPacket.receiverReport(ssrc: ssrc, reports: []).bytes(), rtcp: true)
             ear.send(report, to: forwarder.socket.localAddress)
         }
-        #expect(waitFor { forwarder.counters.value(.bindings) == 2 + crowd + 1 })
+        // Every report is answered: the ear reads the crowd's answers before the audio (10 s at most, for a
+        // loaded machine).
         var buffer = [UInt8](repeating: 0, count: 1600)
-        while ear.waitReadable(timeoutMilliseconds: 100) {
-            _ = buffer.withUnsafeMutableBytes { ear.receive(into: $0) }
+        var answers = 0
+        while answers < crowd + 1, ear.waitReadable(timeoutMilliseconds: 10_000) {
+            if buffer.withUnsafeMutableBytes({ ear.receive(into: $0) }) != nil { answers += 1 }
         }
+        #expect(answers == crowd + 1)
+        #expect(forwarder.counters.value(.bindings) == 2 + crowd + 1)
         // Both packets wait in the forwarder's queue while it is stopped, and arrive in one batch.
         forwarder.stop()
         _ = try bigSpeaker.sendAudio(to: forwarder)
@@ -282,7 +286,9 @@ func waitFor(_ condition: () -> Bool) -> Bool {
         forwarder.start()
         var order: [UInt32] = []
         while order.count < crowd + 1, ear.waitReadable(timeoutMilliseconds: 1000) {
-            guard let got = buffer.withUnsafeMutableBytes({ ear.receive(into: $0) }), got.length >= 12 else { continue }
+            guard let got = buffer.withUnsafeMutableBytes({ ear.receive(into: $0) }), got.length >= 12,
+                !buffer.withUnsafeBytes({ RTCPPacket.isRTCP(UnsafeRawBufferPointer(rebasing: $0[..<got.length])) })
+            else { continue }
             // SRTP leaves the RTP header in the clear: bytes 8-11 are the speaker's SSRC.
             order.append(
                 UInt32(buffer[8]) << 24 | UInt32(buffer[9]) << 16 | UInt32(buffer[10]) << 8 | UInt32(buffer[11]))

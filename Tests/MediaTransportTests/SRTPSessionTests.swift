@@ -175,15 +175,30 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
         }
     }
 
+    /// The kernel turns arrival stamps on for the machine once a socket asks, but may do so a moment later (when
+    /// no other socket had them on); a datagram that arrives before then is stamped when it is read. Waits (2 s
+    /// at most) until a datagram left 5 ms in the queue says it waited, and leaves the queue empty.
+    static func waitForStamps(_ receiver: UDPSocket, from sender: UDPSocket) -> Bool {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 16)
+        defer { buffer.deallocate() }
+        for _ in 0..<200 {
+            guard sender.send([0], to: receiver.localAddress), receiver.waitReadable(timeoutMilliseconds: 1000) else {
+                return false
+            }
+            usleep(5000)
+            guard let got = receiver.receiveStamped(into: buffer) else { return false }
+            if got.ageMicroseconds >= 4000 { return receiver.receiveStamped(into: buffer) == nil }
+        }
+        return false
+    }
+
     @Test func aStampedDatagramSaysHowLongItWaited() throws {
         let sender = try UDPSocket(binding: .loopback(port: 0))
         let receiver = try UDPSocket(binding: .loopback(port: 0))
         #expect(receiver.stampArrivals())
-        // The kernel turns arrival stamps on for the machine once a socket asks, but may do so a moment later
-        // (when no other socket had them on); a datagram that arrives before then is stamped when it is read.
-        usleep(100_000)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 16)
         defer { buffer.deallocate() }
+        #expect(Self.waitForStamps(receiver, from: sender))
         #expect(receiver.receiveStamped(into: buffer) == nil)
         #expect(sender.send([1, 2, 3], to: receiver.localAddress))
         #expect(receiver.waitReadable(timeoutMilliseconds: 2000))
@@ -199,7 +214,7 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
         let sender = try UDPSocket(binding: .loopback(port: 0))
         let receiver = try UDPSocket(binding: .loopback(port: 0))
         #expect(receiver.stampArrivals())
-        usleep(100_000)
+        #expect(Self.waitForStamps(receiver, from: sender))
         let batch = ReceiveBatch(capacity: 4, slotSize: 64)
         #expect(batch.receiveStamped(from: receiver) == 0)
         #expect(sender.send([1], to: receiver.localAddress))

@@ -35,8 +35,9 @@ int clubroom_enable_arrival_stamps(int fd);
 long clubroom_receive_stamped(int fd, void *buffer, size_t capacity, int64_t *age_ns);
 
 /// Asks the kernel to give the calling thread time slices of `slice_ns` nanoseconds (sched_setattr(2) with
-/// SCHED_OTHER and sched_runtime, which Linux 6.12 and later read as the thread's EEVDF slice; earlier kernels
-/// ignore it). Returns 0, or -1 with errno.
+/// sched_runtime, which Linux 6.12 and later read as the thread's EEVDF slice; earlier kernels ignore it),
+/// keeping its policy and nice value. Returns 0, or -1 with errno (EINVAL for a thread that is not SCHED_OTHER
+/// or SCHED_BATCH).
 int clubroom_set_thread_slice(uint64_t slice_ns);
 
 /// A thread's slice as the kernel holds it (sched_getattr(2)'s sched_runtime; 0 for the calling thread), or -1
