@@ -144,11 +144,15 @@ public final class NullOutput: AudioOutput {
 ///
 /// Periods gather in a buffer of a second, allocated when the file is opened, which goes to the file with one
 /// `write(2)` when full: one system call a second on the audio thread instead of one a period, and no
-/// allocation. `close()` (or releasing the output) writes what is left and fills in the header's sizes.
+/// allocation. After each of those writes the header's sizes are brought up to date (two 4-byte `pwrite`s), so
+/// a file whose program was killed still holds a readable WAV of all but its last second. `close()` (or
+/// releasing the output) writes what is left and the final sizes.
 public final class WAVFileOutput: AudioOutput {
     public let name: String
     private var descriptor: Int32
     private var dataBytes = 0
+    /// Bytes of audio in the file (the rest of `dataBytes` waits in `pending`).
+    private var fileBytes = 0
     private let pending = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.sampleRate)
     private var pendingCount = 0
     private var pacer: Pacer
@@ -205,6 +209,13 @@ public final class WAVFileOutput: AudioOutput {
             done += written
         }
         pendingCount = 0
+        fileBytes += total
+        // The header's two sizes, at their offsets in the 44-byte header (no allocation on the audio thread).
+        let data = UInt32(min(fileBytes, Int(UInt32.max) - 36))
+        var riffSize = (data + 36).littleEndian
+        var dataSize = data.littleEndian
+        _ = pwrite(descriptor, &riffSize, 4, 4)
+        _ = pwrite(descriptor, &dataSize, 4, 40)
     }
 
     /// Writes what is buffered and the final sizes into the header, and closes the file; later writes fail.

@@ -51,6 +51,29 @@ import Testing
         #expect(once.isFinished)
     }
 
+    /// A recording whose program never closes it (killed) is still a WAV of every whole second written: the
+    /// header's sizes follow each write to the file.
+    @Test func aRecordingNeverClosedStillReadsUpToItsLastWholeSecond() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("killed.wav")
+        let tone = Signals.tone(frequency: 440, count: 120_000)
+        let output = try WAVFileOutput(path: path, pacing: .unpaced)
+        for start in stride(from: 0, to: tone.count, by: 480) {
+            _ = try tone[start..<start + 480].withUnsafeBufferPointer { try output.write($0) }
+        }
+        // 2.5 s written: two whole seconds are in the file, half a second waits in the buffer.
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(bytes.count == 44 + 2 * 96_000)
+        let audio = try WAVAudio.decode(bytes)
+        #expect(audio.samples.count == 96_000)
+        #expect(audio.samples.elementsEqual(tone[..<96_000]))
+        output.close()
+        let closed = try WAVAudio.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(closed.samples.count == tone.count)
+        #expect(closed.samples.elementsEqual(tone))
+    }
+
     @Test func aStereo44_1kHzWAVFileIsMixedDownAndResampled() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
