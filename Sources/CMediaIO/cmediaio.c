@@ -12,19 +12,26 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int clubroom_send_batch(int fd, clubroom_datagram *datagrams, unsigned int count) {
-    struct mmsghdr headers[CLUBROOM_MAX_BATCH];
-    struct iovec vectors[CLUBROOM_MAX_BATCH];
-    if (count > CLUBROOM_MAX_BATCH) count = CLUBROOM_MAX_BATCH;
+/// Points each header at its datagram: its bytes (`length` of them to send, or `capacity` to receive into) and
+/// its address.
+static void point_headers(struct mmsghdr *headers, struct iovec *vectors, clubroom_datagram *datagrams,
+                          unsigned int count, int receiving) {
     for (unsigned int i = 0; i < count; i++) {
         vectors[i].iov_base = datagrams[i].base;
-        vectors[i].iov_len = datagrams[i].length;
+        vectors[i].iov_len = receiving ? datagrams[i].capacity : datagrams[i].length;
         memset(&headers[i], 0, sizeof(headers[i]));
         headers[i].msg_hdr.msg_iov = &vectors[i];
         headers[i].msg_hdr.msg_iovlen = 1;
         headers[i].msg_hdr.msg_name = datagrams[i].address;
         headers[i].msg_hdr.msg_namelen = datagrams[i].address_length;
     }
+}
+
+int clubroom_send_batch(int fd, clubroom_datagram *datagrams, unsigned int count) {
+    struct mmsghdr headers[CLUBROOM_MAX_BATCH];
+    struct iovec vectors[CLUBROOM_MAX_BATCH];
+    if (count > CLUBROOM_MAX_BATCH) count = CLUBROOM_MAX_BATCH;
+    point_headers(headers, vectors, datagrams, count, 0);
     return sendmmsg(fd, headers, count, MSG_DONTWAIT);
 }
 
@@ -32,15 +39,7 @@ int clubroom_receive_batch(int fd, clubroom_datagram *datagrams, unsigned int co
     struct mmsghdr headers[CLUBROOM_MAX_BATCH];
     struct iovec vectors[CLUBROOM_MAX_BATCH];
     if (count > CLUBROOM_MAX_BATCH) count = CLUBROOM_MAX_BATCH;
-    for (unsigned int i = 0; i < count; i++) {
-        vectors[i].iov_base = datagrams[i].base;
-        vectors[i].iov_len = datagrams[i].capacity;
-        memset(&headers[i], 0, sizeof(headers[i]));
-        headers[i].msg_hdr.msg_iov = &vectors[i];
-        headers[i].msg_hdr.msg_iovlen = 1;
-        headers[i].msg_hdr.msg_name = datagrams[i].address;
-        headers[i].msg_hdr.msg_namelen = datagrams[i].address_length;
-    }
+    point_headers(headers, vectors, datagrams, count, 1);
     int received = recvmmsg(fd, headers, count, MSG_DONTWAIT, NULL);
     for (int i = 0; i < received; i++) {
         datagrams[i].length = headers[i].msg_len;
@@ -75,14 +74,8 @@ int clubroom_receive_batch_stamped(int fd, clubroom_datagram *datagrams, unsigne
         struct cmsghdr align;
     } controls[CLUBROOM_MAX_STAMPED_BATCH];
     if (count > CLUBROOM_MAX_STAMPED_BATCH) count = CLUBROOM_MAX_STAMPED_BATCH;
+    point_headers(headers, vectors, datagrams, count, 1);
     for (unsigned int i = 0; i < count; i++) {
-        vectors[i].iov_base = datagrams[i].base;
-        vectors[i].iov_len = datagrams[i].capacity;
-        memset(&headers[i], 0, sizeof(headers[i]));
-        headers[i].msg_hdr.msg_iov = &vectors[i];
-        headers[i].msg_hdr.msg_iovlen = 1;
-        headers[i].msg_hdr.msg_name = datagrams[i].address;
-        headers[i].msg_hdr.msg_namelen = datagrams[i].address_length;
         headers[i].msg_hdr.msg_control = controls[i].bytes;
         headers[i].msg_hdr.msg_controllen = sizeof controls[i].bytes;
     }

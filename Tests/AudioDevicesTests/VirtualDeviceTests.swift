@@ -27,15 +27,22 @@ import Testing
         #expect(try read(SilenceInput(pacing: .unpaced), periods: 10).allSatisfy { $0 == 0 })
     }
 
+    /// A recording at `path` of `samples` (a whole number of 10 ms periods), played a period at a time; not
+    /// closed.
+    static func record(_ samples: [Int16], to path: String) throws -> WAVFileOutput {
+        let output = try WAVFileOutput(path: path, pacing: .unpaced)
+        for start in stride(from: 0, to: samples.count, by: 480) {
+            _ = try samples[start..<start + 480].withUnsafeBufferPointer { try output.write($0) }
+        }
+        return output
+    }
+
     @Test func aWAVFileRoundTripsAndLoops() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.file("tone.wav")
         let tone = Signals.tone(frequency: 440, count: 4_800)
-        let output = try WAVFileOutput(path: path, pacing: .unpaced)
-        for start in stride(from: 0, to: tone.count, by: 480) {
-            _ = try tone[start..<start + 480].withUnsafeBufferPointer { try output.write($0) }
-        }
+        let output = try Self.record(tone, to: path)
         output.close()
         #expect(output.writtenBytes == 9_600)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == 44 + 9_600)
@@ -58,10 +65,7 @@ import Testing
         defer { directory.remove() }
         let path = directory.file("killed.wav")
         let tone = Signals.tone(frequency: 440, count: 120_000)
-        let output = try WAVFileOutput(path: path, pacing: .unpaced)
-        for start in stride(from: 0, to: tone.count, by: 480) {
-            _ = try tone[start..<start + 480].withUnsafeBufferPointer { try output.write($0) }
-        }
+        let output = try Self.record(tone, to: path)
         // 2.5 s written: two whole seconds are in the file, half a second waits in the buffer.
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(bytes.count == 44 + 2 * 96_000)
