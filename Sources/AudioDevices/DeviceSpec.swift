@@ -118,7 +118,7 @@ public enum DeviceSpec: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .alsa(let name): return try ALSAOutput(name: name, options: alsaOptions)
         case .null, .silence: return NullOutput(name: "null", pacing: pacing)
-        case .record(let path): return try WAVFileOutput(path: path, pacing: pacing)
+        case .record(let path): return try WAVFileOutput(path: path, pacing: pacing, continuing: true)
         case .tone, .wav: throw .file(path: description, problem: "\(description) is a microphone, not an output")
         }
     }

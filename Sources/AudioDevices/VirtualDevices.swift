@@ -1,6 +1,7 @@
 import AudioCodec
 import AudioCore
 import Glibc
+import Synchronization
 
 /// A microphone that hears a steady sine tone, for bots, tests and benchmarks.
 public final class ToneInput: AudioInput {
@@ -159,10 +160,30 @@ public final class WAVFileOutput: AudioOutput {
     /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
     public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
 
-    /// Creates (or truncates) the WAV file at `path`.
-    public init(path: String, pacing: Pacing = .realTime) throws(AudioDeviceError) {
+    /// The paths `continuing` opens have opened in this process (see `init`).
+    private static let opened = Mutex<Set<String>>([])
+
+    /// Creates (or truncates) the WAV file at `path`. With `continuing`, a file this process already recorded
+    /// to is continued instead: a loudspeaker reopened (the stage opens it anew with the microphone, and again
+    /// on leaving it) adds to the recording rather than starting it over.
+    public init(path: String, pacing: Pacing = .realTime, continuing: Bool = false) throws(AudioDeviceError) {
         name = path
         pacer = Pacer(pacing)
+        let again = continuing && !Self.opened.withLock { $0.insert(path).inserted }
+        if again {
+            descriptor = open(path, O_WRONLY | O_CLOEXEC)
+            var status = stat()
+            if descriptor >= 0, fstat(descriptor, &status) == 0, Int(status.st_size) >= 44 {
+                fileBytes = (Int(status.st_size) - 44) & ~1
+                dataBytes = fileBytes
+                guard lseek(descriptor, off_t(44 + fileBytes), SEEK_SET) >= 0 else {
+                    Glibc.close(descriptor)
+                    throw .file(path: path, problem: String(cString: strerror(errno)))
+                }
+                return
+            }
+            if descriptor >= 0 { Glibc.close(descriptor) }
+        }
         descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .file(path: path, problem: String(cString: strerror(errno))) }
         let header = Self.header(dataBytes: 0)

@@ -78,6 +78,31 @@ import Testing
         #expect(closed.samples.elementsEqual(tone))
     }
 
+    /// `record:PATH` opened again in the same process (the stage reopens the loudspeaker) continues the
+    /// recording; a new process starts it over.
+    @Test func aRecordingOpenedAgainContinuesWhereItStopped() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("session.wav")
+        let first = Signals.tone(frequency: 440, count: 4_800)
+        let second = Signals.tone(frequency: 880, count: 9_600)
+        func play(_ samples: [Int16]) throws {
+            let output = try DeviceSpec.record(path: path).openOutput(pacing: .unpaced)
+            for start in stride(from: 0, to: samples.count, by: 480) {
+                _ = try samples[start..<start + 480].withUnsafeBufferPointer { try output.write($0) }
+            }
+        }
+        try play(first)
+        try play(second)
+        let audio = try WAVAudio.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(audio.samples.count == first.count + second.count)
+        #expect(audio.samples.elementsEqual(first + second))
+        // Opened directly (as a new process would), the file starts over.
+        let fresh = try Self.record(first, to: path)
+        fresh.close()
+        #expect(try WAVAudio.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))).samples.count == 4_800)
+    }
+
     @Test func aStereo44_1kHzWAVFileIsMixedDownAndResampled() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
