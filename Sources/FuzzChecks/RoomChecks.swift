@@ -60,11 +60,14 @@ enum RoomChecks {
             case .link(_, let ttl):
                 try expect(ttl.map { $0 >= 0 } ?? true, "\(command) with a negative lifetime")
             case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .notify, .retry,
-                .leave:
+                .leave, .inviteNext:
                 break
             }
         case .failure(let error):
             try expect(!error.description.isEmpty, "a refusal without words")
+            if case .unknownCommand(_, let suggestion?) = error {
+                try expect(Command.names.contains(suggestion), "a suggestion of /\(suggestion), no command")
+            }
         }
 
         // A quoted name always reaches its peer: one of the room's, or the typed line as a new peer's name.

@@ -150,8 +150,7 @@ private func inviteNext(_ state: inout AppState) -> [AppEffect] {
     guard !hands.isEmpty else {
         return show(&state, Notice(.info, "no raised hands to invite"))
     }
-    // The next hand: the first whose invitation is not already out.
-    guard let next = hands.first(where: { state.room.invitations[$0.id] == nil }) else {
+    guard let next = state.room.nextHandToInvite else {
         return show(&state, Notice(.info, "every raised hand is invited already; w on one withdraws it"))
     }
     return request(&state, .request(.invite(next.id)))

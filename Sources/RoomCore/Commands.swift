@@ -3,6 +3,8 @@ import Arguments
 /// A line typed on the command line, parsed and with names resolved to peers. See `docs/commands.md`.
 public enum Command: Sendable, Equatable {
     case invite(PeerID)
+    /// Invite the first raised hand whose invitation is not out yet (the screen's `n`).
+    case inviteNext
     /// Take back a pending invitation to speak.
     case withdraw(PeerID)
     /// Answer this client's own invitation to speak.
@@ -57,6 +59,7 @@ public enum Command: Sendable, Equatable {
         ("mute", "/mute [NAME]", "mute yourself, or someone else"),
         ("unmute", "/unmute", "unmute yourself"),
         ("invite", "/invite NAME", "invite someone from the audience onto the stage"),
+        ("next", "/next", "invite the next raised hand not invited yet"),
         ("withdraw", "/withdraw NAME", "take back an invitation to speak"),
         ("move", "/move NAME ROLE", "give someone a role; /move me ROLE steps you down or back up"),
         ("remove", "/remove NAME [REASON]", "remove someone from the room"),
@@ -71,6 +74,10 @@ public enum Command: Sendable, Equatable {
         ("leave", "/leave", "leave the room"),
         ("help", "/help", "show this help"),
     ]
+
+    /// Words people type for a command that has another name here, and that name: suggested, not obeyed (so a
+    /// typo never leaves a room).
+    static let wordsPeopleTry = ["quit": "leave", "exit": "leave", "bye": "leave", "say": "chat", "msg": "dm"]
 
     /// Every command's name, in the order of `usages`.
     public static var names: [String] { usages.map(\.name) }
@@ -112,7 +119,8 @@ public enum Command: Sendable, Equatable {
         case .failure(let error): return .failure(error)
         }
         guard let entry = usages.first(where: { $0.name == name }) else {
-            return .failure(.unknownCommand(name, suggestion: closestMatch(to: name, among: names)))
+            let suggestion = wordsPeopleTry[name] ?? closestMatch(to: name, among: names)
+            return .failure(.unknownCommand(name, suggestion: suggestion))
         }
         let usage = entry.usage
 
@@ -151,6 +159,7 @@ public enum Command: Sendable, Equatable {
 
         switch name {
         case "invite": return person().flatMap { noMore(.invite($0)) }
+        case "next": return noMore(.inviteNext)
         case "withdraw": return person().flatMap { noMore(.withdraw($0)) }
         case "accept": return noMore(.accept)
         case "decline": return noMore(.decline)

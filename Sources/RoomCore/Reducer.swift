@@ -307,6 +307,16 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .lowerHand)
     case .invite(let id):
         return submit(&state, .invite(id))
+    case .inviteNext:
+        // Whether this person may invite at all comes first, as for the screen's n.
+        if let me = state.me, !state.roles.can(me.role, .invite) {
+            return [.notice(Notice(.refusal, state.roles.refusal(lacking: .invite).reason))]
+        }
+        guard !state.raisedHands.isEmpty else { return [.notice(Notice(.info, "no raised hands to invite"))] }
+        guard let next = state.nextHandToInvite else {
+            return [.notice(Notice(.info, "every raised hand is invited already; /withdraw NAME takes one back"))]
+        }
+        return submit(&state, .invite(next.id))
     case .withdraw(let id):
         return submit(&state, .withdrawInvite(id))
     case .accept:

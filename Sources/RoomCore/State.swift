@@ -142,6 +142,8 @@ public struct RoomState: Sendable, Equatable {
     public var stage: PeerSection<StageKey> { PeerSection(keys: sections.stage, peers: peers) }
     /// Off-stage peers with a hand up, first come first served.
     public var raisedHands: PeerSection<HandKey> { PeerSection(keys: sections.hands, peers: peers) }
+    /// The first raised hand whose invitation to speak is not out yet: whom "invite next" invites.
+    public var nextHandToInvite: Peer? { raisedHands.first(where: { invitations[$0.id] == nil }) }
     /// Everyone else, by lowercased name and id.
     public var audience: PeerSection<AudienceKey> { PeerSection(keys: sections.audience, peers: peers) }
 

@@ -25,6 +25,8 @@ func parse(_ line: String) -> Result<Command, CommandError> {
         #expect(parse("/raise") == .success(.raiseHand))
         #expect(parse("/LOWER") == .success(.lowerHand))
         #expect(parse("/raise now") == .failure(.unexpectedArgument(command: "raise", text: "now", usage: "/raise")))
+        #expect(parse("/next") == .success(.inviteNext))
+        #expect(parse("/next bo") == .failure(.unexpectedArgument(command: "next", text: "bo", usage: "/next")))
         #expect(parse("/chat hello  there") == .success(.chat("hello  there")))
         #expect(parse("/dm bo see you") == .success(.dm("bo", "see you")))
         #expect(parse("/topic Friday hour") == .success(.topic("Friday hour")))
@@ -32,6 +34,19 @@ func parse(_ line: String) -> Result<Command, CommandError> {
         #expect(parse("/end that's all") == .success(.end(reason: "that's all")))
         #expect(parse("/help") == .success(.help))
         #expect(parse("  /HELP  ") == .success(.help))
+    }
+
+    /// Words people reach for that are another command here are suggested, never obeyed: /quit does not leave.
+    @Test func wordsPeopleTryAreSuggestedAsTheCommandTheyMean() {
+        #expect(parse("/quit") == .failure(.unknownCommand("quit", suggestion: "leave")))
+        #expect(parse("/EXIT") == .failure(.unknownCommand("exit", suggestion: "leave")))
+        #expect(parse("/bye now") == .failure(.unknownCommand("bye", suggestion: "leave")))
+        #expect(parse("/msg bo hi") == .failure(.unknownCommand("msg", suggestion: "dm")))
+        #expect(
+            CommandError.unknownCommand("quit", suggestion: "leave").description
+                == "unknown command /quit; did you mean /leave? (/help lists them)")
+        #expect(Command.wordsPeopleTry.values.allSatisfy { word in Command.usages.contains { $0.name == word } })
+        #expect(Command.wordsPeopleTry.keys.allSatisfy { word in !Command.usages.contains { $0.name == word } })
     }
 
     @Test func plainTextIsChat() {

@@ -94,6 +94,25 @@ func refused(_ reason: String) -> [Effect] { [.notice(Notice(.refusal, reason))]
         #expect(reduce(&state, .command(.move("bo", .audience))) == [.send(.stepDown)])
     }
 
+    /// `/next` invites the first raised hand whose invitation is not out yet, as the screen's n does.
+    @Test func nextInvitesTheFirstRaisedHandNotInvitedYet() {
+        #expect(effects(of: .command(.inviteNext), as: "bo") == [.send(.invite("eli"))])
+        var state = joinedRoom(as: "bo")
+        state.apply(.handRaised("dara", at: 600), seq: 11)
+        state.apply(.invited("eli", by: "ana", at: 700), seq: 12)
+        #expect(effects(of: .command(.inviteNext), as: "bo", in: state) == [.send(.invite("dara"))])
+        state.apply(.invited("dara", by: "bo", at: 800), seq: 13)
+        #expect(
+            effects(of: .command(.inviteNext), as: "bo", in: state)
+                == [.notice(Notice(.info, "every raised hand is invited already; /withdraw NAME takes one back"))])
+        let noHands = joinedRoom(as: "bo", peers: roomPeers.filter { $0.handRaisedAt == nil })
+        #expect(
+            effects(of: .command(.inviteNext), as: "bo", in: noHands)
+                == [.notice(Notice(.info, "no raised hands to invite"))])
+        // A listener may not invite: said before anything about the hands.
+        #expect(effects(of: .command(.inviteNext), as: "dara") == refused(roles.refusal(lacking: .invite).reason))
+    }
+
     @Test func stateRefusals() {
         #expect(effects(of: .request(.raiseHand), as: "eli") == refused("your hand is already raised"))
         #expect(effects(of: .request(.raiseHand), as: "ana") == refused("you are already on the stage"))
