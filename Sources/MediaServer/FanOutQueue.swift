@@ -1,7 +1,7 @@
 import MediaTransport
 
-/// The packets being fanned out, served in turns: each turn sends up to `turnSize` datagrams of every packet in
-/// the queue (a speaker's packets one after another), and the forwarder reads its sockets between turns.
+/// The packets being fanned out, served in turns: each turn sends some datagrams of every packet in the queue (a
+/// speaker's packets one after another), and the forwarder reads its sockets between turns.
 ///
 /// Sending one packet to every listener before looking at the next made a packet wait for every listener of
 /// every packet ahead of it: behind three speakers in a room of a thousand, about 4 ms, and behind a room of
@@ -65,15 +65,14 @@ final class FanOutQueue {
     func enqueue(_ packet: UnsafeRawBufferPointer, to listeners: [Listener], exceptFor speaker: UInt32) -> Bool {
         guard !listeners.isEmpty else { return true }
         guard packet.count <= slotSize, let slot = freeSlots.popLast() else { return false }
-        UnsafeMutableRawBufferPointer(rebasing: storage[(slot * slotSize)..<(slot * slotSize + packet.count)])
-            .copyMemory(from: packet)
+        UnsafeMutableRawBufferPointer(mutating: bytes(slot: slot, length: packet.count)).copyMemory(from: packet)
         fanouts.append(Fanout(slot: slot, length: packet.count, listeners: listeners, speaker: speaker))
         return true
     }
 
-    /// One turn: datagrams of every queued packet whose speaker has no older packet still in the queue (64 shared
-    /// among them, at least 16 each), newest first, appended to `batch` (which sends when full). Returns how many; the caller sends
-    /// the rest of the batch, then calls `endTurn`.
+    /// One turn: datagrams of every queued packet whose speaker has no older packet still in the queue
+    /// (`turnBudget` shared among them, `turnSize` each at least), newest first, appended to `batch` (which sends
+    /// when full). Returns how many; the caller sends the rest of the batch, then calls `endTurn`.
     ///
     /// A speaker's packets go out one after another, each to every listener before the next starts: a listener
     /// may be early in one packet's list and late in the next one's (the room's listeners are listed again
@@ -90,8 +89,7 @@ final class FanOutQueue {
         // Newest first: a packet that just arrived has its first listeners in this turn's first datagrams.
         for index in fanouts.indices.reversed() where !fanouts[index].waiting {
             let fanout = fanouts[index]
-            let bytes = UnsafeRawBufferPointer(
-                rebasing: storage[(fanout.slot * slotSize)..<(fanout.slot * slotSize + fanout.length)])
+            let bytes = bytes(slot: fanout.slot, length: fanout.length)
             var next = fanout.next
             var taken = 0
             while next < fanout.listeners.count, taken < share {
@@ -107,6 +105,11 @@ final class FanOutQueue {
             appended += taken
         }
         return appended
+    }
+
+    /// The first `length` bytes of slot `slot`.
+    private func bytes(slot: Int, length: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: storage[(slot * slotSize)..<(slot * slotSize + length)])
     }
 
     /// Frees the slots of the packets every listener has now. Called once the turn's batch has been sent: the

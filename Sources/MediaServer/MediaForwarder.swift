@@ -463,17 +463,10 @@ public final class MediaForwarder: @unchecked Sendable {
         counters.add(.forwardedPackets)
         if room.listenersChanged { room.rebuildListeners() }
         let out = UnsafeRawBufferPointer(rebasing: buffer[0..<protectedLength])
-        if !fanouts.enqueue(out, to: room.udpListeners, exceptFor: ssrc) {
-            // Every slot taken (commands can bring more packets than a batch): the packets ahead go out first, so
-            // that a speaker's packets keep their order, then this one in one piece.
-            while !fanouts.isEmpty { turnOfFanOuts() }
-            var sent = 0
-            for listener in room.udpListeners where listener.ssrc != ssrc {
-                send.append(out, to: listener.address, on: socket)
-                sent += 1
-            }
-            counters.add(.sentDatagrams, sent)
-        }
+        // Every slot taken (WebSocket packets, as commands, can bring more than a batch): turns of the packets
+        // ahead free one, and this packet queues behind them, so a speaker's packets keep their order. An empty
+        // queue always has room: its slots are as large as any buffer a packet is handled in.
+        while !fanouts.enqueue(out, to: room.udpListeners, exceptFor: ssrc), !fanouts.isEmpty { turnOfFanOuts() }
         if !room.webSocketListeners.isEmpty {
             let bytes = Array(out)
             for listener in room.webSocketListeners where listener.ssrc != ssrc {
