@@ -48,18 +48,14 @@ int clubroom_receive_batch(int fd, clubroom_datagram *datagrams, unsigned int co
     return received;
 }
 
-/// How long ago `stamp` was, against `now` (both CLOCK_REALTIME, as SO_TIMESTAMPNS stamps).
-static int64_t age_of(const struct timespec *stamp, const struct timespec *now) {
-    return (int64_t)(now->tv_sec - stamp->tv_sec) * 1000000000 + (now->tv_nsec - stamp->tv_nsec);
-}
-
-/// The arrival stamp a received message carries, as its age against `now`; -1 without one.
+/// The arrival stamp a received message carries, as its age against `now` (both CLOCK_REALTIME, as
+/// SO_TIMESTAMPNS stamps); -1 without one.
 static int64_t stamp_age(struct msghdr *header, const struct timespec *now) {
     for (struct cmsghdr *message = CMSG_FIRSTHDR(header); message; message = CMSG_NXTHDR(header, message)) {
         if (message->cmsg_level != SOL_SOCKET || message->cmsg_type != SCM_TIMESTAMPNS) continue;
         struct timespec stamp;
         memcpy(&stamp, CMSG_DATA(message), sizeof stamp);
-        return age_of(&stamp, now);
+        return (int64_t)(now->tv_sec - stamp.tv_sec) * 1000000000 + (now->tv_nsec - stamp.tv_nsec);
     }
     return -1;
 }
@@ -94,26 +90,6 @@ int clubroom_receive_batch_stamped(int fd, clubroom_datagram *datagrams, unsigne
 int clubroom_enable_arrival_stamps(int fd) {
     int on = 1;
     return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
-}
-
-long clubroom_receive_stamped(int fd, void *buffer, size_t capacity, int64_t *age_ns) {
-    struct iovec vector = {.iov_base = buffer, .iov_len = capacity};
-    union {
-        char bytes[CMSG_SPACE(sizeof(struct timespec))];
-        struct cmsghdr align;
-    } control;
-    struct msghdr header;
-    memset(&header, 0, sizeof header);
-    header.msg_iov = &vector;
-    header.msg_iovlen = 1;
-    header.msg_control = control.bytes;
-    header.msg_controllen = sizeof control.bytes;
-    ssize_t received = recvmsg(fd, &header, MSG_DONTWAIT);
-    if (received < 0) return -1;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    *age_ns = stamp_age(&header, &now);
-    return (long)received;
 }
 
 /// sched_attr as the kernel reads it (its first version, 48 bytes; glibc 2.36 declares none).

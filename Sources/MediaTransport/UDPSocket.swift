@@ -122,21 +122,12 @@ public final class UDPSocket: @unchecked Sendable {
         return (received, UDPAddress(from))
     }
 
-    /// Asks the kernel to note when each datagram arrives, for ``receiveStamped(into:)``; false when it refuses.
+    /// Asks the kernel to note when each datagram arrives, for ``ReceiveBatch/receiveStamped(from:)``; false when
+    /// it refuses.
     /// When no other socket of the machine had stamps on, the kernel turns them on a moment later: datagrams
     /// that arrive before then are stamped when they are read (an age of about 0).
     public func stampArrivals() -> Bool {
         clubroom_enable_arrival_stamps(descriptor) == 0
-    }
-
-    /// Receives one datagram into `buffer` without waiting, with how long ago it arrived in microseconds (from the
-    /// kernel's stamp after ``stampArrivals()``; 0 without one); `nil` when none is queued. Lets a thread that
-    /// wakes on its own schedule, rather than for each datagram, still know when each one came.
-    public func receiveStamped(into buffer: UnsafeMutableRawBufferPointer) -> (length: Int, ageMicroseconds: Int64)? {
-        var age: Int64 = -1
-        let received = clubroom_receive_stamped(descriptor, buffer.baseAddress, buffer.count, &age)
-        guard received >= 0 else { return nil }
-        return (Int(received), max(0, age / 1000))
     }
 
     /// Waits until a datagram is queued or the timeout passes; true when one is.

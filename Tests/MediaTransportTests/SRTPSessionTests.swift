@@ -179,15 +179,14 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
     /// no other socket had them on); a datagram that arrives before then is stamped when it is read. Waits (2 s
     /// at most) until a datagram left 5 ms in the queue says it waited, and leaves the queue empty.
     static func waitForStamps(_ receiver: UDPSocket, from sender: UDPSocket) -> Bool {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 16)
-        defer { buffer.deallocate() }
+        let batch = ReceiveBatch(capacity: 1, slotSize: 64)
         for _ in 0..<200 {
             guard sender.send([0], to: receiver.localAddress), receiver.waitReadable(timeoutMilliseconds: 1000) else {
                 return false
             }
             usleep(5000)
-            guard let got = receiver.receiveStamped(into: buffer) else { return false }
-            if got.ageMicroseconds >= 4000 { return receiver.receiveStamped(into: buffer) == nil }
+            guard batch.receiveStamped(from: receiver) == 1 else { return false }
+            if batch.ageMicroseconds(0) >= 4000 { return batch.receiveStamped(from: receiver) == 0 }
         }
         return false
     }
@@ -196,18 +195,17 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
         let sender = try UDPSocket(binding: .loopback(port: 0))
         let receiver = try UDPSocket(binding: .loopback(port: 0))
         #expect(receiver.stampArrivals())
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 16)
-        defer { buffer.deallocate() }
+        let batch = ReceiveBatch(capacity: 1, slotSize: 64)
         #expect(Self.waitForStamps(receiver, from: sender))
-        #expect(receiver.receiveStamped(into: buffer) == nil)
+        #expect(batch.receiveStamped(from: receiver) == 0)
         #expect(sender.send([1, 2, 3], to: receiver.localAddress))
         #expect(receiver.waitReadable(timeoutMilliseconds: 2000))
         // It waits at least this long in the queue; the stamp was taken when it arrived, before the sleep.
         usleep(30_000)
-        let got = try #require(receiver.receiveStamped(into: buffer))
-        #expect(Array(buffer[..<got.length]) == [1, 2, 3])
-        #expect(got.ageMicroseconds >= 30_000)
-        #expect(receiver.receiveStamped(into: buffer) == nil)
+        try #require(batch.receiveStamped(from: receiver) == 1)
+        #expect(Array(batch.slot(0)[..<batch.length(0)]) == [1, 2, 3])
+        #expect(batch.ageMicroseconds(0) >= 30_000)
+        #expect(batch.receiveStamped(from: receiver) == 0)
     }
 
     @Test func aStampedBatchReadsEverythingQueuedInOneCallWithEachDatagramsWait() throws {

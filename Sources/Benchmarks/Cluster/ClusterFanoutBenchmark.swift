@@ -346,17 +346,20 @@ public enum ClusterFanoutBenchmark {
         }
 
         private func read() {
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
-            defer { buffer.deallocate() }
+            let batch = ReceiveBatch(capacity: 8, slotSize: 2048)
             while running.load(ordering: .relaxed) {
                 for (node, socket) in listenerSockets.enumerated() {
-                    while let got = socket.receiveStamped(into: buffer) {
+                    while true {
+                        let received = batch.receiveStamped(from: socket)
                         let now = MonotonicClock.nanoseconds()
-                        guard got.length >= 12 else { continue }
-                        // SRTP leaves the RTP header in the clear: the sequence number names the probe.
-                        let sequence = UInt16(buffer[2]) << 8 | UInt16(buffer[3])
-                        let arrival = now - got.ageMicroseconds * 1000
-                        records.withLock { $0.arrived[node][sequence] = arrival }
+                        for index in 0..<received where batch.length(index) >= 12 {
+                            // SRTP leaves the RTP header in the clear: the sequence number names the probe.
+                            let slot = batch.slot(index)
+                            let sequence = UInt16(slot[2]) << 8 | UInt16(slot[3])
+                            let arrival = now - batch.ageMicroseconds(index) * 1000
+                            records.withLock { $0.arrived[node][sequence] = arrival }
+                        }
+                        if received < batch.capacity { break }
                     }
                 }
                 usleep(5000)

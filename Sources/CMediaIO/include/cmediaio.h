@@ -30,10 +30,6 @@ int clubroom_receive_batch_stamped(int fd, clubroom_datagram *datagrams, unsigne
 /// Asks the kernel to stamp each datagram with its arrival time (SO_TIMESTAMPNS); 0, or -1 with errno.
 int clubroom_enable_arrival_stamps(int fd);
 
-/// recvmsg(2) of one datagram without waiting. Sets *age_ns to how long ago the kernel stamped its arrival
-/// (CLOCK_REALTIME, as SO_TIMESTAMPNS does), or -1 when it carries no stamp. Returns the length, or -1 with errno.
-long clubroom_receive_stamped(int fd, void *buffer, size_t capacity, int64_t *age_ns);
-
 /// Asks the kernel to give the calling thread time slices of `slice_ns` nanoseconds (sched_setattr(2) with
 /// sched_runtime, which Linux 6.12 and later read as the thread's EEVDF slice; earlier kernels ignore it),
 /// keeping its policy and nice value. Returns 0, or -1 with errno (EINVAL for a thread that is not SCHED_OTHER
