@@ -28,6 +28,18 @@ final class Heard: Sendable {
             + "Details: \(path): cannot be read."
     }
 
+    /// Runs `body` with a started sound whose microphone is the WAV file `name` in a fresh directory (absent
+    /// until the test writes it), and that file's path; then stops the sound and removes the directory.
+    func withWAVMicrophone(_ name: String, _ body: (RoomAudio, Heard, String) throws -> Void) rethrows {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file(name)
+        let (sound, heard) = sound(input: .wav(path: path))
+        sound.start()
+        defer { sound.stop() }
+        try body(sound, heard, path)
+    }
+
     func sound(input: DeviceSpec) -> (RoomAudio, Heard) {
         let heard = Heard()
         let sound = RoomAudio(
@@ -76,86 +88,74 @@ final class Heard: Sendable {
 
     /// A microphone that cannot open says exactly why, to the preview and on the status line.
     @Test func aPreviewOfAMicrophoneThatCannotOpenSaysWhy() {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let missing = directory.file("no-microphone.wav")
-        let (sound, heard) = sound(input: .wav(path: missing))
-        sound.start()
-        defer { sound.stop() }
-        sound.startPreview { heard.preview($0) }
-        let why = Self.unreadable(missing)
-        #expect(waitUntil { heard.allPreviews.first == .unavailable(why) })
-        #expect(heard.allReports.contains(.status(why)))
+        withWAVMicrophone("no-microphone.wav") { sound, heard, missing in
+            sound.startPreview { heard.preview($0) }
+            let why = Self.unreadable(missing)
+            #expect(waitUntil { heard.allPreviews.first == .unavailable(why) })
+            #expect(heard.allReports.contains(.status(why)))
+        }
     }
 
     /// The same microphone failing again when the stage reopens it after the preview is not told twice; once a
     /// microphone has opened, a new failure is told again.
     @Test func aMicrophoneFailureIsToldOnceUntilOneOpens() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let path = directory.file("microphone.wav")
-        let (sound, heard) = sound(input: .wav(path: path))
-        sound.start()
-        defer { sound.stop() }
-        let why = Self.unreadable(path)
-        func told() -> Int { heard.allReports.filter { $0 == .status(why) }.count }
+        try withWAVMicrophone("microphone.wav") { sound, heard, path in
+            let why = Self.unreadable(path)
+            func told() -> Int { heard.allReports.filter { $0 == .status(why) }.count }
 
-        func missing() -> [Bool] {
-            heard.allReports.compactMap { if case .microphoneMissing(let missing) = $0 { missing } else { nil } }
+            func missing() -> [Bool] {
+                heard.allReports.compactMap { if case .microphoneMissing(let missing) = $0 { missing } else { nil } }
+            }
+
+            sound.startPreview { heard.preview($0) }
+            sound.setCapturing(true)
+            #expect(sound.microphoneOpenings == 2)
+            #expect(told() == 1)
+            #expect(heard.allPreviews.filter { $0 == .unavailable(why) }.count == 2)
+            #expect(missing() == [true, true])
+
+            // The microphone comes back: the preview opens it again, and nothing fails.
+            let samples = [Int16](repeating: 1000, count: AudioFormat.sampleRate)
+            try Data(WAVAudio(samples: samples).encoded()).write(to: URL(fileURLWithPath: path))
+            sound.setCapturing(false)
+            #expect(sound.microphoneOpenings == 3)
+            #expect(told() == 1)
+            #expect(missing() == [true, true, false])
+
+            // It goes again: that is news.
+            try FileManager.default.removeItem(atPath: path)
+            sound.setCapturing(true)
+            #expect(sound.microphoneOpenings == 4)
+            #expect(told() == 2)
+            #expect(missing() == [true, true, false, true])
+
+            // Back in the audience the microphone closes; opening it for the stage again is news again.
+            sound.stopPreview()
+            sound.setCapturing(false)
+            sound.setCapturing(true)
+            #expect(sound.microphoneOpenings == 5)
+            #expect(told() == 3)
         }
-
-        sound.startPreview { heard.preview($0) }
-        sound.setCapturing(true)
-        #expect(sound.microphoneOpenings == 2)
-        #expect(told() == 1)
-        #expect(heard.allPreviews.filter { $0 == .unavailable(why) }.count == 2)
-        #expect(missing() == [true, true])
-
-        // The microphone comes back: the preview opens it again, and nothing fails.
-        let samples = [Int16](repeating: 1000, count: AudioFormat.sampleRate)
-        try Data(WAVAudio(samples: samples).encoded()).write(to: URL(fileURLWithPath: path))
-        sound.setCapturing(false)
-        #expect(sound.microphoneOpenings == 3)
-        #expect(told() == 1)
-        #expect(missing() == [true, true, false])
-
-        // It goes again: that is news.
-        try FileManager.default.removeItem(atPath: path)
-        sound.setCapturing(true)
-        #expect(sound.microphoneOpenings == 4)
-        #expect(told() == 2)
-        #expect(missing() == [true, true, false, true])
-
-        // Back in the audience the microphone closes; opening it for the stage again is news again.
-        sound.stopPreview()
-        sound.setCapturing(false)
-        sound.setCapturing(true)
-        #expect(sound.microphoneOpenings == 5)
-        #expect(told() == 3)
     }
 
     /// Accepting ends the preview a moment before the stage opens the microphone (the role comes from the
     /// server): the failure the preview told is not told again; a new invitation's preview tells it again.
     @Test func acceptingAfterAFailedPreviewTellsTheFailureOnce() {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let missing = directory.file("no-microphone.wav")
-        let (sound, heard) = sound(input: .wav(path: missing))
-        sound.start()
-        defer { sound.stop() }
-        func told() -> Int { heard.allReports.filter { if case .status = $0 { true } else { false } }.count }
-        sound.startPreview { heard.preview($0) }
-        #expect(told() == 1)
-        sound.stopPreview()
-        sound.setCapturing(true)
-        #expect(sound.microphoneOpenings == 2)
-        #expect(told() == 1)
-        // Declined after a later invitation: its preview says it again.
-        sound.setCapturing(false)
-        sound.startPreview { heard.preview($0) }
-        sound.stopPreview()
-        #expect(sound.microphoneOpenings == 3)
-        #expect(told() == 2)
+        withWAVMicrophone("no-microphone.wav") { sound, heard, _ in
+            func told() -> Int { heard.allReports.filter { if case .status = $0 { true } else { false } }.count }
+            sound.startPreview { heard.preview($0) }
+            #expect(told() == 1)
+            sound.stopPreview()
+            sound.setCapturing(true)
+            #expect(sound.microphoneOpenings == 2)
+            #expect(told() == 1)
+            // Declined after a later invitation: its preview says it again.
+            sound.setCapturing(false)
+            sound.startPreview { heard.preview($0) }
+            sound.stopPreview()
+            #expect(sound.microphoneOpenings == 3)
+            #expect(told() == 2)
+        }
     }
 
     /// Accepting after a preview moves the microphone to a speaker's devices (it reopens there once); ending the
