@@ -29,8 +29,9 @@ public struct ProcessResult: Sendable, Equatable {
 public enum ChildProcessError: Error, Equatable, CustomStringConvertible {
     /// The built `clubroom` executable is in none of these places.
     case binaryNotFound(searched: [String])
-    /// The command outlived its deadline and was killed.
-    case timedOut(command: [String], seconds: Double)
+    /// The command outlived its deadline and was killed. `exited` says it had exited but its output had not ended:
+    /// another process held its pipe open. `printed` is what it wrote to stdout and stderr by then.
+    case timedOut(command: [String], seconds: Double, exited: Bool = false, printed: String = "")
     /// The command exited with a failure status.
     case failed(command: [String], status: Int32, standardError: String)
 
@@ -39,8 +40,10 @@ public enum ChildProcessError: Error, Equatable, CustomStringConvertible {
         case .binaryNotFound(let searched):
             return "clubroom binary not found; build it with 'swift build --build-tests'. Looked in: "
                 + searched.joined(separator: ", ")
-        case .timedOut(let command, let seconds):
-            return "\(command.joined(separator: " ")) did not finish within \(seconds) s"
+        case .timedOut(let command, let seconds, let exited, let printed):
+            let held = exited ? " (it exited, but another process held its output open)" : ""
+            let output = printed.isEmpty ? "" : "; it printed: \(printed)"
+            return "\(command.joined(separator: " ")) did not finish within \(seconds) s\(held)\(output)"
         case .failed(let command, let status, let standardError):
             return "\(command.joined(separator: " ")) exited with \(status): \(standardError)"
         }
@@ -93,33 +96,49 @@ public struct ChildProcess {
 
     /// Waits for the child to exit within `seconds` and returns what it wrote; kills it and throws otherwise.
     ///
-    /// Both pipes are drained at once so that a chatty child cannot block on a full pipe.
+    /// Both pipes are drained at once so that a chatty child cannot block on a full pipe. What it printed before
+    /// a deadline passed is in the error.
     public func finish(seconds: Double = 30) throws -> ProcessResult {
         let group = DispatchGroup()
         let collected = Mutex<(output: Data, errors: Data)>((Data(), Data()))
         let outputHandle = output.fileHandleForReading
         let errorsHandle = errors.fileHandleForReading
         DispatchQueue.global().async(group: group) {
-            let data = outputHandle.readDataToEndOfFile()
-            collected.withLock { $0.output = data }
+            while case let chunk = outputHandle.availableData, !chunk.isEmpty {
+                collected.withLock { $0.output.append(chunk) }
+            }
         }
         DispatchQueue.global().async(group: group) {
-            let data = errorsHandle.readDataToEndOfFile()
-            collected.withLock { $0.errors = data }
+            while case let chunk = errorsHandle.availableData, !chunk.isEmpty {
+                collected.withLock { $0.errors.append(chunk) }
+            }
         }
         if group.wait(timeout: .now() + seconds) == .timedOut {
+            let exited = hasExited
             process.terminate()
             if group.wait(timeout: .now() + 5) == .timedOut, process.isRunning {
                 Glibc.kill(process.processIdentifier, SIGKILL)
             }
             process.waitUntilExit()
-            throw ChildProcessError.timedOut(command: command, seconds: seconds)
+            let printed = collected.withLock { String(decoding: $0.output + $0.errors, as: UTF8.self) }
+            throw ChildProcessError.timedOut(command: command, seconds: seconds, exited: exited, printed: printed)
         }
         process.waitUntilExit()
         let (out, err) = collected.withLock { $0 }
         return ProcessResult(
             status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
             standardError: String(decoding: err, as: UTF8.self))
+    }
+
+    /// Whether the child has exited: it is gone, or a zombie not reaped yet. Foundation's `isRunning` cannot say:
+    /// it stays true while a process the child left behind holds the socket that Foundation watches.
+    private var hasExited: Bool {
+        let path = "/proc/\(process.processIdentifier)/stat"
+        guard let stat = try? String(contentsOfFile: path, encoding: .utf8), let name = stat.lastIndex(of: ")") else {
+            return true
+        }
+        // After the name in parentheses: a space, then the state.
+        return stat[name...].dropFirst(2).first == "Z"
     }
 
     /// Kills the child if it still runs.

@@ -79,16 +79,11 @@ public final class RedisServerProcess: @unchecked Sendable {
             ] + (password.map { ["--requirepass", $0] } ?? [])
         // nsenter execs the server without forking, so the PID is the server's own.
         let arguments = namespace?.wrap(command) ?? command
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
-        let status = posix_spawn(&child, arguments[0], &actions, nil, argv, environ)
+        let status = withIsolatedFileActions { actions in posix_spawn(&child, arguments[0], actions, nil, argv, environ)
+        }
         guard status == 0 else {
             throw RedisServerError.couldNotStart("posix_spawn: \(String(cString: strerror(status)))")
         }

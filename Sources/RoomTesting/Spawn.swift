@@ -14,16 +14,6 @@ public func spawnAndWait(_ executable: String, _ arguments: [String]) -> (status
         "clubroom-spawn-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     ).path
     defer { unlink(outputPath) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    // Closing a descriptor that another thread closed meanwhile is not an error for posix_spawn.
-    for descriptor in openDescriptors() where descriptor > 2 {
-        posix_spawn_file_actions_addclose(&actions, descriptor)
-    }
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
@@ -37,11 +27,36 @@ public func spawnAndWait(_ executable: String, _ arguments: [String]) -> (status
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid: pid_t = 0
-    guard posix_spawnp(&pid, executable, &actions, &attributes, argv, environ) == 0 else { return (-1, "") }
+    let spawned = withIsolatedFileActions(standardOutput: outputPath) { actions in
+        posix_spawnp(&pid, executable, actions, &attributes, argv, environ)
+    }
+    guard spawned == 0 else { return (-1, "") }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
     return ((status >> 8) & 0xff, output)
+}
+
+/// Runs `body` with file actions for a child that reads `/dev/null`, writes its stdout to `standardOutput` (created
+/// when missing, emptied when not) and its stderr to `/dev/null`, and gets no other descriptor of this process.
+///
+/// Descriptors made by Foundation (a `Pipe`'s ends) are not close-on-exec. A child that kept another test's pipe
+/// open, a `redis-server` living for a whole test, would hold back the end of that pipe: the test reading it would
+/// wait for its child's output to end until its deadline, long after the child exited.
+func withIsolatedFileActions<Result>(
+    standardOutput: String = "/dev/null", _ body: (UnsafePointer<posix_spawn_file_actions_t>) -> Result
+) -> Result {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, standardOutput, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    // Closing a descriptor that another thread closed meanwhile is not an error for posix_spawn.
+    for descriptor in openDescriptors() where descriptor > 2 {
+        posix_spawn_file_actions_addclose(&actions, descriptor)
+    }
+    return body(&actions)
 }
 
 /// The descriptors open in this process now.
