@@ -375,11 +375,18 @@ public final class RoomAudio: MediaReceiver {
 
     // MARK: The control thread
 
-    /// How often the control thread polls the devices and the level while the microphone is open, in
-    /// microseconds.
+    /// How often the control thread polls the devices and the level while a level is shown (the microphone open
+    /// for speaking with a front end that draws its level, or a preview), in microseconds.
     static let controlInterval: Int64 = 100_000
-    /// How often it polls them while only the loudspeaker is open: enough to notice a device that went away.
+    /// How often it polls the devices otherwise: enough to notice a device that went away.
     static let listeningControlInterval: Int64 = 500_000
+
+    /// The control thread's sleep between two looks: short only while a level it reads is shown. Line mode
+    /// speaking shows none, so its control thread wakes twice a second, not ten times.
+    static func controlInterval(mode: Mode, reportsLevel: Bool, previewing: Bool) -> Int64 {
+        let showsLevel = previewing || (mode == .speaking && reportsLevel)
+        return showsLevel ? controlInterval : listeningControlInterval
+    }
     /// The least time between two reports of xruns on one device, in microseconds.
     static let xrunReportInterval: Int64 = 10_000_000
 
@@ -426,8 +433,9 @@ public final class RoomAudio: MediaReceiver {
                 preview(.level(shown))
             }
             if preview == nil { lastPreview = nil }
-            let interval = mode == .listening ? Self.listeningControlInterval : Self.controlInterval
-            MonotonicClock.sleep(microseconds: interval)
+            MonotonicClock.sleep(
+                microseconds: Self.controlInterval(
+                    mode: mode, reportsLevel: settings.reportsLevel, previewing: preview != nil))
         }
     }
 }

@@ -86,6 +86,19 @@ final class Heard: Sendable {
         }
     }
 
+    /// The control thread looks ten times a second only while a level it reads is shown; otherwise twice, enough
+    /// to notice a device that went away.
+    @Test func theControlThreadWakesOftenOnlyWhileALevelIsShown() {
+        let often = RoomAudio.controlInterval
+        let seldom = RoomAudio.listeningControlInterval
+        #expect((often, seldom) == (100_000, 500_000))
+        #expect(RoomAudio.controlInterval(mode: .speaking, reportsLevel: true, previewing: false) == often)
+        #expect(RoomAudio.controlInterval(mode: .speaking, reportsLevel: false, previewing: false) == seldom)
+        #expect(RoomAudio.controlInterval(mode: .previewing, reportsLevel: false, previewing: true) == often)
+        #expect(RoomAudio.controlInterval(mode: .listening, reportsLevel: true, previewing: false) == seldom)
+        #expect(RoomAudio.controlInterval(mode: .off, reportsLevel: true, previewing: false) == seldom)
+    }
+
     /// A microphone that cannot open says exactly why, to the preview and on the status line.
     @Test func aPreviewOfAMicrophoneThatCannotOpenSaysWhy() {
         withWAVMicrophone("no-microphone.wav") { sound, heard, missing in
