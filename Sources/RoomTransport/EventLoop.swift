@@ -9,8 +9,9 @@ import Synchronization
 protocol EventLoopHandler: AnyObject {
     /// Called with the epoll event bits when the descriptor is ready.
     func handle(events: UInt32)
-    /// Called about every ``EventLoop/tickMilliseconds`` with the monotonic time, for timeouts and pings.
-    func tick(nowMilliseconds: Int64)
+    /// Called with the monotonic time when a tick of the loop's handlers is due, for timeouts and pings; returns
+    /// when this handler next needs one (nil: not until it asks with ``EventLoop/tick(noLaterThan:)``).
+    func tick(nowMilliseconds: Int64) -> Int64?
     /// The loop is stopping: release the descriptor (unregistering is not needed) and report what must be.
     func loopStopping()
 }
@@ -46,8 +47,11 @@ public final class EventLoop: @unchecked Sendable {
     /// Scratch space every read on this loop goes through; loop thread only.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-    /// How often handlers get ``EventLoopHandler/tick(nowMilliseconds:)``.
+    /// How soon a handler just registered gets ``EventLoopHandler/tick(nowMilliseconds:)``, which then says
+    /// when it needs the next.
     static let tickMilliseconds: Int64 = 100
+    /// The longest the loop goes without ticking its handlers, whatever they said.
+    static let longestTickGap: Int64 = 1000
 
     /// Starts a loop on a new thread named `name`.
     public init(name: String = "clubroom-loop") throws(TransportError) {
@@ -136,6 +140,13 @@ public final class EventLoop: @unchecked Sendable {
         event.data.fd = descriptor
         guard epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, descriptor, &event) == 0 else { throw .system("epoll_ctl add") }
         handlers[descriptor] = handler
+        tick(noLaterThan: Self.now() + Self.tickMilliseconds)
+    }
+
+    /// Makes the next tick of the handlers come no later than `due` (monotonic milliseconds): a handler calls it
+    /// when a deadline of its own comes sooner than the one it last returned from a tick. Loop thread only.
+    func tick(noLaterThan due: Int64) {
+        if due < nextTick { nextTick = due }
     }
 
     func update(_ descriptor: Int32, writable: Bool) {
@@ -196,8 +207,13 @@ public final class EventLoop: @unchecked Sendable {
                 for entry in due where !entry.timer.isCancelled { entry.task() }
             }
             if now >= nextTick {
-                nextTick = now + Self.tickMilliseconds
-                for handler in Array(handlers.values) { handler.tick(nowMilliseconds: now) }
+                // Ticks come when a handler's deadline does (an idle connection's next ping), not on a fixed beat:
+                // a loop with nothing due sleeps. Deadlines set during the ticks count too.
+                nextTick = now + Self.longestTickGap
+                for handler in Array(handlers.values) {
+                    if let due = handler.tick(nowMilliseconds: now) { tick(noLaterThan: due) }
+                }
+                nextTick = max(nextTick, now + 1)
             }
             if stopping { break }
         }

@@ -164,8 +164,13 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     private var opened = false
     private var closeReported = false
     private var lastReceived: Int64
-    private var lastPing: Int64
-    private var deadline: Int64
+    private var lastPing: Int64 {
+        didSet { loop.tick(noLaterThan: lastPing + options.pingInterval.milliseconds) }
+    }
+    /// When the handshake, the closing handshake or the draining gives up, by the state.
+    private var deadline: Int64 {
+        didSet { loop.tick(noLaterThan: deadline + 1) }
+    }
     /// When a TCP connect still under way gives up (a client's connection), and how long that is.
     private let connectDeadline: Int64
     private let connectMilliseconds: Int64
@@ -726,7 +731,19 @@ extension WebSocketConnection: EventLoopHandler {
         }
     }
 
-    func tick(nowMilliseconds now: Int64) {
+    func tick(nowMilliseconds now: Int64) -> Int64? {
+        checkDeadlines(now: now)
+        switch state {
+        case .connecting: return min(connectDeadline, deadline) + 1
+        case .tlsHandshake, .awaitingHead, .closing, .draining: return deadline + 1
+        case .open:
+            return min(
+                lastReceived + options.idleTimeout.milliseconds + 1, lastPing + options.pingInterval.milliseconds)
+        case .closed: return nil
+        }
+    }
+
+    private func checkDeadlines(now: Int64) {
         switch state {
         case .connecting where now > connectDeadline:
             failBeforeOpen("no answer to the connect within \(connectMilliseconds) ms")

@@ -282,15 +282,17 @@ private final class Listener: EventLoopHandler {
                 // stop watching it until the next tick, when connections may have closed.
                 paused = true
                 loop.pause(descriptor)
+                loop.tick(noLaterThan: EventLoop.now() + EventLoop.tickMilliseconds)
                 return
             }
         }
     }
 
-    func tick(nowMilliseconds: Int64) {
-        guard paused, open else { return }
+    func tick(nowMilliseconds: Int64) -> Int64? {
+        guard paused, open else { return nil }
         paused = false
         loop.update(descriptor, writable: false)
+        return nil
     }
 
     func loopStopping() { closeDescriptor() }
