@@ -46,6 +46,16 @@ public struct DemoCast: Sendable, Equatable {
             audience: audienceMembers(count: audienceSize))
     }
 
+    /// The display name of the person who runs the demo, its host: their login name, capitalised. "Host" when
+    /// there is none, when it is `root` (a container's), or when a member of the cast has it: a listener must never
+    /// read "You invited you to speak", or see two people of one name.
+    public func hostName(loginName: String?) -> String {
+        guard let login = loginName, !login.isEmpty, login != "root" else { return "Host" }
+        let name = login.prefix(1).uppercased() + login.dropFirst()
+        let taken = principals.contains { $0.name.lowercased() == name.lowercased() }
+        return taken || name.lowercased() == "you" ? "Host" : name
+    }
+
     /// Everyone with a part, moderator first.
     public var principals: [Member] { [moderator] + speakers + handRaisers.map(\.member) }
 

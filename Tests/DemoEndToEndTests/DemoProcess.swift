@@ -65,6 +65,8 @@ func startDemo(in scratch: URL, arguments: [String]) throws -> (Process, Pipe, L
     var environment = ProcessInfo.processInfo.environment
     environment["TMPDIR"] = scratch.appendingPathComponent("tmp").path
     environment["XDG_STATE_HOME"] = scratch.appendingPathComponent("state").path
+    // As in a container: no login name to name the host after, so it is "Host" whoever runs the tests.
+    environment["USER"] = "root"
     process.environment = environment
     let input = Pipe()
     let output = Pipe()

@@ -10,10 +10,10 @@ import Testing
         let (process, input, lines) = try startDemo(
             in: scratch, arguments: ["--plain", "--room-size", "3", "--output", "null"])
         let joined = try lines.expect(timeout: 20) {
-            $0.hasPrefix("You joined friday as You (host).") && $0.hasSuffix("Type /help for the commands.")
+            $0.hasPrefix("You joined friday as Host (host).") && $0.hasSuffix("Type /help for the commands.")
         }
         send("/who", to: input)
-        _ = try lines.expect(from: joined, timeout: 10) { $0.hasPrefix("On stage: You (host, muted, you)") }
+        _ = try lines.expect(from: joined, timeout: 10) { $0.hasPrefix("On stage: Host (host, muted, you)") }
         send("/leave", to: input)
         _ = try lines.expect(from: joined, timeout: 10) { $0 == "You left the room." }
         let deadline = Date().addingTimeInterval(10)

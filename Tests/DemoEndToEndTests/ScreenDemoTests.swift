@@ -99,6 +99,7 @@ func section(_ title: String, of screen: String) -> [Substring] {
         defer { tmux.kill() }
         let command = [
             "env", "TMPDIR=\(scratch.path)/tmp", "XDG_STATE_HOME=\(scratch.path)/state", "TERM=xterm-256color",
+            "USER=ana",
             try clubroomBinary().path, "demo",
         ].joined(separator: " ")
         try tmux.start("\(command); echo DEMO-EXIT=$?; sleep 120")
@@ -124,7 +125,7 @@ func section(_ title: String, of screen: String) -> [Substring] {
                 && section("Stage", of: screen).contains { $0.contains("Callum") }
         }
         let stage = section("Stage", of: filled).joined(separator: "\n")
-        for name in ["You (host)", "Dara (mod)", "Sam", "Imogen", "Callum"] {
+        for name in ["Ana (host)", "Dara (mod)", "Sam", "Imogen", "Callum"] {
             #expect(stage.contains(name), "\(name) is not on stage:\n\(filled)")
         }
         #expect(!stage.contains("Zoë"))

@@ -6,6 +6,20 @@ import Testing
 @testable import Demo
 
 @Suite struct ClipLibraryTests {
+    /// The host is named after the login name; never "You" (a listener would read "You invited you to speak"),
+    /// and never a name of the cast.
+    @Test func theHostIsNamedAfterTheLoginNameOrHost() {
+        let cast = DemoCast.standard(audienceSize: 0)
+        #expect(cast.hostName(loginName: "ana") == "Ana")
+        #expect(cast.hostName(loginName: "émile") == "Émile")
+        #expect(cast.hostName(loginName: nil) == "Host")
+        #expect(cast.hostName(loginName: "") == "Host")
+        #expect(cast.hostName(loginName: "root") == "Host")
+        #expect(cast.hostName(loginName: "you") == "Host")
+        #expect(cast.hostName(loginName: "dara") == "Host")
+        #expect(cast.hostName(loginName: "zoë") == "Host")
+    }
+
     @Test func theBundledManifestNamesEveryPartOfTheCast() throws {
         let library = try DemoClipLibrary.load(directory: ClubroomResources.clipsDirectory)
         let cast = DemoCast.standard(audienceSize: 0)

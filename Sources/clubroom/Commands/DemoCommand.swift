@@ -76,7 +76,8 @@ enum DemoCommand: ClubroomCommand {
                 if headless { output.write(note.jsonLine) }
             })
         defer { room.stop() }
-        let host = DemoCast.Member(identity: "you", name: DemoRoom.yourName, role: "host")
+        let name = DemoCast.standard(audienceSize: 0).hostName(loginName: ProcessInfo.processInfo.environment["USER"])
+        let host = DemoCast.Member(identity: "you", name: name, role: "host")
         let token = try room.server.token(for: host)
         if !options.showsUI { return await runHeadless(room: room, token: token, output: output) }
         return try await runScreen(room: room, token: token, options: options)
@@ -191,14 +192,6 @@ final class DemoRoom: Sendable {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         director.stop()
         server.shutdown()
-    }
-
-    /// Your display name in the room: your login name, capitalised.
-    static var yourName: String {
-        guard let user = ProcessInfo.processInfo.environment["USER"], !user.isEmpty, user != "root" else {
-            return "You"
-        }
-        return user.prefix(1).uppercased() + user.dropFirst()
     }
 
     /// The server's log goes to `$XDG_STATE_HOME/clubroom/demo.log`, never to the terminal the demo draws on.
