@@ -63,13 +63,29 @@ public struct ClubroomLink: Sendable, Equatable {
         self.invite = invite
     }
 
+    /// `pasted` with every line break removed together with the spaces and tabs on either side of it.
+    static func unwrapped(_ pasted: String) -> String {
+        guard pasted.contains(where: \.isNewline) else { return pasted }
+        let lines = pasted.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        return lines.enumerated().map { index, line in
+            var piece = line
+            if index > 0 { piece = piece.drop { $0 == " " || $0 == "\t" } }
+            if index < lines.count - 1 {
+                while let last = piece.last, last == " " || last == "\t" { piece.removeLast() }
+            }
+            return String(piece)
+        }.joined()
+    }
+
     /// The address to connect to: the room's, or the directory's.
     public var url: String { room.map(server.roomURL) ?? server.directoryURL }
 
     /// Reads a link as it was pasted: surrounding spaces, quotes and angle brackets, and one trailing full stop or
-    /// comma from the sentence around it, are left out. Everything else must be exactly right.
+    /// comma from the sentence around it, are left out, and so is each line break with the spaces around it (a
+    /// link copied from a screen that wrapped it, such as the room screen's event pane). Everything else must be
+    /// exactly right: a space within one line is an error.
     public static func parse(_ pasted: String) throws(LinkError) -> ClubroomLink {
-        var text = Substring(pasted).drop(while: \.isWhitespace)
+        var text = Substring(unwrapped(pasted)).drop(while: \.isWhitespace)
         while let last = text.last, last.isWhitespace { text = text.dropLast() }
         // The sentence's full stop may follow the brackets ("<LINK>.") or sit inside them.
         if let last = text.last, last == "." || last == "," { text = text.dropLast() }
@@ -222,7 +238,7 @@ public struct LinkError: Error, Sendable, Equatable, CustomStringConvertible {
         switch problem {
         case .empty: what = "it is empty"
         case .tooLong: what = "it is longer than any Clubroom link (\(ClubroomLink.maximumBytes) bytes)"
-        case .badCharacter: what = "it has spaces or characters a link cannot hold; copy it again, all on one line"
+        case .badCharacter: what = "it has spaces or characters a link cannot hold; copy it again, all of it"
         case .webAddress: what = "it is a web address; Clubroom links start with wss:// or ws://"
         case .scheme: what = "it does not start with wss:// or ws://"
         case .query: what = "it has a ?query, which Clubroom links never carry"

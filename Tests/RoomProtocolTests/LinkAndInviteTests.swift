@@ -41,6 +41,23 @@ import Testing
         }
     }
 
+    /// A link copied from a screen that wrapped it (the room screen's event pane indents the lines after the
+    /// first) comes with line breaks and spaces around them: they are left out. A space within a line is not.
+    @Test func aLinkWrappedOverLinesIsReadWhole() throws {
+        let plain = "wss://rooms.example.org/rooms/jazz#invite=\(token)"
+        let cut1 = plain.index(plain.startIndex, offsetBy: 30)
+        let cut2 = plain.index(plain.startIndex, offsetBy: 60)
+        let (first, second, third) = (plain[..<cut1], plain[cut1..<cut2], plain[cut2...])
+        for pasted in [
+            "\(first)\n  \(second)\n  \(third)", "  \(first) \r\n\t\(second)\n\(third)\n",
+            "'\(first)\n   \(second)\(third)'",
+        ] {
+            let link = try ClubroomLink.parse(pasted)
+            #expect(link.invite == token && link.room == "jazz", "\(pasted)")
+        }
+        #expect(throws: LinkError(.badCharacter)) { try ClubroomLink.parse("\(first) \(second)\n\(third)") }
+    }
+
     @Test func aLinkIsWrittenTheWayItIsRead() throws {
         let address = ServerAddress(secure: true, host: "rooms.example.org", port: 443, prefix: "/c")
         #expect(address.link(room: nil, invite: token) == "wss://rooms.example.org/c/rooms#invite=\(token)")
