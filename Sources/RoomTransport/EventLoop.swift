@@ -47,8 +47,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Scratch space every read on this loop goes through; loop thread only.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-    /// How soon a handler just registered gets ``EventLoopHandler/tick(nowMilliseconds:)``, which then says
-    /// when it needs the next.
+    /// The grid ticks come on: a due time is rounded up to the next multiple of it, so the handlers of a loop
+    /// (thousands of connections whose pings fall due at scattered times) are ticked together, at most ten times a
+    /// second, and a deadline fires up to this much late. A handler just registered is ticked at the next step.
     static let tickMilliseconds: Int64 = 100
     /// The longest the loop goes without ticking its handlers, whatever they said.
     static let longestTickGap: Int64 = 1000
@@ -140,13 +141,16 @@ public final class EventLoop: @unchecked Sendable {
         event.data.fd = descriptor
         guard epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, descriptor, &event) == 0 else { throw .system("epoll_ctl add") }
         handlers[descriptor] = handler
-        tick(noLaterThan: Self.now() + Self.tickMilliseconds)
+        tick(noLaterThan: Self.now())
     }
 
-    /// Makes the next tick of the handlers come no later than `due` (monotonic milliseconds): a handler calls it
-    /// when a deadline of its own comes sooner than the one it last returned from a tick. Loop thread only.
+    /// Makes the next tick of the handlers come no later than the step of the grid at or after `due` (monotonic
+    /// milliseconds): a handler calls it when a deadline of its own comes sooner than the one it last returned
+    /// from a tick. Loop thread only.
     func tick(noLaterThan due: Int64) {
-        if due < nextTick { nextTick = due }
+        let step = Self.tickMilliseconds
+        let onGrid = (due + step - 1).quotientAndRemainder(dividingBy: step).quotient * step
+        if onGrid < nextTick { nextTick = onGrid }
     }
 
     func update(_ descriptor: Int32, writable: Bool) {
@@ -207,13 +211,15 @@ public final class EventLoop: @unchecked Sendable {
                 for entry in due where !entry.timer.isCancelled { entry.task() }
             }
             if now >= nextTick {
-                // Ticks come when a handler's deadline does (an idle connection's next ping), not on a fixed beat:
-                // a loop with nothing due sleeps. Deadlines set during the ticks count too.
-                nextTick = now + Self.longestTickGap
+                // Ticks come when a handler's deadline does (an idle connection's next ping), on the grid, not on
+                // every step of it: a loop with nothing due sleeps. Deadlines set during the ticks count too.
+                let step = Self.tickMilliseconds
+                let nextStep = (now / step + 1) * step
+                nextTick = nextStep - step + Self.longestTickGap
                 for handler in Array(handlers.values) {
                     if let due = handler.tick(nowMilliseconds: now) { tick(noLaterThan: due) }
                 }
-                nextTick = max(nextTick, now + 1)
+                nextTick = max(nextTick, nextStep)
             }
             if stopping { break }
         }

@@ -637,6 +637,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             lastPing = now - options.pingInterval.milliseconds + max(0, first.milliseconds)
         }
         lastReceived = now
+        // The idle deadline starts now; the ping's, set above, is told to the loop by `lastPing`.
+        loop.tick(noLaterThan: now + options.idleTimeout.milliseconds + 1)
         events.open(self)
         if state == .open && !rest.isEmpty {
             decoder.feed(rest)

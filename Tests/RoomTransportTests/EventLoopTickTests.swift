@@ -52,7 +52,8 @@ private final class TickCounter: EventLoopHandler, @unchecked Sendable {
         #expect(idle.count == 1, "\(idle.ticks.withLock { $0 })")
         #expect(idle.wait(for: 2))
         let ticks = idle.ticks.withLock { $0 }
-        #expect(ticks[1] - ticks[0] >= EventLoop.longestTickGap, "\(ticks)")
+        // The second comes a second after the step of the grid the first came on.
+        #expect(ticks[1] - ticks[0] >= EventLoop.longestTickGap - EventLoop.tickMilliseconds, "\(ticks)")
     }
 
     @Test func aHandlersDueTimeAndAnEarlierDeadlineBringTheTickForward() throws {
