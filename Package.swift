@@ -25,6 +25,7 @@ let package = Package(
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         // sendmmsg/recvmmsg need _GNU_SOURCE, which only a C file of our own can set.
         .target(name: "CMediaIO"),
+        .target(name: "CSpawn"),
         // libsrtp2's AES-CM and HMAC-SHA1 on libcrypto, through libsrtp's own replacement calls: Debian builds
         // libsrtp2 on NSS, which sets up a PKCS #11 context for every packet (docs/media.md).
         .target(name: "CSRTPCrypto", linkerSettings: [.linkedLibrary("srtp2"), .linkedLibrary("crypto")]),
@@ -90,7 +91,7 @@ let package = Package(
             ]),
 
         // MARK: Test support.
-        .target(name: "RoomTesting", dependencies: ["AudioCore", "TermUI"]),
+        .target(name: "RoomTesting", dependencies: ["AudioCore", "TermUI", "CSpawn"]),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
 

@@ -103,23 +103,29 @@ public struct ChildProcess {
         let collected = Mutex<(output: Data, errors: Data)>((Data(), Data()))
         let outputHandle = output.fileHandleForReading
         let errorsHandle = errors.fileHandleForReading
-        DispatchQueue.global().async(group: group) {
-            while case let chunk = outputHandle.availableData, !chunk.isEmpty {
-                collected.withLock { $0.output.append(chunk) }
+        // Threads of their own: blocking reads on Dispatch's shared pool wait for a free worker when many tests
+        // block there at once, and what the child printed would come in late.
+        for (handle, isOutput) in [(outputHandle, true), (errorsHandle, false)] {
+            group.enter()
+            let reader = Thread {
+                while case let chunk = handle.availableData, !chunk.isEmpty {
+                    collected.withLock { isOutput ? $0.output.append(chunk) : $0.errors.append(chunk) }
+                }
+                group.leave()
             }
-        }
-        DispatchQueue.global().async(group: group) {
-            while case let chunk = errorsHandle.availableData, !chunk.isEmpty {
-                collected.withLock { $0.errors.append(chunk) }
-            }
+            reader.start()
         }
         if group.wait(timeout: .now() + seconds) == .timedOut {
             let exited = hasExited
-            process.terminate()
-            if group.wait(timeout: .now() + 5) == .timedOut, process.isRunning {
-                Glibc.kill(process.processIdentifier, SIGKILL)
+            // A child that exited is not waited for: Foundation sees its end only once the process holding its
+            // output lets go, which may be never.
+            if !exited {
+                process.terminate()
+                if group.wait(timeout: .now() + 5) == .timedOut, process.isRunning {
+                    Glibc.kill(process.processIdentifier, SIGKILL)
+                }
+                process.waitUntilExit()
             }
-            process.waitUntilExit()
             let printed = collected.withLock { String(decoding: $0.output + $0.errors, as: UTF8.self) }
             throw ChildProcessError.timedOut(command: command, seconds: seconds, exited: exited, printed: printed)
         }

@@ -1,3 +1,4 @@
+import CSpawn
 import Foundation
 
 /// Runs `executable` with posix_spawn and waits for it with waitpid; its stdout goes through a file that is read
@@ -52,14 +53,7 @@ func withIsolatedFileActions<Result>(
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, standardOutput, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    // Closing a descriptor that another thread closed meanwhile is not an error for posix_spawn.
-    for descriptor in openDescriptors() where descriptor > 2 {
-        posix_spawn_file_actions_addclose(&actions, descriptor)
-    }
+    // Every other descriptor, including one another thread opens between now and the spawn.
+    clubroom_spawn_close_from(&actions, 3)
     return body(&actions)
-}
-
-/// The descriptors open in this process now.
-private func openDescriptors() -> [Int32] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) }
 }
