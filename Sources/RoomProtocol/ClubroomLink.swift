@@ -63,10 +63,12 @@ public struct ClubroomLink: Sendable, Equatable {
         self.invite = invite
     }
 
-    /// `pasted` with every line break removed together with the spaces and tabs on either side of it.
+    /// `pasted` with every line break (`\n`, `\r` or both) removed together with the spaces and tabs on either side
+    /// of it. Other separators (U+2028, a form feed) stay, and are refused as characters a link cannot hold.
     static func unwrapped(_ pasted: String) -> String {
-        guard pasted.contains(where: \.isNewline) else { return pasted }
-        let lines = pasted.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        let isBreak: (Character) -> Bool = { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
+        guard pasted.contains(where: isBreak) else { return pasted }
+        let lines = pasted.split(omittingEmptySubsequences: false, whereSeparator: isBreak)
         return lines.enumerated().map { index, line in
             var piece = line
             if index > 0 { piece = piece.drop { $0 == " " || $0 == "\t" } }

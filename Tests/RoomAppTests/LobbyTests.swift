@@ -315,7 +315,8 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
             room: "jazz", role: .audience, link: "ws://h/rooms/jazz#invite=a.b.c", expiresAt: lobbyNow + 3_600_000)
         _ = reduceApp(&state, .server(.inviteLink(link), seq: 0, at: lobbyNow))
         #expect(state.chatVisible)
-        #expect(state.notice == Notice(.info, "Your invite link is in the event pane: copy every line of it. Tab hides it."))
+        let notice = "Your invite link is in the event pane: copy every line of it. Tab hides it."
+        #expect(state.notice == Notice(.info, notice))
         #expect(state.log.contains(.event("Invite link for listeners, valid 1 hour: ws://h/rooms/jazz#invite=a.b.c")))
     }
 

@@ -56,6 +56,7 @@ import Testing
             #expect(link.invite == token && link.room == "jazz", "\(pasted)")
         }
         #expect(throws: LinkError(.badCharacter)) { try ClubroomLink.parse("\(first) \(second)\n\(third)") }
+        #expect(throws: LinkError(.badCharacter)) { try ClubroomLink.parse("\(first)\u{2028}\(second)\(third)") }
     }
 
     @Test func aLinkIsWrittenTheWayItIsRead() throws {
