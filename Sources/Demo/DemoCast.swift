@@ -52,7 +52,7 @@ public struct DemoCast: Sendable, Equatable {
     public func hostName(loginName: String?) -> String {
         guard let login = loginName, !login.isEmpty, login != "root" else { return "Host" }
         let name = login.prefix(1).uppercased() + login.dropFirst()
-        let taken = principals.contains { $0.name.lowercased() == name.lowercased() }
+        let taken = (principals + audience).contains { $0.name.lowercased() == name.lowercased() }
         return taken || name.lowercased() == "you" ? "Host" : name
     }
 

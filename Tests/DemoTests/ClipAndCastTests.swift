@@ -18,6 +18,9 @@ import Testing
         #expect(cast.hostName(loginName: "you") == "Host")
         #expect(cast.hostName(loginName: "dara") == "Host")
         #expect(cast.hostName(loginName: "zoë") == "Host")
+        // The audience counts too: Hana is its first listener.
+        #expect(cast.hostName(loginName: "hana") == "Hana")
+        #expect(DemoCast.standard(audienceSize: 20).hostName(loginName: "hana") == "Host")
     }
 
     @Test func theBundledManifestNamesEveryPartOfTheCast() throws {

@@ -76,7 +76,8 @@ enum DemoCommand: ClubroomCommand {
                 if headless { output.write(note.jsonLine) }
             })
         defer { room.stop() }
-        let name = DemoCast.standard(audienceSize: 0).hostName(loginName: ProcessInfo.processInfo.environment["USER"])
+        let name = DemoCast.standard(audienceSize: options.roomSize).hostName(
+            loginName: ProcessInfo.processInfo.environment["USER"])
         let host = DemoCast.Member(identity: "you", name: name, role: "host")
         let token = try room.server.token(for: host)
         if !options.showsUI { return await runHeadless(room: room, token: token, output: output) }
