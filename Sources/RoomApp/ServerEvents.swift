@@ -42,7 +42,8 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
         // The link is too long for the notice row: it goes in the event pane, which opens to show it.
         if !state.lineMode {
             state.chatVisible = true
-            effects += show(&state, Notice(.info, "Your invite link is in the event pane: copy every line of it. Tab hides it."))
+            effects += show(
+                &state, Notice(.info, "Your invite link is in the event pane: copy every line of it. Tab hides it."))
         }
     case .removed, .roomEnded, .peerLeft:
         if state.isOver {
