@@ -2,12 +2,13 @@
 // (srtp_replace_cipher_type, srtp_replace_auth_type). Only the primitives change: the SRTP transform around them
 // is libsrtp's. The contexts are made once per libsrtp cipher or authenticator (per stream and direction), keyed
 // once, and only given a new IV (AES-CTR) or restarted (HMAC) per packet.
+// The SHA-1 calls HMAC is built on are deprecated in OpenSSL 3 (see below); this file alone uses them.
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "csrtpcrypto.h"
 
-#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/params.h>
+#include <openssl/sha.h>
 #include <srtp2/auth.h>
 #include <srtp2/cipher.h>
 #include <srtp2/srtp.h>
@@ -114,16 +115,25 @@ static const srtp_cipher_type_t clubroom_aes_cm_128 = {
 };
 
 // MARK: HMAC-SHA1 (RFC 3711 4.2.1), its tag cut to the policy's length.
+//
+// HMAC by its definition (RFC 2104) over SHA-1's own state: the states after the key's inner and outer pads are
+// computed once, at init, and each tag starts from a copy of them. A SHA_CTX is a plain struct, so a copy is a
+// memcpy; OpenSSL 3's EVP_MAC_init and EVP_MD_CTX_copy_ex would look up parameters and allocate on each packet.
+// The SHA-1 calls are deprecated in OpenSSL 3 in favour of EVP; they remain in every 3.x release.
+
+enum { sha1_block = 64 };
 
 typedef struct {
-    EVP_MAC_CTX *context;
+    SHA_CTX inner;  // after the key XOR the inner pad
+    SHA_CTX outer;  // after the key XOR the outer pad
+    SHA_CTX work;   // the tag being computed
 } hmac_state;
 
 static srtp_err_status_t hmac_dealloc(srtp_auth_t *auth) {
     if (auth == NULL) return srtp_err_status_ok;
     hmac_state *state = auth->state;
     if (state != NULL) {
-        EVP_MAC_CTX_free(state->context);
+        OPENSSL_cleanse(state, sizeof(*state));
         free(state);
     }
     free(auth);
@@ -142,17 +152,6 @@ static srtp_err_status_t hmac_alloc(srtp_auth_t **result, int key_length, int ta
         return srtp_err_status_alloc_fail;
     }
     auth->state = state;
-    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    if (mac == NULL) {
-        hmac_dealloc(auth);
-        return srtp_err_status_alloc_fail;
-    }
-    state->context = EVP_MAC_CTX_new(mac);
-    EVP_MAC_free(mac);
-    if (state->context == NULL) {
-        hmac_dealloc(auth);
-        return srtp_err_status_alloc_fail;
-    }
     auth->type = &clubroom_hmac_sha1;
     auth->out_len = tag_length;
     auth->key_len = key_length;
@@ -161,43 +160,54 @@ static srtp_err_status_t hmac_alloc(srtp_auth_t **result, int key_length, int ta
     return srtp_err_status_ok;
 }
 
+// A key no longer than a block (SRTP's is 20 bytes) is padded with zeros to one.
 static srtp_err_status_t hmac_init(void *opaque, const uint8_t *key, int key_length) {
     hmac_state *state = opaque;
-    char digest[] = "SHA1";
-    OSSL_PARAM parameters[] = {
-        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-        OSSL_PARAM_construct_end(),
-    };
-    if (EVP_MAC_init(state->context, key, (size_t)key_length, parameters) != 1) return srtp_err_status_auth_fail;
+    if (key_length < 0 || key_length > sha1_block) return srtp_err_status_bad_param;
+    uint8_t inner_pad[sha1_block];
+    uint8_t outer_pad[sha1_block];
+    for (int index = 0; index < sha1_block; index++) {
+        uint8_t byte = index < key_length ? key[index] : 0;
+        inner_pad[index] = byte ^ 0x36;
+        outer_pad[index] = byte ^ 0x5c;
+    }
+    int ok = SHA1_Init(&state->inner) && SHA1_Update(&state->inner, inner_pad, sha1_block) &&
+             SHA1_Init(&state->outer) && SHA1_Update(&state->outer, outer_pad, sha1_block);
+    OPENSSL_cleanse(inner_pad, sizeof(inner_pad));
+    OPENSSL_cleanse(outer_pad, sizeof(outer_pad));
+    if (!ok) return srtp_err_status_auth_fail;
+    state->work = state->inner;
     return srtp_err_status_ok;
 }
 
-// Starts a new tag with the key already set: the context keeps its keyed state.
+// Starts a new tag: the inner state after the key.
 static srtp_err_status_t hmac_start(void *opaque) {
     hmac_state *state = opaque;
-    if (EVP_MAC_init(state->context, NULL, 0, NULL) != 1) return srtp_err_status_auth_fail;
+    state->work = state->inner;
     return srtp_err_status_ok;
 }
 
 static srtp_err_status_t hmac_update(void *opaque, const uint8_t *message, int length) {
     hmac_state *state = opaque;
     if (length < 0) return srtp_err_status_bad_param;
-    if (EVP_MAC_update(state->context, message, (size_t)length) != 1) return srtp_err_status_auth_fail;
+    if (!SHA1_Update(&state->work, message, (size_t)length)) return srtp_err_status_auth_fail;
     return srtp_err_status_ok;
 }
 
 static srtp_err_status_t hmac_compute(void *opaque, const uint8_t *message, int length, int tag_length,
                                       uint8_t *result) {
     hmac_state *state = opaque;
-    uint8_t digest[EVP_MAX_MD_SIZE];
-    size_t digest_length = 0;
+    uint8_t digest[sha1_length];
     if (tag_length < 0 || tag_length > sha1_length || length < 0) return srtp_err_status_bad_param;
-    if (EVP_MAC_update(state->context, message, (size_t)length) != 1) return srtp_err_status_auth_fail;
-    if (EVP_MAC_final(state->context, digest, &digest_length, sizeof(digest)) != 1) {
+    if (!SHA1_Update(&state->work, message, (size_t)length) || !SHA1_Final(digest, &state->work)) {
         return srtp_err_status_auth_fail;
     }
-    if (digest_length != sha1_length) return srtp_err_status_auth_fail;
+    state->work = state->outer;
+    if (!SHA1_Update(&state->work, digest, sha1_length) || !SHA1_Final(digest, &state->work)) {
+        return srtp_err_status_auth_fail;
+    }
     memcpy(result, digest, (size_t)tag_length);
+    OPENSSL_cleanse(digest, sizeof(digest));
     return srtp_err_status_ok;
 }
 
@@ -208,7 +218,7 @@ static const srtp_auth_type_t clubroom_hmac_sha1 = {
     .compute = hmac_compute,
     .update = hmac_update,
     .start = hmac_start,
-    .description = "HMAC-SHA1 (OpenSSL libcrypto)",
+    .description = "HMAC-SHA1 (OpenSSL libcrypto's SHA-1)",
     .test_data = &srtp_hmac_test_case_0,
     .id = SRTP_HMAC_SHA1,
 };
