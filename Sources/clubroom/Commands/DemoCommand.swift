@@ -76,8 +76,7 @@ enum DemoCommand: ClubroomCommand {
                 if headless { output.write(note.jsonLine) }
             })
         defer { room.stop() }
-        let name = DemoCast.standard(audienceSize: options.roomSize).hostName(
-            loginName: ProcessInfo.processInfo.environment["USER"])
+        let name = room.cast.hostName(loginName: ProcessInfo.processInfo.environment["USER"])
         let host = DemoCast.Member(identity: "you", name: name, role: "host")
         let token = try room.server.token(for: host)
         if !options.showsUI { return await runHeadless(room: room, token: token, output: output) }
@@ -158,6 +157,8 @@ enum DemoCommand: ClubroomCommand {
 final class DemoRoom: Sendable {
     let server: DemoServer
     let director: DemoDirector
+    /// Who the bots play.
+    let cast: DemoCast
 
     /// Starts the server and the bots; throws when either cannot start (nothing is left running then).
     init(roomSize: Int, notes given: @escaping @Sendable (DemoNote) -> Void) throws {
@@ -170,10 +171,11 @@ final class DemoRoom: Sendable {
             if case .problem(let problem) = note { log.warning("demo: \(problem)") }
             given(note)
         }
+        cast = .standard(audienceSize: roomSize)
         server = try DemoServer(room: "friday", logDescriptor: logDescriptor)
         do {
             let settings = DemoSettings(
-                cast: .standard(audienceSize: roomSize), clips: clips,
+                cast: cast, clips: clips,
                 voice: { identity in
                     MediaVoice(audio: audio) { problem in notes(.problem("\(identity): \(problem)")) }
                 },
