@@ -148,9 +148,13 @@ public final class EventLoop: @unchecked Sendable {
     /// milliseconds): a handler calls it when a deadline of its own comes sooner than the one it last returned
     /// from a tick. Loop thread only.
     func tick(noLaterThan due: Int64) {
-        let step = Self.tickMilliseconds
-        let onGrid = (due + step - 1).quotientAndRemainder(dividingBy: step).quotient * step
+        let onGrid = Self.gridStep(atOrAfter: due)
         if onGrid < nextTick { nextTick = onGrid }
+    }
+
+    /// The first step of the tick grid at or after `time` (monotonic milliseconds, never negative).
+    static func gridStep(atOrAfter time: Int64) -> Int64 {
+        (time + tickMilliseconds - 1) / tickMilliseconds * tickMilliseconds
     }
 
     func update(_ descriptor: Int32, writable: Bool) {
@@ -213,9 +217,8 @@ public final class EventLoop: @unchecked Sendable {
             if now >= nextTick {
                 // Ticks come when a handler's deadline does (an idle connection's next ping), on the grid, not on
                 // every step of it: a loop with nothing due sleeps. Deadlines set during the ticks count too.
-                let step = Self.tickMilliseconds
-                let nextStep = (now / step + 1) * step
-                nextTick = nextStep - step + Self.longestTickGap
+                let nextStep = Self.gridStep(atOrAfter: now + 1)
+                nextTick = nextStep - Self.tickMilliseconds + Self.longestTickGap
                 for handler in Array(handlers.values) {
                     if let due = handler.tick(nowMilliseconds: now) { tick(noLaterThan: due) }
                 }
