@@ -37,6 +37,8 @@ public final class MediaCounters: Sendable {
         case webSocketIn = "websocket_in"
         /// Packets sent over the WebSocket fallback.
         case webSocketOut = "websocket_out"
+        /// Times the forwarding thread, busy fanning out, let a thread waiting for its CPU run.
+        case yields = "cpu_yields"
     }
 
     // One atomic per counter: atomics cannot live in an array.
@@ -56,6 +58,7 @@ public final class MediaCounters: Sendable {
     private let bindingsCount = Atomic<Int>(0)
     private let webSocketInCount = Atomic<Int>(0)
     private let webSocketOutCount = Atomic<Int>(0)
+    private let yieldsCount = Atomic<Int>(0)
 
     public init() {}
 
@@ -78,6 +81,7 @@ public final class MediaCounters: Sendable {
         case .bindings: bindingsCount.add(amount, ordering: .relaxed)
         case .webSocketIn: webSocketInCount.add(amount, ordering: .relaxed)
         case .webSocketOut: webSocketOutCount.add(amount, ordering: .relaxed)
+        case .yields: yieldsCount.add(amount, ordering: .relaxed)
         }
     }
 
@@ -100,6 +104,7 @@ public final class MediaCounters: Sendable {
         case .bindings: bindingsCount.load(ordering: .relaxed)
         case .webSocketIn: webSocketInCount.load(ordering: .relaxed)
         case .webSocketOut: webSocketOutCount.load(ordering: .relaxed)
+        case .yields: yieldsCount.load(ordering: .relaxed)
         }
     }
 

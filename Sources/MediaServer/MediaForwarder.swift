@@ -170,6 +170,9 @@ public final class MediaForwarder: @unchecked Sendable {
     /// The media socket and the relay's, for `poll` (kept, so a turn of the loop allocates nothing).
     private let pollSet: UnsafeMutablePointer<pollfd>
     private var lastSpeakerPoll: Int64 = 0
+    /// When the thread's current run of fan-out turns began, or its last `shareTheCPU` (monotonic ns); nil while
+    /// nothing is queued.
+    private var busySince: Int64?
     /// The batch's drops already added to `counters`.
     private var countedDrops = 0
     /// Sees every accepted speaker packet, to relay it to other nodes (see MediaRelay).
@@ -267,6 +270,7 @@ public final class MediaForwarder: @unchecked Sendable {
             // have something are read (a node wakes for other nodes' packets more often than for its own). While
             // fan-outs are in progress this only looks, between their turns.
             let timeout: Int32 = fanouts.isEmpty ? 50 : 0
+            if fanouts.isEmpty { busySince = nil }
             let mediaReadable: Bool
             var relayReadable = false
             if let relay {
@@ -302,12 +306,33 @@ public final class MediaForwarder: @unchecked Sendable {
             if !relayFirst, relayReadable, fanouts.available >= receive.capacity, let relay {
                 handleRelayed(from: relay)
             }
-            if !fanouts.isEmpty { turnOfFanOuts() }
+            if !fanouts.isEmpty {
+                turnOfFanOuts()
+                shareTheCPU()
+            }
             relay?.tick()
             pollSpeakers()
         }
         fanouts.removeAll()
         stopped.signal()
+    }
+
+    /// Once the thread has been fanning out for `busyRunNanoseconds` without sleeping, lets a thread that waits for
+    /// its CPU run (sched_yield). The kernel takes the CPU from a busy thread only at a wake-up or at its
+    /// scheduler tick (every 4 ms at 250 Hz), whatever slice the thread asked for; and a thread waiting for a CPU
+    /// is already awake. Without this, a node sharing a CPU with another busy node (or any busy process) waited
+    /// for that one's whole burst of fan-outs before it read its sockets. With nobody waiting, the call returns at
+    /// once (a fraction of a microsecond each quarter of a millisecond).
+    private func shareTheCPU() {
+        let now = MonotonicClock.nanoseconds()
+        guard let since = busySince else {
+            busySince = now
+            return
+        }
+        guard now - since >= Self.busyRunNanoseconds else { return }
+        sched_yield()
+        counters.add(.yields)
+        busySince = MonotonicClock.nanoseconds()
     }
 
     private func drainInbox() {
@@ -581,6 +606,9 @@ public final class MediaForwarder: @unchecked Sendable {
 
     /// The time slice the forwarding thread asks the kernel for (Linux 6.12 and later; see docs/media.md).
     public static let threadSliceNanoseconds: UInt64 = 100_000
+
+    /// How long the forwarding thread fans out without sleeping before it lets a thread waiting for its CPU run.
+    static let busyRunNanoseconds: Int64 = 250_000
 
     /// The forwarding thread's kernel thread ID, once it runs (for benchmarks, which read its CPU and wait times).
     public var forwardingThreadID: Int { threadID.load(ordering: .relaxed) }

@@ -68,8 +68,8 @@ extension UInt16 {
     var low: UInt8 { UInt8(truncatingIfNeeded: self) }
 }
 
-func waitFor(_ condition: () -> Bool) -> Bool {
-    for _ in 0..<200 {
+func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
+    for _ in 0..<200 * seconds {
         if condition() { return true }
         usleep(5000)
     }
@@ -297,6 +297,39 @@ func waitFor(_ condition: () -> Bool) -> Bool {
         #expect(order.filter { $0 == 9001 }.count == crowd)
         #expect(order.firstIndex(of: 9002) == 0)
         #expect(crowd > 2 * FanOutQueue.turnSize)
+    }
+
+    /// A fan-out longer than `busyRunNanoseconds` lets threads waiting for the CPU run on the way; a forwarder
+    /// with nothing to fan out never yields.
+    @Test func aLongFanOutYieldsTheCPUOnTheWay() throws {
+        let forwarder = try MediaForwarder(binding: .loopback(port: 0))
+        forwarder.start()
+        defer { forwarder.stop() }
+        forwarder.setRoomKey(roomKey, epoch: 1, room: "big")
+        let speaker = try TestPeer(ssrc: 9001, roomKey: roomKey, mayPublish: true)
+        forwarder.add(speaker.media(room: "big"))
+        #expect(try speaker.bind(to: forwarder))
+        let ear = try UDPSocket(binding: .loopback(port: 0), bufferBytes: 8 << 20)
+        let crowd = 2000
+        for index in 0..<crowd {
+            let ssrc = UInt32(20_000 + index)
+            let uplinkKey = SRTPKey(bytes: (0..<30).map { UInt8(truncatingIfNeeded: index &+ $0 &* 7) })!
+            forwarder.add(
+                MediaPeer(
+                    room: "big", peer: "l\(index)", ssrc: ssrc, uplinkKey: uplinkKey, gate: PublishGate(false),
+                    webSocketSink: { _ in }))
+            let session = try SRTPSession(key: uplinkKey, direction: .outbound)
+            let report = try session.protect(RTCPPacket.receiverReport(ssrc: ssrc, reports: []).bytes(), rtcp: true)
+            ear.send(report, to: forwarder.socket.localAddress)
+            if index % 200 == 199 { usleep(5000) }
+        }
+        #expect(waitFor(seconds: 10) { forwarder.counters.value(.bindings) == 1 + crowd })
+        #expect(forwarder.counters.value(.yields) == 0)
+        _ = try speaker.sendAudio(to: forwarder)
+        #expect(waitFor(seconds: 10) { forwarder.counters.value(.sentDatagrams) == crowd })
+        // 2,000 datagrams take milliseconds (about 4 µs each on loopback), many times the busy run.
+        #expect(forwarder.counters.value(.yields) >= 1)
+        #expect(MediaForwarder.busyRunNanoseconds == 250_000)
     }
 
     /// A speaker's packets reach every listener in order, even when the room's listeners are listed again

@@ -25,6 +25,9 @@ import Synchronization
 ///   arrival at each listener; the hop is, per probe, the arrival on another node less the arrival on the
 ///   speaker's own node: what crossing the relay adds for a listener there. The one node serves the same
 ///   probe room (its speaker and as many listeners) during its own turns, so both sides do the same work.
+///
+/// The rig's threads (the speakers' sender, the listeners' reader, the probes) stand for other machines and run
+/// under the idle policy (`RigThread`): the forwarders wait for a CPU only for each other.
 public enum ClusterFanoutBenchmark {
     public struct Result: Sendable {
         public var nodes: Int
@@ -149,7 +152,8 @@ public enum ClusterFanoutBenchmark {
         defer { singleProbe.stop() }
 
         FanoutBenchmark.drain(listenerSockets + speakerSockets)
-        let receivers = Receivers(listeners: listenerSockets, others: speakerSockets)
+        // The rig's readers stand aside: the nodes wait for the CPU only for each other, as on their own machines.
+        let receivers = Receivers(listeners: listenerSockets, others: speakerSockets, standsAside: true)
         receivers.start()
         defer { receivers.stop() }
         let singleTarget = FanoutBenchmark.Target(
@@ -171,6 +175,9 @@ public enum ClusterFanoutBenchmark {
                     forwarders.reduce(0) { $0 + $1.counters.value(.sendDropped) }
                 )
             })
+        // This thread sends the speakers' packets: it stands aside too, while it does.
+        RigThread.standAside()
+        defer { RigThread.stepBack() }
         var singleTally = FanoutBenchmark.Tally()
         var clusterTally = FanoutBenchmark.Tally()
         var sequences = [UInt16](repeating: 0, count: speakers)
@@ -326,6 +333,7 @@ public enum ClusterFanoutBenchmark {
         func sending(_ on: Bool) { active.store(on, ordering: .relaxed) }
 
         private func send() {
+            RigThread.standAside()
             var sequence: UInt16 = 0
             let payload = [UInt8](repeating: 0x33, count: 70)
             var next = MonotonicClock.nanoseconds()
@@ -346,6 +354,7 @@ public enum ClusterFanoutBenchmark {
         }
 
         private func read() {
+            RigThread.standAside()
             let batch = ReceiveBatch(capacity: 8, slotSize: 2048)
             while running.load(ordering: .relaxed) {
                 for (node, socket) in listenerSockets.enumerated() {
@@ -470,6 +479,8 @@ extension ClusterFanoutBenchmark {
                 "relay hop = per probe (a room of its own: one speaker on node 1, one listener per node, every 20 ms"
                     + " during the nodes' turns), its kernel-stamped arrival on another node less that on node 1",
                 "the one node serves the same probe room (its speaker and \(nodes) listeners) during its turns",
+                "the rig's threads (speakers, listeners' reader, probes) run under the idle policy: they stand for"
+                    + " other machines, and take only the CPU the forwarders leave",
                 "SRTP: libsrtp2, its AES-CM and HMAC-SHA1 from \(SRTPLibrary.cryptography.rawValue)",
             ] + result.relayLog.prefix(3).map { "relay: " + $0 })
     }

@@ -352,16 +352,20 @@ package final class Receivers: @unchecked Sendable {
     let threadID = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
+    /// Whether the thread runs under the idle policy (see `RigThread`).
+    private let standsAside: Bool
 
-    package init(listeners: [UDPSocket], others: [UDPSocket]) {
+    package init(listeners: [UDPSocket], others: [UDPSocket], standsAside: Bool = false) {
         self.listeners = listeners
         self.others = others
+        self.standsAside = standsAside
     }
 
     package func start() {
         running.store(true, ordering: .relaxed)
         let thread = Thread { [self] in
             threadID.store(MediaForwarder.currentThreadID(), ordering: .relaxed)
+            if standsAside { RigThread.standAside() }
             let batch = ReceiveBatch(capacity: 8, slotSize: 256)
             while running.load(ordering: .relaxed) {
                 var got = 0
