@@ -1,7 +1,7 @@
 // libsrtp2's AES-CM-128 and HMAC-SHA1 on OpenSSL's libcrypto, registered with libsrtp's own replacement calls
 // (srtp_replace_cipher_type, srtp_replace_auth_type). Only the primitives change: the SRTP transform around them
-// is libsrtp's. The contexts are made once per libsrtp cipher or authenticator (per stream and direction), keyed
-// once, and only given a new IV (AES-CTR) or restarted (HMAC) per packet.
+// is libsrtp's. The contexts are made once per libsrtp cipher or authenticator (per stream and direction) and
+// keyed once; per packet, AES-CM only counts on from a new IV and HMAC restarts from the keyed pad states.
 // The SHA-1 calls HMAC is built on are deprecated in OpenSSL 3 (see below); this file alone uses them.
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "csrtpcrypto.h"
@@ -26,12 +26,22 @@ static const srtp_cipher_type_t clubroom_aes_cm_128;
 static const srtp_auth_type_t clubroom_hmac_sha1;
 
 // MARK: AES-CM-128 (RFC 3711 4.1.1): AES-128 in counter mode, the counter starting at (salt XOR IV) << 16.
+//
+// The keystream is AES-128-ECB over the counter blocks, made here: the ECB context is keyed once and never
+// re-initialised, where giving OpenSSL 3's CTR context a new IV per packet looked up its parameters by name.
+
+// Counter blocks encrypted per call into libcrypto (a 1,500-byte packet is 94 blocks: three calls).
+enum { keystream_blocks = 32 };
 
 typedef struct {
     EVP_CIPHER_CTX *context;
     // The session salt, padded to a block with two zero bytes: XORed with each packet's IV.
     uint8_t offset[block_length];
+    // The next counter block to encrypt.
     uint8_t counter[block_length];
+    // The last keystream block made, and how many of its bytes are used (block_length: none left).
+    uint8_t keystream[block_length];
+    unsigned int used;
 } aes_cm_state;
 
 static srtp_err_status_t aes_cm_dealloc(srtp_cipher_t *cipher) {
@@ -62,6 +72,7 @@ static srtp_err_status_t aes_cm_alloc(srtp_cipher_t **result, int key_length, in
         aes_cm_dealloc(cipher);
         return srtp_err_status_alloc_fail;
     }
+    state->used = block_length;
     cipher->type = &clubroom_aes_cm_128;
     cipher->algorithm = SRTP_AES_ICM_128;
     cipher->key_len = key_length;
@@ -75,9 +86,12 @@ static srtp_err_status_t aes_cm_init(void *opaque, const uint8_t *key) {
     memset(state->offset, 0, sizeof(state->offset));
     memcpy(state->offset, key + aes_key_length, salt_length);
     memcpy(state->counter, state->offset, sizeof(state->counter));
-    if (EVP_EncryptInit_ex(state->context, EVP_aes_128_ctr(), NULL, key, NULL) != 1) {
+    state->used = block_length;
+    if (EVP_EncryptInit_ex(state->context, EVP_aes_128_ecb(), NULL, key, NULL) != 1) {
         return srtp_err_status_init_fail;
     }
+    // Whole blocks in, whole blocks out: nothing held back for padding.
+    if (EVP_CIPHER_CTX_set_padding(state->context, 0) != 1) return srtp_err_status_init_fail;
     return srtp_err_status_ok;
 }
 
@@ -85,18 +99,49 @@ static srtp_err_status_t aes_cm_set_iv(void *opaque, uint8_t *iv, srtp_cipher_di
     (void)direction;  // counter mode: the same keystream both ways
     aes_cm_state *state = opaque;
     for (int index = 0; index < block_length; index++) state->counter[index] = state->offset[index] ^ iv[index];
-    if (EVP_EncryptInit_ex(state->context, NULL, NULL, NULL, state->counter) != 1) return srtp_err_status_init_fail;
+    state->used = block_length;
     return srtp_err_status_ok;
+}
+
+// The counter as one 128-bit big-endian number, plus one (as OpenSSL's CTR mode counts).
+static void aes_cm_increment(uint8_t *counter) {
+    for (int index = block_length - 1; index >= 0; index--) {
+        if (++counter[index] != 0) break;
+    }
+}
+
+// Encrypts `blocks` counter blocks into `keystream`, counting on from the state's counter.
+static int aes_cm_keystream(aes_cm_state *state, uint8_t *keystream, unsigned int blocks) {
+    uint8_t counters[keystream_blocks * block_length];
+    for (unsigned int block = 0; block < blocks; block++) {
+        memcpy(counters + block * block_length, state->counter, block_length);
+        aes_cm_increment(state->counter);
+    }
+    int written = 0;
+    int wanted = (int)(blocks * block_length);
+    return EVP_EncryptUpdate(state->context, keystream, &written, counters, wanted) == 1 && written == wanted;
 }
 
 static srtp_err_status_t aes_cm_encrypt(void *opaque, uint8_t *buffer, unsigned int *length) {
     aes_cm_state *state = opaque;
-    int written = 0;
-    if (*length > (unsigned int)INT32_MAX) return srtp_err_status_bad_param;
-    if (EVP_EncryptUpdate(state->context, buffer, &written, buffer, (int)*length) != 1) {
-        return srtp_err_status_cipher_fail;
+    unsigned int done = 0;
+    unsigned int total = *length;
+    // What is left of the last block's keystream first (a call that ended inside a block).
+    while (state->used < block_length && done < total) buffer[done++] ^= state->keystream[state->used++];
+    uint8_t keystream[keystream_blocks * block_length];
+    while (total - done >= block_length) {
+        unsigned int blocks = (total - done) / block_length;
+        if (blocks > keystream_blocks) blocks = keystream_blocks;
+        if (!aes_cm_keystream(state, keystream, blocks)) return srtp_err_status_cipher_fail;
+        for (unsigned int index = 0; index < blocks * block_length; index++) buffer[done + index] ^= keystream[index];
+        done += blocks * block_length;
     }
-    *length = (unsigned int)written;
+    if (done < total) {
+        if (!aes_cm_keystream(state, state->keystream, 1)) return srtp_err_status_cipher_fail;
+        state->used = 0;
+        while (done < total) buffer[done++] ^= state->keystream[state->used++];
+    }
+    OPENSSL_cleanse(keystream, sizeof(keystream));
     return srtp_err_status_ok;
 }
 

@@ -130,6 +130,22 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
                     "80c8000611112222a0352cf3c5926852ad58392ee102913eccd20dda800000021c953572b88e5bb160a5"))
     }
 
+    /// A packet of 1,203 payload bytes: AES-CM's keystream in several calls into libcrypto (32 blocks each) and a
+    /// last, partial block. The tag is over the whole encrypted packet, so its last 40 bytes (30 of ciphertext and
+    /// the tag) settle every byte; they were made by an SRTP written from RFC 3711 on Python's `cryptography`
+    /// (AES-CTR, HMAC-SHA1), which makes the bytes above too.
+    @Test func aLongPacketIsByteForByteWhatRFC3711Makes() throws {
+        let sender = try SRTPSession(key: keyA, direction: .outbound)
+        let packet = Self.bytes("806f00020000078011112222") + (0..<1203).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        let protected = try sender.protect(packet)
+        #expect(protected.count == 1225)
+        #expect(
+            Array(protected.suffix(40))
+                == Self.bytes("f24961661ffb78644b350522767dd0d8dad37a9cb54ad007ac44e7a44f1b68db93b03641389dc35d"))
+        let receiver = try SRTPSession(key: keyA, direction: .inbound)
+        #expect(try receiver.unprotect(protected) == packet)
+    }
+
     @Test func aWrappedSequenceStillDecryptsAndAForgedTagStillFails() throws {
         let sender = try SRTPSession(key: keyA, direction: .outbound)
         let receiver = try SRTPSession(key: keyA, direction: .inbound)
