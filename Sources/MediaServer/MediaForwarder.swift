@@ -207,7 +207,7 @@ public final class MediaForwarder: @unchecked Sendable {
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let thread = Thread { [self] in run() }
-        thread.name = "clubroom-media"
+        thread.name = "clubroom-fwd"
         thread.qualityOfService = .userInteractive
         thread.start()
     }
@@ -262,6 +262,7 @@ public final class MediaForwarder: @unchecked Sendable {
     // MARK: The forwarding thread
 
     private func run() {
+        nameCurrentThread("clubroom-fwd")
         threadID.store(Self.currentThreadID(), ordering: .relaxed)
         // Short slices: when the thread shares a CPU, it waits a tenth of a millisecond for it, not a few.
         ThreadSlice.request(nanoseconds: Self.threadSliceNanoseconds)

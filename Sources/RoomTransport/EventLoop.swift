@@ -70,6 +70,7 @@ public final class EventLoop: @unchecked Sendable {
         event.data.fd = wakeDescriptor
         epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, wakeDescriptor, &event)
         let thread = Thread { [self] in
+            nameCurrentThread(name)
             loopThread = pthread_self()
             started.signal()
             run()

@@ -388,4 +388,15 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         #expect(waitFor { ThreadSlice.current(thread: forwarder.forwardingThreadID) == 100_000 })
         #expect(MediaForwarder.threadSliceNanoseconds == 100_000)
     }
+
+    /// The kernel shows the forwarding thread by its name (`ps -L`, `top -H`).
+    @Test func theForwardingThreadCarriesItsNameInTheKernel() throws {
+        let forwarder = try MediaForwarder(binding: .loopback(port: 0))
+        forwarder.start()
+        defer { forwarder.stop() }
+        #expect(waitFor { forwarder.forwardingThreadID != 0 })
+        let comm = try String(
+            contentsOfFile: "/proc/self/task/\(forwarder.forwardingThreadID)/comm", encoding: .utf8)
+        #expect(comm == "clubroom-fwd\n")
+    }
 }

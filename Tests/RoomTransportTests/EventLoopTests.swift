@@ -1,7 +1,19 @@
+import Foundation
 import RoomTransport
 import Testing
 
 @Suite struct EventLoopTests {
+    /// The kernel shows the loop's thread by the loop's name (`ps -L`, `top -H`), cut to its 15 bytes.
+    @Test func theLoopsThreadCarriesItsNameInTheKernel() throws {
+        let loop = try EventLoop(name: "test-named-loop-thread")
+        defer { loop.shutdown() }
+        let comm = Recorder<String>()
+        loop.execute {
+            comm.record((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "unreadable")
+        }
+        #expect(comm.wait(for: 1, seconds: 5) == ["test-named-loop\n"])
+    }
+
     @Test func scheduledTasksRunInDueOrderOnTheLoopAndCancelledOnesNever() throws {
         let loop = try EventLoop(name: "test-timers")
         defer { loop.shutdown() }
