@@ -24,8 +24,8 @@ public struct HeardTalker: Sendable, Equatable {
 /// speech packet after silence starts a talk spurt at its arrival time; the spurt lasts through pauses shorter
 /// than the hold (a breath, the gap between words), so a steady voice is never reported as stopping and
 /// starting. Levels are the power average of the last few packets (of those there are, at first), in UI steps. ``poll(at:)`` reports every talker
-/// whenever someone starts or stops talking, at once, and level changes at most every `levelInterval`. Pure:
-/// time comes in as milliseconds.
+/// whenever someone starts or stops talking, at once, and level changes at most every `levelInterval` (or
+/// never, without `reportsLevels`). Pure: time comes in as milliseconds.
 public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
     /// The tuning of a ``TalkerActivity``.
     public struct Configuration: Sendable, Equatable {
@@ -39,6 +39,10 @@ public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
         public var levelInterval: Int64 = 100
         /// Levels are rounded to multiples of this (a talker shows at least this much).
         public var levelStep = 5
+        /// Whether a change of level alone makes a report. Without, reports come only when someone starts or
+        /// stops talking (or appears or leaves), still with everyone's level: for a front end that draws no
+        /// level bars, which then is not woken up to ten times a second while people talk.
+        public var reportsLevels = true
 
         /// The default tuning.
         public init() {}
@@ -106,7 +110,8 @@ public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
     }
 
     /// The report to give at `time`, or nil when nothing changed: at once when someone started or stopped
-    /// talking (or a speaker appeared or left), and for level changes alone at most every `levelInterval`.
+    /// talking (or a speaker appeared or left), and for level changes alone at most every `levelInterval` (never
+    /// without `reportsLevels`).
     ///
     /// Called every tick: while nothing changed it compares each talker with the last report where they are
     /// kept, building no table.
@@ -116,7 +121,8 @@ public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
         let current = talkers(at: time)
         let onsetsChanged =
             current.count != lastReport.count
-            || current.contains { key, talker in lastReport[key]?.talkingSince != talker.talkingSince }
+            || current.contains { key, talker in lastReport[key].map { $0.talkingSince != talker.talkingSince } ?? true
+            }
         if !onsetsChanged, let last = lastReportTime,
             time.subtractingSaturating(last) < configuration.levelInterval
         {
@@ -127,18 +133,28 @@ public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
         return current
     }
 
-    /// Whether ``talkers(at:)`` at `time` would differ from `report`.
+    /// Whether ``talkers(at:)`` at `time` would differ from `report`; without `reportsLevels`, whether anyone
+    /// started or stopped talking since it (levels are then not even worked out).
     private func changed(since report: [Key: HeardTalker], at time: Int64) -> Bool {
         guard talkers.count == report.count else { return true }
-        for (key, talker) in talkers where report[key] != heard(talker, at: time) { return true }
+        if configuration.reportsLevels {
+            for (key, talker) in talkers where report[key] != heard(talker, at: time) { return true }
+            return false
+        }
+        for (key, talker) in talkers {
+            guard let last = report[key], last.talkingSince == onset(talker, at: time) else { return true }
+        }
         return false
+    }
+
+    /// When `talker`'s talk spurt began, while it lasts at `time`; nil when they are not talking.
+    private func onset(_ talker: Talker, at time: Int64) -> Int64? {
+        talker.isHeld(at: time, hold: configuration.hold) ? talker.since : nil
     }
 
     /// How `talker` is heard at `time`: their level and onset while their spurt lasts, else at 0.
     private func heard(_ talker: Talker, at time: Int64) -> HeardTalker {
-        guard let since = talker.since, talker.isHeld(at: time, hold: configuration.hold) else {
-            return HeardTalker(level: 0, talkingSince: nil)
-        }
+        guard let since = onset(talker, at: time) else { return HeardTalker(level: 0, talkingSince: nil) }
         let level = PowerWindow.steppedLevel(
             decibels: talker.powers.decibels(overRecordedOnly: true), step: configuration.levelStep)
         return HeardTalker(level: level, talkingSince: since)

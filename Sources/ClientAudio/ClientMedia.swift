@@ -50,8 +50,8 @@ public enum ClientMediaEvent: Sendable, Equatable {
     case path(MediaPathKind)
     /// Once a second: every speaker heard so far.
     case stats(path: MediaPathKind?, speakers: [SpeakerStats], packetsSent: Int)
-    /// Who is talking among the speakers heard, every time someone starts or stops and as levels move (at most
-    /// every 100 ms); only with `Options.tracksTalkers`.
+    /// Who is talking among the speakers heard, every time someone starts or stops and, with
+    /// `Options.talkerLevels`, as levels move (at most every 100 ms); only with `Options.tracksTalkers`.
     case heard([HeardSpeaker])
     /// Each RTP packet that opened, as it arrived (its SSRC and sequence number; the kernel's arrival stamp on
     /// `MonotonicClock`, in microseconds); only with `Options.reportsPackets`.
@@ -89,13 +89,17 @@ public final class ClientMedia: @unchecked Sendable {
         public var output: AudioFeed?
         /// Whether to follow who is talking among the speakers heard (`ClientMediaEvent.heard`).
         public var tracksTalkers: Bool
+        /// Whether those reports also come when only a level changed (for level bars), or only when someone
+        /// starts or stops talking.
+        public var talkerLevels: Bool
         /// Whether to report every packet heard as it arrives (`ClientMediaEvent.packet`): a test aid.
         public var reportsPackets: Bool
 
         public init(
             source: MicrophoneSource = .none, sending: SendPipeline.Configuration? = nil,
             talk: TalkSwitch = TalkSwitch(), blockUDP: Bool = false, probeTimeout: Duration = .seconds(2),
-            record: Bool = false, output: AudioFeed? = nil, tracksTalkers: Bool = false, reportsPackets: Bool = false
+            record: Bool = false, output: AudioFeed? = nil, tracksTalkers: Bool = false, talkerLevels: Bool = true,
+            reportsPackets: Bool = false
         ) {
             self.source = source
             self.sending = sending
@@ -105,6 +109,7 @@ public final class ClientMedia: @unchecked Sendable {
             self.record = record
             self.output = output
             self.tracksTalkers = tracksTalkers
+            self.talkerLevels = talkerLevels
             self.reportsPackets = reportsPackets
         }
 
@@ -157,7 +162,8 @@ public final class ClientMedia: @unchecked Sendable {
             onChosen: { kind in onEvent(.path(kind)) })
         receiver = Receiver(
             payloadType: UInt8(truncatingIfNeeded: offer.payloadType),
-            audioLevelID: UInt8(truncatingIfNeeded: offer.audioLevelID), tracksTalkers: options.tracksTalkers)
+            audioLevelID: UInt8(truncatingIfNeeded: offer.audioLevelID), tracksTalkers: options.tracksTalkers,
+            talkerLevels: options.talkerLevels)
         let stream = SendPipeline.Stream(
             ssrc: offer.ssrc, payloadType: UInt8(truncatingIfNeeded: offer.payloadType),
             audioLevelID: UInt8(truncatingIfNeeded: offer.audioLevelID))

@@ -78,11 +78,14 @@ final class Receiver {
     private var mixer = Mixer()
 
     /// A receiver of the room's stream of `payloadType`, reading levels from extension `audioLevelID`; with
-    /// `tracksTalkers`, it follows who is talking (``heard(at:names:)``).
-    init(payloadType: UInt8, audioLevelID: UInt8, tracksTalkers: Bool) {
+    /// `tracksTalkers`, it follows who is talking (``heard(at:names:)``), and with `talkerLevels` reports level
+    /// changes too, not only who starts and stops.
+    init(payloadType: UInt8, audioLevelID: UInt8, tracksTalkers: Bool, talkerLevels: Bool = true) {
         self.payloadType = payloadType
         self.audioLevelID = audioLevelID
-        talkers = tracksTalkers ? TalkerActivity() : nil
+        var configuration = TalkerActivity<UInt32>.Configuration()
+        configuration.reportsLevels = talkerLevels
+        talkers = tracksTalkers ? TalkerActivity(configuration: configuration) : nil
     }
 
     /// Files one decrypted RTP packet that arrived at `arrival` (µs) in its speaker's jitter buffer.

@@ -39,9 +39,10 @@ public struct RoomAudioSettings: Sendable, Equatable {
     public var voiceProcessing: Bool?
     /// Where each speaker's local volume is kept (`VolumeStore`); nil keeps volumes for this session only.
     public var volumesPath: String?
-    /// Whether the microphone's level is reported as it changes (`.microphone`), for a front end that draws it.
-    /// Line mode draws no level bar: without the reports its thread is not woken up to ten times a second while
-    /// the person speaks.
+    /// Whether levels are reported as they change, for a front end that draws them: the microphone's
+    /// (`.microphone`), and those of the speakers heard (`speakers` is then also called when only a level moved,
+    /// not only when someone starts or stops talking). Line mode draws no level bar: without the reports its
+    /// thread is not woken up to ten times a second while people talk.
     public var reportsLevel = true
 
     /// Settings for these devices; volumes are kept in `VolumeStore.defaultPath()` unless told otherwise.
@@ -153,7 +154,7 @@ public final class RoomAudio: MediaReceiver {
         link = MediaLink(
             options: ClientMedia.Options(
                 source: .live(feed), sending: settings.sending, talk: talk, output: feed,
-                tracksTalkers: speakers != nil),
+                tracksTalkers: speakers != nil, talkerLevels: settings.reportsLevel),
             onEvent: { event in
                 if case .heard(let heard) = event { speakers?(heard) }
             },

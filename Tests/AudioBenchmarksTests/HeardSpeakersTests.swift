@@ -1,4 +1,5 @@
 import ClientAudio
+import Foundation
 import Platform
 import RoomClient
 import ServerBenchmarks
@@ -56,6 +57,58 @@ import Testing
             waitFor(seconds: 5) {
                 reports.withLock { $0 }.last?.first { $0.ssrc == ana.ssrc }?.talkingSince == nil
             })
+    }
+
+    /// A front end that draws no level bars (line mode) hears of talk starting and stopping, not of every level
+    /// change: the same talker, louder and softer every 200 ms, makes several reports a second with levels and
+    /// one without.
+    @Test(arguments: [true, false]) func levelChangesAloneAreReportedOnlyWhenAskedFor(levels: Bool) throws {
+        let server = try BenchServer(room: "bench", media: true)
+        defer { server.shutdown() }
+        let reports = Mutex<[[HeardSpeaker]]>([])
+        let listening = MediaLink(
+            options: ClientMedia.Options(tracksTalkers: true, talkerLevels: levels),
+            onEvent: { event in
+                if case .heard(let heard) = event { reports.withLock { $0.append(heard) } }
+            },
+            onFailure: { _ in })
+        let listener = try BenchClient(room: server, identity: "eli", role: "audience", relay: nil) {
+            listening.handle($0)
+        }
+        listening.attach(listener.session)
+        // 400 Hz at 0.3 of full scale (UI level 80) for 200 ms, then at 0.05 (UI level 55) for 200 ms: voice
+        // throughout.
+        let samples = (0..<19_200).map { index in
+            let amplitude = index < 9_600 ? 0.3 : 0.05
+            return Int16((amplitude * 32_767 * sin(2 * Double.pi * 400 * Double(index) / 48_000)).rounded())
+        }
+        let speaking = MediaLink(
+            options: ClientMedia.Options(source: .samples(samples)), onFailure: { _ in })
+        let speaker = try BenchClient(room: server, identity: "ana", role: "speaker", relay: nil) {
+            speaking.handle($0)
+        }
+        speaking.attach(speaker.session)
+        defer {
+            speaking.close()
+            speaker.close()
+            listening.close()
+            listener.close()
+        }
+        try listener.join()
+        try speaker.join()
+        try speaker.unmute()
+        func talking() -> Bool { reports.withLock { $0 }.contains { $0.contains { $0.talkingSince != nil } } }
+        #expect(waitFor(seconds: 10) { talking() })
+        let first = reports.withLock { $0.count }
+        MonotonicClock.sleep(microseconds: 1_200_000)
+        let later = reports.withLock { $0 }.dropFirst(first)
+        #expect(later.allSatisfy { $0.contains { $0.peer == "ana" && $0.talkingSince != nil } })
+        if levels {
+            #expect(later.count >= 4)
+            #expect(Set(later.compactMap { $0.first { $0.peer == "ana" }?.level }).count >= 2)
+        } else {
+            #expect(later.isEmpty)
+        }
     }
 
     func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {

@@ -65,6 +65,39 @@ import Testing
         #expect(activity.poll(at: 140) == ["ana": HeardTalker(level: 85, talkingSince: 0)])
     }
 
+    @Test func withoutLevelsOnlyStartsAndStopsAreReported() {
+        var configuration = TalkerActivity<String>.Configuration()
+        configuration.reportsLevels = false
+        var activity = TalkerActivity<String>(configuration: configuration)
+        speak(&activity, "ana", from: 0, packets: 3, dBov: 20)
+        // The start is reported at once, with the level.
+        #expect(activity.poll(at: 40) == ["ana": HeardTalker(level: 65, talkingSince: 0)])
+        // Louder, and long after the last report: a level alone says nothing.
+        speak(&activity, "ana", from: 60, packets: 10, dBov: 10)
+        #expect(activity.poll(at: 240) == nil)
+        #expect(activity.talkers(at: 240)["ana"] == HeardTalker(level: 85, talkingSince: 0))
+        // Someone else starting is reported, with everyone's level as it is now.
+        speak(&activity, "bo", from: 260, packets: 1, dBov: 30)
+        #expect(
+            activity.poll(at: 260) == [
+                "ana": HeardTalker(level: 85, talkingSince: 0), "bo": HeardTalker(level: 50, talkingSince: 260),
+            ])
+        // Ana's hold runs out 500 ms after her last packet (at 240): reported at once.
+        #expect(activity.poll(at: 740) == nil)
+        #expect(activity.poll(at: 741)?["ana"] == HeardTalker(level: 0, talkingSince: nil))
+    }
+
+    @Test func aSpeakerInPlaceOfAnotherIsReportedAtOnce() {
+        var activity = TalkerActivity<String>()
+        speak(&activity, "ana", from: 0, packets: 3)
+        #expect(activity.poll(at: 40)?.count == 1)
+        // Ana leaves and Bo's first packet is quiet: as many speakers as before, none talking, but not the same
+        // ones, said without waiting for the level interval.
+        activity.remove("ana")
+        speak(&activity, "bo", from: 60, packets: 1, voice: false)
+        #expect(activity.poll(at: 60) == ["bo": HeardTalker(level: 0, talkingSince: nil)])
+    }
+
     @Test func aSpeakerWhoLeftIsForgotten() {
         var activity = TalkerActivity<String>()
         speak(&activity, "ana", from: 0, packets: 3)
