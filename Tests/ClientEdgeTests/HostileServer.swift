@@ -98,15 +98,9 @@ final class ClientProcess: @unchecked Sendable {
         process.standardInput = input
         process.standardOutput = out
         process.standardError = err
-        out.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil } else { output.withLock { $0.standardOutput += data } }
-        }
-        err.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil } else { output.withLock { $0.standardError += data } }
-        }
         try process.run()
+        out.fileHandleForReading.readToEnd { [self] data in output.withLock { $0.standardOutput += data } }
+        err.fileHandleForReading.readToEnd { [self] data in output.withLock { $0.standardError += data } }
     }
 
     var standardOutput: Data { output.withLock { $0.standardOutput } }

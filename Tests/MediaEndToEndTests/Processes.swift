@@ -28,25 +28,11 @@ final class RunningProcess: @unchecked Sendable {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        out.fileHandleForReading.readabilityHandler = { [output] handle in
-            let data = handle.availableData
-            // At the end of the stream the handler would fire forever with nothing: stop it.
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                output.close()
-            }
-            output.append(data)
-        }
-        err.fileHandleForReading.readabilityHandler = { [errors] handle in
-            let data = handle.availableData
-            // At the end of the stream the handler would fire forever with nothing: stop it.
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                errors.close()
-            }
-            errors.append(data)
-        }
         try process.run()
+        out.fileHandleForReading.readToEnd(
+            chunk: { [output] in output.append($0) }, ended: { [output] in output.close() })
+        err.fileHandleForReading.readToEnd(
+            chunk: { [errors] in errors.append($0) }, ended: { [errors] in errors.close() })
     }
 
     var standardOutput: String { output.text }

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTesting
 import Testing
 
 /// The package's root, found from this file's place in it.
@@ -81,12 +82,8 @@ final class Proxy {
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
-        err.fileHandleForReading.readabilityHandler = { [errors] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            errors.append(data)
-        }
         try process.run()
+        err.fileHandleForReading.readToEnd { [errors] in errors.append($0) }
         let deadline = Date().addingTimeInterval(10)
         while !Self.accepts(port), Date() < deadline, process.isRunning { usleep(50_000) }
         guard Self.accepts(port) else {

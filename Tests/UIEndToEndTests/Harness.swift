@@ -41,12 +41,7 @@ final class Collector: @unchecked Sendable {
     private var text = ""
 
     init(_ pipe: Pipe) {
-        pipe.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
+        pipe.fileHandleForReading.readToEnd { [self] data in
             lock.withLock { text += String(decoding: data, as: UTF8.self) }
         }
     }

@@ -415,19 +415,16 @@ public enum ClientCPUBenchmark {
             let err = Pipe()
             process.standardOutput = out
             process.standardError = err
-            for (pipe, text) in [(out, output), (err, errors)] {
-                pipe.fileHandleForReading.readabilityHandler = { handle in
-                    let data = handle.availableData
-                    // At the end of the stream the handler would fire forever with nothing: stop it.
-                    if data.isEmpty {
-                        handle.readabilityHandler = nil
-                        text.close()
-                    } else {
-                        text.append(data)
-                    }
-                }
-            }
             try process.run()
+            // Blocking reads on threads of their own, not readabilityHandlers: the dispatch source behind a handler
+            // can outlive its descriptor and crash libdispatch's event loop once the number is reused.
+            for (pipe, text) in [(out, output), (err, errors)] {
+                let handle = pipe.fileHandleForReading
+                Thread {
+                    while case let data = handle.availableData, !data.isEmpty { text.append(data) }
+                    text.close()
+                }.start()
+            }
         }
 
         var standardOutput: String { output.text }

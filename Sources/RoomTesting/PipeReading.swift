@@ -1,0 +1,16 @@
+import Foundation
+
+extension FileHandle {
+    /// Reads this handle (a child's output pipe) to its end on a thread of its own: each chunk to `chunk` as it
+    /// comes, then `ended` once. Blocking reads on a thread, not a `readabilityHandler`: the dispatch source behind
+    /// a handler can outlive its descriptor, and once the number is reused libdispatch's event loop has crashed
+    /// the whole test process.
+    public func readToEnd(chunk: @escaping @Sendable (Data) -> Void, ended: @escaping @Sendable () -> Void = {}) {
+        let thread = Thread { [self] in
+            while case let data = availableData, !data.isEmpty { chunk(data) }
+            ended()
+        }
+        thread.name = "pipe-reader"
+        thread.start()
+    }
+}
