@@ -85,12 +85,16 @@ private func talk(_ state: inout AppState, _ id: PeerID, level: Int) -> [AppEffe
         previous.map({ now - $0 >= startedSpeakingGap }) ?? true,
         let sentence = Narration.startedSpeaking(id, state)
     else { return [] }
+    // A spurt after the gap is news even when the last line said the same ("Bo started speaking." when Bo spoke
+    // last, with nothing said since): the rule against saying a line twice in a row is not for it.
+    state.lastSaid = nil
     return [.say(sentence)]
 }
 
-private func endSpurt(_ state: inout AppState, _ id: PeerID) {
+/// Ends `id`'s spurt, as of `at` (now unless said otherwise).
+private func endSpurt(_ state: inout AppState, _ id: PeerID, at: Timestamp? = nil) {
     guard state.talking.removeValue(forKey: id) != nil else { return }
-    state.lastSpurtEnded[id] = state.now
+    state.lastSpurtEnded[id] = at ?? state.now
 }
 
 /// Ends the spurts whose hold ran out (for talkers the server reports), those of people who were muted or left
@@ -102,7 +106,13 @@ func endHeldSpurts(_ state: inout AppState) {
         let peer = state.room.peers[id]
         let onStage = peer.map { state.room.roles.isOnStage($0.role) && !$0.muted } ?? false
         let quiet = (peer?.level ?? 0) == 0 && !state.heardPeers.contains(id)
-        if !onStage || (quiet && now - spurt.lastHeard >= talkHold) { endSpurt(&state, id) }
+        if !onStage {
+            endSpurt(&state, id)
+        } else if quiet && now - spurt.lastHeard >= talkHold {
+            // It ended when the hold ran out, however late this look comes (line mode looks only as something
+            // happens, which may be the next spurt's start).
+            endSpurt(&state, id, at: spurt.lastHeard + talkHold)
+        }
     }
 }
 

@@ -103,6 +103,40 @@ import Testing
         #expect(state.talking["bo"] == nil)
     }
 
+    /// A talker alone, heard by the sound: each spurt after the gap is said, though nothing was said since the
+    /// last "Ana started speaking."; one within the gap is not.
+    @Test func lineModeSaysEachSpurtAfterTheGapEvenWithNothingSaidBetween() {
+        var state = lineModeState()
+        func heard(_ at: Timestamp, talking: Bool) -> [String] {
+            said(
+                send(&state, .heard([HeardPeer(peer: "ana", level: talking ? 60 : 0, talking: talking)], at: t0 + at))[
+                    0])
+        }
+        #expect(heard(0, talking: true) == ["Ana started speaking."])
+        #expect(heard(2000, talking: false) == [])
+        #expect(heard(2000 + startedSpeakingGap - 1, talking: true) == [])
+        #expect(heard(9000, talking: false) == [])
+        #expect(heard(9000 + startedSpeakingGap, talking: true) == ["Ana started speaking."])
+        #expect(heard(16_000, talking: false) == [])
+        #expect(heard(16_000 + startedSpeakingGap, talking: true) == ["Ana started speaking."])
+    }
+
+    /// A talker the server reports ends their spurt when the hold runs out, even when nothing is looked at until
+    /// their next spurt starts (line mode has no clock of its own): that spurt, after the gap, is said.
+    @Test func aServerReportedSpurtEndsWhenItsHoldRanOut() {
+        var state = lineModeState()
+        var seq: UInt64 = 10
+        func levels(_ at: Timestamp, _ level: Int) -> [String] {
+            seq += 1
+            return said(
+                send(&state, .server(.speakers([SpeakerLevel(peer: "ana", level: level)]), seq: seq, at: t0 + at))[0])
+        }
+        #expect(levels(0, 80) == ["Ana started speaking."])
+        #expect(levels(1000, 0) == [])
+        #expect(levels(1000 + talkHold + startedSpeakingGap, 60) == ["Ana started speaking."])
+        #expect(state.lastSpurtEnded["ana"] == t0 + 1000 + talkHold)
+    }
+
     /// Everyone talking is highlighted at once, and a steady talker stays highlighted (and their bar up) though
     /// the server sends their level only once.
     @Test func theScreenHighlightsEveryoneTalkingAndASteadyTalkerStays() {
