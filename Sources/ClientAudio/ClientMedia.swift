@@ -94,12 +94,15 @@ public final class ClientMedia: @unchecked Sendable {
         public var talkerLevels: Bool
         /// Whether to report every packet heard as it arrives (`ClientMediaEvent.packet`): a test aid.
         public var reportsPackets: Bool
+        /// The sequence number before the first packet's; nil chooses at random, as RFC 3550 asks. A test aid, to
+        /// see the numbers wrap.
+        public var initialSequence: UInt16?
 
         public init(
             source: MicrophoneSource = .none, sending: SendPipeline.Configuration? = nil,
             talk: TalkSwitch = TalkSwitch(), blockUDP: Bool = false, probeTimeout: Duration = .seconds(2),
             record: Bool = false, output: AudioFeed? = nil, tracksTalkers: Bool = false, talkerLevels: Bool = true,
-            reportsPackets: Bool = false
+            reportsPackets: Bool = false, initialSequence: UInt16? = nil
         ) {
             self.source = source
             self.sending = sending
@@ -111,6 +114,7 @@ public final class ClientMedia: @unchecked Sendable {
             self.tracksTalkers = tracksTalkers
             self.talkerLevels = talkerLevels
             self.reportsPackets = reportsPackets
+            self.initialSequence = initialSequence
         }
 
         /// The send path's settings for the source.
@@ -164,9 +168,10 @@ public final class ClientMedia: @unchecked Sendable {
             payloadType: UInt8(truncatingIfNeeded: offer.payloadType),
             audioLevelID: UInt8(truncatingIfNeeded: offer.audioLevelID), tracksTalkers: options.tracksTalkers,
             talkerLevels: options.talkerLevels)
-        let stream = SendPipeline.Stream(
+        var stream = SendPipeline.Stream(
             ssrc: offer.ssrc, payloadType: UInt8(truncatingIfNeeded: offer.payloadType),
             audioLevelID: UInt8(truncatingIfNeeded: offer.audioLevelID))
+        if let initialSequence = options.initialSequence { stream.initialSequence = initialSequence }
         switch options.source {
         case .none:
             sender = nil

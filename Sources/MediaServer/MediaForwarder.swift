@@ -70,6 +70,8 @@ public final class MediaForwarder: @unchecked Sendable {
     /// The socket media arrives on and leaves from.
     public let socket: UDPSocket
     public let counters = MediaCounters()
+    /// The rooms where a speaker's sequence numbers wrapped under the current key (see ``takeWrapped(_:)``).
+    private let wrappedRooms = Mutex<Set<String>>([])
     /// The SSRC of the server's own RTCP reports (and UDP probe answers).
     public let serverSSRC: UInt32
 
@@ -137,8 +139,12 @@ public final class MediaForwarder: @unchecked Sendable {
         var activity = SpeakerActivity<UInt32>()
         /// The speakers of the last report, so one who went quiet is reported at 0 once.
         var reported: Set<UInt32> = []
+        /// Each speaker's last sequence number sent, to notice when their numbers wrap.
+        var lastSequence: [UInt32: UInt16] = [:]
+        let name: String
 
-        init(downlink: SRTPSession, epoch: Int) {
+        init(name: String, downlink: SRTPSession, epoch: Int) {
+            self.name = name
             self.downlink = downlink
             self.epoch = epoch
         }
@@ -234,6 +240,14 @@ public final class MediaForwarder: @unchecked Sendable {
 
     /// Forgets a room and its peers.
     public func closeRoom(_ room: String) { post(.closeRoom(room)) }
+
+    /// Whether a speaker's sequence numbers wrapped in `room` since the last call, which it clears (any thread).
+    /// Under one key, SRTP counts each stream's wraps (its rollover counter); someone who gets the key later
+    /// cannot know how many there were and takes them for none, so no packet of that stream opens for them. A
+    /// new key starts every stream at none: the server gives one before anyone joins a room where this is true.
+    public func takeWrapped(_ room: String) -> Bool {
+        wrappedRooms.withLock { $0.remove(room) != nil }
+    }
 
     /// A packet a peer sent over its WebSocket (the fallback path): handled like a UDP datagram.
     public func receivedOverWebSocket(_ bytes: [UInt8], ssrc: UInt32) {
@@ -353,6 +367,7 @@ public final class MediaForwarder: @unchecked Sendable {
                 guard let state = peers.removeValue(forKey: ssrc), let room = rooms[state.info.room] else { continue }
                 fanouts.remove(listener: ssrc)
                 room.members[ssrc] = nil
+                room.lastSequence[ssrc] = nil
                 room.activity.remove(ssrc)
                 room.listenersChanged = true
             case .roomKey(let name, let key, let epoch):
@@ -361,9 +376,10 @@ public final class MediaForwarder: @unchecked Sendable {
                     room.downlink = downlink
                     room.epoch = epoch
                 } else {
-                    rooms[name] = RoomState(downlink: downlink, epoch: epoch)
+                    rooms[name] = RoomState(name: name, downlink: downlink, epoch: epoch)
                 }
             case .closeRoom(let name):
+                wrappedRooms.withLock { _ = $0.remove(name) }
                 guard let room = rooms.removeValue(forKey: name) else { continue }
                 for ssrc in room.members.keys {
                     peers[ssrc] = nil
@@ -475,10 +491,24 @@ public final class MediaForwarder: @unchecked Sendable {
         fanOut(buffer, plainLength: plainLength, in: room, from: header.ssrc)
     }
 
+    /// Keeps a speaker's newest sequence number, and notes the room when it wrapped: a step forward (less than
+    /// half the range, modulo 2^16) to a smaller number. A packet that comes late (a step back) changes nothing.
+    private func noteSequence(_ sequence: UInt16, of ssrc: UInt32, in room: RoomState) {
+        guard let last = room.lastSequence[ssrc] else {
+            room.lastSequence[ssrc] = sequence
+            return
+        }
+        let step = sequence &- last
+        guard step != 0, step < 0x8000 else { return }
+        room.lastSequence[ssrc] = sequence
+        if sequence < last { wrappedRooms.withLock { _ = $0.insert(room.name) } }
+    }
+
     /// Protects a plain packet once with the room's key and queues it for every listener but its speaker.
     private func fanOut(
         _ buffer: UnsafeMutableRawBufferPointer, plainLength: Int, in room: RoomState, from ssrc: UInt32
     ) {
+        noteSequence(UInt16(buffer[2]) << 8 | UInt16(buffer[3]), of: ssrc, in: room)
         let protectedLength: Int
         do {
             protectedLength = try room.downlink.protect(buffer, length: plainLength)

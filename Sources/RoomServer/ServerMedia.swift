@@ -266,7 +266,13 @@ final class ServerMedia: OutcomeConsumer {
     }
 
     private func roomKey(for room: String) -> (key: SRTPKey, epoch: Int)? {
-        if let existing = roomKeys[room] { return existing }
+        if let existing = roomKeys[room] {
+            // A stream that wrapped under this key has a rollover counter a newcomer cannot know: everyone gets a
+            // new key first, under which every stream starts again (at most once per wrap).
+            guard forwarder.takeWrapped(room) else { return existing }
+            rotateKey(room)
+            return roomKeys[room]
+        }
         guard let key = Self.randomKey() else { return nil }
         roomKeys[room] = (key, 1)
         forwarder.setRoomKey(key, epoch: 1, room: room)

@@ -111,6 +111,61 @@ import Testing
         }
     }
 
+    /// Someone who joins after a speaker's sequence numbers wrapped hears them: SRTP's rollover counter of that
+    /// stream is past 0 under the room's key by then, which a newcomer cannot guess, so the server gives the room
+    /// a new key first (every stream starts again at 0 under it).
+    @Test func aListenerWhoJoinsAfterTheSequenceWrappedHearsTheSpeaker() throws {
+        let server = try BenchServer(room: "bench", media: true)
+        defer { server.shutdown() }
+        let sent = Mutex(0)
+        let speaking = MediaLink(
+            options: ClientMedia.Options(source: .tone(hertz: 400), initialSequence: 65_500),
+            onEvent: { event in
+                if case .stats(_, _, let packets) = event { sent.withLock { $0 = packets } }
+            },
+            onFailure: { _ in })
+        let speaker = try BenchClient(room: server, identity: "ana", role: "speaker", relay: nil) {
+            speaking.handle($0)
+        }
+        speaking.attach(speaker.session)
+        // Someone else is there from the start, so that the room and its key outlive the wrap.
+        let early = MediaLink(options: ClientMedia.Options(), onFailure: { _ in })
+        let earlyListener = try BenchClient(room: server, identity: "bo", role: "audience", relay: nil) {
+            early.handle($0)
+        }
+        early.attach(earlyListener.session)
+        try speaker.join()
+        try earlyListener.join()
+        try speaker.unmute()
+        // 36 packets reach 65,535; the next ones are numbered from 0.
+        #expect(waitFor(seconds: 10) { sent.withLock { $0 } > 100 })
+
+        let reports = Mutex<[[HeardSpeaker]]>([])
+        let listening = MediaLink(
+            options: ClientMedia.Options(tracksTalkers: true),
+            onEvent: { event in
+                if case .heard(let heard) = event { reports.withLock { $0.append(heard) } }
+            },
+            onFailure: { _ in })
+        let listener = try BenchClient(room: server, identity: "eli", role: "audience", relay: nil) {
+            listening.handle($0)
+        }
+        listening.attach(listener.session)
+        defer {
+            listening.close()
+            listener.close()
+            early.close()
+            earlyListener.close()
+            speaking.close()
+            speaker.close()
+        }
+        try listener.join()
+        #expect(
+            waitFor(seconds: 5) {
+                reports.withLock { $0 }.contains { $0.contains { $0.peer == "ana" && $0.talkingSince != nil } }
+            })
+    }
+
     func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
         let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
         while MonotonicClock.milliseconds() < deadline {

@@ -107,6 +107,34 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         #expect(forwarder.counters.value(.bindings) == 3)
     }
 
+    /// A speaker's sequence numbers wrapping is noted for the room, once, and a packet that comes late across the
+    /// wrap is not a second one.
+    @Test func aWrapOfASpeakersSequenceNumbersIsNotedOnce() throws {
+        let speaker = try TestPeer(ssrc: 1001, roomKey: roomKey, mayPublish: true)
+        let listener = try TestPeer(ssrc: 1002, roomKey: roomKey, mayPublish: false)
+        let forwarder = try makeRoom([speaker, listener])
+        defer { forwarder.stop() }
+        speaker.sequence = 65_533
+        _ = try speaker.sendAudio(to: forwarder)
+        #expect(listener.receive() != nil)
+        #expect(!forwarder.takeWrapped("r"))
+        // 0 goes out before 65,535, which comes late.
+        speaker.sequence = 65_535
+        _ = try speaker.sendAudio(to: forwarder)
+        #expect(listener.receive() != nil)
+        speaker.sequence = 65_534
+        _ = try speaker.sendAudio(to: forwarder)
+        #expect(listener.receive() != nil)
+        #expect(forwarder.takeWrapped("r"))
+        #expect(!forwarder.takeWrapped("r"))
+        speaker.sequence = 0
+        for _ in 0..<3 {
+            _ = try speaker.sendAudio(to: forwarder)
+            #expect(listener.receive() != nil)
+        }
+        #expect(!forwarder.takeWrapped("r"))
+    }
+
     @Test func aRoomWiderThanOneSendBatchGetsEveryPacketOnceAndInOrder() throws {
         // 300 listeners: each packet goes out in two sendmmsg calls (the batch holds 256).
         let speaker = try TestPeer(ssrc: 7001, roomKey: roomKey, mayPublish: true)
