@@ -8,41 +8,70 @@ import Testing
 
 @testable import AudioBenchmarks
 
+/// What a member's media reported.
+final class MediaRecord: Sendable {
+    /// Every `heard` report, in order.
+    let reports = Mutex<[[HeardSpeaker]]>([])
+    /// The packets sent, from the last `stats`.
+    let sent = Mutex(0)
+}
+
+/// A client in the room with its media, and what its media reported.
+final class Member: Sendable {
+    let link: MediaLink
+    let client: BenchClient
+    let record = MediaRecord()
+
+    init(_ server: BenchServer, _ identity: String, role: String, options: ClientMedia.Options) throws {
+        let record = record
+        let link = MediaLink(
+            options: options,
+            onEvent: { event in
+                switch event {
+                case .heard(let heard): record.reports.withLock { $0.append(heard) }
+                case .stats(_, _, let packets): record.sent.withLock { $0 = packets }
+                default: break
+                }
+            },
+            onFailure: { _ in })
+        self.link = link
+        client = try BenchClient(room: server, identity: identity, role: role, relay: nil) { link.handle($0) }
+        link.attach(client.session)
+    }
+
+    var reports: [[HeardSpeaker]] { record.reports.withLock { $0 } }
+    var sent: Int { record.sent.withLock { $0 } }
+
+    /// Whether a report has `peer` talking.
+    func hears(_ peer: String) -> Bool {
+        reports.contains { $0.contains { $0.peer == peer && $0.talkingSince != nil } }
+    }
+
+    func close() {
+        link.close()
+        client.close()
+    }
+}
+
 /// Who a listener hears talking, from the levels in the packets it receives, through a real room server.
 @Suite struct HeardSpeakersTests {
     @Test func aListenerHearsWhoIsTalkingFromTheirPackets() throws {
         let server = try BenchServer(room: "bench", media: true)
         defer { server.shutdown() }
-        let reports = Mutex<[[HeardSpeaker]]>([])
-        let listening = MediaLink(
-            options: ClientMedia.Options(tracksTalkers: true),
-            onEvent: { event in
-                if case .heard(let heard) = event { reports.withLock { $0.append(heard) } }
-            },
-            onFailure: { _ in })
-        let listener = try BenchClient(room: server, identity: "eli", role: "audience", relay: nil) {
-            listening.handle($0)
-        }
-        listening.attach(listener.session)
-        defer {
-            listening.close()
-            listener.close()
-        }
+        let listener = try Member(server, "eli", role: "audience", options: ClientMedia.Options(tracksTalkers: true))
+        defer { listener.close() }
         // 400 Hz is eight whole cycles per 20 ms frame, so every frame has the same level.
-        let speaking = MediaLink(options: ClientMedia.Options(source: .tone(hertz: 400)), onFailure: { _ in })
-        let speaker = try BenchClient(room: server, identity: "ana", role: "speaker", relay: nil) {
-            speaking.handle($0)
-        }
-        speaking.attach(speaker.session)
-        try listener.join()
-        try speaker.join()
+        let speaker = try Member(
+            server, "ana", role: "speaker", options: ClientMedia.Options(source: .tone(hertz: 400)))
+        try listener.client.join()
+        try speaker.client.join()
         let unmuted = MonotonicClock.milliseconds()
-        try speaker.unmute()
+        try speaker.client.unmute()
 
         // The tone (0.3 of full scale: 13 dBov, UI level 80) from its first packet on, named by the server's
         // media_sources.
         func talking() -> HeardSpeaker? {
-            reports.withLock { $0 }.last?.first { $0.peer == "ana" && $0.talkingSince != nil }
+            listener.reports.last?.first { $0.peer == "ana" && $0.talkingSince != nil }
         }
         #expect(waitFor(seconds: 10) { talking() != nil })
         let ana = try #require(talking())
@@ -51,11 +80,10 @@ import Testing
         #expect(try #require(ana.talkingSince) <= MonotonicClock.milliseconds())
 
         // The speaker leaves: once the hold has passed, she is no longer talking.
-        speaking.close()
         speaker.close()
         #expect(
             waitFor(seconds: 5) {
-                reports.withLock { $0 }.last?.first { $0.ssrc == ana.ssrc }?.talkingSince == nil
+                listener.reports.last?.first { $0.ssrc == ana.ssrc }?.talkingSince == nil
             })
     }
 
@@ -65,43 +93,27 @@ import Testing
     @Test(arguments: [true, false]) func levelChangesAloneAreReportedOnlyWhenAskedFor(levels: Bool) throws {
         let server = try BenchServer(room: "bench", media: true)
         defer { server.shutdown() }
-        let reports = Mutex<[[HeardSpeaker]]>([])
-        let listening = MediaLink(
-            options: ClientMedia.Options(tracksTalkers: true, talkerLevels: levels),
-            onEvent: { event in
-                if case .heard(let heard) = event { reports.withLock { $0.append(heard) } }
-            },
-            onFailure: { _ in })
-        let listener = try BenchClient(room: server, identity: "eli", role: "audience", relay: nil) {
-            listening.handle($0)
-        }
-        listening.attach(listener.session)
+        let listener = try Member(
+            server, "eli", role: "audience", options: ClientMedia.Options(tracksTalkers: true, talkerLevels: levels))
         // 400 Hz at 0.3 of full scale (UI level 80) for 200 ms, then at 0.05 (UI level 55) for 200 ms: voice
         // throughout.
         let samples = (0..<19_200).map { index in
             let amplitude = index < 9_600 ? 0.3 : 0.05
             return Int16((amplitude * 32_767 * sin(2 * Double.pi * 400 * Double(index) / 48_000)).rounded())
         }
-        let speaking = MediaLink(
-            options: ClientMedia.Options(source: .samples(samples)), onFailure: { _ in })
-        let speaker = try BenchClient(room: server, identity: "ana", role: "speaker", relay: nil) {
-            speaking.handle($0)
-        }
-        speaking.attach(speaker.session)
+        let speaker = try Member(
+            server, "ana", role: "speaker", options: ClientMedia.Options(source: .samples(samples)))
         defer {
-            speaking.close()
             speaker.close()
-            listening.close()
             listener.close()
         }
-        try listener.join()
-        try speaker.join()
-        try speaker.unmute()
-        func talking() -> Bool { reports.withLock { $0 }.contains { $0.contains { $0.talkingSince != nil } } }
-        #expect(waitFor(seconds: 10) { talking() })
-        let first = reports.withLock { $0.count }
+        try listener.client.join()
+        try speaker.client.join()
+        try speaker.client.unmute()
+        #expect(waitFor(seconds: 10) { listener.hears("ana") })
+        let first = listener.reports.count
         MonotonicClock.sleep(microseconds: 1_200_000)
-        let later = reports.withLock { $0 }.dropFirst(first)
+        let later = listener.reports.dropFirst(first)
         #expect(later.allSatisfy { $0.contains { $0.peer == "ana" && $0.talkingSince != nil } })
         if levels {
             #expect(later.count >= 4)
@@ -117,53 +129,25 @@ import Testing
     @Test func aListenerWhoJoinsAfterTheSequenceWrappedHearsTheSpeaker() throws {
         let server = try BenchServer(room: "bench", media: true)
         defer { server.shutdown() }
-        let sent = Mutex(0)
-        let speaking = MediaLink(
-            options: ClientMedia.Options(source: .tone(hertz: 400), initialSequence: 65_500),
-            onEvent: { event in
-                if case .stats(_, _, let packets) = event { sent.withLock { $0 = packets } }
-            },
-            onFailure: { _ in })
-        let speaker = try BenchClient(room: server, identity: "ana", role: "speaker", relay: nil) {
-            speaking.handle($0)
-        }
-        speaking.attach(speaker.session)
+        let speaker = try Member(
+            server, "ana", role: "speaker",
+            options: ClientMedia.Options(source: .tone(hertz: 400), initialSequence: 65_500))
         // Someone else is there from the start, so that the room and its key outlive the wrap.
-        let early = MediaLink(options: ClientMedia.Options(), onFailure: { _ in })
-        let earlyListener = try BenchClient(room: server, identity: "bo", role: "audience", relay: nil) {
-            early.handle($0)
-        }
-        early.attach(earlyListener.session)
-        try speaker.join()
-        try earlyListener.join()
-        try speaker.unmute()
+        let early = try Member(server, "bo", role: "audience", options: ClientMedia.Options())
+        try speaker.client.join()
+        try early.client.join()
+        try speaker.client.unmute()
         // 36 packets reach 65,535; the next ones are numbered from 0.
-        #expect(waitFor(seconds: 10) { sent.withLock { $0 } > 100 })
+        #expect(waitFor(seconds: 10) { speaker.sent > 100 })
 
-        let reports = Mutex<[[HeardSpeaker]]>([])
-        let listening = MediaLink(
-            options: ClientMedia.Options(tracksTalkers: true),
-            onEvent: { event in
-                if case .heard(let heard) = event { reports.withLock { $0.append(heard) } }
-            },
-            onFailure: { _ in })
-        let listener = try BenchClient(room: server, identity: "eli", role: "audience", relay: nil) {
-            listening.handle($0)
-        }
-        listening.attach(listener.session)
+        let listener = try Member(server, "eli", role: "audience", options: ClientMedia.Options(tracksTalkers: true))
         defer {
-            listening.close()
             listener.close()
             early.close()
-            earlyListener.close()
-            speaking.close()
             speaker.close()
         }
-        try listener.join()
-        #expect(
-            waitFor(seconds: 5) {
-                reports.withLock { $0 }.contains { $0.contains { $0.peer == "ana" && $0.talkingSince != nil } }
-            })
+        try listener.client.join()
+        #expect(waitFor(seconds: 5) { listener.hears("ana") })
     }
 
     func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
