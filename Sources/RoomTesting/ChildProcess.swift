@@ -107,13 +107,9 @@ public struct ChildProcess {
         // block there at once, and what the child printed would come in late.
         for (handle, isOutput) in [(outputHandle, true), (errorsHandle, false)] {
             group.enter()
-            let reader = Thread {
-                while case let chunk = handle.availableData, !chunk.isEmpty {
-                    collected.withLock { isOutput ? $0.output.append(chunk) : $0.errors.append(chunk) }
-                }
-                group.leave()
-            }
-            reader.start()
+            handle.readToEnd(
+                chunk: { chunk in collected.withLock { isOutput ? $0.output.append(chunk) : $0.errors.append(chunk) } },
+                ended: { group.leave() })
         }
         if group.wait(timeout: .now() + seconds) == .timedOut {
             let exited = hasExited
