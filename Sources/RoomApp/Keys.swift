@@ -91,7 +91,7 @@ private func endingReason(_ room: RoomState) -> String {
     switch room.ending {
     case .removed: "you were removed from this room"
     case .ended: "the room has ended"
-    case .left, nil: "you have left this room"
+    case nil: "you have left this room"
     }
 }
 

@@ -294,8 +294,6 @@ public enum Narration {
             return "\(actor) removed you from the room\(reason.isEmpty ? "" : ": \(reason)")."
         case .ended(let reason):
             return "The room has ended\(reason.isEmpty ? "" : ": \(reason)")."
-        case .left:
-            return "You are no longer in the room; you may have joined from somewhere else."
         case nil:
             return ""
         }

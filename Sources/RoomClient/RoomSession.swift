@@ -1,6 +1,8 @@
+import Foundation
 import RoomCore
 import RoomProtocol
 import RoomTransport
+import Synchronization
 
 /// Why a session is over for good.
 public enum SessionEnd: Sendable, Equatable {
@@ -82,6 +84,8 @@ public final class RoomSession: Sendable, ReconnectingSession {
     /// Receives the media messages and binary (media) frames, on the loop thread; see docs/media.md.
     private let media: (@Sendable (SessionMedia) -> Void)?
     private let roundTrip: (@Sendable (Duration) -> Void)?
+    /// What the server sent that this client cannot use, said once a kind.
+    private let ignored: IgnoredMessages
     let link: SessionLink<Joining, SessionEvent>
 
     /// What a room session keeps beside its connection.
@@ -89,6 +93,10 @@ public final class RoomSession: Sendable, ReconnectingSession {
         var awaitingReconnectSnapshot = false
         /// The sequence number of the last snapshot.
         var snapshotSeq: Int64 = 0
+        /// The connection (its generation) that delivered the last snapshot: a connection has one snapshot, first.
+        var snapshotGeneration: Int?
+        /// This client's identity, from the last snapshot.
+        var selfID: PeerID?
         /// Set when the connection of this generation delivered messages before `connect` stored it: requests
         /// sent then wait in `unsent` (the snapshot may arrive, and be answered, before the client is stored).
         var openedGeneration: Int?
@@ -112,15 +120,20 @@ public final class RoomSession: Sendable, ReconnectingSession {
     public static let idleTimeout: Duration = .seconds(10)
 
     /// A session; nothing happens until `start()`. `roundTrip` receives the connection's smoothed ping
-    /// round-trip time on the loop thread, about a second after each connect and then with every ping.
+    /// round-trip time on the loop thread, about a second after each connect and then with every ping. `log`
+    /// receives a line, once a kind, for what the server sent that the session ignores (stderr by default: the
+    /// room screen's log file, line mode's and the bot's standard error).
     public init(
         url: String, token: String, headers: HTTPHeaders = HTTPHeaders(),
         tls: TLSClientConfiguration = TLSClientConfiguration(),
         reconnect: ReconnectPolicy = ReconnectPolicy(), media: (@Sendable (SessionMedia) -> Void)? = nil,
-        roundTrip: (@Sendable (Duration) -> Void)? = nil, handler: @escaping @Sendable (SessionEvent) -> Void
+        roundTrip: (@Sendable (Duration) -> Void)? = nil,
+        log: @escaping @Sendable (String) -> Void = IgnoredMessages.standardError,
+        handler: @escaping @Sendable (SessionEvent) -> Void
     ) throws(TransportError) {
         self.media = media
         self.roundTrip = roundTrip
+        self.ignored = IgnoredMessages(log: log)
         self.url = url
         self.token = token
         self.headers = headers
@@ -236,21 +249,35 @@ public final class RoomSession: Sendable, ReconnectingSession {
         do {
             message = try ControlCodec.decodeServer(Array(text.utf8))
         } catch {
-            if error.code == .unknownType, let media, let signal = try? MediaSignalCodec.decode(text) {
-                media(SessionMedia.signal(signal).sanitized)
+            // What cannot be read is skipped and said once in the log, never shown as the server's words: a
+            // newer server's event types, media messages this client cannot use, and anything malformed.
+            guard error.code == .unknownType else {
+                ignored.note(
+                    .unreadable, "a message it cannot read (\(ServerText.line(error.message, maxCharacters: 200)))")
                 return
             }
-            // A newer server's unknown event types are skipped; anything else unreadable is reported.
-            if error.code != .unknownType {
-                link.deliver(
-                    .message(ServerMessage(.error(code: .invalidJSON, message: error.message, id: nil), seq: nil)))
+            do throws(MediaSignalError) {
+                guard let signal = try MediaSignalCodec.decode(text) else {
+                    ignored.note(
+                        .unknownType,
+                        "a message of a type it does not know (\(ServerText.line(error.message, maxCharacters: 200)))")
+                    return
+                }
+                media?(SessionMedia.signal(signal).sanitized)
+            } catch {
+                ignored.note(
+                    .media, "a media message it cannot use (\(ServerText.line(error.message, maxCharacters: 200)))")
             }
             return
         }
-        let reconnected = link.state.withLock { state -> Bool? in
+        let reconnected = link.state.withLock { state -> Bool?? in
             guard state.generation == generation, !state.ended else { return nil }
             if state.client == nil { state.extra.openedGeneration = generation }
-            if case .joined = message.event {
+            if case .joined(let snapshot) = message.event {
+                // A connection's snapshot comes first and once: a second one is out of place.
+                if state.extra.snapshotGeneration == generation { return .some(nil) }
+                state.extra.snapshotGeneration = generation
+                state.extra.selfID = snapshot.selfID
                 state.established()
                 state.extra.snapshotSeq = message.seq ?? 0
                 defer { state.extra.awaitingReconnectSnapshot = false }
@@ -258,7 +285,11 @@ public final class RoomSession: Sendable, ReconnectingSession {
             }
             return false
         }
-        guard let reconnected else { return }
+        guard let outcome = reconnected else { return }
+        guard let reconnected = outcome else {
+            ignored.note(.secondSnapshot, "a second joined snapshot on one connection")
+            return
+        }
         // Events numbered at or below the snapshot's number are already in it (the server may announce joins a
         // moment late, after a newer joiner's snapshot).
         let covered = link.state.withLock { $0.extra.snapshotSeq }
@@ -274,6 +305,19 @@ public final class RoomSession: Sendable, ReconnectingSession {
             let fresh = departures.enumerated().filter { first + Int64($0.offset) > covered }.map { $0.element }
             guard !fresh.isEmpty else { return }
             message = ServerMessage(.peersLeft(fresh), seq: seq)
+        }
+        // Only `removed` and `room_ended` end a session; the server closes a connection it no longer counts.
+        if let me = link.state.withLock({ $0.extra.selfID }) {
+            if case .peerLeft(me, _) = message.event {
+                ignored.note(.ownDeparture, "a departure of this client itself")
+                return
+            }
+            if case .peersLeft(let departures) = message.event, departures.contains(where: { $0.peer == me }) {
+                ignored.note(.ownDeparture, "a departure of this client itself")
+                let others = departures.filter { $0.peer != me }
+                guard !others.isEmpty else { return }
+                message = ServerMessage(.peersLeft(others), seq: message.seq)
+            }
         }
         link.deliver(reconnected ? .reconnected(message) : .message(message))
     }
@@ -321,4 +365,48 @@ public enum SessionMedia: Sendable, Equatable {
     case signal(MediaSignal)
     /// A binary message: an SRTP or SRTCP packet on the WebSocket path.
     case packet([UInt8])
+}
+
+/// What the server sent that a session ignores, by kind; each kind is said once in the log, with the first
+/// example's detail, so a burst of them costs one line.
+public final class IgnoredMessages: Sendable {
+    /// Why a message was ignored.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Not JSON, not one object, nested too deep, a field of the wrong type: nothing in it is used.
+        case unreadable
+        /// A type this version does not know (a newer server's).
+        case unknownType
+        /// A `media` or `media_key` message whose fields cannot be used.
+        case media
+        /// A `joined` on a connection that already had one.
+        case secondSnapshot
+        /// A `peer_left` naming this client.
+        case ownDeparture
+    }
+
+    private let log: @Sendable (String) -> Void
+    private let tally = Mutex<[Kind: Int]>([:])
+
+    /// Writes to the process's standard error: the room screen's log file while the screen is up.
+    public static let standardError: @Sendable (String) -> Void = { line in
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    public init(log: @escaping @Sendable (String) -> Void) {
+        self.log = log
+    }
+
+    /// How many of each kind were ignored so far.
+    public var counts: [Kind: Int] { tally.withLock { $0 } }
+
+    /// Counts one ignored message; the first of its kind is logged as "ignored WHAT; more like it are ignored
+    /// without a word".
+    func note(_ kind: Kind, _ what: String) {
+        let first = tally.withLock { counts -> Bool in
+            counts[kind, default: 0] += 1
+            return counts[kind] == 1
+        }
+        guard first else { return }
+        log("clubroom: ignored \(what) from the server; more like it are ignored without a word")
+    }
 }

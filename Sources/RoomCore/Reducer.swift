@@ -156,9 +156,9 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         state.activity.append(.joined(peer.id, name: peer.name))
 
     case .peerLeft(let id):
+        if id == state.selfID { return .aboutThisClient }
         guard let peer = removePeer(&state, id) else { return .unknownPeer }
         state.activity.append(.left(id, name: peer.name))
-        if id == state.selfID { state.ending = .left }
 
     case .roleChanged(let id, let role, let by, let stepUp):
         guard var peer = state.peers[id] else { return .unknownPeer }
@@ -377,7 +377,6 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
     switch state.ending {
     case .removed: return Refusal("you were removed from this room")
     case .ended: return Refusal("the room has ended")
-    case .left: return Refusal("you have left this room")
     case nil: break
     }
     guard let me = state.me else { return Refusal("not in the room yet; wait for the connection") }

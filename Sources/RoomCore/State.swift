@@ -11,8 +11,6 @@ public enum ConnectionState: Sendable, Equatable {
 public enum RoomEnding: Sendable, Equatable {
     case removed(reason: String, by: PeerID?)
     case ended(reason: String)
-    /// The server reported this client gone (e.g. it joined from somewhere else).
-    case left
 }
 
 /// A pending invitation onto the stage: who sent it and when.
@@ -48,6 +46,9 @@ public enum IgnoreReason: String, Sendable, CaseIterable, Hashable {
     case beforeSnapshot
     /// Arrived after this client was removed or the room ended.
     case afterEnding
+    /// Says this client left: only `removed` and `room_ended` end a session here (a connection the server no
+    /// longer counts is closed by the server, and the client comes back).
+    case aboutThisClient
 }
 
 /// How many events were ignored, by reason.

@@ -105,11 +105,17 @@ extension RoomState {
         #expect(state.raisedHands.isEmpty)
     }
 
-    @Test func selfLeftEndsTheRoomForThisClient() {
+    /// A server that says this client left has not ended its session: only `removed` and `room_ended` do, and
+    /// what comes after is still applied.
+    @Test func aDepartureOfThisClientIsIgnored() {
         var state = joinedRoom(as: "dara")
         state.apply(.peerLeft("dara"), seq: 11)
-        #expect(state.ending == .left)
-        #expect(state.peers["dara"] == nil)
+        #expect(state.ending == nil)
+        #expect(state.peers["dara"] != nil)
+        #expect(state.ignoredEvents[.aboutThisClient] == 1)
+        #expect(state.lastSeq == 11)
+        state.apply(.topicChanged("after", by: "ana"), seq: 12)
+        #expect(state.topic == "after")
     }
 
     @Test func unknownPeersAreCountedForEveryKind() {
