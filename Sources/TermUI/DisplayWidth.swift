@@ -10,7 +10,8 @@
 /// pieces' widths adding up to the cluster's width. What terminals disagree on is replaced (see docs/ui.md,
 /// "Width"): a ZWJ emoji sequence keeps its first emoji, skin-tone modifiers, variation selectors, tag characters
 /// and other format characters inside a cluster are dropped, a lone regional indicator becomes its letter, and a
-/// character this machine's `wcwidth` may not know (unassigned, or added to Unicode after 14.0) becomes U+FFFD.
+/// character this machine's `wcwidth` may not know (unassigned, or added to Unicode after 14.0) or gives another
+/// width than Unicode 15 does (`isDisputed`) becomes U+FFFD.
 /// A flag (two regional indicators) stays, two columns wide.
 public enum DisplayWidth {
     /// One piece of a cluster as the screen writes it: a spacing scalar and its combining marks, and the columns
@@ -76,7 +77,7 @@ public enum DisplayWidth {
                     continue
                 }
             }
-            if isTooNew(scalar) {
+            if isTooNew(scalar) || isDisputed(scalar) {
                 if properties.generalCategory == .nonspacingMark || properties.generalCategory == .enclosingMark
                     || properties.generalCategory == .format
                 {
@@ -145,8 +146,19 @@ public enum DisplayWidth {
             || (0x2500...0x27BF).contains(value) || (0x3099...0x30FF).contains(value)
             || (0x4E00...0x9FFF).contains(value) || (0xAC00...0xD7A3).contains(value)
             || (0x1F300...0x1F64F).contains(value)
-        if !old && isTooNew(first) { return nil }
+        if !old && (isTooNew(first) || isDisputed(first)) { return nil }
         return of(first)
+    }
+
+    /// Whether terminals draw `scalar` at different widths although Unicode 15 has one for it: the Yijing
+    /// hexagrams (U+4DC0–U+4DFF, Neutral, which Unicode 16 makes Wide) and the circled numbers on black squares
+    /// (U+3248–U+324F, Ambiguous). glibc 2.36's `wcwidth` says 2 for both, so ncurses and tmux advance by 2 where
+    /// terminals that follow Unicode 15 (xterm, VTE) draw 1: a row of them spilled past the screen's edge.
+    /// The line and paragraph separators (U+2028, U+2029) have no width to `wcwidth` at all.
+    static func isDisputed(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return (0x4DC0...0x4DFF).contains(value) || (0x3248...0x324F).contains(value) || value == 0x2028
+            || value == 0x2029
     }
 
     static func isTooNew(_ scalar: Unicode.Scalar) -> Bool {

@@ -1,6 +1,18 @@
 import TermUI
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// glibc's `wcwidth`, which ncursesw places every scalar by and tmux advances by (the Glibc module does not
+/// declare it: it needs _XOPEN_SOURCE).
+private let systemWidth: @convention(c) (wchar_t) -> Int32 = {
+    setlocale(LC_CTYPE, "C.UTF-8")
+    guard let symbol = dlsym(nil, "wcwidth") else { fatalError("no wcwidth in the C library") }
+    return unsafeBitCast(symbol, to: (@convention(c) (wchar_t) -> Int32).self)
+}()
+
 @Suite("Display width")
 struct WidthTests {
     @Test func asciiIsOneColumnPerCharacter() {
@@ -84,6 +96,50 @@ struct WidthTests {
         #expect(DisplayWidth.drawable(stacked) == "a" + String(repeating: "\u{301}", count: 4))
         #expect(DisplayWidth.pieces(of: Character("\u{301}")).isEmpty)
         #expect(DisplayWidth.drawable(" \u{FE0F}") == " ")
+    }
+
+    /// Every scalar, written as the screen writes it, takes as many columns as this machine's `wcwidth` (so
+    /// ncurses and tmux) gives what is written, and never something `wcwidth` has no width for. The hexagrams
+    /// (䷀, U+4DC0–U+4DFF) and the circled numbers on black squares (㉈, U+3248–U+324F) were one column here and
+    /// two there, and a row of them spilled past the screen's edge.
+    @Test func everyScalarIsWrittenAtTheWidthWcwidthGivesIt() {
+        var mismatches: [String] = []
+        for value in UInt32(0xA0)...0x3FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let character = Character(scalar)
+            var columns = 0
+            var undrawable = false
+            for written in DisplayWidth.drawable(character).unicodeScalars {
+                let width = Int(systemWidth(wchar_t(bitPattern: written.value)))
+                undrawable = undrawable || width < 0
+                columns += max(0, width)
+            }
+            if undrawable || columns != DisplayWidth.of(character) {
+                mismatches.append(
+                    "U+\(String(value, radix: 16, uppercase: true)): \(DisplayWidth.of(character)) vs \(columns)")
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) scalars: \(mismatches.prefix(20))")
+        #expect(DisplayWidth.drawable(Character("\u{4DC0}")) == "\u{FFFD}")
+        #expect(DisplayWidth.drawable(Character("\u{3248}")) == "\u{FFFD}")
+        #expect(DisplayWidth.of("\u{4DC0}\u{4DC1} Hex") == 6)
+    }
+
+    /// Each kind of sequence terminals disagree on, as the screen writes it and measures it; measured in tmux
+    /// 3.3a as docs/ui.md ("Width") says.
+    @Test func eachSequenceKindHasTheWidthOfWhatIsWritten() {
+        let kinds: [(String, String, Int)] = [
+            ("🇯🇵", "🇯🇵", 2), ("🇯🇵🇺🇸", "🇯🇵🇺🇸", 4), ("👨‍👩‍👧‍👦", "👨", 2), ("🧑‍🤝‍🧑", "🧑", 2), ("👍🏽", "👍", 2),
+            ("👩🏽‍💻", "👩", 2), ("1️⃣", "1\u{20E3}", 1), ("#️⃣", "#\u{20E3}", 1), ("❤️", "❤", 1), ("☀️", "☀", 1),
+            ("🏳️‍🌈", "🏳", 1), ("🏴‍☠️", "🏴", 2),
+        ]
+        for (sequence, written, columns) in kinds {
+            let drawn = sequence.map(DisplayWidth.drawable).joined()
+            #expect(drawn == written, "\(sequence.debugDescription)")
+            #expect(DisplayWidth.of(sequence) == columns, "\(sequence.debugDescription)")
+            let system = drawn.unicodeScalars.reduce(0) { $0 + max(0, Int(systemWidth(wchar_t(bitPattern: $1.value)))) }
+            #expect(system == columns, "\(sequence.debugDescription)")
+        }
     }
 
     @Test func controlCharactersAreZero() {

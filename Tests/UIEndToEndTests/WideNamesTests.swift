@@ -45,7 +45,11 @@ func columns(of mark: Unicode.Scalar, in line: Substring) -> [Int] {
         "\u{1F469} Dev", "\u{FFFD} Shake", "F Lone", "\u{915}\u{94D}\u{937}\u{93E} Indic",
     ]
 
-    @Test(.timeLimit(.minutes(1))) func emojiNamesDrawWithNothingSpilling() throws {
+    /// A server on loopback with a bot in the room for each of `people` (name and role), and the room screen of
+    /// Ana, a host, in tmux at `width` x `height`; `body` gets the tmux pane and the bots, in order.
+    static func withRoom(
+        _ people: [(String, String)], width: Int, height: Int, _ body: (Tmux, [Child]) throws -> Void
+    ) throws {
         guard let tmuxPath = which("tmux") else {
             Issue.record("tmux is not installed; the end-to-end test needs it (apt-get install tmux)")
             return
@@ -78,7 +82,6 @@ func columns(of mark: Unicode.Scalar, in line: Substring) -> [Int] {
         try #require(listening, "the server did not start: \(server.errors.contents)")
         let url = "ws://127.0.0.1:\(port)/rooms/lobby"
 
-        let people = Self.speakers.map { ($0, "speaker") } + Self.listeners.map { ($0, "audience") }
         for (index, (name, role)) in people.enumerated() {
             let token = spawnAndWait(
                 clubroom.path,
@@ -93,12 +96,23 @@ func columns(of mark: Unicode.Scalar, in line: Substring) -> [Int] {
         }
 
         try tmux.start(
-            width: 80, height: 24,
+            width: width, height: height,
             command: "\(clubroom.path) join \(url) --secret-file \(secret) --identity ana --name Ana --role host "
                 + "--output null --input null; sleep 30")
+        try body(tmux, Array(children.dropFirst()))
+    }
+
+    @Test(.timeLimit(.minutes(1))) func emojiNamesDrawWithNothingSpilling() throws {
+        let people = Self.speakers.map { ($0, "speaker") } + Self.listeners.map { ($0, "audience") }
+        try Self.withRoom(people, width: 80, height: 24) { tmux, _ in
+            try Self.checkEmojiNames(tmux)
+        }
+    }
+
+    static func checkEmojiNames(_ tmux: Tmux) throws {
         let complete = eventually(15) {
             let screen = tmux.screen()
-            return screen.contains("you: Ana · host") && Self.drawn.allSatisfy { screen.contains($0) }
+            return screen.contains("you: Ana · host") && drawn.allSatisfy { screen.contains($0) }
         }
         let screen = tmux.screen()
         #expect(complete, "not every name is on the screen as the screen writes it:\n\(screen)")
@@ -140,6 +154,51 @@ func columns(of mark: Unicode.Scalar, in line: Substring) -> [Int] {
         let smallStage = section("Stage", of: smallScreen).filter { !$0.isEmpty }
         for row in smallStage {
             #expect(columns(of: "🔇", in: row[...]) == columns(of: "🔇", in: smallStage[0][...]), "\(smallScreen)")
+        }
+    }
+
+    /// Names of every kind the screen must keep to the screen's width (flags, ZWJ families, skin tones, keycaps,
+    /// VS16, and the characters this machine's `wcwidth` gives two columns where Unicode 15 gives one), several
+    /// to a name, at 100x30: every row of the pane stays within 100 columns by tmux's own count (the cursor after
+    /// each row, as tmux advances it, is what `wcwidth` sums), the title row ends with the connection's dot, and
+    /// the stage's title and the status line are intact.
+    @Test(.timeLimit(.minutes(1))) func everyKindOfSequenceKeepsEveryRowWithin100Columns() throws {
+        let people = [
+            ("🇯🇵🇺🇸🇫🇷🇩🇪 Flags", "moderator"), ("👨‍👩‍👧‍👦👨‍👩‍👧👩‍👩‍👦 Family", "speaker"),
+            ("👍🏽👋🏿🤝🏻 Tones", "speaker"), ("1️⃣#️⃣*️⃣ Keycaps", "speaker"), ("❤️☀️✔️ Vs16", "speaker"),
+            ("䷀䷁䷂䷃䷄䷅䷆䷇䷈䷉䷊䷋ Hexagrams", "speaker"), ("㉈㉉㉊㉋㉌㉍㉎㉏ Circled", "audience"),
+            ("🏳️‍🌈🏴‍☠️👩🏽‍💻 Mixed", "audience"),
+        ]
+        let topic = people.map(\.0).joined(separator: " ")
+        try Self.withRoom(people, width: 100, height: 30) { tmux, bots in
+            let shown = eventually(15) {
+                let screen = tmux.screen()
+                return screen.contains("you: Ana · host") && screen.contains("Mixed") && screen.contains("Hexa")
+            }
+            // The moderator's bot sets it: typed into tmux, the joiners and selectors would not all arrive.
+            bots[0].write(#"{"cmd":"topic","text":"\#(topic)"}"#)
+            let retitled = eventually(5) {
+                tmux.screen().split(separator: "\n").first.map { $0.contains("Flags") } ?? false
+            }
+            let screen = tmux.screen()
+            #expect(shown && retitled, "the room is not on the screen:\n\(screen)")
+            let rows = screen.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(rows.count >= 30, "\(screen)")
+            for (index, row) in rows.enumerated() {
+                #expect(terminalWidth(row) <= 100, "row \(index) is \(terminalWidth(row)) columns wide:\n\(screen)")
+            }
+            #expect(
+                rows.dropFirst().first.map(String.init) == " ─ Stage " + String(repeating: "─", count: 91),
+                "the stage's title is not intact:\n\(screen)")
+            #expect(rows.first?.hasSuffix("●") == true, "the title row does not end with its dot:\n\(screen)")
+            #expect(rows.contains { $0.hasPrefix(" mic muted · you: Ana · host") }, "\(screen)")
+            let stage = section("Stage", of: screen).filter { !$0.isEmpty }
+            #expect(stage.count == 4, "\(screen)")
+            for row in stage {
+                let bars = columns(of: "▁", in: row[...])
+                #expect(
+                    !bars.isEmpty && columns(of: "▁", in: stage[0][...]).starts(with: bars), "bars move:\n\(screen)")
+            }
         }
     }
 }
