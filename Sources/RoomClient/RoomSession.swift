@@ -253,20 +253,25 @@ public final class RoomSession: Sendable, ReconnectingSession {
             // newer server's event types, media messages this client cannot use, and anything malformed.
             guard error.code == .unknownType else {
                 ignored.note(
-                    .unreadable, "a message it cannot read (\(ServerText.line(error.message, maxCharacters: 200)))")
+                    .unreadable,
+                    "a message from the server that it cannot read (\(ServerText.line(error.message, maxCharacters: 200)))"
+                )
                 return
             }
             do throws(MediaSignalError) {
                 guard let signal = try MediaSignalCodec.decode(text) else {
                     ignored.note(
                         .unknownType,
-                        "a message of a type it does not know (\(ServerText.line(error.message, maxCharacters: 200)))")
+                        "a message from the server of a type it does not know (\(ServerText.line(error.message, maxCharacters: 200)))"
+                    )
                     return
                 }
                 media?(SessionMedia.signal(signal).sanitized)
             } catch {
                 ignored.note(
-                    .media, "a media message it cannot use (\(ServerText.line(error.message, maxCharacters: 200)))")
+                    .media,
+                    "a media message from the server that it cannot use (\(ServerText.line(error.message, maxCharacters: 200)))"
+                )
             }
             return
         }
@@ -287,7 +292,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
         }
         guard let outcome = reconnected else { return }
         guard let reconnected = outcome else {
-            ignored.note(.secondSnapshot, "a second joined snapshot on one connection")
+            ignored.note(.secondSnapshot, "a second joined snapshot from the server on one connection")
             return
         }
         // Events numbered at or below the snapshot's number are already in it (the server may announce joins a
@@ -308,12 +313,13 @@ public final class RoomSession: Sendable, ReconnectingSession {
         }
         // Only `removed` and `room_ended` end a session; the server closes a connection it no longer counts.
         if let me = link.state.withLock({ $0.extra.selfID }) {
+            let ownDeparture = "the server's word that this client left (only removed and room_ended end a session)"
             if case .peerLeft(me, _) = message.event {
-                ignored.note(.ownDeparture, "a departure of this client itself")
+                ignored.note(.ownDeparture, ownDeparture)
                 return
             }
             if case .peersLeft(let departures) = message.event, departures.contains(where: { $0.peer == me }) {
-                ignored.note(.ownDeparture, "a departure of this client itself")
+                ignored.note(.ownDeparture, ownDeparture)
                 let others = departures.filter { $0.peer != me }
                 guard !others.isEmpty else { return }
                 message = ServerMessage(.peersLeft(others), seq: message.seq)
@@ -407,6 +413,6 @@ public final class IgnoredMessages: Sendable {
             return counts[kind] == 1
         }
         guard first else { return }
-        log("clubroom: ignored \(what) from the server; more like it are ignored without a word")
+        log("clubroom: ignored \(what); more like it are ignored without a word")
     }
 }

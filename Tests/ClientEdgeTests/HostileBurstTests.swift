@@ -49,11 +49,11 @@ let topicAfterBurst = "Topic after the burst"
 
 /// What each front end writes to its log for the burst: one line a kind, the first one's.
 let ignoredLines = [
-    "clubroom: ignored a message of a type it does not know",
-    "clubroom: ignored a message it cannot read",
-    "clubroom: ignored a second joined snapshot on one connection",
-    "clubroom: ignored a departure of this client itself",
-    "clubroom: ignored a media message it cannot use",
+    "clubroom: ignored a message from the server of a type it does not know",
+    "clubroom: ignored a message from the server that it cannot read",
+    "clubroom: ignored a second joined snapshot from the server on one connection",
+    "clubroom: ignored the server's word that this client left",
+    "clubroom: ignored a media message from the server that it cannot use",
 ]
 
 func checkLog(_ log: String, _ front: String) {
