@@ -21,6 +21,8 @@ struct RequestLedger: Sendable {
         /// server decides a copy of it, whatever a later copy is refused with for being unable to reach the room
         /// (`internal`), and it is what is passed on when the retries are spent.
         var unconfirmed: ServerMessage?
+        /// Whether its answer was passed on (or it took effect): later answers for its id are repeats' answers.
+        var settled = false
     }
 
     /// What to do with the server's `error` for a request.
@@ -59,12 +61,14 @@ struct RequestLedger: Sendable {
     /// The server's `error` `message`, with `code`, for request `id`.
     mutating func answered(_ code: ErrorCode, id: RequestID, message: ServerMessage) -> Verdict {
         guard let index = sent.firstIndex(where: { $0.id == id }) else { return .deliver }
+        if sent[index].settled { return code == .alreadyApplied ? .drop : .deliver }
         let unknown = code == .unconfirmed || (code == .internal && sent[index].unconfirmed != nil)
         switch code {
         case _ where unknown:
             if sent[index].unconfirmed == nil { sent[index].unconfirmed = message }
             guard sent[index].retries < Self.maximumRetries else {
-                let first = sent.remove(at: index).unconfirmed ?? message
+                sent[index].settled = true
+                let first = sent[index].unconfirmed ?? message
                 return first == message ? .deliver : .replace(first)
             }
             sent[index].retries += 1
@@ -72,10 +76,10 @@ struct RequestLedger: Sendable {
         case .alreadyApplied:
             // Only a repeat is answered so (this session's, or one a cluster node sent again for it): the first
             // copy took effect, and its events came, or are in the snapshot of a reconnect.
-            sent.remove(at: index)
+            sent[index].settled = true
             return .drop
         default:
-            sent.remove(at: index)
+            sent[index].settled = true
             return .deliver
         }
     }
@@ -83,9 +87,12 @@ struct RequestLedger: Sendable {
     /// A retry of request `id` found the connection down: whether it may be tried again (it counts as a retry),
     /// or else the `unconfirmed` to pass on.
     mutating func retryWhileDown(_ id: RequestID) -> Result<String, Unanswered> {
-        guard let index = sent.firstIndex(where: { $0.id == id }) else { return .failure(Unanswered(message: nil)) }
+        guard let index = sent.firstIndex(where: { $0.id == id }), !sent[index].settled else {
+            return .failure(Unanswered(message: nil))
+        }
         guard sent[index].retries < Self.maximumRetries else {
-            return .failure(Unanswered(message: sent.remove(at: index).unconfirmed))
+            sent[index].settled = true
+            return .failure(Unanswered(message: sent[index].unconfirmed))
         }
         sent[index].retries += 1
         return .success(sent[index].text)

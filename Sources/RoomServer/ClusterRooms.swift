@@ -182,6 +182,12 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     ) -> ServerMessage? {
         guard let room = rooms[roomName], room.local[peer] != nil else { return nil }
         flushDepartures(in: roomName)
+        // A repeat of a request this copy of the room saw take effect: answered here, whether or not Redis answers.
+        if let id, AppliedRequests.isDeduplicated(request),
+            room.copy?.authority.applied.contains(id, from: peer) == true
+        {
+            return AppliedRequests.repeated(id)
+        }
         let input = ClusterInput.request(node: nodeName, peer: peer, id: id, request, now: now)
         // A repeat of a request on its way already (the client retried): the owner's decision on the first copy,
         // or `unconfirmed`, answers both.

@@ -36,7 +36,8 @@ import Testing
         }
         #expect(delays == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4)])
         #expect(ledger.answered(.unconfirmed, id: id, message: unconfirmed) == .deliver)
-        // Answered for good: a later answer for the id is not this session's business any more.
+        // Answered for good: a later copy's `already_applied` is dropped, anything else passed on.
+        #expect(ledger.answered(.alreadyApplied, id: id, message: error(.alreadyApplied, id)) == .drop)
         #expect(ledger.answered(.unconfirmed, id: id, message: unconfirmed) == .deliver)
     }
 
@@ -67,6 +68,9 @@ import Testing
         var ledger = RequestLedger(tag: "t")
         ledger.note(.integer(1), text: "a")
         _ = ledger.answered(.unconfirmed, id: .integer(1), message: error(.unconfirmed, .integer(1)))
+        #expect(
+            ledger.answered(.alreadyApplied, id: .integer(1), message: error(.alreadyApplied, .integer(1))) == .drop)
+        // A cluster node may have sent several copies: each one's answer is dropped.
         #expect(
             ledger.answered(.alreadyApplied, id: .integer(1), message: error(.alreadyApplied, .integer(1))) == .drop)
         // An id this session did not send is passed on as it is.
