@@ -372,6 +372,9 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         }
         let input = room.awaited.remove(at: index).input
         guard let peer = input.peer else { return }
+        // Decided where this node did not see the entry (its copy started again from a checkpoint after it): the
+        // copy knows the id took effect, and the client saw its outcome in the room.
+        if let id = input.requestID, room.copy?.authority.applied.contains(id, from: peer) == true { return }
         log.warning(
             "room \(roomName): no decision on a request of \(peer) within \(awaitMilliseconds / 1000) s; "
                 + "its client is told it is unconfirmed")
