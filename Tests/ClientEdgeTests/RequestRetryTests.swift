@@ -95,6 +95,28 @@ final class UnconfirmingServer: Sendable {
         #expect(received[0].id != nil && received[0].id == received[1].id)
     }
 
+    @Test(.timeLimit(.minutes(1))) func plainModeSendsAnUnconfirmedChatAgainUnderTheSameIdAndSaysItOnce() throws {
+        let server = try UnconfirmingServer()
+        defer { server.shutdown() }
+        let client = try clubroomBinary().path
+        // The line is typed a second after start, once the room is on screen.
+        let child = try ChildProcess(
+            executable: URL(fileURLWithPath: "/bin/sh"),
+            arguments: [
+                "-c",
+                #"(sleep 1; echo 'hello there'; sleep 3) | "$0" join "$1" --token t --plain --output null --input null"#,
+                client, server.url,
+            ])
+        let result = try child.finish(seconds: 30)
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.contains("hello there") }.count == 1, "\(lines) \(result.standardError)")
+        #expect(!lines.contains { $0.lowercased().contains("confirm") || $0.contains("went through") }, "\(lines)")
+        let received = server.received
+        #expect(received.count == 2, "\(received)")
+        #expect(received.allSatisfy { $0.text == "hello there" })
+        #expect(received[0].id != nil && received[0].id == received[1].id)
+    }
+
     @Test(.timeLimit(.minutes(1))) func theSessionUnderJoinRetriesUnderTheSameIdAndPassesOnNoError() throws {
         let server = try UnconfirmingServer()
         defer { server.shutdown() }
