@@ -114,3 +114,30 @@ import Testing
         #expect(room.applied.ids.isEmpty)
     }
 }
+
+/// The server alone: a client's retry of a request under its id, after its connection dropped and it joined
+/// again, is answered `already_applied` at once and publishes nothing.
+@Suite struct LocalRoomsAppliedRequestsTests {
+    @Test func aRetryAfterAReconnectIsAnsweredAlreadyAppliedAndPublishesNothing() {
+        let test = RoomsUnderTest()
+        test.join("ana", role: .host)
+        test.join("eli")
+        #expect(
+            test.rooms.handle(.chat("once", to: .everyone), from: "eli", id: .string("r-1"), in: "lobby", now: 5) == nil
+        )
+        test.committer.complete(0)
+        test.rooms.leave("eli", reason: .disconnected, from: "lobby")
+        test.join("eli")
+        let (published, committing) = (test.published.outcomes.count, test.committer.pending.count)
+        let answer = test.rooms.handle(
+            .chat("once", to: .everyone), from: "eli", id: .string("r-1"), in: "lobby", now: 9)
+        #expect(answer == AppliedRequests.repeated(.string("r-1")))
+        #expect(test.published.outcomes.count == published)
+        #expect(test.committer.pending.count == committing)
+        let texts = test.published.events.compactMap { event -> String? in
+            if case .chat(let message) = event { return message.text }
+            return nil
+        }
+        #expect(texts == ["once"])
+    }
+}
