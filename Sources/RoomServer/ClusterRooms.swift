@@ -121,6 +121,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var input: ClusterInput
         /// Whether it may have reached Redis.
         var sent = false
+        /// Whether the log said already that its outcome is unknown (once per request, not per copy sent again).
+        var toldUnknown = false
 
         func matches(_ other: ClusterInput) -> Bool {
             other.kind == .request && other.peer == input.peer && other.requestID == input.requestID
@@ -407,9 +409,13 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 return
             }
             if room.awaited[index].sent {
-                log.warning(
-                    "room \(roomName): a request of \(peer) may or may not have reached the owner (\(error)); "
-                        + "waiting for the owner's decision")
+                if !room.awaited[index].toldUnknown {
+                    room.awaited[index].toldUnknown = true
+                    log.warning(
+                        "room \(roomName): a request of \(peer) may or may not have reached the owner (\(error)); "
+                            + "waiting for the owner's decision"
+                            + (input.requestID == nil ? "" : ", sending it again meanwhile"))
+                }
                 // Without an id the room cannot tell a second copy from a new request: it is not sent again.
                 if input.requestID != nil { resendLater(input, in: roomName) }
                 return
