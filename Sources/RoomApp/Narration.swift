@@ -310,6 +310,10 @@ public enum Narration {
         case "room_ended": return "The room has ended. Press q to close."
         case "room_full": return "The room is full. Try again later."
         case "internal": return "The server failed to do that. Try again in a moment."
+        case "unconfirmed":
+            return "The server could not confirm that went through; it may still appear. Check before trying again."
+        // Said only of a repeat the client sent itself: what it asked for took effect the first time.
+        case "already_applied": return "That went through already."
         default: return said.isEmpty ? "The server reported a problem (\(code))." : said
         }
     }

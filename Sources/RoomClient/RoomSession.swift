@@ -101,6 +101,8 @@ public final class RoomSession: Sendable, ReconnectingSession {
         /// sent then wait in `unsent` (the snapshot may arrive, and be answered, before the client is stored).
         var openedGeneration: Int?
         var unsent: [String] = []
+        /// The requests sent, for those the server could not confirm to go out again under the same id.
+        var requests = RequestLedger()
 
         mutating func connected() -> [String] {
             defer { unsent = [] }
@@ -150,10 +152,31 @@ public final class RoomSession: Sendable, ReconnectingSession {
         startConnecting()
     }
 
-    /// Sends a request; returns false (and sends nothing) while the connection is down.
+    /// Sends a request; returns false (and sends nothing) while the connection is down. Without an `id`, the
+    /// session gives it one of its own. A request the server answers `unconfirmed` is sent again under the same
+    /// id, up to `RequestLedger.maximumRetries` times with a doubling wait (0.5 s first), before that answer is
+    /// passed on; the answer `already_applied` to such a repeat is not passed on (the first copy took effect).
     @discardableResult
     public func send(_ request: ClientRequest, id: RequestID? = nil) -> Bool {
-        sendRaw(String(decoding: ControlCodec.encode(ClientMessage(request, id: id)), as: UTF8.self))
+        let text = link.state.withLock { state -> String in
+            let id = id ?? state.extra.requests.newID()
+            let text = String(decoding: ControlCodec.encode(ClientMessage(request, id: id)), as: UTF8.self)
+            state.extra.requests.note(id, text: text)
+            return text
+        }
+        return sendRaw(text)
+    }
+
+    /// Sends request `id` again after `delay`; while the connection is down then, waits as long again, counted as
+    /// a retry, and once the retries are spent passes the server's `unconfirmed` on.
+    private func resend(_ text: String, id: RequestID, after delay: Duration) {
+        _ = link.loop.schedule(after: delay) { [self] in
+            if sendRaw(text) { return }
+            switch link.state.withLock({ $0.extra.requests.retryWhileDown(id) }) {
+            case .success: resend(text, id: id, after: delay)
+            case .failure(let unanswered): if let message = unanswered.message { link.deliver(.message(message)) }
+            }
+        }
     }
 
     /// Sends text as it is, unchecked; returns false while the connection is down.
@@ -323,6 +346,18 @@ public final class RoomSession: Sendable, ReconnectingSession {
                 let others = departures.filter { $0.peer != me }
                 guard !others.isEmpty else { return }
                 message = ServerMessage(.peersLeft(others), seq: message.seq)
+            }
+        }
+        if case .error(let code, _, let id?) = message.event {
+            switch link.state.withLock({ $0.extra.requests.answered(code, id: id, message: message) }) {
+            case .deliver: break
+            case .drop: return
+            case .replace(let first):
+                link.deliver(reconnected ? .reconnected(first) : .message(first))
+                return
+            case .retry(let text, let delay):
+                resend(text, id: id, after: delay)
+                return
             }
         }
         link.deliver(reconnected ? .reconnected(message) : .message(message))

@@ -189,6 +189,11 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// The request took effect in the room, but the server could not save it (a full disk, say): it is lost if
     /// the server stops before it can write again.
     public static let notSaved = ErrorCode(rawValue: "not_saved")
+    /// The server could not learn whether the request took effect (a cluster lost touch with the node deciding
+    /// it): it may have, or may still appear. Sending it again under the same `id` is safe.
+    public static let unconfirmed = ErrorCode(rawValue: "unconfirmed")
+    /// A request with this `id` from the same identity took effect already: this repeat changed nothing.
+    public static let alreadyApplied = ErrorCode(rawValue: "already_applied")
 }
 
 /// Something the server tells a client: the protocol's event messages, each carrying RoomCore's values

@@ -108,10 +108,31 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var departureTimer = false
         /// Whether the owner has queued an `expireInvitations` input not yet written.
         var expiryQueued = false
+        /// This node's requests not decided yet, oldest first.
+        var awaited: [Awaited] = []
+    }
+
+    /// One of this node's requests on its way to the owner. Once it may have reached Redis (submitted, or
+    /// appended by this node as owner), its requester is never told it changed nothing: the node waits for the
+    /// owner's decision on it, and past `awaitMilliseconds` answers `unconfirmed` (a retry under the same id is
+    /// safe: the room applies an identity's request id once).
+    struct Awaited {
+        var serial: UInt64
+        var input: ClusterInput
+        /// Whether it may have reached Redis.
+        var sent = false
+        /// Whether the log said already that its outcome is unknown (once per request, not per copy sent again).
+        var toldUnknown = false
+
+        func matches(_ other: ClusterInput) -> Bool {
+            other.kind == .request && other.peer == input.peer && other.requestID == input.requestID
+                && other.request == input.request
+        }
     }
 
     private var rooms: [String: Room] = [:]
     private var nextConnection: UInt64 = 1
+    private var nextAwaited: UInt64 = 1
     /// Whether Redis answers, as the cluster last said: while it does not, requests are answered "unavailable,
     /// try again" at once instead of waiting for it.
     private var redisDown = false
@@ -161,9 +182,21 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     func handle(
         _ request: ClientRequest, from peer: PeerID, id: RequestID?, in roomName: String, now: Timestamp
     ) -> ServerMessage? {
-        guard rooms[roomName]?.local[peer] != nil else { return nil }
+        guard let room = rooms[roomName], room.local[peer] != nil else { return nil }
         flushDepartures(in: roomName)
-        send(.request(node: nodeName, peer: peer, id: id, request, now: now), in: roomName)
+        // A repeat of a request this copy of the room saw take effect: answered here, whether or not Redis answers.
+        if let id, AppliedRequests.isDeduplicated(request),
+            room.copy?.authority.applied.contains(id, from: peer) == true
+        {
+            return AppliedRequests.repeated(id)
+        }
+        let input = ClusterInput.request(node: nodeName, peer: peer, id: id, request, now: now)
+        // A repeat of a request on its way already (the client retried): the owner's decision on the first copy,
+        // or `unconfirmed`, answers both.
+        if id != nil, room.awaited.contains(where: { $0.matches(input) }) { return nil }
+        room.awaited.append(Awaited(serial: nextAwaited, input: input))
+        nextAwaited += 1
+        send(input, in: roomName)
         return nil
     }
 
@@ -293,12 +326,76 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     }
 
     private func submit(_ input: ClusterInput, in roomName: String) {
+        markSent(input, in: roomName)
         cluster.submit(roomName, body: input.encoded()) { [self] result in
             if case .failure(let error) = result { refuse(input, in: roomName, because: error) }
         }
     }
 
-    /// An input that could not reach the owner: the requester is told to try again; a join is closed for the
+    /// How long this node waits for the owner's decision on one of its requests once it may have reached Redis,
+    /// before it answers `unconfirmed`: twice the request deadline (10 s), time for a new owner to take the room
+    /// over and decide what the old one left.
+    var awaitMilliseconds: Int { 2 * cluster.configuration.timing.requestDeadlineMilliseconds }
+
+    /// A request of this node's may reach Redis from now on: its requester will hear the owner's decision, or
+    /// `unconfirmed` after `awaitMilliseconds`.
+    private func markSent(_ input: ClusterInput, in roomName: String) {
+        guard input.kind == .request, input.node == nodeName, let room = rooms[roomName],
+            let index = room.awaited.firstIndex(where: { $0.matches(input) }), !room.awaited[index].sent
+        else { return }
+        room.awaited[index].sent = true
+        let serial = room.awaited[index].serial
+        loop?.schedule(after: .milliseconds(awaitMilliseconds)) { [self] in unconfirmed(serial, in: roomName) }
+    }
+
+    /// Sends one of this node's requests that may have reached Redis again in a moment, while its requester
+    /// still waits: the owner applies its id once, so a copy that did arrive is answered `already_applied`.
+    private func resendLater(_ input: ClusterInput, in roomName: String) {
+        guard let serial = rooms[roomName]?.awaited.first(where: { $0.matches(input) })?.serial else { return }
+        loop?.schedule(after: .milliseconds(500)) { [self] in
+            guard rooms[roomName]?.awaited.contains(where: { $0.serial == serial }) == true else { return }
+            send(input, in: roomName)
+        }
+    }
+
+    /// The owner's decision on one of this node's requests arrived (in the stream): nothing more to wait for.
+    private func decided(_ input: ClusterInput, in roomName: String) {
+        guard input.kind == .request, input.node == nodeName, let room = rooms[roomName],
+            let index = room.awaited.firstIndex(where: { $0.matches(input) })
+        else { return }
+        room.awaited.remove(at: index)
+    }
+
+    /// No decision on a request that may have reached Redis: its requester hears that it may or may not have
+    /// taken effect, and that sending it again under the same id is safe.
+    private func unconfirmed(_ serial: UInt64, in roomName: String) {
+        guard let room = rooms[roomName], let index = room.awaited.firstIndex(where: { $0.serial == serial }) else {
+            return
+        }
+        let input = room.awaited.remove(at: index).input
+        guard let peer = input.peer else { return }
+        // Decided where this node did not see the entry (its copy started again from a checkpoint after it): the
+        // copy knows the id took effect, and the client saw its outcome in the room.
+        if let id = input.requestID, room.copy?.authority.applied.contains(id, from: peer) == true { return }
+        log.warning(
+            "room \(roomName): no decision on a request of \(peer) within \(awaitMilliseconds / 1000) s; "
+                + "its client is told it is unconfirmed")
+        var notice = Outcome()
+        notice.deliveries = [
+            Delivery(
+                to: .peer(peer),
+                ServerMessage(
+                    .error(
+                        code: .unconfirmed,
+                        message: "the cluster could not confirm this request: it may still take effect"
+                            + (input.requestID == nil ? "" : "; sending it again with the same id is safe"),
+                        id: input.requestID), seq: nil))
+        ]
+        publish(notice, in: roomName)
+    }
+
+    /// An input that could not reach the owner: the requester is told to try again (when it surely changed
+    /// nothing; else the node waits on for the owner's decision, see `Awaited`); a join is closed for the
     /// client to reconnect; a departure is sent again later, so nobody stays in the room for good.
     private func refuse(_ input: ClusterInput, in roomName: String, because error: ClusterError) {
         guard let room = rooms[roomName] else { return }
@@ -307,7 +404,23 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             if let peer = input.peer { media?.release(peer, room: roomName) }
             room.joins.removeValue(forKey: input.connection)?.answer(.unavailable)
         case .request:
-            guard let peer = input.peer else { return }
+            // Answered `unconfirmed` already: its requester knows it may take effect.
+            guard let peer = input.peer, let index = room.awaited.firstIndex(where: { $0.matches(input) }) else {
+                return
+            }
+            if room.awaited[index].sent {
+                if !room.awaited[index].toldUnknown {
+                    room.awaited[index].toldUnknown = true
+                    log.warning(
+                        "room \(roomName): a request of \(peer) may or may not have reached the owner (\(error)); "
+                            + "waiting for the owner's decision"
+                            + (input.requestID == nil ? "" : ", sending it again meanwhile"))
+                }
+                // Without an id the room cannot tell a second copy from a new request: it is not sent again.
+                if input.requestID != nil { resendLater(input, in: roomName) }
+                return
+            }
+            room.awaited.remove(at: index)
             var notice = Outcome()
             notice.deliveries = [
                 Delivery(
@@ -351,6 +464,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         let operations: @Sendable () -> [StateOperation] = {
             wroteCheckpoint ? Self.checkpointOperations(decided, at: id) : []
         }
+        if pending.cursor == nil { markSent(pending.input, in: roomName) }
         cluster.append(roomName, entry: entry, operations: operations, requestCursor: pending.cursor) {
             [self] result in
             appended(
@@ -453,6 +567,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 publish(outcome, in: roomName)
             }
         case .outcome(let outcome):
+            decided(input, in: roomName)
             for (peer, _) in outcome.closes { room.local[peer] = nil }
             publish(outcome, in: roomName)
             // The cluster took this node for gone (it was frozen, or cut off from Redis): its people are out of

@@ -188,6 +188,8 @@ public struct RoomAuthority: Sendable {
     /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
     /// costs time linear in its size.
     var departedPruneThreshold = 1024
+    /// The ids of the requests that took effect, per identity: a repeat is not acted on again.
+    var applied = AppliedRequests()
 
     /// A room as loaded from the store (or new).
     public init(
@@ -389,8 +391,17 @@ public struct RoomAuthority: Sendable {
     )
         -> Outcome
     {
+        let once = id != nil && AppliedRequests.isDeduplicated(request)
+        if once, let id, applied.contains(id, from: actorID) {
+            var outcome = Outcome()
+            outcome.error = AppliedRequests.repeated(id)
+            return outcome
+        }
         var outcome = decide(request, from: actorID, id: id, now: now)
-        if outcome.error == nil { reportListing(into: &outcome, now: now) }
+        if outcome.error == nil {
+            reportListing(into: &outcome, now: now)
+            if once, let id { applied.record(id, from: actorID) { peers[$0] != nil } }
+        }
         return outcome
     }
 

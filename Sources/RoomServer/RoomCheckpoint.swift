@@ -24,6 +24,12 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         var role: RoleName
     }
 
+    /// The ids of one identity's requests that took effect, oldest first (`AppliedRequests.stored`).
+    struct Applied: Sendable, Equatable, Codable {
+        var peer: PeerID
+        var ids: [String]
+    }
+
     var topic: String
     var ended: Bool
     var seq: Int64
@@ -44,6 +50,9 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     var listed: Bool
     /// When the room went live; nil while it is empty or ended.
     var liveSince: Timestamp?
+    /// The ids of the requests that took effect, per identity (absent in a checkpoint written before they were
+    /// kept).
+    var applied: [Applied]?
 
     /// The checkpoint as JSON.
     public func encoded() -> [UInt8] {
@@ -61,7 +70,7 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         topic: String, ended: Bool, seq: Int64, peers: [Peer], invitations: [Invitation],
         heldInvitations: [Invitation], loweredByOthers: [PeerID], tokenRoles: [TokenRole], chat: [ChatMessage],
         removed: [PeerID], departed: [Departed],
-        departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?
+        departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?, applied: [Applied]? = nil
     ) {
         self.topic = topic
         self.ended = ended
@@ -77,6 +86,7 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         self.departedPruneThreshold = departedPruneThreshold
         self.listed = listed
         self.liveSince = liveSince
+        self.applied = applied
     }
 }
 
@@ -97,7 +107,8 @@ extension RoomAuthority {
             departed: departed.sorted { $0.key < $1.key }.map {
                 .init(peer: $0.key, role: $0.value.role, at: $0.value.at)
             },
-            departedPruneThreshold: departedPruneThreshold, listed: listed, liveSince: liveSince)
+            departedPruneThreshold: departedPruneThreshold, listed: listed, liveSince: liveSince,
+            applied: applied.stored)
     }
 
     /// A copy of a room from its checkpoint: it decides everything after it exactly as the copy it was taken
@@ -122,6 +133,7 @@ extension RoomAuthority {
         for entry in checkpoint.departed { departed[entry.peer] = (entry.role, entry.at) }
         departedPruneThreshold = checkpoint.departedPruneThreshold
         liveSince = checkpoint.liveSince
+        applied = AppliedRequests(stored: checkpoint.applied ?? [])
         for peer in checkpoint.peers {
             if roles.isOnStage(peer.role) { tally.stage.insert(peer.id) }
             if peer.handRaisedAt != nil { tally.hands.insert(peer.id) }

@@ -97,14 +97,15 @@ func keepTalking(_ connection: RawPeerConnection, until resume: DispatchSemaphor
         try #require(dropped > 0, "no packet was dropped: \(before) bytes waiting")
         // What waits is at most the backlog and one packet's frame.
         #expect(before <= 16 * 1024 + Self.packetFrame)
-        session.send(.chat("after the audio", to: .everyone))
+        // (Ids given, so that the bytes are known: without one, the session gives each request an id of its own.)
+        session.send(.chat("after the audio", to: .everyone), id: .integer(1))
         // The request was not dropped: it waits behind the audio, all of it.
-        let chat = ControlCodec.encode(ClientMessage(.chat("after the audio", to: .everyone)))
+        let chat = ControlCodec.encode(ClientMessage(.chat("after the audio", to: .everyone), id: .integer(1)))
         #expect(eventually { session.waitingByteCount == before + chat.count + Self.overhead(chat.count) })
         // With more than the backlog waiting, every further packet is dropped, and each is counted.
         for _ in 0..<100 { session.sendBinary(Self.packet) }
-        session.send(.chat("after more audio", to: .everyone))
-        let second = ClientMessage(.chat("after more audio", to: .everyone))
+        session.send(.chat("after more audio", to: .everyone), id: .integer(2))
+        let second = ClientMessage(.chat("after more audio", to: .everyone), id: .integer(2))
         #expect(eventually { session.droppedMediaCount == dropped + 100 })
         let droppedInAll = session.droppedMediaCount
         #expect(events.all.allSatisfy { if case .reconnecting = $0 { false } else { true } })
@@ -182,7 +183,7 @@ func keepTalking(_ connection: RawPeerConnection, until resume: DispatchSemaphor
         // Requests of 2 KB each, 16 MB in all: more than the kernel's buffers (about 4 MB here) and the 4 MiB
         // write buffer together.
         let line = String(repeating: "x", count: 2000)
-        for _ in 0..<8000 { session.send(.chat(line, to: .everyone)) }
+        for _ in 0..<8000 { session.send(.chat(line, to: .everyone), id: .integer(1)) }
         let lost = events.wait(seconds: 60) { if case .reconnecting = $0 { true } else { false } }
         #expect(lost != nil, "the session did not notice its requests could not go out: \(events.all.suffix(2))")
         resume.signal()
@@ -191,7 +192,8 @@ func keepTalking(_ connection: RawPeerConnection, until resume: DispatchSemaphor
         let (messages, error) = RawPeerConnection.messages(in: answer.bytes)
         #expect(error == nil)
         // Whole requests, in order, then the close frame that says why; nothing cut, nothing after it.
-        let chat = String(decoding: ControlCodec.encode(ClientMessage(.chat(line, to: .everyone))), as: UTF8.self)
+        let chat = String(
+            decoding: ControlCodec.encode(ClientMessage(.chat(line, to: .everyone), id: .integer(1))), as: UTF8.self)
         // (The client's own pings, every 5 s, go out among them.)
         let requests = messages.dropLast().filter { if case .ping = $0 { false } else { true } }
         #expect(requests.allSatisfy { $0 == .text(chat) }, "\(requests.filter { $0 != .text(chat) }.prefix(3))")

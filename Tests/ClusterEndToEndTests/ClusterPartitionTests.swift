@@ -82,7 +82,7 @@ let partitionSkipReason =
         }
     }
 
-    @Test func aNodeCutFromRedisStopsOwningWithin4sItsRequestsAreToldToTryAgainAndAudioFlows() throws {
+    @Test func aNodeCutFromRedisStopsOwningWithin4sAndNeverCallsItsUnwrittenRequestRefused() throws {
         let namespace = try NetworkNamespace()
         let cluster = try TestCluster(nodes: 3, namespace: namespace)
         // Hana joins first, through n2: n2 owns the room.
@@ -112,9 +112,8 @@ let partitionSkipReason =
         // 4 s after the last acknowledged renewal, which was at most a tick (1 s, give or take its own latency)
         // before the cut.
         #expect(fencedAfter >= 2.5 && fencedAfter <= 4.6, "fenced \(fencedAfter) s after the cut")
-        let refusal = try host.wait(for: "error", timeout: 8) { $0["id"] == .integer(5) }
-        #expect(refusal.text("code") == "internal")
-        #expect(refusal.text("message")?.contains("unavailable, try again") == true)
+        // The chat Hana sent as the cut came was being written by n2: whether it reached Redis is unknown to
+        // n2, so it is never answered "changed nothing" (its bot sends it again under its id meanwhile).
         // Audio goes on meanwhile: media never touches Redis.
         #expect(ana.received(from: "hana") >= anaBefore + 100)
         // Another node takes the room over.
@@ -136,15 +135,22 @@ let partitionSkipReason =
         for bot in [ana, ben] {
             try bot.wait(for: "chat") { $0.text("text") == "after" }
         }
+        // Sent again under its id, the chat of the cut takes effect once, however many copies went before.
+        host.send(#"{"cmd":"chat","text":"during","id":5}"#)
+        for bot in [ana, ben] {
+            try bot.wait(for: "chat", timeout: 15) { $0.text("text") == "during" }
+        }
+        usleep(1_000_000)
+        #expect(!host.errors(for: 5).contains { $0.text("code") == "internal" }, "\(host.errors(for: 5))")
         // No event lost or repeated: Ana (n1) and Ben (n3) stayed connected and saw the same events in the same
-        // order, each chat once, and the refused one never.
+        // order, each chat once.
         let names: Set = ["chat", "peer_left", "peers_left", "peer_joined", "role_changed", "mute_changed"]
         // Ana joined before Ben, so she alone saw him arrive.
         let seenByAna = ana.sequence(of: names).filter { !($0.contains("peer_joined") && $0.contains(#""ben""#)) }
         #expect(seenByAna == ben.sequence(of: names))
         let chats = ana.sequence(of: ["chat"])
-        #expect(chats.count == 2)
-        #expect(!chats.contains { $0.contains("during") })
+        #expect(chats.count == 3)
+        #expect(ana.chats(saying: "during") == 1 && ben.chats(saying: "during") == 1)
         #expect(ana.sequence(of: ["reconnecting"]).isEmpty)
         #expect(ben.sequence(of: ["reconnecting"]).isEmpty)
         // Handed back once; silence is not counted while n2 could not reach Redis, nor right after it could again.

@@ -1,0 +1,143 @@
+import RoomCore
+import RoomProtocol
+import Testing
+
+@testable import RoomServer
+
+/// A request id takes effect at most once per identity: in the room alone, across a reconnect, and in a
+/// cluster's copies of the room across a checkpoint (an owner change).
+@Suite struct AppliedRequestsTests {
+    func chats(_ room: RoomAuthority) -> [String] { room.chat.map(\.text) }
+
+    @Test func aRepeatedIdIsAnsweredAlreadyAppliedAndChangesNothing() {
+        var room = populatedRoom()
+        let first = room.handle(.chat("once", to: .everyone), from: "eli", id: .string("k-1"), now: 10)
+        #expect(first.error == nil)
+        #expect(events(first).count == 1)
+        let before = room.seq
+        let again = room.handle(.chat("once", to: .everyone), from: "eli", id: .string("k-1"), now: 11)
+        #expect(
+            again.error?.event
+                == .error(
+                    code: .alreadyApplied,
+                    message: "a request with this id took effect already; this repeat changed nothing",
+                    id: .string("k-1")))
+        #expect(again.deliveries.isEmpty && again.changes.isEmpty && again.closes.isEmpty)
+        #expect(room.seq == before)
+        #expect(chats(room) == ["once"])
+        // The same id from another identity is another request.
+        let other = room.handle(.chat("mine", to: .everyone), from: "fay", id: .string("k-1"), now: 12)
+        #expect(other.error == nil)
+        #expect(chats(room) == ["once", "mine"])
+    }
+
+    @Test func aRefusedRequestIsNotRememberedSoItsRetryIsDecidedAfresh() {
+        var room = populatedRoom()
+        _ = room.handle(.raiseHand, from: "eli", id: .integer(1), now: 10)
+        let refused = room.handle(.raiseHand, from: "eli", id: .integer(2), now: 11)
+        #expect(refusal(refused)?.code == .conflict)
+        _ = room.handle(.lowerHand, from: "eli", id: .integer(3), now: 12)
+        let retried = room.handle(.raiseHand, from: "eli", id: .integer(2), now: 13)
+        #expect(retried.error == nil)
+        #expect(room.peers["eli"]?.handRaisedAt == 13)
+    }
+
+    @Test func anIdStaysAppliedAcrossAReconnect() {
+        var room = populatedRoom()
+        _ = room.handle(.setTopic("Friday"), from: "ana", id: .integer(7), now: 10)
+        _ = room.leave("ana", reason: .disconnected, now: 11)
+        _ = room.join(id: "ana", name: "Ana", role: .host, now: 12)
+        let again = room.handle(.setTopic("Friday"), from: "ana", id: .integer(7), now: 13)
+        #expect(refusal(again)?.code == .alreadyApplied)
+        #expect(room.topic == "Friday")
+    }
+
+    @Test func withoutAnIdEveryRequestIsNew() {
+        var room = populatedRoom()
+        _ = room.handle(.chat("hi", to: .everyone), from: "eli", id: nil, now: 10)
+        _ = room.handle(.chat("hi", to: .everyone), from: "eli", id: nil, now: 11)
+        #expect(chats(room) == ["hi", "hi"])
+    }
+
+    @Test func createLinkIsNotDeduplicated() {
+        var room = populatedRoom()
+        let first = room.handle(.createLink(role: .audience, ttl: 600), from: "ana", id: .integer(1), now: 10)
+        let second = room.handle(.createLink(role: .audience, ttl: 600), from: "ana", id: .integer(1), now: 11)
+        #expect(first.error == nil && second.error == nil)
+        #expect(first.grants.count == 1 && second.grants.count == 1)
+    }
+
+    @Test func eachIdentityKeepsItsLast64Ids() {
+        var room = populatedRoom()
+        for number in 1...65 {
+            _ = room.handle(.chat("c\(number)", to: .everyone), from: "eli", id: .integer(Int64(number)), now: 10)
+        }
+        #expect(room.applied.ids["eli"]?.count == 64)
+        #expect(
+            refusal(room.handle(.chat("x", to: .everyone), from: "eli", id: .integer(65), now: 11))?.code
+                == .alreadyApplied)
+        // The oldest id was forgotten: the room cannot tell it from a new request any more.
+        #expect(room.handle(.chat("c1", to: .everyone), from: "eli", id: .integer(1), now: 12).error == nil)
+    }
+
+    /// A new owner starts from the checkpoint (or the entries after it): a request the old owner applied, sent
+    /// again under its id, is answered `already_applied` and applied nowhere a second time.
+    @Test func aCopyFromACheckpointKnowsTheIdsTheOwnerApplied() throws {
+        var owner = ReplicatedRoom(authority: RoomAuthority(name: "r", roles: defaultRoles, seq: 5_000))
+        let inputs: [ClusterInput] = [
+            .join(node: "a/1", connection: 1, peer: "hana", name: "Hana", role: .host, now: 1_000),
+            .join(node: "b/7", connection: 1, peer: "ana", name: "Ana", role: .audience, now: 1_010),
+            .request(node: "b/7", peer: "ana", id: .string("s-1"), .chat("hello", to: .everyone), now: 1_020),
+        ]
+        for input in inputs { _ = owner.apply(try ClusterInput(decoding: input.encoded())) }
+        var successor = try ReplicatedRoom(name: "r", roles: defaultRoles, maxPeers: 100, decoding: owner.encoded())
+        #expect(successor.encoded() == owner.encoded())
+        let retry = ClusterInput.request(
+            node: "b/7", peer: "ana", id: .string("s-1"), .chat("hello", to: .everyone), now: 1_030)
+        guard case .outcome(let outcome) = successor.apply(try ClusterInput(decoding: retry.encoded())) else {
+            Issue.record("a request gives an outcome")
+            return
+        }
+        #expect(refusal(outcome)?.code == .alreadyApplied)
+        #expect(outcome.deliveries.isEmpty)
+        #expect(successor.authority.chat.map(\.text) == ["hello"])
+    }
+
+    @Test func aCheckpointWrittenBeforeIdsWereKeptStillReads() throws {
+        var stored = populatedRoom().checkpoint
+        stored.applied = nil
+        var json = String(decoding: stored.encoded(), as: UTF8.self)
+        #expect(!json.contains("\"applied\""))
+        json = String(json)
+        let restored = try RoomCheckpoint(decoding: Array(json.utf8))
+        let room = RoomAuthority(name: "lobby", roles: defaultRoles, restoring: restored, maxPeers: 100)
+        #expect(room.applied.ids.isEmpty)
+    }
+}
+
+/// The server alone: a client's retry of a request under its id, after its connection dropped and it joined
+/// again, is answered `already_applied` at once and publishes nothing.
+@Suite struct LocalRoomsAppliedRequestsTests {
+    @Test func aRetryAfterAReconnectIsAnsweredAlreadyAppliedAndPublishesNothing() {
+        let test = RoomsUnderTest()
+        test.join("ana", role: .host)
+        test.join("eli")
+        #expect(
+            test.rooms.handle(.chat("once", to: .everyone), from: "eli", id: .string("r-1"), in: "lobby", now: 5) == nil
+        )
+        test.committer.complete(0)
+        test.rooms.leave("eli", reason: .disconnected, from: "lobby")
+        test.join("eli")
+        let (published, committing) = (test.published.outcomes.count, test.committer.pending.count)
+        let answer = test.rooms.handle(
+            .chat("once", to: .everyone), from: "eli", id: .string("r-1"), in: "lobby", now: 9)
+        #expect(answer == AppliedRequests.repeated(.string("r-1")))
+        #expect(test.published.outcomes.count == published)
+        #expect(test.committer.pending.count == committing)
+        let texts = test.published.events.compactMap { event -> String? in
+            if case .chat(let message) = event { return message.text }
+            return nil
+        }
+        #expect(texts == ["once"])
+    }
+}
