@@ -166,7 +166,10 @@ let package = Package(
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources", "RoomTesting"]),
         .testTarget(
             name: "BenchmarksTests",
-            dependencies: ["BenchmarkSupport", "StoreBenchmarks", "UIBenchmarks", "RoomCore", "ClubroomResources"]),
+            dependencies: [
+                "BenchmarkSupport", "StoreBenchmarks", "UIBenchmarks", "ClusterBenchmarks", "RoomCore",
+                "ClubroomResources",
+            ]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
