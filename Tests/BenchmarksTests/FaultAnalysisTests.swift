@@ -79,6 +79,22 @@ struct FaultAnalysisTests {
         #expect(analysis.refusedByCode == ["internal": 2])
     }
 
+    @Test func aHandRaisedByTheSameRequestStillOnItsWayIsNotTheRefusedOnesEffect() {
+        let operations = [
+            Operation(id: 1, bot: "b3", kind: .raiseHand, at: 100),
+            Operation(id: 2, bot: "b3", kind: .raiseHand, at: 200),
+        ]
+        let watcher = FaultAnalysis.BotRecord(
+            identity: "b0",
+            lines: [
+                Line(at: 250, text: #"{"event":"hand_raised","peer":"b3","at":1}"#),
+                Line(at: 300, text: #"{"event":"error","code":"conflict","message":"already raised","id":2}"#),
+            ])
+        let analysis = FaultAnalysis(operations: operations, bots: [watcher])
+        #expect(analysis.refusedButApplied.isEmpty)
+        #expect(analysis.refused == 1)
+    }
+
     @Test func aGhostIsAJoinedClientMissingFromAnotherJoinedClientsList() {
         let joined = #"{"event":"joined","peers":[{"id":"a"},{"id":"b"},{"id":"c"}]}"#
         let a = FaultAnalysis.BotRecord(

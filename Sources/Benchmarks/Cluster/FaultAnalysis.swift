@@ -161,8 +161,10 @@ public struct FaultAnalysis: Sendable {
         }
         let stateEvents = events.filter { ["hand_raised", "hand_lowered", "role_changed"].contains($0.name) }
         func stateEffect(_ operation: Operation, _ index: Int) -> Bool {
-            let end = windowEnd(operation, index)
-            return stateEvents.contains { event in
+            stateEffect(operation, before: windowEnd(operation, index))
+        }
+        func stateEffect(_ operation: Operation, before end: Int64) -> Bool {
+            stateEvents.contains { event in
                 guard event.at > operation.at, event.at < end else { return false }
                 switch operation.kind {
                 case .raiseHand:
@@ -194,7 +196,16 @@ public struct FaultAnalysis: Sendable {
             }
             refused += 1
             refusedByCode[code, default: 0] += 1
-            if took {
+            // The same request just before, not refused and not yet seen to take effect when this one was sent,
+            // may be what took effect: then this one's refusal (say, "already raised") is no broken promise.
+            let earlier = operations[..<index].last { other in
+                other.kind == operation.kind && other.bot == operation.bot && other.target == operation.target
+                    && other.role == operation.role
+            }
+            let inFlight =
+                operation.kind != .chat && operation.kind != .topic
+                && earlier.map { errors[$0.id] == nil && !stateEffect($0, before: operation.at) } ?? false
+            if took, !inFlight {
                 let what =
                     operation.text
                     ?? [operation.kind.rawValue, operation.target, operation.role]
