@@ -95,6 +95,20 @@ struct FaultAnalysisTests {
         #expect(analysis.refused == 1)
     }
 
+    @Test func aRaiseALaggingNodeDeliversLateIsJudgedByTheTimeTheOwnerRaisedIt() {
+        let operations = [Operation(id: 1, bot: "b3", kind: .raiseHand, at: 100, wallAt: 50_000)]
+        let watcher = FaultAnalysis.BotRecord(
+            identity: "b0",
+            lines: [
+                Line(at: 150, text: #"{"event":"error","code":"conflict","message":"already raised","id":1}"#),
+                // Raised at 49,000 by the owner, before the request; heard late through a node catching up.
+                Line(at: 900, text: #"{"event":"hand_raised","peer":"b3","at":49000}"#),
+            ])
+        let analysis = FaultAnalysis(operations: operations, bots: [watcher])
+        #expect(analysis.refusedButApplied.isEmpty)
+        #expect(analysis.applied == 0)
+    }
+
     @Test func aGhostIsAJoinedClientMissingFromAnotherJoinedClientsList() {
         let joined = #"{"event":"joined","peers":[{"id":"a"},{"id":"b"},{"id":"c"}]}"#
         let a = FaultAnalysis.BotRecord(

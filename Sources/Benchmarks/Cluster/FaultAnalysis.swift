@@ -44,10 +44,13 @@ public struct FaultAnalysis: Sendable {
         public var role: String?
         /// When it was sent (monotonic ms).
         public var at: Int64
+        /// When it was sent by the wall clock (ms since 1970), to compare with the time a `hand_raised` carries:
+        /// a lagging node may deliver a raise well after it happened.
+        public var wallAt: Int64?
 
         public init(
             id: Int, bot: String, kind: Kind, text: String? = nil, target: String? = nil, role: String? = nil,
-            at: Int64
+            at: Int64, wallAt: Int64? = nil
         ) {
             self.id = id
             self.bot = bot
@@ -56,6 +59,7 @@ public struct FaultAnalysis: Sendable {
             self.target = target
             self.role = role
             self.at = at
+            self.wallAt = wallAt
         }
 
         /// The bot command line.
@@ -147,7 +151,7 @@ public struct FaultAnalysis: Sendable {
         }
         // Hands and role moves carry no number of their own: the effect is the request's when it comes after
         // the request and before the next request of the same kind for the same person.
-        func windowEnd(_ operation: Operation, _ index: Int) -> Int64 {
+        func nextOfKind(_ operation: Operation, _ index: Int) -> Operation? {
             let subject = operation.kind == .setRole ? operation.target : operation.bot
             let later = operations[(index + 1)...].first { other in
                 switch operation.kind {
@@ -157,18 +161,30 @@ public struct FaultAnalysis: Sendable {
                 case .chat, .topic: false
                 }
             }
-            return later?.at ?? .max
+            return later
+        }
+        func windowEnd(_ operation: Operation, _ index: Int) -> Int64 {
+            nextOfKind(operation, index)?.at ?? .max
         }
         let stateEvents = events.filter { ["hand_raised", "hand_lowered", "role_changed"].contains($0.name) }
         func stateEffect(_ operation: Operation, _ index: Int) -> Bool {
-            stateEffect(operation, before: windowEnd(operation, index))
+            stateEffect(
+                operation, before: windowEnd(operation, index),
+                beforeWall: nextOfKind(operation, index)?.wallAt ?? .max)
         }
-        func stateEffect(_ operation: Operation, before end: Int64) -> Bool {
+        func stateEffect(_ operation: Operation, before end: Int64, beforeWall: Int64 = .max) -> Bool {
             stateEvents.contains { event in
                 guard event.at > operation.at, event.at < end else { return false }
                 switch operation.kind {
                 case .raiseHand:
-                    return event.name == "hand_raised" && event.object["peer"] == .string(operation.bot)
+                    guard event.name == "hand_raised", event.object["peer"] == .string(operation.bot) else {
+                        return false
+                    }
+                    // The owner's time of the raise, when both are known: not before the request was sent.
+                    guard let wall = operation.wallAt, case .integer(let raisedAt)? = event.object["at"] else {
+                        return true
+                    }
+                    return raisedAt >= wall && raisedAt < beforeWall
                 case .lowerHand:
                     // Lowered by the requester itself: a role move lowers a hand too, by whoever moved it.
                     return event.name == "hand_lowered" && event.object["peer"] == .string(operation.bot)
@@ -204,7 +220,10 @@ public struct FaultAnalysis: Sendable {
             }
             let inFlight =
                 operation.kind != .chat && operation.kind != .topic
-                && earlier.map { errors[$0.id] == nil && !stateEffect($0, before: operation.at) } ?? false
+                && earlier.map {
+                    errors[$0.id] == nil
+                        && !stateEffect($0, before: operation.at, beforeWall: operation.wallAt ?? .max)
+                } ?? false
             if took, !inFlight {
                 let what =
                     operation.text

@@ -377,21 +377,25 @@ public enum FaultRun {
         number: Int, bot: Bot, bots: [Bot], using generator: inout some RandomNumberGenerator
     ) -> FaultAnalysis.Operation {
         let at = MonotonicClock.milliseconds()
+        let wall = Int64(Date().timeIntervalSince1970 * 1000)
         let roll = Int.random(in: 0..<100, using: &generator)
         let moderates = bot.role == "host" || bot.role == "moderator"
         if moderates, roll < 12 {
-            return .init(id: number, bot: bot.identity, kind: .topic, text: "t\(number)", at: at)
+            return .init(id: number, bot: bot.identity, kind: .topic, text: "t\(number)", at: at, wallAt: wall)
         }
         if moderates, roll < 30 {
             let target = bots.filter { $0.role == "audience" }.randomElement(using: &generator)!
             let role = Bool.random(using: &generator) ? "speaker" : "audience"
-            return .init(id: number, bot: bot.identity, kind: .setRole, target: target.identity, role: role, at: at)
+            return .init(
+                id: number, bot: bot.identity, kind: .setRole, target: target.identity, role: role, at: at, wallAt: wall
+            )
         }
         if !moderates, roll < 20 {
             return .init(
-                id: number, bot: bot.identity, kind: Bool.random(using: &generator) ? .raiseHand : .lowerHand, at: at)
+                id: number, bot: bot.identity, kind: Bool.random(using: &generator) ? .raiseHand : .lowerHand, at: at,
+                wallAt: wall)
         }
-        return .init(id: number, bot: bot.identity, kind: .chat, text: "c\(number)", at: at)
+        return .init(id: number, bot: bot.identity, kind: .chat, text: "c\(number)", at: at, wallAt: wall)
     }
 
     /// Every 250 ms, each bot not yet answered sends a chat of its own, until each had one answered after
