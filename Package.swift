@@ -166,7 +166,10 @@ let package = Package(
         .testTarget(name: "RoomCoreTests", dependencies: ["RoomCore", "ClubroomResources", "RoomTesting"]),
         .testTarget(
             name: "BenchmarksTests",
-            dependencies: ["BenchmarkSupport", "StoreBenchmarks", "UIBenchmarks", "RoomCore", "ClubroomResources"]),
+            dependencies: [
+                "BenchmarkSupport", "StoreBenchmarks", "UIBenchmarks", "ClusterBenchmarks", "RoomCore",
+                "ClubroomResources",
+            ]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
@@ -224,7 +227,8 @@ let package = Package(
             name: "MediaRelayTests",
             dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
         // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
-        .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting", "StrictJSON", "RedisClient"]),
+        .testTarget(
+            name: "ClusterEndToEndTests", dependencies: ["RoomTesting", "StrictJSON", "RedisClient", "RoomTransport"]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
         // Runs the built clubroom (join --plain, bot) against hostile servers.
         .testTarget(

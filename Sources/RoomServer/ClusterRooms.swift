@@ -104,7 +104,9 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var joins: [UInt64: JoinTicket] = [:]
         /// The connection number each of this node's peers joined with.
         var local: [PeerID: UInt64] = [:]
-        var departures: [Departure] = []
+        /// Departures gathered for the next `leave` input, each with the number of the connection that closed,
+        /// taken when it closed: a newer connection of the same identity, joined meanwhile, is not its to remove.
+        var departures: [(Departure, connection: UInt64)] = []
         var departureTimer = false
         /// Whether the owner has queued an `expireInvitations` input not yet written.
         var expiryQueued = false
@@ -200,9 +202,12 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         return nil
     }
 
+    /// The connection that speaks for `peer` here closed: its departure goes to the owner with the departures of
+    /// the next 50 ms, naming that connection's number, so that it can only ever take out that connection (a
+    /// client reconnecting through this node at once joins with a new number before the departure is sent).
     func leave(_ peer: PeerID, reason: LeaveReason, from roomName: String) {
-        guard let room = rooms[roomName], room.local[peer] != nil else { return }
-        room.departures.append(Departure(peer, reason))
+        guard let room = rooms[roomName], let connection = room.local.removeValue(forKey: peer) else { return }
+        room.departures.append((Departure(peer, reason), connection))
         guard let loop else {
             flushDepartures(in: roomName)
             return
@@ -289,14 +294,12 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         }
     }
 
-    /// Sends this node's departures gathered so far as one input, each with its connection's number.
+    /// Sends this node's departures gathered so far as one input, each with the number of the connection that
+    /// closed.
     private func flushDepartures(in roomName: String) {
         guard let room = rooms[roomName], !room.departures.isEmpty else { return }
-        let gathered = room.departures.compactMap { departure -> (Departure, connection: UInt64)? in
-            room.local.removeValue(forKey: departure.peer).map { (departure, $0) }
-        }
+        let gathered = room.departures
         room.departures = []
-        guard !gathered.isEmpty else { return }
         send(.leave(node: nodeName, gathered, now: currentTimestamp()), in: roomName)
     }
 
@@ -573,6 +576,11 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             // The cluster took this node for gone (it was frozen, or cut off from Redis): its people are out of
             // the room, and their connections go, so that their clients reconnect and join again.
             if input.kind == .nodeGone, input.node == nodeName { handBack(roomName) }
+            // A departure names its connection and takes out no other; should the room still have stopped
+            // counting a connection of this node's people, that connection goes too.
+            if input.kind == .leave, let departures = input.departures {
+                handBack(roomName, among: departures.map(\.peer))
+            }
             if input.kind == .leave || input.kind == .nodeGone || !outcome.closes.isEmpty {
                 updateRemoteNodes(roomName)
             }
@@ -621,11 +629,16 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         return UDPAddress(host: String(text[..<colon]), port: port)
     }
 
-    /// Closes the connections of this node's people that the room does not hold as connected here (close 1001,
-    /// which clients answer by reconnecting).
-    private func handBack(_ roomName: String) {
+    /// Closes the connections of this node's people (of `peers`, when given) that the room does not hold as
+    /// connected here, through that very connection (close 1001, which clients answer by reconnecting): a
+    /// connection the room no longer counts never stays open, hearing the room's messages while nobody sees it.
+    private func handBack(_ roomName: String, among peers: [PeerID]? = nil) {
         guard let room = rooms[roomName], let copy = room.copy else { return }
-        let stale = room.local.filter { copy.homes[$0.key] != PeerHome(node: nodeName, connection: $0.value) }
+        let stale = room.local.filter { peer, connection in
+            guard peers?.contains(peer) ?? true else { return false }
+            guard let home = copy.homes[peer] else { return true }
+            return home.node != nodeName || home.connection != connection
+        }
         guard !stale.isEmpty else { return }
         log.warning("room \(roomName): \(stale.count) people of this node are no longer in it; their clients reconnect")
         for peer in stale.keys.sorted() {

@@ -16,7 +16,7 @@ enum BenchCommand: ClubroomCommand {
     enum Suite: String, CaseIterable {
         case store, join, departures, soak, fanout, latency, cpu, ui, highlight, directory
         case qualityPath = "quality-path"
-        case requests, failover, checkpoint
+        case requests, failover, checkpoint, faults
 
         /// The options that apply only to this suite.
         var ownOptions: Set<String> {
@@ -32,6 +32,7 @@ enum BenchCommand: ClubroomCommand {
             case .directory: return ["rooms", "watchers"]
             case .requests: return ["seconds"]
             case .failover: return ["kills"]
+            case .faults: return ["minutes"]
             case .store, .ui, .checkpoint: return []
             }
         }
@@ -59,7 +60,10 @@ enum BenchCommand: ClubroomCommand {
             redis-server; a request from a client of the node that does not own the room, to the event it causes, \
             beside the same through a server alone. failover: a cluster of three nodes; the room's owner killed N \
             times: the time to a new owner, and events lost or repeated. checkpoint: a cluster room of 1,000 and \
-            10,000 peers: its checkpoint's size and cost, and a decision taken on a copy beside one in place.
+            10,000 peers: its checkpoint's size and cost, and a decision taken on a copy beside one in place. \
+            faults: three cluster nodes, a Redis with its append-only file and a dozen bots making requests, under \
+            one fault at a time for M minutes (kill -9 and SIGSTOP of a node or of Redis, a node cut from Redis): \
+            requests refused but applied, duplicates, ghosts, and the time to serve again after each fault kind.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
@@ -73,8 +77,10 @@ enum BenchCommand: ClubroomCommand {
                 "server-binary", placeholder: "FILE", type: .path,
                 help: "departures: the clubroom binary to run as the server (default: this one), to compare builds."),
             .value(
-                "minutes", placeholder: "M", type: .integer(1...1440), default: "60",
-                help: "soak: how long to run, after a 20 s warm-up."),
+                "minutes", placeholder: "M", type: .integer(1...1440),
+                help:
+                    "soak: how long to run, after a 20 s warm-up (default 60). faults: how long to go on with faults (default 5)."
+            ),
             .value(
                 "speakers", placeholder: "S", type: .integer(1...100), default: "3", help: "fanout: number of speakers."
             ),
@@ -142,7 +148,17 @@ enum BenchCommand: ClubroomCommand {
         case .directory: return try await runDirectory(options)
         case .requests, .failover: return try await runCluster(options)
         case .checkpoint: return try await runCheckpoint(options)
+        case .faults: return try await runFaults(options)
         }
+    }
+
+    static func runFaults(_ options: Options) async throws -> ExitStatus {
+        let minutes = options.arguments.integer("minutes") ?? 5
+        let report = try await Task.detached {
+            try FaultRun.run(minutes: minutes) { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+        }.value
+        writeOutput(options.json ? report.jsonText() : report.tableText())
+        return report.allPassed ? .success : .failure
     }
 
     static func runDirectory(_ options: Options) async throws -> ExitStatus {
