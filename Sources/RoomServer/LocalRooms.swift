@@ -113,8 +113,8 @@ final class LocalRooms: @unchecked Sendable {
                 // older ones).
                 rooms[roomName] = RoomAuthority(
                     name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: ticket.now * 1000,
-                    chat: saved.chat, departed: saved.departed, invitations: saved.invitations, maxPeers: maxPeers,
-                    listed: saved.listed)
+                    chat: saved.chat, departed: saved.departed, invitations: saved.invitations,
+                    demotions: saved.demotions, maxPeers: maxPeers, listed: saved.listed)
                 log.info("room \(roomName) loaded\(saved.ended ? " (ended)" : "")")
                 for waiter in waiting { decideJoin(waiter, in: roomName) }
             case .failure(let error):

@@ -55,6 +55,9 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                 for role in stored.roles {
                     saved.departed[PeerID(role.identity)] = (RoleName(role.role), role.at)
                 }
+                for demotion in stored.demotions {
+                    saved.demotions[PeerID(demotion.identity)] = RoleName(demotion.role)
+                }
                 for invitation in stored.invitations {
                     saved.invitations[PeerID(invitation.invitee)] = Invitation(
                         by: PeerID(invitation.inviter), at: invitation.at)
@@ -123,6 +126,10 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
         case .invitationEnded(let invitee):
             return .endInvitation(room: room, invitee: invitee.rawValue)
         case .listed(let listed): return .setListed(room: room, listed: listed, at: currentTimestamp())
+        case .demoted(let id, let role, let at):
+            return .demote(room: room, identity: id.rawValue, role: role.rawValue, at: at)
+        case .demotionEnded(let id):
+            return .endDemotion(room: room, identity: id.rawValue)
         }
     }
 
