@@ -292,15 +292,19 @@ public final class RoomDatabase: Sendable {
     /// Everything a server needs to bring a room back, read in one consistent look: the room (`nil` when it was
     /// never opened), its latest `chatLimit` messages, and the roles of the peers who left it at or after
     /// `rolesSince`.
+    ///
+    /// With `heldRolesReleasedAt`, the roles still held (a start that could not release them yet: a full disk)
+    /// are read as released at that time.
     public func load(
-        room: String, chatLimit: Int = defaultChatRetention, rolesSince: Int64
+        room: String, chatLimit: Int = defaultChatRetention, rolesSince: Int64, heldRolesReleasedAt: Int64? = nil
     ) throws(DatabaseError) -> StoredRoom {
         try withReader { connection throws(DatabaseError) in
             try connection.readTransaction { () throws(DatabaseError) in
                 StoredRoom(
                     record: try Self.room(room, in: connection),
                     chat: try Self.recentChat(room: room, limit: chatLimit, in: connection),
-                    roles: try Self.releasedRoles(room: room, since: rolesSince, in: connection),
+                    roles: try Self.releasedRoles(
+                        room: room, since: rolesSince, heldReleasedAt: heldRolesReleasedAt, in: connection),
                     invitations: try Self.invitations(room: room, in: connection),
                     listed: try Self.isListed(room, in: connection),
                     demotions: try Self.demotions(room: room, in: connection))
@@ -471,12 +475,13 @@ public final class RoomDatabase: Sendable {
     }
 
     private static func releasedRoles(
-        room: String, since: Int64, in connection: SQLiteConnection
+        room: String, since: Int64, heldReleasedAt: Int64? = nil, in connection: SQLiteConnection
     ) throws(DatabaseError) -> [RoleRecord] {
         let statement = try connection.prepare(
-            "SELECT identity, role, left_at FROM recent_roles WHERE room = ?1 AND present = 0 AND left_at >= ?2 "
+            "SELECT identity, role, CASE WHEN present = 1 THEN ?3 ELSE left_at END FROM recent_roles "
+                + "WHERE room = ?1 AND ((present = 0 AND left_at >= ?2) OR (present = 1 AND ?3 IS NOT NULL)) "
                 + "ORDER BY identity")
-        try statement.bind(.text(room), .integer(since))
+        try statement.bind(.text(room), .integer(since), heldReleasedAt.map { .integer($0) } ?? .null)
         var roles: [RoleRecord] = []
         while try statement.step() {
             roles.append(

@@ -189,6 +189,9 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// The request took effect in the room, but the server could not save it (a full disk, say): it is lost if
     /// the server stops before it can write again.
     public static let notSaved = ErrorCode(rawValue: "not_saved")
+    /// Without an `id`, a notice to a room's hosts rather than an answer: the server saves again what happens in
+    /// the room, after it told them (`not_saved`, without an `id`) that it could not.
+    public static let saved = ErrorCode(rawValue: "saved")
 }
 
 /// Something the server tells a client: the protocol's event messages, each carrying RoomCore's values

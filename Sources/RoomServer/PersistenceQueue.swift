@@ -42,7 +42,8 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
             let result: Result<SavedRoom, RoomLoadError>
             do throws(DatabaseError) {
                 let stored = try store.database.load(
-                    room: room, chatLimit: ControlLimits.chatHistory, rolesSince: now - RoomAuthority.reconnectGrace)
+                    room: room, chatLimit: ControlLimits.chatHistory, rolesSince: now - RoomAuthority.reconnectGrace,
+                    heldRolesReleasedAt: store.unfinishedStart)
                 if stored.record == nil {
                     // A new room gets its row, through the journal like every other change.
                     store.commit([.openRoom(room: room, at: now)]) { _ in }
@@ -84,6 +85,10 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                     + "written, and people are told that what they do is not saved")
         case .commitsRecovered(let saved):
             log.info("changes are saved again (\(saved) waiting changes saved)")
+        case .startFinished(let entries, let released):
+            log.info(
+                "the data folder takes writes again: the server is no longer read-only (\(entries) saved changes "
+                    + "applied to the database, \(released) roles held at the start released)")
         case .heldCommitsDropped(let count):
             log.error("too many unsaved changes are waiting: \(count) dropped")
         case .applyFailing(let problem):

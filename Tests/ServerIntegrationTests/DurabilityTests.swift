@@ -204,6 +204,88 @@ final class DatabaseLockHolder {
         #expect(chatTexts(joined) == ["with room to spare", "on a full disk"])
     }
 
+    /// The notices a bot got that answer no request (no `id`) with `code`.
+    private func notices(_ bot: BotProcess, code: String) -> [JSONObject] {
+        bot.output.all.compactMap(BotProcess.object).filter {
+            $0.string("event") == "error" && $0.string("code") == code && $0["id"] == nil
+        }
+    }
+
+    /// On a full disk the room goes on and its hosts are told once, a host arriving meanwhile on arrival, and
+    /// again when the server saves again; everything said meanwhile is saved then. A restart on a full disk serves
+    /// read-only (its log and the hosts are told), and saves once there is room.
+    @Test(
+        .enabled(
+            if: SmallFilesystem.unavailableReason == nil,
+            "full-disk test skipped: \(SmallFilesystem.unavailableReason ?? "")"))
+    func aFullDiskIsToldToTheHostsOnceAndARestartOnItServesReadOnly() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-disk-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let disk = try SmallFilesystem(at: folder.appendingPathComponent("data").path, bytes: 4 * 1024 * 1024)
+        defer { disk.stop() }
+        let cannotSave =
+            "The server cannot save right now: the server's disk is full. The room goes on; what happens in it is "
+            + "saved once the server can, and lost if the server stops before then."
+        let savesAgain = "The server saves again: what happened in the room while it could not is saved."
+        var said = ["with room to spare"]
+        do {
+            let server = try ServerProcess(directory: folder, launcher: disk.inside([]))
+            defer { server.stop() }
+            let ana = try server.joinedBot("ana", role: "host")
+            defer { ana.kill() }
+            let eli = try server.joinedBot("eli", role: "audience")
+            defer { eli.kill() }
+            eli.send(#"{"cmd":"chat","text":"with room to spare"}"#)
+            try ana.expect("chat") { $0.string("text") == "with room to spare" }
+            try disk.fill()
+            // Within the request rate (bursts of 20, then 10 a second).
+            for index in 0..<60 {
+                eli.send(#"{"cmd":"chat","text":"full \#(index)","id":\#(index)}"#)
+                usleep(110_000)
+            }
+            for index in 0..<60 {
+                try ana.expect("chat", timeout: 20) { $0.string("text") == "full \(index)" }
+                said.append("full \(index)")
+            }
+            #expect(notices(ana, code: "not_saved").map { $0.string("message") } == [cannotSave])
+            #expect(notices(eli, code: "not_saved").isEmpty, "only hosts are told")
+            // A host arriving while the server cannot save is told on arrival.
+            let bo = try server.joinedBot("bo", role: "host")
+            defer { bo.kill() }
+            try bo.expect("error") { $0.string("code") == "not_saved" && $0.string("message") == cannotSave }
+            disk.free()
+            #expect(server.log.wait(timeout: 15) { $0.contains("changes are saved again") } != nil)
+            try ana.expect("error") { $0.string("code") == "saved" && $0.string("message") == savesAgain }
+            try bo.expect("error") { $0.string("code") == "saved" }
+            #expect(notices(ana, code: "not_saved").count == 1)
+            #expect(server.logLines(containing: "changes cannot be saved").count == 1)
+        }
+
+        // A restart on a full disk: the server serves, read-only, and says so.
+        try disk.fill()
+        do {
+            let server = try ServerProcess(directory: folder, launcher: disk.inside([]))
+            defer { server.stop() }
+            #expect(server.logLines(containing: "the server starts read-only: the server's disk is full").count == 1)
+            let ana = try server.bot(try server.token("ana", role: "host"))
+            defer { ana.kill() }
+            #expect(chatTexts(try ana.expect("joined")) == said)
+            try ana.expect("error") { $0.string("code") == "not_saved" && $0.string("message") == cannotSave }
+            ana.send(#"{"cmd":"chat","text":"read-only","id":5}"#)
+            try ana.expect("chat") { $0.string("text") == "read-only" }
+            said.append("read-only")
+            disk.free()
+            #expect(server.log.wait(timeout: 15) { $0.contains("the server is no longer read-only") } != nil)
+            try ana.expect("error") { $0.string("code") == "saved" && $0.string("message") == savesAgain }
+        }
+        let again = try ServerProcess(directory: folder, launcher: disk.inside([]))
+        defer { again.stop() }
+        #expect(again.logLines(containing: "read-only").isEmpty)
+        let fay = try again.bot(try again.token("fay", role: "audience"))
+        defer { fay.kill() }
+        #expect(chatTexts(try fay.expect("joined")) == said)
+    }
+
     /// A crowd leaving at once is announced to those who stay in a few `peers_left`, each departure once.
     @Test func aCrowdLeavingAtOnceIsAnnouncedInAFewMessages() throws {
         let server = try ServerProcess()
