@@ -87,8 +87,8 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
             log.info("changes are saved again (\(saved) waiting changes saved)")
         case .startFinished(let entries, let released):
             log.info(
-                "the data folder takes writes again: the server is no longer read-only (\(entries) saved changes "
-                    + "applied to the database, \(released) roles held at the start released)")
+                "the data folder takes writes again: the server is no longer read-only (saved changes applied to the "
+                    + "database: \(entries); roles held at the start released: \(released))")
         case .heldCommitsDropped(let count):
             log.error("too many unsaved changes are waiting: \(count) dropped")
         case .applyFailing(let problem):

@@ -286,6 +286,51 @@ final class DatabaseLockHolder {
         #expect(chatTexts(try fay.expect("joined")) == said)
     }
 
+    /// A crash, then a start on a full disk whose own writes fail (releasing the roles held at the crash): the
+    /// server serves read-only, a speaker at the crash is a speaker again when it comes back, and the start's
+    /// writes are done once there is room.
+    @Test(
+        .enabled(
+            if: SmallFilesystem.unavailableReason == nil,
+            "full-disk test skipped: \(SmallFilesystem.unavailableReason ?? "")"))
+    func aStartOnAFullDiskAfterACrashGivesRolesBackAndFinishesOnceThereIsRoom() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-disk-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let disk = try SmallFilesystem(at: folder.appendingPathComponent("data").path, bytes: 4 * 1024 * 1024)
+        defer { disk.stop() }
+        let first = try ServerProcess(directory: folder, launcher: disk.inside([]))
+        defer { first.crash() }
+        let ana = try first.joinedBot("ana", role: "host")
+        defer { ana.kill() }
+        let eli = try first.joinedBot("eli", role: "audience")
+        defer { eli.kill() }
+        ana.send(#"{"cmd":"set_role","peer":"eli","role":"speaker"}"#)
+        try eli.expect("role_changed") { $0.string("role") == "speaker" }
+        let port = first.port
+        first.crash()
+        try eli.expect("reconnecting")
+        try disk.fill()
+        let second = try ServerProcess(directory: folder, port: port, launcher: disk.inside([]))
+        defer { second.stop() }
+        #expect(second.logLines(containing: "the server starts read-only: the server's disk is full").count == 1)
+        let back = try eli.expect("reconnected", timeout: 20)
+        #expect(back.object("self")?.string("role") == "speaker")
+        #expect(back.bool("resumed") == true)
+        disk.free()
+        #expect(
+            second.log.wait(timeout: 15) {
+                $0.contains("the server is no longer read-only") && $0.contains("roles held at the start released: 1")
+            } != nil)
+        #expect(second.logLines(containing: "changes are saved again (1 waiting changes saved)").count == 1)
+        second.stop()
+        // Saved: the role the speaker took again after that start brings it back as a speaker after this one.
+        let third = try ServerProcess(directory: folder, port: port, launcher: disk.inside([]))
+        defer { third.stop() }
+        #expect(third.logLines(containing: "read-only").isEmpty)
+        let again = try eli.expect("reconnected", timeout: 20)
+        #expect(again.object("self")?.string("role") == "speaker")
+    }
+
     /// A crowd leaving at once is announced to those who stay in a few `peers_left`, each departure once.
     @Test func aCrowdLeavingAtOnceIsAnnouncedInAFewMessages() throws {
         let server = try ServerProcess()
