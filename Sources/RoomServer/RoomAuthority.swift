@@ -478,7 +478,11 @@ public struct RoomAuthority: Sendable {
         let demotionsBefore = loweredByOthers
         var outcome = perform(request, actor: actor, target: target, id: requestID, now: now)
         outcome.changes += invitationChanges(since: invitationsBefore)
-        if !ended { outcome.changes += demotionChanges(since: demotionsBefore, now: now) }
+        // Only a move by someone else and an accepted invitation change demotions.
+        switch request {
+        case .setRole, .acceptInvite: outcome.changes += demotionChanges(since: demotionsBefore, now: now)
+        default: break
+        }
         return outcome
     }
 
