@@ -116,6 +116,29 @@ final class DatabaseLockHolder {
         #expect(anaBack.object("self")?.string("role") == "host")
     }
 
+    /// A demotion by someone else is saved with the room (it lasts as long as the room), and lifted when someone
+    /// raises the peer again.
+    @Test func aDemotionBySomeoneElseIsSavedWithTheRoom() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let ana = try server.joinedBot("ana", role: "host")
+        defer { ana.kill() }
+        let chen = try server.joinedBot("chen", role: "speaker")
+        defer { chen.kill() }
+        let bo = try server.joinedBot("bo", role: "moderator")
+        defer { bo.kill() }
+        ana.send(#"{"cmd":"set_role","peer":"chen","role":"audience"}"#)
+        try chen.expect("role_changed") { $0.string("peer") == "chen" && $0.string("role") == "audience" }
+        ana.send(#"{"cmd":"set_role","peer":"bo","role":"speaker"}"#)
+        try bo.expect("role_changed") { $0.string("peer") == "bo" && $0.string("role") == "speaker" }
+        ana.send(#"{"cmd":"set_role","peer":"bo","role":"moderator"}"#)
+        try bo.expect("role_changed") { $0.string("peer") == "bo" && $0.string("role") == "moderator" }
+        server.stop()
+        let database = try RoomDatabase(path: server.dataDirectory + "/" + RoomDatabase.fileName)
+        defer { database.close() }
+        #expect(try database.demotions(room: "lobby").map { "\($0.identity) \($0.role)" } == ["chen audience"])
+    }
+
     /// With another program holding the database's write lock, people join (the room's saved state is read
     /// as usual) and chat is echoed; the database catches up once the lock goes, and the log says so once.
     @Test func aLockedDatabaseDelaysNoJoinAndNoChat() throws {
