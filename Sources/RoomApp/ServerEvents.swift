@@ -31,8 +31,10 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
             effects += alert(&state, "\(state.room.peers[id]?.name ?? id.rawValue) raised a hand")
         }
     case .error(let code, let message):
-        // RoomCore already put the server's words up; say them plainly with what to do next.
-        effects = show(&state, Notice(.error, Narration.explainError(code: code, message: message)))
+        // RoomCore already put the server's words up; say them plainly with what to do next. `saved` is good news:
+        // the server saves again after telling the hosts it could not.
+        let kind: Notice.Kind = code == "saved" ? .info : .error
+        effects = show(&state, Notice(kind, Narration.explainError(code: code, message: message)))
         return effects
     case .invited(let id, _, _) where id == state.room.selfID:
         // The question wins over any dialog; the help can be opened over it.

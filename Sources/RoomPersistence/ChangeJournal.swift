@@ -48,6 +48,12 @@ final class ChangeJournal {
         try connection.execute("PRAGMA max_page_count = \(pages)")
     }
 
+    /// Writes to the file without changing what it holds (its version again), to learn whether the disk takes
+    /// writes.
+    func probeWrite() throws(DatabaseError) {
+        try connection.execute("PRAGMA user_version = \(Self.version)")
+    }
+
     /// Stores the changes of several commits, numbered from `firstSeq`, in one transaction: all or none.
     func append(_ commits: [[DatabaseChange]], firstSeq: Int64) throws(DatabaseError) {
         try connection.transaction { () throws(DatabaseError) in

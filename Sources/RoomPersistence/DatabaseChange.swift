@@ -25,6 +25,10 @@ public enum DatabaseChange: Sendable, Equatable {
     case endInvitation(room: String, invitee: String)
     /// Lists the room in the lobby (`listed`), or takes it out, as its host decided at `at`.
     case setListed(room: String, listed: Bool, at: Int64)
+    /// Someone else moved `identity` down to `role` at `at`: the most it comes back with, until `endDemotion`.
+    case demote(room: String, identity: String, role: String, at: Int64)
+    /// `identity`'s demotion is lifted (someone raised it again).
+    case endDemotion(room: String, identity: String)
 
     /// The room the change belongs to.
     public var room: String {
@@ -32,7 +36,8 @@ public enum DatabaseChange: Sendable, Equatable {
         case .openRoom(let room, _), .setTopic(let room, _, _), .endRoom(let room, _, _), .reopenRoom(let room, _),
             .appendChat(let room, _, _, _, _, _), .appendAudit(let room, _, _, _, _, _), .holdRole(let room, _, _, _),
             .releaseRole(let room, _, _, _), .forgetRole(let room, _), .invite(let room, _, _, _),
-            .endInvitation(let room, _), .setListed(let room, _, _):
+            .endInvitation(let room, _), .setListed(let room, _, _), .demote(let room, _, _, _),
+            .endDemotion(let room, _):
             room
         }
     }
@@ -129,6 +134,11 @@ extension DatabaseChange {
             return object("end_invitation", room, [("invitee", .string(invitee))])
         case .setListed(let room, let listed, let at):
             return object("set_listed", room, [("at", .integer(at)), ("listed", .bool(listed))])
+        case .demote(let room, let identity, let role, let at):
+            return object(
+                "demote", room, [("at", .integer(at)), ("identity", .string(identity)), ("role", .string(role))])
+        case .endDemotion(let room, let identity):
+            return object("end_demotion", room, [("identity", .string(identity))])
         }
     }
 
@@ -175,6 +185,11 @@ extension DatabaseChange {
         case "end_invitation": self = .endInvitation(room: room, invitee: try fields.string("invitee"))
         case "set_listed":
             self = .setListed(room: room, listed: try fields.bool("listed"), at: try fields.integer("at"))
+        case "demote":
+            self = .demote(
+                room: room, identity: try fields.string("identity"), role: try fields.string("role"),
+                at: try fields.integer("at"))
+        case "end_demotion": self = .endDemotion(room: room, identity: try fields.string("identity"))
         case let kind:
             throw JournalFieldError(problem: "unknown kind \"\(kind)\" (written by a newer clubroom?)")
         }

@@ -174,6 +174,7 @@ public final class RoomDatabase: Sendable {
             // Ending a room sends everyone away: nobody comes back to a role in it, nor to an invitation.
             try connection.prepare("DELETE FROM recent_roles WHERE room = ?1").bind(.text(room)).run()
             try connection.prepare("DELETE FROM invitations WHERE room = ?1").bind(.text(room)).run()
+            try connection.prepare("DELETE FROM demotions WHERE room = ?1").bind(.text(room)).run()
         case .reopenRoom(let room, let at):
             try connection.prepare(
                 "INSERT INTO rooms (id, topic, created_at, updated_at) VALUES (?1, '', ?2, ?2) "
@@ -231,6 +232,14 @@ public final class RoomDatabase: Sendable {
             try connection.prepare(
                 "INSERT INTO unlisted_rooms (room, unlisted_at) VALUES (?1, ?2) ON CONFLICT (room) DO NOTHING"
             ).bind(.text(room), .integer(at)).run()
+        case .demote(let room, let identity, let role, let at):
+            try connection.prepare(
+                "INSERT INTO demotions (room, identity, role, at) VALUES (?1, ?2, ?3, ?4) "
+                    + "ON CONFLICT (room, identity) DO UPDATE SET role = ?3, at = ?4"
+            ).bind(.text(room), .text(identity), .text(role), .integer(at)).run()
+        case .endDemotion(let room, let identity):
+            try connection.prepare("DELETE FROM demotions WHERE room = ?1 AND identity = ?2")
+                .bind(.text(room), .text(identity)).run()
         }
     }
 
@@ -283,17 +292,22 @@ public final class RoomDatabase: Sendable {
     /// Everything a server needs to bring a room back, read in one consistent look: the room (`nil` when it was
     /// never opened), its latest `chatLimit` messages, and the roles of the peers who left it at or after
     /// `rolesSince`.
+    ///
+    /// With `heldRolesReleasedAt`, the roles still held (a start that could not release them yet: a full disk)
+    /// are read as released at that time.
     public func load(
-        room: String, chatLimit: Int = defaultChatRetention, rolesSince: Int64
+        room: String, chatLimit: Int = defaultChatRetention, rolesSince: Int64, heldRolesReleasedAt: Int64? = nil
     ) throws(DatabaseError) -> StoredRoom {
         try withReader { connection throws(DatabaseError) in
             try connection.readTransaction { () throws(DatabaseError) in
                 StoredRoom(
                     record: try Self.room(room, in: connection),
                     chat: try Self.recentChat(room: room, limit: chatLimit, in: connection),
-                    roles: try Self.releasedRoles(room: room, since: rolesSince, in: connection),
+                    roles: try Self.releasedRoles(
+                        room: room, since: rolesSince, heldReleasedAt: heldRolesReleasedAt, in: connection),
                     invitations: try Self.invitations(room: room, in: connection),
-                    listed: try Self.isListed(room, in: connection))
+                    listed: try Self.isListed(room, in: connection),
+                    demotions: try Self.demotions(room: room, in: connection))
             }
         }
     }
@@ -461,12 +475,13 @@ public final class RoomDatabase: Sendable {
     }
 
     private static func releasedRoles(
-        room: String, since: Int64, in connection: SQLiteConnection
+        room: String, since: Int64, heldReleasedAt: Int64? = nil, in connection: SQLiteConnection
     ) throws(DatabaseError) -> [RoleRecord] {
         let statement = try connection.prepare(
-            "SELECT identity, role, left_at FROM recent_roles WHERE room = ?1 AND present = 0 AND left_at >= ?2 "
+            "SELECT identity, role, CASE WHEN present = 1 THEN ?3 ELSE left_at END FROM recent_roles "
+                + "WHERE room = ?1 AND ((present = 0 AND left_at >= ?2) OR (present = 1 AND ?3 IS NOT NULL)) "
                 + "ORDER BY identity")
-        try statement.bind(.text(room), .integer(since))
+        try statement.bind(.text(room), .integer(since), heldReleasedAt.map { .integer($0) } ?? .null)
         var roles: [RoleRecord] = []
         while try statement.step() {
             roles.append(
@@ -474,6 +489,24 @@ public final class RoomDatabase: Sendable {
         }
         statement.reset()
         return roles
+    }
+
+    /// The peers someone else moved down in `room`, with the role each was moved to and when, by identity.
+    public func demotions(room: String) throws(DatabaseError) -> [RoleRecord] {
+        try withReader { connection throws(DatabaseError) in try Self.demotions(room: room, in: connection) }
+    }
+
+    private static func demotions(room: String, in connection: SQLiteConnection) throws(DatabaseError) -> [RoleRecord] {
+        let statement = try connection.prepare(
+            "SELECT identity, role, at FROM demotions WHERE room = ?1 ORDER BY identity")
+        try statement.bind(.text(room))
+        var demotions: [RoleRecord] = []
+        while try statement.step() {
+            demotions.append(
+                RoleRecord(identity: statement.text(at: 0), role: statement.text(at: 1), at: statement.int64(at: 2)))
+        }
+        statement.reset()
+        return demotions
     }
 
     /// The invitations to speak pending in `room`, oldest first.

@@ -141,15 +141,18 @@ public struct StoredRoom: Sendable, Equatable {
     public var invitations: [InvitationRecord]
     /// Whether the room shows in the lobby (every room does until its host unlists it).
     public var listed: Bool
+    /// The peers someone else moved down, each with the role it was moved to (`at`: when), by identity.
+    public var demotions: [RoleRecord]
 
     public init(
         record: RoomRecord?, chat: [ChatRecord], roles: [RoleRecord], invitations: [InvitationRecord] = [],
-        listed: Bool = true
+        listed: Bool = true, demotions: [RoleRecord] = []
     ) {
         self.record = record
         self.chat = chat
         self.roles = roles
         self.invitations = invitations
         self.listed = listed
+        self.demotions = demotions
     }
 }

@@ -59,6 +59,10 @@ public enum StoreEvent: Sendable, Equatable {
     case commitsFailing(StoreProblem)
     /// The journal takes writes again; `saved` held commits were written.
     case commitsRecovered(saved: Int)
+    /// A read-only start (`RoomStore.startProblem`) is over, the data folder taking writes again: what the start
+    /// could not write then is written now (`entries` journal entries applied to the database, `releasedRoles`
+    /// roles released as of the start).
+    case startFinished(entries: Int, releasedRoles: Int)
     /// More commits are held than the store keeps in memory; these were dropped.
     case heldCommitsDropped(Int)
     /// The database refuses the journal's changes (locked, full, …); they wait in the journal.
@@ -93,6 +97,12 @@ public final class RoomStore: @unchecked Sendable {
     /// What the start found: journal entries applied to the database, and roles released.
     public let recovered: (entries: Int, releasedRoles: Int)
 
+    /// Why the start could not write (a full disk): the store then serves read-only until the journal and the
+    /// database take writes again. It holds the commits in memory meanwhile, and tries every second to finish the
+    /// start (apply what the journal holds, release the roles held in rooms as of the start) and then to write
+    /// them. `nil` when the start wrote what it had to.
+    public let startProblem: StoreProblem?
+
     /// The journal's file name inside the data folder.
     public static let journalFileName = ChangeJournal.fileName
     /// How many refused commits are kept in memory, waiting for the journal.
@@ -118,6 +128,8 @@ public final class RoomStore: @unchecked Sendable {
         var applying = false
         var closing = false
         var closed = false
+        /// The start's time, while the start's own writes wait for the disk (see `startProblem`).
+        var unfinishedStart: Int64?
     }
 
     private let shared = Mutex(Shared())
@@ -126,17 +138,22 @@ public final class RoomStore: @unchecked Sendable {
     private var commitsFailing = false
     private var retryScheduled = false
     private var droppedReported = false
+    /// While a read-only start (`startProblem`) has not written yet: what its own writes did, once done.
+    private var readOnlyStart: (entries: Int, releasedRoles: Int)?
     private var applyFailing = false
     private var applyDelay = 0.05
 
     /// Opens the journal (taking it for this process) and the database in `directory`, applies what the journal
     /// holds that the database lacks, and releases the roles still held in rooms as of `now`.
     ///
+    /// With `diskFull` (the data folder took not one more byte), the store starts read-only even when the start
+    /// itself had nothing to write, and tries every second whether the journal takes writes again.
+    ///
     /// Fails with the `DatabaseError` of the file at fault; a journal another process holds fails with
     /// SQLITE_BUSY (see `DatabaseError.isBusy`).
     public init(
         directory: String, busyTimeoutMilliseconds: Int32 = SQLiteConnection.busyTimeoutMilliseconds, now: Int64,
-        chatRetention: Int = RoomDatabase.defaultChatRetention,
+        chatRetention: Int = RoomDatabase.defaultChatRetention, diskFull: Bool = false,
         report: @escaping @Sendable (StoreEvent) -> Void
     ) throws(DatabaseError) {
         self.directory = directory
@@ -151,20 +168,18 @@ public final class RoomStore: @unchecked Sendable {
             journal.close()
             throw error
         }
-        do {
-            let applied = try database.appliedJournalSeq()
-            let pending = try journal.entries(after: applied)
-            var start = 0
-            while start < pending.count {
-                let chunk = pending[start..<min(start + Self.applyBatch, pending.count)]
-                try database.apply(chunk.flatMap(\.changes), throughJournalSeq: chunk.last!.seq)
-                start += chunk.count
+        var problem: StoreProblem?
+        do throws(DatabaseError) {
+            do throws(DatabaseError) {
+                recovered = try Self.finishStart(journal: journal, database: database, at: now)
+            } catch {
+                // A disk that has no room for the start's writes does not stop the start: the server serves,
+                // read-only, and finishes the start once there is room.
+                guard Self.isPassing(error) else { throw error }
+                problem = StoreProblem(error)
+                recovered = (0, 0)
             }
-            let released = try database.releaseHeldRoles(at: now)
-            let through = max(applied, pending.last?.seq ?? 0)
-            try journal.trim(through: through)
-            nextSeq = max(through, try journal.lastSeq()) + 1
-            recovered = (pending.count, released)
+            nextSeq = max(try database.appliedJournalSeq(), try journal.lastSeq()) + 1
         } catch {
             database.close()
             journal.close()
@@ -172,6 +187,49 @@ public final class RoomStore: @unchecked Sendable {
         }
         self.journal = journal
         self.database = database
+        if problem != nil {
+            shared.withLock { $0.unfinishedStart = now }
+        } else if diskFull {
+            problem = StoreProblem(
+                kind: .diskFull, summary: "the server's disk is full",
+                detail: "\(directory) takes no more bytes")
+        }
+        startProblem = problem
+        if problem != nil {
+            commitsFailing = true
+            readOnlyStart = (0, 0)
+            commitQueue.async { self.scheduleRetry() }
+        }
+    }
+
+    /// What a start writes: the journal's entries the database lacks are applied, the roles still held in rooms
+    /// are released as of `now`, and the journal is trimmed. Safe to repeat after a failure part of the way.
+    private static func finishStart(
+        journal: ChangeJournal, database: RoomDatabase, at now: Int64
+    ) throws(DatabaseError) -> (entries: Int, releasedRoles: Int) {
+        let applied = try database.appliedJournalSeq()
+        let pending = try journal.entries(after: applied)
+        var start = 0
+        while start < pending.count {
+            let chunk = pending[start..<min(start + applyBatch, pending.count)]
+            try database.apply(chunk.flatMap(\.changes), throughJournalSeq: chunk.last!.seq)
+            start += chunk.count
+        }
+        let released = try database.releaseHeldRoles(at: now)
+        try journal.trim(through: max(applied, pending.last?.seq ?? 0))
+        return (pending.count, released)
+    }
+
+    /// The time of a start whose own writes still wait for the disk (`startProblem`): the roles held in rooms
+    /// count as released then. `nil` once the start is finished.
+    public var unfinishedStart: Int64? { shared.withLock { $0.unfinishedStart } }
+
+    /// A failure of the disk rather than of the files: it passes when the disk has room (or works) again.
+    static func isPassing(_ error: DatabaseError) -> Bool {
+        switch (error.code ?? 0) & 0xFF {
+        case SQLITE_FULL, SQLITE_IOERR: true
+        default: false
+        }
     }
 
     /// Commits `changes` (one outcome's, in order) after everything committed before, and calls `completion`
@@ -257,9 +315,20 @@ public final class RoomStore: @unchecked Sendable {
     /// Writes the held commits and then `new` to the journal in one transaction, or holds `new` too.
     private func write(_ new: [Commit]) {
         let commits = held + new.map(\.changes)
-        guard !commits.isEmpty else { return }
+        let startAt = shared.withLock { $0.unfinishedStart }
+        guard !commits.isEmpty || startAt != nil || commitsFailing else { return }
         do {
-            try journal.append(commits, firstSeq: nextSeq)
+            if let startAt {
+                readOnlyStart = try Self.finishStart(journal: journal, database: database, at: startAt)
+                shared.withLock { $0.unfinishedStart = nil }
+            }
+            if !commits.isEmpty {
+                try journal.append(commits, firstSeq: nextSeq)
+            } else if commitsFailing {
+                // Nothing waits (a start on a full disk that had nothing to write): whether the disk takes writes
+                // again is learned by writing.
+                try journal.probeWrite()
+            }
         } catch {
             let problem = StoreProblem(error)
             var dropped = 0
@@ -286,6 +355,10 @@ public final class RoomStore: @unchecked Sendable {
         nextSeq += Int64(commits.count)
         let saved = held.count
         held = []
+        if let done = readOnlyStart {
+            readOnlyStart = nil
+            report(.startFinished(entries: done.entries, releasedRoles: done.releasedRoles))
+        }
         if commitsFailing {
             commitsFailing = false
             droppedReported = false

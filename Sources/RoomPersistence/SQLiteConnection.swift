@@ -60,6 +60,10 @@ public final class SQLiteConnection {
     /// caches until they reached 2 MB, so its memory kept growing long after it had warmed up.
     public static let pageCacheKibibytes = 256
 
+    /// The most a shared database's `-wal` file keeps of its size once checkpointed (it stays when the database
+    /// closes).
+    public static let keptWALBytes = 1024 * 1024
+
     /// Opens (creating when missing) the database at `path`, switches it to WAL and sets the busy timeout.
     ///
     /// With `exclusive`, the connection takes the file for itself at once and keeps it until closed: no other
@@ -100,6 +104,14 @@ public final class SQLiteConnection {
                 // Before the first access, so that WAL runs without shared memory; the write lock taken by
                 // BEGIN EXCLUSIVE below is then held for the connection's life.
                 try execute("PRAGMA locking_mode = EXCLUSIVE")
+            } else {
+                // The `-wal` and `-shm` files stay when the last connection closes (the WAL checkpointed and cut to
+                // nothing; while running, cut to 1 MiB after each checkpoint), so that the next start on a disk that
+                // has filled up meanwhile can still open the file: making a new `-shm` needs room, reading with one
+                // already there needs none.
+                var persist: Int32 = 1
+                sqlite3_file_control(opened, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+                try execute("PRAGMA journal_size_limit = \(Self.keptWALBytes)")
             }
             let mode = try prepare("PRAGMA journal_mode = WAL")
             guard try mode.step(), mode.text(at: 0).lowercased() == "wal" else {

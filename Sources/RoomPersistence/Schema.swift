@@ -75,6 +75,16 @@ enum Schema {
             unlisted_at INTEGER NOT NULL
         ) STRICT;
         """,
+        // Demotions by someone else, which last as long as the room (until someone raises the peer again).
+        """
+        CREATE TABLE demotions (
+            room TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            role TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            PRIMARY KEY (room, identity)
+        ) STRICT;
+        """,
     ]
 
     /// The schema version this program writes.

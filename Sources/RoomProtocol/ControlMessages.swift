@@ -194,6 +194,9 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let unconfirmed = ErrorCode(rawValue: "unconfirmed")
     /// A request with this `id` from the same identity took effect already: this repeat changed nothing.
     public static let alreadyApplied = ErrorCode(rawValue: "already_applied")
+    /// Without an `id`, a notice to a room's hosts rather than an answer: the server saves again what happens in
+    /// the room, after it told them (`not_saved`, without an `id`) that it could not.
+    public static let saved = ErrorCode(rawValue: "saved")
 }
 
 /// Something the server tells a client: the protocol's event messages, each carrying RoomCore's values

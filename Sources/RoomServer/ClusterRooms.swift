@@ -845,7 +845,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             }
             let authority = RoomAuthority(
                 name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: now * 1000,
-                chat: saved.chat, departed: saved.departed, maxPeers: maxPeers, listed: saved.listed)
+                chat: saved.chat, departed: saved.departed, demotions: saved.demotions, maxPeers: maxPeers,
+                listed: saved.listed)
             rewrite(
                 roomName, copy: ReplicatedRoom(authority: authority), id: EntryID(seq: UInt64(now * 1000)),
                 cursor: "0-0", generation: generation)

@@ -42,10 +42,12 @@ struct SavedRoom: Sendable, Equatable {
     var invitations: [PeerID: Invitation] = [:]
     /// Whether the room shows in the lobby (its host decides; every room does until unlisted).
     var listed = true
+    /// Peers someone else moved down, with the role they were moved to (see `RoomAuthority.loweredByOthers`).
+    var demotions: [PeerID: RoleName] = [:]
 
     static func == (lhs: SavedRoom, rhs: SavedRoom) -> Bool {
         lhs.topic == rhs.topic && lhs.ended == rhs.ended && lhs.chat == rhs.chat && lhs.invitations == rhs.invitations
-            && lhs.listed == rhs.listed
+            && lhs.listed == rhs.listed && lhs.demotions == rhs.demotions
             && lhs.departed.mapValues(\.role) == rhs.departed.mapValues(\.role)
             && lhs.departed.mapValues(\.at) == rhs.departed.mapValues(\.at)
     }

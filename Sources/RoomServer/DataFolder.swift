@@ -8,8 +8,10 @@ enum DataFolder {
 
     /// Makes sure the server can keep its files in `directory`: creates it (and missing parents) with mode 0700
     /// when it does not exist, refuses one it cannot write to (a read-only file system, no permission) with one
-    /// line, and warns once when every user of the machine may read it.
-    static func prepare(_ directory: String, log: ServerLog) throws(ServerStartError) {
+    /// line, and warns once when every user of the machine may read it. Returns whether the folder's disk is full
+    /// (it took not one more byte): the server then starts read-only (`RoomStore.startProblem`) rather than not at
+    /// all.
+    static func prepare(_ directory: String, log: ServerLog) throws(ServerStartError) -> Bool {
         let place = "data directory \(directory)"
         var info = stat()
         if stat(directory, &info) != 0 {
@@ -25,13 +27,19 @@ enum DataFolder {
         }
         let probe = directory + "/" + probeName
         let descriptor = open(probe, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
+        // A full disk passes: the server starts read-only.
+        if descriptor < 0 && (errno == ENOSPC || errno == EDQUOT) { return true }
         guard descriptor >= 0 else {
             throw ServerStartError(
                 place: place,
                 problem: "the server cannot write there (\(Self.reason(errno))); it keeps its database there")
         }
+        // One byte, which a disk with no room left refuses (an empty file needs no room).
+        var byte: UInt8 = 0x2E
+        let full = write(descriptor, &byte, 1) < 0 && (errno == ENOSPC || errno == EDQUOT)
         close(descriptor)
         unlink(probe)
+        return full
     }
 
     /// Creates `directory` and its missing parents; the folder itself gets mode 0700 whatever the umask.

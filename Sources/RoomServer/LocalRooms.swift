@@ -74,6 +74,10 @@ final class LocalRooms: @unchecked Sendable {
     private var departureTimers: Set<String> = []
     /// Gives back the memory a crowd's departure freed.
     let memoryReturn = MemoryReturn()
+    /// Why the server cannot save now (its disk is full), while it cannot: each room's hosts are told once.
+    private(set) var savingProblem: String?
+    /// The hosts told of `savingProblem`, by room.
+    private var toldOfSaving: [String: Set<PeerID>] = [:]
 
     init(
         roles: RoleTable, maxPeers: Int, committer: OutcomeCommitter, loader: RoomLoader,
@@ -113,8 +117,8 @@ final class LocalRooms: @unchecked Sendable {
                 // older ones).
                 rooms[roomName] = RoomAuthority(
                     name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: ticket.now * 1000,
-                    chat: saved.chat, departed: saved.departed, invitations: saved.invitations, maxPeers: maxPeers,
-                    listed: saved.listed)
+                    chat: saved.chat, departed: saved.departed, invitations: saved.invitations,
+                    demotions: saved.demotions, maxPeers: maxPeers, listed: saved.listed)
                 log.info("room \(roomName) loaded\(saved.ended ? " (ended)" : "")")
                 for waiter in waiting { decideJoin(waiter, in: roomName) }
             case .failure(let error):
@@ -142,6 +146,7 @@ final class LocalRooms: @unchecked Sendable {
                 // saved, and the store has logged it.
                 ticket.answer(.admitted(snapshot: snapshot, outcome: outcome, replaced: replaced))
                 publish(outcome, in: roomName)
+                tellHostsOfSaving(in: roomName)
             }
         }
     }
@@ -237,6 +242,63 @@ final class LocalRooms: @unchecked Sendable {
     func publish(_ outcome: Outcome, in room: String) {
         for consumer in consumers { consumer.consume(outcome, in: room) }
     }
+
+    /// The store cannot save (`problem`, e.g. "the server's disk is full"), or (nil) saves again: the hosts of
+    /// every room are told, once for the episode; a host who arrives during it is told on arrival.
+    func savingChanged(_ problem: String?) {
+        guard problem != savingProblem else { return }
+        let wasFailing = savingProblem != nil
+        savingProblem = problem
+        if problem != nil {
+            for name in rooms.keys.sorted() { tellHostsOfSaving(in: name) }
+            return
+        }
+        guard wasFailing else { return }
+        let told = toldOfSaving
+        toldOfSaving = [:]
+        for name in rooms.keys.sorted() {
+            guard let room = rooms[name] else { continue }
+            let hosts = room.order.filter { id in
+                told[name]?.contains(id) == true || room.peers[id].map { roles.can($0.role, .endRoom) } == true
+            }
+            guard !hosts.isEmpty else { continue }
+            var notice = Outcome()
+            notice.deliveries = [Delivery(to: .peers(hosts), Self.savedAgain)]
+            submit(notice, in: name) { [self] _ in publish(notice, in: name) }
+        }
+    }
+
+    /// Tells the room's hosts not yet told that the server cannot save, while it cannot.
+    private func tellHostsOfSaving(in roomName: String) {
+        guard let problem = savingProblem, let room = rooms[roomName] else { return }
+        let told = toldOfSaving[roomName, default: []]
+        let hosts = room.order.filter { id in
+            !told.contains(id) && room.peers[id].map { roles.can($0.role, .endRoom) } == true
+        }
+        guard !hosts.isEmpty else { return }
+        toldOfSaving[roomName, default: []].formUnion(hosts)
+        var notice = Outcome()
+        notice.deliveries = [Delivery(to: .peers(hosts), Self.cannotSave(problem))]
+        submit(notice, in: roomName) { [self] _ in publish(notice, in: roomName) }
+    }
+
+    /// What a room's hosts are told while the server cannot save.
+    static func cannotSave(_ problem: String) -> ServerMessage {
+        ServerMessage(
+            .error(
+                code: .notSaved,
+                message: "The server cannot save right now: \(problem). The room goes on; what happens in it is "
+                    + "saved once the server can, and lost if the server stops before then.",
+                id: nil),
+            seq: nil)
+    }
+
+    /// What a room's hosts are told once the server saves again.
+    static let savedAgain = ServerMessage(
+        .error(
+            code: .saved,
+            message: "The server saves again: what happened in the room while it could not is saved.", id: nil),
+        seq: nil)
 
     /// The error telling a requester that what it asked for happened but is not saved.
     static func notSaved(_ problem: String, id: RequestID?) -> ServerMessage {

@@ -42,7 +42,8 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
             let result: Result<SavedRoom, RoomLoadError>
             do throws(DatabaseError) {
                 let stored = try store.database.load(
-                    room: room, chatLimit: ControlLimits.chatHistory, rolesSince: now - RoomAuthority.reconnectGrace)
+                    room: room, chatLimit: ControlLimits.chatHistory, rolesSince: now - RoomAuthority.reconnectGrace,
+                    heldRolesReleasedAt: store.unfinishedStart)
                 if stored.record == nil {
                     // A new room gets its row, through the journal like every other change.
                     store.commit([.openRoom(room: room, at: now)]) { _ in }
@@ -54,6 +55,9 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                 saved.listed = stored.listed
                 for role in stored.roles {
                     saved.departed[PeerID(role.identity)] = (RoleName(role.role), role.at)
+                }
+                for demotion in stored.demotions {
+                    saved.demotions[PeerID(demotion.identity)] = RoleName(demotion.role)
                 }
                 for invitation in stored.invitations {
                     saved.invitations[PeerID(invitation.invitee)] = Invitation(
@@ -81,6 +85,10 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                     + "written, and people are told that what they do is not saved")
         case .commitsRecovered(let saved):
             log.info("changes are saved again (\(saved) waiting changes saved)")
+        case .startFinished(let entries, let released):
+            log.info(
+                "the data folder takes writes again: the server is no longer read-only (saved changes applied to the "
+                    + "database: \(entries); roles held at the start released: \(released))")
         case .heldCommitsDropped(let count):
             log.error("too many unsaved changes are waiting: \(count) dropped")
         case .applyFailing(let problem):
@@ -123,6 +131,10 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
         case .invitationEnded(let invitee):
             return .endInvitation(room: room, invitee: invitee.rawValue)
         case .listed(let listed): return .setListed(room: room, listed: listed, at: currentTimestamp())
+        case .demoted(let id, let role, let at):
+            return .demote(room: room, identity: id.rawValue, role: role.rawValue, at: at)
+        case .demotionEnded(let id):
+            return .endDemotion(room: room, identity: id.rawValue)
         }
     }
 

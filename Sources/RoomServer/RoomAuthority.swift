@@ -83,6 +83,10 @@ public enum StoreChange: Sendable, Equatable {
     case invitationEnded(PeerID)
     /// The host listed the room in the lobby, or took it out.
     case listed(Bool)
+    /// Someone else moved the peer down to this role: the most it comes back with, until someone raises it.
+    case demoted(PeerID, role: RoleName, at: Timestamp)
+    /// Someone raised the demoted peer again: its token's role counts again.
+    case demotionEnded(PeerID)
 }
 
 /// A peer's publish gate, set again: whether its audio may be forwarded (its role may publish and it is not
@@ -162,9 +166,11 @@ public struct RoomAuthority: Sendable {
     public internal(set) var invitations: [PeerID: Invitation] = [:]
     /// Pending invitations of peers whose connection dropped, given back if they return before they lapse.
     public internal(set) var heldInvitations: [PeerID: Invitation] = [:]
-    /// Peers whose role someone else lowered (kept while they are away, like their role): they may not step
-    /// back up themselves until someone raises them again.
-    var loweredByOthers: Set<PeerID> = []
+    /// Peers whose role someone else lowered, with the role they were moved to: they may not step back up
+    /// themselves, and they come back with no more than that role whatever token they bring and however long
+    /// they were away, until someone raises them again (or the room ends). Kept as long as the room, like a
+    /// removal, and saved with it.
+    public internal(set) var loweredByOthers: [PeerID: RoleName] = [:]
     /// The last chat messages, oldest first.
     public internal(set) var chat: [ChatMessage]
     /// Identities removed since the room was last opened.
@@ -196,7 +202,7 @@ public struct RoomAuthority: Sendable {
         name: String, roles: RoleTable, topic: String = "", ended: Bool = false, seq: Int64 = 0,
         chat: [ChatMessage] = [],
         departed: [PeerID: (role: RoleName, at: Timestamp)] = [:], invitations: [PeerID: Invitation] = [:],
-        maxPeers: Int = RoomAuthority.defaultMaxPeers, listed: Bool = true
+        demotions: [PeerID: RoleName] = [:], maxPeers: Int = RoomAuthority.defaultMaxPeers, listed: Bool = true
     ) {
         self.name = name
         self.roles = roles
@@ -207,6 +213,7 @@ public struct RoomAuthority: Sendable {
         self.departed = departed
         // Nobody is in a room just loaded: its invitations wait for their invitees to come back.
         self.heldInvitations = invitations
+        self.loweredByOthers = demotions
         self.maxPeers = maxPeers
         self.listed = listed
     }
@@ -277,10 +284,12 @@ public struct RoomAuthority: Sendable {
             role = roleKept(previous.role, previousToken: tokenRoles[id], newToken: tokenRole)
             resumed = true
         }
-        // Someone else's demotion is kept while the role is; a fresh start from the token forgets it.
-        if !resumed { loweredByOthers.remove(id) }
+        // Someone else's demotion outlasts the reconnect grace: whatever the token, no more than that role.
+        if let cap = loweredByOthers[id], roles.contains(cap), roles.rank(of: role) < roles.rank(of: cap) {
+            role = cap
+        }
         tokenRoles[id] = tokenRole
-        if resumed, role != tokenRole { outcome.changes.append(.roleHeld(id, role: role, at: now)) }
+        if role != tokenRole { outcome.changes.append(.roleHeld(id, role: role, at: now)) }
         let sanitized = DisplayName.sanitize(rawName)
         let peer = Peer(
             id: id, name: sanitized.isEmpty ? id.rawValue : sanitized, role: role, muted: true, joinedAt: now)
@@ -360,7 +369,6 @@ public struct RoomAuthority: Sendable {
         guard departed.count > departedPruneThreshold else { return }
         departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
         heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
-        loweredByOthers = loweredByOthers.filter { peers[$0] != nil || departed[$0] != nil }
         tokenRoles = tokenRoles.filter { peers[$0.key] != nil || departed[$0.key] != nil }
         departedPruneThreshold = max(1024, departed.count * 2)
     }
@@ -450,7 +458,7 @@ public struct RoomAuthority: Sendable {
             if invitations[actor.id] == nil { return (.conflict, "you have no pending invitation") }
         case .setRole(let id, let role) where id == actor.id && roles.rank(of: role) < roles.rank(of: actor.role):
             // Stepping back up: only to a role the token gives, and not after someone else lowered you.
-            if loweredByOthers.contains(actor.id) {
+            if loweredByOthers[actor.id] != nil {
                 return (.forbidden, "someone else moved you down; a host or moderator can bring you back")
             }
             guard let limit = stepUpRole(of: actor.id), roles.rank(of: role) >= roles.rank(of: limit) else {
@@ -478,8 +486,14 @@ public struct RoomAuthority: Sendable {
         _ request: ClientRequest, actor: Peer, target: Peer?, id requestID: RequestID?, now: Timestamp
     ) -> Outcome {
         let invitationsBefore = standingInvitations
+        let demotionsBefore = loweredByOthers
         var outcome = perform(request, actor: actor, target: target, id: requestID, now: now)
         outcome.changes += invitationChanges(since: invitationsBefore)
+        // Only a move by someone else and an accepted invitation change demotions.
+        switch request {
+        case .setRole, .acceptInvite: outcome.changes += demotionChanges(since: demotionsBefore, now: now)
+        default: break
+        }
         return outcome
     }
 
@@ -510,6 +524,10 @@ public struct RoomAuthority: Sendable {
             audit(targetID)
         case .acceptInvite:
             let inviter = invitations.removeValue(forKey: actorID)
+            // Invited back on stage by someone else: a demotion below the stage now stops at it.
+            if let cap = loweredByOthers[actorID], roles.rank(of: speakerRole) < roles.rank(of: cap) {
+                loweredByOthers[actorID] = speakerRole
+            }
             changeRole(of: actorID, to: speakerRole, by: actorID, now: now, into: &outcome)
             audit(actorID, inviter.map { "invited by \($0.by)" } ?? "")
         case .declineInvite:
@@ -520,9 +538,9 @@ public struct RoomAuthority: Sendable {
             if targetID != actorID, let old = target?.role {
                 // A demotion by someone else is kept; a promotion by someone else lifts it.
                 if roles.rank(of: role) > roles.rank(of: old) {
-                    loweredByOthers.insert(targetID)
+                    loweredByOthers[targetID] = role
                 } else {
-                    loweredByOthers.remove(targetID)
+                    loweredByOthers[targetID] = nil
                 }
             }
             changeRole(of: targetID, to: role, by: actorID, now: now, into: &outcome)
@@ -570,7 +588,7 @@ public struct RoomAuthority: Sendable {
             invitations = [:]
             heldInvitations = [:]
             tokenRoles = [:]
-            loweredByOthers = []
+            loweredByOthers = [:]
             outcome.changes.append(.ended(reason: reason))
             audit(nil, reason)
         case .chat(let text, let audience):
@@ -633,10 +651,22 @@ public struct RoomAuthority: Sendable {
     /// The role a peer may take back itself: its token's, when it stands below it now and nobody else lowered
     /// it there.
     public func stepUpRole(of id: PeerID) -> RoleName? {
-        guard let peer = peers[id], let token = tokenRoles[id], roles.contains(token), !loweredByOthers.contains(id),
+        guard let peer = peers[id], let token = tokenRoles[id], roles.contains(token), loweredByOthers[id] == nil,
             roles.rank(of: token) < roles.rank(of: peer.role)
         else { return nil }
         return token
+    }
+
+    /// What the store must learn of the demotions a decision made or lifted.
+    func demotionChanges(since before: [PeerID: RoleName], now: Timestamp) -> [StoreChange] {
+        var changes: [StoreChange] = []
+        for (id, role) in loweredByOthers.sorted(by: { $0.key < $1.key }) where before[id] != role {
+            changes.append(.demoted(id, role: role, at: now))
+        }
+        for id in before.keys.sorted() where loweredByOthers[id] == nil {
+            changes.append(.demotionEnded(id))
+        }
+        return changes
     }
 
     // MARK: Invitations

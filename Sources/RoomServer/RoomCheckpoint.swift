@@ -39,6 +39,9 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     var heldInvitations: [Invitation]
     /// Peers whose role someone else lowered: they may not step back up by themselves.
     var loweredByOthers: [PeerID]
+    /// The role each of them was lowered to, the most they come back with (absent from checkpoints written
+    /// before demotions outlasted the reconnect grace: each then keeps the role it holds, or left with).
+    var loweredTo: [TokenRole]?
     /// The role each present or recently departed peer's token gave: the most it keeps, and what it may step
     /// back up to.
     var tokenRoles: [TokenRole]
@@ -68,7 +71,7 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
 
     init(
         topic: String, ended: Bool, seq: Int64, peers: [Peer], invitations: [Invitation],
-        heldInvitations: [Invitation], loweredByOthers: [PeerID], tokenRoles: [TokenRole], chat: [ChatMessage],
+        heldInvitations: [Invitation], loweredTo: [TokenRole], tokenRoles: [TokenRole], chat: [ChatMessage],
         removed: [PeerID], departed: [Departed],
         departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?, applied: [Applied]? = nil
     ) {
@@ -78,7 +81,8 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         self.peers = peers
         self.invitations = invitations
         self.heldInvitations = heldInvitations
-        self.loweredByOthers = loweredByOthers
+        self.loweredByOthers = loweredTo.map(\.peer)
+        self.loweredTo = loweredTo
         self.tokenRoles = tokenRoles
         self.chat = chat
         self.removed = removed
@@ -101,7 +105,7 @@ extension RoomAuthority {
             heldInvitations: heldInvitations.sorted { $0.key < $1.key }.map {
                 .init(peer: $0.key, by: $0.value.by, at: $0.value.at)
             },
-            loweredByOthers: loweredByOthers.sorted(),
+            loweredTo: loweredByOthers.sorted { $0.key < $1.key }.map { .init(peer: $0.key, role: $0.value) },
             tokenRoles: tokenRoles.sorted { $0.key < $1.key }.map { .init(peer: $0.key, role: $0.value) },
             chat: chat, removed: removedIdentities.sorted(),
             departed: departed.sorted { $0.key < $1.key }.map {
@@ -127,10 +131,16 @@ extension RoomAuthority {
         for invitation in checkpoint.heldInvitations {
             heldInvitations[invitation.peer] = RoomCore.Invitation(by: invitation.by, at: invitation.at)
         }
-        loweredByOthers = Set(checkpoint.loweredByOthers)
         for entry in checkpoint.tokenRoles { tokenRoles[entry.peer] = entry.role }
         removedIdentities = Set(checkpoint.removed)
         for entry in checkpoint.departed { departed[entry.peer] = (entry.role, entry.at) }
+        if let loweredTo = checkpoint.loweredTo {
+            for entry in loweredTo { loweredByOthers[entry.peer] = entry.role }
+        } else {
+            for peer in checkpoint.loweredByOthers {
+                if let role = peers[peer]?.role ?? departed[peer]?.role { loweredByOthers[peer] = role }
+            }
+        }
         departedPruneThreshold = checkpoint.departedPruneThreshold
         liveSince = checkpoint.liveSince
         applied = AppliedRequests(stored: checkpoint.applied ?? [])

@@ -30,18 +30,29 @@ public final class RoomServerRuntime: Sendable {
 
     /// Opens the store (applying what its journal holds), loads or creates the secret, and starts listening.
     public init(configuration: ServerConfiguration, log: ServerLog) throws(ServerStartError) {
-        try DataFolder.prepare(configuration.dataDirectory, log: log)
+        let diskFull = try DataFolder.prepare(configuration.dataDirectory, log: log)
         let secret: TokenSecret
         do {
             secret = try SecretFile.loadOrCreate(at: configuration.secretFile)
         } catch {
             throw ServerStartError(place: "secret file", problem: error.description)
         }
+        let loopReference = LoopReference()
+        let target = ServerStateReference()
         let store: RoomStore
         do {
             store = try RoomStore(
-                directory: configuration.dataDirectory, now: currentTimestamp(),
-                report: { event in PersistenceQueue.log(event, to: log) })
+                directory: configuration.dataDirectory, now: currentTimestamp(), diskFull: diskFull,
+                report: { event in
+                    PersistenceQueue.log(event, to: log)
+                    let saving: String??
+                    switch event {
+                    case .commitsFailing(let problem): saving = .some(problem.summary)
+                    case .commitsRecovered: saving = .some(nil)
+                    default: saving = nil
+                    }
+                    if let saving { loopReference.execute { target.state?.savingChanged(saving) } }
+                })
         } catch {
             if error.isBusy, error.path.hasSuffix("/" + RoomStore.journalFileName) {
                 throw ServerStartError(
@@ -64,8 +75,12 @@ public final class RoomServerRuntime: Sendable {
                 "\(store.recovered.releasedRoles) people were in rooms when the server stopped: their roles are theirs "
                     + "again if they come back within \(RoomAuthority.reconnectGrace / 1000) s")
         }
-        let loopReference = LoopReference()
-        let target = ServerStateReference()
+        if let problem = store.startProblem {
+            log.warning(
+                "the server starts read-only: \(problem); it serves, keeps what changes in memory (up to "
+                    + "\(RoomStore.maxHeldCommits) changes) and saves it once the data folder takes writes again, but "
+                    + "what it holds is lost if it stops before then")
+        }
         var media: ServerMedia?
         if let mediaConfiguration = configuration.media {
             // The forwarder measures levels on its own thread; the rooms take them on the loop.
@@ -178,6 +193,9 @@ public final class RoomServerRuntime: Sendable {
         port = server.port
         let eventLoop = server.loop
         eventLoop.execute { state.started(on: eventLoop) }
+        if let problem = store.startProblem {
+            eventLoop.execute { state.savingChanged(problem.summary) }
+        }
         // A thread name shows in top -H and /proc, where operators look for what is busy.
         eventLoop.execute { nameCurrentThread("room-server") }
         Self.everySecond(state, on: eventLoop)

@@ -70,6 +70,11 @@ final class ServerState: @unchecked Sendable {
         (rooms as? ClusterRooms)?.notice(notice)
     }
 
+    /// The store cannot save (`problem`), or saves again (nil): the rooms' hosts are told.
+    func savingChanged(_ problem: String?) {
+        (rooms as? LocalRooms)?.savingChanged(problem)
+    }
+
     /// The server begins to stop.
     func beginStopping() {
         stopping = true

@@ -157,6 +157,13 @@ enum Socket {
 
     static func shutdownWrite(_ descriptor: Int32) { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
 
+    /// Bytes the kernel holds for the peer that its end has not acknowledged yet (`TIOCOUTQ`); 0 when unknown.
+    static func unacknowledgedByteCount(_ descriptor: Int32) -> Int {
+        var value: Int32 = 0
+        guard ioctl(descriptor, UInt(TIOCOUTQ), &value) == 0 else { return 0 }
+        return Int(max(0, value))
+    }
+
     /// The error of a finished non-blocking connect (0 when it succeeded).
     static func pendingError(_ descriptor: Int32) -> Int32 {
         var value: Int32 = 0

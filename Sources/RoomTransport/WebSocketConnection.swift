@@ -33,8 +33,13 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// How long the TCP connect alone may take (within `handshakeTimeout`); a client with more addresses of a
     /// server to try shortens it for all but the last.
     public var connectTimeout: Duration = .seconds(10)
-    /// How long to wait for the peer's close frame and then for its end of the stream.
+    /// How long to wait for the peer's close frame and then for its end of the stream; also how long a closing
+    /// connection waits for the peer to read anything more of what is still going out to it.
     public var closeTimeout: Duration = .seconds(3)
+    /// The longest a closing connection keeps going while the peer still reads what went out before the close
+    /// (the rest of a long message, then the close frame): past it, the connection ends as if the peer had
+    /// stopped reading.
+    public var closeLingerLimit: Duration = .seconds(30)
 
     public init() {}
 }
@@ -161,6 +166,13 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     private var readWantsWritable = false
     private var registeredWritable = false
     private var shutdownSent = false
+    /// Bytes handed to the stream since the connection began.
+    private var bytesWritten = 0
+    /// When the closing began (the close frame queued, or the draining started), while the connection closes.
+    private var closeStarted: Int64?
+    /// What was still going out to the peer at the last look of a closing connection: bytes written so far, and
+    /// bytes the kernel held unacknowledged. A change between two looks is the peer's progress.
+    private var closeProgress = (written: 0, unacknowledged: 0)
     private var opened = false
     private var closeReported = false
     private var lastReceived: Int64
@@ -339,7 +351,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             report(code, reason)
             guard state == .open else { return }
             state = .closing
-            deadline = EventLoop.now() + options.closeTimeout.milliseconds
+            startClosing()
         case .connecting, .tlsHandshake, .awaitingHead:
             failBeforeOpen("closed before the handshake finished")
         case .closing, .draining, .closed:
@@ -398,8 +410,33 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     private func beginDraining() {
         guard state != .closed, state != .draining else { return }
         state = .draining
-        deadline = EventLoop.now() + options.closeTimeout.milliseconds
+        startClosing()
         flush()
+    }
+
+    /// Starts a closing stage's timer, and the closing's own clock the first time.
+    private func startClosing() {
+        let now = EventLoop.now()
+        deadline = now + options.closeTimeout.milliseconds
+        guard closeStarted == nil else { return }
+        closeStarted = now
+        closeProgress = (bytesWritten, Socket.unacknowledgedByteCount(descriptor))
+    }
+
+    /// A closing stage's timer ran out: when something is still going out to the peer (the rest of a message,
+    /// the close frame, or bytes the kernel holds that the peer has not taken) and the peer took some of it
+    /// since the last look, the stage goes on for another close timeout, within the linger limit. Returns the
+    /// new deadline, or nil to move on.
+    private func closingDeadlineExtended(now: Int64) -> Int64? {
+        guard let started = closeStarted else { return nil }
+        let limit = started + options.closeLingerLimit.milliseconds
+        let unacknowledged = Socket.unacknowledgedByteCount(descriptor)
+        let waiting = writeBuffer.count - writeOffset + unacknowledged
+        let progressed =
+            bytesWritten > closeProgress.written || unacknowledged < closeProgress.unacknowledged
+        closeProgress = (bytesWritten, unacknowledged)
+        guard waiting > 0, progressed, now < limit else { return nil }
+        return min(now + options.closeTimeout.milliseconds, limit)
     }
 
     private func updateInterest() {
@@ -453,7 +490,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
             contentsOf: WebSocketMessage.close(code: .policyViolation, reason: reason).encoded(
                 maskingKey: maskIfClient()))
         state = .closing
-        deadline = EventLoop.now() + options.closeTimeout.milliseconds
+        startClosing()
         report(.policyViolation, reason)
         flush()
     }
@@ -475,7 +512,9 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
                 stream.write(UnsafeRawBufferPointer(rebasing: raw[writeOffset...]))
             }
             switch step {
-            case .bytes(let count): writeOffset += count
+            case .bytes(let count):
+                writeOffset += count
+                bytesWritten += count
             case .wouldBlock: break
             case .endOfStream: lost("peer closed the connection")
             case .failed(let problem): lost(problem)
@@ -765,9 +804,19 @@ extension WebSocketConnection: EventLoopHandler {
                 enqueue(WebSocketMessage.ping(payload).encoded(maskingKey: maskIfClient()))
             }
         case .closing:
-            if now > deadline { beginDraining() }
+            guard now > deadline else { break }
+            if let extended = closingDeadlineExtended(now: now) {
+                deadline = extended
+            } else {
+                beginDraining()
+            }
         case .draining:
-            if now > deadline { terminate() }
+            guard now > deadline else { break }
+            if let extended = closingDeadlineExtended(now: now) {
+                deadline = extended
+            } else {
+                terminate()
+            }
         case .closed:
             break
         }

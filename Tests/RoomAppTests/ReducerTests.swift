@@ -397,6 +397,17 @@ import Testing
         #expect(state.notice == Notice(.error, text))
     }
 
+    /// The server's notices to hosts about saving: the trouble as an error, its end as news.
+    @Test func theServerSavingAgainIsNewsNotAnError() {
+        var state = joined(as: "bo")
+        let cannot = "The server cannot save right now: the server's disk is full."
+        send(&state, .server(.error(code: "not_saved", message: cannot), seq: 0, at: t0))
+        #expect(state.notice == Notice(.error, cannot))
+        let again = "The server saves again: what happened in the room while it could not is saved."
+        #expect(send(&state, .server(.error(code: "saved", message: again), seq: 0, at: t0))[0] == [.say(again)])
+        #expect(state.notice == Notice(.info, again))
+    }
+
     @Test func beingRemovedEndsTheRoomWithAStandingNotice() {
         var state = joined(as: "hana")
         send(&state, char("?"))

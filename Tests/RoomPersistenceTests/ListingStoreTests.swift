@@ -60,7 +60,7 @@ import Testing
             try database.setTopic("jazz", topic: "Late night", at: 1)
             database.close()
             let connection = try SQLiteConnection(path: folder.databasePath)
-            try connection.execute("DROP TABLE unlisted_rooms; PRAGMA user_version = 2")
+            try connection.execute("DROP TABLE unlisted_rooms; DROP TABLE demotions; PRAGMA user_version = 2")
             connection.close()
         }
         let database = try RoomDatabase(path: folder.databasePath)

@@ -66,6 +66,28 @@ struct TemporaryFolder {
         #expect(try reopened.invitations(room: "stage") == [])
     }
 
+    /// A demotion by someone else is kept, across a restart, until it is lifted or the room ends.
+    @Test func demotionsAreKeptUntilTheyAreLiftedOrTheRoomEnds() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        do {
+            let database = try RoomDatabase(path: folder.databasePath)
+            try database.openRoom("lobby", at: 1)
+            try database.apply(.demote(room: "lobby", identity: "chen", role: "speaker", at: 10))
+            try database.apply(.demote(room: "lobby", identity: "chen", role: "audience", at: 20))
+            try database.apply(.demote(room: "lobby", identity: "bo", role: "audience", at: 30))
+            try database.apply(.demote(room: "stage", identity: "cy", role: "audience", at: 5))
+            try database.apply(.endDemotion(room: "lobby", identity: "bo"))
+        }
+        let reopened = try RoomDatabase(path: folder.databasePath)
+        let kept = [RoleRecord(identity: "chen", role: "audience", at: 20)]
+        #expect(try reopened.demotions(room: "lobby") == kept)
+        #expect(try reopened.load(room: "lobby", rolesSince: 0).demotions == kept)
+        try reopened.apply(.endRoom(room: "stage", reason: "", at: 40))
+        #expect(try reopened.demotions(room: "stage") == [])
+        #expect(try reopened.demotions(room: "lobby") == kept)
+    }
+
     @Test func restartKeepsEverything() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -277,7 +299,7 @@ struct TemporaryFolder {
             throws: DatabaseError(
                 path: folder.databasePath, code: nil,
                 message:
-                    "schema version 99 is newer than this program's 4; use a newer clubroom or another data folder",
+                    "schema version 99 is newer than this program's 5; use a newer clubroom or another data folder",
                 sql: nil)
         ) {
             try RoomDatabase(path: folder.databasePath)

@@ -4,7 +4,8 @@ import Testing
 @testable import RoomPersistence
 
 /// One migration chain for every older file: version 2, version 3 with `unlisted_rooms`, and version 3 files
-/// whose third migration made `invitations` instead, all reach the current version with both tables.
+/// whose third migration made `invitations` instead, all reach the current version with both tables and the
+/// demotions.
 @Suite struct SchemaMigrationTests {
     /// Makes a current database with one room, then takes it back to `version` without `dropped`.
     private func olderDatabase(version: Int, dropping dropped: [String]) throws -> TemporaryFolder {
@@ -13,7 +14,8 @@ import Testing
         try database.setTopic("jazz", topic: "Late night", at: 1)
         database.close()
         let connection = try SQLiteConnection(path: folder.databasePath)
-        for table in dropped { try connection.execute("DROP TABLE \(table)") }
+        // Every file before version 5 lacks the demotions.
+        for table in dropped + ["demotions"] { try connection.execute("DROP TABLE \(table)") }
         try connection.execute("PRAGMA user_version = \(version)")
         connection.close()
         return folder
@@ -32,10 +34,12 @@ import Testing
         try database.apply(.invite(room: "jazz", invitee: "eli", inviter: "ana", at: 3))
         #expect(try database.isListed("jazz") == false)
         #expect(try database.invitations(room: "jazz") == [InvitationRecord(invitee: "eli", inviter: "ana", at: 3)])
+        try database.apply(.demote(room: "jazz", identity: "chen", role: "audience", at: 4))
+        #expect(try database.demotions(room: "jazz") == [RoleRecord(identity: "chen", role: "audience", at: 4)])
         database.close()
         let connection = try SQLiteConnection(path: folder.databasePath)
         defer { connection.close() }
-        #expect(try Schema.userVersion(connection) == 4)
-        #expect(Schema.currentVersion == 4)
+        #expect(try Schema.userVersion(connection) == 5)
+        #expect(Schema.currentVersion == 5)
     }
 }

@@ -538,6 +538,61 @@ func expectRefused(
         #expect(room.stepUpRole(of: "ann") == .moderator, "raised again by someone else, the right comes back")
     }
 
+    /// A demotion by someone else lasts as long as the room, like a removal: back after the reconnect grace,
+    /// with the old speaker token or a host's, the person is where they were put, until someone raises them.
+    @Test func aDemotionBySomeoneElseOutlastsTheReconnectGraceWhateverTheToken() {
+        var room = populatedRoom()
+        let lowered = room.handle(.setRole("chen", .audience), from: "bo", now: 60)
+        #expect(lowered.changes.contains(.demoted("chen", role: .audience, at: 60)))
+        _ = room.leave("chen", reason: .disconnected, now: 70)
+        let late = 70 + RoomAuthority.reconnectGrace + 2000
+        guard case .joined(_, let outcome, _) = room.join(id: "chen", name: "Chen", role: .speaker, now: late) else {
+            Issue.record("chen could not join again")
+            return
+        }
+        #expect(room.peers["chen"]?.role == .audience)
+        #expect(room.stepUpRole(of: "chen") == nil)
+        #expect(outcome.changes.contains(.roleHeld("chen", role: .audience, at: late)))
+        #expect(!room.gate("chen").open)
+        // A greater token changes nothing either.
+        _ = room.leave("chen", reason: .left, now: late + 1)
+        _ = room.join(id: "chen", name: "Chen", role: .moderator, now: late + 10 * RoomAuthority.reconnectGrace)
+        #expect(room.peers["chen"]?.role == .audience)
+        // Someone moves them back: the demotion is lifted, and the token counts again.
+        let raised = room.handle(.setRole("chen", .speaker), from: "ana", now: late + 11 * RoomAuthority.reconnectGrace)
+        #expect(raised.changes.contains(.demotionEnded("chen")))
+        _ = room.leave("chen", reason: .disconnected, now: late + 12 * RoomAuthority.reconnectGrace)
+        _ = room.join(id: "chen", name: "Chen", role: .speaker, now: late + 14 * RoomAuthority.reconnectGrace)
+        #expect(room.peers["chen"]?.role == .speaker)
+    }
+
+    /// A room loaded from the store (or from a cluster's checkpoint) keeps its demotions; the room's end forgets
+    /// them.
+    @Test func aDemotionSurvivesALoadAndACheckpointAndEndsWithTheRoom() {
+        var loaded = RoomAuthority(name: "lobby", roles: defaultRoles, demotions: ["chen": .audience])
+        _ = loaded.join(id: "chen", name: "Chen", role: .speaker, now: 1_000_000)
+        #expect(loaded.peers["chen"]?.role == .audience)
+        var room = populatedRoom()
+        _ = room.handle(.setRole("bo", .speaker), from: "ana", now: 60)
+        _ = room.leave("bo", reason: .disconnected, now: 61)
+        var copy = RoomAuthority(name: "lobby", roles: defaultRoles, restoring: room.checkpoint, maxPeers: 100)
+        #expect(copy.loweredByOthers == ["bo": .speaker])
+        _ = copy.join(id: "bo", name: "Bo", role: .moderator, now: 61 + 5 * RoomAuthority.reconnectGrace)
+        #expect(copy.peers["bo"]?.role == .speaker)
+        _ = copy.handle(.endRoom(reason: nil), from: "ana", now: 70)
+        #expect(copy.loweredByOthers.isEmpty)
+    }
+
+    /// Accepting an invitation from below the stage raises the limit to the stage, not above it.
+    @Test func anAcceptedInvitationRaisesADemotionToTheStageOnly() {
+        var room = populatedRoom()
+        _ = room.handle(.setRole("bo", .audience), from: "ana", now: 60)
+        _ = room.handle(.invite("bo"), from: "ana", now: 61)
+        let accepted = room.handle(.acceptInvite, from: "bo", now: 62)
+        #expect(accepted.changes.contains(.demoted("bo", role: .speaker, at: 62)))
+        #expect(room.loweredByOthers == ["bo": .speaker])
+    }
+
     /// A host who stepped down and rejoins within the grace is still in the audience, and may step back up.
     @Test func theStoreIsToldOfEveryInvitationAndItsEnd() {
         var room = populatedRoom()

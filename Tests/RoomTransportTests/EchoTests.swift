@@ -242,11 +242,81 @@ import Testing
             #expect(closes.isEmpty)
             #expect(closedBy == nil)
         } else {
-            // (On loopback the kernel's buffers hold the whole message, so it still arrives whole before the
-            // close frame; on a slow link the rest is lost with the connection.)
+            // The message is finished before the close frame, however long the peer takes to read it while it
+            // reads (`aCloseDuringALongMessageWaitsForTheMessageWhileThePeerReads`).
             #expect(closes == [.closed(1001, "nothing received for 1000 ms")])
             #expect(closedBy == .close(code: .goingAway, reason: "nothing received for 1000 ms"))
         }
+    }
+
+    enum CloseCause: String, CaseIterable { case idle, slowReader }
+
+    /// A close that starts while a long message is still going out (the peer fell silent, 1001, or let too much
+    /// wait behind it, 1008): the message is finished, as slowly as the peer reads it, and then the close frame
+    /// follows. The message is far larger than what the kernel's buffers hold, and the peer reads it over several
+    /// close timeouts.
+    @Test(arguments: CloseCause.allCases)
+    func aCloseDuringALongMessageWaitsForTheMessageWhileThePeerReads(cause: CloseCause) throws {
+        var options = WebSocketOptions()
+        options.idleTimeout = .milliseconds(500)
+        options.closeTimeout = .milliseconds(1000)
+        options.maxWriteBufferSize = 256 * 1024
+        // However slowly a busy machine lets the reader read, the limit is not what ends it.
+        options.closeLingerLimit = .seconds(120)
+        let serverEvents = Recorder<ServerEvent>()
+        let server = try startEchoServer(options: options, recorder: serverEvents)
+        defer { server.shutdown() }
+        let reader = try RawSocket(port: server.port, receiveBuffer: 32 * 1024)
+        try reader.upgrade(path: "/rooms/a")
+        let size = 16_000_000
+        var asked = RoomProtocol.WebSocketMessage.text("big \(size)").encoded(maskingKey: [1, 2, 3, 4])
+        // Messages queued behind the big one past the write buffer's bound: a slow reader.
+        if cause == .slowReader {
+            asked += RoomProtocol.WebSocketMessage.text("flood").encoded(maskingKey: [5, 6, 7, 8])
+        }
+        reader.send(asked)
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 32 * 1024)
+        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(reader.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let started = ContinuousClock.now
+        // At most about 3 MB a second, in small reads, until the server ends the stream: the message takes
+        // several close timeouts to read (the kernel's buffers hold about 4 MB of it).
+        while ContinuousClock.now - started < .seconds(100) {
+            let count = recv(reader.descriptor, &buffer, buffer.count, 0)
+            if count == 0 { break }
+            if count > 0 { bytes += buffer[0..<count] }
+            if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK { break }
+            usleep(10_000)
+        }
+        // Longer than the two close timeouts after which the connection used to end whatever the reader did.
+        #expect(ContinuousClock.now - started > .seconds(2), "the read was not slow: the test measures nothing")
+        var decoder = WebSocketDecoder(role: .client, maxMessageSize: 16 * 1024 * 1024)
+        decoder.feed(bytes)
+        var data: [WebSocketMessage] = []
+        var closedBy: WebSocketMessage?
+        while let message = try decoder.next() {
+            switch message {
+            case .binary, .text: data.append(message)
+            case .close: closedBy = message
+            case .ping, .pong: break
+            }
+        }
+        // Compared by size and content, so that a failure does not print 12 MB.
+        let sizes = data.map { message -> Int in
+            guard case .binary(let bytes) = message, bytes.allSatisfy({ $0 == 9 }) else { return -1 }
+            return bytes.count
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(sizes == [size], "read \(bytes.count) bytes in \(elapsed)")
+        switch cause {
+        case .idle:
+            #expect(closedBy == .close(code: .goingAway, reason: "nothing received for 500 ms"))
+        case .slowReader:
+            #expect(
+                closedBy == .close(code: .policyViolation, reason: "peer reads too slowly: over 262144 bytes waiting"))
+        }
+        #expect(decoder.bufferedByteCount == 0)
     }
 
     @Test func aMessageLargerThanTheWriteBufferIsSentWhole() throws {

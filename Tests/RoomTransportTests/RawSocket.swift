@@ -7,8 +7,13 @@ import RoomTransport
 final class RawSocket {
     let descriptor: Int32
 
-    init(port: Int) throws {
+    /// Connects to the port on loopback; `receiveBuffer` sets the socket's receive buffer first (the kernel
+    /// doubles it), so that little of what the server sends can wait in the kernel.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

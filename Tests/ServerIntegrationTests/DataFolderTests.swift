@@ -36,11 +36,19 @@ import Testing
         return server.directory
     }
 
+    /// The journal's `-wal` goes; the database keeps its `-wal`, emptied by the checkpoint, and its `-shm`, so that
+    /// a start on a full disk can open it.
     @Test func aCleanStopCheckpointsAndClosesTheFiles() throws {
         let folder = try folderOfAStoppedServer()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("data").path)
-        #expect(files.sorted() == ["clubroom-journal.sqlite3", "clubroom.sqlite3"])
+        let data = folder.appendingPathComponent("data").path
+        let files = try FileManager.default.contentsOfDirectory(atPath: data)
+        #expect(
+            files.sorted() == [
+                "clubroom-journal.sqlite3", "clubroom.sqlite3", "clubroom.sqlite3-shm", "clubroom.sqlite3-wal",
+            ])
+        let wal = try FileManager.default.attributesOfItem(atPath: data + "/clubroom.sqlite3-wal")[.size] as? Int
+        #expect(wal == 0)
     }
 
     @Test func theFolderAndItsFilesAreTheOwnersOnly() throws {

@@ -116,6 +116,29 @@ final class DatabaseLockHolder {
         #expect(anaBack.object("self")?.string("role") == "host")
     }
 
+    /// A demotion by someone else is saved with the room (it lasts as long as the room), and lifted when someone
+    /// raises the peer again.
+    @Test func aDemotionBySomeoneElseIsSavedWithTheRoom() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let ana = try server.joinedBot("ana", role: "host")
+        defer { ana.kill() }
+        let chen = try server.joinedBot("chen", role: "speaker")
+        defer { chen.kill() }
+        let bo = try server.joinedBot("bo", role: "moderator")
+        defer { bo.kill() }
+        ana.send(#"{"cmd":"set_role","peer":"chen","role":"audience"}"#)
+        try chen.expect("role_changed") { $0.string("peer") == "chen" && $0.string("role") == "audience" }
+        ana.send(#"{"cmd":"set_role","peer":"bo","role":"speaker"}"#)
+        try bo.expect("role_changed") { $0.string("peer") == "bo" && $0.string("role") == "speaker" }
+        ana.send(#"{"cmd":"set_role","peer":"bo","role":"moderator"}"#)
+        try bo.expect("role_changed") { $0.string("peer") == "bo" && $0.string("role") == "moderator" }
+        server.stop()
+        let database = try RoomDatabase(path: server.dataDirectory + "/" + RoomDatabase.fileName)
+        defer { database.close() }
+        #expect(try database.demotions(room: "lobby").map { "\($0.identity) \($0.role)" } == ["chen audience"])
+    }
+
     /// With another program holding the database's write lock, people join (the room's saved state is read
     /// as usual) and chat is echoed; the database catches up once the lock goes, and the log says so once.
     @Test func aLockedDatabaseDelaysNoJoinAndNoChat() throws {
@@ -202,6 +225,133 @@ final class DatabaseLockHolder {
         let joined = try fay.expect("joined")
         #expect(joined.string("topic") == "set on a full disk")
         #expect(chatTexts(joined) == ["with room to spare", "on a full disk"])
+    }
+
+    /// The notices a bot got that answer no request (no `id`) with `code`.
+    private func notices(_ bot: BotProcess, code: String) -> [JSONObject] {
+        bot.output.all.compactMap(BotProcess.object).filter {
+            $0.string("event") == "error" && $0.string("code") == code && $0["id"] == nil
+        }
+    }
+
+    /// On a full disk the room goes on and its hosts are told once, a host arriving meanwhile on arrival, and
+    /// again when the server saves again; everything said meanwhile is saved then. A restart on a full disk serves
+    /// read-only (its log and the hosts are told), and saves once there is room.
+    @Test(
+        .enabled(
+            if: SmallFilesystem.unavailableReason == nil,
+            "full-disk test skipped: \(SmallFilesystem.unavailableReason ?? "")"))
+    func aFullDiskIsToldToTheHostsOnceAndARestartOnItServesReadOnly() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-disk-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let disk = try SmallFilesystem(at: folder.appendingPathComponent("data").path, bytes: 4 * 1024 * 1024)
+        defer { disk.stop() }
+        let cannotSave =
+            "The server cannot save right now: the server's disk is full. The room goes on; what happens in it is "
+            + "saved once the server can, and lost if the server stops before then."
+        let savesAgain = "The server saves again: what happened in the room while it could not is saved."
+        var said = ["with room to spare"]
+        do {
+            let server = try ServerProcess(directory: folder, launcher: disk.inside([]))
+            defer { server.stop() }
+            let ana = try server.joinedBot("ana", role: "host")
+            defer { ana.kill() }
+            let eli = try server.joinedBot("eli", role: "audience")
+            defer { eli.kill() }
+            eli.send(#"{"cmd":"chat","text":"with room to spare"}"#)
+            try ana.expect("chat") { $0.string("text") == "with room to spare" }
+            try disk.fill()
+            // Within the request rate (bursts of 20, then 10 a second).
+            for index in 0..<60 {
+                eli.send(#"{"cmd":"chat","text":"full \#(index)","id":\#(index)}"#)
+                usleep(110_000)
+            }
+            for index in 0..<60 {
+                try ana.expect("chat", timeout: 20) { $0.string("text") == "full \(index)" }
+                said.append("full \(index)")
+            }
+            #expect(notices(ana, code: "not_saved").map { $0.string("message") } == [cannotSave])
+            #expect(notices(eli, code: "not_saved").isEmpty, "only hosts are told")
+            // A host arriving while the server cannot save is told on arrival.
+            let bo = try server.joinedBot("bo", role: "host")
+            defer { bo.kill() }
+            try bo.expect("error") { $0.string("code") == "not_saved" && $0.string("message") == cannotSave }
+            disk.free()
+            #expect(server.log.wait(timeout: 15) { $0.contains("changes are saved again") } != nil)
+            try ana.expect("error") { $0.string("code") == "saved" && $0.string("message") == savesAgain }
+            try bo.expect("error") { $0.string("code") == "saved" }
+            #expect(notices(ana, code: "not_saved").count == 1)
+            #expect(server.logLines(containing: "changes cannot be saved").count == 1)
+        }
+
+        // A restart on a full disk: the server serves, read-only, and says so.
+        try disk.fill()
+        do {
+            let server = try ServerProcess(directory: folder, launcher: disk.inside([]))
+            defer { server.stop() }
+            #expect(server.logLines(containing: "the server starts read-only: the server's disk is full").count == 1)
+            let ana = try server.bot(try server.token("ana", role: "host"))
+            defer { ana.kill() }
+            #expect(chatTexts(try ana.expect("joined")) == said)
+            try ana.expect("error") { $0.string("code") == "not_saved" && $0.string("message") == cannotSave }
+            ana.send(#"{"cmd":"chat","text":"read-only","id":5}"#)
+            try ana.expect("chat") { $0.string("text") == "read-only" }
+            said.append("read-only")
+            disk.free()
+            #expect(server.log.wait(timeout: 15) { $0.contains("the server is no longer read-only") } != nil)
+            try ana.expect("error") { $0.string("code") == "saved" && $0.string("message") == savesAgain }
+        }
+        let again = try ServerProcess(directory: folder, launcher: disk.inside([]))
+        defer { again.stop() }
+        #expect(again.logLines(containing: "read-only").isEmpty)
+        let fay = try again.bot(try again.token("fay", role: "audience"))
+        defer { fay.kill() }
+        #expect(chatTexts(try fay.expect("joined")) == said)
+    }
+
+    /// A crash, then a start on a full disk whose own writes fail (releasing the roles held at the crash): the
+    /// server serves read-only, a speaker at the crash is a speaker again when it comes back, and the start's
+    /// writes are done once there is room.
+    @Test(
+        .enabled(
+            if: SmallFilesystem.unavailableReason == nil,
+            "full-disk test skipped: \(SmallFilesystem.unavailableReason ?? "")"))
+    func aStartOnAFullDiskAfterACrashGivesRolesBackAndFinishesOnceThereIsRoom() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-disk-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let disk = try SmallFilesystem(at: folder.appendingPathComponent("data").path, bytes: 4 * 1024 * 1024)
+        defer { disk.stop() }
+        let first = try ServerProcess(directory: folder, launcher: disk.inside([]))
+        defer { first.crash() }
+        let ana = try first.joinedBot("ana", role: "host")
+        defer { ana.kill() }
+        let eli = try first.joinedBot("eli", role: "audience")
+        defer { eli.kill() }
+        ana.send(#"{"cmd":"set_role","peer":"eli","role":"speaker"}"#)
+        try eli.expect("role_changed") { $0.string("role") == "speaker" }
+        let port = first.port
+        first.crash()
+        try eli.expect("reconnecting")
+        try disk.fill()
+        let second = try ServerProcess(directory: folder, port: port, launcher: disk.inside([]))
+        defer { second.stop() }
+        #expect(second.logLines(containing: "the server starts read-only: the server's disk is full").count == 1)
+        let back = try eli.expect("reconnected", timeout: 20)
+        #expect(back.object("self")?.string("role") == "speaker")
+        #expect(back.bool("resumed") == true)
+        disk.free()
+        #expect(
+            second.log.wait(timeout: 15) {
+                $0.contains("the server is no longer read-only") && $0.contains("roles held at the start released: 1")
+            } != nil)
+        #expect(second.logLines(containing: "changes are saved again (1 waiting changes saved)").count == 1)
+        second.stop()
+        // Saved: the role the speaker took again after that start brings it back as a speaker after this one.
+        let third = try ServerProcess(directory: folder, port: port, launcher: disk.inside([]))
+        defer { third.stop() }
+        #expect(third.logLines(containing: "read-only").isEmpty)
+        let again = try eli.expect("reconnected", timeout: 20)
+        #expect(again.object("self")?.string("role") == "speaker")
     }
 
     /// A crowd leaving at once is announced to those who stay in a few `peers_left`, each departure once.
