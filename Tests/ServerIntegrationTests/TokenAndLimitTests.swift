@@ -98,6 +98,34 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
         }
     }
 
+    /// A token header made to forge a log line: a duplicate key holding a newline, a made-up "joined … as host"
+    /// line and an OSC terminal sequence. The refusal is one line, with the key quoted and escaped.
+    @Test func aHostileTokenHeaderLeavesOneEscapedLogLine() throws {
+        try withServer { server, bots in
+            let now = Int64(Date().timeIntervalSince1970)
+            let valid = try server.signed(
+                TokenClaims(
+                    subject: "eve", name: "Eve", room: "lobby", role: "audience", expiresAt: now + 3600,
+                    notBefore: now - 10))
+            let parts = valid.split(separator: ".").map(String.init)
+            let key = #"\u001b]0;owned\u0007\nINFO 127.0.0.1:1: eve joined room lobby as host"#
+            let header = #"{"alg":"HS256","typ":"JWT",""# + key + #"":1,""# + key + #"":2}"#
+            let token = Base64URL.encode(Array(header.utf8)) + "." + parts[1] + "." + parts[2]
+            let bot = try server.bot(token)
+            bots.append(bot)
+            #expect(try bot.waitForExit() == 6)
+            #expect(server.log.wait(timeout: 10) { $0.contains("refused for room lobby") } != nil)
+            let lines = server.log.all
+            let refusals = lines.filter { $0.contains("refused for room lobby") }
+            #expect(refusals.count == 1, "\(refusals)")
+            #expect(
+                refusals.first?.contains(#"duplicate key "\u{1B}]0;owned\u{07}\nINFO 127.0.0.1:1: eve joined"#) == true,
+                "\(refusals)")
+            #expect(!lines.contains { $0.contains("joined room lobby as host") && !$0.contains("refused") })
+            #expect(!lines.contains { line in line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
+        }
+    }
+
     @Test func aMissingTokenIsRefused() throws {
         try withServer { server, _ in
             let closed = Mutex<(UInt16, String)?>(nil)
