@@ -186,7 +186,10 @@ let package = Package(
             dependencies: ["AudioDevices", "AudioCore", "Platform", "CAllocationCounter", "RoomTesting"]),
         .testTarget(
             name: "ClientAudioTests",
-            dependencies: ["ClientAudio", "AudioCore", "AudioCodec", "AudioDevices", "RoomProtocol", "RoomTesting"]),
+            dependencies: [
+                "ClientAudio", "AudioCore", "AudioCodec", "AudioDevices", "MediaTransport", "Platform", "RoomProtocol",
+                "RoomTesting",
+            ]),
         .testTarget(
             name: "AudioBenchmarksTests",
             dependencies: [

@@ -84,6 +84,10 @@ final class MediaPath {
         self.onChosen = onChosen
         self.server = server
         socket = try UDPSocket(binding: UDPAddress(ipv4: 0, port: 0), bufferBytes: 1 << 20)
+        // Every member of the room holds the room key, so a packet that opens under it proves only that a member
+        // made it: connected to the server's address, the socket takes media from the server alone, and a member
+        // who sends forged packets straight to this port is not heard.
+        if let server { try socket.connect(to: server) }
         _ = socket.stampArrivals()
         uplink = try SRTPSession(key: sendKey, direction: .outbound, ssrc: offer.ssrc)
         roomSessions = [(offer.epoch, try SRTPSession(key: roomKey, direction: .inbound))]
@@ -204,7 +208,8 @@ final class MediaPath {
         if RTCPPacket.isRTCP(packet) {
             for (_, session) in roomSessions {
                 guard let plain = try? session.unprotectRTCP(buffer, length: length) else { continue }
-                // Only the server holds the room key: an answer over UDP proves the path.
+                // The socket is connected to the server's address, so this came from there: an answer over UDP
+                // proves the path. (Every member holds the room key; the connection, not the key, says who sent.)
                 if viaUDP, kind == nil { choose(.udp) }
                 let bytes = Array(UnsafeRawBufferPointer(rebasing: buffer[0..<plain]))
                 guard let packets = try? RTCPPacket.parseCompound(bytes) else { return }
