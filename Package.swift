@@ -227,7 +227,9 @@ let package = Package(
             name: "MediaRelayTests",
             dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
         // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
-        .testTarget(name: "ClusterEndToEndTests", dependencies: ["RoomTesting", "StrictJSON", "RedisClient"]),
+        .testTarget(
+            name: "ClusterEndToEndTests",
+            dependencies: ["RoomTesting", "StrictJSON", "RedisClient", "Crypto", "RoomServer", "ClusterState"]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
         // Runs the built clubroom (join --plain, bot) against hostile servers.
         .testTarget(
