@@ -171,6 +171,16 @@ final class MediaPath {
         if chosen == .websocket { lastReport = .min / 2 }
     }
 
+    /// A report that carries the server's consent nonce back, over UDP.
+    private func answerConsent(_ nonce: [UInt8]) {
+        guard !blockUDP, let server else { return }
+        let answer =
+            RTCPPacket.receiverReport(ssrc: offer.ssrc, reports: []).bytes()
+            + RTCPPacket.consent(ssrc: offer.ssrc, nonce: nonce).bytes()
+        guard let protected = try? uplink.protect(answer, rtcp: true) else { return }
+        socket.send(protected, to: server)
+    }
+
     private func transmit(_ bytes: UnsafeRawBufferPointer) {
         switch kind ?? .udp {
         case .udp: if !blockUDP, let server { socket.send(bytes, to: server) }
@@ -213,6 +223,11 @@ final class MediaPath {
                 if viaUDP, kind == nil { choose(.udp) }
                 let bytes = Array(UnsafeRawBufferPointer(rebasing: buffer[0..<plain]))
                 guard let packets = try? RTCPPacket.parseCompound(bytes) else { return }
+                // The server sends media to a new address only once the client there sends its nonce back
+                // (a consent check): answered at once, from this socket.
+                for case .consent(_, let nonce) in packets where viaUDP {
+                    answerConsent(nonce)
+                }
                 for case .receiverReport(_, let reports) in packets {
                     for report in reports where report.ssrc == offer.ssrc {
                         handle(.lossReport(percent: report.lossPercent))

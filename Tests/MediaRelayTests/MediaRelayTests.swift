@@ -32,10 +32,21 @@ final class Client {
             webSocketSink: { _ in })
     }
 
-    /// Binds this client's address at the forwarder with an SRTCP report and waits for the answer.
+    /// Binds this client's address at the forwarder with an SRTCP report, answers the consent nonce and waits for
+    /// the answer.
     func bind(to forwarder: MediaForwarder) throws -> Bool {
         let report = try uplink.protect(RTCPPacket.receiverReport(ssrc: ssrc, reports: []).bytes(), rtcp: true)
         socket.send(report, to: forwarder.socket.localAddress)
+        guard let challenge = receive() else { return false }
+        var nonce: [UInt8]?
+        for case .consent(_, let sent) in try RTCPPacket.parseCompound(try downlink.unprotect(challenge, rtcp: true)) {
+            nonce = sent
+        }
+        guard let nonce else { return false }
+        let answer = try uplink.protect(
+            RTCPPacket.receiverReport(ssrc: ssrc, reports: []).bytes()
+                + RTCPPacket.consent(ssrc: ssrc, nonce: nonce).bytes(), rtcp: true)
+        socket.send(answer, to: forwarder.socket.localAddress)
         return receive() != nil
     }
 
