@@ -500,6 +500,33 @@ let pythonJoinScript = #"""
     }
 
     /// `clubroom serve --tls-cert --tls-key` serves the same protocol over wss://.
+    /// TLS 1.2 with forward secrecy and AEAD only: static-RSA and CBC suites are refused, and the server's order
+    /// wins over the client's.
+    @Test func theServerOffersOnlyForwardSecretAEADSuitesInItsOwnOrder() throws {
+        let (certificate, key, folderPath) = try makeSelfSignedCertificate()
+        let folder = URL(fileURLWithPath: folderPath)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try ServerProcess(
+            directory: folder.appendingPathComponent("server"),
+            extraArguments: ["--tls-cert", certificate, "--tls-key", key])
+        defer { server.stop() }
+        func handshake(_ ciphers: String) throws -> (ok: Bool, cipher: String) {
+            let result = try ChildProcess([
+                "openssl", "s_client", "-connect", "127.0.0.1:\(server.port)", "-tls1_2", "-cipher", ciphers,
+            ]).finish(seconds: 15)
+            let line = result.standardOutput.split(separator: "\n").first { $0.contains("Cipher is") } ?? ""
+            let cipher = line.components(separatedBy: "Cipher is ").last ?? ""
+            return (result.status == 0 && !cipher.isEmpty && cipher != "(NONE)", cipher)
+        }
+        for refused in ["AES128-SHA", "AES256-GCM-SHA384", "ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA384"] {
+            #expect(try handshake(refused).ok == false, "\(refused)")
+        }
+        let chosen = try handshake("ECDHE-RSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256")
+        #expect(chosen.ok)
+        // The client asked for ChaCha20 first; the server prefers AES-GCM.
+        #expect(chosen.cipher == "ECDHE-RSA-AES128-GCM-SHA256", "\(chosen)")
+    }
+
     @Test func theServerSpeaksTLS() throws {
         let (certificate, key, folderPath) = try makeSelfSignedCertificate()
         let folder = URL(fileURLWithPath: folderPath)
