@@ -907,7 +907,9 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             let bytes = seal.openCheckpoint(sealed, room: roomName, at: checkpointAt),
             let copy = try? ReplicatedRoom(name: roomName, roles: roles, maxPeers: maxPeers, decoding: bytes)
         else {
-            log.error("room \(roomName): its checkpoint in the cluster cannot be read")
+            log.error(
+                "room \(roomName): its checkpoint in the cluster cannot be read (or is not sealed under this node's "
+                    + "cluster secret: do all nodes have the same --cluster-secret-file?)")
             retry(roomName, generation: generation) { [self] in becomeReplica(roomName) }
             return
         }

@@ -63,7 +63,9 @@ enum ServeCommand: ClubroomCommand {
                 help: "UDP address where other nodes of the cluster send this node their speakers' audio."),
             .value(
                 "cluster-secret-file", placeholder: "FILE", type: .path, defaultDescription: "the --secret-file",
-                help: "The cluster's shared secret, from which the nodes' media relay keys derive."),
+                help:
+                    "The cluster's shared secret, from which the nodes' media relay keys and the seal of what they "
+                    + "write to Redis derive."),
         ])
 
     /// The server's settings, as given on the command line.
