@@ -186,6 +186,8 @@ public final class MediaForwarder: @unchecked Sendable {
     private var lastConsentSweep: Int64 = 0
     /// Whether a flow is bound at its first authenticated packet, without a consent check (see `init`).
     private let bindsAtFirstPacket: Bool
+    /// How long media keeps going to a silent address (`consentLifetimeMilliseconds` but in tests).
+    private let consentLifetime: Int64
     /// When the thread's current run of fan-out turns began, or its last `shareTheCPU` (monotonic ns); nil while
     /// nothing is queued.
     private var busySince: Int64?
@@ -206,13 +208,15 @@ public final class MediaForwarder: @unchecked Sendable {
 
     /// Binds the media socket; `start` begins forwarding. `bindsAtFirstPacket` skips the consent check: a flow
     /// goes where its first authenticated packet came from. Only for benchmarks whose thousands of synthetic peers
-    /// share sockets and send one prepared report each; a server always checks consent.
+    /// share sockets and send one prepared report each; a server always checks consent. `consentLifetime` (ms) is
+    /// shorter only in tests.
     public init(
         binding address: UDPAddress, serverSSRC: UInt32 = UInt32.random(in: 1...0xFFFF_FFFE),
-        bindsAtFirstPacket: Bool = false,
+        bindsAtFirstPacket: Bool = false, consentLifetime: Int64 = MediaForwarder.consentLifetimeMilliseconds,
         onSpeakers: @escaping @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void = { _, _ in }
     ) throws(UDPError) {
         self.bindsAtFirstPacket = bindsAtFirstPacket
+        self.consentLifetime = consentLifetime
         socket = try UDPSocket(binding: address, bufferBytes: 8 << 20)
         let bound = socket.localAddress
         wakeAddress = bound.ipv4 == 0 ? .loopback(port: bound.port) : bound
@@ -676,7 +680,7 @@ public final class MediaForwarder: @unchecked Sendable {
         lastConsentSweep = now
         for room in rooms.values {
             for peer in room.members.values {
-                guard case .udp = peer.path, now - peer.lastHeard >= Self.consentLifetimeMilliseconds else { continue }
+                guard case .udp = peer.path, now - peer.lastHeard >= consentLifetime else { continue }
                 peer.path = .none
                 room.listenersChanged = true
                 fanouts.remove(listener: peer.info.ssrc)

@@ -302,6 +302,38 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         #expect(listener.receive(timeout: 100) == nil)
     }
 
+    /// Media stops going to an address nothing authenticated came from for the consent lifetime (30 s; 1 s here),
+    /// and goes there again once the peer is back and answers a new nonce.
+    @Test func mediaStopsGoingToAnAddressSilentForTheConsentLifetime() throws {
+        let speaker = try TestPeer(ssrc: 15_001, roomKey: roomKey, mayPublish: true)
+        let listener = try TestPeer(ssrc: 15_002, roomKey: roomKey, mayPublish: false)
+        let forwarder = try MediaForwarder(binding: .loopback(port: 0), consentLifetime: 1000)
+        forwarder.start()
+        defer { forwarder.stop() }
+        forwarder.setRoomKey(roomKey, epoch: 1, room: "r")
+        forwarder.add(speaker.media(room: "r"))
+        forwarder.add(listener.media(room: "r"))
+        #expect(try speaker.bind(to: forwarder))
+        #expect(try listener.bind(to: forwarder))
+        // The speaker keeps its consent by speaking (every 100 ms); the listener says nothing.
+        var heard = 0
+        for _ in 0..<40 where forwarder.counters.value(.consentLapsed) == 0 {
+            _ = try speaker.sendAudio(to: forwarder)
+            if listener.receive(timeout: 100) != nil { heard += 1 }
+            usleep(100_000)
+        }
+        #expect(heard > 0)
+        #expect(forwarder.counters.value(.consentLapsed) == 1)
+        _ = try speaker.sendAudio(to: forwarder)
+        while listener.receive(timeout: 200) != nil {}
+        _ = try speaker.sendAudio(to: forwarder)
+        #expect(listener.receive(timeout: 200) == nil)
+        #expect(forwarder.counters.value(.consentLapsed) == 1)
+        #expect(try listener.bind(to: forwarder))
+        let packet = try speaker.sendAudio(to: forwarder)
+        #expect(try listener.downlink.unprotect(try #require(listener.receive())) == packet)
+    }
+
     @Test func aRotatedRoomKeyLocksOutTheOldKey() throws {
         let speaker = try TestPeer(ssrc: 4001, roomKey: roomKey, mayPublish: true)
         let stays = try TestPeer(ssrc: 4002, roomKey: roomKey, mayPublish: false)
