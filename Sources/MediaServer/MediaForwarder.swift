@@ -626,16 +626,14 @@ public final class MediaForwarder: @unchecked Sendable {
             heard(peer, from: source, in: room, at: now)
             answerTo = peer.path
         }
-        do {
-            for case .receiverReport(_, let reports) in packets {
-                for report in reports {
-                    if let speaker = peers[report.ssrc] {
-                        if speaker.info.room == peer.info.room {
-                            speaker.downstreamLoss = max(speaker.downstreamLoss, report.fractionLost)
-                        }
-                    } else if report.ssrc != serverSSRC {
-                        relay?.listenerLoss(report, room: peer.info.room)
+        for case .receiverReport(_, let reports) in packets {
+            for report in reports {
+                if let speaker = peers[report.ssrc] {
+                    if speaker.info.room == peer.info.room {
+                        speaker.downstreamLoss = max(speaker.downstreamLoss, report.fractionLost)
                     }
+                } else if report.ssrc != serverSSRC {
+                    relay?.listenerLoss(report, room: peer.info.room)
                 }
             }
         }

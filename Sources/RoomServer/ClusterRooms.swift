@@ -112,8 +112,9 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var departureTimer = false
         /// Whether the owner has queued an `expireInvitations` input not yet written.
         var expiryQueued = false
-        /// The highest request sequence number the owner took from each node (`name/incarnation`): a request
-        /// copied back into the stream is refused.
+        /// The highest request sequence number the owner took from each node (`name/incarnation`) since it began
+        /// serving the room's requests (from the committed cursor): a request copied back into the stream is
+        /// refused.
         var requestSequences: [String: UInt64] = [:]
     }
 
@@ -734,6 +735,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                     catchUp(roomName, snapshot: snapshot, generation: generation) { [self] in
                         guard let room = rooms[roomName], room.generation == generation else { return }
                         room.ready = true
+                        // From the committed cursor, requests seen in an earlier stint come again, rightly.
+                        room.requestSequences = [:]
                         cluster.serveRequests(roomName, after: snapshot.requestCursor)
                         leaveGoneNodes(roomName)
                         flushWaiting(roomName)
@@ -799,6 +802,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 room.position = id
                 room.sinceCheckpoint = 0
                 room.ready = true
+                room.requestSequences = [:]
                 cluster.serveRequests(roomName, after: cursor)
                 flushWaiting(roomName)
             case .success(.gap), .success(.fenced), .failure(.notOwner):
