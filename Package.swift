@@ -159,7 +159,7 @@ let package = Package(
                 "AudioCodec", "AudioDevices", "ClientAudio", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer",
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
-                "ClusterBenchmarks", "RedisClient",
+                "ClusterBenchmarks", "RedisClient", "Platform",
             ]),
 
         // MARK: Tests.
@@ -189,7 +189,10 @@ let package = Package(
             dependencies: ["AudioDevices", "AudioCore", "Platform", "CAllocationCounter", "RoomTesting"]),
         .testTarget(
             name: "ClientAudioTests",
-            dependencies: ["ClientAudio", "AudioCore", "AudioCodec", "AudioDevices", "RoomProtocol", "RoomTesting"]),
+            dependencies: [
+                "ClientAudio", "AudioCore", "AudioCodec", "AudioDevices", "MediaTransport", "Platform", "RoomProtocol",
+                "RoomTesting",
+            ]),
         .testTarget(
             name: "AudioBenchmarksTests",
             dependencies: [
@@ -215,7 +218,8 @@ let package = Package(
             name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources", "RoomTesting"],
             exclude: ["Goldens"]),
         .testTarget(
-            name: "RoomAppRuntimeTests", dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI"]),
+            name: "RoomAppRuntimeTests",
+            dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI", "RoomTesting"]),
         .testTarget(name: "UIEndToEndTests", dependencies: ["RoomTesting"]),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "ClubroomResources", "RoomProtocol"]),
         .testTarget(name: "DemoEndToEndTests", dependencies: ["RoomTesting"]),
@@ -228,7 +232,10 @@ let package = Package(
             dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
         // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
         .testTarget(
-            name: "ClusterEndToEndTests", dependencies: ["RoomTesting", "StrictJSON", "RedisClient", "RoomTransport"]),
+            name: "ClusterEndToEndTests",
+            dependencies: [
+                "RoomTesting", "StrictJSON", "RedisClient", "RoomTransport", "Crypto", "RoomServer", "ClusterState",
+            ]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
         // Runs the built clubroom (join --plain, bot) against hostile servers.
         .testTarget(

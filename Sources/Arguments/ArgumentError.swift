@@ -27,13 +27,13 @@ public enum ArgumentError: Error, Sendable, Equatable {
     public var message: String {
         switch self {
         case .unknownCommand(let word, let suggestion):
-            return "unknown command '\(word)'" + didYouMean(suggestion)
+            return "unknown command '\(shown(word))'" + didYouMean(suggestion)
         case .unknownOption(let option, let suggestion):
-            return "unknown option '\(option)'" + didYouMean(suggestion)
+            return "unknown option '\(shown(option))'" + didYouMean(suggestion)
         case .missingValue(let option, let placeholder):
             return "missing value for '\(option)' (expected \(placeholder))"
         case .badValue(let argument, let value, let expected):
-            return "bad value '\(value)' for '\(argument)' (expected \(expected))"
+            return "bad value '\(shown(value))' for '\(argument)' (expected \(expected))"
         case .unexpectedValue(let option):
             return "'\(option)' does not take a value"
         case .missingPositional(let synopsis):
@@ -41,7 +41,7 @@ public enum ArgumentError: Error, Sendable, Equatable {
         case .missingOption(let synopsis):
             return "missing option '\(synopsis)'"
         case .unexpectedArgument(let word):
-            return "unexpected argument '\(word)'"
+            return "unexpected argument '\(shown(word))'"
         case .conflict(let first, let second):
             return "'\(first)' and '\(second)' cannot be used together"
         case .needs(let option, let needed):
@@ -50,6 +50,13 @@ public enum ArgumentError: Error, Sendable, Equatable {
             return "'\(option)' does not apply to \(context)"
         }
     }
+}
+
+/// A word of the command line as an error repeats it: a link's fragment is left out (`wss://host/rooms/r#…`), since
+/// that is where an invite travels, and an error is read over shoulders, pasted into chats and kept in logs.
+private func shown(_ word: String) -> String {
+    guard word.contains("://"), let hash = word.firstIndex(of: "#") else { return word }
+    return String(word[..<hash]) + "#…"
 }
 
 private func didYouMean(_ suggestion: String?) -> String {

@@ -184,8 +184,14 @@ public final class WAVFileOutput: AudioOutput {
             }
             if descriptor >= 0 { Glibc.close(descriptor) }
         }
-        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // What the room said is for whoever recorded it: mode 0600, also when an older file is written over.
+        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .file(path: path, problem: String(cString: strerror(errno))) }
+        guard fchmod(descriptor, 0o600) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(descriptor)
+            throw .file(path: path, problem: reason)
+        }
         let header = Self.header(dataBytes: 0)
         guard header.withUnsafeBytes({ Glibc.write(descriptor, $0.baseAddress, $0.count) }) == header.count else {
             Glibc.close(descriptor)

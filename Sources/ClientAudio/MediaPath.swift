@@ -84,6 +84,10 @@ final class MediaPath {
         self.onChosen = onChosen
         self.server = server
         socket = try UDPSocket(binding: UDPAddress(ipv4: 0, port: 0), bufferBytes: 1 << 20)
+        // Every member of the room holds the room key, so a packet that opens under it proves only that a member
+        // made it: connected to the server's address, the socket takes media from the server alone, and a member
+        // who sends forged packets straight to this port is not heard.
+        if let server { try socket.connect(to: server) }
         _ = socket.stampArrivals()
         uplink = try SRTPSession(key: sendKey, direction: .outbound, ssrc: offer.ssrc)
         roomSessions = [(offer.epoch, try SRTPSession(key: roomKey, direction: .inbound))]
@@ -167,6 +171,16 @@ final class MediaPath {
         if chosen == .websocket { lastReport = .min / 2 }
     }
 
+    /// A report that carries the server's consent nonce back, over UDP.
+    private func answerConsent(_ nonce: [UInt8]) {
+        guard !blockUDP, let server else { return }
+        let answer =
+            RTCPPacket.receiverReport(ssrc: offer.ssrc, reports: []).bytes()
+            + RTCPPacket.consent(ssrc: offer.ssrc, nonce: nonce).bytes()
+        guard let protected = try? uplink.protect(answer, rtcp: true) else { return }
+        socket.send(protected, to: server)
+    }
+
     private func transmit(_ bytes: UnsafeRawBufferPointer) {
         switch kind ?? .udp {
         case .udp: if !blockUDP, let server { socket.send(bytes, to: server) }
@@ -204,10 +218,16 @@ final class MediaPath {
         if RTCPPacket.isRTCP(packet) {
             for (_, session) in roomSessions {
                 guard let plain = try? session.unprotectRTCP(buffer, length: length) else { continue }
-                // Only the server holds the room key: an answer over UDP proves the path.
+                // The socket is connected to the server's address, so this came from there: an answer over UDP
+                // proves the path. (Every member holds the room key; the connection, not the key, says who sent.)
                 if viaUDP, kind == nil { choose(.udp) }
                 let bytes = Array(UnsafeRawBufferPointer(rebasing: buffer[0..<plain]))
                 guard let packets = try? RTCPPacket.parseCompound(bytes) else { return }
+                // The server sends media to a new address only once the client there sends its nonce back
+                // (a consent check): answered at once, from this socket.
+                for case .consent(_, let nonce) in packets where viaUDP {
+                    answerConsent(nonce)
+                }
                 for case .receiverReport(_, let reports) in packets {
                     for report in reports where report.ssrc == offer.ssrc {
                         handle(.lossReport(percent: report.lossPercent))

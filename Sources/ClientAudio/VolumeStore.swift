@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Synchronization
 
 /// Each speaker's local volume, kept per identity across sessions in a small JSON file:
@@ -23,13 +24,7 @@ public final class VolumeStore: Sendable {
 
     /// The default file: `$XDG_STATE_HOME/clubroom/volumes.json`, or `$HOME/.local/state/clubroom/volumes.json`.
     public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        let state: String
-        if let configured = environment["XDG_STATE_HOME"], configured.hasPrefix("/") {
-            state = configured
-        } else {
-            state = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
-        }
-        return state + "/clubroom/volumes.json"
+        StateFolder.path(environment: environment, home: NSHomeDirectory()) + "/volumes.json"
     }
 
     /// Loads the volumes kept at `path` (nothing when the file does not exist yet); nil keeps them in memory.
@@ -71,7 +66,9 @@ public final class VolumeStore: Sendable {
         do {
             let data = try encoder.encode(file)
             let directory = (path as NSString).deletingLastPathComponent
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            guard StateFolder.prepare(directory) else {
+                throw VolumeStoreError(path: path, problem: .unwritable("its folder cannot be made"))
+            }
             // Written beside the file and renamed over it, so a crash never leaves half a file.
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {

@@ -31,6 +31,9 @@ public struct SecretFileError: Error, Sendable, Equatable, CustomStringConvertib
         case notHex
         /// The secret is shorter than `SecretFile.minimumBytes`.
         case tooShort(bytes: Int)
+        /// The file belongs to another user than the server's (`owner` is its user ID): whoever owns it can change
+        /// the secret under the server.
+        case notOwned(owner: UInt32)
     }
 
     /// The secret file's path.
@@ -61,6 +64,9 @@ public struct SecretFileError: Error, Sendable, Equatable, CustomStringConvertib
             "secret file \(path): expected hexadecimal text (64 or more hex digits)"
         case .tooShort(let bytes):
             "secret file \(path): secret is \(bytes) bytes, at least \(SecretFile.minimumBytes) are needed"
+        case .notOwned(let owner):
+            "secret file \(path): it belongs to user \(owner), not to the user the server runs as (\(geteuid())); "
+                + "give it to that user (chown)"
         }
     }
 }
@@ -82,10 +88,11 @@ public enum SecretFile {
     ///
     /// Missing parent folders are created with mode 0700. Creation is atomic (written to a temporary file, then
     /// linked into place), so two processes starting together agree on one secret.
+    /// The server's own secret, so it must also belong to the user the server runs as.
     public static func loadOrCreate(at path: String) throws(SecretFileError) -> TokenSecret {
         var status = stat()
         if lstat(path, &status) == 0 {
-            return try load(at: path)
+            return try load(at: path, mustBeOwn: true)
         }
         let openError = errno
         guard openError == ENOENT else {
@@ -96,7 +103,8 @@ public enum SecretFile {
 
     /// Loads the secret at `path`, refusing a file that is missing, too open, too short or not hex. Only the server
     /// creates a secret (`loadOrCreate`): a token signed with a new one no server would accept.
-    public static func load(at path: String) throws(SecretFileError) -> TokenSecret {
+    /// With `mustBeOwn`, a file that belongs to another user is refused too.
+    public static func load(at path: String, mustBeOwn: Bool = false) throws(SecretFileError) -> TokenSecret {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
             let reason = errno
@@ -119,6 +127,9 @@ public enum SecretFile {
         let permissions = UInt32(status.st_mode) & 0o777
         guard permissions & 0o077 == 0 else {
             throw SecretFileError(path: path, problem: .permissionsTooOpen(mode: permissions))
+        }
+        guard !mustBeOwn || status.st_uid == geteuid() else {
+            throw SecretFileError(path: path, problem: .notOwned(owner: status.st_uid))
         }
         var contents: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1024)

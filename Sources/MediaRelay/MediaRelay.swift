@@ -106,6 +106,12 @@ public final class RelayCounters: Sendable {
 /// One thread and no copy between the relay socket and the listeners. A packet that does not authenticate is
 /// counted, and logged once per node and room every 10 s: the nodes' cluster secrets differ.
 ///
+/// **Sessions.** A node relays a room in a session, numbered from 1 up within its incarnation: each time it
+/// begins relaying a room (again) it starts a new one, under a new key (`RelayKeys`), so no key ever protects two
+/// runs of sequence numbers. Every datagram carries its session number in 8 bytes after the SRTP packet; the
+/// receiver follows a newer session of that node for that room once a packet authenticates under its key, and
+/// refuses packets of older sessions.
+///
 /// **Keepalives.** Every second the relay sends each other node of each room it relays one SRTCP receiver
 /// report, protected with this node's relay key for the room. Its sender SSRC is the room's tag
 /// (`RelayKeys.roomTag`), so the receiver knows which room's key to check it under; its report blocks carry,
@@ -132,14 +138,22 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
 
     private final class OutboundRoom {
         let session: SRTPSession
+        /// The session's number, sent after every packet of it (big-endian).
+        let number: [UInt8]
         let tag: UInt32
         var targets: [RelayNode] = []
 
-        init(session: SRTPSession, tag: UInt32) {
+        init(session: SRTPSession, number: UInt64, tag: UInt32) {
             self.session = session
+            self.number = (0..<8).map { UInt8(truncatingIfNeeded: number >> (56 - 8 * $0)) }
             self.tag = tag
         }
     }
+
+    /// The bytes of the session number after each relayed packet.
+    static let sessionNumberBytes = 8
+    /// The last session number this incarnation used (under the `outbound` lock).
+    private var lastSession: UInt64 = 0
 
     private struct RoomNode: Hashable {
         var room: String
@@ -161,8 +175,8 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
     private struct InboundState {
         var nodes: [String: RelayNode] = [:]
         var speakers: [UInt32: RemoteSpeaker] = [:]
-        /// One session per room and sending incarnation.
-        var sessions: [SessionKey: SRTPSession] = [:]
+        /// One session per room and sending incarnation: the newest whose packets authenticated, with its number.
+        var sessions: [SessionKey: (number: UInt64, session: SRTPSession)] = [:]
         var lastComplaint: [String: Int64] = [:]
         /// Rooms with other nodes, by their keepalive tag (a tag could be shared: each is tried).
         var roomTags: [UInt32: Set<String>] = [:]
@@ -222,9 +236,11 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
                 return
             }
             if rooms[room] == nil {
-                let key = RelayKeys.key(secret: secret, room: room, node: node, incarnation: incarnation)
+                lastSession += 1
+                let key = RelayKeys.key(
+                    secret: secret, room: room, node: node, incarnation: incarnation, session: lastSession)
                 guard let session = try? SRTPSession(key: key, direction: .outbound) else { return }
-                rooms[room] = OutboundRoom(session: session, tag: tag)
+                rooms[room] = OutboundRoom(session: session, number: lastSession, tag: tag)
             }
             rooms[room]?.targets = others
         }
@@ -336,7 +352,10 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         outbound.withLock { rooms in
             guard let target = rooms[room], !target.targets.isEmpty else { return }
             scratch.copyMemory(from: packet)
-            guard let length = try? target.session.protect(scratch, length: packet.count) else { return }
+            guard let protected = try? target.session.protect(scratch, length: packet.count),
+                protected + Self.sessionNumberBytes <= scratch.count
+            else { return }
+            let length = Self.appendSessionNumber(target.number, to: scratch, at: protected)
             let bytes = UnsafeRawBufferPointer(rebasing: scratch[0..<length])
             let droppedBefore = sends.dropped
             for remote in target.targets { sends.append(bytes, to: remote.address, on: socket) }
@@ -385,9 +404,14 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
                         bytes += RTCPPacket.receiverReport(ssrc: target.tag, reports: chunk).bytes()
                         start += Self.blocksPerReport
                     } while start < kept.count
-                    guard bytes.count + SRTPSession.maxTrailer <= scratch.count else { continue }
+                    guard bytes.count + SRTPSession.maxTrailer + Self.sessionNumberBytes <= scratch.count else {
+                        continue
+                    }
                     scratch.copyBytes(from: bytes)
-                    guard let length = try? target.session.protectRTCP(scratch, length: bytes.count) else { continue }
+                    guard let protected = try? target.session.protectRTCP(scratch, length: bytes.count) else {
+                        continue
+                    }
+                    let length = Self.appendSessionNumber(target.number, to: scratch, at: protected)
                     if socket.send(UnsafeRawBufferPointer(rebasing: scratch[0..<length]), to: remote.address) {
                         counters.add(.keepaliveSent)
                     }
@@ -405,12 +429,19 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
     )
         -> RelayedDatagram?
     {
+        // The sender's session number follows the packet.
+        guard length >= 8 + Self.sessionNumberBytes, length < buffer.count else {
+            counters.add(.malformed)
+            return nil
+        }
+        let number = Self.sessionNumber(in: buffer, end: length)
+        let length = length - Self.sessionNumberBytes
         let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
-        if length >= 8, length < buffer.count, RTCPPacket.isRTCP(packet) {
-            return keepalive(buffer, length: length, from: sender)
+        if RTCPPacket.isRTCP(packet) {
+            return keepalive(buffer, length: length, session: number, from: sender)
         }
         // A datagram that fills the buffer may have been cut short: refused as too large.
-        guard length >= 12, length < buffer.count, !RTCPPacket.isRTCP(packet), let header = try? RTPHeader.parse(packet)
+        guard length >= 12, !RTCPPacket.isRTCP(packet), let header = try? RTPHeader.parse(packet)
         else {
             counters.add(.malformed)
             return nil
@@ -428,18 +459,12 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
             // Checked before any crypto, on every packet: a muted or demoted speaker is cut off here at once.
             guard speaker.gate.isOpen else { return .refuse(.notPermitted) }
             let sessionKey = SessionKey(room: speaker.room, node: origin.name, incarnation: origin.incarnation)
-            let session: SRTPSession
-            if let existing = state.sessions[sessionKey] {
-                session = existing
-            } else {
-                let key = RelayKeys.key(
-                    secret: secret, room: speaker.room, node: origin.name, incarnation: origin.incarnation)
-                guard let created = try? SRTPSession(key: key, direction: .inbound) else { return .refuse(.malformed) }
-                state.sessions[sessionKey] = created
-                session = created
+            guard let session = inboundSession(state.sessions[sessionKey], key: sessionKey, number: number) else {
+                return .refuse(.replayed)
             }
             do throws(SRTPError) {
                 let plain = try session.unprotect(buffer, length: length)
+                state.sessions[sessionKey] = (number, session)
                 state.heard[RoomNode(room: speaker.room, node: origin.name)] = MonotonicClock.milliseconds()
                 return .deliver(room: speaker.room, length: plain)
             } catch .authenticationFailed {
@@ -466,6 +491,32 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         return nil
     }
 
+    /// The session to check a packet of the sender's session `number` under: the one in use, or a new one when
+    /// the sender began a newer session (it replaces the old once a packet authenticates under it); nil for a
+    /// packet of an older session than the one in use.
+    private func inboundSession(
+        _ current: (number: UInt64, session: SRTPSession)?, key: SessionKey, number: UInt64
+    ) -> SRTPSession? {
+        if let current, current.number == number { return current.session }
+        if let current, number < current.number { return nil }
+        let derived = RelayKeys.key(
+            secret: secret, room: key.room, node: key.node, incarnation: key.incarnation, session: number)
+        return try? SRTPSession(key: derived, direction: .inbound)
+    }
+
+    /// Writes the session number after the packet of `length` bytes; the new length.
+    private static func appendSessionNumber(
+        _ number: [UInt8], to buffer: UnsafeMutableRawBufferPointer, at length: Int
+    ) -> Int {
+        for (index, byte) in number.enumerated() { buffer[length + index] = byte }
+        return length + number.count
+    }
+
+    /// The session number in the last 8 bytes before `end`.
+    private static func sessionNumber(in buffer: UnsafeMutableRawBufferPointer, end: Int) -> UInt64 {
+        (end - sessionNumberBytes..<end).reduce(UInt64(0)) { $0 << 8 | UInt64(buffer[$1]) }
+    }
+
     private func complain(room: String, origin: RelayNode) {
         log(
             "relay: refused media from node \(origin.name) at \(origin.address) for room \(room): it does not "
@@ -484,7 +535,7 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
     /// Another node's keepalive: an SRTCP receiver report whose sender SSRC is a room's tag, from that node's
     /// relay socket, under its relay key for the room.
     private func keepalive(
-        _ buffer: UnsafeMutableRawBufferPointer, length: Int, from sender: UDPAddress
+        _ buffer: UnsafeMutableRawBufferPointer, length: Int, session number: UInt64, from sender: UDPAddress
     )
         -> RelayedDatagram?
     {
@@ -501,18 +552,12 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
             var failedRoom: String?
             for room in candidates.sorted() where state.heard[RoomNode(room: room, node: origin.name)] != nil {
                 let sessionKey = SessionKey(room: room, node: origin.name, incarnation: origin.incarnation)
-                let session: SRTPSession
-                if let existing = state.sessions[sessionKey] {
-                    session = existing
-                } else {
-                    let key = RelayKeys.key(
-                        secret: secret, room: room, node: origin.name, incarnation: origin.incarnation)
-                    guard let created = try? SRTPSession(key: key, direction: .inbound) else { return .refuse }
-                    state.sessions[sessionKey] = created
-                    session = created
+                guard let session = inboundSession(state.sessions[sessionKey], key: sessionKey, number: number) else {
+                    return .refuse
                 }
                 do throws(SRTPError) {
                     let plain = try session.unprotectRTCP(buffer, length: length)
+                    state.sessions[sessionKey] = (number, session)
                     state.heard[RoomNode(room: room, node: origin.name)] = MonotonicClock.milliseconds()
                     return .accept(room: room, plainLength: plain)
                 } catch .authenticationFailed {

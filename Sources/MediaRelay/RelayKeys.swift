@@ -1,18 +1,23 @@
 import Crypto
 import MediaTransport
 
-/// The key a node protects a room's relayed media with: HMAC-SHA256 of the room, the node and its
-/// incarnation under the cluster secret, cut to an SRTP master key and salt.
+/// The key a node protects a room's relayed media with: HMAC-SHA256 of the room, the node, its incarnation and
+/// the relay session under the cluster secret, cut to an SRTP master key and salt.
 ///
-/// Per incarnation, so a restarted node never reuses a key with restarted sequence numbers (the reused-SRTP-state
-/// failure of mediasoup #435); per room, so a room's relay key says nothing about another's; derived, so no key
-/// travels between nodes. A node that does not hold the same secret derives other keys and its media does not
-/// authenticate.
+/// Per session, so a node that stops relaying a room and starts again (its last listener there left, another
+/// joined) never reuses a key with restarted sequence numbers and SRTCP indexes — keystream reuse, and the
+/// reused-SRTP-state failure of mediasoup #435; a session number is never used twice by one incarnation, and a
+/// restarted node is a new incarnation. Per room, so a room's relay key says nothing about another's; derived,
+/// so no key travels between nodes. A node that does not hold the same secret derives other keys and its media
+/// does not authenticate.
 public enum RelayKeys {
-    public static func key(secret: [UInt8], room: String, node: String, incarnation: UInt64) -> SRTPKey {
-        var message = Array("clubroom relay key v1".utf8) + [0]
+    public static func key(
+        secret: [UInt8], room: String, node: String, incarnation: UInt64, session: UInt64
+    ) -> SRTPKey {
+        var message = Array("clubroom relay key v2".utf8) + [0]
         message += Array(room.utf8) + [0] + Array(node.utf8) + [0]
         message += (0..<8).map { UInt8(truncatingIfNeeded: incarnation >> (56 - 8 * $0)) }
+        message += (0..<8).map { UInt8(truncatingIfNeeded: session >> (56 - 8 * $0)) }
         let tag = HMACSHA256.sign(key: secret, message: message) ?? [UInt8](repeating: 0, count: HMACSHA256.tagBytes)
         return SRTPKey(bytes: Array(tag.prefix(SRTPKey.length)))!
     }

@@ -31,8 +31,15 @@ public final class MediaCounters: Sendable {
         case rtcpReceived = "rtcp_received"
         /// RTCP packets that did not authenticate or parse.
         case rtcpRejected = "rtcp_rejected"
-        /// Media flows bound (or moved) to an address after their first authenticated packet.
+        /// Media flows bound (or moved) to an address: the WebSocket at its first packet, a UDP address once it
+        /// answered a consent check.
         case bindings = "bindings"
+        /// Consent nonces sent to an address a peer's authenticated report came from, before media goes there.
+        case consentChecks = "consent_checks"
+        /// Reports from a new address that got no nonce: the peer had one less than a second before.
+        case consentLimited = "consent_limited"
+        /// Flows stopped because nothing authenticated came from their address for 30 s.
+        case consentLapsed = "consent_lapsed"
         /// Packets received over the WebSocket fallback.
         case webSocketIn = "websocket_in"
         /// Packets sent over the WebSocket fallback.
@@ -56,6 +63,9 @@ public final class MediaCounters: Sendable {
     private let rtcpReceivedCount = Atomic<Int>(0)
     private let rtcpRejectedCount = Atomic<Int>(0)
     private let bindingsCount = Atomic<Int>(0)
+    private let consentChecksCount = Atomic<Int>(0)
+    private let consentLimitedCount = Atomic<Int>(0)
+    private let consentLapsedCount = Atomic<Int>(0)
     private let webSocketInCount = Atomic<Int>(0)
     private let webSocketOutCount = Atomic<Int>(0)
     private let yieldsCount = Atomic<Int>(0)
@@ -79,6 +89,9 @@ public final class MediaCounters: Sendable {
         case .rtcpReceived: rtcpReceivedCount.add(amount, ordering: .relaxed)
         case .rtcpRejected: rtcpRejectedCount.add(amount, ordering: .relaxed)
         case .bindings: bindingsCount.add(amount, ordering: .relaxed)
+        case .consentChecks: consentChecksCount.add(amount, ordering: .relaxed)
+        case .consentLimited: consentLimitedCount.add(amount, ordering: .relaxed)
+        case .consentLapsed: consentLapsedCount.add(amount, ordering: .relaxed)
         case .webSocketIn: webSocketInCount.add(amount, ordering: .relaxed)
         case .webSocketOut: webSocketOutCount.add(amount, ordering: .relaxed)
         case .yields: yieldsCount.add(amount, ordering: .relaxed)
@@ -102,6 +115,9 @@ public final class MediaCounters: Sendable {
         case .rtcpReceived: rtcpReceivedCount.load(ordering: .relaxed)
         case .rtcpRejected: rtcpRejectedCount.load(ordering: .relaxed)
         case .bindings: bindingsCount.load(ordering: .relaxed)
+        case .consentChecks: consentChecksCount.load(ordering: .relaxed)
+        case .consentLimited: consentLimitedCount.load(ordering: .relaxed)
+        case .consentLapsed: consentLapsedCount.load(ordering: .relaxed)
         case .webSocketIn: webSocketInCount.load(ordering: .relaxed)
         case .webSocketOut: webSocketOutCount.load(ordering: .relaxed)
         case .yields: yieldsCount.load(ordering: .relaxed)

@@ -110,6 +110,13 @@ public final class MediaForwarder: @unchecked Sendable {
         var statistics = RTPReceiveStatistics(minSequential: 0)
         /// The worst loss fraction (of 256) listeners reported for this speaker since the last report to it.
         var downstreamLoss: UInt8 = 0
+        /// When an authenticated packet last came from the address the peer's media goes to (ms, monotonic).
+        var lastHeard: Int64 = 0
+        /// An address that sent an authenticated report and was sent a consent nonce, with the nonce: the media
+        /// moves there once a report from there carries it back.
+        var candidate: (address: UDPAddress, nonce: [UInt8])?
+        /// When the last consent nonce went out (ms, monotonic).
+        var lastChallenge: Int64 = .min / 2
 
         init(_ info: MediaPeer) {
             self.info = info
@@ -176,6 +183,11 @@ public final class MediaForwarder: @unchecked Sendable {
     /// The media socket and the relay's, for `poll` (kept, so a turn of the loop allocates nothing).
     private let pollSet: UnsafeMutablePointer<pollfd>
     private var lastSpeakerPoll: Int64 = 0
+    private var lastConsentSweep: Int64 = 0
+    /// Whether a flow is bound at its first authenticated packet, without a consent check (see `init`).
+    private let bindsAtFirstPacket: Bool
+    /// How long media keeps going to a silent address (`consentLifetimeMilliseconds` but in tests).
+    private let consentLifetime: Int64
     /// When the thread's current run of fan-out turns began, or its last `shareTheCPU` (monotonic ns); nil while
     /// nothing is queued.
     private var busySince: Int64?
@@ -188,11 +200,23 @@ public final class MediaForwarder: @unchecked Sendable {
     /// 127.0.0.1, and its commands and relayed packets would wait for the poll's 50 ms timeout.
     let wakeAddress: UDPAddress
 
-    /// Binds the media socket; `start` begins forwarding.
+    /// How long media keeps going to an address nothing authenticated came from (RFC 7675's consent lifetime).
+    public static let consentLifetimeMilliseconds: Int64 = 30_000
+    /// At most one consent nonce a second per peer, so at most one move a second, and a spoofed flood of reports
+    /// gets the spoofed address one small packet a second.
+    public static let challengeIntervalMilliseconds: Int64 = 1_000
+
+    /// Binds the media socket; `start` begins forwarding. `bindsAtFirstPacket` skips the consent check: a flow
+    /// goes where its first authenticated packet came from. Only for benchmarks whose thousands of synthetic peers
+    /// share sockets and send one prepared report each; a server always checks consent. `consentLifetime` (ms) is
+    /// shorter only in tests.
     public init(
         binding address: UDPAddress, serverSSRC: UInt32 = UInt32.random(in: 1...0xFFFF_FFFE),
+        bindsAtFirstPacket: Bool = false, consentLifetime: Int64 = MediaForwarder.consentLifetimeMilliseconds,
         onSpeakers: @escaping @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void = { _, _ in }
     ) throws(UDPError) {
+        self.bindsAtFirstPacket = bindsAtFirstPacket
+        self.consentLifetime = consentLifetime
         socket = try UDPSocket(binding: address, bufferBytes: 8 << 20)
         let bound = socket.localAddress
         wakeAddress = bound.ipv4 == 0 ? .loopback(port: bound.port) : bound
@@ -327,6 +351,7 @@ public final class MediaForwarder: @unchecked Sendable {
             }
             relay?.tick()
             pollSpeakers()
+            sweepConsent()
         }
         fanouts.removeAll()
         stopped.signal()
@@ -474,8 +499,8 @@ public final class MediaForwarder: @unchecked Sendable {
             count(error)
             return
         }
-        bind(peer, to: source, in: room)
         let now = Self.milliseconds()
+        heard(peer, from: source, in: room, at: now)
         _ = peer.statistics.record(
             ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, arrival: now &* 48)
         do {
@@ -569,18 +594,46 @@ public final class MediaForwarder: @unchecked Sendable {
         }
         peer.lastRTCPIndex = index
         counters.add(.rtcpReceived)
-        bind(peer, to: source, in: room)
-        if let packets = try? RTCPPacket.parseCompound(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])))
-        {
-            for case .receiverReport(_, let reports) in packets {
-                for report in reports {
-                    if let speaker = peers[report.ssrc] {
-                        if speaker.info.room == peer.info.room {
-                            speaker.downstreamLoss = max(speaker.downstreamLoss, report.fractionLost)
-                        }
-                    } else if report.ssrc != serverSSRC {
-                        relay?.listenerLoss(report, room: peer.info.room)
+        let packets =
+            (try? RTCPPacket.parseCompound(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])))) ?? []
+        // Where the answer goes, and the nonce it carries when this source must first show it consents.
+        let now = Self.milliseconds()
+        var answerTo = source
+        var nonce: [UInt8]?
+        switch source {
+        case .udp(let address) where peer.path != source && !bindsAtFirstPacket:
+            if let candidate = peer.candidate, candidate.address == address,
+                packets.contains(.consent(ssrc: ssrc, nonce: candidate.nonce))
+            {
+                peer.candidate = nil
+                bind(peer, to: source, in: room)
+                peer.lastHeard = now
+            } else if now - peer.lastChallenge >= Self.challengeIntervalMilliseconds {
+                // An authenticated report from a new address moves nothing yet: it may carry a spoofed source.
+                // The nonce goes to that address; the peer there sends it back if it is really there.
+                var fresh = [UInt8](repeating: 0, count: RTCPPacket.consentNonceBytes)
+                var generator = SystemRandomNumberGenerator()
+                for index in fresh.indices { fresh[index] = generator.next() }
+                peer.candidate = (address, fresh)
+                peer.lastChallenge = now
+                nonce = fresh
+                counters.add(.consentChecks)
+            } else {
+                counters.add(.consentLimited)
+                answerTo = .none
+            }
+        default:
+            heard(peer, from: source, in: room, at: now)
+            answerTo = peer.path
+        }
+        for case .receiverReport(_, let reports) in packets {
+            for report in reports {
+                if let speaker = peers[report.ssrc] {
+                    if speaker.info.room == peer.info.room {
+                        speaker.downstreamLoss = max(speaker.downstreamLoss, report.fractionLost)
                     }
+                } else if report.ssrc != serverSSRC {
+                    relay?.listenerLoss(report, room: peer.info.room)
                 }
             }
         }
@@ -588,15 +641,49 @@ public final class MediaForwarder: @unchecked Sendable {
         block.ssrc = ssrc
         block.fractionLost = max(block.fractionLost, peer.downstreamLoss)
         peer.downstreamLoss = 0
-        let reply = RTCPPacket.receiverReport(ssrc: serverSSRC, reports: [block]).bytes()
+        var reply = RTCPPacket.receiverReport(ssrc: serverSSRC, reports: [block]).bytes()
+        if let nonce { reply += RTCPPacket.consent(ssrc: serverSSRC, nonce: nonce).bytes() }
         guard reply.count + SRTPSession.maxTrailer <= buffer.count else { return }
         buffer.copyBytes(from: reply)
         guard let protectedLength = try? room.downlink.protectRTCP(buffer, length: reply.count) else { return }
         let out = UnsafeRawBufferPointer(rebasing: buffer[0..<protectedLength])
-        switch peer.path {
+        switch answerTo {
         case .udp(let address): send.append(out, to: address, on: socket)
         case .webSocket: peer.info.webSocketSink(Array(out))
         case .none: break
+        }
+    }
+
+    /// An authenticated packet from `source`: the WebSocket (the peer's own connection) binds at once; the address
+    /// the media goes to is heard from (its consent goes on); a packet from any other address moves nothing (a
+    /// report from there starts a consent check), unless this forwarder binds at the first packet.
+    private func heard(_ peer: PeerState, from source: Path, in room: RoomState, at now: Int64) {
+        switch source {
+        case .webSocket:
+            bind(peer, to: source, in: room)
+        case .udp where peer.path == source:
+            peer.lastHeard = now
+        case .udp where bindsAtFirstPacket:
+            bind(peer, to: source, in: room)
+            peer.lastHeard = now
+        case .udp, .none:
+            break
+        }
+    }
+
+    /// Stops sending to addresses nothing authenticated came from for `consentLifetimeMilliseconds` (every second).
+    private func sweepConsent() {
+        let now = Self.milliseconds()
+        guard now - lastConsentSweep >= 1000 else { return }
+        lastConsentSweep = now
+        for room in rooms.values {
+            for peer in room.members.values {
+                guard case .udp = peer.path, now - peer.lastHeard >= consentLifetime else { continue }
+                peer.path = .none
+                room.listenersChanged = true
+                fanouts.remove(listener: peer.info.ssrc)
+                counters.add(.consentLapsed)
+            }
         }
     }
 

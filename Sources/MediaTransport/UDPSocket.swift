@@ -89,6 +89,18 @@ public final class UDPSocket: @unchecked Sendable {
         close(descriptor)
     }
 
+    /// Connects the socket to `address`: from now on the kernel delivers only datagrams from that address (and
+    /// port) to it, and drops every other one before it is read.
+    public func connect(to address: UDPAddress) throws(UDPError) {
+        var target = address.socketAddress
+        let status = withUnsafePointer(to: &target) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard status == 0 else { throw UDPError(operation: "connect \(address)", code: errno) }
+    }
+
     /// Sends one datagram; returns false when the kernel's queue is full (the datagram is dropped).
     @discardableResult
     public func send(_ bytes: UnsafeRawBufferPointer, to address: UDPAddress) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 
 /// Sends what C libraries print on stderr (speexdsp's warnings, ALSA's complaints) to a log file while the room
 /// screen is up, so nothing scribbles over it; ``restore()`` puts stderr back.
@@ -10,12 +11,9 @@ public final class StandardErrorLog {
     /// Redirects stderr to the log for `name` (`join`, `demo`). When the log cannot be opened, stderr goes to
     /// `/dev/null` instead: the screen matters more than the library's chatter.
     public init(name: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
-        let base =
-            environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
-        let directory = base + "/clubroom"
+        let directory = StateFolder.path(environment: environment, home: NSHomeDirectory())
         path = directory + "/\(name).log"
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        StateFolder.prepare(directory)
         var log = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         if log < 0 { log = open("/dev/null", O_WRONLY | O_CLOEXEC) }
         guard log >= 0 else { return }

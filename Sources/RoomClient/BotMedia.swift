@@ -103,7 +103,11 @@ final class BotMedia: Sendable {
         guard let path = options.recordPath else { return nil }
         do {
             let bytes = try WAVAudio(samples: samples).encoded()
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            // Mode 0600: what the room said is for whoever recorded it.
+            guard
+                FileManager.default.createFile(
+                    atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+            else { return "could not write the recording to \(path)" }
             return nil
         } catch {
             return "could not write the recording to \(path): \(error)"

@@ -73,14 +73,23 @@ public struct RTCPSenderInfo: Sendable, Equatable {
     }
 }
 
-/// The RTCP packets Clubroom reads and writes: sender and receiver reports. Other packet types in a compound
-/// packet (SDES, BYE, APP) are skipped by their length.
+/// The RTCP packets Clubroom reads and writes: sender and receiver reports, and the consent check (an APP
+/// packet). Other packet types in a compound packet (SDES, BYE, other APP packets) are skipped by their length.
 public enum RTCPPacket: Sendable, Equatable {
     public static let senderReportType: UInt8 = 200
     public static let receiverReportType: UInt8 = 201
+    public static let applicationType: UInt8 = 204
+    /// The APP packet's name for a consent check.
+    public static let consentName: [UInt8] = Array("CRCN".utf8)
+    /// The bytes of a consent nonce.
+    public static let consentNonceBytes = 16
 
     case senderReport(ssrc: UInt32, info: RTCPSenderInfo, reports: [RTCPReportBlock])
     case receiverReport(ssrc: UInt32, reports: [RTCPReportBlock])
+    /// A consent check (as ICE's, RFC 7675): the server sends a nonce to an address it has not sent media to yet,
+    /// and moves a peer's media there only once the peer answers from that address with the same nonce (an APP
+    /// packet, RFC 3550 §6.7, named `CRCN`, after a report in the same compound packet). `ssrc` is the sender's.
+    case consent(ssrc: UInt32, nonce: [UInt8])
 
     /// Whether a datagram looks like RTCP rather than RTP (RFC 5761 §4: payload types 64–95 on the wire).
     public static func isRTCP(_ packet: UnsafeRawBufferPointer) -> Bool {
@@ -89,11 +98,21 @@ public enum RTCPPacket: Sendable, Equatable {
 
     /// The bytes of this packet (one packet, not compound; a report with more than 31 blocks keeps 31).
     public func bytes() -> [UInt8] {
-        let (type, ssrc, info, reports): (UInt8, UInt32, RTCPSenderInfo?, [RTCPReportBlock]) =
-            switch self {
-            case .senderReport(let ssrc, let info, let reports): (Self.senderReportType, ssrc, info, reports)
-            case .receiverReport(let ssrc, let reports): (Self.receiverReportType, ssrc, nil, reports)
-            }
+        let (type, ssrc, info, reports): (UInt8, UInt32, RTCPSenderInfo?, [RTCPReportBlock])
+        switch self {
+        case .senderReport(let sender, let senderInfo, let blocks):
+            (type, ssrc, info, reports) = (Self.senderReportType, sender, senderInfo, blocks)
+        case .receiverReport(let sender, let blocks):
+            (type, ssrc, info, reports) = (Self.receiverReportType, sender, nil, blocks)
+        case .consent(let sender, let nonce):
+            let data =
+                Array(nonce.prefix(Self.consentNonceBytes))
+                + [UInt8](repeating: 0, count: max(0, Self.consentNonceBytes - nonce.count))
+            var out: [UInt8] = [0x80, Self.applicationType]
+            Self.append16(&out, UInt16((12 + data.count) / 4 - 1))
+            Self.append32(&out, sender)
+            return out + Self.consentName + data
+        }
         let blocks = reports.prefix(31)
         let length = 8 + (info == nil ? 0 : 20) + RTCPReportBlock.length * blocks.count
         var out: [UInt8] = []
@@ -158,6 +177,13 @@ public enum RTCPPacket: Sendable, Equatable {
                 } else {
                     packets.append(.receiverReport(ssrc: ssrc, reports: reports))
                 }
+            case applicationType
+            where count == 0 && length == 12 + consentNonceBytes
+                && Array(bytes[(offset + 8)..<(offset + 12)]) == consentName:
+                packets.append(
+                    .consent(
+                        ssrc: read32(bytes, offset + 4),
+                        nonce: Array(bytes[(offset + 12)..<(offset + 12 + consentNonceBytes)])))
             default:
                 break
             }

@@ -72,10 +72,10 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .malformed(let detail):
-            "malformed token: \(detail)"
+            "malformed token: \(Self.capped(detail))"
         case .unsupportedAlgorithm(let algorithm):
             if let algorithm {
-                "unsupported token algorithm \"\(algorithm)\" (only HS256 is accepted)"
+                "unsupported token algorithm \(Self.quoted(algorithm)) (only HS256 is accepted)"
             } else {
                 "token header has no \"alg\" (only HS256 is accepted)"
             }
@@ -86,13 +86,37 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notYetValid(let notBefore, let now):
             "token not valid before \(notBefore), now \(now) (Unix seconds)"
         case .wrongRoom(let tokenRoom, let requestedRoom):
-            "token is for room \"\(tokenRoom)\", not \"\(requestedRoom)\""
+            "token is for room \(Self.quoted(tokenRoom)), not \(Self.quoted(requestedRoom))"
         case .unknownRole(let role):
-            "token role \"\(role)\" is not in the role table"
+            "token role \(Self.quoted(role)) is not in the role table"
         case .wrongServer:
             "token was made by another server (its key id is not this server's)"
         case .invalidIdentity(let identity):
-            "token identity \(identity.debugDescription) contains control characters"
+            "token identity \(Self.quoted(identity)) contains control characters"
         }
+    }
+
+    /// The most characters of text from a token a description quotes.
+    public static let quotedLimit = 64
+
+    /// Text from a token as a description shows it: in quotes, with control characters escaped, and cut to
+    /// `quotedLimit` characters (marked with `…`), so that whoever made the token cannot write a line of their own
+    /// into a log, drive the terminal that reads it, or fill it.
+    public static func quoted(_ text: String) -> String {
+        let kept = text.prefix(quotedLimit)
+        let escaped = String(kept).debugDescription.unicodeScalars.map { scalar -> String in
+            // debugDescription escapes quotes, backslashes and C0 controls; what it leaves is escaped here.
+            switch scalar.value {
+            case 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069:
+                "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: String(scalar)
+            }
+        }.joined()
+        return kept.count < text.count ? escaped + "…" : escaped
+    }
+
+    /// A longer detail (a parser's message, which quotes the token's text itself) cut to a few times the limit.
+    static func capped(_ text: String) -> String {
+        text.count <= 4 * quotedLimit ? text : String(text.prefix(4 * quotedLimit)) + "…"
     }
 }

@@ -17,7 +17,7 @@ extension ServerState {
             return
         }
         let now = currentTimestamp()
-        let admitted: (id: PeerID, name: String, role: RoleName)
+        let admitted: (id: PeerID, name: String, role: RoleName, link: String?)
         switch admission(to: roomName, request: request, now: now) {
         case .success(let who): admitted = who
         case .failure(let refusal):
@@ -47,7 +47,9 @@ extension ServerState {
                 case .accepted:
                     previous = connections.accepted(entry)
                 case .admitted(let snapshot, let outcome, let replaced):
-                    admit(entry, previous: previous, snapshot: snapshot, outcome: outcome, replaced: replaced)
+                    admit(
+                        entry, previous: previous, snapshot: snapshot, outcome: outcome, replaced: replaced,
+                        link: admitted.link)
                 }
             })
         rooms.join(ticket, room: roomName)
@@ -57,7 +59,7 @@ extension ServerState {
     /// and its media; the caller then announces the join to the others.
     private func admit(
         _ entry: ConnectionEntry, previous: ConnectionEntry?, snapshot: ServerMessage, outcome: Outcome,
-        replaced: Bool
+        replaced: Bool, link: String?
     ) {
         previous?.close(.replaced)
         guard let roomName = entry.room, let id = entry.peer, connections.admit(entry) else {
@@ -73,8 +75,8 @@ extension ServerState {
             role = me.peer.role.rawValue
         }
         log.info(
-            "\(entry.connection): \(id) joined room \(roomName) as \(role)\(replaced ? " (replacing an older connection)" : "")"
-        )
+            "\(entry.connection): \(id) joined room \(roomName) as \(role)\(link.map { " by \($0)" } ?? "")"
+                + (replaced ? " (replacing an older connection)" : ""))
     }
 
     func closed(_ connection: WebSocketConnection, code: WebSocketCloseCode, reason: String) {

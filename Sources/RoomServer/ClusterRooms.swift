@@ -62,6 +62,10 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     let persistence: PersistenceQueue
     let connections: Connections
     let log: ServerLog
+    /// Seals what this node writes to Redis and opens what it reads (see `ClusterSeal`).
+    let seal: ClusterSeal
+    /// The sequence number of this node's last request to any room's owner (sealed with the request).
+    private var requestSequence: UInt64 = 0
     private(set) var consumers: [OutcomeConsumer]
     /// This node's lobby list: its own rooms from their outcomes, the others' from the nodes that own them.
     let directory: RoomDirectory
@@ -110,6 +114,10 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var departureTimer = false
         /// Whether the owner has queued an `expireInvitations` input not yet written.
         var expiryQueued = false
+        /// The highest request sequence number the owner took from each node (`name/incarnation`) since it began
+        /// serving the room's requests (from the committed cursor): a request copied back into the stream is
+        /// refused.
+        var requestSequences: [String: UInt64] = [:]
         /// This node's requests not decided yet, oldest first.
         var awaited: [Awaited] = []
     }
@@ -148,8 +156,10 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
 
     init(
         roles: RoleTable, maxPeers: Int, cluster: ClusterNode, persistence: PersistenceQueue,
-        connections: Connections, consumers: [OutcomeConsumer], directory: RoomDirectory, log: ServerLog
+        connections: Connections, consumers: [OutcomeConsumer], directory: RoomDirectory, log: ServerLog,
+        seal: ClusterSeal
     ) {
+        self.seal = seal
         self.roles = roles
         self.maxPeers = maxPeers
         self.cluster = cluster
@@ -328,9 +338,22 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         }
     }
 
+    /// Why an input is refused when it could not be sealed (random bytes failed).
+    private static let unsealable = ClusterError.redis(.server("the input could not be sealed for the cluster"))
+
     private func submit(_ input: ClusterInput, in roomName: String) {
+        requestSequence += 1
+        let body: [UInt8]
+        do {
+            body = try seal.sealRequest(
+                input.encoded(), room: roomName, node: cluster.configuration.node, sequence: requestSequence)
+        } catch {
+            log.error("room \(roomName): a request cannot be sealed for the cluster: \(error)")
+            refuse(input, in: roomName, because: Self.unsealable)
+            return
+        }
         markSent(input, in: roomName)
-        cluster.submit(roomName, body: input.encoded()) { [self] result in
+        cluster.submit(roomName, body: body) { [self] result in
             if case .failure(let error) = result { refuse(input, in: roomName, because: error) }
         }
     }
@@ -456,16 +479,24 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             seq > room.position.seq
             ? EntryID(seq: seq) : EntryID(seq: room.position.seq, part: room.position.part + 1)
         let wroteCheckpoint = room.sinceCheckpoint + 1 >= Self.checkpointInterval
-        let entry = RoomEntry(
-            id: id, prev: room.position, requestID: pending.cursor ?? "", body: pending.input.encoded())
+        var entry = RoomEntry(id: id, prev: room.position, requestID: pending.cursor ?? "", body: [])
+        do {
+            entry.body = try seal.sealEntry(pending.input.encoded(), room: roomName, entry: entry)
+        } catch {
+            log.error("room \(roomName): an entry cannot be sealed for the cluster: \(error)")
+            if pending.cursor == nil { refuse(pending.input, in: roomName, because: Self.unsealable) }
+            drain(roomName)
+            return
+        }
         room.appending = true
         let generation = room.generation
         let decided = copy
         let input = pending
         // The checkpoint (the whole room: about 200 ms at 10,000 peers) is encoded on the cluster's write thread,
         // not here on the loop, which serves every connection meanwhile.
+        let seal = seal
         let operations: @Sendable () -> [StateOperation] = {
-            wroteCheckpoint ? Self.checkpointOperations(decided, at: id) : []
+            wroteCheckpoint ? Self.checkpointOperations(decided, at: id, room: roomName, seal: seal) : []
         }
         if pending.cursor == nil { markSent(pending.input, in: roomName) }
         cluster.append(roomName, entry: entry, operations: operations, requestCursor: pending.cursor) {
@@ -522,8 +553,12 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         }
     }
 
-    static func checkpointOperations(_ copy: ReplicatedRoom, at id: EntryID) -> [StateOperation] {
-        [.setMeta("checkpoint", copy.encoded()), .setMeta("checkpointAt", Array(id.description.utf8))]
+    /// The room's checkpoint at entry `id`, sealed; none when it cannot be sealed now (the next one will be).
+    static func checkpointOperations(
+        _ copy: ReplicatedRoom, at id: EntryID, room: String, seal: ClusterSeal
+    ) -> [StateOperation] {
+        guard let sealed = try? seal.sealCheckpoint(copy.encoded(), room: room, at: id) else { return [] }
+        return [.setMeta("checkpoint", sealed), .setMeta("checkpointAt", Array(id.description.utf8))]
     }
 
     // MARK: Carrying out
@@ -700,10 +735,24 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         case .requests(let roomName, let requests):
             guard let room = rooms[roomName], case .owner = room.phase else { return }
             for request in requests {
-                guard let input = try? ClusterInput(decoding: request.body) else {
+                guard let (plain, sequence) = seal.openRequest(request.body, room: roomName, node: request.node) else {
+                    log.warning(
+                        "room \(roomName): refused request \(request.id) said to be from node \(request.node): it is not "
+                            + "sealed under this cluster's secret (written to Redis by someone else, or by a node with "
+                            + "another secret)")
+                    continue
+                }
+                guard let input = try? ClusterInput(decoding: plain), input.node.hasPrefix(request.node + "/") else {
                     log.warning("room \(roomName): a queued request from \(request.node) cannot be read; skipped")
                     continue
                 }
+                guard sequence > room.requestSequences[input.node, default: 0] else {
+                    log.warning(
+                        "room \(roomName): refused request \(request.id) from node \(input.node): its number \(sequence) "
+                            + "was seen before (a copy of an earlier request)")
+                    continue
+                }
+                room.requestSequences[input.node] = sequence
                 room.queue.append(Pending(input: input, cursor: request.id))
             }
             drain(roomName)
@@ -814,6 +863,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                     catchUp(roomName, snapshot: snapshot, generation: generation) { [self] in
                         guard let room = rooms[roomName], room.generation == generation else { return }
                         room.ready = true
+                        // From the committed cursor, requests seen in an earlier stint come again, rightly.
+                        room.requestSequences = [:]
                         cluster.serveRequests(roomName, after: snapshot.requestCursor)
                         leaveGoneNodes(roomName)
                         flushWaiting(roomName)
@@ -855,9 +906,22 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
 
     /// Writes the room from `copy` as one reset entry (a new room, or Redis lost it), then decides.
     private func rewrite(_ roomName: String, copy: ReplicatedRoom, id: EntryID, cursor: String, generation: Int) {
-        let body = copy.encoded()
+        let plain = copy.encoded()
+        let body: [UInt8]
+        let checkpoint: [UInt8]
+        do {
+            body = try seal.sealEntry(
+                plain, room: roomName, entry: RoomEntry(id: id, prev: .zero, kind: .reset, body: []))
+            checkpoint = try seal.sealCheckpoint(plain, room: roomName, at: id)
+        } catch {
+            log.error("room \(roomName): it cannot be sealed for the cluster: \(error); trying again")
+            retry(roomName, generation: generation) { [self] in
+                rewrite(roomName, copy: copy, id: id, cursor: cursor, generation: generation)
+            }
+            return
+        }
         let snapshot = ClusterState.RoomSnapshot(
-            meta: ["checkpoint": body, "checkpointAt": Array(id.description.utf8)], requestCursor: cursor)
+            meta: ["checkpoint": checkpoint, "checkpointAt": Array(id.description.utf8)], requestCursor: cursor)
         cluster.reseed(roomName, snapshot: snapshot, id: id, body: body) { [self] result in
             guard let room = rooms[roomName], room.generation == generation else { return }
             switch result {
@@ -867,6 +931,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 room.position = id
                 room.sinceCheckpoint = 0
                 room.ready = true
+                room.requestSequences = [:]
                 cluster.serveRequests(roomName, after: cursor)
                 flushWaiting(roomName)
             case .success(.gap), .success(.fenced), .failure(.notOwner):
@@ -971,10 +1036,13 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     ) {
         guard let room = rooms[roomName] else { return }
         let checkpointAt = snapshot.meta["checkpointAt"].flatMap { EntryID(String(decoding: $0, as: UTF8.self)) }
-        guard let bytes = snapshot.meta["checkpoint"], let checkpointAt,
+        guard let sealed = snapshot.meta["checkpoint"], let checkpointAt,
+            let bytes = seal.openCheckpoint(sealed, room: roomName, at: checkpointAt),
             let copy = try? ReplicatedRoom(name: roomName, roles: roles, maxPeers: maxPeers, decoding: bytes)
         else {
-            log.error("room \(roomName): its checkpoint in the cluster cannot be read")
+            log.error(
+                "room \(roomName): its checkpoint in the cluster cannot be read (or is not sealed under this node's "
+                    + "cluster secret: do all nodes have the same --cluster-secret-file?)")
             retry(roomName, generation: generation) { [self] in becomeReplica(roomName) }
             return
         }
@@ -1019,17 +1087,24 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     private func apply(_ entries: [RoomEntry], in roomName: String, generation: Int) -> Bool {
         guard let room = rooms[roomName] else { return false }
         for entry in entries where entry.id > room.position {
+            // Redis stores and orders the entries; only the owner, under the cluster's secret, writes them.
+            guard let body = seal.openEntry(entry, room: roomName) else {
+                log.warning(
+                    "room \(roomName): refused entry \(entry.id): it is not sealed under this cluster's secret "
+                        + "(written to Redis by someone else, or by a node with another secret)")
+                continue
+            }
             if entry.kind == .reset {
                 guard
                     let copy = try? ReplicatedRoom(
-                        name: roomName, roles: roles, maxPeers: maxPeers, decoding: entry.body)
+                        name: roomName, roles: roles, maxPeers: maxPeers, decoding: body)
                 else { continue }
                 replaceCopy(of: room, with: copy, in: roomName)
                 room.position = entry.id
                 continue
             }
             guard entry.prev == room.position, var copy = room.copy,
-                let input = try? ClusterInput(decoding: entry.body)
+                let input = try? ClusterInput(decoding: body)
             else {
                 log.warning("room \(roomName): its stream does not continue from \(room.position); reading it again")
                 if case .replica = room.phase { becomeReplica(roomName) }

@@ -112,7 +112,9 @@ final class Connections {
 /// Close codes the server uses for its own reasons, and the sentences that go with them (see
 /// `docs/protocol.md`).
 enum ServerClose {
-    static let tokenMissing = (code: UInt16(4000), reason: "No token: send it as Authorization: Bearer or ?token=.")
+    /// The query (`?token=`) is still accepted, for browsers, but not advertised: a token in a URL ends up in
+    /// proxies' access logs and browser histories (docs/protocol.md).
+    static let tokenMissing = (code: UInt16(4000), reason: "No token: send it as Authorization: Bearer.")
     static let identityUnusable = (code: UInt16(4001), reason: "The token's identity is empty or too long.")
     static let notListed = (code: UInt16(4014), reason: "No live room by that name is listed on this server.")
     static let guestKeyMissing = (

@@ -7,10 +7,12 @@ enum DataFolder {
     static let probeName = ".clubroom-write-check"
 
     /// Makes sure the server can keep its files in `directory`: creates it (and missing parents) with mode 0700
-    /// when it does not exist, refuses one it cannot write to (a read-only file system, no permission) with one
-    /// line, and warns once when every user of the machine may read it. Returns whether the folder's disk is full
-    /// (it took not one more byte): the server then starts read-only (`RoomStore.startProblem`) rather than not at
-    /// all.
+    /// when it does not exist, refuses one it cannot write to (a read-only file system, no permission) and one that
+    /// group or others may write to (they could replace the database or the secret) with one line, and warns once
+    /// when every user of the machine may read it. The write check creates a file of its own name that must not
+    /// exist yet and is never a symbolic link (`O_EXCL | O_NOFOLLOW`): a link planted there cannot make the server
+    /// create or truncate a file elsewhere. Returns whether the folder's disk is full (it took not one more byte):
+    /// the server then starts read-only (`RoomStore.startProblem`) rather than not at all.
     static func prepare(_ directory: String, log: ServerLog) throws(ServerStartError) -> Bool {
         let place = "data directory \(directory)"
         var info = stat()
@@ -19,6 +21,11 @@ enum DataFolder {
             try create(directory, place: place)
         } else if info.st_mode & S_IFMT != S_IFDIR {
             throw ServerStartError(place: place, problem: "it is not a folder")
+        } else if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            throw ServerStartError(
+                place: place,
+                problem: "group or other users may write to it (mode \(String(info.st_mode & 0o777, radix: 8))), and "
+                    + "so replace the database or the secret; 'chmod go-w \(directory)' (or 700) fixes it")
         } else if info.st_mode & S_IROTH != 0 {
             log.warning(
                 "\(place) can be read by every user of this machine (mode \(String(info.st_mode & 0o777, radix: 8))): "
@@ -26,7 +33,10 @@ enum DataFolder {
                     + "private")
         }
         let probe = directory + "/" + probeName
-        let descriptor = open(probe, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
+        // A check file left by a server that was killed during its check is removed first (not followed if it is
+        // a link: unlink removes the link itself).
+        unlink(probe)
+        let descriptor = open(probe, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0o600)
         // A full disk passes: the server starts read-only.
         if descriptor < 0 && (errno == ENOSPC || errno == EDQUOT) { return true }
         guard descriptor >= 0 else {

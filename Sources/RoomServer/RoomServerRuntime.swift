@@ -120,7 +120,7 @@ public final class RoomServerRuntime: Sendable {
         let state = ServerState(
             configuration: configuration, verifier: TokenVerifier(secret: secret),
             persistence: PersistenceQueue(store: store, loop: loopReference, log: log), loop: loopReference, log: log,
-            cluster: cluster)
+            cluster: cluster, clusterSecret: configuration.cluster?.secret ?? secret.bytes)
         target.set(state)
         if let media { state.attach(media) }
         if let cluster, let settings = configuration.cluster {

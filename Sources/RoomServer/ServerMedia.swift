@@ -257,7 +257,15 @@ final class ServerMedia: OutcomeConsumer {
     /// A new room key, so that whoever left can no longer decrypt what the room says next; sent to everyone
     /// still in the room over their control connection.
     private func rotateKey(_ room: String) {
-        guard let key = Self.randomKey() else { return }
+        guard let key = Self.randomKey() else {
+            // Going on under the old key would let whoever just left hear the room: its audio stops instead, and
+            // the next join starts it again under a new key.
+            log.error(
+                "room \(room): no random bytes for a new room key (OpenSSL's generator failed); the room's audio "
+                    + "stops, since whoever left still holds the old key")
+            closeRoom(room)
+            return
+        }
         let epoch = (roomKeys[room]?.epoch ?? 0) + 1
         roomKeys[room] = (key, epoch)
         forwarder.setRoomKey(key, epoch: epoch, room: room)

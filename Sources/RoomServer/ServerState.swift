@@ -33,7 +33,7 @@ final class ServerState: @unchecked Sendable {
 
     init(
         configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue,
-        loop: LoopReference, log: ServerLog, cluster: ClusterNode? = nil
+        loop: LoopReference, log: ServerLog, cluster: ClusterNode? = nil, clusterSecret: [UInt8] = []
     ) {
         self.configuration = configuration
         self.verifier = verifier
@@ -50,7 +50,7 @@ final class ServerState: @unchecked Sendable {
             rooms = ClusterRooms(
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, cluster: cluster,
                 persistence: persistence, connections: connections, consumers: consumers, directory: directory,
-                log: log)
+                log: log, seal: ClusterSeal(secret: clusterSecret))
         } else {
             rooms = LocalRooms(
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,

@@ -60,6 +60,12 @@ final class TLSContext: @unchecked Sendable {
         }
         let tls = TLSContext(context: context, verifiesPeer: false)
         configureCommon(context)
+        // TLS 1.2 with forward secrecy and an AEAD cipher only (no static-RSA key exchange, no CBC), in the
+        // server's order of preference; TLS 1.3's suites are all of that kind already.
+        guard SSL_CTX_set_cipher_list(context, Self.serverCiphers) == 1 else {
+            throw TransportError(place: "TLS ciphers", problem: openSSLErrorText("refused"))
+        }
+        _ = clubroom_ssl_ctx_prefer_server_ciphers(context)
         guard SSL_CTX_use_certificate_chain_file(context, configuration.certificateFile) == 1 else {
             throw TransportError(
                 place: "TLS certificate \(configuration.certificateFile)", problem: openSSLErrorText("unreadable"))
@@ -75,6 +81,9 @@ final class TLSContext: @unchecked Sendable {
         }
         return tls
     }
+
+    /// The TLS 1.2 cipher suites a server offers, best first.
+    static let serverCiphers = "ECDHE+AESGCM:ECDHE+CHACHA20"
 
     static func client(_ configuration: TLSClientConfiguration) throws(TransportError) -> TLSContext {
         ERR_clear_error()

@@ -126,7 +126,10 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
         case .invalidEscape: "invalid escape sequence at byte \(offset)"
         case .invalidNumber: "invalid number at byte \(offset)"
         case .controlCharacterInString: "unescaped control character in a string at byte \(offset)"
-        case .duplicateKey(let key): "duplicate key \"\(key)\" at byte \(offset)"
+        case .duplicateKey(let key):
+            // The key is the document's text: quoted with its control characters escaped, and cut short.
+            "duplicate key \(key.count > 64 ? String(key.prefix(64)).debugDescription + "…" : key.debugDescription) "
+                + "at byte \(offset)"
         case .tooDeep(let limit): "JSON nested deeper than \(limit) levels at byte \(offset)"
         case .tooLarge(let limit): "JSON larger than \(limit) bytes"
         case .trailingData: "unexpected data after the JSON value at byte \(offset)"

@@ -181,3 +181,19 @@ let program = Program(
     #expect(closestMatch(to: "servexx", among: ["serve", "join", "bot"]) == nil)
     #expect(closestMatch(to: String(repeating: "serve ", count: 2000), among: ["serve", "join", "bot"]) == nil)
 }
+
+/// A link typed where a command or another argument belongs is not repeated with its invite (the part after `#`).
+@Test func aMistypedLinkIsRepeatedWithoutItsInvite() {
+    let link = "wss://rooms.example.org/rooms/jazz#invite=eyJhbGciOiJIUzI1NiJ9.e30.c2ln"
+    let messages = [
+        ArgumentError.unknownCommand(link, suggestion: nil), .unexpectedArgument(link),
+        .badValue(argument: "<url>", value: link, expected: "a link"),
+    ].map(\.message)
+    #expect(
+        messages == [
+            "unknown command 'wss://rooms.example.org/rooms/jazz#…'",
+            "unexpected argument 'wss://rooms.example.org/rooms/jazz#…'",
+            "bad value 'wss://rooms.example.org/rooms/jazz#…' for '<url>' (expected a link)",
+        ])
+    #expect(messages.allSatisfy { !$0.contains("eyJ") })
+}

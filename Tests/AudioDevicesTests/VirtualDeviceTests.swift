@@ -37,6 +37,21 @@ import Testing
         return output
     }
 
+    /// A recording (`record:PATH`) is its maker's only: mode 0600, also over an older file anyone could read.
+    @Test func aRecordingIsCreatedForItsOwnerOnly() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let fresh = directory.file("fresh.wav")
+        let older = directory.file("older.wav")
+        _ = FileManager.default.createFile(atPath: older, contents: Data([1]), attributes: [.posixPermissions: 0o644])
+        for path in [fresh, older] {
+            let output = try Self.record(Signals.tone(frequency: 440, count: 480), to: path)
+            output.close()
+            let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+            #expect(mode == 0o600, "\(path)")
+        }
+    }
+
     @Test func aWAVFileRoundTripsAndLoops() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -1,5 +1,8 @@
+import ClusterState
+import Crypto
 import Foundation
 import RedisClient
+import RoomServer
 import RoomTesting
 import StrictJSON
 import Testing
@@ -21,8 +24,12 @@ import Testing
 
         let redis = RedisConnection(endpoint: RedisEndpoint(host: cluster.redis.host, port: cluster.redis.port))
         let meta = "cr:{stage}:meta"
-        guard let at = try redis.command("HGET", meta, "checkpointAt").string,
-            case .bulk(let body) = try redis.command("HGET", meta, "checkpoint"),
+        // Sealed under the cluster's secret (here the token secret): opened with it.
+        let seal = ClusterSeal(secret: try SecretFile.load(at: cluster.secretFile).bytes)
+        guard let at = try redis.command("HGET", meta, "checkpointAt").string, let entryID = EntryID(at),
+            case .bulk(let sealed) = try redis.command("HGET", meta, "checkpoint"),
+            !String(decoding: sealed, as: UTF8.self).contains("line 0"),
+            let body = seal.openCheckpoint(sealed, room: "stage", at: entryID),
             case .object(let stored) = try StrictJSONParser(maxBytes: 1 << 20).parse(body),
             case .object(let checkpoint)? = stored["room"], case .array(let chat)? = checkpoint["chat"]
         else {

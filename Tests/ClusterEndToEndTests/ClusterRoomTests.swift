@@ -474,16 +474,23 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
         try host.wait(for: "joined")
         let ana = try cluster.bot("ana", role: "audience", node: 1)
         try ana.wait(for: "joined")
-        let ben = try cluster.bot("ben", role: "audience", node: 2)
-        try ben.wait(for: "joined")
         let cy = try cluster.bot("cy", role: "audience", node: 1)
         try cy.wait(for: "joined")
         host.send(#"{"cmd":"mute","on":false}"#)
         #expect(ana.waitForAudio(from: "hana", atLeast: 50))
         #expect(cy.waitForAudio(from: "hana", atLeast: 50))
 
-        // Node 3 holds another cluster secret: it refuses node 1's media and says so.
-        #expect(cluster.nodes[2].log.wait(timeout: 5) { $0.contains("relay: refused media from node n1") } != nil)
+        // Node 3 holds another cluster secret: it cannot read the room the others keep in Redis (sealed under
+        // theirs), says so, and admits nobody to it; so it relays nothing either way. (Between two nodes that do
+        // relay, media under another secret is refused and logged: MediaRelayTests.)
+        let ben = try cluster.bot("ben", role: "audience", node: 2)
+        #expect(
+            cluster.nodes[2].log.wait(timeout: 10) {
+                $0.contains(
+                    "room stage: its checkpoint in the cluster cannot be read (or is not sealed under this node's cluster secret"
+                )
+            } != nil)
+        #expect((try? ben.wait(for: "joined", timeout: 2)) == nil)
         #expect(ben.received(from: "hana") == 0)
         // Node 1 sent each packet once to each other node, not once per listener: node 2 has two listeners.
         host.send(#"{"cmd":"mute","on":true}"#)
@@ -502,10 +509,9 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
             }
             return 0
         }
-        // Each accepted packet went at most once to each of the two other nodes, though three listeners there
-        // heard it.
+        // Each accepted packet went at most once to the other node, though two listeners there heard it.
         #expect(counter("relay_sent") > 0)
-        #expect(counter("relay_sent") <= 2 * counter("rtp_received"))
+        #expect(counter("relay_sent") <= counter("rtp_received"))
     }
 }
 

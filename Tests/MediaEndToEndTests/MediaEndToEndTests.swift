@@ -55,7 +55,12 @@ func counter(_ name: String, in log: String) -> Int {
         #expect(listener.standardOutput.contains("\"speakers\":[{\"peer\":\"ana\""))
         let heard = toneStrength(try recording(room.path("heard.wav"), from: 1.5, to: 3.0), hertz: 440)
         #expect(heard.ratio > 1000, "440 Hz against its neighbours: \(heard.ratio)")
+        // What the room said is for whoever recorded it.
+        let mode = try FileManager.default.attributesOfItem(atPath: room.path("heard.wav"))[.posixPermissions] as? Int
+        #expect(mode == 0o600)
         #expect(counter("rtp_forwarded", in: log) > 100)
+        // The listener's flow was bound once, after it answered a consent nonce.
+        #expect(counter("consent_checks", in: log) >= 1)
         // The bot sends from the start; the few packets before the server saw it unmute itself are dropped.
         #expect(counter("not_permitted", in: log) < 25)
     }

@@ -32,10 +32,21 @@ final class Client {
             webSocketSink: { _ in })
     }
 
-    /// Binds this client's address at the forwarder with an SRTCP report and waits for the answer.
+    /// Binds this client's address at the forwarder with an SRTCP report, answers the consent nonce and waits for
+    /// the answer.
     func bind(to forwarder: MediaForwarder) throws -> Bool {
         let report = try uplink.protect(RTCPPacket.receiverReport(ssrc: ssrc, reports: []).bytes(), rtcp: true)
         socket.send(report, to: forwarder.socket.localAddress)
+        guard let challenge = receive() else { return false }
+        var nonce: [UInt8]?
+        for case .consent(_, let sent) in try RTCPPacket.parseCompound(try downlink.unprotect(challenge, rtcp: true)) {
+            nonce = sent
+        }
+        guard let nonce else { return false }
+        let answer = try uplink.protect(
+            RTCPPacket.receiverReport(ssrc: ssrc, reports: []).bytes()
+                + RTCPPacket.consent(ssrc: ssrc, nonce: nonce).bytes(), rtcp: true)
+        socket.send(answer, to: forwarder.socket.localAddress)
         return receive() != nil
     }
 
@@ -239,7 +250,8 @@ let loopbackAliases = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.3", por
         let stranger = RTPHeader(payloadType: 111, sequenceNumber: 1, timestamp: 0, ssrc: 0x0900_0001).packet(payload: [
             1
         ])
-        intruder.send(stranger, to: b.relay.socket.localAddress)
+        // With a session number after it, as relayed packets carry.
+        intruder.send(stranger + [0, 0, 0, 0, 0, 0, 0, 1], to: b.relay.socket.localAddress)
         #expect(
             waitUntil(limit: 2) {
                 b.relay.counters.value(.wrongSource) == 1 && b.relay.counters.value(.malformed) == 1
@@ -358,13 +370,36 @@ let loopbackAliases = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.3", por
         #expect(silent(b) == [])
     }
 
+    /// The edge node B's last listener leaves (B stops relaying the room) and another joins (B relays it again):
+    /// B starts a new session under a new key, and A follows it: B's keepalives go on being accepted, and A does
+    /// not take the room for silent (which would drop its clients).
+    @Test func aNodeThatStopsAndStartsRelayingARoomStartsANewSessionTheOtherNodeFollows() throws {
+        let (a, b, _, _, _, _) = try twoNodes()
+        defer {
+            a.stop()
+            b.stop()
+        }
+        #expect(waitUntil(limit: 3) { a.relay.counters.value(.keepaliveReceived) >= 2 })
+        b.relay.setRemoteNodes([b.relayNode], room: "r")
+        b.relay.setRemoteNodes([a.relayNode, b.relayNode], room: "r")
+        let before = a.relay.counters.value(.keepaliveReceived)
+        #expect(waitUntil(limit: 4) { a.relay.counters.value(.keepaliveReceived) >= before + 2 })
+        #expect(a.relay.counters.value(.keepaliveRefused) == 0)
+        #expect(a.relay.counters.value(.replayed) == 0)
+        #expect(a.relay.silentRooms(forMilliseconds: 1500) == [])
+    }
+
     @Test func relayKeysDifferPerRoomNodeIncarnationAndSecret() {
-        let base = RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 1)
-        #expect(base == RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 1))
-        #expect(base != RelayKeys.key(secret: secret, room: "s", node: "a", incarnation: 1))
-        #expect(base != RelayKeys.key(secret: secret, room: "r", node: "b", incarnation: 1))
-        #expect(base != RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 2))
-        #expect(base != RelayKeys.key(secret: [1], room: "r", node: "a", incarnation: 1))
+        let base = RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 1, session: 1)
+        #expect(base == RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 1, session: 1))
+        #expect(base != RelayKeys.key(secret: secret, room: "s", node: "a", incarnation: 1, session: 1))
+        #expect(base != RelayKeys.key(secret: secret, room: "r", node: "b", incarnation: 1, session: 1))
+        #expect(base != RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 2, session: 1))
+        #expect(base != RelayKeys.key(secret: [1], room: "r", node: "a", incarnation: 1, session: 1))
+        // A node's sessions of one room never share a key.
+        let sessions = Set(
+            (1...100).map { RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 1, session: $0).bytes })
+        #expect(sessions.count == 100)
         #expect(SSRCSpace.slot(of: SSRCSpace.ssrc(slot: 7, random: 0xFFFF_FFFF)) == 7)
         #expect(SSRCSpace.ssrc(slot: 7, random: 0xFFFF_FFFF) == 0x07FF_FFFF)
         #expect(RelayKeys.roomTag(room: "r") == RelayKeys.roomTag(room: "r"))

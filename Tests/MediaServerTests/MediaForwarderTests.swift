@@ -35,12 +35,36 @@ final class TestPeer {
             webSocketSink: { _ in })
     }
 
-    /// Sends an SRTCP receiver report, which binds this peer's address; waits for the server's answer.
-    func bind(to forwarder: MediaForwarder) throws -> Bool {
+    /// Sends an SRTCP receiver report from `socket` (this peer's own by default) and answers the server's consent
+    /// nonce, which binds this peer's media to that address; waits for the server's answers (throws when one does
+    /// not open under the room key).
+    func bind(to forwarder: MediaForwarder, from socket: UDPSocket? = nil) throws -> Bool {
+        let socket = socket ?? self.socket
         let report = try uplink.protect(RTCPPacket.receiverReport(ssrc: ssrc, reports: []).bytes(), rtcp: true)
         socket.send(report, to: forwarder.socket.localAddress)
-        guard let answer = receive() else { return false }
+        guard let first = receive(on: socket) else { return false }
+        // A forwarder that binds at the first packet answers with its report alone.
+        guard let nonce = try consentNonce(in: first) else { return true }
+        try answer(nonce, from: socket, to: forwarder)
+        guard let answer = receive(on: socket) else { return false }
         return (try? downlink.unprotect(answer, rtcp: true)) != nil
+    }
+
+    /// The consent nonce in an SRTCP packet from the server, if it carries one.
+    func consentNonce(in packet: [UInt8]?) throws -> [UInt8]? {
+        guard let packet else { return nil }
+        for case .consent(_, let nonce) in try RTCPPacket.parseCompound(try downlink.unprotect(packet, rtcp: true)) {
+            return nonce
+        }
+        return nil
+    }
+
+    /// Sends `nonce` back in a report from `socket`.
+    func answer(_ nonce: [UInt8], from socket: UDPSocket, to forwarder: MediaForwarder) throws {
+        let answer = try uplink.protect(
+            RTCPPacket.receiverReport(ssrc: ssrc, reports: []).bytes()
+                + RTCPPacket.consent(ssrc: ssrc, nonce: nonce).bytes(), rtcp: true)
+        socket.send(answer, to: forwarder.socket.localAddress)
     }
 
     func sendAudio(to forwarder: MediaForwarder, level: UInt8 = 20) throws -> [UInt8] {
@@ -55,7 +79,8 @@ final class TestPeer {
         return packet
     }
 
-    func receive(timeout: Int32 = 1000) -> [UInt8]? {
+    func receive(timeout: Int32 = 1000, on socket: UDPSocket? = nil) -> [UInt8]? {
+        let socket = socket ?? self.socket
         var buffer = [UInt8](repeating: 0, count: 1600)
         guard socket.waitReadable(timeoutMilliseconds: timeout) else { return nil }
         let got = buffer.withUnsafeMutableBytes { socket.receive(into: $0) }
@@ -63,6 +88,9 @@ final class TestPeer {
         return Array(buffer[..<got.length])
     }
 }
+
+/// Whether this machine routes 127.0.0.5 (Linux does, for all of 127.0.0.0/8).
+let otherLoopbackAddresses = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.5", port: 0)!)) != nil
 
 extension UInt16 {
     var low: UInt8 { UInt8(truncatingIfNeeded: self) }
@@ -79,8 +107,8 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
 @Suite(.serialized) struct MediaForwarderTests {
     let roomKey = key(200)
 
-    func makeRoom(_ peers: [TestPeer]) throws -> MediaForwarder {
-        let forwarder = try MediaForwarder(binding: .loopback(port: 0))
+    func makeRoom(_ peers: [TestPeer], bindsAtFirstPacket: Bool = false) throws -> MediaForwarder {
+        let forwarder = try MediaForwarder(binding: .loopback(port: 0), bindsAtFirstPacket: bindsAtFirstPacket)
         forwarder.start()
         forwarder.setRoomKey(roomKey, epoch: 1, room: "r")
         for peer in peers { forwarder.add(peer.media(room: "r")) }
@@ -201,6 +229,7 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         let listener = try TestPeer(ssrc: 6002, roomKey: roomKey, mayPublish: false)
         let forwarder = try makeRoom([speaker, listener])
         defer { forwarder.stop() }
+        // A report from the listener's bound address, answered there.
         let report = try listener.uplink.protect(RTCPPacket.receiverReport(ssrc: 6002, reports: []).bytes(), rtcp: true)
         listener.socket.send(report, to: forwarder.socket.localAddress)
         #expect(listener.receive() != nil)
@@ -211,6 +240,98 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         let got = try #require(listener.receive())
         #expect(try listener.downlink.unprotect(got) == packet)
         #expect(forwarder.counters.value(.bindings) == 2)
+    }
+
+    /// One report that authenticates under a listener's key, from another address (as a spoofed source would
+    /// make it), moves nothing: that address gets one consent nonce and no media, a second such report within
+    /// the second gets nothing, and the listener keeps hearing the room where it is.
+    @Test(.enabled(if: otherLoopbackAddresses, "127.0.0.5 does not bind here"))
+    func aSpoofedReportFromAnotherAddressDoesNotMoveTheListenersMedia() throws {
+        let speaker = try TestPeer(ssrc: 13_001, roomKey: roomKey, mayPublish: true)
+        let listener = try TestPeer(ssrc: 13_002, roomKey: roomKey, mayPublish: false)
+        let forwarder = try makeRoom([speaker, listener])
+        defer { forwarder.stop() }
+        // Past the second in which the listener's own binding had its nonce.
+        usleep(1_100_000)
+        let victim = try UDPSocket(binding: UDPAddress(host: "127.0.0.5", port: 0)!)
+        for _ in 0..<2 {
+            let spoofed = try listener.uplink.protect(
+                RTCPPacket.receiverReport(ssrc: listener.ssrc, reports: []).bytes(), rtcp: true)
+            victim.send(spoofed, to: forwarder.socket.localAddress)
+        }
+        #expect(waitFor { forwarder.counters.value(.consentLimited) == 1 })
+        #expect(forwarder.counters.value(.consentChecks) == 3)
+        let packet = try speaker.sendAudio(to: forwarder)
+        let got = try #require(listener.receive())
+        #expect(try listener.downlink.unprotect(got) == packet)
+        var buffer = [UInt8](repeating: 0, count: 1600)
+        var atVictim: [Bool] = []
+        while victim.waitReadable(timeoutMilliseconds: 200),
+            let datagram = buffer.withUnsafeMutableBytes({ victim.receive(into: $0) })
+        {
+            atVictim.append(
+                buffer.withUnsafeBytes { RTCPPacket.isRTCP(UnsafeRawBufferPointer(rebasing: $0[..<datagram.length])) })
+        }
+        // One datagram, the nonce (RTCP): no media.
+        #expect(atVictim == [true])
+        #expect(forwarder.counters.value(.bindings) == 2)
+    }
+
+    /// A listener whose address really changes (its socket is bound again) gets its media at the new address once
+    /// it answers the nonce there, and not before.
+    @Test func aListenerWhoseAddressChangesGetsItsMediaThereOnceItAnswersTheNonce() throws {
+        let speaker = try TestPeer(ssrc: 14_001, roomKey: roomKey, mayPublish: true)
+        let listener = try TestPeer(ssrc: 14_002, roomKey: roomKey, mayPublish: false)
+        let forwarder = try makeRoom([speaker, listener])
+        defer { forwarder.stop() }
+        usleep(1_100_000)
+        let moved = try UDPSocket(binding: .loopback(port: 0))
+        let report = try listener.uplink.protect(
+            RTCPPacket.receiverReport(ssrc: listener.ssrc, reports: []).bytes(), rtcp: true)
+        moved.send(report, to: forwarder.socket.localAddress)
+        let nonce = try #require(try listener.consentNonce(in: listener.receive(on: moved)))
+        // Not answered yet: the media still goes to the old address.
+        let before = try speaker.sendAudio(to: forwarder)
+        #expect(try listener.downlink.unprotect(try #require(listener.receive())) == before)
+        #expect(listener.receive(timeout: 100, on: moved) == nil)
+        try listener.answer(nonce, from: moved, to: forwarder)
+        #expect(listener.receive(on: moved) != nil)
+        #expect(forwarder.counters.value(.bindings) == 3)
+        let after = try speaker.sendAudio(to: forwarder)
+        #expect(try listener.downlink.unprotect(try #require(listener.receive(on: moved))) == after)
+        #expect(listener.receive(timeout: 100) == nil)
+    }
+
+    /// Media stops going to an address nothing authenticated came from for the consent lifetime (30 s; 1 s here),
+    /// and goes there again once the peer is back and answers a new nonce.
+    @Test func mediaStopsGoingToAnAddressSilentForTheConsentLifetime() throws {
+        let speaker = try TestPeer(ssrc: 15_001, roomKey: roomKey, mayPublish: true)
+        let listener = try TestPeer(ssrc: 15_002, roomKey: roomKey, mayPublish: false)
+        let forwarder = try MediaForwarder(binding: .loopback(port: 0), consentLifetime: 1000)
+        forwarder.start()
+        defer { forwarder.stop() }
+        forwarder.setRoomKey(roomKey, epoch: 1, room: "r")
+        forwarder.add(speaker.media(room: "r"))
+        forwarder.add(listener.media(room: "r"))
+        #expect(try speaker.bind(to: forwarder))
+        #expect(try listener.bind(to: forwarder))
+        // The speaker keeps its consent by speaking (every 100 ms); the listener says nothing.
+        var heard = 0
+        for _ in 0..<40 where forwarder.counters.value(.consentLapsed) == 0 {
+            _ = try speaker.sendAudio(to: forwarder)
+            if listener.receive(timeout: 100) != nil { heard += 1 }
+            usleep(100_000)
+        }
+        #expect(heard > 0)
+        #expect(forwarder.counters.value(.consentLapsed) == 1)
+        _ = try speaker.sendAudio(to: forwarder)
+        while listener.receive(timeout: 200) != nil {}
+        _ = try speaker.sendAudio(to: forwarder)
+        #expect(listener.receive(timeout: 200) == nil)
+        #expect(forwarder.counters.value(.consentLapsed) == 1)
+        #expect(try listener.bind(to: forwarder))
+        let packet = try speaker.sendAudio(to: forwarder)
+        #expect(try listener.downlink.unprotect(try #require(listener.receive())) == packet)
     }
 
     @Test func aRotatedRoomKeyLocksOutTheOldKey() throws {
@@ -273,7 +394,8 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
     /// turn (newest first, so first of all), not after every one of the big room's listeners.
     @Test func aSmallRoomsPacketDoesNotWaitForABigRoomsWholeFanout() throws {
         let smallKey = key(90)
-        let forwarder = try MediaForwarder(binding: .loopback(port: 0))
+        // The crowd shares one socket and binds with one report each, without the consent round trip.
+        let forwarder = try MediaForwarder(binding: .loopback(port: 0), bindsAtFirstPacket: true)
         forwarder.start()
         defer { forwarder.stop() }
         forwarder.setRoomKey(roomKey, epoch: 1, room: "big")
@@ -330,7 +452,8 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
     /// A fan-out longer than `busyRunNanoseconds` lets threads waiting for the CPU run on the way; a forwarder
     /// with nothing to fan out never yields.
     @Test func aLongFanOutYieldsTheCPUOnTheWay() throws {
-        let forwarder = try MediaForwarder(binding: .loopback(port: 0))
+        // The crowd shares one socket and binds with one report each, without the consent round trip.
+        let forwarder = try MediaForwarder(binding: .loopback(port: 0), bindsAtFirstPacket: true)
         forwarder.start()
         defer { forwarder.stop() }
         forwarder.setRoomKey(roomKey, epoch: 1, room: "big")
@@ -367,7 +490,8 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         let listeners = try (0..<200).map {
             try TestPeer(ssrc: UInt32(11_002 + $0), roomKey: roomKey, mayPublish: false)
         }
-        let forwarder = try makeRoom([speaker] + listeners)
+        // The late listener binds with its one report, in the batch between the packets.
+        let forwarder = try makeRoom([speaker] + listeners, bindsAtFirstPacket: true)
         defer { forwarder.stop() }
         let late = try TestPeer(ssrc: 12_000, roomKey: roomKey, mayPublish: false)
         forwarder.add(late.media(room: "r"))

@@ -341,6 +341,21 @@ let opusVector: [UInt8] = [
         #expect(try RTCPPacket.parseCompound(bytes) == [sender, receiverReport])
     }
 
+    /// The consent check's APP packet, byte by byte, after a report; an APP packet of another name or length is
+    /// skipped like any other.
+    @Test func aConsentNonceRoundTripsAfterAReportAndOtherAppPacketsAreSkipped() throws {
+        let nonce = (0..<16).map { UInt8($0) &* 17 }
+        let consent = RTCPPacket.consent(ssrc: 0x0102_0304, nonce: nonce)
+        #expect(consent.bytes() == [0x80, 204, 0x00, 0x06, 1, 2, 3, 4] + Array("CRCN".utf8) + nonce)
+        let bytes = receiverReport.bytes() + consent.bytes()
+        #expect(try RTCPPacket.parseCompound(bytes) == [receiverReport, consent])
+        let otherName: [UInt8] = [0x80, 204, 0x00, 0x06, 1, 2, 3, 4] + Array("XXXX".utf8) + nonce
+        let shorter: [UInt8] = [0x80, 204, 0x00, 0x05, 1, 2, 3, 4] + Array("CRCN".utf8) + nonce.prefix(12)
+        #expect(try RTCPPacket.parseCompound(receiverReport.bytes() + otherName + shorter) == [receiverReport])
+        // Alone it is not a compound packet: one starts with a report.
+        #expect(throws: RTCPParseError.notAReport(packetType: 204)) { try RTCPPacket.parseCompound(consent.bytes()) }
+    }
+
     @Test func everyTruncationAndEveryByteChangeIsHandled() throws {
         let bytes = receiverReport.bytes()
         for length in 1..<bytes.count {

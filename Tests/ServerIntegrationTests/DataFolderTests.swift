@@ -82,6 +82,46 @@ import Testing
                 ])
     }
 
+    /// A folder group or others may write to is refused: they could replace the database or the secret.
+    @Test func aFolderOthersCanWriteToStopsTheStart() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-it-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let data = folder.appendingPathComponent("data").path
+        for mode in [0o770, 0o707] {
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+            #expect(chmod(data, mode_t(mode)) == 0)
+            let (status, lines) = try refusedStart(folder)
+            #expect(status != 0)
+            #expect(lines.count == 1 && lines[0].contains("group or other users may write to it"), "\(lines)")
+        }
+    }
+
+    /// The write check neither follows nor truncates a link planted under its name.
+    @Test func theWriteCheckDoesNotFollowALinkPlantedUnderItsName() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-it-\(UUID().uuidString)")
+        let data = folder.appendingPathComponent("data")
+        try FileManager.default.createDirectory(
+            at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let target = folder.appendingPathComponent("precious")
+        try Data("keep me".utf8).write(to: target)
+        #expect(symlink(target.path, data.appendingPathComponent(".clubroom-write-check").path) == 0)
+        let server = try ServerProcess(directory: folder)
+        defer { server.stopAndClean() }
+        #expect(try String(contentsOf: target, encoding: .utf8) == "keep me")
+    }
+
+    /// A secret that belongs to another user than the server's is refused: its owner could change it.
+    @Test(.enabled(if: geteuid() == 0, "needs root to give the secret to another user"))
+    func aSecretOfAnotherUserStopsTheStart() throws {
+        let folder = try folderOfAStoppedServer()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let secret = folder.appendingPathComponent("secret").path
+        #expect(chown(secret, 65534, 65534) == 0)
+        let (status, lines) = try refusedStart(folder)
+        #expect(status != 0)
+        #expect(lines.count == 1 && lines[0].contains("belongs to user 65534"), "\(lines)")
+    }
+
     @Test func aDatabaseWithScribbledPagesStopsTheStart() throws {
         let folder = try folderOfAStoppedServer()
         defer { try? FileManager.default.removeItem(at: folder) }

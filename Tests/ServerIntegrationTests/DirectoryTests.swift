@@ -217,6 +217,9 @@ func snapshot(_ recorder: SessionRecorder) -> JoinedSnapshot? {
         defer { linked.shutdown() }
         #expect(snapshot(linkedSeen)?.listed == false)
         #expect(snapshot(linkedSeen)?.peers.contains { $0.peer.name == "Hana" } == true)
+        // The log says which link let the guest in (its invite's ID), and the host came by a token, not a link.
+        #expect(server.logLines(containing: "joined room secret as audience by invite ").count == 1)
+        #expect(server.logLines(containing: "ana joined room secret as host").first?.contains(" by ") == false)
         usleep(300_000)
         #expect(seen.rooms.isEmpty, "an unlisted room's joins reached the lobby: \(seen.all)")
         lobby.stop()

@@ -98,6 +98,34 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
         }
     }
 
+    /// A token header made to forge a log line: a duplicate key holding a newline, a made-up "joined … as host"
+    /// line and an OSC terminal sequence. The refusal is one line, with the key quoted and escaped.
+    @Test func aHostileTokenHeaderLeavesOneEscapedLogLine() throws {
+        try withServer { server, bots in
+            let now = Int64(Date().timeIntervalSince1970)
+            let valid = try server.signed(
+                TokenClaims(
+                    subject: "eve", name: "Eve", room: "lobby", role: "audience", expiresAt: now + 3600,
+                    notBefore: now - 10))
+            let parts = valid.split(separator: ".").map(String.init)
+            let key = #"\u001b]0;owned\u0007\nINFO 127.0.0.1:1: eve joined room lobby as host"#
+            let header = #"{"alg":"HS256","typ":"JWT",""# + key + #"":1,""# + key + #"":2}"#
+            let token = Base64URL.encode(Array(header.utf8)) + "." + parts[1] + "." + parts[2]
+            let bot = try server.bot(token)
+            bots.append(bot)
+            #expect(try bot.waitForExit() == 6)
+            #expect(server.log.wait(timeout: 10) { $0.contains("refused for room lobby") } != nil)
+            let lines = server.log.all
+            let refusals = lines.filter { $0.contains("refused for room lobby") }
+            #expect(refusals.count == 1, "\(refusals)")
+            #expect(
+                refusals.first?.contains(#"duplicate key "\u{1B}]0;owned\u{07}\nINFO 127.0.0.1:1: eve joined"#) == true,
+                "\(refusals)")
+            #expect(!lines.contains { $0.contains("joined room lobby as host") && !$0.contains("refused") })
+            #expect(!lines.contains { line in line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
+        }
+    }
+
     @Test func aMissingTokenIsRefused() throws {
         try withServer { server, _ in
             let closed = Mutex<(UInt16, String)?>(nil)
@@ -108,6 +136,8 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
             let deadline = Date().addingTimeInterval(10)
             while closed.withLock({ $0 }) == nil, Date() < deadline { usleep(10_000) }
             #expect(closed.withLock { $0?.0 } == 4000)
+            // The query still works for browsers, but is not advertised: tokens in URLs end up in logs.
+            #expect(closed.withLock { $0?.1 } == "No token: send it as Authorization: Bearer.")
             client.close()
         }
     }
@@ -470,6 +500,33 @@ let pythonJoinScript = #"""
     }
 
     /// `clubroom serve --tls-cert --tls-key` serves the same protocol over wss://.
+    /// TLS 1.2 with forward secrecy and AEAD only: static-RSA and CBC suites are refused, and the server's order
+    /// wins over the client's.
+    @Test func theServerOffersOnlyForwardSecretAEADSuitesInItsOwnOrder() throws {
+        let (certificate, key, folderPath) = try makeSelfSignedCertificate()
+        let folder = URL(fileURLWithPath: folderPath)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try ServerProcess(
+            directory: folder.appendingPathComponent("server"),
+            extraArguments: ["--tls-cert", certificate, "--tls-key", key])
+        defer { server.stop() }
+        func handshake(_ ciphers: String) throws -> (ok: Bool, cipher: String) {
+            let result = try ChildProcess([
+                "openssl", "s_client", "-connect", "127.0.0.1:\(server.port)", "-tls1_2", "-cipher", ciphers,
+            ]).finish(seconds: 15)
+            let line = result.standardOutput.split(separator: "\n").first { $0.contains("Cipher is") } ?? ""
+            let cipher = line.components(separatedBy: "Cipher is ").last ?? ""
+            return (result.status == 0 && !cipher.isEmpty && cipher != "(NONE)", cipher)
+        }
+        for refused in ["AES128-SHA", "AES256-GCM-SHA384", "ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA384"] {
+            #expect(try handshake(refused).ok == false, "\(refused)")
+        }
+        let chosen = try handshake("ECDHE-RSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256")
+        #expect(chosen.ok)
+        // The client asked for ChaCha20 first; the server prefers AES-GCM.
+        #expect(chosen.cipher == "ECDHE-RSA-AES128-GCM-SHA256", "\(chosen)")
+    }
+
     @Test func theServerSpeaksTLS() throws {
         let (certificate, key, folderPath) = try makeSelfSignedCertificate()
         let folder = URL(fileURLWithPath: folderPath)

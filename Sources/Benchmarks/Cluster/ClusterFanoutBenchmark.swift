@@ -82,8 +82,9 @@ public enum ClusterFanoutBenchmark {
         }
         let uplinks = try (0..<speakers).map { try SRTPSession(key: keys[listeners + $0], direction: .outbound) }
 
-        // The one node.
-        let single = try MediaForwarder(binding: .loopback(port: 0))
+        // The one node. Its synthetic peers (and every node's below) bind with one prepared report each, without
+        // the consent round trip a client makes.
+        let single = try MediaForwarder(binding: .loopback(port: 0), bindsAtFirstPacket: true)
         single.start()
         single.setRoomKey(roomKey(0), epoch: 1, room: room)
         for index in 0..<count {
@@ -110,7 +111,7 @@ public enum ClusterFanoutBenchmark {
                 throw PlacedError(place: host, problem: "not an IPv4 address")
             }
             do {
-                let forwarder = try MediaForwarder(binding: address)
+                let forwarder = try MediaForwarder(binding: address, bindsAtFirstPacket: true)
                 let relay = try MediaRelay(
                     node: "n\(node + 1)", incarnation: 1, secret: secret, binding: address, forwarder: forwarder,
                     log: { line in log.withLock { $0.append(line) } })

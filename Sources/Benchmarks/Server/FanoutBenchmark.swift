@@ -106,7 +106,8 @@ public enum FanoutBenchmark {
         let raw = try RawForwarder(listeners: listenerSockets.map(\.localAddress))
         raw.start()
         let residentBefore = ProcessSample.residentBytes()
-        let forwarder = try MediaForwarder(binding: .loopback(port: 0))
+        // The synthetic peers bind with one prepared report each, without the consent round trip a client makes.
+        let forwarder = try MediaForwarder(binding: .loopback(port: 0), bindsAtFirstPacket: true)
         forwarder.start()
         defer {
             forwarder.stop()

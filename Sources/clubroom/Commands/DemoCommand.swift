@@ -5,6 +5,7 @@ import ClubroomResources
 import Demo
 import Dispatch
 import Foundation
+import Platform
 import ProcessSignals
 import RoomApp
 import RoomAppRuntime
@@ -199,12 +200,8 @@ final class DemoRoom: Sendable {
 
     /// The server's log goes to `$XDG_STATE_HOME/clubroom/demo.log`, never to the terminal the demo draws on.
     static func openLog() -> Int32 {
-        let environment = ProcessInfo.processInfo.environment
-        let base =
-            environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
-        let directory = base + "/clubroom"
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = StateFolder.path(environment: ProcessInfo.processInfo.environment, home: NSHomeDirectory())
+        StateFolder.prepare(directory)
         let descriptor = open(directory + "/demo.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         return descriptor >= 0 ? descriptor : open("/dev/null", O_WRONLY | O_CLOEXEC)
     }

@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import RoomCore
 import RoomProtocol
+import RoomServer
 
 /// `clubroom invite`: a link to paste into a chat.
 enum InviteCommand: ClubroomCommand {
@@ -83,6 +84,12 @@ enum InviteCommand: ClubroomCommand {
             room: room, role: options.role, ttl: seconds,
             secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: DefaultPaths.dataDirectory),
             now: Int64(Date().timeIntervalSince1970))
+        if !address.server.secure, !MediaAddressPolicy.isLoopback(address.server.host) {
+            writeError(
+                "clubroom invite: warning: \(address.server) has no TLS: anyone on the network between the people "
+                    + "invited and the server can read this invite, and everything said; serve with --tls-cert and "
+                    + "--tls-key (or behind a reverse proxy with TLS) and invite to wss://\n")
+        }
         writeOutput(address.server.link(room: room, invite: token) + "\n")
         return .success
     }

@@ -63,7 +63,9 @@ enum ServeCommand: ClubroomCommand {
                 help: "UDP address where other nodes of the cluster send this node their speakers' audio."),
             .value(
                 "cluster-secret-file", placeholder: "FILE", type: .path, defaultDescription: "the --secret-file",
-                help: "The cluster's shared secret, from which the nodes' media relay keys derive."),
+                help:
+                    "The cluster's shared secret, from which the nodes' media relay keys and the seal of what they "
+                    + "write to Redis derive."),
         ])
 
     /// The server's settings, as given on the command line.
@@ -158,6 +160,12 @@ enum ServeCommand: ClubroomCommand {
                     relayPort: Int(options.relay?.port ?? 0), secret: clusterSecret)
             })
         let log = ServerLog()
+        if let key = options.tlsKey, let mode = Self.groupOrOtherReadable(key) {
+            // Warned of, not refused: keys kept for a group (ssl-cert, 0640) are a common and deliberate setup.
+            log.warning(
+                "TLS key \(key) can be read by group or other users (mode \(String(mode, radix: 8))): whoever reads it "
+                    + "can pose as this server; 'chmod 600 \(key)' unless a group must share it")
+        }
         ignoreBrokenPipes()
         raiseOpenFileLimit(log: log)
         // Watched from before the server starts, so a SIGINT or SIGTERM that comes while it starts (a service
@@ -168,6 +176,12 @@ enum ServeCommand: ClubroomCommand {
         defer { signals.cancel() }
         let server = try RoomServerRuntime(configuration: configuration, log: log)
         let scheme = configuration.tls == nil ? "ws" : "wss"
+        if configuration.tls == nil, !MediaAddressPolicy.isLoopback(configuration.host) {
+            log.warning(
+                "serving ws:// (no TLS) on \(configuration.host): tokens, invites, room keys and chat cross the network "
+                    + "in clear; give --tls-cert and --tls-key, or listen on 127.0.0.1 behind a reverse proxy with TLS "
+                    + "(docs/deploy.md)")
+        }
         log.info(
             "make a server link with: clubroom invite \(scheme)://HOST:\(server.port) --secret-file \(configuration.secretFile)"
                 + " (HOST as people reach this machine)")
@@ -214,6 +228,11 @@ enum ServeCommand: ClubroomCommand {
     /// The first line of `--cluster-password-file` (without its line ending): a password for Redis.
     static func readPassword(at path: String) throws -> String {
         let place = "cluster password file \(path)"
+        if let mode = groupOrOtherReadable(path) {
+            throw ServerStartError(
+                place: place,
+                problem: "group or other users may read it (mode \(String(mode, radix: 8))); run chmod 600 \(path)")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ServerStartError(place: place, problem: "cannot be read")
         }
@@ -226,6 +245,15 @@ enum ServeCommand: ClubroomCommand {
             throw ServerStartError(place: place, problem: "has no password on its first line")
         }
         return password
+    }
+
+    /// The permission bits of the file at `path` when group or others may read it; nil when they may not (or it
+    /// cannot be looked at: reading it then says why).
+    static func groupOrOtherReadable(_ path: String) -> UInt32? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let mode = UInt32(info.st_mode) & 0o777
+        return mode & 0o044 != 0 ? mode : nil
     }
 
     /// A room of 10,000 needs more descriptors than the usual soft limit of 1,024: raise it to the hard limit.
