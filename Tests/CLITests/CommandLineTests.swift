@@ -49,7 +49,10 @@ let commandNames = ["serve", "join", "rooms", "invite", "bot", "token", "demo", 
         "clubroom join: bad value 'http://example.org' for '<url>' (expected a ws:// or wss:// URL such as ws://127.0.0.1:7480/rooms/lobby)"
     ),
     (["bot", "ws://127.0.0.1:1/rooms/a"], "clubroom bot: missing option '--token TOKEN'"),
-    (["join"], "clubroom join: missing argument '<url>'"),
+    (
+        ["join", "ws://127.0.0.1:1/rooms/a", "--link-file", "link"],
+        "clubroom join: '<url>' and '--link-file' cannot be used together"
+    ),
     (["serve", "--tls-cert", "c.pem"], "clubroom serve: '--tls-cert' needs '--tls-key FILE' as well"),
     (["bench", "store", "--clients", "5"], "clubroom bench: '--clients' does not apply to 'bench store'"),
     (["bench", "store", "--nodes", "3"], "clubroom bench: '--nodes' does not apply to 'bench store'"),
