@@ -17,10 +17,21 @@ extension ServerState {
             return
         }
         let now = currentTimestamp()
-        let admitted: (id: PeerID, name: String, role: RoleName)
+        let admitted: (id: PeerID, name: String, role: RoleName, invite: InviteClaims?)
         switch admission(to: roomName, request: request, now: now) {
         case .success(let who): admitted = who
         case .failure(let refusal):
+            log.info("\(connection): refused for room \(roomName): \(refusal.detail)")
+            connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
+            return
+        }
+        let refusal =
+            if let invite = admitted.invite {
+                door.check(invite, identity: admitted.id, room: roomName, connection: connection, now: now)
+            } else {
+                door.removal(of: admitted.id, from: roomName)
+            }
+        if let refusal {
             log.info("\(connection): refused for room \(roomName): \(refusal.detail)")
             connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
             return
@@ -46,8 +57,11 @@ extension ServerState {
                         reason: ServerClose.roomUnavailable.reason)
                 case .accepted:
                     previous = connections.accepted(entry)
+                    if let invite = admitted.invite { door.admitted(connection, link: invite.id, peer: id) }
                 case .admitted(let snapshot, let outcome, let replaced):
-                    admit(entry, previous: previous, snapshot: snapshot, outcome: outcome, replaced: replaced)
+                    admit(
+                        entry, previous: previous, snapshot: snapshot, outcome: outcome, replaced: replaced,
+                        link: admitted.invite?.id)
                 }
             })
         rooms.join(ticket, room: roomName)
@@ -57,7 +71,7 @@ extension ServerState {
     /// and its media; the caller then announces the join to the others.
     private func admit(
         _ entry: ConnectionEntry, previous: ConnectionEntry?, snapshot: ServerMessage, outcome: Outcome,
-        replaced: Bool
+        replaced: Bool, link: String?
     ) {
         previous?.close(.replaced)
         guard let roomName = entry.room, let id = entry.peer, connections.admit(entry) else {
@@ -74,11 +88,12 @@ extension ServerState {
         }
         log.info(
             "\(entry.connection): \(id) joined room \(roomName) as \(role)\(replaced ? " (replacing an older connection)" : "")"
-        )
+                + (link.map { " with link \($0)" } ?? ""))
     }
 
     func closed(_ connection: WebSocketConnection, code: WebSocketCloseCode, reason: String) {
         directory.closed(connection)
+        door.closed(connection)
         guard let entry = connections.closed(connection), let roomName = entry.room, let peer = entry.peer else {
             return
         }

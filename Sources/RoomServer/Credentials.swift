@@ -1,5 +1,6 @@
 import Crypto
 import RoomCore
+import RoomPersistence
 import RoomProtocol
 import RoomTransport
 
@@ -30,7 +31,7 @@ extension ServerState {
     func admission(
         to room: String, request: WebSocketUpgradeRequest, now: Timestamp
     ) -> Result<
-        (id: PeerID, name: String, role: RoleName), DoorRefusal
+        (id: PeerID, name: String, role: RoleName, invite: InviteClaims?), DoorRefusal
     > {
         let credential: TokenCredential
         switch verify(request) {
@@ -48,7 +49,7 @@ extension ServerState {
             guard claims.subject.utf8.count <= ControlLimits.maxIdentityBytes, !claims.subject.isEmpty else {
                 return .failure(DoorRefusal(ServerClose.identityUnusable, detail: "identity too long"))
             }
-            return .success((PeerID(claims.subject), claims.name, RoleName(claims.role)))
+            return .success((PeerID(claims.subject), claims.name, RoleName(claims.role), nil))
         case .invite(let claims):
             if let invited = claims.room, !invited.utf8.elementsEqual(room.utf8) {
                 return .failure(DoorRefusal(.wrongRoom(tokenRoom: invited, requestedRoom: room)))
@@ -68,7 +69,7 @@ extension ServerState {
                     DoorRefusal(ServerClose.guestKeyMissing, detail: "invite \(claims.id) without a guest key"))
             }
             let name = DisplayName.sanitize(GuestHeaders.decodeName(request.headers[GuestHeaders.name]) ?? "")
-            return .success((PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role)))
+            return .success((PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role), claims))
         }
     }
 
@@ -126,18 +127,27 @@ extension ServerState {
 /// the outcome is published: after its audit entry is committed, like every other answer of the room.
 ///
 /// Loop thread only (like the rest of `ServerState`).
+///
+/// It also keeps the link registry in step with the room: a person lowered by someone else loses the links they
+/// made for roles above their new one, a person removed loses all of theirs (and stays out, across restarts,
+/// until the room ends).
 final class LinkSigner: OutcomeConsumer, @unchecked Sendable {
     let connections: Connections
     let issuer: TokenIssuer
     let log: ServerLog
+    let registry: LinkRegistry?
+    let roles: RoleTable
 
-    init(connections: Connections, issuer: TokenIssuer, log: ServerLog) {
+    init(connections: Connections, issuer: TokenIssuer, log: ServerLog, registry: LinkRegistry?, roles: RoleTable) {
         self.connections = connections
         self.issuer = issuer
         self.log = log
+        self.registry = registry
+        self.roles = roles
     }
 
     func consume(_ outcome: Outcome, in room: String) {
+        if let registry { follow(outcome, in: room, registry: registry) }
         guard !outcome.grants.isEmpty else { return }
         let members = connections.members(of: room)
         for grant in outcome.grants {
@@ -145,19 +155,64 @@ final class LinkSigner: OutcomeConsumer, @unchecked Sendable {
             guard let entry = members[grant.peer] else { continue }
             let now = currentTimestamp() / 1000
             do {
-                let token = try issuer.invite(role: grant.role.rawValue, room: grant.room, ttl: grant.ttl, now: now)
+                let (token, claims) = try issuer.signedInvite(
+                    role: grant.role.rawValue, room: grant.room, ttl: grant.ttl, now: now,
+                    creator: grant.peer.rawValue)
+                // So that the room's hosts see it in /links before anyone used it.
+                try? registry?.register(LinkRecord(claims))
                 entry.send(
                     ServerMessage(
                         .inviteLink(
                             room: grant.room, role: grant.role, token: token, expiresAt: (now + grant.ttl) * 1000,
                             id: grant.requestID), seq: nil))
-                log.info("room \(grant.room): \(grant.peer) made a link for \(grant.role) valid \(grant.ttl) s")
+                log.info(
+                    "room \(grant.room): \(grant.peer) made link \(claims.id) for \(grant.role) valid \(grant.ttl) s")
             } catch {
                 entry.send(
                     ServerMessage(
                         .error(
                             code: .internal, message: "the link could not be signed; try again", id: grant.requestID),
                         seq: nil))
+            }
+        }
+    }
+}
+
+extension LinkSigner {
+    /// Keeps the registry in step with what the room decided: links of people lowered by others or removed are
+    /// withdrawn, removals are remembered until the room ends.
+    func follow(_ outcome: Outcome, in room: String, registry: LinkRegistry) {
+        let now = currentTimestamp() / 1000
+        for delivery in outcome.deliveries {
+            do {
+                switch delivery.message.event {
+                case .roleChanged(let peer, let role, let by, _) where by != peer:
+                    let above = Set(
+                        roles.roles.filter { roles.rank(of: $0.name) < roles.rank(of: role) }.map(\.name.rawValue))
+                    let withdrawn = try registry.revoke(
+                        madeBy: peer.rawValue, in: room, roles: above, by: by.rawValue, at: now)
+                    if !withdrawn.isEmpty {
+                        log.info(
+                            "room \(room): \(peer) was made \(role) by \(by); withdrew their links "
+                                + withdrawn.joined(separator: ", "))
+                    }
+                case .removed(let peer, let by, _):
+                    try registry.remember(removal: peer.rawValue, from: room, at: now)
+                    let withdrawn = try registry.revoke(
+                        madeBy: peer.rawValue, in: room, roles: Set(roles.roles.map(\.name.rawValue)),
+                        by: by.rawValue, at: now)
+                    if !withdrawn.isEmpty {
+                        log.info(
+                            "room \(room): \(peer) was removed by \(by); withdrew their links "
+                                + withdrawn.joined(separator: ", "))
+                    }
+                case .roomEnded:
+                    try registry.forgetRemovals(from: room)
+                default:
+                    break
+                }
+            } catch {
+                log.warning("room \(room): the link registry could not be updated: \(error)")
             }
         }
     }

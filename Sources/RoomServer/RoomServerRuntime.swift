@@ -64,6 +64,13 @@ public final class RoomServerRuntime: Sendable {
                 "\(store.recovered.releasedRoles) people were in rooms when the server stopped: their roles are theirs "
                     + "again if they come back within \(RoomAuthority.reconnectGrace / 1000) s")
         }
+        let links: LinkRegistry
+        do {
+            links = try LinkRegistry(path: configuration.dataDirectory + "/" + LinkRegistry.fileName)
+        } catch {
+            store.close(timeout: .seconds(1))
+            throw ServerStartError(place: "link registry", problem: error.description)
+        }
         let loopReference = LoopReference()
         let target = ServerStateReference()
         var media: ServerMedia?
@@ -105,7 +112,7 @@ public final class RoomServerRuntime: Sendable {
         let state = ServerState(
             configuration: configuration, verifier: TokenVerifier(secret: secret),
             persistence: PersistenceQueue(store: store, loop: loopReference, log: log), loop: loopReference, log: log,
-            cluster: cluster)
+            cluster: cluster, links: links)
         target.set(state)
         if let media { state.attach(media) }
         if let cluster, let settings = configuration.cluster {

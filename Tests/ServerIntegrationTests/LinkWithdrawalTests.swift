@@ -1,0 +1,185 @@
+import Crypto
+import Foundation
+import RoomClient
+import RoomCore
+import RoomProtocol
+import RoomTesting
+import Testing
+
+/// The invite a session's `create_link` with request id `id` was answered with.
+private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
+    let answer = seen.wait {
+        if case .message(let message) = $0, case .inviteLink(_, _, _, _, .integer(id)) = message.event { return true }
+        return false
+    }
+    guard case .message(let message)? = answer, case .inviteLink(_, _, let token, _, _) = message.event else {
+        return nil
+    }
+    return token
+}
+
+/// Links that can be withdrawn, removals that hold, and limits at the door (issue 31, findings 2, 4 and 5).
+@Suite(.serialized) struct LinkWithdrawalTests {
+    /// A moderator's 30-day moderator link stops admitting anyone once the moderator is lowered, and stays
+    /// withdrawn after they are removed; a host's own link is untouched, and `/revoke all`'s registry call
+    /// withdraws it without a new secret.
+    @Test(.timeLimit(.minutes(2))) func aDemotedRemovedModeratorsLinkAdmitsNoOne() throws {
+        try withServer { server, bots in
+            let (host, hostSeen) = try joinedSession(server, "ana", role: "host")
+            defer { host.shutdown() }
+            let (moderator, moderatorSeen) = try joinedSession(server, "mo", role: "moderator")
+            defer { moderator.shutdown() }
+            moderator.send(.createLink(role: .moderator, ttl: 30 * 86_400), id: .integer(1))
+            let moderatorLink = try #require(madeLink(moderatorSeen, id: 1))
+            host.send(.createLink(role: .audience, ttl: 600), id: .integer(2))
+            let hostLink = try #require(madeLink(hostSeen, id: 2))
+            // While the moderator is a moderator, the link works.
+            let (first, firstSeen) = try session(
+                server, room: "lobby", token: moderatorLink, headers: guestHeaders(name: "First"))
+            first.shutdown()
+            #expect(snapshot(firstSeen) != nil, "\(firstSeen.all)")
+
+            host.send(.setRole(PeerID("mo"), .audience), id: .integer(3))
+            #expect(
+                hostSeen.wait {
+                    if case .message(let message) = $0, case .roleChanged(PeerID("mo"), .audience, _, _) = message.event
+                    {
+                        return true
+                    }
+                    return false
+                } != nil)
+            let (afterDemotion, afterDemotionSeen) = try session(
+                server, room: "lobby", token: moderatorLink, headers: guestHeaders(name: "Mallory"))
+            afterDemotion.shutdown()
+            #expect(refusal(afterDemotionSeen) == 4018, "\(afterDemotionSeen.all)")
+
+            host.send(.remove(PeerID("mo"), reason: nil), id: .integer(4))
+            #expect(moderatorSeen.wait { $0 == .ended(.removed) } != nil)
+            let (afterRemoval, afterRemovalSeen) = try session(
+                server, room: "lobby", token: moderatorLink, headers: guestHeaders(name: "Mallory"))
+            afterRemoval.shutdown()
+            #expect(refusal(afterRemovalSeen) == 4018)
+            #expect(
+                afterRemovalSeen.all.contains(
+                    .ended(
+                        .refused(
+                            code: 4018,
+                            reason: "This invite was withdrawn by the room's host or the server's operator."))))
+            #expect(
+                Refusals.describe(code: 4018, reason: "", withInvite: true)
+                    == "This link was withdrawn. Ask the host for a new one.")
+
+            // The host's own link still works, until the operator withdraws every link of the room.
+            let (guest, guestSeen) = try session(
+                server, room: "lobby", token: hostLink, headers: guestHeaders(name: "Hana"))
+            guest.shutdown()
+            #expect(snapshot(guestSeen) != nil)
+            let withdrawn = try ChildProcess(
+                executable: server.binary,
+                arguments: ["links", "revoke", "all", "--room", "lobby", "--data", server.dataDirectory]
+            ).finish()
+            #expect(withdrawn.status == 0)
+            let (late, lateSeen) = try session(
+                server, room: "lobby", token: hostLink, headers: guestHeaders(name: "Ivo"))
+            late.shutdown()
+            #expect(refusal(lateSeen) == 4018)
+            // A link made afterwards works: the secret did not change.
+            host.send(.createLink(role: .audience, ttl: 600), id: .integer(5))
+            let newLink = try #require(madeLink(hostSeen, id: 5))
+            let (fresh, freshSeen) = try session(
+                server, room: "lobby", token: newLink, headers: guestHeaders(name: "Jun"))
+            fresh.shutdown()
+            #expect(snapshot(freshSeen) != nil, "\(freshSeen.all)")
+            // The operator sees every link and what became of it.
+            let listed = try ChildProcess(
+                executable: server.binary, arguments: ["links", "--data", server.dataDirectory]
+            ).finish()
+            #expect(listed.status == 0)
+            let lines = listed.standardOutput.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("ID ") == true)
+            #expect(lines.count == 4)
+            #expect(
+                lines.contains { $0.contains(" moderator ") && $0.contains(" mo ") && $0.hasSuffix("withdrawn by ana") }
+            )
+            _ = bots
+        }
+    }
+
+    /// Someone removed stays out with the same key across a restart of the server; a link admits no more
+    /// identities than its `--max-uses`, so a fresh key does not bring a removed person back through it.
+    @Test(.timeLimit(.minutes(2))) func aRemovalHoldsAcrossARestartAndALinkHasALimitedNumberOfUses() throws {
+        var server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let made = try ChildProcess(
+            executable: server.binary,
+            arguments: [
+                "invite", "ws://127.0.0.1:\(server.port)", "--room", "lobby", "--max-uses", "2", "--secret-file",
+                server.secretFile,
+            ]
+        ).finish()
+        #expect(made.status == 0)
+        let link = String(try #require(made.standardOutput.split(separator: "=").last)).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let (host, hostSeen) = try joinedSession(server, "ana", role: "host")
+        let eveKey = (0..<32).map { UInt8($0 + 100) }
+        let (eve, eveSeen) = try session(
+            server, room: "lobby", token: link, headers: guestHeaders(name: "Eve", key: eveKey))
+        let eveID = try #require(snapshot(eveSeen)?.selfID)
+        host.send(.remove(eveID, reason: "spam"), id: .integer(1))
+        #expect(eveSeen.wait { $0 == .ended(.removed) } != nil)
+        eve.shutdown()
+        _ = hostSeen
+        host.shutdown()
+
+        server.stop()
+        server = try ServerProcess(directory: server.directory)
+        let (again, againSeen) = try session(
+            server, room: "lobby", token: link, headers: guestHeaders(name: "Eve", key: eveKey))
+        again.shutdown()
+        #expect(refusal(againSeen) == 4012, "\(againSeen.all)")
+        // A second identity is the link's second use; a third is one too many.
+        let (second, secondSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "Bo"))
+        second.shutdown()
+        #expect(snapshot(secondSeen) != nil)
+        let (third, thirdSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "Eve2"))
+        third.shutdown()
+        #expect(refusal(thirdSeen) == 4019)
+    }
+
+    /// 300 identities from one address with one link: the first 20 (the burst) come in, and the address is then
+    /// refused with a sentence that says why, while the room stays open to others. (`--invite-rate 0`: the
+    /// bucket does not refill during the test, so the count does not depend on how fast the machine is.)
+    @Test(.timeLimit(.minutes(3))) func threeHundredIdentitiesFromOneAddressAreRefusedPastTheLimit() throws {
+        let server = try ServerProcess(extraArguments: ["--invite-rate", "0"])
+        defer { server.stopAndClean() }
+        do {
+            let link = try server.invite(room: "lobby")
+            var admitted = 0
+            var refusals: [UInt16] = []
+            var firstRefusal: Int?
+            for index in 0..<300 {
+                let (guest, seen) = try session(
+                    server, room: "lobby", token: link, headers: guestHeaders(name: "Sybil \(index)"))
+                guest.shutdown()
+                if snapshot(seen) != nil {
+                    admitted += 1
+                } else if let code = refusal(seen) {
+                    refusals.append(code)
+                    if firstRefusal == nil { firstRefusal = index }
+                }
+            }
+            #expect(firstRefusal == 20)
+            #expect(admitted == 20)
+            #expect(refusals.count == 280)
+            #expect(Set(refusals) == [4020])
+            #expect(
+                Refusals.describe(code: 4020, reason: "", withInvite: true)
+                    == "Too many people joined from this address or with this link just now. Try again in a minute.")
+            // A room token is not an invite, and still gets in.
+            let (host, hostSeen) = try joinedSession(server, "ana", role: "host")
+            host.shutdown()
+            #expect(snapshot(hostSeen) != nil)
+            #expect(!server.logLines(containing: "too many invite joins from 127.0.0.1").isEmpty)
+        }
+    }
+}
