@@ -132,6 +132,8 @@ public enum BotProtocol {
             case nil, .null?: request = .createLink(role: role, ttl: ClientRequest.defaultLinkLifetime)
             default: throw BotCommandError("bad_command", "\"ttl\" must be a whole number of seconds")
             }
+        case "list_links": request = .listLinks
+        case "revoke_link": request = .revokeLink(try string("link")!)
         default:
             throw BotCommandError("unknown_command", "unknown command \"\(name)\"")
         }

@@ -147,7 +147,10 @@ final class LinkSigner: OutcomeConsumer, @unchecked Sendable {
     }
 
     func consume(_ outcome: Outcome, in room: String) {
-        if let registry { follow(outcome, in: room, registry: registry) }
+        if let registry {
+            follow(outcome, in: room, registry: registry)
+            for request in outcome.linkRequests { answer(request, registry: registry) }
+        }
         guard !outcome.grants.isEmpty else { return }
         let members = connections.members(of: room)
         for grant in outcome.grants {
@@ -215,5 +218,50 @@ extension LinkSigner {
                 log.warning("room \(room): the link registry could not be updated: \(error)")
             }
         }
+    }
+}
+
+extension LinkSigner {
+    /// Carries out a host's `list_links` or `revoke_link`: every node withdraws in its own registry, and the
+    /// node of the host's connection answers with the room's links.
+    func answer(_ request: LinkRequest, registry: LinkRegistry) {
+        let now = currentTimestamp() / 1000
+        var withdrawn: [String] = []
+        var links: [LinkRecord] = []
+        do {
+            if let link = request.revoke {
+                if link == ClientRequest.allLinks {
+                    let before = try registry.links(room: request.room).filter { $0.revokedAt == nil }.map(\.id)
+                    try registry.withdrawAll(room: request.room, by: request.peer.rawValue, at: now)
+                    withdrawn = before
+                } else if try registry.revoke(link, room: request.room, by: request.peer.rawValue, at: now) {
+                    withdrawn = [link]
+                }
+                log.info(
+                    "room \(request.room): \(request.peer) withdrew "
+                        + (link == ClientRequest.allLinks ? "every link" : "link \(link)")
+                        + (withdrawn.isEmpty ? " (none working)" : ""))
+            }
+            links = try registry.links(room: request.room)
+        } catch {
+            log.warning("room \(request.room): the link registry could not be used: \(error)")
+            connections.members(of: request.room)[request.peer]?.send(
+                ServerMessage(
+                    .error(
+                        code: .internal, message: "the room's links could not be read; try again", id: request.requestID
+                    ),
+                    seq: nil))
+            return
+        }
+        guard let entry = connections.members(of: request.room)[request.peer] else { return }
+        // The newest first, at most the last 50: a host's view, not the operator's (`clubroom links`).
+        let shown = links.prefix(50).map { link in
+            RoomLink(
+                id: link.id, role: RoleName(link.role), by: PeerID(link.creator), expiresAt: link.expiresAt * 1000,
+                uses: link.uses, maxUses: link.maxUses, withdrawn: link.revokedAt != nil)
+        }
+        entry.send(
+            ServerMessage(
+                .links(room: request.room, links: Array(shown), withdrawn: withdrawn, id: request.requestID), seq: nil))
     }
 }

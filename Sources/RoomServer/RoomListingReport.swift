@@ -21,6 +21,22 @@ public struct LinkGrant: Sendable, Equatable {
     }
 }
 
+/// A host's request about the room's links that the room allowed: list them (`revoke` nil), or withdraw one
+/// (`revoke` its id) or all (`ClientRequest.allLinks`). The registry, outside the room, carries it out.
+public struct LinkRequest: Sendable, Equatable {
+    public var peer: PeerID
+    public var room: String
+    public var revoke: String?
+    public var requestID: RequestID?
+
+    public init(peer: PeerID, room: String, revoke: String?, requestID: RequestID?) {
+        self.peer = peer
+        self.room = room
+        self.revoke = revoke
+        self.requestID = requestID
+    }
+}
+
 /// Who is on stage and whose hand is up, kept up to date from each outcome's events so a listing costs the size
 /// of the stage, not of the room.
 struct ListingTally: Sendable, Equatable {

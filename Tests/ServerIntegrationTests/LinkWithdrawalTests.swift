@@ -105,6 +105,71 @@ private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
         }
     }
 
+    /// A host lists the room's links and withdraws one, then all, from the room; a moderator may do neither.
+    @Test(.timeLimit(.minutes(2))) func aHostListsAndWithdrawsTheRoomsLinks() throws {
+        try withServer { server, bots in
+            let (host, hostSeen) = try joinedSession(server, "ana", role: "host")
+            defer { host.shutdown() }
+            host.send(.createLink(role: .speaker, ttl: 3600), id: .integer(1))
+            let speakerLink = try #require(madeLink(hostSeen, id: 1))
+            host.send(.createLink(role: .audience, ttl: 3600), id: .integer(2))
+            let audienceLink = try #require(madeLink(hostSeen, id: 2))
+            func answer(_ id: Int64) -> (links: [RoomLink], withdrawn: [String])? {
+                let found = hostSeen.wait {
+                    if case .message(let message) = $0, case .links(_, _, _, .integer(id)) = message.event {
+                        return true
+                    }
+                    return false
+                }
+                guard case .message(let message)? = found,
+                    case .links(let room, let links, let withdrawn, _) = message.event,
+                    room == "lobby"
+                else { return nil }
+                return (links, withdrawn)
+            }
+            host.send(.listLinks, id: .integer(3))
+            let listed = try #require(answer(3))
+            #expect(listed.withdrawn.isEmpty)
+            #expect(Set(listed.links.map(\.role.rawValue)) == ["audience", "speaker"] && listed.links.count == 2)
+            #expect(listed.links.allSatisfy { $0.by == PeerID("ana") && !$0.withdrawn && $0.uses == 0 })
+            let speakerID = try #require(listed.links.first { $0.role == .speaker }?.id)
+
+            host.send(.revokeLink(speakerID), id: .integer(4))
+            #expect(answer(4)?.withdrawn == [speakerID])
+            let (refused, refusedSeen) = try session(
+                server, room: "lobby", token: speakerLink, headers: guestHeaders(name: "Eve"))
+            refused.shutdown()
+            #expect(refusal(refusedSeen) == 4018)
+            let (guest, guestSeen) = try session(
+                server, room: "lobby", token: audienceLink, headers: guestHeaders(name: "Hana"))
+            defer { guest.shutdown() }
+            #expect(snapshot(guestSeen) != nil)
+
+            let (moderator, moderatorSeen) = try joinedSession(server, "mo", role: "moderator")
+            defer { moderator.shutdown() }
+            moderator.send(.revokeLink(ClientRequest.allLinks), id: .integer(1))
+            #expect(
+                moderatorSeen.wait {
+                    if case .message(let message) = $0, case .error(.forbidden, _, .integer(1)) = message.event {
+                        return true
+                    }
+                    return false
+                } != nil)
+
+            host.send(.revokeLink(ClientRequest.allLinks), id: .integer(5))
+            let all = try #require(answer(5))
+            #expect(all.withdrawn.count == 1)
+            #expect(all.links.allSatisfy { $0.withdrawn })
+            let (late, lateSeen) = try session(
+                server, room: "lobby", token: audienceLink, headers: guestHeaders(name: "Ivo"))
+            late.shutdown()
+            #expect(refusal(lateSeen) == 4018)
+            // Who was in stays in.
+            #expect(guest.isConnected)
+            _ = bots
+        }
+    }
+
     /// Someone removed stays out with the same key across a restart of the server; a link admits no more
     /// identities than its `--max-uses`, so a fresh key does not bring a removed person back through it.
     @Test(.timeLimit(.minutes(2))) func aRemovalHoldsAcrossARestartAndALinkHasALimitedNumberOfUses() throws {
