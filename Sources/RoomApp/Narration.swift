@@ -203,8 +203,8 @@ public enum Narration {
             let label = room.roles.label(of: invite.role)
             let valid = lifetime(invite.expiresAt - state.now)
             return Sentence("Invite link for \(label)s, valid \(valid): \(invite.link)")
-        case .links(let links, let withdrawn):
-            return Sentence(linksSentence(links, withdrawn: withdrawn, state: state))
+        case .links(let links, let withdrawn, let locked):
+            return Sentence(linksSentence(links, withdrawn: withdrawn, locked: locked, state: state))
         case .reconnected:
             return nil
         case .error:
@@ -265,8 +265,11 @@ public enum Narration {
     }
 
     /// The answer to `/links` or `/revoke`: what was withdrawn, then each link of the room with its id.
-    static func linksSentence(_ links: [RoomLink], withdrawn: [String], state: AppState) -> String {
+    static func linksSentence(_ links: [RoomLink], withdrawn: [String], locked: Bool, state: AppState) -> String {
         var text =
+            locked
+            ? "The room is locked: no one new gets in with a link (/unlock opens it). " : ""
+        text +=
             withdrawn.isEmpty
             ? ""
             : "Withdrew \(withdrawn.count == 1 ? "link" : "\(withdrawn.count) links") \(withdrawn.joined(separator: ", ")). "

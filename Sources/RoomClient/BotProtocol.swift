@@ -134,6 +134,11 @@ public enum BotProtocol {
             }
         case "list_links": request = .listLinks
         case "revoke_link": request = .revokeLink(try string("link")!)
+        case "set_locked":
+            guard case .bool(let locked)? = object["locked"] else {
+                throw BotCommandError("bad_command", "set_locked needs \"locked\": true or false")
+            }
+            request = .setLocked(locked)
         default:
             throw BotCommandError("unknown_command", "unknown command \"\(name)\"")
         }

@@ -49,8 +49,9 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     case listingChanged(listed: Bool, by: PeerID?)
     /// The invite link this client asked for (not a room event: it comes without a sequence number).
     case inviteLink(InviteLink)
-    /// The room's links (the answer to `/links` and `/revoke`), with the ids just withdrawn.
-    case links([RoomLink], withdrawn: [String])
+    /// The room's links (the answer to `/links`, `/revoke`, `/lock` and `/unlock`), with the ids just withdrawn
+    /// and whether the room is locked to newcomers with links.
+    case links([RoomLink], withdrawn: [String], locked: Bool)
     /// The connection dropped and the runtime is trying again (attempt counts from 1); the next try is at
     /// `retryAt` (milliseconds since the Unix epoch, 0 when not known).
     case reconnecting(attempt: Int, retryAt: Timestamp = 0)

@@ -352,6 +352,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .listLinks)
     case .revoke(let link):
         return submit(&state, .revokeLink(link))
+    case .locked(let locked):
+        return submit(&state, .setLocked(locked))
     case .volume, .who, .notify, .retry:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.

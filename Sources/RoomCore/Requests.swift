@@ -32,6 +32,8 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case listLinks
     /// Withdraw one of this room's invite links by its id, or every link made until now with `all` (hosts).
     case revokeLink(String)
+    /// Lock the room to newcomers with links (`true`), or open it again (hosts).
+    case setLocked(Bool)
 
     /// The `revoke_link` id that withdraws every link of the room.
     public static let allLinks = "all"

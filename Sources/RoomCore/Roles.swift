@@ -231,6 +231,8 @@ public struct RoleTable: Sendable, Equatable {
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "see the room's links")
         case .revokeLink:
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "withdraw the room's links")
+        case .setLocked:
+            return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "lock or unlock the room")
         case .chat:
             return can(actor.role, .chat) ? nil : refusal(lacking: .chat)
         }

@@ -95,6 +95,15 @@ public final class LinkRegistry: Sendable {
             at INTEGER NOT NULL,
             PRIMARY KEY (room, creator, role)
         ) STRICT;
+        CREATE TABLE IF NOT EXISTS locked_rooms (
+            room TEXT PRIMARY KEY NOT NULL,
+            at INTEGER NOT NULL
+        ) STRICT;
+        CREATE TABLE IF NOT EXISTS room_guests (
+            room TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            PRIMARY KEY (room, identity)
+        ) STRICT;
         CREATE TABLE IF NOT EXISTS removals (
             room TEXT NOT NULL,
             identity TEXT NOT NULL,
@@ -125,6 +134,11 @@ public final class LinkRegistry: Sendable {
             }
         }
         return try outcome.get()
+    }
+
+    /// Closes the file (SQLite checkpoints its WAL into it); every later call fails. For a shutdown.
+    public func close() {
+        connection.withLock { $0.close() }
     }
 
     /// Records a link the server just made.
@@ -285,6 +299,50 @@ public final class LinkRegistry: Sendable {
                         revokedBy: statement.optionalText(at: 9)))
             }
             return records
+        }
+    }
+
+    // MARK: Locked rooms
+
+    /// Locks `room` to newcomers with links, or opens it again.
+    public func setLocked(_ locked: Bool, room: String, at now: Int64) throws(DatabaseError) {
+        try with { connection throws(DatabaseError) in
+            if locked {
+                try connection.prepare("INSERT OR IGNORE INTO locked_rooms (room, at) VALUES (?, ?)")
+                    .bind(.text(room), .integer(now)).run()
+            } else {
+                try connection.prepare("DELETE FROM locked_rooms WHERE room = ?").bind(.text(room)).run()
+            }
+        }
+    }
+
+    /// Whether `room` is locked to newcomers with links.
+    public func isLocked(_ room: String) throws(DatabaseError) -> Bool {
+        try with { connection throws(DatabaseError) in
+            let statement = try connection.prepare("SELECT 1 FROM locked_rooms WHERE room = ?").bind(.text(room))
+            defer { statement.reset() }
+            return try statement.step()
+        }
+    }
+
+    /// Whether `room` is locked and `identity` never came into it with a link: a newcomer it keeps out.
+    public func isLocked(_ room: String, against identity: String) throws(DatabaseError) -> Bool {
+        try with { connection throws(DatabaseError) in
+            let locked = try connection.prepare("SELECT 1 FROM locked_rooms WHERE room = ?").bind(.text(room))
+            defer { locked.reset() }
+            guard try locked.step() else { return false }
+            let known = try connection.prepare("SELECT 1 FROM room_guests WHERE room = ? AND identity = ?")
+                .bind(.text(room), .text(identity))
+            defer { known.reset() }
+            return try !known.step()
+        }
+    }
+
+    /// Remembers that `identity` came into `room` with a link: a lock later lets it back in.
+    public func rememberGuest(_ identity: String, in room: String) throws(DatabaseError) {
+        try with { connection throws(DatabaseError) in
+            try connection.prepare("INSERT OR IGNORE INTO room_guests (room, identity) VALUES (?, ?)")
+                .bind(.text(room), .text(identity)).run()
         }
     }
 

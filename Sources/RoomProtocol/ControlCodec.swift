@@ -77,6 +77,7 @@ public enum ControlCodec {
                     ttl: try fields.optionalInteger("ttl") ?? ClientRequest.defaultLinkLifetime)
             case "list_links": request = .listLinks
             case "revoke_link": request = .revokeLink(try fields.string("link", maxBytes: 64))
+            case "set_locked": request = .setLocked(try fields.bool("locked"))
             default:
                 throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
             }
@@ -123,6 +124,7 @@ public enum ControlCodec {
             object["ttl"] = .integer(ttl)
         case .listLinks: break
         case .revokeLink(let link): object["link"] = .string(link)
+        case .setLocked(let locked): object["locked"] = .bool(locked)
         }
         return .object(object)
     }
@@ -215,7 +217,7 @@ public enum ControlCodec {
             case .integer(let value): object["id"] = .integer(value)
             case nil: break
             }
-        case .links(let room, let links, let withdrawn, let id):
+        case .links(let room, let links, let withdrawn, let locked, let id):
             object["room"] = .string(room)
             object["links"] = .array(
                 links.map { link in
@@ -230,6 +232,7 @@ public enum ControlCodec {
                     return .object(entry)
                 })
             object["withdrawn"] = .array(withdrawn.map { .string($0) })
+            object["locked"] = .bool(locked)
             switch id {
             case .string(let value): object["id"] = .string(value)
             case .integer(let value): object["id"] = .integer(value)
@@ -402,7 +405,7 @@ public enum ControlCodec {
             }
             event = .links(
                 room: try fields.string("room", maxBytes: 64), links: links, withdrawn: withdrawn,
-                id: try readRequestID(fields.object))
+                locked: try fields.bool("locked"), id: try readRequestID(fields.object))
         case "error":
             event = .error(
                 code: ErrorCode(rawValue: try fields.string("code")), message: try fields.string("message"),

@@ -57,6 +57,7 @@ extension ClientRequest {
         case .createLink: "create_link"
         case .listLinks: "list_links"
         case .revokeLink: "revoke_link"
+        case .setLocked: "set_locked"
         }
     }
 
@@ -64,7 +65,7 @@ extension ClientRequest {
     public static let typeNames: [String] = [
         "raise_hand", "lower_hand", "invite", "accept_invite", "decline_invite", "withdraw_invite", "set_role",
         "step_down", "set_mute", "mute_peer", "remove", "set_topic", "end_room", "chat", "leave", "set_listed",
-        "create_link", "list_links", "revoke_link",
+        "create_link", "list_links", "revoke_link", "set_locked",
     ]
 }
 
@@ -235,7 +236,7 @@ public enum WireEvent: Sendable, Equatable {
     case inviteLink(room: String, role: RoleName, token: String, expiresAt: Timestamp, id: RequestID?)
     /// The answer to `list_links` and `revoke_link`, for the requester only and without a sequence number: the
     /// room's links as the registry of the server that answers knows them, and the ids `revoke_link` withdrew.
-    case links(room: String, links: [RoomLink], withdrawn: [String], id: RequestID?)
+    case links(room: String, links: [RoomLink], withdrawn: [String], locked: Bool, id: RequestID?)
     case error(code: ErrorCode, message: String, id: RequestID?)
 
     /// The value of the message's `type` field.

@@ -134,6 +134,9 @@ enum ServerClose {
     static let linkFull = (
         code: UInt16(4021), reason: "This invite has as many people in rooms as it may have at once."
     )
+    static let roomLocked = (
+        code: UInt16(4022), reason: "This room is locked: its hosts let no one new in with a link just now."
+    )
     static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
     /// Close 1001 to a client of a cluster node that the cluster took for gone: it reconnects and joins again.
     static let handedBack = "This server lost its place in the room. Reconnect."

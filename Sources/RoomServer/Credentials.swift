@@ -189,6 +189,10 @@ extension LinkSigner {
         for delivery in outcome.deliveries {
             do {
                 switch delivery.message.event {
+                case .roomEnded:
+                    // A room that ends forgets who was removed and whether it was locked: it starts afresh.
+                    try registry.forgetRemovals(from: room)
+                    try registry.setLocked(false, room: room, at: now)
                 case .roleChanged(let peer, let role, let by, _) where by != peer:
                     let above = Set(
                         roles.roles.filter { roles.rank(of: $0.name) < roles.rank(of: role) }.map(\.name.rawValue))
@@ -209,8 +213,6 @@ extension LinkSigner {
                             "room \(room): \(peer) was removed by \(by); withdrew their links "
                                 + withdrawn.joined(separator: ", "))
                     }
-                case .roomEnded:
-                    try registry.forgetRemovals(from: room)
                 default:
                     break
                 }
@@ -228,6 +230,7 @@ extension LinkSigner {
         let now = currentTimestamp() / 1000
         var withdrawn: [String] = []
         var links: [LinkRecord] = []
+        var locked = false
         do {
             if let link = request.revoke {
                 if link == ClientRequest.allLinks {
@@ -242,7 +245,14 @@ extension LinkSigner {
                         + (link == ClientRequest.allLinks ? "every link" : "link \(link)")
                         + (withdrawn.isEmpty ? " (none working)" : ""))
             }
+            if let lock = request.lock {
+                try registry.setLocked(lock, room: request.room, at: now)
+                log.info(
+                    "room \(request.room): \(request.peer) \(lock ? "locked the room to newcomers with links" : "unlocked the room")"
+                )
+            }
             links = try registry.links(room: request.room)
+            locked = try registry.isLocked(request.room)
         } catch {
             log.warning("room \(request.room): the link registry could not be used: \(error)")
             connections.members(of: request.room)[request.peer]?.send(
@@ -262,6 +272,8 @@ extension LinkSigner {
         }
         entry.send(
             ServerMessage(
-                .links(room: request.room, links: Array(shown), withdrawn: withdrawn, id: request.requestID), seq: nil))
+                .links(
+                    room: request.room, links: Array(shown), withdrawn: withdrawn, locked: locked, id: request.requestID
+                ), seq: nil))
     }
 }

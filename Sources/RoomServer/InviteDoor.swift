@@ -83,6 +83,11 @@ final class InviteDoor {
         }
         if let registry {
             do {
+                if try registry.isLocked(room, against: identity.rawValue) {
+                    return ServerState.DoorRefusal(
+                        ServerClose.roomLocked,
+                        detail: "\(identity) is new and room \(room) is locked (link \(claims.id))")
+                }
                 if try registry.isRemoved(identity.rawValue, from: room) {
                     return ServerState.DoorRefusal(
                         (CloseReason.removed.code, ServerClose.reason(.removed)),
@@ -90,7 +95,7 @@ final class InviteDoor {
                 }
                 let verdict = try registry.admit(LinkRecord(claims), identity: identity.rawValue)
                 switch verdict {
-                case .admitted: break
+                case .admitted: try registry.rememberGuest(identity.rawValue, in: room)
                 case .revoked:
                     return ServerState.DoorRefusal(ServerClose.linkWithdrawn, detail: "link \(claims.id) withdrawn")
                 case .usedUp:

@@ -460,7 +460,7 @@ public struct RoomAuthority: Sendable {
                 return (.badRequest, "a chat message cannot be empty")
             }
         case .setRole, .stepDown, .setMute, .remove, .setTopic, .endRoom, .leave, .createLink, .listLinks,
-            .revokeLink:
+            .revokeLink, .setLocked:
             break
         }
         return nil
@@ -600,6 +600,10 @@ public struct RoomAuthority: Sendable {
         case .revokeLink(let link):
             outcome.linkRequests.append(LinkRequest(peer: actorID, room: name, revoke: link, requestID: requestID))
             audit(nil, link)
+        case .setLocked(let locked):
+            outcome.linkRequests.append(
+                LinkRequest(peer: actorID, room: name, revoke: nil, lock: locked, requestID: requestID))
+            audit(nil, locked ? "locked" : "unlocked")
         }
         return outcome
     }

@@ -21,18 +21,21 @@ public struct LinkGrant: Sendable, Equatable {
     }
 }
 
-/// A host's request about the room's links that the room allowed: list them (`revoke` nil), or withdraw one
-/// (`revoke` its id) or all (`ClientRequest.allLinks`). The registry, outside the room, carries it out.
+/// A host's request about the room's links that the room allowed: list them (`revoke` and `lock` nil), withdraw
+/// one (`revoke` its id) or all (`ClientRequest.allLinks`), or lock or unlock the room to newcomers with links.
+/// The registry, outside the room, carries it out.
 public struct LinkRequest: Sendable, Equatable {
     public var peer: PeerID
     public var room: String
     public var revoke: String?
+    public var lock: Bool?
     public var requestID: RequestID?
 
-    public init(peer: PeerID, room: String, revoke: String?, requestID: RequestID?) {
+    public init(peer: PeerID, room: String, revoke: String?, lock: Bool? = nil, requestID: RequestID?) {
         self.peer = peer
         self.room = room
         self.revoke = revoke
+        self.lock = lock
         self.requestID = requestID
     }
 }

@@ -249,6 +249,7 @@ public final class RoomServerRuntime: Sendable {
         state.cluster?.stop()
         state.media?.stop()
         state.persistence.close(timeout: .seconds(10))
+        state.door.registry?.close()
     }
 }
 

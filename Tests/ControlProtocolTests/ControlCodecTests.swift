@@ -38,7 +38,7 @@ let protocolRoles = try! RoleTable.parse(
             .endRoom(reason: ""), .endRoom(reason: nil),
             .chat("x", to: .everyone), .chat("y", to: .peer("p")), .chat("z", to: .role("r")),
             .leave, .setListed(false), .setListed(true), .createLink(role: .speaker, ttl: 3600), .listLinks,
-            .revokeLink("w_Lk0L9Zv5U"), .revokeLink(ClientRequest.allLinks),
+            .revokeLink("w_Lk0L9Zv5U"), .revokeLink(ClientRequest.allLinks), .setLocked(true), .setLocked(false),
         ]
         #expect(Set(requests.map(\.typeName)) == Set(ClientRequest.typeNames))
         for request in requests {
@@ -83,7 +83,7 @@ let protocolRoles = try! RoleTable.parse(
                 links: [
                     RoomLink(id: "a", role: .speaker, by: "b", expiresAt: 9, uses: 2, maxUses: 5, withdrawn: false),
                     RoomLink(id: "c", role: .audience, by: "", expiresAt: 8, uses: 0, maxUses: nil, withdrawn: true),
-                ], withdrawn: ["c"], id: .integer(4)),
+                ], withdrawn: ["c"], locked: true, id: .integer(4)),
         ]
         for (index, event) in events.enumerated() {
             let message = ServerMessage(

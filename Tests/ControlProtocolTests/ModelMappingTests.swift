@@ -122,7 +122,7 @@ import Testing
             .roomEnded(by: "ana", reason: ""), .topicChanged(topic: "", by: "ana"),
             .listingChanged(listed: false, by: "ana"),
             .inviteLink(room: "lobby", role: .audience, token: "a.b.c", expiresAt: 9, id: nil),
-            .links(room: "lobby", links: [], withdrawn: [], id: nil),
+            .links(room: "lobby", links: [], withdrawn: [], locked: false, id: nil),
             .error(code: .conflict, message: "", id: nil),
         ]
         let base = ServerAddress(secure: true, host: "rooms.example.org", port: 443)

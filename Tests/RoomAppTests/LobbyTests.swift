@@ -338,7 +338,8 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
                 id: "xyz", role: .audience, by: "", expiresAt: lobbyNow + 60_000, uses: 9, maxUses: nil, withdrawn: true
             ),
         ]
-        let effects = reduceApp(&state, .server(.links(links, withdrawn: ["xyz"]), seq: 0, at: lobbyNow))
+        let effects = reduceApp(
+            &state, .server(.links(links, withdrawn: ["xyz"], locked: false), seq: 0, at: lobbyNow))
         #expect(
             effects.contains(
                 .say(
@@ -346,8 +347,13 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
                         + "one): abc for speakers by you, used 2 of 5, works 2 hours more; xyz for listeners by the "
                         + "server's operator, used 9, withdrawn.")),
             "\(effects)")
-        let none = reduceApp(&state, .server(.links([], withdrawn: []), seq: 0, at: lobbyNow))
+        let none = reduceApp(&state, .server(.links([], withdrawn: [], locked: false), seq: 0, at: lobbyNow))
         #expect(none.contains(.say("This room has no links.")), "\(none)")
+        let locked = reduceApp(&state, .server(.links([], withdrawn: [], locked: true), seq: 0, at: lobbyNow))
+        #expect(
+            locked.contains(
+                .say("The room is locked: no one new gets in with a link (/unlock opens it). This room has no links.")),
+            "\(locked)")
     }
 
     @Test func listingChangesAreSaid() {

@@ -40,7 +40,7 @@ import Testing
         let folder = try folderOfAStoppedServer()
         defer { try? FileManager.default.removeItem(at: folder) }
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("data").path)
-        #expect(files.sorted() == ["clubroom-journal.sqlite3", "clubroom.sqlite3"])
+        #expect(files.sorted() == ["clubroom-journal.sqlite3", "clubroom.sqlite3", "links.db"])
     }
 
     @Test func theFolderAndItsFilesAreTheOwnersOnly() throws {

@@ -116,13 +116,13 @@ private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
             let audienceLink = try #require(madeLink(hostSeen, id: 2))
             func answer(_ id: Int64) -> (links: [RoomLink], withdrawn: [String])? {
                 let found = hostSeen.wait {
-                    if case .message(let message) = $0, case .links(_, _, _, .integer(id)) = message.event {
+                    if case .message(let message) = $0, case .links(_, _, _, _, .integer(id)) = message.event {
                         return true
                     }
                     return false
                 }
                 guard case .message(let message)? = found,
-                    case .links(let room, let links, let withdrawn, _) = message.event,
+                    case .links(let room, let links, let withdrawn, _, _) = message.event,
                     room == "lobby"
                 else { return nil }
                 return (links, withdrawn)
@@ -166,6 +166,53 @@ private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
             #expect(refusal(lateSeen) == 4018)
             // Who was in stays in.
             #expect(guest.isConnected)
+            _ = bots
+        }
+    }
+
+    /// A locked room refuses newcomers with a link, a fresh key included, and lets back whoever came in before;
+    /// unlocked, it lets newcomers in again.
+    @Test(.timeLimit(.minutes(2))) func aLockedRoomKeepsOutNewIdentities() throws {
+        try withServer { server, bots in
+            let (host, hostSeen) = try joinedSession(server, "ana", role: "host")
+            defer { host.shutdown() }
+            let link = try server.invite(room: "lobby")
+            let hanaKey = (0..<32).map { UInt8($0 + 7) }
+            let (hana, hanaSeen) = try session(
+                server, room: "lobby", token: link, headers: guestHeaders(name: "Hana", key: hanaKey))
+            hana.shutdown()
+            #expect(snapshot(hanaSeen) != nil)
+            host.send(.setLocked(true), id: .integer(1))
+            #expect(
+                hostSeen.wait {
+                    if case .message(let message) = $0, case .links(_, _, _, true, .integer(1)) = message.event {
+                        return true
+                    }
+                    return false
+                } != nil, "\(hostSeen.all)")
+            let (newcomer, newcomerSeen) = try session(
+                server, room: "lobby", token: link, headers: guestHeaders(name: "Eve"))
+            newcomer.shutdown()
+            #expect(refusal(newcomerSeen) == 4022)
+            #expect(
+                Refusals.describe(code: 4022, reason: "", withInvite: true)
+                    == "This room is locked: its hosts let no one new in with a link just now. Ask them, or try later.")
+            let (back, backSeen) = try session(
+                server, room: "lobby", token: link, headers: guestHeaders(name: "Hana", key: hanaKey))
+            back.shutdown()
+            #expect(snapshot(backSeen) != nil)
+            host.send(.setLocked(false), id: .integer(2))
+            #expect(
+                hostSeen.wait {
+                    if case .message(let message) = $0, case .links(_, _, _, false, .integer(2)) = message.event {
+                        return true
+                    }
+                    return false
+                } != nil)
+            let (later, laterSeen) = try session(
+                server, room: "lobby", token: link, headers: guestHeaders(name: "Eve"))
+            later.shutdown()
+            #expect(snapshot(laterSeen) != nil)
             _ = bots
         }
     }
