@@ -294,4 +294,50 @@ private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
             #expect(!server.logLines(containing: "too many invite joins from 127.0.0.1").isEmpty)
         }
     }
+
+    /// One invite has at most `--link-live-max` identities in rooms at once: the next is refused until one leaves.
+    @Test(.timeLimit(.minutes(2))) func aLinkHasACapOfLiveIdentities() throws {
+        let server = try ServerProcess(extraArguments: ["--link-live-max", "2"])
+        defer { server.stopAndClean() }
+        let link = try server.invite(room: "lobby")
+        let (first, firstSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "A"))
+        let (second, secondSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "B"))
+        defer { second.shutdown() }
+        #expect(snapshot(firstSeen) != nil && snapshot(secondSeen) != nil)
+        let (third, thirdSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "C"))
+        third.shutdown()
+        #expect(refusal(thirdSeen) == 4021)
+        first.shutdown()
+        #expect(firstSeen.wait { if case .ended = $0 { true } else { false } } != nil)
+        var admitted = false
+        for _ in 0..<50 where !admitted {
+            let (again, againSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "C"))
+            again.shutdown()
+            admitted = snapshot(againSeen) != nil
+            if !admitted { usleep(100_000) }
+        }
+        #expect(admitted)
+    }
+
+    /// `X-Forwarded-For` names the source only when it comes from a proxy the server was told to trust; from
+    /// anyone else it changes nothing, so it cannot be used to get past the limit per address.
+    @Test(.timeLimit(.minutes(2))) func forwardedAddressesCountOnlyBehindATrustedProxy() throws {
+        for trusted in [false, true] {
+            let server = try ServerProcess(
+                extraArguments: ["--invite-burst", "1", "--invite-rate", "0"]
+                    + (trusted ? ["--trusted-proxy", "127.0.0.1"] : []))
+            defer { server.stopAndClean() }
+            let link = try server.invite(room: "lobby")
+            var codes: [UInt16?] = []
+            for (index, forwarded) in ["10.0.0.1", "10.0.0.2", "10.0.0.1"].enumerated() {
+                var headers = guestHeaders(name: "G\(index)")
+                headers.add("X-Forwarded-For", "192.0.2.9, " + forwarded)
+                let (guest, seen) = try session(server, room: "lobby", token: link, headers: headers)
+                guest.shutdown()
+                codes.append(snapshot(seen) != nil ? nil : refusal(seen))
+            }
+            // Trusted: two addresses, the first one's second join is past its burst. Not trusted: one address.
+            #expect(codes == (trusted ? [nil, nil, 4020] : [nil, 4020, 4020]), "trusted: \(trusted)")
+        }
+    }
 }
