@@ -50,6 +50,10 @@ let commandNames = ["serve", "join", "rooms", "invite", "links", "bot", "token",
     ),
     (["bot", "ws://127.0.0.1:1/rooms/a"], "clubroom bot: missing option '--token TOKEN'"),
     (
+        ["invite", "ws://127.0.0.1:7480", "--ttl", "36500d"],
+        "clubroom invite: bad value '36500d' for '--ttl' (expected a lifetime from 1m to 30d, as for /link)"
+    ),
+    (
         ["join", "ws://127.0.0.1:1/rooms/a", "--link-file", "link"],
         "clubroom join: '<url>' and '--link-file' cannot be used together"
     ),
