@@ -66,7 +66,7 @@ enum LinksCommand: ClubroomCommand {
         func date(_ seconds: Int64) -> String {
             seconds == 0 ? "-" : formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
         }
-        var rows = [["ID", "ROOM", "ROLE", "MADE BY", "MADE", "EXPIRES", "USES", "STATE"]]
+        var rows = [["ID", "ROOM", "ROLE", "MADE BY", "MADE (UTC)", "EXPIRES (UTC)", "USES", "STATE"]]
         for link in links {
             let state =
                 link.revokedAt != nil
