@@ -37,6 +37,13 @@ extension TokenIssuer {
     /// An invite for `role` (in `room`, or the whole lobby when nil), valid from `now` for `ttl` seconds, with a
     /// random id.
     public func invite(role: String, room: String?, ttl: Int64, now: Int64) throws(TokenMintError) -> String {
+        try signedInvite(role: role, room: room, ttl: ttl, now: now).token
+    }
+
+    /// As `invite`, with the claims it carries (its id, for the link registry).
+    public func signedInvite(
+        role: String, room: String?, ttl: Int64, now: Int64, creator: String? = nil, maxUses: Int64? = nil
+    ) throws(TokenMintError) -> (token: String, claims: InviteClaims) {
         let id: [UInt8]
         do {
             id = try SecureRandom.bytes(8)
@@ -46,9 +53,9 @@ extension TokenIssuer {
         let latest: Int64 = 1 << 53
         let claims = InviteClaims(
             role: role, room: room, id: Base64URL.encode(id), expiresAt: ttl > latest - now ? latest : now + ttl,
-            notBefore: now, issuedAt: now)
+            notBefore: now, issuedAt: now, creator: creator, maxUses: maxUses)
         do {
-            return try issueInvite(claims)
+            return (try issueInvite(claims), claims)
         } catch {
             throw .signing
         }
@@ -77,7 +84,7 @@ extension TokenCommandCore {
     /// Makes an invite for `role`, to `room` or (nil) to the server's lobby, valid from `now` for `ttl` seconds,
     /// signed with the secret in `secretFile` (created when missing).
     public static func mintInvite(
-        room: String?, role: String, ttl: Int64, secretFile: String, now: Int64
+        room: String?, role: String, ttl: Int64, secretFile: String, now: Int64, maxUses: Int64? = nil
     ) throws(TokenMintError) -> String {
         guard !role.isEmpty else { throw .empty("--role") }
         if let room, room.isEmpty { throw .empty("--room") }
@@ -92,6 +99,8 @@ extension TokenCommandCore {
         } catch {
             throw .secretFile(error)
         }
-        return try TokenIssuer(secret: secret).invite(role: role, room: room, ttl: ttl, now: now)
+        return try TokenIssuer(secret: secret).signedInvite(
+            role: role, room: room, ttl: ttl, now: now, maxUses: maxUses
+        ).token
     }
 }

@@ -203,6 +203,8 @@ public enum Narration {
             let label = room.roles.label(of: invite.role)
             let valid = lifetime(invite.expiresAt - state.now)
             return Sentence("Invite link for \(label)s, valid \(valid): \(invite.link)")
+        case .links(let links, let withdrawn, let locked):
+            return Sentence(linksSentence(links, withdrawn: withdrawn, locked: locked, state: state))
         case .reconnected:
             return nil
         case .error:
@@ -260,6 +262,30 @@ public enum Narration {
             return Sentence(actor.map { "\($0) moved \(who) to the audience." } ?? "\(who) left the stage.")
         }
         return Sentence(actor.map { "\($0) made \(who) \(article(label))." } ?? "\(who) is now \(article(label)).")
+    }
+
+    /// The answer to `/links` or `/revoke`: what was withdrawn, then each link of the room with its id.
+    static func linksSentence(_ links: [RoomLink], withdrawn: [String], locked: Bool, state: AppState) -> String {
+        var text =
+            locked
+            ? "The room is locked: no one new gets in with a link (/unlock opens it). " : ""
+        text +=
+            withdrawn.isEmpty
+            ? ""
+            : "Withdrew \(withdrawn.count == 1 ? "link" : "\(withdrawn.count) links") \(withdrawn.joined(separator: ", ")). "
+        let working = links.filter { !$0.withdrawn && $0.expiresAt > state.now }
+        guard !links.isEmpty else { return text + "This room has no links." }
+        text += "Links to this room, \(working.count) working (/revoke ID withdraws one, /revoke all every one): "
+        text += links.map { link in
+            let maker = link.by.rawValue.isEmpty ? "the server's operator" : name(link.by, state) ?? link.by.rawValue
+            let uses = link.maxUses.map { "used \(link.uses) of \($0)" } ?? "used \(link.uses)"
+            let standing =
+                link.withdrawn
+                ? "withdrawn"
+                : link.expiresAt <= state.now ? "expired" : "works \(lifetime(link.expiresAt - state.now)) more"
+            return "\(link.id) for \(state.room.roles.label(of: link.role))s by \(maker), \(uses), \(standing)"
+        }.joined(separator: "; ")
+        return text + "."
     }
 
     /// How long something lasts, to the nearest minute, in the largest unit it is a whole number of: "7 days",

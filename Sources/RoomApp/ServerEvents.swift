@@ -47,6 +47,12 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
             effects += show(
                 &state, Notice(.info, "Your invite link is in the event pane: copy every line of it. Tab hides it."))
         }
+    case .links:
+        // A list of links is too long for the notice row: it goes in the event pane, which opens to show it.
+        if !state.lineMode {
+            state.chatVisible = true
+            effects += show(&state, Notice(.info, "The room's links are in the event pane. Tab hides it."))
+        }
     case .removed, .roomEnded, .peerLeft:
         if state.isOver {
             state.overlay = nil

@@ -132,6 +132,13 @@ public enum BotProtocol {
             case nil, .null?: request = .createLink(role: role, ttl: ClientRequest.defaultLinkLifetime)
             default: throw BotCommandError("bad_command", "\"ttl\" must be a whole number of seconds")
             }
+        case "list_links": request = .listLinks
+        case "revoke_link": request = .revokeLink(try string("link")!)
+        case "set_locked":
+            guard case .bool(let locked)? = object["locked"] else {
+                throw BotCommandError("bad_command", "set_locked needs \"locked\": true or false")
+            }
+            request = .setLocked(locked)
         default:
             throw BotCommandError("unknown_command", "unknown command \"\(name)\"")
         }

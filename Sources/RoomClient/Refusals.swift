@@ -40,6 +40,13 @@ public enum Refusals {
         case 4016:
             return "This \(held) opens one room, not the lobby: join the room's address, or ask for a server link."
         case 4017: return "The lobby is full right now. Try again in a minute."
+        case 4018: return "This \(held) was withdrawn. Ask the host for a new one."
+        case 4019: return "This \(held) has let in as many people as it may. Ask the host for a new one."
+        case 4020:
+            return "Too many people joined from this address or with this \(held) just now. Try again in a minute."
+        case 4022:
+            return "This room is locked: its hosts let no one new in with a link just now. Ask them, or try later."
+        case 4021: return "This \(held) has as many people in rooms as it may. Try again later, or ask for a new one."
         default:
             return "The server refused to let you in (\(code)\(reason.isEmpty ? "" : ": \(reason)"))."
         }

@@ -37,6 +37,12 @@ public enum Command: Sendable, Equatable {
     case listed(Bool)
     /// Make an invite link for a role, valid for `ttl` seconds (the server's default when nil).
     case link(RoleName, ttl: Int64?)
+    /// List the room's invite links (hosts).
+    case links
+    /// Withdraw one of the room's links by its id, or every one with `all` (hosts).
+    case revoke(String)
+    /// Lock the room to newcomers with links, or open it again (hosts).
+    case locked(Bool)
     /// Which happenings ring the bell and mark the status line; nil values ask what they are. Local.
     case notify(NotifyTopic?, on: Bool?)
     /// Try the connection again now, while reconnecting. Local.
@@ -67,6 +73,10 @@ public enum Command: Sendable, Equatable {
         ("end", "/end [REASON]", "end the room for everyone"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
         ("link", "/link [ROLE] [TIME]", "make an invite link for a role (listener unless named), valid 7d or TIME"),
+        ("links", "/links", "list this room's invite links, with their ids (hosts)"),
+        ("revoke", "/revoke ID|all", "withdraw one invite link, or every link made until now (hosts)"),
+        ("lock", "/lock", "let no one new in with a link; who was in before still comes back (hosts)"),
+        ("unlock", "/unlock", "let newcomers with links in again (hosts)"),
         ("list", "/list", "show this room in the lobby"),
         ("unlist", "/unlist", "take this room out of the lobby; links still work"),
         ("notify", "/notify [messages|hands|bell] [on|off]", "what rings the bell and marks the status line"),
@@ -192,6 +202,13 @@ public enum Command: Sendable, Equatable {
         case "topic": return text().map { .topic($0) }
         case "end": return .success(.end(reason: optionalReason()))
         case "list": return noMore(.listed(true))
+        case "links": return noMore(.links)
+        case "lock": return noMore(.locked(true))
+        case "unlock": return noMore(.locked(false))
+        case "revoke":
+            return argument("ID").flatMap { id in
+                noMore(.revoke(id.lowercased() == ClientRequest.allLinks ? ClientRequest.allLinks : id))
+            }
         case "unlist": return noMore(.listed(false))
         case "link":
             var role = RoleName.audience

@@ -49,6 +49,9 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     case listingChanged(listed: Bool, by: PeerID?)
     /// The invite link this client asked for (not a room event: it comes without a sequence number).
     case inviteLink(InviteLink)
+    /// The room's links (the answer to `/links`, `/revoke`, `/lock` and `/unlock`), with the ids just withdrawn
+    /// and whether the room is locked to newcomers with links.
+    case links([RoomLink], withdrawn: [String], locked: Bool)
     /// The connection dropped and the runtime is trying again (attempt counts from 1); the next try is at
     /// `retryAt` (milliseconds since the Unix epoch, 0 when not known).
     case reconnecting(attempt: Int, retryAt: Timestamp = 0)
@@ -60,7 +63,7 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     /// Whether the event carries a room sequence number. Connection events are the client's own.
     public var isSequenced: Bool {
         switch self {
-        case .reconnecting, .reconnected, .error, .inviteLink: false
+        case .reconnecting, .reconnected, .error, .inviteLink, .links: false
         default: true
         }
     }
@@ -68,6 +71,33 @@ public enum ServerEvent: Sendable, Equatable, Codable {
 
 /// An invite link the server made for this client: the whole link to paste into a chat, for one role of one
 /// room, and when it stops working.
+/// One invite link of a room, as a host sees it in `/links`.
+public struct RoomLink: Sendable, Equatable, Codable {
+    /// The link's id (its invite's `jti`), which `/revoke ID` takes.
+    public var id: String
+    public var role: RoleName
+    /// Who made it; empty for the server's operator.
+    public var by: PeerID
+    /// When it stops working, in milliseconds since the epoch.
+    public var expiresAt: Timestamp
+    /// How many people it let in, and how many it may (nil: no limit).
+    public var uses: Int64
+    public var maxUses: Int64?
+    public var withdrawn: Bool
+
+    public init(
+        id: String, role: RoleName, by: PeerID, expiresAt: Timestamp, uses: Int64, maxUses: Int64?, withdrawn: Bool
+    ) {
+        self.id = id
+        self.role = role
+        self.by = by
+        self.expiresAt = expiresAt
+        self.uses = uses
+        self.maxUses = maxUses
+        self.withdrawn = withdrawn
+    }
+}
+
 public struct InviteLink: Sendable, Equatable, Codable {
     public var room: String
     public var role: RoleName

@@ -74,8 +74,8 @@ private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UI
         let message = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         state.lastError = ServerError(code: code, message: message)
         return [.notice(Notice(.error, message))]
-    case .inviteLink:
-        // The answer to this client's own request; the app shows the link.
+    case .inviteLink, .links:
+        // The answer to this client's own request; the app shows it.
         return []
     case .joined(let snapshot):
         if state.roomID == snapshot.roomID && state.hasJoined && snapshot.seq < state.lastSeq {
@@ -274,7 +274,7 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         state.listed = listed
         state.activity.append(.listingChanged(listed: listed, by: by))
 
-    case .joined, .reconnecting, .reconnected, .error, .inviteLink:
+    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links:
         break
     }
     return nil
@@ -348,6 +348,12 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .setListed(listed))
     case .link(let role, let ttl):
         return submit(&state, .createLink(role: role, ttl: ttl ?? ClientRequest.defaultLinkLifetime))
+    case .links:
+        return submit(&state, .listLinks)
+    case .revoke(let link):
+        return submit(&state, .revokeLink(link))
+    case .locked(let locked):
+        return submit(&state, .setLocked(locked))
     case .volume, .who, .notify, .retry:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.

@@ -28,6 +28,15 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     /// Ask for an invite link to this room for `role`, valid for `ttl` seconds; the server answers this client
     /// alone with the link's token.
     case createLink(role: RoleName, ttl: Int64)
+    /// Ask for this room's invite links (hosts); the server answers this client alone.
+    case listLinks
+    /// Withdraw one of this room's invite links by its id, or every link made until now with `all` (hosts).
+    case revokeLink(String)
+    /// Lock the room to newcomers with links (`true`), or open it again (hosts).
+    case setLocked(Bool)
+
+    /// The `revoke_link` id that withdraws every link of the room.
+    public static let allLinks = "all"
 
     /// The shortest and longest lifetime of an invite link made from a room, in seconds (one minute, 30 days).
     public static let linkLifetimes: ClosedRange<Int64> = 60...(30 * 86_400)

@@ -226,6 +226,13 @@ public struct RoleTable: Sendable, Equatable {
                 return Refusal("a link lasts from one minute to 30 days")
             }
             return nil
+        case .listLinks:
+            // Which links open the room, and withdrawing them, is the host's call, like whether it goes on.
+            return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "see the room's links")
+        case .revokeLink:
+            return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "withdraw the room's links")
+        case .setLocked:
+            return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "lock or unlock the room")
         case .chat:
             return can(actor.role, .chat) ? nil : refusal(lacking: .chat)
         }

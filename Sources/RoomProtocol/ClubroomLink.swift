@@ -24,6 +24,18 @@ public struct ServerAddress: Sendable, Equatable, Hashable, CustomStringConverti
         return (secure ? "wss://" : "ws://") + name + (port == defaultPort ? "" : ":\(port)") + prefix
     }
 
+    /// Whether the host is this machine: `localhost`, an address of 127.0.0.0/8, or `::1`. Only the address as
+    /// written counts; a name is not looked up.
+    public var isLoopback: Bool {
+        let name = host.lowercased()
+        if name == "localhost" || name == "::1" || name == "0:0:0:0:0:0:0:1" { return true }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "127" else { return false }
+        return parts.allSatisfy { part in
+            !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isNumber) && (Int(part) ?? 256) <= 255
+        }
+    }
+
     /// The host as people read it in a header: `rooms.example.org`, `127.0.0.1:7480`.
     public var displayName: String {
         let text = description

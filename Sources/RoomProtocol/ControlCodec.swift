@@ -75,6 +75,9 @@ public enum ControlCodec {
                 request = .createLink(
                     role: RoleName(try fields.string("role", maxBytes: ControlLimits.maxRoleBytes)),
                     ttl: try fields.optionalInteger("ttl") ?? ClientRequest.defaultLinkLifetime)
+            case "list_links": request = .listLinks
+            case "revoke_link": request = .revokeLink(try fields.string("link", maxBytes: 64))
+            case "set_locked": request = .setLocked(try fields.bool("locked"))
             default:
                 throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
             }
@@ -119,6 +122,9 @@ public enum ControlCodec {
         case .createLink(let role, let ttl):
             object["role"] = .string(role.rawValue)
             object["ttl"] = .integer(ttl)
+        case .listLinks: break
+        case .revokeLink(let link): object["link"] = .string(link)
+        case .setLocked(let locked): object["locked"] = .bool(locked)
         }
         return .object(object)
     }
@@ -206,6 +212,27 @@ public enum ControlCodec {
             object["role"] = .string(role.rawValue)
             object["token"] = .string(token)
             object["expires_at"] = .integer(expiresAt)
+            switch id {
+            case .string(let value): object["id"] = .string(value)
+            case .integer(let value): object["id"] = .integer(value)
+            case nil: break
+            }
+        case .links(let room, let links, let withdrawn, let locked, let id):
+            object["room"] = .string(room)
+            object["links"] = .array(
+                links.map { link in
+                    var entry = JSONObject()
+                    entry["id"] = .string(link.id)
+                    entry["role"] = .string(link.role.rawValue)
+                    entry["by"] = .string(link.by.rawValue)
+                    entry["expires_at"] = .integer(link.expiresAt)
+                    entry["uses"] = .integer(link.uses)
+                    if let maxUses = link.maxUses { entry["max_uses"] = .integer(maxUses) }
+                    entry["withdrawn"] = .bool(link.withdrawn)
+                    return .object(entry)
+                })
+            object["withdrawn"] = .array(withdrawn.map { .string($0) })
+            object["locked"] = .bool(locked)
             switch id {
             case .string(let value): object["id"] = .string(value)
             case .integer(let value): object["id"] = .integer(value)
@@ -361,6 +388,24 @@ public enum ControlCodec {
                 room: try fields.string("room", maxBytes: 64), role: RoleName(try fields.string("role", maxBytes: 64)),
                 token: try fields.string("token", maxBytes: RoomToken.maximumBytes),
                 expiresAt: try fields.integer("expires_at"), id: try readRequestID(fields.object))
+        case "links":
+            let links = try fields.array("links").map { value throws(ControlDecodeError) in
+                let link = Fields(try objectValue(value, "links"), stringLimit: serverStringLimit)
+                return RoomLink(
+                    id: try link.string("id", maxBytes: 64), role: RoleName(try link.string("role", maxBytes: 64)),
+                    by: PeerID(try link.string("by", maxBytes: ControlLimits.maxIdentityBytes)),
+                    expiresAt: try link.integer("expires_at"), uses: try link.integer("uses"),
+                    maxUses: try link.optionalInteger("max_uses"), withdrawn: try link.bool("withdrawn"))
+            }
+            let withdrawn = try fields.array("withdrawn").map { value throws(ControlDecodeError) -> String in
+                guard case .string(let id) = value, id.utf8.count <= 64 else {
+                    throw ControlDecodeError(.badRequest, "\"withdrawn\" holds something that is not a link id")
+                }
+                return id
+            }
+            event = .links(
+                room: try fields.string("room", maxBytes: 64), links: links, withdrawn: withdrawn,
+                locked: try fields.bool("locked"), id: try readRequestID(fields.object))
         case "error":
             event = .error(
                 code: ErrorCode(rawValue: try fields.string("code")), message: try fields.string("message"),

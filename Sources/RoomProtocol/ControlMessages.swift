@@ -55,6 +55,9 @@ extension ClientRequest {
         case .leave: "leave"
         case .setListed: "set_listed"
         case .createLink: "create_link"
+        case .listLinks: "list_links"
+        case .revokeLink: "revoke_link"
+        case .setLocked: "set_locked"
         }
     }
 
@@ -62,7 +65,7 @@ extension ClientRequest {
     public static let typeNames: [String] = [
         "raise_hand", "lower_hand", "invite", "accept_invite", "decline_invite", "withdraw_invite", "set_role",
         "step_down", "set_mute", "mute_peer", "remove", "set_topic", "end_room", "chat", "leave", "set_listed",
-        "create_link",
+        "create_link", "list_links", "revoke_link", "set_locked",
     ]
 }
 
@@ -239,6 +242,9 @@ public enum WireEvent: Sendable, Equatable {
     /// The answer to `create_link`, for the requester only and without a sequence number: the invite token for
     /// `role` in `room` and when it expires (milliseconds since the epoch).
     case inviteLink(room: String, role: RoleName, token: String, expiresAt: Timestamp, id: RequestID?)
+    /// The answer to `list_links` and `revoke_link`, for the requester only and without a sequence number: the
+    /// room's links as the registry of the server that answers knows them, and the ids `revoke_link` withdrew.
+    case links(room: String, links: [RoomLink], withdrawn: [String], locked: Bool, id: RequestID?)
     case error(code: ErrorCode, message: String, id: RequestID?)
 
     /// The value of the message's `type` field.
@@ -265,6 +271,7 @@ public enum WireEvent: Sendable, Equatable {
         case .topicChanged: "topic_changed"
         case .listingChanged: "listing_changed"
         case .inviteLink: "invite_link"
+        case .links: "links"
         case .error: "error"
         }
     }

@@ -19,10 +19,18 @@ public struct InviteClaims: Sendable, Equatable {
     public var expiresAt: Int64
     public var notBefore: Int64
     public var issuedAt: Int64?
+    /// `by`: the identity of the person who made it in a room (`/link`); nil for the operator's
+    /// (`clubroom invite`). Their links are withdrawn when they are lowered or removed.
+    public var creator: String?
+    /// `max`: how many identities it may admit; nil for no limit.
+    public var maxUses: Int64?
 
     public init(
-        role: String, room: String?, id: String, expiresAt: Int64, notBefore: Int64, issuedAt: Int64? = nil
+        role: String, room: String?, id: String, expiresAt: Int64, notBefore: Int64, issuedAt: Int64? = nil,
+        creator: String? = nil, maxUses: Int64? = nil
     ) {
+        self.creator = creator
+        self.maxUses = maxUses
         self.role = role
         self.room = room
         self.id = id
@@ -36,6 +44,8 @@ public struct InviteClaims: Sendable, Equatable {
         var members: [(String, JSONValue)] = [("use", .string(Self.use)), ("role", .string(role))]
         if let room { members.append(("room", .string(room))) }
         members.append(("jti", .string(id)))
+        if let creator { members.append(("by", .string(creator))) }
+        if let maxUses { members.append(("max", .integer(maxUses))) }
         if let issuedAt { members.append(("iat", .integer(issuedAt))) }
         members.append(("nbf", .integer(notBefore)))
         members.append(("exp", .integer(expiresAt)))
@@ -147,10 +157,16 @@ extension RoomToken {
         guard let expiresAt = try time("exp") else { throw .malformed("claim \"exp\" is missing") }
         guard let notBefore = try time("nbf") else { throw .malformed("claim \"nbf\" is missing") }
         if members["sub"] != nil { throw .malformed("an invite names no one: it has a \"sub\" claim") }
+        let maxUses: Int64?
+        switch members["max"] {
+        case .none: maxUses = nil
+        case .integer(let count)? where count > 0: maxUses = count
+        default: throw .malformed("claim \"max\" is not a positive whole number")
+        }
         return .invite(
             InviteClaims(
                 role: role, room: try text("room"), id: try text("jti") ?? "", expiresAt: expiresAt,
-                notBefore: notBefore, issuedAt: try time("iat")))
+                notBefore: notBefore, issuedAt: try time("iat"), creator: try text("by"), maxUses: maxUses))
     }
 }
 

@@ -71,6 +71,8 @@ extension ServerMessage {
             return .inviteLink(
                 InviteLink(
                     room: room, role: role, link: linkBase.link(room: room, invite: token), expiresAt: expiresAt))
+        case .links(_, let links, let withdrawn, let locked, _):
+            return .links(links, withdrawn: withdrawn, locked: locked)
         case .error(let code, let text, _): return .error(code: code.rawValue, message: text)
         }
     }

@@ -155,6 +155,16 @@ extension WireEvent {
                 room: ServerText.identifier(room, maxBytes: TokenClaims.maximumFieldBytes), role: ServerText.role(role),
                 token: ServerText.identifier(token, maxBytes: ControlLimits.maxServerMessageBytes),
                 expiresAt: expiresAt, id: Self.clean(requestID))
+        case .links(let room, let links, let withdrawn, let locked, let requestID):
+            return .links(
+                room: ServerText.identifier(room, maxBytes: TokenClaims.maximumFieldBytes),
+                links: links.map { link in
+                    RoomLink(
+                        id: ServerText.identifier(link.id, maxBytes: 64), role: ServerText.role(link.role),
+                        by: ServerText.actor(link.by), expiresAt: link.expiresAt, uses: link.uses,
+                        maxUses: link.maxUses, withdrawn: link.withdrawn)
+                }, withdrawn: withdrawn.map { ServerText.identifier($0, maxBytes: 64) }, locked: locked,
+                id: Self.clean(requestID))
         case .error(let code, let message, let requestID):
             return .error(
                 code: ErrorCode(rawValue: ServerText.identifier(code.rawValue, maxBytes: ServerText.maxCodeBytes)),

@@ -17,10 +17,21 @@ extension ServerState {
             return
         }
         let now = currentTimestamp()
-        let admitted: (id: PeerID, name: String, role: RoleName, link: String?)
+        let admitted: (id: PeerID, name: String, role: RoleName, invite: InviteClaims?)
         switch admission(to: roomName, request: request, now: now) {
         case .success(let who): admitted = who
         case .failure(let refusal):
+            log.info("\(connection): refused for room \(roomName): \(refusal.detail)")
+            connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
+            return
+        }
+        let refusal =
+            if let invite = admitted.invite {
+                door.check(invite, identity: admitted.id, room: roomName, connection: connection, now: now)
+            } else {
+                door.removal(of: admitted.id, from: roomName)
+            }
+        if let refusal {
             log.info("\(connection): refused for room \(roomName): \(refusal.detail)")
             connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
             return
@@ -46,10 +57,11 @@ extension ServerState {
                         reason: ServerClose.roomUnavailable.reason)
                 case .accepted:
                     previous = connections.accepted(entry)
+                    if let invite = admitted.invite { door.admitted(connection, link: invite.id, peer: id) }
                 case .admitted(let snapshot, let outcome, let replaced):
                     admit(
                         entry, previous: previous, snapshot: snapshot, outcome: outcome, replaced: replaced,
-                        link: admitted.link)
+                        link: admitted.invite.map { "invite \($0.id)" })
                 }
             })
         rooms.join(ticket, room: roomName)
@@ -81,6 +93,7 @@ extension ServerState {
 
     func closed(_ connection: WebSocketConnection, code: WebSocketCloseCode, reason: String) {
         directory.closed(connection)
+        door.closed(connection)
         guard let entry = connections.closed(connection), let roomName = entry.room, let peer = entry.peer else {
             return
         }

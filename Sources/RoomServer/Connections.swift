@@ -126,6 +126,19 @@ enum ServerClose {
     static let lobbyFull = (
         code: UInt16(4017), reason: "The lobby has as many watchers as this server allows; try again later."
     )
+    static let linkWithdrawn = (
+        code: UInt16(4018), reason: "This invite was withdrawn by the room's host or the server's operator."
+    )
+    static let linkUsedUp = (code: UInt16(4019), reason: "This invite has admitted as many people as it may.")
+    static let tooManyJoins = (
+        code: UInt16(4020), reason: "Too many people joined from here or with this invite just now; try again later."
+    )
+    static let linkFull = (
+        code: UInt16(4021), reason: "This invite has as many people in rooms as it may have at once."
+    )
+    static let roomLocked = (
+        code: UInt16(4022), reason: "This room is locked: its hosts let no one new in with a link just now."
+    )
     static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
     /// Close 1001 to a client of a cluster node that the cluster took for gone: it reconnects and joins again.
     static let handedBack = "This server lost its place in the room. Reconnect."

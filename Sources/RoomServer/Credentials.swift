@@ -1,5 +1,6 @@
 import Crypto
 import RoomCore
+import RoomPersistence
 import RoomProtocol
 import RoomTransport
 
@@ -30,7 +31,7 @@ extension ServerState {
     func admission(
         to room: String, request: WebSocketUpgradeRequest, now: Timestamp
     ) -> Result<
-        (id: PeerID, name: String, role: RoleName, link: String?), DoorRefusal
+        (id: PeerID, name: String, role: RoleName, invite: InviteClaims?), DoorRefusal
     > {
         let credential: TokenCredential
         switch verify(request) {
@@ -68,9 +69,7 @@ extension ServerState {
                     DoorRefusal(ServerClose.guestKeyMissing, detail: "invite \(claims.id) without a guest key"))
             }
             let name = DisplayName.sanitize(GuestHeaders.decodeName(request.headers[GuestHeaders.name]) ?? "")
-            // The link it came by, for the log line of its join (and whatever withdraws links by their ID).
-            return .success(
-                (PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role), "invite \(claims.id)"))
+            return .success((PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role), claims))
         }
     }
 
@@ -128,18 +127,30 @@ extension ServerState {
 /// the outcome is published: after its audit entry is committed, like every other answer of the room.
 ///
 /// Loop thread only (like the rest of `ServerState`).
+///
+/// It also keeps the link registry in step with the room: a person lowered by someone else loses the links they
+/// made for roles above their new one, a person removed loses all of theirs (and stays out, across restarts,
+/// until the room ends).
 final class LinkSigner: OutcomeConsumer, @unchecked Sendable {
     let connections: Connections
     let issuer: TokenIssuer
     let log: ServerLog
+    let registry: LinkRegistry?
+    let roles: RoleTable
 
-    init(connections: Connections, issuer: TokenIssuer, log: ServerLog) {
+    init(connections: Connections, issuer: TokenIssuer, log: ServerLog, registry: LinkRegistry?, roles: RoleTable) {
         self.connections = connections
         self.issuer = issuer
         self.log = log
+        self.registry = registry
+        self.roles = roles
     }
 
     func consume(_ outcome: Outcome, in room: String) {
+        if let registry {
+            follow(outcome, in: room, registry: registry)
+            for request in outcome.linkRequests { answer(request, registry: registry) }
+        }
         guard !outcome.grants.isEmpty else { return }
         let members = connections.members(of: room)
         for grant in outcome.grants {
@@ -147,13 +158,18 @@ final class LinkSigner: OutcomeConsumer, @unchecked Sendable {
             guard let entry = members[grant.peer] else { continue }
             let now = currentTimestamp() / 1000
             do {
-                let token = try issuer.invite(role: grant.role.rawValue, room: grant.room, ttl: grant.ttl, now: now)
+                let (token, claims) = try issuer.signedInvite(
+                    role: grant.role.rawValue, room: grant.room, ttl: grant.ttl, now: now,
+                    creator: grant.peer.rawValue)
+                // So that the room's hosts see it in /links before anyone used it.
+                try? registry?.register(LinkRecord(claims))
                 entry.send(
                     ServerMessage(
                         .inviteLink(
                             room: grant.room, role: grant.role, token: token, expiresAt: (now + grant.ttl) * 1000,
                             id: grant.requestID), seq: nil))
-                log.info("room \(grant.room): \(grant.peer) made a link for \(grant.role) valid \(grant.ttl) s")
+                log.info(
+                    "room \(grant.room): \(grant.peer) made link \(claims.id) for \(grant.role) valid \(grant.ttl) s")
             } catch {
                 entry.send(
                     ServerMessage(
@@ -162,5 +178,102 @@ final class LinkSigner: OutcomeConsumer, @unchecked Sendable {
                         seq: nil))
             }
         }
+    }
+}
+
+extension LinkSigner {
+    /// Keeps the registry in step with what the room decided: links of people lowered by others or removed are
+    /// withdrawn, removals are remembered until the room ends.
+    func follow(_ outcome: Outcome, in room: String, registry: LinkRegistry) {
+        let now = currentTimestamp() / 1000
+        for delivery in outcome.deliveries {
+            do {
+                switch delivery.message.event {
+                case .roomEnded:
+                    // A room that ends forgets who was removed and whether it was locked: it starts afresh.
+                    try registry.forgetRemovals(from: room)
+                    try registry.setLocked(false, room: room, at: now)
+                case .roleChanged(let peer, let role, let by, _) where by != peer:
+                    let above = Set(
+                        roles.roles.filter { roles.rank(of: $0.name) < roles.rank(of: role) }.map(\.name.rawValue))
+                    let withdrawn = try registry.revoke(
+                        madeBy: peer.rawValue, in: room, roles: above, by: by.rawValue, at: now)
+                    if !withdrawn.isEmpty {
+                        log.info(
+                            "room \(room): \(peer) was made \(role) by \(by); withdrew their links "
+                                + withdrawn.joined(separator: ", "))
+                    }
+                case .removed(let peer, let by, _):
+                    try registry.remember(removal: peer.rawValue, from: room, at: now)
+                    let withdrawn = try registry.revoke(
+                        madeBy: peer.rawValue, in: room, roles: Set(roles.roles.map(\.name.rawValue)),
+                        by: by.rawValue, at: now)
+                    if !withdrawn.isEmpty {
+                        log.info(
+                            "room \(room): \(peer) was removed by \(by); withdrew their links "
+                                + withdrawn.joined(separator: ", "))
+                    }
+                default:
+                    break
+                }
+            } catch {
+                log.warning("room \(room): the link registry could not be updated: \(error)")
+            }
+        }
+    }
+}
+
+extension LinkSigner {
+    /// Carries out a host's `list_links` or `revoke_link`: every node withdraws in its own registry, and the
+    /// node of the host's connection answers with the room's links.
+    func answer(_ request: LinkRequest, registry: LinkRegistry) {
+        let now = currentTimestamp() / 1000
+        var withdrawn: [String] = []
+        var links: [LinkRecord] = []
+        var locked = false
+        do {
+            if let link = request.revoke {
+                if link == ClientRequest.allLinks {
+                    let before = try registry.links(room: request.room).filter { $0.revokedAt == nil }.map(\.id)
+                    try registry.withdrawAll(room: request.room, by: request.peer.rawValue, at: now)
+                    withdrawn = before
+                } else if try registry.revoke(link, room: request.room, by: request.peer.rawValue, at: now) {
+                    withdrawn = [link]
+                }
+                log.info(
+                    "room \(request.room): \(request.peer) withdrew "
+                        + (link == ClientRequest.allLinks ? "every link" : "link \(link)")
+                        + (withdrawn.isEmpty ? " (none working)" : ""))
+            }
+            if let lock = request.lock {
+                try registry.setLocked(lock, room: request.room, at: now)
+                log.info(
+                    "room \(request.room): \(request.peer) \(lock ? "locked the room to newcomers with links" : "unlocked the room")"
+                )
+            }
+            links = try registry.links(room: request.room)
+            locked = try registry.isLocked(request.room)
+        } catch {
+            log.warning("room \(request.room): the link registry could not be used: \(error)")
+            connections.members(of: request.room)[request.peer]?.send(
+                ServerMessage(
+                    .error(
+                        code: .internal, message: "the room's links could not be read; try again", id: request.requestID
+                    ),
+                    seq: nil))
+            return
+        }
+        guard let entry = connections.members(of: request.room)[request.peer] else { return }
+        // The newest first, at most the last 50: a host's view, not the operator's (`clubroom links`).
+        let shown = links.prefix(50).map { link in
+            RoomLink(
+                id: link.id, role: RoleName(link.role), by: PeerID(link.creator), expiresAt: link.expiresAt * 1000,
+                uses: link.uses, maxUses: link.maxUses, withdrawn: link.revokedAt != nil)
+        }
+        entry.send(
+            ServerMessage(
+                .links(
+                    room: request.room, links: Array(shown), withdrawn: withdrawn, locked: locked, id: request.requestID
+                ), seq: nil))
     }
 }

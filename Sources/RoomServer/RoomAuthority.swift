@@ -121,6 +121,8 @@ public struct Outcome: Sendable, Equatable {
     public var listing: ListingChange?
     /// Invite links the room agreed to make; the server signs each and sends it to its requester alone.
     public var grants: [LinkGrant] = []
+    /// Requests about the room's links (`list_links`, `revoke_link`), for the link registry of every node.
+    public var linkRequests: [LinkRequest] = []
 
     public init() {}
 
@@ -128,7 +130,7 @@ public struct Outcome: Sendable, Equatable {
         lhs.gates == rhs.gates && lhs.deliveries == rhs.deliveries && lhs.changes == rhs.changes
             && lhs.error == rhs.error && lhs.closes.map(\.peer) == rhs.closes.map(\.peer)
             && lhs.closes.map(\.reason) == rhs.closes.map(\.reason) && lhs.listing == rhs.listing
-            && lhs.grants == rhs.grants
+            && lhs.grants == rhs.grants && lhs.linkRequests == rhs.linkRequests
     }
 }
 
@@ -476,7 +478,8 @@ public struct RoomAuthority: Sendable {
             if DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxChatCharacters).isEmpty {
                 return (.badRequest, "a chat message cannot be empty")
             }
-        case .setRole, .stepDown, .setMute, .remove, .setTopic, .endRoom, .leave, .createLink:
+        case .setRole, .stepDown, .setMute, .remove, .setTopic, .endRoom, .leave, .createLink, .listLinks,
+            .revokeLink, .setLocked:
             break
         }
         return nil
@@ -621,6 +624,15 @@ public struct RoomAuthority: Sendable {
         case .createLink(let role, let ttl):
             outcome.grants.append(LinkGrant(peer: actorID, room: name, role: role, ttl: ttl, requestID: requestID))
             audit(nil, "\(role.rawValue), \(ttl) s")
+        case .listLinks:
+            outcome.linkRequests.append(LinkRequest(peer: actorID, room: name, revoke: nil, requestID: requestID))
+        case .revokeLink(let link):
+            outcome.linkRequests.append(LinkRequest(peer: actorID, room: name, revoke: link, requestID: requestID))
+            audit(nil, link)
+        case .setLocked(let locked):
+            outcome.linkRequests.append(
+                LinkRequest(peer: actorID, room: name, revoke: nil, lock: locked, requestID: requestID))
+            audit(nil, locked ? "locked" : "unlocked")
         }
         return outcome
     }

@@ -21,6 +21,25 @@ public struct LinkGrant: Sendable, Equatable {
     }
 }
 
+/// A host's request about the room's links that the room allowed: list them (`revoke` and `lock` nil), withdraw
+/// one (`revoke` its id) or all (`ClientRequest.allLinks`), or lock or unlock the room to newcomers with links.
+/// The registry, outside the room, carries it out.
+public struct LinkRequest: Sendable, Equatable {
+    public var peer: PeerID
+    public var room: String
+    public var revoke: String?
+    public var lock: Bool?
+    public var requestID: RequestID?
+
+    public init(peer: PeerID, room: String, revoke: String?, lock: Bool? = nil, requestID: RequestID?) {
+        self.peer = peer
+        self.room = room
+        self.revoke = revoke
+        self.lock = lock
+        self.requestID = requestID
+    }
+}
+
 /// Who is on stage and whose hand is up, kept up to date from each outcome's events so a listing costs the size
 /// of the stage, not of the room.
 struct ListingTally: Sendable, Equatable {

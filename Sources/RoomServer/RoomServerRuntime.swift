@@ -81,6 +81,13 @@ public final class RoomServerRuntime: Sendable {
                     + "\(RoomStore.maxHeldCommits) changes) and saves it once the data folder takes writes again, but "
                     + "what it holds is lost if it stops before then")
         }
+        let links: LinkRegistry
+        do {
+            links = try LinkRegistry(path: configuration.dataDirectory + "/" + LinkRegistry.fileName)
+        } catch {
+            store.close(timeout: .seconds(1))
+            throw ServerStartError(place: "link registry", problem: error.description)
+        }
         var media: ServerMedia?
         if let mediaConfiguration = configuration.media {
             // The forwarder measures levels on its own thread; the rooms take them on the loop.
@@ -120,7 +127,7 @@ public final class RoomServerRuntime: Sendable {
         let state = ServerState(
             configuration: configuration, verifier: TokenVerifier(secret: secret),
             persistence: PersistenceQueue(store: store, loop: loopReference, log: log), loop: loopReference, log: log,
-            cluster: cluster, clusterSecret: configuration.cluster?.secret ?? secret.bytes)
+            cluster: cluster, clusterSecret: configuration.cluster?.secret ?? secret.bytes, links: links)
         target.set(state)
         if let media { state.attach(media) }
         if let cluster, let settings = configuration.cluster {
@@ -260,6 +267,7 @@ public final class RoomServerRuntime: Sendable {
         state.cluster?.stop()
         state.media?.stop()
         state.persistence.close(timeout: .seconds(10))
+        state.door.registry?.close()
     }
 }
 

@@ -27,6 +27,8 @@ public struct ServerConfiguration: Sendable {
     public var cluster: ClusterSettings?
     /// The most lobbies watching the list of live rooms at once.
     public var maxLobbyWatchers: Int = 10_000
+    /// How fast invite holders may come in, per source address and per link.
+    public var admissionLimits = AdmissionLimits()
 
     public init(
         host: String = "127.0.0.1", port: Int = 7480, dataDirectory: String, secretFile: String,

@@ -1,6 +1,7 @@
 import ClusterState
 import Crypto
 import RoomCore
+import RoomPersistence
 import RoomProtocol
 import RoomTransport
 
@@ -28,12 +29,15 @@ final class ServerState: @unchecked Sendable {
     let loop: LoopReference
     /// The log's departure lines, of which a crowd leaving at once gets one.
     let departureLog = DepartureLog()
+    /// What invite holders are checked against besides their invite: the link registry and the limits.
+    let door: InviteDoor
     /// Set when the server begins to stop: the connections it then closes are not departures.
     private(set) var stopping = false
 
     init(
         configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue,
-        loop: LoopReference, log: ServerLog, cluster: ClusterNode? = nil, clusterSecret: [UInt8] = []
+        loop: LoopReference, log: ServerLog, cluster: ClusterNode? = nil, clusterSecret: [UInt8] = [],
+        links: LinkRegistry? = nil
     ) {
         self.configuration = configuration
         self.verifier = verifier
@@ -43,8 +47,12 @@ final class ServerState: @unchecked Sendable {
         broadcaster = Broadcaster(connections: connections)
         self.cluster = cluster
         directory = RoomDirectory(maxWatchers: configuration.maxLobbyWatchers, log: log)
+        door = InviteDoor(limits: configuration.admissionLimits, registry: links)
         let consumers: [any OutcomeConsumer] = [
-            broadcaster, directory, LinkSigner(connections: connections, issuer: verifier.issuer, log: log),
+            broadcaster, directory,
+            LinkSigner(
+                connections: connections, issuer: verifier.issuer, log: log, registry: links,
+                roles: configuration.roles),
         ]
         if let cluster {
             rooms = ClusterRooms(

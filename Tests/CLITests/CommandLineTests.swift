@@ -2,7 +2,7 @@ import RoomTesting
 import Testing
 
 /// Every command `clubroom --help` lists.
-let commandNames = ["serve", "join", "rooms", "invite", "bot", "token", "demo", "devices", "bench"]
+let commandNames = ["serve", "join", "rooms", "invite", "links", "bot", "token", "demo", "devices", "bench"]
 
 @Test func unknownCommandIsAUsageError() throws {
     let result = try runClubroom(["sevre"])
@@ -49,7 +49,14 @@ let commandNames = ["serve", "join", "rooms", "invite", "bot", "token", "demo", 
         "clubroom join: bad value 'http://example.org' for '<url>' (expected a ws:// or wss:// URL such as ws://127.0.0.1:7480/rooms/lobby)"
     ),
     (["bot", "ws://127.0.0.1:1/rooms/a"], "clubroom bot: missing option '--token TOKEN'"),
-    (["join"], "clubroom join: missing argument '<url>'"),
+    (
+        ["invite", "ws://127.0.0.1:7480", "--ttl", "36500d"],
+        "clubroom invite: bad value '36500d' for '--ttl' (expected a lifetime from 1m to 30d, as for /link)"
+    ),
+    (
+        ["join", "ws://127.0.0.1:1/rooms/a", "--link-file", "link"],
+        "clubroom join: '<url>' and '--link-file' cannot be used together"
+    ),
     (["serve", "--tls-cert", "c.pem"], "clubroom serve: '--tls-cert' needs '--tls-key FILE' as well"),
     (["bench", "store", "--clients", "5"], "clubroom bench: '--clients' does not apply to 'bench store'"),
     (["bench", "store", "--nodes", "3"], "clubroom bench: '--nodes' does not apply to 'bench store'"),

@@ -37,7 +37,8 @@ let protocolRoles = try! RoleTable.parse(
             .mutePeer("b"), .remove("c", reason: "why"), .remove("c", reason: nil), .setTopic("t"),
             .endRoom(reason: ""), .endRoom(reason: nil),
             .chat("x", to: .everyone), .chat("y", to: .peer("p")), .chat("z", to: .role("r")),
-            .leave, .setListed(false), .setListed(true), .createLink(role: .speaker, ttl: 3600),
+            .leave, .setListed(false), .setListed(true), .createLink(role: .speaker, ttl: 3600), .listLinks,
+            .revokeLink("w_Lk0L9Zv5U"), .revokeLink(ClientRequest.allLinks), .setLocked(true), .setLocked(false),
         ]
         #expect(Set(requests.map(\.typeName)) == Set(ClientRequest.typeNames))
         for request in requests {
@@ -77,9 +78,16 @@ let protocolRoles = try! RoleTable.parse(
             .askedToMute(peer: "a", by: "b"), .removed(peer: "a", by: "b", reason: "r"),
             .roomEnded(by: "b", reason: ""),
             .topicChanged(topic: "new", by: "b"), .error(code: .forbidden, message: "no", id: .string("x")),
+            .links(
+                room: "r",
+                links: [
+                    RoomLink(id: "a", role: .speaker, by: "b", expiresAt: 9, uses: 2, maxUses: 5, withdrawn: false),
+                    RoomLink(id: "c", role: .audience, by: "", expiresAt: 8, uses: 0, maxUses: nil, withdrawn: true),
+                ], withdrawn: ["c"], locked: true, id: .integer(4)),
         ]
         for (index, event) in events.enumerated() {
-            let message = ServerMessage(event, seq: event.typeName == "error" ? nil : Int64(index))
+            let message = ServerMessage(
+                event, seq: event.typeName == "error" || event.typeName == "links" ? nil : Int64(index))
             #expect(try ControlCodec.decodeServer(ControlCodec.encode(message)) == message)
         }
     }

@@ -122,6 +122,7 @@ import Testing
             .roomEnded(by: "ana", reason: ""), .topicChanged(topic: "", by: "ana"),
             .listingChanged(listed: false, by: "ana"),
             .inviteLink(room: "lobby", role: .audience, token: "a.b.c", expiresAt: 9, id: nil),
+            .links(room: "lobby", links: [], withdrawn: [], locked: false, id: nil),
             .error(code: .conflict, message: "", id: nil),
         ]
         let base = ServerAddress(secure: true, host: "rooms.example.org", port: 443)
@@ -136,7 +137,7 @@ import Testing
                 "joined", "peerJoined", "peerLeft", "roleChanged", "handRaised", "handLowered", "muteChanged",
                 "speakers", "chat", "invited", "inviteDeclined", "inviteWithdrawn", "inviteExpired", "askedToMute",
                 "removed", "roomEnded",
-                "topicChanged", "listingChanged", "inviteLink", "error",
+                "topicChanged", "listingChanged", "inviteLink", "links", "error",
             ])
     }
 
@@ -185,6 +186,7 @@ import Testing
         case .topicChanged: "topicChanged"
         case .listingChanged: "listingChanged"
         case .inviteLink: "inviteLink"
+        case .links: "links"
         case .reconnecting: "reconnecting"
         case .reconnected: "reconnected"
         case .error: "error"

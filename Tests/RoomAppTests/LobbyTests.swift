@@ -320,6 +320,42 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
         #expect(state.log.contains(.event("Invite link for listeners, valid 1 hour: ws://h/rooms/jazz#invite=a.b.c")))
     }
 
+    @Test func theRoomsLinksAreSaidWithTheirIDs() {
+        var state = AppState(roles: roles, lineMode: true)
+        _ = reduceApp(&state, .roles(roles))
+        _ = reduceApp(
+            &state,
+            .server(
+                .joined(
+                    RoomSnapshot(
+                        roomID: "jazz", selfID: "ana", peers: [Peer(id: "ana", name: "Ana", role: .host)], seq: 1)),
+                seq: 1, at: lobbyNow))
+        let links = [
+            RoomLink(
+                id: "abc", role: .speaker, by: "ana", expiresAt: lobbyNow + 7_200_000, uses: 2, maxUses: 5,
+                withdrawn: false),
+            RoomLink(
+                id: "xyz", role: .audience, by: "", expiresAt: lobbyNow + 60_000, uses: 9, maxUses: nil, withdrawn: true
+            ),
+        ]
+        let effects = reduceApp(
+            &state, .server(.links(links, withdrawn: ["xyz"], locked: false), seq: 0, at: lobbyNow))
+        #expect(
+            effects.contains(
+                .say(
+                    "Withdrew link xyz. Links to this room, 1 working (/revoke ID withdraws one, /revoke all every "
+                        + "one): abc for speakers by you, used 2 of 5, works 2 hours more; xyz for listeners by the "
+                        + "server's operator, used 9, withdrawn.")),
+            "\(effects)")
+        let none = reduceApp(&state, .server(.links([], withdrawn: [], locked: false), seq: 0, at: lobbyNow))
+        #expect(none.contains(.say("This room has no links.")), "\(none)")
+        let locked = reduceApp(&state, .server(.links([], withdrawn: [], locked: true), seq: 0, at: lobbyNow))
+        #expect(
+            locked.contains(
+                .say("The room is locked: no one new gets in with a link (/unlock opens it). This room has no links.")),
+            "\(locked)")
+    }
+
     @Test func listingChangesAreSaid() {
         var state = AppState(roles: roles, lineMode: true)
         _ = reduceApp(&state, .roles(roles))

@@ -61,6 +61,30 @@ import Testing
         )
     }
 
+    @Test func linksAndRevokeCommands() {
+        #expect(parse("/links") == .success(.links))
+        #expect(parse("/lock") == .success(.locked(true)))
+        #expect(parse("/unlock") == .success(.locked(false)))
+        #expect(parse("/revoke w_Lk0L9Zv5U") == .success(.revoke("w_Lk0L9Zv5U")))
+        #expect(parse("/revoke ALL") == .success(.revoke(ClientRequest.allLinks)))
+        #expect(
+            parse("/revoke") == .failure(.missingArgument(command: "revoke", argument: "ID", usage: "/revoke ID|all")))
+        var state = RoomState(roles: roles)
+        #expect(reduce(&state, .command(.links)).isEmpty == false)
+        let host = Peer(id: "ana", name: "Ana", role: .host)
+        let moderator = Peer(id: "bo", name: "Bo", role: .moderator)
+        #expect(roles.check(.listLinks, by: host, target: nil) == nil)
+        #expect(roles.check(.setLocked(true), by: host, target: nil) == nil)
+        #expect(
+            roles.check(.setLocked(true), by: moderator, target: nil)
+                == Refusal("only hosts can lock or unlock the room"))
+        #expect(roles.check(.revokeLink("all"), by: host, target: nil) == nil)
+        #expect(roles.check(.listLinks, by: moderator, target: nil) == Refusal("only hosts can see the room's links"))
+        #expect(
+            roles.check(.revokeLink("x"), by: moderator, target: nil)
+                == Refusal("only hosts can withdraw the room's links"))
+    }
+
     @Test func whoMayListAndMakeLinks() {
         let host = Peer(id: "ana", name: "Ana", role: .host)
         let moderator = Peer(id: "bo", name: "Bo", role: .moderator)

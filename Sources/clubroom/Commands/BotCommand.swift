@@ -12,6 +12,9 @@ enum BotCommand: ClubroomCommand {
         discussion: """
             Reads one JSON command per line on stdin and writes one JSON event per line on stdout, for scripts, \
             tests and demos. End of input leaves the room.
+
+            The token comes from --token TOKEN, --token-file FILE or the CLUBROOM_TOKEN environment variable; \
+            one given with --token shows in ps to every user of this machine, the other two do not.
             """,
         positionals: [
             Positional(
@@ -19,7 +22,10 @@ enum BotCommand: ClubroomCommand {
                 help: "The room's address, such as ws://127.0.0.1:7480/rooms/lobby.")
         ],
         options: [
-            .value("token", short: "t", placeholder: "TOKEN", required: true, help: "Access token for the room."),
+            .value("token", short: "t", placeholder: "TOKEN", help: "Access token for the room (shows in ps)."),
+            .value(
+                "token-file", placeholder: "FILE", type: .path,
+                help: "File holding the access token (kept out of ps)."),
             .flag("auto-accept", help: "Accept invitations to speak by itself."),
             .value("play", placeholder: "FILE.wav", type: .path, help: "Loop this WAV file as the microphone."),
             .value("tone", placeholder: "HZ", type: .integer(20...20_000), help: "Send a sine tone as the microphone."),
@@ -39,7 +45,14 @@ enum BotCommand: ClubroomCommand {
         }
 
         var url: String
-        var token: String
+        /// Where the token comes from: `--token`, `--token-file`, else `CLUBROOM_TOKEN`.
+        enum TokenSource: Equatable {
+            case given(String)
+            case file(String)
+            case environment
+        }
+
+        var token: TokenSource
         var autoAccept: Bool
         var source: Source
         var recording: String?
@@ -48,7 +61,16 @@ enum BotCommand: ClubroomCommand {
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = arguments.string("url") ?? ""
-            token = arguments.string("token") ?? ""
+            switch (arguments.string("token"), arguments.path("token-file")) {
+            case (.some, .some): throw .conflict("--token", "--token-file")
+            case (.some(let token), nil): self.token = .given(token)
+            case (nil, .some(let file)): token = .file(file)
+            case (nil, nil):
+                guard ProcessInfo.processInfo.environment["CLUBROOM_TOKEN"] != nil else {
+                    throw .missingOption(synopsis: "--token TOKEN")
+                }
+                token = .environment
+            }
             autoAccept = arguments.flag("auto-accept")
             recording = arguments.path("record")
             blockUDP = arguments.flag("block-udp")
@@ -64,6 +86,7 @@ enum BotCommand: ClubroomCommand {
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = try Options(arguments)
+        let token = try readToken(options.token, environment: ProcessInfo.processInfo.environment)
         let microphone: MicrophoneSource
         switch options.source {
         case .silence: microphone = .none
@@ -75,12 +98,35 @@ enum BotCommand: ClubroomCommand {
             source: microphone, recordPath: options.recording, blockUDP: options.blockUDP,
             logPackets: options.logPackets)
         let bot = BotRunner(
-            url: options.url, token: options.token,
+            url: options.url, token: token,
             behaviour: BotRunner.Behaviour(autoAccept: options.autoAccept, media: media),
             output: { line in writeOutput(line + "\n") })
         let status = await Task.detached { bot.run(input: { readLine(strippingNewline: true) }) }.value
         return ExitStatus(rawValue: status.rawValue)
     }
+}
+
+/// The bot's token from where the options say; an empty one, or none at all, is an error before connecting.
+func readToken(_ source: BotCommand.Options.TokenSource, environment: [String: String]) throws -> String {
+    let text: String
+    switch source {
+    case .given(let token): text = token
+    case .file(let path):
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw JoinFailure(text: "cannot read the token file \(path); check the path")
+        }
+        text = String(decoding: data, as: UTF8.self)
+    case .environment:
+        guard let token = environment["CLUBROOM_TOKEN"] else {
+            throw JoinFailure(text: "no token: give --token-file FILE, CLUBROOM_TOKEN or --token TOKEN")
+        }
+        text = token
+    }
+    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !trimmed.isEmpty else {
+        throw JoinFailure(text: "the token is empty; give the one the room's host sent you")
+    }
+    return trimmed
 }
 
 /// A WAV file's samples as a 48 kHz mono microphone (any rate and channel count, converted).

@@ -20,13 +20,16 @@ struct Entry {
     /// The name an invite holder is shown with.
     var guestName: String
 
-    /// What to send to open `room`: the token, the headers that go with it, and whether it is an invite.
-    func credential(forRoom room: String) throws -> (token: String, headers: HTTPHeaders, invite: Bool) {
+    /// What to send to open `room` at `server`: the token, the headers that go with it, and whether it is an
+    /// invite.
+    func credential(
+        forRoom room: String, at server: ServerAddress
+    ) throws -> (token: String, headers: HTTPHeaders, invite: Bool) {
         switch kind {
         case .roomToken(let token):
             return (token, HTTPHeaders(), false)
         case .invite(let token):
-            return (token, try Self.guestHeaders(name: guestName), true)
+            return (token, try Self.guestHeaders(name: guestName, server: server), true)
         case .mint(let secretFile, let identity, let name, let role):
             let token = try TokenCommandCore.mint(
                 room: room, identity: identity, name: name, role: role, ttl: 12 * 3600, secretFile: secretFile,
@@ -46,18 +49,30 @@ struct Entry {
         }
     }
 
-    /// The key and name an invite holder's client sends. The key is this person's, kept in
-    /// `$XDG_STATE_HOME/clubroom/guest-key` (created, mode 0600, on first use); the server derives their identity
-    /// from it, so it must stay private, like an SSH key.
-    static func guestHeaders(name: String) throws -> HTTPHeaders {
+    /// The key and name an invite holder's client sends to `server`. The long-term key is this person's, kept in
+    /// `$XDG_STATE_HOME/clubroom/guest-key` (created, mode 0600, on first use), and never leaves this machine:
+    /// each server is shown a key derived for its origin alone (`GuestKey`), from which it derives the person's
+    /// identity. Nothing is sent over `ws://` to another machine, where anyone on the way could read it.
+    static func guestHeaders(name: String, server: ServerAddress) throws -> HTTPHeaders {
+        guard GuestKey.mayPresent(to: server) else {
+            throw JoinFailure(
+                text: "This link is ws:// to another machine (\(server.host)): joining with it would send who you "
+                    + "are unencrypted, so Clubroom does not. Ask the host for a wss:// link.")
+        }
         let secret: TokenSecret
         do {
             secret = try SecretFile.loadOrCreate(at: guestKeyPath())
         } catch {
             throw JoinFailure(text: "Cannot use your guest key: \(error.description)")
         }
+        guard
+            let presented = GuestKey.presented(
+                guestKey: Array(secret.bytes.prefix(GuestHeaders.keyBytes)), to: server)
+        else {
+            throw JoinFailure(text: "Cannot use your guest key: the key for this server could not be derived.")
+        }
         var headers = HTTPHeaders()
-        headers.add(GuestHeaders.key, Base64URL.encode(secret.bytes.prefix(GuestHeaders.keyBytes)))
+        headers.add(GuestHeaders.key, Base64URL.encode(presented))
         headers.add(GuestHeaders.name, GuestHeaders.encodeName(name))
         return headers
     }

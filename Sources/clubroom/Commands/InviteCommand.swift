@@ -14,8 +14,10 @@ enum InviteCommand: ClubroomCommand {
             Prints one line: a link anyone can open with 'clubroom join LINK' as it is. Without a room it is a \
             server link: its holders see the server's lobby and may join any room listed there, in the role \
             given. With a room (--room, or a room's address) it opens that room only. The invite rides in the \
-            link's #fragment, which no proxy or server log sees. The link stops working when it expires, or \
-            when the server's secret changes. Run it where the server's secret is (see 'clubroom serve').
+            link's #fragment, which no proxy or server log sees. The link stops working when it expires (at \
+            most 30 days, as for /link), when it has admitted --max-uses people, or when it is withdrawn \
+            ('clubroom links revoke', or /revoke in the room). Run it where the server's secret is (see \
+            'clubroom serve').
             """,
         positionals: [
             Positional(
@@ -29,7 +31,10 @@ enum InviteCommand: ClubroomCommand {
                 help: "Role the link gives: audience, speaker, moderator, host, or one from --roles."),
             .value(
                 "ttl", placeholder: "DURATION", type: .duration, default: "7d",
-                help: "How long the link works, such as 1h, 2d or 30d."),
+                help: "How long the link works, from 1m to 30d, such as 1h, 2d or 30d."),
+            .value(
+                "max-uses", placeholder: "N", type: .integer(1...1_000_000),
+                help: "How many people the link may admit (default: no limit)."),
             .value(
                 "secret-file", placeholder: "FILE", type: .path, defaultDescription: "the server's default",
                 help: "File holding the server's secret."),
@@ -45,6 +50,7 @@ enum InviteCommand: ClubroomCommand {
         var timeToLive: Duration
         var secretFile: String?
         var rolesFile: String?
+        var maxUses: Int?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = arguments.string("url") ?? ""
@@ -53,6 +59,14 @@ enum InviteCommand: ClubroomCommand {
             timeToLive = arguments.duration("ttl") ?? .seconds(7 * 86_400)
             secretFile = arguments.path("secret-file")
             rolesFile = arguments.path("roles")
+            maxUses = arguments.integer("max-uses")
+            let seconds = timeToLive.components.seconds + (timeToLive.components.attoseconds > 0 ? 1 : 0)
+            guard ClientRequest.linkLifetimes.contains(seconds) else {
+                let unit = [(86_400, "d"), (3600, "h"), (60, "m")].first { seconds % Int64($0.0) == 0 }
+                throw .badValue(
+                    argument: "--ttl", value: unit.map { "\(seconds / Int64($0.0))\($0.1)" } ?? "\(seconds)s",
+                    expected: "a lifetime from 1m to 30d, as for /link")
+            }
             if role.isEmpty { throw .badValue(argument: "--role", value: role, expected: "a role name") }
             if let room, !ClubroomLink.isValidRoomName(room) {
                 throw .badValue(
@@ -83,7 +97,7 @@ enum InviteCommand: ClubroomCommand {
         let token = try TokenCommandCore.mintInvite(
             room: room, role: options.role, ttl: seconds,
             secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: DefaultPaths.dataDirectory),
-            now: Int64(Date().timeIntervalSince1970))
+            now: Int64(Date().timeIntervalSince1970), maxUses: options.maxUses.map(Int64.init))
         if !address.server.secure, !MediaAddressPolicy.isLoopback(address.server.host) {
             writeError(
                 "clubroom invite: warning: \(address.server) has no TLS: anyone on the network between the people "

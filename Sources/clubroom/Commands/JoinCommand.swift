@@ -24,10 +24,13 @@ enum JoinCommand: ClubroomCommand {
             lobby quits. With a room's address or link, opens that room's screen: the stage, raised hands and \
             the audience. Press ? for the keys.
 
-            A link carries its invite (wss://HOST/rooms#invite=...): paste it as it is. Otherwise join with a \
-            token from the room's host: --token TOKEN, --token-file FILE, the CLUBROOM_TOKEN \
-            environment variable, or typed when asked (a token given with --token shows in ps). On a machine \
-            that holds the server's secret, mint one yourself with --secret-file, --identity and --role.
+            A link carries its invite (wss://HOST/rooms#invite=...): paste it as it is. A link or token given \
+            on the command line shows in ps to every user of this machine; to keep it out, give - for the link \
+            and the link on stdin's first line, or --link-file FILE, or nothing: then the link is asked for \
+            without being shown (or read from stdin when it is not a terminal). Otherwise join with a token \
+            from the room's host: --token TOKEN, --token-file FILE, the CLUBROOM_TOKEN environment variable, or \
+            typed when asked. On a machine that holds the server's secret, mint one yourself with \
+            --secret-file, --identity and --role.
 
             Devices are ALSA PCMs (see 'clubroom devices') or virtual ones: tone:HZ, wav:PATH and silence for \
             --input; null and record:PATH for --output.
@@ -35,12 +38,15 @@ enum JoinCommand: ClubroomCommand {
         positionals: [
             Positional(
                 // Read as text: a link is taken as it was pasted (quotes, angle brackets), see `readLink`.
-                "url", type: .string,
+                "url", type: .string, required: false,
                 help:
-                    "A link, a server's address (ws://127.0.0.1:7480) for its lobby, or a room's (ws://127.0.0.1:7480/rooms/lobby)."
+                    "A link, a server's address (ws://127.0.0.1:7480) for its lobby, or a room's (ws://127.0.0.1:7480/rooms/lobby); - reads it from stdin."
             )
         ],
         options: [
+            .value(
+                "link-file", placeholder: "FILE", type: .path,
+                help: "File holding the link (kept out of ps)."),
             .value("token", short: "t", placeholder: "TOKEN", help: "Access token or invite for the room or lobby."),
             .value(
                 "token-file", placeholder: "FILE", type: .path,
@@ -78,7 +84,15 @@ enum JoinCommand: ClubroomCommand {
             case link
         }
 
-        var url: String
+        /// Where the link or address comes from.
+        enum LinkSource: Equatable {
+            case given(String)
+            case file(String)
+            /// `-`, or nothing given: stdin's first line, or asked for on the terminal without echo.
+            case standardInput
+        }
+
+        var link: LinkSource
         var credentials: Credentials
         /// The display name an invite holder asks for.
         var name: String?
@@ -91,8 +105,14 @@ enum JoinCommand: ClubroomCommand {
         var voiceProcessing: Bool?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
-            url = JoinCommand.normalized(arguments.string("url") ?? "")
-            try checkLinkScheme(url)
+            switch (arguments.string("url"), arguments.path("link-file")) {
+            case (.some, .some): throw .conflict("<url>", "--link-file")
+            case (nil, .some(let file)): link = .file(file)
+            case (.some("-"), nil), (nil, nil): link = .standardInput
+            case (.some(let url), nil):
+                link = .given(JoinCommand.normalized(url))
+                try checkLinkScheme(JoinCommand.normalized(url))
+            }
             credentials = try readCredentials(arguments)
             name = arguments.string("name")
             input = arguments.string("input") ?? "default"
@@ -160,7 +180,7 @@ enum JoinCommand: ClubroomCommand {
         var options = try Options(arguments)
         let environment = ProcessInfo.processInfo.environment
         if let advice = bareFileAdvice(options) { throw JoinFailure(text: advice) }
-        let link = try readLink(options.url)
+        let link = try readLink(try linkText(options.link))
         let entry = try options.entry(link, environment: environment)
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         ignoreBrokenPipes()
@@ -184,7 +204,7 @@ enum JoinCommand: ClubroomCommand {
         guard let roomName = link.room else {
             return try await runLobby(link: link, entry: entry, roles: roles, audio: audio, options: options)
         }
-        let credential = try entry.credential(forRoom: roomName)
+        let credential = try entry.credential(forRoom: roomName, at: link.server)
         let connection = SessionConnection(
             url: link.url, token: credential.token, headers: credential.headers, withInvite: credential.invite,
             audio: audio)
@@ -240,9 +260,38 @@ enum JoinCommand: ClubroomCommand {
         return parts.joined(separator: "?")
     }
 
+    /// The link or address as given: on the command line, in a file, on stdin's first line, or typed at a prompt
+    /// that does not show it (when stdin is a terminal).
+    static func linkText(_ source: Options.LinkSource) throws -> String {
+        switch source {
+        case .given(let url):
+            return url
+        case .file(let path):
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw JoinFailure(text: "cannot read the link file \(path); check the path")
+            }
+            return normalized(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        case .standardInput:
+            let text =
+                isatty(STDIN_FILENO) == 1
+                ? askHidden("Link (from the room's host; it is not shown as you paste it): ")
+                : (readLine(strippingNewline: true) ?? "")
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else {
+                throw JoinFailure(text: "no link was given; paste it, or give it with --link-file FILE")
+            }
+            return normalized(trimmed)
+        }
+    }
+
     /// Asks for the token on the terminal, without showing what is typed.
     static func askForToken(room: String?) -> String {
-        writeError(room.map { "Token for \($0) (from the room's host): " } ?? "Invite for the lobby (from its host): ")
+        askHidden(room.map { "Token for \($0) (from the room's host): " } ?? "Invite for the lobby (from its host): ")
+    }
+
+    /// Asks for a secret on the terminal, without showing what is typed.
+    static func askHidden(_ prompt: String) -> String {
+        writeError(prompt)
         var saved = termios()
         let canHide = tcgetattr(STDIN_FILENO, &saved) == 0
         if canHide {

@@ -20,7 +20,7 @@ extension JoinCommand {
         /// A room's connection, with what opens it.
         func roomConnection(_ room: String) -> Result<SessionConnection, JoinFailure> {
             do {
-                let credential = try entry.credential(forRoom: room)
+                let credential = try entry.credential(forRoom: room, at: server)
                 return .success(
                     SessionConnection(
                         url: server.roomURL(room), token: credential.token, headers: credential.headers,

@@ -48,6 +48,18 @@ enum ServeCommand: ClubroomCommand {
                 "max-peers", placeholder: "N", type: .integer(1...1_000_000), default: "10000",
                 help: "Most people in one room."),
             .value(
+                "invite-burst", placeholder: "N", type: .integer(1...1_000_000), default: "20",
+                help: "Invite holders one address may bring in at once (see docs/tokens.md, limits at the door)."),
+            .value(
+                "invite-rate", placeholder: "N", type: .integer(0...1_000_000), default: "30",
+                help: "Invite holders one address may bring in per minute after its burst."),
+            .value(
+                "link-live-max", placeholder: "N", type: .integer(1...1_000_000), default: "200",
+                help: "Most people one invite link may have in rooms at once."),
+            .value(
+                "trusted-proxy", placeholder: "ADDRESS[,ADDRESS...]",
+                help: "Reverse proxies whose X-Forwarded-For names the real address of who connects."),
+            .value(
                 "cluster", placeholder: "redis://HOST:PORT", type: .url(schemes: ["redis"]),
                 help:
                     "Redis of the cluster this server is a node of; needs --node. A login goes in the URL "
@@ -84,8 +96,16 @@ enum ServeCommand: ClubroomCommand {
         var clusterSecretFile: String?
         var clusterPasswordFile: String?
         var publicAddress: String?
+        var admissionLimits = AdmissionLimits()
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
+            admissionLimits.addressBurst = Double(arguments.integer("invite-burst") ?? 20)
+            admissionLimits.addressPerSecond = Double(arguments.integer("invite-rate") ?? 30) / 60
+            admissionLimits.maxLiveIdentitiesPerLink = arguments.integer("link-live-max") ?? 200
+            admissionLimits.trustedProxies = Set(
+                (arguments.string("trusted-proxy") ?? "").split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }.filter { !$0.isEmpty })
             maxPeers = arguments.integer("max-peers") ?? 10_000
             listen = arguments.endpoint("listen") ?? Endpoint(host: "127.0.0.1", port: 7480)
             media = arguments.endpoint("media") ?? Endpoint(host: listen.host, port: 0)
@@ -144,7 +164,7 @@ enum ServeCommand: ClubroomCommand {
                 throw ServerStartError(place: "cluster secret file", problem: error.description)
             }
         }
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: options.listen.host, port: Int(options.listen.port), dataDirectory: dataDirectory,
             secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: dataDirectory),
             tls: options.tlsCertificate.map {
@@ -159,6 +179,7 @@ enum ServeCommand: ClubroomCommand {
                     redis: $0, node: options.node ?? "", relayHost: options.relay?.host ?? options.media.host,
                     relayPort: Int(options.relay?.port ?? 0), secret: clusterSecret)
             })
+        configuration.admissionLimits = options.admissionLimits
         let log = ServerLog()
         if let key = options.tlsKey, let mode = Self.groupOrOtherReadable(key) {
             // Warned of, not refused: keys kept for a group (ssl-cert, 0640) are a common and deliberate setup.

@@ -1,0 +1,84 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A fake server for tests: listens on a free TCP port of 127.0.0.1, records the head of every HTTP request it
+/// gets (what a client sends before any answer), answers `403 Forbidden` and closes. A throw-away server that
+/// someone opens a link to sees exactly this much.
+public final class RecordingListener: @unchecked Sendable {
+    // Safe to share: `listener` and `port` are fixed; the requests are behind a mutex.
+    public let port: Int
+    private let listener: Int32
+    private let requests = Mutex<[String]>([])
+    private let running = Atomic<Bool>(true)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    public init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        _ = setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        }
+        guard bound == 0, listen(listener, 16) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        self.listener = listener
+        let thread = Thread { [self] in run() }
+        thread.name = "clubroom-test-recorder"
+        thread.start()
+    }
+
+    deinit {
+        running.store(false, ordering: .releasing)
+        stopped.wait()
+        close(listener)
+    }
+
+    /// The heads of the requests received so far, in order.
+    public var received: [String] { requests.withLock { $0 } }
+
+    /// The value of header `name` (any case) in each request received so far.
+    public func values(of name: String) -> [String] {
+        received.compactMap { head in
+            for line in head.split(separator: "\r\n") {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                if line[..<colon].lowercased() == name.lowercased() {
+                    return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+            }
+            return nil
+        }
+    }
+
+    private func run() {
+        defer { stopped.signal() }
+        while running.load(ordering: .acquiring) {
+            var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 50) > 0 else { continue }
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { continue }
+            var head: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let deadline = Date().addingTimeInterval(5)
+            while Date() < deadline, head.count < 65536 {
+                var readable = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+                guard poll(&readable, 1, 100) > 0 else { continue }
+                let count = read(client, &buffer, buffer.count)
+                if count <= 0 { break }
+                head += buffer[0..<count]
+                if String(decoding: head, as: UTF8.self).contains("\r\n\r\n") { break }
+            }
+            requests.withLock { $0.append(String(decoding: head, as: UTF8.self)) }
+            let answer = Array("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+            _ = answer.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+            close(client)
+        }
+    }
+}
