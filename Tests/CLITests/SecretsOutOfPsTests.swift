@@ -29,7 +29,8 @@ import Testing
         ]
         for command in commands {
             let child = try ChildProcess(["CLUBROOM_TOKEN=\(Self.token)"] + command)
-            let arguments = (try? String(contentsOfFile: "/proc/\(child.process.processIdentifier)/cmdline")) ?? ""
+            let arguments = try String(
+                contentsOfFile: "/proc/\(child.process.processIdentifier)/cmdline", encoding: .utf8)
             #expect(!arguments.contains("127.0.0.1:\(server.port)"))
             _ = try child.finish(seconds: 30)
         }
