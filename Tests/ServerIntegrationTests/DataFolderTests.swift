@@ -36,8 +36,8 @@ import Testing
         return server.directory
     }
 
-    /// The journal's `-wal` goes; the database keeps its `-wal`, emptied by the checkpoint, and its `-shm`, so that
-    /// a start on a full disk can open it.
+    /// The journal's `-wal` goes; the database and the link registry keep their `-wal`, emptied by the checkpoint,
+    /// and their `-shm`, so that a start on a full disk can open them.
     @Test func aCleanStopCheckpointsAndClosesTheFiles() throws {
         let folder = try folderOfAStoppedServer()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -46,10 +46,12 @@ import Testing
         #expect(
             files.sorted() == [
                 "clubroom-journal.sqlite3", "clubroom.sqlite3", "clubroom.sqlite3-shm", "clubroom.sqlite3-wal",
-                "links.db",
+                "links.db", "links.db-shm", "links.db-wal",
             ])
-        let wal = try FileManager.default.attributesOfItem(atPath: data + "/clubroom.sqlite3-wal")[.size] as? Int
-        #expect(wal == 0)
+        for wal in ["clubroom.sqlite3-wal", "links.db-wal"] {
+            let size = try FileManager.default.attributesOfItem(atPath: data + "/" + wal)[.size] as? Int
+            #expect(size == 0, "\(wal)")
+        }
     }
 
     @Test func theFolderAndItsFilesAreTheOwnersOnly() throws {
