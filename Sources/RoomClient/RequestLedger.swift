@@ -23,6 +23,10 @@ struct RequestLedger: Sendable {
         var unconfirmed: ServerMessage?
         /// Whether its answer was passed on (or it took effect): later answers for its id are repeats' answers.
         var settled = false
+        /// Whether the server's decision on it was heard (it took effect, or a refusal was passed on): after that,
+        /// every answer for its id answers a copy, and is dropped. Settled without a decision (its `unconfirmed`
+        /// was passed on), the decision is still news when it comes.
+        var decided = false
     }
 
     /// What to do with the server's `error` for a request.
@@ -61,7 +65,13 @@ struct RequestLedger: Sendable {
     /// The server's `error` `message`, with `code`, for request `id`.
     mutating func answered(_ code: ErrorCode, id: RequestID, message: ServerMessage) -> Verdict {
         guard let index = sent.firstIndex(where: { $0.id == id }) else { return .deliver }
-        if sent[index].settled { return code == .alreadyApplied ? .drop : .deliver }
+        if sent[index].settled {
+            if sent[index].decided || code == .alreadyApplied || code == .unconfirmed || code == .internal {
+                return .drop
+            }
+            sent[index].decided = true
+            return .deliver
+        }
         let unknown = code == .unconfirmed || (code == .internal && sent[index].unconfirmed != nil)
         switch code {
         case _ where unknown:
@@ -77,9 +87,11 @@ struct RequestLedger: Sendable {
             // Only a repeat is answered so (this session's, or one a cluster node sent again for it): the first
             // copy took effect, and its events came, or are in the snapshot of a reconnect.
             sent[index].settled = true
+            sent[index].decided = true
             return .drop
         default:
             sent[index].settled = true
+            sent[index].decided = true
             return .deliver
         }
     }

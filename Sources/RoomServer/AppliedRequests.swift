@@ -1,31 +1,50 @@
 import RoomCore
 import RoomProtocol
 
-/// The ids of the requests that took effect in a room, per identity: a request whose id is among them is not
-/// acted on again. A client that could not learn whether a request took effect (the connection dropped, or a
-/// cluster answered `unconfirmed`) sends it again under the same id, and the room applies it at most once. Part of
-/// the room's state: a cluster's copies record the same ids in the same order, and the checkpoint carries them,
-/// so a new owner knows every id the old one applied.
+/// The ids of the requests a room decided, per identity, with the refusal of those it refused: a request whose id
+/// is among them is not decided again. A client that could not learn whether a request took effect (the
+/// connection dropped, or a cluster answered `unconfirmed`) sends it again under the same id, and the room applies
+/// it at most once; a copy of a refused request (a cluster node sends its requests again while Redis is away) is
+/// answered with the same refusal and never takes effect later, when the room has changed. Part of the room's
+/// state: a cluster's copies record the same decisions in the same order, and the checkpoint carries them, so a new
+/// owner knows every id the old one decided.
 struct AppliedRequests: Sendable, Equatable {
     /// How many ids are kept per identity (the most recent): a client retries only its latest requests.
     static let perIdentity = 64
     /// Past this many identities, the ids of identities no longer in the room are forgotten.
     static let identityThreshold = 2048
 
-    private(set) var ids: [PeerID: [RequestID]] = [:]
+    /// One decided request: its id, and the refusal it was answered with (nil when it took effect).
+    struct Decision: Sendable, Equatable {
+        var id: RequestID
+        var refusal: ServerMessage?
+    }
+
+    private(set) var decisions: [PeerID: [Decision]] = [:]
+
+    /// Each identity's decided ids, oldest first.
+    var ids: [PeerID: [RequestID]] { decisions.mapValues { $0.map(\.id) } }
 
     /// Whether `peer`'s request `id` took effect.
     func contains(_ id: RequestID, from peer: PeerID) -> Bool {
-        ids[peer]?.contains(id) ?? false
+        decision(id, from: peer).map { $0.refusal == nil } ?? false
     }
 
-    /// Notes that `peer`'s request `id` took effect; `present` says who is in the room (kept when pruning).
-    mutating func record(_ id: RequestID, from peer: PeerID, present: (PeerID) -> Bool) {
-        var kept = ids[peer] ?? []
-        kept.append(id)
+    /// How `peer`'s request `id` was decided, if the room still knows.
+    func decision(_ id: RequestID, from peer: PeerID) -> Decision? {
+        decisions[peer]?.last { $0.id == id }
+    }
+
+    /// Notes that `peer`'s request `id` took effect (`refusal` nil) or was refused with `refusal`; `present` says
+    /// who is in the room (kept when pruning).
+    mutating func record(
+        _ id: RequestID, from peer: PeerID, refusal: ServerMessage? = nil, present: (PeerID) -> Bool
+    ) {
+        var kept = decisions[peer] ?? []
+        kept.append(Decision(id: id, refusal: refusal))
         if kept.count > Self.perIdentity { kept.removeFirst(kept.count - Self.perIdentity) }
-        ids[peer] = kept
-        if ids.count > Self.identityThreshold { ids = ids.filter { present($0.key) } }
+        decisions[peer] = kept
+        if decisions.count > Self.identityThreshold { decisions = decisions.filter { present($0.key) } }
     }
 
     /// Whether requests of this kind are applied once per id. `create_link` changes nothing in the room (it
@@ -44,18 +63,16 @@ struct AppliedRequests: Sendable, Equatable {
             seq: nil)
     }
 
-    /// The ids as a checkpoint keeps them, identities sorted: `s:` and the text of a string id, `i:` and the
-    /// digits of an integer one.
+    /// The decisions as a checkpoint keeps them, identities sorted: each id as `s:` and the text of a string id or
+    /// `i:` and the digits of an integer one, and the refusals by that text.
     var stored: [RoomCheckpoint.Applied] {
-        ids.sorted { $0.key < $1.key }.map { peer, ids in
-            RoomCheckpoint.Applied(
-                peer: peer,
-                ids: ids.map {
-                    switch $0 {
-                    case .string(let text): "s:\(text)"
-                    case .integer(let number): "i:\(number)"
-                    }
-                })
+        decisions.sorted { $0.key < $1.key }.map { peer, decisions in
+            let refused = decisions.compactMap { decision -> RoomCheckpoint.Refused? in
+                guard case .error(let code, let message, _)? = decision.refusal?.event else { return nil }
+                return RoomCheckpoint.Refused(id: Self.text(decision.id), code: code.rawValue, message: message)
+            }
+            return RoomCheckpoint.Applied(
+                peer: peer, ids: decisions.map { Self.text($0.id) }, refused: refused.isEmpty ? nil : refused)
         }
     }
 
@@ -63,11 +80,28 @@ struct AppliedRequests: Sendable, Equatable {
 
     init(stored: [RoomCheckpoint.Applied]) {
         for entry in stored {
-            ids[entry.peer] = entry.ids.compactMap { text -> RequestID? in
-                if text.hasPrefix("s:") { return .string(String(text.dropFirst(2))) }
-                if text.hasPrefix("i:") { return Int64(text.dropFirst(2)).map { .integer($0) } }
-                return nil
+            let refusals = Dictionary(
+                (entry.refused ?? []).map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+            decisions[entry.peer] = entry.ids.compactMap { text -> Decision? in
+                guard let id = Self.id(text) else { return nil }
+                let refusal = refusals[text].map {
+                    ServerMessage(.error(code: ErrorCode(rawValue: $0.code), message: $0.message, id: id), seq: nil)
+                }
+                return Decision(id: id, refusal: refusal)
             }
         }
+    }
+
+    private static func text(_ id: RequestID) -> String {
+        switch id {
+        case .string(let text): "s:\(text)"
+        case .integer(let number): "i:\(number)"
+        }
+    }
+
+    private static func id(_ text: String) -> RequestID? {
+        if text.hasPrefix("s:") { return .string(String(text.dropFirst(2))) }
+        if text.hasPrefix("i:") { return Int64(text.dropFirst(2)).map { .integer($0) } }
+        return nil
     }
 }

@@ -196,11 +196,11 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     ) -> ServerMessage? {
         guard let room = rooms[roomName], room.local[peer] != nil else { return nil }
         flushDepartures(in: roomName)
-        // A repeat of a request this copy of the room saw take effect: answered here, whether or not Redis answers.
+        // A repeat of a request this copy of the room saw decided: answered here, whether or not Redis answers.
         if let id, AppliedRequests.isDeduplicated(request),
-            room.copy?.authority.applied.contains(id, from: peer) == true
+            let decided = room.copy?.authority.applied.decision(id, from: peer)
         {
-            return AppliedRequests.repeated(id)
+            return decided.refusal ?? AppliedRequests.repeated(id)
         }
         let input = ClusterInput.request(node: nodeName, peer: peer, id: id, request, now: now)
         // A repeat of a request on its way already (the client retried): the owner's decision on the first copy,
@@ -401,8 +401,15 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         let input = room.awaited.remove(at: index).input
         guard let peer = input.peer else { return }
         // Decided where this node did not see the entry (its copy started again from a checkpoint after it): the
-        // copy knows the id took effect, and the client saw its outcome in the room.
-        if let id = input.requestID, room.copy?.authority.applied.contains(id, from: peer) == true { return }
+        // copy knows the decision. One that took effect, the client saw in the room; a refusal it is told now.
+        if let id = input.requestID, let decided = room.copy?.authority.applied.decision(id, from: peer) {
+            if let refusal = decided.refusal {
+                var answer = Outcome()
+                answer.deliveries = [Delivery(to: .peer(peer), refusal)]
+                publish(answer, in: roomName)
+            }
+            return
+        }
         log.warning(
             "room \(roomName): no decision on a request of \(peer) within \(awaitMilliseconds / 1000) s; "
                 + "its client is told it is unconfirmed")

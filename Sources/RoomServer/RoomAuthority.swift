@@ -402,15 +402,17 @@ public struct RoomAuthority: Sendable {
         -> Outcome
     {
         let once = id != nil && AppliedRequests.isDeduplicated(request)
-        if once, let id, applied.contains(id, from: actorID) {
+        if once, let id, let decided = applied.decision(id, from: actorID) {
             var outcome = Outcome()
-            outcome.error = AppliedRequests.repeated(id)
+            outcome.error = decided.refusal ?? AppliedRequests.repeated(id)
             return outcome
         }
         var outcome = decide(request, from: actorID, id: id, now: now)
         if outcome.error == nil {
             reportListing(into: &outcome, now: now)
-            if once, let id { applied.record(id, from: actorID) { peers[$0] != nil } }
+        }
+        if once, let id {
+            applied.record(id, from: actorID, refusal: outcome.error) { peers[$0] != nil }
         }
         return outcome
     }

@@ -24,10 +24,19 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         var role: RoleName
     }
 
-    /// The ids of one identity's requests that took effect, oldest first (`AppliedRequests.stored`).
+    /// The ids of one identity's decided requests, oldest first, and the refusals of those refused
+    /// (`AppliedRequests.stored`; a checkpoint without `refused` has only requests that took effect).
     struct Applied: Sendable, Equatable, Codable {
         var peer: PeerID
         var ids: [String]
+        var refused: [Refused]? = nil
+    }
+
+    /// A refused request's id (as in `Applied.ids`) and its refusal's code and message.
+    struct Refused: Sendable, Equatable, Codable {
+        var id: String
+        var code: String
+        var message: String
     }
 
     var topic: String

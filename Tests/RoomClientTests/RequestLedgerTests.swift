@@ -36,9 +36,26 @@ import Testing
         }
         #expect(delays == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4)])
         #expect(ledger.answered(.unconfirmed, id: id, message: unconfirmed) == .deliver)
-        // Answered for good: a later copy's `already_applied` is dropped, anything else passed on.
+        // Passed on as unknown: a later copy's `already_applied`, `unconfirmed` or `internal` adds nothing, but the
+        // room's decision, when a copy brings it, is news; said once.
         #expect(ledger.answered(.alreadyApplied, id: id, message: error(.alreadyApplied, id)) == .drop)
-        #expect(ledger.answered(.unconfirmed, id: id, message: unconfirmed) == .deliver)
+        #expect(ledger.answered(.unconfirmed, id: id, message: unconfirmed) == .drop)
+        #expect(ledger.answered(.internal, id: id, message: error(.internal, id)) == .drop)
+        #expect(ledger.answered(.conflict, id: id, message: error(.conflict, id)) == .deliver)
+        #expect(ledger.answered(.conflict, id: id, message: error(.conflict, id)) == .drop)
+    }
+
+    /// A cluster node may send a request several times while Redis is away; the room answers each copy of a
+    /// refused request with the same refusal, which the person hears once.
+    @Test func aRefusalIsPassedOnOnceWhateverCopiesBringItAgain() {
+        var ledger = RequestLedger(tag: "t")
+        ledger.note(.integer(2), text: "raise")
+        let refused = error(.conflict, .integer(2), "your hand is already raised")
+        #expect(ledger.answered(.conflict, id: .integer(2), message: refused) == .deliver)
+        #expect(ledger.answered(.conflict, id: .integer(2), message: refused) == .drop)
+        // The same id sent anew (a script reusing its ids) is a new request, whose answer is passed on.
+        ledger.note(.integer(2), text: "raise")
+        #expect(ledger.answered(.conflict, id: .integer(2), message: refused) == .deliver)
     }
 
     @Test func aRetryRefusedForWantOfTheRoomStaysUnconfirmed() {

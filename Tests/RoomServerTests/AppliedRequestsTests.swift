@@ -31,15 +31,22 @@ import Testing
         #expect(chats(room) == ["once", "mine"])
     }
 
-    @Test func aRefusedRequestIsNotRememberedSoItsRetryIsDecidedAfresh() {
+    /// A copy of a refused request (a cluster node sends its requests again while Redis is away) arriving once the
+    /// room has changed is answered with the first refusal and never takes effect: its requester was told it
+    /// changed nothing.
+    @Test func aRefusedIdIsAnsweredWithItsRefusalAgainAndNeverTakesEffectLater() {
         var room = populatedRoom()
         _ = room.handle(.raiseHand, from: "eli", id: .integer(1), now: 10)
         let refused = room.handle(.raiseHand, from: "eli", id: .integer(2), now: 11)
         #expect(refusal(refused)?.code == .conflict)
         _ = room.handle(.lowerHand, from: "eli", id: .integer(3), now: 12)
-        let retried = room.handle(.raiseHand, from: "eli", id: .integer(2), now: 13)
-        #expect(retried.error == nil)
-        #expect(room.peers["eli"]?.handRaisedAt == 13)
+        let copy = room.handle(.raiseHand, from: "eli", id: .integer(2), now: 13)
+        #expect(copy.error == refused.error)
+        #expect(copy.deliveries.isEmpty && copy.changes.isEmpty)
+        #expect(room.peers["eli"]?.handRaisedAt == nil)
+        // A new id is a new request.
+        #expect(room.handle(.raiseHand, from: "eli", id: .integer(4), now: 14).error == nil)
+        #expect(room.peers["eli"]?.handRaisedAt == 14)
     }
 
     @Test func anIdStaysAppliedAcrossAReconnect() {
@@ -101,6 +108,37 @@ import Testing
         #expect(refusal(outcome)?.code == .alreadyApplied)
         #expect(outcome.deliveries.isEmpty)
         #expect(successor.authority.chat.map(\.text) == ["hello"])
+    }
+
+    /// A refusal survives the checkpoint too: a new owner answers a copy of a refused request with that refusal.
+    @Test func aCopyFromACheckpointKnowsTheRefusalsTheOwnerGave() throws {
+        var owner = ReplicatedRoom(authority: RoomAuthority(name: "r", roles: defaultRoles, seq: 5_000))
+        let inputs: [ClusterInput] = [
+            .join(node: "a/1", connection: 1, peer: "hana", name: "Hana", role: .host, now: 1_000),
+            .join(node: "b/7", connection: 1, peer: "ana", name: "Ana", role: .audience, now: 1_010),
+            .request(node: "b/7", peer: "ana", id: .string("s-1"), .lowerHand, now: 1_020),
+        ]
+        for input in inputs { _ = owner.apply(try ClusterInput(decoding: input.encoded())) }
+        var successor = try ReplicatedRoom(name: "r", roles: defaultRoles, maxPeers: 100, decoding: owner.encoded())
+        #expect(successor.encoded() == owner.encoded())
+        let first = owner.authority.applied.decision(.string("s-1"), from: "ana")?.refusal
+        #expect(first.map { refusalCode($0) } == .conflict)
+        _ = successor.apply(
+            try ClusterInput(
+                decoding: ClusterInput.request(node: "b/7", peer: "ana", id: .string("r-1"), .raiseHand, now: 1_030)
+                    .encoded()))
+        let copy = ClusterInput.request(node: "b/7", peer: "ana", id: .string("s-1"), .lowerHand, now: 1_040)
+        guard case .outcome(let outcome) = successor.apply(try ClusterInput(decoding: copy.encoded())) else {
+            Issue.record("a request gives an outcome")
+            return
+        }
+        #expect(outcome.error == first)
+        #expect(successor.authority.peers["ana"]?.handRaisedAt == 1_030)
+    }
+
+    func refusalCode(_ message: ServerMessage) -> ErrorCode? {
+        if case .error(let code, _, _) = message.event { return code }
+        return nil
     }
 
     @Test func aCheckpointWrittenBeforeIdsWereKeptStillReads() throws {
