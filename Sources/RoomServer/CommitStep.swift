@@ -26,8 +26,10 @@ public enum CommitResult: Sendable, Equatable {
 
 /// Where a room's saved state comes from when it is first wanted.
 protocol RoomLoader: AnyObject {
-    /// Reads what the store holds of `room` off the loop and calls `then` on the loop thread.
-    func load(_ room: String, now: Timestamp, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void)
+    /// Reads what the store holds of `room` off the loop and calls `then` on the loop thread. A room the store
+    /// never had is made (`create`), or answered as not there (`SavedRoom.exists` false).
+    func load(
+        _ room: String, now: Timestamp, create: Bool, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void)
 }
 
 /// What a room held when the server last had it.
@@ -42,6 +44,8 @@ struct SavedRoom: Sendable, Equatable {
     var invitations: [PeerID: Invitation] = [:]
     /// Whether the room shows in the lobby (its host decides; every room does until unlisted).
     var listed = true
+    /// Whether the store had the room (false only for a room looked for without `create`).
+    var exists = true
 
     static func == (lhs: SavedRoom, rhs: SavedRoom) -> Bool {
         lhs.topic == rhs.topic && lhs.ended == rhs.ended && lhs.chat == rhs.chat && lhs.invitations == rhs.invitations

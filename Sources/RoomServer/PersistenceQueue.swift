@@ -36,18 +36,20 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
         }
     }
 
-    func load(_ room: String, now: Timestamp, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void) {
+    func load(
+        _ room: String, now: Timestamp, create: Bool, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void
+    ) {
         let then = LoopOnly(then)
         reads.async { [self] in
             let result: Result<SavedRoom, RoomLoadError>
             do throws(DatabaseError) {
                 let stored = try store.database.load(
                     room: room, chatLimit: ControlLimits.chatHistory, rolesSince: now - RoomAuthority.reconnectGrace)
+                var saved = SavedRoom()
                 if stored.record == nil {
                     // A new room gets its row, through the journal like every other change.
-                    store.commit([.openRoom(room: room, at: now)]) { _ in }
+                    if create { store.commit([.openRoom(room: room, at: now)]) { _ in } } else { saved.exists = false }
                 }
-                var saved = SavedRoom()
                 saved.topic = stored.record?.topic ?? ""
                 saved.ended = stored.record?.isEnded ?? false
                 saved.chat = stored.chat.map(Self.message)

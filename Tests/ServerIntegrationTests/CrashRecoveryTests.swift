@@ -126,3 +126,49 @@ import Testing
         #expect(ContinuousClock.now - silent < .seconds(25))
     }
 }
+
+/// Issue 27 (H1): after a restart, a member who came in from the lobby link retried before anyone with a room
+/// link had brought the room back, and was told the lobby had no live room by that name, for good. The room is
+/// in the database: a returning member is let back in as the lobby link let them in the first time.
+@Suite struct LobbyReturnTests {
+    @Test(.timeLimit(.minutes(2))) func aLobbyMemberIsBackAfterKillNineBeforeAnyoneWithARoomLink() throws {
+        let first = try ServerProcess()
+        defer { first.stopAndClean() }
+        let ana = try first.bot(try first.token("ana", role: "host", room: "jazz", name: "Ana"), room: "jazz")
+        defer { ana.kill() }
+        try ana.expect("joined")
+        let seen = SessionRecorder()
+        let bea = try RoomSession(
+            url: first.url(room: "jazz"), token: try first.invite(),
+            headers: guestHeaders(name: "Bea", key: Array(repeating: 7, count: 32))
+        ) { seen.record($0) }
+        defer { bea.shutdown() }
+        bea.start()
+        guard case .message(let message)? = seen.wait({ if case .message = $0 { true } else { false } }),
+            case .joined(let snapshot) = message.event
+        else {
+            Issue.record("Bea did not get in: \(seen.all)")
+            return
+        }
+        let beaID = snapshot.selfID
+        ana.send(#"{"cmd":"set_role","peer":"\#(beaID.rawValue)","role":"speaker"}"#)
+        try ana.expect("role_changed") { $0.string("role") == "speaker" }
+        first.crash()
+        // Nobody with a room link comes back: Bea's retry is the first the restarted server hears of the room.
+        ana.kill()
+        let second = try ServerProcess(directory: first.directory, port: first.port)
+        defer { second.stop() }
+        let back = seen.wait(timeout: 20) {
+            switch $0 {
+            case .reconnected, .ended: true
+            default: false
+            }
+        }
+        guard case .reconnected(let again)? = back, case .joined(let restored) = again.event else {
+            Issue.record("Bea is not back: \(seen.all.suffix(4)); server: \(second.log.all.suffix(5))")
+            return
+        }
+        #expect(restored.peers.first { $0.peer.id == beaID }?.peer.role == .speaker)
+        #expect(restored.peers.map(\.peer.id) == [beaID])
+    }
+}
