@@ -238,8 +238,8 @@ public struct RoomAuthority: Sendable {
     mutating func admit(id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp) -> JoinResult {
         if var present = peers[id] {
             var outcome = Outcome()
-            let kept = roleKept(present.role, previousToken: tokenRoles[id], newToken: tokenRole)
-            tokenRoles[id] = tokenRole
+            let kept = roleKept(present.role, of: id, previousToken: tokenRoles[id], newToken: tokenRole)
+            tokenRoles[id] = higherRole(tokenRoles[id], tokenRole)
             if kept != present.role {
                 // Told to the others only: the new connection learns its role from its snapshot.
                 present.role = kept
@@ -249,6 +249,12 @@ public struct RoomAuthority: Sendable {
                     present.muted = true
                     outcome.deliveries.append(
                         Delivery(to: .everyoneExcept(id), next(.muteChanged(peer: id, muted: true, by: id))))
+                }
+                // Raised onto the stage by a higher link: the hand has what it asked for.
+                if present.handRaisedAt != nil, roles.isOnStage(kept) {
+                    present.handRaisedAt = nil
+                    outcome.deliveries.append(
+                        Delivery(to: .everyoneExcept(id), next(.handLowered(peer: id, by: id))))
                 }
                 peers[id] = present
                 outcome.changes.append(.roleHeld(id, role: kept, at: now))
@@ -272,12 +278,12 @@ public struct RoomAuthority: Sendable {
         if let previous = departed.removeValue(forKey: id), now - previous.at <= Self.reconnectGrace,
             roles.contains(previous.role)
         {
-            role = roleKept(previous.role, previousToken: tokenRoles[id], newToken: tokenRole)
+            role = roleKept(previous.role, of: id, previousToken: tokenRoles[id], newToken: tokenRole)
             resumed = true
         }
         // Someone else's demotion is kept while the role is; a fresh start from the token forgets it.
         if !resumed { loweredByOthers.remove(id) }
-        tokenRoles[id] = tokenRole
+        tokenRoles[id] = resumed ? higherRole(tokenRoles[id], tokenRole) : tokenRole
         if resumed, role != tokenRole { outcome.changes.append(.roleHeld(id, role: role, at: now)) }
         let sanitized = DisplayName.sanitize(rawName)
         let peer = Peer(
@@ -297,16 +303,22 @@ public struct RoomAuthority: Sendable {
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
     }
 
-    /// The role a peer holding `role`, given while its token was `previousToken`, keeps when it comes back (or
-    /// opens a second connection) with a token for `newToken`. The token's role is the most a connection gets:
-    /// with a token lesser than the one it had, a role above the new token's falls to it. A role given in the
-    /// room above the token (an accepted invitation) is kept by a token as good as the old one; when the old
-    /// token is not known (a room loaded after a restart), the role is kept.
-    func roleKept(_ role: RoleName, previousToken: RoleName?, newToken: RoleName) -> RoleName {
-        guard let previousToken, roles.rank(of: newToken) > roles.rank(of: previousToken),
-            roles.rank(of: role) < roles.rank(of: newToken)
-        else { return role }
+    /// The role a peer holding `role` keeps when the same identity comes back (or opens a second connection)
+    /// with a link or token for `newToken`: its place is its own, so a lesser link (a lobby link after a host
+    /// link, a second terminal) takes nothing away. A link higher than the one the peer came with raises it to the
+    /// link's role, unless someone else moved the peer down (that stands until someone raises them again); a link
+    /// no higher than before leaves a role the peer stepped down from itself where it is. When the old link is not
+    /// known (a room loaded after a restart), a link higher than the role raises it.
+    func roleKept(_ role: RoleName, of id: PeerID, previousToken: RoleName?, newToken: RoleName) -> RoleName {
+        guard roles.rank(of: newToken) < roles.rank(of: role), !loweredByOthers.contains(id) else { return role }
+        if let previousToken, roles.rank(of: newToken) >= roles.rank(of: previousToken) { return role }
         return newToken
+    }
+
+    /// The higher of two links' roles (the one known when the other is not).
+    func higherRole(_ one: RoleName?, _ other: RoleName) -> RoleName {
+        guard let one else { return other }
+        return roles.rank(of: one) <= roles.rank(of: other) ? one : other
     }
 
     /// A peer's connection went away: it asked to (`left`) or dropped (`disconnected`).

@@ -236,9 +236,12 @@ import Glibc
                 == "clubroom join: This is not a Clubroom link: the part after # is not invite=TOKEN.\n")
 
         // A link from another server: refused before any screen, in words about the link.
-        let elsewhere = spawnAndWait(
-            server.clubroom.path,
-            ["invite", server.address, "--secret-file", server.directory.appendingPathComponent("other-secret").path])
+        let otherSecret = server.directory.appendingPathComponent("other-secret").path
+        #expect(
+            FileManager.default.createFile(
+                atPath: otherSecret, contents: Data((String(repeating: "5a", count: 32) + "\n").utf8),
+                attributes: [.posixPermissions: 0o600]))
+        let elsewhere = spawnAndWait(server.clubroom.path, ["invite", server.address, "--secret-file", otherSecret])
         let foreign = try server.client(
             ["join", elsewhere.output.trimmingCharacters(in: .whitespacesAndNewlines), "--plain"], state: "z")
         #expect(eventually(10) { !foreign.process.isRunning })
@@ -257,5 +260,45 @@ import Glibc
         #expect(
             unlisted.errors.contents.contains("This server's lobby has no live room by that name"),
             "\(unlisted.errors.contents)")
+    }
+
+    /// Issue 27 (H2): a host link in one terminal and the lobby link in another made the host a listener, closed
+    /// the first terminal and left the room without a host; `--name Bea` was ignored. One account is one person
+    /// and keeps its place; `--profile NAME` is another person on the same machine.
+    @Test(.timeLimit(.minutes(1))) func aSecondTerminalKeepsTheRoleAndAProfileIsSomeoneElse() throws {
+        let server = try Server()
+        defer { server.close() }
+        let ana = try server.bot("ana", name: "Ana", room: "jazz")
+        let hostLink = try server.invite(["--room", "jazz", "--role", "host"])
+        let first = try server.client(
+            ["join", hostLink, "--plain", "--name", "Ana2", "--input", "null", "--output", "null"], state: "me")
+        #expect(
+            eventually(10) { first.output.contents.contains("You joined jazz as Ana2 (host).") },
+            "\(first.output.contents)\n\(first.errors.contents)")
+        let lobbyLink = try server.invite().replacingOccurrences(of: "/rooms#", with: "/rooms/jazz#")
+        let second = try server.client(
+            ["join", lobbyLink, "--plain", "--name", "Bea", "--input", "null", "--output", "null"], state: "me")
+        #expect(
+            eventually(10) { second.output.contents.contains("You joined jazz as Ana2 (host).") },
+            "\(second.output.contents)\n\(second.errors.contents)")
+        #expect(eventually(10) { !first.process.isRunning })
+        #expect(
+            first.output.contents.contains(
+                "You joined this room from somewhere else as the same person (another terminal of this account), so "
+                    + "this screen was closed. To be two people on one machine, join with --profile NAME."),
+            "\(first.output.contents)\n\(first.errors.contents)")
+        #expect(!ana.output.contents.contains(#""role":"audience""#), "\(ana.output.contents)")
+        let bea = try server.client(
+            ["join", lobbyLink, "--plain", "--profile", "bea", "--name", "Bea", "--input", "null", "--output", "null"],
+            state: "me")
+        #expect(
+            eventually(10) { bea.output.contents.contains("You joined jazz as Bea (listener).") },
+            "\(bea.output.contents)\n\(bea.errors.contents)")
+        #expect(second.process.isRunning, "a profile is someone else: the other terminal stays")
+        #expect(
+            FileManager.default.fileExists(
+                atPath: server.directory.appendingPathComponent("me/clubroom/profiles/bea/guest-key").path))
+        second.write("/leave")
+        bea.write("/leave")
     }
 }

@@ -19,6 +19,8 @@ struct Entry {
     var kind: Kind
     /// The name an invite holder is shown with.
     var guestName: String
+    /// The local identity an invite holder comes as (`--profile`): nil for this account's own guest key.
+    var profile: String? = nil
 
     /// What to send to open `room`: the token, the headers that go with it, and whether it is an invite.
     func credential(forRoom room: String) throws -> (token: String, headers: HTTPHeaders, invite: Bool) {
@@ -26,7 +28,7 @@ struct Entry {
         case .roomToken(let token):
             return (token, HTTPHeaders(), false)
         case .invite(let token):
-            return (token, try Self.guestHeaders(name: guestName), true)
+            return (token, try Self.guestHeaders(name: guestName, profile: profile), true)
         case .mint(let secretFile, let identity, let name, let role):
             let token = try TokenCommandCore.mint(
                 room: room, identity: identity, name: name, role: role, ttl: 12 * 3600, secretFile: secretFile,
@@ -47,12 +49,13 @@ struct Entry {
     }
 
     /// The key and name an invite holder's client sends. The key is this person's, kept in
-    /// `$XDG_STATE_HOME/clubroom/guest-key` (created, mode 0600, on first use); the server derives their identity
-    /// from it, so it must stay private, like an SSH key.
-    static func guestHeaders(name: String) throws -> HTTPHeaders {
+    /// `$XDG_STATE_HOME/clubroom/guest-key` (created, mode 0600, on first use), or in the profile's folder for
+    /// another local identity (`--profile NAME`); the server derives their identity from it, so it must stay
+    /// private, like an SSH key.
+    static func guestHeaders(name: String, profile: String? = nil) throws -> HTTPHeaders {
         let secret: TokenSecret
         do {
-            secret = try SecretFile.loadOrCreate(at: guestKeyPath())
+            secret = try SecretFile.loadOrCreate(at: guestKeyPath(profile: profile))
         } catch {
             throw JoinFailure(text: "Cannot use your guest key: \(error.description)")
         }
@@ -62,12 +65,26 @@ struct Entry {
         return headers
     }
 
-    /// `$XDG_STATE_HOME/clubroom/guest-key`, or `~/.local/state/clubroom/guest-key`.
-    static func guestKeyPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    /// `$XDG_STATE_HOME/clubroom/guest-key`, or `~/.local/state/clubroom/guest-key`; with a profile,
+    /// `…/clubroom/profiles/NAME/guest-key`, a separate person on the same account.
+    static func guestKeyPath(
+        profile: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
         let base =
             environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
-        return base + "/clubroom/guest-key"
+        guard let profile else { return base + "/clubroom/guest-key" }
+        return base + "/clubroom/profiles/\(profile)/guest-key"
+    }
+
+    /// Whether `name` can name a profile: 1 to 32 letters, digits, '-', '_' or '.', not starting with '.' (it
+    /// becomes a folder name).
+    static func isValidProfile(_ name: String) -> Bool {
+        guard (1...32).contains(name.utf8.count), name.first != "." else { return false }
+        return name.unicodeScalars.allSatisfy {
+            ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+                || "-_.".unicodeScalars.contains($0)
+        }
     }
 
     /// The name to be shown with when none is given: the login name, else "Guest".

@@ -25,13 +25,16 @@ enum InviteCommand: ClubroomCommand {
             .value("room", placeholder: "ROOM", help: "Make a room link for this room only."),
             .value(
                 "role", placeholder: "ROLE", default: "audience",
-                help: "Role the link gives: audience, speaker, moderator, host, or one from --roles."),
+                help: "Role the link gives: listener (audience), speaker, mod (moderator), host, or one from --roles."),
             .value(
                 "ttl", placeholder: "DURATION", type: .duration, default: "7d",
                 help: "How long the link works, such as 1h, 2d or 30d."),
             .value(
-                "secret-file", placeholder: "FILE", type: .path, defaultDescription: "the server's default",
-                help: "File holding the server's secret."),
+                "data", placeholder: "DIR", type: .path, defaultDescription: "$XDG_DATA_HOME/clubroom",
+                help: "The server's data directory (its --data): the secret is DIR/secret."),
+            .value(
+                "secret-file", placeholder: "FILE", type: .path, defaultDescription: "DIR/secret",
+                help: "File holding the server's secret (its --secret-file); never created here."),
             .value(
                 "roles", placeholder: "FILE", type: .path, defaultDescription: "the built-in table",
                 help: "The server's role table, to check the role against."),
@@ -43,6 +46,7 @@ enum InviteCommand: ClubroomCommand {
         var role: String
         var timeToLive: Duration
         var secretFile: String?
+        var dataDirectory: String?
         var rolesFile: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
@@ -51,6 +55,7 @@ enum InviteCommand: ClubroomCommand {
             role = arguments.string("role") ?? "audience"
             timeToLive = arguments.duration("ttl") ?? .seconds(7 * 86_400)
             secretFile = arguments.path("secret-file")
+            dataDirectory = arguments.path("data")
             rolesFile = arguments.path("roles")
             if role.isEmpty { throw .badValue(argument: "--role", value: role, expected: "a role name") }
             if let room, !ClubroomLink.isValidRoomName(room) {
@@ -70,18 +75,12 @@ enum InviteCommand: ClubroomCommand {
             throw JoinFailure(text: "The address names room \(inAddress) and --room names \(room); give one.")
         }
         let room = options.room ?? address.room
-        let roles = try RoleTable.load(
-            contentsOf: options.rolesFile.map { URL(fileURLWithPath: $0) } ?? ClubroomResources.rolesURL)
-        guard roles.contains(RoleName(options.role)) else {
-            throw JoinFailure(
-                text:
-                    "There is no role \"\(options.role)\"; roles: \(roles.roles.map(\.name.rawValue).joined(separator: ", "))."
-            )
-        }
+        let role = try roleArgument(options.role, rolesFile: options.rolesFile)
         let seconds = options.timeToLive.components.seconds + (options.timeToLive.components.attoseconds > 0 ? 1 : 0)
         let token = try TokenCommandCore.mintInvite(
-            room: room, role: options.role, ttl: seconds,
-            secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: DefaultPaths.dataDirectory),
+            room: room, role: role, ttl: seconds,
+            secretFile: options.secretFile
+                ?? DefaultPaths.secretFile(dataDirectory: options.dataDirectory ?? DefaultPaths.dataDirectory),
             now: Int64(Date().timeIntervalSince1970))
         writeOutput(address.server.link(room: room, invite: token) + "\n")
         return .success
