@@ -25,6 +25,9 @@ public enum DatabaseChange: Sendable, Equatable {
     case endInvitation(room: String, invitee: String)
     /// Lists the room in the lobby (`listed`), or takes it out, as its host decided at `at`.
     case setListed(room: String, listed: Bool, at: Int64)
+    /// `identity` raised its hand at `at` (kept while it is away within the reconnect grace), or (nil) its hand
+    /// is down.
+    case setHand(room: String, identity: String, raisedAt: Int64?)
 
     /// The room the change belongs to.
     public var room: String {
@@ -32,7 +35,7 @@ public enum DatabaseChange: Sendable, Equatable {
         case .openRoom(let room, _), .setTopic(let room, _, _), .endRoom(let room, _, _), .reopenRoom(let room, _),
             .appendChat(let room, _, _, _, _, _), .appendAudit(let room, _, _, _, _, _), .holdRole(let room, _, _, _),
             .releaseRole(let room, _, _, _), .forgetRole(let room, _), .invite(let room, _, _, _),
-            .endInvitation(let room, _), .setListed(let room, _, _):
+            .endInvitation(let room, _), .setListed(let room, _, _), .setHand(let room, _, _):
             room
         }
     }
@@ -129,6 +132,10 @@ extension DatabaseChange {
             return object("end_invitation", room, [("invitee", .string(invitee))])
         case .setListed(let room, let listed, let at):
             return object("set_listed", room, [("at", .integer(at)), ("listed", .bool(listed))])
+        case .setHand(let room, let identity, let raisedAt):
+            return object(
+                "set_hand", room,
+                [("identity", .string(identity)), ("raised_at", raisedAt.map { .integer($0) } ?? .null)])
         }
     }
 
@@ -175,6 +182,9 @@ extension DatabaseChange {
         case "end_invitation": self = .endInvitation(room: room, invitee: try fields.string("invitee"))
         case "set_listed":
             self = .setListed(room: room, listed: try fields.bool("listed"), at: try fields.integer("at"))
+        case "set_hand":
+            self = .setHand(
+                room: room, identity: try fields.string("identity"), raisedAt: try fields.optionalInteger("raised_at"))
         case let kind:
             throw JournalFieldError(problem: "unknown kind \"\(kind)\" (written by a newer clubroom?)")
         }
@@ -216,5 +226,13 @@ private struct JournalFields {
             throw JournalFieldError(problem: "\"\(key)\" is missing or not an integer")
         }
         return value
+    }
+
+    func optionalInteger(_ key: String) throws(JournalFieldError) -> Int64? {
+        switch object[key] {
+        case .integer(let value)?: return value
+        case .null?, nil: return nil
+        default: throw JournalFieldError(problem: "\"\(key)\" is not an integer")
+        }
     }
 }

@@ -44,12 +44,14 @@ struct SavedRoom: Sendable, Equatable {
     var invitations: [PeerID: Invitation] = [:]
     /// Whether the room shows in the lobby (its host decides; every room does until unlisted).
     var listed = true
+    /// The raised hands of the peers in `departed`, with when each went up.
+    var hands: [PeerID: Timestamp] = [:]
     /// Whether the store had the room (false only for a room looked for without `create`).
     var exists = true
 
     static func == (lhs: SavedRoom, rhs: SavedRoom) -> Bool {
         lhs.topic == rhs.topic && lhs.ended == rhs.ended && lhs.chat == rhs.chat && lhs.invitations == rhs.invitations
-            && lhs.listed == rhs.listed
+            && lhs.listed == rhs.listed && lhs.hands == rhs.hands
             && lhs.departed.mapValues(\.role) == rhs.departed.mapValues(\.role)
             && lhs.departed.mapValues(\.at) == rhs.departed.mapValues(\.at)
     }

@@ -136,7 +136,7 @@ final class LocalRooms: @unchecked Sendable {
                 rooms[roomName] = RoomAuthority(
                     name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: now * 1000,
                     chat: saved.chat, departed: saved.departed, invitations: saved.invitations, maxPeers: maxPeers,
-                    listed: saved.listed)
+                    listed: saved.listed, hands: saved.hands)
                 log.info("room \(roomName) loaded\(saved.ended ? " (ended)" : "")")
                 for waiter in waiting { decideJoin(waiter, in: roomName) }
             case .failure(let error):

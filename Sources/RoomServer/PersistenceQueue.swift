@@ -57,6 +57,10 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                 for role in stored.roles {
                     saved.departed[PeerID(role.identity)] = (RoleName(role.role), role.at)
                 }
+                // A hand comes back only with its owner's place (a role kept for a return).
+                for hand in stored.hands where saved.departed[PeerID(hand.identity)] != nil {
+                    saved.hands[PeerID(hand.identity)] = hand.raisedAt
+                }
                 for invitation in stored.invitations {
                     saved.invitations[PeerID(invitation.invitee)] = Invitation(
                         by: PeerID(invitation.inviter), at: invitation.at)
@@ -125,6 +129,7 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
         case .invitationEnded(let invitee):
             return .endInvitation(room: room, invitee: invitee.rawValue)
         case .listed(let listed): return .setListed(room: room, listed: listed, at: currentTimestamp())
+        case .hand(let id, let raisedAt): return .setHand(room: room, identity: id.rawValue, raisedAt: raisedAt)
         }
     }
 

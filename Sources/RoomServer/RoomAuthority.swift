@@ -83,6 +83,9 @@ public enum StoreChange: Sendable, Equatable {
     case invitationEnded(PeerID)
     /// The host listed the room in the lobby, or took it out.
     case listed(Bool)
+    /// A peer's hand went up at this time, or (nil) is down for good: a hand stays up while its owner is away
+    /// within the reconnect grace, so that a restart keeps the queue and its order.
+    case hand(PeerID, raisedAt: Timestamp?)
 }
 
 /// A peer's publish gate, set again: whether its audio may be forwarded (its role may publish and it is not
@@ -162,6 +165,9 @@ public struct RoomAuthority: Sendable {
     public internal(set) var invitations: [PeerID: Invitation] = [:]
     /// Pending invitations of peers whose connection dropped, given back if they return before they lapse.
     public internal(set) var heldInvitations: [PeerID: Invitation] = [:]
+    /// The raised hands of peers whose connection dropped (or who were here when the server stopped), with when
+    /// each went up: given back, in their place in the queue, to a peer back within the reconnect grace.
+    public internal(set) var heldHands: [PeerID: Timestamp] = [:]
     /// Peers whose role someone else lowered (kept while they are away, like their role): they may not step
     /// back up themselves until someone raises them again.
     var loweredByOthers: Set<PeerID> = []
@@ -194,7 +200,7 @@ public struct RoomAuthority: Sendable {
         name: String, roles: RoleTable, topic: String = "", ended: Bool = false, seq: Int64 = 0,
         chat: [ChatMessage] = [],
         departed: [PeerID: (role: RoleName, at: Timestamp)] = [:], invitations: [PeerID: Invitation] = [:],
-        maxPeers: Int = RoomAuthority.defaultMaxPeers, listed: Bool = true
+        maxPeers: Int = RoomAuthority.defaultMaxPeers, listed: Bool = true, hands: [PeerID: Timestamp] = [:]
     ) {
         self.name = name
         self.roles = roles
@@ -205,6 +211,7 @@ public struct RoomAuthority: Sendable {
         self.departed = departed
         // Nobody is in a room just loaded: its invitations wait for their invitees to come back.
         self.heldInvitations = invitations
+        self.heldHands = hands
         self.maxPeers = maxPeers
         self.listed = listed
     }
@@ -255,6 +262,7 @@ public struct RoomAuthority: Sendable {
                     present.handRaisedAt = nil
                     outcome.deliveries.append(
                         Delivery(to: .everyoneExcept(id), next(.handLowered(peer: id, by: id))))
+                    outcome.changes.append(.hand(id, raisedAt: nil))
                 }
                 peers[id] = present
                 outcome.changes.append(.roleHeld(id, role: kept, at: now))
@@ -286,8 +294,17 @@ public struct RoomAuthority: Sendable {
         tokenRoles[id] = resumed ? higherRole(tokenRoles[id], tokenRole) : tokenRole
         if resumed, role != tokenRole { outcome.changes.append(.roleHeld(id, role: role, at: now)) }
         let sanitized = DisplayName.sanitize(rawName)
-        let peer = Peer(
+        var peer = Peer(
             id: id, name: sanitized.isEmpty ? id.rawValue : sanitized, role: role, muted: true, joinedAt: now)
+        // Back within the grace (or after a restart of the server), a raised hand is up again with its first
+        // time, so the queue keeps its order; otherwise it is down for good.
+        if let held = heldHands.removeValue(forKey: id) {
+            if resumed, roles.can(role, .raiseHand), !roles.isOnStage(role) {
+                peer.handRaisedAt = held
+            } else {
+                outcome.changes.append(.hand(id, raisedAt: nil))
+            }
+        }
         peers[id] = peer
         order.append(id)
         // Back from a dropped connection (or a restart of the server) before the invitation lapsed: it still
@@ -345,6 +362,11 @@ public struct RoomAuthority: Sendable {
             if let inviter = invitations.removeValue(forKey: id), departure.reason == .disconnected {
                 heldInvitations[id] = inviter
             }
+            if departure.reason == .disconnected, let raised = peer.handRaisedAt {
+                heldHands[id] = raised
+            } else if peer.handRaisedAt != nil || heldHands.removeValue(forKey: id) != nil {
+                outcome.changes.append(.hand(id, raisedAt: nil))
+            }
             departed[id] = (peer.role, now)
             outcome.changes.append(.departed(id, role: peer.role, at: now))
             gone.append(departure)
@@ -370,6 +392,7 @@ public struct RoomAuthority: Sendable {
         guard departed.count > departedPruneThreshold else { return }
         departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
         heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
+        heldHands = heldHands.filter { departed[$0.key] != nil }
         loweredByOthers = loweredByOthers.filter { peers[$0] != nil || departed[$0] != nil }
         tokenRoles = tokenRoles.filter { peers[$0.key] != nil || departed[$0.key] != nil }
         departedPruneThreshold = max(1024, departed.count * 2)
@@ -481,6 +504,18 @@ public struct RoomAuthority: Sendable {
         let invitationsBefore = standingInvitations
         var outcome = perform(request, actor: actor, target: target, id: requestID, now: now)
         outcome.changes += invitationChanges(since: invitationsBefore)
+        // Every hand that went up or down, whatever moved it, as the room announced it.
+        for delivery in outcome.deliveries {
+            switch delivery.message.event {
+            case .handRaised(let peer, let at):
+                // The hand's owner gets a place in the store too (as a role held does), so that after a crash the
+                // room knows them as returning and gives the hand back.
+                if let role = peers[peer]?.role { outcome.changes.append(.roleHeld(peer, role: role, at: at)) }
+                outcome.changes.append(.hand(peer, raisedAt: at))
+            case .handLowered(let peer, _): outcome.changes.append(.hand(peer, raisedAt: nil))
+            default: continue
+            }
+        }
         return outcome
     }
 
@@ -546,6 +581,7 @@ public struct RoomAuthority: Sendable {
         case .remove(let targetID, let reason):
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
             broadcast(.removed(peer: targetID, by: actorID, reason: reason), into: &outcome)
+            if target?.handRaisedAt != nil { outcome.changes.append(.hand(targetID, raisedAt: nil)) }
             peers[targetID] = nil
             order.removeAll { $0 == targetID }
             invitations[targetID] = nil
@@ -570,6 +606,7 @@ public struct RoomAuthority: Sendable {
             order = []
             invitations = [:]
             heldInvitations = [:]
+            heldHands = [:]
             tokenRoles = [:]
             loweredByOthers = []
             outcome.changes.append(.ended(reason: reason))

@@ -215,6 +215,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
             .releaseRole(room: "r", identity: "a", role: "host", at: 11), .forgetRole(room: "r", identity: "a"),
             .invite(room: "r", invitee: "b", inviter: "a", at: 12), .endInvitation(room: "r", invitee: "b"),
             .setListed(room: "r", listed: false, at: 12), .setListed(room: "r", listed: true, at: 13),
+            .setHand(room: "r", identity: "b", raisedAt: 14), .setHand(room: "r", identity: "b", raisedAt: nil),
         ]
         #expect(try DatabaseChange.decode(DatabaseChange.encode(changes), seq: 1) == changes)
     }

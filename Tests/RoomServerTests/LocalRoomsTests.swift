@@ -145,7 +145,8 @@ struct RoomsUnderTest {
         #expect(test.rooms.handle(.chat("one", to: .everyone), from: "ana", id: nil, in: "lobby", now: 2) == nil)
         #expect(test.rooms.handle(.chat("two", to: .everyone), from: "ana", id: nil, in: "lobby", now: 3) == nil)
         // Nothing to commit, but decided after the chats: it waits for them.
-        #expect(test.rooms.handle(.raiseHand, from: "eli", id: nil, in: "lobby", now: 4) == nil)
+        // (A raised hand is kept in the store now; a mute is not.)
+        #expect(test.rooms.handle(.setMute(false), from: "ana", id: nil, in: "lobby", now: 4) == nil)
         #expect(test.committer.pending.count == 2)
         test.committer.complete(1)
         #expect(test.published.outcomes.count == 2)
@@ -156,7 +157,7 @@ struct RoomsUnderTest {
         }
         #expect(texts == ["one", "two"])
         #expect(test.published.outcomes.count == 5)
-        #expect(test.published.events.last == .handRaised(peer: "eli", at: 4))
+        #expect(test.published.events.last == .muteChanged(peer: "ana", muted: false, by: "ana"))
         let seqs = test.published.outcomes.dropFirst().compactMap { $0.deliveries.first?.message.seq }
         #expect(seqs == seqs.sorted())
     }

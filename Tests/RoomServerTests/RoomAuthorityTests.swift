@@ -321,6 +321,59 @@ func expectRefused(
 }
 
 @Suite struct ModerationTests {
+    /// Issue 27 (M3): a raised hand was lost with a dropped connection and in a restart. It is kept with its time
+    /// while its owner's place is (the store is told of every hand that goes up or down for good), and comes back,
+    /// in its place in the queue, when they do.
+    @Test func aRaisedHandIsKeptWhileItsOwnerIsAwayAndInTheStore() {
+        var room = populatedRoom()
+        #expect(
+            room.handle(.raiseHand, from: "eli", now: 50).changes == [
+                .roleHeld("eli", role: .audience, at: 50), .hand("eli", raisedAt: 50),
+            ])
+        #expect(
+            room.handle(.raiseHand, from: "fay", now: 55).changes == [
+                .roleHeld("fay", role: .audience, at: 55), .hand("fay", raisedAt: 55),
+            ])
+        let dropped = room.leave("eli", reason: .disconnected, now: 60)
+        #expect(dropped.changes == [.departed("eli", role: .audience, at: 60)])
+        #expect(room.heldHands == ["eli": 50])
+        guard case .joined(_, let back, _) = room.join(id: "eli", name: "Eli", role: .audience, now: 70) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(back.changes.isEmpty)
+        #expect(room.peers["eli"]?.handRaisedAt == 50)
+        #expect(events(back) == [.peerJoined(AnnouncedPeer(room.peers["eli"]!))])
+        // Leaving on purpose takes the hand down for good.
+        #expect(room.leave("fay", reason: .left, now: 80).changes.contains(.hand("fay", raisedAt: nil)))
+        #expect(room.heldHands.isEmpty)
+        // Back after the grace: the place is gone, and the hand with it.
+        _ = room.leave("eli", reason: .disconnected, now: 90)
+        guard case .joined(_, let late, _) = room.join(id: "eli", name: "Eli", role: .audience, now: 90 + 60_001)
+        else {
+            Issue.record("refused")
+            return
+        }
+        #expect(late.changes == [.hand("eli", raisedAt: nil)])
+        #expect(room.peers["eli"]?.handRaisedAt == nil)
+    }
+
+    /// A room loaded after a restart gives each hand back to its owner on return, with its first time, so the
+    /// queue keeps its order whoever comes back first.
+    @Test func aRoomLoadedWithRaisedHandsKeepsTheQueuesOrder() {
+        var room = RoomAuthority(
+            name: "lobby", roles: defaultRoles, departed: ["eli": (.audience, 1_000), "fay": (.audience, 1_000)],
+            hands: ["eli": 400, "fay": 300])
+        _ = room.join(id: "eli", name: "Eli", role: .audience, now: 2_000)
+        _ = room.join(id: "fay", name: "Fay", role: .audience, now: 2_100)
+        #expect(room.peers["eli"]?.handRaisedAt == 400)
+        #expect(room.peers["fay"]?.handRaisedAt == 300)
+        #expect(room.checkpoint.heldHands == nil)
+        _ = room.leave("fay", reason: .disconnected, now: 2_200)
+        let copy = RoomAuthority(name: "lobby", roles: defaultRoles, restoring: room.checkpoint, maxPeers: 100)
+        #expect(copy.heldHands == ["fay": 300])
+    }
+
     @Test func raiseAndLowerHand() {
         var room = populatedRoom()
         let raised = room.handle(.raiseHand, from: "eli", now: 50)
@@ -366,6 +419,7 @@ func expectRefused(
                 .audit(
                     AuditEntry(at: 70, actor: "eli", action: "accept_invite", target: "eli", detail: "invited by bo")),
                 .invitationEnded("eli"),
+                .hand("eli", raisedAt: nil),
             ])
         #expect(room.peers["eli"]?.role == .speaker)
         #expect(room.peers["eli"]?.muted == true)
@@ -466,6 +520,7 @@ func expectRefused(
             moved.changes == [
                 .roleHeld("fay", role: .moderator, at: 60),
                 .audit(AuditEntry(at: 60, actor: "bo", action: "set_role", target: "fay", detail: "moderator")),
+                .hand("fay", raisedAt: nil),
             ])
         #expect(room.peers["fay"]?.role == .moderator)
     }

@@ -172,3 +172,77 @@ import Testing
         #expect(restored.peers.map(\.peer.id) == [beaID])
     }
 }
+
+/// Issue 27 (M3): raised hands were lost in a restart, and nobody was told. The queue is kept like roles and
+/// invitations: after kill -9, everyone is back with each hand up at the time it first went up.
+@Suite struct RaisedHandsRestartTests {
+    @Test(.timeLimit(.minutes(2))) func raisedHandsKeepTheirOrderAndTimesAcrossKillNine() throws {
+        let first = try ServerProcess()
+        defer { first.stopAndClean() }
+        var sessions: [String: (RoomSession, SessionRecorder)] = [:]
+        defer { for (session, _) in sessions.values { session.shutdown() } }
+        for (identity, role) in [("ana", "host"), ("fay", "audience"), ("eli", "audience")] {
+            sessions[identity] = try joinedSession(first, identity, role: role)
+        }
+        let (ana, anaEvents) = try #require(sessions["ana"])
+        var raisedAt: [PeerID: Timestamp] = [:]
+        for identity in ["fay", "eli"] {
+            let (session, _) = try #require(sessions[identity])
+            _ = session.send(.raiseHand)
+            let raised = anaEvents.wait {
+                if case .message(let message) = $0, case .handRaised(let peer, _) = message.event {
+                    return peer.rawValue == identity
+                }
+                return false
+            }
+            guard case .message(let message)? = raised, case .handRaised(_, let at) = message.event else {
+                Issue.record("\(identity)'s hand did not go up")
+                return
+            }
+            raisedAt[PeerID(identity)] = at
+        }
+        _ = ana
+        first.crash()
+        let second = try ServerProcess(directory: first.directory, port: first.port)
+        defer { second.stop() }
+        var lastSnapshot: JoinedSnapshot?
+        for identity in ["ana", "fay", "eli"] {
+            let (_, recorder) = try #require(sessions[identity])
+            let back = recorder.wait(timeout: 15) {
+                if case .reconnected(let message) = $0, case .joined = message.event { return true }
+                return false
+            }
+            guard case .reconnected(let message)? = back, case .joined(let snapshot) = message.event else {
+                Issue.record("\(identity) is not back: \(recorder.all.suffix(3))")
+                return
+            }
+            if identity == "ana" { lastSnapshot = snapshot }
+        }
+        // Whoever came back first, ana sees both hands (in her snapshot, or as they come back) at their first times.
+        let seenByAna = try #require(lastSnapshot)
+        func handsSeen() -> [PeerID: Timestamp] {
+            var known: [PeerID: Timestamp] = [:]
+            for announced in seenByAna.peers {
+                if let at = announced.peer.handRaisedAt { known[announced.peer.id] = at }
+            }
+            for event in anaEvents.all {
+                guard case .message(let message) = event else { continue }
+                let joined: [AnnouncedPeer]
+                switch message.event {
+                case .peerJoined(let one): joined = [one]
+                case .peersJoined(let many): joined = many
+                default: continue
+                }
+                for announced in joined { if let at = announced.peer.handRaisedAt { known[announced.peer.id] = at } }
+            }
+            return known
+        }
+        var known = handsSeen()
+        for _ in 0..<250 where known.count < 2 {
+            usleep(20_000)
+            known = handsSeen()
+        }
+        #expect(known == raisedAt)
+        #expect(raisedAt["fay"]! < raisedAt["eli"]!)
+    }
+}
