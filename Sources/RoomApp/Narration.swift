@@ -6,6 +6,8 @@ public enum Narration {
     /// How long a server keeps a person's place (their role, raised hand and invitation) after their connection
     /// drops: its reconnect grace, 60 s (`docs/protocol.md`).
     static let placeKept: Timestamp = 60_000
+    /// How many earlier chat messages line mode says to a newcomer.
+    static let earlierLines = 5
 
     /// How much longer the server keeps the place of someone whose connection dropped at `droppedAt`.
     static func placeKeptFor(droppedAt: Timestamp?, now: Timestamp) -> String {

@@ -61,6 +61,7 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
         break
     }
     if case .joined = event {
+        if !before.hadSnapshot { effects += earlierChat(&state) }
         effects += rejoined(&state, context: before)
         if state.leaveOnJoin {
             state.leaveOnJoin = false
@@ -71,6 +72,32 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
     if mergedMute { return effects }
     effects += narrate(&state, event, before)
     if case .peerJoined(let peer, _) = event { state.quietRejoins.peers[peer.id] = nil }
+    return effects
+}
+
+/// A newcomer arriving mid-conversation sees what was just said: the chat the room kept, above the join line and
+/// marked as earlier (all of it in the pane; line mode says the last `Narration.earlierLines`).
+private func earlierChat(_ state: inout AppState) -> [AppEffect] {
+    let history = Array(state.room.chat)
+    guard !history.isEmpty else { return [] }
+    let heading = "Earlier in the room, before you joined:"
+    appendLog(&state, .event(heading))
+    for message in history {
+        appendLog(
+            &state, .message(from: message.fromName, text: message.text, to: Narration.audienceLabel(message, state)))
+    }
+    guard state.lineMode else { return [] }
+    let shown = history.suffix(Narration.earlierLines)
+    let count =
+        shown.count == history.count
+        ? "" : " (the last \(shown.count) of \(history.count) messages)"
+    var effects: [AppEffect] = [.say("Earlier in the room, before you joined\(count):")]
+    for message in shown {
+        let event = ServerEvent.chat(message)
+        if let sentence = Narration.sentence(for: event, context: EventContext(event, in: state), state: state) {
+            effects.append(.say("  " + sentence.text))
+        }
+    }
     return effects
 }
 

@@ -247,6 +247,47 @@ private func typed(_ text: String) -> [AppAction] {
     }
 }
 
+/// Issue 27 (M1): a newcomer saw none of the chat the room sent with the join. The pane shows it above the join
+/// line, marked as earlier; line mode says the last five, then the join line.
+@Suite struct EarlierChatTests {
+    func snapshot(_ count: Int) -> RoomSnapshot {
+        let chat = (1...count).map { index in
+            ChatMessage(from: "ana", fromName: "Ana", text: "line \(index)", sentAt: t0 - 1000 + Timestamp(index))
+        }
+        return RoomSnapshot(
+            roomID: "lobby", topic: "", selfID: "eli", peers: sketchPeers(), recentChat: chat, seq: 10,
+            tokenRole: .audience)
+    }
+
+    @Test func theScreensPaneShowsTheEarlierChatAboveTheJoinLine() {
+        var state = AppState(roles: roles)
+        send(&state, .resize(width: 80, height: 24), .server(.joined(snapshot(7)), seq: 10, at: t0))
+        let log = logText(state)
+        #expect(log.first == "Earlier in the room, before you joined:", "\(log)")
+        #expect(Array(log.dropFirst().prefix(7)) == (1...7).map { "Ana: line \($0)" }, "\(log)")
+        #expect(log.dropFirst(8).first?.hasPrefix("You joined lobby as Eli (listener).") == true, "\(log)")
+    }
+
+    @Test func lineModeSaysTheLastFiveThenTheJoinLine() {
+        var state = AppState(roles: roles, lineMode: true)
+        let effects = send(&state, .server(.joined(snapshot(7)), seq: 10, at: t0))
+        let lines = said(effects)
+        #expect(
+            Array(lines.prefix(6)) == [
+                "Earlier in the room, before you joined (the last 5 of 7 messages):", "  Ana said: line 3",
+                "  Ana said: line 4", "  Ana said: line 5", "  Ana said: line 6", "  Ana said: line 7",
+            ], "\(lines)")
+        #expect(lines.dropFirst(6).first?.hasPrefix("You joined lobby as Eli (listener).") == true, "\(lines)")
+        // A room with little said: all of it, without a count.
+        var quiet = AppState(roles: roles, lineMode: true)
+        let few = said(send(&quiet, .server(.joined(snapshot(2)), seq: 10, at: t0)))
+        #expect(
+            Array(few.prefix(3)) == [
+                "Earlier in the room, before you joined:", "  Ana said: line 1", "  Ana said: line 2",
+            ])
+    }
+}
+
 /// Point 8: every notice stays in the event log.
 @Suite struct NoticeLogTests {
     @Test func aNoticeIsKeptInTheLog() {

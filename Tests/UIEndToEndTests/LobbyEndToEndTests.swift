@@ -301,4 +301,34 @@ import Glibc
         second.write("/leave")
         bea.write("/leave")
     }
+
+    /// Issue 27 (M1): a newcomer arriving mid-conversation saw none of what was just said. The event pane shows
+    /// it above the join line, marked as earlier.
+    @Test(.timeLimit(.minutes(1))) func aNewcomerSeesTheEarlierChatAboveTheJoinLine() throws {
+        guard let tmuxPath = which("tmux") else {
+            Issue.record("tmux is not installed; the end-to-end test needs it (apt-get install tmux)")
+            return
+        }
+        let server = try Server()
+        let tmux = Tmux(tmux: tmuxPath)
+        defer {
+            tmux.kill()
+            server.close()
+        }
+        let ana = try server.bot("ana", name: "Ana", room: "jazz")
+        ana.write(#"{"cmd":"chat","text":"we were just talking about Coltrane"}"#)
+        #expect(eventually(10) { ana.output.contents.contains("Coltrane") })
+        let link = try server.invite(["--room", "jazz"])
+        let state = server.directory.appendingPathComponent("kai").path
+        try tmux.start(
+            width: 80, height: 24,
+            command: "XDG_STATE_HOME=\(state) \(server.clubroom.path) join \(link) --name Kai --output null; sleep 30")
+        #expect(eventually(10) { tmux.screen().contains("You joined jazz as Kai") }, "\(tmux.screen())")
+        let lines = tmux.screen().split(separator: "\n").map(String.init)
+        let earlier = lines.firstIndex { $0.contains("Earlier in the room, before you joined:") }
+        let said = lines.firstIndex { $0.contains("Ana: we were just talking about Coltrane") }
+        let joinedLine = lines.firstIndex { $0.contains("You joined jazz as Kai") }
+        #expect(earlier != nil && said != nil && joinedLine != nil, "\(tmux.screen())")
+        if let earlier, let said, let joinedLine { #expect(earlier < said && said < joinedLine, "\(tmux.screen())") }
+    }
 }
