@@ -288,6 +288,19 @@ private func typed(_ text: String) -> [AppAction] {
     }
 }
 
+/// Issue 27 (H2): the screen another terminal took over from still asked a host to confirm leaving ("You are a
+/// host. The room goes on without you…") on `q`; it closes at once.
+@Suite struct ReplacedScreenTests {
+    @Test func qClosesAScreenWhoseSessionIsOverWithoutTheHostsQuestion() {
+        var state = joined(as: "ana")
+        send(&state, .sessionEnded("You joined this room from somewhere else as the same person.", at: t0))
+        #expect(state.overlay == nil)
+        let effects = send(&state, char("q")).flatMap { $0 }
+        #expect(state.overlay == nil)
+        #expect(effects.contains(.quit), "\(effects)")
+    }
+}
+
 /// Point 8: every notice stays in the event log.
 @Suite struct NoticeLogTests {
     @Test func aNoticeIsKeptInTheLog() {
