@@ -124,10 +124,10 @@ public final class RoomAudio: MediaReceiver {
         var control: Thread?
         var volumes: VolumeStore?
         var stopping = false
-        /// The microphone's failure to open as last told, so that the same failure when the microphone is opened
-        /// again (for the stage, after the invitation's preview) is not told twice; forgotten once one opens, at
-        /// a new preview, and when the stage is left.
-        var microphoneFailureTold: String?
+        /// Each device's failure to open as last told, so that the same failure when the device is opened again
+        /// (a role change reopens both) is not told twice: told once per change of the device's state, and
+        /// forgotten once the device opens or comes back.
+        var failureTold: [DeviceDirection: String] = [:]
 
         /// The mode the calls so far ask for.
         var wanted: Mode {
@@ -294,11 +294,6 @@ public final class RoomAudio: MediaReceiver {
             var playback: AudioStream?
             var capture: (stream: AudioStream, sink: RingSink)?
             var duplex: AudioDuplex?
-            // A new preview (a new invitation), or leaving the stage, makes the next failure news again. Leaving a
-            // preview does not: accepting ends the preview a moment before the stage opens the microphone.
-            if wanted == .previewing || (current == .speaking && wanted != .speaking) {
-                state.withLock { $0.microphoneFailureTold = nil }
-            }
             switch wanted {
             case .off:
                 break
@@ -330,9 +325,11 @@ public final class RoomAudio: MediaReceiver {
                 playback?.start()
                 capture?.stream.start()
             }
+            // A loudspeaker that opened makes its next failure news again.
+            if let playback, !playback.isUsingFallback { state.withLock { $0.failureTold[.playback] = nil } }
             if let capture {
                 let missing = capture.stream.isUsingFallback
-                if !missing { state.withLock { $0.microphoneFailureTold = nil } }
+                if !missing { state.withLock { $0.failureTold[.capture] = nil } }
                 report(.microphoneMissing(missing))
             }
         }
@@ -345,7 +342,7 @@ public final class RoomAudio: MediaReceiver {
             open: { [devices] () throws(AudioDeviceError) in try devices.openOutput(request) },
             from: RingSource(rings.playback),
             options: StreamOptions(periodSamples: AudioFormat.samples(milliseconds: period)),
-            onStatus: { [report] in report(.status($0.message)) })
+            onStatus: { [self] status in speakerStatus(status) })
     }
 
     private func captureStream() -> (stream: AudioStream, sink: RingSink) {
@@ -361,17 +358,33 @@ public final class RoomAudio: MediaReceiver {
 
     private func microphoneStatus(_ status: DeviceStatus) {
         guard case .unavailable = status else {
+            if case .reopened = status { state.withLock { $0.failureTold[.capture] = nil } }
             report(.status(status.message))
             if case .lost = status { report(.microphoneMissing(true)) }
             if case .reopened = status { report(.microphoneMissing(false)) }
             return
         }
         let (told, preview) = state.withLock { state in
-            defer { state.microphoneFailureTold = status.message }
-            return (state.microphoneFailureTold == status.message, state.preview)
+            defer { state.failureTold[.capture] = status.message }
+            return (state.failureTold[.capture] == status.message, state.preview)
         }
         if !told { report(.status(status.message)) }
         preview?(.unavailable(status.message))
+    }
+
+    /// The loudspeaker's news: a failure to open is told once until the loudspeaker opens or comes back (every
+    /// role change reopens it on another period).
+    private func speakerStatus(_ status: DeviceStatus) {
+        guard case .unavailable = status else {
+            if case .reopened = status { state.withLock { $0.failureTold[.playback] = nil } }
+            report(.status(status.message))
+            return
+        }
+        let told = state.withLock { state in
+            defer { state.failureTold[.playback] = status.message }
+            return state.failureTold[.playback] == status.message
+        }
+        if !told { report(.status(status.message)) }
     }
 
     // MARK: The control thread

@@ -82,7 +82,8 @@ extension TokenVerifier {
 
 extension TokenCommandCore {
     /// Makes an invite for `role`, to `room` or (nil) to the server's lobby, valid from `now` for `ttl` seconds,
-    /// signed with the secret in `secretFile` (created when missing).
+    /// signed with the secret in `secretFile`. A missing secret file is an error naming it, as for `mint`: a new
+    /// secret would sign links no running server accepts.
     public static func mintInvite(
         room: String?, role: String, ttl: Int64, secretFile: String, now: Int64, maxUses: Int64? = nil
     ) throws(TokenMintError) -> String {
@@ -95,7 +96,7 @@ extension TokenCommandCore {
         guard ttl > 0 else { throw .nonPositiveLifetime(ttl) }
         let secret: TokenSecret
         do {
-            secret = try SecretFile.loadOrCreate(at: secretFile)
+            secret = try SecretFile.load(at: secretFile)
         } catch {
             throw .secretFile(error)
         }

@@ -89,6 +89,7 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .tick(let at):
         advance(&state, to: at)
         if state.room.now / 1000 != at / 1000 { _ = reduce(&state.room, .tick(at)) }
+        effects += awayForGood(&state)
     }
     effects += syncPreview(&state)
     settleSelection(&state)

@@ -88,9 +88,16 @@ public struct AppState: Sendable {
     public internal(set) var leaveOnJoin = false
     /// The room as it was when the connection dropped, to say what changed on return.
     public internal(set) var beforeDrop: RoomState?
-    /// People who were here before the connection dropped and are not announced again when they rejoin, until
-    /// this time.
-    public internal(set) var quietRejoins: (peers: Set<PeerID>, until: Timestamp) = ([], 0)
+    /// When the connection dropped (set with `beforeDrop`): the server keeps the place for `Narration.placeKept`
+    /// from about then.
+    public internal(set) var droppedAt: Timestamp?
+    /// People who were here before the connection dropped and were not back in the room it returned to, by name,
+    /// until this time (the server's reconnect grace): one who rejoins is said to be back, and those still away
+    /// when it passes are said to have left, once (a restart of the server drops everyone at once).
+    public internal(set) var quietRejoins: (peers: [PeerID: String], until: Timestamp) = ([:], 0)
+    /// When the people missing since a reconnect are to be said to have left (a tick at that time says it); nil
+    /// when nobody is missing.
+    public var awayEnds: Timestamp? { quietRejoins.peers.isEmpty ? nil : quietRejoins.until }
     /// The last sentence said in line mode, so a line is never said twice in a row.
     public internal(set) var lastSaid: String?
     /// The last role change applied (peer, actor), so the mute that comes with it is not told as a second line.

@@ -108,7 +108,8 @@ func withSelection(
 /// Leaves; those who may end the room (hosts) are asked first, since the room goes on without them. While the
 /// connection is down nobody is asked: leaving then is giving up.
 func requestLeave(_ state: inout AppState) -> [AppEffect] {
-    guard let me = state.room.me, !state.isOver, state.room.connection == .connected else {
+    // A session that is over (another terminal took over, the server closed it) has no room to leave as a host.
+    guard let me = state.room.me, !state.isOver, !state.sessionOver, state.room.connection == .connected else {
         return request(&state, .request(.leave))
     }
     if me.role == .host || state.room.roles.can(me.role, .endRoom) {

@@ -3,6 +3,18 @@ import TermUI
 
 /// Room events as sentences, for the event pane and for line mode (`--plain`).
 public enum Narration {
+    /// How long a server keeps a person's place (their role, raised hand and invitation) after their connection
+    /// drops: its reconnect grace, 60 s (`docs/protocol.md`).
+    static let placeKept: Timestamp = 60_000
+    /// How many earlier chat messages line mode says to a newcomer.
+    static let earlierLines = 5
+
+    /// How much longer the server keeps the place of someone whose connection dropped at `droppedAt`.
+    static func placeKeptFor(droppedAt: Timestamp?, now: Timestamp) -> String {
+        let left = (droppedAt ?? now) + placeKept - now
+        guard left > 0 else { return "your place is no longer kept (it is kept \(placeKept / 1000)\u{A0}s)" }
+        return "your place is kept \((left + 999) / 1000)\u{A0}s more"
+    }
     /// A sentence about an event, and whether it belongs in the event pane (line mode says every sentence)
     /// or, being news for this person, also goes up as a notice.
     public struct Sentence: Sendable, Equatable {
@@ -85,7 +97,7 @@ public enum Narration {
             text += state.lineMode ? " Type /help for the commands." : " Press ? for the keys."
             return Sentence(text)
         case .peerJoined(let peer, _):
-            if context.quietRejoin { return nil }
+            if context.quietRejoin { return Sentence("\(peer.name) is back.") }
             return Sentence("\(peer.name) joined.")
         case .peerLeft(let id):
             if id == selfID { return Sentence("You left the room.") }
@@ -192,7 +204,9 @@ public enum Narration {
             // One standing status, not a line a try: the first drop is said, the tries are not.
             guard attempt == 1 else { return nil }
             let how = state.lineMode ? "/retry tries now" : "Ctrl-R tries now"
-            return Sentence("Connection lost; reconnecting. Your place is kept; \(how).", logged: false)
+            return Sentence(
+                "Connection lost; reconnecting. Your place (role, hand, invitation) is kept \(placeKept / 1000) s; "
+                    + "\(how).", logged: false)
         case .listingChanged(let listed, let by):
             let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
             return Sentence(

@@ -142,7 +142,9 @@ public enum RoomScreenMapper {
         if case .reconnecting(let attempt, let retryAt) = state.room.connection, !state.sessionOver,
             state.room.ending == nil
         {
-            return .init(reconnectingNotice(attempt: attempt, retryAt: retryAt, now: state.now), isError: true)
+            return .init(
+                reconnectingNotice(attempt: attempt, retryAt: retryAt, now: state.now, droppedAt: state.droppedAt),
+                isError: true)
         }
         if let notice = state.notice { return .init(notice.text, isError: notice.kind != .info) }
         if state.room.ending != nil {
@@ -156,9 +158,10 @@ public enum RoomScreenMapper {
     }
 
     /// The standing notice while the connection is down: which try, when the next is, and what the keys do.
-    static func reconnectingNotice(attempt: Int, retryAt: Timestamp, now: Timestamp) -> String {
+    static func reconnectingNotice(attempt: Int, retryAt: Timestamp, now: Timestamp, droppedAt: Timestamp?) -> String {
         let wait = retryAt > now ? " in \((retryAt - now + 999) / 1000)\u{A0}s" : " now"
-        return "Connection lost; next try\(wait) (try \(attempt)). Ctrl-R tries now, q gives up; your place is kept."
+        return "Connection lost; next try\(wait) (try \(attempt)). Ctrl-R tries now, q gives up; "
+            + Narration.placeKeptFor(droppedAt: droppedAt, now: now) + "."
     }
 
     static func overlay(_ state: AppState) -> RoomScreenModel.Overlay? {
@@ -212,6 +215,7 @@ public enum RoomScreenMapper {
         var next: Timestamp?
         func consider(_ time: Timestamp) { next = min(next ?? time, time) }
         if let expires = state.noticeExpires { consider(expires) }
+        if let away = state.awayEnds { consider(away) }
         // A held pause ends a talker's highlight; a countdown to the next try ticks each second.
         for (id, spurt) in state.talking where !state.heardPeers.contains(id) && spurt.level == 0 {
             consider(spurt.lastHeard + talkHold)

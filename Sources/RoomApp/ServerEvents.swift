@@ -6,7 +6,10 @@ import TermUI
 /// mode says.
 func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> [AppEffect] {
     let before = EventContext(event, in: state)
-    if case .reconnecting = event, state.beforeDrop == nil, state.room.hasJoined { state.beforeDrop = state.room }
+    if case .reconnecting = event, state.beforeDrop == nil, state.room.hasJoined {
+        state.beforeDrop = state.room
+        state.droppedAt = state.now
+    }
     var effects = request(&state, .server(event, seq: seq))
     let applied = state.room.ignoredEvents.total == before.ignored
     guard applied else { return effects }
@@ -66,6 +69,7 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
         break
     }
     if case .joined = event {
+        if !before.hadSnapshot { effects += earlierChat(&state) }
         effects += rejoined(&state, context: before)
         if state.leaveOnJoin {
             state.leaveOnJoin = false
@@ -74,7 +78,46 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
         }
     }
     if mergedMute { return effects }
-    return effects + narrate(&state, event, before)
+    effects += narrate(&state, event, before)
+    if case .peerJoined(let peer, _) = event { state.quietRejoins.peers[peer.id] = nil }
+    return effects
+}
+
+/// A newcomer arriving mid-conversation sees what was just said: the chat the room kept, above the join line and
+/// marked as earlier (all of it in the pane; line mode says the last `Narration.earlierLines`).
+private func earlierChat(_ state: inout AppState) -> [AppEffect] {
+    let history = Array(state.room.chat)
+    guard !history.isEmpty else { return [] }
+    let heading = "Earlier in the room, before you joined:"
+    appendLog(&state, .event(heading))
+    for message in history {
+        appendLog(
+            &state, .message(from: message.fromName, text: message.text, to: Narration.audienceLabel(message, state)))
+    }
+    guard state.lineMode else { return [] }
+    let shown = history.suffix(Narration.earlierLines)
+    let count =
+        shown.count == history.count
+        ? "" : " (the last \(shown.count) of \(history.count) messages)"
+    var effects: [AppEffect] = [.say("Earlier in the room, before you joined\(count):")]
+    for message in shown {
+        let event = ServerEvent.chat(message)
+        if let sentence = Narration.sentence(for: event, context: EventContext(event, in: state), state: state) {
+            effects.append(.say("  " + sentence.text))
+        }
+    }
+    return effects
+}
+
+/// Once the reconnect grace has passed, the people who were here before the connection dropped and did not come
+/// back have left: said once, together.
+func awayForGood(_ state: inout AppState) -> [AppEffect] {
+    guard !state.quietRejoins.peers.isEmpty, state.now >= state.quietRejoins.until else { return [] }
+    let names = state.quietRejoins.peers.values.sorted()
+    state.quietRejoins = ([:], 0)
+    let text = Narration.list(names) + " left."
+    appendLog(&state, .event(text))
+    return [.say(text)]
 }
 
 /// The sentence for an event, logged (unless it is one of the few kept out of the pane) and said in line mode;
@@ -115,11 +158,16 @@ private func mutesWithRoleChange(_ state: inout AppState, _ event: ServerEvent) 
 private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEffect] {
     guard let old = state.beforeDrop else { return [] }
     state.beforeDrop = nil
+    let away = state.droppedAt.map { state.now - $0 } ?? 0
+    state.droppedAt = nil
     let room = state.room
     var changes: [String] = []
     let left = old.peers.values.filter { room.peers[$0.id] == nil }.sorted { $0.name < $1.name }
     let joined = room.peers.values.filter { old.peers[$0.id] == nil }.sorted { $0.name < $1.name }
-    if !left.isEmpty { changes.append(Narration.list(left.map(\.name)) + " left") }
+    // Not said to have left yet: they may be reconnecting too (after a restart of the server, everyone is).
+    if !left.isEmpty {
+        changes.append(Narration.list(left.map(\.name)) + (left.count == 1 ? " is" : " are") + " not back yet")
+    }
     if !joined.isEmpty { changes.append(Narration.list(joined.map(\.name)) + " joined") }
     for peer in room.peers.values.sorted(by: { $0.name < $1.name }) where peer.id != room.selfID {
         guard let was = old.peers[peer.id] else { continue }
@@ -128,7 +176,10 @@ private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEff
         }
     }
     if old.topic != room.topic { changes.append("the topic is \"\(room.topic)\"") }
-    state.quietRejoins = (Set(left.map(\.id)), state.now + 10_000)
+    state.quietRejoins = (
+        Dictionary(left.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first }),
+        state.now + Narration.placeKept
+    )
     var effects: [AppEffect] = []
     let summary =
         changes.isEmpty
@@ -137,8 +188,13 @@ private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEff
     effects += show(&state, Notice(.info, summary))
     if let me = room.me, let wasMe = old.peers[me.id] {
         if wasMe.role != me.role {
-            effects += show(
-                &state, Notice(.info, "You are \(Narration.article(room.roles.label(of: me.role))) now."))
+            let now = "You are \(Narration.article(room.roles.label(of: me.role))) now"
+            // Back after the place was given up: the role went with it, which is no one's decision.
+            let why =
+                away > Narration.placeKept
+                ? "You were away \(away / 1000) s, longer than the \(Narration.placeKept / 1000) s a place is kept, "
+                    + "so your role went with it. " + now + "." : now + "."
+            effects += show(&state, Notice(.info, why))
         }
         if !wasMe.muted && me.muted && room.roles.can(me.role, .publishAudio) {
             let how = state.lineMode ? "type /unmute" : "press m"
@@ -180,6 +236,6 @@ struct EventContext {
         }
         invitation = subject.flatMap { state.room.invitations[$0] }
         quietRejoin =
-            subject.map { state.quietRejoins.peers.contains($0) && state.now < state.quietRejoins.until } ?? false
+            subject.map { state.quietRejoins.peers[$0] != nil && state.now < state.quietRejoins.until } ?? false
     }
 }

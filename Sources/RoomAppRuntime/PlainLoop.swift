@@ -33,7 +33,10 @@ public final class PlainLoop {
         }
         reader.start()
         while !driver.quitting {
-            driver.wait(milliseconds: -1)
+            // Nothing is drawn, so time matters only when someone missing since a reconnect is to be said gone.
+            let now = clock()
+            if let away = driver.state.awayEnds, away <= now { driver.dispatch(.tick(now)) }
+            driver.wait(milliseconds: driver.state.awayEnds.map { Int(max(0, $0 - now)) } ?? -1)
             driver.applyPending()
         }
         return driver.finish()

@@ -180,7 +180,9 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
             return "The server closed the connection\(reason.isEmpty ? "" : " (\(reason))"). Join again to come back."
         case .removed: return "You were removed from the room."
         case .roomEnded: return "The room has ended."
-        case .replaced: return "You joined this room from somewhere else, so this screen was closed."
+        case .replaced:
+            return "You joined this room from somewhere else as the same person (another terminal of this account), "
+                + "so this screen was closed. To be two people on one machine, join with --profile NAME."
         case .refused(let code, let reason):
             return Refusals.describe(code: code, reason: reason, withInvite: withInvite)
         case .connectionFailed(let problem): return unreachable(problem)

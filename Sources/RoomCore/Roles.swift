@@ -131,6 +131,13 @@ public struct RoleTable: Sendable, Equatable {
     /// Whether holders of `role` sit on the stage.
     public func isOnStage(_ role: RoleName) -> Bool { index(of: role).map { roles[$0].onStage } ?? false }
 
+    /// The role a person means by `word`: its name or the word the screen shows for it, in any case
+    /// ("audience" or "listener", "moderator" or "mod"); nil when it is neither.
+    public func role(named word: String) -> RoleName? {
+        let lowered = word.lowercased()
+        return roles.first { $0.name.rawValue.lowercased() == lowered || $0.label.lowercased() == lowered }?.name
+    }
+
     /// The label the screen shows for a role (its name when unknown).
     public func label(of role: RoleName) -> String { index(of: role).map { roles[$0].label } ?? role.rawValue }
 

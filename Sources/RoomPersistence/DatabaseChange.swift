@@ -29,6 +29,9 @@ public enum DatabaseChange: Sendable, Equatable {
     case demote(room: String, identity: String, role: String, at: Int64)
     /// `identity`'s demotion is lifted (someone raised it again).
     case endDemotion(room: String, identity: String)
+    /// `identity` raised its hand at `at` (kept while it is away within the reconnect grace), or (nil) its hand
+    /// is down.
+    case setHand(room: String, identity: String, raisedAt: Int64?)
 
     /// The room the change belongs to.
     public var room: String {
@@ -37,7 +40,7 @@ public enum DatabaseChange: Sendable, Equatable {
             .appendChat(let room, _, _, _, _, _), .appendAudit(let room, _, _, _, _, _), .holdRole(let room, _, _, _),
             .releaseRole(let room, _, _, _), .forgetRole(let room, _), .invite(let room, _, _, _),
             .endInvitation(let room, _), .setListed(let room, _, _), .demote(let room, _, _, _),
-            .endDemotion(let room, _):
+            .endDemotion(let room, _), .setHand(let room, _, _):
             room
         }
     }
@@ -139,6 +142,10 @@ extension DatabaseChange {
                 "demote", room, [("at", .integer(at)), ("identity", .string(identity)), ("role", .string(role))])
         case .endDemotion(let room, let identity):
             return object("end_demotion", room, [("identity", .string(identity))])
+        case .setHand(let room, let identity, let raisedAt):
+            return object(
+                "set_hand", room,
+                [("identity", .string(identity)), ("raised_at", raisedAt.map { .integer($0) } ?? .null)])
         }
     }
 
@@ -190,6 +197,9 @@ extension DatabaseChange {
                 room: room, identity: try fields.string("identity"), role: try fields.string("role"),
                 at: try fields.integer("at"))
         case "end_demotion": self = .endDemotion(room: room, identity: try fields.string("identity"))
+        case "set_hand":
+            self = .setHand(
+                room: room, identity: try fields.string("identity"), raisedAt: try fields.optionalInteger("raised_at"))
         case let kind:
             throw JournalFieldError(problem: "unknown kind \"\(kind)\" (written by a newer clubroom?)")
         }
@@ -231,5 +241,13 @@ private struct JournalFields {
             throw JournalFieldError(problem: "\"\(key)\" is missing or not an integer")
         }
         return value
+    }
+
+    func optionalInteger(_ key: String) throws(JournalFieldError) -> Int64? {
+        switch object[key] {
+        case .integer(let value)?: return value
+        case .null?, nil: return nil
+        default: throw JournalFieldError(problem: "\"\(key)\" is not an integer")
+        }
     }
 }

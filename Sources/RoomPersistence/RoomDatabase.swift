@@ -175,6 +175,7 @@ public final class RoomDatabase: Sendable {
             try connection.prepare("DELETE FROM recent_roles WHERE room = ?1").bind(.text(room)).run()
             try connection.prepare("DELETE FROM invitations WHERE room = ?1").bind(.text(room)).run()
             try connection.prepare("DELETE FROM demotions WHERE room = ?1").bind(.text(room)).run()
+            try connection.prepare("DELETE FROM raised_hands WHERE room = ?1").bind(.text(room)).run()
         case .reopenRoom(let room, let at):
             try connection.prepare(
                 "INSERT INTO rooms (id, topic, created_at, updated_at) VALUES (?1, '', ?2, ?2) "
@@ -215,6 +216,11 @@ public final class RoomDatabase: Sendable {
             ).bind(.text(room), .text(identity), .text(role), .integer(at)).run()
             try connection.prepare("DELETE FROM recent_roles WHERE present = 0 AND left_at < ?1")
                 .bind(.integer(at.subtractingClamped(Self.recentRoleRetention))).run()
+            // A hand is kept only with its owner's place.
+            try connection.prepare(
+                "DELETE FROM raised_hands WHERE NOT EXISTS (SELECT 1 FROM recent_roles r "
+                    + "WHERE r.room = raised_hands.room AND r.identity = raised_hands.identity)"
+            ).run()
         case .forgetRole(let room, let identity):
             try connection.prepare("DELETE FROM recent_roles WHERE room = ?1 AND identity = ?2")
                 .bind(.text(room), .text(identity)).run()
@@ -226,6 +232,14 @@ public final class RoomDatabase: Sendable {
         case .endInvitation(let room, let invitee):
             try connection.prepare("DELETE FROM invitations WHERE room = ?1 AND invitee = ?2")
                 .bind(.text(room), .text(invitee)).run()
+        case .setHand(let room, let identity, let raisedAt?):
+            try connection.prepare(
+                "INSERT INTO raised_hands (room, identity, raised_at) VALUES (?1, ?2, ?3) "
+                    + "ON CONFLICT (room, identity) DO UPDATE SET raised_at = ?3"
+            ).bind(.text(room), .text(identity), .integer(raisedAt)).run()
+        case .setHand(let room, let identity, nil):
+            try connection.prepare("DELETE FROM raised_hands WHERE room = ?1 AND identity = ?2")
+                .bind(.text(room), .text(identity)).run()
         case .setListed(let room, true, _):
             try connection.prepare("DELETE FROM unlisted_rooms WHERE room = ?1").bind(.text(room)).run()
         case .setListed(let room, false, let at):
@@ -307,7 +321,8 @@ public final class RoomDatabase: Sendable {
                         room: room, since: rolesSince, heldReleasedAt: heldRolesReleasedAt, in: connection),
                     invitations: try Self.invitations(room: room, in: connection),
                     listed: try Self.isListed(room, in: connection),
-                    demotions: try Self.demotions(room: room, in: connection))
+                    demotions: try Self.demotions(room: room, in: connection),
+                    hands: try Self.raisedHands(room: room, in: connection))
             }
         }
     }
@@ -472,6 +487,19 @@ public final class RoomDatabase: Sendable {
             statement.reset()
             return roles
         }
+    }
+
+    private static func raisedHands(room: String, in connection: SQLiteConnection) throws(DatabaseError) -> [HandRecord]
+    {
+        let statement = try connection.prepare(
+            "SELECT identity, raised_at FROM raised_hands WHERE room = ?1 ORDER BY raised_at, identity")
+        try statement.bind(.text(room))
+        var hands: [HandRecord] = []
+        while try statement.step() {
+            hands.append(HandRecord(identity: statement.text(at: 0), raisedAt: statement.int64(at: 1)))
+        }
+        statement.reset()
+        return hands
     }
 
     private static func releasedRoles(

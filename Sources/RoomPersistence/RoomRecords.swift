@@ -129,6 +129,17 @@ public struct InvitationRecord: Sendable, Equatable {
     }
 }
 
+/// A raised hand: whose, and since when.
+public struct HandRecord: Sendable, Equatable {
+    public var identity: String
+    public var raisedAt: Int64
+
+    public init(identity: String, raisedAt: Int64) {
+        self.identity = identity
+        self.raisedAt = raisedAt
+    }
+}
+
 /// What a server reads to bring a room back (`RoomDatabase.load`).
 public struct StoredRoom: Sendable, Equatable {
     /// The room, or `nil` when it was never opened.
@@ -143,11 +154,14 @@ public struct StoredRoom: Sendable, Equatable {
     public var listed: Bool
     /// The peers someone else moved down, each with the role it was moved to (`at`: when), by identity.
     public var demotions: [RoleRecord]
+    /// The raised hands, first raised first.
+    public var hands: [HandRecord]
 
     public init(
         record: RoomRecord?, chat: [ChatRecord], roles: [RoleRecord], invitations: [InvitationRecord] = [],
-        listed: Bool = true, demotions: [RoleRecord] = []
+        listed: Bool = true, demotions: [RoleRecord] = [], hands: [HandRecord] = []
     ) {
+        self.hands = hands
         self.record = record
         self.chat = chat
         self.roles = roles

@@ -85,6 +85,15 @@ enum Schema {
             PRIMARY KEY (room, identity)
         ) STRICT;
         """,
+        // Raised hands, with when each went up, so that a restart keeps the queue and its order.
+        """
+        CREATE TABLE IF NOT EXISTS raised_hands (
+            room TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            raised_at INTEGER NOT NULL,
+            PRIMARY KEY (room, identity)
+        ) STRICT;
+        """,
     ]
 
     /// The schema version this program writes.

@@ -17,7 +17,7 @@ extension ServerState {
             return
         }
         let now = currentTimestamp()
-        let admitted: (id: PeerID, name: String, role: RoleName, invite: InviteClaims?)
+        let admitted: (id: PeerID, name: String, role: RoleName, invite: InviteClaims?, onlyIfReturning: Bool)
         switch admission(to: roomName, request: request, now: now) {
         case .success(let who): admitted = who
         case .failure(let refusal):
@@ -44,13 +44,17 @@ extension ServerState {
         // The connection this one takes over from, once the room has accepted the join.
         var previous: ConnectionEntry?
         let ticket = JoinTicket(
-            id: id, name: admitted.name, role: admitted.role, now: now,
+            id: id, name: admitted.name, role: admitted.role, now: now, onlyIfReturning: admitted.onlyIfReturning,
             isWanted: { [connections] in connections.isOpen(entry) },
             answer: { [self] answer in
                 switch answer {
                 case .refused(let reason):
                     log.info("\(connection): \(id) refused from room \(roomName): \(reason.rawValue)")
                     connection.close(code: WebSocketCloseCode(reason.code), reason: ServerClose.reason(reason))
+                case .unlisted:
+                    log.info("\(connection): server invite for room \(roomName), not listed, from \(id), not returning")
+                    connection.close(
+                        code: WebSocketCloseCode(ServerClose.notListed.code), reason: ServerClose.notListed.reason)
                 case .unavailable:
                     connection.close(
                         code: WebSocketCloseCode(ServerClose.roomUnavailable.code),

@@ -892,7 +892,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     /// A new room: loaded from this node's database, then written to Redis as the stream's first entry.
     private func startNew(_ roomName: String, generation: Int) {
         let now = currentTimestamp()
-        persistence.load(roomName, now: now) { [self] result in
+        persistence.load(roomName, now: now, create: true) { [self] result in
             guard let room = rooms[roomName], room.generation == generation else { return }
             let saved: SavedRoom
             switch result {

@@ -26,8 +26,10 @@ public enum CommitResult: Sendable, Equatable {
 
 /// Where a room's saved state comes from when it is first wanted.
 protocol RoomLoader: AnyObject {
-    /// Reads what the store holds of `room` off the loop and calls `then` on the loop thread.
-    func load(_ room: String, now: Timestamp, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void)
+    /// Reads what the store holds of `room` off the loop and calls `then` on the loop thread. A room the store
+    /// never had is made (`create`), or answered as not there (`SavedRoom.exists` false).
+    func load(
+        _ room: String, now: Timestamp, create: Bool, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void)
 }
 
 /// What a room held when the server last had it.
@@ -44,10 +46,14 @@ struct SavedRoom: Sendable, Equatable {
     var listed = true
     /// Peers someone else moved down, with the role they were moved to (see `RoomAuthority.loweredByOthers`).
     var demotions: [PeerID: RoleName] = [:]
+    /// The raised hands of the peers in `departed`, with when each went up.
+    var hands: [PeerID: Timestamp] = [:]
+    /// Whether the store had the room (false only for a room looked for without `create`).
+    var exists = true
 
     static func == (lhs: SavedRoom, rhs: SavedRoom) -> Bool {
         lhs.topic == rhs.topic && lhs.ended == rhs.ended && lhs.chat == rhs.chat && lhs.invitations == rhs.invitations
-            && lhs.listed == rhs.listed && lhs.demotions == rhs.demotions
+            && lhs.listed == rhs.listed && lhs.demotions == rhs.demotions && lhs.hands == rhs.hands
             && lhs.departed.mapValues(\.role) == rhs.departed.mapValues(\.role)
             && lhs.departed.mapValues(\.at) == rhs.departed.mapValues(\.at)
     }

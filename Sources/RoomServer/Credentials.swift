@@ -31,7 +31,7 @@ extension ServerState {
     func admission(
         to room: String, request: WebSocketUpgradeRequest, now: Timestamp
     ) -> Result<
-        (id: PeerID, name: String, role: RoleName, invite: InviteClaims?), DoorRefusal
+        (id: PeerID, name: String, role: RoleName, invite: InviteClaims?, onlyIfReturning: Bool), DoorRefusal
     > {
         let credential: TokenCredential
         switch verify(request) {
@@ -49,18 +49,24 @@ extension ServerState {
             guard claims.subject.utf8.count <= ControlLimits.maxIdentityBytes, !claims.subject.isEmpty else {
                 return .failure(DoorRefusal(ServerClose.identityUnusable, detail: "identity too long"))
             }
-            return .success((PeerID(claims.subject), claims.name, RoleName(claims.role), nil))
+            return .success((PeerID(claims.subject), claims.name, RoleName(claims.role), nil, false))
         case .invite(let claims):
             if let invited = claims.room, !invited.utf8.elementsEqual(room.utf8) {
                 return .failure(DoorRefusal(.wrongRoom(tokenRoom: invited, requestedRoom: room)))
             }
             guard roles.contains(RoleName(claims.role)) else { return .failure(DoorRefusal(.unknownRole(claims.role))) }
             // A server invite opens only rooms this server's lobby shows: an unlisted room is refused exactly like
-            // a room that does not exist, so an invite holder learns nothing of it.
+            // a room that does not exist, so an invite holder learns nothing of it. A room the lobby does not show
+            // now may still be one its members are coming back to (after a restart, no room is listed until
+            // someone is in it again): a server alone lets its room decide whether this is a returning member.
+            var onlyIfReturning = false
             if claims.room == nil, directory.listings[room] == nil {
-                return .failure(
-                    DoorRefusal(
-                        ServerClose.notListed, detail: "server invite \(claims.id) for room \(room), not listed"))
+                guard rooms is LocalRooms else {
+                    return .failure(
+                        DoorRefusal(
+                            ServerClose.notListed, detail: "server invite \(claims.id) for room \(room), not listed"))
+                }
+                onlyIfReturning = true
             }
             guard let key = GuestHeaders.decodeKey(request.headers[GuestHeaders.key]),
                 let identity = verifier.keys.guestIdentity(key: key)
@@ -69,7 +75,8 @@ extension ServerState {
                     DoorRefusal(ServerClose.guestKeyMissing, detail: "invite \(claims.id) without a guest key"))
             }
             let name = DisplayName.sanitize(GuestHeaders.decodeName(request.headers[GuestHeaders.name]) ?? "")
-            return .success((PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role), claims))
+            return .success(
+                (PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role), claims, onlyIfReturning))
         }
     }
 

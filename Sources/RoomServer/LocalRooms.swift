@@ -14,6 +14,11 @@ struct JoinTicket {
     var name: String
     var role: RoleName
     var now: Timestamp
+    /// Whether only a returning member may come in: a server invite (a lobby link) for a room the lobby does not
+    /// list right now, which after a restart is every room until someone brings it back. Such a join is let in
+    /// when the room is listed and open and this identity is in it or left it within the reconnect grace, and is
+    /// refused (`unlisted`) otherwise, exactly as for a room that does not exist.
+    var onlyIfReturning = false
     /// Whether the join is still wanted (its connection is still open), asked right before the room decides.
     var isWanted: () -> Bool
     /// The room's answers, in order: `refused` or `unavailable` alone, or `accepted` at once and `admitted`
@@ -27,6 +32,8 @@ enum JoinAnswer {
     case refused(CloseReason)
     /// The room could not be loaded from the store; the connection is closed and the client tries again.
     case unavailable
+    /// A join that only a returning member could make (`JoinTicket.onlyIfReturning`) came from someone else.
+    case unlisted
     /// The room took the peer in: from now on this connection speaks for the peer (an older connection of the
     /// same identity no longer does). Nothing has been announced yet.
     case accepted(replaced: Bool)
@@ -109,16 +116,31 @@ final class LocalRooms: @unchecked Sendable {
             return
         }
         loading[roomName] = [ticket]
-        loader.load(roomName, now: ticket.now) { [self] result in
-            let waiting = loading.removeValue(forKey: roomName) ?? []
+        load(roomName, now: ticket.now, create: !ticket.onlyIfReturning)
+    }
+
+    /// Loads a room for the joins waiting for it. A room looked for only by joins that need it to exist already
+    /// (`JoinTicket.onlyIfReturning`) is not made when the store never had it: those joins are refused, and the
+    /// others that came meanwhile make it.
+    private func load(_ roomName: String, now: Timestamp, create: Bool) {
+        loader.load(roomName, now: now, create: create) { [self] result in
+            var waiting = loading.removeValue(forKey: roomName) ?? []
+            if case .success(let saved) = result, !saved.exists {
+                for waiter in waiting where waiter.onlyIfReturning { waiter.answer(.unlisted) }
+                waiting.removeAll { $0.onlyIfReturning }
+                guard let first = waiting.first else { return }
+                loading[roomName] = waiting
+                load(roomName, now: first.now, create: true)
+                return
+            }
             switch result {
             case .success(let saved):
                 // Sequence numbers start from the clock so they never go back after a restart (clients ignore
                 // older ones).
                 rooms[roomName] = RoomAuthority(
-                    name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: ticket.now * 1000,
+                    name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: now * 1000,
                     chat: saved.chat, departed: saved.departed, invitations: saved.invitations,
-                    demotions: saved.demotions, maxPeers: maxPeers, listed: saved.listed)
+                    demotions: saved.demotions, maxPeers: maxPeers, listed: saved.listed, hands: saved.hands)
                 log.info("room \(roomName) loaded\(saved.ended ? " (ended)" : "")")
                 for waiter in waiting { decideJoin(waiter, in: roomName) }
             case .failure(let error):
@@ -134,6 +156,10 @@ final class LocalRooms: @unchecked Sendable {
         // dropped, must not undo the join.
         decideDepartures(in: roomName)
         guard var room = rooms[roomName] else { return }
+        if ticket.onlyIfReturning, !Self.isReturning(ticket.id, to: room, now: ticket.now) {
+            ticket.answer(.unlisted)
+            return
+        }
         let result = room.join(id: ticket.id, name: ticket.name, role: ticket.role, now: ticket.now)
         rooms[roomName] = room
         switch result {
@@ -149,6 +175,14 @@ final class LocalRooms: @unchecked Sendable {
                 tellHostsOfSaving(in: roomName)
             }
         }
+    }
+
+    /// Whether `id` comes back to `room`, listed and open, within the reconnect grace (or is in it now).
+    static func isReturning(_ id: PeerID, to room: RoomAuthority, now: Timestamp) -> Bool {
+        guard room.listed, !room.ended else { return false }
+        if room.peers[id] != nil { return true }
+        guard let left = room.departed[id] else { return false }
+        return now - left.at <= RoomAuthority.reconnectGrace
     }
 
     /// A request from a peer of a room: checked and acted on by the room, then committed and published. Returns

@@ -36,7 +36,9 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
         }
     }
 
-    func load(_ room: String, now: Timestamp, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void) {
+    func load(
+        _ room: String, now: Timestamp, create: Bool, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void
+    ) {
         let then = LoopOnly(then)
         reads.async { [self] in
             let result: Result<SavedRoom, RoomLoadError>
@@ -44,11 +46,11 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                 let stored = try store.database.load(
                     room: room, chatLimit: ControlLimits.chatHistory, rolesSince: now - RoomAuthority.reconnectGrace,
                     heldRolesReleasedAt: store.unfinishedStart)
+                var saved = SavedRoom()
                 if stored.record == nil {
                     // A new room gets its row, through the journal like every other change.
-                    store.commit([.openRoom(room: room, at: now)]) { _ in }
+                    if create { store.commit([.openRoom(room: room, at: now)]) { _ in } } else { saved.exists = false }
                 }
-                var saved = SavedRoom()
                 saved.topic = stored.record?.topic ?? ""
                 saved.ended = stored.record?.isEnded ?? false
                 saved.chat = stored.chat.map(Self.message)
@@ -58,6 +60,10 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                 }
                 for demotion in stored.demotions {
                     saved.demotions[PeerID(demotion.identity)] = RoleName(demotion.role)
+                }
+                // A hand comes back only with its owner's place (a role kept for a return).
+                for hand in stored.hands where saved.departed[PeerID(hand.identity)] != nil {
+                    saved.hands[PeerID(hand.identity)] = hand.raisedAt
                 }
                 for invitation in stored.invitations {
                     saved.invitations[PeerID(invitation.invitee)] = Invitation(
@@ -135,6 +141,7 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
             return .demote(room: room, identity: id.rawValue, role: role.rawValue, at: at)
         case .demotionEnded(let id):
             return .endDemotion(room: room, identity: id.rawValue)
+        case .hand(let id, let raisedAt): return .setHand(room: room, identity: id.rawValue, raisedAt: raisedAt)
         }
     }
 

@@ -87,6 +87,9 @@ public enum StoreChange: Sendable, Equatable {
     case demoted(PeerID, role: RoleName, at: Timestamp)
     /// Someone raised the demoted peer again: its token's role counts again.
     case demotionEnded(PeerID)
+    /// A peer's hand went up at this time, or (nil) is down for good: a hand stays up while its owner is away
+    /// within the reconnect grace, so that a restart keeps the queue and its order.
+    case hand(PeerID, raisedAt: Timestamp?)
 }
 
 /// A peer's publish gate, set again: whether its audio may be forwarded (its role may publish and it is not
@@ -173,6 +176,9 @@ public struct RoomAuthority: Sendable {
     /// they were away, until someone raises them again (or the room ends). Kept as long as the room, like a
     /// removal, and saved with it.
     public internal(set) var loweredByOthers: [PeerID: RoleName] = [:]
+    /// The raised hands of peers whose connection dropped (or who were here when the server stopped), with when
+    /// each went up: given back, in their place in the queue, to a peer back within the reconnect grace.
+    public internal(set) var heldHands: [PeerID: Timestamp] = [:]
     /// The last chat messages, oldest first.
     public internal(set) var chat: [ChatMessage]
     /// Identities removed since the room was last opened.
@@ -204,7 +210,8 @@ public struct RoomAuthority: Sendable {
         name: String, roles: RoleTable, topic: String = "", ended: Bool = false, seq: Int64 = 0,
         chat: [ChatMessage] = [],
         departed: [PeerID: (role: RoleName, at: Timestamp)] = [:], invitations: [PeerID: Invitation] = [:],
-        demotions: [PeerID: RoleName] = [:], maxPeers: Int = RoomAuthority.defaultMaxPeers, listed: Bool = true
+        demotions: [PeerID: RoleName] = [:], maxPeers: Int = RoomAuthority.defaultMaxPeers, listed: Bool = true,
+        hands: [PeerID: Timestamp] = [:]
     ) {
         self.name = name
         self.roles = roles
@@ -216,6 +223,7 @@ public struct RoomAuthority: Sendable {
         // Nobody is in a room just loaded: its invitations wait for their invitees to come back.
         self.heldInvitations = invitations
         self.loweredByOthers = demotions
+        self.heldHands = hands
         self.maxPeers = maxPeers
         self.listed = listed
     }
@@ -249,8 +257,8 @@ public struct RoomAuthority: Sendable {
     mutating func admit(id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp) -> JoinResult {
         if var present = peers[id] {
             var outcome = Outcome()
-            let kept = roleKept(present.role, previousToken: tokenRoles[id], newToken: tokenRole)
-            tokenRoles[id] = tokenRole
+            let kept = roleKept(present.role, of: id, previousToken: tokenRoles[id], newToken: tokenRole)
+            tokenRoles[id] = higherRole(tokenRoles[id], tokenRole)
             if kept != present.role {
                 // Told to the others only: the new connection learns its role from its snapshot.
                 present.role = kept
@@ -260,6 +268,13 @@ public struct RoomAuthority: Sendable {
                     present.muted = true
                     outcome.deliveries.append(
                         Delivery(to: .everyoneExcept(id), next(.muteChanged(peer: id, muted: true, by: id))))
+                }
+                // Raised onto the stage by a higher link: the hand has what it asked for.
+                if present.handRaisedAt != nil, roles.isOnStage(kept) {
+                    present.handRaisedAt = nil
+                    outcome.deliveries.append(
+                        Delivery(to: .everyoneExcept(id), next(.handLowered(peer: id, by: id))))
+                    outcome.changes.append(.hand(id, raisedAt: nil))
                 }
                 peers[id] = present
                 outcome.changes.append(.roleHeld(id, role: kept, at: now))
@@ -283,18 +298,27 @@ public struct RoomAuthority: Sendable {
         if let previous = departed.removeValue(forKey: id), now - previous.at <= Self.reconnectGrace,
             roles.contains(previous.role)
         {
-            role = roleKept(previous.role, previousToken: tokenRoles[id], newToken: tokenRole)
+            role = roleKept(previous.role, of: id, previousToken: tokenRoles[id], newToken: tokenRole)
             resumed = true
         }
         // Someone else's demotion outlasts the reconnect grace: whatever the token, no more than that role.
         if let cap = loweredByOthers[id], roles.contains(cap), roles.rank(of: role) < roles.rank(of: cap) {
             role = cap
         }
-        tokenRoles[id] = tokenRole
+        tokenRoles[id] = resumed ? higherRole(tokenRoles[id], tokenRole) : tokenRole
         if role != tokenRole { outcome.changes.append(.roleHeld(id, role: role, at: now)) }
         let sanitized = DisplayName.sanitize(rawName)
-        let peer = Peer(
+        var peer = Peer(
             id: id, name: sanitized.isEmpty ? id.rawValue : sanitized, role: role, muted: true, joinedAt: now)
+        // Back within the grace (or after a restart of the server), a raised hand is up again with its first
+        // time, so the queue keeps its order; otherwise it is down for good.
+        if let held = heldHands.removeValue(forKey: id) {
+            if resumed, roles.can(role, .raiseHand), !roles.isOnStage(role) {
+                peer.handRaisedAt = held
+            } else {
+                outcome.changes.append(.hand(id, raisedAt: nil))
+            }
+        }
         peers[id] = peer
         order.append(id)
         // Back from a dropped connection (or a restart of the server) before the invitation lapsed: it still
@@ -310,16 +334,22 @@ public struct RoomAuthority: Sendable {
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
     }
 
-    /// The role a peer holding `role`, given while its token was `previousToken`, keeps when it comes back (or
-    /// opens a second connection) with a token for `newToken`. The token's role is the most a connection gets:
-    /// with a token lesser than the one it had, a role above the new token's falls to it. A role given in the
-    /// room above the token (an accepted invitation) is kept by a token as good as the old one; when the old
-    /// token is not known (a room loaded after a restart), the role is kept.
-    func roleKept(_ role: RoleName, previousToken: RoleName?, newToken: RoleName) -> RoleName {
-        guard let previousToken, roles.rank(of: newToken) > roles.rank(of: previousToken),
-            roles.rank(of: role) < roles.rank(of: newToken)
-        else { return role }
+    /// The role a peer holding `role` keeps when the same identity comes back (or opens a second connection)
+    /// with a link or token for `newToken`: its place is its own, so a lesser link (a lobby link after a host
+    /// link, a second terminal) takes nothing away. A link higher than the one the peer came with raises it to the
+    /// link's role, unless someone else moved the peer down (that stands until someone raises them again); a link
+    /// no higher than before leaves a role the peer stepped down from itself where it is. When the old link is not
+    /// known (a room loaded after a restart), a link higher than the role raises it.
+    func roleKept(_ role: RoleName, of id: PeerID, previousToken: RoleName?, newToken: RoleName) -> RoleName {
+        guard roles.rank(of: newToken) < roles.rank(of: role), !loweredByOthers.contains(id) else { return role }
+        if let previousToken, roles.rank(of: newToken) >= roles.rank(of: previousToken) { return role }
         return newToken
+    }
+
+    /// The higher of two links' roles (the one known when the other is not).
+    func higherRole(_ one: RoleName?, _ other: RoleName) -> RoleName {
+        guard let one else { return other }
+        return roles.rank(of: one) <= roles.rank(of: other) ? one : other
     }
 
     /// A peer's connection went away: it asked to (`left`) or dropped (`disconnected`).
@@ -346,6 +376,11 @@ public struct RoomAuthority: Sendable {
             if let inviter = invitations.removeValue(forKey: id), departure.reason == .disconnected {
                 heldInvitations[id] = inviter
             }
+            if departure.reason == .disconnected, let raised = peer.handRaisedAt {
+                heldHands[id] = raised
+            } else if peer.handRaisedAt != nil || heldHands.removeValue(forKey: id) != nil {
+                outcome.changes.append(.hand(id, raisedAt: nil))
+            }
             departed[id] = (peer.role, now)
             outcome.changes.append(.departed(id, role: peer.role, at: now))
             gone.append(departure)
@@ -371,6 +406,7 @@ public struct RoomAuthority: Sendable {
         guard departed.count > departedPruneThreshold else { return }
         departed = departed.filter { now - $0.value.at <= Self.reconnectGrace }
         heldInvitations = heldInvitations.filter { departed[$0.key] != nil }
+        heldHands = heldHands.filter { departed[$0.key] != nil }
         tokenRoles = tokenRoles.filter { peers[$0.key] != nil || departed[$0.key] != nil }
         departedPruneThreshold = max(1024, departed.count * 2)
     }
@@ -499,6 +535,18 @@ public struct RoomAuthority: Sendable {
         case .setRole, .acceptInvite: outcome.changes += demotionChanges(since: demotionsBefore, now: now)
         default: break
         }
+        // Every hand that went up or down, whatever moved it, as the room announced it.
+        for delivery in outcome.deliveries {
+            switch delivery.message.event {
+            case .handRaised(let peer, let at):
+                // The hand's owner gets a place in the store too (as a role held does), so that after a crash the
+                // room knows them as returning and gives the hand back.
+                if let role = peers[peer]?.role { outcome.changes.append(.roleHeld(peer, role: role, at: at)) }
+                outcome.changes.append(.hand(peer, raisedAt: at))
+            case .handLowered(let peer, _): outcome.changes.append(.hand(peer, raisedAt: nil))
+            default: continue
+            }
+        }
         return outcome
     }
 
@@ -568,6 +616,7 @@ public struct RoomAuthority: Sendable {
         case .remove(let targetID, let reason):
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
             broadcast(.removed(peer: targetID, by: actorID, reason: reason), into: &outcome)
+            if target?.handRaisedAt != nil { outcome.changes.append(.hand(targetID, raisedAt: nil)) }
             peers[targetID] = nil
             order.removeAll { $0 == targetID }
             invitations[targetID] = nil
@@ -592,6 +641,7 @@ public struct RoomAuthority: Sendable {
             order = []
             invitations = [:]
             heldInvitations = [:]
+            heldHands = [:]
             tokenRoles = [:]
             loweredByOthers = [:]
             outcome.changes.append(.ended(reason: reason))

@@ -19,6 +19,11 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         var at: Timestamp
     }
 
+    struct Hand: Sendable, Equatable, Codable {
+        var peer: PeerID
+        var at: Timestamp
+    }
+
     struct TokenRole: Sendable, Equatable, Codable {
         var peer: PeerID
         var role: RoleName
@@ -46,6 +51,8 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     var peers: [Peer]
     var invitations: [Invitation]
     var heldInvitations: [Invitation]
+    /// Raised hands of peers away within the grace; absent from checkpoints written before hands were kept.
+    var heldHands: [Hand]?
     /// Peers whose role someone else lowered: they may not step back up by themselves.
     var loweredByOthers: [PeerID]
     /// The role each of them was lowered to, the most they come back with (absent from checkpoints written
@@ -82,8 +89,10 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         topic: String, ended: Bool, seq: Int64, peers: [Peer], invitations: [Invitation],
         heldInvitations: [Invitation], loweredTo: [TokenRole], tokenRoles: [TokenRole], chat: [ChatMessage],
         removed: [PeerID], departed: [Departed],
-        departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?, applied: [Applied]? = nil
+        departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?, applied: [Applied]? = nil,
+        heldHands: [Hand]? = nil
     ) {
+        self.heldHands = heldHands
         self.topic = topic
         self.ended = ended
         self.seq = seq
@@ -121,7 +130,9 @@ extension RoomAuthority {
                 .init(peer: $0.key, role: $0.value.role, at: $0.value.at)
             },
             departedPruneThreshold: departedPruneThreshold, listed: listed, liveSince: liveSince,
-            applied: applied.stored)
+            applied: applied.stored,
+            heldHands: heldHands.isEmpty
+                ? nil : heldHands.sorted { $0.key < $1.key }.map { .init(peer: $0.key, at: $0.value) })
     }
 
     /// A copy of a room from its checkpoint: it decides everything after it exactly as the copy it was taken
@@ -140,6 +151,7 @@ extension RoomAuthority {
         for invitation in checkpoint.heldInvitations {
             heldInvitations[invitation.peer] = RoomCore.Invitation(by: invitation.by, at: invitation.at)
         }
+        for hand in checkpoint.heldHands ?? [] { heldHands[hand.peer] = hand.at }
         for entry in checkpoint.tokenRoles { tokenRoles[entry.peer] = entry.role }
         removedIdentities = Set(checkpoint.removed)
         for entry in checkpoint.departed { departed[entry.peer] = (entry.role, entry.at) }

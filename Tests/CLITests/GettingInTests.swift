@@ -29,6 +29,29 @@ private func runClubroom(environment: [String], _ arguments: [String]) throws ->
     #expect(!FileManager.default.fileExists(atPath: "\(data)/clubroom/secret"))
 }
 
+/// Issue 27 (H3): `invite` without a secret file made a new secret and printed a link no server accepts.
+@Test func inviteNeverCreatesASecretAndNamesTheMissingFile() throws {
+    let data = try freshFolder()
+    defer { try? FileManager.default.removeItem(atPath: data) }
+    let result = try runClubroom(environment: ["XDG_DATA_HOME=\(data)"], ["invite", "ws://127.0.0.1:7480"])
+    #expect(result.status == 1)
+    #expect(
+        result.standardError
+            == "clubroom invite: there is no server secret at \(data)/clubroom/secret; start the server first "
+            + "(clubroom serve creates it), or give the file the server uses with --secret-file FILE (or its "
+            + "--data DIR)\n")
+    #expect(result.standardOutput.isEmpty)
+    #expect(!FileManager.default.fileExists(atPath: "\(data)/clubroom/secret"))
+    // With the server's data folder, the link is made.
+    let secret = data + "/secret"
+    _ = FileManager.default.createFile(
+        atPath: secret, contents: Data((String(repeating: "ab", count: 32) + "\n").utf8),
+        attributes: [.posixPermissions: 0o600])
+    let made = try runClubroom(["invite", "ws://127.0.0.1:7480", "--data", data])
+    #expect(made.status == 0)
+    #expect(made.standardOutput.hasPrefix("ws://127.0.0.1:7480/rooms#invite=eyJ"))
+}
+
 @Test func tokenFindsTheSecretOfTheServersDataFolder() throws {
     let data = try freshFolder()
     defer { try? FileManager.default.removeItem(atPath: data) }
@@ -109,4 +132,52 @@ private func runClubroom(environment: [String], _ arguments: [String]) throws ->
     #expect(
         result.standardOutput
             == "Nothing answers at this address. Check the address and port, and that the server runs.\n")
+}
+
+/// The role inside a token or an invite link (its payload's `role`).
+private func roleInside(_ printed: String) -> String? {
+    let token = printed.trimmingCharacters(in: .whitespacesAndNewlines).components(separatedBy: "#invite=").last ?? ""
+    let parts = token.split(separator: ".")
+    guard parts.count == 3 else { return nil }
+    var payload = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    while payload.count % 4 != 0 { payload += "=" }
+    guard let data = Data(base64Encoded: payload),
+        let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    else { return nil }
+    return object["role"] as? String
+}
+
+/// Issue 27 (M5): the screen and the README say "listener" and "mod", and `--role listener` was refused. Both
+/// spellings are taken everywhere, and a role that is neither is a usage error (status 2) listing the roles.
+@Test func roleWordsAreTakenInBothSpellingsAndABadOneIsAUsageError() throws {
+    let data = try freshFolder()
+    defer { try? FileManager.default.removeItem(atPath: data) }
+    _ = FileManager.default.createFile(
+        atPath: data + "/secret", contents: Data((String(repeating: "ab", count: 32) + "\n").utf8),
+        attributes: [.posixPermissions: 0o600])
+    let token = ["token", "--room", "r", "--identity", "i", "--data", data, "--role"]
+    for (word, role) in [("mod", "moderator"), ("Moderator", "moderator"), ("listener", "audience"), ("host", "host")] {
+        let made = try runClubroom(token + [word])
+        #expect(made.status == 0, "\(word): \(made.standardError)")
+        #expect(roleInside(made.standardOutput) == role, "token --role \(word)")
+        let link = try runClubroom(["invite", "ws://127.0.0.1:7480", "--data", data, "--role", word])
+        #expect(link.status == 0, "\(word): \(link.standardError)")
+        #expect(roleInside(link.standardOutput) == role, "invite --role \(word)")
+    }
+    let expected =
+        "bad value 'dj' for '--role' (expected a role: host, moderator (mod), speaker, audience (listener))"
+    for command in [token + ["dj"], ["invite", "ws://127.0.0.1:7480", "--data", data, "--role", "dj"]] {
+        let refused = try runClubroom(command)
+        #expect(refused.status == 2, "\(command[0]): \(refused.standardError)")
+        #expect(refused.standardError.contains(expected), "\(refused.standardError)")
+        #expect(refused.standardOutput.isEmpty)
+    }
+    let joining = try runClubroom(
+        [
+            "join", "ws://127.0.0.1:1/rooms/r", "--plain", "--secret-file", data + "/secret", "--identity", "i",
+            "--role",
+            "dj",
+        ])
+    #expect(joining.status == 2, "\(joining.standardError)")
+    #expect(joining.standardError.contains(expected), "\(joining.standardError)")
 }

@@ -175,14 +175,129 @@ private func typed(_ text: String) -> [AppAction] {
             .server(.reconnecting(attempt: 2, retryAt: t0 + 1500), seq: 0, at: t0 + 600),
             .server(.joined(snapshot), seq: 40, at: t0 + 2000), .server(.reconnected, seq: 40, at: t0 + 2000))
         let added = Array(logText(state).dropFirst(before))
-        #expect(added.first == "Reconnected. While you were away: Jun left; Kai joined.", "\(added)")
+        #expect(added.first == "Reconnected. While you were away: Jun is not back yet; Kai joined.", "\(added)")
         #expect(!added.contains { $0.contains("Ana joined") || $0.contains("Bo joined") })
         #expect(added.filter { $0.contains("reconnecting") || $0.contains("next try") }.isEmpty, "\(added)")
         #expect(
             added == [
-                "Reconnected. While you were away: Jun left; Kai joined.",
+                "Reconnected. While you were away: Jun is not back yet; Kai joined.",
                 "Your microphone was turned off when the connection dropped; press m to talk again.",
             ])
+    }
+}
+
+/// Issue 27 (M2): after a restart of the server everyone was "left" at once, and nobody was said to come back.
+/// Someone missing from the room on return is not back yet; one who rejoins within the grace is back; those still
+/// away when it passes have left, said once.
+@Suite struct WhoCameBackTests {
+    @Test func theMissingAreBackOrGoneOnlyAfterTheGrace() {
+        var state = joined(as: "chen")
+        let peers = sketchPeers().filter { $0.id != "jun" && $0.id != "ana" }
+        let snapshot = RoomSnapshot(
+            roomID: "lobby", topic: "Friday terminal hour", selfID: "chen", peers: peers, seq: 40, tokenRole: .speaker)
+        let back = send(
+            &state, .server(.reconnecting(attempt: 1, retryAt: t0 + 500), seq: 0, at: t0),
+            .server(.joined(snapshot), seq: 40, at: t0 + 2000), .server(.reconnected, seq: 40, at: t0 + 2000))
+        #expect(said(back).contains("Reconnected. While you were away: Ana and Jun are not back yet."), "\(said(back))")
+        #expect(!said(back).contains { $0.contains("left") })
+        let ana = send(&state, .server(.peerJoined(peer("ana", "Ana", .host)), seq: 41, at: t0 + 5000))
+        #expect(said(ana) == ["Ana is back."])
+        #expect(said(send(&state, .tick(t0 + 30_000))).isEmpty)
+        #expect(said(send(&state, .tick(t0 + 62_000))) == ["Jun left."])
+        #expect(said(send(&state, .tick(t0 + 63_000))).isEmpty)
+        #expect(logText(state).suffix(2) == ["Ana is back.", "Jun left."])
+        // Someone who comes later is new again.
+        #expect(
+            said(send(&state, .server(.peerJoined(peer("jun", "Jun")), seq: 42, at: t0 + 70_000))) == ["Jun joined."])
+    }
+}
+
+/// Issue 27 (M4): back after more than 60 s, "nothing changed" was followed by "You are a listener now." with no
+/// reason, and while reconnecting nothing said how long the place is kept.
+@Suite struct PlaceKeptTests {
+    @Test func reconnectingSaysHowLongThePlaceIsKeptAndALostRoleSaysWhy() {
+        var state = joined(as: "chen")
+        let dropped = send(&state, .server(.reconnecting(attempt: 1, retryAt: t0 + 500), seq: 0, at: t0))
+        #expect(
+            said(dropped) == [
+                "Connection lost; reconnecting. Your place (role, hand, invitation) is kept 60 s; Ctrl-R tries now."
+            ])
+        send(&state, .server(.reconnecting(attempt: 2, retryAt: t0 + 40_000), seq: 0, at: t0 + 20_000))
+        #expect(
+            RoomScreenMapper.model(state).notice?.text
+                == "Connection lost; next try in 20\u{A0}s (try 2). Ctrl-R tries now, q gives up; your place is kept "
+                + "40\u{A0}s more.")
+        send(&state, .tick(t0 + 61_000))
+        #expect(
+            RoomScreenMapper.model(state).notice?.text.hasSuffix("your place is no longer kept (it is kept 60\u{A0}s).")
+                == true)
+        // Back after 70 s: the role went with the place.
+        let peers = sketchPeers().map { $0.id == "chen" ? peer("chen", "Chen", .audience, joined: 3) : $0 }
+        let snapshot = RoomSnapshot(
+            roomID: "lobby", topic: "Friday terminal hour", selfID: "chen", peers: peers, seq: 40, tokenRole: .audience)
+        let back = send(
+            &state, .server(.joined(snapshot), seq: 40, at: t0 + 70_000),
+            .server(.reconnected, seq: 40, at: t0 + 70_000))
+        #expect(
+            said(back) == [
+                "Reconnected; nothing changed while you were away.",
+                "You were away 70 s, longer than the 60 s a place is kept, so your role went with it. You are a "
+                    + "listener now.",
+            ], "\(said(back))")
+    }
+}
+
+/// Issue 27 (M1): a newcomer saw none of the chat the room sent with the join. The pane shows it above the join
+/// line, marked as earlier; line mode says the last five, then the join line.
+@Suite struct EarlierChatTests {
+    func snapshot(_ count: Int) -> RoomSnapshot {
+        let chat = (1...count).map { index in
+            ChatMessage(from: "ana", fromName: "Ana", text: "line \(index)", sentAt: t0 - 1000 + Timestamp(index))
+        }
+        return RoomSnapshot(
+            roomID: "lobby", topic: "", selfID: "eli", peers: sketchPeers(), recentChat: chat, seq: 10,
+            tokenRole: .audience)
+    }
+
+    @Test func theScreensPaneShowsTheEarlierChatAboveTheJoinLine() {
+        var state = AppState(roles: roles)
+        send(&state, .resize(width: 80, height: 24), .server(.joined(snapshot(7)), seq: 10, at: t0))
+        let log = logText(state)
+        #expect(log.first == "Earlier in the room, before you joined:", "\(log)")
+        #expect(Array(log.dropFirst().prefix(7)) == (1...7).map { "Ana: line \($0)" }, "\(log)")
+        #expect(log.dropFirst(8).first?.hasPrefix("You joined lobby as Eli (listener).") == true, "\(log)")
+    }
+
+    @Test func lineModeSaysTheLastFiveThenTheJoinLine() {
+        var state = AppState(roles: roles, lineMode: true)
+        let effects = send(&state, .server(.joined(snapshot(7)), seq: 10, at: t0))
+        let lines = said(effects)
+        #expect(
+            Array(lines.prefix(6)) == [
+                "Earlier in the room, before you joined (the last 5 of 7 messages):", "  Ana said: line 3",
+                "  Ana said: line 4", "  Ana said: line 5", "  Ana said: line 6", "  Ana said: line 7",
+            ], "\(lines)")
+        #expect(lines.dropFirst(6).first?.hasPrefix("You joined lobby as Eli (listener).") == true, "\(lines)")
+        // A room with little said: all of it, without a count.
+        var quiet = AppState(roles: roles, lineMode: true)
+        let few = said(send(&quiet, .server(.joined(snapshot(2)), seq: 10, at: t0)))
+        #expect(
+            Array(few.prefix(3)) == [
+                "Earlier in the room, before you joined:", "  Ana said: line 1", "  Ana said: line 2",
+            ])
+    }
+}
+
+/// Issue 27 (H2): the screen another terminal took over from still asked a host to confirm leaving ("You are a
+/// host. The room goes on without you…") on `q`; it closes at once.
+@Suite struct ReplacedScreenTests {
+    @Test func qClosesAScreenWhoseSessionIsOverWithoutTheHostsQuestion() {
+        var state = joined(as: "ana")
+        send(&state, .sessionEnded("You joined this room from somewhere else as the same person.", at: t0))
+        #expect(state.overlay == nil)
+        let effects = send(&state, char("q")).flatMap { $0 }
+        #expect(state.overlay == nil)
+        #expect(effects.contains(.quit), "\(effects)")
     }
 }
 

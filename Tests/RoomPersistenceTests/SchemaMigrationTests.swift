@@ -3,9 +3,9 @@ import Testing
 
 @testable import RoomPersistence
 
-/// One migration chain for every older file: version 2, version 3 with `unlisted_rooms`, and version 3 files
-/// whose third migration made `invitations` instead, all reach the current version with both tables and the
-/// demotions.
+/// One migration chain for every older file: version 2, version 3 with `unlisted_rooms`, version 3 files whose
+/// third migration made `invitations` instead, and version 4, all reach the current version with every table
+/// (`demotions` since version 5, `raised_hands` since version 6).
 @Suite struct SchemaMigrationTests {
     /// Makes a current database with one room, then takes it back to `version` without `dropped`.
     private func olderDatabase(version: Int, dropping dropped: [String]) throws -> TemporaryFolder {
@@ -15,14 +15,15 @@ import Testing
         database.close()
         let connection = try SQLiteConnection(path: folder.databasePath)
         // Every file before version 5 lacks the demotions.
-        for table in dropped + ["demotions"] { try connection.execute("DROP TABLE \(table)") }
+        for table in dropped + (version < 5 ? ["demotions"] : []) { try connection.execute("DROP TABLE \(table)") }
         try connection.execute("PRAGMA user_version = \(version)")
         connection.close()
         return folder
     }
 
     @Test(arguments: [
-        (2, ["invitations", "unlisted_rooms"]), (3, ["invitations"]), (3, ["unlisted_rooms"]),
+        (2, ["invitations", "unlisted_rooms", "raised_hands"]), (3, ["invitations", "raised_hands"]),
+        (3, ["unlisted_rooms", "raised_hands"]), (4, ["raised_hands"]), (5, ["raised_hands"]),
     ])
     func anOlderDatabaseGainsTheInvitationsAndTheListing(version: Int, dropped: [String]) throws {
         let folder = try olderDatabase(version: version, dropping: dropped)
@@ -36,10 +37,13 @@ import Testing
         #expect(try database.invitations(room: "jazz") == [InvitationRecord(invitee: "eli", inviter: "ana", at: 3)])
         try database.apply(.demote(room: "jazz", identity: "chen", role: "audience", at: 4))
         #expect(try database.demotions(room: "jazz") == [RoleRecord(identity: "chen", role: "audience", at: 4)])
+        try database.apply(.releaseRole(room: "jazz", identity: "fay", role: "audience", at: 4))
+        try database.apply(.setHand(room: "jazz", identity: "fay", raisedAt: 4))
+        #expect(try database.load(room: "jazz", rolesSince: 0).hands == [HandRecord(identity: "fay", raisedAt: 4)])
         database.close()
         let connection = try SQLiteConnection(path: folder.databasePath)
         defer { connection.close() }
-        #expect(try Schema.userVersion(connection) == 5)
-        #expect(Schema.currentVersion == 5)
+        #expect(try Schema.userVersion(connection) == 6)
+        #expect(Schema.currentVersion == 6)
     }
 }

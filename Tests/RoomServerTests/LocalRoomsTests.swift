@@ -27,11 +27,15 @@ final class ManualLoader: RoomLoader {
     var manual = false
     var waiting: [(room: String, then: (Result<SavedRoom, RoomLoadError>) -> Void)] = []
 
-    func load(_ room: String, now: Timestamp, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void) {
+    func load(
+        _ room: String, now: Timestamp, create: Bool, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void
+    ) {
         if manual {
             waiting.append((room, then))
         } else {
-            then(.success(saved[room] ?? SavedRoom()))
+            var missing = SavedRoom()
+            missing.exists = create
+            then(.success(saved[room] ?? missing))
         }
     }
 }
@@ -60,6 +64,7 @@ final class JoinProbe {
                 switch answer {
                 case .refused(let reason): answers.append("refused \(reason.rawValue)")
                 case .unavailable: answers.append("unavailable")
+                case .unlisted: answers.append("unlisted")
                 case .accepted(let replaced): answers.append(replaced ? "accepted, replacing" : "accepted")
                 case .admitted(let snapshot, _, _):
                     self.snapshot = snapshot
@@ -91,6 +96,47 @@ struct RoomsUnderTest {
 }
 
 @Suite struct LocalRoomsTests {
+    /// Issue 27 (H1): after a restart no room is listed until someone is back in it, and a lobby member's retry
+    /// was refused as if the room did not exist. A join from a lobby link to a room the lobby does not show
+    /// (`onlyIfReturning`) is let in when the room, listed and open, kept this identity's place; anyone else is
+    /// refused as before, and a room the store never had is not made.
+    @Test func aLobbyLinkLetsAReturningMemberBackIntoARoomNotListedYet() {
+        let test = RoomsUnderTest()
+        var stored = SavedRoom()
+        stored.departed = ["bea": (.speaker, 1_000)]
+        test.loader.saved["jazz"] = stored
+        let bea = JoinProbe()
+        var beaTicket = bea.ticket("bea", now: 5_000)
+        beaTicket.onlyIfReturning = true
+        let eve = JoinProbe()
+        var eveTicket = eve.ticket("eve", now: 5_000)
+        eveTicket.onlyIfReturning = true
+        test.rooms.join(eveTicket, room: "jazz")
+        test.rooms.join(beaTicket, room: "jazz")
+        #expect(eve.answers == ["unlisted"])
+        // Her role given back is saved before she is told.
+        test.committer.complete(0)
+        #expect(bea.answers == ["accepted", "admitted"])
+        #expect(test.rooms.rooms["jazz"]?.peers["bea"]?.role == .speaker)
+        // Back after the grace, or to a room its host unlisted, the place is gone: refused like a stranger.
+        let late = JoinProbe()
+        var lateTicket = late.ticket("bea", now: 1_000 + RoomAuthority.reconnectGrace + 1)
+        lateTicket.onlyIfReturning = true
+        var unlisted = SavedRoom()
+        unlisted.listed = false
+        unlisted.departed = ["bea": (.speaker, 1_000)]
+        test.loader.saved["hidden"] = unlisted
+        test.rooms.join(lateTicket, room: "hidden")
+        #expect(late.answers == ["unlisted"])
+        // A room the store never had: refused, and not made (nothing of it is kept).
+        let nowhere = JoinProbe()
+        var nowhereTicket = nowhere.ticket("eve", now: 5_000)
+        nowhereTicket.onlyIfReturning = true
+        test.rooms.join(nowhereTicket, room: "nowhere")
+        #expect(nowhere.answers == ["unlisted"])
+        #expect(test.rooms.rooms["nowhere"] == nil)
+    }
+
     @Test func outcomesArePublishedInTheOrderDecidedEachAfterItsCommit() {
         let test = RoomsUnderTest()
         test.join("ana", role: .host)
@@ -99,7 +145,8 @@ struct RoomsUnderTest {
         #expect(test.rooms.handle(.chat("one", to: .everyone), from: "ana", id: nil, in: "lobby", now: 2) == nil)
         #expect(test.rooms.handle(.chat("two", to: .everyone), from: "ana", id: nil, in: "lobby", now: 3) == nil)
         // Nothing to commit, but decided after the chats: it waits for them.
-        #expect(test.rooms.handle(.raiseHand, from: "eli", id: nil, in: "lobby", now: 4) == nil)
+        // (A raised hand is kept in the store now; a mute is not.)
+        #expect(test.rooms.handle(.setMute(false), from: "ana", id: nil, in: "lobby", now: 4) == nil)
         #expect(test.committer.pending.count == 2)
         test.committer.complete(1)
         #expect(test.published.outcomes.count == 2)
@@ -110,7 +157,7 @@ struct RoomsUnderTest {
         }
         #expect(texts == ["one", "two"])
         #expect(test.published.outcomes.count == 5)
-        #expect(test.published.events.last == .handRaised(peer: "eli", at: 4))
+        #expect(test.published.events.last == .muteChanged(peer: "ana", muted: false, by: "ana"))
         let seqs = test.published.outcomes.dropFirst().compactMap { $0.deliveries.first?.message.seq }
         #expect(seqs == seqs.sorted())
     }

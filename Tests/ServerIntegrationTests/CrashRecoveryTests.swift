@@ -126,3 +126,123 @@ import Testing
         #expect(ContinuousClock.now - silent < .seconds(25))
     }
 }
+
+/// Issue 27 (H1): after a restart, a member who came in from the lobby link retried before anyone with a room
+/// link had brought the room back, and was told the lobby had no live room by that name, for good. The room is
+/// in the database: a returning member is let back in as the lobby link let them in the first time.
+@Suite struct LobbyReturnTests {
+    @Test(.timeLimit(.minutes(2))) func aLobbyMemberIsBackAfterKillNineBeforeAnyoneWithARoomLink() throws {
+        let first = try ServerProcess()
+        defer { first.stopAndClean() }
+        let ana = try first.bot(try first.token("ana", role: "host", room: "jazz", name: "Ana"), room: "jazz")
+        defer { ana.kill() }
+        try ana.expect("joined")
+        let seen = SessionRecorder()
+        let bea = try RoomSession(
+            url: first.url(room: "jazz"), token: try first.invite(),
+            headers: guestHeaders(name: "Bea", key: Array(repeating: 7, count: 32))
+        ) { seen.record($0) }
+        defer { bea.shutdown() }
+        bea.start()
+        guard case .message(let message)? = seen.wait({ if case .message = $0 { true } else { false } }),
+            case .joined(let snapshot) = message.event
+        else {
+            Issue.record("Bea did not get in: \(seen.all)")
+            return
+        }
+        let beaID = snapshot.selfID
+        ana.send(#"{"cmd":"set_role","peer":"\#(beaID.rawValue)","role":"speaker"}"#)
+        try ana.expect("role_changed") { $0.string("role") == "speaker" }
+        first.crash()
+        // Nobody with a room link comes back: Bea's retry is the first the restarted server hears of the room.
+        ana.kill()
+        let second = try ServerProcess(directory: first.directory, port: first.port)
+        defer { second.stop() }
+        let back = seen.wait(timeout: 20) {
+            switch $0 {
+            case .reconnected, .ended: true
+            default: false
+            }
+        }
+        guard case .reconnected(let again)? = back, case .joined(let restored) = again.event else {
+            Issue.record("Bea is not back: \(seen.all.suffix(4)); server: \(second.log.all.suffix(5))")
+            return
+        }
+        #expect(restored.peers.first { $0.peer.id == beaID }?.peer.role == .speaker)
+        #expect(restored.peers.map(\.peer.id) == [beaID])
+    }
+}
+
+/// Issue 27 (M3): raised hands were lost in a restart, and nobody was told. The queue is kept like roles and
+/// invitations: after kill -9, everyone is back with each hand up at the time it first went up.
+@Suite struct RaisedHandsRestartTests {
+    @Test(.timeLimit(.minutes(2))) func raisedHandsKeepTheirOrderAndTimesAcrossKillNine() throws {
+        let first = try ServerProcess()
+        defer { first.stopAndClean() }
+        var sessions: [String: (RoomSession, SessionRecorder)] = [:]
+        defer { for (session, _) in sessions.values { session.shutdown() } }
+        for (identity, role) in [("ana", "host"), ("fay", "audience"), ("eli", "audience")] {
+            sessions[identity] = try joinedSession(first, identity, role: role)
+        }
+        let (ana, anaEvents) = try #require(sessions["ana"])
+        var raisedAt: [PeerID: Timestamp] = [:]
+        for identity in ["fay", "eli"] {
+            let (session, _) = try #require(sessions[identity])
+            _ = session.send(.raiseHand)
+            let raised = anaEvents.wait {
+                if case .message(let message) = $0, case .handRaised(let peer, _) = message.event {
+                    return peer.rawValue == identity
+                }
+                return false
+            }
+            guard case .message(let message)? = raised, case .handRaised(_, let at) = message.event else {
+                Issue.record("\(identity)'s hand did not go up")
+                return
+            }
+            raisedAt[PeerID(identity)] = at
+        }
+        _ = ana
+        first.crash()
+        let second = try ServerProcess(directory: first.directory, port: first.port)
+        defer { second.stop() }
+        var lastSnapshot: JoinedSnapshot?
+        for identity in ["ana", "fay", "eli"] {
+            let (_, recorder) = try #require(sessions[identity])
+            let back = recorder.wait(timeout: 15) {
+                if case .reconnected(let message) = $0, case .joined = message.event { return true }
+                return false
+            }
+            guard case .reconnected(let message)? = back, case .joined(let snapshot) = message.event else {
+                Issue.record("\(identity) is not back: \(recorder.all.suffix(3))")
+                return
+            }
+            if identity == "ana" { lastSnapshot = snapshot }
+        }
+        // Whoever came back first, ana sees both hands (in her snapshot, or as they come back) at their first times.
+        let seenByAna = try #require(lastSnapshot)
+        func handsSeen() -> [PeerID: Timestamp] {
+            var known: [PeerID: Timestamp] = [:]
+            for announced in seenByAna.peers {
+                if let at = announced.peer.handRaisedAt { known[announced.peer.id] = at }
+            }
+            for event in anaEvents.all {
+                guard case .message(let message) = event else { continue }
+                let joined: [AnnouncedPeer]
+                switch message.event {
+                case .peerJoined(let one): joined = [one]
+                case .peersJoined(let many): joined = many
+                default: continue
+                }
+                for announced in joined { if let at = announced.peer.handRaisedAt { known[announced.peer.id] = at } }
+            }
+            return known
+        }
+        var known = handsSeen()
+        for _ in 0..<250 where known.count < 2 {
+            usleep(20_000)
+            known = handsSeen()
+        }
+        #expect(known == raisedAt)
+        #expect(raisedAt["fay"]! < raisedAt["eli"]!)
+    }
+}

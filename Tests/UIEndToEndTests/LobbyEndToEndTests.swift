@@ -236,9 +236,12 @@ import Glibc
                 == "clubroom join: This is not a Clubroom link: the part after # is not invite=TOKEN.\n")
 
         // A link from another server: refused before any screen, in words about the link.
-        let elsewhere = spawnAndWait(
-            server.clubroom.path,
-            ["invite", server.address, "--secret-file", server.directory.appendingPathComponent("other-secret").path])
+        let otherSecret = server.directory.appendingPathComponent("other-secret").path
+        #expect(
+            FileManager.default.createFile(
+                atPath: otherSecret, contents: Data((String(repeating: "5a", count: 32) + "\n").utf8),
+                attributes: [.posixPermissions: 0o600]))
+        let elsewhere = spawnAndWait(server.clubroom.path, ["invite", server.address, "--secret-file", otherSecret])
         let foreign = try server.client(
             ["join", elsewhere.output.trimmingCharacters(in: .whitespacesAndNewlines), "--plain"], state: "z")
         #expect(eventually(10) { !foreign.process.isRunning })
@@ -257,5 +260,75 @@ import Glibc
         #expect(
             unlisted.errors.contents.contains("This server's lobby has no live room by that name"),
             "\(unlisted.errors.contents)")
+    }
+
+    /// Issue 27 (H2): a host link in one terminal and the lobby link in another made the host a listener, closed
+    /// the first terminal and left the room without a host; `--name Bea` was ignored. One account is one person
+    /// and keeps its place; `--profile NAME` is another person on the same machine.
+    @Test(.timeLimit(.minutes(1))) func aSecondTerminalKeepsTheRoleAndAProfileIsSomeoneElse() throws {
+        let server = try Server()
+        defer { server.close() }
+        let ana = try server.bot("ana", name: "Ana", room: "jazz")
+        let hostLink = try server.invite(["--room", "jazz", "--role", "host"])
+        let first = try server.client(
+            ["join", hostLink, "--plain", "--name", "Ana2", "--input", "null", "--output", "null"], state: "me")
+        #expect(
+            eventually(10) { first.output.contents.contains("You joined jazz as Ana2 (host).") },
+            "\(first.output.contents)\n\(first.errors.contents)")
+        let lobbyLink = try server.invite().replacingOccurrences(of: "/rooms#", with: "/rooms/jazz#")
+        let second = try server.client(
+            ["join", lobbyLink, "--plain", "--name", "Bea", "--input", "null", "--output", "null"], state: "me")
+        #expect(
+            eventually(10) { second.output.contents.contains("You joined jazz as Ana2 (host).") },
+            "\(second.output.contents)\n\(second.errors.contents)")
+        #expect(eventually(10) { !first.process.isRunning })
+        #expect(
+            first.output.contents.contains(
+                "You joined this room from somewhere else as the same person (another terminal of this account), so "
+                    + "this screen was closed. To be two people on one machine, join with --profile NAME."),
+            "\(first.output.contents)\n\(first.errors.contents)")
+        #expect(!ana.output.contents.contains(#""role":"audience""#), "\(ana.output.contents)")
+        let bea = try server.client(
+            ["join", lobbyLink, "--plain", "--profile", "bea", "--name", "Bea", "--input", "null", "--output", "null"],
+            state: "me")
+        #expect(
+            eventually(10) { bea.output.contents.contains("You joined jazz as Bea (listener).") },
+            "\(bea.output.contents)\n\(bea.errors.contents)")
+        #expect(second.process.isRunning, "a profile is someone else: the other terminal stays")
+        #expect(
+            FileManager.default.fileExists(
+                atPath: server.directory.appendingPathComponent("me/clubroom/profiles/bea/guest-key").path))
+        second.write("/leave")
+        bea.write("/leave")
+    }
+
+    /// Issue 27 (M1): a newcomer arriving mid-conversation saw none of what was just said. The event pane shows
+    /// it above the join line, marked as earlier.
+    @Test(.timeLimit(.minutes(1))) func aNewcomerSeesTheEarlierChatAboveTheJoinLine() throws {
+        guard let tmuxPath = which("tmux") else {
+            Issue.record("tmux is not installed; the end-to-end test needs it (apt-get install tmux)")
+            return
+        }
+        let server = try Server()
+        let tmux = Tmux(tmux: tmuxPath)
+        defer {
+            tmux.kill()
+            server.close()
+        }
+        let ana = try server.bot("ana", name: "Ana", room: "jazz")
+        ana.write(#"{"cmd":"chat","text":"we were just talking about Coltrane"}"#)
+        #expect(eventually(10) { ana.output.contents.contains("Coltrane") })
+        let link = try server.invite(["--room", "jazz"])
+        let state = server.directory.appendingPathComponent("kai").path
+        try tmux.start(
+            width: 80, height: 24,
+            command: "XDG_STATE_HOME=\(state) \(server.clubroom.path) join \(link) --name Kai --output null; sleep 30")
+        #expect(eventually(10) { tmux.screen().contains("You joined jazz as Kai") }, "\(tmux.screen())")
+        let lines = tmux.screen().split(separator: "\n").map(String.init)
+        let earlier = lines.firstIndex { $0.contains("Earlier in the room, before you joined:") }
+        let said = lines.firstIndex { $0.contains("Ana: we were just talking about Coltrane") }
+        let joinedLine = lines.firstIndex { $0.contains("You joined jazz as Kai") }
+        #expect(earlier != nil && said != nil && joinedLine != nil, "\(tmux.screen())")
+        if let earlier, let said, let joinedLine { #expect(earlier < said && said < joinedLine, "\(tmux.screen())") }
     }
 }

@@ -19,6 +19,8 @@ struct Entry {
     var kind: Kind
     /// The name an invite holder is shown with.
     var guestName: String
+    /// The local identity an invite holder comes as (`--profile`): nil for this account's own guest key.
+    var profile: String? = nil
 
     /// What to send to open `room` at `server`: the token, the headers that go with it, and whether it is an
     /// invite.
@@ -29,7 +31,7 @@ struct Entry {
         case .roomToken(let token):
             return (token, HTTPHeaders(), false)
         case .invite(let token):
-            return (token, try Self.guestHeaders(name: guestName, server: server), true)
+            return (token, try Self.guestHeaders(name: guestName, server: server, profile: profile), true)
         case .mint(let secretFile, let identity, let name, let role):
             let token = try TokenCommandCore.mint(
                 room: room, identity: identity, name: name, role: role, ttl: 12 * 3600, secretFile: secretFile,
@@ -50,10 +52,11 @@ struct Entry {
     }
 
     /// The key and name an invite holder's client sends to `server`. The long-term key is this person's, kept in
-    /// `$XDG_STATE_HOME/clubroom/guest-key` (created, mode 0600, on first use), and never leaves this machine:
-    /// each server is shown a key derived for its origin alone (`GuestKey`), from which it derives the person's
-    /// identity. Nothing is sent over `ws://` to another machine, where anyone on the way could read it.
-    static func guestHeaders(name: String, server: ServerAddress) throws -> HTTPHeaders {
+    /// `$XDG_STATE_HOME/clubroom/guest-key` (created, mode 0600, on first use), or in the profile's folder for
+    /// another local identity (`--profile NAME`), and never leaves this machine: each server is shown a key
+    /// derived for its origin alone (`GuestKey`), from which it derives the person's identity. Nothing is sent
+    /// over `ws://` to another machine, where anyone on the way could read it.
+    static func guestHeaders(name: String, server: ServerAddress, profile: String? = nil) throws -> HTTPHeaders {
         guard GuestKey.mayPresent(to: server) else {
             throw JoinFailure(
                 text: "This link is ws:// to another machine (\(server.host)): joining with it would send who you "
@@ -61,7 +64,7 @@ struct Entry {
         }
         let secret: TokenSecret
         do {
-            secret = try SecretFile.loadOrCreate(at: guestKeyPath())
+            secret = try SecretFile.loadOrCreate(at: guestKeyPath(profile: profile))
         } catch {
             throw JoinFailure(text: "Cannot use your guest key: \(error.description)")
         }
@@ -77,12 +80,26 @@ struct Entry {
         return headers
     }
 
-    /// `$XDG_STATE_HOME/clubroom/guest-key`, or `~/.local/state/clubroom/guest-key`.
-    static func guestKeyPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    /// `$XDG_STATE_HOME/clubroom/guest-key`, or `~/.local/state/clubroom/guest-key`; with a profile,
+    /// `…/clubroom/profiles/NAME/guest-key`, a separate person on the same account.
+    static func guestKeyPath(
+        profile: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
         let base =
             environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
-        return base + "/clubroom/guest-key"
+        guard let profile else { return base + "/clubroom/guest-key" }
+        return base + "/clubroom/profiles/\(profile)/guest-key"
+    }
+
+    /// Whether `name` can name a profile: 1 to 32 letters, digits, '-', '_' or '.', not starting with '.' (it
+    /// becomes a folder name).
+    static func isValidProfile(_ name: String) -> Bool {
+        guard (1...32).contains(name.utf8.count), name.first != "." else { return false }
+        return name.unicodeScalars.allSatisfy {
+            ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+                || "-_.".unicodeScalars.contains($0)
+        }
     }
 
     /// The name to be shown with when none is given: the login name, else "Guest".

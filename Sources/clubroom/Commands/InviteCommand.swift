@@ -28,7 +28,7 @@ enum InviteCommand: ClubroomCommand {
             .value("room", placeholder: "ROOM", help: "Make a room link for this room only."),
             .value(
                 "role", placeholder: "ROLE", default: "audience",
-                help: "Role the link gives: audience, speaker, moderator, host, or one from --roles."),
+                help: "Role the link gives: listener (audience), speaker, mod (moderator), host, or one from --roles."),
             .value(
                 "ttl", placeholder: "DURATION", type: .duration, default: "7d",
                 help: "How long the link works, from 1m to 30d, such as 1h, 2d or 30d."),
@@ -36,8 +36,11 @@ enum InviteCommand: ClubroomCommand {
                 "max-uses", placeholder: "N", type: .integer(1...1_000_000),
                 help: "How many people the link may admit (default: no limit)."),
             .value(
-                "secret-file", placeholder: "FILE", type: .path, defaultDescription: "the server's default",
-                help: "File holding the server's secret."),
+                "data", placeholder: "DIR", type: .path, defaultDescription: "$XDG_DATA_HOME/clubroom",
+                help: "The server's data directory (its --data): the secret is DIR/secret."),
+            .value(
+                "secret-file", placeholder: "FILE", type: .path, defaultDescription: "DIR/secret",
+                help: "File holding the server's secret (its --secret-file); never created here."),
             .value(
                 "roles", placeholder: "FILE", type: .path, defaultDescription: "the built-in table",
                 help: "The server's role table, to check the role against."),
@@ -49,6 +52,7 @@ enum InviteCommand: ClubroomCommand {
         var role: String
         var timeToLive: Duration
         var secretFile: String?
+        var dataDirectory: String?
         var rolesFile: String?
         var maxUses: Int?
 
@@ -58,6 +62,7 @@ enum InviteCommand: ClubroomCommand {
             role = arguments.string("role") ?? "audience"
             timeToLive = arguments.duration("ttl") ?? .seconds(7 * 86_400)
             secretFile = arguments.path("secret-file")
+            dataDirectory = arguments.path("data")
             rolesFile = arguments.path("roles")
             maxUses = arguments.integer("max-uses")
             let seconds = timeToLive.components.seconds + (timeToLive.components.attoseconds > 0 ? 1 : 0)
@@ -85,18 +90,12 @@ enum InviteCommand: ClubroomCommand {
             throw JoinFailure(text: "The address names room \(inAddress) and --room names \(room); give one.")
         }
         let room = options.room ?? address.room
-        let roles = try RoleTable.load(
-            contentsOf: options.rolesFile.map { URL(fileURLWithPath: $0) } ?? ClubroomResources.rolesURL)
-        guard roles.contains(RoleName(options.role)) else {
-            throw JoinFailure(
-                text:
-                    "There is no role \"\(options.role)\"; roles: \(roles.roles.map(\.name.rawValue).joined(separator: ", "))."
-            )
-        }
+        let role = try roleArgument(options.role, rolesFile: options.rolesFile)
         let seconds = options.timeToLive.components.seconds + (options.timeToLive.components.attoseconds > 0 ? 1 : 0)
         let token = try TokenCommandCore.mintInvite(
-            room: room, role: options.role, ttl: seconds,
-            secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: DefaultPaths.dataDirectory),
+            room: room, role: role, ttl: seconds,
+            secretFile: options.secretFile
+                ?? DefaultPaths.secretFile(dataDirectory: options.dataDirectory ?? DefaultPaths.dataDirectory),
             now: Int64(Date().timeIntervalSince1970), maxUses: options.maxUses.map(Int64.init))
         if !address.server.secure, !MediaAddressPolicy.isLoopback(address.server.host) {
             writeError(

@@ -57,7 +57,12 @@ enum JoinCommand: ClubroomCommand {
             .value(
                 "name", placeholder: "NAME", defaultDescription: "your login name",
                 help: "Your display name (with a link, or with --secret-file)."),
-            .value("role", placeholder: "ROLE", help: "Your role, with --secret-file."),
+            .value(
+                "role", placeholder: "ROLE",
+                help: "Your role, with --secret-file: host, mod (moderator), speaker or listener (audience)."),
+            .value(
+                "profile", placeholder: "NAME", defaultDescription: "this account's own",
+                help: "Come as another local person, with a guest key of their own: two people on one machine."),
             .value(
                 "input", placeholder: "DEVICE", default: "default",
                 help: "Microphone: an ALSA PCM, tone:HZ, wav:PATH or silence; see 'clubroom devices'."),
@@ -96,6 +101,8 @@ enum JoinCommand: ClubroomCommand {
         var credentials: Credentials
         /// The display name an invite holder asks for.
         var name: String?
+        /// The local person an invite holder comes as (`--profile`), nil for the account's own.
+        var profile: String?
         var input: String
         var output: String
         var ascii: Bool
@@ -115,6 +122,11 @@ enum JoinCommand: ClubroomCommand {
             }
             credentials = try readCredentials(arguments)
             name = arguments.string("name")
+            profile = arguments.string("profile")
+            if let profile, !Entry.isValidProfile(profile) {
+                throw .badValue(
+                    argument: "--profile", value: profile, expected: "1 to 32 letters, digits, '-', '_' or '.'")
+            }
             input = arguments.string("input") ?? "default"
             output = arguments.string("output") ?? "default"
             ascii = arguments.flag("ascii")
@@ -142,7 +154,7 @@ enum JoinCommand: ClubroomCommand {
                 }
                 return Entry(
                     kind: RoomToken.looksLikeInvite(trimmed) ? .invite(trimmed) : .roomToken(trimmed),
-                    guestName: guestName)
+                    guestName: guestName, profile: profile)
             }
             switch credentials {
             case .token(let token):
@@ -161,7 +173,9 @@ enum JoinCommand: ClubroomCommand {
                     kind: .mint(secretFile: secretFile, identity: identity, name: name, role: role),
                     guestName: guestName)
             case .link:
-                if let invite = link.invite { return Entry(kind: .invite(invite), guestName: guestName) }
+                if let invite = link.invite {
+                    return Entry(kind: .invite(invite), guestName: guestName, profile: profile)
+                }
                 if let token = environment["CLUBROOM_TOKEN"] { return try given(token, by: "CLUBROOM_TOKEN") }
                 if isatty(STDIN_FILENO) == 1, isatty(STDERR_FILENO) == 1 {
                     return try given(JoinCommand.askForToken(room: link.room), by: "the token")
@@ -181,6 +195,10 @@ enum JoinCommand: ClubroomCommand {
         let environment = ProcessInfo.processInfo.environment
         if let advice = bareFileAdvice(options) { throw JoinFailure(text: advice) }
         let link = try readLink(try linkText(options.link))
+        if case .mint(let secretFile, let identity, let name, let role) = options.credentials {
+            options.credentials = .mint(
+                secretFile: secretFile, identity: identity, name: name, role: try roleArgument(role))
+        }
         let entry = try options.entry(link, environment: environment)
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         ignoreBrokenPipes()

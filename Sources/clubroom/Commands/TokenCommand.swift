@@ -19,7 +19,7 @@ enum TokenCommand: ClubroomCommand {
                 "name", placeholder: "NAME", defaultDescription: "the identity", help: "Display name in the room."),
             .value(
                 "role", placeholder: "ROLE", required: true,
-                help: "Role in the room: host, moderator, speaker, audience, or one from the server's table."),
+                help: "Role in the room: host, mod (moderator), speaker, listener (audience), or one from --roles."),
             .value(
                 "ttl", placeholder: "DURATION", type: .duration, default: "1h",
                 help: "How long the token stays valid, such as 30m, 12h or 7d."),
@@ -29,6 +29,9 @@ enum TokenCommand: ClubroomCommand {
             .value(
                 "secret-file", placeholder: "FILE", type: .path, defaultDescription: "DIR/secret",
                 help: "File holding the server's secret (its --secret-file)."),
+            .value(
+                "roles", placeholder: "FILE", type: .path, defaultDescription: "the built-in table",
+                help: "The server's role table, to check the role against."),
         ])
 
     /// What the token will say, as given on the command line.
@@ -40,6 +43,7 @@ enum TokenCommand: ClubroomCommand {
         var timeToLive: Duration
         var secretFile: String?
         var dataDirectory: String?
+        var rolesFile: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             room = arguments.string("room") ?? ""
@@ -49,6 +53,7 @@ enum TokenCommand: ClubroomCommand {
             timeToLive = arguments.duration("ttl") ?? .seconds(3600)
             secretFile = arguments.path("secret-file")
             dataDirectory = arguments.path("data")
+            rolesFile = arguments.path("roles")
             for (option, value) in [("--room", room), ("--identity", identity), ("--role", role)] where value.isEmpty {
                 throw .badValue(argument: option, value: value, expected: "a non-empty value")
             }
@@ -59,7 +64,8 @@ enum TokenCommand: ClubroomCommand {
         let options = try Options(arguments)
         let seconds = options.timeToLive.components.seconds + (options.timeToLive.components.attoseconds > 0 ? 1 : 0)
         let token = try TokenCommandCore.mint(
-            room: options.room, identity: options.identity, name: options.name, role: options.role, ttl: seconds,
+            room: options.room, identity: options.identity, name: options.name,
+            role: try roleArgument(options.role, rolesFile: options.rolesFile), ttl: seconds,
             secretFile: options.secretFile
                 ?? DefaultPaths.secretFile(dataDirectory: options.dataDirectory ?? DefaultPaths.dataDirectory),
             now: Int64(Date().timeIntervalSince1970))
