@@ -341,7 +341,7 @@ public struct RoomAuthority: Sendable {
     /// no higher than before leaves a role the peer stepped down from itself where it is. When the old link is not
     /// known (a room loaded after a restart), a link higher than the role raises it.
     func roleKept(_ role: RoleName, of id: PeerID, previousToken: RoleName?, newToken: RoleName) -> RoleName {
-        guard roles.rank(of: newToken) < roles.rank(of: role), !loweredByOthers.contains(id) else { return role }
+        guard roles.rank(of: newToken) < roles.rank(of: role), loweredByOthers[id] == nil else { return role }
         if let previousToken, roles.rank(of: newToken) >= roles.rank(of: previousToken) { return role }
         return newToken
     }
