@@ -90,6 +90,8 @@ public struct AppState: Sendable {
     public internal(set) var beforeDrop: RoomState?
     /// People who were here before the connection dropped and are not announced again when they rejoin, until
     /// this time.
+    /// Whether this person was told that their own connection is poor, until it recovers (said once each way).
+    public internal(set) var connectionPoor = false
     public internal(set) var quietRejoins: (peers: Set<PeerID>, until: Timestamp) = ([], 0)
     /// The last sentence said in line mode, so a line is never said twice in a row.
     public internal(set) var lastSaid: String?
