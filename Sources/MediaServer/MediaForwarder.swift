@@ -668,7 +668,7 @@ public final class MediaForwarder: @unchecked Sendable {
             }
         }
         var block = peer.statistics.reportBlock()
-        measure(peer, uplink: block, at: now)
+        measure(peer, uplink: block)
         block.ssrc = ssrc
         block.fractionLost = max(block.fractionLost, peer.downstreamLoss)
         peer.downstreamLoss = 0
@@ -739,7 +739,7 @@ public final class MediaForwarder: @unchecked Sendable {
 
     /// A peer's measures at one of its reports: the worse of its uplink (`uplink`, the server's own report of its
     /// stream, plus the packets that came late) and its downlink (its reports of the speakers it hears).
-    private func measure(_ peer: PeerState, uplink: RTCPReportBlock, at now: Int64) {
+    private func measure(_ peer: PeerState, uplink: RTCPReportBlock) {
         let received = peer.statistics.received
         let receivedInInterval = received &- peer.receivedMark
         peer.receivedMark = received
