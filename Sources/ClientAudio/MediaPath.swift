@@ -57,6 +57,9 @@ final class MediaPath {
     private let pendingKeys = Mutex<[(key: SRTPKey, epoch: Int)]>([])
     private let probeDeadline: Int64
     private var lastReport: Int64
+    /// The server's last sender report: its SSRC, its time (the middle 32 bits of its NTP timestamp) and when it
+    /// arrived (µs, monotonic); the next report carries it back so that the server measures the round trip.
+    private var lastSenderReport: (ssrc: UInt32, time: UInt32, arrival: Int64)?
     /// For packets from the WebSocket and those tried again after a new key.
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
     /// For what UDP brings: a batch of slots, read with one system call.
@@ -121,7 +124,17 @@ final class MediaPath {
         let interval = kind == nil ? Self.probeInterval : Self.reportInterval
         guard now - lastReport >= interval else { return }
         lastReport = now
-        let report = RTCPPacket.receiverReport(ssrc: offer.ssrc, reports: reportBlocks()).bytes()
+        var blocks = reportBlocks()
+        if let sender = lastSenderReport {
+            // RFC 3550 §6.4.1: LSR, and the delay since it came (DLSR) in 1/65536 s, first so it is never cut.
+            let held = UInt32(clamping: (now - sender.arrival) * 65536 / 1_000_000)
+            blocks.insert(
+                RTCPReportBlock(
+                    ssrc: sender.ssrc, fractionLost: 0, cumulativeLost: 0, extendedHighestSequence: 0, jitter: 0,
+                    lastSenderReport: sender.time, delaySinceLastSenderReport: held), at: 0)
+            lastSenderReport = nil
+        }
+        let report = RTCPPacket.receiverReport(ssrc: offer.ssrc, reports: blocks).bytes()
         guard let protected = try? uplink.protect(report, rtcp: true) else { return }
         protected.withUnsafeBytes { transmit($0) }
     }
@@ -228,7 +241,15 @@ final class MediaPath {
                 for case .consent(_, let nonce) in packets where viaUDP {
                     answerConsent(nonce)
                 }
-                for case .receiverReport(_, let reports) in packets {
+                for packet in packets {
+                    let reports: [RTCPReportBlock]
+                    switch packet {
+                    case .receiverReport(_, let blocks): reports = blocks
+                    case .senderReport(let sender, let info, let blocks):
+                        reports = blocks
+                        lastSenderReport = (sender, UInt32(truncatingIfNeeded: info.ntpTimestamp >> 16), arrival)
+                    default: reports = []
+                    }
                     for report in reports where report.ssrc == offer.ssrc {
                         handle(.lossReport(percent: report.lossPercent))
                     }

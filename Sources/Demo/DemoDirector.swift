@@ -297,7 +297,8 @@ public final class DemoDirector: Sendable {
             finish(.roomEnded(by: by.rawValue, reason: reason))
         case .topicChanged(let topic, _):
             state.withLock { $0.topicSet = topic == settings.topic }
-        case .joined, .speakers, .chat, .inviteDeclined, .inviteWithdrawn, .inviteExpired, .askedToMute, .error,
+        case .joined, .speakers, .networkQuality, .chat, .inviteDeclined, .inviteWithdrawn, .inviteExpired,
+            .askedToMute, .error,
             .listingChanged, .inviteLink, .links:
             break
         }

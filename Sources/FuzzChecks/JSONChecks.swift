@@ -179,6 +179,7 @@ enum JSONChecks {
             return [id.rawValue, by.rawValue]
         case .inviteExpired(let id): return [id.rawValue]
         case .speakers(let levels): return levels.map(\.peer.rawValue)
+        case .networkQuality(let peers): return peers.map(\.peer.rawValue)
         case .chat(let message): return chat(message)
         case .removed(let id, let by, let reason): return [id.rawValue, by.rawValue, reason]
         case .roomEnded(let by, let reason): return [by.rawValue, reason]

@@ -78,6 +78,9 @@ public final class MediaForwarder: @unchecked Sendable {
     /// Called on the forwarding thread with a room's active speakers and their levels (0–100), at most every
     /// 250 ms and only when they changed.
     private let onSpeakers: @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void
+    /// Called on the forwarding thread every half second with what was measured of each peer of a room that has
+    /// reported or gone silent (see ``LinkMeasures``).
+    private let onQuality: @Sendable (_ room: String, _ measures: [(peer: String, measures: LinkMeasures)]) -> Void
     private let inbox = Mutex<[Command]>([])
     private let running = Atomic<Bool>(false)
     private let threadID = Atomic<Int>(0)
@@ -110,6 +113,20 @@ public final class MediaForwarder: @unchecked Sendable {
         var statistics = RTPReceiveStatistics(minSequential: 0)
         /// The worst loss fraction (of 256) listeners reported for this speaker since the last report to it.
         var downstreamLoss: UInt8 = 0
+        /// The worst loss fraction (of 256) and jitter (RTP units) this peer reported of the speakers it hears,
+        /// since its last measures.
+        var downlinkLoss: UInt8 = 0
+        var downlinkJitter: UInt32 = 0
+        /// Packets from this peer that came after a later one (too late for a jitter buffer), since its last
+        /// measures; and how many packets had come from it by then.
+        var late = 0
+        var receivedMark: UInt64 = 0
+        /// The round trip last measured from a report answering the server's sender report, in ms.
+        var rttMilliseconds = 0
+        /// The last measures, handed to the rooms each second; nil until the first report.
+        var measures: LinkMeasures?
+        /// When anything authenticated last came from this peer, on any path (ms, monotonic).
+        var lastActivity: Int64
         /// When an authenticated packet last came from the address the peer's media goes to (ms, monotonic).
         var lastHeard: Int64 = 0
         /// An address that sent an authenticated report and was sent a consent nonce, with the nonce: the media
@@ -118,8 +135,9 @@ public final class MediaForwarder: @unchecked Sendable {
         /// When the last consent nonce went out (ms, monotonic).
         var lastChallenge: Int64 = .min / 2
 
-        init(_ info: MediaPeer) {
+        init(_ info: MediaPeer, at now: Int64) {
             self.info = info
+            lastActivity = now
         }
 
         /// The peer's inbound session, made on first use.
@@ -183,6 +201,7 @@ public final class MediaForwarder: @unchecked Sendable {
     /// The media socket and the relay's, for `poll` (kept, so a turn of the loop allocates nothing).
     private let pollSet: UnsafeMutablePointer<pollfd>
     private var lastSpeakerPoll: Int64 = 0
+    private var lastQualityPoll: Int64 = 0
     private var lastConsentSweep: Int64 = 0
     /// Whether a flow is bound at its first authenticated packet, without a consent check (see `init`).
     private let bindsAtFirstPacket: Bool
@@ -213,7 +232,9 @@ public final class MediaForwarder: @unchecked Sendable {
     public init(
         binding address: UDPAddress, serverSSRC: UInt32 = UInt32.random(in: 1...0xFFFF_FFFE),
         bindsAtFirstPacket: Bool = false, consentLifetime: Int64 = MediaForwarder.consentLifetimeMilliseconds,
-        onSpeakers: @escaping @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void = { _, _ in }
+        onSpeakers: @escaping @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void = { _, _ in },
+        onQuality: @escaping @Sendable (_ room: String, _ measures: [(peer: String, measures: LinkMeasures)]) -> Void =
+            { _, _ in }
     ) throws(UDPError) {
         self.bindsAtFirstPacket = bindsAtFirstPacket
         self.consentLifetime = consentLifetime
@@ -222,6 +243,7 @@ public final class MediaForwarder: @unchecked Sendable {
         wakeAddress = bound.ipv4 == 0 ? .loopback(port: bound.port) : bound
         self.serverSSRC = serverSSRC
         self.onSpeakers = onSpeakers
+        self.onQuality = onQuality
         receive = ReceiveBatch(capacity: 64, slotSize: 1500 + SRTPSession.maxTrailer)
         scratch = .allocate(byteCount: 1500 + SRTPSession.maxTrailer, alignment: 16)
         pollSet = .allocate(capacity: 2)
@@ -351,6 +373,7 @@ public final class MediaForwarder: @unchecked Sendable {
             }
             relay?.tick()
             pollSpeakers()
+            pollQuality()
             sweepConsent()
         }
         fanouts.removeAll()
@@ -384,7 +407,7 @@ public final class MediaForwarder: @unchecked Sendable {
             switch command {
             case .addPeer(let info):
                 guard let room = rooms[info.room] else { continue }
-                let state = PeerState(info)
+                let state = PeerState(info, at: Self.milliseconds())
                 if let old = peers[info.ssrc] { rooms[old.info.room]?.members[info.ssrc] = nil }
                 peers[info.ssrc] = state
                 room.members[info.ssrc] = state
@@ -501,8 +524,10 @@ public final class MediaForwarder: @unchecked Sendable {
         }
         let now = Self.milliseconds()
         heard(peer, from: source, in: room, at: now)
-        _ = peer.statistics.record(
+        peer.lastActivity = now
+        let verdict = peer.statistics.record(
             ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, arrival: now &* 48)
+        if verdict == .lateOrDuplicate { peer.late += 1 }
         do {
             let plain = UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])
             if let level = try RTPOneByteExtension.audioLevel(in: plain, header: header) {
@@ -593,6 +618,7 @@ public final class MediaForwarder: @unchecked Sendable {
             return
         }
         peer.lastRTCPIndex = index
+        peer.lastActivity = Self.milliseconds()
         counters.add(.rtcpReceived)
         let packets =
             (try? RTCPPacket.parseCompound(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])))) ?? []
@@ -631,17 +657,25 @@ public final class MediaForwarder: @unchecked Sendable {
                 if let speaker = peers[report.ssrc] {
                     if speaker.info.room == peer.info.room {
                         speaker.downstreamLoss = max(speaker.downstreamLoss, report.fractionLost)
+                        peer.downlinkLoss = max(peer.downlinkLoss, report.fractionLost)
+                        peer.downlinkJitter = max(peer.downlinkJitter, report.jitter)
                     }
-                } else if report.ssrc != serverSSRC {
+                } else if report.ssrc == serverSSRC {
+                    if let rtt = Self.roundTrip(report, now: Self.compactTime()) { peer.rttMilliseconds = rtt }
+                } else {
                     relay?.listenerLoss(report, room: peer.info.room)
                 }
             }
         }
         var block = peer.statistics.reportBlock()
+        measure(peer, uplink: block)
         block.ssrc = ssrc
         block.fractionLost = max(block.fractionLost, peer.downstreamLoss)
         peer.downstreamLoss = 0
-        var reply = RTCPPacket.receiverReport(ssrc: serverSSRC, reports: [block]).bytes()
+        // A sender report, so that the peer's next report carries its time back and gives the round trip.
+        let info = RTCPSenderInfo(
+            ntpTimestamp: UInt64(Self.compactTime()) << 16, rtpTimestamp: 0, packetCount: 0, octetCount: 0)
+        var reply = RTCPPacket.senderReport(ssrc: serverSSRC, info: info, reports: [block]).bytes()
         if let nonce { reply += RTCPPacket.consent(ssrc: serverSSRC, nonce: nonce).bytes() }
         guard reply.count + SRTPSession.maxTrailer <= buffer.count else { return }
         buffer.copyBytes(from: reply)
@@ -701,6 +735,60 @@ public final class MediaForwarder: @unchecked Sendable {
         case .replayed: counters.add(.replayed)
         case .badLength, .library: counters.add(.srtpOther)
         }
+    }
+
+    /// A peer's measures at one of its reports: the worse of its uplink (`uplink`, the server's own report of its
+    /// stream, plus the packets that came late) and its downlink (its reports of the speakers it hears).
+    private func measure(_ peer: PeerState, uplink: RTCPReportBlock) {
+        let received = peer.statistics.received
+        let receivedInInterval = received &- peer.receivedMark
+        peer.receivedMark = received
+        var uplinkLoss = Int(uplink.fractionLost) * 100 / 256
+        if receivedInInterval > 0 { uplinkLoss += Int(min(UInt64(peer.late) * 100 / receivedInInterval, 100)) }
+        peer.late = 0
+        let downlinkLoss = Int(peer.downlinkLoss) * 100 / 256
+        let jitter = max(peer.statistics.jitter, peer.downlinkJitter) / 48
+        peer.downlinkLoss = 0
+        peer.downlinkJitter = 0
+        peer.measures = LinkMeasures(
+            lossPercent: max(uplinkLoss, downlinkLoss), jitterMilliseconds: Int(jitter),
+            rttMilliseconds: peer.rttMilliseconds)
+    }
+
+    /// Every half second (so that a report waits at most that long), hands each room's measures to the rooms: the
+    /// last of each peer that reported, and no media for one that has sent nothing for
+    /// `NetworkQuality.silenceMilliseconds`.
+    private func pollQuality() {
+        let now = Self.milliseconds()
+        guard now - lastQualityPoll >= 500 else { return }
+        lastQualityPoll = now
+        for (name, room) in rooms {
+            var list: [(peer: String, measures: LinkMeasures)] = []
+            for peer in room.members.values {
+                if now - peer.lastActivity >= NetworkQuality.silenceMilliseconds {
+                    list.append((peer.info.peer, .none))
+                } else if let measures = peer.measures {
+                    list.append((peer.info.peer, measures))
+                }
+            }
+            if !list.isEmpty { onQuality(name, list) }
+        }
+    }
+
+    /// The round trip from a peer's report block about the server's sender report (RFC 3550 §6.4.1): now minus
+    /// the report's time (LSR) minus how long the peer held it (DLSR), in ms; nil without one.
+    /// The monotonic clock in RFC 3550's compact form (16.16 fixed-point seconds, the middle 32 bits of an NTP
+    /// timestamp): only this server compares the times it sends, so the clock need not be the wall clock.
+    static func compactTime() -> UInt32 {
+        UInt32(truncatingIfNeeded: MonotonicClock.microseconds() * 65536 / 1_000_000)
+    }
+
+    static func roundTrip(_ block: RTCPReportBlock, now: UInt32) -> Int? {
+        guard block.lastSenderReport != 0 else { return nil }
+        let units = now &- block.lastSenderReport &- block.delaySinceLastSenderReport
+        // 1/65536 s units; a negative (wrapped) or absurd value is a clock step or a stale block.
+        guard units < 65536 * 10 else { return nil }
+        return Int(UInt64(units) * 1000 / 65536)
     }
 
     private func pollSpeakers() {

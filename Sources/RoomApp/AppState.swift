@@ -98,6 +98,8 @@ public struct AppState: Sendable {
     /// When the people missing since a reconnect are to be said to have left (a tick at that time says it); nil
     /// when nobody is missing.
     public var awayEnds: Timestamp? { quietRejoins.peers.isEmpty ? nil : quietRejoins.until }
+    /// Whether this person was told that their own connection is poor, until it recovers (said once each way).
+    public internal(set) var connectionPoor = false
     /// The last sentence said in line mode, so a line is never said twice in a row.
     public internal(set) var lastSaid: String?
     /// The last role change applied (peer, actor), so the mute that comes with it is not told as a second line.

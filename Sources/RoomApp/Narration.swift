@@ -82,6 +82,9 @@ public enum Narration {
         let room = state.room
         let selfID = room.selfID
         switch event {
+        case .networkQuality:
+            // Only this person's own connection is said, once each way (see `ownConnection`).
+            return nil
         case .joined(let snapshot):
             guard let me = room.me else { return nil }
             // After a reconnect, `rejoined` says what changed instead.
@@ -358,6 +361,22 @@ public enum Narration {
         }
     }
 
+    /// What poor connection this person has: the loss when there is any, else the delay or the jitter.
+    static func poorConnection(_ quality: PeerQuality) -> String {
+        if quality.lossPercent > 0 { return "Your connection is losing \(quality.lossPercent)% of the audio." }
+        if quality.rttMilliseconds >= quality.jitterMilliseconds * 4 {
+            return "Your connection is slow: sound takes \(quality.rttMilliseconds) ms to reach the room and back."
+        }
+        return "Your connection is uneven (\(quality.jitterMilliseconds) ms of jitter): the audio may break up."
+    }
+
+    /// A speaker's network quality in `/who`: "signal 4/5", with the loss when it is poor, "no media" at 0.
+    static func signalWords(_ quality: PeerQuality) -> String {
+        if quality.score == 0 { return "no media" }
+        let words = "signal \(quality.score)/\(PeerQuality.best)"
+        return quality.isPoor ? words + ", poor: losing \(quality.lossPercent)%" : words
+    }
+
     /// The most audience names `/who` lists before it says how many more there are.
     static let whoAudienceNames = 30
 
@@ -377,6 +396,7 @@ public enum Narration {
             var parts = [room.roles.label(of: peer.role), peer.muted ? "muted" : "live"]
             if peer.id == room.selfID { parts.append("you") }
             if let volume = state.volumes[peer.id] { parts.append("\(volume) % for you") }
+            if let quality = room.quality[peer.id] { parts.append(signalWords(quality)) }
             return peer.name + " (" + parts.joined(separator: ", ") + ")"
         }
         var sentences = ["On stage: " + (stage.isEmpty ? "nobody" : stage.joined(separator: ", ")) + "."]

@@ -99,13 +99,17 @@ public enum RoomScreenMapper {
         let room = state.room
         var entries: [RoomScreenModel.StageEntry] = []
         entries.reserveCapacity(room.stage.count)
+        // Hosts and moderators (who may move people off the stage) see whose connection is poor.
+        let marksPoor = room.me.map { room.roles.can($0.role, .move) } ?? false
         for peer in room.stage {
+            let quality = room.quality[peer.id]
             let spurt = peer.muted ? nil : state.talking[peer.id]
             entries.append(
                 .init(
                     name: peer.name, role: displayRole(peer.role, roles: room.roles), muted: peer.muted,
                     level: shownLevel(peer.id, state, at: state.now), speaking: spurt != nil,
-                    volume: state.volumes[peer.id]))
+                    volume: state.volumes[peer.id], signal: quality?.score,
+                    poor: marksPoor && quality?.isPoor == true))
         }
         return entries
     }
@@ -133,6 +137,7 @@ public enum RoomScreenMapper {
         }
         if case .reconnecting = state.room.connection, !state.sessionOver { status.reconnecting = true }
         status.alert = state.alert
+        status.signal = state.room.selfID.flatMap { state.room.quality[$0]?.score }
         status.hints = KeyBindings.hints(for: status, unreadChat: state.chatVisible ? 0 : state.unreadChat)
         return status
     }

@@ -21,6 +21,8 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
     switch event {
     case .speakers(let levels):
         return effects + updateMeters(&state, levels)
+    case .networkQuality:
+        return effects + ownConnection(&state)
     case .chat(let message):
         let mine = message.from == state.room.selfID
         if !mine && (!state.chatVisible || state.chatScroll > 0) { state.unreadChat += 1 }
@@ -128,6 +130,23 @@ private func narrate(_ state: inout AppState, _ event: ServerEvent, _ before: Ev
     if sentence.notice { return show(&state, Notice(.info, sentence.text)) }
     if sentence.logged { appendLog(&state, .event(sentence.text)) }
     return [.say(sentence.text)]
+}
+
+/// Says once when this person's own connection becomes poor (a score of 2 or less), and once when it recovers.
+private func ownConnection(_ state: inout AppState) -> [AppEffect] {
+    guard let id = state.room.selfID, let mine = state.room.quality[id] else { return [] }
+    let text: String
+    if mine.isPoor && !state.connectionPoor {
+        state.connectionPoor = true
+        text = Narration.poorConnection(mine)
+    } else if mine.score > PeerQuality.poor && state.connectionPoor {
+        state.connectionPoor = false
+        text = "Your connection has recovered."
+    } else {
+        return []
+    }
+    appendLog(&state, .event(text))
+    return [.say(text)]
 }
 
 /// Marks the status line, and rings the bell unless it is switched off.

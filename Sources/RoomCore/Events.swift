@@ -10,6 +10,34 @@ public struct SpeakerLevel: Sendable, Equatable, Codable {
     }
 }
 
+/// One peer's network quality in a `network_quality` update (docs/media.md gives the formula of the score).
+public struct PeerQuality: Sendable, Equatable, Codable {
+    public var peer: PeerID
+    /// 0 (no media) to 5 (perfect).
+    public var score: Int
+    /// The share of the peer's audio lost, in percent (0–100): the worse of what the server receives from them and
+    /// what they report receiving.
+    public var lossPercent: Int
+    public var jitterMilliseconds: Int
+    /// The round trip between the peer and the server; 0 until measured.
+    public var rttMilliseconds: Int
+
+    /// The highest score, and the score at and below which a speaker's connection counts as poor.
+    public static let best = 5
+    public static let poor = 2
+
+    public init(peer: PeerID, score: Int, lossPercent: Int, jitterMilliseconds: Int, rttMilliseconds: Int) {
+        self.peer = peer
+        self.score = score
+        self.lossPercent = lossPercent
+        self.jitterMilliseconds = jitterMilliseconds
+        self.rttMilliseconds = rttMilliseconds
+    }
+
+    /// Whether the connection is poor: a score of 1 or 2 (0 is no media at all, not a poor connection).
+    public var isPoor: Bool { score >= 1 && score <= Self.poor }
+}
+
 /// Everything the server tells a client about its room, plus the three connection events the client's own
 /// runtime reports (`reconnecting`, `reconnected`, `error`).
 ///
@@ -52,6 +80,9 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     /// The room's links (the answer to `/links`, `/revoke`, `/lock` and `/unlock`), with the ids just withdrawn
     /// and whether the room is locked to newcomers with links.
     case links([RoomLink], withdrawn: [String], locked: Bool)
+    /// Network quality scores that changed (not a room event: it comes without a sequence number, and an audience
+    /// member's only to moderators and to themself).
+    case networkQuality([PeerQuality])
     /// The connection dropped and the runtime is trying again (attempt counts from 1); the next try is at
     /// `retryAt` (milliseconds since the Unix epoch, 0 when not known).
     case reconnecting(attempt: Int, retryAt: Timestamp = 0)
@@ -63,7 +94,7 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     /// Whether the event carries a room sequence number. Connection events are the client's own.
     public var isSequenced: Bool {
         switch self {
-        case .reconnecting, .reconnected, .error, .inviteLink, .links: false
+        case .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality: false
         default: true
         }
     }

@@ -77,6 +77,24 @@ private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UI
     case .inviteLink, .links:
         // The answer to this client's own request; the app shows it.
         return []
+    case .networkQuality(let scores):
+        // Unsequenced: a measure, not room state. Only peers in the room are kept; a score of someone unknown
+        // (they left in the meantime) is counted and dropped.
+        guard state.hasJoined else {
+            state.ignoredEvents.count(.beforeSnapshot)
+            return []
+        }
+        for entry in scores {
+            guard state.peers[entry.peer] != nil else {
+                state.ignoredEvents.count(.unknownPeer)
+                continue
+            }
+            var kept = entry
+            kept.score = min(PeerQuality.best, max(0, entry.score))
+            kept.lossPercent = min(100, max(0, entry.lossPercent))
+            state.quality[entry.peer] = kept
+        }
+        return []
     case .joined(let snapshot):
         if state.roomID == snapshot.roomID && state.hasJoined && snapshot.seq < state.lastSeq {
             state.ignoredEvents.count(.outOfOrder)
@@ -125,6 +143,7 @@ private func applySnapshot(_ state: inout RoomState, _ snapshot: RoomSnapshot) {
     state.peers = peers
     state.sections = Sections(peers: peers.values, roles: state.roles)
     state.speaking = Set(peers.values.lazy.filter { $0.level > 0 }.map(\.id))
+    state.quality = state.quality.filter { id, _ in peers[id] != nil }
     state.chat.removeAll()
     for message in snapshot.recentChat { state.chat.append(message) }
     state.connection = .connected
@@ -274,7 +293,7 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         state.listed = listed
         state.activity.append(.listingChanged(listed: listed, by: by))
 
-    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links:
+    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality:
         break
     }
     return nil
@@ -290,6 +309,7 @@ private func removePeer(_ state: inout RoomState, _ id: PeerID) -> Peer? {
     state.invitations[id] = nil
     state.sections.remove(peer, roles: state.roles)
     state.speaking.remove(id)
+    state.quality[id] = nil
     return peer
 }
 

@@ -122,6 +122,9 @@ public struct RoomState: Sendable, Equatable {
     /// The sequence number of the last applied server event.
     public internal(set) var lastSeq: UInt64 = 0
     public internal(set) var ignoredEvents = IgnoredEvents()
+    /// The last network quality the server sent for each peer it sends them for (everyone on stage, and this
+    /// client; for moderators, the audience too). Peers without an entry are not measured yet.
+    public internal(set) var quality: [PeerID: PeerQuality] = [:]
     /// The time of the last `.tick`, for waiting times.
     public internal(set) var now: Timestamp = 0
 

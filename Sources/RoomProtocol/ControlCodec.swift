@@ -192,6 +192,17 @@ public enum ControlCodec {
                 levels.map {
                     .object(JSONObject([("peer", .string($0.peer.rawValue)), ("level", .integer(Int64($0.level)))]))
                 })
+        case .networkQuality(let peers):
+            object["peers"] = .array(
+                peers.map {
+                    .object(
+                        JSONObject([
+                            ("peer", .string($0.peer.rawValue)), ("score", .integer(Int64($0.score))),
+                            ("loss", .double(Double($0.lossPercent) / 100)),
+                            ("jitter_ms", .integer(Int64($0.jitterMilliseconds))),
+                            ("rtt_ms", .integer(Int64($0.rttMilliseconds))),
+                        ]))
+                })
         case .chat(let chat):
             for member in jsonObject(chat).members { object[member.key] = member.value }
         case .removed(let peer, let by, let reason):
@@ -363,6 +374,16 @@ public enum ControlCodec {
                     peer: try level.peer("peer"), level: Int(clamping: try level.integer("level", in: 0...100)))
             }
             event = .speakers(levels: levels)
+        case "network_quality":
+            let peers = try fields.array("peers").map { value throws(ControlDecodeError) -> PeerQuality in
+                let entry = Fields(try objectValue(value, "peers"), stringLimit: serverStringLimit)
+                return PeerQuality(
+                    peer: try entry.peer("peer"), score: Int(try entry.integer("score", in: 0...5)),
+                    lossPercent: Int((try entry.fraction("loss") * 100).rounded()),
+                    jitterMilliseconds: Int(try entry.integer("jitter_ms", in: 0...60_000)),
+                    rttMilliseconds: Int(try entry.integer("rtt_ms", in: 0...60_000)))
+            }
+            event = .networkQuality(peers)
         case "chat":
             event = .chat(try readChat(.object(fields.object)))
         case "invited":
@@ -711,6 +732,20 @@ struct Fields {
         guard let value = object[key], value != .null else { return nil }
         guard case .integer(let number) = value else {
             throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be an integer")
+        }
+        return number
+    }
+
+    /// A number from 0 to 1 (an integer 0 or 1, or a fraction).
+    func fraction(_ key: String) throws(ControlDecodeError) -> Double {
+        let number: Double
+        switch try value(key) {
+        case .integer(let whole): number = Double(whole)
+        case .double(let real): number = real
+        default: throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be a number")
+        }
+        guard number >= 0, number <= 1 else {
+            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be between 0 and 1")
         }
         return number
     }

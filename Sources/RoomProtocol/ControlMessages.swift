@@ -222,6 +222,8 @@ public enum WireEvent: Sendable, Equatable {
     case muteChanged(peer: PeerID, muted: Bool, by: PeerID)
     /// Current audio levels, 0–100, of the peers whose level changed.
     case speakers(levels: [SpeakerLevel])
+    /// Network quality scores that changed; sent without `seq` (it is a measure, not room state).
+    case networkQuality([PeerQuality])
     case chat(ChatMessage)
     /// Sent to everyone: the invitee answers it; the inviter and the moderators see it pending.
     case invited(peer: PeerID, by: PeerID, at: Timestamp)
@@ -260,6 +262,7 @@ public enum WireEvent: Sendable, Equatable {
         case .handLowered: "hand_lowered"
         case .muteChanged: "mute_changed"
         case .speakers: "speakers"
+        case .networkQuality: "network_quality"
         case .chat: "chat"
         case .invited: "invited"
         case .inviteDeclined: "invite_declined"

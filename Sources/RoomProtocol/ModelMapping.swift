@@ -56,6 +56,7 @@ extension ServerMessage {
         case .handLowered(let id, let by): return .handLowered(id, by: Self.actor(by))
         case .muteChanged(let id, let muted, let by): return .muteChanged(id, muted: muted, by: Self.actor(by))
         case .speakers(let levels): return .speakers(levels)
+        case .networkQuality(let peers): return .networkQuality(peers)
         case .chat(let message): return .chat(message)
         case .invited(let id, let by, let at): return .invited(id, by: by, at: at)
         case .inviteDeclined(let id, _): return .inviteDeclined(id)

@@ -130,6 +130,13 @@ extension WireEvent {
             return .muteChanged(peer: id(peer), muted: muted, by: ServerText.actor(by))
         case .speakers(let levels):
             return .speakers(levels: levels.map { SpeakerLevel(peer: id($0.peer), level: $0.level) })
+        case .networkQuality(let peers):
+            return .networkQuality(
+                peers.map {
+                    PeerQuality(
+                        peer: id($0.peer), score: $0.score, lossPercent: $0.lossPercent,
+                        jitterMilliseconds: $0.jitterMilliseconds, rttMilliseconds: $0.rttMilliseconds)
+                })
         case .chat(let chat): return .chat(chat.sanitized)
         case .invited(let peer, let by, let at): return .invited(peer: id(peer), by: ServerText.actor(by), at: at)
         case .inviteWithdrawn(let peer, let by): return .inviteWithdrawn(peer: id(peer), by: ServerText.actor(by))

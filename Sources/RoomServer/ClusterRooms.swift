@@ -17,6 +17,8 @@ protocol RoomPaths: AnyObject {
         -> ServerMessage?
     func leave(_ peer: PeerID, reason: LeaveReason, from roomName: String)
     func updateLevels(_ levels: [PeerID: Int], in roomName: String)
+    /// Network quality measured by the media path for this node's peers of the room.
+    func updateQuality(_ measured: [PeerQuality], in roomName: String)
     /// Lets the pending invitations whose lifetime ended by `now` lapse, in every room with one due.
     func expireInvitations(now: Timestamp)
     /// Sends the clients of rooms cut off from the other nodes' media to reconnect (every second).
@@ -229,6 +231,10 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             flushDepartures(in: roomName)
         }
     }
+
+    /// Not announced in a cluster yet: the scores would have to travel to the room's owner like levels do
+    /// (docs/media.md).
+    func updateQuality(_ measured: [PeerQuality], in roomName: String) {}
 
     func updateLevels(_ levels: [PeerID: Int], in roomName: String) {
         guard let room = rooms[roomName], room.copy != nil else { return }

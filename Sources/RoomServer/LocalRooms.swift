@@ -231,6 +231,16 @@ final class LocalRooms: @unchecked Sendable {
         submit(outcome, in: roomName) { [self] _ in publish(outcome, in: roomName) }
     }
 
+    /// Network quality measured by the media path; scores that changed are announced (see
+    /// `RoomAuthority.updateQuality`).
+    func updateQuality(_ measured: [PeerQuality], in roomName: String) {
+        guard var room = rooms[roomName] else { return }
+        let outcome = room.updateQuality(measured, now: currentTimestamp())
+        rooms[roomName] = room
+        guard !outcome.deliveries.isEmpty else { return }
+        submit(outcome, in: roomName) { [self] _ in publish(outcome, in: roomName) }
+    }
+
     /// Lets the invitations that waited their lifetime lapse, in every room that has one due.
     func expireInvitations(now: Timestamp) {
         for (name, room) in rooms where (room.nextInvitationExpiry ?? .max) <= now {

@@ -90,11 +90,16 @@ public final class RoomServerRuntime: Sendable {
         }
         var media: ServerMedia?
         if let mediaConfiguration = configuration.media {
-            // The forwarder measures levels on its own thread; the rooms take them on the loop.
+            // The forwarder measures levels and network quality on its own thread; the rooms take them on the loop.
             do throws(ServerStartError) {
-                media = try ServerMedia.start(mediaConfiguration, log: log) { room, levels in
-                    loopReference.execute { target.state?.rooms.updateLevels(levels, in: room) }
-                }
+                media = try ServerMedia.start(
+                    mediaConfiguration, log: log,
+                    onLevels: { room, levels in
+                        loopReference.execute { target.state?.rooms.updateLevels(levels, in: room) }
+                    },
+                    onQuality: { room, measured in
+                        loopReference.execute { target.state?.rooms.updateQuality(measured, in: room) }
+                    })
             } catch {
                 store.close(timeout: .seconds(1))
                 throw error

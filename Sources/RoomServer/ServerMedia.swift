@@ -324,18 +324,31 @@ extension ServerMedia {
     /// 0–100) on the media thread.
     static func start(
         _ configuration: MediaConfiguration, log: ServerLog,
-        onLevels: @escaping @Sendable (_ room: String, _ levels: [PeerID: Int]) -> Void
+        onLevels: @escaping @Sendable (_ room: String, _ levels: [PeerID: Int]) -> Void,
+        onQuality: @escaping @Sendable (_ room: String, _ measured: [PeerQuality]) -> Void = { _, _ in }
     ) throws(ServerStartError) -> ServerMedia {
         guard let address = UDPAddress(host: configuration.bindHost, port: UInt16(clamping: configuration.port)) else {
             throw ServerStartError(place: "media address \(configuration.bindHost)", problem: "not an IPv4 address")
         }
         let forwarder: MediaForwarder
         do {
-            forwarder = try MediaForwarder(binding: address) { room, levels in
-                var update: [PeerID: Int] = [:]
-                for entry in levels { update[PeerID(entry.peer)] = entry.level }
-                onLevels(room, update)
-            }
+            forwarder = try MediaForwarder(
+                binding: address,
+                onSpeakers: { room, levels in
+                    var update: [PeerID: Int] = [:]
+                    for entry in levels { update[PeerID(entry.peer)] = entry.level }
+                    onLevels(room, update)
+                },
+                onQuality: { room, measured in
+                    onQuality(
+                        room,
+                        measured.map {
+                            PeerQuality(
+                                peer: PeerID($0.peer), score: $0.measures.score, lossPercent: $0.measures.lossPercent,
+                                jitterMilliseconds: $0.measures.jitterMilliseconds,
+                                rttMilliseconds: $0.measures.rttMilliseconds)
+                        })
+                })
         } catch {
             throw ServerStartError(place: "media \(address)", problem: error.description)
         }

@@ -118,10 +118,15 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var speaking: Bool
         /// How loud they sound to the viewer, in percent, when not 100 (shown as `70%` after the microphone).
         public var volume: Int?
+        /// Their network quality, 0 (no media) to 5, shown as signal bars after the name; nil until measured.
+        public var signal: Int?
+        /// Whether their connection is marked as poor (for hosts and moderators).
+        public var poor: Bool
 
         /// Creates a stage entry.
         public init(
-            name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false, volume: Int? = nil
+            name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false, volume: Int? = nil,
+            signal: Int? = nil, poor: Bool = false
         ) {
             self.name = name
             self.role = role
@@ -129,6 +134,8 @@ public struct RoomScreenModel: Hashable, Sendable {
             self.level = level
             self.speaking = speaking
             self.volume = volume
+            self.signal = signal
+            self.poor = poor
         }
     }
 
@@ -205,6 +212,8 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var alert: String?
         /// The keys that apply to you now, most important first; those that do not fit are left out from the end.
         public var hints: [KeyHint]
+        /// Your own network quality, 0 (no media) to 5; nil until measured.
+        public var signal: Int?
 
         /// Creates a status line.
         public init(

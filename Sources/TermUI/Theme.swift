@@ -95,6 +95,13 @@ public struct Glyphs: Hashable, Sendable {
     public var to: String
     /// Starts a notice kept in the chat pane.
     public var notice: String
+    /// Network quality scores 0 (no media) to 5, one cell each: signal bars of rising height.
+    public var signal: [String] = ["×", "▁", "▂", "▄", "▆", "█"]
+    /// Marks, for hosts and moderators, a speaker whose connection is poor.
+    public var poorSignal = "!"
+
+    /// The signal bars for a score (clamped to 0–5).
+    public func signalBars(_ score: Int) -> String { signal[min(signal.count - 1, max(0, score))] }
 
     /// Unicode symbols and block elements.
     public static let unicode = Glyphs(
@@ -108,7 +115,7 @@ public struct Glyphs: Hashable, Sendable {
         host: "*", moderator: "+", micOpen: "[o]", micMuted: "[m]", bars: ["_", "#", "#", "#", "#", "#", "#", "#"],
         barEmpty: " ", horizontal: "-", vertical: "|", corners: ["+", "+", "+", "+"], ellipsis: "~", dot: "|",
         dash: "-", event: "-", selection: ">", connection: ["o", "~", "x"], arrows: ["Up", "Down", "Left", "Right"],
-        to: "->", notice: "!")
+        to: "->", notice: "!", signal: ["x", "1", "2", "3", "4", "5"])
 
     /// `text` as the glyph set can show it: in ASCII, the typographic characters the program's own sentences and
     /// other programs' messages use (curly quotes, dashes, the ellipsis, arrows, bullets) become their ASCII

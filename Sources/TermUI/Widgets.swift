@@ -122,7 +122,11 @@ public struct StageGrid: Sendable {
         var micWidth: Int
         /// A space and the volume (`70%`, up to `200%`) after the microphone mark; 0 when none is shown.
         var volumeWidth: Int
+        /// The signal bars and the poor mark after the name, with a space: 0 when nobody's is measured.
+        var signalWidth: Int
     }
+
+    static let signalWidth = 3
 
     static let barWidth = 5
     static let volumeWidth = 5
@@ -132,7 +136,8 @@ public struct StageGrid: Sendable {
         let available = max(0, width - 1)
         let longest = entries.reduce(0) { max($0, DisplayWidth.of(label(for: $1))) }
         let wantedLabel = min(18, max(12, longest))
-        let fixed = 3 + 1 + Self.barWidth + 2 + micWidth
+        let signal = entries.contains { $0.signal != nil } ? Self.signalWidth : 0
+        let fixed = 3 + 1 + Self.barWidth + 2 + micWidth + signal
         let columns = max(1, min(max(1, entries.count), available / (fixed + wantedLabel + 4)))
         let columnWidth = available / columns
         // A volume other than 100 % takes its room from the label, and goes before the level bar does.
@@ -154,7 +159,7 @@ public struct StageGrid: Sendable {
         }
         return Layout(
             columns: columns, columnWidth: columnWidth, labelWidth: max(0, labelWidth), barWidth: barWidth,
-            micWidth: mic, volumeWidth: volume)
+            micWidth: mic, volumeWidth: volume, signalWidth: signal)
     }
 
     /// How many entries share a row in `width` columns.
@@ -233,6 +238,14 @@ public struct StageGrid: Sendable {
             }
             buffer.put(text, x: cell.x + 3, y: y, style: nameStyle, clip: cell)
             var x = cell.x + 3 + layout.labelWidth + 1
+            if layout.signalWidth > 0 {
+                if let signal = entry.signal {
+                    let style = theme.style(entry.poor ? .error : .secondary)
+                    buffer.put(glyphs.signalBars(signal), x: x, y: y, style: style, clip: cell)
+                    if entry.poor { buffer.put(glyphs.poorSignal, x: x + 1, y: y, style: style, clip: cell) }
+                }
+                x += layout.signalWidth
+            }
             if layout.barWidth > 0 {
                 LevelBar(level: entry.muted ? 0 : entry.level).render(
                     into: &buffer, area: Rect(x: x, y: y, width: layout.barWidth, height: 1).intersection(cell),

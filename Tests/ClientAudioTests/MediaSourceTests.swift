@@ -68,4 +68,44 @@ let otherLoopback = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.5", port:
         server.send(try packet(20, ssrc: 0x0300_0001), to: client)
         #expect(heard(path, until: 20) == [20])
     }
+
+    /// The server's sender report comes back in the client's next report (RFC 3550 §6.4.1): a block about the
+    /// server's SSRC with the report's time (LSR) and how long the client held it (DLSR), from which the server
+    /// measures the round trip.
+    @Test func theServersSenderReportTimeIsCarriedBack() throws {
+        let server = try UDPSocket(binding: UDPAddress(host: "127.0.0.1", port: 0)!)
+        let path = try path(server: server)
+        path.maintain(now: MonotonicClock.microseconds()) { [] }
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        #expect(server.waitReadable(timeoutMilliseconds: 2000))
+        let probe = try #require(buffer.withUnsafeMutableBytes { server.receive(into: $0) })
+        let downlink = try SRTPSession(key: SRTPKey(bytes: roomKey)!, direction: .outbound)
+        let info = RTCPSenderInfo(ntpTimestamp: 0x1234_5678_9ABC_DEF0, rtpTimestamp: 0, packetCount: 0, octetCount: 0)
+        let sent = MonotonicClock.microseconds()
+        server.send(
+            try downlink.protect(
+                RTCPPacket.senderReport(ssrc: 0x0100_0002, info: info, reports: []).bytes(), rtcp: true),
+            to: probe.from)
+        for _ in 0..<100 {
+            path.receive { _ in }
+            usleep(5_000)
+        }
+        // The next report, 1.5 s after the sender report came.
+        let now = MonotonicClock.microseconds() + 1_500_000
+        path.maintain(now: now) { [] }
+        let uplink = try SRTPSession(key: SRTPKey(bytes: sendKey)!, direction: .inbound, ssrc: 0x0100_0001)
+        var carried: RTCPReportBlock?
+        while carried == nil, server.waitReadable(timeoutMilliseconds: 2000) {
+            guard let got = buffer.withUnsafeMutableBytes({ server.receive(into: $0) }) else { break }
+            let plain = try uplink.unprotect(Array(buffer[..<got.length]), rtcp: true)
+            for case .receiverReport(_, let blocks) in try RTCPPacket.parseCompound(plain) {
+                carried = blocks.first { $0.ssrc == 0x0100_0002 }
+            }
+        }
+        let block = try #require(carried)
+        #expect(block.lastSenderReport == 0x5678_9ABC)
+        // At least the 1.5 s, in 1/65536 s, and no more than the time from sending it to that report.
+        let most = UInt32((now - sent) * 65536 / 1_000_000)
+        #expect((98_304...most).contains(block.delaySinceLastSenderReport))
+    }
 }

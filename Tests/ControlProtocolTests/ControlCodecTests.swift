@@ -73,6 +73,10 @@ let protocolRoles = try! RoleTable.parse(
             .roleChanged(peer: "a", role: "audience", by: "a", stepUp: "host"), .handRaised(peer: "a", at: 7),
             .handLowered(peer: "a", by: "a"),
             .muteChanged(peer: "a", muted: true, by: "b"), .speakers(levels: [SpeakerLevel(peer: "a", level: 3)]),
+            .networkQuality([
+                PeerQuality(peer: "a", score: 4, lossPercent: 2, jitterMilliseconds: 12, rttMilliseconds: 40),
+                PeerQuality(peer: "b", score: 0, lossPercent: 100, jitterMilliseconds: 0, rttMilliseconds: 0),
+            ]),
             .chat(ChatMessage(from: "a", fromName: "Ana", text: "hi", sentAt: 9)), .invited(peer: "a", by: "b", at: 9),
             .inviteDeclined(peer: "a", by: "a"), .inviteWithdrawn(peer: "a", by: "b"), .inviteExpired(peer: "a"),
             .askedToMute(peer: "a", by: "b"), .removed(peer: "a", by: "b", reason: "r"),
@@ -87,8 +91,38 @@ let protocolRoles = try! RoleTable.parse(
         ]
         for (index, event) in events.enumerated() {
             let message = ServerMessage(
-                event, seq: event.typeName == "error" || event.typeName == "links" ? nil : Int64(index))
+                event,
+                seq: ["error", "links", "network_quality"].contains(event.typeName) ? nil : Int64(index))
             #expect(try ControlCodec.decodeServer(ControlCodec.encode(message)) == message)
+        }
+    }
+
+    /// `network_quality`: the loss is a fraction on the wire and a percentage in the program; a score, loss or
+    /// delay out of range is a bad message.
+    @Test func networkQualityIsReadStrictly() throws {
+        func decode(_ entry: String) throws -> ServerMessage {
+            try ControlCodec.decodeServer(Array(#"{"type":"network_quality","peers":[\#(entry)]}"#.utf8))
+        }
+        #expect(
+            try decode(#"{"peer":"a","score":2,"loss":0.125,"jitter_ms":30,"rtt_ms":90}"#)
+                == ServerMessage(
+                    .networkQuality([
+                        PeerQuality(peer: "a", score: 2, lossPercent: 13, jitterMilliseconds: 30, rttMilliseconds: 90)
+                    ]), seq: nil))
+        #expect(
+            try decode(#"{"peer":"a","score":5,"loss":0,"jitter_ms":0,"rtt_ms":0}"#).event
+                == .networkQuality([
+                    PeerQuality(peer: "a", score: 5, lossPercent: 0, jitterMilliseconds: 0, rttMilliseconds: 0)
+                ]))
+        for bad in [
+            #"{"peer":"a","score":6,"loss":0,"jitter_ms":0,"rtt_ms":0}"#,
+            #"{"peer":"a","score":3,"loss":1.5,"jitter_ms":0,"rtt_ms":0}"#,
+            #"{"peer":"a","score":3,"loss":"0","jitter_ms":0,"rtt_ms":0}"#,
+            #"{"peer":"a","score":3,"loss":0,"jitter_ms":-1,"rtt_ms":0}"#,
+            #"{"peer":"","score":3,"loss":0,"jitter_ms":0,"rtt_ms":0}"#,
+            #"{"score":3,"loss":0,"jitter_ms":0,"rtt_ms":0}"#,
+        ] {
+            #expect(throws: ControlDecodeError.self, "\(bad)") { try decode(bad) }
         }
     }
 

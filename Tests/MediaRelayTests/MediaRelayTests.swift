@@ -284,7 +284,8 @@ let loopbackAliases = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.3", por
         client.socket.send(report, to: node.forwarder.socket.localAddress)
         guard let answer = client.receive() else { return nil }
         let plain = try client.downlink.unprotect(answer, rtcp: true)
-        guard case .receiverReport(_, let blocks) = try RTCPPacket.parseCompound(plain).first else { return nil }
+        // The server answers with a sender report (for the round trip), its block about this client first.
+        guard case .senderReport(_, _, let blocks) = try RTCPPacket.parseCompound(plain).first else { return nil }
         return blocks.first?.fractionLost
     }
 

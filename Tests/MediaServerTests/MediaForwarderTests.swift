@@ -552,3 +552,60 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         #expect(comm == "clubroom-fwd\n")
     }
 }
+
+/// What the forwarder measures of a peer from its reports (docs/media.md, "Network quality").
+@Suite struct ForwarderQualityTests {
+    let roomKey = key(201)
+
+    /// The server's answer to a report from `peer`: its sender report's SSRC and compact time.
+    func senderReport(
+        answering peer: TestPeer, blocks: [RTCPReportBlock], forwarder: MediaForwarder
+    ) throws
+        -> (ssrc: UInt32, time: UInt32)?
+    {
+        let report = try peer.uplink.protect(
+            RTCPPacket.receiverReport(ssrc: peer.ssrc, reports: blocks).bytes(), rtcp: true)
+        peer.socket.send(report, to: forwarder.socket.localAddress)
+        guard let answer = peer.receive() else { return nil }
+        for case .senderReport(let ssrc, let info, _) in try RTCPPacket.parseCompound(
+            try peer.downlink.unprotect(answer, rtcp: true))
+        {
+            return (ssrc, UInt32(truncatingIfNeeded: info.ntpTimestamp >> 16))
+        }
+        return nil
+    }
+
+    @Test func aListenersReportsGiveItsLossAndRoundTrip() throws {
+        let measured = Mutex<[String: LinkMeasures]>([:])
+        let forwarder = try MediaForwarder(
+            binding: .loopback(port: 0),
+            onQuality: { _, list in measured.withLock { for entry in list { $0[entry.peer] = entry.measures } } })
+        forwarder.start()
+        defer { forwarder.stop() }
+        forwarder.setRoomKey(roomKey, epoch: 1, room: "r")
+        let speaker = try TestPeer(ssrc: 21_001, roomKey: roomKey, mayPublish: true)
+        let listener = try TestPeer(ssrc: 21_002, roomKey: roomKey, mayPublish: false)
+        for peer in [speaker, listener] { forwarder.add(peer.media(room: "r")) }
+        for peer in [speaker, listener] { #expect(try peer.bind(to: forwarder)) }
+        let server = try #require(try senderReport(answering: listener, blocks: [], forwarder: forwarder))
+        #expect(server.ssrc == forwarder.serverSSRC)
+        // Held 300 ms and sent back claiming no delay: the round trip is at least those 300 ms. A quarter of the
+        // speaker's packets lost on the way to the listener (64 of 256).
+        usleep(300_000)
+        let blocks = [
+            RTCPReportBlock(
+                ssrc: server.ssrc, fractionLost: 0, cumulativeLost: 0, extendedHighestSequence: 0, jitter: 0,
+                lastSenderReport: server.time, delaySinceLastSenderReport: 0),
+            RTCPReportBlock(
+                ssrc: speaker.ssrc, fractionLost: 64, cumulativeLost: 10, extendedHighestSequence: 40, jitter: 480,
+                lastSenderReport: 0, delaySinceLastSenderReport: 0),
+        ]
+        #expect(try senderReport(answering: listener, blocks: blocks, forwarder: forwarder) != nil)
+        #expect(waitFor(seconds: 2) { measured.withLock { $0["p21002"]?.rttMilliseconds ?? 0 } >= 300 })
+        let listenerMeasures = try #require(measured.withLock { $0["p21002"] })
+        #expect(listenerMeasures.lossPercent == 25)
+        #expect(listenerMeasures.jitterMilliseconds == 10)
+        #expect(listenerMeasures.hasMedia)
+        #expect(listenerMeasures.score == 1)
+    }
+}

@@ -91,6 +91,17 @@ import Testing
                 for: .message(ServerMessage(.error(code: .forbidden, message: "no", id: .integer(2)), seq: nil)))
                 == [#"{"event":"error","code":"forbidden","message":"no","id":2}"#])
         #expect(
+            BotProtocol.lines(
+                for: .message(
+                    ServerMessage(
+                        .networkQuality([
+                            PeerQuality(
+                                peer: "chen", score: 4, lossPercent: 2, jitterMilliseconds: 12, rttMilliseconds: 40)
+                        ]), seq: nil)))
+                == [
+                    #"{"event":"network_quality","peers":[{"peer":"chen","score":4,"loss":0.02,"jitter_ms":12,"rtt_ms":40}]}"#
+                ])
+        #expect(
             BotProtocol.lines(for: .reconnecting(attempt: 2, delay: .milliseconds(480)))
                 == [#"{"event":"reconnecting","attempt":2,"delay_ms":480}"#])
         #expect(BotProtocol.lines(for: .ended(.removed)).isEmpty)

@@ -240,6 +240,44 @@ extension RoomState {
         #expect(state.activity.count == 1)
     }
 
+    /// Network quality is unsequenced: it is kept per peer (clamped), leaves the sequence number alone, drops
+    /// entries of unknown peers, and goes with the peer.
+    @Test func networkQualityKeepsEachPeersLastScore() {
+        var state = joinedRoom(as: "dara")
+        let before = state
+        let chen = PeerQuality(peer: "chen", score: 2, lossPercent: 12, jitterMilliseconds: 30, rttMilliseconds: 80)
+        let wild = PeerQuality(peer: "ana", score: 9, lossPercent: 140, jitterMilliseconds: 1, rttMilliseconds: 2)
+        let zed = PeerQuality(peer: "zed", score: 1, lossPercent: 50, jitterMilliseconds: 0, rttMilliseconds: 0)
+        #expect(reduce(&state, .server(.networkQuality([chen, wild, zed]), seq: 0)).isEmpty)
+        #expect(
+            state
+                == before.with {
+                    $0.quality = [
+                        "chen": chen,
+                        "ana": PeerQuality(
+                            peer: "ana", score: 5, lossPercent: 100, jitterMilliseconds: 1, rttMilliseconds: 2),
+                    ]
+                    $0.ignoredEvents = IgnoredEvents([.unknownPeer: 1])
+                })
+        var better = chen
+        better.score = 5
+        better.lossPercent = 0
+        _ = reduce(&state, .server(.networkQuality([better]), seq: 0))
+        #expect(state.quality["chen"] == better)
+        #expect(state.lastSeq == before.lastSeq)
+        state.apply(.peerLeft("chen"), seq: 11)
+        #expect(state.quality["chen"] == nil)
+        #expect(state.quality["ana"]?.score == 5)
+    }
+
+    @Test func networkQualityBeforeTheSnapshotIsIgnored() {
+        var state = RoomState(roles: roles)
+        let chen = PeerQuality(peer: "chen", score: 2, lossPercent: 12, jitterMilliseconds: 30, rttMilliseconds: 80)
+        _ = reduce(&state, .server(.networkQuality([chen]), seq: 0))
+        #expect(state.quality.isEmpty)
+        #expect(state.ignoredEvents == IgnoredEvents([.beforeSnapshot: 1]))
+    }
+
     /// The server sends only the levels that changed, so a steady talker is listed once and keeps their level.
     @Test func speakersSetTheLevelsListedAndKeepTheRest() {
         var state = joinedRoom(as: "dara")

@@ -4,6 +4,7 @@ import Foundation
 import MediaTransport
 import Platform
 import RoomClient
+import RoomCore
 import RoomProtocol
 import ServerBenchmarks
 import Synchronization
@@ -24,6 +25,8 @@ final class BenchClient: Sendable {
     private let unmuted = DispatchSemaphore(value: 0)
     private let relayState = Locked<ImpairingRelay?>(nil)
     private let failure = Locked<String?>(nil)
+    /// Every network quality score this client was sent, in order.
+    private let qualityLog = Locked<[PeerQuality]>([])
 
     convenience init(
         room: BenchServer, identity: String, role: String, relay link: LinkImpairment?,
@@ -44,6 +47,7 @@ final class BenchClient: Sendable {
         let unmuted = unmuted
         let failure = failure
         let relayState = relayState
+        let qualityLog = qualityLog
         session = try RoomSession(
             url: url, token: token,
             media: { message in
@@ -73,6 +77,7 @@ final class BenchClient: Sendable {
                     switch message.event {
                     case .joined: joined.signal()
                     case .muteChanged(let peer, false, _) where peer.rawValue == identity: unmuted.signal()
+                    case .networkQuality(let peers): qualityLog.withLock { $0 += peers }
                     default: break
                     }
                 case .ended(let end): failure.withLock { $0 = "\(identity)'s session ended: \(end)" }
@@ -80,6 +85,9 @@ final class BenchClient: Sendable {
                 }
             })
     }
+
+    /// The network quality scores this client was sent so far, in order.
+    var qualities: [PeerQuality] { qualityLog.withLock { $0 } }
 
     /// The relay in front of this client, once the offer came.
     var relay: ImpairingRelay? { relayState.withLock { $0 } }

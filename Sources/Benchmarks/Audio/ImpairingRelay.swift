@@ -28,7 +28,7 @@ public struct RelayImpairment: Sendable {
     }
 
     /// The loss and jitter applied; `baseDelayMilliseconds` is added to every packet.
-    public let link: LinkImpairment
+    public var link: LinkImpairment
     /// Every RTP packet seen, in the order they came (none when made with `keepsRecords` false).
     public private(set) var records: [Record] = []
     /// RTP packets seen and dropped, counted whether or not records are kept.
@@ -111,6 +111,9 @@ public final class ImpairingRelay: Sendable {
     public func stop() {
         if running.exchange(false, ordering: .acquiringAndReleasing) { finished.wait() }
     }
+
+    /// Impairs the packets from now on with `link` instead (a network that starts or stops losing).
+    public func change(to link: LinkImpairment) { impairment.withLock { $0.link = link } }
 
     /// Every RTP packet the server sent through the relay so far, with what was done to it.
     public var records: [RelayImpairment.Record] { impairment.withLock { $0.records } }
