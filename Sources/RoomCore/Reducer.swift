@@ -429,6 +429,11 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
         if case .role(let role) = audience, !state.roles.contains(role) {
             return Refusal("there is no role called \(role)")
         }
+        if case .role(let role) = audience,
+            !state.peers.values.contains(where: { $0.id != me.id && state.roles.receives($0.role, messageTo: role) })
+        {
+            return Refusal(state.roles.nobodyReceives(messageTo: role))
+        }
         if case .peer(let id) = audience, id == me.id { return Refusal("you cannot message yourself") }
     case .setTopic(let topic):
         if topic.count > RoomState.maxTopicLength {

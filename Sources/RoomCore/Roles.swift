@@ -134,6 +134,19 @@ public struct RoleTable: Sendable, Equatable {
     /// The label the screen shows for a role (its name when unknown).
     public func label(of role: RoleName) -> String { index(of: role).map { roles[$0].label } ?? role.rawValue }
 
+    /// Whether a holder of `holder` reads a message sent to `role`: its holders and everyone ranked above them
+    /// (a message to the mods reaches the hosts too: "mods" means the people running the room).
+    public func receives(_ holder: RoleName, messageTo role: RoleName) -> Bool {
+        contains(holder) && contains(role) && rank(of: holder) <= rank(of: role)
+    }
+
+    /// Why a message to `role` was not sent when nobody but its sender would read it: "nobody else here is a mod
+    /// or host; nothing was sent".
+    public func nobodyReceives(messageTo role: RoleName) -> String {
+        let labels = roles.filter { receives($0.name, messageTo: role) }.sorted { $0.rank > $1.rank }.map(\.label)
+        return "nobody else here is a " + labels.joined(separator: " or ") + "; nothing was sent"
+    }
+
     /// An actor may move, mute or remove only peers of strictly lower standing (a larger rank number).
     public func mayActOn(actor: RoleName, target: RoleName) -> Bool {
         contains(actor) && rank(of: actor) < rank(of: target)

@@ -370,7 +370,7 @@ public struct RoomAuthority: Sendable {
             switch message.to {
             case .everyone: true
             case .peer(let to): to == id || message.from == id
-            case .role(let to): to == role || message.from == id
+            case .role(let to): role.map { roles.receives($0, messageTo: to) } ?? false || message.from == id
             }
         }
         var present = order.compactMap { peers[$0].map(announced) }
@@ -429,6 +429,9 @@ public struct RoomAuthority: Sendable {
             if actor.handRaisedAt != nil { return (.conflict, "your hand is already raised") }
         case .lowerHand:
             if actor.handRaisedAt == nil { return (.conflict, "your hand is not raised") }
+        case .chat(_, .role(let role)):
+            let read = peers.values.contains { $0.id != actor.id && roles.receives($0.role, messageTo: role) }
+            if !read { return (.conflict, roles.nobodyReceives(messageTo: role)) }
         case .invite:
             guard let target else { return nil }
             if invitations[target.id] != nil { return (.conflict, "\(target.name) is already invited") }
@@ -574,7 +577,7 @@ public struct RoomAuthority: Sendable {
             case .everyone: recipients = .everyone
             case .peer(let to): recipients = to == actorID ? .peer(actorID) : .peers([to, actorID])
             case .role(let role):
-                var holders = order.filter { peers[$0]?.role == role }
+                var holders = order.filter { peers[$0].map { roles.receives($0.role, messageTo: role) } ?? false }
                 if !holders.contains(actorID) { holders.append(actorID) }
                 recipients = .peers(holders)
             }

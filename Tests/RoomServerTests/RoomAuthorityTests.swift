@@ -711,9 +711,41 @@ func expectRefused(
         let direct = room.handle(.chat("psst", to: .peer("ana")), from: "eli", now: 61)
         #expect(direct.deliveries.map(\.to) == [.peers(["ana", "eli"])])
         let stage = room.handle(.chat("mods", to: .role(.moderator)), from: "ana", now: 62)
-        #expect(stage.deliveries.map(\.to) == [.peers(["bo", "ana"])])
+        #expect(stage.deliveries.map(\.to) == [.peers(["ana", "bo"])])
         let own = room.handle(.chat("audience", to: .role(.audience)), from: "eli", now: 63)
-        #expect(own.deliveries.map(\.to) == [.peers(["eli", "fay"])])
+        #expect(own.deliveries.map(\.to) == [.peers(["ana", "bo", "chen", "eli", "fay"])])
+    }
+
+    /// "mods" means the people running the room: a message to the mods reaches the hosts too, and one to the
+    /// speakers the whole stage; a role nobody else reads is refused, not shown as delivered.
+    @Test func aMessageToARoleReachesItAndEveryoneAboveIt() {
+        var room = populatedRoom()
+        let mods = room.handle(.chat("two minutes", to: .role(.moderator)), from: "eli", now: 60)
+        #expect(mods.deliveries.map(\.to) == [.peers(["ana", "bo", "eli"])])
+        let speakers = room.handle(.chat("wrap up", to: .role(.speaker)), from: "fay", now: 61)
+        #expect(speakers.deliveries.map(\.to) == [.peers(["ana", "bo", "chen", "fay"])])
+        guard case .joined(let snapshot) = room.snapshot(for: "ana", resumed: false).event else {
+            Issue.record("no snapshot")
+            return
+        }
+        #expect(snapshot.chat.map(\.text) == ["two minutes", "wrap up"])
+        guard case .joined(let chens) = room.snapshot(for: "chen", resumed: false).event else {
+            Issue.record("no snapshot")
+            return
+        }
+        #expect(chens.chat.map(\.text) == ["wrap up"])
+    }
+
+    @Test func aMessageToARoleNobodyElseHoldsIsRefused() {
+        var room = populatedRoom()
+        _ = room.leave("bo", reason: .left, now: 50)
+        _ = room.leave("ana", reason: .left, now: 51)
+        expectRefused(
+            .chat("anyone?", to: .role(.moderator)), by: "eli", code: .conflict,
+            message: "nobody else here is a mod or host; nothing was sent", in: room)
+        expectRefused(
+            .chat("anyone?", to: .role(.host)), by: "eli", code: .conflict,
+            message: "nobody else here is a host; nothing was sent", in: room)
     }
 
     @Test func chatRefusals() {
