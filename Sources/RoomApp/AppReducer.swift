@@ -67,9 +67,14 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .microphoneMissing(let missing):
         if state.microphoneMissing == missing { return [] }
         state.microphoneMissing = missing
+        effects = sayMicrophoneCheck(&state)
     case .preview(let preview):
         if state.preview == preview || !state.showsInvitation { return [] }
+        // A microphone that could not open runs on silence and is not tried again: the silence's level must not
+        // cover why.
+        if case .unavailable = state.preview, case .level = preview { return [] }
         state.preview = preview
+        effects = sayMicrophoneCheck(&state)
     case .microphoneName(let name):
         state.microphoneName = name
     case .heard(let heard, let at):

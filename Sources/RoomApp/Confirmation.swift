@@ -69,6 +69,31 @@ private func carryOut(_ state: inout AppState, _ what: Confirmable) -> [AppEffec
     }
 }
 
+/// In line mode, says the question a confirmation just put up (there is no dialog to draw) and how to answer it:
+/// the next line answers. Nothing on the screen, where the dialog asks.
+func askInLineMode(_ state: inout AppState) -> [AppEffect] {
+    guard state.lineMode, case .confirm(let what, _) = state.overlay else { return [] }
+    let question = confirmationText(what, in: state)
+    let label = question.confirmLabel.lowercased()
+    return show(
+        &state,
+        Notice(.info, "\(question.title) \(question.message) Type yes to \(label), or anything else to cancel."))
+}
+
+/// The line that answers a question asked in line mode: `yes` (or `y`) goes ahead; anything else cancels, and
+/// says so.
+func answerInLineMode(_ state: inout AppState, _ what: Confirmable, _ line: String) -> [AppEffect] {
+    if ["yes", "y"].contains(line.lowercased()) { return carryOut(&state, what) }
+    let cancelled: String
+    switch what {
+    case .remove(let id, _): cancelled = "\(state.room.peers[id]?.name ?? id.rawValue) stays in the room."
+    case .endRoom: cancelled = "The room goes on."
+    case .leave: cancelled = "You stay in the room."
+    case .stepDown: cancelled = "You stay on the stage."
+    }
+    return show(&state, Notice(.info, "Cancelled. " + cancelled))
+}
+
 /// The question a confirmation asks, in plain words.
 public func confirmationText(_ what: Confirmable, in state: AppState) -> RoomScreenModel.Confirmation {
     switch what {

@@ -134,7 +134,10 @@ public enum Narration {
             let invitee = context.subjectName ?? id.rawValue
             if id == selfID {
                 let who = capitalized(name(by, state) ?? by.rawValue)
-                let how = state.lineMode ? "Type /accept or /decline." : "Press a to accept or d to decline."
+                let how =
+                    state.lineMode
+                    ? "Type /accept or /decline; say something first to check your microphone."
+                    : "Press a to accept or d to decline."
                 return Sentence("\(who) invited you to speak. \(how)")
             }
             if by == selfID {
@@ -316,10 +319,15 @@ public enum Narration {
         }
     }
 
+    /// The room's topic, for `/topic` alone and the start of `/who`.
+    public static func topic(_ room: RoomState) -> String {
+        room.topic.isEmpty ? "This room has no topic." : "Topic: \"\(room.topic)\"."
+    }
+
     /// The most audience names `/who` lists before it says how many more there are.
     static let whoAudienceNames = 30
 
-    /// Who is where, for `/who`: the stage (with mute and your volumes), the raised hands in order with their
+    /// Who is where, for `/who`: the topic (when there is one), the stage (with mute and your volumes), the raised hands in order with their
     /// waiting times and pending invitations (for those who run the stage; others hear their own place), the
     /// invitations of people without a raised hand, and the audience.
     public static func who(_ state: AppState) -> String {
@@ -337,7 +345,8 @@ public enum Narration {
             if let volume = state.volumes[peer.id] { parts.append("\(volume) % for you") }
             return peer.name + " (" + parts.joined(separator: ", ") + ")"
         }
-        var sentences = ["On stage: " + (stage.isEmpty ? "nobody" : stage.joined(separator: ", ")) + "."]
+        var sentences = room.topic.isEmpty ? [] : [topic(room)]
+        sentences.append("On stage: " + (stage.isEmpty ? "nobody" : stage.joined(separator: ", ")) + ".")
         let hands = room.raisedHands
         if hands.count == 0 {
             sentences.append("No raised hands.")

@@ -172,6 +172,7 @@ public enum RoomScreenMapper {
             case .unavailable(let why): problem = why
             case nil: level = state.microphoneLevel
             }
+            problem = previewProblem(state) ?? problem
             let left = invitation.at > 0 ? Int(max(0, invitation.at + Invitation.lifetime - state.now) / 1000) : nil
             return .invitation(
                 .init(

@@ -30,6 +30,8 @@ public enum Command: Sendable, Equatable {
     /// Say who is on stage, in the queue and listening. Local: answered from the client's own state.
     case who
     case topic(String)
+    /// Say the room's topic (`/topic` alone). Local: answered from the client's own state.
+    case showTopic
     case end(reason: String?)
     /// How loud someone sounds to this person, in percent (0–200); nil asks what it is. Local: never sent.
     case volume(PeerID, percent: Int?)
@@ -49,7 +51,7 @@ public enum Command: Sendable, Equatable {
     public static let usages: [(name: String, usage: String, summary: String)] = [
         ("chat", "/chat TEXT", "say something to everyone (a line without / does the same)"),
         ("dm", "/dm NAME TEXT", "message one person"),
-        ("to", "/to ROLE TEXT", "message everyone holding a role: /to mods, /to speakers"),
+        ("to", "/to ROLE TEXT", "message a role and those above it: /to mods, /to speakers"),
         ("who", "/who", "who is on stage, in the queue (with invitations) and listening"),
         ("hand", "/hand", "raise your hand, or lower it"),
         ("raise", "/raise", "raise your hand to ask to speak"),
@@ -63,7 +65,7 @@ public enum Command: Sendable, Equatable {
         ("withdraw", "/withdraw NAME", "take back an invitation to speak"),
         ("move", "/move NAME ROLE", "give someone a role; /move me ROLE steps you down or back up"),
         ("remove", "/remove NAME [REASON]", "remove someone from the room"),
-        ("topic", "/topic TEXT", "set the room's topic"),
+        ("topic", "/topic [TEXT]", "set the room's topic; alone, say what it is"),
         ("end", "/end [REASON]", "end the room for everyone"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
         ("link", "/link [ROLE] [TIME]", "make an invite link for a role (listener unless named), valid 7d or TIME"),
@@ -189,7 +191,9 @@ public enum Command: Sendable, Equatable {
                 text().map { .toRole(role, $0) }
             }
         case "who": return noMore(.who)
-        case "topic": return text().map { .topic($0) }
+        case "topic":
+            let rest = scanner.rest()
+            return .success(rest.isEmpty ? .showTopic : .topic(rest))
         case "end": return .success(.end(reason: optionalReason()))
         case "list": return noMore(.listed(true))
         case "unlist": return noMore(.listed(false))

@@ -348,7 +348,7 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .setListed(listed))
     case .link(let role, let ttl):
         return submit(&state, .createLink(role: role, ttl: ttl ?? ClientRequest.defaultLinkLifetime))
-    case .volume, .who, .notify, .retry:
+    case .volume, .who, .showTopic, .notify, .retry:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.
         return []

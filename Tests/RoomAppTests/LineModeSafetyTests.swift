@@ -1,0 +1,122 @@
+import RoomApp
+import RoomCore
+import Testing
+
+/// Line mode is as safe as the screen: what the screen asks before doing, line mode asks too, and what the
+/// invitation's dialog shows (the microphone check) line mode says.
+@Suite struct LineModeSafetyTests {
+    private func lineMode(as me: String, topic: String = "Friday terminal hour") -> AppState {
+        var state = AppState(roles: roles, lineMode: true)
+        let role = sketchPeers().first { $0.id == PeerID(me) }?.role
+        let snapshot = RoomSnapshot(
+            roomID: "lobby", topic: topic, selfID: PeerID(me), peers: sketchPeers(), seq: 10, tokenRole: role)
+        _ = reduceApp(&state, .server(.joined(snapshot), seq: 10, at: t0))
+        return state
+    }
+
+    private func line(_ state: inout AppState, _ text: String) -> [AppEffect] {
+        reduceApp(&state, .line(text, at: t0))
+    }
+
+    @Test func endAsksFirstAndOnlyYesEnds() {
+        var host = lineMode(as: "ana")
+        let question =
+            "End the room? Everyone is disconnected and the room closes for good. This cannot be undone. "
+            + "Type yes to end room, or anything else to cancel."
+        #expect(line(&host, "/end thanks all") == [.say(question)])
+        #expect(line(&host, "no") == [.say("Cancelled. The room goes on.")])
+        #expect(line(&host, "/end thanks all") == [.say(question)])
+        #expect(line(&host, "yes") == [.send(.endRoom(reason: "thanks all"))])
+    }
+
+    @Test func aHostsLeaveAsksFirstAListenersDoesNot() {
+        var host = lineMode(as: "ana")
+        #expect(
+            line(&host, "/leave") == [
+                .say(
+                    "Leave the room? You are a host. The room goes on without you; to close it for everyone, use "
+                        + "/end instead. Type yes to leave, or anything else to cancel.")
+            ])
+        #expect(line(&host, "/who") == [.say("Cancelled. You stay in the room.")])
+        _ = line(&host, "/leave")
+        #expect(line(&host, "Y") == [.send(.leave), .quit])
+        var listener = lineMode(as: "hana")
+        #expect(line(&listener, "/leave") == [.send(.leave), .quit])
+    }
+
+    @Test func steppingDownAsksFirst() {
+        var speaker = lineMode(as: "chen")
+        let asked = line(&speaker, "/move me audience")
+        #expect(asked.count == 1)
+        #expect(sent(asked).isEmpty)
+        #expect(line(&speaker, "yes") == [.send(.stepDown)])
+    }
+
+    @Test func topicAloneAndWhoSayTheTopic() {
+        var listener = lineMode(as: "hana")
+        #expect(line(&listener, "/topic") == [.say("Topic: \"Friday terminal hour\".")])
+        let who = line(&listener, "/who")
+        #expect(
+            who == [
+                .say(
+                    "Topic: \"Friday terminal hour\". On stage: Ana (host, live), Bo (mod, muted), Chen (speaker, "
+                        + "live), Dara (speaker, live). 3 raised hands. Listening (3): Hana, Ivo, Jun.")
+            ])
+        var untitled = lineMode(as: "hana", topic: "")
+        #expect(line(&untitled, "/topic") == [.say("This room has no topic.")])
+        var host = lineMode(as: "ana")
+        #expect(line(&host, "/topic Late night") == [.send(.setTopic("Late night"))])
+    }
+
+    @Test func theInvitationChecksTheMicrophone() {
+        var state = lineMode(as: "hana")
+        let invited = reduceApp(&state, .server(.invited("hana", by: "bo", at: t0), seq: 11, at: t0))
+        #expect(
+            invited == [
+                .say(
+                    "Bo invited you to speak. Type /accept or /decline; say something first to check your microphone."),
+                .sound(.startPreview),
+            ])
+        _ = reduceApp(&state, .microphoneName("USB Mic"))
+        #expect(reduceApp(&state, .preview(.level(5))).isEmpty)
+        #expect(
+            reduceApp(&state, .preview(.level(40))) == [.say("Microphone check: your microphone (USB Mic) hears you.")])
+        #expect(reduceApp(&state, .preview(.level(60))).isEmpty)
+    }
+
+    @Test func aMicrophoneThatCannotOpenIsSaidAndStaysSaid() {
+        var state = lineMode(as: "hana")
+        _ = reduceApp(&state, .server(.invited("hana", by: "bo", at: t0), seq: 11, at: t0))
+        let why = "microphone wav:missing.wav cannot open: no such file"
+        #expect(
+            reduceApp(&state, .preview(.unavailable(why))) == [
+                .say("Microphone check: your microphone cannot be heard; if you accept, nobody hears you.")
+            ])
+        // The silence it runs on afterwards does not cover why.
+        #expect(reduceApp(&state, .preview(.level(0))).isEmpty)
+        #expect(state.preview == .unavailable(why))
+    }
+}
+
+/// The screen's invitation dialog says a missing microphone cannot open instead of drawing an empty meter.
+@Suite struct MicrophonePreviewTests {
+    @Test func aMissingDeviceIsNotShownAsWorking() {
+        var state = joined(as: "hana")
+        _ = reduceApp(&state, .server(.invited("hana", by: "bo", at: t0), seq: 11, at: t0))
+        _ = reduceApp(&state, .preview(.level(0)))
+        _ = reduceApp(&state, .microphoneMissing(true))
+        guard case .invitation(let invitation) = RoomScreenMapper.model(state).overlay else {
+            Issue.record("no invitation dialog")
+            return
+        }
+        #expect(invitation.micProblem == "no microphone could be opened; others would hear silence")
+        let why = "microphone wav:missing.wav cannot open: no such file"
+        _ = reduceApp(&state, .preview(.unavailable(why)))
+        _ = reduceApp(&state, .preview(.level(0)))
+        guard case .invitation(let after) = RoomScreenMapper.model(state).overlay else {
+            Issue.record("no invitation dialog")
+            return
+        }
+        #expect(after.micProblem == why)
+    }
+}
