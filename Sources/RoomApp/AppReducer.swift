@@ -30,6 +30,8 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .server(let event, let seq, let at):
         advance(&state, to: at)
         if case .reconnecting = event { state.roundTripMilliseconds = nil }
+        // A new session's peer starts as working: what the microphone is like is said again.
+        if case .joined = event { state.micReported = nil }
         effects = applyServer(&state, event, seq: seq)
         effects += syncMicrophone(&state)
         if state.noticeEndsOnUnmute, let me = state.room.me, !me.muted, state.room.roles.isOnStage(me.role) {
@@ -96,6 +98,7 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
         if state.room.now / 1000 != at / 1000 { _ = reduce(&state.room, .tick(at)) }
     }
     effects += syncPreview(&state)
+    effects += syncMicReport(&state)
     settleSelection(&state)
     refreshAudienceWindow(&state)
     state.revision &+= 1

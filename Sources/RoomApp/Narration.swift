@@ -118,6 +118,16 @@ public enum Narration {
                 return Sentence("You are live: others hear you.", logged: false)
             }
             return Sentence("\(who) \(muted ? "muted" : "unmuted").", logged: false)
+        case .micChanged(let id, let working):
+            if id == selfID {
+                return Sentence(
+                    working
+                        ? "Your microphone works again; the stage shows it."
+                        : "The stage shows everyone that your microphone does not work.")
+            }
+            let who = name(id, state) ?? id.rawValue
+            return Sentence(
+                working ? "\(who)'s microphone works again." : "\(who)'s microphone does not work: nobody hears them.")
         case .speakers:
             return nil
         case .chat(let message):
@@ -341,6 +351,7 @@ public enum Narration {
         }
         let stage = room.stage.map { peer -> String in
             var parts = [room.roles.label(of: peer.role), peer.muted ? "muted" : "live"]
+            if !peer.micWorking { parts.append("microphone not working") }
             if peer.id == room.selfID { parts.append("you") }
             if let volume = state.volumes[peer.id] { parts.append("\(volume) % for you") }
             return peer.name + " (" + parts.joined(separator: ", ") + ")"

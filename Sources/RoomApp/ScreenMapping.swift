@@ -105,7 +105,8 @@ public enum RoomScreenMapper {
                 .init(
                     name: peer.name, role: displayRole(peer.role, roles: room.roles), muted: peer.muted,
                     level: shownLevel(peer.id, state, at: state.now), speaking: spurt != nil,
-                    volume: state.volumes[peer.id]))
+                    volume: state.volumes[peer.id],
+                    micFailed: !peer.micWorking || (peer.id == room.selfID && state.microphoneMissing)))
         }
         return entries
     }

@@ -50,6 +50,19 @@ func syncMicrophone(_ state: inout AppState) -> [AppEffect] {
     return effects
 }
 
+/// Tells the server when the microphone of a person who may speak does not work (no capture device could be
+/// opened, or it was lost) or works again, so the stage shows everyone that nobody hears them; once per change
+/// and session.
+func syncMicReport(_ state: inout AppState) -> [AppEffect] {
+    guard let me = state.room.me, state.room.connection == .connected, !state.isOver,
+        state.room.roles.can(me.role, .publishAudio)
+    else { return [] }
+    let working = !state.microphoneMissing
+    guard me.micWorking != working, state.micReported != working else { return [] }
+    state.micReported = working
+    return [.send(.setMicWorking(working))]
+}
+
 /// Starts the microphone preview when the invitation prompt comes up and stops it when the prompt goes (answered,
 /// withdrawn, expired, or the room is over), so the person sees the microphone's level before deciding.
 func syncPreview(_ state: inout AppState) -> [AppEffect] {

@@ -16,6 +16,8 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case stepDown
     /// Mute or unmute oneself.
     case setMute(Bool)
+    /// Tell the room whether this client's microphone works (it could not be opened, was lost, or is back).
+    case setMicWorking(Bool)
     /// Mute someone else.
     case mutePeer(PeerID)
     case remove(PeerID, reason: String?)

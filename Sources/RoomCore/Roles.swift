@@ -180,7 +180,7 @@ public struct RoleTable: Sendable, Equatable {
         switch request {
         case .raiseHand:
             return can(actor.role, .raiseHand) ? nil : refusal(lacking: .raiseHand)
-        case .lowerHand, .declineInvite, .leave:
+        case .lowerHand, .declineInvite, .leave, .setMicWorking:
             return nil
         case .acceptInvite:
             return nil

@@ -460,7 +460,7 @@ public struct RoomAuthority: Sendable {
             if DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxChatCharacters).isEmpty {
                 return (.badRequest, "a chat message cannot be empty")
             }
-        case .setRole, .stepDown, .setMute, .remove, .setTopic, .endRoom, .leave, .createLink:
+        case .setRole, .stepDown, .setMute, .setMicWorking, .remove, .setTopic, .endRoom, .leave, .createLink:
             break
         }
         return nil
@@ -527,6 +527,12 @@ public struct RoomAuthority: Sendable {
             peers[actorID]?.muted = muted
             outcome.gates.append(gate(actorID))
             broadcast(.muteChanged(peer: actorID, muted: muted, by: actorID), into: &outcome)
+        case .setMicWorking(let working):
+            // Said by the client about its own microphone: not kept past the connection (a client that comes
+            // back says it again), and a repeat changes nothing.
+            guard actor.micWorking != working else { return outcome }
+            peers[actorID]?.micWorking = working
+            broadcast(.micChanged(peer: actorID, working: working), into: &outcome)
         case .mutePeer(let targetID):
             peers[targetID]?.muted = true
             outcome.gates.append(gate(targetID))

@@ -118,10 +118,13 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var speaking: Bool
         /// How loud they sound to the viewer, in percent, when not 100 (shown as `70%` after the microphone).
         public var volume: Int?
+        /// Whether their microphone does not work, as their client told the server: nobody hears them.
+        public var micFailed: Bool
 
         /// Creates a stage entry.
         public init(
-            name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false, volume: Int? = nil
+            name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false, volume: Int? = nil,
+            micFailed: Bool = false
         ) {
             self.name = name
             self.role = role
@@ -129,6 +132,7 @@ public struct RoomScreenModel: Hashable, Sendable {
             self.level = level
             self.speaking = speaking
             self.volume = volume
+            self.micFailed = micFailed
         }
     }
 

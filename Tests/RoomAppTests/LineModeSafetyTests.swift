@@ -120,3 +120,34 @@ import Testing
         #expect(after.micProblem == why)
     }
 }
+
+/// A person whose microphone does not work is shown so on the stage, for everyone: their client tells the server.
+@Suite struct MicrophoneFailureTests {
+    @Test func theClientTellsTheServerOncePerChange() {
+        var state = joined(as: "chen")
+        #expect(sent(reduceApp(&state, .microphoneMissing(true))) == [.setMicWorking(false)])
+        // Said once, until the room answers.
+        #expect(sent(reduceApp(&state, .tick(t0 + 1000))).isEmpty)
+        _ = reduceApp(&state, .server(.micChanged("chen", working: false), seq: 11, at: t0))
+        #expect(sent(reduceApp(&state, .microphoneMissing(false))) == [.setMicWorking(true)])
+        // A listener's client never says it (its microphone is closed).
+        var listener = joined(as: "hana")
+        #expect(sent(reduceApp(&listener, .microphoneMissing(true))).isEmpty)
+    }
+
+    @Test func theStageMarksThemAndTheEventIsSaid() {
+        var state = joined(as: "hana", ascii: true)
+        let said = reduceApp(&state, .server(.micChanged("chen", working: false), seq: 11, at: t0))
+        #expect(said == [.say("Chen's microphone does not work: nobody hears them.")])
+        let stage = RoomScreenMapper.model(state).stage
+        #expect(stage.map(\.micFailed) == [false, false, true, false])
+        #expect(Narration.who(state).contains("Chen (speaker, live, microphone not working)"))
+        let rows = render(state).lines()
+        #expect(rows.contains { $0.contains("Chen") && $0.contains("[x]") }, "\(rows)")
+        #expect(
+            reduceApp(&state, .server(.micChanged("chen", working: true), seq: 12, at: t0)) == [
+                .say("Chen's microphone works again.")
+            ])
+        #expect(RoomScreenMapper.model(state).stage.map(\.micFailed) == [false, false, false, false])
+    }
+}

@@ -702,6 +702,25 @@ func expectRefused(
         expectRefused(.endRoom(reason: nil), by: "eli", code: .forbidden)
     }
 
+    /// A client says its microphone does not work; everyone is told, the snapshot carries it, and saying it
+    /// again changes nothing.
+    @Test func aMicrophoneThatDoesNotWorkIsToldToEveryone() {
+        var room = populatedRoom()
+        let failed = room.handle(.setMicWorking(false), from: "chen", now: 60)
+        #expect(events(failed) == [.micChanged(peer: "chen", working: false)])
+        #expect(failed.deliveries.map(\.to) == [.everyone])
+        #expect(room.peers["chen"]?.micWorking == false)
+        guard case .joined(let snapshot) = room.snapshot(for: "eli", resumed: false).event else {
+            Issue.record("no snapshot")
+            return
+        }
+        #expect(snapshot.peers.first { $0.peer.id == "chen" }?.peer.micWorking == false)
+        let again = room.handle(.setMicWorking(false), from: "chen", now: 61)
+        #expect(again.deliveries.isEmpty && again.error == nil)
+        let back = room.handle(.setMicWorking(true), from: "chen", now: 62)
+        #expect(events(back) == [.micChanged(peer: "chen", working: true)])
+    }
+
     @Test func chatToEveryoneOnePeerAndARole() {
         var room = populatedRoom()
         let all = room.handle(.chat(" hi ", to: .everyone), from: "eli", now: 60)
