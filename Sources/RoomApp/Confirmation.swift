@@ -74,10 +74,15 @@ private func carryOut(_ state: inout AppState, _ what: Confirmable) -> [AppEffec
 func askInLineMode(_ state: inout AppState) -> [AppEffect] {
     guard state.lineMode, case .confirm(let what, _) = state.overlay else { return [] }
     let question = confirmationText(what, in: state)
-    let label = question.confirmLabel.lowercased()
+    let deed: String
+    switch what {
+    case .remove(let id, _): deed = "remove \(state.room.peers[id]?.name ?? id.rawValue)"
+    case .endRoom: deed = "end the room"
+    case .leave: deed = "leave"
+    case .stepDown: deed = "step down"
+    }
     return show(
-        &state,
-        Notice(.info, "\(question.title) \(question.message) Type yes to \(label), or anything else to cancel."))
+        &state, Notice(.info, "\(question.title) \(question.message) Type yes to \(deed), or anything else to cancel."))
 }
 
 /// The line that answers a question asked in line mode: `yes` (or `y`) goes ahead; anything else cancels, and

@@ -105,6 +105,11 @@ public enum BotProtocol {
             case nil: request = .setMute(true)
             default: throw BotCommandError("bad_command", "\"on\" must be true or false")
             }
+        case "set_mic":
+            guard case .bool(let working)? = object["working"] else {
+                throw BotCommandError("bad_command", "set_mic needs \"working\": true or false")
+            }
+            request = .setMicWorking(working)
         case "mute_peer": request = .mutePeer(PeerID(try string("peer")!))
         case "remove": request = .remove(PeerID(try string("peer")!), reason: try string("reason", required: false))
         case "topic": request = .setTopic(try string("text")!)

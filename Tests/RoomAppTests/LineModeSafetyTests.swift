@@ -22,7 +22,7 @@ import Testing
         var host = lineMode(as: "ana")
         let question =
             "End the room? Everyone is disconnected and the room closes for good. This cannot be undone. "
-            + "Type yes to end room, or anything else to cancel."
+            + "Type yes to end the room, or anything else to cancel."
         #expect(line(&host, "/end thanks all") == [.say(question)])
         #expect(line(&host, "no") == [.say("Cancelled. The room goes on.")])
         #expect(line(&host, "/end thanks all") == [.say(question)])
