@@ -60,8 +60,7 @@ enum RoomChecks {
             case .link(_, let ttl):
                 try expect(ttl.map { $0 >= 0 } ?? true, "\(command) with a negative lifetime")
             case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .showTopic,
-                .notify,
-                .retry, .leave, .inviteNext:
+                .notify, .muteAll, .retry, .leave, .inviteNext:
                 break
             }
         case .failure(let error):

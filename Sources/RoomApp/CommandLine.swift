@@ -58,6 +58,8 @@ func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect
         return requestLeave(&state) + askInLineMode(&state)
     case .success(.move(let id, let role)) where id == state.room.selfID && role == .audience:
         return askToStepDown(&state) + askInLineMode(&state)
+    case .success(.muteAll):
+        return askToMuteAll(&state) + askInLineMode(&state)
     case .success(.who):
         return show(&state, Notice(.info, Narration.who(state)))
     case .success(.showTopic):

@@ -11,6 +11,20 @@ public enum Confirmable: Sendable, Equatable {
     case leave
     /// Step down from the stage to the audience yourself.
     case stepDown
+    /// Mute everyone on the stage below you.
+    case muteAll
+}
+
+/// Asks before muting every speaker below the person, once the role table allows it and someone is unmuted; says
+/// why not otherwise.
+func askToMuteAll(_ state: inout AppState) -> [AppEffect] {
+    guard let me = state.room.me else { return request(&state, .request(.muteAll)) }
+    if let refusal = state.room.roles.check(.muteAll, by: me, target: nil) { return show(&state, refusal.notice) }
+    if state.room.roles.mutedByMuteAll(me, among: state.room.stage).isEmpty {
+        return show(&state, Notice(.refusal, RoleTable.nobodyToMute))
+    }
+    state.overlay = .confirm(.muteAll, confirmSelected: false)
+    return []
 }
 
 /// Asks before removing `peer`, once the role table allows it; says why not otherwise.
@@ -66,6 +80,7 @@ private func carryOut(_ state: inout AppState, _ what: Confirmable) -> [AppEffec
     case .endRoom(let reason): return request(&state, .command(.end(reason: reason)))
     case .leave: return request(&state, .request(.leave))
     case .stepDown: return request(&state, .request(.stepDown))
+    case .muteAll: return request(&state, .request(.muteAll))
     }
 }
 
@@ -80,6 +95,7 @@ func askInLineMode(_ state: inout AppState) -> [AppEffect] {
     case .endRoom: deed = "end the room"
     case .leave: deed = "leave"
     case .stepDown: deed = "step down"
+    case .muteAll: deed = "mute them"
     }
     return show(
         &state, Notice(.info, "\(question.title) \(question.message) Type yes to \(deed), or anything else to cancel."))
@@ -95,6 +111,7 @@ func answerInLineMode(_ state: inout AppState, _ what: Confirmable, _ line: Stri
     case .endRoom: cancelled = "The room goes on."
     case .leave: cancelled = "You stay in the room."
     case .stepDown: cancelled = "You stay on the stage."
+    case .muteAll: cancelled = "Nobody was muted."
     }
     return show(&state, Notice(.info, "Cancelled. " + cancelled))
 }
@@ -118,6 +135,12 @@ public func confirmationText(_ what: Confirmable, in state: AppState) -> RoomScr
             title: "Leave the room?",
             message: "You are a host. The room goes on without you; to close it for everyone, use /end instead.",
             confirmLabel: "Leave")
+    case .muteAll:
+        let names = state.room.me.map { state.room.roles.mutedByMuteAll($0, among: state.room.stage).map(\.name) } ?? []
+        let who = names.count == 1 ? names[0] : "\(names.count) people (\(names.joined(separator: ", ")))"
+        return RoomScreenModel.Confirmation(
+            title: "Mute every speaker?",
+            message: "\(who) will be muted; each can unmute again. You stay as you are.", confirmLabel: "Mute all")
     case .stepDown:
         let back: String
         if let role = stepUpAfterSteppingDown(state) {

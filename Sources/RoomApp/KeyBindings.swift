@@ -16,6 +16,7 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
     case moveToAudience
     case stepUp
     case muteSelected
+    case muteAll
     case removeSelected
     case changeVolume
     case openChat
@@ -33,7 +34,8 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
     var actsOnRoom: Bool {
         switch self {
         case .toggleMute, .pushToTalk, .toggleHand, .openActions, .inviteSelected, .inviteNext, .withdrawSelected,
-            .moveToAudience, .stepUp, .muteSelected, .removeSelected, .openChat, .openCommandLine, .retryNow:
+            .moveToAudience, .stepUp, .muteSelected, .muteAll, .removeSelected, .openChat, .openCommandLine,
+            .retryNow:
             true
         case .moveSelection, .changeVolume, .toggleChat, .scrollChat, .clearNotice, .suspend, .showHelp, .leave:
             false
@@ -151,6 +153,10 @@ public enum KeyBindings {
         KeyBinding(
             [.char("M")], .muteSelected, help: "mute the selected peer",
             does: "mute the selected person (yourself: mute)", refusal: "from the role table"),
+        KeyBinding(
+            [.char("Z")], .muteAll, help: "mute every speaker but you (asks first)",
+            does: "mute everyone on the stage below you, after a confirmation (`/muteall`)",
+            refusal: "from the role table, before asking"),
         KeyBinding(
             [.char("x")], .removeSelected, help: "remove the selected peer (asks first)",
             does: "remove the selected person, after a confirmation", refusal: "from the role table, before asking"),

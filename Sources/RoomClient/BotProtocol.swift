@@ -111,6 +111,7 @@ public enum BotProtocol {
             }
             request = .setMicWorking(working)
         case "mute_peer": request = .mutePeer(PeerID(try string("peer")!))
+        case "mute_all": request = .muteAll
         case "remove": request = .remove(PeerID(try string("peer")!), reason: try string("reason", required: false))
         case "topic": request = .setTopic(try string("text")!)
         case "end_room": request = .endRoom(reason: try string("reason", required: false))

@@ -16,6 +16,8 @@ public enum Command: Sendable, Equatable {
     case mute(PeerID)
     /// Unmute oneself.
     case unmute
+    /// Mute everyone on the stage below oneself (asks first).
+    case muteAll
     case remove(PeerID, reason: String?)
     /// Raise the hand, or lower it when it is up.
     case hand
@@ -60,6 +62,7 @@ public enum Command: Sendable, Equatable {
         ("decline", "/decline", "decline an invitation to speak"),
         ("mute", "/mute [NAME]", "mute yourself, or someone else"),
         ("unmute", "/unmute", "unmute yourself"),
+        ("muteall", "/muteall", "mute every speaker but you (asks first)"),
         ("invite", "/invite NAME", "invite someone from the audience onto the stage"),
         ("next", "/next", "invite the next raised hand not invited yet"),
         ("withdraw", "/withdraw NAME", "take back an invitation to speak"),
@@ -176,6 +179,7 @@ public enum Command: Sendable, Equatable {
             case .failure(let error): return .failure(error)
             }
         case "unmute": return noMore(.unmute)
+        case "muteall": return noMore(.muteAll)
         case "move":
             return person().flatMap { id in
                 argument("ROLE").flatMap { resolveRole($0, in: roles) }.flatMap { noMore(.move(id, $0)) }

@@ -336,6 +336,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, id == state.selfID ? .setMute(true) : .mutePeer(id))
     case .unmute:
         return submit(&state, .setMute(false))
+    case .muteAll:
+        return submit(&state, .muteAll)
     case .remove(let id, let reason):
         return submit(&state, .remove(id, reason: reason))
     case .chat(let text):
@@ -427,6 +429,8 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
         if me.muted == muted { return Refusal(muted ? "you are already muted" : "you are not muted") }
     case .mutePeer:
         if let target, target.muted { return Refusal("\(target.name) is already muted") }
+    case .muteAll:
+        if state.roles.mutedByMuteAll(me, among: state.stage).isEmpty { return Refusal(RoleTable.nobodyToMute) }
     case .chat(let text, let audience):
         if text.trimmingWhitespace().isEmpty { return Refusal("nothing to send") }
         if text.count > ChatMessage.maxLength {

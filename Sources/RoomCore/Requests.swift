@@ -20,6 +20,8 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case setMicWorking(Bool)
     /// Mute someone else.
     case mutePeer(PeerID)
+    /// Mute everyone on the stage whom the asker may mute (those below them), the asker excepted.
+    case muteAll
     case remove(PeerID, reason: String?)
     case setTopic(String)
     case endRoom(reason: String?)

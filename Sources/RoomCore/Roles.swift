@@ -134,6 +134,16 @@ public struct RoleTable: Sendable, Equatable {
     /// The label the screen shows for a role (its name when unknown).
     public func label(of role: RoleName) -> String { index(of: role).map { roles[$0].label } ?? role.rawValue }
 
+    /// Whom "mute all" mutes: the unmuted people on the stage that `actor` may act on, in `peers`' order.
+    public func mutedByMuteAll(_ actor: Peer, among peers: some Sequence<Peer>) -> [Peer] {
+        peers.filter { peer in
+            peer.id != actor.id && !peer.muted && isOnStage(peer.role) && mayActOn(actor: actor.role, target: peer.role)
+        }
+    }
+
+    /// What "mute all" with nobody to mute says.
+    public static let nobodyToMute = "everyone on the stage you may mute is muted already"
+
     /// Whether a holder of `holder` reads a message sent to `role`: its holders and everyone ranked above them
     /// (a message to the mods reaches the hosts too: "mods" means the people running the room).
     public func receives(_ holder: RoleName, messageTo role: RoleName) -> Bool {
@@ -213,6 +223,8 @@ public struct RoleTable: Sendable, Equatable {
             guard let target else { return nil }
             if target.role == role { return Refusal("\(target.name) is already \(Self.article(role.rawValue))") }
             return standing(actor, over: target, doing: "move")
+        case .muteAll:
+            return can(actor.role, .muteOthers) ? nil : refusal(lacking: .muteOthers, phrase: "mute the speakers")
         case .mutePeer:
             guard can(actor.role, .muteOthers) else { return refusal(lacking: .muteOthers) }
             guard let target else { return nil }

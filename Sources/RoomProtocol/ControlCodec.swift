@@ -57,6 +57,7 @@ public enum ControlCodec {
             case "set_mute": request = .setMute(try fields.bool("muted"))
             case "set_mic": request = .setMicWorking(try fields.bool("working"))
             case "mute_peer": request = .mutePeer(try fields.peer("peer"))
+            case "mute_all": request = .muteAll
             case "remove":
                 request = .remove(
                     try fields.peer("peer"),
@@ -102,7 +103,7 @@ public enum ControlCodec {
         case nil: break
         }
         switch message.request {
-        case .raiseHand, .lowerHand, .acceptInvite, .declineInvite, .stepDown, .leave: break
+        case .raiseHand, .lowerHand, .acceptInvite, .declineInvite, .stepDown, .leave, .muteAll: break
         case .invite(let peer), .withdrawInvite(let peer), .mutePeer(let peer): object["peer"] = .string(peer.rawValue)
         case .setRole(let peer, let role):
             object["peer"] = .string(peer.rawValue)

@@ -49,6 +49,7 @@ extension ClientRequest {
         case .setMute: "set_mute"
         case .setMicWorking: "set_mic"
         case .mutePeer: "mute_peer"
+        case .muteAll: "mute_all"
         case .remove: "remove"
         case .setTopic: "set_topic"
         case .endRoom: "end_room"
@@ -62,7 +63,7 @@ extension ClientRequest {
     /// Every request type name, in the order of `docs/protocol.md`.
     public static let typeNames: [String] = [
         "raise_hand", "lower_hand", "invite", "accept_invite", "decline_invite", "withdraw_invite", "set_role",
-        "step_down", "set_mute", "set_mic", "mute_peer", "remove", "set_topic", "end_room", "chat", "leave",
+        "step_down", "set_mute", "set_mic", "mute_peer", "mute_all", "remove", "set_topic", "end_room", "chat", "leave",
         "set_listed", "create_link",
     ]
 }

@@ -452,6 +452,10 @@ public struct RoomAuthority: Sendable {
         case .mutePeer:
             guard let target else { return nil }
             if target.muted { return (.conflict, "\(target.name) is already muted") }
+        case .muteAll:
+            if roles.mutedByMuteAll(actor, among: order.lazy.compactMap { self.peers[$0] }).isEmpty {
+                return (.conflict, RoleTable.nobodyToMute)
+            }
         case .setListed(let flag):
             if flag == listed {
                 return (.conflict, flag ? "the room is already listed in the lobby" : "the room is already unlisted")
@@ -533,6 +537,17 @@ public struct RoomAuthority: Sendable {
             guard actor.micWorking != working else { return outcome }
             peers[actorID]?.micWorking = working
             broadcast(.micChanged(peer: actorID, working: working), into: &outcome)
+        case .muteAll:
+            // One request, one mute per person (as `mute_peer` would have said it), in the room's order.
+            let targets = roles.mutedByMuteAll(actor, among: order.compactMap { peers[$0] })
+            for target in targets {
+                peers[target.id]?.muted = true
+                outcome.gates.append(gate(target.id))
+                broadcast(.muteChanged(peer: target.id, muted: true, by: actorID), into: &outcome)
+                outcome.deliveries.append(
+                    Delivery(to: .peer(target.id), next(.askedToMute(peer: target.id, by: actorID))))
+            }
+            audit(nil, "\(targets.count) muted")
         case .mutePeer(let targetID):
             peers[targetID]?.muted = true
             outcome.gates.append(gate(targetID))

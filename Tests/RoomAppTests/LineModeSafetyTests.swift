@@ -151,3 +151,46 @@ import Testing
         #expect(RoomScreenMapper.model(state).stage.map(\.micFailed) == [false, false, false, false])
     }
 }
+
+/// Mute all, from the screen (`Z`, with a dialog) and from line mode (`/muteall`, with a question).
+@Suite struct MuteAllTests {
+    @Test func zAsksFirstAndNamesWhoWillBeMuted() {
+        var host = joined(as: "ana")
+        #expect(reduceApp(&host, .key(.char("Z"), at: t0)).isEmpty)
+        #expect(host.overlay == .confirm(.muteAll, confirmSelected: false))
+        guard case .confirmation(let question) = RoomScreenMapper.model(host).overlay else {
+            Issue.record("no question")
+            return
+        }
+        #expect(question.title == "Mute every speaker?")
+        #expect(question.message == "2 people (Chen, Dara) will be muted; each can unmute again. You stay as you are.")
+        #expect(sent(reduceApp(&host, .key(.char("y"), at: t0))) == [.muteAll])
+    }
+
+    @Test func lineModeAsksAndRefusesWhatTheRoleTableRefuses() {
+        var host = AppState(roles: roles, lineMode: true)
+        let snapshot = RoomSnapshot(
+            roomID: "lobby", topic: "", selfID: "ana", peers: sketchPeers(), seq: 10, tokenRole: .host)
+        _ = reduceApp(&host, .server(.joined(snapshot), seq: 10, at: t0))
+        #expect(
+            reduceApp(&host, .line("/muteall", at: t0)) == [
+                .say(
+                    "Mute every speaker? 2 people (Chen, Dara) will be muted; each can unmute again. You stay as you "
+                        + "are. Type yes to mute them, or anything else to cancel.")
+            ])
+        #expect(reduceApp(&host, .line("yes", at: t0)) == [.send(.muteAll)])
+        var speaker = joined(as: "chen")
+        #expect(
+            reduceApp(&speaker, .line("/muteall", at: t0)) == [
+                .say("only hosts and moderators can mute the speakers")
+            ])
+        var quiet = joined(
+            as: "ana",
+            peers: sketchPeers().map {
+                var p = $0; p.muted = p.id != "ana"; return p
+            })
+        #expect(
+            reduceApp(&quiet, .key(.char("Z"), at: t0)) == [.say("everyone on the stage you may mute is muted already")]
+        )
+    }
+}

@@ -721,6 +721,33 @@ func expectRefused(
         #expect(events(back) == [.micChanged(peer: "chen", working: true)])
     }
 
+    /// Mute all: every unmuted person on the stage below the asker, one mute each; never the asker, never a peer
+    /// of the same rank or above; refused when nobody is left to mute.
+    @Test func muteAllMutesTheStageBelowTheAsker() {
+        var room = populatedRoom()
+        _ = room.handle(.setRole("eli", .speaker), from: "ana", now: 10)
+        _ = room.handle(.setMute(false), from: "chen", now: 11)
+        _ = room.handle(.setMute(false), from: "eli", now: 12)
+        _ = room.handle(.setMute(false), from: "bo", now: 13)
+        _ = room.handle(.setMute(false), from: "ana", now: 14)
+        let byMod = room.handle(.muteAll, from: "bo", now: 20)
+        #expect(
+            events(byMod) == [
+                .muteChanged(peer: "chen", muted: true, by: "bo"), .askedToMute(peer: "chen", by: "bo"),
+                .muteChanged(peer: "eli", muted: true, by: "bo"), .askedToMute(peer: "eli", by: "bo"),
+            ])
+        #expect(room.peers["ana"]?.muted == false)
+        #expect(room.peers["bo"]?.muted == false)
+        expectRefused(
+            .muteAll, by: "bo", code: .conflict, message: "everyone on the stage you may mute is muted already",
+            in: room)
+        let byHost = room.handle(.muteAll, from: "ana", now: 21)
+        #expect(
+            events(byHost) == [.muteChanged(peer: "bo", muted: true, by: "ana"), .askedToMute(peer: "bo", by: "ana")])
+        expectRefused(
+            .muteAll, by: "chen", code: .forbidden, message: "only hosts and moderators can mute the speakers")
+    }
+
     @Test func chatToEveryoneOnePeerAndARole() {
         var room = populatedRoom()
         let all = room.handle(.chat(" hi ", to: .everyone), from: "eli", now: 60)
