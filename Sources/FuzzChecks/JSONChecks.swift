@@ -248,7 +248,8 @@ enum JSONChecks {
     static func clientSeeds() -> [[UInt8]] {
         let requests: [ClientRequest] = [
             .raiseHand, .lowerHand, .invite("eli"), .acceptInvite, .declineInvite, .setRole("eli", .speaker),
-            .stepDown, .setMute(true), .setMicWorking(false), .mutePeer("bo"), .muteAll, .remove("gus", reason: "spam"),
+            .stepDown, .setMute(true), .setMicWorking(false), .mutePeer("bo"), .muteAll, .lowerHandOf("eli"),
+            .clearHands, .remove("gus", reason: "spam"),
             .setTopic("Friday terminal hour"), .endRoom(reason: "bye"), .chat("hi \u{1F44B}", to: .everyone),
             .chat("psst", to: .peer("bo")), .chat("mods", to: .role(.moderator)), .leave,
         ]

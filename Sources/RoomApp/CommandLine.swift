@@ -60,6 +60,8 @@ func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect
         return askToStepDown(&state) + askInLineMode(&state)
     case .success(.muteAll):
         return askToMuteAll(&state) + askInLineMode(&state)
+    case .success(.clearHands):
+        return askToClearHands(&state) + askInLineMode(&state)
     case .success(.who):
         return show(&state, Notice(.info, Narration.who(state)))
     case .success(.showTopic):

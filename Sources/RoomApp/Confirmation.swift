@@ -13,6 +13,20 @@ public enum Confirmable: Sendable, Equatable {
     case stepDown
     /// Mute everyone on the stage below you.
     case muteAll
+    /// Lower every raised hand you may lower.
+    case clearHands
+}
+
+/// Asks before lowering every raised hand (the queue's order is lost), once the role table allows it and a hand
+/// is up; says why not otherwise.
+func askToClearHands(_ state: inout AppState) -> [AppEffect] {
+    guard let me = state.room.me else { return request(&state, .request(.clearHands)) }
+    if let refusal = state.room.roles.check(.clearHands, by: me, target: nil) { return show(&state, refusal.notice) }
+    if state.room.roles.loweredByClearHands(me, among: state.room.raisedHands).isEmpty {
+        return show(&state, Notice(.refusal, RoleTable.noHandsToLower))
+    }
+    state.overlay = .confirm(.clearHands, confirmSelected: false)
+    return []
 }
 
 /// Asks before muting every speaker below the person, once the role table allows it and someone is unmuted; says
@@ -81,6 +95,7 @@ private func carryOut(_ state: inout AppState, _ what: Confirmable) -> [AppEffec
     case .leave: return request(&state, .request(.leave))
     case .stepDown: return request(&state, .request(.stepDown))
     case .muteAll: return request(&state, .request(.muteAll))
+    case .clearHands: return request(&state, .request(.clearHands))
     }
 }
 
@@ -96,6 +111,7 @@ func askInLineMode(_ state: inout AppState) -> [AppEffect] {
     case .leave: deed = "leave"
     case .stepDown: deed = "step down"
     case .muteAll: deed = "mute them"
+    case .clearHands: deed = "lower them"
     }
     return show(
         &state, Notice(.info, "\(question.title) \(question.message) Type yes to \(deed), or anything else to cancel."))
@@ -112,6 +128,7 @@ func answerInLineMode(_ state: inout AppState, _ what: Confirmable, _ line: Stri
     case .leave: cancelled = "You stay in the room."
     case .stepDown: cancelled = "You stay on the stage."
     case .muteAll: cancelled = "Nobody was muted."
+    case .clearHands: cancelled = "The raised hands stay in order."
     }
     return show(&state, Notice(.info, "Cancelled. " + cancelled))
 }
@@ -141,6 +158,14 @@ public func confirmationText(_ what: Confirmable, in state: AppState) -> RoomScr
         return RoomScreenModel.Confirmation(
             title: "Mute every speaker?",
             message: "\(who) will be muted; each can unmute again. You stay as you are.", confirmLabel: "Mute all")
+    case .clearHands:
+        let count =
+            state.room.me.map { state.room.roles.loweredByClearHands($0, among: state.room.raisedHands).count } ?? 0
+        return RoomScreenModel.Confirmation(
+            title: "Lower every raised hand?",
+            message: "\(count) raised \(count == 1 ? "hand goes" : "hands go") down and the queue starts again; "
+                + "anyone can raise their hand again.",
+            confirmLabel: "Lower all")
     case .stepDown:
         let back: String
         if let role = stepUpAfterSteppingDown(state) {

@@ -25,6 +25,10 @@ public enum Command: Sendable, Equatable {
     /// first, each doing only what it says.
     case raiseHand
     case lowerHand
+    /// Lower someone else's hand (`/lower NAME`).
+    case lowerHandOf(PeerID)
+    /// Lower every raised hand (asks first).
+    case clearHands
     case chat(String)
     case dm(PeerID, String)
     /// A message to everyone holding a role.
@@ -57,7 +61,8 @@ public enum Command: Sendable, Equatable {
         ("who", "/who", "who is on stage, in the queue (with invitations) and listening"),
         ("hand", "/hand", "raise your hand, or lower it"),
         ("raise", "/raise", "raise your hand to ask to speak"),
-        ("lower", "/lower", "lower your hand"),
+        ("lower", "/lower [NAME]", "lower your hand, or someone's (hosts, moderators)"),
+        ("clearhands", "/clearhands", "lower every raised hand (asks first)"),
         ("accept", "/accept", "accept an invitation to speak"),
         ("decline", "/decline", "decline an invitation to speak"),
         ("mute", "/mute [NAME]", "mute yourself, or someone else"),
@@ -187,7 +192,14 @@ public enum Command: Sendable, Equatable {
         case "remove": return person().map { .remove($0, reason: optionalReason()) }
         case "hand": return noMore(.hand)
         case "raise": return noMore(.raiseHand)
-        case "lower": return noMore(.lowerHand)
+        case "lower":
+            switch scanner.word() {
+            case .success(nil): return .success(.lowerHand)
+            case .success(let word?):
+                return person(word).flatMap { noMore($0 == selfID ? .lowerHand : .lowerHandOf($0)) }
+            case .failure(let error): return .failure(error)
+            }
+        case "clearhands": return noMore(.clearHands)
         case "chat": return text().map { .chat($0) }
         case "dm": return person().flatMap { id in text().map { .dm(id, $0) } }
         case "to":

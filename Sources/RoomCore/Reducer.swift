@@ -338,6 +338,10 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .setMute(false))
     case .muteAll:
         return submit(&state, .muteAll)
+    case .lowerHandOf(let id):
+        return submit(&state, .lowerHandOf(id))
+    case .clearHands:
+        return submit(&state, .clearHands)
     case .remove(let id, let reason):
         return submit(&state, .remove(id, reason: reason))
     case .chat(let text):
@@ -429,6 +433,12 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
         if me.muted == muted { return Refusal(muted ? "you are already muted" : "you are not muted") }
     case .mutePeer:
         if let target, target.muted { return Refusal("\(target.name) is already muted") }
+    case .lowerHandOf:
+        if let target, target.handRaisedAt == nil { return Refusal("\(target.name)'s hand is not raised") }
+    case .clearHands:
+        if state.roles.loweredByClearHands(me, among: state.raisedHands).isEmpty {
+            return Refusal(RoleTable.noHandsToLower)
+        }
     case .muteAll:
         if state.roles.mutedByMuteAll(me, among: state.stage).isEmpty { return Refusal(RoleTable.nobodyToMute) }
     case .chat(let text, let audience):

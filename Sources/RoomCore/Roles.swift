@@ -141,6 +141,14 @@ public struct RoleTable: Sendable, Equatable {
         }
     }
 
+    /// Whose hands "clear hands" lowers: the raised hands of people `actor` may act on, in `peers`' order.
+    public func loweredByClearHands(_ actor: Peer, among peers: some Sequence<Peer>) -> [Peer] {
+        peers.filter { $0.handRaisedAt != nil && $0.id != actor.id && mayActOn(actor: actor.role, target: $0.role) }
+    }
+
+    /// What "clear hands" with no hand to lower says.
+    public static let noHandsToLower = "no raised hands to lower"
+
     /// What "mute all" with nobody to mute says.
     public static let nobodyToMute = "everyone on the stage you may mute is muted already"
 
@@ -223,6 +231,14 @@ public struct RoleTable: Sendable, Equatable {
             guard let target else { return nil }
             if target.role == role { return Refusal("\(target.name) is already \(Self.article(role.rawValue))") }
             return standing(actor, over: target, doing: "move")
+        case .lowerHandOf:
+            guard can(actor.role, .invite) else {
+                return refusal(lacking: .invite, phrase: "lower someone else's hand")
+            }
+            guard let target else { return nil }
+            return standing(actor, over: target, doing: "lower the hand of")
+        case .clearHands:
+            return can(actor.role, .invite) ? nil : refusal(lacking: .invite, phrase: "clear the raised hands")
         case .muteAll:
             return can(actor.role, .muteOthers) ? nil : refusal(lacking: .muteOthers, phrase: "mute the speakers")
         case .mutePeer:

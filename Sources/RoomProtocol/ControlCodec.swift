@@ -45,7 +45,11 @@ public enum ControlCodec {
             let request: ClientRequest
             switch type {
             case "raise_hand": request = .raiseHand
-            case "lower_hand": request = .lowerHand
+            case "lower_hand":
+                // With a peer, someone else's hand (checked as an identity like any other `peer`).
+                let named = (try fields.optionalString("peer", maxBytes: ControlLimits.maxIdentityBytes)) != nil
+                request = named ? .lowerHandOf(try fields.peer("peer")) : .lowerHand
+            case "clear_hands": request = .clearHands
             case "invite": request = .invite(try fields.peer("peer"))
             case "accept_invite": request = .acceptInvite
             case "decline_invite": request = .declineInvite
@@ -103,8 +107,9 @@ public enum ControlCodec {
         case nil: break
         }
         switch message.request {
-        case .raiseHand, .lowerHand, .acceptInvite, .declineInvite, .stepDown, .leave, .muteAll: break
-        case .invite(let peer), .withdrawInvite(let peer), .mutePeer(let peer): object["peer"] = .string(peer.rawValue)
+        case .raiseHand, .lowerHand, .acceptInvite, .declineInvite, .stepDown, .leave, .muteAll, .clearHands: break
+        case .invite(let peer), .withdrawInvite(let peer), .mutePeer(let peer), .lowerHandOf(let peer):
+            object["peer"] = .string(peer.rawValue)
         case .setRole(let peer, let role):
             object["peer"] = .string(peer.rawValue)
             object["role"] = .string(role.rawValue)

@@ -39,7 +39,8 @@ extension ClientRequest {
     public var typeName: String {
         switch self {
         case .raiseHand: "raise_hand"
-        case .lowerHand: "lower_hand"
+        case .lowerHand, .lowerHandOf: "lower_hand"
+        case .clearHands: "clear_hands"
         case .invite: "invite"
         case .acceptInvite: "accept_invite"
         case .declineInvite: "decline_invite"
@@ -62,7 +63,8 @@ extension ClientRequest {
 
     /// Every request type name, in the order of `docs/protocol.md`.
     public static let typeNames: [String] = [
-        "raise_hand", "lower_hand", "invite", "accept_invite", "decline_invite", "withdraw_invite", "set_role",
+        "raise_hand", "lower_hand", "clear_hands", "invite", "accept_invite", "decline_invite", "withdraw_invite",
+        "set_role",
         "step_down", "set_mute", "set_mic", "mute_peer", "mute_all", "remove", "set_topic", "end_room", "chat", "leave",
         "set_listed", "create_link",
     ]

@@ -452,6 +452,13 @@ public struct RoomAuthority: Sendable {
         case .mutePeer:
             guard let target else { return nil }
             if target.muted { return (.conflict, "\(target.name) is already muted") }
+        case .lowerHandOf:
+            guard let target else { return nil }
+            if target.handRaisedAt == nil { return (.conflict, "\(target.name)'s hand is not raised") }
+        case .clearHands:
+            if roles.loweredByClearHands(actor, among: order.lazy.compactMap { self.peers[$0] }).isEmpty {
+                return (.conflict, RoleTable.noHandsToLower)
+            }
         case .muteAll:
             if roles.mutedByMuteAll(actor, among: order.lazy.compactMap { self.peers[$0] }).isEmpty {
                 return (.conflict, RoleTable.nobodyToMute)
@@ -537,6 +544,17 @@ public struct RoomAuthority: Sendable {
             guard actor.micWorking != working else { return outcome }
             peers[actorID]?.micWorking = working
             broadcast(.micChanged(peer: actorID, working: working), into: &outcome)
+        case .lowerHandOf(let targetID):
+            peers[targetID]?.handRaisedAt = nil
+            broadcast(.handLowered(peer: targetID, by: actorID), into: &outcome)
+            audit(targetID)
+        case .clearHands:
+            let targets = roles.loweredByClearHands(actor, among: order.compactMap { peers[$0] })
+            for target in targets {
+                peers[target.id]?.handRaisedAt = nil
+                broadcast(.handLowered(peer: target.id, by: actorID), into: &outcome)
+            }
+            audit(nil, "\(targets.count) lowered")
         case .muteAll:
             // One request, one mute per person (as `mute_peer` would have said it), in the room's order.
             let targets = roles.mutedByMuteAll(actor, among: order.compactMap { peers[$0] })

@@ -194,3 +194,46 @@ import Testing
         )
     }
 }
+
+/// Hand controls from the screen (`L`, `C`, the actions menu) and line mode (`/lower NAME`, `/clearhands`).
+@Suite struct HandControlTests {
+    @Test func lLowersTheSelectedHandAndCAsksBeforeClearingTheQueue() {
+        var moderator = joined(as: "bo")
+        send(&moderator, key(.down), key(.down))
+        #expect(moderator.selection == "eli")
+        #expect(sent(send(&moderator, char("L"))[0]) == [.lowerHandOf("eli")])
+        #expect(send(&moderator, char("C"))[0].isEmpty)
+        guard case .confirmation(let question) = RoomScreenMapper.model(moderator).overlay else {
+            Issue.record("no question")
+            return
+        }
+        #expect(question.title == "Lower every raised hand?")
+        #expect(
+            question.message == "3 raised hands go down and the queue starts again; anyone can raise their hand again.")
+        #expect(sent(send(&moderator, char("y"))[0]) == [.clearHands])
+        var listener = joined(as: "hana")
+        send(&listener, char("C"))
+        #expect(listener.overlay == nil)
+        #expect(listener.notice?.text == "only hosts and moderators can clear the raised hands")
+    }
+
+    @Test func lineModeLowersByNameAndAsksBeforeClearing() {
+        var host = AppState(roles: roles, lineMode: true)
+        let snapshot = RoomSnapshot(
+            roomID: "lobby", topic: "", selfID: "ana", peers: sketchPeers(), seq: 10, tokenRole: .host)
+        _ = reduceApp(&host, .server(.joined(snapshot), seq: 10, at: t0))
+        #expect(reduceApp(&host, .line("/lower fay", at: t0)) == [.send(.lowerHandOf("fay"))])
+        #expect(reduceApp(&host, .line("/lower chen", at: t0)) == [.say("Chen's hand is not raised")])
+        #expect(
+            reduceApp(&host, .line("/clearhands", at: t0)) == [
+                .say(
+                    "Lower every raised hand? 3 raised hands go down and the queue starts again; anyone can raise "
+                        + "their hand again. Type yes to lower them, or anything else to cancel.")
+            ])
+        #expect(reduceApp(&host, .line("no", at: t0)) == [.say("Cancelled. The raised hands stay in order.")])
+        #expect(
+            reduceApp(&host, .server(.handLowered("eli", by: "bo"), seq: 11, at: t0)) == [
+                .say("Bo lowered Eli's hand.")
+            ])
+    }
+}

@@ -748,6 +748,23 @@ func expectRefused(
             .muteAll, by: "chen", code: .forbidden, message: "only hosts and moderators can mute the speakers")
     }
 
+    /// Hand controls: who runs the queue lowers one hand or all of them; the queue's order goes with them.
+    @Test func aModeratorLowersOneHandOrClearsTheQueue() {
+        var room = populatedRoom()
+        _ = room.handle(.raiseHand, from: "eli", now: 10)
+        _ = room.handle(.raiseHand, from: "fay", now: 11)
+        let one = room.handle(.lowerHandOf("eli"), from: "bo", now: 12)
+        #expect(events(one) == [.handLowered(peer: "eli", by: "bo")])
+        #expect(room.peers["eli"]?.handRaisedAt == nil)
+        expectRefused(.lowerHandOf("eli"), by: "bo", code: .conflict, message: "Eli's hand is not raised", in: room)
+        expectRefused(.lowerHandOf("fay"), by: "chen", code: .forbidden, in: room)
+        expectRefused(.clearHands, by: "eli", code: .forbidden, in: room)
+        _ = room.handle(.raiseHand, from: "eli", now: 13)
+        let all = room.handle(.clearHands, from: "ana", now: 14)
+        #expect(events(all) == [.handLowered(peer: "eli", by: "ana"), .handLowered(peer: "fay", by: "ana")])
+        expectRefused(.clearHands, by: "ana", code: .conflict, message: "no raised hands to lower", in: room)
+    }
+
     @Test func chatToEveryoneOnePeerAndARole() {
         var room = populatedRoom()
         let all = room.handle(.chat(" hi ", to: .everyone), from: "eli", now: 60)
