@@ -518,6 +518,12 @@ public struct RoomAuthority: Sendable {
         case .declineInvite:
             let inviter = invitations.removeValue(forKey: actorID)
             broadcast(.inviteDeclined(peer: actorID, by: actorID), into: &outcome)
+            // Saying no also takes the hand down: left up, it stays first in the queue and the next "invite next"
+            // asks the same person again. They raise it again when they are ready.
+            if actor.handRaisedAt != nil {
+                peers[actorID]?.handRaisedAt = nil
+                broadcast(.handLowered(peer: actorID, by: actorID), into: &outcome)
+            }
             audit(actorID, inviter.map { "invited by \($0.by)" } ?? "")
         case .setRole(let targetID, let role):
             if targetID != actorID, let old = target?.role {

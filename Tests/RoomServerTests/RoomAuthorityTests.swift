@@ -765,6 +765,21 @@ func expectRefused(
         expectRefused(.clearHands, by: "ana", code: .conflict, message: "no raised hands to lower", in: room)
     }
 
+    /// Declining takes the hand down, so "invite next" does not ask the same person again.
+    @Test func decliningLowersTheHand() {
+        var room = populatedRoom()
+        _ = room.handle(.raiseHand, from: "eli", now: 10)
+        _ = room.handle(.raiseHand, from: "fay", now: 11)
+        _ = room.handle(.invite("eli"), from: "bo", now: 12)
+        let declined = room.handle(.declineInvite, from: "eli", now: 13)
+        #expect(
+            events(declined) == [
+                .inviteDeclined(peer: "eli", by: "eli"), .handLowered(peer: "eli", by: "eli"),
+            ])
+        #expect(room.peers["eli"]?.handRaisedAt == nil)
+        #expect(room.peers["fay"]?.handRaisedAt == 11)
+    }
+
     @Test func chatToEveryoneOnePeerAndARole() {
         var room = populatedRoom()
         let all = room.handle(.chat(" hi ", to: .everyone), from: "eli", now: 60)
