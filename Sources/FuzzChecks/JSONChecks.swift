@@ -177,7 +177,7 @@ enum JSONChecks {
         case .handLowered(let id, let by), .invited(let id, let by, _), .inviteDeclined(let id, let by),
             .inviteWithdrawn(let id, let by), .askedToMute(let id, let by), .muteChanged(let id, _, let by):
             return [id.rawValue, by.rawValue]
-        case .inviteExpired(let id): return [id.rawValue]
+        case .inviteExpired(let id), .micChanged(let id, _): return [id.rawValue]
         case .speakers(let levels): return levels.map(\.peer.rawValue)
         case .networkQuality(let peers): return peers.map(\.peer.rawValue)
         case .chat(let message): return chat(message)
@@ -253,7 +253,8 @@ enum JSONChecks {
     static func clientSeeds() -> [[UInt8]] {
         let requests: [ClientRequest] = [
             .raiseHand, .lowerHand, .invite("eli"), .acceptInvite, .declineInvite, .setRole("eli", .speaker),
-            .stepDown, .setMute(true), .mutePeer("bo"), .remove("gus", reason: "spam"),
+            .stepDown, .setMute(true), .setMicWorking(false), .mutePeer("bo"), .muteAll, .lowerHandOf("eli"),
+            .clearHands, .remove("gus", reason: "spam"),
             .setTopic("Friday terminal hour"), .endRoom(reason: "bye"), .chat("hi \u{1F44B}", to: .everyone),
             .chat("psst", to: .peer("bo")), .chat("mods", to: .role(.moderator)), .leave,
         ]
@@ -278,7 +279,8 @@ enum JSONChecks {
             .peersLeft([Departure("eli", .left), Departure("bo", .disconnected), Departure("gus", .disconnected)]),
             .roleChanged(peer: "eli", role: .speaker, by: "ana", stepUp: nil), .handRaised(peer: "eli", at: 5),
             .handLowered(peer: "eli", by: ""), .muteChanged(peer: "ana", muted: true, by: "ana"),
-            .speakers(levels: [SpeakerLevel(peer: "ana", level: 80)]), .chat(chat),
+            .micChanged(peer: "ana", working: false), .speakers(levels: [SpeakerLevel(peer: "ana", level: 80)]),
+            .chat(chat),
             .invited(peer: "eli", by: "ana", at: 1_700_000_001_500),
             .inviteDeclined(peer: "eli", by: "eli"), .inviteWithdrawn(peer: "eli", by: "ana"),
             .inviteExpired(peer: "eli"), .roleChanged(peer: "bo", role: .audience, by: "bo", stepUp: .speaker),

@@ -51,7 +51,7 @@ enum RoomChecks {
         case .success(let command):
             switch command {
             case .invite(let id), .withdraw(let id), .mute(let id), .remove(let id, _), .move(let id, _),
-                .dm(let id, _):
+                .dm(let id, _), .lowerHandOf(let id):
                 try expect(known.contains(id), "\(command) names no one here")
             case .volume(let id, let percent):
                 try expect(known.contains(id) && percent.map { (0...200).contains($0) } ?? true, "\(command)")
@@ -61,8 +61,8 @@ enum RoomChecks {
                 try expect(ttl.map { $0 >= 0 } ?? true, "\(command) with a negative lifetime")
             case .revoke(let id):
                 try expect(!id.isEmpty, "\(command) with no id")
-            case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .notify, .retry,
-                .leave, .inviteNext, .links, .locked:
+            case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .showTopic,
+                .notify, .muteAll, .clearHands, .retry, .leave, .inviteNext, .links, .locked:
                 break
             }
         case .failure(let error):

@@ -11,6 +11,7 @@ public enum PeerAction: Sendable, Equatable, CaseIterable {
     case stepDown
     case stepUp
     case lowerHand
+    case lowerTheirHand
     case mute
     case remove
     case message
@@ -25,6 +26,7 @@ public enum PeerAction: Sendable, Equatable, CaseIterable {
         case .moveToAudience, .stepDown: "a"
         case .stepUp: "u"
         case .lowerHand: "r"
+        case .lowerTheirHand: "L"
         case .mute: "M"
         case .remove: "x"
         case .message: "d"
@@ -42,6 +44,7 @@ public enum PeerAction: Sendable, Equatable, CaseIterable {
         case .stepDown: "Step down to the audience…"
         case .stepUp: "Step back up to \(stepUp.map { roles.label(of: $0) } ?? "your role")"
         case .lowerHand: "Lower your hand"
+        case .lowerTheirHand: "Lower their hand"
         case .mute: "Mute"
         case .remove: "Remove from room…"
         case .message: "Message privately"
@@ -59,6 +62,7 @@ public enum PeerAction: Sendable, Equatable, CaseIterable {
         case .stepDown: "yourself: step down to the audience (asks first)"
         case .stepUp: "yourself: step back up to the role you stepped down from"
         case .lowerHand: "yourself: lower your hand"
+        case .lowerTheirHand: "lower their raised hand"
         case .mute: "mute them (yourself: mute)"
         case .remove: "remove them from the room (asks first)"
         case .message: "message them privately"
@@ -91,6 +95,7 @@ public func availableActions(_ state: AppState, on peer: Peer) -> [PeerAction] {
     }
     if roles.isOnStage(peer.role) && allowed(.setRole(peer.id, .audience)) { items.append(.moveToAudience) }
     if roles.isOnStage(peer.role), !peer.muted, allowed(.mutePeer(peer.id)) { items.append(.mute) }
+    if peer.handRaisedAt != nil, allowed(.lowerHandOf(peer.id)) { items.append(.lowerTheirHand) }
     if allowed(.remove(peer.id, reason: nil)) { items.append(.remove) }
     if roles.can(me.role, .chat) { items.append(.message) }
     return items
@@ -152,6 +157,7 @@ private func perform(_ state: inout AppState, _ action: PeerAction, on id: PeerI
     case .stepDown: return askToStepDown(&state)
     case .stepUp: return stepUp(&state)
     case .lowerHand: return request(&state, .request(.lowerHand))
+    case .lowerTheirHand: return request(&state, .request(.lowerHandOf(id)))
     case .mute: return request(&state, .command(.mute(id)))
     case .remove: return askToRemove(&state, peer, reason: nil)
     case .message:

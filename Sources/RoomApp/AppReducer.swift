@@ -30,6 +30,8 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .server(let event, let seq, let at):
         advance(&state, to: at)
         if case .reconnecting = event { state.roundTripMilliseconds = nil }
+        // A new session's peer starts as working: what the microphone is like is said again.
+        if case .joined = event { state.micReported = nil }
         effects = applyServer(&state, event, seq: seq)
         effects += syncMicrophone(&state)
         if state.noticeEndsOnUnmute, let me = state.room.me, !me.muted, state.room.roles.isOnStage(me.role) {
@@ -67,9 +69,14 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .microphoneMissing(let missing):
         if state.microphoneMissing == missing { return [] }
         state.microphoneMissing = missing
+        effects = sayMicrophoneCheck(&state)
     case .preview(let preview):
         if state.preview == preview || !state.showsInvitation { return [] }
+        // A microphone that could not open runs on silence and is not tried again: the silence's level must not
+        // cover why.
+        if case .unavailable = state.preview, case .level = preview { return [] }
         state.preview = preview
+        effects = sayMicrophoneCheck(&state)
     case .microphoneName(let name):
         state.microphoneName = name
     case .heard(let heard, let at):
@@ -92,6 +99,7 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
         effects += awayForGood(&state)
     }
     effects += syncPreview(&state)
+    effects += syncMicReport(&state)
     settleSelection(&state)
     refreshAudienceWindow(&state)
     state.revision &+= 1

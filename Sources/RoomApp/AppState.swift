@@ -62,6 +62,10 @@ public struct AppState: Sendable {
     public internal(set) var preview: MicrophonePreview?
     /// Whether the sound was told to show the preview.
     public internal(set) var previewing = false
+    /// What this client last told the server about its microphone working, in this session (`nil`: nothing yet).
+    var micReported: Bool?
+    /// What line mode's microphone check has said for the invitation that is up (`nil`: nothing yet).
+    var microphoneCheckSaid: MicrophoneCheck?
     /// The microphone speaking would use, as the person chose it (`--input`), for the invitation prompt.
     public internal(set) var microphoneName: String?
     /// The connection's latest ping round-trip time in milliseconds; `nil` until measured, and again while

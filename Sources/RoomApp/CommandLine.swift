@@ -28,18 +28,23 @@ func editCommandLine(_ state: inout AppState, _ key: Key) -> [AppEffect] {
     }
 }
 
-/// Runs a typed line: a `/command`, or chat. `plain` is line mode, where there are no dialogs to confirm in.
-/// Commands the client answers itself (`/who`, `/volume`, `/notify`, `/retry`, `/help`) never reach the server;
-/// `/leave` and `/end` ask first on the screen.
+/// Runs a typed line: a `/command`, or chat. `plain` is line mode, where a question is asked in a sentence and
+/// the next line answers it. Commands the client answers itself (`/who`, `/topic` alone, `/volume`, `/notify`,
+/// `/retry`, `/help`) never reach the server; `/end`, a host's `/leave` and `/move me audience` ask first, on the
+/// screen and in line mode alike.
 func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect] {
     let trimmed = text.trimmingCharacters()
+    if plain, case .confirm(let what, _) = state.overlay {
+        state.overlay = nil
+        return answerInLineMode(&state, what, trimmed)
+    }
     if trimmed.isEmpty { return [] }
     let parsed = Command.parse(
         trimmed, peers: state.room.peers.values, roles: state.room.roles, selfID: state.room.selfID)
     switch parsed {
     case .failure(let error):
         return show(&state, Notice(.refusal, error.description))
-    case .success(.end(let reason)) where !plain:
+    case .success(.end(let reason)):
         if let me = state.room.me, !state.isOver,
             let refusal = state.room.roles.check(
                 .endRoom(reason: reason), by: me, target: nil)
@@ -48,13 +53,19 @@ func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect
         }
         if state.room.me == nil || state.isOver { return request(&state, .command(.end(reason: reason))) }
         state.overlay = .confirm(.endRoom(reason: reason), confirmSelected: false)
-        return []
+        return askInLineMode(&state)
     case .success(.leave):
-        return plain ? request(&state, .request(.leave)) : requestLeave(&state)
-    case .success(.move(let id, let role)) where !plain && id == state.room.selfID && role == .audience:
-        return askToStepDown(&state)
+        return requestLeave(&state) + askInLineMode(&state)
+    case .success(.move(let id, let role)) where id == state.room.selfID && role == .audience:
+        return askToStepDown(&state) + askInLineMode(&state)
+    case .success(.muteAll):
+        return askToMuteAll(&state) + askInLineMode(&state)
+    case .success(.clearHands):
+        return askToClearHands(&state) + askInLineMode(&state)
     case .success(.who):
         return show(&state, Notice(.info, Narration.who(state)))
+    case .success(.showTopic):
+        return show(&state, Notice(.info, Narration.topic(state.room)))
     case .success(.volume(let id, let percent)):
         return volumeCommand(&state, id, percent: percent)
     case .success(.notify(let topic, let on)):

@@ -11,6 +11,34 @@ public enum Confirmable: Sendable, Equatable {
     case leave
     /// Step down from the stage to the audience yourself.
     case stepDown
+    /// Mute everyone on the stage below you.
+    case muteAll
+    /// Lower every raised hand you may lower.
+    case clearHands
+}
+
+/// Asks before lowering every raised hand (the queue's order is lost), once the role table allows it and a hand
+/// is up; says why not otherwise.
+func askToClearHands(_ state: inout AppState) -> [AppEffect] {
+    guard let me = state.room.me else { return request(&state, .request(.clearHands)) }
+    if let refusal = state.room.roles.check(.clearHands, by: me, target: nil) { return show(&state, refusal.notice) }
+    if state.room.roles.loweredByClearHands(me, among: state.room.raisedHands).isEmpty {
+        return show(&state, Notice(.refusal, RoleTable.noHandsToLower))
+    }
+    state.overlay = .confirm(.clearHands, confirmSelected: false)
+    return []
+}
+
+/// Asks before muting every speaker below the person, once the role table allows it and someone is unmuted; says
+/// why not otherwise.
+func askToMuteAll(_ state: inout AppState) -> [AppEffect] {
+    guard let me = state.room.me else { return request(&state, .request(.muteAll)) }
+    if let refusal = state.room.roles.check(.muteAll, by: me, target: nil) { return show(&state, refusal.notice) }
+    if state.room.roles.mutedByMuteAll(me, among: state.room.stage).isEmpty {
+        return show(&state, Notice(.refusal, RoleTable.nobodyToMute))
+    }
+    state.overlay = .confirm(.muteAll, confirmSelected: false)
+    return []
 }
 
 /// Asks before removing `peer`, once the role table allows it; says why not otherwise.
@@ -66,7 +94,43 @@ private func carryOut(_ state: inout AppState, _ what: Confirmable) -> [AppEffec
     case .endRoom(let reason): return request(&state, .command(.end(reason: reason)))
     case .leave: return request(&state, .request(.leave))
     case .stepDown: return request(&state, .request(.stepDown))
+    case .muteAll: return request(&state, .request(.muteAll))
+    case .clearHands: return request(&state, .request(.clearHands))
     }
+}
+
+/// In line mode, says the question a confirmation just put up (there is no dialog to draw) and how to answer it:
+/// the next line answers. Nothing on the screen, where the dialog asks.
+func askInLineMode(_ state: inout AppState) -> [AppEffect] {
+    guard state.lineMode, case .confirm(let what, _) = state.overlay else { return [] }
+    let question = confirmationText(what, in: state)
+    let deed: String
+    switch what {
+    case .remove(let id, _): deed = "remove \(state.room.peers[id]?.name ?? id.rawValue)"
+    case .endRoom: deed = "end the room"
+    case .leave: deed = "leave"
+    case .stepDown: deed = "step down"
+    case .muteAll: deed = "mute them"
+    case .clearHands: deed = "lower them"
+    }
+    return show(
+        &state, Notice(.info, "\(question.title) \(question.message) Type yes to \(deed), or anything else to cancel."))
+}
+
+/// The line that answers a question asked in line mode: `yes` (or `y`) goes ahead; anything else cancels, and
+/// says so.
+func answerInLineMode(_ state: inout AppState, _ what: Confirmable, _ line: String) -> [AppEffect] {
+    if ["yes", "y"].contains(line.lowercased()) { return carryOut(&state, what) }
+    let cancelled: String
+    switch what {
+    case .remove(let id, _): cancelled = "\(state.room.peers[id]?.name ?? id.rawValue) stays in the room."
+    case .endRoom: cancelled = "The room goes on."
+    case .leave: cancelled = "You stay in the room."
+    case .stepDown: cancelled = "You stay on the stage."
+    case .muteAll: cancelled = "Nobody was muted."
+    case .clearHands: cancelled = "The raised hands stay in order."
+    }
+    return show(&state, Notice(.info, "Cancelled. " + cancelled))
 }
 
 /// The question a confirmation asks, in plain words.
@@ -88,6 +152,20 @@ public func confirmationText(_ what: Confirmable, in state: AppState) -> RoomScr
             title: "Leave the room?",
             message: "You are a host. The room goes on without you; to close it for everyone, use /end instead.",
             confirmLabel: "Leave")
+    case .muteAll:
+        let names = state.room.me.map { state.room.roles.mutedByMuteAll($0, among: state.room.stage).map(\.name) } ?? []
+        let who = names.count == 1 ? names[0] : "\(names.count) people (\(names.joined(separator: ", ")))"
+        return RoomScreenModel.Confirmation(
+            title: "Mute every speaker?",
+            message: "\(who) will be muted; each can unmute again. You stay as you are.", confirmLabel: "Mute all")
+    case .clearHands:
+        let count =
+            state.room.me.map { state.room.roles.loweredByClearHands($0, among: state.room.raisedHands).count } ?? 0
+        return RoomScreenModel.Confirmation(
+            title: "Lower every raised hand?",
+            message: "\(count) raised \(count == 1 ? "hand goes" : "hands go") down and the queue starts again; "
+                + "anyone can raise their hand again.",
+            confirmLabel: "Lower all")
     case .stepDown:
         let back: String
         if let role = stepUpAfterSteppingDown(state) {

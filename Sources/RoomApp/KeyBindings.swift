@@ -16,6 +16,9 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
     case moveToAudience
     case stepUp
     case muteSelected
+    case muteAll
+    case lowerSelectedHand
+    case clearHands
     case removeSelected
     case changeVolume
     case openChat
@@ -33,7 +36,9 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
     var actsOnRoom: Bool {
         switch self {
         case .toggleMute, .pushToTalk, .toggleHand, .openActions, .inviteSelected, .inviteNext, .withdrawSelected,
-            .moveToAudience, .stepUp, .muteSelected, .removeSelected, .openChat, .openCommandLine, .retryNow:
+            .moveToAudience, .stepUp, .muteSelected, .muteAll, .lowerSelectedHand,
+            .clearHands, .removeSelected, .openChat, .openCommandLine,
+            .retryNow:
             true
         case .moveSelection, .changeVolume, .toggleChat, .scrollChat, .clearNotice, .suspend, .showHelp, .leave:
             false
@@ -151,6 +156,18 @@ public enum KeyBindings {
         KeyBinding(
             [.char("M")], .muteSelected, help: "mute the selected peer",
             does: "mute the selected person (yourself: mute)", refusal: "from the role table"),
+        KeyBinding(
+            [.char("Z")], .muteAll, help: "mute every speaker but you (asks first)",
+            does: "mute everyone on the stage below you, after a confirmation (`/muteall`)",
+            refusal: "from the role table, before asking"),
+        KeyBinding(
+            [.char("L")], .lowerSelectedHand, help: "lower the selected raised hand",
+            does: "lower the selected person's raised hand (`/lower NAME`; yourself: lower your hand)",
+            refusal: "from the role table; \"Eli's hand is not raised\""),
+        KeyBinding(
+            [.char("C")], .clearHands, help: "lower every raised hand (asks first)",
+            does: "lower every raised hand, after a confirmation (`/clearhands`)",
+            refusal: "from the role table, before asking; \"no raised hands to lower\""),
         KeyBinding(
             [.char("x")], .removeSelected, help: "remove the selected peer (asks first)",
             does: "remove the selected person, after a confirmation", refusal: "from the role table, before asking"),

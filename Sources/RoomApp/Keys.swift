@@ -77,6 +77,14 @@ private func perform(_ state: inout AppState, _ command: KeyCommand, key: Key) -
         return stepUp(&state)
     case .muteSelected:
         return withSelection(&state) { state, peer in request(&state, .command(.mute(peer.id))) }
+    case .muteAll:
+        return askToMuteAll(&state)
+    case .lowerSelectedHand:
+        return withSelection(&state) { state, peer in
+            request(&state, .command(peer.id == state.room.selfID ? .lowerHand : .lowerHandOf(peer.id)))
+        }
+    case .clearHands:
+        return askToClearHands(&state)
     case .removeSelected:
         return withSelection(&state) { state, peer in askToRemove(&state, peer, reason: nil) }
     case .changeVolume:

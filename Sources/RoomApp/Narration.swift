@@ -133,6 +133,16 @@ public enum Narration {
                 return Sentence("You are live: others hear you.", logged: false)
             }
             return Sentence("\(who) \(muted ? "muted" : "unmuted").", logged: false)
+        case .micChanged(let id, let working):
+            if id == selfID {
+                return Sentence(
+                    working
+                        ? "Your microphone works again; the stage shows it."
+                        : "The stage shows everyone that your microphone does not work.")
+            }
+            let who = name(id, state) ?? id.rawValue
+            return Sentence(
+                working ? "\(who)'s microphone works again." : "\(who)'s microphone does not work: nobody hears them.")
         case .speakers:
             return nil
         case .chat(let message):
@@ -149,7 +159,10 @@ public enum Narration {
             let invitee = context.subjectName ?? id.rawValue
             if id == selfID {
                 let who = capitalized(name(by, state) ?? by.rawValue)
-                let how = state.lineMode ? "Type /accept or /decline." : "Press a to accept or d to decline."
+                let how =
+                    state.lineMode
+                    ? "Type /accept or /decline; say something first to check your microphone."
+                    : "Press a to accept or d to decline."
                 return Sentence("\(who) invited you to speak. \(how)")
             }
             if by == selfID {
@@ -377,10 +390,15 @@ public enum Narration {
         return quality.isPoor ? words + ", poor: losing \(quality.lossPercent)%" : words
     }
 
+    /// The room's topic, for `/topic` alone and the start of `/who`.
+    public static func topic(_ room: RoomState) -> String {
+        room.topic.isEmpty ? "This room has no topic." : "Topic: \"\(room.topic)\"."
+    }
+
     /// The most audience names `/who` lists before it says how many more there are.
     static let whoAudienceNames = 30
 
-    /// Who is where, for `/who`: the stage (with mute and your volumes), the raised hands in order with their
+    /// Who is where, for `/who`: the topic (when there is one), the stage (with mute and your volumes), the raised hands in order with their
     /// waiting times and pending invitations (for those who run the stage; others hear their own place), the
     /// invitations of people without a raised hand, and the audience.
     public static func who(_ state: AppState) -> String {
@@ -394,12 +412,14 @@ public enum Narration {
         }
         let stage = room.stage.map { peer -> String in
             var parts = [room.roles.label(of: peer.role), peer.muted ? "muted" : "live"]
+            if !peer.micWorking { parts.append("microphone not working") }
             if peer.id == room.selfID { parts.append("you") }
             if let volume = state.volumes[peer.id] { parts.append("\(volume) % for you") }
             if let quality = room.quality[peer.id] { parts.append(signalWords(quality)) }
             return peer.name + " (" + parts.joined(separator: ", ") + ")"
         }
-        var sentences = ["On stage: " + (stage.isEmpty ? "nobody" : stage.joined(separator: ", ")) + "."]
+        var sentences = room.topic.isEmpty ? [] : [topic(room)]
+        sentences.append("On stage: " + (stage.isEmpty ? "nobody" : stage.joined(separator: ", ")) + ".")
         let hands = room.raisedHands
         if hands.count == 0 {
             sentences.append("No raised hands.")

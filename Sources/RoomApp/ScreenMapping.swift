@@ -109,7 +109,8 @@ public enum RoomScreenMapper {
                     name: peer.name, role: displayRole(peer.role, roles: room.roles), muted: peer.muted,
                     level: shownLevel(peer.id, state, at: state.now), speaking: spurt != nil,
                     volume: state.volumes[peer.id], signal: quality?.score,
-                    poor: marksPoor && quality?.isPoor == true))
+                    poor: marksPoor && quality?.isPoor == true,
+                    micFailed: !peer.micWorking || (peer.id == room.selfID && state.microphoneMissing)))
         }
         return entries
     }
@@ -180,6 +181,7 @@ public enum RoomScreenMapper {
             case .unavailable(let why): problem = why
             case nil: level = state.microphoneLevel
             }
+            problem = previewProblem(state) ?? problem
             let left = invitation.at > 0 ? Int(max(0, invitation.at + Invitation.lifetime - state.now) / 1000) : nil
             return .invitation(
                 .init(

@@ -50,12 +50,73 @@ func syncMicrophone(_ state: inout AppState) -> [AppEffect] {
     return effects
 }
 
+/// Tells the server when the microphone of a person who may speak does not work (no capture device could be
+/// opened, or it was lost) or works again, so the stage shows everyone that nobody hears them; once per change
+/// and session.
+func syncMicReport(_ state: inout AppState) -> [AppEffect] {
+    guard let me = state.room.me, state.room.connection == .connected, !state.isOver,
+        state.room.roles.can(me.role, .publishAudio)
+    else { return [] }
+    let working = !state.microphoneMissing
+    guard me.micWorking != working, state.micReported != working else { return [] }
+    state.micReported = working
+    return [.send(.setMicWorking(working))]
+}
+
 /// Starts the microphone preview when the invitation prompt comes up and stops it when the prompt goes (answered,
 /// withdrawn, expired, or the room is over), so the person sees the microphone's level before deciding.
 func syncPreview(_ state: inout AppState) -> [AppEffect] {
     let wanted = state.showsInvitation
     guard wanted != state.previewing else { return [] }
     state.previewing = wanted
-    if !wanted { state.preview = nil }
+    if !wanted {
+        state.preview = nil
+        state.microphoneCheckSaid = nil
+    }
     return [.sound(wanted ? .startPreview : .stopPreview)]
+}
+
+/// What the microphone preview says is wrong: why the microphone could not open, or that it runs on silence
+/// (no capture device); `nil` while it works or has not answered yet.
+func previewProblem(_ state: AppState) -> String? {
+    if case .unavailable(let why) = state.preview { return why }
+    if state.previewing, state.microphoneMissing {
+        return "no microphone could be opened; others would hear silence"
+    }
+    return nil
+}
+
+/// The preview level from which line mode says the microphone hears the person (a level bar's first steps are
+/// room noise).
+let microphoneCheckLevel = 15
+
+/// Line mode's microphone check while the invitation is up, said once per invitation: that the microphone
+/// cannot open (and why), or that it hears the person once they speak. The screen draws the preview instead.
+func sayMicrophoneCheck(_ state: inout AppState) -> [AppEffect] {
+    guard state.lineMode, state.previewing else { return [] }
+    let device = state.microphoneName.map { "Your microphone (\($0))" } ?? "Your microphone"
+    // Why it cannot open was said as the device's own notice, once; this says what it means for the answer.
+    if previewProblem(state) != nil {
+        guard state.microphoneCheckSaid != .problem else { return [] }
+        state.microphoneCheckSaid = .problem
+        return show(
+            &state,
+            Notice(
+                .error, "Microphone check: \(device.lowercasedFirst) cannot be heard; if you accept, nobody hears you.")
+        )
+    }
+    guard state.microphoneCheckSaid == nil, case .level(let level) = state.preview, level >= microphoneCheckLevel
+    else { return [] }
+    state.microphoneCheckSaid = .works
+    return show(&state, Notice(.info, "Microphone check: \(device.lowercasedFirst) hears you."))
+}
+
+/// What line mode's microphone check has said for the invitation that is up.
+enum MicrophoneCheck: Sendable, Equatable {
+    case works
+    case problem
+}
+
+extension String {
+    fileprivate var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
 }

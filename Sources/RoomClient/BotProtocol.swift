@@ -53,7 +53,8 @@ public struct BotCommandError: Error, Sendable, Equatable {
 public enum BotProtocol {
     /// Every command name, in the order of `docs/bot.md`.
     public static let commandNames = [
-        "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down", "mute",
+        "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down",
+        "mute",
         "mute_peer", "remove", "topic", "end_room", "chat", "leave",
     ]
 
@@ -92,7 +93,8 @@ public enum BotProtocol {
         let request: ClientRequest
         switch name {
         case "raise_hand": request = .raiseHand
-        case "lower_hand": request = .lowerHand
+        case "lower_hand": request = try string("peer", required: false).map { .lowerHandOf(PeerID($0)) } ?? .lowerHand
+        case "clear_hands": request = .clearHands
         case "invite": request = .invite(PeerID(try string("peer")!))
         case "set_role": request = .setRole(PeerID(try string("peer")!), RoleName(try string("role")!))
         case "accept_invite": request = .acceptInvite
@@ -105,7 +107,13 @@ public enum BotProtocol {
             case nil: request = .setMute(true)
             default: throw BotCommandError("bad_command", "\"on\" must be true or false")
             }
+        case "set_mic":
+            guard case .bool(let working)? = object["working"] else {
+                throw BotCommandError("bad_command", "set_mic needs \"working\": true or false")
+            }
+            request = .setMicWorking(working)
         case "mute_peer": request = .mutePeer(PeerID(try string("peer")!))
+        case "mute_all": request = .muteAll
         case "remove": request = .remove(PeerID(try string("peer")!), reason: try string("reason", required: false))
         case "topic": request = .setTopic(try string("text")!)
         case "end_room": request = .endRoom(reason: try string("reason", required: false))

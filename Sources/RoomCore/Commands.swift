@@ -16,6 +16,8 @@ public enum Command: Sendable, Equatable {
     case mute(PeerID)
     /// Unmute oneself.
     case unmute
+    /// Mute everyone on the stage below oneself (asks first).
+    case muteAll
     case remove(PeerID, reason: String?)
     /// Raise the hand, or lower it when it is up.
     case hand
@@ -23,6 +25,10 @@ public enum Command: Sendable, Equatable {
     /// first, each doing only what it says.
     case raiseHand
     case lowerHand
+    /// Lower someone else's hand (`/lower NAME`).
+    case lowerHandOf(PeerID)
+    /// Lower every raised hand (asks first).
+    case clearHands
     case chat(String)
     case dm(PeerID, String)
     /// A message to everyone holding a role.
@@ -30,6 +36,8 @@ public enum Command: Sendable, Equatable {
     /// Say who is on stage, in the queue and listening. Local: answered from the client's own state.
     case who
     case topic(String)
+    /// Say the room's topic (`/topic` alone). Local: answered from the client's own state.
+    case showTopic
     case end(reason: String?)
     /// How loud someone sounds to this person, in percent (0–200); nil asks what it is. Local: never sent.
     case volume(PeerID, percent: Int?)
@@ -55,21 +63,23 @@ public enum Command: Sendable, Equatable {
     public static let usages: [(name: String, usage: String, summary: String)] = [
         ("chat", "/chat TEXT", "say something to everyone (a line without / does the same)"),
         ("dm", "/dm NAME TEXT", "message one person"),
-        ("to", "/to ROLE TEXT", "message everyone holding a role: /to mods, /to speakers"),
+        ("to", "/to ROLE TEXT", "message a role and those above it: /to mods, /to speakers"),
         ("who", "/who", "who is on stage, in the queue (with invitations) and listening"),
         ("hand", "/hand", "raise your hand, or lower it"),
         ("raise", "/raise", "raise your hand to ask to speak"),
-        ("lower", "/lower", "lower your hand"),
+        ("lower", "/lower [NAME]", "lower your hand, or someone's (hosts, moderators)"),
+        ("clearhands", "/clearhands", "lower every raised hand (asks first)"),
         ("accept", "/accept", "accept an invitation to speak"),
         ("decline", "/decline", "decline an invitation to speak"),
         ("mute", "/mute [NAME]", "mute yourself, or someone else"),
         ("unmute", "/unmute", "unmute yourself"),
+        ("muteall", "/muteall", "mute every speaker but you (asks first)"),
         ("invite", "/invite NAME", "invite someone from the audience onto the stage"),
         ("next", "/next", "invite the next raised hand not invited yet"),
         ("withdraw", "/withdraw NAME", "take back an invitation to speak"),
         ("move", "/move NAME ROLE", "give someone a role; /move me ROLE steps you down or back up"),
         ("remove", "/remove NAME [REASON]", "remove someone from the room"),
-        ("topic", "/topic TEXT", "set the room's topic"),
+        ("topic", "/topic [TEXT]", "set the room's topic; alone, say what it is"),
         ("end", "/end [REASON]", "end the room for everyone"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
         ("link", "/link [ROLE] [TIME]", "make an invite link for a role (listener unless named), valid 7d or TIME"),
@@ -184,6 +194,7 @@ public enum Command: Sendable, Equatable {
             case .failure(let error): return .failure(error)
             }
         case "unmute": return noMore(.unmute)
+        case "muteall": return noMore(.muteAll)
         case "move":
             return person().flatMap { id in
                 argument("ROLE").flatMap { resolveRole($0, in: roles) }.flatMap { noMore(.move(id, $0)) }
@@ -191,7 +202,14 @@ public enum Command: Sendable, Equatable {
         case "remove": return person().map { .remove($0, reason: optionalReason()) }
         case "hand": return noMore(.hand)
         case "raise": return noMore(.raiseHand)
-        case "lower": return noMore(.lowerHand)
+        case "lower":
+            switch scanner.word() {
+            case .success(nil): return .success(.lowerHand)
+            case .success(let word?):
+                return person(word).flatMap { noMore($0 == selfID ? .lowerHand : .lowerHandOf($0)) }
+            case .failure(let error): return .failure(error)
+            }
+        case "clearhands": return noMore(.clearHands)
         case "chat": return text().map { .chat($0) }
         case "dm": return person().flatMap { id in text().map { .dm(id, $0) } }
         case "to":
@@ -199,7 +217,9 @@ public enum Command: Sendable, Equatable {
                 text().map { .toRole(role, $0) }
             }
         case "who": return noMore(.who)
-        case "topic": return text().map { .topic($0) }
+        case "topic":
+            let rest = scanner.rest()
+            return .success(rest.isEmpty ? .showTopic : .topic(rest))
         case "end": return .success(.end(reason: optionalReason()))
         case "list": return noMore(.listed(true))
         case "links": return noMore(.links)

@@ -220,10 +220,13 @@ public struct Peer: Sendable, Equatable, Codable, Identifiable {
     }
     /// Free-form key/value pairs from the token or the server (e.g. `"bot": "true"`).
     public var metadata: [String: String]
+    /// Whether the person's microphone works, as their client last told the server: false when it could not be
+    /// opened or was lost, so the stage can say that nobody hears them.
+    public var micWorking: Bool
 
     public init(
         id: PeerID, name: String, role: RoleName = .audience, muted: Bool = true, handRaisedAt: Timestamp? = nil,
-        joinedAt: Timestamp = 0, level: Int = 0, metadata: [String: String] = [:]
+        joinedAt: Timestamp = 0, level: Int = 0, metadata: [String: String] = [:], micWorking: Bool = true
     ) {
         self.id = id
         self.name = DisplayName.sanitize(name)
@@ -233,6 +236,7 @@ public struct Peer: Sendable, Equatable, Codable, Identifiable {
         self.joinedAt = joinedAt
         self.level = Peer.clampLevel(level)
         self.metadata = metadata
+        self.micWorking = micWorking
     }
 
     /// Decoding applies the same rules as `init`, so a hostile name or level from the wire is tamed.
@@ -246,7 +250,8 @@ public struct Peer: Sendable, Equatable, Codable, Identifiable {
             handRaisedAt: try c.decodeIfPresent(Timestamp.self, forKey: .handRaisedAt),
             joinedAt: try c.decodeIfPresent(Timestamp.self, forKey: .joinedAt) ?? 0,
             level: try c.decodeIfPresent(Int.self, forKey: .level) ?? 0,
-            metadata: try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:])
+            metadata: try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:],
+            micWorking: try c.decodeIfPresent(Bool.self, forKey: .micWorking) ?? true)
     }
 
     /// How long the hand has been up at `now`, in milliseconds; `nil` when the hand is down.

@@ -214,6 +214,12 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         if muted && id == state.selfID { state.muteRequestedBy = nil }
         if muted, let by, by != id { state.activity.append(.muted(id, name: peer.name, by: by)) }
 
+    case .micChanged(let id, let working):
+        guard var peer = state.peers[id] else { return .unknownPeer }
+        if peer.micWorking == working { return .noChange }
+        peer.micWorking = working
+        state.peers[id] = peer
+
     case .speakers(let levels):
         // The server sends only the levels that changed: a peer not listed keeps its level.
         var unknown = 0
@@ -350,6 +356,12 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, id == state.selfID ? .setMute(true) : .mutePeer(id))
     case .unmute:
         return submit(&state, .setMute(false))
+    case .muteAll:
+        return submit(&state, .muteAll)
+    case .lowerHandOf(let id):
+        return submit(&state, .lowerHandOf(id))
+    case .clearHands:
+        return submit(&state, .clearHands)
     case .remove(let id, let reason):
         return submit(&state, .remove(id, reason: reason))
     case .chat(let text):
@@ -374,7 +386,7 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .revokeLink(link))
     case .locked(let locked):
         return submit(&state, .setLocked(locked))
-    case .volume, .who, .notify, .retry:
+    case .volume, .who, .showTopic, .notify, .retry:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.
         return []
@@ -446,6 +458,14 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
         if me.muted == muted { return Refusal(muted ? "you are already muted" : "you are not muted") }
     case .mutePeer:
         if let target, target.muted { return Refusal("\(target.name) is already muted") }
+    case .lowerHandOf:
+        if let target, target.handRaisedAt == nil { return Refusal("\(target.name)'s hand is not raised") }
+    case .clearHands:
+        if state.roles.loweredByClearHands(me, among: state.raisedHands).isEmpty {
+            return Refusal(RoleTable.noHandsToLower)
+        }
+    case .muteAll:
+        if state.roles.mutedByMuteAll(me, among: state.stage).isEmpty { return Refusal(RoleTable.nobodyToMute) }
     case .chat(let text, let audience):
         if text.trimmingWhitespace().isEmpty { return Refusal("nothing to send") }
         if text.count > ChatMessage.maxLength {
@@ -453,6 +473,11 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
         }
         if case .role(let role) = audience, !state.roles.contains(role) {
             return Refusal("there is no role called \(role)")
+        }
+        if case .role(let role) = audience,
+            !state.peers.values.contains(where: { $0.id != me.id && state.roles.receives($0.role, messageTo: role) })
+        {
+            return Refusal(state.roles.nobodyReceives(messageTo: role))
         }
         if case .peer(let id) = audience, id == me.id { return Refusal("you cannot message yourself") }
     case .setTopic(let topic):

@@ -3,6 +3,10 @@
 public enum ClientRequest: Sendable, Equatable, Codable {
     case raiseHand
     case lowerHand
+    /// Lower someone else's raised hand (who may invite, for people below them).
+    case lowerHandOf(PeerID)
+    /// Lower every raised hand the asker may lower: the queue starts again.
+    case clearHands
     /// Invite an audience member onto the stage; they accept or decline.
     case invite(PeerID)
     /// Move a peer to a role directly (hosts and moderators).
@@ -16,8 +20,12 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case stepDown
     /// Mute or unmute oneself.
     case setMute(Bool)
+    /// Tell the room whether this client's microphone works (it could not be opened, was lost, or is back).
+    case setMicWorking(Bool)
     /// Mute someone else.
     case mutePeer(PeerID)
+    /// Mute everyone on the stage whom the asker may mute (those below them), the asker excepted.
+    case muteAll
     case remove(PeerID, reason: String?)
     case setTopic(String)
     case endRoom(reason: String?)
@@ -46,7 +54,9 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     /// The peer a request acts on, if any.
     public var target: PeerID? {
         switch self {
-        case .invite(let id), .withdrawInvite(let id), .setRole(let id, _), .mutePeer(let id), .remove(let id, _): id
+        case .invite(let id), .withdrawInvite(let id), .setRole(let id, _), .mutePeer(let id), .remove(let id, _),
+            .lowerHandOf(let id):
+            id
         case .chat(_, .peer(let id)): id
         default: nil
         }

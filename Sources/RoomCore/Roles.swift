@@ -141,6 +141,37 @@ public struct RoleTable: Sendable, Equatable {
     /// The label the screen shows for a role (its name when unknown).
     public func label(of role: RoleName) -> String { index(of: role).map { roles[$0].label } ?? role.rawValue }
 
+    /// Whom "mute all" mutes: the unmuted people on the stage that `actor` may act on, in `peers`' order.
+    public func mutedByMuteAll(_ actor: Peer, among peers: some Sequence<Peer>) -> [Peer] {
+        peers.filter { peer in
+            peer.id != actor.id && !peer.muted && isOnStage(peer.role) && mayActOn(actor: actor.role, target: peer.role)
+        }
+    }
+
+    /// Whose hands "clear hands" lowers: the raised hands of people `actor` may act on, in `peers`' order.
+    public func loweredByClearHands(_ actor: Peer, among peers: some Sequence<Peer>) -> [Peer] {
+        peers.filter { $0.handRaisedAt != nil && $0.id != actor.id && mayActOn(actor: actor.role, target: $0.role) }
+    }
+
+    /// What "clear hands" with no hand to lower says.
+    public static let noHandsToLower = "no raised hands to lower"
+
+    /// What "mute all" with nobody to mute says.
+    public static let nobodyToMute = "everyone on the stage you may mute is muted already"
+
+    /// Whether a holder of `holder` reads a message sent to `role`: its holders and everyone ranked above them
+    /// (a message to the mods reaches the hosts too: "mods" means the people running the room).
+    public func receives(_ holder: RoleName, messageTo role: RoleName) -> Bool {
+        contains(holder) && contains(role) && rank(of: holder) <= rank(of: role)
+    }
+
+    /// Why a message to `role` was not sent when nobody but its sender would read it: "nobody else here is a mod
+    /// or host; nothing was sent".
+    public func nobodyReceives(messageTo role: RoleName) -> String {
+        let labels = roles.filter { receives($0.name, messageTo: role) }.sorted { $0.rank > $1.rank }.map(\.label)
+        return "nobody else here is a " + labels.joined(separator: " or ") + "; nothing was sent"
+    }
+
     /// An actor may move, mute or remove only peers of strictly lower standing (a larger rank number).
     public func mayActOn(actor: RoleName, target: RoleName) -> Bool {
         contains(actor) && rank(of: actor) < rank(of: target)
@@ -174,7 +205,7 @@ public struct RoleTable: Sendable, Equatable {
         switch request {
         case .raiseHand:
             return can(actor.role, .raiseHand) ? nil : refusal(lacking: .raiseHand)
-        case .lowerHand, .declineInvite, .leave:
+        case .lowerHand, .declineInvite, .leave, .setMicWorking:
             return nil
         case .acceptInvite:
             return nil
@@ -207,6 +238,16 @@ public struct RoleTable: Sendable, Equatable {
             guard let target else { return nil }
             if target.role == role { return Refusal("\(target.name) is already \(Self.article(role.rawValue))") }
             return standing(actor, over: target, doing: "move")
+        case .lowerHandOf:
+            guard can(actor.role, .invite) else {
+                return refusal(lacking: .invite, phrase: "lower someone else's hand")
+            }
+            guard let target else { return nil }
+            return standing(actor, over: target, doing: "lower the hand of")
+        case .clearHands:
+            return can(actor.role, .invite) ? nil : refusal(lacking: .invite, phrase: "clear the raised hands")
+        case .muteAll:
+            return can(actor.role, .muteOthers) ? nil : refusal(lacking: .muteOthers, phrase: "mute the speakers")
         case .mutePeer:
             guard can(actor.role, .muteOthers) else { return refusal(lacking: .muteOthers) }
             guard let target else { return nil }

@@ -45,7 +45,11 @@ public enum ControlCodec {
             let request: ClientRequest
             switch type {
             case "raise_hand": request = .raiseHand
-            case "lower_hand": request = .lowerHand
+            case "lower_hand":
+                // With a peer, someone else's hand (checked as an identity like any other `peer`).
+                let named = (try fields.optionalString("peer", maxBytes: ControlLimits.maxIdentityBytes)) != nil
+                request = named ? .lowerHandOf(try fields.peer("peer")) : .lowerHand
+            case "clear_hands": request = .clearHands
             case "invite": request = .invite(try fields.peer("peer"))
             case "accept_invite": request = .acceptInvite
             case "decline_invite": request = .declineInvite
@@ -55,7 +59,9 @@ public enum ControlCodec {
                     try fields.peer("peer"), RoleName(try fields.string("role", maxBytes: ControlLimits.maxRoleBytes)))
             case "step_down": request = .stepDown
             case "set_mute": request = .setMute(try fields.bool("muted"))
+            case "set_mic": request = .setMicWorking(try fields.bool("working"))
             case "mute_peer": request = .mutePeer(try fields.peer("peer"))
+            case "mute_all": request = .muteAll
             case "remove":
                 request = .remove(
                     try fields.peer("peer"),
@@ -104,12 +110,14 @@ public enum ControlCodec {
         case nil: break
         }
         switch message.request {
-        case .raiseHand, .lowerHand, .acceptInvite, .declineInvite, .stepDown, .leave: break
-        case .invite(let peer), .withdrawInvite(let peer), .mutePeer(let peer): object["peer"] = .string(peer.rawValue)
+        case .raiseHand, .lowerHand, .acceptInvite, .declineInvite, .stepDown, .leave, .muteAll, .clearHands: break
+        case .invite(let peer), .withdrawInvite(let peer), .mutePeer(let peer), .lowerHandOf(let peer):
+            object["peer"] = .string(peer.rawValue)
         case .setRole(let peer, let role):
             object["peer"] = .string(peer.rawValue)
             object["role"] = .string(role.rawValue)
         case .setMute(let muted): object["muted"] = .bool(muted)
+        case .setMicWorking(let working): object["working"] = .bool(working)
         case .remove(let peer, let reason):
             object["peer"] = .string(peer.rawValue)
             if let reason { object["reason"] = .string(reason) }
@@ -218,6 +226,9 @@ public enum ControlCodec {
         case .listingChanged(let listed, let by):
             object["listed"] = .bool(listed)
             object["by"] = .string(by.rawValue)
+        case .micChanged(let peer, let working):
+            object["peer"] = .string(peer.rawValue)
+            object["working"] = .bool(working)
         case .inviteLink(let room, let role, let token, let expiresAt, let id):
             object["room"] = .string(room)
             object["role"] = .string(role.rawValue)
@@ -310,6 +321,7 @@ public enum ControlCodec {
             output.append(contentsOf: #","hand_raised_at":null"#.utf8)
         }
         output.append(contentsOf: #","joined_at":\#(peer.joinedAt),"level":\#(peer.level)"#.utf8)
+        if !peer.micWorking { output.append(contentsOf: #","mic_failed":true"#.utf8) }
         if let invitation = announced.invitation {
             output.append(contentsOf: #","invited_by":"#.utf8)
             JSONValue.writeString(invitation.by.rawValue, into: &output)
@@ -404,6 +416,8 @@ public enum ControlCodec {
             event = .topicChanged(topic: try fields.string("topic"), by: try fields.actor())
         case "listing_changed":
             event = .listingChanged(listed: try fields.bool("listed"), by: try fields.actor())
+        case "mic_changed":
+            event = .micChanged(peer: try fields.peer("peer"), working: try fields.bool("working"))
         case "invite_link":
             event = .inviteLink(
                 room: try fields.string("room", maxBytes: 64), role: RoleName(try fields.string("role", maxBytes: 64)),
@@ -455,6 +469,7 @@ public enum ControlCodec {
         object["hand_raised_at"] = peer.handRaisedAt.map { .integer($0) } ?? .null
         object["joined_at"] = .integer(peer.joinedAt)
         object["level"] = .integer(Int64(peer.level))
+        if !peer.micWorking { object["mic_failed"] = .bool(true) }
         if let invitation = announced.invitation {
             object["invited_by"] = .string(invitation.by.rawValue)
             object["invited_at"] = .integer(invitation.at)
@@ -575,7 +590,8 @@ public enum ControlCodec {
         let peer = Peer(
             id: try fields.peer("id"), name: try fields.string("name"), role: RoleName(try fields.string("role")),
             muted: try fields.bool("muted"), handRaisedAt: try fields.optionalInteger("hand_raised_at"),
-            joinedAt: try fields.integer("joined_at"), level: Int(clamping: try fields.integer("level", in: 0...100)))
+            joinedAt: try fields.integer("joined_at"), level: Int(clamping: try fields.integer("level", in: 0...100)),
+            micWorking: !(try fields.optionalBool("mic_failed") ?? false))
         let invitedBy = try fields.optionalString("invited_by", maxBytes: ControlLimits.maxIdentityBytes)
         let invitation = try invitedBy.map { by throws(ControlDecodeError) in
             Invitation(by: PeerID(by), at: try fields.optionalInteger("invited_at") ?? 0)

@@ -39,7 +39,8 @@ extension ClientRequest {
     public var typeName: String {
         switch self {
         case .raiseHand: "raise_hand"
-        case .lowerHand: "lower_hand"
+        case .lowerHand, .lowerHandOf: "lower_hand"
+        case .clearHands: "clear_hands"
         case .invite: "invite"
         case .acceptInvite: "accept_invite"
         case .declineInvite: "decline_invite"
@@ -47,7 +48,9 @@ extension ClientRequest {
         case .setRole: "set_role"
         case .stepDown: "step_down"
         case .setMute: "set_mute"
+        case .setMicWorking: "set_mic"
         case .mutePeer: "mute_peer"
+        case .muteAll: "mute_all"
         case .remove: "remove"
         case .setTopic: "set_topic"
         case .endRoom: "end_room"
@@ -63,9 +66,9 @@ extension ClientRequest {
 
     /// Every request type name, in the order of `docs/protocol.md`.
     public static let typeNames: [String] = [
-        "raise_hand", "lower_hand", "invite", "accept_invite", "decline_invite", "withdraw_invite", "set_role",
-        "step_down", "set_mute", "mute_peer", "remove", "set_topic", "end_room", "chat", "leave", "set_listed",
-        "create_link", "list_links", "revoke_link", "set_locked",
+        "raise_hand", "lower_hand", "clear_hands", "invite", "accept_invite", "decline_invite", "withdraw_invite",
+        "set_role", "step_down", "set_mute", "set_mic", "mute_peer", "mute_all", "remove", "set_topic", "end_room",
+        "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link", "set_locked",
     ]
 }
 
@@ -220,6 +223,8 @@ public enum WireEvent: Sendable, Equatable {
     case handRaised(peer: PeerID, at: Timestamp)
     case handLowered(peer: PeerID, by: PeerID)
     case muteChanged(peer: PeerID, muted: Bool, by: PeerID)
+    /// A person's microphone stopped working or works again, as their client said.
+    case micChanged(peer: PeerID, working: Bool)
     /// Current audio levels, 0–100, of the peers whose level changed.
     case speakers(levels: [SpeakerLevel])
     /// Network quality scores that changed; sent without `seq` (it is a measure, not room state).
@@ -261,6 +266,7 @@ public enum WireEvent: Sendable, Equatable {
         case .handRaised: "hand_raised"
         case .handLowered: "hand_lowered"
         case .muteChanged: "mute_changed"
+        case .micChanged: "mic_changed"
         case .speakers: "speakers"
         case .networkQuality: "network_quality"
         case .chat: "chat"

@@ -156,6 +156,7 @@ extension WireEvent {
                 topic: ServerText.line(topic, maxCharacters: ControlLimits.maxTopicCharacters), by: ServerText.actor(by)
             )
         case .listingChanged(let listed, let by): return .listingChanged(listed: listed, by: ServerText.actor(by))
+        case .micChanged(let peer, let working): return .micChanged(peer: id(peer), working: working)
         case .inviteLink(let room, let role, let token, let expiresAt, let requestID):
             // The token is printed as part of a link a person copies: base64url, so anything else is removed.
             return .inviteLink(
@@ -209,7 +210,7 @@ extension Peer {
             ? self
             : Peer(
                 id: cleanID, name: name, role: role, muted: muted, handRaisedAt: handRaisedAt, joinedAt: joinedAt,
-                level: level, metadata: metadata)
+                level: level, metadata: metadata, micWorking: micWorking)
         peer.role = ServerText.role(role)
         if peer.name.isEmpty { peer.name = ServerText.name(cleanID.rawValue, fallback: ServerText.replacement) }
         return peer

@@ -422,7 +422,7 @@ public struct RoomAuthority: Sendable {
             switch message.to {
             case .everyone: true
             case .peer(let to): to == id || message.from == id
-            case .role(let to): to == role || message.from == id
+            case .role(let to): role.map { roles.receives($0, messageTo: to) } ?? false || message.from == id
             }
         }
         var present = order.compactMap { peers[$0].map(announced) }
@@ -492,6 +492,9 @@ public struct RoomAuthority: Sendable {
             if actor.handRaisedAt != nil { return (.conflict, "your hand is already raised") }
         case .lowerHand:
             if actor.handRaisedAt == nil { return (.conflict, "your hand is not raised") }
+        case .chat(_, .role(let role)):
+            let read = peers.values.contains { $0.id != actor.id && roles.receives($0.role, messageTo: role) }
+            if !read { return (.conflict, roles.nobodyReceives(messageTo: role)) }
         case .invite:
             guard let target else { return nil }
             if invitations[target.id] != nil { return (.conflict, "\(target.name) is already invited") }
@@ -512,6 +515,17 @@ public struct RoomAuthority: Sendable {
         case .mutePeer:
             guard let target else { return nil }
             if target.muted { return (.conflict, "\(target.name) is already muted") }
+        case .lowerHandOf:
+            guard let target else { return nil }
+            if target.handRaisedAt == nil { return (.conflict, "\(target.name)'s hand is not raised") }
+        case .clearHands:
+            if roles.loweredByClearHands(actor, among: order.lazy.compactMap { self.peers[$0] }).isEmpty {
+                return (.conflict, RoleTable.noHandsToLower)
+            }
+        case .muteAll:
+            if roles.mutedByMuteAll(actor, among: order.lazy.compactMap { self.peers[$0] }).isEmpty {
+                return (.conflict, RoleTable.nobodyToMute)
+            }
         case .setListed(let flag):
             if flag == listed {
                 return (.conflict, flag ? "the room is already listed in the lobby" : "the room is already unlisted")
@@ -520,7 +534,7 @@ public struct RoomAuthority: Sendable {
             if DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxChatCharacters).isEmpty {
                 return (.badRequest, "a chat message cannot be empty")
             }
-        case .setRole, .stepDown, .setMute, .remove, .setTopic, .endRoom, .leave, .createLink, .listLinks,
+        case .setRole, .stepDown, .setMute, .setMicWorking, .remove, .setTopic, .endRoom, .leave, .createLink, .listLinks,
             .revokeLink, .setLocked:
             break
         }
@@ -590,6 +604,12 @@ public struct RoomAuthority: Sendable {
         case .declineInvite:
             let inviter = invitations.removeValue(forKey: actorID)
             broadcast(.inviteDeclined(peer: actorID, by: actorID), into: &outcome)
+            // Saying no also takes the hand down: left up, it stays first in the queue and the next "invite next"
+            // asks the same person again. They raise it again when they are ready.
+            if actor.handRaisedAt != nil {
+                peers[actorID]?.handRaisedAt = nil
+                broadcast(.handLowered(peer: actorID, by: actorID), into: &outcome)
+            }
             audit(actorID, inviter.map { "invited by \($0.by)" } ?? "")
         case .setRole(let targetID, let role):
             if targetID != actorID, let old = target?.role {
@@ -610,6 +630,34 @@ public struct RoomAuthority: Sendable {
             peers[actorID]?.muted = muted
             outcome.gates.append(gate(actorID))
             broadcast(.muteChanged(peer: actorID, muted: muted, by: actorID), into: &outcome)
+        case .setMicWorking(let working):
+            // Said by the client about its own microphone: not kept past the connection (a client that comes
+            // back says it again), and a repeat changes nothing.
+            guard actor.micWorking != working else { return outcome }
+            peers[actorID]?.micWorking = working
+            broadcast(.micChanged(peer: actorID, working: working), into: &outcome)
+        case .lowerHandOf(let targetID):
+            peers[targetID]?.handRaisedAt = nil
+            broadcast(.handLowered(peer: targetID, by: actorID), into: &outcome)
+            audit(targetID)
+        case .clearHands:
+            let targets = roles.loweredByClearHands(actor, among: order.compactMap { peers[$0] })
+            for target in targets {
+                peers[target.id]?.handRaisedAt = nil
+                broadcast(.handLowered(peer: target.id, by: actorID), into: &outcome)
+            }
+            audit(nil, "\(targets.count) lowered")
+        case .muteAll:
+            // One request, one mute per person (as `mute_peer` would have said it), in the room's order.
+            let targets = roles.mutedByMuteAll(actor, among: order.compactMap { peers[$0] })
+            for target in targets {
+                peers[target.id]?.muted = true
+                outcome.gates.append(gate(target.id))
+                broadcast(.muteChanged(peer: target.id, muted: true, by: actorID), into: &outcome)
+                outcome.deliveries.append(
+                    Delivery(to: .peer(target.id), next(.askedToMute(peer: target.id, by: actorID))))
+            }
+            audit(nil, "\(targets.count) muted")
         case .mutePeer(let targetID):
             peers[targetID]?.muted = true
             outcome.gates.append(gate(targetID))
@@ -662,7 +710,7 @@ public struct RoomAuthority: Sendable {
             case .everyone: recipients = .everyone
             case .peer(let to): recipients = to == actorID ? .peer(actorID) : .peers([to, actorID])
             case .role(let role):
-                var holders = order.filter { peers[$0]?.role == role }
+                var holders = order.filter { peers[$0].map { roles.receives($0.role, messageTo: role) } ?? false }
                 if !holders.contains(actorID) { holders.append(actorID) }
                 recipients = .peers(holders)
             }

@@ -122,11 +122,13 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var signal: Int?
         /// Whether their connection is marked as poor (for hosts and moderators).
         public var poor: Bool
+        /// Whether their microphone does not work, as their client told the server: nobody hears them.
+        public var micFailed: Bool
 
         /// Creates a stage entry.
         public init(
             name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false, volume: Int? = nil,
-            signal: Int? = nil, poor: Bool = false
+            signal: Int? = nil, poor: Bool = false, micFailed: Bool = false
         ) {
             self.name = name
             self.role = role
@@ -136,6 +138,7 @@ public struct RoomScreenModel: Hashable, Sendable {
             self.volume = volume
             self.signal = signal
             self.poor = poor
+            self.micFailed = micFailed
         }
     }
 

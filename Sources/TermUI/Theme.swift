@@ -67,6 +67,8 @@ public struct Glyphs: Hashable, Sendable {
     public var micOpen: String
     /// A muted speaker.
     public var micMuted: String
+    /// A speaker whose microphone does not work (their client could not open it or lost it).
+    public var micFailed: String
     /// Level bar steps, lowest first.
     public var bars: [String]
     /// An unlit level bar cell after the first.
@@ -105,14 +107,16 @@ public struct Glyphs: Hashable, Sendable {
 
     /// Unicode symbols and block elements.
     public static let unicode = Glyphs(
-        host: "★", moderator: "◆", micOpen: "🎙", micMuted: "🔇", bars: ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"],
+        host: "★", moderator: "◆", micOpen: "🎙", micMuted: "🔇", micFailed: "🚫",
+        bars: ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"],
         barEmpty: " ", horizontal: "─", vertical: "│", corners: ["┌", "┐", "└", "┘"], ellipsis: "…", dot: "·",
         dash: "—", event: "·", selection: "›", connection: ["●", "◐", "○"], arrows: ["↑", "↓", "←", "→"], to: "→",
         notice: "!")
 
     /// Printable ASCII only.
     public static let ascii = Glyphs(
-        host: "*", moderator: "+", micOpen: "[o]", micMuted: "[m]", bars: ["_", "#", "#", "#", "#", "#", "#", "#"],
+        host: "*", moderator: "+", micOpen: "[o]", micMuted: "[m]", micFailed: "[x]",
+        bars: ["_", "#", "#", "#", "#", "#", "#", "#"],
         barEmpty: " ", horizontal: "-", vertical: "|", corners: ["+", "+", "+", "+"], ellipsis: "~", dot: "|",
         dash: "-", event: "-", selection: ">", connection: ["o", "~", "x"], arrows: ["Up", "Down", "Left", "Right"],
         to: "->", notice: "!", signal: ["x", "1", "2", "3", "4", "5"])

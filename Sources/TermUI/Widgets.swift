@@ -132,7 +132,8 @@ public struct StageGrid: Sendable {
     static let volumeWidth = 5
 
     func layout(width: Int, glyphs: Glyphs) -> Layout {
-        let micWidth = max(DisplayWidth.of(glyphs.micOpen), DisplayWidth.of(glyphs.micMuted))
+        let micWidth = max(
+            DisplayWidth.of(glyphs.micOpen), DisplayWidth.of(glyphs.micMuted), DisplayWidth.of(glyphs.micFailed))
         let available = max(0, width - 1)
         let longest = entries.reduce(0) { max($0, DisplayWidth.of(label(for: $1))) }
         let wantedLabel = min(18, max(12, longest))
@@ -247,14 +248,14 @@ public struct StageGrid: Sendable {
                 x += layout.signalWidth
             }
             if layout.barWidth > 0 {
-                LevelBar(level: entry.muted ? 0 : entry.level).render(
+                LevelBar(level: entry.muted || entry.micFailed ? 0 : entry.level).render(
                     into: &buffer, area: Rect(x: x, y: y, width: layout.barWidth, height: 1).intersection(cell),
                     theme: theme)
                 x += layout.barWidth + 2
             }
             if layout.micWidth > 0 {
-                let glyph = entry.muted ? glyphs.micMuted : glyphs.micOpen
-                let style = theme.style(entry.muted ? .muted : .speaker)
+                let glyph = entry.micFailed ? glyphs.micFailed : entry.muted ? glyphs.micMuted : glyphs.micOpen
+                let style = theme.style(entry.micFailed ? .error : entry.muted ? .muted : .speaker)
                 buffer.put(glyph, x: x, y: y, style: style, clip: cell)
                 x += layout.micWidth
             }

@@ -107,3 +107,13 @@ func commandHelpGoesToStdout(command: String) throws {
     #expect(result.standardOutput.contains("Choose devices with --input NAME and --output NAME"))
     #expect(result.standardError.isEmpty)
 }
+
+/// `rooms` given a room's link says which room it names, never the link itself: its invite is a secret.
+@Test func roomsNeverEchoesARoomLinksInvite() throws {
+    let result = try runClubroom(["rooms", "ws://127.0.0.1:9/rooms/jazz#invite=aaaa.bbbb.cccc"])
+    #expect(result.status == 1)
+    #expect(!result.standardError.contains("bbbb"))
+    #expect(
+        result.standardError
+            == "clubroom rooms: That is the address of the room jazz; give the server's, such as ws://127.0.0.1:9.\n")
+}

@@ -33,7 +33,7 @@ let protocolRoles = try! RoleTable.parse(
         let requests: [ClientRequest] = [
             .raiseHand, .lowerHand, .invite("eli"), .acceptInvite,
             .declineInvite, .withdrawInvite("eli"), .setRole("a", "moderator"), .stepDown, .setMute(true),
-            .setMute(false),
+            .setMute(false), .setMicWorking(false), .setMicWorking(true), .muteAll, .lowerHandOf("eli"), .clearHands,
             .mutePeer("b"), .remove("c", reason: "why"), .remove("c", reason: nil), .setTopic("t"),
             .endRoom(reason: ""), .endRoom(reason: nil),
             .chat("x", to: .everyone), .chat("y", to: .peer("p")), .chat("z", to: .role("r")),
@@ -45,6 +45,28 @@ let protocolRoles = try! RoleTable.parse(
             let message = ClientMessage(request, id: .integer(1))
             #expect(try ControlCodec.decodeClient(ControlCodec.encode(message)) == message)
         }
+    }
+
+    /// A peer whose microphone does not work says so with `mic_failed`; a working one carries no such field, so
+    /// a peer's bytes stay as they were for everyone else.
+    @Test func aFailedMicrophoneIsAFieldOnlyWhileItFails() throws {
+        let failing = Peer(id: "chen", name: "Chen", role: .speaker, joinedAt: 1, micWorking: false)
+        #expect(
+            String(
+                decoding: ControlCodec.encode(ServerMessage(.peerJoined(AnnouncedPeer(failing)), seq: 4)), as: UTF8.self
+            )
+                == #"{"type":"peer_joined","seq":4,"peer":{"id":"chen","name":"Chen","role":"speaker","muted":true,"hand_raised_at":null,"joined_at":1,"level":0,"mic_failed":true}}"#
+        )
+        var working = failing
+        working.micWorking = true
+        #expect(
+            !String(
+                decoding: ControlCodec.encode(ServerMessage(.peerJoined(AnnouncedPeer(working)), seq: 4)), as: UTF8.self
+            )
+            .contains("mic_failed"))
+        #expect(
+            ControlCodec.encode(ClientMessage(.setMicWorking(false)))
+                == Array(#"{"type":"set_mic","working":false}"#.utf8))
     }
 
     /// A reason the request leaves out is not sent, and reads back as absent rather than empty.
@@ -61,6 +83,7 @@ let protocolRoles = try! RoleTable.parse(
         let peer = AnnouncedPeer(
             Peer(id: "名前", name: "Ana 🎙", role: .host, muted: false, handRaisedAt: 5, joinedAt: 1, level: 100),
             invitation: Invitation(by: "bo", at: 4), stepUp: .host)
+        let failing = AnnouncedPeer(Peer(id: "chen", name: "Chen", role: .speaker, micWorking: false))
         let events: [WireEvent] = [
             .joined(
                 JoinedSnapshot(
@@ -72,7 +95,9 @@ let protocolRoles = try! RoleTable.parse(
             .roleChanged(peer: "a", role: "speaker", by: "b", stepUp: nil),
             .roleChanged(peer: "a", role: "audience", by: "a", stepUp: "host"), .handRaised(peer: "a", at: 7),
             .handLowered(peer: "a", by: "a"),
-            .muteChanged(peer: "a", muted: true, by: "b"), .speakers(levels: [SpeakerLevel(peer: "a", level: 3)]),
+            .muteChanged(peer: "a", muted: true, by: "b"), .micChanged(peer: "a", working: false),
+            .micChanged(peer: "a", working: true), .peerJoined(failing),
+            .speakers(levels: [SpeakerLevel(peer: "a", level: 3)]),
             .networkQuality([
                 PeerQuality(peer: "a", score: 4, lossPercent: 2, jitterMilliseconds: 12, rttMilliseconds: 40),
                 PeerQuality(peer: "b", score: 0, lossPercent: 100, jitterMilliseconds: 0, rttMilliseconds: 0),

@@ -115,7 +115,7 @@ import Testing
             .joined(snapshot), .peerJoined(ana), .peerLeft(peer: "ana", reason: .left),
             .roleChanged(peer: "eli", role: .speaker, by: "ana", stepUp: nil), .handRaised(peer: "eli", at: 1),
             .handLowered(peer: "eli", by: "eli"), .muteChanged(peer: "eli", muted: false, by: "eli"),
-            .speakers(levels: []), .networkQuality([]),
+            .micChanged(peer: "eli", working: false), .speakers(levels: []), .networkQuality([]),
             .chat(ChatMessage(from: "ana", fromName: "Ana", text: "x", sentAt: 1)),
             .invited(peer: "eli", by: "ana", at: 9), .inviteDeclined(peer: "fay", by: "fay"),
             .inviteWithdrawn(peer: "fay", by: "ana"), .inviteExpired(peer: "fay"),
@@ -136,7 +136,8 @@ import Testing
         #expect(
             kinds == [
                 "joined", "peerJoined", "peerLeft", "roleChanged", "handRaised", "handLowered", "muteChanged",
-                "speakers", "networkQuality", "chat", "invited", "inviteDeclined", "inviteWithdrawn", "inviteExpired",
+                "micChanged", "speakers", "networkQuality", "chat", "invited", "inviteDeclined", "inviteWithdrawn",
+                "inviteExpired",
                 "askedToMute",
                 "removed", "roomEnded",
                 "topicChanged", "listingChanged", "inviteLink", "links", "error",
@@ -176,6 +177,7 @@ import Testing
         case .handRaised: "handRaised"
         case .handLowered: "handLowered"
         case .muteChanged: "muteChanged"
+        case .micChanged: "micChanged"
         case .speakers: "speakers"
         case .networkQuality: "networkQuality"
         case .chat: "chat"

@@ -13,8 +13,18 @@ import Testing
             $0.hasPrefix("You joined friday as Host (host).") && $0.hasSuffix("Type /help for the commands.")
         }
         send("/who", to: input)
-        _ = try lines.expect(from: joined, timeout: 10) { $0.hasPrefix("On stage: Host (host, muted, you)") }
+        _ = try lines.expect(from: joined, timeout: 10) {
+            // The demo's moderator sets the topic as the room opens: /who says it first once it is set.
+            $0.hasPrefix("On stage: Host (host, muted, you)")
+                || $0.hasPrefix("Topic: \"Friday terminal hour\". On stage: Host (host, muted, you)")
+        }
+        // A host is asked first, as on the screen; the next line answers.
         send("/leave", to: input)
+        _ = try lines.expect(from: joined, timeout: 10) {
+            $0.hasPrefix("Leave the room? You are a host.")
+                && $0.hasSuffix("Type yes to leave, or anything else to cancel.")
+        }
+        send("yes", to: input)
         _ = try lines.expect(from: joined, timeout: 10) { $0 == "You left the room." }
         let deadline = Date().addingTimeInterval(10)
         while process.isRunning, Date() < deadline { usleep(20_000) }

@@ -79,7 +79,7 @@ final class Script: @unchecked Sendable {
                 "You joined lobby as Hana (listener). 4 people here: 1 on stage, 0 raised hands, 3 listening. "
                     + "Type /help for the commands.",
                 "Eli raised their hand.",
-                "Ana invited you to speak. Type /accept or /decline.",
+                "Ana invited you to speak. Type /accept or /decline; say something first to check your microphone.",
                 "Joining the stage muted; type /unmute when you want to talk.",
                 "only hosts and moderators can invite people to speak",
                 "Ana started speaking.",

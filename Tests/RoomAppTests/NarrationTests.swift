@@ -81,7 +81,8 @@ import Testing
             send(&state, .line("/who", at: t0))[0]
                 == [
                     .say(
-                        "On stage: Ana (host, live), Bo (mod, muted), Chen (speaker, live), Dara (speaker, live). "
+                        "Topic: \"Friday terminal hour\". On stage: Ana (host, live), Bo (mod, muted), "
+                            + "Chen (speaker, live), Dara (speaker, live). "
                             + "3 raised hands. Listening (3): Hana, Ivo, Jun.")
                 ])
     }

@@ -215,7 +215,8 @@ import Testing
         #expect(
             state.overlay
                 == .actions(
-                    peer: "eli", items: [.invite, .makeSpeaker, .makeModerator, .remove, .message], selected: 0))
+                    peer: "eli", items: [.invite, .makeSpeaker, .makeModerator, .lowerTheirHand, .remove, .message],
+                    selected: 0))
         send(&state, char("j"))
         #expect(sent(send(&state, key(.enter))[0]) == [.setRole("eli", .speaker)])
         #expect(state.overlay == nil)

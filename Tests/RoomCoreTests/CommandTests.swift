@@ -142,8 +142,8 @@ func parse(_ line: String) -> Result<Command, CommandError> {
         )
         #expect(parse("/dm bo") == .failure(.missingArgument(command: "dm", argument: "TEXT", usage: "/dm NAME TEXT")))
         #expect(parse("/chat") == .failure(.missingArgument(command: "chat", argument: "TEXT", usage: "/chat TEXT")))
-        #expect(
-            parse("/topic  ") == .failure(.missingArgument(command: "topic", argument: "TEXT", usage: "/topic TEXT")))
+        // `/topic` alone asks what the topic is (a listener reads it again).
+        #expect(parse("/topic  ") == .success(.showTopic))
         #expect(parse("/hand up") == .failure(.unexpectedArgument(command: "hand", text: "up", usage: "/hand")))
         #expect(
             parse("/invite bo now")

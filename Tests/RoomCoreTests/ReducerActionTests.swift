@@ -132,6 +132,19 @@ func refused(_ reason: String) -> [Effect] { [.notice(Notice(.refusal, reason))]
         #expect(
             effects(of: .request(.chat("hi", to: .role("boss"))), as: "dara") == refused("there is no role called boss")
         )
+        // Only Ana hosts: her own message to the hosts would reach nobody.
+        #expect(
+            effects(of: .request(.chat("hi", to: .role(.host))), as: "ana")
+                == refused("nobody else here is a host; nothing was sent"))
+        let hostOnly = joinedRoom(as: "dara", peers: [roomPeers[0], roomPeers[3]])
+        #expect(
+            effects(of: .request(.chat("hi", to: .role(.moderator))), as: "dara", in: hostOnly) == [
+                .send(.chat("hi", to: .role(.moderator)))
+            ])
+        let noStaff = joinedRoom(as: "dara", peers: [roomPeers[2], roomPeers[3]])
+        #expect(
+            effects(of: .request(.chat("hi", to: .role(.moderator))), as: "dara", in: noStaff)
+                == refused("nobody else here is a mod or host; nothing was sent"))
         #expect(
             effects(of: .request(.chat("hi", to: .peer("dara"))), as: "dara") == refused("you cannot message yourself"))
         #expect(effects(of: .request(.chat("hi", to: .peer("zed"))), as: "dara") == refused("zed is not in the room"))

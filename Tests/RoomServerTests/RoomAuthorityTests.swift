@@ -837,6 +837,84 @@ func expectRefused(
         expectRefused(.endRoom(reason: nil), by: "eli", code: .forbidden)
     }
 
+    /// A client says its microphone does not work; everyone is told, the snapshot carries it, and saying it
+    /// again changes nothing.
+    @Test func aMicrophoneThatDoesNotWorkIsToldToEveryone() {
+        var room = populatedRoom()
+        let failed = room.handle(.setMicWorking(false), from: "chen", now: 60)
+        #expect(events(failed) == [.micChanged(peer: "chen", working: false)])
+        #expect(failed.deliveries.map(\.to) == [.everyone])
+        #expect(room.peers["chen"]?.micWorking == false)
+        guard case .joined(let snapshot) = room.snapshot(for: "eli", resumed: false).event else {
+            Issue.record("no snapshot")
+            return
+        }
+        #expect(snapshot.peers.first { $0.peer.id == "chen" }?.peer.micWorking == false)
+        let again = room.handle(.setMicWorking(false), from: "chen", now: 61)
+        #expect(again.deliveries.isEmpty && again.error == nil)
+        let back = room.handle(.setMicWorking(true), from: "chen", now: 62)
+        #expect(events(back) == [.micChanged(peer: "chen", working: true)])
+    }
+
+    /// Mute all: every unmuted person on the stage below the asker, one mute each; never the asker, never a peer
+    /// of the same rank or above; refused when nobody is left to mute.
+    @Test func muteAllMutesTheStageBelowTheAsker() {
+        var room = populatedRoom()
+        _ = room.handle(.setRole("eli", .speaker), from: "ana", now: 10)
+        _ = room.handle(.setMute(false), from: "chen", now: 11)
+        _ = room.handle(.setMute(false), from: "eli", now: 12)
+        _ = room.handle(.setMute(false), from: "bo", now: 13)
+        _ = room.handle(.setMute(false), from: "ana", now: 14)
+        let byMod = room.handle(.muteAll, from: "bo", now: 20)
+        #expect(
+            events(byMod) == [
+                .muteChanged(peer: "chen", muted: true, by: "bo"), .askedToMute(peer: "chen", by: "bo"),
+                .muteChanged(peer: "eli", muted: true, by: "bo"), .askedToMute(peer: "eli", by: "bo"),
+            ])
+        #expect(room.peers["ana"]?.muted == false)
+        #expect(room.peers["bo"]?.muted == false)
+        expectRefused(
+            .muteAll, by: "bo", code: .conflict, message: "everyone on the stage you may mute is muted already",
+            in: room)
+        let byHost = room.handle(.muteAll, from: "ana", now: 21)
+        #expect(
+            events(byHost) == [.muteChanged(peer: "bo", muted: true, by: "ana"), .askedToMute(peer: "bo", by: "ana")])
+        expectRefused(
+            .muteAll, by: "chen", code: .forbidden, message: "only hosts and moderators can mute the speakers")
+    }
+
+    /// Hand controls: who runs the queue lowers one hand or all of them; the queue's order goes with them.
+    @Test func aModeratorLowersOneHandOrClearsTheQueue() {
+        var room = populatedRoom()
+        _ = room.handle(.raiseHand, from: "eli", now: 10)
+        _ = room.handle(.raiseHand, from: "fay", now: 11)
+        let one = room.handle(.lowerHandOf("eli"), from: "bo", now: 12)
+        #expect(events(one) == [.handLowered(peer: "eli", by: "bo")])
+        #expect(room.peers["eli"]?.handRaisedAt == nil)
+        expectRefused(.lowerHandOf("eli"), by: "bo", code: .conflict, message: "Eli's hand is not raised", in: room)
+        expectRefused(.lowerHandOf("fay"), by: "chen", code: .forbidden, in: room)
+        expectRefused(.clearHands, by: "eli", code: .forbidden, in: room)
+        _ = room.handle(.raiseHand, from: "eli", now: 13)
+        let all = room.handle(.clearHands, from: "ana", now: 14)
+        #expect(events(all) == [.handLowered(peer: "eli", by: "ana"), .handLowered(peer: "fay", by: "ana")])
+        expectRefused(.clearHands, by: "ana", code: .conflict, message: "no raised hands to lower", in: room)
+    }
+
+    /// Declining takes the hand down, so "invite next" does not ask the same person again.
+    @Test func decliningLowersTheHand() {
+        var room = populatedRoom()
+        _ = room.handle(.raiseHand, from: "eli", now: 10)
+        _ = room.handle(.raiseHand, from: "fay", now: 11)
+        _ = room.handle(.invite("eli"), from: "bo", now: 12)
+        let declined = room.handle(.declineInvite, from: "eli", now: 13)
+        #expect(
+            events(declined) == [
+                .inviteDeclined(peer: "eli", by: "eli"), .handLowered(peer: "eli", by: "eli"),
+            ])
+        #expect(room.peers["eli"]?.handRaisedAt == nil)
+        #expect(room.peers["fay"]?.handRaisedAt == 11)
+    }
+
     @Test func chatToEveryoneOnePeerAndARole() {
         var room = populatedRoom()
         let all = room.handle(.chat(" hi ", to: .everyone), from: "eli", now: 60)
@@ -846,9 +924,41 @@ func expectRefused(
         let direct = room.handle(.chat("psst", to: .peer("ana")), from: "eli", now: 61)
         #expect(direct.deliveries.map(\.to) == [.peers(["ana", "eli"])])
         let stage = room.handle(.chat("mods", to: .role(.moderator)), from: "ana", now: 62)
-        #expect(stage.deliveries.map(\.to) == [.peers(["bo", "ana"])])
+        #expect(stage.deliveries.map(\.to) == [.peers(["ana", "bo"])])
         let own = room.handle(.chat("audience", to: .role(.audience)), from: "eli", now: 63)
-        #expect(own.deliveries.map(\.to) == [.peers(["eli", "fay"])])
+        #expect(own.deliveries.map(\.to) == [.peers(["ana", "bo", "chen", "eli", "fay"])])
+    }
+
+    /// "mods" means the people running the room: a message to the mods reaches the hosts too, and one to the
+    /// speakers the whole stage; a role nobody else reads is refused, not shown as delivered.
+    @Test func aMessageToARoleReachesItAndEveryoneAboveIt() {
+        var room = populatedRoom()
+        let mods = room.handle(.chat("two minutes", to: .role(.moderator)), from: "eli", now: 60)
+        #expect(mods.deliveries.map(\.to) == [.peers(["ana", "bo", "eli"])])
+        let speakers = room.handle(.chat("wrap up", to: .role(.speaker)), from: "fay", now: 61)
+        #expect(speakers.deliveries.map(\.to) == [.peers(["ana", "bo", "chen", "fay"])])
+        guard case .joined(let snapshot) = room.snapshot(for: "ana", resumed: false).event else {
+            Issue.record("no snapshot")
+            return
+        }
+        #expect(snapshot.chat.map(\.text) == ["two minutes", "wrap up"])
+        guard case .joined(let chens) = room.snapshot(for: "chen", resumed: false).event else {
+            Issue.record("no snapshot")
+            return
+        }
+        #expect(chens.chat.map(\.text) == ["wrap up"])
+    }
+
+    @Test func aMessageToARoleNobodyElseHoldsIsRefused() {
+        var room = populatedRoom()
+        _ = room.leave("bo", reason: .left, now: 50)
+        _ = room.leave("ana", reason: .left, now: 51)
+        expectRefused(
+            .chat("anyone?", to: .role(.moderator)), by: "eli", code: .conflict,
+            message: "nobody else here is a mod or host; nothing was sent", in: room)
+        expectRefused(
+            .chat("anyone?", to: .role(.host)), by: "eli", code: .conflict,
+            message: "nobody else here is a host; nothing was sent", in: room)
     }
 
     @Test func chatRefusals() {

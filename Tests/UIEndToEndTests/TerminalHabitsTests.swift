@@ -132,4 +132,31 @@ import Glibc
         try tmux.keys("d")
         #expect(eventually(10) { host.output.contents.contains("\"invite_declined\"") })
     }
+
+    /// A microphone that cannot open (`--input wav:missing.wav`) is said in the prompt, not drawn as an empty
+    /// meter; once the person accepts, the room is told and the stage marks them for everyone.
+    @Test(.timeLimit(.minutes(1))) func aMissingMicrophoneIsSaidInThePromptAndMarkedOnTheStage() throws {
+        guard let room = try UIRoom() else { return }
+        defer { room.close() }
+        let host = try room.bot("ana", name: "Ana", role: "host")
+        let tmux = room.tmux
+        try room.joinAsListener(
+            width: 80, height: 24, options: ["--input", "wav:missing.wav", "--output", "null"])
+        host.write(#"{"cmd":"invite","peer":"hana"}"#)
+        #expect(eventually(10) { tmux.screen().contains("Invitation to speak") }, "no prompt:\n\(tmux.screen())")
+        // Inside the dialog's box (the lines with its border), not only in the event pane behind it.
+        let said = eventually(10) {
+            tmux.screen().split(separator: "\n").contains { $0.contains("│") && $0.contains("cannot be read") }
+        }
+        #expect(said, "the prompt does not say why the microphone cannot open:\n\(tmux.screen())")
+        try tmux.keys("a")
+        let told = eventually(10) {
+            host.output.contents.contains(#""event":"mic_changed","peer":"hana","working":false"#)
+        }
+        #expect(told, "the room was not told:\n\(host.output.contents)")
+        let marked = eventually(10) {
+            section("Stage", of: tmux.screen()).contains { $0.contains("Hana") && $0.contains("🚫") }
+        }
+        #expect(marked, "the stage does not mark the microphone:\n\(tmux.screen())")
+    }
 }

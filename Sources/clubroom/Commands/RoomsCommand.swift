@@ -50,8 +50,10 @@ enum RoomsCommand: ClubroomCommand {
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = try Options(arguments)
         let link = try readLink(options.url)
-        if link.room != nil {
-            throw JoinFailure(text: "\(options.url) is a room's address; give the server's, such as \(link.server).")
+        if let room = link.room {
+            // Not the link as given: it may carry an invite, which is a secret.
+            throw JoinFailure(
+                text: "That is the address of the room \(room); give the server's, such as \(link.server).")
         }
         let token: String
         switch (link.invite, options.token, options.secretFile) {
