@@ -30,7 +30,7 @@ extension ServerState {
     func admission(
         to room: String, request: WebSocketUpgradeRequest, now: Timestamp
     ) -> Result<
-        (id: PeerID, name: String, role: RoleName, onlyIfReturning: Bool), DoorRefusal
+        (id: PeerID, name: String, role: RoleName, onlyIfReturning: Bool, fromLobby: Bool), DoorRefusal
     > {
         let credential: TokenCredential
         switch verify(request) {
@@ -48,7 +48,7 @@ extension ServerState {
             guard claims.subject.utf8.count <= ControlLimits.maxIdentityBytes, !claims.subject.isEmpty else {
                 return .failure(DoorRefusal(ServerClose.identityUnusable, detail: "identity too long"))
             }
-            return .success((PeerID(claims.subject), claims.name, RoleName(claims.role), false))
+            return .success((PeerID(claims.subject), claims.name, RoleName(claims.role), false, false))
         case .invite(let claims):
             if let invited = claims.room, !invited.utf8.elementsEqual(room.utf8) {
                 return .failure(DoorRefusal(.wrongRoom(tokenRoom: invited, requestedRoom: room)))
@@ -74,7 +74,11 @@ extension ServerState {
                     DoorRefusal(ServerClose.guestKeyMissing, detail: "invite \(claims.id) without a guest key"))
             }
             let name = DisplayName.sanitize(GuestHeaders.decodeName(request.headers[GuestHeaders.name]) ?? "")
-            return .success((PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role), onlyIfReturning))
+            return .success(
+                (
+                    PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role), onlyIfReturning,
+                    claims.room == nil
+                ))
         }
     }
 
