@@ -17,7 +17,10 @@ extension ServerState {
             return
         }
         let now = currentTimestamp()
-        let admitted: (id: PeerID, name: String, role: RoleName, invite: InviteClaims?, onlyIfReturning: Bool)
+        let admitted:
+            (
+                id: PeerID, name: String, role: RoleName, invite: InviteClaims?, onlyIfReturning: Bool, fromLobby: Bool
+            )
         switch admission(to: roomName, request: request, now: now) {
         case .success(let who): admitted = who
         case .failure(let refusal):
@@ -45,6 +48,7 @@ extension ServerState {
         var previous: ConnectionEntry?
         let ticket = JoinTicket(
             id: id, name: admitted.name, role: admitted.role, now: now, onlyIfReturning: admitted.onlyIfReturning,
+            fromLobby: admitted.fromLobby,
             isWanted: { [connections] in connections.isOpen(entry) },
             answer: { [self] answer in
                 switch answer {

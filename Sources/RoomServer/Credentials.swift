@@ -31,7 +31,8 @@ extension ServerState {
     func admission(
         to room: String, request: WebSocketUpgradeRequest, now: Timestamp
     ) -> Result<
-        (id: PeerID, name: String, role: RoleName, invite: InviteClaims?, onlyIfReturning: Bool), DoorRefusal
+        (id: PeerID, name: String, role: RoleName, invite: InviteClaims?, onlyIfReturning: Bool, fromLobby: Bool),
+        DoorRefusal
     > {
         let credential: TokenCredential
         switch verify(request) {
@@ -49,7 +50,7 @@ extension ServerState {
             guard claims.subject.utf8.count <= ControlLimits.maxIdentityBytes, !claims.subject.isEmpty else {
                 return .failure(DoorRefusal(ServerClose.identityUnusable, detail: "identity too long"))
             }
-            return .success((PeerID(claims.subject), claims.name, RoleName(claims.role), nil, false))
+            return .success((PeerID(claims.subject), claims.name, RoleName(claims.role), nil, false, false))
         case .invite(let claims):
             if let invited = claims.room, !invited.utf8.elementsEqual(room.utf8) {
                 return .failure(DoorRefusal(.wrongRoom(tokenRoom: invited, requestedRoom: room)))
@@ -76,7 +77,10 @@ extension ServerState {
             }
             let name = DisplayName.sanitize(GuestHeaders.decodeName(request.headers[GuestHeaders.name]) ?? "")
             return .success(
-                (PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role), claims, onlyIfReturning))
+                (
+                    PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role), claims, onlyIfReturning,
+                    claims.room == nil
+                ))
         }
     }
 

@@ -19,6 +19,9 @@ struct JoinTicket {
     /// when the room is listed and open and this identity is in it or left it within the reconnect grace, and is
     /// refused (`unlisted`) otherwise, exactly as for a room that does not exist.
     var onlyIfReturning = false
+    /// Whether the peer came with a server invite (a lobby link): its presence is recorded when it joins, even in
+    /// the role its link gives, so that after a restart the room knows it as a returning member.
+    var fromLobby = false
     /// Whether the join is still wanted (its connection is still open), asked right before the room decides.
     var isWanted: () -> Bool
     /// The room's answers, in order: `refused` or `unavailable` alone, or `accepted` at once and `admitted`
@@ -165,7 +168,12 @@ final class LocalRooms: @unchecked Sendable {
         switch result {
         case .refused(let reason):
             ticket.answer(.refused(reason))
-        case .joined(let snapshot, let outcome, let replaced):
+        case .joined(let snapshot, var outcome, let replaced):
+            if ticket.fromLobby, let role = room.peers[ticket.id]?.role,
+                !outcome.changes.contains(where: { if case .roleHeld(ticket.id, _, _) = $0 { true } else { false } })
+            {
+                outcome.changes.append(.roleHeld(ticket.id, role: role, at: ticket.now))
+            }
             ticket.answer(.accepted(replaced: replaced))
             submit(outcome, in: roomName) { [self] _ in
                 // A join's changes (a role given back) are the room's own; there is nobody to tell if they are not

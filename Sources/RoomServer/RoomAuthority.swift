@@ -343,10 +343,12 @@ public struct RoomAuthority: Sendable {
     /// link, a second terminal) takes nothing away. A link higher than the one the peer came with raises it to the
     /// link's role, unless someone else moved the peer down (that stands until someone raises them again); a link
     /// no higher than before leaves a role the peer stepped down from itself where it is. When the old link is not
-    /// known (a room loaded after a restart), a link higher than the role raises it.
+    /// known (a room loaded after a restart), the role is kept as it was: the room cannot tell a step down from a
+    /// lower link.
     func roleKept(_ role: RoleName, of id: PeerID, previousToken: RoleName?, newToken: RoleName) -> RoleName {
-        guard roles.rank(of: newToken) < roles.rank(of: role), loweredByOthers[id] == nil else { return role }
-        if let previousToken, roles.rank(of: newToken) >= roles.rank(of: previousToken) { return role }
+        guard roles.rank(of: newToken) < roles.rank(of: role), loweredByOthers[id] == nil,
+            let previousToken, roles.rank(of: newToken) < roles.rank(of: previousToken)
+        else { return role }
         return newToken
     }
 
@@ -534,7 +536,8 @@ public struct RoomAuthority: Sendable {
             if DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxChatCharacters).isEmpty {
                 return (.badRequest, "a chat message cannot be empty")
             }
-        case .setRole, .stepDown, .setMute, .setMicWorking, .remove, .setTopic, .endRoom, .leave, .createLink, .listLinks,
+        case .setRole, .stepDown, .setMute, .setMicWorking, .remove, .setTopic, .endRoom, .leave, .createLink,
+            .listLinks,
             .revokeLink, .setLocked:
             break
         }
