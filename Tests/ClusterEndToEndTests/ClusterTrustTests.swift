@@ -42,9 +42,10 @@ import Testing
         try ana.wait(for: "joined")
         try host.wait(for: "peer_joined") { $0.text("peer") == "ana" }
 
-        // Private words, to one peer and to a role, and a public line.
+        // Private words, to one peer and to a role (the hosts, from a listener: a role-only message needs someone
+        // else in the role), and a public line.
         host.send(#"{"cmd":"chat","text":"psst-direct-words","to":"ana"}"#)
-        host.send(#"{"cmd":"chat","text":"hush-role-words","role":"host"}"#)
+        ana.send(#"{"cmd":"chat","text":"hush-role-words","role":"host"}"#)
         ana.send(#"{"cmd":"chat","text":"public words"}"#)
         try ana.wait(for: "chat") { $0.text("text") == "psst-direct-words" }
         try host.wait(for: "chat") { $0.text("text") == "hush-role-words" }

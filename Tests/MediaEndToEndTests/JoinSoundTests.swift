@@ -79,25 +79,33 @@ extension MediaEndToEndTests {
         #expect(listener.process.terminationStatus == 0)
     }
 
-    @Test func aPromotedListenerOpensTheMicrophoneAndADemotedOneClosesIt() throws {
+    /// A promoted listener opens the microphone (which fails here, and says so); demoted and promoted again, it
+    /// opens it again, and the same failure is not said a second time: device trouble is told once per change of
+    /// the device's state, not on every role change.
+    @Test func aPromotedListenerOpensTheMicrophoneAndItsFailureIsSaidOncePerChange() throws {
         let room = try TestServer(name: "join-promote")
         let host = try room.bot("hana", role: "host")
         #expect(host.waitFor("\"joined\""))
-        // Each opening of this microphone fails loudly: one "No microphone" line per opening.
         let listener = try room.join(
             "eli", role: "audience", input: "wav:\(room.path("no-microphone.wav"))", output: "null")
         #expect(listener.waitFor("You joined stage as eli"))
+        #expect(lines(listener.standardOutput, containing: "No microphone").isEmpty)
         host.send("{\"cmd\":\"set_role\",\"peer\":\"eli\",\"role\":\"speaker\"}")
         #expect(listener.waitFor("No microphone ("))
         host.send("{\"cmd\":\"set_role\",\"peer\":\"eli\",\"role\":\"audience\"}")
         #expect(host.waitFor("\"role_changed\",\"peer\":\"eli\",\"role\":\"audience\""))
         usleep(300_000)
         host.send("{\"cmd\":\"set_role\",\"peer\":\"eli\",\"role\":\"speaker\"}")
-        #expect(eventually(seconds: 10) { lines(listener.standardOutput, containing: "No microphone").count == 2 })
+        #expect(
+            eventually(seconds: 10) {
+                lines(listener.standardOutput, containing: "You are on the stage now as speaker").count == 2
+            },
+            "\(listener.standardOutput)")
+        usleep(1_000_000)
         listener.finish()
         host.finish()
         _ = room.stop()
-        #expect(lines(listener.standardOutput, containing: "No microphone").count == 2)
+        #expect(lines(listener.standardOutput, containing: "No microphone").count == 1)
     }
 
     @Test func aVolumeSetInOneSessionIsKeptAndPlaysTheSpeakerAtThatLevelInTheNext() throws {

@@ -65,7 +65,7 @@ import Testing
             send(&state, .line("/who", at: t0))[0]
                 == [
                     .say(
-                        "On stage: Ana (host, live, signal 5/5), Bo (mod, muted, signal 4/5), "
+                        "Topic: \"Friday terminal hour\". On stage: Ana (host, live, signal 5/5), Bo (mod, muted, signal 4/5), "
                             + "Chen (speaker, live, signal 2/5, poor: losing 12%), Dara (speaker, live, no media). "
                             + "3 raised hands. Listening (3): Hana, Ivo, Jun.")
                 ])
