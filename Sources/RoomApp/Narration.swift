@@ -118,6 +118,11 @@ public enum Narration {
                 return Sentence("You are live: others hear you.", logged: false)
             }
             return Sentence("\(who) \(muted ? "muted" : "unmuted").", logged: false)
+        case .playingChanged(let id, let playing):
+            // One's own file is said by the player itself, with its title.
+            if id == selfID { return nil }
+            let who = name(id, state) ?? id.rawValue
+            return Sentence(playing ? "\(who) is playing a file into the room." : "\(who) stopped playing.")
         case .speakers:
             return nil
         case .chat(let message):

@@ -28,6 +28,8 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     case handRaised(PeerID, at: Timestamp)
     case handLowered(PeerID, by: PeerID?)
     case muteChanged(PeerID, muted: Bool, by: PeerID?)
+    /// `peer` started or stopped playing a file into the room.
+    case playingChanged(PeerID, playing: Bool)
     /// Levels that changed, and how loud; peers not listed keep their level (the server sends only changes).
     case speakers([SpeakerLevel])
     case chat(ChatMessage)

@@ -220,11 +220,15 @@ public struct Peer: Sendable, Equatable, Codable, Identifiable {
     }
     /// Free-form key/value pairs from the token or the server (e.g. `"bot": "true"`).
     public var metadata: [String: String]
+    /// Whether they are playing a file into the room (shown as ♪ beside their name).
+    public var playing: Bool
 
     public init(
         id: PeerID, name: String, role: RoleName = .audience, muted: Bool = true, handRaisedAt: Timestamp? = nil,
-        joinedAt: Timestamp = 0, level: Int = 0, metadata: [String: String] = [:]
+        joinedAt: Timestamp = 0, level: Int = 0, metadata: [String: String] = [:],
+        playing: Bool = false
     ) {
+        self.playing = playing
         self.id = id
         self.name = DisplayName.sanitize(name)
         self.role = role
@@ -246,7 +250,8 @@ public struct Peer: Sendable, Equatable, Codable, Identifiable {
             handRaisedAt: try c.decodeIfPresent(Timestamp.self, forKey: .handRaisedAt),
             joinedAt: try c.decodeIfPresent(Timestamp.self, forKey: .joinedAt) ?? 0,
             level: try c.decodeIfPresent(Int.self, forKey: .level) ?? 0,
-            metadata: try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:])
+            metadata: try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:],
+            playing: try c.decodeIfPresent(Bool.self, forKey: .playing) ?? false)
     }
 
     /// How long the hand has been up at `now`, in milliseconds; `nil` when the hand is down.

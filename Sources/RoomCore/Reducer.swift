@@ -195,6 +195,12 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         if muted && id == state.selfID { state.muteRequestedBy = nil }
         if muted, let by, by != id { state.activity.append(.muted(id, name: peer.name, by: by)) }
 
+    case .playingChanged(let id, let playing):
+        guard var peer = state.peers[id] else { return .unknownPeer }
+        if peer.playing == playing { return .noChange }
+        peer.playing = playing
+        state.peers[id] = peer
+
     case .speakers(let levels):
         // The server sends only the levels that changed: a peer not listed keeps its level.
         var unknown = 0

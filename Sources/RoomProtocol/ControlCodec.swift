@@ -55,6 +55,7 @@ public enum ControlCodec {
                     try fields.peer("peer"), RoleName(try fields.string("role", maxBytes: ControlLimits.maxRoleBytes)))
             case "step_down": request = .stepDown
             case "set_mute": request = .setMute(try fields.bool("muted"))
+            case "set_playing": request = .setPlaying(try fields.bool("playing"))
             case "mute_peer": request = .mutePeer(try fields.peer("peer"))
             case "remove":
                 request = .remove(
@@ -110,6 +111,7 @@ public enum ControlCodec {
             object["peer"] = .string(peer.rawValue)
             object["role"] = .string(role.rawValue)
         case .setMute(let muted): object["muted"] = .bool(muted)
+        case .setPlaying(let playing): object["playing"] = .bool(playing)
         case .remove(let peer, let reason):
             object["peer"] = .string(peer.rawValue)
             if let reason { object["reason"] = .string(reason) }
@@ -187,6 +189,9 @@ public enum ControlCodec {
             object["peer"] = .string(peer.rawValue)
             object["muted"] = .bool(muted)
             object["by"] = .string(by.rawValue)
+        case .playingChanged(let peer, let playing):
+            object["peer"] = .string(peer.rawValue)
+            object["playing"] = .bool(playing)
         case .speakers(let levels):
             object["levels"] = .array(
                 levels.map {
@@ -299,6 +304,7 @@ public enum ControlCodec {
             output.append(contentsOf: #","hand_raised_at":null"#.utf8)
         }
         output.append(contentsOf: #","joined_at":\#(peer.joinedAt),"level":\#(peer.level)"#.utf8)
+        if peer.playing { output.append(contentsOf: #","playing":true"#.utf8) }
         if let invitation = announced.invitation {
             output.append(contentsOf: #","invited_by":"#.utf8)
             JSONValue.writeString(invitation.by.rawValue, into: &output)
@@ -356,6 +362,8 @@ public enum ControlCodec {
             event = .handLowered(peer: try fields.peer("peer"), by: try fields.actor())
         case "mute_changed":
             event = .muteChanged(peer: try fields.peer("peer"), muted: try fields.bool("muted"), by: try fields.actor())
+        case "playing_changed":
+            event = .playingChanged(peer: try fields.peer("peer"), playing: try fields.bool("playing"))
         case "speakers":
             let levels = try fields.array("levels").map { value throws(ControlDecodeError) -> SpeakerLevel in
                 let level = Fields(try objectValue(value, "levels"), stringLimit: serverStringLimit)
@@ -434,6 +442,7 @@ public enum ControlCodec {
         object["hand_raised_at"] = peer.handRaisedAt.map { .integer($0) } ?? .null
         object["joined_at"] = .integer(peer.joinedAt)
         object["level"] = .integer(Int64(peer.level))
+        if peer.playing { object["playing"] = .bool(true) }
         if let invitation = announced.invitation {
             object["invited_by"] = .string(invitation.by.rawValue)
             object["invited_at"] = .integer(invitation.at)
@@ -554,7 +563,8 @@ public enum ControlCodec {
         let peer = Peer(
             id: try fields.peer("id"), name: try fields.string("name"), role: RoleName(try fields.string("role")),
             muted: try fields.bool("muted"), handRaisedAt: try fields.optionalInteger("hand_raised_at"),
-            joinedAt: try fields.integer("joined_at"), level: Int(clamping: try fields.integer("level", in: 0...100)))
+            joinedAt: try fields.integer("joined_at"), level: Int(clamping: try fields.integer("level", in: 0...100)),
+            playing: try fields.optionalBool("playing") ?? false)
         let invitedBy = try fields.optionalString("invited_by", maxBytes: ControlLimits.maxIdentityBytes)
         let invitation = try invitedBy.map { by throws(ControlDecodeError) in
             Invitation(by: PeerID(by), at: try fields.optionalInteger("invited_at") ?? 0)

@@ -47,6 +47,7 @@ extension ClientRequest {
         case .setRole: "set_role"
         case .stepDown: "step_down"
         case .setMute: "set_mute"
+        case .setPlaying: "set_playing"
         case .mutePeer: "mute_peer"
         case .remove: "remove"
         case .setTopic: "set_topic"
@@ -64,7 +65,8 @@ extension ClientRequest {
     /// Every request type name, in the order of `docs/protocol.md`.
     public static let typeNames: [String] = [
         "raise_hand", "lower_hand", "invite", "accept_invite", "decline_invite", "withdraw_invite", "set_role",
-        "step_down", "set_mute", "mute_peer", "remove", "set_topic", "end_room", "chat", "leave", "set_listed",
+        "step_down", "set_mute", "set_playing", "mute_peer", "remove", "set_topic", "end_room", "chat", "leave",
+        "set_listed",
         "create_link", "list_links", "revoke_link", "set_locked",
     ]
 }
@@ -220,6 +222,8 @@ public enum WireEvent: Sendable, Equatable {
     case handRaised(peer: PeerID, at: Timestamp)
     case handLowered(peer: PeerID, by: PeerID)
     case muteChanged(peer: PeerID, muted: Bool, by: PeerID)
+    /// `peer` started or stopped playing a file into the room.
+    case playingChanged(peer: PeerID, playing: Bool)
     /// Current audio levels, 0–100, of the peers whose level changed.
     case speakers(levels: [SpeakerLevel])
     case chat(ChatMessage)
@@ -259,6 +263,7 @@ public enum WireEvent: Sendable, Equatable {
         case .handRaised: "hand_raised"
         case .handLowered: "hand_lowered"
         case .muteChanged: "mute_changed"
+        case .playingChanged: "playing_changed"
         case .speakers: "speakers"
         case .chat: "chat"
         case .invited: "invited"

@@ -55,6 +55,7 @@ extension ServerMessage {
         case .handRaised(let id, let at): return .handRaised(id, at: at)
         case .handLowered(let id, let by): return .handLowered(id, by: Self.actor(by))
         case .muteChanged(let id, let muted, let by): return .muteChanged(id, muted: muted, by: Self.actor(by))
+        case .playingChanged(let id, let playing): return .playingChanged(id, playing: playing)
         case .speakers(let levels): return .speakers(levels)
         case .chat(let message): return .chat(message)
         case .invited(let id, let by, let at): return .invited(id, by: by, at: at)

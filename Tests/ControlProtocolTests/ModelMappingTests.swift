@@ -115,7 +115,8 @@ import Testing
             .joined(snapshot), .peerJoined(ana), .peerLeft(peer: "ana", reason: .left),
             .roleChanged(peer: "eli", role: .speaker, by: "ana", stepUp: nil), .handRaised(peer: "eli", at: 1),
             .handLowered(peer: "eli", by: "eli"), .muteChanged(peer: "eli", muted: false, by: "eli"),
-            .speakers(levels: []), .chat(ChatMessage(from: "ana", fromName: "Ana", text: "x", sentAt: 1)),
+            .playingChanged(peer: "eli", playing: true), .speakers(levels: []),
+            .chat(ChatMessage(from: "ana", fromName: "Ana", text: "x", sentAt: 1)),
             .invited(peer: "eli", by: "ana", at: 9), .inviteDeclined(peer: "fay", by: "fay"),
             .inviteWithdrawn(peer: "fay", by: "ana"), .inviteExpired(peer: "fay"),
             .askedToMute(peer: "eli", by: "ana"), .removed(peer: "ana", by: "bo", reason: ""),
@@ -135,7 +136,8 @@ import Testing
         #expect(
             kinds == [
                 "joined", "peerJoined", "peerLeft", "roleChanged", "handRaised", "handLowered", "muteChanged",
-                "speakers", "chat", "invited", "inviteDeclined", "inviteWithdrawn", "inviteExpired", "askedToMute",
+                "playingChanged", "speakers", "chat", "invited", "inviteDeclined", "inviteWithdrawn", "inviteExpired",
+                "askedToMute",
                 "removed", "roomEnded",
                 "topicChanged", "listingChanged", "inviteLink", "links", "error",
             ])
@@ -174,6 +176,7 @@ import Testing
         case .handRaised: "handRaised"
         case .handLowered: "handLowered"
         case .muteChanged: "muteChanged"
+        case .playingChanged: "playingChanged"
         case .speakers: "speakers"
         case .chat: "chat"
         case .invited: "invited"
