@@ -105,7 +105,7 @@ public enum RoomScreenMapper {
                 .init(
                     name: peer.name, role: displayRole(peer.role, roles: room.roles), muted: peer.muted,
                     level: shownLevel(peer.id, state, at: state.now), speaking: spurt != nil,
-                    volume: state.volumes[peer.id]))
+                    volume: state.volumes[peer.id], playing: peer.playing))
         }
         return entries
     }
@@ -133,6 +133,7 @@ public enum RoomScreenMapper {
         }
         if case .reconnecting = state.room.connection, !state.sessionOver { status.reconnecting = true }
         status.alert = state.alert
+        status.playing = state.playing?.progress
         status.hints = KeyBindings.hints(for: status, unreadChat: state.chatVisible ? 0 : state.unreadChat)
         return status
     }

@@ -360,7 +360,7 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .revokeLink(link))
     case .locked(let locked):
         return submit(&state, .setLocked(locked))
-    case .volume, .who, .notify, .retry:
+    case .volume, .who, .notify, .retry, .play:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.
         return []

@@ -106,7 +106,8 @@ public struct StatusBar: Sendable {
     /// The left-hand side: the microphone first, then who you are; on a narrow line it is cut from the end.
     public func identity(glyphs: Glyphs) -> String {
         let dot = " \(glyphs.dot) "
-        return " \(micState)\(dot)you: \(status.name)\(dot)\(roleWord)"
+        let playing = status.playing.map { "\(dot)\(glyphs.playing) \(glyphs.plain($0))" } ?? ""
+        return " \(micState)\(dot)you: \(status.name)\(dot)\(roleWord)\(playing)"
     }
 
     /// Draws into the first row of `area`.

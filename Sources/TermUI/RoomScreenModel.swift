@@ -118,11 +118,15 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var speaking: Bool
         /// How loud they sound to the viewer, in percent, when not 100 (shown as `70%` after the microphone).
         public var volume: Int?
+        /// Whether they play a file into the room (♪ just before the name).
+        public var playing: Bool
 
         /// Creates a stage entry.
         public init(
-            name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false, volume: Int? = nil
+            name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false, volume: Int? = nil,
+            playing: Bool = false
         ) {
+            self.playing = playing
             self.name = name
             self.role = role
             self.muted = muted
@@ -203,6 +207,8 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var reconnecting: Bool
         /// What rang (a direct message, a new raised hand), marked until you press a key.
         public var alert: String?
+        /// The file you play into the room and how far it is ("“Intro” 0:12 / 0:30"), after who you are.
+        public var playing: String?
         /// The keys that apply to you now, most important first; those that do not fit are left out from the end.
         public var hints: [KeyHint]
 

@@ -95,20 +95,22 @@ public struct Glyphs: Hashable, Sendable {
     public var to: String
     /// Starts a notice kept in the chat pane.
     public var notice: String
+    /// Beside the name of someone playing a file into the room; one column.
+    public var playing: String
 
     /// Unicode symbols and block elements.
     public static let unicode = Glyphs(
         host: "★", moderator: "◆", micOpen: "🎙", micMuted: "🔇", bars: ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"],
         barEmpty: " ", horizontal: "─", vertical: "│", corners: ["┌", "┐", "└", "┘"], ellipsis: "…", dot: "·",
         dash: "—", event: "·", selection: "›", connection: ["●", "◐", "○"], arrows: ["↑", "↓", "←", "→"], to: "→",
-        notice: "!")
+        notice: "!", playing: "♪")
 
     /// Printable ASCII only.
     public static let ascii = Glyphs(
         host: "*", moderator: "+", micOpen: "[o]", micMuted: "[m]", bars: ["_", "#", "#", "#", "#", "#", "#", "#"],
         barEmpty: " ", horizontal: "-", vertical: "|", corners: ["+", "+", "+", "+"], ellipsis: "~", dot: "|",
         dash: "-", event: "-", selection: ">", connection: ["o", "~", "x"], arrows: ["Up", "Down", "Left", "Right"],
-        to: "->", notice: "!")
+        to: "->", notice: "!", playing: "@")
 
     /// `text` as the glyph set can show it: in ASCII, the typographic characters the program's own sentences and
     /// other programs' messages use (curly quotes, dashes, the ellipsis, arrows, bullets) become their ASCII
