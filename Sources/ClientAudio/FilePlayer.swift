@@ -107,6 +107,9 @@ public final class FilePlayer: Sendable {
 
     // MARK: The media thread
 
+    /// Samples decoded and not yet taken (a lower bound off the media thread): for tests.
+    var bufferedSamples: Int { ring.availableToRead }
+
     /// Whether a file is playing; atomics only, for the media thread.
     var isPlaying: Bool {
         active.load(ordering: .acquiring) == generation.load(ordering: .acquiring)
