@@ -26,8 +26,8 @@ func heardFrequency(_ path: String) throws -> Double? {
 }
 
 /// `/play` through bots: a speaker bot with no microphone plays a file into the room, a listener bot records what
-/// it hears; everyone is told of the ♪ (`playing_changed`).
-@Suite(.serialized) struct PlayFileEndToEndTests {
+/// it hears; everyone is told of the ♪ (`playing_changed`). In the media suite, which runs one test at a time.
+extension MediaEndToEndTests {
     @Test func aPlayedWAVIsHeardAt440HzAndEveryoneIsToldItPlays() throws {
         let room = try TestServer(name: "play-wav")
         // 44.1 kHz stereo: the player resamples and mixes down to 48 kHz mono.
@@ -117,5 +117,41 @@ func heardFrequency(_ path: String) throws -> Double? {
         #expect(!speaker.standardOutput.contains("\"event\":\"playing\""))
         #expect(!listener.standardOutput.contains("\"event\":\"playing\""))
         #expect(!listener.standardOutput.contains("playing_changed"))
+    }
+}
+
+/// `/play` in `clubroom join --plain`, the screen's command line in line mode.
+extension MediaEndToEndTests {
+    @Test func aSpeakerInLineModePlaysAFileThatAListenerHearsAt440Hz() throws {
+        let room = try TestServer(name: "join-play")
+        try makeSoundFile(
+            [
+                "sox", "-n", "-r", "48000", "-c", "1", "-b", "16", "jingle.wav", "synth", "8", "sine", "440", "gain",
+                "-3",
+            ],
+            in: room)
+        let listener = try room.bot("eli", role: "audience", ["--record", room.path("heard.wav")])
+        #expect(listener.waitFor("\"media_path\""))
+        let speaker = try room.join("ana", role: "speaker", input: "silence", output: "null")
+        #expect(speaker.waitFor("You joined stage as ana"))
+        speaker.send("/unmute")
+        #expect(speaker.waitFor("You are live"))
+        speaker.send("/play \(room.path("jingle.wav"))")
+        #expect(speaker.waitFor("Playing \u{201C}jingle\u{201D} (0:08) into the room; /play stop ends it."))
+        #expect(listener.waitFor("{\"event\":\"playing_changed\",\"peer\":\"ana\",\"playing\":true}"))
+        usleep(2_500_000)
+        speaker.send("/play")
+        #expect(speaker.waitFor("Playing \u{201C}jingle\u{201D} 0:0"))
+        speaker.send("/play stop")
+        #expect(speaker.waitFor("Stopped \u{201C}jingle\u{201D}."))
+        #expect(listener.waitFor("{\"event\":\"playing_changed\",\"peer\":\"ana\",\"playing\":false}"))
+        speaker.send("/play \(room.path("missing.wav"))")
+        #expect(speaker.waitFor("\(room.path("missing.wav")) cannot be read."))
+        speaker.finish()
+        listener.finish()
+        _ = room.stop()
+        let frequency = try heardFrequency(room.path("heard.wav"))
+        #expect(frequency.map { abs($0 - 440) <= 2 } == true, "heard at \(String(describing: frequency)) Hz")
+        #expect(lines(listener.standardOutput, containing: "playing_changed").count == 2)
     }
 }
