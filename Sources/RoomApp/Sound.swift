@@ -132,6 +132,12 @@ func syncMicrophone(_ state: inout AppState) -> [AppEffect] {
     state.microphone = wanted
     var effects: [AppEffect] = []
     if told?.muted != wanted.muted { effects.append(.sound(.setMuted(wanted.muted))) }
+    // A muted person's audio, file included, reaches no one: the file stops, and the ♪ with it.
+    if wanted.muted, wanted.open, let playing = state.playing {
+        state.playing = nil
+        effects += [.sound(.stopPlaying), .send(.setPlaying(false))]
+        effects += show(&state, Notice(.info, "Muted: \u{201C}\(playing.title)\u{201D} stopped."))
+    }
     if told?.open != wanted.open, told != nil || wanted.open {
         effects.append(.sound(wanted.open ? .openMicrophone : .closeMicrophone))
         // Closing the microphone stops the file too (the server has taken the ♪ down with the role).

@@ -34,6 +34,16 @@ import Testing
         #expect(says(type(&state, "play stop")) == ["nothing is playing"])
     }
 
+    @Test func beingMutedStopsTheFile() {
+        var state = joined(as: "chen")
+        send(&state, .filePlay(.started(PlayingFile(title: "intro", position: 0, length: 30))))
+        let muted = send(&state, .server(.muteChanged("chen", muted: true, by: "ana"), seq: 11, at: t0))[0]
+        #expect(muted.contains(.sound(.stopPlaying)))
+        #expect(sent(muted) == [.setPlaying(false)])
+        #expect(says(muted).contains("Muted: \u{201C}intro\u{201D} stopped."))
+        #expect(state.playing == nil)
+    }
+
     @Test func aFileThatEndsTakesTheNoteDown() {
         var state = joined(as: "chen")
         send(&state, .filePlay(.started(PlayingFile(title: "jingle", position: 0, length: 3))))
