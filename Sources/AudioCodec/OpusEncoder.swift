@@ -81,6 +81,29 @@ public final class OpusEncoder {
         try setExpectedLoss(percent: configuration.expectedLossPercent)
     }
 
+    /// The bit rate while a file plays into the room: music needs about 64 kbit/s mono to keep its highs.
+    public static let musicBitrate = 64_000
+
+    /// Whether the encoder is set for music (a file played into the room) rather than speech.
+    public private(set) var isMusic = false
+
+    /// Switches between speech (the configuration's bit rate, the voice signal, wideband, DTX as configured) and
+    /// music: `OPUS_SET_SIGNAL(OPUS_SIGNAL_MUSIC)` (libopus then prefers CELT, as `OPUS_APPLICATION_AUDIO` would),
+    /// ``musicBitrate``, fullband and no DTX, so that quiet passages are not cut. Only sets fields of the encoder:
+    /// safe on the media thread.
+    public func setMusic(_ music: Bool) throws(AudioCodecError) {
+        guard music != isMusic else { return }
+        let place = "OpusEncoder.setMusic"
+        try check(
+            clubroom_opus_set_bitrate(state, opus_int32(music ? Self.musicBitrate : configuration.bitrate)), place)
+        try check(clubroom_opus_set_signal(state, music ? OPUS_SIGNAL_MUSIC : OPUS_SIGNAL_VOICE), place)
+        try check(
+            clubroom_opus_set_max_bandwidth(state, music ? OPUS_BANDWIDTH_FULLBAND : OPUS_BANDWIDTH_WIDEBAND), place)
+        try check(
+            clubroom_opus_set_dtx(state, !music && configuration.discontinuousTransmission ? 1 : 0), place)
+        isMusic = music
+    }
+
     /// Tells the encoder how many packets receivers are losing, so it sizes its FEC data; values are clamped
     /// to 0...100. Call it whenever receiver reports arrive.
     public func setExpectedLoss(percent: Int) throws(AudioCodecError) {

@@ -97,13 +97,16 @@ public final class ClientMedia: @unchecked Sendable {
         /// The sequence number before the first packet's; nil chooses at random, as RFC 3550 asks. A test aid, to
         /// see the numbers wrap.
         public var initialSequence: UInt16?
+        /// A file played into the room beside the microphone (with no microphone, alone).
+        public var player: FilePlayer?
 
         public init(
             source: MicrophoneSource = .none, sending: SendPipeline.Configuration? = nil,
             talk: TalkSwitch = TalkSwitch(), blockUDP: Bool = false, probeTimeout: Duration = .seconds(2),
             record: Bool = false, output: AudioFeed? = nil, tracksTalkers: Bool = false, talkerLevels: Bool = true,
-            reportsPackets: Bool = false, initialSequence: UInt16? = nil
+            reportsPackets: Bool = false, initialSequence: UInt16? = nil, player: FilePlayer? = nil
         ) {
+            self.player = player
             self.source = source
             self.sending = sending
             self.talk = talk
@@ -172,17 +175,26 @@ public final class ClientMedia: @unchecked Sendable {
             ssrc: offer.ssrc, payloadType: UInt8(truncatingIfNeeded: offer.payloadType),
             audioLevelID: UInt8(truncatingIfNeeded: offer.audioLevelID))
         if let initialSequence = options.initialSequence { stream.initialSequence = initialSequence }
+        let player = options.player
         switch options.source {
         case .none:
-            sender = nil
+            // With no microphone, the send path exists only to play a file.
+            sender =
+                player == nil
+                ? nil
+                : try SendPipeline(
+                    configuration: options.sendingConfiguration, talk: options.talk, stream: stream, player: player)
         case .tone(let hertz):
             tone = ToneGenerator(frequency: hertz, amplitude: 0.3)
-            sender = try SendPipeline(configuration: options.sendingConfiguration, talk: options.talk, stream: stream)
+            sender = try SendPipeline(
+                configuration: options.sendingConfiguration, talk: options.talk, stream: stream, player: player)
         case .samples(let samples):
             loopSamples = samples.isEmpty ? [0] : samples
-            sender = try SendPipeline(configuration: options.sendingConfiguration, talk: options.talk, stream: stream)
+            sender = try SendPipeline(
+                configuration: options.sendingConfiguration, talk: options.talk, stream: stream, player: player)
         case .live:
-            sender = try SendPipeline(configuration: options.sendingConfiguration, talk: options.talk, stream: stream)
+            sender = try SendPipeline(
+                configuration: options.sendingConfiguration, talk: options.talk, stream: stream, player: player)
         }
     }
 
@@ -339,7 +351,10 @@ public final class ClientMedia: @unchecked Sendable {
     private func fillMicrophone(_ frame: UnsafeMutableBufferPointer<Int16>) -> Bool {
         switch options.source {
         case .none:
-            return false
+            // No microphone: a silent frame for the file to be mixed into, while one plays.
+            guard options.player?.isPlaying == true else { return false }
+            frame.update(repeating: 0)
+            return true
         case .live(let feed):
             return feed.capture(frame)
         case .tone:

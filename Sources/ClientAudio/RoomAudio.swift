@@ -1,3 +1,4 @@
+import AudioCodec
 import AudioCore
 import AudioDevices
 import Foundation
@@ -15,6 +16,10 @@ public enum RoomAudioReport: Sendable, Equatable {
     /// (true), or a microphone is open and working (false). Said each time the microphone opens, and when it is
     /// lost or comes back.
     case microphoneMissing(Bool)
+    /// The file played into the room and how far it is, about once a second while it plays.
+    case playing(NowPlaying)
+    /// The file played to its end (not when it was stopped).
+    case playEnded(title: String)
 }
 
 /// What a microphone preview shows: the live level of the microphone that speaking would use, or why it cannot
@@ -91,6 +96,7 @@ public final class RoomAudio: MediaReceiver {
     private let devices: RoomAudioDevices
     private let report: @Sendable (RoomAudioReport) -> Void
     private let talk = TalkSwitch(TalkControl(muted: true))
+    private let player: FilePlayer
     private let rings = DeviceRings()
     private let link: MediaLink
     private let captureOpens = Atomic<Int>(0)
@@ -148,13 +154,15 @@ public final class RoomAudio: MediaReceiver {
         self.devices = devices ?? RoomAudioDevices(settings)
         self.report = report
         let rings = rings
+        let player = FilePlayer(onFinish: { title in report(.playEnded(title: title)) })
+        self.player = player
         let feed = AudioFeed(
             capture: { rings.captureFrame($0) }, playback: { rings.playFrame($0) },
             captureWait: { rings.lastCaptureWait })
         link = MediaLink(
             options: ClientMedia.Options(
                 source: .live(feed), sending: settings.sending, talk: talk, output: feed,
-                tracksTalkers: speakers != nil, talkerLevels: settings.reportsLevel),
+                tracksTalkers: speakers != nil, talkerLevels: settings.reportsLevel, player: player),
             onEvent: { event in
                 if case .heard(let heard) = event { speakers?(heard) }
             },
@@ -202,8 +210,21 @@ public final class RoomAudio: MediaReceiver {
         state.withLock { $0.control }?.start()
     }
 
+    /// Opens the file at `path` and plays it into the room beside the microphone (docs/audio-engine.md); a file
+    /// that cannot be played is refused before anything plays.
+    public func play(_ path: String) throws(SoundFileError) -> NowPlaying {
+        try player.play(path)
+    }
+
+    /// Stops the file playing, if one plays.
+    public func stopPlaying() {
+        player.stop()
+    }
+
     /// Opens (true) or closes (false) the microphone for speaking: open while the person's role may publish.
+    /// Closing it stops a file playing too.
     public func setCapturing(_ capturing: Bool) {
+        if !capturing { player.stop() }
         state.withLock { $0.capturing = capturing }
         changeDevices()
     }
@@ -415,6 +436,7 @@ public final class RoomAudio: MediaReceiver {
         var levelReported = false
         var lastLevel: Int?
         var lastPreview: Int?
+        var lastPlaying: NowPlaying?
         while true {
             let (streams, mode, preview, stopping) = state.withLock { state in
                 ([state.capture, state.playback].compactMap { $0 }, state.mode, state.preview, state.stopping)
@@ -447,6 +469,9 @@ public final class RoomAudio: MediaReceiver {
                 preview(.level(shown))
             }
             if preview == nil { lastPreview = nil }
+            let playing = player.nowPlaying
+            if let playing, playing != lastPlaying { report(.playing(playing)) }
+            lastPlaying = playing
             MonotonicClock.sleep(
                 microseconds: Self.controlInterval(
                     mode: mode, reportsLevel: settings.reportsLevel, previewing: preview != nil))

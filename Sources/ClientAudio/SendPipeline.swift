@@ -57,6 +57,8 @@ public struct SendStatistics: Sendable, Equatable {
     public var dtxFrames = 0
     /// Frames not sent because the microphone was closed (muted, push-to-talk released, below the threshold).
     public var closedFrames = 0
+    /// Frames that carried a file played into the room.
+    public var musicFrames = 0
 
     /// Creates empty counters.
     public init() {}
@@ -148,12 +150,21 @@ public final class SendPipeline {
     private var sequence: UInt16
     private var appliedLoss: Int
     private let cleaned: UnsafeMutableBufferPointer<Int16>
+    private let player: FilePlayer?
+    private let music: UnsafeMutableBufferPointer<Int16>
+    private var musicGain = SendPipeline.musicGain
 
-    /// Creates the codec and processors for `configuration`; `talk` decides whether frames are sent.
-    public init(configuration: Configuration, talk: TalkSwitch, stream: Stream) throws(AudioCodecError) {
+    /// Creates the codec and processors for `configuration`; `talk` decides whether frames are sent; `player`
+    /// is the file played into the room beside the microphone, if any.
+    public init(
+        configuration: Configuration, talk: TalkSwitch, stream: Stream, player: FilePlayer? = nil
+    ) throws(AudioCodecError) {
         self.configuration = configuration
         self.stream = stream
         self.talk = talk
+        self.player = player
+        music = .allocate(capacity: AudioFormat.samplesPerFrame)
+        music.initialize(repeating: 0)
         encoder = try OpusEncoder(configuration: configuration.encoder)
         let canceller = configuration.echoCancellation ? try EchoCanceller() : nil
         echoCanceller = canceller
@@ -174,6 +185,7 @@ public final class SendPipeline {
 
     deinit {
         cleaned.deallocate()
+        music.deallocate()
     }
 
     /// The RTP timestamp the next frame will carry.
@@ -210,12 +222,33 @@ public final class SendPipeline {
             }
         }
         let heard = processor.map { (try? $0.process(frame)) ?? false }
-        let level = AudioLevel.dBov(UnsafeBufferPointer(frame))
-        let voice = configuration.voiceProcessing ? heard ?? false : level <= Self.voiceLevel
+        let microphoneLevel = AudioLevel.dBov(UnsafeBufferPointer(frame))
+        let voice = configuration.voiceProcessing ? heard ?? false : microphoneLevel <= Self.voiceLevel
+        var open = talk.observe(dBov: microphoneLevel, at: milliseconds)
+
+        // A file played into the room joins after the voice processing, which would take music for noise and
+        // level it; it goes out while the microphone is closed by push-to-talk or voice activation (its frame
+        // is then silent), never while muted.
+        let file = player?.take(into: music) ?? (count: 0, playing: false)
+        // Only a libopus failure on a valid encoder could refuse the switch; the frame then goes out as it is set.
+        _ = try? encoder.setMusic(file.playing)
+        if file.playing {
+            if !open {
+                if talk.current.muted {
+                    statistics.closedFrames += 1
+                    return nil
+                }
+                frame.update(repeating: 0)
+                open = true
+            }
+            mixMusic(file.count, into: frame, ducked: open && voice)
+            statistics.musicFrames += 1
+        }
+        let level = file.playing ? AudioLevel.dBov(UnsafeBufferPointer(frame)) : microphoneLevel
         lastLevel = level
         lastVoice = voice
 
-        guard talk.observe(dBov: level, at: milliseconds) else {
+        guard open else {
             statistics.closedFrames += 1
             return nil
         }
@@ -247,4 +280,23 @@ public final class SendPipeline {
 
     /// Without voice activity detection, frames at least this loud (-dBov) count as voice.
     static let voiceLevel: UInt8 = 50
+
+    /// The file's gain under no speech: -6 dB, so that a file mastered to full scale leaves room for a voice.
+    static let musicGain: Float = 0.5
+    /// The file's gain while the microphone carries speech: -12 dB (ducked), so that the voice stays on top.
+    static let duckedGain: Float = 0.25
+
+    /// Adds the first `count` samples of the file's frame to `frame`, at the music gain or ducked under speech;
+    /// the gain moves linearly across the frame from the last frame's, so a duck does not click.
+    private func mixMusic(_ count: Int, into frame: UnsafeMutableBufferPointer<Int16>, ducked: Bool) {
+        let target = ducked ? Self.duckedGain : Self.musicGain
+        let start = musicGain
+        let step = (target - start) / Float(frame.count)
+        for index in 0..<count {
+            let gain = start + step * Float(index)
+            let sum = Float(frame[index]) + Float(music[index]) * gain
+            frame[index] = Int16(max(-32_768, min(32_767, sum)))
+        }
+        musicGain = target
+    }
 }

@@ -177,7 +177,7 @@ enum JSONChecks {
         case .handLowered(let id, let by), .invited(let id, let by, _), .inviteDeclined(let id, let by),
             .inviteWithdrawn(let id, let by), .askedToMute(let id, let by), .muteChanged(let id, _, let by):
             return [id.rawValue, by.rawValue]
-        case .inviteExpired(let id), .micChanged(let id, _): return [id.rawValue]
+        case .inviteExpired(let id), .micChanged(let id, _), .playingChanged(let id, _): return [id.rawValue]
         case .speakers(let levels): return levels.map(\.peer.rawValue)
         case .networkQuality(let peers): return peers.map(\.peer.rawValue)
         case .chat(let message): return chat(message)

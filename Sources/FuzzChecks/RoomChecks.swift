@@ -61,6 +61,10 @@ enum RoomChecks {
                 try expect(ttl.map { $0 >= 0 } ?? true, "\(command) with a negative lifetime")
             case .revoke(let id):
                 try expect(!id.isEmpty, "\(command) with no id")
+            case .play(.file(let path)):
+                try expect(!path.isEmpty, "\(command) with no file")
+            case .play:
+                break
             case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .showTopic,
                 .notify, .muteAll, .clearHands, .retry, .leave, .inviteNext, .links, .locked:
                 break

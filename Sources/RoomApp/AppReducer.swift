@@ -66,6 +66,8 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .microphone(let level):
         if state.microphoneLevel == level { return [] }
         state.microphoneLevel = level
+    case .filePlay(let report):
+        return filePlayReport(&state, report)
     case .microphoneMissing(let missing):
         if state.microphoneMissing == missing { return [] }
         state.microphoneMissing = missing

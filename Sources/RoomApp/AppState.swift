@@ -58,6 +58,8 @@ public struct AppState: Sendable {
     public internal(set) var microphoneLevel: Int?
     /// Whether the microphone runs on silence: the one asked for could not be opened, or stopped working.
     public internal(set) var microphoneMissing = false
+    /// The file this person plays into the room, and how far it is; nil when none plays.
+    public internal(set) var playing: PlayingFile?
     /// The microphone preview while the invitation prompt is up: its live level, or why it cannot open.
     public internal(set) var preview: MicrophonePreview?
     /// Whether the sound was told to show the preview.
@@ -225,6 +227,8 @@ public enum AppAction: Sendable, Equatable {
     case inputEnded(at: Timestamp)
     /// The local volumes kept from earlier sessions, in percent by identity.
     case volumes([PeerID: Int])
+    /// What the sound says about the file this person plays into the room.
+    case filePlay(FilePlayReport)
     /// The screen's size changed.
     case resize(width: Int, height: Int)
     /// Time passed (for waiting times, level meters and notices).

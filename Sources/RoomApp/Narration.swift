@@ -143,6 +143,11 @@ public enum Narration {
             let who = name(id, state) ?? id.rawValue
             return Sentence(
                 working ? "\(who)'s microphone works again." : "\(who)'s microphone does not work: nobody hears them.")
+        case .playingChanged(let id, let playing):
+            // One's own file is said by the player itself, with its title.
+            if id == selfID { return nil }
+            let who = name(id, state) ?? id.rawValue
+            return Sentence(playing ? "\(who) is playing a file into the room." : "\(who) stopped playing.")
         case .speakers:
             return nil
         case .chat(let message):

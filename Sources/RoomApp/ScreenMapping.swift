@@ -110,7 +110,7 @@ public enum RoomScreenMapper {
                     level: shownLevel(peer.id, state, at: state.now), speaking: spurt != nil,
                     volume: state.volumes[peer.id], signal: quality?.score,
                     poor: marksPoor && quality?.isPoor == true,
-                    micFailed: !peer.micWorking || (peer.id == room.selfID && state.microphoneMissing)))
+                    micFailed: !peer.micWorking || (peer.id == room.selfID && state.microphoneMissing, playing: peer.playing))
         }
         return entries
     }
@@ -139,6 +139,7 @@ public enum RoomScreenMapper {
         if case .reconnecting = state.room.connection, !state.sessionOver { status.reconnecting = true }
         status.alert = state.alert
         status.signal = state.room.selfID.flatMap { state.room.quality[$0]?.score }
+        status.playing = state.playing?.progress
         status.hints = KeyBindings.hints(for: status, unreadChat: state.chatVisible ? 0 : state.unreadChat)
         return status
     }

@@ -16,6 +16,94 @@ public enum SoundCommand: Sendable, Equatable {
     case startPreview
     /// End the preview; the microphone closes unless it is open for speaking.
     case stopPreview
+    /// Open the file at this path and play it into the room; the answer comes back as `.filePlay`.
+    case play(String)
+    /// Stop the file playing.
+    case stopPlaying
+}
+
+/// A file this person plays into the room: its title, and how far it is, in whole seconds.
+public struct PlayingFile: Sendable, Equatable {
+    public var title: String
+    public var position: Int
+    /// Nil when the file does not say.
+    public var length: Int?
+
+    public init(title: String, position: Int, length: Int?) {
+        self.title = title
+        self.position = position
+        self.length = length
+    }
+
+    /// "“Intro” 0:12 / 0:30" for the status line and `/play`.
+    public var progress: String {
+        "\u{201C}\(title)\u{201D} \(Self.clock(position))" + (length.map { " / \(Self.clock($0))" } ?? "")
+    }
+
+    static func clock(_ seconds: Int) -> String {
+        "\(seconds / 60):" + (seconds % 60 < 10 ? "0" : "") + "\(seconds % 60)"
+    }
+}
+
+/// What the sound says about the file this person plays.
+public enum FilePlayReport: Sendable, Equatable {
+    /// It opened and plays.
+    case started(PlayingFile)
+    /// It could not be played: one sentence saying why.
+    case refused(String)
+    /// How far it is (about once a second).
+    case progress(PlayingFile)
+    /// It played to its end.
+    case ended(title: String)
+}
+
+/// `/play`, `/play stop` and `/play FILE`: checked here (the role, the mute), played by the sound, and told to
+/// the server only once the file has opened.
+func playCommand(_ state: inout AppState, _ command: PlayCommand) -> [AppEffect] {
+    switch command {
+    case .status:
+        let text = state.playing.map { "Playing \($0.progress)." } ?? "Nothing is playing."
+        return show(&state, Notice(.info, text))
+    case .stop:
+        guard let playing = state.playing else { return show(&state, Notice(.refusal, "nothing is playing")) }
+        state.playing = nil
+        return [.sound(.stopPlaying), .send(.setPlaying(false))]
+            + show(&state, Notice(.info, "Stopped \u{201C}\(playing.title)\u{201D}."))
+    case .file(let path):
+        guard let me = state.room.me else { return show(&state, Notice(.refusal, "you are not in the room yet")) }
+        if let refusal = state.room.roles.check(.setPlaying(true), by: me, target: nil) {
+            return show(&state, refusal.notice)
+        }
+        if me.muted {
+            return show(
+                &state, Notice(.refusal, "unmute first: a file plays in your own audio, which is off while muted"))
+        }
+        return [.sound(.play(path))]
+    }
+}
+
+/// The sound's answer about the file this person plays.
+func filePlayReport(_ state: inout AppState, _ report: FilePlayReport) -> [AppEffect] {
+    switch report {
+    case .started(let playing):
+        state.playing = playing
+        let length = playing.length.map { " (\(PlayingFile.clock($0)))" } ?? ""
+        return [.send(.setPlaying(true))]
+            + show(
+                &state,
+                Notice(.info, "Playing \u{201C}\(playing.title)\u{201D}\(length) into the room; /play stop ends it."))
+    case .refused(let sentence):
+        return show(&state, Notice(.refusal, sentence))
+    case .progress(let playing):
+        guard let current = state.playing, current.title == playing.title, current != playing else { return [] }
+        state.playing = playing
+        return []
+    case .ended(let title):
+        guard state.playing != nil else { return [] }
+        state.playing = nil
+        return [.send(.setPlaying(false))]
+            + show(&state, Notice(.info, "\u{201C}\(title)\u{201D} has finished playing."))
+    }
 }
 
 /// What the microphone was last told: whether it is open and whether it is muted.
@@ -44,8 +132,16 @@ func syncMicrophone(_ state: inout AppState) -> [AppEffect] {
     state.microphone = wanted
     var effects: [AppEffect] = []
     if told?.muted != wanted.muted { effects.append(.sound(.setMuted(wanted.muted))) }
+    // A muted person's audio, file included, reaches no one: the file stops, and the ♪ with it.
+    if wanted.muted, wanted.open, let playing = state.playing {
+        state.playing = nil
+        effects += [.sound(.stopPlaying), .send(.setPlaying(false))]
+        effects += show(&state, Notice(.info, "Muted: \u{201C}\(playing.title)\u{201D} stopped."))
+    }
     if told?.open != wanted.open, told != nil || wanted.open {
         effects.append(.sound(wanted.open ? .openMicrophone : .closeMicrophone))
+        // Closing the microphone stops the file too (the server has taken the ♪ down with the role).
+        if !wanted.open { state.playing = nil }
     }
     return effects
 }

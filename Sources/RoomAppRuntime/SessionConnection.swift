@@ -58,6 +58,8 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
                     case .status(let text): deliver(.notice(Notice(.error, text), at: clock()))
                     case .microphone(let level): deliver(.microphone(level: level))
                     case .microphoneMissing(let missing): deliver(.microphoneMissing(missing))
+                    case .playing(let playing): deliver(.filePlay(.progress(Self.playingFile(playing))))
+                    case .playEnded(let title): deliver(.filePlay(.ended(title: title)))
                     }
                 },
                 speakers: { heard in deliver(.heard(Self.heardPeers(heard), at: clock())) })
@@ -126,7 +128,19 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
                 }
             }
         case .stopPreview: sound.stopPreview()
+        case .play(let path):
+            let deliver = previewDelivery.withLock { $0 }
+            do {
+                deliver?(.filePlay(.started(Self.playingFile(try sound.play(path)))))
+            } catch {
+                deliver?(.filePlay(.refused("\(error.path) \(error.problemDescription).")))
+            }
+        case .stopPlaying: sound.stopPlaying()
         }
+    }
+
+    static func playingFile(_ playing: NowPlaying) -> PlayingFile {
+        PlayingFile(title: playing.title, position: playing.position, length: playing.length)
     }
 
     /// The speakers the sound hears, as the screen takes them: those the server has named, talking while their

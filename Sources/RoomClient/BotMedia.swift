@@ -37,19 +37,35 @@ final class BotMedia: Sendable {
     private let options: BotMediaOptions
     let link: MediaLink
     private let state = Mutex(State())
+    private let player: FilePlayer
+    private let output: @Sendable (String) -> Void
+    private let sessionSlot = SessionSlot()
 
     private struct State {
         var session: RoomSession?
         var selfID: String?
         var publishingRoles: Set<String> = []
+        /// The bot's role, as last told.
+        var role: String?
+    }
+
+    /// The session, for the player's thread when a file ends.
+    private final class SessionSlot: Sendable {
+        let session = Mutex<RoomSession?>(nil)
     }
 
     init(options: BotMediaOptions, output: @escaping @Sendable (String) -> Void) {
         self.options = options
+        self.output = output
+        let slot = sessionSlot
+        player = FilePlayer(onFinish: { title in
+            output(BotProtocol.line("play_ended", [("title", .string(title))]))
+            _ = slot.session.withLock { $0 }?.send(.setPlaying(false))
+        })
         link = MediaLink(
             options: ClientMedia.Options(
                 source: options.source, blockUDP: options.blockUDP, record: options.recordPath != nil,
-                reportsPackets: options.logPackets),
+                reportsPackets: options.logPackets, player: player),
             onEvent: { event in
                 if let line = Self.line(for: event) { output(line) }
             },
@@ -58,6 +74,7 @@ final class BotMedia: Sendable {
 
     func attach(_ session: RoomSession) {
         state.withLock { $0.session = session }
+        sessionSlot.session.withLock { $0 = session }
         link.attach(session.mediaChannel)
     }
 
@@ -66,8 +83,52 @@ final class BotMedia: Sendable {
         link.handle(media)
     }
 
+    /// Plays the file at `path` into the room: refused in one `error` line when the bot's role may not publish or
+    /// the file cannot be played; otherwise a `playing` line, and the server is told (`set_playing`).
+    func play(_ path: String) {
+        let (role, publishing) = state.withLock { ($0.role, $0.publishingRoles) }
+        guard let role, publishing.contains(role) else {
+            output(BotProtocol.errorLine(code: "forbidden", message: ClientRequest.playingNeedsTheStage))
+            return
+        }
+        do {
+            let playing = try player.play(path)
+            var members: [(String, JSONValue)] = [
+                ("title", .string(playing.title)), ("format", .string(playing.format.rawValue)),
+            ]
+            members.append(("length_s", playing.length.map { .integer(Int64($0)) } ?? .null))
+            output(BotProtocol.line("playing", members))
+            _ = state.withLock { $0.session }?.send(.setPlaying(true))
+        } catch {
+            output(BotProtocol.errorLine(code: "unplayable", message: "\(error.path) \(error.problemDescription)."))
+        }
+    }
+
+    /// Stops the file playing, if one plays.
+    func stopPlaying() {
+        guard player.stop() else { return }
+        _ = state.withLock { $0.session }?.send(.setPlaying(false))
+    }
+
     /// Room events the bot's microphone cares about: it unmutes when it arrives on stage.
     func observe(_ event: WireEvent) {
+        state.withLock { state in
+            switch event {
+            case .joined(let snapshot):
+                state.role = snapshot.peers.first(where: { $0.peer.id == snapshot.selfID })?.peer.role.rawValue
+                state.selfID = snapshot.selfID.rawValue
+                state.publishingRoles = Set(
+                    snapshot.roles.roles.filter { $0.permissions.contains(.publishAudio) }.map(\.name.rawValue))
+            case .roleChanged(let peer, let role, _, _) where peer.rawValue == state.selfID:
+                state.role = role.rawValue
+            default:
+                break
+            }
+        }
+        // A role that may not publish ends the file (the server has already taken the flag down).
+        if let role = state.withLock({ $0.role }), !state.withLock({ $0.publishingRoles }).contains(role) {
+            player.stop()
+        }
         guard options.source != .none else { return }
         var unmute = false
         state.withLock { state in

@@ -36,6 +36,10 @@ public enum BotExitStatus: Int32, Sendable, Equatable, CaseIterable {
 public enum BotCommand: Sendable, Equatable {
     case request(ClientRequest, id: RequestID?)
     case leave
+    /// Play the file at this path into the room.
+    case play(String)
+    /// Stop playing.
+    case stopPlay
 }
 
 /// A bad input line: the `error` event's code and message.
@@ -53,9 +57,8 @@ public struct BotCommandError: Error, Sendable, Equatable {
 public enum BotProtocol {
     /// Every command name, in the order of `docs/bot.md`.
     public static let commandNames = [
-        "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down",
-        "mute",
-        "mute_peer", "remove", "topic", "end_room", "chat", "leave",
+        "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down", "mute",
+        "mute_peer", "remove", "topic", "end_room", "chat", "leave", "play", "stop_play",
     ]
 
     static let parser = StrictJSONParser(maxDepth: 8, maxBytes: ControlLimits.maxFrameBytes)
@@ -128,6 +131,8 @@ public enum BotProtocol {
             default: throw BotCommandError("bad_command", "chat takes \"to\" or \"role\", not both")
             }
         case "leave": return .leave
+        case "play": return .play(try string("file")!)
+        case "stop_play": return .stopPlay
         case "set_listed":
             guard case .bool(let listed)? = object["listed"] else {
                 throw BotCommandError("bad_command", "set_listed needs \"listed\": true or false")

@@ -80,7 +80,7 @@ public final class BotRunner: Sendable {
         if progress.withLock({ $0.end == nil }) {
             // The snapshot can arrive a moment before the session has stored its connection.
             for _ in 0..<400 where !session.isConnected { usleep(5000) }
-            let thread = Thread { [self] in readInput(input, session: session) }
+            let thread = Thread { [self] in readInput(input, session: session, media: media) }
             thread.start()
         }
         done.wait()
@@ -89,7 +89,7 @@ public final class BotRunner: Sendable {
         return progress.withLock { $0.end.map(BotExitStatus.init) ?? .failure }
     }
 
-    private func readInput(_ input: @Sendable () -> String?, session: RoomSession) {
+    private func readInput(_ input: @Sendable () -> String?, session: RoomSession, media: BotMedia?) {
         while let line = input() {
             if progress.withLock({ $0.end != nil }) { return }
             let trimmed = line.trimmingSpaces
@@ -99,6 +99,14 @@ public final class BotRunner: Sendable {
                 case .leave:
                     session.leave()
                     return
+                case .play(let path):
+                    guard let media else {
+                        output(BotProtocol.errorLine(code: "no_media", message: "this bot joined without media"))
+                        continue
+                    }
+                    media.play(path)
+                case .stopPlay:
+                    media?.stopPlaying()
                 case .request(let request, let id):
                     if !session.send(request, id: id) {
                         output(

@@ -1,5 +1,15 @@
 import Arguments
 
+/// What `/play` asks for.
+public enum PlayCommand: Sendable, Equatable {
+    /// Play the file at this path (as typed), in place of any file playing.
+    case file(String)
+    /// Stop the file playing.
+    case stop
+    /// Say what plays, and how far it is.
+    case status
+}
+
 /// A line typed on the command line, parsed and with names resolved to peers. See `docs/commands.md`.
 public enum Command: Sendable, Equatable {
     case invite(PeerID)
@@ -55,6 +65,8 @@ public enum Command: Sendable, Equatable {
     case notify(NotifyTopic?, on: Bool?)
     /// Try the connection again now, while reconnecting. Local.
     case retry
+    /// Play a file into the room, stop it, or ask what plays. Local: the client plays it and tells the server.
+    case play(PlayCommand)
     case leave
     case help
 
@@ -82,6 +94,10 @@ public enum Command: Sendable, Equatable {
         ("topic", "/topic [TEXT]", "set the room's topic; alone, say what it is"),
         ("end", "/end [REASON]", "end the room for everyone"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
+        (
+            "play", "/play [FILE|stop]",
+            "play a WAV or Ogg Opus file into the room; /play stop ends it; /play: what plays"
+        ),
         ("link", "/link [ROLE] [TIME]", "make an invite link for a role (listener unless named), valid 7d or TIME"),
         ("links", "/links", "list this room's invite links, with their ids (hosts)"),
         ("revoke", "/revoke ID|all", "withdraw one invite link, or every link made until now (hosts)"),
@@ -272,6 +288,12 @@ public enum Command: Sendable, Equatable {
             }
         case "notify": return parseNotify(&scanner, usage: usage)
         case "retry": return noMore(.retry)
+        case "play":
+            // The rest of the line is the path, spaces and all; `stop` alone stops (play a file named so as ./stop).
+            let rest = scanner.rest()
+            if rest.isEmpty { return .success(.play(.status)) }
+            if rest.lowercased() == "stop" { return .success(.play(.stop)) }
+            return .success(.play(.file(rest)))
         case "leave": return noMore(.leave)
         default: return noMore(.help)
         }

@@ -58,6 +58,8 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     case muteChanged(PeerID, muted: Bool, by: PeerID?)
     /// A person's client said their microphone stopped working (could not open, was lost) or works again.
     case micChanged(PeerID, working: Bool)
+    /// `peer` started or stopped playing a file into the room.
+    case playingChanged(PeerID, playing: Bool)
     /// Levels that changed, and how loud; peers not listed keep their level (the server sends only changes).
     case speakers([SpeakerLevel])
     case chat(ChatMessage)

@@ -223,11 +223,15 @@ public struct Peer: Sendable, Equatable, Codable, Identifiable {
     /// Whether the person's microphone works, as their client last told the server: false when it could not be
     /// opened or was lost, so the stage can say that nobody hears them.
     public var micWorking: Bool
+    /// Whether they are playing a file into the room (shown as ♪ beside their name).
+    public var playing: Bool
 
     public init(
         id: PeerID, name: String, role: RoleName = .audience, muted: Bool = true, handRaisedAt: Timestamp? = nil,
-        joinedAt: Timestamp = 0, level: Int = 0, metadata: [String: String] = [:], micWorking: Bool = true
+        joinedAt: Timestamp = 0, level: Int = 0, metadata: [String: String] = [:], micWorking: Bool = true,
+        playing: Bool = false
     ) {
+        self.playing = playing
         self.id = id
         self.name = DisplayName.sanitize(name)
         self.role = role
@@ -251,7 +255,8 @@ public struct Peer: Sendable, Equatable, Codable, Identifiable {
             joinedAt: try c.decodeIfPresent(Timestamp.self, forKey: .joinedAt) ?? 0,
             level: try c.decodeIfPresent(Int.self, forKey: .level) ?? 0,
             metadata: try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:],
-            micWorking: try c.decodeIfPresent(Bool.self, forKey: .micWorking) ?? true)
+            micWorking: try c.decodeIfPresent(Bool.self, forKey: .micWorking) ?? true,
+            playing: try c.decodeIfPresent(Bool.self, forKey: .playing) ?? false)
     }
 
     /// How long the hand has been up at `now`, in milliseconds; `nil` when the hand is down.

@@ -220,6 +220,12 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         peer.micWorking = working
         state.peers[id] = peer
 
+    case .playingChanged(let id, let playing):
+        guard var peer = state.peers[id] else { return .unknownPeer }
+        if peer.playing == playing { return .noChange }
+        peer.playing = playing
+        state.peers[id] = peer
+
     case .speakers(let levels):
         // The server sends only the levels that changed: a peer not listed keeps its level.
         var unknown = 0
@@ -386,7 +392,7 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .revokeLink(link))
     case .locked(let locked):
         return submit(&state, .setLocked(locked))
-    case .volume, .who, .showTopic, .notify, .retry:
+    case .volume, .who, .showTopic, .notify, .retry, .play:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.
         return []

@@ -22,6 +22,9 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case setMute(Bool)
     /// Tell the room whether this client's microphone works (it could not be opened, was lost, or is back).
     case setMicWorking(Bool)
+    /// Say that one is playing a file into the room (true) or stopped (false); the sound itself travels in one's
+    /// own audio stream.
+    case setPlaying(Bool)
     /// Mute someone else.
     case mutePeer(PeerID)
     /// Mute everyone on the stage whom the asker may mute (those below them), the asker excepted.
@@ -42,6 +45,10 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case revokeLink(String)
     /// Lock the room to newcomers with links (`true`), or open it again (hosts).
     case setLocked(Bool)
+
+    /// Why someone whose role may not publish cannot play a file into the room.
+    public static let playingNeedsTheStage =
+        "only the stage can play a file into the room; raise your hand to be invited up"
 
     /// The `revoke_link` id that withdraws every link of the room.
     public static let allLinks = "all"

@@ -213,6 +213,9 @@ public struct RoleTable: Sendable, Equatable {
             return isOnStage(actor.role) ? nil : Refusal("you are not on the stage")
         case .setMute(let muted):
             return muted || can(actor.role, .publishAudio) ? nil : refusal(lacking: .publishAudio)
+        case .setPlaying(let playing):
+            return !playing || can(actor.role, .publishAudio)
+                ? nil : Refusal(ClientRequest.playingNeedsTheStage)
         case .invite:
             guard can(actor.role, .invite) else { return refusal(lacking: .invite) }
             guard let target else { return nil }

@@ -60,6 +60,7 @@ public enum ControlCodec {
             case "step_down": request = .stepDown
             case "set_mute": request = .setMute(try fields.bool("muted"))
             case "set_mic": request = .setMicWorking(try fields.bool("working"))
+            case "set_playing": request = .setPlaying(try fields.bool("playing"))
             case "mute_peer": request = .mutePeer(try fields.peer("peer"))
             case "mute_all": request = .muteAll
             case "remove":
@@ -118,6 +119,7 @@ public enum ControlCodec {
             object["role"] = .string(role.rawValue)
         case .setMute(let muted): object["muted"] = .bool(muted)
         case .setMicWorking(let working): object["working"] = .bool(working)
+        case .setPlaying(let playing): object["playing"] = .bool(playing)
         case .remove(let peer, let reason):
             object["peer"] = .string(peer.rawValue)
             if let reason { object["reason"] = .string(reason) }
@@ -195,6 +197,9 @@ public enum ControlCodec {
             object["peer"] = .string(peer.rawValue)
             object["muted"] = .bool(muted)
             object["by"] = .string(by.rawValue)
+        case .playingChanged(let peer, let playing):
+            object["peer"] = .string(peer.rawValue)
+            object["playing"] = .bool(playing)
         case .speakers(let levels):
             object["levels"] = .array(
                 levels.map {
@@ -322,6 +327,7 @@ public enum ControlCodec {
         }
         output.append(contentsOf: #","joined_at":\#(peer.joinedAt),"level":\#(peer.level)"#.utf8)
         if !peer.micWorking { output.append(contentsOf: #","mic_failed":true"#.utf8) }
+        if peer.playing { output.append(contentsOf: #","playing":true"#.utf8) }
         if let invitation = announced.invitation {
             output.append(contentsOf: #","invited_by":"#.utf8)
             JSONValue.writeString(invitation.by.rawValue, into: &output)
@@ -379,6 +385,8 @@ public enum ControlCodec {
             event = .handLowered(peer: try fields.peer("peer"), by: try fields.actor())
         case "mute_changed":
             event = .muteChanged(peer: try fields.peer("peer"), muted: try fields.bool("muted"), by: try fields.actor())
+        case "playing_changed":
+            event = .playingChanged(peer: try fields.peer("peer"), playing: try fields.bool("playing"))
         case "speakers":
             let levels = try fields.array("levels").map { value throws(ControlDecodeError) -> SpeakerLevel in
                 let level = Fields(try objectValue(value, "levels"), stringLimit: serverStringLimit)
@@ -470,6 +478,7 @@ public enum ControlCodec {
         object["joined_at"] = .integer(peer.joinedAt)
         object["level"] = .integer(Int64(peer.level))
         if !peer.micWorking { object["mic_failed"] = .bool(true) }
+        if peer.playing { object["playing"] = .bool(true) }
         if let invitation = announced.invitation {
             object["invited_by"] = .string(invitation.by.rawValue)
             object["invited_at"] = .integer(invitation.at)
@@ -591,7 +600,8 @@ public enum ControlCodec {
             id: try fields.peer("id"), name: try fields.string("name"), role: RoleName(try fields.string("role")),
             muted: try fields.bool("muted"), handRaisedAt: try fields.optionalInteger("hand_raised_at"),
             joinedAt: try fields.integer("joined_at"), level: Int(clamping: try fields.integer("level", in: 0...100)),
-            micWorking: !(try fields.optionalBool("mic_failed") ?? false))
+            micWorking: !(try fields.optionalBool("mic_failed") ?? false,
+            playing: try fields.optionalBool("playing") ?? false)
         let invitedBy = try fields.optionalString("invited_by", maxBytes: ControlLimits.maxIdentityBytes)
         let invitation = try invitedBy.map { by throws(ControlDecodeError) in
             Invitation(by: PeerID(by), at: try fields.optionalInteger("invited_at") ?? 0)

@@ -49,6 +49,7 @@ extension ClientRequest {
         case .stepDown: "step_down"
         case .setMute: "set_mute"
         case .setMicWorking: "set_mic"
+        case .setPlaying: "set_playing"
         case .mutePeer: "mute_peer"
         case .muteAll: "mute_all"
         case .remove: "remove"
@@ -67,8 +68,8 @@ extension ClientRequest {
     /// Every request type name, in the order of `docs/protocol.md`.
     public static let typeNames: [String] = [
         "raise_hand", "lower_hand", "clear_hands", "invite", "accept_invite", "decline_invite", "withdraw_invite",
-        "set_role", "step_down", "set_mute", "set_mic", "mute_peer", "mute_all", "remove", "set_topic", "end_room",
-        "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link", "set_locked",
+        "set_role", "step_down", "set_mute", "set_mic", "set_playing", "mute_peer", "mute_all", "remove", "set_topic",
+        "end_room", "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link", "set_locked",
     ]
 }
 
@@ -225,6 +226,8 @@ public enum WireEvent: Sendable, Equatable {
     case muteChanged(peer: PeerID, muted: Bool, by: PeerID)
     /// A person's microphone stopped working or works again, as their client said.
     case micChanged(peer: PeerID, working: Bool)
+    /// `peer` started or stopped playing a file into the room.
+    case playingChanged(peer: PeerID, playing: Bool)
     /// Current audio levels, 0–100, of the peers whose level changed.
     case speakers(levels: [SpeakerLevel])
     /// Network quality scores that changed; sent without `seq` (it is a measure, not room state).
@@ -267,6 +270,7 @@ public enum WireEvent: Sendable, Equatable {
         case .handLowered: "hand_lowered"
         case .muteChanged: "mute_changed"
         case .micChanged: "mic_changed"
+        case .playingChanged: "playing_changed"
         case .speakers: "speakers"
         case .networkQuality: "network_quality"
         case .chat: "chat"

@@ -56,6 +56,7 @@ extension ServerMessage {
         case .handLowered(let id, let by): return .handLowered(id, by: Self.actor(by))
         case .muteChanged(let id, let muted, let by): return .muteChanged(id, muted: muted, by: Self.actor(by))
         case .micChanged(let id, let working): return .micChanged(id, working: working)
+        case .playingChanged(let id, let playing): return .playingChanged(id, playing: playing)
         case .speakers(let levels): return .speakers(levels)
         case .networkQuality(let peers): return .networkQuality(peers)
         case .chat(let message): return .chat(message)

@@ -128,6 +128,7 @@ extension WireEvent {
         case .handLowered(let peer, let by): return .handLowered(peer: id(peer), by: ServerText.actor(by))
         case .muteChanged(let peer, let muted, let by):
             return .muteChanged(peer: id(peer), muted: muted, by: ServerText.actor(by))
+        case .playingChanged(let peer, let playing): return .playingChanged(peer: id(peer), playing: playing)
         case .speakers(let levels):
             return .speakers(levels: levels.map { SpeakerLevel(peer: id($0.peer), level: $0.level) })
         case .networkQuality(let peers):
@@ -210,7 +211,7 @@ extension Peer {
             ? self
             : Peer(
                 id: cleanID, name: name, role: role, muted: muted, handRaisedAt: handRaisedAt, joinedAt: joinedAt,
-                level: level, metadata: metadata, micWorking: micWorking)
+                level: level, metadata: metadata, micWorking: micWorking, playing: playing)
         peer.role = ServerText.role(role)
         if peer.name.isEmpty { peer.name = ServerText.name(cleanID.rawValue, fallback: ServerText.replacement) }
         return peer

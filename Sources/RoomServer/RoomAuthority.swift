@@ -536,7 +536,8 @@ public struct RoomAuthority: Sendable {
             if DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxChatCharacters).isEmpty {
                 return (.badRequest, "a chat message cannot be empty")
             }
-        case .setRole, .stepDown, .setMute, .setMicWorking, .remove, .setTopic, .endRoom, .leave, .createLink,
+        case .setRole, .stepDown, .setMute, .setMicWorking, .setPlaying, .remove, .setTopic, .endRoom, .leave,
+            .createLink,
             .listLinks,
             .revokeLink, .setLocked:
             break
@@ -661,6 +662,10 @@ public struct RoomAuthority: Sendable {
                     Delivery(to: .peer(target.id), next(.askedToMute(peer: target.id, by: actorID))))
             }
             audit(nil, "\(targets.count) muted")
+        case .setPlaying(let playing):
+            guard actor.playing != playing else { return outcome }
+            peers[actorID]?.playing = playing
+            broadcast(.playingChanged(peer: actorID, playing: playing), into: &outcome)
         case .mutePeer(let targetID):
             peers[targetID]?.muted = true
             outcome.gates.append(gate(targetID))
@@ -761,6 +766,11 @@ public struct RoomAuthority: Sendable {
         if !peer.muted {
             peer.muted = true
             broadcast(.muteChanged(peer: id, muted: true, by: actor), into: &outcome)
+        }
+        // A role that may not publish cannot play a file either; its client stops playing when it sees the role.
+        if peer.playing && !roles.can(role, .publishAudio) {
+            peer.playing = false
+            broadcast(.playingChanged(peer: id, playing: false), into: &outcome)
         }
         peers[id] = peer
         outcome.gates.append(gate(id))

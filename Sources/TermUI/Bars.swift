@@ -107,7 +107,8 @@ public struct StatusBar: Sendable {
     public func identity(glyphs: Glyphs) -> String {
         let dot = " \(glyphs.dot) "
         let signal = status.signal.map { "\(dot)signal \(glyphs.signalBars($0))" } ?? ""
-        return " \(micState)\(dot)you: \(status.name)\(dot)\(roleWord)\(signal)"
+        let playing = status.playing.map { "\(dot)\(glyphs.playing) \(glyphs.plain($0))" } ?? ""
+        return " \(micState)\(dot)you: \(status.name)\(dot)\(roleWord)\(signal)\(playing)"
     }
 
     /// Draws into the first row of `area`.

@@ -124,12 +124,15 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var poor: Bool
         /// Whether their microphone does not work, as their client told the server: nobody hears them.
         public var micFailed: Bool
+        /// Whether they play a file into the room (♪ just before the name).
+        public var playing: Bool
 
         /// Creates a stage entry.
         public init(
             name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false, volume: Int? = nil,
-            signal: Int? = nil, poor: Bool = false, micFailed: Bool = false
+            signal: Int? = nil, poor: Bool = false, micFailed: Bool = false, playing: Bool = false
         ) {
+            self.playing = playing
             self.name = name
             self.role = role
             self.muted = muted
@@ -213,6 +216,8 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var reconnecting: Bool
         /// What rang (a direct message, a new raised hand), marked until you press a key.
         public var alert: String?
+        /// The file you play into the room and how far it is ("“Intro” 0:12 / 0:30"), after who you are.
+        public var playing: String?
         /// The keys that apply to you now, most important first; those that do not fit are left out from the end.
         public var hints: [KeyHint]
         /// Your own network quality, 0 (no media) to 5; nil until measured.

@@ -105,13 +105,16 @@ public struct Glyphs: Hashable, Sendable {
     /// The signal bars for a score (clamped to 0–5).
     public func signalBars(_ score: Int) -> String { signal[min(signal.count - 1, max(0, score))] }
 
+    /// Beside the name of someone playing a file into the room; one column.
+    public var playing: String
+
     /// Unicode symbols and block elements.
     public static let unicode = Glyphs(
         host: "★", moderator: "◆", micOpen: "🎙", micMuted: "🔇", micFailed: "🚫",
         bars: ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"],
         barEmpty: " ", horizontal: "─", vertical: "│", corners: ["┌", "┐", "└", "┘"], ellipsis: "…", dot: "·",
         dash: "—", event: "·", selection: "›", connection: ["●", "◐", "○"], arrows: ["↑", "↓", "←", "→"], to: "→",
-        notice: "!")
+        notice: "!", playing: "♪")
 
     /// Printable ASCII only.
     public static let ascii = Glyphs(
@@ -119,7 +122,7 @@ public struct Glyphs: Hashable, Sendable {
         bars: ["_", "#", "#", "#", "#", "#", "#", "#"],
         barEmpty: " ", horizontal: "-", vertical: "|", corners: ["+", "+", "+", "+"], ellipsis: "~", dot: "|",
         dash: "-", event: "-", selection: ">", connection: ["o", "~", "x"], arrows: ["Up", "Down", "Left", "Right"],
-        to: "->", notice: "!", signal: ["x", "1", "2", "3", "4", "5"])
+        to: "->", notice: "!", signal: ["x", "1", "2", "3", "4", "5"], playing: "@")
 
     /// `text` as the glyph set can show it: in ASCII, the typographic characters the program's own sentences and
     /// other programs' messages use (curly quotes, dashes, the ellipsis, arrows, bullets) become their ASCII

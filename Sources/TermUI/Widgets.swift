@@ -224,6 +224,9 @@ public struct StageGrid: Sendable {
                 buffer.put(glyphs.moderator, x: cell.x + 1, y: y, style: theme.style(.moderator), clip: cell)
             case .speaker, .audience: break
             }
+            if entry.playing {
+                buffer.put(glyphs.playing, x: cell.x + 2, y: y, style: theme.style(.speaker), clip: cell)
+            }
             var nameStyle = theme.style(entry.speaking ? .activeSpeaker : .speaker)
             if selected { nameStyle = nameStyle.patched(with: theme.style(.selection)) }
             // The role suffix stays while the name keeps at least four columns (or all of a shorter name).

@@ -34,6 +34,7 @@ let protocolRoles = try! RoleTable.parse(
             .raiseHand, .lowerHand, .invite("eli"), .acceptInvite,
             .declineInvite, .withdrawInvite("eli"), .setRole("a", "moderator"), .stepDown, .setMute(true),
             .setMute(false), .setMicWorking(false), .setMicWorking(true), .muteAll, .lowerHandOf("eli"), .clearHands,
+            .setPlaying(true), .setPlaying(false),
             .mutePeer("b"), .remove("c", reason: "why"), .remove("c", reason: nil), .setTopic("t"),
             .endRoom(reason: ""), .endRoom(reason: nil),
             .chat("x", to: .everyone), .chat("y", to: .peer("p")), .chat("z", to: .role("r")),

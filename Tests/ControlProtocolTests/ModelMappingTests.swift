@@ -115,7 +115,8 @@ import Testing
             .joined(snapshot), .peerJoined(ana), .peerLeft(peer: "ana", reason: .left),
             .roleChanged(peer: "eli", role: .speaker, by: "ana", stepUp: nil), .handRaised(peer: "eli", at: 1),
             .handLowered(peer: "eli", by: "eli"), .muteChanged(peer: "eli", muted: false, by: "eli"),
-            .micChanged(peer: "eli", working: false), .speakers(levels: []), .networkQuality([]),
+            .micChanged(peer: "eli", working: false), .playingChanged(peer: "eli", playing: true),
+            .speakers(levels: []), .networkQuality([]),
             .chat(ChatMessage(from: "ana", fromName: "Ana", text: "x", sentAt: 1)),
             .invited(peer: "eli", by: "ana", at: 9), .inviteDeclined(peer: "fay", by: "fay"),
             .inviteWithdrawn(peer: "fay", by: "ana"), .inviteExpired(peer: "fay"),
@@ -136,8 +137,8 @@ import Testing
         #expect(
             kinds == [
                 "joined", "peerJoined", "peerLeft", "roleChanged", "handRaised", "handLowered", "muteChanged",
-                "micChanged", "speakers", "networkQuality", "chat", "invited", "inviteDeclined", "inviteWithdrawn",
-                "inviteExpired",
+                "micChanged", "playingChanged", "speakers", "networkQuality", "chat", "invited", "inviteDeclined",
+                "inviteWithdrawn", "inviteExpired",
                 "askedToMute",
                 "removed", "roomEnded",
                 "topicChanged", "listingChanged", "inviteLink", "links", "error",
@@ -178,6 +179,7 @@ import Testing
         case .handLowered: "handLowered"
         case .muteChanged: "muteChanged"
         case .micChanged: "micChanged"
+        case .playingChanged: "playingChanged"
         case .speakers: "speakers"
         case .networkQuality: "networkQuality"
         case .chat: "chat"

@@ -25,6 +25,8 @@ import Testing
         (#"{"cmd":"chat","text":"hi","to":"ana"}"#, .request(.chat("hi", to: .peer("ana")), id: nil)),
         (#"{"cmd":"chat","text":"hi","role":"speaker"}"#, .request(.chat("hi", to: .role(.speaker)), id: nil)),
         (#"{"cmd":"leave"}"#, .leave),
+        (#"{"cmd":"play","file":"/tmp/jingle.opus"}"#, .play("/tmp/jingle.opus")),
+        (#"{"cmd":"stop_play"}"#, .stopPlay),
         (#"{"cmd":"set_listed","listed":false}"#, .request(.setListed(false), id: nil)),
         (#"{"cmd":"set_mic","working":false}"#, .request(.setMicWorking(false), id: nil)),
         (
@@ -50,6 +52,8 @@ import Testing
         (#"{"cmd":"set_mic"}"#, "bad_command"),
         (#"{"cmd":"create_link","ttl":"1d"}"#, "bad_command"),
         (#"{"cmd":"fly"}"#, "unknown_command"),
+        (#"{"cmd":"play"}"#, "bad_command"),
+        (#"{"cmd":"play","file":7}"#, "bad_command"),
     ])
     func refusesBadLinesWithACode(_ line: String, _ code: String) {
         #expect(throws: BotCommandError.self) { try BotProtocol.parse(line) }
@@ -64,7 +68,7 @@ import Testing
         #expect(
             BotProtocol.commandNames == [
                 "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down",
-                "mute", "mute_peer", "remove", "topic", "end_room", "chat", "leave",
+                "mute", "mute_peer", "remove", "topic", "end_room", "chat", "leave", "play", "stop_play",
             ])
     }
 

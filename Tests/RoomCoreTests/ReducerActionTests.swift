@@ -23,6 +23,7 @@ func refused(_ reason: String) -> [Effect] { [.notice(Notice(.refusal, reason))]
         #expect(effects(of: .request(.setMute(true)), as: "chen") == [.send(.setMute(true))])
         #expect(effects(of: .request(.setMute(false)), as: "bo") == [.send(.setMute(false))])
         #expect(effects(of: .request(.mutePeer("chen")), as: "bo") == [.send(.mutePeer("chen"))])
+        #expect(effects(of: .request(.setPlaying(true)), as: "chen") == [.send(.setPlaying(true))])
         #expect(
             effects(of: .request(.remove("eli", reason: "spam")), as: "bo") == [.send(.remove("eli", reason: "spam"))])
         #expect(effects(of: .request(.setTopic("Sat")), as: "bo") == [.send(.setTopic("Sat"))])
@@ -58,6 +59,9 @@ func refused(_ reason: String) -> [Effect] { [.notice(Notice(.refusal, reason))]
         #expect(
             effects(of: .request(.raiseHand), as: "chen")
                 == refused("only hosts, moderators and listeners can raise a hand"))
+        #expect(
+            effects(of: .request(.setPlaying(true)), as: "dara")
+                == refused("only the stage can play a file into the room; raise your hand to be invited up"))
         #expect(effects(of: .request(.stepDown), as: "dara") == refused("you are not on the stage"))
     }
 

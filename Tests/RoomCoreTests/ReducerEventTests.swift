@@ -219,6 +219,24 @@ extension RoomState {
         #expect(state.ignoredEvents[.noChange] == 2)
     }
 
+    @Test func playingChanged() {
+        var state = joinedRoom(as: "dara")
+        let before = state
+        state.apply(.playingChanged("chen", playing: true), seq: 12)
+        #expect(
+            state
+                == before.with {
+                    $0.peers["chen"]!.playing = true
+                    $0.lastSeq = 12
+                })
+        state.apply(.playingChanged("chen", playing: true), seq: 13)
+        #expect(state.ignoredEvents == IgnoredEvents([.noChange: 1]))
+        state.apply(.playingChanged("chen", playing: false), seq: 14)
+        #expect(state.peers["chen"]!.playing == false)
+        state.apply(.playingChanged("zed", playing: true), seq: 15)
+        #expect(state.ignoredEvents[.unknownPeer] == 1)
+    }
+
     @Test func muteChanged() {
         var state = joinedRoom(as: "chen")
         state.apply(.askedToMute(by: "ana"), seq: 11)

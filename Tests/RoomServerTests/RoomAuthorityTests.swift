@@ -745,6 +745,25 @@ func expectRefused(
             .setMute(false), by: "eli", code: .forbidden, message: "only hosts, moderators and speakers can speak")
     }
 
+    @Test func playingIsTheStagesAndEndsWithTheRole() {
+        var room = populatedRoom()
+        #expect(
+            events(room.handle(.setPlaying(true), from: "chen", now: 50)) == [
+                .playingChanged(peer: "chen", playing: true)
+            ])
+        #expect(room.peers["chen"]?.playing == true)
+        let same = room.handle(.setPlaying(true), from: "chen", now: 51)
+        #expect(same.deliveries.isEmpty && same.error == nil)
+        expectRefused(
+            .setPlaying(true), by: "eli", code: .forbidden,
+            message: "only the stage can play a file into the room; raise your hand to be invited up")
+        #expect(room.peers["eli"]?.playing == false)
+        // Moved to the audience: the ♪ goes with the role.
+        let moved = events(room.handle(.setRole("chen", .audience), from: "ana", now: 60))
+        #expect(moved.contains(.playingChanged(peer: "chen", playing: false)))
+        #expect(room.peers["chen"]?.playing == false)
+    }
+
     @Test func mutePeerTellsEveryoneAndAsksTheTarget() {
         var room = populatedRoom()
         _ = room.handle(.setMute(false), from: "chen", now: 50)
