@@ -110,7 +110,8 @@ public enum RoomScreenMapper {
                     level: shownLevel(peer.id, state, at: state.now), speaking: spurt != nil,
                     volume: state.volumes[peer.id], signal: quality?.score,
                     poor: marksPoor && quality?.isPoor == true,
-                    micFailed: !peer.micWorking || (peer.id == room.selfID && state.microphoneMissing, playing: peer.playing))
+                    micFailed: !peer.micWorking || (peer.id == room.selfID && state.microphoneMissing),
+                    playing: peer.playing))
         }
         return entries
     }

@@ -600,7 +600,7 @@ public enum ControlCodec {
             id: try fields.peer("id"), name: try fields.string("name"), role: RoleName(try fields.string("role")),
             muted: try fields.bool("muted"), handRaisedAt: try fields.optionalInteger("hand_raised_at"),
             joinedAt: try fields.integer("joined_at"), level: Int(clamping: try fields.integer("level", in: 0...100)),
-            micWorking: !(try fields.optionalBool("mic_failed") ?? false,
+            micWorking: !(try fields.optionalBool("mic_failed") ?? false),
             playing: try fields.optionalBool("playing") ?? false)
         let invitedBy = try fields.optionalString("invited_by", maxBytes: ControlLimits.maxIdentityBytes)
         let invitation = try invitedBy.map { by throws(ControlDecodeError) in
