@@ -45,7 +45,8 @@ import Testing
         let files = try FileManager.default.contentsOfDirectory(atPath: data)
         #expect(
             files.sorted() == [
-                "clubroom-journal.sqlite3", "clubroom.sqlite3", "clubroom.sqlite3-shm", "clubroom.sqlite3-wal", "links.db",
+                "clubroom-journal.sqlite3", "clubroom.sqlite3", "clubroom.sqlite3-shm", "clubroom.sqlite3-wal",
+                "links.db",
             ])
         let wal = try FileManager.default.attributesOfItem(atPath: data + "/clubroom.sqlite3-wal")[.size] as? Int
         #expect(wal == 0)
