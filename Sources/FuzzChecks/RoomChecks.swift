@@ -59,7 +59,7 @@ enum RoomChecks {
                 try expect(!text.isEmpty, "\(command) with no text")
             case .link(_, let ttl):
                 try expect(ttl.map { $0 >= 0 } ?? true, "\(command) with a negative lifetime")
-            case .revoke(let id):
+            case .revoke(let id), .admit(let id), .deny(let id):
                 try expect(!id.isEmpty, "\(command) with no id")
             case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .notify, .retry,
                 .leave, .inviteNext, .links, .locked:

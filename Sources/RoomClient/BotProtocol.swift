@@ -139,6 +139,8 @@ public enum BotProtocol {
                 throw BotCommandError("bad_command", "set_locked needs \"locked\": true or false")
             }
             request = .setLocked(locked)
+        case "admit": request = .admitWaiting(try string("name")!)
+        case "deny": request = .denyWaiting(try string("name")!)
         default:
             throw BotCommandError("unknown_command", "unknown command \"\(name)\"")
         }

@@ -43,6 +43,9 @@ public enum Command: Sendable, Equatable {
     case revoke(String)
     /// Lock the room to newcomers with links, or open it again (hosts).
     case locked(Bool)
+    /// Let in, or turn away, a newcomer waiting at the locked room (hosts and moderators).
+    case admit(String)
+    case deny(String)
     /// Which happenings ring the bell and mark the status line; nil values ask what they are. Local.
     case notify(NotifyTopic?, on: Bool?)
     /// Try the connection again now, while reconnecting. Local.
@@ -77,6 +80,8 @@ public enum Command: Sendable, Equatable {
         ("revoke", "/revoke ID|all", "withdraw one invite link, or every link made until now (hosts)"),
         ("lock", "/lock", "let no one new in with a link; who was in before still comes back (hosts)"),
         ("unlock", "/unlock", "let newcomers with links in again (hosts)"),
+        ("admit", "/admit NAME", "let in someone waiting at the locked room (hosts, moderators)"),
+        ("deny", "/deny NAME", "turn away someone waiting at the locked room (hosts, moderators)"),
         ("list", "/list", "show this room in the lobby"),
         ("unlist", "/unlist", "take this room out of the lobby; links still work"),
         ("notify", "/notify [messages|hands|bell] [on|off]", "what rings the bell and marks the status line"),
@@ -205,6 +210,8 @@ public enum Command: Sendable, Equatable {
         case "links": return noMore(.links)
         case "lock": return noMore(.locked(true))
         case "unlock": return noMore(.locked(false))
+        case "admit": return argument("NAME").flatMap { noMore(.admit($0)) }
+        case "deny": return argument("NAME").flatMap { noMore(.deny($0)) }
         case "revoke":
             return argument("ID").flatMap { id in
                 noMore(.revoke(id.lowercased() == ClientRequest.allLinks ? ClientRequest.allLinks : id))

@@ -74,7 +74,7 @@ private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UI
         let message = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         state.lastError = ServerError(code: code, message: message)
         return [.notice(Notice(.error, message))]
-    case .inviteLink, .links:
+    case .inviteLink, .links, .knock, .waitingForHost:
         // The answer to this client's own request; the app shows it.
         return []
     case .joined(let snapshot):
@@ -274,7 +274,7 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         state.listed = listed
         state.activity.append(.listingChanged(listed: listed, by: by))
 
-    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links:
+    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .knock, .waitingForHost:
         break
     }
     return nil
@@ -354,6 +354,10 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .revokeLink(link))
     case .locked(let locked):
         return submit(&state, .setLocked(locked))
+    case .admit(let name):
+        return submit(&state, .admitWaiting(name))
+    case .deny(let name):
+        return submit(&state, .denyWaiting(name))
     case .volume, .who, .notify, .retry:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.

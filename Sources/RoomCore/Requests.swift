@@ -34,6 +34,10 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case revokeLink(String)
     /// Lock the room to newcomers with links (`true`), or open it again (hosts).
     case setLocked(Bool)
+    /// Let in a newcomer waiting at the locked room, named by their name or identity (hosts and moderators).
+    case admitWaiting(String)
+    /// Turn away a newcomer waiting at the locked room, named by their name or identity (hosts and moderators).
+    case denyWaiting(String)
 
     /// The `revoke_link` id that withdraws every link of the room.
     public static let allLinks = "all"

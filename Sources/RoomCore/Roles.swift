@@ -233,6 +233,10 @@ public struct RoleTable: Sendable, Equatable {
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "withdraw the room's links")
         case .setLocked:
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "lock or unlock the room")
+        case .admitWaiting, .denyWaiting:
+            // Who may remove someone decides who comes in while the room is locked.
+            return can(actor.role, .remove)
+                ? nil : refusal(lacking: .remove, phrase: "let newcomers in or turn them away")
         case .chat:
             return can(actor.role, .chat) ? nil : refusal(lacking: .chat)
         }

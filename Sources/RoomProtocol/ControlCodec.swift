@@ -78,6 +78,8 @@ public enum ControlCodec {
             case "list_links": request = .listLinks
             case "revoke_link": request = .revokeLink(try fields.string("link", maxBytes: 64))
             case "set_locked": request = .setLocked(try fields.bool("locked"))
+            case "admit": request = .admitWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
+            case "deny": request = .denyWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
             default:
                 throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
             }
@@ -125,6 +127,7 @@ public enum ControlCodec {
         case .listLinks: break
         case .revokeLink(let link): object["link"] = .string(link)
         case .setLocked(let locked): object["locked"] = .bool(locked)
+        case .admitWaiting(let name), .denyWaiting(let name): object["name"] = .string(name)
         }
         return .object(object)
     }
@@ -217,6 +220,14 @@ public enum ControlCodec {
             case .integer(let value): object["id"] = .integer(value)
             case nil: break
             }
+        case .knock(let room, let knock):
+            object["room"] = .string(room)
+            object["peer"] = .string(knock.peer.rawValue)
+            object["name"] = .string(knock.name)
+            object["state"] = .string(knock.state.rawValue)
+            if let by = knock.by { object["by"] = .string(by.rawValue) }
+        case .waiting(let room):
+            object["room"] = .string(room)
         case .links(let room, let links, let withdrawn, let locked, let id):
             object["room"] = .string(room)
             object["links"] = .array(
@@ -406,6 +417,19 @@ public enum ControlCodec {
             event = .links(
                 room: try fields.string("room", maxBytes: 64), links: links, withdrawn: withdrawn,
                 locked: try fields.bool("locked"), id: try readRequestID(fields.object))
+        case "knock":
+            let text = try fields.string("state", maxBytes: 16)
+            guard let state = Knock.State(rawValue: text) else {
+                throw ControlDecodeError(.badRequest, "unknown knock state \"\(text)\"")
+            }
+            event = .knock(
+                room: try fields.string("room", maxBytes: 64),
+                Knock(
+                    peer: try fields.peer("peer"),
+                    name: try fields.string("name", maxCharacters: ControlLimits.maxNameCharacters), state: state,
+                    by: try fields.optionalString("by", maxBytes: ControlLimits.maxIdentityBytes).map { PeerID($0) }))
+        case "waiting":
+            event = .waiting(room: try fields.string("room", maxBytes: 64))
         case "error":
             event = .error(
                 code: ErrorCode(rawValue: try fields.string("code")), message: try fields.string("message"),

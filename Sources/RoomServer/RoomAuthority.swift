@@ -123,6 +123,8 @@ public struct Outcome: Sendable, Equatable {
     public var grants: [LinkGrant] = []
     /// Requests about the room's links (`list_links`, `revoke_link`), for the link registry of every node.
     public var linkRequests: [LinkRequest] = []
+    /// Answers to newcomers waiting at the locked room's door, for the node that holds each of them.
+    public var doorAnswers: [DoorAnswer] = []
 
     public init() {}
 
@@ -131,6 +133,7 @@ public struct Outcome: Sendable, Equatable {
             && lhs.error == rhs.error && lhs.closes.map(\.peer) == rhs.closes.map(\.peer)
             && lhs.closes.map(\.reason) == rhs.closes.map(\.reason) && lhs.listing == rhs.listing
             && lhs.grants == rhs.grants && lhs.linkRequests == rhs.linkRequests
+            && lhs.doorAnswers == rhs.doorAnswers
     }
 }
 
@@ -479,7 +482,7 @@ public struct RoomAuthority: Sendable {
                 return (.badRequest, "a chat message cannot be empty")
             }
         case .setRole, .stepDown, .setMute, .remove, .setTopic, .endRoom, .leave, .createLink, .listLinks,
-            .revokeLink, .setLocked:
+            .revokeLink, .setLocked, .admitWaiting, .denyWaiting:
             break
         }
         return nil
@@ -633,6 +636,14 @@ public struct RoomAuthority: Sendable {
             outcome.linkRequests.append(
                 LinkRequest(peer: actorID, room: name, revoke: nil, lock: locked, requestID: requestID))
             audit(nil, locked ? "locked" : "unlocked")
+        case .admitWaiting(let waiter):
+            outcome.doorAnswers.append(
+                DoorAnswer(peer: actorID, room: name, waiter: waiter, admit: true, requestID: requestID))
+            audit(nil, waiter)
+        case .denyWaiting(let waiter):
+            outcome.doorAnswers.append(
+                DoorAnswer(peer: actorID, room: name, waiter: waiter, admit: false, requestID: requestID))
+            audit(nil, waiter)
         }
         return outcome
     }

@@ -40,6 +40,24 @@ public struct LinkRequest: Sendable, Equatable {
     }
 }
 
+/// A host's or moderator's answer to a newcomer waiting at the locked room (`waiter`: their name or identity),
+/// which the room allowed; the node that holds the newcomer carries it out.
+public struct DoorAnswer: Sendable, Equatable {
+    public var peer: PeerID
+    public var room: String
+    public var waiter: String
+    public var admit: Bool
+    public var requestID: RequestID?
+
+    public init(peer: PeerID, room: String, waiter: String, admit: Bool, requestID: RequestID?) {
+        self.peer = peer
+        self.room = room
+        self.waiter = waiter
+        self.admit = admit
+        self.requestID = requestID
+    }
+}
+
 /// Who is on stage and whose hand is up, kept up to date from each outcome's events so a listing costs the size
 /// of the stage, not of the room.
 struct ListingTally: Sendable, Equatable {

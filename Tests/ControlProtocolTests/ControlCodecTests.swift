@@ -39,6 +39,7 @@ let protocolRoles = try! RoleTable.parse(
             .chat("x", to: .everyone), .chat("y", to: .peer("p")), .chat("z", to: .role("r")),
             .leave, .setListed(false), .setListed(true), .createLink(role: .speaker, ttl: 3600), .listLinks,
             .revokeLink("w_Lk0L9Zv5U"), .revokeLink(ClientRequest.allLinks), .setLocked(true), .setLocked(false),
+            .admitWaiting("Eve"), .denyWaiting("guest-5a1c0d1e2f3a4b5c"),
         ]
         #expect(Set(requests.map(\.typeName)) == Set(ClientRequest.typeNames))
         for request in requests {

@@ -123,6 +123,7 @@ import Testing
             .listingChanged(listed: false, by: "ana"),
             .inviteLink(room: "lobby", role: .audience, token: "a.b.c", expiresAt: 9, id: nil),
             .links(room: "lobby", links: [], withdrawn: [], locked: false, id: nil),
+            .knock(room: "lobby", Knock(peer: "gus", name: "Gus", state: .waiting)), .waiting(room: "lobby"),
             .error(code: .conflict, message: "", id: nil),
         ]
         let base = ServerAddress(secure: true, host: "rooms.example.org", port: 443)
@@ -137,7 +138,7 @@ import Testing
                 "joined", "peerJoined", "peerLeft", "roleChanged", "handRaised", "handLowered", "muteChanged",
                 "speakers", "chat", "invited", "inviteDeclined", "inviteWithdrawn", "inviteExpired", "askedToMute",
                 "removed", "roomEnded",
-                "topicChanged", "listingChanged", "inviteLink", "links", "error",
+                "topicChanged", "listingChanged", "inviteLink", "links", "knock", "waitingForHost", "error",
             ])
     }
 
@@ -187,6 +188,8 @@ import Testing
         case .listingChanged: "listingChanged"
         case .inviteLink: "inviteLink"
         case .links: "links"
+        case .knock: "knock"
+        case .waitingForHost: "waitingForHost"
         case .reconnecting: "reconnecting"
         case .reconnected: "reconnected"
         case .error: "error"
