@@ -57,8 +57,9 @@ enum RoomChecks {
                 try expect(known.contains(id) && percent.map { (0...200).contains($0) } ?? true, "\(command)")
             case .chat(let text), .topic(let text), .toRole(_, let text):
                 try expect(!text.isEmpty, "\(command) with no text")
-            case .link(_, let ttl):
+            case .link(_, let ttl, let uses):
                 try expect(ttl.map { $0 >= 0 } ?? true, "\(command) with a negative lifetime")
+                try expect(uses.map { $0 >= 0 } ?? true, "\(command) with a negative number of uses")
             case .revoke(let id), .admit(let id), .deny(let id):
                 try expect(!id.isEmpty, "\(command) with no id")
             case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .notify, .retry,

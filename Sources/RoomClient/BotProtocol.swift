@@ -127,9 +127,16 @@ public enum BotProtocol {
             request = .setListed(listed)
         case "create_link":
             let role = RoleName(try string("role", required: false) ?? RoleName.audience.rawValue)
+            let maxUses: Int64?
+            switch object["max_uses"] {
+            case .integer(let count)?: maxUses = count
+            case nil, .null?: maxUses = nil
+            default: throw BotCommandError("bad_command", "\"max_uses\" must be a whole number of people")
+            }
             switch object["ttl"] {
-            case .integer(let ttl)?: request = .createLink(role: role, ttl: ttl)
-            case nil, .null?: request = .createLink(role: role, ttl: ClientRequest.defaultLinkLifetime)
+            case .integer(let ttl)?: request = .createLink(role: role, ttl: ttl, maxUses: maxUses)
+            case nil, .null?:
+                request = .createLink(role: role, ttl: ClientRequest.defaultLinkLifetime, maxUses: maxUses)
             default: throw BotCommandError("bad_command", "\"ttl\" must be a whole number of seconds")
             }
         case "list_links": request = .listLinks

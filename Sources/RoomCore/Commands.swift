@@ -35,8 +35,9 @@ public enum Command: Sendable, Equatable {
     case volume(PeerID, percent: Int?)
     /// Show the room in the lobby (`/list`) or take it out (`/unlist`).
     case listed(Bool)
-    /// Make an invite link for a role, valid for `ttl` seconds (the server's default when nil).
-    case link(RoleName, ttl: Int64?)
+    /// Make an invite link for a role, valid for `ttl` seconds (the server's default when nil), for at most
+    /// `uses` people (no limit when nil).
+    case link(RoleName, ttl: Int64?, uses: Int64? = nil)
     /// List the room's invite links (hosts).
     case links
     /// Withdraw one of the room's links by its id, or every one with `all` (hosts).
@@ -75,7 +76,10 @@ public enum Command: Sendable, Equatable {
         ("topic", "/topic TEXT", "set the room's topic"),
         ("end", "/end [REASON]", "end the room for everyone"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
-        ("link", "/link [ROLE] [TIME]", "make an invite link for a role (listener unless named), valid 7d or TIME"),
+        (
+            "link", "/link [ROLE] [TIME] [USES]",
+            "make an invite link for a role (listener unless named), valid 7d or TIME, for USES people at most"
+        ),
         ("links", "/links", "list this room's invite links, with their ids (hosts)"),
         ("revoke", "/revoke ID|all", "withdraw one invite link, or every link made until now (hosts)"),
         ("lock", "/lock", "let no one new in with a link; who was in before still comes back (hosts)"),
@@ -221,13 +225,21 @@ public enum Command: Sendable, Equatable {
             var role = RoleName.audience
             var roleGiven = false
             var ttl: Int64?
+            var uses: Int64?
             while true {
                 switch scanner.word() {
                 case .success(nil):
-                    return .success(.link(role, ttl: ttl))
+                    return .success(.link(role, ttl: ttl, uses: uses))
                 case .success(let word?):
                     if ttl == nil, let seconds = parseLifetime(word) {
                         ttl = seconds
+                        continue
+                    }
+                    // A bare whole number is how many people the link may let in (a lifetime has a unit).
+                    if uses == nil, !word.isEmpty, word.count <= 7, word.allSatisfy({ $0.isASCII && $0.isNumber }),
+                        let count = Int64(word)
+                    {
+                        uses = count
                         continue
                     }
                     if !roleGiven {

@@ -346,8 +346,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .leave)
     case .listed(let listed):
         return submit(&state, .setListed(listed))
-    case .link(let role, let ttl):
-        return submit(&state, .createLink(role: role, ttl: ttl ?? ClientRequest.defaultLinkLifetime))
+    case .link(let role, let ttl, let uses):
+        return submit(&state, .createLink(role: role, ttl: ttl ?? ClientRequest.defaultLinkLifetime, maxUses: uses))
     case .links:
         return submit(&state, .listLinks)
     case .revoke(let link):

@@ -25,9 +25,9 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case leave
     /// List the room in the lobby, or take it out (`unlist`); the room goes on either way.
     case setListed(Bool)
-    /// Ask for an invite link to this room for `role`, valid for `ttl` seconds; the server answers this client
-    /// alone with the link's token.
-    case createLink(role: RoleName, ttl: Int64)
+    /// Ask for an invite link to this room for `role`, valid for `ttl` seconds and for at most `maxUses` people
+    /// (nil: no limit); the server answers this client alone with the link's token.
+    case createLink(role: RoleName, ttl: Int64, maxUses: Int64? = nil)
     /// Ask for this room's invite links (hosts); the server answers this client alone.
     case listLinks
     /// Withdraw one of this room's invite links by its id, or every link made until now with `all` (hosts).
@@ -44,6 +44,9 @@ public enum ClientRequest: Sendable, Equatable, Codable {
 
     /// The shortest and longest lifetime of an invite link made from a room, in seconds (one minute, 30 days).
     public static let linkLifetimes: ClosedRange<Int64> = 60...(30 * 86_400)
+    /// How many people a link made from a room may let in at most, when it has a limit (as `clubroom invite
+    /// --max-uses`).
+    public static let linkUses: ClosedRange<Int64> = 1...1_000_000
     /// The lifetime of a link made without one: 7 days.
     public static let defaultLinkLifetime: Int64 = 7 * 86_400
 

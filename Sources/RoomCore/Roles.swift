@@ -215,7 +215,7 @@ public struct RoleTable: Sendable, Equatable {
         case .setListed:
             // Whether a room shows in the lobby is the host's call, like whether it goes on at all.
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "list or unlist the room")
-        case .createLink(let role, let ttl):
+        case .createLink(let role, let ttl, let maxUses):
             guard can(actor.role, .invite) else { return refusal(lacking: .invite, phrase: "make invite links") }
             guard contains(role) else { return Refusal("there is no role called \(role)") }
             if !mayAssign(actor: actor.role, role: role) {
@@ -224,6 +224,9 @@ public struct RoleTable: Sendable, Equatable {
             }
             guard ClientRequest.linkLifetimes.contains(ttl) else {
                 return Refusal("a link lasts from one minute to 30 days")
+            }
+            if let maxUses, !ClientRequest.linkUses.contains(maxUses) {
+                return Refusal("a link lets in from 1 to 1,000,000 people")
             }
             return nil
         case .listLinks:

@@ -74,7 +74,8 @@ public enum ControlCodec {
             case "create_link":
                 request = .createLink(
                     role: RoleName(try fields.string("role", maxBytes: ControlLimits.maxRoleBytes)),
-                    ttl: try fields.optionalInteger("ttl") ?? ClientRequest.defaultLinkLifetime)
+                    ttl: try fields.optionalInteger("ttl") ?? ClientRequest.defaultLinkLifetime,
+                    maxUses: try fields.optionalInteger("max_uses"))
             case "list_links": request = .listLinks
             case "revoke_link": request = .revokeLink(try fields.string("link", maxBytes: 64))
             case "set_locked": request = .setLocked(try fields.bool("locked"))
@@ -121,9 +122,10 @@ public enum ControlCodec {
             object["text"] = .string(text)
             if let target = json(to) { object["to"] = target }
         case .setListed(let listed): object["listed"] = .bool(listed)
-        case .createLink(let role, let ttl):
+        case .createLink(let role, let ttl, let maxUses):
             object["role"] = .string(role.rawValue)
             object["ttl"] = .integer(ttl)
+            if let maxUses { object["max_uses"] = .integer(maxUses) }
         case .listLinks: break
         case .revokeLink(let link): object["link"] = .string(link)
         case .setLocked(let locked): object["locked"] = .bool(locked)

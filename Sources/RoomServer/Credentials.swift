@@ -160,7 +160,7 @@ final class LinkSigner: OutcomeConsumer, @unchecked Sendable {
             do {
                 let (token, claims) = try issuer.signedInvite(
                     role: grant.role.rawValue, room: grant.room, ttl: grant.ttl, now: now,
-                    creator: grant.peer.rawValue)
+                    creator: grant.peer.rawValue, maxUses: grant.maxUses)
                 // So that the room's hosts see it in /links before anyone used it.
                 try? registry?.register(LinkRecord(claims))
                 entry.send(

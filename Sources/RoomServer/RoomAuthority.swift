@@ -624,9 +624,10 @@ public struct RoomAuthority: Sendable {
             broadcast(.listingChanged(listed: flag, by: actorID), into: &outcome)
             outcome.changes.append(.listed(flag))
             audit(nil, flag ? "listed" : "unlisted")
-        case .createLink(let role, let ttl):
-            outcome.grants.append(LinkGrant(peer: actorID, room: name, role: role, ttl: ttl, requestID: requestID))
-            audit(nil, "\(role.rawValue), \(ttl) s")
+        case .createLink(let role, let ttl, let maxUses):
+            outcome.grants.append(
+                LinkGrant(peer: actorID, room: name, role: role, ttl: ttl, maxUses: maxUses, requestID: requestID))
+            audit(nil, "\(role.rawValue), \(ttl) s" + (maxUses.map { ", \($0) uses" } ?? ""))
         case .listLinks:
             outcome.linkRequests.append(LinkRequest(peer: actorID, room: name, revoke: nil, requestID: requestID))
         case .revokeLink(let link):

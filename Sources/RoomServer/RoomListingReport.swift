@@ -9,14 +9,19 @@ public struct LinkGrant: Sendable, Equatable {
     public var role: RoleName
     /// Seconds the link stays valid.
     public var ttl: Int64
+    /// How many people the link may let in; nil: no limit.
+    public var maxUses: Int64?
     /// The id of the request, echoed in the answer.
     public var requestID: RequestID?
 
-    public init(peer: PeerID, room: String, role: RoleName, ttl: Int64, requestID: RequestID?) {
+    public init(
+        peer: PeerID, room: String, role: RoleName, ttl: Int64, maxUses: Int64? = nil, requestID: RequestID?
+    ) {
         self.peer = peer
         self.room = room
         self.role = role
         self.ttl = ttl
+        self.maxUses = maxUses
         self.requestID = requestID
     }
 }

@@ -1,3 +1,4 @@
+import ClubroomResources
 import Crypto
 import Foundation
 import RoomClient
@@ -291,6 +292,49 @@ private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
         }
         guard case .message(let message)? = event, case .knock(_, let knock) = message.event else { return nil }
         return knock
+    }
+
+    /// A link a host makes from the room with a use limit (`/link ROLE TIME USES`) lets in that many identities
+    /// and refuses the next with 4019; the one it let in still comes back.
+    @Test(.timeLimit(.minutes(2))) func aRoomLinkHasTheUseLimitItsMakerGave() throws {
+        try withServer { server, bots in
+            let (host, hostSeen) = try joinedSession(server, "ana", role: "host")
+            defer { host.shutdown() }
+            guard
+                case .success(.link(let role, let ttl, let uses)) = Command.parse(
+                    "/link listener 1h 1", peers: [], roles: try RoleTable.load(contentsOf: ClubroomResources.rolesURL))
+            else {
+                Issue.record("/link listener 1h 1 did not parse")
+                return
+            }
+            #expect(uses == 1)
+            host.send(.createLink(role: role, ttl: ttl ?? 0, maxUses: uses), id: .integer(1))
+            guard let link = madeLink(hostSeen, id: 1) else {
+                Issue.record("no link: \(hostSeen.all)")
+                return
+            }
+            let hanaKey = (0..<32).map { UInt8($0 + 3) }
+            let (hana, hanaSeen) = try session(
+                server, room: "lobby", token: link, headers: guestHeaders(name: "Hana", key: hanaKey))
+            hana.shutdown()
+            #expect(snapshot(hanaSeen) != nil)
+            let (eve, eveSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "Eve"))
+            eve.shutdown()
+            #expect(refusal(eveSeen) == 4019)
+            let (back, backSeen) = try session(
+                server, room: "lobby", token: link, headers: guestHeaders(name: "Hana", key: hanaKey))
+            back.shutdown()
+            #expect(snapshot(backSeen) != nil)
+            host.send(.createLink(role: .audience, ttl: 3600, maxUses: 0), id: .integer(2))
+            #expect(
+                hostSeen.wait {
+                    if case .message(let message) = $0, case .error(.forbidden, _, .integer(2)) = message.event {
+                        return true
+                    }
+                    return false
+                } != nil, "\(hostSeen.all)")
+            _ = bots
+        }
     }
 
     /// Someone removed stays out with the same key across a restart of the server; a link admits no more
