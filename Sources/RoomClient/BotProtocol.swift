@@ -106,7 +106,15 @@ public enum BotProtocol {
             default: throw BotCommandError("bad_command", "\"on\" must be true or false")
             }
         case "mute_peer": request = .mutePeer(PeerID(try string("peer")!))
-        case "remove": request = .remove(PeerID(try string("peer")!), reason: try string("reason", required: false))
+        case "remove":
+            let withdrawLink: Bool
+            switch object["withdraw_link"] {
+            case .bool(let flag)?: withdrawLink = flag
+            case nil, .null?: withdrawLink = false
+            default: throw BotCommandError("bad_command", "\"withdraw_link\" must be true or false")
+            }
+            request = .remove(
+                PeerID(try string("peer")!), reason: try string("reason", required: false), withdrawLink: withdrawLink)
         case "topic": request = .setTopic(try string("text")!)
         case "end_room": request = .endRoom(reason: try string("reason", required: false))
         case "chat":

@@ -16,7 +16,8 @@ public enum Command: Sendable, Equatable {
     case mute(PeerID)
     /// Unmute oneself.
     case unmute
-    case remove(PeerID, reason: String?)
+    /// Remove someone; `withdrawLink` (`--link`) withdraws the room's links that let them in too.
+    case remove(PeerID, reason: String?, withdrawLink: Bool = false)
     /// Raise the hand, or lower it when it is up.
     case hand
     /// Raise the hand (refused when it is up), or lower it (refused when it is not): the words people reach for
@@ -72,7 +73,7 @@ public enum Command: Sendable, Equatable {
         ("next", "/next", "invite the next raised hand not invited yet"),
         ("withdraw", "/withdraw NAME", "take back an invitation to speak"),
         ("move", "/move NAME ROLE", "give someone a role; /move me ROLE steps you down or back up"),
-        ("remove", "/remove NAME [REASON]", "remove someone from the room"),
+        ("remove", "/remove NAME [--link] [REASON]", "remove someone; --link withdraws the link they came in with"),
         ("topic", "/topic TEXT", "set the room's topic"),
         ("end", "/end [REASON]", "end the room for everyone"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
@@ -197,7 +198,13 @@ public enum Command: Sendable, Equatable {
             return person().flatMap { id in
                 argument("ROLE").flatMap { resolveRole($0, in: roles) }.flatMap { noMore(.move(id, $0)) }
             }
-        case "remove": return person().map { .remove($0, reason: optionalReason()) }
+        case "remove":
+            return person().map { id in
+                let rest = scanner.rest()
+                let withdrawLink = rest == "--link" || rest.hasPrefix("--link ")
+                let reason = withdrawLink ? String(rest.dropFirst(6)).trimmingCharacters(in: .whitespaces) : rest
+                return .remove(id, reason: reason.isEmpty ? nil : reason, withdrawLink: withdrawLink)
+            }
         case "hand": return noMore(.hand)
         case "raise": return noMore(.raiseHand)
         case "lower": return noMore(.lowerHand)

@@ -330,8 +330,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, id == state.selfID ? .setMute(true) : .mutePeer(id))
     case .unmute:
         return submit(&state, .setMute(false))
-    case .remove(let id, let reason):
-        return submit(&state, .remove(id, reason: reason))
+    case .remove(let id, let reason, let withdrawLink):
+        return submit(&state, .remove(id, reason: reason, withdrawLink: withdrawLink))
     case .chat(let text):
         return submit(&state, .chat(text, to: .everyone))
     case .dm(let id, let text):

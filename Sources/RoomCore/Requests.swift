@@ -18,7 +18,8 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case setMute(Bool)
     /// Mute someone else.
     case mutePeer(PeerID)
-    case remove(PeerID, reason: String?)
+    /// Remove a peer; with `withdrawLink`, the room's links that let them in are withdrawn too.
+    case remove(PeerID, reason: String?, withdrawLink: Bool = false)
     case setTopic(String)
     case endRoom(reason: String?)
     case chat(String, to: ChatAudience)
@@ -53,7 +54,7 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     /// The peer a request acts on, if any.
     public var target: PeerID? {
         switch self {
-        case .invite(let id), .withdrawInvite(let id), .setRole(let id, _), .mutePeer(let id), .remove(let id, _): id
+        case .invite(let id), .withdrawInvite(let id), .setRole(let id, _), .mutePeer(let id), .remove(let id, _, _): id
         case .chat(_, .peer(let id)): id
         default: nil
         }

@@ -59,7 +59,8 @@ public enum ControlCodec {
             case "remove":
                 request = .remove(
                     try fields.peer("peer"),
-                    reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters))
+                    reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters),
+                    withdrawLink: try fields.optionalBool("withdraw_link") ?? false)
             case "set_topic":
                 request = .setTopic(try fields.string("text", maxCharacters: ControlLimits.maxTopicCharacters))
             case "end_room":
@@ -113,9 +114,10 @@ public enum ControlCodec {
             object["peer"] = .string(peer.rawValue)
             object["role"] = .string(role.rawValue)
         case .setMute(let muted): object["muted"] = .bool(muted)
-        case .remove(let peer, let reason):
+        case .remove(let peer, let reason, let withdrawLink):
             object["peer"] = .string(peer.rawValue)
             if let reason { object["reason"] = .string(reason) }
+            if withdrawLink { object["withdraw_link"] = .bool(true) }
         case .setTopic(let text): object["text"] = .string(text)
         case .endRoom(let reason): if let reason { object["reason"] = .string(reason) }
         case .chat(let text, let to):

@@ -245,6 +245,13 @@ extension LinkSigner {
                         + (link == ClientRequest.allLinks ? "every link" : "link \(link)")
                         + (withdrawn.isEmpty ? " (none working)" : ""))
             }
+            if let identity = request.withdrawUsedBy {
+                withdrawn = try registry.revoke(
+                    usedBy: identity.rawValue, in: request.room, by: request.peer.rawValue, at: now)
+                log.info(
+                    "room \(request.room): \(request.peer) removed \(identity) and withdrew the links that let them in: "
+                        + (withdrawn.isEmpty ? "none" : withdrawn.joined(separator: ", ")))
+            }
             if let lock = request.lock {
                 try registry.setLocked(lock, room: request.room, at: now)
                 log.info(

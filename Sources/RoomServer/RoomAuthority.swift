@@ -566,7 +566,11 @@ public struct RoomAuthority: Sendable {
             outcome.deliveries.append(
                 Delivery(to: .peer(targetID), next(.askedToMute(peer: targetID, by: actorID))))
             audit(targetID)
-        case .remove(let targetID, let reason):
+        case .remove(let targetID, let reason, let withdrawLink):
+            if withdrawLink {
+                outcome.linkRequests.append(
+                    LinkRequest(peer: actorID, room: name, revoke: nil, withdrawUsedBy: targetID, requestID: requestID))
+            }
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
             broadcast(.removed(peer: targetID, by: actorID, reason: reason), into: &outcome)
             peers[targetID] = nil

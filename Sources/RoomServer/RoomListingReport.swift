@@ -34,13 +34,19 @@ public struct LinkRequest: Sendable, Equatable {
     public var room: String
     public var revoke: String?
     public var lock: Bool?
+    /// Withdraw the room's links that let this identity in (`remove` with `withdraw_link`).
+    public var withdrawUsedBy: PeerID?
     public var requestID: RequestID?
 
-    public init(peer: PeerID, room: String, revoke: String?, lock: Bool? = nil, requestID: RequestID?) {
+    public init(
+        peer: PeerID, room: String, revoke: String?, lock: Bool? = nil, withdrawUsedBy: PeerID? = nil,
+        requestID: RequestID?
+    ) {
         self.peer = peer
         self.room = room
         self.revoke = revoke
         self.lock = lock
+        self.withdrawUsedBy = withdrawUsedBy
         self.requestID = requestID
     }
 }

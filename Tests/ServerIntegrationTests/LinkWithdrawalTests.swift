@@ -337,6 +337,60 @@ private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
         }
     }
 
+    /// `/remove NAME --link` withdraws the room's link that let the person in, so a fresh guest key does not
+    /// bring them back through it; the host is answered with the ids withdrawn. A plain removal leaves the link.
+    @Test(.timeLimit(.minutes(2))) func aRemovalWithItsLinkKeepsAFreshKeyOut() throws {
+        try withServer { server, bots in
+            let (host, hostSeen) = try joinedSession(server, "ana", role: "host")
+            defer { host.shutdown() }
+            let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+            let link = try server.invite(room: "lobby")
+            let (eli, eliSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "Eli"))
+            defer { eli.shutdown() }
+            guard let eliID = snapshot(eliSeen)?.selfID else {
+                Issue.record("Eli did not join: \(eliSeen.all)")
+                return
+            }
+            host.send(.remove(eliID, reason: nil), id: .integer(1))
+            _ = eliSeen.wait { if case .ended = $0 { true } else { false } }
+            let (again, againSeen) = try session(
+                server, room: "lobby", token: link, headers: guestHeaders(name: "Eli2"))
+            again.shutdown()
+            #expect(snapshot(againSeen) != nil, "a plain removal withdrew the link: \(againSeen.all)")
+
+            let (hana, hanaSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "Hana"))
+            defer { hana.shutdown() }
+            guard let hanaID = snapshot(hanaSeen)?.selfID else {
+                Issue.record("Hana did not join: \(hanaSeen.all)")
+                return
+            }
+            guard
+                case .success(let command) = Command.parse(
+                    "/remove Hana --link spam", peers: [Peer(id: hanaID, name: "Hana", role: .audience)], roles: roles),
+                case .remove(hanaID, let reason, let withdrawLink) = command
+            else {
+                Issue.record("/remove --link did not parse")
+                return
+            }
+            #expect(reason == "spam")
+            #expect(withdrawLink)
+            host.send(.remove(hanaID, reason: reason, withdrawLink: withdrawLink), id: .integer(2))
+            let answer = hostSeen.wait {
+                if case .message(let message) = $0, case .links(_, _, _, _, .integer(2)) = message.event { return true }
+                return false
+            }
+            guard case .message(let message)? = answer, case .links(_, _, let withdrawn, _, _) = message.event else {
+                Issue.record("no answer naming the links withdrawn: \(hostSeen.all)")
+                return
+            }
+            #expect(withdrawn.count == 1)
+            let (back, backSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "Hana2"))
+            back.shutdown()
+            #expect(refusal(backSeen) == 4018)
+            _ = bots
+        }
+    }
+
     /// Someone removed stays out with the same key across a restart of the server; a link admits no more
     /// identities than its `--max-uses`, so a fresh key does not bring a removed person back through it.
     @Test(.timeLimit(.minutes(2))) func aRemovalHoldsAcrossARestartAndALinkHasALimitedNumberOfUses() throws {
