@@ -206,6 +206,7 @@ let package = Package(
             name: "RoomServerTests",
             dependencies: [
                 "RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources", "ClusterState",
+                "MediaServer", "MediaTransport",
             ]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),

@@ -188,6 +188,8 @@ enum JSONChecks {
         case .inviteLink(let room, let role, let token, _, let id):
             if case .string(let idText)? = id { return [room, role.rawValue, token, idText] }
             return [room, role.rawValue, token]
+        case .knock(let room, let knock): return [room, knock.peer.rawValue, knock.name, knock.by?.rawValue ?? ""]
+        case .waiting(let room): return [room]
         case .links(let room, let links, let withdrawn, _, let id):
             let texts = [room] + links.flatMap { [$0.id, $0.role.rawValue, $0.by.rawValue] } + withdrawn
             if case .string(let idText)? = id { return texts + [idText] }

@@ -50,16 +50,17 @@ enum RoomChecks {
         switch result {
         case .success(let command):
             switch command {
-            case .invite(let id), .withdraw(let id), .mute(let id), .remove(let id, _), .move(let id, _),
+            case .invite(let id), .withdraw(let id), .mute(let id), .remove(let id, _, _), .move(let id, _),
                 .dm(let id, _), .lowerHandOf(let id):
                 try expect(known.contains(id), "\(command) names no one here")
             case .volume(let id, let percent):
                 try expect(known.contains(id) && percent.map { (0...200).contains($0) } ?? true, "\(command)")
             case .chat(let text), .topic(let text), .toRole(_, let text):
                 try expect(!text.isEmpty, "\(command) with no text")
-            case .link(_, let ttl):
+            case .link(_, let ttl, let uses):
                 try expect(ttl.map { $0 >= 0 } ?? true, "\(command) with a negative lifetime")
-            case .revoke(let id):
+                try expect(uses.map { $0 >= 0 } ?? true, "\(command) with a negative number of uses")
+            case .revoke(let id), .admit(let id), .deny(let id):
                 try expect(!id.isEmpty, "\(command) with no id")
             case .play(.file(let path)):
                 try expect(!path.isEmpty, "\(command) with no file")

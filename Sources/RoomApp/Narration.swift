@@ -240,6 +240,10 @@ public enum Narration {
             return Sentence("Invite link for \(label)s, valid \(valid): \(invite.link)")
         case .links(let links, let withdrawn, let locked):
             return Sentence(linksSentence(links, withdrawn: withdrawn, locked: locked, state: state))
+        case .knock(let knock):
+            return Sentence(knockSentence(knock, state: state))
+        case .waitingForHost:
+            return Sentence(waitingSentence)
         case .reconnected:
             return nil
         case .error:
@@ -300,10 +304,28 @@ public enum Narration {
     }
 
     /// The answer to `/links` or `/revoke`: what was withdrawn, then each link of the room with its id.
+    /// What the waiter of a locked room is told while no host has let them in.
+    static let waitingSentence =
+        "This room is locked: you are waiting for a host to let you in. You see and hear nothing of it until then."
+
+    /// A newcomer at the locked room's door, or what became of them, for its hosts and moderators.
+    static func knockSentence(_ knock: Knock, state: AppState) -> String {
+        let who = DisplayName.sanitizeLine(knock.name, maxGraphemes: 64)
+        let actor = knock.by.flatMap { name($0, state) }.map(capitalized) ?? "A host"
+        switch knock.state {
+        case .waiting:
+            return "\(who) is waiting to come in: /admit \(who) lets them in, /deny \(who) turns them away."
+        case .admitted: return "\(actor) let \(who) in."
+        case .denied: return "\(actor) turned \(who) away."
+        case .left: return "\(who) stopped waiting to come in."
+        case .timedOut: return "No one let \(who) in in time: they were sent away."
+        }
+    }
+
     static func linksSentence(_ links: [RoomLink], withdrawn: [String], locked: Bool, state: AppState) -> String {
         var text =
             locked
-            ? "The room is locked: no one new gets in with a link (/unlock opens it). " : ""
+            ? "The room is locked: newcomers with a link wait for /admit or /deny (/unlock opens it). " : ""
         text +=
             withdrawn.isEmpty
             ? ""

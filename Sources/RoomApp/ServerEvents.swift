@@ -58,6 +58,12 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
             state.chatVisible = true
             effects += show(&state, Notice(.info, "The room's links are in the event pane. Tab hides it."))
         }
+    case .knock(let knock) where knock.state == .waiting:
+        // A host or moderator is asked at once, on the notice row as in the event pane.
+        effects += show(&state, Notice(.info, Narration.knockSentence(knock, state: state)))
+        if state.notify.hands, !state.lineMode { effects += alert(&state, "\(knock.name) is waiting to come in") }
+    case .waitingForHost:
+        effects += show(&state, Notice(.info, Narration.waitingSentence))
     case .removed, .roomEnded, .peerLeft:
         if state.isOver {
             state.overlay = nil

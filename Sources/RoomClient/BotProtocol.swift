@@ -117,7 +117,15 @@ public enum BotProtocol {
             request = .setMicWorking(working)
         case "mute_peer": request = .mutePeer(PeerID(try string("peer")!))
         case "mute_all": request = .muteAll
-        case "remove": request = .remove(PeerID(try string("peer")!), reason: try string("reason", required: false))
+        case "remove":
+            let withdrawLink: Bool
+            switch object["withdraw_link"] {
+            case .bool(let flag)?: withdrawLink = flag
+            case nil, .null?: withdrawLink = false
+            default: throw BotCommandError("bad_command", "\"withdraw_link\" must be true or false")
+            }
+            request = .remove(
+                PeerID(try string("peer")!), reason: try string("reason", required: false), withdrawLink: withdrawLink)
         case "topic": request = .setTopic(try string("text")!)
         case "end_room": request = .endRoom(reason: try string("reason", required: false))
         case "chat":
@@ -140,9 +148,16 @@ public enum BotProtocol {
             request = .setListed(listed)
         case "create_link":
             let role = RoleName(try string("role", required: false) ?? RoleName.audience.rawValue)
+            let maxUses: Int64?
+            switch object["max_uses"] {
+            case .integer(let count)?: maxUses = count
+            case nil, .null?: maxUses = nil
+            default: throw BotCommandError("bad_command", "\"max_uses\" must be a whole number of people")
+            }
             switch object["ttl"] {
-            case .integer(let ttl)?: request = .createLink(role: role, ttl: ttl)
-            case nil, .null?: request = .createLink(role: role, ttl: ClientRequest.defaultLinkLifetime)
+            case .integer(let ttl)?: request = .createLink(role: role, ttl: ttl, maxUses: maxUses)
+            case nil, .null?:
+                request = .createLink(role: role, ttl: ClientRequest.defaultLinkLifetime, maxUses: maxUses)
             default: throw BotCommandError("bad_command", "\"ttl\" must be a whole number of seconds")
             }
         case "list_links": request = .listLinks
@@ -152,6 +167,8 @@ public enum BotProtocol {
                 throw BotCommandError("bad_command", "set_locked needs \"locked\": true or false")
             }
             request = .setLocked(locked)
+        case "admit": request = .admitWaiting(try string("name")!)
+        case "deny": request = .denyWaiting(try string("name")!)
         default:
             throw BotCommandError("unknown_command", "unknown command \"\(name)\"")
         }

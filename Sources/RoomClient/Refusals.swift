@@ -45,7 +45,10 @@ public enum Refusals {
         case 4020:
             return "Too many people joined from this address or with this \(held) just now. Try again in a minute."
         case 4022:
-            return "This room is locked: its hosts let no one new in with a link just now. Ask them, or try later."
+            return "This room is locked and as many people as it allows already wait for a host to let them in. "
+                + "Try later."
+        case 4023: return "A host of this room did not let you in."
+        case 4024: return "No host let you in within five minutes. Ask them to expect you, or try again later."
         case 4021: return "This \(held) has as many people in rooms as it may. Try again later, or ask for a new one."
         default:
             return "The server refused to let you in (\(code)\(reason.isEmpty ? "" : ": \(reason)"))."

@@ -28,7 +28,8 @@ public enum Command: Sendable, Equatable {
     case unmute
     /// Mute everyone on the stage below oneself (asks first).
     case muteAll
-    case remove(PeerID, reason: String?)
+    /// Remove someone; `withdrawLink` (`--link`) withdraws the room's links that let them in too.
+    case remove(PeerID, reason: String?, withdrawLink: Bool = false)
     /// Raise the hand, or lower it when it is up.
     case hand
     /// Raise the hand (refused when it is up), or lower it (refused when it is not): the words people reach for
@@ -53,14 +54,18 @@ public enum Command: Sendable, Equatable {
     case volume(PeerID, percent: Int?)
     /// Show the room in the lobby (`/list`) or take it out (`/unlist`).
     case listed(Bool)
-    /// Make an invite link for a role, valid for `ttl` seconds (the server's default when nil).
-    case link(RoleName, ttl: Int64?)
+    /// Make an invite link for a role, valid for `ttl` seconds (the server's default when nil), for at most
+    /// `uses` people (no limit when nil).
+    case link(RoleName, ttl: Int64?, uses: Int64? = nil)
     /// List the room's invite links (hosts).
     case links
     /// Withdraw one of the room's links by its id, or every one with `all` (hosts).
     case revoke(String)
     /// Lock the room to newcomers with links, or open it again (hosts).
     case locked(Bool)
+    /// Let in, or turn away, a newcomer waiting at the locked room (hosts and moderators).
+    case admit(String)
+    case deny(String)
     /// Which happenings ring the bell and mark the status line; nil values ask what they are. Local.
     case notify(NotifyTopic?, on: Bool?)
     /// Try the connection again now, while reconnecting. Local.
@@ -90,7 +95,7 @@ public enum Command: Sendable, Equatable {
         ("next", "/next", "invite the next raised hand not invited yet"),
         ("withdraw", "/withdraw NAME", "take back an invitation to speak"),
         ("move", "/move NAME ROLE", "give someone a role; /move me ROLE steps you down or back up"),
-        ("remove", "/remove NAME [REASON]", "remove someone from the room"),
+        ("remove", "/remove NAME [--link] [REASON]", "remove someone; --link withdraws the link they came in with"),
         ("topic", "/topic [TEXT]", "set the room's topic; alone, say what it is"),
         ("end", "/end [REASON]", "end the room for everyone"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
@@ -98,11 +103,16 @@ public enum Command: Sendable, Equatable {
             "play", "/play [FILE|stop]",
             "play a WAV or Ogg Opus file into the room; /play stop ends it; /play: what plays"
         ),
-        ("link", "/link [ROLE] [TIME]", "make an invite link for a role (listener unless named), valid 7d or TIME"),
+        (
+            "link", "/link [ROLE] [TIME] [USES]",
+            "make an invite link for a role (listener unless named), valid 7d or TIME, for USES people at most"
+        ),
         ("links", "/links", "list this room's invite links, with their ids (hosts)"),
         ("revoke", "/revoke ID|all", "withdraw one invite link, or every link made until now (hosts)"),
         ("lock", "/lock", "let no one new in with a link; who was in before still comes back (hosts)"),
         ("unlock", "/unlock", "let newcomers with links in again (hosts)"),
+        ("admit", "/admit NAME", "let in someone waiting at the locked room (hosts, moderators)"),
+        ("deny", "/deny NAME", "turn away someone waiting at the locked room (hosts, moderators)"),
         ("list", "/list", "show this room in the lobby"),
         ("unlist", "/unlist", "take this room out of the lobby; links still work"),
         ("notify", "/notify [messages|hands|bell] [on|off]", "what rings the bell and marks the status line"),
@@ -215,7 +225,13 @@ public enum Command: Sendable, Equatable {
             return person().flatMap { id in
                 argument("ROLE").flatMap { resolveRole($0, in: roles) }.flatMap { noMore(.move(id, $0)) }
             }
-        case "remove": return person().map { .remove($0, reason: optionalReason()) }
+        case "remove":
+            return person().map { id in
+                let rest = scanner.rest()
+                let withdrawLink = rest == "--link" || rest.hasPrefix("--link ")
+                let reason = withdrawLink ? String(rest.dropFirst(6)).trimmingCharacters(in: .whitespaces) : rest
+                return .remove(id, reason: reason.isEmpty ? nil : reason, withdrawLink: withdrawLink)
+            }
         case "hand": return noMore(.hand)
         case "raise": return noMore(.raiseHand)
         case "lower":
@@ -241,6 +257,8 @@ public enum Command: Sendable, Equatable {
         case "links": return noMore(.links)
         case "lock": return noMore(.locked(true))
         case "unlock": return noMore(.locked(false))
+        case "admit": return argument("NAME").flatMap { noMore(.admit($0)) }
+        case "deny": return argument("NAME").flatMap { noMore(.deny($0)) }
         case "revoke":
             return argument("ID").flatMap { id in
                 noMore(.revoke(id.lowercased() == ClientRequest.allLinks ? ClientRequest.allLinks : id))
@@ -250,13 +268,21 @@ public enum Command: Sendable, Equatable {
             var role = RoleName.audience
             var roleGiven = false
             var ttl: Int64?
+            var uses: Int64?
             while true {
                 switch scanner.word() {
                 case .success(nil):
-                    return .success(.link(role, ttl: ttl))
+                    return .success(.link(role, ttl: ttl, uses: uses))
                 case .success(let word?):
                     if ttl == nil, let seconds = parseLifetime(word) {
                         ttl = seconds
+                        continue
+                    }
+                    // A bare whole number is how many people the link may let in (a lifetime has a unit).
+                    if uses == nil, !word.isEmpty, word.count <= 7, word.allSatisfy({ $0.isASCII && $0.isNumber }),
+                        let count = Int64(word)
+                    {
+                        uses = count
                         continue
                     }
                     if !roleGiven {

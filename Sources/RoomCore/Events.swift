@@ -87,6 +87,11 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     /// Network quality scores that changed (not a room event: it comes without a sequence number, and an audience
     /// member's only to moderators and to themself).
     case networkQuality([PeerQuality])
+    /// Someone waits at the locked room for a host to let them in, or stopped waiting (sent to the room's hosts
+    /// and moderators, without a sequence number).
+    case knock(Knock)
+    /// This client waits at the locked room: connected, seeing nothing of the room until a host lets it in.
+    case waitingForHost
     /// The connection dropped and the runtime is trying again (attempt counts from 1); the next try is at
     /// `retryAt` (milliseconds since the Unix epoch, 0 when not known).
     case reconnecting(attempt: Int, retryAt: Timestamp = 0)
@@ -98,7 +103,7 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     /// Whether the event carries a room sequence number. Connection events are the client's own.
     public var isSequenced: Bool {
         switch self {
-        case .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality: false
+        case .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality, .knock, .waitingForHost: false
         default: true
         }
     }
@@ -106,6 +111,33 @@ public enum ServerEvent: Sendable, Equatable, Codable {
 
 /// An invite link the server made for this client: the whole link to paste into a chat, for one role of one
 /// room, and when it stops working.
+/// A newcomer at a locked room's door, as its hosts and moderators hear of it: who, and what became of them.
+public struct Knock: Sendable, Equatable, Codable {
+    public enum State: String, Sendable, Equatable, Codable, CaseIterable {
+        /// They wait for a host's answer (`/admit`, `/deny`).
+        case waiting
+        case admitted
+        case denied
+        /// They went away before anyone answered.
+        case left
+        /// No one answered in time (`timed_out`).
+        case timedOut = "timed_out"
+    }
+
+    public var peer: PeerID
+    public var name: String
+    public var state: State
+    /// Who admitted or turned them away.
+    public var by: PeerID?
+
+    public init(peer: PeerID, name: String, state: State, by: PeerID? = nil) {
+        self.peer = peer
+        self.name = name
+        self.state = state
+        self.by = by
+    }
+}
+
 /// One invite link of a room, as a host sees it in `/links`.
 public struct RoomLink: Sendable, Equatable, Codable {
     /// The link's id (its invite's `jti`), which `/revoke ID` takes.

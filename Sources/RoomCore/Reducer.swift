@@ -74,7 +74,7 @@ private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UI
         let message = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         state.lastError = ServerError(code: code, message: message)
         return [.notice(Notice(.error, message))]
-    case .inviteLink, .links:
+    case .inviteLink, .links, .knock, .waitingForHost:
         // The answer to this client's own request; the app shows it.
         return []
     case .networkQuality(let scores):
@@ -305,7 +305,7 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         state.listed = listed
         state.activity.append(.listingChanged(listed: listed, by: by))
 
-    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality:
+    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality, .knock, .waitingForHost:
         break
     }
     return nil
@@ -368,8 +368,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .lowerHandOf(id))
     case .clearHands:
         return submit(&state, .clearHands)
-    case .remove(let id, let reason):
-        return submit(&state, .remove(id, reason: reason))
+    case .remove(let id, let reason, let withdrawLink):
+        return submit(&state, .remove(id, reason: reason, withdrawLink: withdrawLink))
     case .chat(let text):
         return submit(&state, .chat(text, to: .everyone))
     case .dm(let id, let text):
@@ -384,14 +384,18 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .leave)
     case .listed(let listed):
         return submit(&state, .setListed(listed))
-    case .link(let role, let ttl):
-        return submit(&state, .createLink(role: role, ttl: ttl ?? ClientRequest.defaultLinkLifetime))
+    case .link(let role, let ttl, let uses):
+        return submit(&state, .createLink(role: role, ttl: ttl ?? ClientRequest.defaultLinkLifetime, maxUses: uses))
     case .links:
         return submit(&state, .listLinks)
     case .revoke(let link):
         return submit(&state, .revokeLink(link))
     case .locked(let locked):
         return submit(&state, .setLocked(locked))
+    case .admit(let name):
+        return submit(&state, .admitWaiting(name))
+    case .deny(let name):
+        return submit(&state, .denyWaiting(name))
     case .volume, .who, .showTopic, .notify, .retry, .play:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.

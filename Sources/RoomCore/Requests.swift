@@ -29,22 +29,27 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case mutePeer(PeerID)
     /// Mute everyone on the stage whom the asker may mute (those below them), the asker excepted.
     case muteAll
-    case remove(PeerID, reason: String?)
+    /// Remove a peer; with `withdrawLink`, the room's links that let them in are withdrawn too.
+    case remove(PeerID, reason: String?, withdrawLink: Bool = false)
     case setTopic(String)
     case endRoom(reason: String?)
     case chat(String, to: ChatAudience)
     case leave
     /// List the room in the lobby, or take it out (`unlist`); the room goes on either way.
     case setListed(Bool)
-    /// Ask for an invite link to this room for `role`, valid for `ttl` seconds; the server answers this client
-    /// alone with the link's token.
-    case createLink(role: RoleName, ttl: Int64)
+    /// Ask for an invite link to this room for `role`, valid for `ttl` seconds and for at most `maxUses` people
+    /// (nil: no limit); the server answers this client alone with the link's token.
+    case createLink(role: RoleName, ttl: Int64, maxUses: Int64? = nil)
     /// Ask for this room's invite links (hosts); the server answers this client alone.
     case listLinks
     /// Withdraw one of this room's invite links by its id, or every link made until now with `all` (hosts).
     case revokeLink(String)
     /// Lock the room to newcomers with links (`true`), or open it again (hosts).
     case setLocked(Bool)
+    /// Let in a newcomer waiting at the locked room, named by their name or identity (hosts and moderators).
+    case admitWaiting(String)
+    /// Turn away a newcomer waiting at the locked room, named by their name or identity (hosts and moderators).
+    case denyWaiting(String)
 
     /// Why someone whose role may not publish cannot play a file into the room.
     public static let playingNeedsTheStage =
@@ -55,13 +60,16 @@ public enum ClientRequest: Sendable, Equatable, Codable {
 
     /// The shortest and longest lifetime of an invite link made from a room, in seconds (one minute, 30 days).
     public static let linkLifetimes: ClosedRange<Int64> = 60...(30 * 86_400)
+    /// How many people a link made from a room may let in at most, when it has a limit (as `clubroom invite
+    /// --max-uses`).
+    public static let linkUses: ClosedRange<Int64> = 1...1_000_000
     /// The lifetime of a link made without one: 7 days.
     public static let defaultLinkLifetime: Int64 = 7 * 86_400
 
     /// The peer a request acts on, if any.
     public var target: PeerID? {
         switch self {
-        case .invite(let id), .withdrawInvite(let id), .setRole(let id, _), .mutePeer(let id), .remove(let id, _),
+        case .invite(let id), .withdrawInvite(let id), .setRole(let id, _), .mutePeer(let id), .remove(let id, _, _),
             .lowerHandOf(let id):
             id
         case .chat(_, .peer(let id)): id

@@ -266,7 +266,7 @@ public struct RoleTable: Sendable, Equatable {
         case .setListed:
             // Whether a room shows in the lobby is the host's call, like whether it goes on at all.
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "list or unlist the room")
-        case .createLink(let role, let ttl):
+        case .createLink(let role, let ttl, let maxUses):
             guard can(actor.role, .invite) else { return refusal(lacking: .invite, phrase: "make invite links") }
             guard contains(role) else { return Refusal("there is no role called \(role)") }
             if !mayAssign(actor: actor.role, role: role) {
@@ -276,6 +276,9 @@ public struct RoleTable: Sendable, Equatable {
             guard ClientRequest.linkLifetimes.contains(ttl) else {
                 return Refusal("a link lasts from one minute to 30 days")
             }
+            if let maxUses, !ClientRequest.linkUses.contains(maxUses) {
+                return Refusal("a link lets in from 1 to 1,000,000 people")
+            }
             return nil
         case .listLinks:
             // Which links open the room, and withdrawing them, is the host's call, like whether it goes on.
@@ -284,6 +287,10 @@ public struct RoleTable: Sendable, Equatable {
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "withdraw the room's links")
         case .setLocked:
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "lock or unlock the room")
+        case .admitWaiting, .denyWaiting:
+            // Who may remove someone decides who comes in while the room is locked.
+            return can(actor.role, .remove)
+                ? nil : refusal(lacking: .remove, phrase: "let newcomers in or turn them away")
         case .chat:
             return can(actor.role, .chat) ? nil : refusal(lacking: .chat)
         }

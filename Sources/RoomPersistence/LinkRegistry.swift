@@ -229,6 +229,30 @@ public final class LinkRegistry: Sendable {
         }
     }
 
+    /// Withdraws every working link of `room` that let `identity` in. Returns the ids withdrawn.
+    public func revoke(
+        usedBy identity: String, in room: String, by who: String, at now: Int64
+    ) throws(DatabaseError)
+        -> [String]
+    {
+        try with { connection throws(DatabaseError) in
+            try connection.transaction { () throws(DatabaseError) -> [String] in
+                let found = try connection.prepare(
+                    "SELECT id FROM links WHERE room = ? AND revoked_at IS NULL "
+                        + "AND id IN (SELECT link FROM link_identities WHERE identity = ?) ORDER BY id"
+                ).bind(.text(room), .text(identity))
+                var ids: [String] = []
+                while try found.step() { ids.append(found.text(at: 0)) }
+                found.reset()
+                for id in ids {
+                    try connection.prepare("UPDATE links SET revoked_at = ?, revoked_by = ? WHERE id = ?")
+                        .bind(.integer(now), .text(who), .text(id)).run()
+                }
+                return ids
+            }
+        }
+    }
+
     /// Withdraws every link made by `creator` in `room` whose role is in `roles` (those above what the creator
     /// now holds, or all when they were removed). Returns the ids withdrawn.
     public func revoke(

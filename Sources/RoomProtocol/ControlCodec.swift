@@ -66,7 +66,8 @@ public enum ControlCodec {
             case "remove":
                 request = .remove(
                     try fields.peer("peer"),
-                    reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters))
+                    reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters),
+                    withdrawLink: try fields.optionalBool("withdraw_link") ?? false)
             case "set_topic":
                 request = .setTopic(try fields.string("text", maxCharacters: ControlLimits.maxTopicCharacters))
             case "end_room":
@@ -81,10 +82,13 @@ public enum ControlCodec {
             case "create_link":
                 request = .createLink(
                     role: RoleName(try fields.string("role", maxBytes: ControlLimits.maxRoleBytes)),
-                    ttl: try fields.optionalInteger("ttl") ?? ClientRequest.defaultLinkLifetime)
+                    ttl: try fields.optionalInteger("ttl") ?? ClientRequest.defaultLinkLifetime,
+                    maxUses: try fields.optionalInteger("max_uses"))
             case "list_links": request = .listLinks
             case "revoke_link": request = .revokeLink(try fields.string("link", maxBytes: 64))
             case "set_locked": request = .setLocked(try fields.bool("locked"))
+            case "admit": request = .admitWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
+            case "deny": request = .denyWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
             default:
                 throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
             }
@@ -120,21 +124,24 @@ public enum ControlCodec {
         case .setMute(let muted): object["muted"] = .bool(muted)
         case .setMicWorking(let working): object["working"] = .bool(working)
         case .setPlaying(let playing): object["playing"] = .bool(playing)
-        case .remove(let peer, let reason):
+        case .remove(let peer, let reason, let withdrawLink):
             object["peer"] = .string(peer.rawValue)
             if let reason { object["reason"] = .string(reason) }
+            if withdrawLink { object["withdraw_link"] = .bool(true) }
         case .setTopic(let text): object["text"] = .string(text)
         case .endRoom(let reason): if let reason { object["reason"] = .string(reason) }
         case .chat(let text, let to):
             object["text"] = .string(text)
             if let target = json(to) { object["to"] = target }
         case .setListed(let listed): object["listed"] = .bool(listed)
-        case .createLink(let role, let ttl):
+        case .createLink(let role, let ttl, let maxUses):
             object["role"] = .string(role.rawValue)
             object["ttl"] = .integer(ttl)
+            if let maxUses { object["max_uses"] = .integer(maxUses) }
         case .listLinks: break
         case .revokeLink(let link): object["link"] = .string(link)
         case .setLocked(let locked): object["locked"] = .bool(locked)
+        case .admitWaiting(let name), .denyWaiting(let name): object["name"] = .string(name)
         }
         return .object(object)
     }
@@ -244,6 +251,14 @@ public enum ControlCodec {
             case .integer(let value): object["id"] = .integer(value)
             case nil: break
             }
+        case .knock(let room, let knock):
+            object["room"] = .string(room)
+            object["peer"] = .string(knock.peer.rawValue)
+            object["name"] = .string(knock.name)
+            object["state"] = .string(knock.state.rawValue)
+            if let by = knock.by { object["by"] = .string(by.rawValue) }
+        case .waiting(let room):
+            object["room"] = .string(room)
         case .links(let room, let links, let withdrawn, let locked, let id):
             object["room"] = .string(room)
             object["links"] = .array(
@@ -449,6 +464,19 @@ public enum ControlCodec {
             event = .links(
                 room: try fields.string("room", maxBytes: 64), links: links, withdrawn: withdrawn,
                 locked: try fields.bool("locked"), id: try readRequestID(fields.object))
+        case "knock":
+            let text = try fields.string("state", maxBytes: 16)
+            guard let state = Knock.State(rawValue: text) else {
+                throw ControlDecodeError(.badRequest, "unknown knock state \"\(text)\"")
+            }
+            event = .knock(
+                room: try fields.string("room", maxBytes: 64),
+                Knock(
+                    peer: try fields.peer("peer"),
+                    name: try fields.string("name", maxCharacters: ControlLimits.maxNameCharacters), state: state,
+                    by: try fields.optionalString("by", maxBytes: ControlLimits.maxIdentityBytes).map { PeerID($0) }))
+        case "waiting":
+            event = .waiting(room: try fields.string("room", maxBytes: 64))
         case "error":
             event = .error(
                 code: ErrorCode(rawValue: try fields.string("code")), message: try fields.string("message"),

@@ -62,6 +62,8 @@ extension ClientRequest {
         case .listLinks: "list_links"
         case .revokeLink: "revoke_link"
         case .setLocked: "set_locked"
+        case .admitWaiting: "admit"
+        case .denyWaiting: "deny"
         }
     }
 
@@ -69,7 +71,8 @@ extension ClientRequest {
     public static let typeNames: [String] = [
         "raise_hand", "lower_hand", "clear_hands", "invite", "accept_invite", "decline_invite", "withdraw_invite",
         "set_role", "step_down", "set_mute", "set_mic", "set_playing", "mute_peer", "mute_all", "remove", "set_topic",
-        "end_room", "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link", "set_locked",
+        "end_room", "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link", "set_locked", "admit",
+        "deny",
     ]
 }
 
@@ -255,6 +258,12 @@ public enum WireEvent: Sendable, Equatable {
     /// The answer to `list_links` and `revoke_link`, for the requester only and without a sequence number: the
     /// room's links as the registry of the server that answers knows them, and the ids `revoke_link` withdrew.
     case links(room: String, links: [RoomLink], withdrawn: [String], locked: Bool, id: RequestID?)
+    /// To a locked room's hosts and moderators, without a sequence number: a newcomer waits at the door, or
+    /// stopped waiting (let in, turned away, gone, timed out).
+    case knock(room: String, Knock)
+    /// To a newcomer at a locked room, without a sequence number: they wait for a host to let them in; `joined`
+    /// follows if one does, a close (4023 or 4024) if not.
+    case waiting(room: String)
     case error(code: ErrorCode, message: String, id: RequestID?)
 
     /// The value of the message's `type` field.
@@ -285,6 +294,8 @@ public enum WireEvent: Sendable, Equatable {
         case .listingChanged: "listing_changed"
         case .inviteLink: "invite_link"
         case .links: "links"
+        case .knock: "knock"
+        case .waiting: "waiting"
         case .error: "error"
         }
     }

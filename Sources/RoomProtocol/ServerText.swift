@@ -174,6 +174,15 @@ extension WireEvent {
                         maxUses: link.maxUses, withdrawn: link.withdrawn)
                 }, withdrawn: withdrawn.map { ServerText.identifier($0, maxBytes: 64) }, locked: locked,
                 id: Self.clean(requestID))
+        case .knock(let room, let knock):
+            return .knock(
+                room: ServerText.identifier(room, maxBytes: TokenClaims.maximumFieldBytes),
+                Knock(
+                    peer: ServerText.peer(knock.peer),
+                    name: ServerText.name(knock.name, fallback: ServerText.peer(knock.peer).rawValue),
+                    state: knock.state, by: knock.by.map(ServerText.actor)))
+        case .waiting(let room):
+            return .waiting(room: ServerText.identifier(room, maxBytes: TokenClaims.maximumFieldBytes))
         case .error(let code, let message, let requestID):
             return .error(
                 code: ErrorCode(rawValue: ServerText.identifier(code.rawValue, maxBytes: ServerText.maxCodeBytes)),

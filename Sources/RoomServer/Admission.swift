@@ -34,11 +34,43 @@ extension ServerState {
             } else {
                 door.removal(of: admitted.id, from: roomName)
             }
+        if let refusal, refusal.code == ServerClose.roomLocked.code, let invite = admitted.invite {
+            // A newcomer at a locked room waits for a host's answer instead of being turned away.
+            let waiter = WaitingRoom.Waiter(
+                connection: connection, peer: admitted.id, name: admitted.name, since: now,
+                enter: { [self] in
+                    let now = currentTimestamp()
+                    if let refusal = door.check(
+                        invite, identity: admitted.id, room: roomName, connection: connection, now: now,
+                        admittedByHost: true)
+                    {
+                        log.info("\(connection): refused for room \(roomName): \(refusal.detail)")
+                        connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
+                        return
+                    }
+                    enter(connection, admitted, room: roomName, now: now)
+                })
+            if !waitingRoom.hold(waiter, room: roomName) {
+                log.info("\(connection): refused for room \(roomName): \(refusal.detail), and the door is full")
+                connection.close(
+                    code: WebSocketCloseCode(ServerClose.waitersFull.code), reason: ServerClose.waitersFull.reason)
+            }
+            return
+        }
         if let refusal {
             log.info("\(connection): refused for room \(roomName): \(refusal.detail)")
             connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
             return
         }
+        enter(connection, admitted, room: roomName, now: now)
+    }
+
+    /// Registers a connection that passed the door and asks its room to take the join.
+    private func enter(
+        _ connection: WebSocketConnection,
+        _ admitted: (id: PeerID, name: String, role: RoleName, invite: InviteClaims?),
+        room roomName: String, now: Timestamp
+    ) {
         let id = admitted.id
         let entry = ConnectionEntry(
             connection: connection, room: roomName, peer: id,
@@ -93,6 +125,7 @@ extension ServerState {
         var role = "?"
         if case .joined(let state) = snapshot.event, let me = state.peers.first(where: { $0.peer.id == id }) {
             role = me.peer.role.rawValue
+            waitingRoom.arrived(entry, as: me.peer.role, in: roomName)
         }
         log.info(
             "\(entry.connection): \(id) joined room \(roomName) as \(role)\(link.map { " by \($0)" } ?? "")"
@@ -102,6 +135,7 @@ extension ServerState {
     func closed(_ connection: WebSocketConnection, code: WebSocketCloseCode, reason: String) {
         directory.closed(connection)
         door.closed(connection)
+        waitingRoom.closed(connection)
         guard let entry = connections.closed(connection), let roomName = entry.room, let peer = entry.peer else {
             return
         }

@@ -23,11 +23,17 @@ protocol RoomPaths: AnyObject {
     func expireInvitations(now: Timestamp)
     /// Sends the clients of rooms cut off from the other nodes' media to reconnect (every second).
     func dropSilentRooms()
+    /// The role `peer` holds in this node's copy of `room`, if they are in it.
+    func role(of peer: PeerID, in roomName: String) -> RoleName?
 }
 
 extension LocalRooms: RoomPaths {
     /// A server alone relays to no one: no room of it is ever silent.
     func dropSilentRooms() {}
+
+    func role(of peer: PeerID, in roomName: String) -> RoleName? {
+        rooms[roomName]?.peers[peer]?.role
+    }
 }
 
 /// The rooms of a node of a cluster: each room has one owner node at a time (a fenced Redis lease), which alone
@@ -49,6 +55,10 @@ extension LocalRooms: RoomPaths {
 ///
 /// Loop thread only, like `LocalRooms`; `ClusterNode` hands everything back through the loop.
 final class ClusterRooms: RoomPaths, @unchecked Sendable {
+    func role(of peer: PeerID, in roomName: String) -> RoleName? {
+        rooms[roomName]?.copy?.authority.peers[peer]?.role
+    }
+
     /// How many entries the owner writes between two checkpoints of the room in Redis.
     static let checkpointInterval = 32
     /// How long departures are gathered before they go to the owner together.

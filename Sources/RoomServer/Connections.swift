@@ -139,6 +139,14 @@ enum ServerClose {
     static let roomLocked = (
         code: UInt16(4022), reason: "This room is locked: its hosts let no one new in with a link just now."
     )
+    static let waitersFull = (
+        code: UInt16(4022),
+        reason: "This room is locked and as many people as it allows already wait for a host to let them in."
+    )
+    static let waitDenied = (code: UInt16(4023), reason: "A host of this room did not let you in.")
+    static let waitTimedOut = (
+        code: UInt16(4024), reason: "No host let you in within five minutes; ask them, or try again later."
+    )
     static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
     /// Close 1001 to a client of a cluster node that the cluster took for gone: it reconnects and joins again.
     static let handedBack = "This server lost its place in the room. Reconnect."

@@ -171,7 +171,7 @@ final class LinkSigner: OutcomeConsumer, @unchecked Sendable {
             do {
                 let (token, claims) = try issuer.signedInvite(
                     role: grant.role.rawValue, room: grant.room, ttl: grant.ttl, now: now,
-                    creator: grant.peer.rawValue)
+                    creator: grant.peer.rawValue, maxUses: grant.maxUses)
                 // So that the room's hosts see it in /links before anyone used it.
                 try? registry?.register(LinkRecord(claims))
                 entry.send(
@@ -255,6 +255,13 @@ extension LinkSigner {
                     "room \(request.room): \(request.peer) withdrew "
                         + (link == ClientRequest.allLinks ? "every link" : "link \(link)")
                         + (withdrawn.isEmpty ? " (none working)" : ""))
+            }
+            if let identity = request.withdrawUsedBy {
+                withdrawn = try registry.revoke(
+                    usedBy: identity.rawValue, in: request.room, by: request.peer.rawValue, at: now)
+                log.info(
+                    "room \(request.room): \(request.peer) removed \(identity) and withdrew the links that let them in: "
+                        + (withdrawn.isEmpty ? "none" : withdrawn.joined(separator: ", ")))
             }
             if let lock = request.lock {
                 try registry.setLocked(lock, room: request.room, at: now)

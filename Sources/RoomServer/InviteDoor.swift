@@ -64,8 +64,11 @@ final class InviteDoor {
 
     /// Checks an invite holder whose identity is `identity`, coming to `room` through `connection` at
     /// `now` (milliseconds): nil when they may come in (and the admission is counted), else the refusal.
+    /// `admittedByHost` is set when a host let the newcomer in at the locked room: they were counted against the
+    /// rate limits when they came to the door, and the lock is behind them.
     func check(
-        _ claims: InviteClaims, identity: PeerID, room: String, connection: WebSocketConnection, now: Int64
+        _ claims: InviteClaims, identity: PeerID, room: String, connection: WebSocketConnection, now: Int64,
+        admittedByHost: Bool = false
     ) -> ServerState.DoorRefusal? {
         let source = source(of: connection)
         if limits.maxLiveIdentitiesPerLink > 0, let present = live[claims.id], present[identity] == nil,
@@ -74,16 +77,22 @@ final class InviteDoor {
             return ServerState.DoorRefusal(
                 ServerClose.linkFull, detail: "link \(claims.id) has \(present.count) people in rooms already")
         }
-        guard take(from: &addressBuckets, key: source, burst: limits.addressBurst, rate: limits.addressPerSecond, now)
+        guard
+            admittedByHost
+                || take(
+                    from: &addressBuckets, key: source, burst: limits.addressBurst, rate: limits.addressPerSecond, now)
         else {
             return ServerState.DoorRefusal(ServerClose.tooManyJoins, detail: "too many invite joins from \(source)")
         }
-        guard take(from: &linkBuckets, key: claims.id, burst: limits.linkBurst, rate: limits.linkPerSecond, now) else {
+        guard
+            admittedByHost
+                || take(from: &linkBuckets, key: claims.id, burst: limits.linkBurst, rate: limits.linkPerSecond, now)
+        else {
             return ServerState.DoorRefusal(ServerClose.tooManyJoins, detail: "too many joins with link \(claims.id)")
         }
         if let registry {
             do {
-                if try registry.isLocked(room, against: identity.rawValue) {
+                if !admittedByHost, try registry.isLocked(room, against: identity.rawValue) {
                     return ServerState.DoorRefusal(
                         ServerClose.roomLocked,
                         detail: "\(identity) is new and room \(room) is locked (link \(claims.id))")

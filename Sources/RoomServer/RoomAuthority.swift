@@ -126,6 +126,8 @@ public struct Outcome: Sendable, Equatable {
     public var grants: [LinkGrant] = []
     /// Requests about the room's links (`list_links`, `revoke_link`), for the link registry of every node.
     public var linkRequests: [LinkRequest] = []
+    /// Answers to newcomers waiting at the locked room's door, for the node that holds each of them.
+    public var doorAnswers: [DoorAnswer] = []
 
     public init() {}
 
@@ -134,6 +136,7 @@ public struct Outcome: Sendable, Equatable {
             && lhs.error == rhs.error && lhs.closes.map(\.peer) == rhs.closes.map(\.peer)
             && lhs.closes.map(\.reason) == rhs.closes.map(\.reason) && lhs.listing == rhs.listing
             && lhs.grants == rhs.grants && lhs.linkRequests == rhs.linkRequests
+            && lhs.doorAnswers == rhs.doorAnswers
     }
 }
 
@@ -537,9 +540,7 @@ public struct RoomAuthority: Sendable {
                 return (.badRequest, "a chat message cannot be empty")
             }
         case .setRole, .stepDown, .setMute, .setMicWorking, .setPlaying, .remove, .setTopic, .endRoom, .leave,
-            .createLink,
-            .listLinks,
-            .revokeLink, .setLocked:
+            .createLink, .listLinks, .revokeLink, .setLocked, .admitWaiting, .denyWaiting:
             break
         }
         return nil
@@ -673,7 +674,11 @@ public struct RoomAuthority: Sendable {
             outcome.deliveries.append(
                 Delivery(to: .peer(targetID), next(.askedToMute(peer: targetID, by: actorID))))
             audit(targetID)
-        case .remove(let targetID, let reason):
+        case .remove(let targetID, let reason, let withdrawLink):
+            if withdrawLink {
+                outcome.linkRequests.append(
+                    LinkRequest(peer: actorID, room: name, revoke: nil, withdrawUsedBy: targetID, requestID: requestID))
+            }
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
             broadcast(.removed(peer: targetID, by: actorID, reason: reason), into: &outcome)
             if target?.handRaisedAt != nil { outcome.changes.append(.hand(targetID, raisedAt: nil)) }
@@ -733,9 +738,10 @@ public struct RoomAuthority: Sendable {
             broadcast(.listingChanged(listed: flag, by: actorID), into: &outcome)
             outcome.changes.append(.listed(flag))
             audit(nil, flag ? "listed" : "unlisted")
-        case .createLink(let role, let ttl):
-            outcome.grants.append(LinkGrant(peer: actorID, room: name, role: role, ttl: ttl, requestID: requestID))
-            audit(nil, "\(role.rawValue), \(ttl) s")
+        case .createLink(let role, let ttl, let maxUses):
+            outcome.grants.append(
+                LinkGrant(peer: actorID, room: name, role: role, ttl: ttl, maxUses: maxUses, requestID: requestID))
+            audit(nil, "\(role.rawValue), \(ttl) s" + (maxUses.map { ", \($0) uses" } ?? ""))
         case .listLinks:
             outcome.linkRequests.append(LinkRequest(peer: actorID, room: name, revoke: nil, requestID: requestID))
         case .revokeLink(let link):
@@ -745,6 +751,14 @@ public struct RoomAuthority: Sendable {
             outcome.linkRequests.append(
                 LinkRequest(peer: actorID, room: name, revoke: nil, lock: locked, requestID: requestID))
             audit(nil, locked ? "locked" : "unlocked")
+        case .admitWaiting(let waiter):
+            outcome.doorAnswers.append(
+                DoorAnswer(peer: actorID, room: name, waiter: waiter, admit: true, requestID: requestID))
+            audit(nil, waiter)
+        case .denyWaiting(let waiter):
+            outcome.doorAnswers.append(
+                DoorAnswer(peer: actorID, room: name, waiter: waiter, admit: false, requestID: requestID))
+            audit(nil, waiter)
         }
         return outcome
     }

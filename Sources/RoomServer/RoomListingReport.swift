@@ -9,14 +9,19 @@ public struct LinkGrant: Sendable, Equatable {
     public var role: RoleName
     /// Seconds the link stays valid.
     public var ttl: Int64
+    /// How many people the link may let in; nil: no limit.
+    public var maxUses: Int64?
     /// The id of the request, echoed in the answer.
     public var requestID: RequestID?
 
-    public init(peer: PeerID, room: String, role: RoleName, ttl: Int64, requestID: RequestID?) {
+    public init(
+        peer: PeerID, room: String, role: RoleName, ttl: Int64, maxUses: Int64? = nil, requestID: RequestID?
+    ) {
         self.peer = peer
         self.room = room
         self.role = role
         self.ttl = ttl
+        self.maxUses = maxUses
         self.requestID = requestID
     }
 }
@@ -29,13 +34,37 @@ public struct LinkRequest: Sendable, Equatable {
     public var room: String
     public var revoke: String?
     public var lock: Bool?
+    /// Withdraw the room's links that let this identity in (`remove` with `withdraw_link`).
+    public var withdrawUsedBy: PeerID?
     public var requestID: RequestID?
 
-    public init(peer: PeerID, room: String, revoke: String?, lock: Bool? = nil, requestID: RequestID?) {
+    public init(
+        peer: PeerID, room: String, revoke: String?, lock: Bool? = nil, withdrawUsedBy: PeerID? = nil,
+        requestID: RequestID?
+    ) {
         self.peer = peer
         self.room = room
         self.revoke = revoke
         self.lock = lock
+        self.withdrawUsedBy = withdrawUsedBy
+        self.requestID = requestID
+    }
+}
+
+/// A host's or moderator's answer to a newcomer waiting at the locked room (`waiter`: their name or identity),
+/// which the room allowed; the node that holds the newcomer carries it out.
+public struct DoorAnswer: Sendable, Equatable {
+    public var peer: PeerID
+    public var room: String
+    public var waiter: String
+    public var admit: Bool
+    public var requestID: RequestID?
+
+    public init(peer: PeerID, room: String, waiter: String, admit: Bool, requestID: RequestID?) {
+        self.peer = peer
+        self.room = room
+        self.waiter = waiter
+        self.admit = admit
         self.requestID = requestID
     }
 }

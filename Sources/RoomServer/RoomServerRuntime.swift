@@ -220,6 +220,7 @@ public final class RoomServerRuntime: Sendable {
     private static func everySecond(_ state: ServerState, on loop: EventLoop) {
         _ = loop.schedule(after: .seconds(1)) {
             state.rooms.expireInvitations(now: currentTimestamp())
+            state.waitingRoom.expire(now: currentTimestamp())
             state.rooms.dropSilentRooms()
             everySecond(state, on: loop)
         }

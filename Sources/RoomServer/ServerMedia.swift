@@ -56,16 +56,22 @@ final class ServerMedia: OutcomeConsumer {
     /// This node's slot in its cluster, carried in the top byte of the SSRCs it hands out so that no two nodes
     /// hand out the same one.
     var ssrcSlot: Int?
+    /// Where keys come from: OpenSSL's generator, or nil when it fails (a test puts a failing source here).
+    var randomKey: () -> SRTPKey?
 
-    init(forwarder: MediaForwarder, configuration: MediaConfiguration, log: ServerLog) {
+    init(
+        forwarder: MediaForwarder, configuration: MediaConfiguration, log: ServerLog,
+        randomKey: @escaping () -> SRTPKey? = ServerMedia.secureRandomKey
+    ) {
         self.forwarder = forwarder
         self.configuration = configuration
         self.log = log
+        self.randomKey = randomKey
     }
 
     /// A peer joined (or replaced its connection): a fresh SSRC and send key, and the `media` message.
     func joined(_ peer: PeerID, room: String, mayPublish: Bool, connection: WebSocketConnection) {
-        guard let roomKey = roomKey(for: room), let sendKey = Self.randomKey() else {
+        guard let roomKey = roomKey(for: room), let sendKey = randomKey() else {
             log.error("room \(room): no random bytes for media keys; \(peer) joins without media")
             return
         }
@@ -257,7 +263,7 @@ final class ServerMedia: OutcomeConsumer {
     /// A new room key, so that whoever left can no longer decrypt what the room says next; sent to everyone
     /// still in the room over their control connection.
     private func rotateKey(_ room: String) {
-        guard let key = Self.randomKey() else {
+        guard let key = randomKey() else {
             // Going on under the old key would let whoever just left hear the room: its audio stops instead, and
             // the next join starts it again under a new key.
             log.error(
@@ -281,7 +287,7 @@ final class ServerMedia: OutcomeConsumer {
             rotateKey(room)
             return roomKeys[room]
         }
-        guard let key = Self.randomKey() else { return nil }
+        guard let key = randomKey() else { return nil }
         roomKeys[room] = (key, 1)
         forwarder.setRoomKey(key, epoch: 1, room: room)
         return (key, 1)
@@ -303,7 +309,7 @@ final class ServerMedia: OutcomeConsumer {
         }
     }
 
-    static func randomKey() -> SRTPKey? {
+    static func secureRandomKey() -> SRTPKey? {
         (try? SecureRandom.bytes(SRTPKey.length)).flatMap(SRTPKey.init(bytes:))
     }
 }

@@ -31,6 +31,8 @@ final class ServerState: @unchecked Sendable {
     let departureLog = DepartureLog()
     /// What invite holders are checked against besides their invite: the link registry and the limits.
     let door: InviteDoor
+    /// Newcomers waiting at the door of locked rooms for a host's answer.
+    let waitingRoom: WaitingRoom
     /// Set when the server begins to stop: the connections it then closes are not departures.
     private(set) var stopping = false
 
@@ -48,8 +50,9 @@ final class ServerState: @unchecked Sendable {
         self.cluster = cluster
         directory = RoomDirectory(maxWatchers: configuration.maxLobbyWatchers, log: log)
         door = InviteDoor(limits: configuration.admissionLimits, registry: links)
+        waitingRoom = WaitingRoom(connections: connections, roles: configuration.roles, log: log, alone: cluster == nil)
         let consumers: [any OutcomeConsumer] = [
-            broadcaster, directory,
+            broadcaster, directory, waitingRoom,
             LinkSigner(
                 connections: connections, issuer: verifier.issuer, log: log, registry: links,
                 roles: configuration.roles),
@@ -64,6 +67,7 @@ final class ServerState: @unchecked Sendable {
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
                 loader: persistence, consumers: consumers, log: log)
         }
+        waitingRoom.role = { [rooms] peer, room in rooms.role(of: peer, in: room) }
     }
 
     /// The loop is running: joins are gathered and departures too on its timers.

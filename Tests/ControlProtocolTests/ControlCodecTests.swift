@@ -35,11 +35,14 @@ let protocolRoles = try! RoleTable.parse(
             .declineInvite, .withdrawInvite("eli"), .setRole("a", "moderator"), .stepDown, .setMute(true),
             .setMute(false), .setMicWorking(false), .setMicWorking(true), .muteAll, .lowerHandOf("eli"), .clearHands,
             .setPlaying(true), .setPlaying(false),
-            .mutePeer("b"), .remove("c", reason: "why"), .remove("c", reason: nil), .setTopic("t"),
+            .mutePeer("b"), .remove("c", reason: "why"), .remove("c", reason: nil),
+            .remove("d", reason: nil, withdrawLink: true), .setTopic("t"),
             .endRoom(reason: ""), .endRoom(reason: nil),
             .chat("x", to: .everyone), .chat("y", to: .peer("p")), .chat("z", to: .role("r")),
-            .leave, .setListed(false), .setListed(true), .createLink(role: .speaker, ttl: 3600), .listLinks,
+            .leave, .setListed(false), .setListed(true), .createLink(role: .speaker, ttl: 3600),
+            .createLink(role: .audience, ttl: 60, maxUses: 5), .listLinks,
             .revokeLink("w_Lk0L9Zv5U"), .revokeLink(ClientRequest.allLinks), .setLocked(true), .setLocked(false),
+            .admitWaiting("Eve"), .denyWaiting("guest-5a1c0d1e2f3a4b5c"),
         ]
         #expect(Set(requests.map(\.typeName)) == Set(ClientRequest.typeNames))
         for request in requests {

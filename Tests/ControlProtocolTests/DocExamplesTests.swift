@@ -79,7 +79,7 @@ func sameJSON(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
                     "speakers", "network_quality", "chat", "invited", "invite_declined", "invite_withdrawn",
                     "invite_expired",
                     "asked_to_mute", "removed", "room_ended",
-                    "topic_changed", "listing_changed", "invite_link", "links", "error",
+                    "topic_changed", "listing_changed", "invite_link", "links", "knock", "waiting", "error",
                 ])
         #expect(try types(.lobby) == ["list"])
         #expect(try types(.directory) == ["rooms", "rooms_changed", "error"])

@@ -125,6 +125,7 @@ import Testing
             .listingChanged(listed: false, by: "ana"),
             .inviteLink(room: "lobby", role: .audience, token: "a.b.c", expiresAt: 9, id: nil),
             .links(room: "lobby", links: [], withdrawn: [], locked: false, id: nil),
+            .knock(room: "lobby", Knock(peer: "gus", name: "Gus", state: .waiting)), .waiting(room: "lobby"),
             .error(code: .conflict, message: "", id: nil),
         ]
         let base = ServerAddress(secure: true, host: "rooms.example.org", port: 443)
@@ -141,7 +142,7 @@ import Testing
                 "inviteWithdrawn", "inviteExpired",
                 "askedToMute",
                 "removed", "roomEnded",
-                "topicChanged", "listingChanged", "inviteLink", "links", "error",
+                "topicChanged", "listingChanged", "inviteLink", "links", "knock", "waitingForHost", "error",
             ])
     }
 
@@ -194,6 +195,8 @@ import Testing
         case .listingChanged: "listingChanged"
         case .inviteLink: "inviteLink"
         case .links: "links"
+        case .knock: "knock"
+        case .waitingForHost: "waitingForHost"
         case .reconnecting: "reconnecting"
         case .reconnected: "reconnected"
         case .error: "error"

@@ -76,7 +76,9 @@ import Testing
         }
         let commands = Array(lines.suffix(Command.usages.count))
         #expect(commands == Command.usages.map { .init(key: $0.usage, text: $0.summary) })
-        for usage in ["/dm NAME TEXT", "/who", "/leave", "/move NAME ROLE", "/remove NAME [REASON]", "/to ROLE TEXT"] {
+        for usage in [
+            "/dm NAME TEXT", "/who", "/leave", "/move NAME ROLE", "/remove NAME [--link] [REASON]", "/to ROLE TEXT",
+        ] {
             #expect(commands.contains { $0.key == usage }, "\(usage)")
         }
         #expect(KeyBindings.helpLines(glyphs: .ascii)[3].key == "arrows hjkl")

@@ -352,8 +352,46 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
         let locked = reduceApp(&state, .server(.links([], withdrawn: [], locked: true), seq: 0, at: lobbyNow))
         #expect(
             locked.contains(
-                .say("The room is locked: no one new gets in with a link (/unlock opens it). This room has no links.")),
+                .say(
+                    "The room is locked: newcomers with a link wait for /admit or /deny (/unlock opens it). This room "
+                        + "has no links.")),
             "\(locked)")
+    }
+
+    /// A newcomer at a locked room is told they wait; a host hears of them with the commands that answer, on the
+    /// notice row as in line mode, and of what became of them.
+    @Test func aWaitingNewcomerAndTheirKnockAreSaid() {
+        var waiter = AppState(roles: roles, lineMode: true)
+        _ = reduceApp(&waiter, .roles(roles))
+        let waiting = reduceApp(&waiter, .server(.waitingForHost, seq: 0, at: lobbyNow))
+        #expect(
+            waiting.contains(
+                .say(
+                    "This room is locked: you are waiting for a host to let you in. You see and hear nothing of it "
+                        + "until then.")),
+            "\(waiting)")
+
+        var host = AppState(roles: roles, lineMode: false)
+        _ = reduceApp(&host, .roles(roles))
+        _ = reduceApp(
+            &host,
+            .server(
+                .joined(
+                    RoomSnapshot(
+                        roomID: "jazz", selfID: "ana", peers: [Peer(id: "ana", name: "Ana", role: .host)], seq: 1)),
+                seq: 1, at: lobbyNow))
+        _ = reduceApp(
+            &host, .server(.knock(Knock(peer: "guest-01", name: "Eve", state: .waiting)), seq: 0, at: lobbyNow))
+        let asked = "Eve is waiting to come in: /admit Eve lets them in, /deny Eve turns them away."
+        #expect(host.notice?.text == asked)
+        #expect(host.log.contains(.event(asked)))
+        _ = reduceApp(
+            &host,
+            .server(.knock(Knock(peer: "guest-01", name: "Eve", state: .denied, by: "ana")), seq: 0, at: lobbyNow))
+        #expect(host.log.contains(.event("You turned Eve away.")), "\(host.log)")
+        #expect(
+            Command.parse("/admit guest-01", peers: [], roles: roles) == .success(.admit("guest-01")))
+        #expect(Command.parse("/deny Eve", peers: [], roles: roles) == .success(.deny("Eve")))
     }
 
     @Test func listingChangesAreSaid() {

@@ -52,7 +52,7 @@ import Testing
         #expect(parse("/link dj") == .failure(.unknownRole("dj", known: ["host", "moderator", "speaker", "audience"])))
         #expect(
             parse("/link speaker 1d now")
-                == .failure(.unexpectedArgument(command: "link", text: "now", usage: "/link [ROLE] [TIME]")))
+                == .failure(.unexpectedArgument(command: "link", text: "now", usage: "/link [ROLE] [TIME] [USES]")))
         #expect(
             parse("/unlist please")
                 == .failure(.unexpectedArgument(command: "unlist", text: "please", usage: "/unlist")))

@@ -1,3 +1,4 @@
+import ClubroomResources
 import Crypto
 import Foundation
 import RoomClient
@@ -170,9 +171,10 @@ private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
         }
     }
 
-    /// A locked room refuses newcomers with a link, a fresh key included, and lets back whoever came in before;
-    /// unlocked, it lets newcomers in again.
-    @Test(.timeLimit(.minutes(2))) func aLockedRoomKeepsOutNewIdentities() throws {
+    /// A locked room holds newcomers with a link, a fresh key included, at the door: they are told they wait and
+    /// see nothing of the room; its hosts hear of each, and one turned away (`deny`) is closed with 4023, one let
+    /// in (`admit`) joins; whoever came in before gets back in without waiting; unlocked, newcomers come in again.
+    @Test(.timeLimit(.minutes(2))) func aLockedRoomHoldsNewIdentitiesForAHostsAnswer() throws {
         try withServer { server, bots in
             let (host, hostSeen) = try joinedSession(server, "ana", role: "host")
             defer { host.shutdown() }
@@ -190,21 +192,64 @@ private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
                     }
                     return false
                 } != nil, "\(hostSeen.all)")
-            let (newcomer, newcomerSeen) = try session(
-                server, room: "lobby", token: link, headers: guestHeaders(name: "Eve"))
-            newcomer.shutdown()
-            #expect(refusal(newcomerSeen) == 4022)
+
+            // Eve waits; the host hears of it and turns her away.
+            let (eve, eveSeen) = try waitingSession(server, token: link, name: "Eve")
+            defer { eve.shutdown() }
+            guard let eveKnock = knock(hostSeen, name: "Eve", state: .waiting) else {
+                Issue.record("the host did not hear of Eve: \(hostSeen.all)")
+                return
+            }
+            #expect(snapshot(eveSeen) == nil)
             #expect(
-                Refusals.describe(code: 4022, reason: "", withInvite: true)
-                    == "This room is locked: its hosts let no one new in with a link just now. Ask them, or try later.")
+                !eveSeen.all.contains {
+                    if case .message(let message) = $0, case .waiting = message.event { return false }
+                    if case .message = $0 { return true }
+                    return false
+                }, "the waiting newcomer saw something of the room: \(eveSeen.all)")
+            host.send(.denyWaiting("Eve"), id: .integer(2))
+            _ = eveSeen.wait { if case .ended = $0 { true } else { false } }
+            #expect(refusal(eveSeen) == 4023)
+            #expect(
+                Refusals.describe(code: 4023, reason: "", withInvite: true) == "A host of this room did not let you in."
+            )
+            #expect(knock(hostSeen, name: "Eve", state: .denied)?.by == "ana")
+
+            // Fay waits and is let in by her identity.
+            let (fay, faySeen) = try waitingSession(server, token: link, name: "Fay")
+            defer { fay.shutdown() }
+            guard let fayKnock = knock(hostSeen, name: "Fay", state: .waiting) else {
+                Issue.record("the host did not hear of Fay: \(hostSeen.all)")
+                return
+            }
+            #expect(fayKnock.peer != eveKnock.peer)
+            host.send(.admitWaiting(fayKnock.peer.rawValue), id: .integer(3))
+            _ = faySeen.wait {
+                if case .message(let message) = $0, case .joined = message.event { return true }
+                return false
+            }
+            #expect(snapshot(faySeen)?.selfID == fayKnock.peer)
+            #expect(knock(hostSeen, name: "Fay", state: .admitted)?.by == "ana")
+
+            // Nobody by that name waits: the host is told so.
+            host.send(.admitWaiting("Gus"), id: .integer(4))
+            #expect(
+                hostSeen.wait {
+                    if case .message(let message) = $0, case .error(.notFound, _, .integer(4)) = message.event {
+                        return true
+                    }
+                    return false
+                } != nil)
+
+            // Whoever came in before comes back at once.
             let (back, backSeen) = try session(
                 server, room: "lobby", token: link, headers: guestHeaders(name: "Hana", key: hanaKey))
             back.shutdown()
             #expect(snapshot(backSeen) != nil)
-            host.send(.setLocked(false), id: .integer(2))
+            host.send(.setLocked(false), id: .integer(5))
             #expect(
                 hostSeen.wait {
-                    if case .message(let message) = $0, case .links(_, _, _, false, .integer(2)) = message.event {
+                    if case .message(let message) = $0, case .links(_, _, _, false, .integer(5)) = message.event {
                         return true
                     }
                     return false
@@ -213,6 +258,135 @@ private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
                 server, room: "lobby", token: link, headers: guestHeaders(name: "Eve"))
             later.shutdown()
             #expect(snapshot(laterSeen) != nil)
+            _ = bots
+        }
+    }
+
+    /// A session with a fresh key that waits at the locked room's door (it was told `waiting`).
+    private func waitingSession(
+        _ server: ServerProcess, token: String, name: String
+    ) throws -> (
+        RoomSession, SessionRecorder
+    ) {
+        let recorder = SessionRecorder()
+        let session = try RoomSession(
+            url: server.url(room: "lobby"), token: token, headers: guestHeaders(name: name),
+            reconnect: ReconnectPolicy(maximumAttempts: 0)
+        ) { recorder.record($0) }
+        session.start()
+        let told = recorder.wait {
+            if case .message(let message) = $0, case .waiting(room: "lobby") = message.event { return true }
+            return false
+        }
+        #expect(told != nil, "\(name) was not told to wait: \(recorder.all)")
+        return (session, recorder)
+    }
+
+    /// The knock the host heard about `name` in `state`.
+    private func knock(_ seen: SessionRecorder, name: String, state: Knock.State) -> Knock? {
+        let event = seen.wait {
+            if case .message(let message) = $0, case .knock(_, let knock) = message.event {
+                return knock.name == name && knock.state == state
+            }
+            return false
+        }
+        guard case .message(let message)? = event, case .knock(_, let knock) = message.event else { return nil }
+        return knock
+    }
+
+    /// A link a host makes from the room with a use limit (`/link ROLE TIME USES`) lets in that many identities
+    /// and refuses the next with 4019; the one it let in still comes back.
+    @Test(.timeLimit(.minutes(2))) func aRoomLinkHasTheUseLimitItsMakerGave() throws {
+        try withServer { server, bots in
+            let (host, hostSeen) = try joinedSession(server, "ana", role: "host")
+            defer { host.shutdown() }
+            guard
+                case .success(.link(let role, let ttl, let uses)) = Command.parse(
+                    "/link listener 1h 1", peers: [], roles: try RoleTable.load(contentsOf: ClubroomResources.rolesURL))
+            else {
+                Issue.record("/link listener 1h 1 did not parse")
+                return
+            }
+            #expect(uses == 1)
+            host.send(.createLink(role: role, ttl: ttl ?? 0, maxUses: uses), id: .integer(1))
+            guard let link = madeLink(hostSeen, id: 1) else {
+                Issue.record("no link: \(hostSeen.all)")
+                return
+            }
+            let hanaKey = (0..<32).map { UInt8($0 + 3) }
+            let (hana, hanaSeen) = try session(
+                server, room: "lobby", token: link, headers: guestHeaders(name: "Hana", key: hanaKey))
+            hana.shutdown()
+            #expect(snapshot(hanaSeen) != nil)
+            let (eve, eveSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "Eve"))
+            eve.shutdown()
+            #expect(refusal(eveSeen) == 4019)
+            let (back, backSeen) = try session(
+                server, room: "lobby", token: link, headers: guestHeaders(name: "Hana", key: hanaKey))
+            back.shutdown()
+            #expect(snapshot(backSeen) != nil)
+            host.send(.createLink(role: .audience, ttl: 3600, maxUses: 0), id: .integer(2))
+            #expect(
+                hostSeen.wait {
+                    if case .message(let message) = $0, case .error(.forbidden, _, .integer(2)) = message.event {
+                        return true
+                    }
+                    return false
+                } != nil, "\(hostSeen.all)")
+            _ = bots
+        }
+    }
+
+    /// `/remove NAME --link` withdraws the room's link that let the person in, so a fresh guest key does not
+    /// bring them back through it; the host is answered with the ids withdrawn. A plain removal leaves the link.
+    @Test(.timeLimit(.minutes(2))) func aRemovalWithItsLinkKeepsAFreshKeyOut() throws {
+        try withServer { server, bots in
+            let (host, hostSeen) = try joinedSession(server, "ana", role: "host")
+            defer { host.shutdown() }
+            let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
+            let link = try server.invite(room: "lobby")
+            let (eli, eliSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "Eli"))
+            defer { eli.shutdown() }
+            guard let eliID = snapshot(eliSeen)?.selfID else {
+                Issue.record("Eli did not join: \(eliSeen.all)")
+                return
+            }
+            host.send(.remove(eliID, reason: nil), id: .integer(1))
+            _ = eliSeen.wait { if case .ended = $0 { true } else { false } }
+            let (again, againSeen) = try session(
+                server, room: "lobby", token: link, headers: guestHeaders(name: "Eli2"))
+            again.shutdown()
+            #expect(snapshot(againSeen) != nil, "a plain removal withdrew the link: \(againSeen.all)")
+
+            let (hana, hanaSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "Hana"))
+            defer { hana.shutdown() }
+            guard let hanaID = snapshot(hanaSeen)?.selfID else {
+                Issue.record("Hana did not join: \(hanaSeen.all)")
+                return
+            }
+            guard
+                case .success(let command) = Command.parse(
+                    "/remove Hana --link spam", peers: [Peer(id: hanaID, name: "Hana", role: .audience)], roles: roles),
+                case .remove(hanaID, let reason, let withdrawLink) = command
+            else {
+                Issue.record("/remove --link did not parse")
+                return
+            }
+            #expect(reason == "spam")
+            #expect(withdrawLink)
+            host.send(.remove(hanaID, reason: reason, withdrawLink: withdrawLink), id: .integer(2))
+            let answer = hostSeen.wait {
+                if case .message(let message) = $0, case .links(_, _, _, _, .integer(2)) = message.event { return true }
+                return false
+            }
+            guard case .message(let message)? = answer, case .links(_, _, let withdrawn, _, _) = message.event else {
+                Issue.record("no answer naming the links withdrawn: \(hostSeen.all)")
+                return
+            }
+            #expect(withdrawn.count == 1)
+            let (back, backSeen) = try session(server, room: "lobby", token: link, headers: guestHeaders(name: "Hana2"))
+            back.shutdown()
+            #expect(refusal(backSeen) == 4018)
             _ = bots
         }
     }
