@@ -17,10 +17,7 @@ extension ServerState {
             return
         }
         let now = currentTimestamp()
-        let admitted:
-            (
-                id: PeerID, name: String, role: RoleName, invite: InviteClaims?, onlyIfReturning: Bool, fromLobby: Bool
-            )
+        let admitted: Admitted
         switch admission(to: roomName, request: request, now: now) {
         case .success(let who): admitted = who
         case .failure(let refusal):
@@ -68,7 +65,7 @@ extension ServerState {
     /// Registers a connection that passed the door and asks its room to take the join.
     private func enter(
         _ connection: WebSocketConnection,
-        _ admitted: (id: PeerID, name: String, role: RoleName, invite: InviteClaims?),
+        _ admitted: Admitted,
         room roomName: String, now: Timestamp
     ) {
         let id = admitted.id

@@ -7,6 +7,13 @@ import RoomTransport
 /// What a connection's token lets it do: open a room as someone, or watch the lobby. Room tokens name their
 /// holder; invites admit whoever holds them, each as the identity their client's key gives (`ServerKeys`).
 /// Every refusal has its own close code and sentence (`docs/protocol.md`).
+/// Who a connection's credential lets in: identity, shown name, role, the invite it came by (nil for a room
+/// token), whether only a returning member may use it (a lobby link to a room the lobby does not list), and
+/// whether it came from the lobby.
+typealias Admitted = (
+    id: PeerID, name: String, role: RoleName, invite: InviteClaims?, onlyIfReturning: Bool, fromLobby: Bool
+)
+
 extension ServerState {
     /// Why a connection is refused: the close code and sentence it gets, and the detail for the log.
     struct DoorRefusal: Error {
@@ -30,10 +37,7 @@ extension ServerState {
     /// Who a connection to `room` is, or why it may not come in.
     func admission(
         to room: String, request: WebSocketUpgradeRequest, now: Timestamp
-    ) -> Result<
-        (id: PeerID, name: String, role: RoleName, invite: InviteClaims?, onlyIfReturning: Bool, fromLobby: Bool),
-        DoorRefusal
-    > {
+    ) -> Result<Admitted, DoorRefusal> {
         let credential: TokenCredential
         switch verify(request) {
         case .success(let verified): credential = verified
