@@ -38,6 +38,16 @@ public enum RoomScreenMapper {
             model.hands = .ownPlace(position: mine, total: room.raisedHands.count)
         }
         model.audience = state.audienceWindow.names
+        if !room.reactions.isEmpty {
+            // A reaction shows after the name for a few seconds; only then is the window's list copied.
+            let start = state.audienceWindow.start
+            for index in model.audience.indices where start + index < room.audience.count {
+                let peer = room.audience[start + index]
+                if let mark = room.reactionMark(of: peer.id) {
+                    model.audience[index] += " " + mark.symbol(ascii: state.ascii)
+                }
+            }
+        }
         model.audienceOffset = state.audienceWindow.start
         model.audienceCount = room.audience.count
         model.chat = Array(state.log.suffix(chatLines + state.chatScroll))
@@ -110,7 +120,8 @@ public enum RoomScreenMapper {
                     level: shownLevel(peer.id, state, at: state.now), speaking: spurt != nil,
                     volume: state.volumes[peer.id], signal: quality?.score,
                     poor: marksPoor && quality?.isPoor == true,
-                    micFailed: !peer.micWorking || (peer.id == room.selfID && state.microphoneMissing)))
+                    micFailed: !peer.micWorking || (peer.id == room.selfID && state.microphoneMissing),
+                    reaction: room.reactionMark(of: peer.id)?.symbol(ascii: state.ascii)))
         }
         return entries
     }

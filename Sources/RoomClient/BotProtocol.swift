@@ -147,6 +147,13 @@ public enum BotProtocol {
                 throw BotCommandError("bad_command", "set_locked needs \"locked\": true or false")
             }
             request = .setLocked(locked)
+        case "react":
+            let text = try string("emoji")!
+            guard let reaction = Reaction(parsing: text) else {
+                let known = Reaction.allCases.map(\.emoji).joined(separator: " ")
+                throw BotCommandError("bad_command", "\"emoji\" is not a reaction; send one of \(known)")
+            }
+            request = .react(reaction)
         default:
             throw BotCommandError("unknown_command", "unknown command \"\(name)\"")
         }

@@ -85,6 +85,9 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     /// Network quality scores that changed (not a room event: it comes without a sequence number, and an audience
     /// member's only to moderators and to themself).
     case networkQuality([PeerQuality])
+    /// Reactions of the last moment, counted, with the first few senders named (not a room event: it comes
+    /// without a sequence number, and is never saved).
+    case reaction(ReactionBurst)
     /// The connection dropped and the runtime is trying again (attempt counts from 1); the next try is at
     /// `retryAt` (milliseconds since the Unix epoch, 0 when not known).
     case reconnecting(attempt: Int, retryAt: Timestamp = 0)
@@ -96,7 +99,7 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     /// Whether the event carries a room sequence number. Connection events are the client's own.
     public var isSequenced: Bool {
         switch self {
-        case .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality: false
+        case .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality, .reaction: false
         default: true
         }
     }

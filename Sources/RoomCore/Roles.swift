@@ -283,6 +283,9 @@ public struct RoleTable: Sendable, Equatable {
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "lock or unlock the room")
         case .chat:
             return can(actor.role, .chat) ? nil : refusal(lacking: .chat)
+        case .react:
+            // Anyone in the room may react, as in a theatre; the server limits how often (`ReactionGate`).
+            return nil
         }
     }
 

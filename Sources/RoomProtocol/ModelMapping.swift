@@ -58,6 +58,7 @@ extension ServerMessage {
         case .micChanged(let id, let working): return .micChanged(id, working: working)
         case .speakers(let levels): return .speakers(levels)
         case .networkQuality(let peers): return .networkQuality(peers)
+        case .reaction(let burst): return .reaction(burst)
         case .chat(let message): return .chat(message)
         case .invited(let id, let by, let at): return .invited(id, by: by, at: at)
         case .inviteDeclined(let id, _): return .inviteDeclined(id)

@@ -124,11 +124,13 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var poor: Bool
         /// Whether their microphone does not work, as their client told the server: nobody hears them.
         public var micFailed: Bool
+        /// The reaction they just sent (`👏`, or `[clap]` in ASCII), shown after the name for a few seconds.
+        public var reaction: String?
 
         /// Creates a stage entry.
         public init(
             name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false, volume: Int? = nil,
-            signal: Int? = nil, poor: Bool = false, micFailed: Bool = false
+            signal: Int? = nil, poor: Bool = false, micFailed: Bool = false, reaction: String? = nil
         ) {
             self.name = name
             self.role = role
@@ -139,6 +141,7 @@ public struct RoomScreenModel: Hashable, Sendable {
             self.signal = signal
             self.poor = poor
             self.micFailed = micFailed
+            self.reaction = reaction
         }
     }
 

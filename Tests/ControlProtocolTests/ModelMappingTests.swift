@@ -116,6 +116,7 @@ import Testing
             .roleChanged(peer: "eli", role: .speaker, by: "ana", stepUp: nil), .handRaised(peer: "eli", at: 1),
             .handLowered(peer: "eli", by: "eli"), .muteChanged(peer: "eli", muted: false, by: "eli"),
             .micChanged(peer: "eli", working: false), .speakers(levels: []), .networkQuality([]),
+            .reaction(ReactionBurst(counts: [.init(.clap, 1)], senders: [.init("ana", .clap)])),
             .chat(ChatMessage(from: "ana", fromName: "Ana", text: "x", sentAt: 1)),
             .invited(peer: "eli", by: "ana", at: 9), .inviteDeclined(peer: "fay", by: "fay"),
             .inviteWithdrawn(peer: "fay", by: "ana"), .inviteExpired(peer: "fay"),
@@ -136,7 +137,8 @@ import Testing
         #expect(
             kinds == [
                 "joined", "peerJoined", "peerLeft", "roleChanged", "handRaised", "handLowered", "muteChanged",
-                "micChanged", "speakers", "networkQuality", "chat", "invited", "inviteDeclined", "inviteWithdrawn",
+                "micChanged", "speakers", "networkQuality", "reaction", "chat", "invited", "inviteDeclined",
+                "inviteWithdrawn",
                 "inviteExpired",
                 "askedToMute",
                 "removed", "roomEnded",
@@ -180,6 +182,7 @@ import Testing
         case .micChanged: "micChanged"
         case .speakers: "speakers"
         case .networkQuality: "networkQuality"
+        case .reaction: "reaction"
         case .chat: "chat"
         case .invited: "invited"
         case .inviteDeclined: "inviteDeclined"

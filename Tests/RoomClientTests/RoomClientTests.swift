@@ -32,6 +32,8 @@ import Testing
             .request(.createLink(role: .speaker, ttl: 600), id: .integer(2))
         ),
         (#"{"cmd":"create_link"}"#, .request(.createLink(role: .audience, ttl: 604_800), id: nil)),
+        (#"{"cmd":"react","emoji":"👏"}"#, .request(.react(.clap), id: nil)),
+        (#"{"cmd":"react","emoji":"+1","id":4}"#, .request(.react(.thumbsUp), id: .integer(4))),
     ])
     func parsesEveryCommand(_ line: String, _ command: BotCommand) throws {
         #expect(try BotProtocol.parse(line) == command)
@@ -50,6 +52,8 @@ import Testing
         (#"{"cmd":"set_mic"}"#, "bad_command"),
         (#"{"cmd":"create_link","ttl":"1d"}"#, "bad_command"),
         (#"{"cmd":"fly"}"#, "unknown_command"),
+        (#"{"cmd":"react"}"#, "bad_command"),
+        (#"{"cmd":"react","emoji":"🎉"}"#, "bad_command"),
     ])
     func refusesBadLinesWithACode(_ line: String, _ code: String) {
         #expect(throws: BotCommandError.self) { try BotProtocol.parse(line) }
@@ -66,6 +70,15 @@ import Testing
                 "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down",
                 "mute", "mute_peer", "remove", "topic", "end_room", "chat", "leave",
             ])
+    }
+
+    @Test func aReactionBecomesALineWithItsCountsAndSenders() {
+        let burst = ReactionBurst(counts: [.init(.clap, 3)], senders: [.init("ana", .clap), .init("bo", .clap)])
+        #expect(
+            BotProtocol.lines(for: .message(ServerMessage(.reaction(burst), seq: nil)))
+                == [
+                    #"{"event":"reaction","counts":[{"emoji":"👏","count":3}],"senders":[{"peer":"ana","emoji":"👏"},{"peer":"bo","emoji":"👏"}]}"#
+                ])
     }
 
     @Test func eventsBecomeLinesNamedByEvent() {
