@@ -234,6 +234,8 @@ public enum RoomScreenMapper {
         func consider(_ time: Timestamp) { next = min(next ?? time, time) }
         if let expires = state.noticeExpires { consider(expires) }
         if let away = state.awayEnds { consider(away) }
+        // A reaction's mark goes when its time is up.
+        if let expiry = state.room.reactions.nextExpiry { consider(expiry) }
         // A held pause ends a talker's highlight; a countdown to the next try ticks each second.
         for (id, spurt) in state.talking where !state.heardPeers.contains(id) && spurt.level == 0 {
             consider(spurt.lastHeard + talkHold)

@@ -32,6 +32,12 @@ import Testing
         var ascii = joined(as: "bo", ascii: true)
         send(&ascii, .server(.reaction(applause), seq: 0, at: t0 + 500))
         expectGolden("reactions-ascii-80x24", render(ascii))
+        // The screen wakes when the marks are due to go (they were shown from the room's last tick, t0).
+        var listener = joined(as: "jun")
+        let before = RoomScreenMapper.nextWakeup(listener)
+        send(&listener, .server(.reaction(applause), seq: 0, at: t0 + 500))
+        #expect(before == nil)
+        #expect(RoomScreenMapper.nextWakeup(listener) == t0 + ShownReactions.lifetime)
         // Still there just before the lifetime is over, gone after it.
         send(&state, .tick(t0 + ShownReactions.lifetime - 1))
         #expect(state.room.reactionMark(of: "ana") == .clap)
