@@ -59,6 +59,26 @@ import Testing
         #expect(room.handle(.react(.heart), from: "eli", now: 1_000 + ReactionGate.perPersonWindow).error == nil)
     }
 
+    /// The server's once-a-second work (`expireInvitations`) sends what the interval held back, in the room whose
+    /// burst is due.
+    @Test func theServersTimedWorkSendsTheGatheredReactions() {
+        let test = RoomsUnderTest()
+        test.join("ana", role: .host)
+        test.join("eli")
+        func reactions() -> [ReactionBurst] {
+            test.published.events.compactMap { if case .reaction(let burst) = $0 { burst } else { nil } }
+        }
+        #expect(test.rooms.handle(.react(.clap), from: "eli", id: nil, in: "lobby", now: 10_000) == nil)
+        #expect(reactions() == [ReactionBurst(counts: [.init(.clap, 1)], senders: [.init("eli", .clap)])])
+        #expect(test.rooms.handle(.react(.heart), from: "ana", id: nil, in: "lobby", now: 10_200) == nil)
+        test.rooms.expireInvitations(now: 10_500)
+        #expect(reactions().count == 1)
+        test.rooms.expireInvitations(now: 11_000)
+        #expect(
+            reactions().last == ReactionBurst(counts: [.init(.heart, 1)], senders: [.init("ana", .heart)]))
+        #expect(test.committer.pending.isEmpty)
+    }
+
     @Test func someoneNotInTheRoomCannotReact() {
         var room = populatedRoom()
         #expect(room.handle(.react(.clap), from: "zed", now: 1).error?.event.typeName == "error")
