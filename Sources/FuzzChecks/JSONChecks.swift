@@ -180,6 +180,7 @@ enum JSONChecks {
         case .inviteExpired(let id), .micChanged(let id, _), .playingChanged(let id, _): return [id.rawValue]
         case .speakers(let levels): return levels.map(\.peer.rawValue)
         case .networkQuality(let peers): return peers.map(\.peer.rawValue)
+        case .reaction(let burst): return burst.senders.map(\.peer.rawValue)
         case .chat(let message): return chat(message)
         case .removed(let id, let by, let reason): return [id.rawValue, by.rawValue, reason]
         case .roomEnded(let by, let reason): return [by.rawValue, reason]

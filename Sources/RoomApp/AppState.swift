@@ -83,6 +83,8 @@ public struct AppState: Sendable {
     public internal(set) var screenHeight = 24
     /// The clock of the last action, in milliseconds since the Unix epoch.
     public internal(set) var now: Timestamp = 0
+    /// When line mode last said reactions (see `Narration.reactionPause`).
+    var reactionSaidAt: Timestamp?
     /// Set once the connection is over for good; the screen stays up to say why.
     public internal(set) var sessionOver = false
     /// Why the session ended before the room could be shown; the program then fails with these words.

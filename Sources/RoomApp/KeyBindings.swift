@@ -23,6 +23,7 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
     case changeVolume
     case openChat
     case openCommandLine
+    case react
     case toggleChat
     case scrollChat
     case clearNotice
@@ -37,7 +38,7 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
         switch self {
         case .toggleMute, .pushToTalk, .toggleHand, .openActions, .inviteSelected, .inviteNext, .withdrawSelected,
             .moveToAudience, .stepUp, .muteSelected, .muteAll, .lowerSelectedHand,
-            .clearHands, .removeSelected, .openChat, .openCommandLine,
+            .clearHands, .removeSelected, .openChat, .openCommandLine, .react,
             .retryNow:
             true
         case .moveSelection, .changeVolume, .toggleChat, .scrollChat, .clearNotice, .suspend, .showHelp, .leave:
@@ -181,6 +182,10 @@ public enum KeyBindings {
             [.char("c")], .openChat, help: "say something to the room",
             does: "the chat line: what you type is said to everyone (a line starting with `/` is a command)",
             hint: StatusHint(rank: 60) { status, _ in status.roomOver ? nil : "chat" }),
+        KeyBinding(
+            [.char("e")], .react, help: "react: clap, up, haha, heart or wave",
+            does: "the command line with `/react ` typed: add clap, up, haha, heart or wave (👏 👍 😂 ❤️ ✋) and "
+                + "press Enter; the reaction shows beside your name for a few seconds"),
         KeyBinding(
             [.char("/"), .char(":")], .openCommandLine, help: "type a command (/help lists them)",
             does: "the command line: every line is a command (its prompt is the key pressed)"),

@@ -41,6 +41,8 @@ private func perform(_ state: inout AppState, _ command: KeyCommand, key: Key) -
         state.commandLine = LineEditor(prompt: String(prompt), history: state.commandHistory)
     case .openChat:
         state.commandLine = LineEditor(prompt: chatPrompt, history: state.commandHistory)
+    case .react:
+        state.commandLine = LineEditor(prompt: "/", text: "react ", history: state.commandHistory)
     case .scrollChat:
         scrollChat(&state, key)
     case .retryNow:

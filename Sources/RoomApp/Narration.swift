@@ -77,6 +77,9 @@ public enum Narration {
         label.hasSuffix("s") ? label : label + "s"
     }
 
+    /// The least time between two reaction sentences in line mode, in milliseconds.
+    static let reactionPause: Timestamp = 5_000
+
     /// The sentence for an event that was applied; `context` is what the state held before it.
     static func sentence(for event: ServerEvent, context: EventContext, state: AppState) -> Sentence? {
         let room = state.room
@@ -85,6 +88,12 @@ public enum Narration {
         case .networkQuality:
             // Only this person's own connection is said, once each way (see `ownConnection`).
             return nil
+        case .reaction(let burst):
+            // Said in aggregate ("3 people clapped."), and kept out of the screen's log: the marks beside the
+            // names show them there. `applyServer` says at most one every `reactionPause`.
+            let text = burst.sentences { id in id == selfID ? "You" : room.peers[id]?.name ?? id.rawValue }
+                .joined(separator: " ")
+            return text.isEmpty ? nil : Sentence(text, logged: false)
         case .joined(let snapshot):
             guard let me = room.me else { return nil }
             // After a reconnect, `rejoined` says what changed instead.

@@ -38,6 +38,16 @@ public enum RoomScreenMapper {
             model.hands = .ownPlace(position: mine, total: room.raisedHands.count)
         }
         model.audience = state.audienceWindow.names
+        if !room.reactions.isEmpty {
+            // A reaction shows after the name for a few seconds; only then is the window's list copied.
+            let start = state.audienceWindow.start
+            for index in model.audience.indices where start + index < room.audience.count {
+                let peer = room.audience[start + index]
+                if let mark = room.reactionMark(of: peer.id) {
+                    model.audience[index] += " " + mark.symbol(ascii: state.ascii)
+                }
+            }
+        }
         model.audienceOffset = state.audienceWindow.start
         model.audienceCount = room.audience.count
         model.chat = Array(state.log.suffix(chatLines + state.chatScroll))
@@ -111,7 +121,8 @@ public enum RoomScreenMapper {
                     volume: state.volumes[peer.id], signal: quality?.score,
                     poor: marksPoor && quality?.isPoor == true,
                     micFailed: !peer.micWorking || (peer.id == room.selfID && state.microphoneMissing),
-                    playing: peer.playing))
+                    playing: peer.playing,
+                    reaction: room.reactionMark(of: peer.id)?.symbol(ascii: state.ascii)))
         }
         return entries
     }
@@ -225,6 +236,8 @@ public enum RoomScreenMapper {
         func consider(_ time: Timestamp) { next = min(next ?? time, time) }
         if let expires = state.noticeExpires { consider(expires) }
         if let away = state.awayEnds { consider(away) }
+        // A reaction's mark goes when its time is up.
+        if let expiry = state.room.reactions.nextExpiry { consider(expiry) }
         // A held pause ends a talker's highlight; a countdown to the next try ticks each second.
         for (id, spurt) in state.talking where !state.heardPeers.contains(id) && spurt.level == 0 {
             consider(spurt.lastHeard + talkHold)

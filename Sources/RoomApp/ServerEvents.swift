@@ -23,6 +23,12 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
         return effects + updateMeters(&state, levels)
     case .networkQuality:
         return effects + ownConnection(&state)
+    case .reaction:
+        // Said at most once per `Narration.reactionPause`; the ones in between show only beside the names.
+        if let said = state.reactionSaidAt, state.now - said < Narration.reactionPause { return effects }
+        state.reactionSaidAt = state.now
+        guard let sentence = Narration.sentence(for: event, context: before, state: state) else { return effects }
+        return effects + [.say(sentence.text)]
     case .chat(let message):
         let mine = message.from == state.room.selfID
         if !mine && (!state.chatVisible || state.chatScroll > 0) { state.unreadChat += 1 }

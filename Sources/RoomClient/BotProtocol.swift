@@ -169,6 +169,13 @@ public enum BotProtocol {
             request = .setLocked(locked)
         case "admit": request = .admitWaiting(try string("name")!)
         case "deny": request = .denyWaiting(try string("name")!)
+        case "react":
+            let text = try string("emoji")!
+            guard let reaction = Reaction(parsing: text) else {
+                let known = Reaction.allCases.map(\.emoji).joined(separator: " ")
+                throw BotCommandError("bad_command", "\"emoji\" is not a reaction; send one of \(known)")
+            }
+            request = .react(reaction)
         default:
             throw BotCommandError("unknown_command", "unknown command \"\(name)\"")
         }

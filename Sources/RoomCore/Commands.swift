@@ -68,6 +68,8 @@ public enum Command: Sendable, Equatable {
     case deny(String)
     /// Which happenings ring the bell and mark the status line; nil values ask what they are. Local.
     case notify(NotifyTopic?, on: Bool?)
+    /// Send a reaction, shown briefly beside your name (anyone may).
+    case react(Reaction)
     /// Try the connection again now, while reconnecting. Local.
     case retry
     /// Play a file into the room, stop it, or ask what plays. Local: the client plays it and tells the server.
@@ -82,6 +84,7 @@ public enum Command: Sendable, Equatable {
         ("dm", "/dm NAME TEXT", "message one person"),
         ("to", "/to ROLE TEXT", "message a role and those above it: /to mods, /to speakers"),
         ("who", "/who", "who is on stage, in the queue (with invitations) and listening"),
+        ("react", "/react clap|up|haha|heart|wave", "react, shown briefly beside your name: 👏 👍 😂 ❤️ ✋"),
         ("hand", "/hand", "raise your hand, or lower it"),
         ("raise", "/raise", "raise your hand to ask to speak"),
         ("lower", "/lower [NAME]", "lower your hand, or someone's (hosts, moderators)"),
@@ -249,6 +252,11 @@ public enum Command: Sendable, Equatable {
                 text().map { .toRole(role, $0) }
             }
         case "who": return noMore(.who)
+        case "react":
+            return argument("a reaction").flatMap { word in
+                guard let reaction = Reaction(parsing: word) else { return .failure(.unknownReaction(word)) }
+                return noMore(.react(reaction))
+            }
         case "topic":
             let rest = scanner.rest()
             return .success(rest.isEmpty ? .showTopic : .topic(rest))
@@ -444,6 +452,8 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownRole(String, known: [String])
     /// A volume that is not a whole percent from 0 to 200.
     case badPercent(String, usage: String)
+    /// No reaction has this name.
+    case unknownReaction(String)
 
     public var description: String {
         switch self {
@@ -471,6 +481,9 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
             return "no role \"\(role)\"; roles: \(known.joined(separator: ", "))"
         case .badPercent(let text, let usage):
             return "\"\(text)\" is not a volume; give a whole percent from 0 to 200: \(usage)"
+        case .unknownReaction(let text):
+            let words = Reaction.allCases.map(\.word)
+            return "no reaction \"\(text)\"; reactions: \(words.joined(separator: ", "))"
         }
     }
 

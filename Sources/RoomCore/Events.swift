@@ -92,6 +92,9 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     case knock(Knock)
     /// This client waits at the locked room: connected, seeing nothing of the room until a host lets it in.
     case waitingForHost
+    /// Reactions of the last moment, counted, with the first few senders named (not a room event: it comes
+    /// without a sequence number, and is never saved).
+    case reaction(ReactionBurst)
     /// The connection dropped and the runtime is trying again (attempt counts from 1); the next try is at
     /// `retryAt` (milliseconds since the Unix epoch, 0 when not known).
     case reconnecting(attempt: Int, retryAt: Timestamp = 0)
@@ -103,7 +106,9 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     /// Whether the event carries a room sequence number. Connection events are the client's own.
     public var isSequenced: Bool {
         switch self {
-        case .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality, .knock, .waitingForHost: false
+        case .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality, .knock, .waitingForHost,
+            .reaction:
+            false
         default: true
         }
     }

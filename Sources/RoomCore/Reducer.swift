@@ -56,6 +56,7 @@ public func reduce(_ state: inout RoomState, _ action: RoomAction) -> [Effect] {
         return submit(&state, request)
     case .tick(let now):
         state.now = now
+        state.reactions.expire(at: now)
         return []
     }
 }
@@ -76,6 +77,13 @@ private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UI
         return [.notice(Notice(.error, message))]
     case .inviteLink, .links, .knock, .waitingForHost:
         // The answer to this client's own request; the app shows it.
+        return []
+    case .reaction(let burst):
+        // Unsequenced and never kept: only marks beside people in the room, shown from the last tick on.
+        guard state.hasJoined else { return [] }
+        let present = ReactionBurst(
+            counts: burst.counts, senders: burst.senders.filter { state.peers[$0.peer] != nil })
+        state.reactions.show(present, at: state.now)
         return []
     case .networkQuality(let scores):
         // Unsequenced: a measure, not room state. Only peers in the room are kept; a score of someone unknown
@@ -305,7 +313,8 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         state.listed = listed
         state.activity.append(.listingChanged(listed: listed, by: by))
 
-    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality, .knock, .waitingForHost:
+    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality, .knock, .waitingForHost,
+        .reaction:
         break
     }
     return nil
@@ -396,6 +405,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .admitWaiting(name))
     case .deny(let name):
         return submit(&state, .denyWaiting(name))
+    case .react(let reaction):
+        return submit(&state, .react(reaction))
     case .volume, .who, .showTopic, .notify, .retry, .play:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.

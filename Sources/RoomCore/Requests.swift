@@ -35,6 +35,8 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case endRoom(reason: String?)
     case chat(String, to: ChatAudience)
     case leave
+    /// Sends a reaction (👏 👍 😂 ❤️ ✋): anyone in the room may, within a rate (`ReactionGate`).
+    case react(Reaction)
     /// List the room in the lobby, or take it out (`unlist`); the room goes on either way.
     case setListed(Bool)
     /// Ask for an invite link to this room for `role`, valid for `ttl` seconds and for at most `maxUses` people

@@ -293,6 +293,9 @@ public struct RoleTable: Sendable, Equatable {
                 ? nil : refusal(lacking: .remove, phrase: "let newcomers in or turn them away")
         case .chat:
             return can(actor.role, .chat) ? nil : refusal(lacking: .chat)
+        case .react:
+            // Anyone in the room may react, as in a theatre; the server limits how often (`ReactionGate`).
+            return nil
         }
     }
 

@@ -127,6 +127,8 @@ public struct RoomState: Sendable, Equatable {
     public internal(set) var quality: [PeerID: PeerQuality] = [:]
     /// The time of the last `.tick`, for waiting times.
     public internal(set) var now: Timestamp = 0
+    /// The reactions shown beside names, until they expire (`ShownReactions.lifetime` after they arrived).
+    public internal(set) var reactions = ShownReactions()
 
     var sections = Sections()
     /// Peers whose level is above zero.
@@ -138,6 +140,9 @@ public struct RoomState: Sendable, Equatable {
 
     /// Whether the first snapshot has arrived.
     public var hasJoined: Bool { selfID != nil }
+
+    /// The reaction shown beside a person's name now, if any.
+    public func reactionMark(of id: PeerID) -> Reaction? { reactions.mark(for: id, at: now) }
 
     /// This client's own peer, once joined.
     public var me: Peer? { selfID.flatMap { peers[$0] } }

@@ -89,6 +89,7 @@ public enum ControlCodec {
             case "set_locked": request = .setLocked(try fields.bool("locked"))
             case "admit": request = .admitWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
             case "deny": request = .denyWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
+            case "react": request = .react(try readReaction(fields, "emoji"))
             default:
                 throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
             }
@@ -142,6 +143,7 @@ public enum ControlCodec {
         case .revokeLink(let link): object["link"] = .string(link)
         case .setLocked(let locked): object["locked"] = .bool(locked)
         case .admitWaiting(let name), .denyWaiting(let name): object["name"] = .string(name)
+        case .react(let reaction): object["emoji"] = .string(reaction.emoji)
         }
         return .object(object)
     }
@@ -222,6 +224,15 @@ public enum ControlCodec {
                             ("jitter_ms", .integer(Int64($0.jitterMilliseconds))),
                             ("rtt_ms", .integer(Int64($0.rttMilliseconds))),
                         ]))
+                })
+        case .reaction(let burst):
+            object["counts"] = .array(
+                burst.counts.map {
+                    .object(JSONObject([("emoji", .string($0.reaction.emoji)), ("count", .integer(Int64($0.count)))]))
+                })
+            object["senders"] = .array(
+                burst.senders.map {
+                    .object(JSONObject([("peer", .string($0.peer.rawValue)), ("emoji", .string($0.reaction.emoji))]))
                 })
         case .chat(let chat):
             for member in jsonObject(chat).members { object[member.key] = member.value }
@@ -419,6 +430,17 @@ public enum ControlCodec {
                     rttMilliseconds: Int(try entry.integer("rtt_ms", in: 0...60_000)))
             }
             event = .networkQuality(peers)
+        case "reaction":
+            let counts = try fields.array("counts").map { value throws(ControlDecodeError) -> ReactionBurst.Count in
+                let entry = Fields(try objectValue(value, "counts"), stringLimit: serverStringLimit)
+                return ReactionBurst.Count(
+                    try readReaction(entry, "emoji"), Int(try entry.integer("count", in: 1...1_000_000)))
+            }
+            let senders = try fields.array("senders").map { value throws(ControlDecodeError) -> ReactionBurst.Sender in
+                let entry = Fields(try objectValue(value, "senders"), stringLimit: serverStringLimit)
+                return ReactionBurst.Sender(try entry.peer("peer"), try readReaction(entry, "emoji"))
+            }
+            event = .reaction(ReactionBurst(counts: counts, senders: senders))
         case "chat":
             event = .chat(try readChat(.object(fields.object)))
         case "invited":
@@ -493,6 +515,16 @@ public enum ControlCodec {
     }
 
     // MARK: Parts
+
+    /// The reaction a message's `key` names: one of the emoji of `docs/protocol.md`, or its ASCII fallback.
+    static func readReaction(_ fields: Fields, _ key: String) throws(ControlDecodeError) -> Reaction {
+        let text = try fields.string(key, maxBytes: 32)
+        guard let reaction = Reaction(parsing: text) else {
+            let known = Reaction.allCases.map(\.emoji).joined(separator: " ")
+            throw ControlDecodeError(.badRequest, "\"\(key)\" is not a reaction; send one of \(known)")
+        }
+        return reaction
+    }
 
     /// The JSON form of a peer.
     public static func json(_ announced: AnnouncedPeer) -> JSONValue {

@@ -64,6 +64,7 @@ extension ClientRequest {
         case .setLocked: "set_locked"
         case .admitWaiting: "admit"
         case .denyWaiting: "deny"
+        case .react: "react"
         }
     }
 
@@ -72,7 +73,7 @@ extension ClientRequest {
         "raise_hand", "lower_hand", "clear_hands", "invite", "accept_invite", "decline_invite", "withdraw_invite",
         "set_role", "step_down", "set_mute", "set_mic", "set_playing", "mute_peer", "mute_all", "remove", "set_topic",
         "end_room", "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link", "set_locked", "admit",
-        "deny",
+        "deny", "react",
     ]
 }
 
@@ -235,6 +236,9 @@ public enum WireEvent: Sendable, Equatable {
     case speakers(levels: [SpeakerLevel])
     /// Network quality scores that changed; sent without `seq` (it is a measure, not room state).
     case networkQuality([PeerQuality])
+    /// Reactions gathered over a moment (at most one per room per `ReactionGate.interval`), for everyone and
+    /// without `seq`: ephemeral, never saved.
+    case reaction(ReactionBurst)
     case chat(ChatMessage)
     /// Sent to everyone: the invitee answers it; the inviter and the moderators see it pending.
     case invited(peer: PeerID, by: PeerID, at: Timestamp)
@@ -282,6 +286,7 @@ public enum WireEvent: Sendable, Equatable {
         case .playingChanged: "playing_changed"
         case .speakers: "speakers"
         case .networkQuality: "network_quality"
+        case .reaction: "reaction"
         case .chat: "chat"
         case .invited: "invited"
         case .inviteDeclined: "invite_declined"

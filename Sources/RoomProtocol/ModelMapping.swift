@@ -59,6 +59,7 @@ extension ServerMessage {
         case .playingChanged(let id, let playing): return .playingChanged(id, playing: playing)
         case .speakers(let levels): return .speakers(levels)
         case .networkQuality(let peers): return .networkQuality(peers)
+        case .reaction(let burst): return .reaction(burst)
         case .chat(let message): return .chat(message)
         case .invited(let id, let by, let at): return .invited(id, by: by, at: at)
         case .inviteDeclined(let id, _): return .inviteDeclined(id)

@@ -138,6 +138,11 @@ extension WireEvent {
                         peer: id($0.peer), score: $0.score, lossPercent: $0.lossPercent,
                         jitterMilliseconds: $0.jitterMilliseconds, rttMilliseconds: $0.rttMilliseconds)
                 })
+        case .reaction(let burst):
+            return .reaction(
+                ReactionBurst(
+                    counts: burst.counts, senders: burst.senders.map { ReactionBurst.Sender(id($0.peer), $0.reaction) })
+            )
         case .chat(let chat): return .chat(chat.sanitized)
         case .invited(let peer, let by, let at): return .invited(peer: id(peer), by: ServerText.actor(by), at: at)
         case .inviteWithdrawn(let peer, let by): return .inviteWithdrawn(peer: id(peer), by: ServerText.actor(by))

@@ -307,12 +307,12 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         }
     }
 
-    /// Only the owner lets invitations lapse, with an input carrying its clock, so that every copy lapses the
-    /// same ones at the same point of the stream.
+    /// Only the owner lets invitations lapse (and announces reactions held back), with an input carrying its
+    /// clock, so that every copy lapses the same ones at the same point of the stream.
     func expireInvitations(now: Timestamp) {
         for (roomName, room) in rooms {
             guard case .owner = room.phase, room.ready, !room.expiryQueued,
-                let due = room.copy?.authority.nextInvitationExpiry, due <= now
+                let due = room.copy?.authority.nextTimedWork, due <= now
             else { continue }
             room.expiryQueued = true
             room.queue.append(Pending(input: .expireInvitations(node: nodeName, now: now), cursor: nil))

@@ -249,9 +249,10 @@ final class LocalRooms: @unchecked Sendable {
         submit(outcome, in: roomName) { [self] _ in publish(outcome, in: roomName) }
     }
 
-    /// Lets the invitations that waited their lifetime lapse, in every room that has one due.
+    /// Lets the invitations that waited their lifetime lapse, and announces reactions held back, in every room
+    /// that has either due.
     func expireInvitations(now: Timestamp) {
-        for (name, room) in rooms where (room.nextInvitationExpiry ?? .max) <= now {
+        for (name, room) in rooms where (room.nextTimedWork ?? .max) <= now {
             var room = room
             let outcome = room.expireInvitations(now: now)
             rooms[name] = room

@@ -210,6 +210,8 @@ public struct RoomAuthority: Sendable {
     /// Each peer's network quality as last announced, and when.
     var qualitySent: [PeerID: SentQuality] = [:]
     /// Peers that were given the scores announced before they came.
+    /// Each person's reaction rate and the reactions not announced yet. Ephemeral: not saved, not in a checkpoint.
+    var reactions = ReactionGate()
     var qualityTold: Set<PeerID> = []
 
     /// A room as loaded from the store (or new).
@@ -542,6 +544,10 @@ public struct RoomAuthority: Sendable {
         case .setRole, .stepDown, .setMute, .setMicWorking, .setPlaying, .remove, .setTopic, .endRoom, .leave,
             .createLink, .listLinks, .revokeLink, .setLocked, .admitWaiting, .denyWaiting:
             break
+        case .react:
+            // The sender's rate depends on the time, so it is checked where the reaction is counted (`perform`),
+            // and a refusal there changes nothing.
+            break
         }
         return nil
     }
@@ -759,6 +765,12 @@ public struct RoomAuthority: Sendable {
             outcome.doorAnswers.append(
                 DoorAnswer(peer: actorID, room: name, waiter: waiter, admit: false, requestID: requestID))
             audit(nil, waiter)
+        case .react(let reaction):
+            // Checked and counted in one step: a refusal changes nothing but forgetting rates out of the window.
+            if let refused = reactions.offer(reaction, from: actorID, at: now) {
+                return refusal(.rateLimited, refused.message, id: requestID)
+            }
+            announceReactions(now: now, into: &outcome)
         }
         return outcome
     }
@@ -829,7 +841,23 @@ public struct RoomAuthority: Sendable {
         }
         heldInvitations = heldInvitations.filter { now - $0.value.at < Self.invitationLifetime }
         outcome.changes += invitationChanges(since: invitationsBefore)
+        announceReactions(now: now, into: &outcome)
         return outcome
+    }
+
+    /// When the room next has timed work: an invitation to lapse or reactions held back to announce.
+    public var nextTimedWork: Timestamp? {
+        [nextInvitationExpiry, reactions.nextBurstAt].compactMap { $0 }.min()
+    }
+
+    // MARK: Reactions
+
+    /// Announces the gathered reactions to everyone, unsequenced, when a burst is due (the first reaction after a
+    /// quiet `ReactionGate.interval` goes out at once; the rest wait for the room's next timed work, at most a
+    /// second later).
+    mutating func announceReactions(now: Timestamp, into outcome: inout Outcome) {
+        guard let burst = reactions.burst(at: now) else { return }
+        outcome.deliveries.append(Delivery(to: .everyone, ServerMessage(.reaction(burst), seq: nil)))
     }
 
     /// Every invitation still standing: those of present peers and those held for peers who dropped.

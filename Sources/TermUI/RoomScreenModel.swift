@@ -126,11 +126,14 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var micFailed: Bool
         /// Whether they play a file into the room (♪ just before the name).
         public var playing: Bool
+        /// The reaction they just sent (`👏`, or `[clap]` in ASCII), shown after the name for a few seconds.
+        public var reaction: String?
 
         /// Creates a stage entry.
         public init(
             name: String, role: Role, muted: Bool = false, level: Int = 0, speaking: Bool = false, volume: Int? = nil,
-            signal: Int? = nil, poor: Bool = false, micFailed: Bool = false, playing: Bool = false
+            signal: Int? = nil, poor: Bool = false, micFailed: Bool = false, playing: Bool = false,
+            reaction: String? = nil
         ) {
             self.playing = playing
             self.name = name
@@ -142,6 +145,7 @@ public struct RoomScreenModel: Hashable, Sendable {
             self.signal = signal
             self.poor = poor
             self.micFailed = micFailed
+            self.reaction = reaction
         }
     }
 

@@ -181,7 +181,12 @@ public struct StageGrid: Sendable {
         }
     }
 
-    func label(for entry: RoomScreenModel.StageEntry) -> String { entry.name + roleSuffix(entry.role) }
+    /// What follows the name: the role, and the reaction just sent.
+    func suffix(for entry: RoomScreenModel.StageEntry) -> String {
+        roleSuffix(entry.role) + (entry.reaction.map { " " + $0 } ?? "")
+    }
+
+    func label(for entry: RoomScreenModel.StageEntry) -> String { entry.name + suffix(for: entry) }
 
     /// Draws into `area`, scrolled so the selected entry shows.
     public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
@@ -229,14 +234,15 @@ public struct StageGrid: Sendable {
             }
             var nameStyle = theme.style(entry.speaking ? .activeSpeaker : .speaker)
             if selected { nameStyle = nameStyle.patched(with: theme.style(.selection)) }
-            // The role suffix stays while the name keeps at least four columns (or all of a shorter name).
-            let suffix = roleSuffix(entry.role)
-            let suffixWidth = DisplayWidth.of(suffix)
+            // The role suffix (and a reaction) stays while the name keeps at least four columns (or all of a
+            // shorter name).
+            let after = self.suffix(for: entry)
+            let suffixWidth = DisplayWidth.of(after)
             let text: String
             if suffixWidth == 0 || layout.labelWidth - suffixWidth >= min(4, DisplayWidth.of(entry.name)) {
                 text =
                     DisplayWidth.truncate(entry.name, to: layout.labelWidth - suffixWidth, ellipsis: glyphs.ellipsis)
-                    + suffix
+                    + after
             } else {
                 text = DisplayWidth.truncate(entry.name, to: layout.labelWidth, ellipsis: glyphs.ellipsis)
             }

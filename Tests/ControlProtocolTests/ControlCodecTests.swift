@@ -43,6 +43,7 @@ let protocolRoles = try! RoleTable.parse(
             .createLink(role: .audience, ttl: 60, maxUses: 5), .listLinks,
             .revokeLink("w_Lk0L9Zv5U"), .revokeLink(ClientRequest.allLinks), .setLocked(true), .setLocked(false),
             .admitWaiting("Eve"), .denyWaiting("guest-5a1c0d1e2f3a4b5c"),
+            .react(.clap), .react(.thumbsUp), .react(.laugh), .react(.heart), .react(.wave),
         ]
         #expect(Set(requests.map(\.typeName)) == Set(ClientRequest.typeNames))
         for request in requests {
@@ -102,6 +103,9 @@ let protocolRoles = try! RoleTable.parse(
             .muteChanged(peer: "a", muted: true, by: "b"), .micChanged(peer: "a", working: false),
             .micChanged(peer: "a", working: true), .peerJoined(failing),
             .speakers(levels: [SpeakerLevel(peer: "a", level: 3)]),
+            .reaction(
+                ReactionBurst(
+                    counts: [.init(.clap, 12), .init(.heart, 1)], senders: [.init("a", .clap), .init("名前", .heart)])),
             .networkQuality([
                 PeerQuality(peer: "a", score: 4, lossPercent: 2, jitterMilliseconds: 12, rttMilliseconds: 40),
                 PeerQuality(peer: "b", score: 0, lossPercent: 100, jitterMilliseconds: 0, rttMilliseconds: 0),
@@ -121,9 +125,30 @@ let protocolRoles = try! RoleTable.parse(
         for (index, event) in events.enumerated() {
             let message = ServerMessage(
                 event,
-                seq: ["error", "links", "network_quality"].contains(event.typeName) ? nil : Int64(index))
+                seq: ["error", "links", "network_quality", "reaction"].contains(event.typeName) ? nil : Int64(index))
             #expect(try ControlCodec.decodeServer(ControlCodec.encode(message)) == message)
         }
+    }
+
+    /// `react` takes one of the five emoji or its ASCII fallback; the wire always says the emoji.
+    @Test func aReactionIsOneOfFiveEmojiOrItsFallback() throws {
+        #expect(try ControlCodec.decodeClient(#"{"type":"react","emoji":"👏"}"#) == ClientMessage(.react(.clap)))
+        #expect(try ControlCodec.decodeClient(#"{"type":"react","emoji":"<3"}"#) == ClientMessage(.react(.heart)))
+        #expect(
+            String(decoding: ControlCodec.encode(ClientMessage(.react(.wave))), as: UTF8.self)
+                == #"{"type":"react","emoji":"✋"}"#)
+        for text in [#"{"type":"react","emoji":"🎉"}"#, #"{"type":"react"}"#, #"{"type":"react","emoji":1}"#] {
+            #expect(throws: ControlDecodeError.self) { try ControlCodec.decodeClient(text) }
+        }
+        do {
+            _ = try ControlCodec.decodeClient(#"{"type":"react","emoji":"🎉"}"#)
+            Issue.record("an unknown reaction was accepted")
+        } catch {
+            #expect(error.code == .badRequest)
+            #expect(error.message == #""emoji" is not a reaction; send one of 👏 👍 😂 ❤️ ✋"#)
+        }
+        let zero = #"{"type":"reaction","counts":[{"emoji":"👏","count":0}],"senders":[]}"#
+        #expect(throws: ControlDecodeError.self) { try ControlCodec.decodeServer(zero) }
     }
 
     /// `network_quality`: the loss is a fraction on the wire and a percentage in the program; a score, loss or

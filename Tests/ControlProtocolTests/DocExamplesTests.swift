@@ -76,7 +76,7 @@ func sameJSON(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
                     "joined", "peer_joined", "peers_joined", "peer_left", "peers_left", "role_changed", "hand_raised",
                     "hand_lowered",
                     "mute_changed", "mic_changed", "playing_changed",
-                    "speakers", "network_quality", "chat", "invited", "invite_declined", "invite_withdrawn",
+                    "speakers", "network_quality", "reaction", "chat", "invited", "invite_declined", "invite_withdrawn",
                     "invite_expired",
                     "asked_to_mute", "removed", "room_ended",
                     "topic_changed", "listing_changed", "invite_link", "links", "knock", "waiting", "error",

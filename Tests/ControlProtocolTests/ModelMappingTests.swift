@@ -117,6 +117,7 @@ import Testing
             .handLowered(peer: "eli", by: "eli"), .muteChanged(peer: "eli", muted: false, by: "eli"),
             .micChanged(peer: "eli", working: false), .playingChanged(peer: "eli", playing: true),
             .speakers(levels: []), .networkQuality([]),
+            .reaction(ReactionBurst(counts: [.init(.clap, 1)], senders: [.init("ana", .clap)])),
             .chat(ChatMessage(from: "ana", fromName: "Ana", text: "x", sentAt: 1)),
             .invited(peer: "eli", by: "ana", at: 9), .inviteDeclined(peer: "fay", by: "fay"),
             .inviteWithdrawn(peer: "fay", by: "ana"), .inviteExpired(peer: "fay"),
@@ -138,8 +139,8 @@ import Testing
         #expect(
             kinds == [
                 "joined", "peerJoined", "peerLeft", "roleChanged", "handRaised", "handLowered", "muteChanged",
-                "micChanged", "playingChanged", "speakers", "networkQuality", "chat", "invited", "inviteDeclined",
-                "inviteWithdrawn", "inviteExpired",
+                "micChanged", "playingChanged", "speakers", "networkQuality", "reaction", "chat", "invited",
+                "inviteDeclined", "inviteWithdrawn", "inviteExpired",
                 "askedToMute",
                 "removed", "roomEnded",
                 "topicChanged", "listingChanged", "inviteLink", "links", "knock", "waitingForHost", "error",
@@ -183,6 +184,7 @@ import Testing
         case .playingChanged: "playingChanged"
         case .speakers: "speakers"
         case .networkQuality: "networkQuality"
+        case .reaction: "reaction"
         case .chat: "chat"
         case .invited: "invited"
         case .inviteDeclined: "inviteDeclined"

@@ -34,6 +34,8 @@ import Testing
             .request(.createLink(role: .speaker, ttl: 600), id: .integer(2))
         ),
         (#"{"cmd":"create_link"}"#, .request(.createLink(role: .audience, ttl: 604_800), id: nil)),
+        (#"{"cmd":"react","emoji":"👏"}"#, .request(.react(.clap), id: nil)),
+        (#"{"cmd":"react","emoji":"+1","id":4}"#, .request(.react(.thumbsUp), id: .integer(4))),
     ])
     func parsesEveryCommand(_ line: String, _ command: BotCommand) throws {
         #expect(try BotProtocol.parse(line) == command)
@@ -54,6 +56,8 @@ import Testing
         (#"{"cmd":"fly"}"#, "unknown_command"),
         (#"{"cmd":"play"}"#, "bad_command"),
         (#"{"cmd":"play","file":7}"#, "bad_command"),
+        (#"{"cmd":"react"}"#, "bad_command"),
+        (#"{"cmd":"react","emoji":"🎉"}"#, "bad_command"),
     ])
     func refusesBadLinesWithACode(_ line: String, _ code: String) {
         #expect(throws: BotCommandError.self) { try BotProtocol.parse(line) }
@@ -70,6 +74,15 @@ import Testing
                 "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down",
                 "mute", "mute_peer", "remove", "topic", "end_room", "chat", "leave", "play", "stop_play",
             ])
+    }
+
+    @Test func aReactionBecomesALineWithItsCountsAndSenders() {
+        let burst = ReactionBurst(counts: [.init(.clap, 3)], senders: [.init("ana", .clap), .init("bo", .clap)])
+        #expect(
+            BotProtocol.lines(for: .message(ServerMessage(.reaction(burst), seq: nil)))
+                == [
+                    #"{"event":"reaction","counts":[{"emoji":"👏","count":3}],"senders":[{"peer":"ana","emoji":"👏"},{"peer":"bo","emoji":"👏"}]}"#
+                ])
     }
 
     @Test func eventsBecomeLinesNamedByEvent() {
