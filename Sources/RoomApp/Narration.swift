@@ -253,6 +253,11 @@ public enum Narration {
         let wasOnStage = context.subjectRole.map { room.roles.isOnStage($0) } ?? false
         let rose = context.subjectRole.map { room.roles.rank(of: role) < room.roles.rank(of: $0) } ?? false
         let how = state.lineMode ? "type /unmute" : "press m"
+        // The server itself makes someone host only when the last host left (a handover).
+        if role == .host, by?.rawValue.isEmpty == true, context.subjectRole != .host {
+            let subject = id == room.selfID ? "You are" : "\(context.subjectName ?? id.rawValue) is"
+            return Sentence("\(subject) now the \(label): the last \(label) left.", notice: id == room.selfID)
+        }
         if id == room.selfID {
             let byOther = by.map { $0 != id && !$0.rawValue.isEmpty } ?? false
             let actor = byOther ? name(by, state).map(capitalized) : nil

@@ -202,6 +202,9 @@ public struct RoomAuthority: Sendable {
     /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
     /// costs time linear in its size.
     var departedPruneThreshold = 1024
+    /// When the room, left without a host by one who dropped, hands the host role over if no host is back by
+    /// then (see `handOver`); nil when no handover waits.
+    public internal(set) var handoverDue: Timestamp?
     /// The ids of the requests that took effect, per identity: a repeat is not acted on again.
     var applied = AppliedRequests()
     /// Each peer's network quality as last announced, and when.
@@ -325,6 +328,7 @@ public struct RoomAuthority: Sendable {
         }
         peers[id] = peer
         order.append(id)
+        if role == .host { handoverDue = nil }
         // Back from a dropped connection (or a restart of the server) before the invitation lapsed: it still
         // stands (it is the room's, so its sender need not be here).
         if let held = heldInvitations.removeValue(forKey: id), now - held.at < Self.invitationLifetime,
@@ -376,6 +380,7 @@ public struct RoomAuthority: Sendable {
         let invitationsBefore = standingInvitations
         var outcome = Outcome()
         var gone: [Departure] = []
+        var hostsGone: [LeaveReason] = []
         for departure in departures {
             let id = departure.peer
             guard let peer = peers.removeValue(forKey: id) else { continue }
@@ -390,6 +395,7 @@ public struct RoomAuthority: Sendable {
             departed[id] = (peer.role, now)
             outcome.changes.append(.departed(id, role: peer.role, at: now))
             gone.append(departure)
+            if peer.role == .host { hostsGone.append(departure.reason) }
         }
         guard let single = gone.first else { return outcome }
         if gone.count == 1 {
@@ -405,6 +411,7 @@ public struct RoomAuthority: Sendable {
         }
         pruneDeparted(now: now)
         outcome.changes += invitationChanges(since: invitationsBefore)
+        afterHostsLeft(hostsGone, now: now, into: &outcome)
         return outcome
     }
 
@@ -755,6 +762,7 @@ public struct RoomAuthority: Sendable {
         invitations[id] = nil
         peer.role = role
         peers[id] = peer
+        if role == .host { handoverDue = nil }
         broadcast(.roleChanged(peer: id, role: role, by: actor, stepUp: stepUpRole(of: id)), into: &outcome)
         // After the role change, which lowers the hand already for a client: one move, one line.
         if lowersHand { broadcast(.handLowered(peer: id, by: actor), into: &outcome) }
@@ -805,6 +813,7 @@ public struct RoomAuthority: Sendable {
         }
         heldInvitations = heldInvitations.filter { now - $0.value.at < Self.invitationLifetime }
         outcome.changes += invitationChanges(since: invitationsBefore)
+        if let due = handoverDue, due <= now { handOver(now: now, into: &outcome) }
         return outcome
     }
 
@@ -828,9 +837,39 @@ public struct RoomAuthority: Sendable {
         return changes
     }
 
-    /// When the next pending invitation lapses, if any.
+    /// When the next timed decision is due, if any: a pending invitation lapsing, or a host's handover.
     public var nextInvitationExpiry: Timestamp? {
-        invitations.values.map { $0.at + Self.invitationLifetime }.min()
+        (invitations.values.map { $0.at + Self.invitationLifetime } + [handoverDue].compactMap { $0 }).min()
+    }
+
+    // MARK: Host handover
+
+    /// Hosts left (`reasons`, one per host): when none is present any more, the handover waits for the grace of
+    /// those who dropped (they may come back), and happens at once when every host left on purpose.
+    mutating func afterHostsLeft(_ reasons: [LeaveReason], now: Timestamp, into outcome: inout Outcome) {
+        guard !reasons.isEmpty, !ended, !hostPresent else { return }
+        if reasons.contains(.disconnected) { handoverDue = max(handoverDue ?? now, now + Self.reconnectGrace) }
+        if handoverDue == nil { handOver(now: now, into: &outcome) }
+    }
+
+    /// Whether a host is in the room.
+    var hostPresent: Bool { peers.values.contains { $0.role == .host } }
+
+    /// A room without a host: the moderator who has been in the room longest (join order) becomes host, which
+    /// everyone is told as a role change made by the server itself (an empty `by`). Nothing changes when a host
+    /// is back or no moderator is present. The moderator keeps their microphone as it was.
+    mutating func handOver(now: Timestamp, into outcome: inout Outcome) {
+        handoverDue = nil
+        guard !ended, roles.contains(.host), !hostPresent,
+            let heir = order.first(where: { peers[$0]?.role == .moderator }), var peer = peers[heir]
+        else { return }
+        peer.role = .host
+        peers[heir] = peer
+        let server = PeerID("")
+        broadcast(.roleChanged(peer: heir, role: .host, by: server, stepUp: stepUpRole(of: heir)), into: &outcome)
+        outcome.gates.append(gate(heir))
+        outcome.changes.append(.roleHeld(heir, role: .host, at: now))
+        outcome.changes.append(.audit(AuditEntry(at: now, actor: server, action: "host_handover", target: heir)))
     }
 
     // MARK: Audio levels

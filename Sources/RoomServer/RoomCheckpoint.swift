@@ -72,6 +72,8 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     /// The ids of the requests that took effect, per identity (absent in a checkpoint written before they were
     /// kept).
     var applied: [Applied]?
+    /// When a room left without a host by one who dropped hands the role over (absent when none waits).
+    var handoverDue: Timestamp?
 
     /// The checkpoint as JSON.
     public func encoded() -> [UInt8] {
@@ -90,9 +92,10 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         heldInvitations: [Invitation], loweredTo: [TokenRole], tokenRoles: [TokenRole], chat: [ChatMessage],
         removed: [PeerID], departed: [Departed],
         departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?, applied: [Applied]? = nil,
-        heldHands: [Hand]? = nil
+        heldHands: [Hand]? = nil, handoverDue: Timestamp? = nil
     ) {
         self.heldHands = heldHands
+        self.handoverDue = handoverDue
         self.topic = topic
         self.ended = ended
         self.seq = seq
@@ -132,7 +135,8 @@ extension RoomAuthority {
             departedPruneThreshold: departedPruneThreshold, listed: listed, liveSince: liveSince,
             applied: applied.stored,
             heldHands: heldHands.isEmpty
-                ? nil : heldHands.sorted { $0.key < $1.key }.map { .init(peer: $0.key, at: $0.value) })
+                ? nil : heldHands.sorted { $0.key < $1.key }.map { .init(peer: $0.key, at: $0.value) },
+            handoverDue: handoverDue)
     }
 
     /// A copy of a room from its checkpoint: it decides everything after it exactly as the copy it was taken
@@ -164,6 +168,7 @@ extension RoomAuthority {
         }
         departedPruneThreshold = checkpoint.departedPruneThreshold
         liveSince = checkpoint.liveSince
+        handoverDue = checkpoint.handoverDue
         applied = AppliedRequests(stored: checkpoint.applied ?? [])
         for peer in checkpoint.peers {
             if roles.isOnStage(peer.role) { tally.stage.insert(peer.id) }

@@ -29,6 +29,23 @@ import Testing
         #expect(state.log.last == .event("Gus left."))
     }
 
+    /// The server makes someone host only when the last host left: the sentence says so, to them and to others.
+    @Test func aHandoverByTheServerSaysTheLastHostLeft() {
+        var state = joined(as: "hana")
+        _ = said(&state, .roleChanged("hana", to: .moderator, by: "ana"), seq: 11)
+        _ = said(&state, .peerLeft("ana"), seq: 12)
+        #expect(
+            said(&state, .roleChanged("hana", to: .host, by: ""), seq: 13) == [
+                "You are now the host: the last host left."
+            ])
+        var other = joined(as: "hana")
+        _ = said(&other, .roleChanged("eli", to: .moderator, by: "ana"), seq: 11)
+        #expect(
+            said(&other, .roleChanged("eli", to: .host, by: ""), seq: 12) == [
+                "Eli is now the host: the last host left."
+            ])
+    }
+
     @Test func whatHappensToYouIsSaidToYou() {
         var state = joined(as: "hana")
         #expect(
