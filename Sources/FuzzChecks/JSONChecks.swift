@@ -178,6 +178,7 @@ enum JSONChecks {
             .inviteWithdrawn(let id, let by), .askedToMute(let id, let by), .muteChanged(let id, _, let by):
             return [id.rawValue, by.rawValue]
         case .inviteExpired(let id), .micChanged(let id, _): return [id.rawValue]
+        case .roomEnding(let id, let name, _): return [id.rawValue, name]
         case .speakers(let levels): return levels.map(\.peer.rawValue)
         case .networkQuality(let peers): return peers.map(\.peer.rawValue)
         case .chat(let message): return chat(message)

@@ -213,6 +213,14 @@ public enum Narration {
             return Sentence((actor.map { "\($0) removed \(who)" } ?? "\(who) was removed") + why + ".")
         case .roomEnded:
             return Sentence(endingNotice(room))
+        case .roomEnding(let id, let who, let at):
+            let label = room.roles.label(of: .host)
+            guard let at else {
+                return Sentence("\(name(id, state) ?? who) is back as \(label); the room goes on.", notice: true)
+            }
+            return Sentence(
+                "\(who), the last \(label), left; the room ends in \(lifetime(at - state.now)) unless a \(label) "
+                    + "returns.", notice: true)
         case .topicChanged(let topic, let by):
             let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
             return Sentence(topic.isEmpty ? "\(actor) cleared the topic." : "\(actor) set the topic: \"\(topic)\".")

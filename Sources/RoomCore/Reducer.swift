@@ -265,6 +265,9 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         if id == state.selfID { state.invitation = nil }
         state.activity.append(.expiredInvitation(id, name: peer.name))
 
+    case .roomEnding(_, _, let at):
+        state.endsAt = at
+
     case .askedToMute(let by):
         guard let me = state.me else { return .unknownPeer }
         if me.muted { return .noChange }

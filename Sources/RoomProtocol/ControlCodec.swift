@@ -191,6 +191,10 @@ public enum ControlCodec {
             object["at"] = .integer(at)
         case .inviteExpired(let peer):
             object["peer"] = .string(peer.rawValue)
+        case .roomEnding(let peer, let name, let at):
+            object["peer"] = .string(peer.rawValue)
+            object["name"] = .string(name)
+            if let at { object["at"] = .integer(at) }
         case .muteChanged(let peer, let muted, let by):
             object["peer"] = .string(peer.rawValue)
             object["muted"] = .bool(muted)
@@ -406,6 +410,11 @@ public enum ControlCodec {
             event = .inviteWithdrawn(peer: try fields.peer("peer"), by: try fields.actor())
         case "invite_expired":
             event = .inviteExpired(peer: try fields.peer("peer"))
+        case "room_ending":
+            event = .roomEnding(
+                peer: try fields.peer("peer"),
+                name: try fields.string("name", maxCharacters: ControlLimits.maxNameCharacters * 2),
+                at: try fields.optionalInteger("at"))
         case "asked_to_mute":
             event = .askedToMute(peer: try fields.peer("peer"), by: try fields.actor())
         case "removed":

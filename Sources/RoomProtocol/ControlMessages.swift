@@ -243,6 +243,9 @@ public enum WireEvent: Sendable, Equatable {
     /// Sent to everyone; the removed peer's connection is closed right after.
     case removed(peer: PeerID, by: PeerID, reason: String)
     case roomEnded(by: PeerID, reason: String)
+    /// Sent to everyone: the last host (`peer`, `name`) left a room with no moderator, and the room ends at `at`
+    /// unless a host returns; without `at`, a host (`peer`) is back and the room goes on.
+    case roomEnding(peer: PeerID, name: String, at: Timestamp?)
     case topicChanged(topic: String, by: PeerID)
     /// The room was listed in the lobby or taken out of it.
     case listingChanged(listed: Bool, by: PeerID)
@@ -275,6 +278,7 @@ public enum WireEvent: Sendable, Equatable {
         case .inviteWithdrawn: "invite_withdrawn"
         case .inviteExpired: "invite_expired"
         case .askedToMute: "asked_to_mute"
+        case .roomEnding: "room_ending"
         case .removed: "removed"
         case .roomEnded: "room_ended"
         case .topicChanged: "topic_changed"

@@ -205,6 +205,13 @@ public struct RoomAuthority: Sendable {
     /// When the room, left without a host by one who dropped, hands the host role over if no host is back by
     /// then (see `handOver`); nil when no handover waits.
     public internal(set) var handoverDue: Timestamp?
+    /// When the room ends because its last host left and no moderator could take over, unless a host (or a
+    /// moderator, who then becomes host) arrives first; nil when the room is not ending.
+    public internal(set) var endsAt: Timestamp?
+    /// The last host who left (identity and name), for the announcement that the room is ending.
+    public internal(set) var lastHost: (id: PeerID, name: String)?
+    /// How long a room without host or moderator goes on before it ends.
+    public static let hostlessGrace: Timestamp = 120_000
     /// The ids of the requests that took effect, per identity: a repeat is not acted on again.
     var applied = AppliedRequests()
     /// Each peer's network quality as last announced, and when.
@@ -339,6 +346,7 @@ public struct RoomAuthority: Sendable {
         outcome.gates.append(gate(id))
         outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(announced(peer)))))
         outcome.changes += invitationChanges(since: invitationsBefore)
+        if endsAt != nil, role == .host || role == .moderator { goOn(with: id, now: now, into: &outcome) }
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
     }
 
@@ -380,7 +388,7 @@ public struct RoomAuthority: Sendable {
         let invitationsBefore = standingInvitations
         var outcome = Outcome()
         var gone: [Departure] = []
-        var hostsGone: [LeaveReason] = []
+        var hostsGone: [(peer: Peer, reason: LeaveReason)] = []
         for departure in departures {
             let id = departure.peer
             guard let peer = peers.removeValue(forKey: id) else { continue }
@@ -395,7 +403,7 @@ public struct RoomAuthority: Sendable {
             departed[id] = (peer.role, now)
             outcome.changes.append(.departed(id, role: peer.role, at: now))
             gone.append(departure)
-            if peer.role == .host { hostsGone.append(departure.reason) }
+            if peer.role == .host { hostsGone.append((peer, departure.reason)) }
         }
         guard let single = gone.first else { return outcome }
         if gone.count == 1 {
@@ -693,20 +701,7 @@ public struct RoomAuthority: Sendable {
             audit(nil, topic)
         case .endRoom(let reason):
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
-            broadcast(.roomEnded(by: actorID, reason: reason), into: &outcome)
-            ended = true
-            for id in order {
-                outcome.closes.append((id, .roomEnded))
-                departed[id] = nil
-            }
-            peers = [:]
-            order = []
-            invitations = [:]
-            heldInvitations = [:]
-            heldHands = [:]
-            tokenRoles = [:]
-            loweredByOthers = [:]
-            outcome.changes.append(.ended(reason: reason))
+            endRoom(by: actorID, reason: reason, into: &outcome)
             audit(nil, reason)
         case .chat(let text, let audience):
             let message = ChatMessage(
@@ -749,6 +744,27 @@ public struct RoomAuthority: Sendable {
             audit(nil, locked ? "locked" : "unlocked")
         }
         return outcome
+    }
+
+    /// Ends the room: everyone is told and their connections close; what it held of its members is forgotten.
+    mutating func endRoom(by actor: PeerID, reason: String, into outcome: inout Outcome) {
+        broadcast(.roomEnded(by: actor, reason: reason), into: &outcome)
+        ended = true
+        handoverDue = nil
+        endsAt = nil
+        lastHost = nil
+        for id in order {
+            outcome.closes.append((id, .roomEnded))
+            departed[id] = nil
+        }
+        peers = [:]
+        order = []
+        invitations = [:]
+        heldInvitations = [:]
+        heldHands = [:]
+        tokenRoles = [:]
+        loweredByOthers = [:]
+        outcome.changes.append(.ended(reason: reason))
     }
 
     /// Moves a peer to a role: its hand goes down (when it comes on stage) and its invitation is answered; it
@@ -814,6 +830,10 @@ public struct RoomAuthority: Sendable {
         heldInvitations = heldInvitations.filter { now - $0.value.at < Self.invitationLifetime }
         outcome.changes += invitationChanges(since: invitationsBefore)
         if let due = handoverDue, due <= now { handOver(now: now, into: &outcome) }
+        if let due = endsAt, due <= now {
+            endRoom(by: PeerID(""), reason: "the last host left and none came back", into: &outcome)
+            reportListing(into: &outcome, now: now)
+        }
         return outcome
     }
 
@@ -839,16 +859,21 @@ public struct RoomAuthority: Sendable {
 
     /// When the next timed decision is due, if any: a pending invitation lapsing, or a host's handover.
     public var nextInvitationExpiry: Timestamp? {
-        (invitations.values.map { $0.at + Self.invitationLifetime } + [handoverDue].compactMap { $0 }).min()
+        (invitations.values.map { $0.at + Self.invitationLifetime } + [handoverDue, endsAt].compactMap { $0 }).min()
     }
 
     // MARK: Host handover
 
     /// Hosts left (`reasons`, one per host): when none is present any more, the handover waits for the grace of
     /// those who dropped (they may come back), and happens at once when every host left on purpose.
-    mutating func afterHostsLeft(_ reasons: [LeaveReason], now: Timestamp, into outcome: inout Outcome) {
-        guard !reasons.isEmpty, !ended, !hostPresent else { return }
-        if reasons.contains(.disconnected) { handoverDue = max(handoverDue ?? now, now + Self.reconnectGrace) }
+    mutating func afterHostsLeft(
+        _ hosts: [(peer: Peer, reason: LeaveReason)], now: Timestamp, into outcome: inout Outcome
+    ) {
+        guard let last = hosts.last, !ended, !hostPresent else { return }
+        lastHost = (last.peer.id, last.peer.name)
+        if hosts.contains(where: { $0.reason == .disconnected }) {
+            handoverDue = max(handoverDue ?? now, now + Self.reconnectGrace)
+        }
         if handoverDue == nil { handOver(now: now, into: &outcome) }
     }
 
@@ -857,12 +882,33 @@ public struct RoomAuthority: Sendable {
 
     /// A room without a host: the moderator who has been in the room longest (join order) becomes host, which
     /// everyone is told as a role change made by the server itself (an empty `by`). Nothing changes when a host
-    /// is back or no moderator is present. The moderator keeps their microphone as it was.
+    /// is back. The moderator keeps their microphone as it was. With no moderator present, the room is to end
+    /// after `hostlessGrace`, which everyone is told.
     mutating func handOver(now: Timestamp, into outcome: inout Outcome) {
         handoverDue = nil
-        guard !ended, roles.contains(.host), !hostPresent,
-            let heir = order.first(where: { peers[$0]?.role == .moderator }), var peer = peers[heir]
-        else { return }
+        guard !ended, roles.contains(.host), !hostPresent else { return }
+        guard let heir = order.first(where: { peers[$0]?.role == .moderator }) else {
+            guard endsAt == nil, !peers.isEmpty, let lastHost else { return }
+            let deadline = now + Self.hostlessGrace
+            endsAt = deadline
+            broadcast(.roomEnding(peer: lastHost.id, name: lastHost.name, at: deadline), into: &outcome)
+            return
+        }
+        promote(heir, now: now, into: &outcome)
+    }
+
+    /// A host, or a moderator who becomes host, arrived while the room was ending: it goes on, and everyone is
+    /// told.
+    mutating func goOn(with id: PeerID, now: Timestamp, into outcome: inout Outcome) {
+        endsAt = nil
+        lastHost = nil
+        if peers[id]?.role == .moderator { promote(id, now: now, into: &outcome) }
+        broadcast(.roomEnding(peer: id, name: peers[id]?.name ?? id.rawValue, at: nil), into: &outcome)
+    }
+
+    /// Makes a moderator host, as the server's own change.
+    mutating func promote(_ heir: PeerID, now: Timestamp, into outcome: inout Outcome) {
+        guard var peer = peers[heir] else { return }
         peer.role = .host
         peers[heir] = peer
         let server = PeerID("")

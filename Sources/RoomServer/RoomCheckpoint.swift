@@ -74,6 +74,15 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     var applied: [Applied]?
     /// When a room left without a host by one who dropped hands the role over (absent when none waits).
     var handoverDue: Timestamp?
+    /// When the room, left with neither host nor moderator, ends (absent when it is not ending).
+    var endsAt: Timestamp?
+    /// The last host who left, named when the room is said to be ending (absent when none left).
+    var lastHost: LastHost?
+
+    struct LastHost: Sendable, Equatable, Codable {
+        var peer: PeerID
+        var name: String
+    }
 
     /// The checkpoint as JSON.
     public func encoded() -> [UInt8] {
@@ -92,8 +101,11 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         heldInvitations: [Invitation], loweredTo: [TokenRole], tokenRoles: [TokenRole], chat: [ChatMessage],
         removed: [PeerID], departed: [Departed],
         departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?, applied: [Applied]? = nil,
-        heldHands: [Hand]? = nil, handoverDue: Timestamp? = nil
+        heldHands: [Hand]? = nil, handoverDue: Timestamp? = nil, endsAt: Timestamp? = nil,
+        lastHost: LastHost? = nil
     ) {
+        self.endsAt = endsAt
+        self.lastHost = lastHost
         self.heldHands = heldHands
         self.handoverDue = handoverDue
         self.topic = topic
@@ -136,7 +148,7 @@ extension RoomAuthority {
             applied: applied.stored,
             heldHands: heldHands.isEmpty
                 ? nil : heldHands.sorted { $0.key < $1.key }.map { .init(peer: $0.key, at: $0.value) },
-            handoverDue: handoverDue)
+            handoverDue: handoverDue, endsAt: endsAt, lastHost: lastHost.map { .init(peer: $0.id, name: $0.name) })
     }
 
     /// A copy of a room from its checkpoint: it decides everything after it exactly as the copy it was taken
@@ -169,6 +181,8 @@ extension RoomAuthority {
         departedPruneThreshold = checkpoint.departedPruneThreshold
         liveSince = checkpoint.liveSince
         handoverDue = checkpoint.handoverDue
+        endsAt = checkpoint.endsAt
+        lastHost = checkpoint.lastHost.map { ($0.peer, $0.name) }
         applied = AppliedRequests(stored: checkpoint.applied ?? [])
         for peer in checkpoint.peers {
             if roles.isOnStage(peer.role) { tally.stage.insert(peer.id) }

@@ -105,7 +105,8 @@ let protocolRoles = try! RoleTable.parse(
             .chat(ChatMessage(from: "a", fromName: "Ana", text: "hi", sentAt: 9)), .invited(peer: "a", by: "b", at: 9),
             .inviteDeclined(peer: "a", by: "a"), .inviteWithdrawn(peer: "a", by: "b"), .inviteExpired(peer: "a"),
             .askedToMute(peer: "a", by: "b"), .removed(peer: "a", by: "b", reason: "r"),
-            .roomEnded(by: "b", reason: ""),
+            .roomEnded(by: "b", reason: ""), .roomEnding(peer: "a", name: "Ana", at: 120_009),
+            .roomEnding(peer: "a", name: "Ana", at: nil),
             .topicChanged(topic: "new", by: "b"), .error(code: .forbidden, message: "no", id: .string("x")),
             .links(
                 room: "r",

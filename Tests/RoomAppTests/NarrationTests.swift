@@ -46,6 +46,23 @@ import Testing
             ])
     }
 
+    /// A room left with neither host nor moderator says when it ends, and that it goes on when a host is back.
+    @Test func aRoomEndingWithoutAHostIsSaidAndSoIsItsReprieve() {
+        var state = joined(as: "hana")
+        _ = said(&state, .peerLeft("ana"), seq: 11)
+        #expect(
+            said(&state, .roomEnding("ana", name: "Ana", at: t0 + 120_000), seq: 12) == [
+                "Ana, the last host, left; the room ends in 2 minutes unless a host returns."
+            ])
+        #expect(state.room.endsAt == t0 + 120_000)
+        _ = said(&state, .peerJoined(peer("ana", "Ana", .host, joined: 5)), seq: 13)
+        #expect(
+            said(&state, .roomEnding("ana", name: "Ana", at: nil), seq: 14) == [
+                "Ana is back as host; the room goes on."
+            ])
+        #expect(state.room.endsAt == nil)
+    }
+
     @Test func whatHappensToYouIsSaidToYou() {
         var state = joined(as: "hana")
         #expect(

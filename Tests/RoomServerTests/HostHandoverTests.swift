@@ -67,12 +67,83 @@ import Testing
         #expect(room.handoverDue == nil)
     }
 
-    @Test func withoutAModeratorNobodyIsMadeHost() {
+    /// The populated room without a moderator: bo is a speaker.
+    func roomWithoutModerators() -> RoomAuthority {
         var room = populatedRoom()
         _ = room.handle(.setRole("bo", .speaker), from: "ana", id: nil, now: 50)
+        return room
+    }
+
+    @Test func withoutAModeratorTheRoomEndsAfterAGraceEveryoneIsToldOf() {
+        var room = roomWithoutModerators()
         let outcome = room.handle(.leave, from: "ana", id: nil, now: 100)
-        #expect(events(outcome) == [.peerLeft(peer: "ana", reason: .left)])
+        let deadline = 100 + RoomAuthority.hostlessGrace
+        #expect(
+            events(outcome) == [
+                .peerLeft(peer: "ana", reason: .left), .roomEnding(peer: "ana", name: "Ana", at: deadline),
+            ])
         #expect(!room.peers.values.contains { $0.role == .host })
+        #expect(room.endsAt == deadline)
+        #expect(room.nextInvitationExpiry == deadline)
+        #expect(events(room.expireInvitations(now: deadline - 1)).isEmpty)
+        #expect(!room.ended)
+        let ended = room.expireInvitations(now: deadline)
+        #expect(events(ended) == [.roomEnded(by: Self.server, reason: "the last host left and none came back")])
+        #expect(room.ended)
+        #expect(room.peers.isEmpty)
+        #expect(Set(ended.closes.map(\.peer)) == ["bo", "chen", "eli", "fay"])
+        #expect(ended.closes.allSatisfy { $0.reason == .roomEnded })
+        #expect(ended.changes.contains(.ended(reason: "the last host left and none came back")))
+        #expect(room.nextInvitationExpiry == nil)
+    }
+
+    @Test func aDroppedLastHostIsWaitedForBeforeTheEndingStarts() {
+        var room = roomWithoutModerators()
+        _ = room.leave("ana", reason: .disconnected, now: 100)
+        #expect(room.endsAt == nil)
+        let graceOver = 100 + RoomAuthority.reconnectGrace
+        let outcome = room.expireInvitations(now: graceOver)
+        #expect(events(outcome) == [.roomEnding(peer: "ana", name: "Ana", at: graceOver + RoomAuthority.hostlessGrace)])
+    }
+
+    @Test func aHostWhoComesBackCancelsTheEnding() {
+        var room = roomWithoutModerators()
+        _ = room.handle(.leave, from: "ana", id: nil, now: 100)
+        guard case .joined(_, let back, _) = room.join(id: "ana", name: "Ana", role: .host, now: 200) else {
+            Issue.record("not joined")
+            return
+        }
+        #expect(events(back).last == .roomEnding(peer: "ana", name: "Ana", at: nil))
+        #expect(room.endsAt == nil)
+        #expect(events(room.expireInvitations(now: 100 + RoomAuthority.hostlessGrace)).isEmpty)
+        #expect(!room.ended)
+    }
+
+    @Test func aModeratorWhoArrivesDuringTheEndingBecomesHostAndTheRoomGoesOn() {
+        var room = roomWithoutModerators()
+        _ = room.handle(.leave, from: "ana", id: nil, now: 100)
+        guard case .joined(_, let arrival, _) = room.join(id: "mo", name: "Mo", role: .moderator, now: 200) else {
+            Issue.record("not joined")
+            return
+        }
+        #expect(
+            Array(events(arrival).dropFirst()) == [
+                .roleChanged(peer: "mo", role: .host, by: Self.server, stepUp: nil),
+                .roomEnding(peer: "mo", name: "Mo", at: nil),
+            ])
+        #expect(room.peers["mo"]?.role == .host)
+        #expect(room.endsAt == nil)
+    }
+
+    @Test func aCheckpointCarriesTheEnding() throws {
+        var room = roomWithoutModerators()
+        _ = room.handle(.leave, from: "ana", id: nil, now: 100)
+        let copy = RoomAuthority(
+            name: "lobby", roles: defaultRoles, restoring: try RoomCheckpoint(decoding: room.checkpoint.encoded()),
+            maxPeers: 100)
+        #expect(copy.endsAt == 100 + RoomAuthority.hostlessGrace)
+        #expect(copy.lastHost?.id == "ana" && copy.lastHost?.name == "Ana")
+        #expect(copy.checkpoint == room.checkpoint)
     }
 
     /// In a cluster the owner decides and the copies follow: a copy restored from a checkpoint taken while the
