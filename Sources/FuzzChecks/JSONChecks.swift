@@ -185,7 +185,7 @@ enum JSONChecks {
         case .removed(let id, let by, let reason): return [id.rawValue, by.rawValue, reason]
         case .roomEnded(let by, let reason): return [by.rawValue, reason]
         case .topicChanged(let topic, let by): return [topic, by.rawValue]
-        case .listingChanged(_, let by): return [by.rawValue]
+        case .listingChanged(_, let by), .handsAllowed(_, let by): return [by.rawValue]
         case .inviteLink(let room, let role, let token, _, let id):
             if case .string(let idText)? = id { return [room, role.rawValue, token, idText] }
             return [room, role.rawValue, token]
@@ -255,7 +255,7 @@ enum JSONChecks {
         let requests: [ClientRequest] = [
             .raiseHand, .lowerHand, .invite("eli"), .acceptInvite, .declineInvite, .setRole("eli", .speaker),
             .stepDown, .setMute(true), .setMicWorking(false), .mutePeer("bo"), .muteAll, .lowerHandOf("eli"),
-            .clearHands, .remove("gus", reason: "spam"),
+            .clearHands, .setHandsAllowed(false), .remove("gus", reason: "spam"),
             .setTopic("Friday terminal hour"), .endRoom(reason: "bye"), .chat("hi \u{1F44B}", to: .everyone),
             .chat("psst", to: .peer("bo")), .chat("mods", to: .role(.moderator)), .leave,
         ]

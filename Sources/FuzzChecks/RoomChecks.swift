@@ -62,7 +62,7 @@ enum RoomChecks {
             case .revoke(let id):
                 try expect(!id.isEmpty, "\(command) with no id")
             case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .showTopic,
-                .notify, .muteAll, .clearHands, .retry, .leave, .inviteNext, .links, .locked:
+                .notify, .muteAll, .clearHands, .handsAllowed, .retry, .leave, .inviteNext, .links, .locked:
                 break
             }
         case .failure(let error):

@@ -231,6 +231,12 @@ public enum Narration {
             return Sentence(
                 "Connection lost; reconnecting. Your place (role, hand, invitation) is kept \(placeKept / 1000) s; "
                     + "\(how).", logged: false)
+        case .handsAllowed(let allowed, let by):
+            let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
+            return Sentence(
+                allowed
+                    ? "\(actor) turned raising hands on: anyone may raise a hand again."
+                    : "\(actor) turned raising hands off and lowered every raised hand.")
         case .listingChanged(let listed, let by):
             let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
             return Sentence(

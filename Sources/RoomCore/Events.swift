@@ -80,6 +80,8 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     case topicChanged(String, by: PeerID?)
     /// The room was listed in the lobby or taken out of it.
     case listingChanged(listed: Bool, by: PeerID?)
+    /// Raising hands was turned on or off for the room.
+    case handsAllowed(Bool, by: PeerID?)
     /// The invite link this client asked for (not a room event: it comes without a sequence number).
     case inviteLink(InviteLink)
     /// The room's links (the answer to `/links`, `/revoke`, `/lock` and `/unlock`), with the ids just withdrawn

@@ -268,6 +268,16 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
     case .roomEnding(_, _, let at):
         state.endsAt = at
 
+    case .handsAllowed(let allowed, _):
+        state.handsAllowed = allowed
+        // Turning them off lowers every raised hand; no `hand_lowered` follows.
+        if !allowed {
+            for var peer in state.peers.values where peer.handRaisedAt != nil {
+                peer.handRaisedAt = nil
+                update(&state, peer)
+            }
+        }
+
     case .askedToMute(let by):
         guard let me = state.me else { return .unknownPeer }
         if me.muted { return .noChange }
@@ -365,6 +375,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .lowerHandOf(id))
     case .clearHands:
         return submit(&state, .clearHands)
+    case .handsAllowed(let allowed):
+        return submit(&state, .setHandsAllowed(allowed))
     case .remove(let id, let reason):
         return submit(&state, .remove(id, reason: reason))
     case .chat(let text):

@@ -50,6 +50,7 @@ public enum ControlCodec {
                 let named = (try fields.optionalString("peer", maxBytes: ControlLimits.maxIdentityBytes)) != nil
                 request = named ? .lowerHandOf(try fields.peer("peer")) : .lowerHand
             case "clear_hands": request = .clearHands
+            case "set_hands_allowed": request = .setHandsAllowed(try fields.bool("allowed"))
             case "invite": request = .invite(try fields.peer("peer"))
             case "accept_invite": request = .acceptInvite
             case "decline_invite": request = .declineInvite
@@ -127,6 +128,7 @@ public enum ControlCodec {
             object["text"] = .string(text)
             if let target = json(to) { object["to"] = target }
         case .setListed(let listed): object["listed"] = .bool(listed)
+        case .setHandsAllowed(let allowed): object["allowed"] = .bool(allowed)
         case .createLink(let role, let ttl):
             object["role"] = .string(role.rawValue)
             object["ttl"] = .integer(ttl)
@@ -226,6 +228,9 @@ public enum ControlCodec {
             object["reason"] = .string(reason)
         case .topicChanged(let topic, let by):
             object["topic"] = .string(topic)
+            object["by"] = .string(by.rawValue)
+        case .handsAllowed(let allowed, let by):
+            object["allowed"] = .bool(allowed)
             object["by"] = .string(by.rawValue)
         case .listingChanged(let listed, let by):
             object["listed"] = .bool(listed)
@@ -425,6 +430,8 @@ public enum ControlCodec {
             event = .topicChanged(topic: try fields.string("topic"), by: try fields.actor())
         case "listing_changed":
             event = .listingChanged(listed: try fields.bool("listed"), by: try fields.actor())
+        case "hands_allowed":
+            event = .handsAllowed(allowed: try fields.bool("allowed"), by: try fields.actor())
         case "mic_changed":
             event = .micChanged(peer: try fields.peer("peer"), working: try fields.bool("working"))
         case "invite_link":

@@ -83,6 +83,8 @@ public enum StoreChange: Sendable, Equatable {
     case invitationEnded(PeerID)
     /// The host listed the room in the lobby, or took it out.
     case listed(Bool)
+    /// Raising hands was turned on or off for the room.
+    case handsAllowed(Bool)
     /// Someone else moved the peer down to this role: the most it comes back with, until someone raises it.
     case demoted(PeerID, role: RoleName, at: Timestamp)
     /// Someone raised the demoted peer again: its token's role counts again.
@@ -205,11 +207,15 @@ public struct RoomAuthority: Sendable {
     /// When the room, left without a host by one who dropped, hands the host role over if no host is back by
     /// then (see `handOver`); nil when no handover waits.
     public internal(set) var handoverDue: Timestamp?
+    /// Whether people may raise hands in the room; a host or moderator turns it off and on.
+    public internal(set) var handsAllowed = true
     /// When the room ends because its last host left and no moderator could take over, unless a host (or a
     /// moderator, who then becomes host) arrives first; nil when the room is not ending.
     public internal(set) var endsAt: Timestamp?
     /// The last host who left (identity and name), for the announcement that the room is ending.
     public internal(set) var lastHost: (id: PeerID, name: String)?
+    /// The refusal of a raised hand while raising hands is off.
+    public static let handsOff = "raising hands is turned off in this room; a host or moderator can turn it back on"
     /// How long a room without host or moderator goes on before it ends.
     public static let hostlessGrace: Timestamp = 120_000
     /// The ids of the requests that took effect, per identity: a repeat is not acted on again.
@@ -507,6 +513,11 @@ public struct RoomAuthority: Sendable {
         case .raiseHand:
             if roles.isOnStage(actor.role) { return (.conflict, "you are already on the stage") }
             if actor.handRaisedAt != nil { return (.conflict, "your hand is already raised") }
+            if !handsAllowed { return (.conflict, Self.handsOff) }
+        case .setHandsAllowed(let allowed):
+            if allowed == handsAllowed {
+                return (.conflict, allowed ? "raising hands is already on" : "raising hands is already off")
+            }
         case .lowerHand:
             if actor.handRaisedAt == nil { return (.conflict, "your hand is not raised") }
         case .chat(_, .role(let role)):
@@ -600,6 +611,21 @@ public struct RoomAuthority: Sendable {
         case .raiseHand:
             peers[actorID]?.handRaisedAt = now
             broadcast(.handRaised(peer: actorID, at: now), into: &outcome)
+        case .setHandsAllowed(let allowed):
+            handsAllowed = allowed
+            broadcast(.handsAllowed(allowed: allowed, by: actorID), into: &outcome)
+            outcome.changes.append(.handsAllowed(allowed))
+            if !allowed {
+                // Every raised hand goes down with it (clients lower them on `hands_allowed`), held ones too.
+                let raised = Set(peers.values.filter { $0.handRaisedAt != nil }.map(\.id)).union(heldHands.keys)
+                for id in raised.sorted() {
+                    peers[id]?.handRaisedAt = nil
+                    heldHands[id] = nil
+                    tally.hands.remove(id)
+                    outcome.changes.append(.hand(id, raisedAt: nil))
+                }
+            }
+            audit(nil, allowed ? "on" : "off")
         case .lowerHand:
             peers[actorID]?.handRaisedAt = nil
             broadcast(.handLowered(peer: actorID, by: actorID), into: &outcome)

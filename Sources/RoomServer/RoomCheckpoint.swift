@@ -76,6 +76,8 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     var handoverDue: Timestamp?
     /// When the room, left with neither host nor moderator, ends (absent when it is not ending).
     var endsAt: Timestamp?
+    /// False when raising hands is off (absent when it is on).
+    var handsAllowed: Bool?
     /// The last host who left, named when the room is said to be ending (absent when none left).
     var lastHost: LastHost?
 
@@ -102,8 +104,9 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         removed: [PeerID], departed: [Departed],
         departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?, applied: [Applied]? = nil,
         heldHands: [Hand]? = nil, handoverDue: Timestamp? = nil, endsAt: Timestamp? = nil,
-        lastHost: LastHost? = nil
+        lastHost: LastHost? = nil, handsAllowed: Bool? = nil
     ) {
+        self.handsAllowed = handsAllowed
         self.endsAt = endsAt
         self.lastHost = lastHost
         self.heldHands = heldHands
@@ -148,7 +151,8 @@ extension RoomAuthority {
             applied: applied.stored,
             heldHands: heldHands.isEmpty
                 ? nil : heldHands.sorted { $0.key < $1.key }.map { .init(peer: $0.key, at: $0.value) },
-            handoverDue: handoverDue, endsAt: endsAt, lastHost: lastHost.map { .init(peer: $0.id, name: $0.name) })
+            handoverDue: handoverDue, endsAt: endsAt, lastHost: lastHost.map { .init(peer: $0.id, name: $0.name) },
+            handsAllowed: handsAllowed ? nil : false)
     }
 
     /// A copy of a room from its checkpoint: it decides everything after it exactly as the copy it was taken
@@ -182,6 +186,7 @@ extension RoomAuthority {
         liveSince = checkpoint.liveSince
         handoverDue = checkpoint.handoverDue
         endsAt = checkpoint.endsAt
+        handsAllowed = checkpoint.handsAllowed ?? true
         lastHost = checkpoint.lastHost.map { ($0.peer, $0.name) }
         applied = AppliedRequests(stored: checkpoint.applied ?? [])
         for peer in checkpoint.peers {

@@ -34,6 +34,7 @@ let protocolRoles = try! RoleTable.parse(
             .raiseHand, .lowerHand, .invite("eli"), .acceptInvite,
             .declineInvite, .withdrawInvite("eli"), .setRole("a", "moderator"), .stepDown, .setMute(true),
             .setMute(false), .setMicWorking(false), .setMicWorking(true), .muteAll, .lowerHandOf("eli"), .clearHands,
+            .setHandsAllowed(false), .setHandsAllowed(true),
             .mutePeer("b"), .remove("c", reason: "why"), .remove("c", reason: nil), .setTopic("t"),
             .endRoom(reason: ""), .endRoom(reason: nil),
             .chat("x", to: .everyone), .chat("y", to: .peer("p")), .chat("z", to: .role("r")),
@@ -106,7 +107,7 @@ let protocolRoles = try! RoleTable.parse(
             .inviteDeclined(peer: "a", by: "a"), .inviteWithdrawn(peer: "a", by: "b"), .inviteExpired(peer: "a"),
             .askedToMute(peer: "a", by: "b"), .removed(peer: "a", by: "b", reason: "r"),
             .roomEnded(by: "b", reason: ""), .roomEnding(peer: "a", name: "Ana", at: 120_009),
-            .roomEnding(peer: "a", name: "Ana", at: nil),
+            .roomEnding(peer: "a", name: "Ana", at: nil), .handsAllowed(allowed: false, by: "b"),
             .topicChanged(topic: "new", by: "b"), .error(code: .forbidden, message: "no", id: .string("x")),
             .links(
                 room: "r",

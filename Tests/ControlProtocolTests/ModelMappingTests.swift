@@ -44,6 +44,7 @@ import Testing
             (.inviteExpired(peer: "fay"), [.server(.inviteExpired("fay"), seq: 7)]),
             (.roomEnding(peer: "ana", name: "Ana", at: 9), [.server(.roomEnding("ana", name: "Ana", at: 9), seq: 7)]),
             (.roomEnding(peer: "bo", name: "Bo", at: nil), [.server(.roomEnding("bo", name: "Bo", at: nil), seq: 7)]),
+            (.handsAllowed(allowed: false, by: "bo"), [.server(.handsAllowed(false, by: "bo"), seq: 7)]),
             (.askedToMute(peer: "eli", by: "ana"), [.server(.askedToMute(by: "ana"), seq: 7)]),
             (
                 .removed(peer: "gus", by: "ana", reason: "spam"),
@@ -123,6 +124,7 @@ import Testing
             .inviteWithdrawn(peer: "fay", by: "ana"), .inviteExpired(peer: "fay"),
             .askedToMute(peer: "eli", by: "ana"), .removed(peer: "ana", by: "bo", reason: ""),
             .roomEnded(by: "ana", reason: ""), .roomEnding(peer: "ana", name: "Ana", at: 9),
+            .handsAllowed(allowed: false, by: "ana"),
             .topicChanged(topic: "", by: "ana"),
             .listingChanged(listed: false, by: "ana"),
             .inviteLink(room: "lobby", role: .audience, token: "a.b.c", expiresAt: 9, id: nil),
@@ -142,7 +144,7 @@ import Testing
                 "micChanged", "speakers", "networkQuality", "chat", "invited", "inviteDeclined", "inviteWithdrawn",
                 "inviteExpired",
                 "askedToMute",
-                "removed", "roomEnded", "roomEnding",
+                "removed", "roomEnded", "roomEnding", "handsAllowed",
                 "topicChanged", "listingChanged", "inviteLink", "links", "error",
             ])
     }
@@ -192,6 +194,7 @@ import Testing
         case .removed: "removed"
         case .roomEnded: "roomEnded"
         case .roomEnding: "roomEnding"
+        case .handsAllowed: "handsAllowed"
         case .topicChanged: "topicChanged"
         case .listingChanged: "listingChanged"
         case .inviteLink: "inviteLink"

@@ -63,6 +63,29 @@ import Testing
         #expect(state.room.endsAt == nil)
     }
 
+    /// Raising hands turned off is said with what it did (the hands went down, in the client's state too), and
+    /// turned on again; `/hands off` and `/hands on` ask the server for it.
+    @Test func handsTurnedOffAndOnAreSaid() {
+        var state = joined(as: "hana")
+        #expect(
+            said(&state, .handsAllowed(false, by: "bo"), seq: 11) == [
+                "Bo turned raising hands off and lowered every raised hand."
+            ])
+        #expect(state.room.raisedHands.isEmpty)
+        #expect(!state.room.handsAllowed)
+        #expect(
+            said(&state, .handsAllowed(true, by: "ana"), seq: 12) == [
+                "Ana turned raising hands on: anyone may raise a hand again."
+            ])
+        #expect(state.room.handsAllowed)
+        #expect(Command.parse("/hands off", peers: [Peer](), roles: roles) == .success(.handsAllowed(false)))
+        #expect(Command.parse("/hands ON", peers: [Peer](), roles: roles) == .success(.handsAllowed(true)))
+        guard case .failure = Command.parse("/hands maybe", peers: [Peer](), roles: roles) else {
+            Issue.record("accepted /hands maybe")
+            return
+        }
+    }
+
     @Test func whatHappensToYouIsSaidToYou() {
         var state = joined(as: "hana")
         #expect(

@@ -26,6 +26,7 @@ import Testing
         (#"{"cmd":"chat","text":"hi","role":"speaker"}"#, .request(.chat("hi", to: .role(.speaker)), id: nil)),
         (#"{"cmd":"leave"}"#, .leave),
         (#"{"cmd":"set_listed","listed":false}"#, .request(.setListed(false), id: nil)),
+        (#"{"cmd":"set_hands_allowed","allowed":false}"#, .request(.setHandsAllowed(false), id: nil)),
         (#"{"cmd":"set_mic","working":false}"#, .request(.setMicWorking(false), id: nil)),
         (
             #"{"cmd":"create_link","role":"speaker","ttl":600,"id":2}"#,
@@ -47,6 +48,7 @@ import Testing
         (#"{"cmd":"mute","on":"yes"}"#, "bad_command"),
         (#"{"cmd":"chat","text":"x","to":"a","role":"b"}"#, "bad_command"),
         (#"{"cmd":"set_listed","listed":"no"}"#, "bad_command"),
+        (#"{"cmd":"set_hands_allowed"}"#, "bad_command"),
         (#"{"cmd":"set_mic"}"#, "bad_command"),
         (#"{"cmd":"create_link","ttl":"1d"}"#, "bad_command"),
         (#"{"cmd":"fly"}"#, "unknown_command"),
