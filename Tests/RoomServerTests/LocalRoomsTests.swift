@@ -160,6 +160,24 @@ struct RoomsUnderTest {
                 == .roomEnded(by: "", reason: "the last host left and none came back"))
     }
 
+    /// A room whose hands were turned off comes back from the store with them off, and turning them on is a
+    /// change the store is given.
+    @Test func aRoomLoadedWithHandsOffKeepsThemOff() {
+        let test = RoomsUnderTest()
+        var stored = SavedRoom()
+        stored.handsAllowed = false
+        test.loader.saved["lobby"] = stored
+        test.join("ana", role: .host)
+        #expect(test.rooms.rooms["lobby"]?.handsAllowed == false)
+        _ = test.rooms.handle(.setHandsAllowed(true), from: "ana", id: nil, in: "lobby", now: 5)
+        #expect(
+            test.committer.pending.last?.outcome.changes == [
+                .handsAllowed(true),
+                .audit(
+                    AuditEntry(at: 5, actor: "ana", action: "set_hands_allowed", detail: "on")),
+            ])
+    }
+
     @Test func outcomesArePublishedInTheOrderDecidedEachAfterItsCommit() {
         let test = RoomsUnderTest()
         test.join("ana", role: .host)
