@@ -298,8 +298,8 @@ public final class DemoDirector: Sendable {
         case .topicChanged(let topic, _):
             state.withLock { $0.topicSet = topic == settings.topic }
         case .joined, .speakers, .networkQuality, .chat, .inviteDeclined, .inviteWithdrawn, .inviteExpired,
-            .askedToMute, .error, .listingChanged, .inviteLink, .links, .micChanged, .playingChanged, .knock, .waiting,
-            .reaction:
+            .askedToMute, .roomEnding, .handsAllowed, .error, .listingChanged, .inviteLink, .links, .micChanged,
+            .playingChanged, .knock, .waiting, .reaction:
             break
         }
     }

@@ -178,6 +178,7 @@ enum JSONChecks {
             .inviteWithdrawn(let id, let by), .askedToMute(let id, let by), .muteChanged(let id, _, let by):
             return [id.rawValue, by.rawValue]
         case .inviteExpired(let id), .micChanged(let id, _), .playingChanged(let id, _): return [id.rawValue]
+        case .roomEnding(let id, let name, _): return [id.rawValue, name]
         case .speakers(let levels): return levels.map(\.peer.rawValue)
         case .networkQuality(let peers): return peers.map(\.peer.rawValue)
         case .reaction(let burst): return burst.senders.map(\.peer.rawValue)
@@ -185,7 +186,7 @@ enum JSONChecks {
         case .removed(let id, let by, let reason): return [id.rawValue, by.rawValue, reason]
         case .roomEnded(let by, let reason): return [by.rawValue, reason]
         case .topicChanged(let topic, let by): return [topic, by.rawValue]
-        case .listingChanged(_, let by): return [by.rawValue]
+        case .listingChanged(_, let by), .handsAllowed(_, let by): return [by.rawValue]
         case .inviteLink(let room, let role, let token, _, let id):
             if case .string(let idText)? = id { return [room, role.rawValue, token, idText] }
             return [room, role.rawValue, token]
@@ -257,7 +258,7 @@ enum JSONChecks {
         let requests: [ClientRequest] = [
             .raiseHand, .lowerHand, .invite("eli"), .acceptInvite, .declineInvite, .setRole("eli", .speaker),
             .stepDown, .setMute(true), .setMicWorking(false), .mutePeer("bo"), .muteAll, .lowerHandOf("eli"),
-            .clearHands, .remove("gus", reason: "spam"),
+            .clearHands, .setHandsAllowed(false), .remove("gus", reason: "spam"),
             .setTopic("Friday terminal hour"), .endRoom(reason: "bye"), .chat("hi \u{1F44B}", to: .everyone),
             .chat("psst", to: .peer("bo")), .chat("mods", to: .role(.moderator)), .leave,
         ]

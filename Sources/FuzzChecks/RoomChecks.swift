@@ -67,7 +67,7 @@ enum RoomChecks {
             case .play:
                 break
             case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .showTopic,
-                .notify, .muteAll, .clearHands, .retry, .leave, .inviteNext, .links, .locked, .react:
+                .notify, .muteAll, .clearHands, .handsAllowed, .retry, .leave, .inviteNext, .links, .locked, .react:
                 break
             }
         case .failure(let error):

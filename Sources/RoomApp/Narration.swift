@@ -227,6 +227,14 @@ public enum Narration {
             return Sentence((actor.map { "\($0) removed \(who)" } ?? "\(who) was removed") + why + ".")
         case .roomEnded:
             return Sentence(endingNotice(room))
+        case .roomEnding(let id, let who, let at):
+            let label = room.roles.label(of: .host)
+            guard let at else {
+                return Sentence("\(name(id, state) ?? who) is back as \(label); the room goes on.", notice: true)
+            }
+            return Sentence(
+                "\(who), the last \(label), left; the room ends in \(lifetime(at - state.now)) unless a \(label) "
+                    + "returns.", notice: true)
         case .topicChanged(let topic, let by):
             let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
             return Sentence(topic.isEmpty ? "\(actor) cleared the topic." : "\(actor) set the topic: \"\(topic)\".")
@@ -237,6 +245,12 @@ public enum Narration {
             return Sentence(
                 "Connection lost; reconnecting. Your place (role, hand, invitation) is kept \(placeKept / 1000) s; "
                     + "\(how).", logged: false)
+        case .handsAllowed(let allowed, let by):
+            let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
+            return Sentence(
+                allowed
+                    ? "\(actor) turned raising hands on: anyone may raise a hand again."
+                    : "\(actor) turned raising hands off and lowered every raised hand.")
         case .listingChanged(let listed, let by):
             let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
             return Sentence(
@@ -271,6 +285,11 @@ public enum Narration {
         let wasOnStage = context.subjectRole.map { room.roles.isOnStage($0) } ?? false
         let rose = context.subjectRole.map { room.roles.rank(of: role) < room.roles.rank(of: $0) } ?? false
         let how = state.lineMode ? "type /unmute" : "press m"
+        // The server itself makes someone host only when the last host left (a handover).
+        if role == .host, by?.rawValue.isEmpty == true, context.subjectRole != .host {
+            let subject = id == room.selfID ? "You are" : "\(context.subjectName ?? id.rawValue) is"
+            return Sentence("\(subject) now the \(label): the last \(label) left.", notice: id == room.selfID)
+        }
         if id == room.selfID {
             let byOther = by.map { $0 != id && !$0.rawValue.isEmpty } ?? false
             let actor = byOther ? name(by, state).map(capitalized) : nil

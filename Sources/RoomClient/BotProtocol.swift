@@ -141,6 +141,11 @@ public enum BotProtocol {
         case "leave": return .leave
         case "play": return .play(try string("file")!)
         case "stop_play": return .stopPlay
+        case "set_hands_allowed":
+            guard case .bool(let allowed)? = object["allowed"] else {
+                throw BotCommandError("bad_command", "set_hands_allowed needs \"allowed\": true or false")
+            }
+            request = .setHandsAllowed(allowed)
         case "set_listed":
             guard case .bool(let listed)? = object["listed"] else {
                 throw BotCommandError("bad_command", "set_listed needs \"listed\": true or false")

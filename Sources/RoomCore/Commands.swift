@@ -40,6 +40,8 @@ public enum Command: Sendable, Equatable {
     case lowerHandOf(PeerID)
     /// Lower every raised hand (asks first).
     case clearHands
+    /// Turn raising hands on or off for the room (`/hands on`, `/hands off`).
+    case handsAllowed(Bool)
     case chat(String)
     case dm(PeerID, String)
     /// A message to everyone holding a role.
@@ -89,6 +91,7 @@ public enum Command: Sendable, Equatable {
         ("raise", "/raise", "raise your hand to ask to speak"),
         ("lower", "/lower [NAME]", "lower your hand, or someone's (hosts, moderators)"),
         ("clearhands", "/clearhands", "lower every raised hand (asks first)"),
+        ("hands", "/hands on|off", "let people raise hands, or not (off lowers every hand)"),
         ("accept", "/accept", "accept an invitation to speak"),
         ("decline", "/decline", "decline an invitation to speak"),
         ("mute", "/mute [NAME]", "mute yourself, or someone else"),
@@ -245,6 +248,14 @@ public enum Command: Sendable, Equatable {
             case .failure(let error): return .failure(error)
             }
         case "clearhands": return noMore(.clearHands)
+        case "hands":
+            return argument("on|off").flatMap { word in
+                switch word.lowercased() {
+                case "on": noMore(.handsAllowed(true))
+                case "off": noMore(.handsAllowed(false))
+                default: .failure(.unexpectedArgument(command: name, text: word, usage: usage))
+                }
+            }
         case "chat": return text().map { .chat($0) }
         case "dm": return person().flatMap { id in text().map { .dm(id, $0) } }
         case "to":

@@ -76,9 +76,14 @@ public enum ServerEvent: Sendable, Equatable, Codable {
     /// A peer was removed from the room; when it is this client, the room is over for it.
     case removed(PeerID, reason: String, by: PeerID?)
     case roomEnded(reason: String)
+    /// The last host (`peer`, `name`) left a room with no moderator: it ends at `at` unless a host returns;
+    /// without `at`, a host (`peer`) is back and the room goes on.
+    case roomEnding(PeerID, name: String, at: Timestamp?)
     case topicChanged(String, by: PeerID?)
     /// The room was listed in the lobby or taken out of it.
     case listingChanged(listed: Bool, by: PeerID?)
+    /// Raising hands was turned on or off for the room.
+    case handsAllowed(Bool, by: PeerID?)
     /// The invite link this client asked for (not a room event: it comes without a sequence number).
     case inviteLink(InviteLink)
     /// The room's links (the answer to `/links`, `/revoke`, `/lock` and `/unlock`), with the ids just withdrawn

@@ -279,6 +279,19 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         if id == state.selfID { state.invitation = nil }
         state.activity.append(.expiredInvitation(id, name: peer.name))
 
+    case .roomEnding(_, _, let at):
+        state.endsAt = at
+
+    case .handsAllowed(let allowed, _):
+        state.handsAllowed = allowed
+        // Turning them off lowers every raised hand; no `hand_lowered` follows.
+        if !allowed {
+            for var peer in state.peers.values where peer.handRaisedAt != nil {
+                peer.handRaisedAt = nil
+                update(&state, peer)
+            }
+        }
+
     case .askedToMute(let by):
         guard let me = state.me else { return .unknownPeer }
         if me.muted { return .noChange }
@@ -377,6 +390,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .lowerHandOf(id))
     case .clearHands:
         return submit(&state, .clearHands)
+    case .handsAllowed(let allowed):
+        return submit(&state, .setHandsAllowed(allowed))
     case .remove(let id, let reason, let withdrawLink):
         return submit(&state, .remove(id, reason: reason, withdrawLink: withdrawLink))
     case .chat(let text):

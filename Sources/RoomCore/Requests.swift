@@ -7,6 +7,8 @@ public enum ClientRequest: Sendable, Equatable, Codable {
     case lowerHandOf(PeerID)
     /// Lower every raised hand the asker may lower: the queue starts again.
     case clearHands
+    /// Turn raising hands on or off for the room (hosts and moderators); turning it off lowers every raised hand.
+    case setHandsAllowed(Bool)
     /// Invite an audience member onto the stage; they accept or decline.
     case invite(PeerID)
     /// Move a peer to a role directly (hosts and moderators).

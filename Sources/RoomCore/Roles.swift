@@ -263,6 +263,8 @@ public struct RoleTable: Sendable, Equatable {
             return can(actor.role, .setTopic) ? nil : refusal(lacking: .setTopic)
         case .endRoom:
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom)
+        case .setHandsAllowed:
+            return can(actor.role, .invite) ? nil : refusal(lacking: .invite, phrase: "turn raised hands off or on")
         case .setListed:
             // Whether a room shows in the lobby is the host's call, like whether it goes on at all.
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "list or unlist the room")

@@ -117,6 +117,10 @@ public struct RoomState: Sendable, Equatable {
     public internal(set) var tokenRole: RoleName?
     /// Who last asked this client to mute, until it does.
     public internal(set) var muteRequestedBy: PeerID?
+    /// When the room ends because its last host left and no moderator could take over, unless a host returns.
+    public internal(set) var endsAt: Timestamp?
+    /// Whether raising hands is on in the room, as last announced (a newcomer's `joined` does not say).
+    public internal(set) var handsAllowed = true
     /// The last error the server reported.
     public internal(set) var lastError: ServerError?
     /// The sequence number of the last applied server event.

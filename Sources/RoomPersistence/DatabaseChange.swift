@@ -25,6 +25,8 @@ public enum DatabaseChange: Sendable, Equatable {
     case endInvitation(room: String, invitee: String)
     /// Lists the room in the lobby (`listed`), or takes it out, as its host decided at `at`.
     case setListed(room: String, listed: Bool, at: Int64)
+    /// Turns raising hands on (`allowed`) or off for the room, as a host or moderator decided at `at`.
+    case setHandsAllowed(room: String, allowed: Bool, at: Int64)
     /// Someone else moved `identity` down to `role` at `at`: the most it comes back with, until `endDemotion`.
     case demote(room: String, identity: String, role: String, at: Int64)
     /// `identity`'s demotion is lifted (someone raised it again).
@@ -39,7 +41,8 @@ public enum DatabaseChange: Sendable, Equatable {
         case .openRoom(let room, _), .setTopic(let room, _, _), .endRoom(let room, _, _), .reopenRoom(let room, _),
             .appendChat(let room, _, _, _, _, _), .appendAudit(let room, _, _, _, _, _), .holdRole(let room, _, _, _),
             .releaseRole(let room, _, _, _), .forgetRole(let room, _), .invite(let room, _, _, _),
-            .endInvitation(let room, _), .setListed(let room, _, _), .demote(let room, _, _, _),
+            .endInvitation(let room, _), .setListed(let room, _, _), .setHandsAllowed(let room, _, _),
+            .demote(let room, _, _, _),
             .endDemotion(let room, _), .setHand(let room, _, _):
             room
         }
@@ -137,6 +140,8 @@ extension DatabaseChange {
             return object("end_invitation", room, [("invitee", .string(invitee))])
         case .setListed(let room, let listed, let at):
             return object("set_listed", room, [("at", .integer(at)), ("listed", .bool(listed))])
+        case .setHandsAllowed(let room, let allowed, let at):
+            return object("set_hands_allowed", room, [("allowed", .bool(allowed)), ("at", .integer(at))])
         case .demote(let room, let identity, let role, let at):
             return object(
                 "demote", room, [("at", .integer(at)), ("identity", .string(identity)), ("role", .string(role))])
@@ -192,6 +197,8 @@ extension DatabaseChange {
         case "end_invitation": self = .endInvitation(room: room, invitee: try fields.string("invitee"))
         case "set_listed":
             self = .setListed(room: room, listed: try fields.bool("listed"), at: try fields.integer("at"))
+        case "set_hands_allowed":
+            self = .setHandsAllowed(room: room, allowed: try fields.bool("allowed"), at: try fields.integer("at"))
         case "demote":
             self = .demote(
                 room: room, identity: try fields.string("identity"), role: try fields.string("role"),

@@ -16,4 +16,12 @@ extension RoomDatabase {
         defer { statement.reset() }
         return try !statement.step()
     }
+
+    /// Whether people may raise hands in the room: on until a host or moderator turns it off.
+    static func handsAllowed(_ room: String, in connection: SQLiteConnection) throws(DatabaseError) -> Bool {
+        let statement = try connection.prepare("SELECT 1 FROM hands_off_rooms WHERE room = ?1")
+        try statement.bind(.text(room))
+        defer { statement.reset() }
+        return try !statement.step()
+    }
 }

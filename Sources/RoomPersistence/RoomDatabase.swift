@@ -240,6 +240,12 @@ public final class RoomDatabase: Sendable {
         case .setHand(let room, let identity, nil):
             try connection.prepare("DELETE FROM raised_hands WHERE room = ?1 AND identity = ?2")
                 .bind(.text(room), .text(identity)).run()
+        case .setHandsAllowed(let room, true, _):
+            try connection.prepare("DELETE FROM hands_off_rooms WHERE room = ?1").bind(.text(room)).run()
+        case .setHandsAllowed(let room, false, let at):
+            try connection.prepare(
+                "INSERT INTO hands_off_rooms (room, off_at) VALUES (?1, ?2) ON CONFLICT (room) DO NOTHING"
+            ).bind(.text(room), .integer(at)).run()
         case .setListed(let room, true, _):
             try connection.prepare("DELETE FROM unlisted_rooms WHERE room = ?1").bind(.text(room)).run()
         case .setListed(let room, false, let at):
@@ -321,6 +327,7 @@ public final class RoomDatabase: Sendable {
                         room: room, since: rolesSince, heldReleasedAt: heldRolesReleasedAt, in: connection),
                     invitations: try Self.invitations(room: room, in: connection),
                     listed: try Self.isListed(room, in: connection),
+                    handsAllowed: try Self.handsAllowed(room, in: connection),
                     demotions: try Self.demotions(room: room, in: connection),
                     hands: try Self.raisedHands(room: room, in: connection))
             }

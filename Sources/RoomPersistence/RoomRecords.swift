@@ -152,6 +152,8 @@ public struct StoredRoom: Sendable, Equatable {
     public var invitations: [InvitationRecord]
     /// Whether the room shows in the lobby (every room does until its host unlists it).
     public var listed: Bool
+    /// Whether people may raise hands in the room (on until a host or moderator turns it off).
+    public var handsAllowed: Bool
     /// The peers someone else moved down, each with the role it was moved to (`at`: when), by identity.
     public var demotions: [RoleRecord]
     /// The raised hands, first raised first.
@@ -159,8 +161,9 @@ public struct StoredRoom: Sendable, Equatable {
 
     public init(
         record: RoomRecord?, chat: [ChatRecord], roles: [RoleRecord], invitations: [InvitationRecord] = [],
-        listed: Bool = true, demotions: [RoleRecord] = [], hands: [HandRecord] = []
+        listed: Bool = true, handsAllowed: Bool = true, demotions: [RoleRecord] = [], hands: [HandRecord] = []
     ) {
+        self.handsAllowed = handsAllowed
         self.hands = hands
         self.record = record
         self.chat = chat

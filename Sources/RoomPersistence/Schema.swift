@@ -94,6 +94,13 @@ enum Schema {
             PRIMARY KEY (room, identity)
         ) STRICT;
         """,
+        // Rooms where a host or moderator turned raising hands off; every other room has it on.
+        """
+        CREATE TABLE IF NOT EXISTS hands_off_rooms (
+            room TEXT PRIMARY KEY,
+            off_at INTEGER NOT NULL
+        ) STRICT;
+        """,
     ]
 
     /// The schema version this program writes.

@@ -50,6 +50,7 @@ public enum ControlCodec {
                 let named = (try fields.optionalString("peer", maxBytes: ControlLimits.maxIdentityBytes)) != nil
                 request = named ? .lowerHandOf(try fields.peer("peer")) : .lowerHand
             case "clear_hands": request = .clearHands
+            case "set_hands_allowed": request = .setHandsAllowed(try fields.bool("allowed"))
             case "invite": request = .invite(try fields.peer("peer"))
             case "accept_invite": request = .acceptInvite
             case "decline_invite": request = .declineInvite
@@ -135,6 +136,7 @@ public enum ControlCodec {
             object["text"] = .string(text)
             if let target = json(to) { object["to"] = target }
         case .setListed(let listed): object["listed"] = .bool(listed)
+        case .setHandsAllowed(let allowed): object["allowed"] = .bool(allowed)
         case .createLink(let role, let ttl, let maxUses):
             object["role"] = .string(role.rawValue)
             object["ttl"] = .integer(ttl)
@@ -202,6 +204,10 @@ public enum ControlCodec {
             object["at"] = .integer(at)
         case .inviteExpired(let peer):
             object["peer"] = .string(peer.rawValue)
+        case .roomEnding(let peer, let name, let at):
+            object["peer"] = .string(peer.rawValue)
+            object["name"] = .string(name)
+            if let at { object["at"] = .integer(at) }
         case .muteChanged(let peer, let muted, let by):
             object["peer"] = .string(peer.rawValue)
             object["muted"] = .bool(muted)
@@ -245,6 +251,9 @@ public enum ControlCodec {
             object["reason"] = .string(reason)
         case .topicChanged(let topic, let by):
             object["topic"] = .string(topic)
+            object["by"] = .string(by.rawValue)
+        case .handsAllowed(let allowed, let by):
+            object["allowed"] = .bool(allowed)
             object["by"] = .string(by.rawValue)
         case .listingChanged(let listed, let by):
             object["listed"] = .bool(listed)
@@ -451,6 +460,11 @@ public enum ControlCodec {
             event = .inviteWithdrawn(peer: try fields.peer("peer"), by: try fields.actor())
         case "invite_expired":
             event = .inviteExpired(peer: try fields.peer("peer"))
+        case "room_ending":
+            event = .roomEnding(
+                peer: try fields.peer("peer"),
+                name: try fields.string("name", maxCharacters: ControlLimits.maxNameCharacters * 2),
+                at: try fields.optionalInteger("at"))
         case "asked_to_mute":
             event = .askedToMute(peer: try fields.peer("peer"), by: try fields.actor())
         case "removed":
@@ -461,6 +475,8 @@ public enum ControlCodec {
             event = .topicChanged(topic: try fields.string("topic"), by: try fields.actor())
         case "listing_changed":
             event = .listingChanged(listed: try fields.bool("listed"), by: try fields.actor())
+        case "hands_allowed":
+            event = .handsAllowed(allowed: try fields.bool("allowed"), by: try fields.actor())
         case "mic_changed":
             event = .micChanged(peer: try fields.peer("peer"), working: try fields.bool("working"))
         case "invite_link":

@@ -41,6 +41,7 @@ extension ClientRequest {
         case .raiseHand: "raise_hand"
         case .lowerHand, .lowerHandOf: "lower_hand"
         case .clearHands: "clear_hands"
+        case .setHandsAllowed: "set_hands_allowed"
         case .invite: "invite"
         case .acceptInvite: "accept_invite"
         case .declineInvite: "decline_invite"
@@ -70,10 +71,10 @@ extension ClientRequest {
 
     /// Every request type name, in the order of `docs/protocol.md`.
     public static let typeNames: [String] = [
-        "raise_hand", "lower_hand", "clear_hands", "invite", "accept_invite", "decline_invite", "withdraw_invite",
-        "set_role", "step_down", "set_mute", "set_mic", "set_playing", "mute_peer", "mute_all", "remove", "set_topic",
-        "end_room", "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link", "set_locked", "admit",
-        "deny", "react",
+        "raise_hand", "lower_hand", "clear_hands", "set_hands_allowed", "invite", "accept_invite", "decline_invite",
+        "withdraw_invite", "set_role", "step_down", "set_mute", "set_mic", "set_playing", "mute_peer", "mute_all",
+        "remove", "set_topic", "end_room", "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link",
+        "set_locked", "admit", "deny", "react",
     ]
 }
 
@@ -253,9 +254,14 @@ public enum WireEvent: Sendable, Equatable {
     /// Sent to everyone; the removed peer's connection is closed right after.
     case removed(peer: PeerID, by: PeerID, reason: String)
     case roomEnded(by: PeerID, reason: String)
+    /// Sent to everyone: the last host (`peer`, `name`) left a room with no moderator, and the room ends at `at`
+    /// unless a host returns; without `at`, a host (`peer`) is back and the room goes on.
+    case roomEnding(peer: PeerID, name: String, at: Timestamp?)
     case topicChanged(topic: String, by: PeerID)
     /// The room was listed in the lobby or taken out of it.
     case listingChanged(listed: Bool, by: PeerID)
+    /// Sent to everyone: `by` turned raising hands on or off for the room.
+    case handsAllowed(allowed: Bool, by: PeerID)
     /// The answer to `create_link`, for the requester only and without a sequence number: the invite token for
     /// `role` in `room` and when it expires (milliseconds since the epoch).
     case inviteLink(room: String, role: RoleName, token: String, expiresAt: Timestamp, id: RequestID?)
@@ -293,6 +299,8 @@ public enum WireEvent: Sendable, Equatable {
         case .inviteWithdrawn: "invite_withdrawn"
         case .inviteExpired: "invite_expired"
         case .askedToMute: "asked_to_mute"
+        case .handsAllowed: "hands_allowed"
+        case .roomEnding: "room_ending"
         case .removed: "removed"
         case .roomEnded: "room_ended"
         case .topicChanged: "topic_changed"

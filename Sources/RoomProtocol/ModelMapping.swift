@@ -65,6 +65,8 @@ extension ServerMessage {
         case .inviteDeclined(let id, _): return .inviteDeclined(id)
         case .inviteWithdrawn(let id, let by): return .inviteWithdrawn(id, by: Self.actor(by))
         case .inviteExpired(let id): return .inviteExpired(id)
+        case .handsAllowed(let allowed, let by): return .handsAllowed(allowed, by: Self.actor(by))
+        case .roomEnding(let id, let name, let at): return .roomEnding(id, name: name, at: at)
         case .askedToMute(_, let by): return .askedToMute(by: by)
         case .removed(let id, let by, let reason): return .removed(id, reason: reason, by: Self.actor(by))
         case .roomEnded(_, let reason): return .roomEnded(reason: reason)

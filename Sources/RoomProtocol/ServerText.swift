@@ -147,6 +147,10 @@ extension WireEvent {
         case .invited(let peer, let by, let at): return .invited(peer: id(peer), by: ServerText.actor(by), at: at)
         case .inviteWithdrawn(let peer, let by): return .inviteWithdrawn(peer: id(peer), by: ServerText.actor(by))
         case .inviteExpired(let peer): return .inviteExpired(peer: id(peer))
+        case .handsAllowed(let allowed, let by): return .handsAllowed(allowed: allowed, by: ServerText.actor(by))
+        case .roomEnding(let peer, let name, let at):
+            return .roomEnding(
+                peer: id(peer), name: ServerText.line(name, maxCharacters: ControlLimits.maxNameCharacters), at: at)
         case .inviteDeclined(let peer, let by): return .inviteDeclined(peer: id(peer), by: ServerText.actor(by))
         case .askedToMute(let peer, let by): return .askedToMute(peer: id(peer), by: ServerText.actor(by))
         case .removed(let peer, let by, let reason):

@@ -208,7 +208,7 @@ struct ReplicatedRoom: Sendable {
             for level in input.levels ?? [] { levels[level.peer] = level.level }
             return .outcome(authority.updateLevels(levels))
         case .expireInvitations:
-            return .outcome(authority.expireInvitations(now: input.now))
+            return .outcome(settle(authority.expireInvitations(now: input.now)))
         }
     }
 

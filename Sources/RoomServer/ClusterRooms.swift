@@ -917,10 +917,11 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
                 log.error("room \(roomName): could not load it from the database: \(error.problem)")
                 saved = SavedRoom()
             }
-            let authority = RoomAuthority(
+            var authority = RoomAuthority(
                 name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: now * 1000,
                 chat: saved.chat, departed: saved.departed, demotions: saved.demotions, maxPeers: maxPeers,
                 listed: saved.listed)
+            authority.handsAllowed = saved.handsAllowed
             rewrite(
                 roomName, copy: ReplicatedRoom(authority: authority), id: EntryID(seq: UInt64(now * 1000)),
                 cursor: "0-0", generation: generation)

@@ -44,6 +44,8 @@ struct SavedRoom: Sendable, Equatable {
     var invitations: [PeerID: Invitation] = [:]
     /// Whether the room shows in the lobby (its host decides; every room does until unlisted).
     var listed = true
+    /// Whether people may raise hands in the room (a host or moderator decides; on until turned off).
+    var handsAllowed = true
     /// Peers someone else moved down, with the role they were moved to (see `RoomAuthority.loweredByOthers`).
     var demotions: [PeerID: RoleName] = [:]
     /// The raised hands of the peers in `departed`, with when each went up.
@@ -53,7 +55,8 @@ struct SavedRoom: Sendable, Equatable {
 
     static func == (lhs: SavedRoom, rhs: SavedRoom) -> Bool {
         lhs.topic == rhs.topic && lhs.ended == rhs.ended && lhs.chat == rhs.chat && lhs.invitations == rhs.invitations
-            && lhs.listed == rhs.listed && lhs.demotions == rhs.demotions && lhs.hands == rhs.hands
+            && lhs.listed == rhs.listed && lhs.handsAllowed == rhs.handsAllowed && lhs.demotions == rhs.demotions
+            && lhs.hands == rhs.hands
             && lhs.departed.mapValues(\.role) == rhs.departed.mapValues(\.role)
             && lhs.departed.mapValues(\.at) == rhs.departed.mapValues(\.at)
     }

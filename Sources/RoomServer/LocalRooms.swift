@@ -140,10 +140,12 @@ final class LocalRooms: @unchecked Sendable {
             case .success(let saved):
                 // Sequence numbers start from the clock so they never go back after a restart (clients ignore
                 // older ones).
-                rooms[roomName] = RoomAuthority(
+                var room = RoomAuthority(
                     name: roomName, roles: roles, topic: saved.topic, ended: saved.ended, seq: now * 1000,
                     chat: saved.chat, departed: saved.departed, invitations: saved.invitations,
                     demotions: saved.demotions, maxPeers: maxPeers, listed: saved.listed, hands: saved.hands)
+                room.handsAllowed = saved.handsAllowed
+                rooms[roomName] = room
                 log.info("room \(roomName) loaded\(saved.ended ? " (ended)" : "")")
                 for waiter in waiting { decideJoin(waiter, in: roomName) }
             case .failure(let error):

@@ -55,6 +55,7 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                 saved.ended = stored.record?.isEnded ?? false
                 saved.chat = stored.chat.map(Self.message)
                 saved.listed = stored.listed
+                saved.handsAllowed = stored.handsAllowed
                 for role in stored.roles {
                     saved.departed[PeerID(role.identity)] = (RoleName(role.role), role.at)
                 }
@@ -137,6 +138,8 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
         case .invitationEnded(let invitee):
             return .endInvitation(room: room, invitee: invitee.rawValue)
         case .listed(let listed): return .setListed(room: room, listed: listed, at: currentTimestamp())
+        case .handsAllowed(let allowed):
+            return .setHandsAllowed(room: room, allowed: allowed, at: currentTimestamp())
         case .demoted(let id, let role, let at):
             return .demote(room: room, identity: id.rawValue, role: role.rawValue, at: at)
         case .demotionEnded(let id):

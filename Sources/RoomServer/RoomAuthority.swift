@@ -83,6 +83,8 @@ public enum StoreChange: Sendable, Equatable {
     case invitationEnded(PeerID)
     /// The host listed the room in the lobby, or took it out.
     case listed(Bool)
+    /// Raising hands was turned on or off for the room.
+    case handsAllowed(Bool)
     /// Someone else moved the peer down to this role: the most it comes back with, until someone raises it.
     case demoted(PeerID, role: RoleName, at: Timestamp)
     /// Someone raised the demoted peer again: its token's role counts again.
@@ -205,6 +207,20 @@ public struct RoomAuthority: Sendable {
     /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
     /// costs time linear in its size.
     var departedPruneThreshold = 1024
+    /// When the room, left without a host by one who dropped, hands the host role over if no host is back by
+    /// then (see `handOver`); nil when no handover waits.
+    public internal(set) var handoverDue: Timestamp?
+    /// Whether people may raise hands in the room; a host or moderator turns it off and on.
+    public internal(set) var handsAllowed = true
+    /// When the room ends because its last host left and no moderator could take over, unless a host (or a
+    /// moderator, who then becomes host) arrives first; nil when the room is not ending.
+    public internal(set) var endsAt: Timestamp?
+    /// The last host who left (identity and name), for the announcement that the room is ending.
+    public internal(set) var lastHost: (id: PeerID, name: String)?
+    /// The refusal of a raised hand while raising hands is off.
+    public static let handsOff = "raising hands is turned off in this room; a host or moderator can turn it back on"
+    /// How long a room without host or moderator goes on before it ends.
+    public static let hostlessGrace: Timestamp = 120_000
     /// The ids of the requests that took effect, per identity: a repeat is not acted on again.
     var applied = AppliedRequests()
     /// Each peer's network quality as last announced, and when.
@@ -330,6 +346,7 @@ public struct RoomAuthority: Sendable {
         }
         peers[id] = peer
         order.append(id)
+        if role == .host { handoverDue = nil }
         // Back from a dropped connection (or a restart of the server) before the invitation lapsed: it still
         // stands (it is the room's, so its sender need not be here).
         if let held = heldInvitations.removeValue(forKey: id), now - held.at < Self.invitationLifetime,
@@ -340,6 +357,7 @@ public struct RoomAuthority: Sendable {
         outcome.gates.append(gate(id))
         outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(announced(peer)))))
         outcome.changes += invitationChanges(since: invitationsBefore)
+        if endsAt != nil, role == .host || role == .moderator { goOn(with: id, now: now, into: &outcome) }
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
     }
 
@@ -381,6 +399,7 @@ public struct RoomAuthority: Sendable {
         let invitationsBefore = standingInvitations
         var outcome = Outcome()
         var gone: [Departure] = []
+        var hostsGone: [(peer: Peer, reason: LeaveReason)] = []
         for departure in departures {
             let id = departure.peer
             guard let peer = peers.removeValue(forKey: id) else { continue }
@@ -395,6 +414,7 @@ public struct RoomAuthority: Sendable {
             departed[id] = (peer.role, now)
             outcome.changes.append(.departed(id, role: peer.role, at: now))
             gone.append(departure)
+            if peer.role == .host { hostsGone.append((peer, departure.reason)) }
         }
         guard let single = gone.first else { return outcome }
         if gone.count == 1 {
@@ -410,6 +430,7 @@ public struct RoomAuthority: Sendable {
         }
         pruneDeparted(now: now)
         outcome.changes += invitationChanges(since: invitationsBefore)
+        afterHostsLeft(hostsGone, now: now, into: &outcome)
         return outcome
     }
 
@@ -497,6 +518,11 @@ public struct RoomAuthority: Sendable {
         case .raiseHand:
             if roles.isOnStage(actor.role) { return (.conflict, "you are already on the stage") }
             if actor.handRaisedAt != nil { return (.conflict, "your hand is already raised") }
+            if !handsAllowed { return (.conflict, Self.handsOff) }
+        case .setHandsAllowed(let allowed):
+            if allowed == handsAllowed {
+                return (.conflict, allowed ? "raising hands is already on" : "raising hands is already off")
+            }
         case .lowerHand:
             if actor.handRaisedAt == nil { return (.conflict, "your hand is not raised") }
         case .chat(_, .role(let role)):
@@ -593,6 +619,21 @@ public struct RoomAuthority: Sendable {
         case .raiseHand:
             peers[actorID]?.handRaisedAt = now
             broadcast(.handRaised(peer: actorID, at: now), into: &outcome)
+        case .setHandsAllowed(let allowed):
+            handsAllowed = allowed
+            broadcast(.handsAllowed(allowed: allowed, by: actorID), into: &outcome)
+            outcome.changes.append(.handsAllowed(allowed))
+            if !allowed {
+                // Every raised hand goes down with it (clients lower them on `hands_allowed`), held ones too.
+                let raised = Set(peers.values.filter { $0.handRaisedAt != nil }.map(\.id)).union(heldHands.keys)
+                for id in raised.sorted() {
+                    peers[id]?.handRaisedAt = nil
+                    heldHands[id] = nil
+                    tally.hands.remove(id)
+                    outcome.changes.append(.hand(id, raisedAt: nil))
+                }
+            }
+            audit(nil, allowed ? "on" : "off")
         case .lowerHand:
             peers[actorID]?.handRaisedAt = nil
             broadcast(.handLowered(peer: actorID, by: actorID), into: &outcome)
@@ -702,20 +743,7 @@ public struct RoomAuthority: Sendable {
             audit(nil, topic)
         case .endRoom(let reason):
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
-            broadcast(.roomEnded(by: actorID, reason: reason), into: &outcome)
-            ended = true
-            for id in order {
-                outcome.closes.append((id, .roomEnded))
-                departed[id] = nil
-            }
-            peers = [:]
-            order = []
-            invitations = [:]
-            heldInvitations = [:]
-            heldHands = [:]
-            tokenRoles = [:]
-            loweredByOthers = [:]
-            outcome.changes.append(.ended(reason: reason))
+            endRoom(by: actorID, reason: reason, into: &outcome)
             audit(nil, reason)
         case .chat(let text, let audience):
             let message = ChatMessage(
@@ -775,6 +803,27 @@ public struct RoomAuthority: Sendable {
         return outcome
     }
 
+    /// Ends the room: everyone is told and their connections close; what it held of its members is forgotten.
+    mutating func endRoom(by actor: PeerID, reason: String, into outcome: inout Outcome) {
+        broadcast(.roomEnded(by: actor, reason: reason), into: &outcome)
+        ended = true
+        handoverDue = nil
+        endsAt = nil
+        lastHost = nil
+        for id in order {
+            outcome.closes.append((id, .roomEnded))
+            departed[id] = nil
+        }
+        peers = [:]
+        order = []
+        invitations = [:]
+        heldInvitations = [:]
+        heldHands = [:]
+        tokenRoles = [:]
+        loweredByOthers = [:]
+        outcome.changes.append(.ended(reason: reason))
+    }
+
     /// Moves a peer to a role: its hand goes down (when it comes on stage) and its invitation is answered; it
     /// arrives muted. The role is recorded, so that a return after a crash of the server finds it.
     mutating func changeRole(
@@ -786,6 +835,7 @@ public struct RoomAuthority: Sendable {
         invitations[id] = nil
         peer.role = role
         peers[id] = peer
+        if role == .host { handoverDue = nil }
         broadcast(.roleChanged(peer: id, role: role, by: actor, stepUp: stepUpRole(of: id)), into: &outcome)
         // After the role change, which lowers the hand already for a client: one move, one line.
         if lowersHand { broadcast(.handLowered(peer: id, by: actor), into: &outcome) }
@@ -842,6 +892,11 @@ public struct RoomAuthority: Sendable {
         heldInvitations = heldInvitations.filter { now - $0.value.at < Self.invitationLifetime }
         outcome.changes += invitationChanges(since: invitationsBefore)
         announceReactions(now: now, into: &outcome)
+        if let due = handoverDue, due <= now { handOver(now: now, into: &outcome) }
+        if let due = endsAt, due <= now {
+            endRoom(by: PeerID(""), reason: "the last host left and none came back", into: &outcome)
+            reportListing(into: &outcome, now: now)
+        }
         return outcome
     }
 
@@ -880,9 +935,65 @@ public struct RoomAuthority: Sendable {
         return changes
     }
 
-    /// When the next pending invitation lapses, if any.
+    /// When the next timed decision is due, if any: a pending invitation lapsing, or a host's handover.
     public var nextInvitationExpiry: Timestamp? {
-        invitations.values.map { $0.at + Self.invitationLifetime }.min()
+        (invitations.values.map { $0.at + Self.invitationLifetime } + [handoverDue, endsAt].compactMap { $0 }).min()
+    }
+
+    // MARK: Host handover
+
+    /// Hosts left (`reasons`, one per host): when none is present any more, the handover waits for the grace of
+    /// those who dropped (they may come back), and happens at once when every host left on purpose.
+    mutating func afterHostsLeft(
+        _ hosts: [(peer: Peer, reason: LeaveReason)], now: Timestamp, into outcome: inout Outcome
+    ) {
+        guard let last = hosts.last, !ended, !hostPresent else { return }
+        lastHost = (last.peer.id, last.peer.name)
+        if hosts.contains(where: { $0.reason == .disconnected }) {
+            handoverDue = max(handoverDue ?? now, now + Self.reconnectGrace)
+        }
+        if handoverDue == nil { handOver(now: now, into: &outcome) }
+    }
+
+    /// Whether a host is in the room.
+    var hostPresent: Bool { peers.values.contains { $0.role == .host } }
+
+    /// A room without a host: the moderator who has been in the room longest (join order) becomes host, which
+    /// everyone is told as a role change made by the server itself (an empty `by`). Nothing changes when a host
+    /// is back. The moderator keeps their microphone as it was. With no moderator present, the room is to end
+    /// after `hostlessGrace`, which everyone is told.
+    mutating func handOver(now: Timestamp, into outcome: inout Outcome) {
+        handoverDue = nil
+        guard !ended, roles.contains(.host), !hostPresent else { return }
+        guard let heir = order.first(where: { peers[$0]?.role == .moderator }) else {
+            guard endsAt == nil, !peers.isEmpty, let lastHost else { return }
+            let deadline = now + Self.hostlessGrace
+            endsAt = deadline
+            broadcast(.roomEnding(peer: lastHost.id, name: lastHost.name, at: deadline), into: &outcome)
+            return
+        }
+        promote(heir, now: now, into: &outcome)
+    }
+
+    /// A host, or a moderator who becomes host, arrived while the room was ending: it goes on, and everyone is
+    /// told.
+    mutating func goOn(with id: PeerID, now: Timestamp, into outcome: inout Outcome) {
+        endsAt = nil
+        lastHost = nil
+        if peers[id]?.role == .moderator { promote(id, now: now, into: &outcome) }
+        broadcast(.roomEnding(peer: id, name: peers[id]?.name ?? id.rawValue, at: nil), into: &outcome)
+    }
+
+    /// Makes a moderator host, as the server's own change.
+    mutating func promote(_ heir: PeerID, now: Timestamp, into outcome: inout Outcome) {
+        guard var peer = peers[heir] else { return }
+        peer.role = .host
+        peers[heir] = peer
+        let server = PeerID("")
+        broadcast(.roleChanged(peer: heir, role: .host, by: server, stepUp: stepUpRole(of: heir)), into: &outcome)
+        outcome.gates.append(gate(heir))
+        outcome.changes.append(.roleHeld(heir, role: .host, at: now))
+        outcome.changes.append(.audit(AuditEntry(at: now, actor: server, action: "host_handover", target: heir)))
     }
 
     // MARK: Audio levels

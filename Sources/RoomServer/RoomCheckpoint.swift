@@ -72,6 +72,19 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     /// The ids of the requests that took effect, per identity (absent in a checkpoint written before they were
     /// kept).
     var applied: [Applied]?
+    /// When a room left without a host by one who dropped hands the role over (absent when none waits).
+    var handoverDue: Timestamp?
+    /// When the room, left with neither host nor moderator, ends (absent when it is not ending).
+    var endsAt: Timestamp?
+    /// False when raising hands is off (absent when it is on).
+    var handsAllowed: Bool?
+    /// The last host who left, named when the room is said to be ending (absent when none left).
+    var lastHost: LastHost?
+
+    struct LastHost: Sendable, Equatable, Codable {
+        var peer: PeerID
+        var name: String
+    }
 
     /// The checkpoint as JSON.
     public func encoded() -> [UInt8] {
@@ -90,9 +103,14 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
         heldInvitations: [Invitation], loweredTo: [TokenRole], tokenRoles: [TokenRole], chat: [ChatMessage],
         removed: [PeerID], departed: [Departed],
         departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?, applied: [Applied]? = nil,
-        heldHands: [Hand]? = nil
+        heldHands: [Hand]? = nil, handoverDue: Timestamp? = nil, endsAt: Timestamp? = nil,
+        lastHost: LastHost? = nil, handsAllowed: Bool? = nil
     ) {
+        self.handsAllowed = handsAllowed
+        self.endsAt = endsAt
+        self.lastHost = lastHost
         self.heldHands = heldHands
+        self.handoverDue = handoverDue
         self.topic = topic
         self.ended = ended
         self.seq = seq
@@ -132,7 +150,9 @@ extension RoomAuthority {
             departedPruneThreshold: departedPruneThreshold, listed: listed, liveSince: liveSince,
             applied: applied.stored,
             heldHands: heldHands.isEmpty
-                ? nil : heldHands.sorted { $0.key < $1.key }.map { .init(peer: $0.key, at: $0.value) })
+                ? nil : heldHands.sorted { $0.key < $1.key }.map { .init(peer: $0.key, at: $0.value) },
+            handoverDue: handoverDue, endsAt: endsAt, lastHost: lastHost.map { .init(peer: $0.id, name: $0.name) },
+            handsAllowed: handsAllowed ? nil : false)
     }
 
     /// A copy of a room from its checkpoint: it decides everything after it exactly as the copy it was taken
@@ -164,6 +184,10 @@ extension RoomAuthority {
         }
         departedPruneThreshold = checkpoint.departedPruneThreshold
         liveSince = checkpoint.liveSince
+        handoverDue = checkpoint.handoverDue
+        endsAt = checkpoint.endsAt
+        handsAllowed = checkpoint.handsAllowed ?? true
+        lastHost = checkpoint.lastHost.map { ($0.peer, $0.name) }
         applied = AppliedRequests(stored: checkpoint.applied ?? [])
         for peer in checkpoint.peers {
             if roles.isOnStage(peer.role) { tally.stage.insert(peer.id) }

@@ -35,6 +35,7 @@ let protocolRoles = try! RoleTable.parse(
             .declineInvite, .withdrawInvite("eli"), .setRole("a", "moderator"), .stepDown, .setMute(true),
             .setMute(false), .setMicWorking(false), .setMicWorking(true), .muteAll, .lowerHandOf("eli"), .clearHands,
             .setPlaying(true), .setPlaying(false),
+            .setHandsAllowed(false), .setHandsAllowed(true),
             .mutePeer("b"), .remove("c", reason: "why"), .remove("c", reason: nil),
             .remove("d", reason: nil, withdrawLink: true), .setTopic("t"),
             .endRoom(reason: ""), .endRoom(reason: nil),
@@ -113,7 +114,8 @@ let protocolRoles = try! RoleTable.parse(
             .chat(ChatMessage(from: "a", fromName: "Ana", text: "hi", sentAt: 9)), .invited(peer: "a", by: "b", at: 9),
             .inviteDeclined(peer: "a", by: "a"), .inviteWithdrawn(peer: "a", by: "b"), .inviteExpired(peer: "a"),
             .askedToMute(peer: "a", by: "b"), .removed(peer: "a", by: "b", reason: "r"),
-            .roomEnded(by: "b", reason: ""),
+            .roomEnded(by: "b", reason: ""), .roomEnding(peer: "a", name: "Ana", at: 120_009),
+            .roomEnding(peer: "a", name: "Ana", at: nil), .handsAllowed(allowed: false, by: "b"),
             .topicChanged(topic: "new", by: "b"), .error(code: .forbidden, message: "no", id: .string("x")),
             .links(
                 room: "r",

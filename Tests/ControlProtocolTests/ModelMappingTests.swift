@@ -42,6 +42,9 @@ import Testing
             (.inviteDeclined(peer: "fay", by: "fay"), [.server(.inviteDeclined("fay"), seq: 7)]),
             (.inviteWithdrawn(peer: "fay", by: "bo"), [.server(.inviteWithdrawn("fay", by: "bo"), seq: 7)]),
             (.inviteExpired(peer: "fay"), [.server(.inviteExpired("fay"), seq: 7)]),
+            (.roomEnding(peer: "ana", name: "Ana", at: 9), [.server(.roomEnding("ana", name: "Ana", at: 9), seq: 7)]),
+            (.roomEnding(peer: "bo", name: "Bo", at: nil), [.server(.roomEnding("bo", name: "Bo", at: nil), seq: 7)]),
+            (.handsAllowed(allowed: false, by: "bo"), [.server(.handsAllowed(false, by: "bo"), seq: 7)]),
             (.askedToMute(peer: "eli", by: "ana"), [.server(.askedToMute(by: "ana"), seq: 7)]),
             (
                 .removed(peer: "gus", by: "ana", reason: "spam"),
@@ -122,7 +125,9 @@ import Testing
             .invited(peer: "eli", by: "ana", at: 9), .inviteDeclined(peer: "fay", by: "fay"),
             .inviteWithdrawn(peer: "fay", by: "ana"), .inviteExpired(peer: "fay"),
             .askedToMute(peer: "eli", by: "ana"), .removed(peer: "ana", by: "bo", reason: ""),
-            .roomEnded(by: "ana", reason: ""), .topicChanged(topic: "", by: "ana"),
+            .roomEnded(by: "ana", reason: ""), .roomEnding(peer: "ana", name: "Ana", at: 9),
+            .handsAllowed(allowed: false, by: "ana"),
+            .topicChanged(topic: "", by: "ana"),
             .listingChanged(listed: false, by: "ana"),
             .inviteLink(room: "lobby", role: .audience, token: "a.b.c", expiresAt: 9, id: nil),
             .links(room: "lobby", links: [], withdrawn: [], locked: false, id: nil),
@@ -142,7 +147,7 @@ import Testing
                 "micChanged", "playingChanged", "speakers", "networkQuality", "reaction", "chat", "invited",
                 "inviteDeclined", "inviteWithdrawn", "inviteExpired",
                 "askedToMute",
-                "removed", "roomEnded",
+                "removed", "roomEnded", "roomEnding", "handsAllowed",
                 "topicChanged", "listingChanged", "inviteLink", "links", "knock", "waitingForHost", "error",
             ])
     }
@@ -193,6 +198,8 @@ import Testing
         case .askedToMute: "askedToMute"
         case .removed: "removed"
         case .roomEnded: "roomEnded"
+        case .roomEnding: "roomEnding"
+        case .handsAllowed: "handsAllowed"
         case .topicChanged: "topicChanged"
         case .listingChanged: "listingChanged"
         case .inviteLink: "inviteLink"

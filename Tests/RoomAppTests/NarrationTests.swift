@@ -29,6 +29,63 @@ import Testing
         #expect(state.log.last == .event("Gus left."))
     }
 
+    /// The server makes someone host only when the last host left: the sentence says so, to them and to others.
+    @Test func aHandoverByTheServerSaysTheLastHostLeft() {
+        var state = joined(as: "hana")
+        _ = said(&state, .roleChanged("hana", to: .moderator, by: "ana"), seq: 11)
+        _ = said(&state, .peerLeft("ana"), seq: 12)
+        #expect(
+            said(&state, .roleChanged("hana", to: .host, by: ""), seq: 13) == [
+                "You are now the host: the last host left."
+            ])
+        var other = joined(as: "hana")
+        _ = said(&other, .roleChanged("eli", to: .moderator, by: "ana"), seq: 11)
+        #expect(
+            said(&other, .roleChanged("eli", to: .host, by: ""), seq: 12) == [
+                "Eli is now the host: the last host left."
+            ])
+    }
+
+    /// A room left with neither host nor moderator says when it ends, and that it goes on when a host is back.
+    @Test func aRoomEndingWithoutAHostIsSaidAndSoIsItsReprieve() {
+        var state = joined(as: "hana")
+        _ = said(&state, .peerLeft("ana"), seq: 11)
+        #expect(
+            said(&state, .roomEnding("ana", name: "Ana", at: t0 + 120_000), seq: 12) == [
+                "Ana, the last host, left; the room ends in 2 minutes unless a host returns."
+            ])
+        #expect(state.room.endsAt == t0 + 120_000)
+        _ = said(&state, .peerJoined(peer("ana", "Ana", .host, joined: 5)), seq: 13)
+        #expect(
+            said(&state, .roomEnding("ana", name: "Ana", at: nil), seq: 14) == [
+                "Ana is back as host; the room goes on."
+            ])
+        #expect(state.room.endsAt == nil)
+    }
+
+    /// Raising hands turned off is said with what it did (the hands went down, in the client's state too), and
+    /// turned on again; `/hands off` and `/hands on` ask the server for it.
+    @Test func handsTurnedOffAndOnAreSaid() {
+        var state = joined(as: "hana")
+        #expect(
+            said(&state, .handsAllowed(false, by: "bo"), seq: 11) == [
+                "Bo turned raising hands off and lowered every raised hand."
+            ])
+        #expect(state.room.raisedHands.isEmpty)
+        #expect(!state.room.handsAllowed)
+        #expect(
+            said(&state, .handsAllowed(true, by: "ana"), seq: 12) == [
+                "Ana turned raising hands on: anyone may raise a hand again."
+            ])
+        #expect(state.room.handsAllowed)
+        #expect(Command.parse("/hands off", peers: [Peer](), roles: roles) == .success(.handsAllowed(false)))
+        #expect(Command.parse("/hands ON", peers: [Peer](), roles: roles) == .success(.handsAllowed(true)))
+        guard case .failure = Command.parse("/hands maybe", peers: [Peer](), roles: roles) else {
+            Issue.record("accepted /hands maybe")
+            return
+        }
+    }
+
     @Test func whatHappensToYouIsSaidToYou() {
         var state = joined(as: "hana")
         #expect(

@@ -28,6 +28,7 @@ import Testing
         (#"{"cmd":"play","file":"/tmp/jingle.opus"}"#, .play("/tmp/jingle.opus")),
         (#"{"cmd":"stop_play"}"#, .stopPlay),
         (#"{"cmd":"set_listed","listed":false}"#, .request(.setListed(false), id: nil)),
+        (#"{"cmd":"set_hands_allowed","allowed":false}"#, .request(.setHandsAllowed(false), id: nil)),
         (#"{"cmd":"set_mic","working":false}"#, .request(.setMicWorking(false), id: nil)),
         (
             #"{"cmd":"create_link","role":"speaker","ttl":600,"id":2}"#,
@@ -51,6 +52,7 @@ import Testing
         (#"{"cmd":"mute","on":"yes"}"#, "bad_command"),
         (#"{"cmd":"chat","text":"x","to":"a","role":"b"}"#, "bad_command"),
         (#"{"cmd":"set_listed","listed":"no"}"#, "bad_command"),
+        (#"{"cmd":"set_hands_allowed"}"#, "bad_command"),
         (#"{"cmd":"set_mic"}"#, "bad_command"),
         (#"{"cmd":"create_link","ttl":"1d"}"#, "bad_command"),
         (#"{"cmd":"fly"}"#, "unknown_command"),

@@ -5,7 +5,7 @@ import Testing
 
 /// One migration chain for every older file: version 2, version 3 with `unlisted_rooms`, version 3 files whose
 /// third migration made `invitations` instead, and version 4, all reach the current version with every table
-/// (`demotions` since version 5, `raised_hands` since version 6).
+/// (`demotions` since version 5, `raised_hands` since version 6, `hands_off_rooms` since version 7).
 @Suite struct SchemaMigrationTests {
     /// Makes a current database with one room, then takes it back to `version` without `dropped`.
     private func olderDatabase(version: Int, dropping dropped: [String]) throws -> TemporaryFolder {
@@ -22,8 +22,10 @@ import Testing
     }
 
     @Test(arguments: [
-        (2, ["invitations", "unlisted_rooms", "raised_hands"]), (3, ["invitations", "raised_hands"]),
-        (3, ["unlisted_rooms", "raised_hands"]), (4, ["raised_hands"]), (5, ["raised_hands"]),
+        (2, ["invitations", "unlisted_rooms", "raised_hands", "hands_off_rooms"]),
+        (3, ["invitations", "raised_hands", "hands_off_rooms"]),
+        (3, ["unlisted_rooms", "raised_hands", "hands_off_rooms"]),
+        (4, ["raised_hands", "hands_off_rooms"]), (5, ["raised_hands", "hands_off_rooms"]), (6, ["hands_off_rooms"]),
     ])
     func anOlderDatabaseGainsTheInvitationsAndTheListing(version: Int, dropped: [String]) throws {
         let folder = try olderDatabase(version: version, dropping: dropped)
@@ -40,10 +42,13 @@ import Testing
         try database.apply(.releaseRole(room: "jazz", identity: "fay", role: "audience", at: 4))
         try database.apply(.setHand(room: "jazz", identity: "fay", raisedAt: 4))
         #expect(try database.load(room: "jazz", rolesSince: 0).hands == [HandRecord(identity: "fay", raisedAt: 4)])
+        #expect(try database.load(room: "jazz", rolesSince: 0).handsAllowed)
+        try database.apply(.setHandsAllowed(room: "jazz", allowed: false, at: 5))
+        #expect(try database.load(room: "jazz", rolesSince: 0).handsAllowed == false)
         database.close()
         let connection = try SQLiteConnection(path: folder.databasePath)
         defer { connection.close() }
-        #expect(try Schema.userVersion(connection) == 6)
-        #expect(Schema.currentVersion == 6)
+        #expect(try Schema.userVersion(connection) == 7)
+        #expect(Schema.currentVersion == 7)
     }
 }

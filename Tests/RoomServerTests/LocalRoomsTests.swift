@@ -137,6 +137,47 @@ struct RoomsUnderTest {
         #expect(test.rooms.rooms["nowhere"] == nil)
     }
 
+    /// The server's once-a-second expiry ends a room whose last host left with no moderator present, once its
+    /// grace is over: everyone is told and the room is ended in memory and in the store.
+    @Test func theTickEndsARoomLeftWithoutHostOrModerator() {
+        let test = RoomsUnderTest()
+        test.join("ana", role: .host)
+        test.join("eli")
+        _ = test.rooms.handle(.leave, from: "ana", id: nil, in: "lobby", now: 10)
+        let deadline = 10 + RoomAuthority.hostlessGrace
+        #expect(test.rooms.rooms["lobby"]?.endsAt == deadline)
+        test.rooms.expireInvitations(now: deadline - 1)
+        #expect(test.rooms.rooms["lobby"]?.ended == false)
+        test.rooms.expireInvitations(now: deadline)
+        while let index = test.committer.pending.indices.first {
+            let pending = test.committer.pending.remove(at: index)
+            pending.then(.committed)
+        }
+        #expect(test.rooms.rooms["lobby"]?.ended == true)
+        #expect(test.published.events.contains(.roomEnding(peer: "ana", name: "ana", at: deadline)))
+        #expect(
+            test.published.events.last
+                == .roomEnded(by: "", reason: "the last host left and none came back"))
+    }
+
+    /// A room whose hands were turned off comes back from the store with them off, and turning them on is a
+    /// change the store is given.
+    @Test func aRoomLoadedWithHandsOffKeepsThemOff() {
+        let test = RoomsUnderTest()
+        var stored = SavedRoom()
+        stored.handsAllowed = false
+        test.loader.saved["lobby"] = stored
+        test.join("ana", role: .host)
+        #expect(test.rooms.rooms["lobby"]?.handsAllowed == false)
+        _ = test.rooms.handle(.setHandsAllowed(true), from: "ana", id: nil, in: "lobby", now: 5)
+        #expect(
+            test.committer.pending.last?.outcome.changes == [
+                .handsAllowed(true),
+                .audit(
+                    AuditEntry(at: 5, actor: "ana", action: "set_hands_allowed", detail: "on")),
+            ])
+    }
+
     @Test func outcomesArePublishedInTheOrderDecidedEachAfterItsCommit() {
         let test = RoomsUnderTest()
         test.join("ana", role: .host)
