@@ -126,14 +126,7 @@ public final class LinkRegistry: Sendable {
     private func with<Result: Sendable>(
         _ body: (SQLiteConnection) throws(DatabaseError) -> Result
     ) throws(DatabaseError) -> Result {
-        let outcome: Swift.Result<Result, DatabaseError> = connection.withLock { connection in
-            do throws(DatabaseError) {
-                return .success(try body(connection))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try outcome.get()
+        try RoomDatabase.locked(connection, body)
     }
 
     /// Closes the file (SQLite checkpoints its WAL into it); every later call fails. For a shutdown.

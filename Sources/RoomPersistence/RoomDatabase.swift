@@ -70,7 +70,9 @@ public final class RoomDatabase: Sendable {
         try Self.locked(reader, body)
     }
 
-    private static func locked<Result: Sendable>(
+    /// Runs `body` on `connection` under its lock, passing its typed error on (the database's connections and
+    /// the link registry's).
+    static func locked<Result: Sendable>(
         _ connection: borrowing Mutex<SQLiteConnection>, _ body: (SQLiteConnection) throws(DatabaseError) -> Result
     ) throws(DatabaseError) -> Result {
         let outcome: Swift.Result<Result, DatabaseError> = connection.withLock { connection in
