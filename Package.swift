@@ -3,9 +3,13 @@ import PackageDescription
 
 /// Clubroom: audio rooms in the terminal.
 ///
+/// Sources/ is a few wings, each a folder of targets: System (the C libraries from Debian under System/C, and the
+/// Swift adapters over them and over Linux), Core (pure: the room model, codecs, the screen as a function of
+/// state), Server, Cluster (entered through the server's seam only), Client, Demo, Benchmarks, Tools (fuzzing and
+/// test support) and the `clubroom` executable, which only wires them together (docs/architecture.md).
+///
 /// Dependencies point one way: the executable -> runtimes and adapters -> pure targets -> the standard library
-/// and Foundation. Pure targets (`StrictJSON`, `RoomCore`, `RoomProtocol`, `AudioCore`, `TermUI`, `Arguments`) never
-/// import a C module, so they build and test without ncurses, Opus or ALSA.
+/// and Foundation. Pure targets never import a C module, so they build and test without ncurses, Opus or ALSA.
 let package = Package(
     name: "Clubroom",
     products: [
@@ -14,85 +18,115 @@ let package = Package(
     targets: [
         // MARK: C libraries from Debian, each a module map plus a shim of inline wrappers.
         .systemLibrary(
-            name: "CNcursesw", pkgConfig: "ncursesw", providers: [.apt(["libncursesw5-dev"])]),
-        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
-        .systemLibrary(name: "COpusFile", pkgConfig: "opusfile", providers: [.apt(["libopusfile-dev"])]),
-        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CEventPoll"),
-        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
-        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
+            name: "CNcursesw", path: "Sources/System/C/CNcursesw", pkgConfig: "ncursesw",
+            providers: [.apt(["libncursesw5-dev"])]),
+        .systemLibrary(
+            name: "COpus", path: "Sources/System/C/COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(
+            name: "COpusFile", path: "Sources/System/C/COpusFile", pkgConfig: "opusfile",
+            providers: [.apt(["libopusfile-dev"])]),
+        .systemLibrary(
+            name: "CALSA", path: "Sources/System/C/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(
+            name: "CCrypto", path: "Sources/System/C/CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSpeexDSP", path: "Sources/System/C/CSpeexDSP", pkgConfig: "speexdsp",
+            providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/System/C/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CEventPoll", path: "Sources/System/C/CEventPoll"),
+        .systemLibrary(
+            name: "CSRTP", path: "Sources/System/C/CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(
+            name: "CHiredis", path: "Sources/System/C/CHiredis", pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]),
         // sendmmsg/recvmmsg need _GNU_SOURCE, which only a C file of our own can set.
-        .target(name: "CMediaIO"),
-        .target(name: "CSpawn"),
+        .target(name: "CMediaIO", path: "Sources/System/C/CMediaIO"),
+        .target(name: "CSpawn", path: "Sources/System/C/CSpawn"),
         // libsrtp2's AES-CM and HMAC-SHA1 on libcrypto, through libsrtp's own replacement calls: Debian builds
         // libsrtp2 on NSS, which sets up a PKCS #11 context for every packet (docs/media.md).
-        .target(name: "CSRTPCrypto", linkerSettings: [.linkedLibrary("srtp2"), .linkedLibrary("crypto")]),
+        .target(
+            name: "CSRTPCrypto", path: "Sources/System/C/CSRTPCrypto",
+            linkerSettings: [.linkedLibrary("srtp2"), .linkedLibrary("crypto")]),
 
         // MARK: Pure targets.
-        .target(name: "StrictJSON"),
+        .target(name: "StrictJSON", path: "Sources/Core/StrictJSON"),
         // The room's `/` grammar suggests commands with the command line's own rule (`Arguments.closestMatch`).
-        .target(name: "RoomCore", dependencies: ["StrictJSON", "Arguments"]),
-        .target(name: "RoomProtocol", dependencies: ["RoomCore", "StrictJSON"]),
-        .target(name: "AudioCore"),
-        .target(name: "TermUI"),
-        .target(name: "Arguments"),
+        .target(name: "RoomCore", dependencies: ["StrictJSON", "Arguments"], path: "Sources/Core/RoomCore"),
+        .target(name: "RoomProtocol", dependencies: ["RoomCore", "StrictJSON"], path: "Sources/Core/RoomProtocol"),
+        .target(name: "AudioCore", path: "Sources/Core/AudioCore"),
+        .target(name: "TermUI", path: "Sources/Core/TermUI"),
+        .target(name: "Arguments", path: "Sources/Core/Arguments"),
         // Signals as calls on a thread of their own, for every command that must stop cleanly.
-        .target(name: "ProcessSignals"),
+        .target(name: "ProcessSignals", path: "Sources/System/ProcessSignals"),
 
         // MARK: Bundled data: the default role table and the demo's speech clips.
         .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json"), .copy("clips")]),
 
         // MARK: The few Linux calls every runtime shares: the monotonic clock, CPU clocks, thread names.
-        .target(name: "Platform"),
+        .target(name: "Platform", path: "Sources/System/Platform"),
 
         // MARK: Adapters over the C libraries.
-        .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"]),
-        .target(name: "AudioCodec", dependencies: ["COpus", "COpusFile", "CSpeexDSP", "AudioCore"]),
-        .target(name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec", "Platform"]),
-        .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"]),
-        .target(name: "RoomPersistence", dependencies: ["CSQLite", "StrictJSON"]),
+        .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"], path: "Sources/System/TermCurses"),
+        .target(
+            name: "AudioCodec", dependencies: ["COpus", "COpusFile", "CSpeexDSP", "AudioCore"],
+            path: "Sources/System/AudioCodec"),
+        .target(
+            name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec", "Platform"],
+            path: "Sources/System/AudioDevices"),
+        .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"], path: "Sources/System/Crypto"),
+        .target(
+            name: "RoomPersistence", dependencies: ["CSQLite", "StrictJSON"], path: "Sources/System/RoomPersistence"),
         .target(
             name: "RoomTransport",
-            dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto", "Platform"]),
-        .target(name: "MediaTransport", dependencies: ["CSRTP", "CSRTPCrypto", "CMediaIO"]),
-        .target(name: "RedisClient", dependencies: ["CHiredis", "Platform"]),
+            dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto", "Platform"],
+            path: "Sources/System/RoomTransport"),
+        .target(
+            name: "MediaTransport", dependencies: ["CSRTP", "CSRTPCrypto", "CMediaIO"],
+            path: "Sources/System/MediaTransport"),
+        .target(name: "RedisClient", dependencies: ["CHiredis", "Platform"], path: "Sources/System/RedisClient"),
         // The cluster's side of Redis: keys, fenced room ownership, event streams, node membership.
-        .target(name: "ClusterState", dependencies: ["RedisClient", "Platform"]),
+        .target(name: "ClusterState", dependencies: ["RedisClient", "Platform"], path: "Sources/Cluster/ClusterState"),
 
         // MARK: The server.
-        .target(name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "Platform"]),
+        .target(
+            name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "Platform"],
+            path: "Sources/Server/MediaServer"),
         // Media between cluster nodes: once per speaker per remote node, under per-incarnation keys.
         .target(
-            name: "MediaRelay", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol", "Crypto", "Platform"]),
+            name: "MediaRelay", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol", "Crypto", "Platform"],
+            path: "Sources/Cluster/MediaRelay"),
         .target(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
                 "MediaTransport", "Platform", "ClusterState", "RedisClient", "MediaRelay",
-            ]),
+            ], path: "Sources/Server/RoomServer"),
 
         // MARK: The client.
         // Its sound, whole: devices, send path, media plane (SRTP, jitter buffers, decoders, mix), volumes.
         .target(
             name: "ClientAudio",
-            dependencies: ["AudioCore", "AudioCodec", "AudioDevices", "MediaTransport", "RoomProtocol", "Platform"]),
+            dependencies: ["AudioCore", "AudioCodec", "AudioDevices", "MediaTransport", "RoomProtocol", "Platform"],
+            path: "Sources/Client/ClientAudio"),
         .target(
             name: "RoomClient",
-            dependencies: ["RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport", "ClientAudio", "AudioCore"]),
+            dependencies: ["RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport", "ClientAudio", "AudioCore"],
+            path: "Sources/Client/RoomClient"),
         // The room screen's state, reducer and view model (pure), and the loop that runs it.
-        .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"]),
+        .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"], path: "Sources/Core/RoomApp"),
         .target(
             name: "RoomAppRuntime",
             dependencies: [
                 "RoomApp", "RoomCore", "TermUI", "TermCurses", "RoomClient", "RoomProtocol", "RoomTransport",
                 "ClientAudio", "Platform",
-            ]),
+            ], path: "Sources/Client/RoomAppRuntime"),
 
         // MARK: Test support.
-        .target(name: "RoomTesting", dependencies: ["AudioCore", "TermUI", "CSpawn"]),
+        .target(
+            name: "RoomTesting", dependencies: ["AudioCore", "TermUI", "CSpawn"], path: "Sources/Tools/RoomTesting"),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
 
@@ -149,8 +183,10 @@ let package = Package(
         // `make fuzz` builds with libFuzzer. Only the decoders' own modules go in, so the sanitized build stays small.
         .target(
             name: "FuzzChecks",
-            dependencies: ["RoomCore", "RoomProtocol", "StrictJSON", "AudioCore", "TermUI", "Crypto", "MediaTransport"]),
-        .executableTarget(name: "clubroom-fuzz", dependencies: ["FuzzChecks"]),
+            dependencies: [
+                "RoomCore", "RoomProtocol", "StrictJSON", "AudioCore", "TermUI", "Crypto", "MediaTransport",
+            ], path: "Sources/Tools/FuzzChecks"),
+        .executableTarget(name: "clubroom-fuzz", dependencies: ["FuzzChecks"], path: "Sources/Tools/clubroom-fuzz"),
 
         // MARK: The executable.
         .executableTarget(

@@ -7,8 +7,15 @@ import StrictJSON
 enum RoomChecks {
     /// The shipped role table, `Resources/roles.json`, read from the source tree this was built from (the fuzz
     /// executable is built without SwiftPM's resource bundles).
-    static let rolesURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Resources/roles.json")
+    static let rolesURL: URL = {
+        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while directory.path != "/",
+            !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path)
+        {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appendingPathComponent("Resources/roles.json")
+    }()
 
     static let table: RoleTable = {
         do {

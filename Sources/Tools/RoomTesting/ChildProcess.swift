@@ -164,14 +164,25 @@ public func clubroomBinary() throws -> URL {
     // On Darwin the test binary sits inside Foo.xctest/Contents/MacOS; step out of the bundle.
     while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
     candidates.append(directory.appendingPathComponent("clubroom"))
-    // This file is Sources/RoomTesting/ChildProcess.swift, three levels below the package root.
-    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    candidates.append(packageRoot.appendingPathComponent(".build/debug/clubroom"))
+    if let packageRoot = packageRoot(of: #filePath) {
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/clubroom"))
+    }
     for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
         return candidate
     }
     throw ChildProcessError.binaryNotFound(searched: candidates.map(\.path))
+}
+
+/// The package root a source file stands in: the nearest folder above it that holds `Package.swift`.
+public func packageRoot(of sourceFile: String) -> URL? {
+    var directory = URL(fileURLWithPath: sourceFile).deletingLastPathComponent()
+    while directory.path != "/" {
+        if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+            return directory
+        }
+        directory.deleteLastPathComponent()
+    }
+    return nil
 }
 
 /// Runs the built `clubroom` with the arguments and waits for it; killed and thrown after `seconds`.
