@@ -72,7 +72,7 @@ final class ClipFeed: Sendable {
 }
 
 /// A bot's voice over the media plane: its session's `media` offer starts the client's media (through a
-/// `MediaLink`: Opus in SRTP, UDP or the WebSocket) whose microphone is a clip feed, silent until a clip is played
+/// `ClientMediaSlot`: Opus in SRTP, UDP or the WebSocket) whose microphone is a clip feed, silent until a clip is played
 /// into it. The server measures the audio levels of what it sends, which drive everyone's level bars and the
 /// highlighted speaker.
 ///
@@ -80,7 +80,7 @@ final class ClipFeed: Sendable {
 public final class MediaVoice: DemoVoice {
     private let audio: DemoClipAudio
     private let feed: ClipFeed
-    private let link: MediaLink
+    private let link: ClientMediaSlot
     /// Counts clips, so the timer of a stopped clip does not end the next one.
     private let generation = Atomic<Int>(0)
 
@@ -89,7 +89,7 @@ public final class MediaVoice: DemoVoice {
         self.audio = audio
         let feed = ClipFeed()
         self.feed = feed
-        link = MediaLink(
+        link = ClientMediaSlot(
             options: ClientMedia.Options(source: .live(AudioFeed(capture: { frame in feed.fill(frame) }))),
             onFailure: problems)
     }

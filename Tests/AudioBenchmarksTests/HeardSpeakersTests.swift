@@ -18,13 +18,13 @@ final class MediaRecord: Sendable {
 
 /// A client in the room with its media, and what its media reported.
 final class Member: Sendable {
-    let link: MediaLink
+    let link: ClientMediaSlot
     let client: BenchClient
     let record = MediaRecord()
 
     init(_ server: BenchServer, _ identity: String, role: String, options: ClientMedia.Options) throws {
         let record = record
-        let link = MediaLink(
+        let link = ClientMediaSlot(
             options: options,
             onEvent: { event in
                 switch event {

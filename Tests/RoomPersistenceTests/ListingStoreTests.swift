@@ -12,7 +12,7 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let probe = StoreProbe()
-        let store = try RoomStore(directory: folder.path, busyTimeoutMilliseconds: 50, now: 1, report: probe.report)
+        let store = try SavedRooms(directory: folder.path, busyTimeoutMilliseconds: 50, now: 1, report: probe.report)
         let other = try SQLiteConnection(path: folder.databasePath)
         try other.execute("BEGIN IMMEDIATE")
         probe.commit(store, [.openRoom(room: "secret", at: 1), .setListed(room: "secret", listed: false, at: 2)])
@@ -23,7 +23,7 @@ import Testing
         other.close()
         #expect(try RoomDatabase(path: folder.databasePath).isListed("secret"))
 
-        let reopened = try RoomStore(directory: folder.path, now: 3, report: { _ in })
+        let reopened = try SavedRooms(directory: folder.path, now: 3, report: { _ in })
         defer { reopened.close() }
         #expect(reopened.recovered.entries == 1)
         #expect(try reopened.database.load(room: "secret", rolesSince: 0).listed == false)

@@ -12,7 +12,7 @@ import Testing
 /// too slowly, once it has read what it had, one message with each room it missed as the room is then.
 @Suite struct DirectoryWatcherTests {
     /// A lobby's connection that the test drains by hand.
-    final class Link: DirectoryLink, @unchecked Sendable {
+    final class Link: DirectoryWatcher, @unchecked Sendable {
         // @unchecked: touched by one thread at a time (the test's, or the loop's while the test waits).
         let id: Int
         var isBacklogged = false

@@ -311,7 +311,7 @@ struct RoomsUnderTest {
         }
         #expect(peersBefore == 5)
         usleep(200_000)
-        let (peersAfter, commits) = onLoop(loop) { () -> (Int, [[StoreChange]]) in
+        let (peersAfter, commits) = onLoop(loop) { () -> (Int, [[SavedChange]]) in
             let commits = test.committer.pending.map(\.outcome.changes)
             test.committer.pending.indices.forEach { test.committer.complete($0) }
             return (test.rooms.rooms["lobby"]?.peers.count ?? -1, commits)

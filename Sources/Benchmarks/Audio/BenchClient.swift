@@ -16,7 +16,7 @@ public struct PathBenchmarkError: Error, CustomStringConvertible {
 }
 
 /// One client's connection as the product makes it: a `RoomSession` whose media messages go to `media` (a
-/// `RoomAudio` or a `MediaLink` owned by the caller). With a relay link, the `media` offer is changed to
+/// `RoomAudio` or a `ClientMediaSlot` owned by the caller). With a relay link, the `media` offer is changed to
 /// send to an ``ImpairingRelay`` in front of the server, started on the offer's arrival.
 final class BenchClient: Sendable {
     let identity: String

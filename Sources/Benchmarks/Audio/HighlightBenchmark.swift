@@ -70,7 +70,7 @@ public enum HighlightBenchmark {
         let latencies = Mutex<[Double]>([])
         let changes = Mutex(0)
         let measuring = Mutex(false)
-        let listening = MediaLink(
+        let listening = ClientMediaSlot(
             options: ClientMedia.Options(tracksTalkers: true),
             onEvent: { event in
                 guard case .heard(let heard) = event else { return }
@@ -106,7 +106,7 @@ public enum HighlightBenchmark {
 
         // The speakers are live on the server from the start; their spurts are their microphones opening and
         // closing (a closed microphone sends nothing).
-        var speakers: [(pattern: Pattern, talk: TalkSwitch, link: MediaLink, client: BenchClient)] = []
+        var speakers: [(pattern: Pattern, talk: TalkSwitch, link: ClientMediaSlot, client: BenchClient)] = []
         defer {
             for speaker in speakers {
                 speaker.link.close()
@@ -115,7 +115,7 @@ public enum HighlightBenchmark {
         }
         for pattern in patterns {
             let talk = TalkSwitch(TalkControl(muted: true))
-            let link = MediaLink(
+            let link = ClientMediaSlot(
                 options: ClientMedia.Options(source: .tone(hertz: pattern.hertz), talk: talk), onFailure: { _ in })
             let client = try BenchClient(room: server, identity: pattern.identity, role: "speaker", relay: nil) {
                 link.handle($0)

@@ -11,7 +11,7 @@ import Synchronization
 /// same lost frames, for `bench/quality`'s PESQ comparison.
 ///
 /// A room server runs in this process on loopback. The speaker is a client as the product makes one (a
-/// `RoomSession` and its media through a `MediaLink`: the send path with Opus, DTX, FEC switched on by the loss
+/// `RoomSession` and its media through a `ClientMediaSlot`: the send path with Opus, DTX, FEC switched on by the loss
 /// its listeners report, RTP, SRTP, UDP); its microphone hands the speech to the media thread frame by frame, as
 /// a device ring does, and with voice processing the send path cleans it as it does a person's microphone. The listener is another such
 /// client, behind an ``ImpairingRelay`` that drops the seeded share of the server's RTP packets, chosen by
@@ -185,10 +185,10 @@ final class SpeechFeed: Sendable {
     }
 }
 
-/// A client as a bot runs one: a session whose media goes through a `MediaLink`.
+/// A client as a bot runs one: a session whose media goes through a `ClientMediaSlot`.
 final class MediaClientRig: Sendable {
     let client: BenchClient
-    private let link: MediaLink
+    private let link: ClientMediaSlot
     private let path = DispatchSemaphore(value: 0)
     private let stats = Locked<SpeakerStats?>(nil)
 
@@ -197,7 +197,7 @@ final class MediaClientRig: Sendable {
     ) throws {
         let path = path
         let stats = stats
-        let link = MediaLink(
+        let link = ClientMediaSlot(
             options: options,
             onEvent: { event in
                 switch event {

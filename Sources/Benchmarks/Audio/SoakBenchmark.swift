@@ -323,13 +323,13 @@ public enum SoakBenchmark {
     /// UDP, jitter buffer, decoder, mix), behind a relay that impairs what the server sends it.
     final class AudioListener: Sendable {
         private let client: BenchClient
-        private let link: MediaLink
+        private let link: ClientMediaSlot
         /// The newest statistics of its media engine (cumulative since the engine started).
         private let latest = Locked(Heard())
 
         init(url: String, token: String, identity: String, link impairment: LinkImpairment) throws {
             let latest = latest
-            let link = MediaLink(
+            let link = ClientMediaSlot(
                 options: ClientMedia.Options(),
                 onEvent: { event in
                     guard case .stats(_, let speakers, _) = event else { return }

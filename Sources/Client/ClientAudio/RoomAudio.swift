@@ -42,7 +42,7 @@ public struct RoomAudioSettings: Sendable, Equatable {
     /// Noise suppression, gain control and voice detection on the microphone; nil: as suits the input (on for a
     /// person's microphone, off for a file or a tone).
     public var voiceProcessing: Bool?
-    /// Where each speaker's local volume is kept (`VolumeStore`); nil keeps volumes for this session only.
+    /// Where each speaker's local volume is kept (`SavedVolumes`); nil keeps volumes for this session only.
     public var volumesPath: String?
     /// Whether levels are reported as they change, for a front end that draws them: the microphone's
     /// (`.microphone`), and those of the speakers heard (`speakers` is then also called when only a level moved,
@@ -50,10 +50,10 @@ public struct RoomAudioSettings: Sendable, Equatable {
     /// thread is not woken up to ten times a second while people talk.
     public var reportsLevel = true
 
-    /// Settings for these devices; volumes are kept in `VolumeStore.defaultPath()` unless told otherwise.
+    /// Settings for these devices; volumes are kept in `SavedVolumes.defaultPath()` unless told otherwise.
     public init(
         input: DeviceSpec, output: DeviceSpec, echoCancellation: Bool, voiceProcessing: Bool? = nil,
-        volumesPath: String? = VolumeStore.defaultPath()
+        volumesPath: String? = SavedVolumes.defaultPath()
     ) {
         self.input = input
         self.output = output
@@ -98,7 +98,7 @@ public final class RoomAudio: MediaReceiver {
     private let talk = TalkSwitch(TalkControl(muted: true))
     private let player: FilePlayer
     private let rings = DeviceRings()
-    private let link: MediaLink
+    private let link: ClientMediaSlot
     private let captureOpens = Atomic<Int>(0)
     private let state = Mutex(State())
     /// Serialises the changes of devices, which wait for audio threads to finish their period.
@@ -128,7 +128,7 @@ public final class RoomAudio: MediaReceiver {
         /// Who is shown the microphone's preview.
         var preview: (@Sendable (MicrophonePreview) -> Void)?
         var control: Thread?
-        var volumes: VolumeStore?
+        var volumes: SavedVolumes?
         var stopping = false
         /// Each device's failure to open as last told, so that the same failure when the device is opened again
         /// (a role change reopens both) is not told twice: told once per change of the device's state, and
@@ -159,7 +159,7 @@ public final class RoomAudio: MediaReceiver {
         let feed = AudioFeed(
             capture: { rings.captureFrame($0) }, playback: { rings.playFrame($0) },
             captureWait: { rings.lastCaptureWait })
-        link = MediaLink(
+        link = ClientMediaSlot(
             options: ClientMedia.Options(
                 source: .live(feed), sending: settings.sending, talk: talk, output: feed,
                 tracksTalkers: speakers != nil, talkerLevels: settings.reportsLevel, player: player),
@@ -278,12 +278,12 @@ public final class RoomAudio: MediaReceiver {
     /// 100 % and are kept in memory only, so the file is left for the person to fix.
     private func loadVolumes() {
         guard state.withLock({ $0.volumes == nil }) else { return }
-        let store: VolumeStore?
+        let store: SavedVolumes?
         do {
-            store = try VolumeStore(path: settings.volumesPath)
+            store = try SavedVolumes(path: settings.volumesPath)
         } catch {
             report(.status("Volumes start at 100 % and are not saved this session: \(error)."))
-            store = try? VolumeStore(path: nil)
+            store = try? SavedVolumes(path: nil)
         }
         state.withLock { $0.volumes = $0.volumes ?? store }
         link.setVolumes(store?.all ?? [:])

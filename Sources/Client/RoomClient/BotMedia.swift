@@ -27,7 +27,7 @@ public struct BotMediaOptions: Sendable, Equatable {
     }
 }
 
-/// Runs a bot's media for each connection's `media` offer (through the client's `MediaLink`) and reports
+/// Runs a bot's media for each connection's `media` offer (through the client's `ClientMediaSlot`) and reports
 /// `media_path` and `audio_stats` events. A bot with a microphone unmutes itself whenever it arrives on stage
 /// with a role that may publish; it sends whatever its role, so the server's refusal to forward an audience
 /// member can be seen.
@@ -35,7 +35,7 @@ public struct BotMediaOptions: Sendable, Equatable {
 /// Its state sits behind one lock; the media calls back from its own thread.
 final class BotMedia: Sendable {
     private let options: BotMediaOptions
-    let link: MediaLink
+    let link: ClientMediaSlot
     private let state = Mutex(State())
     private let player: FilePlayer
     private let output: @Sendable (String) -> Void
@@ -62,7 +62,7 @@ final class BotMedia: Sendable {
             output(BotProtocol.line("play_ended", [("title", .string(title))]))
             _ = slot.session.withLock { $0 }?.send(.setPlaying(false))
         })
-        link = MediaLink(
+        link = ClientMediaSlot(
             options: ClientMedia.Options(
                 source: options.source, blockUDP: options.blockUDP, record: options.recordPath != nil,
                 reportsPackets: options.logPackets, player: player),

@@ -24,10 +24,10 @@ public final class DirectorySession: Sendable, ReconnectingSession {
     public let url: String
     private let token: String
     private let headers: HTTPHeaders
-    let link: SessionLink<Listing, DirectoryEvent>
+    let link: ReconnectingSocket<Listing, DirectoryEvent>
 
     /// What a directory session keeps beside its connection.
-    struct Listing: SessionLinkExtra {
+    struct Listing: ReconnectingSocketExtra {
         /// The number of the last list or change; nil until the connection's first list.
         var lastSeq: Int64?
 
@@ -43,7 +43,7 @@ public final class DirectorySession: Sendable, ReconnectingSession {
         self.url = url
         self.token = token
         self.headers = headers
-        self.link = try SessionLink(
+        self.link = try ReconnectingSocket(
             url: url, tls: tls, policy: reconnect, loopName: "clubroom-lobby",
             connectorLabel: "clubroom.directory.connect", handler: handler,
             reconnecting: { attempt, _ in .reconnecting(attempt: attempt) }, ended: { end in .ended(end) })
@@ -154,7 +154,7 @@ public final class DirectorySession: Sendable, ReconnectingSession {
     }
 }
 
-extension SessionLinkState where Extra == DirectorySession.Listing {
+extension ReconnectingSocketState where Extra == DirectorySession.Listing {
     /// The number of the last list or change this connection delivered.
     fileprivate var lastSeq: Int64? {
         get { extra.lastSeq }

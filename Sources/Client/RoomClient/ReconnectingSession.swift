@@ -5,7 +5,7 @@ import Synchronization
 
 /// What a reconnecting session keeps beside its connection, told of the connection's turns under the same lock
 /// as the connection itself, so that the two never disagree.
-protocol SessionLinkExtra: Sendable {
+protocol ReconnectingSocketExtra: Sendable {
     init()
     /// A new connection is about to be made.
     mutating func connecting()
@@ -17,7 +17,7 @@ protocol SessionLinkExtra: Sendable {
     mutating func retrying()
 }
 
-extension SessionLinkExtra {
+extension ReconnectingSocketExtra {
     mutating func connecting() {}
     mutating func connected() -> [String] { [] }
     mutating func disconnected() {}
@@ -25,7 +25,7 @@ extension SessionLinkExtra {
 }
 
 /// The state of a reconnecting session's connection, with what the session itself adds in `extra`.
-struct SessionLinkState<Extra: SessionLinkExtra>: Sendable {
+struct ReconnectingSocketState<Extra: ReconnectingSocketExtra>: Sendable {
     var client: WebSocketClient?
     /// Counts connections, so a late callback of an old one is recognised and ignored.
     var generation = 0
@@ -52,13 +52,13 @@ struct SessionLinkState<Extra: SessionLinkExtra>: Sendable {
 
 /// What a reconnecting session holds: its server, its event loop and connecting queue, its connection's
 /// state and the way its events go out.
-final class SessionLink<Extra: SessionLinkExtra, Event: Sendable>: Sendable {
+final class ReconnectingSocket<Extra: ReconnectingSocketExtra, Event: Sendable>: Sendable {
     let url: String
     let tls: TLSClientConfiguration
     let policy: ReconnectPolicy
     let loop: EventLoop
     let connector: DispatchQueue
-    let state = Mutex(SessionLinkState<Extra>())
+    let state = Mutex(ReconnectingSocketState<Extra>())
     private let handler: @Sendable (Event) -> Void
     private let reconnectingEvent: @Sendable (_ attempt: Int, _ delay: Duration) -> Event
     private let endedEvent: @Sendable (SessionEnd) -> Event
@@ -136,9 +136,9 @@ final class SessionLink<Extra: SessionLinkExtra, Event: Sendable>: Sendable {
 /// backoff, when it drops: `RoomSession` and `DirectorySession`. The session builds each connection's options
 /// and callbacks and says what a close means; the connecting, the retries and the end are written here once.
 protocol ReconnectingSession: AnyObject, Sendable {
-    associatedtype Extra: SessionLinkExtra
+    associatedtype Extra: ReconnectingSocketExtra
     associatedtype Event: Sendable
-    var link: SessionLink<Extra, Event> { get }
+    var link: ReconnectingSocket<Extra, Event> { get }
     /// Makes a fresh connection: builds its options and headers and hands them to `open(options:headers:)`.
     func connect()
     /// The callbacks of connection `generation`.

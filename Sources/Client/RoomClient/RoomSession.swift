@@ -86,10 +86,10 @@ public final class RoomSession: Sendable, ReconnectingSession {
     private let roundTrip: (@Sendable (Duration) -> Void)?
     /// What the server sent that this client cannot use, said once a kind.
     private let ignored: IgnoredMessages
-    let link: SessionLink<Joining, SessionEvent>
+    let link: ReconnectingSocket<Joining, SessionEvent>
 
     /// What a room session keeps beside its connection.
-    struct Joining: SessionLinkExtra {
+    struct Joining: ReconnectingSocketExtra {
         var awaitingReconnectSnapshot = false
         /// The sequence number of the last snapshot.
         var snapshotSeq: Int64 = 0
@@ -140,7 +140,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
         self.token = token
         self.headers = headers
         // Every event's server strings are cleaned on the one way out of a session (see SessionText.swift).
-        self.link = try SessionLink(
+        self.link = try ReconnectingSocket(
             url: url, tls: tls, policy: reconnect, loopName: "clubroom-session",
             connectorLabel: "clubroom.session.connect", handler: { event in handler(event.sanitized) },
             reconnecting: { attempt, delay in .reconnecting(attempt: attempt, delay: delay) },

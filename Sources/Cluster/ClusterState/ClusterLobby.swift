@@ -1,7 +1,7 @@
 import RedisClient
 
 /// What one node says of the rooms it owns, for every node's lobby: room to an entry the room server encodes
-/// (`ClusterStore.replaceLobby`), as read by the other nodes on their tick.
+/// (`ClusterRedis.replaceLobby`), as read by the other nodes on their tick.
 public struct LobbyRecords: Sendable, Equatable {
     /// The node that wrote them (its name and incarnation).
     public var node: String
@@ -16,7 +16,7 @@ public struct LobbyRecords: Sendable, Equatable {
     }
 }
 
-extension ClusterStore {
+extension ClusterRedis {
     /// The field of a node's lobby hash that changes on every write; room names cannot take this form.
     static let lobbyVersionField = "~v"
 

@@ -213,7 +213,7 @@ public final class ClusterNode: Sendable {
         } catch {
             throw ClusterError(error)
         }
-        let store = ClusterStore(connection: connection, retention: configuration.retention)
+        let store = ClusterRedis(connection: connection, retention: configuration.retention)
         try store.loadFunctions()
         switch try store.register(
             record, ttlMilliseconds: configuration.timing.nodeTTLMilliseconds,
@@ -250,7 +250,7 @@ public final class ClusterNode: Sendable {
         leaseWorker.perform(
             deadlineMilliseconds: 1000,
             { connection throws(RedisError) in
-                let store = ClusterStore(connection: connection, retention: retention)
+                let store = ClusterRedis(connection: connection, retention: retention)
                 for (room, lease) in leases { try? store.release(room, token: lease.token) }
                 try? store.clearLobby(node: record.name)
                 try? store.unregister(record)
@@ -309,7 +309,7 @@ public final class ClusterNode: Sendable {
         let retention = configuration.retention
         leaseWorker.perform(
             { connection throws(RedisError) in
-                try? ClusterStore(connection: connection, retention: retention).release(room, token: lease.token)
+                try? ClusterRedis(connection: connection, retention: retention).release(room, token: lease.token)
             }, completion: { _ in })
     }
 
@@ -321,7 +321,7 @@ public final class ClusterNode: Sendable {
             deadlineMilliseconds: configuration.timing.requestDeadlineMilliseconds,
             {
                 [self] connection throws(RedisError) in
-                let store = ClusterStore(connection: connection, retention: configuration.retention)
+                let store = ClusterRedis(connection: connection, retention: configuration.retention)
                 let floor = state.withLock { $0.highestEpoch[room] ?? 0 }
                 let sent = Self.now()
                 let result: Result<AcquireResult, ClusterError>
@@ -382,7 +382,7 @@ public final class ClusterNode: Sendable {
             deadlineMilliseconds: configuration.timing.requestDeadlineMilliseconds,
             {
                 [self] connection throws(RedisError) -> Result<AppendResult, ClusterError> in
-                let store = ClusterStore(connection: connection, retention: configuration.retention)
+                let store = ClusterRedis(connection: connection, retention: configuration.retention)
                 let operations = makeOperations()
                 while true {
                     guard let token = owns(room) else { return .failure(.notOwner(room: room)) }
@@ -461,7 +461,7 @@ public final class ClusterNode: Sendable {
                     state.withLock { $0.followLoopRunning = false }
                     return false
                 }
-                let store = ClusterStore(connection: connection, retention: configuration.retention)
+                let store = ClusterRedis(connection: connection, retention: configuration.retention)
                 do throws(ClusterError) {
                     let found = try store.waitForEntries(
                         positions, blockMilliseconds: configuration.timing.readBlockMilliseconds)
@@ -528,7 +528,7 @@ public final class ClusterNode: Sendable {
                     state.withLock { $0.serveLoopRunning = false }
                     return false
                 }
-                let store = ClusterStore(connection: connection, retention: configuration.retention)
+                let store = ClusterRedis(connection: connection, retention: configuration.retention)
                 let block = max(10, configuration.timing.readBlockMilliseconds / max(1, rooms.count))
                 for (room, cursor) in rooms.sorted(by: { $0.key < $1.key }) {
                     guard let requests = try? store.requests(room, after: cursor, blockMilliseconds: block),
@@ -570,7 +570,7 @@ public final class ClusterNode: Sendable {
 
     /// Reads the lobby records of the live nodes whose version changed since the last read; posts them all
     /// when anything changed (a node's records, or a node coming or going).
-    private func readLobbies(_ store: ClusterStore, live: [NodeRecord]) throws(ClusterError) {
+    private func readLobbies(_ store: ClusterRedis, live: [NodeRecord]) throws(ClusterError) {
         try store.refreshLobby(node: configuration.node, ttlMilliseconds: lobbyTTLMilliseconds)
         let others = live.filter { $0.name != configuration.node }
         let versions = try store.lobbyVersions(of: others.map(\.name))
@@ -633,7 +633,7 @@ public final class ClusterNode: Sendable {
             {
                 [self] connection throws(RedisError) in
                 defer { state.withLock { $0.tickInFlight = false } }
-                let store = ClusterStore(connection: connection, retention: configuration.retention)
+                let store = ClusterRedis(connection: connection, retention: configuration.retention)
                 do throws(ClusterError) {
                     try tickBody(store)
                     markAvailable(true, reason: "")
@@ -649,7 +649,7 @@ public final class ClusterNode: Sendable {
             })
     }
 
-    private func tickBody(_ store: ClusterStore) throws(ClusterError) {
+    private func tickBody(_ store: ClusterRedis) throws(ClusterError) {
         let timing = configuration.timing
         let wanted = state.withLock { $0.slot }
         var node = record
@@ -740,7 +740,7 @@ public final class ClusterNode: Sendable {
 
     /// Takes a room this node owned back after Redis lost its data; when another node was quicker, says that
     /// the old lease is gone (`lostOwnership`), so the runtime stops acting as the room's owner.
-    private func reacquireAfterDataLoss(_ room: String, lost: LeaseToken, store: ClusterStore) {
+    private func reacquireAfterDataLoss(_ room: String, lost: LeaseToken, store: ClusterRedis) {
         let floor = state.withLock { $0.highestEpoch[room] ?? 0 }
         let sent = Self.now()
         guard
@@ -785,7 +785,7 @@ public final class ClusterNode: Sendable {
     }
 
     private func run<Value: Sendable>(
-        on worker: RedisWorker, _ body: @escaping @Sendable (ClusterStore) throws(ClusterError) -> Value,
+        on worker: RedisWorker, _ body: @escaping @Sendable (ClusterRedis) throws(ClusterError) -> Value,
         completion: @escaping @Sendable (Result<Value, ClusterError>) -> Void
     ) {
         let retention = configuration.retention
@@ -794,7 +794,7 @@ public final class ClusterNode: Sendable {
             {
                 connection throws(RedisError) -> Result<Value, ClusterError> in
                 do throws(ClusterError) {
-                    return .success(try body(ClusterStore(connection: connection, retention: retention)))
+                    return .success(try body(ClusterRedis(connection: connection, retention: retention)))
                 } catch {
                     return .failure(error)
                 }

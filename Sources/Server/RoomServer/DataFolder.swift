@@ -12,7 +12,7 @@ enum DataFolder {
     /// when every user of the machine may read it. The write check creates a file of its own name that must not
     /// exist yet and is never a symbolic link (`O_EXCL | O_NOFOLLOW`): a link planted there cannot make the server
     /// create or truncate a file elsewhere. Returns whether the folder's disk is full (it took not one more byte):
-    /// the server then starts read-only (`RoomStore.startProblem`) rather than not at all.
+    /// the server then starts read-only (`SavedRooms.startProblem`) rather than not at all.
     static func prepare(_ directory: String, log: ServerLog) throws(ServerStartError) -> Bool {
         let place = "data directory \(directory)"
         var info = stat()

@@ -4,19 +4,19 @@ import RoomPersistence
 import RoomProtocol
 
 /// The rooms' store on this machine, as the commit step and the loader of rooms: an outcome's changes are
-/// committed to the change journal (`RoomStore`), and applied to SQLite from there, off the loop; a room's saved
+/// committed to the change journal (`SavedRooms`), and applied to SQLite from there, off the loop; a room's saved
 /// state is read off the loop too, through a connection of its own that never waits for a writer.
 ///
 /// This is also the one place where RoomCore's values meet the database's records (`RoomPersistence` knows
 /// nothing of RoomCore).
 final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
-    let store: RoomStore
+    let store: SavedRooms
     let log: ServerLog
     /// The loop that commit results and loaded rooms are handed back to.
     let loop: LoopReference
     private let reads = DispatchQueue(label: "clubroom.server.reads")
 
-    init(store: RoomStore, loop: LoopReference, log: ServerLog) {
+    init(store: SavedRooms, loop: LoopReference, log: ServerLog) {
         self.store = store
         self.loop = loop
         self.log = log
@@ -114,7 +114,7 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
         }
     }
 
-    static func record(_ change: StoreChange, room: String) -> DatabaseChange {
+    static func record(_ change: SavedChange, room: String) -> DatabaseChange {
         switch change {
         case .topic(let topic): return .setTopic(room: room, topic: topic, at: currentTimestamp())
         case .ended(let reason): return .endRoom(room: room, reason: reason, at: currentTimestamp())

@@ -61,7 +61,7 @@ public enum CloseReason: String, Sendable, Equatable {
 }
 
 /// A change the persistence queue writes to the database.
-public enum StoreChange: Sendable, Equatable {
+public enum SavedChange: Sendable, Equatable {
     case topic(String)
     /// The room ended with this reason.
     case ended(reason: String)
@@ -117,7 +117,7 @@ public struct Outcome: Sendable, Equatable {
     /// Publish gates to set, for peers whose role or mute changed (and for a joiner).
     public var gates: [GateChange] = []
     public var deliveries: [Delivery] = []
-    public var changes: [StoreChange] = []
+    public var changes: [SavedChange] = []
     /// Connections to close after the deliveries are sent.
     public var closes: [(peer: PeerID, reason: CloseReason)] = []
     /// The refusal sent to the requester; when set, nothing else happened.
@@ -863,8 +863,8 @@ public struct RoomAuthority: Sendable {
     }
 
     /// What the store must learn of the demotions a decision made or lifted.
-    func demotionChanges(since before: [PeerID: RoleName], now: Timestamp) -> [StoreChange] {
-        var changes: [StoreChange] = []
+    func demotionChanges(since before: [PeerID: RoleName], now: Timestamp) -> [SavedChange] {
+        var changes: [SavedChange] = []
         for (id, role) in loweredByOthers.sorted(by: { $0.key < $1.key }) where before[id] != role {
             changes.append(.demoted(id, role: role, at: now))
         }
@@ -921,10 +921,10 @@ public struct RoomAuthority: Sendable {
     }
 
     /// The store's changes that bring its invitations from `before` to those standing now, in invitee order.
-    func invitationChanges(since before: [PeerID: Invitation]) -> [StoreChange] {
+    func invitationChanges(since before: [PeerID: Invitation]) -> [SavedChange] {
         let standing = standingInvitations
         guard standing != before else { return [] }
-        var changes: [StoreChange] = []
+        var changes: [SavedChange] = []
         for (invitee, invitation) in standing.sorted(by: { $0.key.rawValue < $1.key.rawValue })
         where before[invitee] != invitation {
             changes.append(.invited(invitee, by: invitation.by, at: invitation.at))

@@ -5,7 +5,7 @@ import RoomProtocol
 import RoomTransport
 
 /// What the directory needs of a lobby's connection: a `WebSocketConnection` in the server, a stand-in in tests.
-protocol DirectoryLink: AnyObject, CustomStringConvertible {
+protocol DirectoryWatcher: AnyObject, CustomStringConvertible {
     var id: Int { get }
     /// Whether bytes sent earlier still wait for the peer to read them.
     var isBacklogged: Bool { get }
@@ -14,7 +14,7 @@ protocol DirectoryLink: AnyObject, CustomStringConvertible {
     func whenDrained(_ callback: @escaping () -> Void)
 }
 
-extension WebSocketConnection: DirectoryLink {}
+extension WebSocketConnection: DirectoryWatcher {}
 
 /// Rooms changed since some message, in the order they first changed, with what was shown of each before and
 /// why it last arrived or left.
@@ -83,7 +83,7 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     static let listPerSecond: Double = 1
 
     final class Watcher {
-        let link: any DirectoryLink
+        let link: any DirectoryWatcher
         var bucket = LeakyBucket(capacity: RoomDirectory.listBurst, drainPerSecond: RoomDirectory.listPerSecond)
         var throttled = false
         /// The number of the last message sent to this watcher.
@@ -91,7 +91,7 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
         /// Rooms changed since that message, while the watcher reads too slowly to be sent each change.
         var behind: PendingListings?
 
-        init(link: any DirectoryLink) {
+        init(link: any DirectoryWatcher) {
             self.link = link
         }
     }
@@ -278,18 +278,18 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     var hasRoom: Bool { watchers.count < maxWatchers }
 
     /// A lobby connected: it gets the whole list, then every change.
-    func watch(_ link: some DirectoryLink) {
+    func watch(_ link: some DirectoryWatcher) {
         let watcher = Watcher(link: link)
         watchers[link.id] = watcher
         sendList(to: watcher)
     }
 
-    func isWatching(_ link: some DirectoryLink) -> Bool {
+    func isWatching(_ link: some DirectoryWatcher) -> Bool {
         watchers[link.id] != nil
     }
 
     /// A watcher's message: `list` (answered with the whole list, within its rate), anything else refused.
-    func received(_ payload: WebSocketPayload, from link: some DirectoryLink, now: Int64) {
+    func received(_ payload: WebSocketPayload, from link: some DirectoryWatcher, now: Int64) {
         guard let watcher = watchers[link.id] else { return }
         guard watcher.bucket.allow(nowMilliseconds: now) else {
             if !watcher.throttled {
@@ -317,11 +317,11 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
         }
     }
 
-    func closed(_ link: some DirectoryLink) {
+    func closed(_ link: some DirectoryWatcher) {
         watchers[link.id] = nil
     }
 
-    private func send(_ message: DirectoryMessage, to link: some DirectoryLink) {
+    private func send(_ message: DirectoryMessage, to link: some DirectoryWatcher) {
         link.send(PreparedMessage(text: String(decoding: DirectoryCodec.encode(message), as: UTF8.self)))
     }
 }

@@ -39,9 +39,9 @@ public final class RoomServerRuntime: Sendable {
         }
         let loopReference = LoopReference()
         let target = ServerStateReference()
-        let store: RoomStore
+        let store: SavedRooms
         do {
-            store = try RoomStore(
+            store = try SavedRooms(
                 directory: configuration.dataDirectory, now: currentTimestamp(), diskFull: diskFull,
                 report: { event in
                     PersistenceQueue.log(event, to: log)
@@ -54,7 +54,7 @@ public final class RoomServerRuntime: Sendable {
                     if let saving { loopReference.execute { target.state?.savingChanged(saving) } }
                 })
         } catch {
-            if error.isBusy, error.path.hasSuffix("/" + RoomStore.journalFileName) {
+            if error.isBusy, error.path.hasSuffix("/" + SavedRooms.journalFileName) {
                 throw ServerStartError(
                     place: "data directory \(configuration.dataDirectory)",
                     problem: "another clubroom server is using it")
@@ -78,7 +78,7 @@ public final class RoomServerRuntime: Sendable {
         if let problem = store.startProblem {
             log.warning(
                 "the server starts read-only: \(problem); it serves, keeps what changes in memory (up to "
-                    + "\(RoomStore.maxHeldCommits) changes) and saves it once the data folder takes writes again, but "
+                    + "\(SavedRooms.maxHeldCommits) changes) and saves it once the data folder takes writes again, but "
                     + "what it holds is lost if it stops before then")
         }
         let links: LinkRegistry

@@ -1,7 +1,7 @@
 import CSQLite
 
 /// The change journal: a small SQLite file of its own beside the database, holding the changes committed but
-/// not yet applied to the database. A change is durable (acknowledged) once it is here; `RoomStore` applies it to
+/// not yet applied to the database. A change is durable (acknowledged) once it is here; `SavedRooms` applies it to
 /// the database afterwards and then trims it from here.
 ///
 /// The server holds the file for itself (SQLite's exclusive locking mode) for as long as it runs, so no other

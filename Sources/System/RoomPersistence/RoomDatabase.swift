@@ -7,7 +7,7 @@ import Synchronization
 /// Every method is synchronous and short (one small transaction, a few milliseconds on a local disk). Writes go
 /// through one connection and reads through another: in WAL mode a reader never waits for a writer, so a read
 /// (loading a room) is not held up by a write waiting for another program's lock. The server calls it through
-/// `RoomStore`, never from the network loop. Calls from several threads are safe: a lock serialises each
+/// `SavedRooms`, never from the network loop. Calls from several threads are safe: a lock serialises each
 /// connection.
 ///
 /// Times are milliseconds since the Unix epoch (`Timestamp`); identities and roles are plain strings.

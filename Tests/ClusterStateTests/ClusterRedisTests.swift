@@ -6,11 +6,11 @@ import RoomTesting
 import Synchronization
 import Testing
 
-func store(_ server: RedisServerProcess, retention: RetentionLimits = RetentionLimits()) throws -> ClusterStore {
+func store(_ server: RedisServerProcess, retention: RetentionLimits = RetentionLimits()) throws -> ClusterRedis {
     let connection = RedisConnection(
         endpoint: try RedisEndpoint(url: server.url),
         options: RedisOptions(connectTimeoutMilliseconds: 500, commandTimeoutMilliseconds: 500))
-    let store = ClusterStore(connection: connection, retention: retention)
+    let store = ClusterRedis(connection: connection, retention: retention)
     try store.loadFunctions()
     return store
 }
@@ -21,7 +21,7 @@ func entry(_ seq: UInt64, after prev: UInt64, _ body: String, request: String = 
     RoomEntry(id: EntryID(seq: seq), prev: EntryID(seq: prev), requestID: request, body: bytes(body))
 }
 
-@Suite(.serialized) struct ClusterStoreTests {
+@Suite(.serialized) struct ClusterRedisTests {
     @Test func twoNodesRacingForTheSameRoomsGetOneOwnerEach() throws {
         let server = try RedisServerProcess(appendOnly: false)
         // Each racing thread uses its own connection only.
@@ -151,7 +151,7 @@ func entry(_ seq: UInt64, after prev: UInt64, _ body: String, request: String = 
         #expect(throws: RedisError.server("NOSCRIPT No matching script. Please use EVAL.")) {
             try raw.command("EVALSHA", script, "0")
         }
-        let after = ClusterStore(connection: raw)
+        let after = ClusterRedis(connection: raw)
         #expect(try after.owner("r") == token)
         #expect(try after.entries("r", after: .zero).map(\.body) == [bytes("kept")])
         #expect(
@@ -171,7 +171,7 @@ func entry(_ seq: UInt64, after prev: UInt64, _ body: String, request: String = 
         let raw = RedisConnection(endpoint: try RedisEndpoint(url: server.url))
         #expect(throws: RedisError.server("ERR Function not found")) { try raw.command("FCALL", "cr_version", "0") }
         // The old token is worthless in the emptied Redis; a new lease starts above the floor the node knew.
-        let fresh = ClusterStore(connection: raw)
+        let fresh = ClusterRedis(connection: raw)
         #expect(try fresh.append("r", entry: entry(1, after: 0, "x"), token: old, at: 1) == .fenced(owner: nil))
         #expect(
             try fresh.acquire("r", node: "a", incarnation: 1, leaseMilliseconds: 5000, epochFloor: 7)

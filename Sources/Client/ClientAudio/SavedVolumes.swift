@@ -12,7 +12,7 @@ import Synchronization
 /// Volumes are percentages from 0 to 200; a speaker not in the file plays at 100. A missing file is an empty
 /// one. A file that cannot be read or does not hold that shape is an error that names the file and the problem,
 /// never silently replaced.
-public final class VolumeStore: Sendable {
+public final class SavedVolumes: Sendable {
     /// The volume of a speaker nobody has adjusted.
     public static let defaultVolume = 100
     /// The accepted volumes, in percent.
@@ -28,14 +28,14 @@ public final class VolumeStore: Sendable {
     }
 
     /// Loads the volumes kept at `path` (nothing when the file does not exist yet); nil keeps them in memory.
-    public init(path: String?) throws(VolumeStoreError) {
+    public init(path: String?) throws(SavedVolumesError) {
         self.path = path
         guard let path, FileManager.default.fileExists(atPath: path) else {
             volumes = Mutex([:])
             return
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw VolumeStoreError(path: path, problem: .unreadable("cannot be read"))
+            throw SavedVolumesError(path: path, problem: .unreadable("cannot be read"))
         }
         volumes = Mutex(try Self.decode(data, path: path))
     }
@@ -49,7 +49,7 @@ public final class VolumeStore: Sendable {
     public var all: [String: Int] { volumes.withLock { $0 } }
 
     /// Sets the volume of `speaker` (clamped to 0–200 %) and saves the file.
-    public func setVolume(_ percent: Int, for speaker: String) throws(VolumeStoreError) {
+    public func setVolume(_ percent: Int, for speaker: String) throws(SavedVolumesError) {
         let clamped = min(Self.range.upperBound, max(Self.range.lowerBound, percent))
         let snapshot = volumes.withLock { volumes -> [String: Int] in
             volumes[speaker] = clamped == Self.defaultVolume ? nil : clamped
@@ -58,7 +58,7 @@ public final class VolumeStore: Sendable {
         try save(snapshot)
     }
 
-    private func save(_ snapshot: [String: Int]) throws(VolumeStoreError) {
+    private func save(_ snapshot: [String: Int]) throws(SavedVolumesError) {
         guard let path else { return }
         let file = VolumeFile(version: 1, volumes: snapshot)
         let encoder = JSONEncoder()
@@ -67,12 +67,12 @@ public final class VolumeStore: Sendable {
             let data = try encoder.encode(file)
             let directory = (path as NSString).deletingLastPathComponent
             guard StateFolder.prepare(directory) else {
-                throw VolumeStoreError(path: path, problem: .unwritable("its folder cannot be made"))
+                throw SavedVolumesError(path: path, problem: .unwritable("its folder cannot be made"))
             }
             // Written beside the file and renamed over it, so a crash never leaves half a file.
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw VolumeStoreError(path: path, problem: .unwritable(error.localizedDescription))
+            throw SavedVolumesError(path: path, problem: .unwritable(error.localizedDescription))
         }
     }
 
@@ -81,9 +81,9 @@ public final class VolumeStore: Sendable {
         var volumes: [String: Int]
     }
 
-    static func decode(_ data: Data, path: String) throws(VolumeStoreError) -> [String: Int] {
-        func malformed(_ detail: String) -> VolumeStoreError {
-            VolumeStoreError(path: path, problem: .malformed(detail))
+    static func decode(_ data: Data, path: String) throws(SavedVolumesError) -> [String: Int] {
+        func malformed(_ detail: String) -> SavedVolumesError {
+            SavedVolumesError(path: path, problem: .malformed(detail))
         }
         let file: VolumeFile
         do {
@@ -110,7 +110,7 @@ public final class VolumeStore: Sendable {
 }
 
 /// The volumes file could not be read, parsed or written.
-public struct VolumeStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct SavedVolumesError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
     public enum Problem: Sendable, Equatable {
         /// The file exists but could not be read.

@@ -5,7 +5,7 @@ import RedisClient
 ///
 /// Every call that runs a function loads the library again and retries once when Redis answers that the
 /// function is missing (a Redis restarted without its data).
-public struct ClusterStore {
+public struct ClusterRedis {
     public let connection: RedisConnection
     public var retention: RetentionLimits
 

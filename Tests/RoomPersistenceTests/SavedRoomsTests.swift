@@ -14,22 +14,22 @@ final class StoreProbe: Sendable {
     func report(_ event: StoreEvent) { state.withLock { $0.events.append(event) } }
 
     /// Commits and records the status the store answers with.
-    func commit(_ store: RoomStore, _ changes: [DatabaseChange]) {
+    func commit(_ store: SavedRooms, _ changes: [DatabaseChange]) {
         store.commit(changes) { status in self.state.withLock { $0.results.append(status) } }
     }
 
     /// Waits up to `timeout` seconds for `condition`.
-    func wait(timeout: Double = 10, _ condition: (RoomStoreProbeView) -> Bool) -> Bool {
+    func wait(timeout: Double = 10, _ condition: (SavedRoomsProbeView) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if condition(RoomStoreProbeView(events: events, results: results)) { return true }
+            if condition(SavedRoomsProbeView(events: events, results: results)) { return true }
             usleep(5_000)
         }
         return false
     }
 }
 
-struct RoomStoreProbeView {
+struct SavedRoomsProbeView {
     var events: [StoreEvent]
     var results: [CommitStatus]
 }
@@ -38,12 +38,12 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
     .appendChat(room: "lobby", at: at, fromIdentity: "ana", fromName: "Ana", audience: .everyone, text: text)
 }
 
-@Suite struct RoomStoreTests {
+@Suite struct SavedRoomsTests {
     @Test func aCommitIsDurableBeforeTheDatabaseHasIt() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let probe = StoreProbe()
-        let store = try RoomStore(directory: folder.path, busyTimeoutMilliseconds: 50, now: 1, report: probe.report)
+        let store = try SavedRooms(directory: folder.path, busyTimeoutMilliseconds: 50, now: 1, report: probe.report)
         // Another connection holds the database's write lock, as a backup or the sqlite3 shell would.
         let other = try SQLiteConnection(path: folder.databasePath)
         try other.execute("BEGIN IMMEDIATE")
@@ -59,7 +59,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
         other.close()
         #expect(try RoomDatabase(path: folder.databasePath).recentChat(room: "lobby").isEmpty)
 
-        let reopened = try RoomStore(directory: folder.path, now: 2, report: { _ in })
+        let reopened = try SavedRooms(directory: folder.path, now: 2, report: { _ in })
         defer { reopened.close() }
         #expect(reopened.recovered.entries == 1)
         #expect(try reopened.database.recentChat(room: "lobby").map(\.text) == ["while locked"])
@@ -70,7 +70,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let probe = StoreProbe()
-        let store = try RoomStore(directory: folder.path, busyTimeoutMilliseconds: 50, now: 1, report: probe.report)
+        let store = try SavedRooms(directory: folder.path, busyTimeoutMilliseconds: 50, now: 1, report: probe.report)
         defer { store.close() }
         let other = try SQLiteConnection(path: folder.databasePath)
         try other.execute("BEGIN IMMEDIATE")
@@ -90,7 +90,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let probe = StoreProbe()
-        let store = try RoomStore(directory: folder.path, now: 1, report: probe.report)
+        let store = try SavedRooms(directory: folder.path, now: 1, report: probe.report)
         defer { store.close() }
         probe.commit(store, [.setTopic(room: "lobby", topic: "first", at: 1)])
         #expect(store.flush())
@@ -119,7 +119,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let probe = StoreProbe()
-        let store = try RoomStore(directory: folder.path, now: 1, report: probe.report)
+        let store = try SavedRooms(directory: folder.path, now: 1, report: probe.report)
         try store.limitJournal(toPages: 1)
         probe.commit(store, [chat(String(repeating: "y", count: 8000))])
         #expect(probe.wait { $0.results.count == 1 })
@@ -134,7 +134,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         do {
-            let store = try RoomStore(directory: folder.path, now: 1, report: { _ in })
+            let store = try SavedRooms(directory: folder.path, now: 1, report: { _ in })
             let probe = StoreProbe()
             probe.commit(store, [.holdRole(room: "lobby", identity: "eli", role: "speaker", at: 5)])
             probe.commit(store, [.holdRole(room: "lobby", identity: "fay", role: "moderator", at: 6)])
@@ -143,7 +143,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
             #expect(try store.database.heldRoles(room: "lobby").map(\.identity) == ["eli"])
             store.close()
         }
-        let store = try RoomStore(directory: folder.path, now: 500_000, report: { _ in })
+        let store = try SavedRooms(directory: folder.path, now: 500_000, report: { _ in })
         defer { store.close() }
         #expect(store.recovered.releasedRoles == 1)
         #expect(try store.database.heldRoles(room: "lobby").isEmpty)
@@ -157,16 +157,16 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
     @Test func aSecondServerOnTheSameFolderIsRefused() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let first = try RoomStore(directory: folder.path, now: 1, report: { _ in })
+        let first = try SavedRooms(directory: folder.path, now: 1, report: { _ in })
         do {
-            _ = try RoomStore(directory: folder.path, now: 1, report: { _ in })
+            _ = try SavedRooms(directory: folder.path, now: 1, report: { _ in })
             Issue.record("opened twice")
         } catch {
             #expect(error.isBusy)
-            #expect(error.path == folder.path + "/" + RoomStore.journalFileName)
+            #expect(error.path == folder.path + "/" + SavedRooms.journalFileName)
         }
         first.close()
-        let second = try RoomStore(directory: folder.path, now: 1, report: { _ in })
+        let second = try SavedRooms(directory: folder.path, now: 1, report: { _ in })
         second.close()
     }
 
@@ -184,7 +184,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
                 + "BEGIN SELECT RAISE(ABORT, 'refused by the operator'); END")
         other.close()
         let probe = StoreProbe()
-        let store = try RoomStore(directory: folder.path, now: 1, report: probe.report)
+        let store = try SavedRooms(directory: folder.path, now: 1, report: probe.report)
         defer { store.close() }
         probe.commit(store, [chat("before")])
         probe.commit(
@@ -255,7 +255,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
     @Test func aJournalFromANewerProgramIsRefused() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let path = folder.path + "/" + RoomStore.journalFileName
+        let path = folder.path + "/" + SavedRooms.journalFileName
         do {
             let connection = try SQLiteConnection(path: path)
             try connection.execute("PRAGMA user_version = 7")
@@ -267,7 +267,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
                     "journal version 7 is newer than this program's 1; use a newer clubroom or another data folder",
                 sql: nil)
         ) {
-            try RoomStore(directory: folder.path, now: 1, report: { _ in })
+            try SavedRooms(directory: folder.path, now: 1, report: { _ in })
         }
     }
 }

@@ -59,7 +59,7 @@ public enum StoreEvent: Sendable, Equatable {
     case commitsFailing(StoreProblem)
     /// The journal takes writes again; `saved` held commits were written.
     case commitsRecovered(saved: Int)
-    /// A read-only start (`RoomStore.startProblem`) is over, the data folder taking writes again: what the start
+    /// A read-only start (`SavedRooms.startProblem`) is over, the data folder taking writes again: what the start
     /// could not write then is written now (`entries` journal entries applied to the database, `releasedRoles`
     /// roles released as of the start).
     case startFinished(entries: Int, releasedRoles: Int)
@@ -86,7 +86,7 @@ public enum StoreEvent: Sendable, Equatable {
 /// that moment.
 ///
 /// Two serial queues do the work, so callers on the network loop never block: `commit` only hands over.
-public final class RoomStore: @unchecked Sendable {
+public final class SavedRooms: @unchecked Sendable {
     // Safe to share: `shared` is behind a mutex; `held`, `nextSeq`, `commitsFailing`, `retryScheduled`,
     // `droppedReported` and the journal are touched only on `commitQueue`; `applyFailing` and `applyDelay`
     // only on `applyQueue`.

@@ -17,7 +17,7 @@ public protocol MediaReceiver: AnyObject, Sendable {
 /// bots and the demo's voices: each `media` offer (one per connection, so again after every reconnect) starts a
 /// `ClientMedia` in place of the previous one; room keys, WebSocket media and who sends with which SSRC go to the
 /// current one; the local volumes and the sources it was told about carry over to the next.
-public final class MediaLink: MediaReceiver {
+public final class ClientMediaSlot: MediaReceiver {
     private let options: ClientMedia.Options
     private let onEvent: @Sendable (ClientMediaEvent) -> Void
     private let onFailure: @Sendable (String) -> Void

@@ -3,14 +3,14 @@ import Foundation
 import RoomTesting
 import Testing
 
-@Suite struct VolumeStoreTests {
+@Suite struct SavedVolumesTests {
     @Test func defaultPathFollowsXDGStateHome() {
         #expect(
-            VolumeStore.defaultPath(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/clubroom/volumes.json")
-        #expect(VolumeStore.defaultPath(environment: ["HOME": "/h"]) == "/h/.local/state/clubroom/volumes.json")
+            SavedVolumes.defaultPath(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/clubroom/volumes.json")
+        #expect(SavedVolumes.defaultPath(environment: ["HOME": "/h"]) == "/h/.local/state/clubroom/volumes.json")
         // The XDG specification ignores relative paths.
         #expect(
-            VolumeStore.defaultPath(environment: ["XDG_STATE_HOME": "rel", "HOME": "/h"])
+            SavedVolumes.defaultPath(environment: ["XDG_STATE_HOME": "rel", "HOME": "/h"])
                 == "/h/.local/state/clubroom/volumes.json")
     }
 
@@ -18,15 +18,15 @@ import Testing
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.file("state/clubroom/volumes.json")
-        let store = try VolumeStore(path: path)
+        let store = try SavedVolumes(path: path)
         #expect(store.volume(for: "ana") == 100)
         try store.setVolume(80, for: "ana")
         try store.setVolume(250, for: "bo")
         try store.setVolume(-5, for: "chen")
-        let reloaded = try VolumeStore(path: path)
+        let reloaded = try SavedVolumes(path: path)
         #expect(reloaded.all == ["ana": 80, "bo": 200, "chen": 0])
         try reloaded.setVolume(100, for: "ana")
-        #expect(try VolumeStore(path: path).all == ["bo": 200, "chen": 0])
+        #expect(try SavedVolumes(path: path).all == ["bo": 200, "chen": 0])
     }
 
     @Test func aBadFileIsAClearError() throws {
@@ -42,11 +42,11 @@ import Testing
         for (text, detail) in cases {
             let path = directory.file("volumes.json")
             try text.write(toFile: path, atomically: true, encoding: .utf8)
-            #expect(throws: VolumeStoreError(path: path, problem: .malformed(detail))) {
-                try VolumeStore(path: path)
+            #expect(throws: SavedVolumesError(path: path, problem: .malformed(detail))) {
+                try SavedVolumes(path: path)
             }
         }
-        let error = VolumeStoreError(path: "/x/volumes.json", problem: .malformed("\"version\" is missing"))
+        let error = SavedVolumesError(path: "/x/volumes.json", problem: .malformed("\"version\" is missing"))
         #expect(
             error.description
                 == "the volumes file /x/volumes.json is not valid: \"version\" is missing; fix it, or delete it to "
