@@ -55,17 +55,27 @@ let package = Package(
         .target(name: "StrictJSON", path: "Sources/Core/StrictJSON"),
         // The room's `/` grammar suggests commands with the command line's own rule (`Arguments.closestMatch`).
         .target(name: "RoomCore", dependencies: ["StrictJSON", "Arguments"], path: "Sources/Core/RoomCore"),
-        .target(name: "RoomProtocol", dependencies: ["RoomCore", "StrictJSON"], path: "Sources/Core/RoomProtocol"),
+        // The control protocol: messages, codecs, tokens, invite links; it announces the media profile and reads
+        // the room from an upgrade request.
+        .target(
+            name: "RoomProtocol", dependencies: ["RoomCore", "StrictJSON", "Platform", "MediaWire", "WebSocket"],
+            path: "Sources/Core/RoomProtocol"),
+        // RFC 6455 framing, the HTTP upgrade and UTF-8 validation, knowing nothing of rooms.
+        .target(name: "WebSocket", dependencies: ["Platform"], path: "Sources/Core/WebSocket"),
+        // RTP and RTCP as the media plane reads and writes them (RFC 3550, RFC 6464 levels, one-byte header
+        // extensions, sequence checks), knowing nothing of rooms.
+        .target(name: "MediaWire", path: "Sources/Core/MediaWire"),
         .target(name: "AudioCore", path: "Sources/Core/AudioCore"),
         .target(name: "TermUI", path: "Sources/Core/TermUI"),
         .target(name: "Arguments", path: "Sources/Core/Arguments"),
         // Signals as calls on a thread of their own, for every command that must stop cleanly.
-        .target(name: "ProcessSignals", path: "Sources/System/ProcessSignals"),
+        .target(name: "ProcessSignals", dependencies: ["Platform"], path: "Sources/System/ProcessSignals"),
 
         // MARK: Bundled data: the default role table and the demo's speech clips.
         .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json"), .copy("clips")]),
 
-        // MARK: The few Linux calls every runtime shares: the monotonic clock, CPU clocks, thread names.
+        // MARK: The floor every target may stand on: the monotonic clock, CPU clocks, a thread starter that names
+        // threads in the kernel, Duration conversions, `PlacedError`, percent-decoding and the one naming rule.
         .target(name: "Platform", path: "Sources/System/Platform"),
 
         // MARK: Adapters over the C libraries.
@@ -80,8 +90,7 @@ let package = Package(
         .target(
             name: "RoomPersistence", dependencies: ["CSQLite", "StrictJSON"], path: "Sources/System/RoomPersistence"),
         .target(
-            name: "RoomTransport",
-            dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto", "Platform"],
+            name: "RoomTransport", dependencies: ["WebSocket", "CCrypto", "CEventPoll", "Crypto", "Platform"],
             path: "Sources/System/RoomTransport"),
         .target(
             name: "MediaTransport", dependencies: ["CSRTP", "CSRTPCrypto", "CMediaIO"],
@@ -92,28 +101,33 @@ let package = Package(
 
         // MARK: The server.
         .target(
-            name: "MediaServer", dependencies: ["MediaTransport", "RoomProtocol", "AudioCore", "Platform"],
+            name: "MediaServer", dependencies: ["MediaTransport", "MediaWire", "AudioCore", "Platform"],
             path: "Sources/Server/MediaServer"),
         // Media between cluster nodes: once per speaker per remote node, under per-incarnation keys.
         .target(
-            name: "MediaRelay", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol", "Crypto", "Platform"],
+            name: "MediaRelay", dependencies: ["MediaServer", "MediaTransport", "MediaWire", "Crypto", "Platform"],
             path: "Sources/Cluster/MediaRelay"),
         .target(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "Platform", "ClusterState", "RedisClient", "MediaRelay",
+                "MediaTransport", "Platform", "ClusterState", "RedisClient", "MediaRelay", "WebSocket",
             ], path: "Sources/Server/RoomServer"),
 
         // MARK: The client.
         // Its sound, whole: devices, send path, media plane (SRTP, jitter buffers, decoders, mix), volumes.
         .target(
             name: "ClientAudio",
-            dependencies: ["AudioCore", "AudioCodec", "AudioDevices", "MediaTransport", "RoomProtocol", "Platform"],
+            dependencies: [
+                "AudioCore", "AudioCodec", "AudioDevices", "MediaTransport", "RoomProtocol", "Platform", "MediaWire",
+            ],
             path: "Sources/Client/ClientAudio"),
         .target(
             name: "RoomClient",
-            dependencies: ["RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport", "ClientAudio", "AudioCore"],
+            dependencies: [
+                "RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport", "ClientAudio", "AudioCore", "WebSocket",
+                "Platform",
+            ],
             path: "Sources/Client/RoomClient"),
         // The room screen's state, reducer and view model (pure), and the loop that runs it.
         .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"], path: "Sources/Core/RoomApp"),
@@ -121,12 +135,13 @@ let package = Package(
             name: "RoomAppRuntime",
             dependencies: [
                 "RoomApp", "RoomCore", "TermUI", "TermCurses", "RoomClient", "RoomProtocol", "RoomTransport",
-                "ClientAudio", "Platform",
+                "ClientAudio", "Platform", "WebSocket",
             ], path: "Sources/Client/RoomAppRuntime"),
 
         // MARK: Test support.
         .target(
-            name: "RoomTesting", dependencies: ["AudioCore", "TermUI", "CSpawn"], path: "Sources/Tools/RoomTesting"),
+            name: "RoomTesting", dependencies: ["AudioCore", "TermUI", "CSpawn", "Platform"],
+            path: "Sources/Tools/RoomTesting"),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
 
@@ -135,19 +150,20 @@ let package = Package(
             name: "Demo",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "ClubroomResources",
-                "ClientAudio", "AudioCore", "AudioCodec",
+                "ClientAudio", "AudioCore", "AudioCodec", "Platform", "WebSocket",
             ]),
 
         // MARK: Benchmarks, run by `clubroom bench`: one folder, a target per area. Product targets never import
         // them (`make lint` checks).
         .target(name: "BenchmarkSupport", path: "Sources/Benchmarks/Support"),
         .target(
-            name: "StoreBenchmarks", dependencies: ["BenchmarkSupport", "RoomCore"], path: "Sources/Benchmarks/Store"),
+            name: "StoreBenchmarks", dependencies: ["BenchmarkSupport", "RoomCore", "Platform"],
+            path: "Sources/Benchmarks/Store"),
         .target(
             name: "ServerBenchmarks",
             dependencies: [
                 "BenchmarkSupport", "Platform", "RoomCore", "RoomProtocol", "RoomServer", "RoomTransport", "Crypto",
-                "ClubroomResources", "MediaServer", "MediaTransport", "StrictJSON",
+                "ClubroomResources", "MediaServer", "MediaTransport", "StrictJSON", "MediaWire", "WebSocket",
             ],
             path: "Sources/Benchmarks/Server"),
         .target(
@@ -155,7 +171,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "AudioCore", "AudioCodec", "AudioDevices",
                 "ClientAudio", "MediaTransport", "RoomProtocol", "RoomClient", "RoomApp", "RoomCore", "Crypto",
-                "RoomTransport",
+                "RoomTransport", "MediaWire", "WebSocket",
             ],
             path: "Sources/Benchmarks/Audio"),
         .target(
@@ -167,6 +183,7 @@ let package = Package(
             name: "DirectoryBenchmarks",
             dependencies: [
                 "BenchmarkSupport", "Platform", "Crypto", "RoomCore", "RoomProtocol", "RoomServer", "RoomTransport",
+                "WebSocket",
             ],
             path: "Sources/Benchmarks/Directory"),
         // The cluster: `clubroom serve` nodes on 127.0.0.2-4 around a Redis of the bench's own.
@@ -175,7 +192,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "ClusterState", "RedisClient", "Crypto", "RoomCore",
                 "RoomProtocol", "RoomTransport", "StrictJSON", "MediaRelay", "MediaServer", "MediaTransport",
-                "RoomServer", "ClubroomResources",
+                "RoomServer", "ClubroomResources", "MediaWire", "WebSocket",
             ],
             path: "Sources/Benchmarks/Cluster"),
 
@@ -185,6 +202,7 @@ let package = Package(
             name: "FuzzChecks",
             dependencies: [
                 "RoomCore", "RoomProtocol", "StrictJSON", "AudioCore", "TermUI", "Crypto", "MediaTransport",
+                "MediaWire", "Platform", "WebSocket",
             ], path: "Sources/Tools/FuzzChecks"),
         .executableTarget(name: "clubroom-fuzz", dependencies: ["FuzzChecks"], path: "Sources/Tools/clubroom-fuzz"),
 
@@ -196,7 +214,7 @@ let package = Package(
                 "AudioCodec", "AudioDevices", "ClientAudio", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer",
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
-                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence",
+                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket",
             ]),
 
         // MARK: Tests.
@@ -208,17 +226,20 @@ let package = Package(
                 "ClubroomResources",
             ]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
         .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: ["RoomTesting"]),
         .testTarget(
-            name: "RoomProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON", "RoomTesting"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting"]),
+            name: "RoomProtocolTests",
+            dependencies: ["RoomProtocol", "RoomCore", "StrictJSON", "RoomTesting", "MediaWire", "WebSocket"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting", "WebSocket"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI", "RoomTesting"], exclude: ["Goldens"]),
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI", "CNcursesw"]),
         .testTarget(
-            name: "RoomTransportTests", dependencies: ["RoomTransport", "RoomProtocol", "Crypto", "RoomTesting"],
+            name: "RoomTransportTests",
+            dependencies: ["RoomTransport", "RoomProtocol", "Crypto", "RoomTesting", "WebSocket"],
             exclude: ["interop"]),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "CAllocationCounter", "RoomTesting"]),
         .testTarget(
@@ -228,14 +249,13 @@ let package = Package(
             name: "ClientAudioTests",
             dependencies: [
                 "ClientAudio", "AudioCore", "AudioCodec", "AudioDevices", "MediaTransport", "Platform", "RoomProtocol",
-                "RoomTesting",
+                "RoomTesting", "MediaWire",
             ]),
         .testTarget(
             name: "AudioBenchmarksTests",
             dependencies: [
                 "AudioBenchmarks", "AudioCore", "ClientAudio", "MediaTransport", "Platform", "RoomClient",
-                "RoomProtocol",
-                "ServerBenchmarks", "ClubroomResources", "RoomCore",
+                "ServerBenchmarks", "ClubroomResources", "RoomCore", "MediaWire",
             ]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
@@ -250,7 +270,7 @@ let package = Package(
             name: "ServerIntegrationTests",
             dependencies: [
                 "RoomProtocol", "StrictJSON", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
-                "ClubroomResources", "RoomTesting", "RoomApp", "RoomAppRuntime",
+                "ClubroomResources", "RoomTesting", "RoomApp", "RoomAppRuntime", "WebSocket",
             ]),
         .testTarget(
             name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources", "RoomTesting"],
@@ -261,13 +281,13 @@ let package = Package(
         .testTarget(name: "UIEndToEndTests", dependencies: ["RoomTesting"]),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "ClubroomResources", "RoomProtocol"]),
         .testTarget(name: "DemoEndToEndTests", dependencies: ["RoomTesting"]),
-        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "RoomProtocol"]),
-        .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "RoomProtocol"]),
+        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "MediaWire"]),
+        .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "MediaWire"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RoomTesting"]),
         .testTarget(name: "ClusterStateTests", dependencies: ["ClusterState", "RedisClient", "RoomTesting"]),
         .testTarget(
             name: "MediaRelayTests",
-            dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
+            dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomTesting", "MediaWire"]),
         // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
         .testTarget(
             name: "ClusterEndToEndTests",
@@ -280,7 +300,7 @@ let package = Package(
             name: "ClientEdgeTests",
             dependencies: [
                 "ClubroomResources", "Crypto", "RoomClient", "RoomCore", "RoomProtocol", "StrictJSON", "RoomTransport",
-                "RoomTesting",
+                "RoomTesting", "WebSocket",
             ]),
         // Runs the built clubroom: a server and bots over loopback.
         .testTarget(name: "MediaEndToEndTests", dependencies: ["AudioCore", "RoomTesting"]),

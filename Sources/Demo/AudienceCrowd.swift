@@ -4,6 +4,7 @@ import RoomCore
 import RoomProtocol
 import RoomTransport
 import Synchronization
+import WebSocket
 
 /// The quiet part of the audience: many connections on one event loop, so a room of thousands does not need a
 /// thread per listener. They listen without reading what they hear, and speak only when the director makes them
@@ -19,7 +20,7 @@ final class AudienceCrowd: Sendable {
     init(url: String) throws(DemoError) {
         self.url = url
         do {
-            loop = try EventLoop(name: "clubroom-demo-crowd")
+            loop = try EventLoop(name: "demo-crowd")
         } catch {
             throw DemoError(place: "audience", problem: error.description)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import RoomCore
 
 /// One speech clip of the demo, as `Resources/clips/manifest.json` describes it.

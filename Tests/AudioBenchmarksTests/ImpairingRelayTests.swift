@@ -1,6 +1,6 @@
 import Dispatch
 import MediaTransport
-import RoomProtocol
+import MediaWire
 import Testing
 
 @testable import AudioBenchmarks

@@ -1,5 +1,6 @@
 import Foundation
 import MediaTransport
+import MediaWire
 import Platform
 import RoomProtocol
 import Testing

@@ -1,7 +1,7 @@
 import AudioCodec
 import AudioCore
 import AudioDevices
-import RoomProtocol
+import MediaWire
 import RoomTesting
 import Testing
 

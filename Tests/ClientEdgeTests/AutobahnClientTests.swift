@@ -3,6 +3,7 @@ import RoomProtocol
 import RoomTransport
 import Synchronization
 import Testing
+import WebSocket
 
 /// One of the Autobahn|Testsuite's cases as a server plays it against a client: the bytes the server writes, one
 /// write per chunk, and what the client must do with them: the messages it delivers, every frame it writes back

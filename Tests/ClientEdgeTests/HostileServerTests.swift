@@ -5,6 +5,7 @@ import RoomProtocol
 import RoomTesting
 import RoomTransport
 import Testing
+import WebSocket
 
 /// The pieces of the attacks: escape sequences that change the pane's title, write the clipboard (OSC 52) and
 /// reset the terminal, a right-to-left override, and a raw newline that forges a line of its own.

@@ -2,7 +2,7 @@ import Crypto
 import Dispatch
 import Foundation
 import Glibc
-import RoomProtocol
+import WebSocket
 
 /// A WebSocket "server" written with bare blocking sockets, for sending a client frames that no correct server
 /// would write (the Autobahn|Testsuite's cases) and for a server that stops reading. It accepts one connection,

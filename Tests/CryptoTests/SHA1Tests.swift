@@ -1,6 +1,6 @@
 import Crypto
-import RoomProtocol
 import Testing
+import WebSocket
 
 @Suite struct SHA1Tests {
     @Test func digestOfTheFIPSExample() {

@@ -2,7 +2,7 @@ import Foundation
 import MediaRelay
 import MediaServer
 import MediaTransport
-import RoomProtocol
+import MediaWire
 import RoomTesting
 import Synchronization
 import Testing

@@ -1,6 +1,6 @@
 import Foundation
 import MediaTransport
-import RoomProtocol
+import MediaWire
 import Synchronization
 import Testing
 

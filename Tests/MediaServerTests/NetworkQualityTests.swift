@@ -1,4 +1,4 @@
-import RoomProtocol
+import MediaWire
 import Testing
 
 @testable import MediaServer

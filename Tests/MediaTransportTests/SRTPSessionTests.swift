@@ -1,6 +1,6 @@
 import Glibc
 import MediaTransport
-import RoomProtocol
+import MediaWire
 import Testing
 
 let keyA = SRTPKey(bytes: (0..<30).map { UInt8($0) })!

@@ -1,5 +1,6 @@
 import RoomProtocol
 import Testing
+import WebSocket
 
 let sampleRequest =
     "GET /rooms/caf%C3%A9?token=abc%2Bdef&x=1 HTTP/1.1\r\nHost: example.com\r\nupgrade: WebSocket\r\n"

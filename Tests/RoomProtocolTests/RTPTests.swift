@@ -1,4 +1,4 @@
-import RoomProtocol
+import MediaWire
 import Testing
 
 /// A hand-built Opus packet: V=2, X=1, M=1, PT 111, seq 0x1234, ts 960, SSRC 0xDEADBEEF, a one-byte extension

@@ -1,5 +1,5 @@
-import RoomProtocol
 import Testing
+import WebSocket
 
 @Suite struct UTF8ValidatorTests {
     /// Every sequence of one to four bytes from a spread of interesting values: the validator, fed byte by byte,

@@ -1,6 +1,6 @@
-import RoomProtocol
 import RoomTesting
 import Testing
+import WebSocket
 
 /// What a decoder made of some input: the messages in order, then the error that stopped it, if any.
 struct DecodeOutcome: Equatable, CustomStringConvertible {

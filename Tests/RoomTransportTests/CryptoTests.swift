@@ -1,6 +1,6 @@
 import Crypto
-import RoomProtocol
 import Testing
+import WebSocket
 
 @Suite struct CryptoTests {
     @Test func acceptKeyOfTheRFCExample() {

@@ -1,7 +1,7 @@
 import Foundation
-import RoomProtocol
 import RoomTransport
 import Testing
+import WebSocket
 
 @Suite struct EchoTests {
     @Test func textAndBinaryEchoThenClientClose() throws {
@@ -101,7 +101,7 @@ import Testing
         defer { server.shutdown() }
         let slow = try RawSocket(port: server.port)
         try slow.upgrade(path: "/rooms/a")
-        slow.send(RoomProtocol.WebSocketMessage.text("flood").encoded(maskingKey: [1, 2, 3, 4]))
+        slow.send(WebSocket.WebSocketMessage.text("flood").encoded(maskingKey: [1, 2, 3, 4]))
         let seen = serverEvents.wait(for: 3)
         let reason = "peer reads too slowly: over 262144 bytes waiting"
         #expect(seen.last == .closed(1008, reason))
@@ -130,7 +130,7 @@ import Testing
         let slow = try RawSocket(port: server.port)
         try slow.upgrade(path: "/rooms/a")
         // 20 MB, far more than the kernel's buffers and the write buffer's limit together.
-        slow.send(RoomProtocol.WebSocketMessage.text("stream 20000").encoded(maskingKey: [1, 2, 3, 4]))
+        slow.send(WebSocket.WebSocketMessage.text("stream 20000").encoded(maskingKey: [1, 2, 3, 4]))
         #expect(serverEvents.wait(for: 3, seconds: 1).count == 2, "the slow peer was closed: \(serverEvents.all)")
         var decoder = WebSocketDecoder(role: .client, maxMessageSize: 1024 * 1024)
         decoder.feed(slow.readAll(seconds: 3))
@@ -178,8 +178,8 @@ import Testing
         try peer.upgrade(path: "/rooms/a")
         // In one write: the server reads both frames together, queues 200 messages for later, then sees the close.
         peer.send(
-            RoomProtocol.WebSocketMessage.text("hold 200").encoded(maskingKey: [1, 2, 3, 4])
-                + RoomProtocol.WebSocketMessage.close(code: .normal, reason: "bye").encoded(maskingKey: [5, 6, 7, 8]))
+            WebSocket.WebSocketMessage.text("hold 200").encoded(maskingKey: [1, 2, 3, 4])
+                + WebSocket.WebSocketMessage.close(code: .normal, reason: "bye").encoded(maskingKey: [5, 6, 7, 8]))
         var decoder = WebSocketDecoder(role: .client, maxMessageSize: 1024 * 1024)
         decoder.feed(peer.readAll(seconds: 3))
         var messages: [WebSocketMessage] = []
@@ -203,7 +203,7 @@ import Testing
         let reader = try RawSocket(port: server.port)
         try reader.upgrade(path: "/rooms/a")
         let size = 2 * 1024 * 1024
-        reader.send(RoomProtocol.WebSocketMessage.text("big \(size)").encoded(maskingKey: [1, 2, 3, 4]))
+        reader.send(WebSocket.WebSocketMessage.text("big \(size)").encoded(maskingKey: [1, 2, 3, 4]))
         // About 640 KB a second: the message takes the reader over 3 s, three idle timeouts.
         let expected = 10 + size  // the frame's header and payload
         var bytes: [UInt8] = []
@@ -218,7 +218,7 @@ import Testing
             if count > 0 { bytes += buffer[0..<count] }
             if pings, ContinuousClock.now - lastPing > .milliseconds(300) {
                 lastPing = ContinuousClock.now
-                reader.send(RoomProtocol.WebSocketMessage.ping([1]).encoded(maskingKey: [5, 6, 7, 8]))
+                reader.send(WebSocket.WebSocketMessage.ping([1]).encoded(maskingKey: [5, 6, 7, 8]))
             }
             usleep(50_000)
         }
@@ -269,10 +269,10 @@ import Testing
         let reader = try RawSocket(port: server.port, receiveBuffer: 32 * 1024)
         try reader.upgrade(path: "/rooms/a")
         let size = 16_000_000
-        var asked = RoomProtocol.WebSocketMessage.text("big \(size)").encoded(maskingKey: [1, 2, 3, 4])
+        var asked = WebSocket.WebSocketMessage.text("big \(size)").encoded(maskingKey: [1, 2, 3, 4])
         // Messages queued behind the big one past the write buffer's bound: a slow reader.
         if cause == .slowReader {
-            asked += RoomProtocol.WebSocketMessage.text("flood").encoded(maskingKey: [5, 6, 7, 8])
+            asked += WebSocket.WebSocketMessage.text("flood").encoded(maskingKey: [5, 6, 7, 8])
         }
         reader.send(asked)
         var bytes: [UInt8] = []

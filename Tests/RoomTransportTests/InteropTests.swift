@@ -1,8 +1,8 @@
 import Foundation
-import RoomProtocol
 import RoomTesting
 import RoomTransport
 import Testing
+import WebSocket
 
 /// Our server and client against Python's `websockets` (installed by `make test-deps`).
 @Suite struct InteropTests {

@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
-import RoomProtocol
 import RoomTransport
 import Testing
+import WebSocket
 
 /// A message framed once for many peers, and the drain notice a sender uses to stop queueing for a slow reader.
 @Suite struct PreparedMessageTests {

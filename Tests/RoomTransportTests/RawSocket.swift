@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import RoomProtocol
 import RoomTransport
+import WebSocket
 
 /// A bare blocking TCP socket for sending hand-made bytes to a server, with receive timeouts.
 final class RawSocket {

@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
-import RoomProtocol
 import RoomTransport
 import Synchronization
 import Testing
+import WebSocket
 
 /// Events seen by a test, collected from the loop thread and awaited with a timeout.
 final class Recorder<Event: Sendable>: Sendable {

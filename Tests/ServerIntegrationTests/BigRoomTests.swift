@@ -5,6 +5,7 @@ import RoomTransport
 import StrictJSON
 import Synchronization
 import Testing
+import WebSocket
 
 /// Many listeners on one event loop, joined straight over WebSocket with tokens signed by the server's secret.
 final class ListenerCrowd {

@@ -3,6 +3,7 @@ import RoomProtocol
 import RoomTesting
 import RoomTransport
 import Testing
+import WebSocket
 
 /// A server that runs out of file descriptors refuses new connections at once, clearly, and says so in its log
 /// once per burst; it never leaves a join waiting.

@@ -8,6 +8,7 @@ import RoomTesting
 import RoomTransport
 import Synchronization
 import Testing
+import WebSocket
 
 /// What a lobby's `DirectorySession` reports, and the list it adds up to.
 final class DirectoryRecorder: Sendable {

@@ -6,6 +6,7 @@ import RoomTransport
 import StrictJSON
 import Synchronization
 import Testing
+import WebSocket
 
 /// Another program holding the database's write lock (as a backup or the sqlite3 shell would) until told to let
 /// go: Python's sqlite3 in a process of its own.

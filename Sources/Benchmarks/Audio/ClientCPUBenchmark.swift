@@ -383,12 +383,11 @@ public enum ClientCPUBenchmark {
 
         init(seconds: Int) {
             self.seconds = seconds
-            Thread { [self] in
-                nameCurrentThread("bench-waking")
+            startThread(named: "bench-waking") { [self] in
                 let nanoseconds = CPUFloor.wakeUpsAlone(seconds: seconds)
                 cost.withLock { $0 = nanoseconds }
                 done.signal()
-            }.start()
+            }
         }
 
         /// Waits for the thread's end; its CPU seconds per minute.
@@ -420,10 +419,10 @@ public enum ClientCPUBenchmark {
             // can outlive its descriptor and crash libdispatch's event loop once the number is reused.
             for (pipe, text) in [(out, output), (err, errors)] {
                 let handle = pipe.fileHandleForReading
-                Thread {
+                startThread(named: "bench-output") {
                     while case let data = handle.availableData, !data.isEmpty { text.append(data) }
                     text.close()
-                }.start()
+                }
             }
         }
 

@@ -1,7 +1,7 @@
 import Foundation
 import MediaTransport
+import MediaWire
 import Platform
-import RoomProtocol
 import Synchronization
 
 /// What the relay does to the RTP packets it carries towards the client: the loss and delay of `link`, decided
@@ -99,12 +99,10 @@ public final class ImpairingRelay: Sendable {
     /// Starts the relay's thread.
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let thread = Thread { [self] in
+        startThread(named: "clubroom-relay") { [self] in
             run()
             finished.signal()
         }
-        thread.name = "clubroom-relay"
-        thread.start()
     }
 
     /// Stops the thread; packets still held back are dropped.

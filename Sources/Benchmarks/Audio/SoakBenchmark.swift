@@ -3,11 +3,13 @@ import ClientAudio
 import Crypto
 import Dispatch
 import Foundation
+import Platform
 import RoomClient
 import RoomProtocol
 import RoomTransport
 import ServerBenchmarks
 import Synchronization
+import WebSocket
 
 /// `clubroom bench soak`: a room of 200 listeners against a real `clubroom serve` in a process of its own, for a
 /// given time, with audio, loss and churn. A speaker (a `clubroom bot` sending a tone as Opus) talks the whole
@@ -143,7 +145,7 @@ public enum SoakBenchmark {
         defer { host.close() }
         let running = Atomic<Bool>(true)
         let sent = Atomic<Int>(0)
-        let moderator = Thread {
+        startThread(named: "bench-moderate") {
             var step = 0
             while running.load(ordering: .relaxed) {
                 let target = "listener-\((step / 4) % listeners)"
@@ -163,10 +165,9 @@ public enum SoakBenchmark {
                 host.send(text: request)
                 sent.add(1, ordering: .relaxed)
                 step += 1
-                usleep(UInt32(moderationInterval.components.attoseconds / 1_000_000_000_000))
+                MonotonicClock.sleep(microseconds: moderationInterval.inMicroseconds)
             }
         }
-        moderator.start()
 
         let started = ContinuousClock.now
         var round = 0
@@ -218,7 +219,6 @@ public enum SoakBenchmark {
         let endBot = (rss: Self.residentMegabytes(of: bot), descriptors: Self.descriptors(of: bot))
         let measuredSeconds = Double((ContinuousClock.now - measuredFrom).components.seconds)
         running.store(false, ordering: .relaxed)
-        moderator.cancel()
         let serverAlive = server.process.isRunning
         let botAlive = bot.isRunning
         let speakerAlive = speaker.isRunning

@@ -10,6 +10,7 @@ import RoomTransport
 import ServerBenchmarks
 import StrictJSON
 import Synchronization
+import WebSocket
 
 /// `clubroom bench requests` and `clubroom bench failover`: a cluster of `clubroom serve` nodes on 127.0.0.2-4
 /// sharing a `redis-server` of the bench's own (Debian's `redis-server` must be installed).
@@ -282,7 +283,7 @@ public enum ClusterBenchmark {
             let sent = Mutex<[Int]>([])
             let first = chatNumber + 1
             let roundStart = MonotonicClock.nanoseconds()
-            let thread = Thread {
+            startThread(named: "bench-chatter") {
                 var number = first
                 while chatting.load(ordering: .relaxed) {
                     chatter.connection.send(text: #"{"type":"chat","text":"ping \#(number)"}"#)
@@ -291,7 +292,6 @@ public enum ClusterBenchmark {
                     usleep(150_000)
                 }
             }
-            thread.start()
             usleep(500_000)
             let killedAt = Date()
             kill(cluster.nodes[owner]!.process.processIdentifier, SIGKILL)

@@ -3,9 +3,9 @@ import Foundation
 import MediaRelay
 import MediaServer
 import MediaTransport
+import MediaWire
 import Platform
 import RoomCore
-import RoomProtocol
 import ServerBenchmarks
 import Synchronization
 
@@ -325,10 +325,8 @@ public enum ClusterFanoutBenchmark {
                 throw PlacedError(place: "bench", problem: "the probe speaker did not bind")
             }
             records.withLock { $0.arrived = Array(repeating: [:], count: listeners) }
-            let sender = Thread { [self] in send() }
-            sender.start()
-            let reader = Thread { [self] in read() }
-            reader.start()
+            startThread(named: "bench-sender") { [self] in send() }
+            startThread(named: "bench-reader") { [self] in read() }
         }
 
         func sending(_ on: Bool) { active.store(on, ordering: .relaxed) }

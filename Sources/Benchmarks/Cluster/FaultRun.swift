@@ -131,7 +131,7 @@ public enum FaultRun {
             try process.run()
             let reader = stdout.fileHandleForReading
             let lines = lines
-            Thread {
+            startThread(named: "bench-log") {
                 var pending = Data()
                 while true {
                     let chunk = reader.availableData
@@ -144,7 +144,7 @@ public enum FaultRun {
                         lines.withLock { $0.append(FaultAnalysis.Line(at: now, text: text)) }
                     }
                 }
-            }.start()
+            }
         }
 
         func send(_ line: String) { try? input.write(contentsOf: Data((line + "\n").utf8)) }
@@ -267,7 +267,7 @@ public enum FaultRun {
         let operations = Shared<[FaultAnalysis.Operation]>([])
         let sending = Atomic<Bool>(true)
         let botList = bots
-        let sender = Thread {
+        startThread(named: "bench-operate") {
             var number = 1
             var generator = SystemRandomNumberGenerator()
             while sending.load(ordering: .relaxed) {
@@ -279,7 +279,6 @@ public enum FaultRun {
                 usleep(100_000)
             }
         }
-        sender.start()
 
         let kinds = Fault.allCases.filter { !$0.needsNamespace || namespace != nil }
         let deadline = Date().addingTimeInterval(Double(minutes) * 60)

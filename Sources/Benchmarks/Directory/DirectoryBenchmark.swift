@@ -8,6 +8,7 @@ import RoomProtocol
 import RoomServer
 import RoomTransport
 import Synchronization
+import WebSocket
 
 /// `clubroom bench directory`: the room directory under load. A real server in this process (its own event-loop
 /// thread) holds `rooms` live rooms, each with its host connected, and `watchers` lobbies watch the list over
@@ -321,8 +322,7 @@ public enum DirectoryBenchmark {
     }
 
     static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = (ContinuousClock.now - start).components
-        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        (ContinuousClock.now - start).inSeconds
     }
 
     static func waitUntil(seconds: Double, line: Int = #line, _ condition: () -> Bool) throws {

@@ -8,6 +8,7 @@ import RoomProtocol
 import RoomTransport
 import StrictJSON
 import Synchronization
+import WebSocket
 
 /// `clubroom bench departures`: a crowd of N listeners leaves a room at once while a host chats, against a real
 /// `clubroom serve` in a process of its own (so its memory and CPU are the server's alone). Two ways of
@@ -34,7 +35,7 @@ public enum DepartureBenchmark {
         var notes = [
             "\(count) listeners per run; 'clubroom serve' in its own process with its defaults (idle timeout 15 s, "
                 + "media on); the host sends a chat to itself every "
-                + "\(chatInterval.components.attoseconds / 1_000_000_000_000_000) ms"
+                + "\(chatInterval.inMilliseconds) ms"
         ]
         #if DEBUG
         notes.append("debug build: build with 'swift build -c release' for real figures")
@@ -130,7 +131,7 @@ public enum DepartureBenchmark {
         let group = DispatchGroup()
         for connector in 0..<JoinBenchmark.connectors {
             group.enter()
-            Thread {
+            startThread(named: "bench-connect") {
                 defer { group.leave() }
                 for index in stride(from: connector, to: count, by: JoinBenchmark.connectors) {
                     var headers = HTTPHeaders()
@@ -147,7 +148,7 @@ public enum DepartureBenchmark {
                         crowd.withLock { $0.append(client) }
                     }
                 }
-            }.start()
+            }
         }
         group.wait()
         let joinDeadline = Date().addingTimeInterval(120)
@@ -166,7 +167,7 @@ public enum DepartureBenchmark {
                 if case .text(let text) = payload { host.received(text) }
             }))
         let chatting = Atomic<Bool>(true)
-        let chatter = Thread {
+        startThread(named: "bench-chatter") {
             var number = 0
             while chatting.load(ordering: .relaxed) {
                 number += 1
@@ -175,10 +176,9 @@ public enum DepartureBenchmark {
                 // To the host itself: the round trip through the server's loop and its commit, without the bench's
                 // own crowd receiving every message.
                 hostClient.send(text: #"{"type":"chat","text":"ping \#(number)","to":{"peer":"host"}}"#)
-                usleep(UInt32(chatInterval.components.attoseconds / 1_000_000_000_000))
+                MonotonicClock.sleep(microseconds: chatInterval.inMicroseconds)
             }
         }
-        chatter.start()
         usleep(UInt32(baselineSeconds * 1_000_000))
 
         // The departure.
@@ -301,7 +301,7 @@ public final class ServerChild {
         }
         // Keep reading the log so the server never blocks on a full pipe; remember the first error.
         let firstError = firstError
-        Thread {
+        startThread(named: "bench-log") {
             while true {
                 let chunk = handle.availableData
                 if chunk.isEmpty { return }
@@ -311,7 +311,7 @@ public final class ServerChild {
                     firstError.line.withLock { $0 = $0 ?? String(line) }
                 }
             }
-        }.start()
+        }
     }
 
     /// The server's resident memory, in megabytes (MiB).

@@ -2,8 +2,8 @@ import BenchmarkSupport
 import Foundation
 import MediaServer
 import MediaTransport
+import MediaWire
 import Platform
-import RoomProtocol
 import Synchronization
 
 /// `clubroom bench fanout`: S speakers sending 20 ms packets of about 100 bytes to L listeners through the real
@@ -364,7 +364,7 @@ package final class Receivers: @unchecked Sendable {
 
     package func start() {
         running.store(true, ordering: .relaxed)
-        let thread = Thread { [self] in
+        startThread(named: "bench-listen") { [self] in
             threadID.store(MediaForwarder.currentThreadID(), ordering: .relaxed)
             if standsAside { RigThread.standAside() }
             let batch = ReceiveBatch(capacity: 8, slotSize: 256)
@@ -383,7 +383,6 @@ package final class Receivers: @unchecked Sendable {
             }
             stopped.signal()
         }
-        thread.start()
         while threadID.load(ordering: .relaxed) == 0 { usleep(1000) }
     }
 
@@ -414,7 +413,7 @@ final class RawForwarder: @unchecked Sendable {
 
     func start() {
         running.store(true, ordering: .relaxed)
-        let thread = Thread { [self] in
+        startThread(named: "bench-relay") { [self] in
             threadID.store(MediaForwarder.currentThreadID(), ordering: .relaxed)
             let receive = ReceiveBatch(capacity: 64, slotSize: 1500)
             let send = SendBatch(capacity: 256)
@@ -433,7 +432,6 @@ final class RawForwarder: @unchecked Sendable {
             }
             stopped.signal()
         }
-        thread.start()
     }
 
     func stop() {

@@ -6,6 +6,7 @@ import RoomProtocol
 import RoomServer
 import RoomTransport
 import Synchronization
+import WebSocket
 
 /// `clubroom bench join`: N WebSocket clients join one room of a real server running in this process on its
 /// own thread, over loopback, each with its own token.
@@ -54,8 +55,7 @@ public enum JoinBenchmark {
         let group = DispatchGroup()
         for connector in 0..<connectors {
             group.enter()
-            Thread {
-                nameCurrentThread("bench-connect")
+            startThread(named: "bench-connect") {
                 defer { group.leave() }
                 for index in stride(from: connector, to: count, by: connectors) {
                     var headers = HTTPHeaders()
@@ -89,7 +89,7 @@ public enum JoinBenchmark {
                         tally.finished.signal()
                     }
                 }
-            }.start()
+            }
         }
         group.wait()
         let deadline = DispatchTime.now() + .seconds(60)

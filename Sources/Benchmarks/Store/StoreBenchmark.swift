@@ -1,4 +1,5 @@
 import BenchmarkSupport
+import Platform
 import RoomCore
 
 /// Times the room store: how fast events land in the state and its screen sections in a large room.
@@ -98,8 +99,7 @@ public struct StoreBenchmark {
     static func milliseconds(_ d: Duration) -> Double { microseconds(d) / 1000 }
 
     static func microseconds(_ d: Duration) -> Double {
-        let (seconds, attoseconds) = d.components
-        return Double(seconds) * 1e6 + Double(attoseconds) / 1e12
+        d.inSeconds * 1e6
     }
 
     static func median(_ values: [Double]) -> Double { percentile(values, 0.5) }

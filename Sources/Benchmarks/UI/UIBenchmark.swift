@@ -88,10 +88,10 @@ public enum UIBenchmark {
         let stop = StopFlag()
         nonisolated(unsafe) let unsafeLoop = loop
         let finished = DispatchSemaphore(value: 0)
-        Thread {
+        startThread(named: "bench-ui-loop") {
             _ = unsafeLoop.run(on: sink, stop: { stop.isSet })
             finished.signal()
-        }.start()
+        }
         // Let the snapshot settle before measuring.
         Thread.sleep(forTimeInterval: 0.5)
         let cpuBefore = MonotonicClock.processCPUNanoseconds()

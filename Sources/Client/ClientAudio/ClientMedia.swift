@@ -2,6 +2,7 @@ import AudioCodec
 import AudioCore
 import Foundation
 import MediaTransport
+import MediaWire
 import Platform
 import RoomProtocol
 import Synchronization
@@ -200,9 +201,7 @@ public final class ClientMedia: @unchecked Sendable {
 
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "clubroom-media"
-        thread.start()
+        startThread(named: "clubroom-media") { [self] in run() }
     }
 
     /// Stops the media thread; returns what was recorded (48 kHz mono).
@@ -258,7 +257,6 @@ public final class ClientMedia: @unchecked Sendable {
     // MARK: The media thread
 
     private func run() {
-        nameCurrentThread("clubroom-media")
         let start = MonotonicClock.microseconds()
         var nextTick = start
         var lastStats = start

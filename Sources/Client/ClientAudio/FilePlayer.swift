@@ -78,12 +78,10 @@ public final class FilePlayer: Sendable {
         }
         stopFlags.withLock { $0 = flag }
         let handOff = ReaderHandOff(reader)
-        let thread = Thread { [self] in
+        startThread(named: "clubroom-file") { [self] in
             decode(handOff.reader, generation: mine, stop: flag)
             done.signal()
         }
-        thread.name = "clubroom-file"
-        thread.start()
         return NowPlaying(title: reader.title, format: reader.format, position: 0, length: length)
     }
 
@@ -158,7 +156,6 @@ public final class FilePlayer: Sendable {
     }
 
     private func decode(_ reader: SoundFileReader, generation mine: Int, stop: StopFlag) {
-        nameCurrentThread("clubroom-file")
         // The ring must be emptied of the previous file before this one is written.
         while flushed.load(ordering: .acquiring) != mine {
             if stop.raised.load(ordering: .acquiring) { return }

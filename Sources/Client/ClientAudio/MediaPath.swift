@@ -1,5 +1,6 @@
 import AudioCore
 import MediaTransport
+import MediaWire
 import Platform
 import RoomProtocol
 import Synchronization
@@ -95,8 +96,7 @@ final class MediaPath {
         uplink = try SRTPSession(key: sendKey, direction: .outbound, ssrc: offer.ssrc)
         roomSessions = [(offer.epoch, try SRTPSession(key: roomKey, direction: .inbound))]
         let now = MonotonicClock.microseconds()
-        let timeout = probeTimeout.components
-        probeDeadline = now + timeout.seconds * 1_000_000 + timeout.attoseconds / 1_000_000_000_000
+        probeDeadline = now + probeTimeout.inMicroseconds
         lastReport = now - 10_000_000
     }
 

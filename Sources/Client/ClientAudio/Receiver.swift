@@ -1,6 +1,6 @@
 import AudioCodec
 import AudioCore
-import RoomProtocol
+import MediaWire
 
 /// One speaker as a client hears them, over the last `audio_stats` period and since the start.
 public struct SpeakerStats: Sendable, Equatable {

@@ -127,7 +127,6 @@ public final class RoomAudio: MediaReceiver {
         var capturing = false
         /// Who is shown the microphone's preview.
         var preview: (@Sendable (MicrophonePreview) -> Void)?
-        var control: Thread?
         var volumes: SavedVolumes?
         var stopping = false
         /// Each device's failure to open as last told, so that the same failure when the device is opened again
@@ -200,14 +199,11 @@ public final class RoomAudio: MediaReceiver {
         let started = state.withLock { state -> Bool in
             guard !state.started, !state.stopping else { return false }
             state.started = true
-            let thread = Thread { [self] in runControl() }
-            thread.name = "clubroom-audio"
-            state.control = thread
             return true
         }
         guard started else { return }
         changeDevices()
-        state.withLock { $0.control }?.start()
+        startThread(named: "clubroom-audio") { [self] in runControl() }
     }
 
     /// Opens the file at `path` and plays it into the room beside the microphone (docs/audio-engine.md); a file
@@ -431,7 +427,6 @@ public final class RoomAudio: MediaReceiver {
     }
 
     private func runControl() {
-        nameCurrentThread("clubroom-audio")
         var reported: [DeviceDirection: (count: Int, at: Int64)] = [:]
         var levelReported = false
         var lastLevel: Int?

@@ -1,7 +1,7 @@
 import AudioCodec
 import AudioCore
 import AudioDevices
-import RoomProtocol
+import MediaWire
 import Synchronization
 
 /// The microphone's talking controls, shared between the thread that handles keys and the media thread.

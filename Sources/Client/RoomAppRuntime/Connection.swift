@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import RoomApp
 import RoomCore
 import Synchronization

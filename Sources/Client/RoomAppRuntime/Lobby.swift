@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import RoomApp
 import RoomClient
 import RoomCore
@@ -315,7 +316,7 @@ public final class LineSource: @unchecked Sendable {
 
     /// Starts reading `read` (which returns nil at the end) on a thread of its own.
     public init(read: @escaping @Sendable () -> String?) {
-        let thread = Thread { [self] in
+        startThread(named: "clubroom-input") { [self] in
             while let line = read() {
                 condition.withLock {
                     lines.append(line)
@@ -327,8 +328,6 @@ public final class LineSource: @unchecked Sendable {
                 condition.broadcast()
             }
         }
-        thread.name = "clubroom-input"
-        thread.start()
     }
 
     /// The current generation.
@@ -411,7 +410,7 @@ public final class LobbyPlainLoop {
         let source = lines
         let post = driver.post
         let clock = driver.clock
-        let thread = Thread {
+        startThread(named: "lobby-input") {
             while true {
                 switch source.next(generation) {
                 case .line(let line): post(.line(line, at: clock()))
@@ -422,8 +421,6 @@ public final class LobbyPlainLoop {
                 }
             }
         }
-        thread.name = "clubroom-lobby-input"
-        thread.start()
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import RoomApp
 import RoomCore
 
@@ -27,11 +28,10 @@ public final class PlainLoop {
         driver.start()
         let post = driver.post
         let clock = driver.clock
-        let reader = Thread {
+        startThread(named: "plain-input") {
             while let line = input() { post(.line(line, at: clock())) }
             post(.inputEnded(at: clock()))
         }
-        reader.start()
         while !driver.quitting {
             // Nothing is drawn, so time matters only when someone missing since a reconnect is to be said gone.
             let now = clock()

@@ -1,11 +1,13 @@
 import ClientAudio
 import Foundation
+import Platform
 import RoomApp
 import RoomClient
 import RoomCore
 import RoomProtocol
 import RoomTransport
 import Synchronization
+import WebSocket
 
 /// The real connection: a `RoomSession` (WebSocket, reconnecting) whose wire messages become the room's actions
 /// (through the protocol's one mapping), and RoomCore's requests go out as they are (the protocol carries them);
@@ -153,9 +155,7 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
 
     /// A round-trip time in whole milliseconds, rounded, and at least 1 so a fast link does not read "0 ms".
     public static func milliseconds(_ time: Duration) -> Int {
-        let parts = time.components
-        let microseconds = parts.seconds * 1_000_000 + parts.attoseconds / 1_000_000_000_000
-        return max(1, Int((microseconds + 500) / 1000))
+        max(1, Int((time.inMicroseconds + 500) / 1000))
     }
 
     /// The room's actions for a session event, through the client library's `StoreFeed` (the protocol's one

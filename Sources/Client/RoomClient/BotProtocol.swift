@@ -1,3 +1,4 @@
+import Platform
 import RoomCore
 import RoomProtocol
 import StrictJSON
@@ -203,9 +204,10 @@ public enum BotProtocol {
         case .reconnected(let message):
             return json(for: message.event, reconnected: true).map { [$0.encodedString] } ?? []
         case .reconnecting(let attempt, let delay):
-            let milliseconds = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
             return [
-                line("reconnecting", [("attempt", .integer(Int64(attempt))), ("delay_ms", .integer(milliseconds))])
+                line(
+                    "reconnecting",
+                    [("attempt", .integer(Int64(attempt))), ("delay_ms", .integer(delay.inMilliseconds))])
             ]
         case .ended:
             return []

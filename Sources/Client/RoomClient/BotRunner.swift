@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Platform
 import RoomCore
 import RoomProtocol
 import RoomTransport
@@ -80,8 +81,7 @@ public final class BotRunner: Sendable {
         if progress.withLock({ $0.end == nil }) {
             // The snapshot can arrive a moment before the session has stored its connection.
             for _ in 0..<400 where !session.isConnected { usleep(5000) }
-            let thread = Thread { [self] in readInput(input, session: session, media: media) }
-            thread.start()
+            startThread(named: "bot-input") { [self] in readInput(input, session: session, media: media) }
         }
         done.wait()
         if let problem = media?.finish() { output(BotProtocol.errorLine(code: "record_failed", message: problem)) }

@@ -1,6 +1,7 @@
 import RoomCore
 import RoomProtocol
 import RoomTransport
+import WebSocket
 
 /// What a lobby's connection to the room directory reports, in order, on its loop's thread.
 public enum DirectoryEvent: Sendable, Equatable {

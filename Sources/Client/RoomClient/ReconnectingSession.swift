@@ -1,7 +1,8 @@
 import Dispatch
-import RoomProtocol
+import Platform
 import RoomTransport
 import Synchronization
+import WebSocket
 
 /// What a reconnecting session keeps beside its connection, told of the connection's turns under the same lock
 /// as the connection itself, so that the two never disagree.
@@ -207,7 +208,7 @@ extension ReconnectingSession {
             return state.retryTicket
         }
         link.deliver(link.reconnecting(attempt: attempt, delay: delay))
-        let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int(delay.inMilliseconds)
         link.connector.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
             let due = link.state.withLock { state -> Bool in
                 guard state.retryTicket == ticket, state.retryPending else { return false }

@@ -1,8 +1,10 @@
 import Foundation
+import Platform
 import RoomCore
 import RoomProtocol
 import RoomTransport
 import Synchronization
+import WebSocket
 
 /// Why a session is over for good.
 public enum SessionEnd: Sendable, Equatable {
@@ -60,10 +62,8 @@ public struct ReconnectPolicy: Sendable, Equatable {
     public func delay(attempt: Int, random: Double) -> Duration {
         let exponent = min(max(attempt - 1, 0), 30)
         let base =
-            min(
-                Double(initialDelay.components.seconds) + Double(initialDelay.components.attoseconds) / 1e18,
-                1e9) * Double(1 << exponent)
-        let cap = Double(maximumDelay.components.seconds) + Double(maximumDelay.components.attoseconds) / 1e18
+            min(initialDelay.inSeconds, 1e9) * Double(1 << exponent)
+        let cap = maximumDelay.inSeconds
         let capped = min(base, cap)
         let factor = 1 + jitter * (2 * random - 1)
         return .milliseconds(Int64((capped * factor * 1000).rounded()))

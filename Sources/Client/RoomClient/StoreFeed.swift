@@ -1,3 +1,4 @@
+import Platform
 import RoomCore
 import RoomProtocol
 
@@ -17,8 +18,9 @@ public enum StoreFeed {
         case .reconnected(let message):
             return [.server(.reconnected, seq: 0)] + message.roomActions(selfID: selfID, linkBase: linkBase)
         case .reconnecting(let attempt, let delay):
-            let milliseconds = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
-            return [.server(.reconnecting(attempt: attempt, retryAt: now == 0 ? 0 : now + milliseconds), seq: 0)]
+            return [
+                .server(.reconnecting(attempt: attempt, retryAt: now == 0 ? 0 : now + delay.inMilliseconds), seq: 0)
+            ]
         case .ended:
             return []
         }

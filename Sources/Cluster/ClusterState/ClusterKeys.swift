@@ -1,3 +1,5 @@
+import Platform
+
 /// Where the cluster keeps everything in Redis. Every key starts with `cr:`; a room's keys carry the room in a
 /// hash tag (`cr:{lobby}:events`), so all of one room's keys would share a slot in a Redis Cluster and every
 /// function call stays on one shard.
@@ -26,18 +28,7 @@ public enum ClusterKeys {
     public static func chat(_ room: String) -> String { "cr:{\(room)}:chat" }
     public static func audit(_ room: String) -> String { "cr:{\(room)}:audit" }
 
-    /// A room or node name: 1 to 64 bytes of letters, digits, `-`, `_` and `.` (the server's room names),
-    /// so a name can never break out of a key's hash tag or its `|`-separated values.
-    public static func isValidName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...64).contains(bytes.count) else { return false }
-        return bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-                true
-            default: false
-            }
-        }
-    }
+    /// Whether a room or node name follows the one naming rule (`PlainName`: 1 to 64 bytes of letters, digits,
+    /// `-`, `_` and `.`), so a name can never break out of a key's hash tag or its `|`-separated values.
+    public static func isValidName(_ name: String) -> Bool { PlainName.isValid(name) }
 }

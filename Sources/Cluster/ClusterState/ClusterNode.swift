@@ -156,13 +156,13 @@ public final class ClusterNode: Sendable {
         reading.commandTimeoutMilliseconds += configuration.timing.readBlockMilliseconds
         let inline: @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() }
         leaseWorker = RedisWorker(
-            name: "clubroom-cluster-lease", endpoint: configuration.redis, options: options, deliver: inline)
+            name: "cluster-lease", endpoint: configuration.redis, options: options, deliver: inline)
         writeWorker = RedisWorker(
-            name: "clubroom-cluster-write", endpoint: configuration.redis, options: options, deliver: deliver)
+            name: "cluster-write", endpoint: configuration.redis, options: options, deliver: deliver)
         eventWorker = RedisWorker(
-            name: "clubroom-cluster-events", endpoint: configuration.redis, options: reading, deliver: inline)
+            name: "cluster-events", endpoint: configuration.redis, options: reading, deliver: inline)
         requestWorker = RedisWorker(
-            name: "clubroom-cluster-requests", endpoint: configuration.redis, options: reading, deliver: inline)
+            name: "cluster-request", endpoint: configuration.redis, options: reading, deliver: inline)
     }
 
     /// This node as the cluster knows it (its slot is known once started).
@@ -194,9 +194,7 @@ public final class ClusterNode: Sendable {
             throw error
         }
         running.store(true, ordering: .releasing)
-        let thread = Thread { [self] in timerLoop() }
-        thread.name = "clubroom-cluster-timer"
-        thread.start()
+        startThread(named: "cluster-timer") { [self] in timerLoop() }
     }
 
     private func register() throws(ClusterError) {

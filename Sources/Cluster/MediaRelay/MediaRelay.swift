@@ -1,8 +1,8 @@
 import Foundation
 import MediaServer
 import MediaTransport
+import MediaWire
 import Platform
-import RoomProtocol
 import Synchronization
 
 /// Another node of a room, as the relay sends to it and checks what comes from it.

@@ -21,11 +21,7 @@ public enum LobbyNarration {
         }
         let more = listing.onStage - listing.stage.count
         if more > 0 { names.append("\(more) more") }
-        switch names.count {
-        case 1: return names[0]
-        case 2: return "\(names[0]) and \(names[1])"
-        default: return names.dropLast().joined(separator: ", ") + " and " + names[names.count - 1]
-        }
+        return EnglishWords.list(names)
     }
 
     /// How long ago, in words: "just now", "12 minutes ago", "2 hours ago".

@@ -1,3 +1,5 @@
+import Platform
+
 /// Where a Clubroom server is, as people write it: `ws://` or `wss://`, a host, a port, and the path under which
 /// a reverse proxy may serve it (empty when the server is at the root).
 ///
@@ -199,26 +201,12 @@ public struct ClubroomLink: Sendable, Equatable {
         }
         guard segments.count >= 2, segments[segments.count - 2] == "rooms" else { throw LinkError(.path) }
         let room = String(segments[segments.count - 1])
-        guard isValidRoomName(room) else { throw LinkError(.roomName(room)) }
+        guard PlainName.isValid(room) else { throw LinkError(.roomName(room)) }
         return (prefixPath(segments.dropLast(2)), room)
     }
 
     private static func prefixPath(_ segments: ArraySlice<Substring>) -> String {
         segments.isEmpty ? "" : "/" + segments.joined(separator: "/")
-    }
-
-    /// A room name: 1 to 64 bytes of letters, digits, `-`, `_` and `.` (as the server accepts).
-    public static func isValidRoomName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...64).contains(bytes.count) else { return false }
-        return bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-                true
-            default: false
-            }
-        }
     }
 }
 

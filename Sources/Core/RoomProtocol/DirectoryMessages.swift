@@ -1,3 +1,4 @@
+import Platform
 import RoomCore
 import StrictJSON
 
@@ -185,7 +186,7 @@ public enum DirectoryCodec {
 
     static func readRoomName(_ fields: Fields, _ key: String) throws(ControlDecodeError) -> String {
         let room = try fields.string(key, maxBytes: 64)
-        guard ClubroomLink.isValidRoomName(room) else {
+        guard PlainName.isValid(room) else {
             throw ControlDecodeError(.badRequest, "the field \"\(key)\" is not a room name")
         }
         return room

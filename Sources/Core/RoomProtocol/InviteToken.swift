@@ -1,3 +1,4 @@
+import Platform
 import StrictJSON
 
 /// What an invite says: a token that admits whoever holds it, not one person, in one role, to one room (a room
@@ -208,28 +209,7 @@ public enum GuestHeaders {
     /// The name from the header, or nil when it is not percent-encoded UTF-8 (at most 1 KiB of it).
     public static func decodeName(_ text: String?) -> String? {
         guard let text, text.utf8.count <= 1024 else { return nil }
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        return PercentEncoding.decode(text)
     }
 }
 

@@ -1,3 +1,4 @@
+import MediaWire
 import StrictJSON
 
 /// The media messages of the control protocol (see docs/media.md): how a client learns where to send audio,

@@ -1,8 +1,8 @@
 import AudioCore
 import Foundation
 import MediaTransport
+import MediaWire
 import Platform
-import RoomProtocol
 import Synchronization
 
 /// The cluster's media relay, as the forwarder drives it on the forwarding thread: it sees each speaker packet
@@ -258,10 +258,7 @@ public final class MediaForwarder: @unchecked Sendable {
     /// Starts the forwarding thread.
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "clubroom-fwd"
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        startThread(named: "clubroom-fwd") { [self] in run() }
     }
 
     /// Stops the forwarding thread and waits for it.
@@ -322,7 +319,6 @@ public final class MediaForwarder: @unchecked Sendable {
     // MARK: The forwarding thread
 
     private func run() {
-        nameCurrentThread("clubroom-fwd")
         threadID.store(Self.currentThreadID(), ordering: .relaxed)
         // Short slices: when the thread shares a CPU, it waits a tenth of a millisecond for it, not a few.
         ThreadSlice.request(nanoseconds: Self.threadSliceNanoseconds)

@@ -2,6 +2,7 @@ import Crypto
 import RoomCore
 import RoomProtocol
 import RoomTransport
+import WebSocket
 
 /// A connection's way in and out: its token is checked before any room state is sent, its peer joins its
 /// room (taking over from an older connection of the same identity), and its close is the peer's leave.

@@ -1,6 +1,7 @@
 import RoomCore
 import RoomProtocol
 import RoomTransport
+import WebSocket
 
 /// The state of one open connection; loop thread only.
 final class ConnectionEntry {

@@ -3,6 +3,7 @@ import RoomCore
 import RoomPersistence
 import RoomProtocol
 import RoomTransport
+import WebSocket
 
 /// What a connection's token lets it do: open a room as someone, or watch the lobby. Room tokens name their
 /// holder; invites admit whoever holds them, each as the identity their client's key gives (`ServerKeys`).

@@ -69,7 +69,7 @@ final class MemoryReturn: @unchecked Sendable {
 
 extension MemoryReturn {
     static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        duration.inMilliseconds
     }
 }
 

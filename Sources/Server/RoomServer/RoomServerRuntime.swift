@@ -167,7 +167,7 @@ public final class RoomServerRuntime: Sendable {
         let handler = WebSocketServer.Handler(
             onUpgrade: { request, _ in
                 if RoomServerRuntime.isDirectoryPath(request.path) { return .accept }
-                guard let room = request.room, RoomServerRuntime.isValidRoomName(room) else {
+                guard let room = request.room, PlainName.isValid(room) else {
                     return .reject(status: 404, reason: "no room here: the path must be /rooms or /rooms/ROOM")
                 }
                 return .accept
@@ -229,20 +229,6 @@ public final class RoomServerRuntime: Sendable {
     /// The lobby's directory: `/rooms` (or `/rooms/`).
     public static func isDirectoryPath(_ path: String) -> Bool {
         path == "/rooms" || path == "/rooms/"
-    }
-
-    /// A room name: 1 to 64 bytes of letters, digits, `-`, `_` and `.`.
-    public static func isValidRoomName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...64).contains(bytes.count) else { return false }
-        return bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-                true
-            default: false
-            }
-        }
     }
 
     /// Takes audio levels (0–100) measured by the media path for peers of a room and announces those that

@@ -1,4 +1,5 @@
 import ClusterState
+import Platform
 import RedisClient
 import RoomCore
 import RoomTransport

@@ -1,6 +1,7 @@
 import RoomCore
 import RoomProtocol
 import RoomTransport
+import WebSocket
 
 /// Newcomers held at the door of a locked room: connected, told they wait, shown nothing of the room, until one
 /// of its hosts or moderators lets them in (`admit`) or turns them away (`deny`), they go, or `timeout` passes.

@@ -32,18 +32,13 @@ struct PeriodThread {
     }
 }
 
-/// Starts a thread named `clubroom-NAME` that runs `loop` after the first core's `onAudioThreadStart`.
+/// Starts a thread named `audio-NAME` that runs `loop` after the first core's `onAudioThreadStart`.
 func startAudioThread(_ loop: PeriodThread, name: String) {
     let options = loop.cores[0].options
-    let thread = Thread {
-        nameCurrentThread("clubroom-\(name)")
+    startThread(named: "audio-\(name)", stackSize: 1 << 20) {
         options.onAudioThreadStart?()
         runThread(loop)
     }
-    thread.name = "clubroom-\(name)"
-    thread.stackSize = 1 << 20
-    thread.qualityOfService = .userInteractive
-    thread.start()
 }
 
 /// Runs `thread`'s loop on the calling thread. Audio thread: no allocation, logging or locks.

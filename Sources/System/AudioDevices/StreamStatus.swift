@@ -1,5 +1,6 @@
 import AudioCore
 import Foundation
+import Platform
 
 /// What happened to a stream's device, in words a person can read (`message`). Delivered by `poll`, on the
 /// thread that calls it, never on the audio thread.
@@ -29,7 +30,7 @@ public enum DeviceStatus: Sendable, Equatable {
         case .lost(let direction, let device, let error):
             return "\(Self.noun(direction)) “\(device)” stopped working (\(error)); trying to reopen it."
         case .reopenFailed(let direction, let device, _, let retryIn):
-            let seconds = Double(retryIn.components.seconds) + Double(retryIn.components.attoseconds) / 1e18
+            let seconds = retryIn.inSeconds
             return "\(Self.noun(direction)) “\(device)” is still unavailable; trying again in "
                 + "\(seconds.formatted(.number.precision(.fractionLength(0...1)))) s."
         case .reopened(let direction, let device):

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Synchronization
 
 /// A process signal, by number and by the name a log line gives it.
@@ -135,9 +136,7 @@ private final class SignalRegistry: Sendable {
             signalPipeWrite = fds[1]
         }
         let readEnd = fds[0]
-        let thread = Thread { [self] in readSignals(from: readEnd) }
-        thread.name = "clubroom-signals"
-        if readEnd >= 0 { thread.start() }
+        if readEnd >= 0 { startThread(named: "signals") { [self] in readSignals(from: readEnd) } }
     }
 
     func add(_ signals: [ProcessSignal], _ handler: @escaping @Sendable (ProcessSignal) -> Void) -> UInt64 {

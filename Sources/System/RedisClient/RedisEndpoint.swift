@@ -1,3 +1,5 @@
+import Platform
+
 /// Where Redis listens and how to log in: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`, as given to `--cluster`.
 /// The password never appears in `description` (which log lines and errors print).
 public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
@@ -45,10 +47,10 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
             let name = credentials[..<colon]
             let secret = credentials[credentials.index(after: colon)...]
             guard !secret.isEmpty else { throw .passwordMissing }
-            guard let decodedSecret = Self.percentDecoded(secret) else { throw .badCredentials }
+            guard let decodedSecret = PercentEncoding.decode(secret) else { throw .badCredentials }
             password = decodedSecret
             if !name.isEmpty {
-                guard let decodedName = Self.percentDecoded(name) else { throw .badCredentials }
+                guard let decodedName = PercentEncoding.decode(name) else { throw .badCredentials }
                 user = decodedName
             }
         }
@@ -87,31 +89,6 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         let credentials = authority[..<at]
         let user = credentials.prefix { $0 != ":" }
         return prefix + user + ":***" + rest[at...]
-    }
-
-    /// `%XX` escapes decoded as UTF-8; nil for a broken escape or bytes that are not UTF-8.
-    static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(Self.hexValue), let low = iterator.next().flatMap(Self.hexValue)
-            else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// `HOST:PORT`, as log lines and errors name it.

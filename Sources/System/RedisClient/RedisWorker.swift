@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Platform
 import Synchronization
 
 /// The asynchronous side of Redis: one connection on a thread of its own, so a caller (the server's network
@@ -38,9 +39,7 @@ public final class RedisWorker: Sendable {
         let connection = RedisConnection(endpoint: endpoint, options: options)
         socketSlot = connection.socketSlot
         let box = ConnectionBox(connection)
-        let thread = Thread { [self] in run(box.take()) }
-        thread.name = name
-        thread.start()
+        startThread(named: name) { [self] in run(box.take()) }
     }
 
     /// How many connections were made so far (1 after the first call; more after reconnects).

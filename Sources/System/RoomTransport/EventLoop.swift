@@ -69,15 +69,12 @@ public final class EventLoop: @unchecked Sendable {
         event.events = EPOLLIN.rawValue
         event.data.fd = wakeDescriptor
         epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, wakeDescriptor, &event)
-        let thread = Thread { [self] in
-            nameCurrentThread(name)
+        startThread(named: name) { [self] in
             loopThread = pthread_self()
             started.signal()
             run()
             finished.signal()
         }
-        thread.name = name
-        thread.start()
         started.wait()
     }
 

@@ -1,5 +1,5 @@
 import Glibc
-import RoomCore
+import Platform
 
 /// A failure in the socket runtime: the operation that failed (`bind 127.0.0.1:7480`, `TLS certificate
 /// server.pem`) and what went wrong (the `strerror` text, OpenSSL's error string).

@@ -1,7 +1,7 @@
 import Crypto
 import Dispatch
-import RoomProtocol
 import Synchronization
+import WebSocket
 
 /// What a client receives, for ``WebSocketClient/connectWithEvents(to:headers:tls:options:loop:)``.
 public enum WebSocketClientEvent: Sendable, Equatable {

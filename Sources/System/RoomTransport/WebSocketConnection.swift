@@ -1,8 +1,9 @@
 import CEventPoll
 import Crypto
 import Glibc
-import RoomProtocol
+import Platform
 import Synchronization
+import WebSocket
 
 /// Limits and timers of a WebSocket connection, the same for server and client.
 public struct WebSocketOptions: Sendable, Equatable {
@@ -690,8 +691,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         guard let ping = outstandingPing, ping.payload == payload else { return }
         outstandingPing = nil
         let sample = ContinuousClock.now - ping.sentAt
-        let parts = sample.components
-        let nanoseconds = max(1, parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000)
+        let nanoseconds = max(1, sample.inNanoseconds)
         let previous = smoothedRoundTripNanoseconds.load(ordering: .relaxed)
         let smoothed = previous < 0 ? nanoseconds : previous + (nanoseconds - previous) / 4
         smoothedRoundTripNanoseconds.store(smoothed, ordering: .relaxed)

@@ -1,8 +1,8 @@
 import CEventPoll
 import Dispatch
 import Glibc
-import RoomProtocol
 import Synchronization
+import WebSocket
 
 /// A WebSocket server on one event loop: accepts TCP (or TLS) connections, runs the HTTP upgrade, and hands
 /// complete messages to its handler.

@@ -1,3 +1,4 @@
+import Platform
 import RoomCore
 import RoomProtocol
 
@@ -50,7 +51,7 @@ enum DirectoryChecks {
         if case .added(let listing, _) = entry.change { try checkListing(listing) }
         if case .updated(let listing) = entry.change { try checkListing(listing) }
         try expect(
-            ClubroomLink.isValidRoomName(entry.change.room), "an entry for \(entry.change.room.debugDescription)")
+            PlainName.isValid(entry.change.room), "an entry for \(entry.change.room.debugDescription)")
         let encoded = DirectoryCodec.encode(entry)
         do {
             let again = try DirectoryCodec.decodeEntry(encoded)
@@ -97,7 +98,7 @@ enum DirectoryChecks {
     }
 
     static func checkListing(_ listing: RoomListing) throws(FuzzFailure) {
-        try expect(ClubroomLink.isValidRoomName(listing.room), "a listing of \(listing.room.debugDescription)")
+        try expect(PlainName.isValid(listing.room), "a listing of \(listing.room.debugDescription)")
         try expect(listing.stage.count <= RoomListing.maxStageNames, "a stage of \(listing.stage.count) names")
         try expect(
             listing.onStage >= listing.stage.count, "\(listing.onStage) on a stage naming \(listing.stage.count)")

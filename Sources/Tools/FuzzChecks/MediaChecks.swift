@@ -1,5 +1,5 @@
 import MediaTransport
-import RoomProtocol
+import MediaWire
 
 /// The media plane's parsers: RTP with its header extensions, the receive statistics fed by hostile sequence
 /// numbers, RTCP, and the SRTP/SRTCP unprotect path.

@@ -1,4 +1,4 @@
-import RoomProtocol
+import WebSocket
 
 /// The WebSocket decoder and the HTTP upgrade, as both the server and the client read them.
 enum WebSocketChecks {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Platform
 import Synchronization
 
 /// A TCP proxy on loopback in front of a server, for tests: while frozen it holds every byte in both
@@ -32,9 +33,7 @@ public final class FreezableProxy: @unchecked Sendable {
         }
         port = Int(UInt16(bigEndian: address.sin_port))
         self.listener = listener
-        let thread = Thread { [self] in run() }
-        thread.name = "clubroom-test-proxy"
-        thread.start()
+        startThread(named: "test-proxy") { [self] in run() }
     }
 
     deinit {

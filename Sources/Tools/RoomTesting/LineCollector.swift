@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Synchronization
 
 /// Lines read from a pipe (a child process's output) on a thread of their own, for waiting on with a timeout.
@@ -7,7 +8,7 @@ public final class LineCollector: Sendable {
     private let closed = Atomic<Bool>(false)
 
     public init(_ handle: FileHandle) {
-        let thread = Thread { [self] in
+        startThread(named: "line-collector") { [self] in
             var buffer = Data()
             while true {
                 let chunk = handle.availableData
@@ -23,7 +24,6 @@ public final class LineCollector: Sendable {
             if !buffer.isEmpty { lines.withLock { $0.append(String(decoding: buffer, as: UTF8.self)) } }
             closed.store(true, ordering: .releasing)
         }
-        thread.start()
     }
 
     public var all: [String] { lines.withLock { $0 } }

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 
 extension FileHandle {
     /// Reads this handle (a child's output pipe) to its end on a thread of its own: each chunk to `chunk` as it
@@ -6,11 +7,9 @@ extension FileHandle {
     /// a handler can outlive its descriptor, and once the number is reused libdispatch's event loop has crashed
     /// the whole test process.
     public func readToEnd(chunk: @escaping @Sendable (Data) -> Void, ended: @escaping @Sendable () -> Void = {}) {
-        let thread = Thread { [self] in
+        startThread(named: "pipe-reader") { [self] in
             while case let data = availableData, !data.isEmpty { chunk(data) }
             ended()
         }
-        thread.name = "pipe-reader"
-        thread.start()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Platform
 import Synchronization
 
 /// A fake server for tests: listens on a free TCP port of 127.0.0.1, records the head of every HTTP request it
@@ -30,9 +31,7 @@ public final class RecordingListener: @unchecked Sendable {
         }
         port = Int(UInt16(bigEndian: address.sin_port))
         self.listener = listener
-        let thread = Thread { [self] in run() }
-        thread.name = "clubroom-test-recorder"
-        thread.start()
+        startThread(named: "test-recorder") { [self] in run() }
     }
 
     deinit {

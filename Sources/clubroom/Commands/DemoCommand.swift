@@ -241,13 +241,12 @@ final class HostInput: Sendable {
     private let available = DispatchSemaphore(value: 0)
 
     init() {
-        let thread = Thread { [self] in
+        startThread(named: "demo-input") { [self] in
             while let line = readLine(strippingNewline: true) {
                 lines.withLock { $0.queue.append(line) }
                 available.signal()
             }
         }
-        thread.start()
     }
 
     /// The next line, waiting for one; nil once closed.

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import RoomProtocol
 import RoomTransport
+import WebSocket
 
 /// How a person gets in: with a room token, an invite (from a link or `--token`), or a secret to mint their own.
 /// Shared by `join` and `rooms`.

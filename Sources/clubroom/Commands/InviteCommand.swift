@@ -2,6 +2,7 @@ import Arguments
 import ClubroomResources
 import Crypto
 import Foundation
+import Platform
 import RoomCore
 import RoomProtocol
 import RoomServer
@@ -65,7 +66,7 @@ enum InviteCommand: ClubroomCommand {
             dataDirectory = arguments.path("data")
             rolesFile = arguments.path("roles")
             maxUses = arguments.integer("max-uses")
-            let seconds = timeToLive.components.seconds + (timeToLive.components.attoseconds > 0 ? 1 : 0)
+            let seconds = timeToLive.inSecondsRoundedUp
             guard ClientRequest.linkLifetimes.contains(seconds) else {
                 let unit = [(86_400, "d"), (3600, "h"), (60, "m")].first { seconds % Int64($0.0) == 0 }
                 throw .badValue(
@@ -73,7 +74,7 @@ enum InviteCommand: ClubroomCommand {
                     expected: "a lifetime from 1m to 30d, as for /link")
             }
             if role.isEmpty { throw .badValue(argument: "--role", value: role, expected: "a role name") }
-            if let room, !ClubroomLink.isValidRoomName(room) {
+            if let room, !PlainName.isValid(room) {
                 throw .badValue(
                     argument: "--room", value: room, expected: "1 to 64 letters, digits, '-', '_' or '.'")
             }
@@ -91,7 +92,7 @@ enum InviteCommand: ClubroomCommand {
         }
         let room = options.room ?? address.room
         let role = try roleArgument(options.role, rolesFile: options.rolesFile)
-        let seconds = options.timeToLive.components.seconds + (options.timeToLive.components.attoseconds > 0 ? 1 : 0)
+        let seconds = options.timeToLive.inSecondsRoundedUp
         let token = try TokenCommandCore.mintInvite(
             room: room, role: role, ttl: seconds,
             secretFile: options.secretFile

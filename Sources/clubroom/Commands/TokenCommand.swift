@@ -1,6 +1,7 @@
 import Arguments
 import Crypto
 import Foundation
+import Platform
 
 /// `clubroom token`: mints a signed access token.
 enum TokenCommand: ClubroomCommand {
@@ -62,7 +63,7 @@ enum TokenCommand: ClubroomCommand {
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = try Options(arguments)
-        let seconds = options.timeToLive.components.seconds + (options.timeToLive.components.attoseconds > 0 ? 1 : 0)
+        let seconds = options.timeToLive.inSecondsRoundedUp
         let token = try TokenCommandCore.mint(
             room: options.room, identity: options.identity, name: options.name,
             role: try roleArgument(options.role, rolesFile: options.rolesFile), ttl: seconds,
