@@ -8,19 +8,23 @@ public enum SoundFile {
     /// Reads the 16-bit PCM WAV file at `path` as 48 kHz mono: channels are averaged, other rates resampled
     /// (speexdsp, quality 5).
     public static func readMono48k(path: String) throws(SoundFileError) -> [Int16] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw SoundFileError(path: path, problem: .unreadable)
-        }
-        let audio: WAVAudio
-        do {
-            audio = try WAVAudio.decode([UInt8](data))
-        } catch {
-            throw SoundFileError(path: path, problem: .notWAV(error))
-        }
+        let audio = try readWAV(path: path)
         do {
             return try mono48k(audio)
         } catch {
             throw SoundFileError(path: path, problem: .notResampled(from: audio.sampleRate, error))
+        }
+    }
+
+    /// The WAV file at `path`, decoded; unreadable and not-WAV files are told apart.
+    static func readWAV(path: String) throws(SoundFileError) -> WAVAudio {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SoundFileError(path: path, problem: .unreadable)
+        }
+        do {
+            return try WAVAudio.decode([UInt8](data))
+        } catch {
+            throw SoundFileError(path: path, problem: .notWAV(error))
         }
     }
 
@@ -117,15 +121,7 @@ public final class SoundFileReader {
             wavSamples = []
             resampler = nil
         } else if magic == Array("RIFF".utf8) {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw SoundFileError(path: path, problem: .unreadable)
-            }
-            let audio: WAVAudio
-            do {
-                audio = try WAVAudio.decode([UInt8](data))
-            } catch {
-                throw SoundFileError(path: path, problem: .notWAV(error))
-            }
+            let audio = try SoundFile.readWAV(path: path)
             format = .wav
             opus = nil
             title = name

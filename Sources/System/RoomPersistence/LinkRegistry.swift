@@ -136,17 +136,20 @@ public final class LinkRegistry: Sendable {
 
     /// Records a link the server just made.
     public func register(_ link: LinkRecord) throws(DatabaseError) {
-        try with { connection throws(DatabaseError) in
-            try connection.prepare(
-                """
-                INSERT OR IGNORE INTO links (id, room, role, creator, created_at, expires_at, max_uses, uses)
-                VALUES (?, ?, ?, ?, ?, ?, ?, 0)
-                """
-            ).bind(
-                .text(link.id), link.room.map { .text($0) } ?? .null, .text(link.role), .text(link.creator),
-                .integer(link.createdAt), .integer(link.expiresAt), link.maxUses.map { .integer($0) } ?? .null
-            ).run()
-        }
+        try with { connection throws(DatabaseError) in try Self.insert(link, on: connection) }
+    }
+
+    /// Records `link` unless it is known already (a link is recorded when made, or when first seen).
+    private static func insert(_ link: LinkRecord, on connection: SQLiteConnection) throws(DatabaseError) {
+        try connection.prepare(
+            """
+            INSERT OR IGNORE INTO links (id, room, role, creator, created_at, expires_at, max_uses, uses)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 0)
+            """
+        ).bind(
+            .text(link.id), link.room.map { .text($0) } ?? .null, .text(link.role), .text(link.creator),
+            .integer(link.createdAt), .integer(link.expiresAt), link.maxUses.map { .integer($0) } ?? .null
+        ).run()
     }
 
     /// Whether `link` (as its signed claims describe it) may admit `identity` now; an admission counts as a use
@@ -170,15 +173,7 @@ public final class LinkRegistry: Sendable {
                     defer { cut.reset() }
                     if try cut.step() { return .revoked }
                 }
-                try connection.prepare(
-                    """
-                    INSERT OR IGNORE INTO links (id, room, role, creator, created_at, expires_at, max_uses, uses)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, 0)
-                    """
-                ).bind(
-                    .text(link.id), link.room.map { .text($0) } ?? .null, .text(link.role), .text(link.creator),
-                    .integer(link.createdAt), .integer(link.expiresAt), link.maxUses.map { .integer($0) } ?? .null
-                ).run()
+                try Self.insert(link, on: connection)
                 let found = try connection.prepare("SELECT revoked_at, max_uses, uses FROM links WHERE id = ?")
                     .bind(.text(link.id))
                 defer { found.reset() }

@@ -219,20 +219,19 @@ public final class SQLiteConnection {
     /// Runs `body` inside `BEGIN` … `COMMIT`: its reads see one consistent state of the file (WAL readers never
     /// wait for a writer).
     public func readTransaction<Result>(_ body: () throws(DatabaseError) -> Result) throws(DatabaseError) -> Result {
-        try execute("BEGIN")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
+        try inTransaction(begin: "BEGIN", body)
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back if it throws.
     public func transaction<Result>(_ body: () throws(DatabaseError) -> Result) throws(DatabaseError) -> Result {
-        try execute("BEGIN IMMEDIATE")
+        try inTransaction(begin: "BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body` between `begin` and `COMMIT`, rolling back if it throws.
+    private func inTransaction<Result>(
+        begin: String, _ body: () throws(DatabaseError) -> Result
+    ) throws(DatabaseError) -> Result {
+        try execute(begin)
         do {
             let result = try body()
             try execute("COMMIT")

@@ -106,7 +106,7 @@ public final class EventLoop: @unchecked Sendable {
     @discardableResult
     public func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> EventLoopTimer {
         let timer = EventLoopTimer()
-        let due = Self.now() + max(0, delay.milliseconds)
+        let due = Self.now() + max(0, delay.inMilliseconds)
         execute { [self] in
             timerOrder += 1
             timers.append((due: due, order: timerOrder, timer: timer, task: task))

@@ -1,5 +1,6 @@
 import Crypto
 import Dispatch
+import Platform
 import Synchronization
 import WebSocket
 
@@ -165,7 +166,7 @@ public final class WebSocketClient: Sendable {
                 connection.terminate()
             }
         }
-        let waitMilliseconds = Int(options.handshakeTimeout.milliseconds) + 2000
+        let waitMilliseconds = Int(options.handshakeTimeout.inMilliseconds) + 2000
         if settled.wait(timeout: .now() + .milliseconds(waitMilliseconds)) == .timedOut {
             connection.close(code: .goingAway, reason: "")
             throw TransportError(place: "websocket connect \(url)", problem: "timed out")

@@ -5,105 +5,6 @@ import Platform
 import Synchronization
 import WebSocket
 
-/// Limits and timers of a WebSocket connection, the same for server and client.
-public struct WebSocketOptions: Sendable, Equatable {
-    /// The largest data message accepted (reassembled); beyond it the connection closes with 1009.
-    public var maxMessageSize: Int = WebSocketDecoder.defaultMaxMessageSize
-    /// The largest HTTP upgrade head accepted (431 beyond it).
-    public var maxHeadSize: Int = WebSocketHandshake.defaultMaxHeadSize
-    /// Bytes of messages waiting to be written, not yet begun, beyond which a slow reader is closed with 1008.
-    /// A single message larger than this is still sent whole (it streams through the buffer as the peer reads);
-    /// the bound is on what waits behind the message being written.
-    public var maxWriteBufferSize: Int = 4 * 1024 * 1024
-    /// The largest data message this side sends. Asked to send a larger one, the connection sends nothing of it
-    /// and closes with 1011 (the peer would refuse it with 1009 anyway).
-    public var maxSentMessageSize: Int = 16 * 1024 * 1024
-    /// Bytes waiting to be written to this peer beyond which a message sent with `send(realTime:)` (audio on
-    /// the WebSocket path) is dropped instead of queued: a peer on a link slower than what it is sent gets what
-    /// its link carries, at most this much late, and is not closed as a slow reader for it.
-    public var maxRealTimeBacklog: Int = 16 * 1024
-    /// How often an open connection sends a ping.
-    public var pingInterval: Duration = .seconds(5)
-    /// How soon after opening the first ping goes out, so the round-trip time is known early; `nil` waits a
-    /// whole ``pingInterval``.
-    public var firstPingDelay: Duration?
-    /// How long an open connection may receive nothing (not even a pong) before it is closed with 1001.
-    public var idleTimeout: Duration = .seconds(15)
-    /// How long TCP connect, TLS and the HTTP upgrade may take together.
-    public var handshakeTimeout: Duration = .seconds(10)
-    /// How long the TCP connect alone may take (within `handshakeTimeout`); a client with more addresses of a
-    /// server to try shortens it for all but the last.
-    public var connectTimeout: Duration = .seconds(10)
-    /// How long to wait for the peer's close frame and then for its end of the stream; also how long a closing
-    /// connection waits for the peer to read anything more of what is still going out to it.
-    public var closeTimeout: Duration = .seconds(3)
-    /// The longest a closing connection keeps going while the peer still reads what went out before the close
-    /// (the rest of a long message, then the close frame): past it, the connection ends as if the peer had
-    /// stopped reading.
-    public var closeLingerLimit: Duration = .seconds(30)
-
-    public init() {}
-}
-
-extension Duration {
-    var milliseconds: Int64 {
-        let parts = components
-        return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
-    }
-}
-
-/// A data message as the application sees it.
-public enum WebSocketPayload: Sendable, Equatable {
-    case text(String)
-    case binary([UInt8])
-}
-
-/// A data message framed once, to be sent to many connections: a server sends the same bytes to each (its
-/// frames are not masked), so a message for a thousand peers costs one encoding. A client connection still
-/// frames it anew with a fresh masking key.
-public struct PreparedMessage: Sendable {
-    let message: WebSocketMessage
-    /// The whole frame as a server sends it.
-    let serverFrame: [UInt8]
-
-    public init(text: String) {
-        message = .text(text)
-        serverFrame = message.encoded(maskingKey: nil)
-    }
-
-    public init(binary: [UInt8]) {
-        message = .binary(binary)
-        serverFrame = message.encoded(maskingKey: nil)
-    }
-
-    /// The size of the message's payload in bytes.
-    public var payloadByteCount: Int {
-        switch message {
-        case .text(let text): text.utf8.count
-        case .binary(let bytes): bytes.count
-        case .ping, .pong, .close: 0
-        }
-    }
-}
-
-/// The server application's answer to an upgrade request.
-public enum UpgradeDecision: Sendable, Equatable {
-    case accept
-    /// Answers with an HTTP status (e.g. 401, 403, 404) and a plain-text reason, then closes.
-    case reject(status: Int, reason: String)
-}
-
-/// What a connection reports to its owner; runs on the loop thread.
-struct ConnectionEvents {
-    var upgrade: ((WebSocketUpgradeRequest, WebSocketConnection) -> UpgradeDecision)?
-    var open: (WebSocketConnection) -> Void = { _ in }
-    var message: (WebSocketConnection, WebSocketPayload) -> Void = { _, _ in }
-    var close: (WebSocketConnection, WebSocketCloseCode, String) -> Void = { _, _, _ in }
-    var failedBeforeOpen: (TransportError) -> Void = { _ in }
-    var roundTrip: (WebSocketConnection, Duration) -> Void = { _, _ in }
-    var finished: (WebSocketConnection) -> Void = { _ in }
-}
-
 private let connectionIDs = Atomic<Int>(0)
 
 /// One WebSocket connection, server or client side.
@@ -124,10 +25,10 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     public let localAddress: String
     /// The loop this connection runs on.
     public let loop: EventLoop
-    private let requestStore = Mutex<WebSocketUpgradeRequest?>(nil)
+    let requestStore = Mutex<WebSocketUpgradeRequest?>(nil)
     private let pendingWriteCount = Atomic<Int>(0)
     private let droppedRealTime = Atomic<Int>(0)
-    private let smoothedRoundTripNanoseconds = Atomic<Int64>(-1)
+    let smoothedRoundTripNanoseconds = Atomic<Int64>(-1)
 
     /// Bytes queued for this peer but not yet taken by the kernel (or TLS): a hint for callers that would rather
     /// skip a message (such as a level update) than queue it behind a slow reader.
@@ -150,13 +51,13 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
 
     let role: WebSocketRole
     var events: ConnectionEvents
-    private(set) var state: State
+    var state: State
     private let descriptor: Int32
-    private let stream: ByteStream
-    private let options: WebSocketOptions
+    let stream: ByteStream
+    let options: WebSocketOptions
     private let isTLS: Bool
-    private var decoder: WebSocketDecoder
-    private var headBuffer: [UInt8] = []
+    var decoder: WebSocketDecoder
+    var headBuffer: [UInt8] = []
     private var writeBuffer: [UInt8] = []
     private var writeOffset = 0
     /// Where each queued message starts in `writeBuffer`, oldest first, from `messageStartsHead` on; one at or
@@ -164,7 +65,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     private var messageStarts: [Int] = []
     private var messageStartsHead = 0
     private var writeWantsReadable = false
-    private var readWantsWritable = false
+    var readWantsWritable = false
     private var registeredWritable = false
     private var shutdownSent = false
     /// Bytes handed to the stream since the connection began.
@@ -174,14 +75,14 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     /// What was still going out to the peer at the last look of a closing connection: bytes written so far, and
     /// bytes the kernel held unacknowledged. A change between two looks is the peer's progress.
     private var closeProgress = (written: 0, unacknowledged: 0)
-    private var opened = false
+    var opened = false
     private var closeReported = false
-    private var lastReceived: Int64
-    private var lastPing: Int64 {
-        didSet { loop.tick(noLaterThan: lastPing + options.pingInterval.milliseconds) }
+    var lastReceived: Int64
+    var lastPing: Int64 {
+        didSet { loop.tick(noLaterThan: lastPing + options.pingInterval.inMilliseconds) }
     }
     /// When the handshake, the closing handshake or the draining gives up, by the state.
-    private var deadline: Int64 {
+    var deadline: Int64 {
         didSet { loop.tick(noLaterThan: deadline + 1) }
     }
     /// When a TCP connect still under way gives up (a client's connection), and how long that is.
@@ -189,8 +90,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     private let connectMilliseconds: Int64
     private var pingCounter: UInt64 = 0
     /// The payload of the ping awaiting its pong and when it went out.
-    private var outstandingPing: (payload: [UInt8], sentAt: ContinuousClock.Instant)?
-    private var clientRequest: (bytes: [UInt8], expectedAccept: String)?
+    var outstandingPing: (payload: [UInt8], sentAt: ContinuousClock.Instant)?
+    var clientRequest: (bytes: [UInt8], expectedAccept: String)?
     /// Told once everything queued has been handed to the kernel (see ``whenDrained(_:)``).
     private var drained: (() -> Void)?
 
@@ -213,8 +114,8 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         let now = EventLoop.now()
         lastReceived = now
         lastPing = now
-        deadline = now + options.handshakeTimeout.milliseconds
-        connectMilliseconds = min(options.connectTimeout, options.handshakeTimeout).milliseconds
+        deadline = now + options.handshakeTimeout.inMilliseconds
+        connectMilliseconds = min(options.connectTimeout, options.handshakeTimeout).inMilliseconds
         connectDeadline = now + connectMilliseconds
     }
 
@@ -370,14 +271,14 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         events.finished(self)
     }
 
-    private static func maskingKey() -> [UInt8] {
+    static func maskingKey() -> [UInt8] {
         let value = UInt32.random(in: 0...UInt32.max)
         return [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
     }
 
-    private func maskIfClient() -> [UInt8]? { role == .client ? Self.maskingKey() : nil }
+    func maskIfClient() -> [UInt8]? { role == .client ? Self.maskingKey() : nil }
 
-    private func report(_ code: WebSocketCloseCode, _ reason: String) {
+    func report(_ code: WebSocketCloseCode, _ reason: String) {
         guard opened, !closeReported else { return }
         closeReported = true
         events.close(self, code, reason)
@@ -387,7 +288,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     /// server, so another of its addresses may be tried (`WebSocketClient`).
     static func tcpConnectPlace(_ address: String) -> String { "connect \(address)" }
 
-    private func failBeforeOpen(_ problem: String) {
+    func failBeforeOpen(_ problem: String) {
         guard state != .closed else { return }
         if !opened {
             let place =
@@ -398,7 +299,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         terminate()
     }
 
-    private func lost(_ problem: String) {
+    func lost(_ problem: String) {
         switch state {
         case .connecting, .tlsHandshake, .awaitingHead: failBeforeOpen(problem)
         case .open, .closing:
@@ -408,7 +309,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         }
     }
 
-    private func beginDraining() {
+    func beginDraining() {
         guard state != .closed, state != .draining else { return }
         state = .draining
         startClosing()
@@ -418,7 +319,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     /// Starts a closing stage's timer, and the closing's own clock the first time.
     private func startClosing() {
         let now = EventLoop.now()
-        deadline = now + options.closeTimeout.milliseconds
+        deadline = now + options.closeTimeout.inMilliseconds
         guard closeStarted == nil else { return }
         closeStarted = now
         closeProgress = (bytesWritten, Socket.unacknowledgedByteCount(descriptor))
@@ -430,17 +331,17 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     /// new deadline, or nil to move on.
     private func closingDeadlineExtended(now: Int64) -> Int64? {
         guard let started = closeStarted else { return nil }
-        let limit = started + options.closeLingerLimit.milliseconds
+        let limit = started + options.closeLingerLimit.inMilliseconds
         let unacknowledged = Socket.unacknowledgedByteCount(descriptor)
         let waiting = writeBuffer.count - writeOffset + unacknowledged
         let progressed =
             bytesWritten > closeProgress.written || unacknowledged < closeProgress.unacknowledged
         closeProgress = (bytesWritten, unacknowledged)
         guard waiting > 0, progressed, now < limit else { return nil }
-        return min(now + options.closeTimeout.milliseconds, limit)
+        return min(now + options.closeTimeout.inMilliseconds, limit)
     }
 
-    private func updateInterest() {
+    func updateInterest() {
         guard state != .closed else { return }
         let wanted = state == .connecting || writeOffset < writeBuffer.count || readWantsWritable
         if wanted != registeredWritable {
@@ -451,7 +352,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
 
     /// Queues a frame and writes what is queued now, or (`writeNow` false) once the loop reports the socket
     /// writable.
-    private func enqueue(_ bytes: [UInt8], writeNow: Bool = true) {
+    func enqueue(_ bytes: [UInt8], writeNow: Bool = true) {
         guard state != .closed else { return }
         let waiting = unstartedByteCount()
         if waiting > 0 && waiting + bytes.count > options.maxWriteBufferSize {
@@ -497,7 +398,7 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     }
 
     /// Drops the queued messages not begun yet; the one being written stays, so the framing stays whole.
-    private func dropUnstartedMessages() {
+    func dropUnstartedMessages() {
         _ = unstartedByteCount()
         if messageStartsHead < messageStarts.count {
             writeBuffer.removeSubrange(messageStarts[messageStartsHead]...)
@@ -551,188 +452,6 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
         }
     }
 
-    private func driveTLSHandshake() {
-        switch stream.handshake() {
-        case .bytes:
-            readWantsWritable = false
-            state = .awaitingHead
-            sendClientRequest()
-            updateInterest()
-            readAvailable()
-        case .wouldBlock(let wantsWrite):
-            readWantsWritable = wantsWrite
-            updateInterest()
-        case .endOfStream: failBeforeOpen("peer closed the connection during the TLS handshake")
-        case .failed(let problem): failBeforeOpen(problem)
-        }
-    }
-
-    private func sendClientRequest() {
-        guard role == .client, let request = clientRequest else { return }
-        enqueue(request.bytes)
-    }
-
-    private func readAvailable() {
-        for _ in 0..<16 {
-            guard state != .closed else { return }
-            let buffer = loop.readBuffer
-            switch stream.read(into: buffer) {
-            case .bytes(let count):
-                lastReceived = EventLoop.now()
-                received(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count])))
-            case .wouldBlock(let wantsWrite):
-                if readWantsWritable != wantsWrite {
-                    readWantsWritable = wantsWrite
-                    updateInterest()
-                }
-                return
-            case .endOfStream:
-                lost("connection closed without a close frame")
-                return
-            case .failed(let problem):
-                lost(problem)
-                return
-            }
-        }
-        // Bounded so one busy peer cannot starve the others; come back after this round of events, since TLS may
-        // hold decrypted bytes that epoll cannot see.
-        loop.execute { [self] in
-            if state != .closed { readAvailable() }
-        }
-    }
-
-    private func received(_ bytes: [UInt8]) {
-        switch state {
-        case .awaitingHead:
-            headBuffer.append(contentsOf: bytes)
-            do {
-                guard let length = try WebSocketHandshake.headLength(in: headBuffer, maxHeadSize: options.maxHeadSize)
-                else { return }
-                let head = Array(headBuffer[0..<length])
-                let rest = Array(headBuffer[length...])
-                headBuffer = []
-                if role == .server {
-                    try upgradeServer(head: head, rest: rest)
-                } else {
-                    try upgradeClient(head: head, rest: rest)
-                }
-            } catch {
-                if role == .server {
-                    enqueue(WebSocketHandshake.rejectResponseBytes(status: error.status, reason: error.problem))
-                    beginDraining()
-                } else {
-                    failBeforeOpen(error.description)
-                }
-            }
-        case .open, .closing:
-            decoder.feed(bytes)
-            processFrames()
-        case .connecting, .tlsHandshake, .draining, .closed:
-            break
-        }
-    }
-
-    private func upgradeServer(head: [UInt8], rest: [UInt8]) throws(WebSocketHandshakeError) {
-        let request = try WebSocketUpgradeRequest.parse(head: head)
-        requestStore.withLock { $0 = request }
-        let decision = events.upgrade?(request, self) ?? .accept
-        guard state == .awaitingHead else { return }
-        switch decision {
-        case .accept:
-            let accept = WebSocketHandshake.acceptKey(forKey: request.key, sha1: SHA1.digest)
-            enqueue(WebSocketHandshake.acceptResponseBytes(acceptKey: accept))
-            becomeOpen(rest: rest)
-        case .reject(let status, let reason):
-            enqueue(WebSocketHandshake.rejectResponseBytes(status: status, reason: reason))
-            beginDraining()
-        }
-    }
-
-    private func upgradeClient(head: [UInt8], rest: [UInt8]) throws(WebSocketHandshakeError) {
-        let response = try WebSocketUpgradeResponse.parse(head: head)
-        do {
-            try response.validate(expectedAccept: clientRequest?.expectedAccept ?? "")
-        } catch {
-            // A refusal's plain-text body says why (a server out of descriptors, a wrong path): keep what arrived
-            // with the head, made safe to print.
-            let length = min(Int(response.headers["Content-Length"] ?? "") ?? 0, 200, rest.count)
-            let body = String(decoding: rest.prefix(length), as: UTF8.self).unicodeScalars.filter { scalar in
-                scalar.value >= 0x20 && !(0x7F...0x9F).contains(scalar.value)
-                    && !(0x202A...0x202E).contains(scalar.value) && !(0x2066...0x2069).contains(scalar.value)
-            }
-            let reason = String(String.UnicodeScalarView(body)).split(separator: " ").joined(separator: " ")
-            guard response.status != 101, !reason.isEmpty else { throw error }
-            throw WebSocketHandshakeError(status: error.status, error.problem + ": " + reason)
-        }
-        becomeOpen(rest: rest)
-    }
-
-    private func becomeOpen(rest: [UInt8]) {
-        guard state == .awaitingHead else { return }
-        state = .open
-        opened = true
-        let now = EventLoop.now()
-        lastPing = now
-        if let first = options.firstPingDelay {
-            lastPing = now - options.pingInterval.milliseconds + max(0, first.milliseconds)
-        }
-        lastReceived = now
-        // The idle deadline starts now; the ping's, set above, is told to the loop by `lastPing`.
-        loop.tick(noLaterThan: now + options.idleTimeout.milliseconds + 1)
-        events.open(self)
-        if state == .open && !rest.isEmpty {
-            decoder.feed(rest)
-            processFrames()
-        }
-    }
-
-    /// Measures the round trip when a pong echoes the outstanding ping; unsolicited or stale pongs are ignored.
-    private func answered(_ payload: [UInt8]) {
-        guard let ping = outstandingPing, ping.payload == payload else { return }
-        outstandingPing = nil
-        let sample = ContinuousClock.now - ping.sentAt
-        let nanoseconds = max(1, sample.inNanoseconds)
-        let previous = smoothedRoundTripNanoseconds.load(ordering: .relaxed)
-        let smoothed = previous < 0 ? nanoseconds : previous + (nanoseconds - previous) / 4
-        smoothedRoundTripNanoseconds.store(smoothed, ordering: .relaxed)
-        events.roundTrip(self, .nanoseconds(smoothed))
-    }
-
-    private func processFrames() {
-        while state == .open || state == .closing {
-            let message: WebSocketMessage?
-            do {
-                message = try decoder.next()
-            } catch {
-                if state == .open {
-                    enqueue(
-                        WebSocketMessage.close(code: error.closeCode, reason: error.problem).encoded(
-                            maskingKey: maskIfClient()))
-                }
-                report(error.closeCode, error.problem)
-                beginDraining()
-                return
-            }
-            guard let message else { return }
-            switch message {
-            case .text(let text): if state == .open { events.message(self, .text(text)) }
-            case .binary(let bytes): if state == .open { events.message(self, .binary(bytes)) }
-            case .ping(let payload):
-                if state == .open { enqueue(WebSocketMessage.pong(payload).encoded(maskingKey: maskIfClient())) }
-            case .pong(let payload): if state == .open { answered(payload) }
-            case .close(let code, let reason):
-                if state == .open {
-                    // The peer has left: what waits for it and is not begun would only be read to be ignored
-                    // (a crowd leaving at once is sent nothing more of the announcements of each other's
-                    // departures). The one being written is finished, so the framing stays whole.
-                    dropUnstartedMessages()
-                    enqueue(WebSocketMessage.close(code: code, reason: "").encoded(maskingKey: maskIfClient()))
-                    report(code ?? .noStatusReceived, reason)
-                }
-                beginDraining()
-            }
-        }
-    }
 }
 
 extension WebSocketConnection: EventLoopHandler {
@@ -779,7 +498,7 @@ extension WebSocketConnection: EventLoopHandler {
         case .tlsHandshake, .awaitingHead, .closing, .draining: return deadline + 1
         case .open:
             return min(
-                lastReceived + options.idleTimeout.milliseconds + 1, lastPing + options.pingInterval.milliseconds)
+                lastReceived + options.idleTimeout.inMilliseconds + 1, lastPing + options.pingInterval.inMilliseconds)
         case .closed: return nil
         }
     }
@@ -791,12 +510,12 @@ extension WebSocketConnection: EventLoopHandler {
         case .connecting, .tlsHandshake, .awaitingHead:
             if now > deadline { failBeforeOpen("handshake timed out") }
         case .open:
-            if now - lastReceived > options.idleTimeout.milliseconds {
-                let reason = "nothing received for \(options.idleTimeout.milliseconds) ms"
+            if now - lastReceived > options.idleTimeout.inMilliseconds {
+                let reason = "nothing received for \(options.idleTimeout.inMilliseconds) ms"
                 enqueue(WebSocketMessage.close(code: .goingAway, reason: reason).encoded(maskingKey: maskIfClient()))
                 report(.goingAway, reason)
                 beginDraining()
-            } else if now - lastPing >= options.pingInterval.milliseconds {
+            } else if now - lastPing >= options.pingInterval.inMilliseconds {
                 lastPing = now
                 pingCounter += 1
                 let payload = (0..<8).map { UInt8(truncatingIfNeeded: pingCounter >> (56 - 8 * UInt64($0))) }
