@@ -102,8 +102,15 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "Platform", "ClusterState", "RedisClient", "MediaRelay",
+                "MediaTransport", "Platform",
             ], path: "Sources/Server/RoomServer"),
+        // A server's rooms in a cluster (owned, replicated, relayed, listed), behind RoomServer's `ServerCluster`.
+        .target(
+            name: "ClusterServer",
+            dependencies: [
+                "RoomServer", "ClusterState", "RedisClient", "MediaRelay", "MediaTransport", "RoomCore", "RoomProtocol",
+                "RoomTransport", "Crypto",
+            ], path: "Sources/Cluster/ClusterServer"),
 
         // MARK: The client.
         // Its sound, whole: devices, send path, media plane (SRTP, jitter buffers, decoders, mix), volumes.
@@ -196,7 +203,7 @@ let package = Package(
                 "AudioCodec", "AudioDevices", "ClientAudio", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer",
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
-                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence",
+                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "ClusterServer",
             ]),
 
         // MARK: Tests.
@@ -241,8 +248,8 @@ let package = Package(
         .testTarget(
             name: "RoomServerTests",
             dependencies: [
-                "RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources", "ClusterState",
-                "MediaServer", "MediaTransport",
+                "RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources", "MediaServer",
+                "MediaTransport",
             ]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
@@ -266,6 +273,11 @@ let package = Package(
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RoomTesting"]),
         .testTarget(name: "ClusterStateTests", dependencies: ["ClusterState", "RedisClient", "RoomTesting"]),
         .testTarget(
+            name: "ClusterServerTests",
+            dependencies: [
+                "ClusterServer", "RoomServer", "ClusterState", "RoomCore", "RoomProtocol", "ClubroomResources",
+            ]),
+        .testTarget(
             name: "MediaRelayTests",
             dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),
         // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
@@ -273,6 +285,7 @@ let package = Package(
             name: "ClusterEndToEndTests",
             dependencies: [
                 "RoomTesting", "StrictJSON", "RedisClient", "RoomTransport", "Crypto", "RoomServer", "ClusterState",
+                "ClusterServer",
             ]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
         // Runs the built clubroom (join --plain, bot) against hostile servers.
