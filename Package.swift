@@ -113,6 +113,13 @@ let package = Package(
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
                 "MediaTransport", "Platform", "ClusterState", "RedisClient", "MediaRelay", "WebSocket",
             ], path: "Sources/Server/RoomServer"),
+        // A server's rooms in a cluster (owned, replicated, relayed, listed), behind RoomServer's `ServerCluster`.
+        .target(
+            name: "ClusterServer",
+            dependencies: [
+                "RoomServer", "ClusterState", "RedisClient", "MediaRelay", "MediaTransport", "RoomCore", "RoomProtocol",
+                "RoomTransport", "Crypto",
+            ], path: "Sources/Cluster/ClusterServer"),
 
         // MARK: The client.
         // Its sound, whole: devices, send path, media plane (SRTP, jitter buffers, decoders, mix), volumes.
@@ -214,7 +221,7 @@ let package = Package(
                 "AudioCodec", "AudioDevices", "ClientAudio", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer",
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
-                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket",
+                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket", "ClusterServer",
             ]),
 
         // MARK: Tests.
@@ -261,8 +268,8 @@ let package = Package(
         .testTarget(
             name: "RoomServerTests",
             dependencies: [
-                "RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources", "ClusterState",
-                "MediaServer", "MediaTransport",
+                "RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources", "MediaServer",
+                "MediaTransport",
             ]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
@@ -286,6 +293,11 @@ let package = Package(
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RoomTesting"]),
         .testTarget(name: "ClusterStateTests", dependencies: ["ClusterState", "RedisClient", "RoomTesting"]),
         .testTarget(
+            name: "ClusterServerTests",
+            dependencies: [
+                "ClusterServer", "RoomServer", "ClusterState", "RoomCore", "RoomProtocol", "ClubroomResources",
+            ]),
+        .testTarget(
             name: "MediaRelayTests",
             dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomTesting", "MediaWire"]),
         // Several `clubroom serve` nodes on 127.0.0.2-4, with the fault tools (kill -9, SIGSTOP, partitions).
@@ -293,6 +305,7 @@ let package = Package(
             name: "ClusterEndToEndTests",
             dependencies: [
                 "RoomTesting", "StrictJSON", "RedisClient", "RoomTransport", "Crypto", "RoomServer", "ClusterState",
+                "ClusterServer",
             ]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
         // Runs the built clubroom (join --plain, bot) against hostile servers.

@@ -1,8 +1,8 @@
+import ClusterServer
 import ClusterState
 import Crypto
 import Foundation
 import RedisClient
-import RoomServer
 import RoomTesting
 import StrictJSON
 import Testing

@@ -1,4 +1,3 @@
-import ClusterState
 import RoomCore
 import RoomProtocol
 import Testing
@@ -78,28 +77,5 @@ extension DirectoryWatcherTests {
         #expect(throws: ControlDecodeError.self) { try DirectoryCodec.decodeEntry(Array(badRoom.utf8)) }
         let negative = #"{"epoch":-1,"at":0,"change":{"change":"removed","why":"ended","name":"jazz"}}"#
         #expect(throws: ControlDecodeError.self) { try DirectoryCodec.decodeEntry(Array(negative.utf8)) }
-    }
-
-    @Test func twoNodesNamingOneRoomAreReadAsTheOneUnderTheHigherEpochAndUnreadableEntriesAreSkipped() {
-        func bytes(_ change: ListingChange, epoch: UInt64) -> [UInt8] {
-            DirectoryCodec.encode(DirectoryCodec.ClusterEntry(change: change, epoch: epoch, at: 0))
-        }
-        let records = [
-            LobbyRecords(
-                node: "a", incarnation: 1,
-                entries: [
-                    "jazz": bytes(.added(room("jazz", topic: "Old owner"), .started), epoch: 3),
-                    "rust": bytes(.added(room("rust"), .started), epoch: 1),
-                    "folk": Array("not json".utf8),
-                    "blues": bytes(.added(room("jazz"), .started), epoch: 9),
-                ]),
-            LobbyRecords(
-                node: "b", incarnation: 2,
-                entries: ["jazz": bytes(.removed(room: "jazz", .unlisted), epoch: 4)]),
-        ]
-        #expect(
-            ClusterRooms.lobbyEntries(records, log: ServerLog(minimum: .error)) == [
-                "jazz": .removed(room: "jazz", .unlisted), "rust": .added(room("rust"), .started),
-            ])
     }
 }

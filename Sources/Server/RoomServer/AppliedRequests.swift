@@ -8,16 +8,16 @@ import RoomProtocol
 /// answered with the same refusal and never takes effect later, when the room has changed. Part of the room's
 /// state: a cluster's copies record the same decisions in the same order, and the checkpoint carries them, so a new
 /// owner knows every id the old one decided.
-struct AppliedRequests: Sendable, Equatable {
+package struct AppliedRequests: Sendable, Equatable {
     /// How many ids are kept per identity (the most recent): a client retries only its latest requests.
     static let perIdentity = 64
     /// Past this many identities, the ids of identities no longer in the room are forgotten.
     static let identityThreshold = 2048
 
     /// One decided request: its id, and the refusal it was answered with (nil when it took effect).
-    struct Decision: Sendable, Equatable {
-        var id: RequestID
-        var refusal: ServerMessage?
+    package struct Decision: Sendable, Equatable {
+        package var id: RequestID
+        package var refusal: ServerMessage?
     }
 
     private(set) var decisions: [PeerID: [Decision]] = [:]
@@ -31,7 +31,7 @@ struct AppliedRequests: Sendable, Equatable {
     }
 
     /// How `peer`'s request `id` was decided, if the room still knows.
-    func decision(_ id: RequestID, from peer: PeerID) -> Decision? {
+    package func decision(_ id: RequestID, from peer: PeerID) -> Decision? {
         decisions[peer]?.last { $0.id == id }
     }
 
@@ -49,13 +49,13 @@ struct AppliedRequests: Sendable, Equatable {
 
     /// Whether requests of this kind are applied once per id. `create_link` changes nothing in the room (it
     /// only signs a link), so a repeat answers with a new link instead of nothing.
-    static func isDeduplicated(_ request: ClientRequest) -> Bool {
+    package static func isDeduplicated(_ request: ClientRequest) -> Bool {
         if case .createLink = request { return false }
         return true
     }
 
     /// The answer to a repeat of a request that took effect: it changed nothing more.
-    static func repeated(_ id: RequestID) -> ServerMessage {
+    package static func repeated(_ id: RequestID) -> ServerMessage {
         ServerMessage(
             .error(
                 code: .alreadyApplied,

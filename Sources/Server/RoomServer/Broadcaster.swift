@@ -30,7 +30,7 @@ final class Broadcaster: OutcomeConsumer, @unchecked Sendable {
         self.connections = connections
     }
 
-    func consume(_ outcome: Outcome, in room: String) {
+    package func consume(_ outcome: Outcome, in room: String) {
         let members = connections.members(of: room)
         for delivery in outcome.deliveries {
             if case .peerJoined = delivery.message.event {

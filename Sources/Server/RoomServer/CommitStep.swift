@@ -33,27 +33,30 @@ protocol RoomLoader: AnyObject {
 }
 
 /// What a room held when the server last had it.
-struct SavedRoom: Sendable, Equatable {
-    var topic = ""
-    var ended = false
-    var chat: [ChatMessage] = []
+package struct SavedRoom: Sendable, Equatable {
+    package var topic = ""
+    package var ended = false
+    package var chat: [ChatMessage] = []
     /// Peers who left less than the reconnect grace ago (or were in the room when the server stopped), with
     /// their roles.
-    var departed: [PeerID: (role: RoleName, at: Timestamp)] = [:]
+    package var departed: [PeerID: (role: RoleName, at: Timestamp)] = [:]
     /// The invitations to speak still pending, by invitee.
-    var invitations: [PeerID: Invitation] = [:]
+    package var invitations: [PeerID: Invitation] = [:]
     /// Whether the room shows in the lobby (its host decides; every room does until unlisted).
-    var listed = true
+    package var listed = true
     /// Whether people may raise hands in the room (a host or moderator decides; on until turned off).
-    var handsAllowed = true
+    package var handsAllowed = true
     /// Peers someone else moved down, with the role they were moved to (see `RoomAuthority.loweredByOthers`).
-    var demotions: [PeerID: RoleName] = [:]
+    package var demotions: [PeerID: RoleName] = [:]
     /// The raised hands of the peers in `departed`, with when each went up.
-    var hands: [PeerID: Timestamp] = [:]
+    package var hands: [PeerID: Timestamp] = [:]
     /// Whether the store had the room (false only for a room looked for without `create`).
-    var exists = true
+    package var exists = true
 
-    static func == (lhs: SavedRoom, rhs: SavedRoom) -> Bool {
+    /// An empty room (the defaults above), filled in by the store.
+    package init() {}
+
+    package static func == (lhs: SavedRoom, rhs: SavedRoom) -> Bool {
         lhs.topic == rhs.topic && lhs.ended == rhs.ended && lhs.chat == rhs.chat && lhs.invitations == rhs.invitations
             && lhs.listed == rhs.listed && lhs.handsAllowed == rhs.handsAllowed && lhs.demotions == rhs.demotions
             && lhs.hands == rhs.hands
@@ -63,8 +66,8 @@ struct SavedRoom: Sendable, Equatable {
 }
 
 /// Why a room could not be loaded: the store's failure, in words for the log.
-struct RoomLoadError: Error, Sendable {
-    var problem: String
+package struct RoomLoadError: Error, Sendable {
+    package var problem: String
 }
 
 /// The outcomes of each room waiting to be carried out: each waits for its own commit and for every outcome
@@ -103,19 +106,21 @@ struct CarryOutQueue {
 }
 
 /// A first-in first-out queue with constant-time removal from the front.
-struct FIFO<Element> {
+package struct FIFO<Element> {
     private var storage: [Element] = []
     private var head = 0
 
-    var isEmpty: Bool { head == storage.count }
-    var count: Int { storage.count - head }
-    var first: Element? { isEmpty ? nil : storage[head] }
+    package init() {}
 
-    mutating func append(_ element: Element) {
+    package var isEmpty: Bool { head == storage.count }
+    package var count: Int { storage.count - head }
+    package var first: Element? { isEmpty ? nil : storage[head] }
+
+    package mutating func append(_ element: Element) {
         storage.append(element)
     }
 
-    mutating func removeFirst() -> Element {
+    package mutating func removeFirst() -> Element {
         let element = storage[head]
         head += 1
         if head > 64, head * 2 > storage.count {

@@ -4,12 +4,12 @@ import RoomTransport
 import WebSocket
 
 /// The state of one open connection; loop thread only.
-final class ConnectionEntry {
-    let connection: WebSocketConnection
+package final class ConnectionEntry {
+    package let connection: WebSocketConnection
     /// The room and peer this connection speaks for; nil once a newer connection of the same identity took over,
     /// or the room closed it.
-    var room: String?
-    var peer: PeerID?
+    package var room: String?
+    package var peer: PeerID?
     var bucket: LeakyBucket
     /// Set after a dropped message was answered with `rate_limited`, so a flood gets one answer per burst.
     var throttled = false
@@ -27,7 +27,7 @@ final class ConnectionEntry {
     }
 
     /// Forgets the room and closes the connection for a room's reason.
-    func close(_ reason: CloseReason) {
+    package func close(_ reason: CloseReason) {
         room = nil
         peer = nil
         connection.close(code: WebSocketCloseCode(reason.code), reason: ServerClose.reason(reason))
@@ -40,7 +40,7 @@ final class ConnectionEntry {
 /// A connection speaks for its peer from the moment the room accepts its join (its requests count, and its
 /// close is the peer's departure), and receives the room's messages once its join is admitted: after the join is
 /// committed and the snapshot sent, so it never hears of anything older than its snapshot.
-final class Connections {
+package final class Connections {
     private var entries: [Int: ConnectionEntry] = [:]
     private var speakers: [String: [PeerID: ConnectionEntry]] = [:]
     private var members: [String: [PeerID: ConnectionEntry]] = [:]
@@ -51,7 +51,7 @@ final class Connections {
     }
 
     /// The connections that receive a room's messages, by peer.
-    func members(of room: String) -> [PeerID: ConnectionEntry] {
+    package func members(of room: String) -> [PeerID: ConnectionEntry] {
         members[room] ?? [:]
     }
 
@@ -96,7 +96,7 @@ final class Connections {
     }
 
     /// Takes a peer's connection out of its room, for the room to close it.
-    func detach(_ peer: PeerID, from room: String) -> ConnectionEntry? {
+    package func detach(_ peer: PeerID, from room: String) -> ConnectionEntry? {
         let entry = speakers[room]?[peer]
         forget(peer, in: room)
         return entry
@@ -112,7 +112,7 @@ final class Connections {
 
 /// Close codes the server uses for its own reasons, and the sentences that go with them (see
 /// `docs/protocol.md`).
-enum ServerClose {
+package enum ServerClose {
     /// The query (`?token=`) is still accepted, for browsers, but not advertised: a token in a URL ends up in
     /// proxies' access logs and browser histories (docs/protocol.md).
     static let tokenMissing = (code: UInt16(4000), reason: "No token: send it as Authorization: Bearer.")
@@ -150,10 +150,10 @@ enum ServerClose {
     )
     static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
     /// Close 1001 to a client of a cluster node that the cluster took for gone: it reconnects and joins again.
-    static let handedBack = "This server lost its place in the room. Reconnect."
+    package static let handedBack = "This server lost its place in the room. Reconnect."
     /// Close 1001 to a client of a cluster node that hears nothing from the room's other nodes, though Redis
     /// says they are alive: it reconnects, through another node where it knows one.
-    static let cutOff = "This server is cut off from the room's other servers. Reconnect."
+    package static let cutOff = "This server is cut off from the room's other servers. Reconnect."
 
     static func reason(_ close: CloseReason) -> String {
         switch close {

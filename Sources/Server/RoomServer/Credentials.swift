@@ -162,7 +162,7 @@ final class LinkSigner: OutcomeConsumer, @unchecked Sendable {
         self.roles = roles
     }
 
-    func consume(_ outcome: Outcome, in room: String) {
+    package func consume(_ outcome: Outcome, in room: String) {
         if let registry {
             follow(outcome, in: room, registry: registry)
             for request in outcome.linkRequests { answer(request, registry: registry) }

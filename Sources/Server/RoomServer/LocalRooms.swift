@@ -4,33 +4,33 @@ import RoomTransport
 
 /// Something that carries out part of what a room decided. Consumers read only the outcome (never the room),
 /// so the same outcome can be applied wherever it arrives.
-protocol OutcomeConsumer: AnyObject {
+package protocol OutcomeConsumer: AnyObject {
     func consume(_ outcome: Outcome, in room: String)
 }
 
 /// A peer with a verified token asking to join a room, and how its connection hears the answer.
-struct JoinTicket {
-    var id: PeerID
-    var name: String
-    var role: RoleName
-    var now: Timestamp
+package struct JoinTicket {
+    package var id: PeerID
+    package var name: String
+    package var role: RoleName
+    package var now: Timestamp
     /// Whether only a returning member may come in: a server invite (a lobby link) for a room the lobby does not
     /// list right now, which after a restart is every room until someone brings it back. Such a join is let in
     /// when the room is listed and open and this identity is in it or left it within the reconnect grace, and is
     /// refused (`unlisted`) otherwise, exactly as for a room that does not exist.
-    var onlyIfReturning = false
+    package var onlyIfReturning = false
     /// Whether the peer came with a server invite (a lobby link): its presence is recorded when it joins, even in
     /// the role its link gives, so that after a restart the room knows it as a returning member.
-    var fromLobby = false
+    package var fromLobby = false
     /// Whether the join is still wanted (its connection is still open), asked right before the room decides.
-    var isWanted: () -> Bool
+    package var isWanted: () -> Bool
     /// The room's answers, in order: `refused` or `unavailable` alone, or `accepted` at once and `admitted`
     /// once the join is committed and everything the room decided before it is announced.
-    var answer: (JoinAnswer) -> Void
+    package var answer: (JoinAnswer) -> Void
 }
 
 /// What a room says to a join.
-enum JoinAnswer {
+package enum JoinAnswer {
     /// The room refuses the join; the connection is closed with this reason.
     case refused(CloseReason)
     /// The room could not be loaded from the store; the connection is closed and the client tries again.

@@ -9,7 +9,7 @@ import RoomProtocol
 ///
 /// This is also the one place where RoomCore's values meet the database's records (`RoomPersistence` knows
 /// nothing of RoomCore).
-final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
+package final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
     let store: SavedRooms
     let log: ServerLog
     /// The loop that commit results and loaded rooms are handed back to.
@@ -22,7 +22,7 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
         self.log = log
     }
 
-    func commit(_ outcome: Outcome, in room: String, then: @escaping (CommitResult) -> Void) {
+    package func commit(_ outcome: Outcome, in room: String, then: @escaping (CommitResult) -> Void) {
         let changes = outcome.changes.map { Self.record($0, room: room) }
         let then = LoopOnly(then)
         let loop = loop
@@ -36,7 +36,7 @@ final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
         }
     }
 
-    func load(
+    package func load(
         _ room: String, now: Timestamp, create: Bool, then: @escaping (Result<SavedRoom, RoomLoadError>) -> Void
     ) {
         let then = LoopOnly(then)

@@ -170,7 +170,7 @@ public struct RoomAuthority: Sendable {
     public internal(set) var topic: String
     public internal(set) var ended: Bool
     /// The last sequence number given to an event.
-    public internal(set) var seq: Int64
+    public package(set) var seq: Int64
     public internal(set) var peers: [PeerID: Peer] = [:]
     /// The pending invitations to speak, by invitee: who sent each and when.
     public internal(set) var invitations: [PeerID: Invitation] = [:]
@@ -191,7 +191,7 @@ public struct RoomAuthority: Sendable {
     /// Roles of peers who left recently, for reconnects.
     public internal(set) var departed: [PeerID: (role: RoleName, at: Timestamp)]
     /// Join order, so snapshots list peers stably.
-    var order: [PeerID] = []
+    package var order: [PeerID] = []
     /// Whether the room shows in the lobby; its host decides, and it is kept across restarts.
     public internal(set) var listed: Bool
     /// When the room went live (its first person arrived); nil while it is empty or ended.
@@ -199,7 +199,7 @@ public struct RoomAuthority: Sendable {
     /// Who is on stage and whose hand is up, kept as people come and go so the listing never scans the room.
     var tally = ListingTally()
     /// The listing lobby watchers were last told of; nil while the room is not in the list.
-    var reportedListing: RoomListing?
+    package var reportedListing: RoomListing?
     /// The role each peer's token gave when it joined, kept while the peer is here or its role is kept for a
     /// return: a new connection with a lesser token must not keep what the greater one gave. It is also the most
     /// a present peer may take back itself after stepping down.
@@ -211,7 +211,7 @@ public struct RoomAuthority: Sendable {
     /// then (see `handOver`); nil when no handover waits.
     public internal(set) var handoverDue: Timestamp?
     /// Whether people may raise hands in the room; a host or moderator turns it off and on.
-    public internal(set) var handsAllowed = true
+    public package(set) var handsAllowed = true
     /// When the room ends because its last host left and no moderator could take over, unless a host (or a
     /// moderator, who then becomes host) arrives first; nil when the room is not ending.
     public internal(set) var endsAt: Timestamp?
@@ -222,7 +222,7 @@ public struct RoomAuthority: Sendable {
     /// How long a room without host or moderator goes on before it ends.
     public static let hostlessGrace: Timestamp = 120_000
     /// The ids of the requests that took effect, per identity: a repeat is not acted on again.
-    var applied = AppliedRequests()
+    package var applied = AppliedRequests()
     /// Each peer's network quality as last announced, and when.
     var qualitySent: [PeerID: SentQuality] = [:]
     /// Peers that were given the scores announced before they came.

@@ -75,7 +75,7 @@ struct PendingListings {
 /// queue of messages.
 ///
 /// Loop thread only (like the rest of `ServerState`); its timer runs on the same loop.
-final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
+package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     /// How long changes are gathered after one went out.
     static let window: Int64 = 50
     /// A watcher's `list` requests: a burst of 5, then one a second.
@@ -130,7 +130,7 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
 
     // MARK: Rooms
 
-    func consume(_ outcome: Outcome, in room: String) {
+    package func consume(_ outcome: Outcome, in room: String) {
         followed.insert(room)
         guard let change = outcome.listing else { return }
         pending.note(change, before: listings[room])
@@ -145,7 +145,7 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     /// from now on its own outcomes say what the room's entry is, not the node that owns it. The list shows
     /// `reported` until the copy's first change, which comes next; so that a watcher sees only the difference
     /// between the owner's word and the copy's, nothing goes out before the loop's next turn.
-    func follow(_ room: String, reported: RoomListing?) {
+    package func follow(_ room: String, reported: RoomListing?) {
         guard followed.insert(room).inserted, listings[room] != reported else { return }
         let change = ListingChange.between(
             listings[room], reported, room: room, arrival: .started, departure: .unlisted)
@@ -158,7 +158,7 @@ final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     /// that knew nothing of it would be told: `added` while listed (with why it arrived), `removed` for a while
     /// after it left (with why). Rooms this server follows keep their own entries; the others change to match,
     /// and a room no node speaks of any more leaves the list as ended.
-    func replaceRemote(_ entries: [String: ListingChange]) {
+    package func replaceRemote(_ entries: [String: ListingChange]) {
         var touched = false
         for room in Set(remote.keys).union(entries.keys).sorted() where !followed.contains(room) {
             let before = listings[room]

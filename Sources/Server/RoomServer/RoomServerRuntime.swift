@@ -1,7 +1,5 @@
-import ClusterState
 import Crypto
 import Foundation
-import MediaRelay
 import MediaTransport
 import Platform
 import RoomCore
@@ -29,7 +27,16 @@ public final class RoomServerRuntime: Sendable {
     private let stopped = Atomic(false)
 
     /// Opens the store (applying what its journal holds), loads or creates the secret, and starts listening.
-    public init(configuration: ServerConfiguration, log: ServerLog) throws(ServerStartError) {
+    public convenience init(configuration: ServerConfiguration, log: ServerLog) throws(ServerStartError) {
+        try self.init(configuration: configuration, log: log, cluster: nil)
+    }
+
+    /// The same, as a node of `cluster` when one is given: its rooms are the cluster's (`ServerCluster`).
+    package init(
+        configuration: ServerConfiguration, log: ServerLog, cluster: (any ServerCluster)?
+    )
+        throws(ServerStartError)
+    {
         let diskFull = try DataFolder.prepare(configuration.dataDirectory, log: log)
         let secret: TokenSecret
         do {
@@ -105,57 +112,32 @@ public final class RoomServerRuntime: Sendable {
                 throw error
             }
         }
-        var cluster: ClusterNode?
-        if let settings = configuration.cluster {
-            let incarnation = UInt64.random(in: 1...UInt64(Int64.max))
-            if let media {
-                do throws(ServerStartError) {
-                    media.relay = try Self.relay(
-                        settings, incarnation: incarnation, secret: secret, media: media, log: log)
-                } catch {
-                    media.forwarder.stop()
-                    store.close(timeout: .seconds(1))
-                    throw error
-                }
+        if let cluster {
+            do throws(ServerStartError) {
+                try cluster.prepare(
+                    media: media, tokenSecret: secret.bytes, host: configuration.host, loop: loopReference, log: log)
+            } catch {
+                media?.forwarder.stop()
+                store.close(timeout: .seconds(1))
+                throw error
             }
-            cluster = ClusterNode(
-                configuration: ClusterConfiguration(
-                    redis: settings.redis, node: settings.node, incarnation: incarnation,
-                    mediaAddress: media.map {
-                        "\($0.configuration.publicAddress ?? $0.configuration.bindHost):\($0.forwarder.socket.localAddress.port)"
-                    } ?? "",
-                    relayAddress: media?.relay.map { "\($0.socket.localAddress)" } ?? "",
-                    sourceAddress: configuration.host == "0.0.0.0" ? nil : configuration.host, timing: settings.timing),
-                deliver: { task in loopReference.execute(task) },
-                notify: { notice in target.state?.clusterNotice(notice) })
         }
         let state = ServerState(
             configuration: configuration, verifier: TokenVerifier(secret: secret),
             persistence: PersistenceQueue(store: store, loop: loopReference, log: log), loop: loopReference, log: log,
-            cluster: cluster, clusterSecret: configuration.cluster?.secret ?? secret.bytes, links: links)
+            cluster: cluster, links: links)
         target.set(state)
         if let media { state.attach(media) }
-        if let cluster, let settings = configuration.cluster {
+        if let cluster {
             // Before anything is said of media, so that a cluster that cannot be reached is the one line a failed
             // start prints. Its first notices come a tick (a second) later, once the loop runs.
-            do throws(ClusterError) {
-                try cluster.start()
+            do throws(ServerStartError) {
+                try cluster.start(media: media, log: log)
             } catch {
                 media?.forwarder.stop()
                 store.close(timeout: .seconds(1))
-                let problem: String
-                if case .unavailable(let redis) = error {
-                    problem = redis.description
-                } else {
-                    problem = error.description
-                }
-                throw ServerStartError(place: "cluster", problem: problem)
+                throw error
             }
-            media?.ssrcSlot = cluster.record.slot
-            media?.relay?.start()
-            log.info(
-                "node \(settings.node) of the cluster at \(settings.redis) (slot \(cluster.record.slot)"
-                    + (media?.relay.map { ", media from other nodes on \($0.socket.localAddress)" } ?? "") + ")")
         }
         media?.logListening()
         var options = WebSocketOptions()
@@ -263,7 +245,7 @@ public final class RoomServerRuntime: Sendable {
     }
 }
 
-/// The server's parts for what is made before them (the media's level reports, the cluster's notices), which
+/// The server's parts for what is made before them (the media's level reports, the store's reports), which
 /// reach them on the loop once they exist.
 final class ServerStateReference: Sendable {
     private let value = Mutex<ServerState?>(nil)
@@ -271,22 +253,4 @@ final class ServerStateReference: Sendable {
     func set(_ state: ServerState) { value.withLock { $0 = state } }
 
     var state: ServerState? { value.withLock { $0 } }
-}
-
-extension RoomServerRuntime {
-    /// Binds the socket other nodes relay media to.
-    static func relay(
-        _ settings: ClusterSettings, incarnation: UInt64, secret: TokenSecret, media: ServerMedia, log: ServerLog
-    ) throws(ServerStartError) -> MediaRelay {
-        guard let address = UDPAddress(host: settings.relayHost, port: UInt16(clamping: settings.relayPort)) else {
-            throw ServerStartError(place: "relay address \(settings.relayHost)", problem: "not an IPv4 address")
-        }
-        do {
-            return try MediaRelay(
-                node: settings.node, incarnation: incarnation, secret: settings.secret ?? secret.bytes,
-                binding: address, forwarder: media.forwarder, log: { line in log.warning(line) })
-        } catch {
-            throw ServerStartError(place: "relay \(address)", problem: error.description)
-        }
-    }
 }

@@ -1,6 +1,4 @@
-import ClusterState
 import Platform
-import RedisClient
 import RoomCore
 import RoomTransport
 
@@ -24,8 +22,6 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration
     /// Where media is received over UDP; `nil` serves rooms without audio.
     public var media: MediaConfiguration?
-    /// The cluster this server is a node of; `nil` serves rooms alone.
-    public var cluster: ClusterSettings?
     /// The most lobbies watching the list of live rooms at once.
     public var maxLobbyWatchers: Int = 10_000
     /// How fast invite holders may come in, per source address and per link.
@@ -35,7 +31,7 @@ public struct ServerConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 7480, dataDirectory: String, secretFile: String,
         tls: TLSServerConfiguration? = nil, roles: RoleTable, maxPeersPerRoom: Int = RoomAuthority.defaultMaxPeers,
         rateBurst: Double = 20, ratePerSecond: Double = 10, pingInterval: Duration = .seconds(5),
-        idleTimeout: Duration = .seconds(15), media: MediaConfiguration? = nil, cluster: ClusterSettings? = nil
+        idleTimeout: Duration = .seconds(15), media: MediaConfiguration? = nil
     ) {
         self.host = host
         self.port = port
@@ -49,33 +45,6 @@ public struct ServerConfiguration: Sendable {
         self.pingInterval = pingInterval
         self.idleTimeout = idleTimeout
         self.media = media
-        self.cluster = cluster
-    }
-}
-
-/// How a server joins a cluster: its Redis, and its name among the nodes.
-public struct ClusterSettings: Sendable {
-    public var redis: RedisEndpoint
-    /// Unique among the running nodes (1-64 letters, digits, `-`, `_` or `.`).
-    public var node: String
-    public var timing: ClusterTiming
-    /// Where media from other nodes is received (UDP); port 0 picks a free port.
-    public var relayHost: String
-    public var relayPort: Int
-    /// The cluster's shared secret, from which every node's relay keys derive; `nil` uses the token secret
-    /// (which the nodes share anyway).
-    public var secret: [UInt8]?
-
-    public init(
-        redis: RedisEndpoint, node: String, timing: ClusterTiming = ClusterTiming(), relayHost: String = "127.0.0.1",
-        relayPort: Int = 0, secret: [UInt8]? = nil
-    ) {
-        self.redis = redis
-        self.node = node
-        self.timing = timing
-        self.relayHost = relayHost
-        self.relayPort = relayPort
-        self.secret = secret
     }
 }
 

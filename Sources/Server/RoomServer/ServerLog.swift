@@ -103,6 +103,6 @@ public final class ServerLog: Sendable {
 }
 
 /// The wall clock in milliseconds since the Unix epoch.
-func currentTimestamp() -> Int64 {
+package func currentTimestamp() -> Int64 {
     WallClock.milliseconds()
 }

@@ -1,5 +1,4 @@
 import Crypto
-import MediaRelay
 import MediaServer
 import MediaTransport
 import RoomCore
@@ -28,9 +27,9 @@ public struct MediaConfiguration: Sendable, Equatable {
 /// leaves (once per outcome, however many it announces leaving).
 ///
 /// Runs on the server's event-loop thread only (like `ServerState`, which owns it).
-final class ServerMedia: OutcomeConsumer {
-    let forwarder: MediaForwarder
-    let configuration: MediaConfiguration
+package final class ServerMedia: OutcomeConsumer {
+    package let forwarder: MediaForwarder
+    package let configuration: MediaConfiguration
     let log: ServerLog
 
     struct Flow {
@@ -51,11 +50,11 @@ final class ServerMedia: OutcomeConsumer {
     private var reserved: [String: [PeerID: UInt32]] = [:]
     private var roomKeys: [String: (key: SRTPKey, epoch: Int)] = [:]
     private var usedSSRCs: Set<UInt32> = []
-    /// Media between this node and the other nodes of its cluster.
-    var relay: MediaRelay?
-    /// This node's slot in its cluster, carried in the top byte of the SSRCs it hands out so that no two nodes
-    /// hand out the same one.
-    var ssrcSlot: Int?
+    /// Media between this node and the other nodes of its cluster, which the cluster attaches.
+    package var relay: (any RemoteMedia)?
+    /// Where SSRCs come from in a cluster, which carries this node's slot in their top byte so that no two nodes
+    /// hand out the same one; nil (a server alone) picks them at random.
+    package var clusterSSRC: (() -> UInt32)?
     /// Where keys come from: OpenSSL's generator, or nil when it fails (a test puts a failing source here).
     var randomKey: () -> SRTPKey?
 
@@ -116,7 +115,7 @@ final class ServerMedia: OutcomeConsumer {
 
     /// Applies what an outcome changed, before its messages go out: gates first, so a demoted or muted speaker
     /// is cut off before anyone hears of the change; then the departures it announces.
-    func consume(_ outcome: Outcome, in roomName: String) {
+    package func consume(_ outcome: Outcome, in roomName: String) {
         for change in outcome.gates {
             if let speaker = remote[roomName]?[change.peer] {
                 let wasOpen = speaker.gate.isOpen
@@ -181,14 +180,14 @@ final class ServerMedia: OutcomeConsumer {
 
     /// An SSRC for a peer about to join through this node, carried in its join so every node knows it; the
     /// peer's flow takes it when it is admitted.
-    func reserveSSRC(for peer: PeerID, room: String) -> UInt32 {
+    package func reserveSSRC(for peer: PeerID, room: String) -> UInt32 {
         let ssrc = newSSRC()
         reserved[room, default: [:]][peer] = ssrc
         return ssrc
     }
 
     /// A peer of this node joined again through another node: its flow here ends (its connection is closed).
-    func moved(_ peer: PeerID, room: String) {
+    package func moved(_ peer: PeerID, room: String) {
         guard let flow = flows[room]?.removeValue(forKey: peer) else { return }
         flow.gate.set(false)
         forwarder.removePeer(ssrc: flow.ssrc)
@@ -196,13 +195,13 @@ final class ServerMedia: OutcomeConsumer {
     }
 
     /// Forgets a reservation whose join did not happen.
-    func release(_ peer: PeerID, room: String) {
+    package func release(_ peer: PeerID, room: String) {
         if let ssrc = reserved[room]?.removeValue(forKey: peer) { usedSSRCs.remove(ssrc) }
     }
 
     /// A peer of `room` joined through another node (`node`, of incarnation `incarnation`) with `ssrc`: its media
     /// comes through the relay while this node's copy of the room lets it publish.
-    func addRemoteSpeaker(_ peer: PeerID, ssrc: UInt32, node: String, room: String, open: Bool) {
+    package func addRemoteSpeaker(_ peer: PeerID, ssrc: UInt32, node: String, room: String, open: Bool) {
         if let old = remote[room]?[peer] {
             old.gate.set(false)
             relay?.removeRemoteSpeaker(ssrc: old.ssrc)
@@ -214,25 +213,10 @@ final class ServerMedia: OutcomeConsumer {
     }
 
     /// A peer that was connected to another node is now connected here (or gone): no longer a remote speaker.
-    func removeRemoteSpeaker(_ peer: PeerID, room: String) {
+    package func removeRemoteSpeaker(_ peer: PeerID, room: String) {
         guard let speaker = remote[room]?.removeValue(forKey: peer) else { return }
         speaker.gate.set(false)
         relay?.removeRemoteSpeaker(ssrc: speaker.ssrc)
-    }
-
-    /// The other nodes with people in `room`: this node's speakers' packets go to each of them once.
-    func setRemoteNodes(_ nodes: [RelayNode], room: String) {
-        relay?.setRemoteNodes(nodes, room: room)
-    }
-
-    /// Counts the silence of a room's other nodes (every room's, with nil) from now on.
-    func restartSilence(room: String? = nil) {
-        relay?.restartSilence(room: room)
-    }
-
-    /// The rooms whose other nodes have all been silent (no relayed media, no keepalive) for `milliseconds`.
-    func silentRooms(forMilliseconds milliseconds: Int64) -> [MediaRelay.Silence] {
-        relay?.silentRooms(forMilliseconds: milliseconds) ?? []
     }
 
     /// Tells this node's people of `room` which SSRC a speaker who may now be heard sends with.
@@ -304,7 +288,7 @@ final class ServerMedia: OutcomeConsumer {
 
     private func newSSRC() -> UInt32 {
         while true {
-            let ssrc = ssrcSlot.map { SSRCSpace.ssrc(slot: $0) } ?? UInt32.random(in: 0x1000...0xFFFF_FFF0)
+            let ssrc = clusterSSRC?() ?? UInt32.random(in: 0x1000...0xFFFF_FFF0)
             if ssrc != forwarder.serverSSRC, usedSSRCs.insert(ssrc).inserted { return ssrc }
         }
     }
@@ -315,12 +299,12 @@ final class ServerMedia: OutcomeConsumer {
 }
 
 /// The server's event loop, known only once the server listens; the media thread hands work to it.
-final class LoopReference: Sendable {
+package final class LoopReference: Sendable {
     private let loop = Mutex<EventLoop?>(nil)
 
     func set(_ value: EventLoop) { loop.withLock { $0 = value } }
 
-    func execute(_ task: @escaping @Sendable () -> Void) {
+    package func execute(_ task: @escaping @Sendable () -> Void) {
         loop.withLock { $0 }?.execute(task)
     }
 }
@@ -374,9 +358,6 @@ extension ServerMedia {
         relay?.stop()
         forwarder.stop()
         log.info("media counters: \(countersText)")
-        if let relay {
-            let counts = relay.counters.snapshot().filter { $0.value != 0 }.map { "\($0.name)=\($0.value)" }
-            log.info("relay counters: \(counts.joined(separator: " "))")
-        }
+        if let relay { log.info("relay counters: \(relay.countersText)") }
     }
 }

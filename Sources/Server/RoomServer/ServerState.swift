@@ -1,4 +1,3 @@
-import ClusterState
 import Crypto
 import RoomCore
 import RoomPersistence
@@ -19,8 +18,8 @@ final class ServerState: @unchecked Sendable {
     let persistence: PersistenceQueue
     /// The rooms: decided here alone, or by their owners in a cluster.
     let rooms: any RoomPaths
-    /// This node's place in its cluster, when it serves rooms with others.
-    let cluster: ClusterNode?
+    /// The cluster this node serves rooms with, if any.
+    let cluster: (any ServerCluster)?
     /// The lobby's list of live rooms and its watchers.
     let directory: RoomDirectory
     /// Media forwarding, when the server serves audio (attached once, before the first connection).
@@ -38,7 +37,7 @@ final class ServerState: @unchecked Sendable {
 
     init(
         configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue,
-        loop: LoopReference, log: ServerLog, cluster: ClusterNode? = nil, clusterSecret: [UInt8] = [],
+        loop: LoopReference, log: ServerLog, cluster: (any ServerCluster)? = nil,
         links: LinkRegistry? = nil
     ) {
         self.configuration = configuration
@@ -58,10 +57,10 @@ final class ServerState: @unchecked Sendable {
                 roles: configuration.roles),
         ]
         if let cluster {
-            rooms = ClusterRooms(
-                roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, cluster: cluster,
-                persistence: persistence, connections: connections, consumers: consumers, directory: directory,
-                log: log, seal: ClusterSeal(secret: clusterSecret))
+            rooms = cluster.rooms(
+                RoomsParts(
+                    roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, persistence: persistence,
+                    connections: connections, consumers: consumers, directory: directory, log: log))
         } else {
             rooms = LocalRooms(
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
@@ -77,14 +76,9 @@ final class ServerState: @unchecked Sendable {
         rooms.loop = eventLoop
     }
 
-    /// What the cluster tells this node, on the loop.
-    func clusterNotice(_ notice: ClusterNotice) {
-        (rooms as? ClusterRooms)?.notice(notice)
-    }
-
     /// The store cannot save (`problem`), or saves again (nil): the rooms' hosts are told.
     func savingChanged(_ problem: String?) {
-        (rooms as? LocalRooms)?.savingChanged(problem)
+        rooms.savingChanged(problem)
     }
 
     /// The server begins to stop.
@@ -96,6 +90,6 @@ final class ServerState: @unchecked Sendable {
     func attach(_ media: ServerMedia) {
         self.media = media
         rooms.consumeFirst(media)
-        (rooms as? ClusterRooms)?.media = media
+        rooms.attach(media)
     }
 }

@@ -64,7 +64,7 @@ final class WaitingRoom: OutcomeConsumer, @unchecked Sendable {
         }
     }
 
-    func consume(_ outcome: Outcome, in room: String) {
+    package func consume(_ outcome: Outcome, in room: String) {
         for answer in outcome.doorAnswers { carryOut(answer) }
     }
 

@@ -1,5 +1,6 @@
 import Arguments
 import ClubroomResources
+import ClusterServer
 import Crypto
 import Foundation
 import ProcessSignals
@@ -173,12 +174,7 @@ enum ServeCommand: ClubroomCommand {
             roles: roles, maxPeersPerRoom: options.maxPeers,
             media: MediaConfiguration(
                 bindHost: options.media.host, port: Int(options.media.port),
-                publicAddress: try options.publicAddress.map(resolvePublicAddress)),
-            cluster: redis.map {
-                ClusterSettings(
-                    redis: $0, node: options.node ?? "", relayHost: options.relay?.host ?? options.media.host,
-                    relayPort: Int(options.relay?.port ?? 0), secret: clusterSecret)
-            })
+                publicAddress: try options.publicAddress.map(resolvePublicAddress)))
         configuration.admissionLimits = options.admissionLimits
         let log = ServerLog()
         if let key = options.tlsKey, let mode = Self.groupOrOtherReadable(key) {
@@ -195,7 +191,13 @@ enum ServeCommand: ClubroomCommand {
         let (stops, stop) = AsyncStream.makeStream(of: ProcessSignal.self)
         let signals = SignalWatcher(firstOf: [.interrupt, .terminate]) { stop.yield($0) }
         defer { signals.cancel() }
-        let server = try RoomServerRuntime(configuration: configuration, log: log)
+        let cluster = redis.map {
+            NodeCluster(
+                ClusterSettings(
+                    redis: $0, node: options.node ?? "", relayHost: options.relay?.host ?? options.media.host,
+                    relayPort: Int(options.relay?.port ?? 0), secret: clusterSecret))
+        }
+        let server = try RoomServerRuntime(configuration: configuration, log: log, cluster: cluster)
         let scheme = configuration.tls == nil ? "ws" : "wss"
         if configuration.tls == nil, !MediaAddressPolicy.isLoopback(configuration.host) {
             log.warning(

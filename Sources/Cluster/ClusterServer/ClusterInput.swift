@@ -1,6 +1,7 @@
 import Foundation
 import RoomCore
 import RoomProtocol
+import RoomServer
 
 /// One thing that happened to a room in a cluster, as its owner decided it: the body of an entry of the room's
 /// event stream. Every node holding a copy of the room applies the same inputs in the same order to its own

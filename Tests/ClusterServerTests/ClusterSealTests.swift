@@ -1,5 +1,5 @@
+import ClusterServer
 import ClusterState
-import RoomServer
 import Testing
 
 @Suite struct ClusterSealTests {

@@ -2,6 +2,7 @@ import RoomCore
 import RoomProtocol
 import Testing
 
+@testable import ClusterServer
 @testable import RoomServer
 
 /// Copies of a room on several nodes apply the owner's inputs and must stay identical: the same outcomes, the
