@@ -47,13 +47,9 @@ public final class LobbyFlow: Sendable {
     ) throws(RuntimeError) -> LobbyScreenLoop {
         let lobby = try LobbyScreenLoop(state: state, connect: connect, theme: theme, clock: clock) {
             [self] room, sink in
-            switch open(room) {
-            case .failure(let unavailable): return unavailable.why
-            case .success(let connection):
-                let state = AppState(roles: roles, ascii: ascii, lineMode: false)
-                guard let loop = try? ScreenLoop(state: state, connection: connection, theme: theme, clock: clock)
-                else { return "The room's screen could not start." }
-                return running(leave: loop.requestStop) { loop.run(on: sink) }
+            enter(room, lineMode: false, unavailable: "The room's screen could not start.") { state, connection in
+                let loop = try ScreenLoop(state: state, connection: connection, theme: theme, clock: clock)
+                return (loop.requestStop, { loop.run(on: sink) })
             }
         }
         quitLobby.withLock { $0 = lobby.requestStop }
@@ -67,13 +63,9 @@ public final class LobbyFlow: Sendable {
     ) throws(RuntimeError) -> LobbyPlainLoop {
         let lobby = try LobbyPlainLoop(state: state, connect: connect, lines: lines, output: output, clock: clock) {
             [self] room, input in
-            switch open(room) {
-            case .failure(let unavailable): return unavailable.why
-            case .success(let connection):
-                let state = AppState(roles: roles, ascii: false, lineMode: true)
-                guard let loop = try? PlainLoop(state: state, connection: connection, output: output, clock: clock)
-                else { return "The room could not start." }
-                return running(leave: loop.interrupt) { loop.run(input: input) }
+            enter(room, lineMode: true, unavailable: "The room could not start.") { state, connection in
+                let loop = try PlainLoop(state: state, connection: connection, output: output, clock: clock)
+                return (loop.interrupt, { loop.run(input: input) })
             }
         }
         quitLobby.withLock { $0 = lobby.interrupt }
@@ -92,12 +84,24 @@ public final class LobbyFlow: Sendable {
     /// Whether a room is open now.
     public var inRoom: Bool { leaveRoom.withLock { $0 != nil } }
 
-    /// Runs a room with `leave` as what a signal does, and returns why it is over when that was not the person's
-    /// choice.
-    private func running(leave: @escaping @Sendable () -> Void, _ run: () -> LoopOutcome) -> String? {
-        leaveRoom.withLock { $0 = leave }
+    /// Opens `room` and runs the loop `start` makes for it, with the loop's leave as what a signal does; returns
+    /// why the room is over when that was not the person's choice (`unavailable` when the loop cannot start).
+    private func enter(
+        _ room: String, lineMode: Bool, unavailable: String,
+        start: (AppState, any RoomConnection) throws -> (
+            leave: @Sendable () -> Void, run: () -> LoopOutcome
+        )
+    ) -> String? {
+        let connection: any RoomConnection
+        switch open(room) {
+        case .failure(let refusal): return refusal.why
+        case .success(let opened): connection = opened
+        }
+        let state = AppState(roles: roles, ascii: lineMode ? false : ascii, lineMode: lineMode)
+        guard let loop = try? start(state, connection) else { return unavailable }
+        leaveRoom.withLock { $0 = loop.leave }
         defer { leaveRoom.withLock { $0 = nil } }
-        switch run() {
+        switch loop.run() {
         case .left: return nil
         case .failed(let why): return why
         }

@@ -139,7 +139,7 @@ protocol ReconnectingSession: AnyObject, Sendable {
     associatedtype Extra: ReconnectingSocketExtra
     associatedtype Event: Sendable
     var link: ReconnectingSocket<Extra, Event> { get }
-    /// Makes a fresh connection: builds its options and headers and hands them to `open(options:headers:)`.
+    /// Makes a fresh connection: builds its options and headers and hands them to `open(options:headers:bearer:)`.
     func connect()
     /// The callbacks of connection `generation`.
     func connectionHandler(generation: Int) -> WebSocketClient.Handler
@@ -151,9 +151,11 @@ extension ReconnectingSession {
         link.connector.async { self.connect() }
     }
 
-    /// Opens a connection with these options and headers, unless the session is over or stopping. A failure
-    /// before the server ever answered ends the session; after that it is retried.
-    func open(options: WebSocketOptions, headers: HTTPHeaders) {
+    /// Opens a connection with these options and headers, and `token` as its bearer, unless the session is over or
+    /// stopping. A failure before the server ever answered ends the session; after that it is retried.
+    func open(options: WebSocketOptions, headers given: HTTPHeaders, bearer token: String) {
+        var headers = given
+        headers.add("Authorization", "Bearer \(token)")
         let generation = link.state.withLock { state -> Int? in
             guard !state.ended, !state.stopping else { return nil }
             state.generation += 1

@@ -248,9 +248,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
         // The server pings every 5 s: two missed pings mean the network has gone, and the person is told
         // "reconnecting" within 15 s of it going silent, timer granularity included (docs/limits.md).
         options.idleTimeout = Self.idleTimeout
-        var headers = self.headers
-        headers.add("Authorization", "Bearer \(token)")
-        open(options: options, headers: headers)
+        open(options: options, headers: headers, bearer: token)
     }
 
     func connectionHandler(generation: Int) -> WebSocketClient.Handler {
