@@ -81,7 +81,7 @@ let package = Package(
             name: "RoomPersistence", dependencies: ["CSQLite", "StrictJSON"], path: "Sources/System/RoomPersistence"),
         .target(
             name: "RoomTransport",
-            dependencies: ["RoomCore", "RoomProtocol", "CCrypto", "CEventPoll", "Crypto", "Platform"],
+            dependencies: ["RoomProtocol", "CCrypto", "CEventPoll", "Crypto", "Platform"],
             path: "Sources/System/RoomTransport"),
         .target(
             name: "MediaTransport", dependencies: ["CSRTP", "CSRTPCrypto", "CMediaIO"],

@@ -67,7 +67,7 @@ public final class DirectoryConnection: LobbyConnection, @unchecked Sendable {
         case .closedByServer(let reason):
             "The server closed the lobby\(reason.isEmpty ? "" : " (\(reason))"). Open it again to come back."
         case .refused(let code, let reason): Refusals.describe(code: code, reason: reason, withInvite: true)
-        case .connectionFailed(let problem): "Cannot reach the lobby: \(problem). Check the address and try again."
+        case .connectionFailed(let problem, _): "Cannot reach the lobby: \(problem). Check the address and try again."
         }
     }
 }

@@ -179,16 +179,16 @@ extension ReconnectingSession {
             }
         } catch {
             if link.state.withLock({ $0.everConnected }) {
-                link.loop.execute { [self] in retry(after: error.description) }
+                link.loop.execute { [self] in retry(after: error.description, cause: error.cause) }
             } else {
-                link.finish(.connectionFailed(error.description))
+                link.finish(.connectionFailed(error.description, cause: .unreachable(error.cause)))
             }
         }
     }
 
     /// Schedules the next connection attempt after the policy's delay, or gives up once every retry failed.
     /// Runs on the loop thread.
-    func retry(after problem: String) {
+    func retry(after problem: String, cause: TransportError.Cause = .other) {
         let attempt = link.state.withLock { state -> Int? in
             guard !state.ended, !state.stopping else { return nil }
             state.attempt += 1
@@ -199,7 +199,9 @@ extension ReconnectingSession {
         let policy = link.policy
         guard attempt <= policy.maximumAttempts else {
             link.finish(
-                .connectionFailed("lost the connection and \(policy.maximumAttempts) retries failed: \(problem)"))
+                .connectionFailed(
+                    "lost the connection and \(policy.maximumAttempts) retries failed: \(problem)",
+                    cause: .lost(lastTry: cause)))
             return
         }
         let delay = policy.delay(attempt: attempt, random: Double.random(in: 0..<1))

@@ -19,8 +19,17 @@ public enum SessionEnd: Sendable, Equatable {
     case replaced
     /// The server refused the token or the join (closes 4000–4008, 4010) with this code and reason.
     case refused(code: UInt16, reason: String)
-    /// No connection could be made, or it was lost and every retry failed.
-    case connectionFailed(String)
+    /// No connection could be made, or it was lost and every retry failed: the transport's words, and why as a
+    /// case (what a person is told is chosen from the case, never from the words).
+    case connectionFailed(String, cause: ConnectionFailureCause = .unreachable(.other))
+}
+
+/// Why a session could not connect, as a case.
+public enum ConnectionFailureCause: Sendable, Equatable {
+    /// No connection could be made: what the transport said of the last attempt.
+    case unreachable(TransportError.Cause)
+    /// The connection had been made and was lost, and every retry failed; the last retry's cause.
+    case lost(lastTry: TransportError.Cause)
 }
 
 /// What a session reports, in order, on its event loop's thread.
