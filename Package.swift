@@ -142,13 +142,18 @@ let package = Package(
             name: "RoomAppRuntime",
             dependencies: [
                 "RoomApp", "RoomCore", "TermUI", "TermCurses", "RoomClient", "RoomProtocol", "RoomTransport",
-                "ClientAudio", "Platform", "WebSocket",
+                "ClientAudio", "Platform", "WebSocket", "ProcessSignals",
             ], path: "Sources/Client/RoomAppRuntime"),
 
         // MARK: Test support.
         .target(
             name: "RoomTesting", dependencies: ["AudioCore", "TermUI", "CSpawn", "Platform"],
             path: "Sources/Tools/RoomTesting"),
+        // The front ends' test doubles: scripted room and lobby connections, a screen in memory. For tests and
+        // the UI benchmark; no product target depends on it.
+        .target(
+            name: "RuntimeTesting", dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI"],
+            path: "Sources/Tools/RuntimeTesting"),
         // Counts heap allocations per thread by defining malloc in the test binary; for the real-time tests.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
 
@@ -183,7 +188,9 @@ let package = Package(
             path: "Sources/Benchmarks/Audio"),
         .target(
             name: "UIBenchmarks",
-            dependencies: ["BenchmarkSupport", "Platform", "RoomApp", "RoomAppRuntime", "RoomCore", "TermUI"],
+            dependencies: [
+                "BenchmarkSupport", "Platform", "RoomApp", "RoomAppRuntime", "RoomCore", "TermUI", "RuntimeTesting",
+            ],
             path: "Sources/Benchmarks/UI"),
         // The room directory under load: a server in process, 1,000 rooms, 1,000 lobbies.
         .target(
@@ -284,7 +291,7 @@ let package = Package(
             exclude: ["Goldens"]),
         .testTarget(
             name: "RoomAppRuntimeTests",
-            dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI", "RoomTesting"]),
+            dependencies: ["RoomAppRuntime", "RoomApp", "RoomCore", "TermUI", "RoomTesting", "RuntimeTesting"]),
         .testTarget(name: "UIEndToEndTests", dependencies: ["RoomTesting"]),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "ClubroomResources", "RoomProtocol"]),
         .testTarget(name: "DemoEndToEndTests", dependencies: ["RoomTesting"]),

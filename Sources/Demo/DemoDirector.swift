@@ -224,7 +224,7 @@ public final class DemoDirector: Sendable {
             bot?.voice.close()
             switch end {
             case .roomEnded: finish(.roomEnded(by: "", reason: ""))
-            case .connectionFailed(let problem): settings.notes(.problem("\(identity): \(problem)"))
+            case .connectionFailed(let problem, _): settings.notes(.problem("\(identity): \(problem)"))
             case .refused(let code, let reason): settings.notes(.problem("\(identity) refused (\(code)): \(reason)"))
             case .left, .closedByServer, .removed, .replaced: break
             }

@@ -2,6 +2,7 @@ import Foundation
 import RoomApp
 import RoomAppRuntime
 import RoomCore
+import RuntimeTesting
 import TermUI
 import Testing
 

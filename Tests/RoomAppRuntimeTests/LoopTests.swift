@@ -2,6 +2,7 @@ import Foundation
 import RoomApp
 import RoomAppRuntime
 import RoomCore
+import RuntimeTesting
 import TermUI
 import Testing
 
@@ -249,18 +250,44 @@ extension ScreenLoopTests {
 }
 
 @Suite struct UnreachableWordingTests {
-    /// A 404 is the handshake's status, not any "404" in the problem: a port such as 40412 is not one.
-    @Test func onlyTheHandshakesStatusSaysThereIsNoRoom() {
+    /// The words come from the failure's cause, never from its text: a 404 is the handshake's status, a TLS
+    /// failure the transport's case, whatever the problem's words say.
+    @Test func theWordsAreChosenFromTheCause() {
         #expect(
             SessionConnection.describe(
-                .connectionFailed("websocket handshake: the server answered 404 Not Found (HTTP 404)"))
+                .connectionFailed(
+                    "websocket handshake: the server answered 404 Not Found (HTTP 404)",
+                    cause: .unreachable(.httpStatus(404))))
                 == "There is no room at this address. Room addresses look like ws://HOST:PORT/rooms/ROOM.")
         let tls = SessionConnection.describe(
             .connectionFailed(
-                "TLS handshake with 127.0.0.1:40412 failed: error:0A00010B:SSL routines::wrong version number"))
+                "TLS handshake with 127.0.0.1:40412 failed: error:0A00010B:SSL routines::wrong version number",
+                cause: .unreachable(.notTLS)))
         #expect(
             tls
                 == "The server at this address does not speak TLS. If it is a plain server, use ws:// instead of wss://."
         )
+        // A host whose name holds "certificate", refused: what matters is the refusal.
+        #expect(
+            SessionConnection.describe(
+                .connectionFailed(
+                    "connect certificate.example:40404: Connection refused", cause: .unreachable(.refused)))
+                == "Nothing answers at this address. Check the address and port, and that the server runs.")
+        // A status other than 404 is quoted, as any failure the person cannot act on.
+        #expect(
+            SessionConnection.describe(
+                .connectionFailed(
+                    "websocket handshake: the server answered 502 Bad Gateway (HTTP 502)",
+                    cause: .unreachable(.httpStatus(502))))
+                == "The room could not be reached (websocket handshake: the server answered 502 Bad Gateway "
+                + "(HTTP 502)). Check the address and try again.")
+        #expect(
+            SessionConnection.describe(
+                .connectionFailed("lost the connection and 5 retries failed: closed", cause: .lost(lastTry: .other)))
+                == "The connection was lost and could not be made again. Check your network and join again.")
+        #expect(
+            SessionConnection.describe(
+                .connectionFailed("lost the connection and 5 retries failed: x", cause: .lost(lastTry: .timedOut)))
+                == "The server did not answer in time. Check the address, and try again.")
     }
 }

@@ -27,6 +27,42 @@ import Testing
             Array(lines[start..<end]) == generated, "rewrite it with UPDATE_DOCS=1 swift test --filter KeyBindingTests")
     }
 
+    /// The lobby's key table of docs/ui.md is made from `DialogKeys.lobby`, as the room's is from its table.
+    @Test func theDocsLobbyKeyTableIsTheGeneratedOne() throws {
+        var lines = try String(contentsOf: Self.interfaceDocs, encoding: .utf8)
+            .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try #require(lines.firstIndex(of: "| lobby key | does |"), "docs/ui.md has no lobby key table")
+        let end = lines[start...].firstIndex { !$0.hasPrefix("|") } ?? lines.endIndex
+        let generated = DialogKeys.lobbyMarkdownTable.split(separator: "\n").map(String.init)
+        if ProcessInfo.processInfo.environment["UPDATE_DOCS"] == "1" {
+            lines.replaceSubrange(start..<end, with: generated)
+            try lines.joined(separator: "\n").write(to: Self.interfaceDocs, atomically: true, encoding: .utf8)
+            return
+        }
+        #expect(
+            Array(lines[start..<end]) == generated, "rewrite it with UPDATE_DOCS=1 swift test --filter KeyBindingTests")
+        #expect(generated.contains("| `q` `Ctrl-C` | quit |"), "\(generated)")
+    }
+
+    /// Every key of the lobby's table does something there; a key outside it says what to press.
+    @Test func everyLobbyKeyIsDispatchedFromTheTable() {
+        var seen = Set<Key>()
+        for binding in DialogKeys.lobby {
+            for key in binding.keys {
+                #expect(!seen.contains(key), "\(key) is bound twice in the lobby")
+                seen.insert(key)
+                var state = LobbyState(server: "rooms.example.org")
+                let effects = reduceLobby(&state, .key(key, at: t0))
+                #expect(state.notice?.text.contains("does nothing") != true, "\(key)")
+                #expect(effects.contains(.quit) == (binding.action == .quit), "\(key)")
+                #expect(effects.contains(.refresh) == (binding.action == .refresh), "\(key)")
+            }
+        }
+        var state = LobbyState(server: "rooms.example.org")
+        _ = reduceLobby(&state, .key(.char("z"), at: t0))
+        #expect(state.notice?.text == "z does nothing here; press ? for the keys.")
+    }
+
     @Test func everyKeyHasOneMeaningAndEveryCommandAKey() {
         var seen: [Key: KeyCommand] = [:]
         for binding in KeyBindings.room {

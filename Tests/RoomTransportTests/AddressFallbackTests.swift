@@ -37,6 +37,7 @@ import Testing
         } catch {
             #expect(error.place == "connect cluster.invalid:1")
             #expect(error.problem == "Connection refused")
+            #expect(error.cause == .refused)
         }
     }
 
@@ -52,6 +53,7 @@ import Testing
             Issue.record("the refused upgrade was passed over")
         } catch {
             #expect(error.problem.contains("403"))
+            #expect(error.cause == .httpStatus(403))
         }
     }
 }

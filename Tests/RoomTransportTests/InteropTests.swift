@@ -105,6 +105,7 @@ import WebSocket
             Issue.record("connected to an untrusted server")
         } catch let error as TransportError {
             #expect(error.problem.contains("certificate"), "\(error)")
+            #expect(error.cause == .untrustedCertificate, "\(error)")
         }
         // The server sees the client give up during the TLS handshake.
         expectOneFailedHandshake(serverEvents) { problem in

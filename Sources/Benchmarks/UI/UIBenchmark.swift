@@ -4,6 +4,7 @@ import Platform
 import RoomApp
 import RoomAppRuntime
 import RoomCore
+import RuntimeTesting
 import TermUI
 
 /// `clubroom bench ui`: how long a frame of a very large room takes, and what an idle client costs.

@@ -1,155 +1,50 @@
 import Foundation
 import Platform
 import RoomApp
-import RoomClient
 import RoomCore
-import RoomProtocol
-import RoomTransport
 import Synchronization
 import TermUI
 
-/// A lobby's connection to the room directory: the real one, or a scripted one in tests.
-public protocol LobbyConnection: AnyObject, Sendable {
-    /// Connects; events then arrive through `deliver`, from any thread.
-    func start(deliver: @escaping @Sendable (LobbyEvent) -> Void)
-    /// Asks for the whole list again.
-    func refresh()
-    /// Closes the connection and stops its threads.
-    func stop()
-}
-
-/// The real connection: a `DirectorySession` to `…/rooms` with a server invite.
-public final class DirectoryConnection: LobbyConnection, @unchecked Sendable {
-    // @unchecked: `session` is set once in `start`, under its mutex, and only read afterwards.
-    private let url: String
-    private let token: String
-    private let tls: TLSClientConfiguration
-    private let session = Mutex<DirectorySession?>(nil)
-
-    public init(url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration()) {
-        self.url = url
-        self.token = token
-        self.tls = tls
-    }
-
-    public func start(deliver: @escaping @Sendable (LobbyEvent) -> Void) {
-        do {
-            let session = try DirectorySession(url: url, token: token, tls: tls) { event in
-                deliver(Self.convert(event))
-            }
-            self.session.withLock { $0 = session }
-            session.start()
-        } catch {
-            deliver(.ended("Cannot reach the lobby at \(url): \(error.description)."))
-        }
-    }
-
-    public func refresh() {
-        session.withLock { $0 }?.refresh()
-    }
-
-    public func stop() {
-        guard let session = session.withLock({ $0 }) else { return }
-        session.stop()
-        session.shutdown()
-    }
-
-    static func convert(_ event: DirectoryEvent) -> LobbyEvent {
-        switch event {
-        case .rooms(let rooms): .rooms(rooms)
-        case .changed(let changes): .changed(changes)
-        case .reconnecting(let attempt): .reconnecting(attempt: attempt)
-        case .error(let code, let message): .error(code: code, message: message)
-        case .ended(let end): .ended(describe(end))
-        }
-    }
-
-    /// Why the lobby's connection is over, in plain words.
-    public static func describe(_ end: SessionEnd) -> String {
-        switch end {
-        case .left, .removed, .roomEnded, .replaced: "The lobby closed."
-        case .closedByServer(let reason):
-            "The server closed the lobby\(reason.isEmpty ? "" : " (\(reason))"). Open it again to come back."
-        case .refused(let code, let reason): Refusals.describe(code: code, reason: reason, withInvite: true)
-        case .connectionFailed(let problem): "Cannot reach the lobby: \(problem). Check the address and try again."
-        }
-    }
-}
-
-/// A lobby connection driven by a test: it records refreshes and delivers what it is told.
-public final class ScriptedLobbyConnection: LobbyConnection, @unchecked Sendable {
-    // @unchecked: all state is behind the mutex.
-    private let state = Mutex<(deliver: (@Sendable (LobbyEvent) -> Void)?, refreshes: Int, starts: Int)>((nil, 0, 0))
-    private let onStart: @Sendable (ScriptedLobbyConnection) -> Void
-
-    public init(onStart: @escaping @Sendable (ScriptedLobbyConnection) -> Void = { _ in }) {
-        self.onStart = onStart
-    }
-
-    public func start(deliver: @escaping @Sendable (LobbyEvent) -> Void) {
-        state.withLock {
-            $0.deliver = deliver
-            $0.starts += 1
-        }
-        onStart(self)
-    }
-
-    public func deliver(_ event: LobbyEvent) {
-        state.withLock { $0.deliver }?(event)
-    }
-
-    public func refresh() { state.withLock { $0.refreshes += 1 } }
-
-    public func stop() { state.withLock { $0.deliver = nil } }
-
-    /// How many times the list was asked for again.
-    public var refreshes: Int { state.withLock { $0.refreshes } }
-    /// How many times the lobby connected (once, and once more after each room).
-    public var starts: Int { state.withLock { $0.starts } }
-}
-
-/// Holds the lobby's state, applies actions with `reduceLobby` and carries out its effects, for both front ends;
-/// like `RoomDriver`, it decides nothing itself. A room is entered through `enter`, which runs the room's own
+/// Runs the lobby for both front ends: a `Store` over `reduceLobby`, and what performs its effects; like
+/// `RoomDriver`, it decides nothing itself. A room is entered through `enter`, which runs the room's own
 /// front end and returns why the room is over when it was not the person's choice; the lobby's connection is
 /// closed meanwhile (the lobby is not watched from inside a room) and opened again on the way back.
 final class LobbyDriver {
-    private(set) var state: LobbyState
-    let clock: @Sendable () -> Timestamp
+    var state: LobbyState { store.state }
+    var clock: @Sendable () -> Timestamp { store.clock }
+    private let store: Store<LobbyState, LobbyAction, LobbyEffect>
     private let connect: () -> LobbyConnection
     private var connection: LobbyConnection?
     /// Counts connections, so the events of one that was closed are not heard.
     private let generation = AtomicCounter()
-    private let inbox: Inbox<LobbyAction>
     private let say: (String) -> Void
+    /// The room the last actions asked to join.
+    private var joining: String?
 
     init(
         state: LobbyState, connect: @escaping () -> LobbyConnection, clock: @escaping @Sendable () -> Timestamp,
         say: @escaping (String) -> Void
     ) throws(RuntimeError) {
-        self.state = state
+        store = try Store(state: state, reducer: reduceLobby, clock: clock)
         self.connect = connect
-        self.clock = clock
         self.say = say
-        inbox = try Inbox()
+        store.perform = { [unowned self] effect in perform(effect) }
     }
 
-    var wakeDescriptor: Int32 { inbox.wakeDescriptor }
+    var wakeDescriptor: Int32 { store.wakeDescriptor }
 
-    var post: @Sendable (LobbyAction) -> Void {
-        let inbox = self.inbox
-        return { inbox.post($0) }
-    }
+    var post: @Sendable (LobbyAction) -> Void { store.post }
 
     func open() {
         let connection = connect()
         self.connection = connection
         let generation = self.generation.increment()
         let current = self.generation
-        let inbox = self.inbox
-        let clock = self.clock
+        let post = store.post
+        let clock = store.clock
         connection.start { event in
             // A connection that was closed may still say goodbye; only the current one is heard.
-            if current.value == generation { inbox.post(.directory(event, at: clock())) }
+            if current.value == generation { post(.directory(event, at: clock())) }
         }
     }
 
@@ -159,37 +54,36 @@ final class LobbyDriver {
         connection = nil
         // What the old connection sent is of no use (the next one starts with the whole list); anything else
         // that was posted (a line, a signal) still counts.
-        let kept = inbox.drain().filter { action in
-            if case .directory = action { return false }
-            return true
+        store.discardPending { action in
+            if case .directory = action { return true }
+            return false
         }
-        for action in kept { inbox.post(action) }
     }
 
-    func wait(milliseconds: Int) { inbox.wait(milliseconds: milliseconds) }
+    func wait(milliseconds: Int) { store.wait(milliseconds: milliseconds) }
 
     /// Applies what was posted; returns the room to enter, if an action asked for one.
     func applyPending() -> String? {
-        var room: String?
-        for action in inbox.drain() {
-            if let wanted = dispatch(action) { room = wanted }
-        }
-        return room
+        joining = nil
+        store.applyPending()
+        return joining
     }
 
     /// Applies one action and carries out its effects; returns the room to enter, if it asked for one.
     @discardableResult
     func dispatch(_ action: LobbyAction) -> String? {
-        var room: String?
-        for effect in reduceLobby(&state, action) {
-            switch effect {
-            case .join(let name): room = name
-            case .refresh: connection?.refresh()
-            case .say(let sentence): say(sentence)
-            case .quit: break
-            }
+        joining = nil
+        store.dispatch(action)
+        return joining
+    }
+
+    private func perform(_ effect: LobbyEffect) {
+        switch effect {
+        case .join(let name): joining = name
+        case .refresh: connection?.refresh()
+        case .say(let sentence): say(sentence)
+        case .quit: break
         }
-        return room
     }
 }
 
@@ -201,14 +95,14 @@ public enum LobbyOutcome: Sendable, Equatable {
     case failed(String)
 }
 
-/// The lobby's screen: draws the driver's state, hands it the keys, and runs a room on the same screen when one
-/// is joined (so `q` in the room comes back here).
+/// The lobby's screen: the screen runner (`ScreenRunner`) over the lobby's driver, which runs a room on the same
+/// screen when one is joined (so `q` in the room comes back here).
 public final class LobbyScreenLoop {
     private let driver: LobbyDriver
     private let theme: Theme
     private let enter: (String, FrameSink) -> String?
     private let stopRequested = AtomicCounter()
-    public private(set) var frames = 0
+    private let runner = ScreenRunner<LobbyScreenModel>()
 
     /// `enter` runs a room on the sink until the person leaves it, and returns why it is over when that was not
     /// their choice (a refusal, the room ending), else nil.
@@ -241,59 +135,59 @@ public final class LobbyScreenLoop {
 
     public func run(on sink: FrameSink) -> LobbyOutcome {
         driver.open()
-        var drawn: LobbyScreenModel?
-        var drawnRevision: UInt64 = .max
-        var width = -1
-        var height = -1
-        var buffer = CellBuffer(width: 0, height: 0)
-        while !driver.state.quitting, !isStopping {
-            var room = driver.applyPending()
-            if driver.state.quitting || isStopping { break }
-            var now = driver.clock()
-            if let wake = driver.state.nextWakeup, wake <= now { driver.dispatch(.tick(now)) }
-            if sink.width != width || sink.height != height {
-                width = sink.width
-                height = sink.height
-                driver.dispatch(.resize(width: width, height: height))
-                buffer = CellBuffer(width: max(0, width), height: max(0, height))
-                drawn = nil
-            }
-            if driver.state.revision != drawnRevision {
-                let model = LobbyScreenMapper.model(driver.state)
-                if model != drawn {
-                    LobbyScreen.render(model, into: &buffer, theme: theme)
-                    sink.draw(buffer)
-                    frames += 1
-                    drawn = model
-                }
-                drawnRevision = driver.state.revision
-            }
-            if room == nil {
-                now = driver.clock()
-                let timeout = driver.state.nextWakeup.map { Int(max(0, $0 - now)) } ?? -1
-                let keys = sink.waitForKeys(milliseconds: timeout, wakeDescriptor: driver.wakeDescriptor)
-                for key in keys where !driver.state.quitting && room == nil {
-                    if key == .resize { continue }
-                    room = driver.dispatch(.key(key, at: driver.clock())) ?? room
-                }
-            }
-            if let room {
-                // Draw "joining…" before the room's connection takes over the screen.
-                let model = LobbyScreenMapper.model(driver.state)
-                LobbyScreen.render(model, into: &buffer, theme: theme)
-                sink.draw(buffer)
-                driver.close()
-                let problem = enter(room, sink)
-                if isStopping { break }
-                driver.open()
-                driver.dispatch(.returned(from: room, problem: problem, at: driver.clock()))
-                // The room drew over the whole screen: draw everything again.
-                drawn = nil
-                width = -1
-            }
+        let show = LobbyShow(driver: driver, theme: theme, stopping: stopRequested)
+        while true {
+            runner.run(show, on: sink)
+            guard let room = show.joining, !driver.state.quitting, !isStopping else { break }
+            show.joining = nil
+            // Draw "joining…" before the room's connection takes over the screen.
+            runner.drawNow(show, on: sink)
+            driver.close()
+            let problem = enter(room, sink)
+            if isStopping { break }
+            driver.open()
+            driver.dispatch(.returned(from: room, problem: problem, at: driver.clock()))
+            // The room drew over the whole screen: draw everything again.
+            runner.redrawWhole()
         }
         driver.close()
         return driver.state.failure.map(LobbyOutcome.failed) ?? .quit
+    }
+}
+
+/// The lobby as the screen runner shows it; a room to enter ends the runner's run.
+private final class LobbyShow: ScreenShow {
+    let driver: LobbyDriver
+    let theme: Theme
+    let stopping: AtomicCounter
+    /// The room an action asked to join.
+    var joining: String?
+
+    init(driver: LobbyDriver, theme: Theme, stopping: AtomicCounter) {
+        self.driver = driver
+        self.theme = theme
+        self.stopping = stopping
+    }
+
+    var isDone: Bool { joining != nil || driver.state.quitting || stopping.value > 0 }
+    var revision: UInt64 { driver.state.revision }
+    var nextWakeup: Timestamp? { driver.state.nextWakeup }
+    var frameInterval: Timestamp { 0 }
+    var now: Timestamp { driver.clock() }
+    var wakeDescriptor: Int32 { driver.wakeDescriptor }
+
+    func applyPending() {
+        if let room = driver.applyPending() { joining = room }
+    }
+
+    func tick(_ now: Timestamp) { driver.dispatch(.tick(now)) }
+    func resize(width: Int, height: Int) { driver.dispatch(.resize(width: width, height: height)) }
+    func press(_ key: Key) {
+        if let room = driver.dispatch(.key(key, at: driver.clock())) { joining = room }
+    }
+    func model() -> LobbyScreenModel { LobbyScreenMapper.model(driver.state) }
+    func render(_ model: LobbyScreenModel, into buffer: inout CellBuffer) {
+        LobbyScreen.render(model, into: &buffer, theme: theme)
     }
 }
 
@@ -384,9 +278,15 @@ public final class LobbyPlainLoop {
     public func run() -> LobbyOutcome {
         driver.open()
         startReader()
-        while !driver.state.quitting {
-            driver.wait(milliseconds: -1)
-            guard let room = driver.applyPending() else { continue }
+        var joining: String?
+        let driver = self.driver
+        while true {
+            LineRunner.run(
+                until: { joining != nil || driver.state.quitting }, now: driver.clock, wakeup: { nil },
+                tick: { _ in }, wait: { driver.wait(milliseconds: $0) },
+                applyPending: { joining = driver.applyPending() })
+            guard let room = joining, !driver.state.quitting else { break }
+            joining = nil
             driver.close()
             let generation = lines.advance()
             let source = lines
@@ -410,17 +310,9 @@ public final class LobbyPlainLoop {
         let source = lines
         let post = driver.post
         let clock = driver.clock
-        startThread(named: "lobby-input") {
-            while true {
-                switch source.next(generation) {
-                case .line(let line): post(.line(line, at: clock()))
-                case .detached: return
-                case .end:
-                    post(.interrupted(at: clock()))
-                    return
-                }
-            }
-        }
+        LineRunner.read(
+            name: "lobby-input", { source.next(generation) }, line: { post(.line($0, at: clock())) },
+            ended: { post(.interrupted(at: clock())) })
     }
 }
 

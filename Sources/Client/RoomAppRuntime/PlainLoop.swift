@@ -3,6 +3,45 @@ import Platform
 import RoomApp
 import RoomCore
 
+/// The one line runner, under the room's and the lobby's line mode: a thread reads the input and posts each line
+/// to the store, and the runner sleeps on the store's inbox, applying what arrives, until the run is over. Nothing
+/// is drawn, so time matters only when the state has a moment to be told of (someone missing since a reconnect is
+/// to be said gone).
+enum LineRunner {
+    /// Reads with `next` on a thread of its own (named `name`) and hands each line to `line`, until `next` says
+    /// the input ended (then `ended` is called) or that someone else reads now.
+    static func read(
+        name: String, _ next: @escaping @Sendable () -> LineSource.Read, line: @escaping @Sendable (String) -> Void,
+        ended: @escaping @Sendable () -> Void
+    ) {
+        startThread(named: name) {
+            while true {
+                switch next() {
+                case .line(let text): line(text)
+                case .detached: return
+                case .end:
+                    ended()
+                    return
+                }
+            }
+        }
+    }
+
+    /// Sleeps on the inbox (`wait`) and applies what arrives (`applyPending`) until `isDone`; at `wakeup`, if
+    /// any, it tells the store the time (`tick`) first.
+    static func run(
+        until isDone: () -> Bool, now: () -> Timestamp, wakeup: () -> Timestamp?, tick: (Timestamp) -> Void,
+        wait: (Int) -> Void, applyPending: () -> Void
+    ) {
+        while !isDone() {
+            let time = now()
+            if let moment = wakeup(), moment <= time { tick(time) }
+            wait(wakeup().map { Int(max(0, $0 - time)) } ?? -1)
+            applyPending()
+        }
+    }
+}
+
 /// Line mode (`--plain`), for screen readers and logs: prints the sentences the reducer has for what happens,
 /// one a line, and hands it the lines read from its input (commands or chat), drawing nothing.
 public final class PlainLoop {
@@ -28,17 +67,14 @@ public final class PlainLoop {
         driver.start()
         let post = driver.post
         let clock = driver.clock
-        startThread(named: "plain-input") {
-            while let line = input() { post(.line(line, at: clock())) }
-            post(.inputEnded(at: clock()))
-        }
-        while !driver.quitting {
-            // Nothing is drawn, so time matters only when someone missing since a reconnect is to be said gone.
-            let now = clock()
-            if let away = driver.state.awayEnds, away <= now { driver.dispatch(.tick(now)) }
-            driver.wait(milliseconds: driver.state.awayEnds.map { Int(max(0, $0 - now)) } ?? -1)
-            driver.applyPending()
-        }
+        LineRunner.read(
+            name: "plain-input", { input().map(LineSource.Read.line) ?? .end },
+            line: { post(.line($0, at: clock())) }, ended: { post(.inputEnded(at: clock())) })
+        let driver = self.driver
+        LineRunner.run(
+            until: { driver.quitting }, now: clock, wakeup: { driver.state.awayEnds },
+            tick: { driver.dispatch(.tick($0)) }, wait: { driver.wait(milliseconds: $0) },
+            applyPending: { driver.applyPending() })
         return driver.finish()
     }
 }

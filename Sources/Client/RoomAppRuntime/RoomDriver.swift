@@ -16,26 +16,22 @@ public enum LoopOutcome: Sendable, Equatable {
     case failed(String)
 }
 
-/// Runs the room for both front ends, the screen (`ScreenLoop`) and line mode (`PlainLoop`): it holds the
-/// state, applies actions with `reduceApp` and carries out the effects the reducer returns: requests go to the
-/// connection, sound commands to the connection's sound, sentences to the front end's `say`, and `.quit` ends
-/// the run. It decides nothing itself; the front ends only draw, read keys or lines, and wait.
-///
-/// What happens elsewhere (the connection's events, lines read on another thread, a signal asking to leave)
-/// arrives as actions through `post`, from any thread, and waits in an inbox until the front end calls
-/// `applyPending`; the inbox's descriptor lets the front end sleep in `poll` until there is work.
+/// Runs the room for both front ends, the screen (`ScreenLoop`) and line mode (`PlainLoop`): a `Store` over
+/// `reduceApp`, and what performs its effects: requests go to the connection, sound commands to the connection's
+/// sound, sentences to the front end's `say`, and `.quit` ends the run. It decides nothing itself; the front ends
+/// only draw, read keys or lines, and wait.
 public final class RoomDriver {
     /// The room and everything the screen keeps beside it.
-    public private(set) var state: AppState
+    public var state: AppState { store.state }
     /// Whether the reducer asked to end the run (`.quit`).
     public private(set) var quitting = false
     /// Actions applied so far.
-    public private(set) var actionsApplied = 0
+    public var actionsApplied: Int { store.actionsApplied }
     /// The clock that stamps the actions the front ends make.
-    public let clock: @Sendable () -> Timestamp
+    public var clock: @Sendable () -> Timestamp { store.clock }
+    private let store: Store<AppState, AppAction, AppEffect>
     private let connection: RoomConnection
     private let say: (String) -> Void
-    private let inbox: Inbox<AppAction>
     private var leaveSent = false
 
     /// What only the front end can do: ring the bell, suspend the program.
@@ -58,72 +54,62 @@ public final class RoomDriver {
         state: AppState, connection: RoomConnection, clock: @escaping @Sendable () -> Timestamp = wallClock,
         say: @escaping (String) -> Void = { _ in }
     ) throws(RuntimeError) {
-        self.state = state
+        store = try Store(state: state, reducer: reduceApp, clock: clock)
         self.connection = connection
-        self.clock = clock
         self.say = say
-        self.inbox = try Inbox()
+        store.perform = { [unowned self] effect in perform(effect) }
     }
 
     /// The descriptor that becomes readable when something was posted.
-    public var wakeDescriptor: Int32 { inbox.wakeDescriptor }
+    public var wakeDescriptor: Int32 { store.wakeDescriptor }
 
     /// Hands an action to the driver from any thread; it is applied at the next `applyPending`.
-    public var post: @Sendable (AppAction) -> Void {
-        let inbox = self.inbox
-        return { inbox.post($0) }
-    }
+    public var post: @Sendable (AppAction) -> Void { store.post }
 
     /// Asks, from any thread, to leave the room at once (a signal, the end of input): posts `.interrupted`.
     public var interrupt: @Sendable () -> Void {
-        let inbox = self.inbox
-        let clock = self.clock
-        return { inbox.post(.interrupted(at: clock())) }
+        let post = store.post
+        let clock = store.clock
+        return { post(.interrupted(at: clock())) }
     }
 
     /// The time for an action made now.
-    public var now: Timestamp { clock() }
+    public var now: Timestamp { store.clock() }
 
     /// Connects: the connection's events start arriving in the inbox.
     public func start() {
-        let inbox = self.inbox
-        connection.start { action in inbox.post(action) }
+        connection.start(deliver: store.post)
     }
 
     /// Applies everything posted so far, in order.
-    public func applyPending() {
-        for action in inbox.drain() { dispatch(action) }
-    }
+    public func applyPending() { store.applyPending() }
 
     /// Waits up to `milliseconds` (forever when negative) for something to be posted.
-    public func wait(milliseconds: Int) {
-        inbox.wait(milliseconds: milliseconds)
-    }
+    public func wait(milliseconds: Int) { store.wait(milliseconds: milliseconds) }
 
     /// Applies one action and carries out its effects.
-    public func dispatch(_ action: AppAction) {
-        actionsApplied += 1
-        for effect in reduceApp(&state, action) {
-            switch effect {
-            case .send(.leave):
-                guard !leaveSent, !state.sessionOver else { continue }
-                leaveSent = true
-                connection.leave()
-            case .send(let request):
-                connection.send(request)
-            case .sound(let command):
-                connection.perform(command)
-            case .say(let sentence):
-                say(sentence)
-            case .quit:
-                quitting = true
-            case .bell:
-                frontEnd.bell()
-            case .suspend:
-                frontEnd.suspend()
-            case .retryNow:
-                connection.retryNow()
-            }
+    public func dispatch(_ action: AppAction) { store.dispatch(action) }
+
+    private func perform(_ effect: AppEffect) {
+        switch effect {
+        case .send(.leave):
+            guard !leaveSent, !state.sessionOver else { return }
+            leaveSent = true
+            connection.leave()
+        case .send(let request):
+            connection.send(request)
+        case .sound(let command):
+            connection.perform(command)
+        case .say(let sentence):
+            say(sentence)
+        case .quit:
+            quitting = true
+        case .bell:
+            frontEnd.bell()
+        case .suspend:
+            frontEnd.suspend()
+        case .retryNow:
+            connection.retryNow()
         }
     }
 
@@ -136,8 +122,8 @@ public final class RoomDriver {
         }
         let deadline = ContinuousClock.now + grace
         while !state.sessionOver, ContinuousClock.now < deadline {
-            inbox.wait(milliseconds: 50)
-            applyPending()
+            store.wait(milliseconds: 50)
+            store.applyPending()
         }
         connection.shutdown()
         return state.failure.map(LoopOutcome.failed) ?? .left

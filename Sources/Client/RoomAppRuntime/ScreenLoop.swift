@@ -36,15 +36,13 @@ public struct LoopStatistics: Sendable, Equatable {
     public init() {}
 }
 
-/// The room screen's front end: it draws the driver's state and hands it the keys. A frame is drawn only when the
-/// screen would change, at most 30 a second. Between frames it sleeps in `poll` until a key, an event (through
-/// the driver's inbox) or the next moment the screen must change by itself (a level bar falling, a notice
-/// expiring), which it tells the driver as a tick.
+/// The room screen's front end: the screen runner (`ScreenRunner`) over the room's driver. A frame is drawn only
+/// when the screen would change, at most 30 a second; between frames it sleeps until a key, an event (through the
+/// driver's inbox) or the next moment the screen must change by itself.
 public final class ScreenLoop {
     private let driver: RoomDriver
     private let theme: Theme
-    private var frames = 0
-    private var wakeups = 0
+    private let runner = ScreenRunner<RoomScreenModel>()
 
     public init(
         state: AppState, connection: RoomConnection, theme: Theme,
@@ -60,8 +58,8 @@ public final class ScreenLoop {
     /// What the loop has done so far.
     public var statistics: LoopStatistics {
         var statistics = LoopStatistics()
-        statistics.frames = frames
-        statistics.wakeups = wakeups
+        statistics.frames = runner.frames
+        statistics.wakeups = runner.wakeups
         statistics.actions = driver.actionsApplied
         return statistics
     }
@@ -72,61 +70,50 @@ public final class ScreenLoop {
     /// Runs until the person leaves, the connection fails before joining, or a stop is asked for (`requestStop`,
     /// or `stop` returning true, checked on every wakeup); a stop leaves the room cleanly too.
     public func run(on sink: FrameSink, stop: () -> Bool = { false }) -> LoopOutcome {
-        var suspended = false
+        let runner = self.runner
         driver.frontEnd = RoomDriver.FrontEnd(
             bell: { sink.bell() },
             suspend: {
                 sink.suspend()
-                suspended = true
+                runner.redrawWhole()
             })
         driver.start()
-        var drawnModel: RoomScreenModel?
-        var drawnRevision: UInt64 = .max
-        var drawnAt: Timestamp?
-        var width = -1
-        var height = -1
-        var buffer = CellBuffer(width: 0, height: 0)
-        while !driver.quitting {
-            wakeups += 1
-            driver.applyPending()
-            if !driver.quitting, stop() { driver.dispatch(.interrupted(at: driver.now)) }
-            if driver.quitting { break }
-            var now = driver.now
-            if let wake = RoomScreenMapper.nextWakeup(driver.state), wake <= now { driver.dispatch(.tick(now)) }
-            if sink.width != width || sink.height != height || suspended {
-                suspended = false
-                width = sink.width
-                height = sink.height
-                driver.dispatch(.resize(width: width, height: height))
-                buffer = CellBuffer(width: max(0, width), height: max(0, height))
-                drawnModel = nil
-                drawnAt = nil
-            }
-            var deadline = RoomScreenMapper.nextWakeup(driver.state)
-            if driver.state.revision != drawnRevision {
-                if drawnAt.map({ now - $0 >= RoomScreenMapper.frameInterval }) ?? true {
-                    let model = RoomScreenMapper.model(driver.state)
-                    if model != drawnModel {
-                        RoomScreen.render(model, into: &buffer, theme: theme)
-                        sink.draw(buffer)
-                        frames += 1
-                        drawnModel = model
-                        drawnAt = now
-                    }
-                    drawnRevision = driver.state.revision
-                } else {
-                    let next = (drawnAt ?? now) + RoomScreenMapper.frameInterval
-                    deadline = min(deadline ?? next, next)
-                }
-            }
-            now = driver.now
-            let timeout = deadline.map { Int(max(0, $0 - now)) } ?? -1
-            let keys = sink.waitForKeys(milliseconds: timeout, wakeDescriptor: driver.wakeDescriptor)
-            for key in keys where !driver.quitting {
-                if key == .resize { continue }
-                driver.dispatch(.key(key, at: driver.now))
-            }
+        withoutActuallyEscaping(stop) { stop in
+            runner.run(RoomShow(driver: driver, theme: theme, stop: stop), on: sink)
         }
         return driver.finish()
+    }
+}
+
+/// The room as the screen runner shows it.
+private final class RoomShow: ScreenShow {
+    let driver: RoomDriver
+    let theme: Theme
+    let stop: () -> Bool
+
+    init(driver: RoomDriver, theme: Theme, stop: @escaping () -> Bool) {
+        self.driver = driver
+        self.theme = theme
+        self.stop = stop
+    }
+
+    var isDone: Bool { driver.quitting }
+    var revision: UInt64 { driver.state.revision }
+    var nextWakeup: Timestamp? { RoomScreenMapper.nextWakeup(driver.state) }
+    var frameInterval: Timestamp { RoomScreenMapper.frameInterval }
+    var now: Timestamp { driver.now }
+    var wakeDescriptor: Int32 { driver.wakeDescriptor }
+
+    func applyPending() {
+        driver.applyPending()
+        if !driver.quitting, stop() { driver.dispatch(.interrupted(at: driver.now)) }
+    }
+
+    func tick(_ now: Timestamp) { driver.dispatch(.tick(now)) }
+    func resize(width: Int, height: Int) { driver.dispatch(.resize(width: width, height: height)) }
+    func press(_ key: Key) { driver.dispatch(.key(key, at: driver.now)) }
+    func model() -> RoomScreenModel { RoomScreenMapper.model(driver.state) }
+    func render(_ model: RoomScreenModel, into buffer: inout CellBuffer) {
+        RoomScreen.render(model, into: &buffer, theme: theme)
     }
 }

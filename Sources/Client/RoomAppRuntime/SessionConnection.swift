@@ -199,40 +199,37 @@ public final class SessionConnection: RoomConnection, @unchecked Sendable {
                 + "so this screen was closed. To be two people on one machine, join with --profile NAME."
         case .refused(let code, let reason):
             return Refusals.describe(code: code, reason: reason, withInvite: withInvite)
-        case .connectionFailed(let problem): return unreachable(problem)
+        case .connectionFailed(let problem, let cause): return unreachable(problem, cause)
         }
     }
 
-    /// A connection that could not be made, in words, from the transport's problem text.
-    static func unreachable(_ problem: String) -> String {
-        let text = problem.lowercased()
-        // The status as the handshake reports it: a bare "404" would also match a port such as 40412.
-        if text.contains("(http 404)") || text.contains("404 not found") {
-            return "There is no room at this address. Room addresses look like ws://HOST:PORT/rooms/ROOM."
+    /// A connection that could not be made, in words, from why (`cause`); `problem`, the transport's own words,
+    /// is quoted only when the cause says nothing a person can act on.
+    static func unreachable(_ problem: String, _ cause: ConnectionFailureCause) -> String {
+        let lastTry: TransportError.Cause
+        let lost: Bool
+        switch cause {
+        case .unreachable(let transport): (lastTry, lost) = (transport, false)
+        case .lost(let transport): (lastTry, lost) = (transport, true)
         }
-        if text.contains("tls") && (text.contains("plain http") || text.contains("wrong version number"))
-            || text.contains("wrong version number") || text.contains("unexpected eof")
-            || text.contains("packet length too long") || text.contains("record layer failure")
-        {
+        switch lastTry {
+        case .httpStatus(404):
+            return "There is no room at this address. Room addresses look like ws://HOST:PORT/rooms/ROOM."
+        case .notTLS:
             return
                 "The server at this address does not speak TLS. If it is a plain server, use ws:// instead of wss://."
-        }
-        if text.contains("certificate") {
+        case .untrustedCertificate:
             return
                 "The server's TLS certificate could not be trusted. Check the address, or ask the host which certificate to trust."
-        }
-        if text.contains("connection refused") {
+        case .refused:
             return "Nothing answers at this address. Check the address and port, and that the server runs."
-        }
-        if text.contains("timed out") {
+        case .timedOut:
             return "The server did not answer in time. Check the address, and try again."
-        }
-        if text.contains("resolve") || text.contains("name or service not known") {
+        case .unresolved:
             return "The server's name could not be found. Check the address."
+        case .httpStatus, .connectTimedOut, .other:
+            if lost { return "The connection was lost and could not be made again. Check your network and join again." }
+            return "The room could not be reached (\(problem)). Check the address and try again."
         }
-        if text.contains("retries failed") || text.contains("lost the connection") {
-            return "The connection was lost and could not be made again. Check your network and join again."
-        }
-        return "The room could not be reached (\(problem)). Check the address and try again."
     }
 }

@@ -144,7 +144,7 @@ public final class BotRunner: Sendable {
         case .reconnecting:
             for line in BotProtocol.lines(for: event) { output(line) }
         case .ended(let end):
-            if case .connectionFailed(let problem) = end {
+            if case .connectionFailed(let problem, _) = end {
                 output(BotProtocol.errorLine(code: "connection_failed", message: problem))
             }
             if case .refused(let code, let reason) = end {

@@ -83,9 +83,7 @@ public final class DirectorySession: Sendable, ReconnectingSession {
         // Like a room session: the server pings every 5 s, so two missed pings mean the network has gone, and the
         // lobby says "reconnecting" within 15 s of it going silent (docs/transport.md, "Ping and timeouts").
         options.idleTimeout = RoomSession.idleTimeout
-        var headers = self.headers
-        headers.add("Authorization", "Bearer \(token)")
-        open(options: options, headers: headers)
+        open(options: options, headers: headers, bearer: token)
     }
 
     func connectionHandler(generation: Int) -> WebSocketClient.Handler {

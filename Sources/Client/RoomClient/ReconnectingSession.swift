@@ -140,7 +140,7 @@ protocol ReconnectingSession: AnyObject, Sendable {
     associatedtype Extra: ReconnectingSocketExtra
     associatedtype Event: Sendable
     var link: ReconnectingSocket<Extra, Event> { get }
-    /// Makes a fresh connection: builds its options and headers and hands them to `open(options:headers:)`.
+    /// Makes a fresh connection: builds its options and headers and hands them to `open(options:headers:bearer:)`.
     func connect()
     /// The callbacks of connection `generation`.
     func connectionHandler(generation: Int) -> WebSocketClient.Handler
@@ -152,9 +152,11 @@ extension ReconnectingSession {
         link.connector.async { self.connect() }
     }
 
-    /// Opens a connection with these options and headers, unless the session is over or stopping. A failure
-    /// before the server ever answered ends the session; after that it is retried.
-    func open(options: WebSocketOptions, headers: HTTPHeaders) {
+    /// Opens a connection with these options and headers, and `token` as its bearer, unless the session is over or
+    /// stopping. A failure before the server ever answered ends the session; after that it is retried.
+    func open(options: WebSocketOptions, headers given: HTTPHeaders, bearer token: String) {
+        var headers = given
+        headers.add("Authorization", "Bearer \(token)")
         let generation = link.state.withLock { state -> Int? in
             guard !state.ended, !state.stopping else { return nil }
             state.generation += 1
@@ -178,16 +180,16 @@ extension ReconnectingSession {
             }
         } catch {
             if link.state.withLock({ $0.everConnected }) {
-                link.loop.execute { [self] in retry(after: error.description) }
+                link.loop.execute { [self] in retry(after: error.description, cause: error.cause) }
             } else {
-                link.finish(.connectionFailed(error.description))
+                link.finish(.connectionFailed(error.description, cause: .unreachable(error.cause)))
             }
         }
     }
 
     /// Schedules the next connection attempt after the policy's delay, or gives up once every retry failed.
     /// Runs on the loop thread.
-    func retry(after problem: String) {
+    func retry(after problem: String, cause: TransportError.Cause = .other) {
         let attempt = link.state.withLock { state -> Int? in
             guard !state.ended, !state.stopping else { return nil }
             state.attempt += 1
@@ -198,7 +200,9 @@ extension ReconnectingSession {
         let policy = link.policy
         guard attempt <= policy.maximumAttempts else {
             link.finish(
-                .connectionFailed("lost the connection and \(policy.maximumAttempts) retries failed: \(problem)"))
+                .connectionFailed(
+                    "lost the connection and \(policy.maximumAttempts) retries failed: \(problem)",
+                    cause: .lost(lastTry: cause)))
             return
         }
         let delay = policy.delay(attempt: attempt, random: Double.random(in: 0..<1))

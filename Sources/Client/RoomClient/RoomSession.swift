@@ -21,8 +21,17 @@ public enum SessionEnd: Sendable, Equatable {
     case replaced
     /// The server refused the token or the join (closes 4000–4008, 4010) with this code and reason.
     case refused(code: UInt16, reason: String)
-    /// No connection could be made, or it was lost and every retry failed.
-    case connectionFailed(String)
+    /// No connection could be made, or it was lost and every retry failed: the transport's words, and why as a
+    /// case (what a person is told is chosen from the case, never from the words).
+    case connectionFailed(String, cause: ConnectionFailureCause = .unreachable(.other))
+}
+
+/// Why a session could not connect, as a case.
+public enum ConnectionFailureCause: Sendable, Equatable {
+    /// No connection could be made: what the transport said of the last attempt.
+    case unreachable(TransportError.Cause)
+    /// The connection had been made and was lost, and every retry failed; the last retry's cause.
+    case lost(lastTry: TransportError.Cause)
 }
 
 /// What a session reports, in order, on its event loop's thread.
@@ -248,9 +257,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
         // The server pings every 5 s: two missed pings mean the network has gone, and the person is told
         // "reconnecting" within 15 s of it going silent, timer granularity included (docs/limits.md).
         options.idleTimeout = Self.idleTimeout
-        var headers = self.headers
-        headers.add("Authorization", "Bearer \(token)")
-        open(options: options, headers: headers)
+        open(options: options, headers: headers, bearer: token)
     }
 
     func connectionHandler(generation: Int) -> WebSocketClient.Handler {

@@ -24,8 +24,8 @@ extension SessionEnd {
         case .left, .removed, .roomEnded, .replaced: self
         case .refused(let code, let reason): .refused(code: code, reason: ServerText.closeReason(reason))
         case .closedByServer(let reason): .closedByServer(reason: ServerText.closeReason(reason))
-        case .connectionFailed(let problem):
-            .connectionFailed(ServerText.line(problem, maxCharacters: ServerText.maxFailureCharacters))
+        case .connectionFailed(let problem, let cause):
+            .connectionFailed(ServerText.line(problem, maxCharacters: ServerText.maxFailureCharacters), cause: cause)
         }
     }
 }

@@ -418,6 +418,37 @@ public enum DialogKeys {
         DialogBinding([.ctrl("c")], .leave, "close, and leave the room"),
     ]
 
+    /// What a key does in the lobby's list.
+    public enum LobbyCommand: Sendable, Equatable {
+        case quit, up, down, pageUp, pageDown, first, last, join, refresh, help, clearNotice
+    }
+
+    /// The lobby's keys: its dispatch (`reduceLobby`) looks them up here, and the docs' lobby key table is made
+    /// from the same rows.
+    public static let lobby: [DialogBinding<LobbyCommand>] = [
+        DialogBinding([.up, .char("k")], .up, "choose the room above"),
+        DialogBinding([.down, .char("j")], .down, "choose the room below"),
+        DialogBinding([.pageUp], .pageUp, "five rooms up"),
+        DialogBinding([.pageDown], .pageDown, "five rooms down"),
+        DialogBinding([.home, .char("g")], .first, "the first room"),
+        DialogBinding([.end, .char("G")], .last, "the last room"),
+        DialogBinding([.enter], .join, "join the chosen room (`q` in the room comes back)"),
+        DialogBinding([.char("r")], .refresh, "ask for the whole list again"),
+        DialogBinding([.char("?"), .function(1)], .help, "say the keys"),
+        DialogBinding([.escape], .clearNotice, "clear the notice"),
+        DialogBinding([.char("q"), .ctrl("c")], .quit, "quit"),
+    ]
+
+    /// The lobby's key table of docs/ui.md, in Markdown.
+    public static var lobbyMarkdownTable: String {
+        var lines = ["| lobby key | does |", "|---|---|"]
+        for binding in lobby {
+            let keys = KeyBindings.words(for: binding.keys, glyphs: .unicode).map { "`\($0)`" }.joined(separator: " ")
+            lines.append("| \(keys) | \(binding.help) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// The dialogs in the order the help lists them.
     public static var all: [DialogKeyTable] {
         [

@@ -129,35 +129,35 @@ private func reorder(_ state: inout LobbyState) {
 
 private func lobbyKey(_ state: inout LobbyState, _ key: Key) -> [LobbyEffect] {
     if state.joining != nil { return [] }
-    switch key {
-    case .char("q"), .ctrl("c"):
+    if key == .resize { return [] }
+    guard let action = DialogKeys.action(for: key, in: DialogKeys.lobby) else {
+        return lobbyNotice(&state, Notice(.refusal, "\(describe(key)) does nothing here; press ? for the keys."))
+    }
+    switch action {
+    case .quit:
         state.quitting = true
         return [.quit]
-    case .up, .char("k"): move(&state, by: -1)
-    case .down, .char("j"): move(&state, by: 1)
+    case .up: move(&state, by: -1)
+    case .down: move(&state, by: 1)
     case .pageUp: move(&state, by: -5)
     case .pageDown: move(&state, by: 5)
-    case .home, .char("g"): move(&state, by: -state.order.count)
-    case .end, .char("G"): move(&state, by: state.order.count)
-    case .enter:
+    case .first: move(&state, by: -state.order.count)
+    case .last: move(&state, by: state.order.count)
+    case .join:
         guard let room = state.selected else {
             return lobbyNotice(&state, Notice(.refusal, "No live room to join yet."))
         }
         return join(&state, room)
-    case .char("r"):
+    case .refresh:
         return [.refresh]
-    case .char("?"), .function(1):
+    case .help:
         return lobbyNotice(
             &state,
             Notice(
                 .info, "Up/Down or j/k choose a room, Enter joins it, r refreshes, q quits; in a room, q comes back."))
-    case .escape:
+    case .clearNotice:
         state.notice = nil
         state.noticeExpires = nil
-    case .resize:
-        break
-    default:
-        return lobbyNotice(&state, Notice(.refusal, "\(describe(key)) does nothing here; press ? for the keys."))
     }
     return []
 }

@@ -180,7 +180,7 @@ public final class RoomServerRuntime: Sendable {
             state.cluster?.stop()
             state.media?.stop()
             store.close(timeout: .seconds(1))
-            throw error
+            throw ServerStartError(place: error.place, problem: error.problem)
         }
         self.state = state
         state.loop.set(server.loop)

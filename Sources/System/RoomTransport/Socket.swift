@@ -12,7 +12,8 @@ enum Socket {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
-            throw TransportError(place: "resolve \(host):\(port)", problem: String(cString: gai_strerror(status)))
+            throw TransportError(
+                place: "resolve \(host):\(port)", problem: String(cString: gai_strerror(status)), cause: .unresolved)
         }
         defer { freeaddrinfo(first) }
         var addresses: [[UInt8]] = []
@@ -191,6 +192,13 @@ protocol ByteStream: AnyObject {
     /// Says goodbye at the stream level (TLS close_notify) and stops sending.
     func shutdownWrite()
     func close()
+    /// Why the last step that failed failed, as a case (a TLS stream knows a certificate it could not trust, or
+    /// a peer that does not speak TLS).
+    var failureCause: TransportError.Cause { get }
+}
+
+extension ByteStream {
+    var failureCause: TransportError.Cause { .other }
 }
 
 final class PlainStream: ByteStream {

@@ -166,11 +166,31 @@ final class TLSStream: ByteStream {
             let verify = SSL_get_verify_result(ssl)
             if verify != X509_V_OK {
                 ERR_clear_error()
+                failureCause = .untrustedCertificate
                 return .failed("\(what): certificate: \(String(cString: X509_verify_cert_error_string(verify)))")
             }
+            failureCause = Self.cause(ofReason: ERR_GET_REASON(ERR_peek_error()))
             return .failed("\(what): \(openSSLErrorText("TLS error \(error)"))")
         }
     }
+
+    /// Why the last step that failed failed.
+    private(set) var failureCause: TransportError.Cause = .other
+
+    /// The reasons OpenSSL gives when what answered a TLS hello is not TLS: a plain HTTP answer read as a record
+    /// header (a wrong version, a record too long, the record layer failing, as OpenSSL 3.2 says it) or a peer that
+    /// closed without a word.
+    static func cause(ofReason reason: Int32) -> TransportError.Cause {
+        switch reason {
+        case SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG, SSL_R_UNEXPECTED_EOF_WHILE_READING,
+            recordLayerFailure:
+            .notTLS
+        default: .other
+        }
+    }
+
+    /// `SSL_R_RECORD_LAYER_FAILURE`, which OpenSSL before 3.2 does not define.
+    static let recordLayerFailure: Int32 = 313
 
     func handshake() -> StreamStep {
         ERR_clear_error()

@@ -169,7 +169,7 @@ public final class WebSocketClient: Sendable {
         let waitMilliseconds = Int(options.handshakeTimeout.inMilliseconds) + 2000
         if settled.wait(timeout: .now() + .milliseconds(waitMilliseconds)) == .timedOut {
             connection.close(code: .goingAway, reason: "")
-            throw TransportError(place: "websocket connect \(url)", problem: "timed out")
+            throw TransportError(place: "websocket connect \(url)", problem: "timed out", cause: .timedOut)
         }
         if case .some(.some(let error)) = outcome.withLock({ $0 }) { throw error }
         return WebSocketClient(connection: connection)

@@ -19,7 +19,7 @@ extension WebSocketConnection {
             readWantsWritable = wantsWrite
             updateInterest()
         case .endOfStream: failBeforeOpen("peer closed the connection during the TLS handshake")
-        case .failed(let problem): failBeforeOpen(problem)
+        case .failed(let problem): failBeforeOpen(problem, cause: stream.failureCause)
         }
     }
 
@@ -77,7 +77,7 @@ extension WebSocketConnection {
                     enqueue(WebSocketHandshake.rejectResponseBytes(status: error.status, reason: error.problem))
                     beginDraining()
                 } else {
-                    failBeforeOpen(error.description)
+                    failBeforeOpen(error.description, cause: .httpStatus(error.status))
                 }
             }
         case .open, .closing:

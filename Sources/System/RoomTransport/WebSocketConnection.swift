@@ -288,12 +288,12 @@ public final class WebSocketConnection: @unchecked Sendable, Hashable, CustomStr
     /// server, so another of its addresses may be tried (`WebSocketClient`).
     static func tcpConnectPlace(_ address: String) -> String { "connect \(address)" }
 
-    func failBeforeOpen(_ problem: String) {
+    func failBeforeOpen(_ problem: String, cause: TransportError.Cause = .other) {
         guard state != .closed else { return }
         if !opened {
             let place =
                 state == .connecting ? Self.tcpConnectPlace(remoteAddress) : "websocket connect \(remoteAddress)"
-            events.failedBeforeOpen(TransportError(place: place, problem: problem))
+            events.failedBeforeOpen(TransportError(place: place, problem: problem, cause: cause))
         }
         report(.abnormalClosure, problem)
         terminate()
@@ -462,7 +462,7 @@ extension WebSocketConnection: EventLoopHandler {
         case .connecting:
             let error = Socket.pendingError(descriptor)
             if error != 0 {
-                failBeforeOpen(String(cString: strerror(error)))
+                failBeforeOpen(String(cString: strerror(error)), cause: TransportError.Cause(errno: error))
             } else if bits & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
                 if isTLS {
                     state = .tlsHandshake
@@ -506,9 +506,9 @@ extension WebSocketConnection: EventLoopHandler {
     private func checkDeadlines(now: Int64) {
         switch state {
         case .connecting where now > connectDeadline:
-            failBeforeOpen("no answer to the connect within \(connectMilliseconds) ms")
+            failBeforeOpen("no answer to the connect within \(connectMilliseconds) ms", cause: .connectTimedOut)
         case .connecting, .tlsHandshake, .awaitingHead:
-            if now > deadline { failBeforeOpen("handshake timed out") }
+            if now > deadline { failBeforeOpen("handshake timed out", cause: .timedOut) }
         case .open:
             if now - lastReceived > options.idleTimeout.inMilliseconds {
                 let reason = "nothing received for \(options.idleTimeout.inMilliseconds) ms"

@@ -99,39 +99,18 @@ enum DemoCommand: ClubroomCommand {
             url: room.server.url, token: token,
             audio: RoomAudioSettings(input: .silence, output: speaker, echoCancellation: false))
         let state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
+        // Every signal leaves the room (in line mode and on the screen alike) and stops the director, so the demo
+        // still removes what it made.
+        let signals = FrontEnds.Signals([.interrupt, .terminate, .hangUp], firstOnly: true) { room.director.stop() }
         if options.plain {
-            let loop = try PlainLoop(state: state, connection: connection, output: { writeOutput($0 + "\n") })
-            let interrupt = loop.interrupt
-            let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in
-                interrupt()
-                room.director.stop()
-            }
-            defer { signals.cancel() }
-            nonisolated(unsafe) let unsafeLoop = loop
-            let outcome = await Task.detached { unsafeLoop.run(input: { readLine(strippingNewline: true) }) }.value
+            let outcome = try await FrontEnds.roomLines(
+                state: state, connection: connection, signals: signals, output: { writeOutput($0 + "\n") })
             if case .failed(let why) = outcome { throw JoinFailure(text: why) }
             return .success
         }
-        let ascii = options.ascii
-        let outcome = try await Task.detached { () throws -> LoopOutcome in
-            let colors = ColorLevel.detect(environment: ProcessInfo.processInfo.environment)
-            // C libraries (ALSA) print to stderr; while the screen is up that goes to the log.
-            let log = StandardErrorLog(name: "demo")
-            defer { log.restore() }
-            return try Terminal.run(colors: colors, interruptAsKey: true) { terminal in
-                let loop = try ScreenLoop(
-                    state: state, connection: connection, theme: Theme(level: terminal.colorLevel, ascii: ascii))
-                // Watched after the terminal's own handlers are installed, so a SIGTERM closes the screen through
-                // the usual path (restoring the terminal) and the demo still removes what it made.
-                let stop = loop.requestStop
-                let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in
-                    stop()
-                    room.director.stop()
-                }
-                defer { signals.cancel() }
-                return loop.run(on: TerminalSink(terminal)) { room.director.isOver }
-            }
-        }.value
+        let outcome = try await FrontEnds.roomScreen(
+            state: state, connection: connection, logName: "demo", signals: signals
+        ) { room.director.isOver }
         if case .failed(let why) = outcome { throw JoinFailure(text: why) }
         if case .roomEnded(_, let reason) = room.director.isOver ? room.director.waitForEnd() : .stopped {
             writeOutput(reason.isEmpty ? "The room has ended.\n" : "The room has ended: \(reason)\n")

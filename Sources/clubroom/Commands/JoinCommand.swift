@@ -228,42 +228,14 @@ enum JoinCommand: ClubroomCommand {
             audio: audio)
         var state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
         _ = reduceApp(&state, .microphoneName(options.input))
-        let outcome: LoopOutcome
-        if options.plain {
-            outcome = try await runPlain(state: state, connection: connection)
-        } else {
-            outcome = try await Task.detached { () throws -> LoopOutcome in
-                let environment = ProcessInfo.processInfo.environment
-                // C libraries (speexdsp, ALSA) print to stderr; while the screen is up that goes to the log.
-                let log = StandardErrorLog(name: "join")
-                defer { log.restore() }
-                return try Terminal.run(colors: ColorLevel.detect(environment: environment), interruptAsKey: true) {
-                    terminal in
-                    let theme = Theme(level: terminal.colorLevel, ascii: options.ascii)
-                    let loop = try ScreenLoop(state: state, connection: connection, theme: theme)
-                    // SIGTERM and SIGHUP (the terminal went away) leave the room cleanly, then the terminal is
-                    // restored on the way out of Terminal.run; while watched, they bypass the adapter's handlers.
-                    let stop = loop.requestStop
-                    let signals = SignalWatcher([.terminate, .hangUp]) { _ in stop() }
-                    defer { signals.cancel() }
-                    return loop.run(on: TerminalSink(terminal))
-                }
-            }.value
-        }
+        let outcome =
+            options.plain
+            ? try await FrontEnds.roomLines(state: state, connection: connection, output: { writeOutput($0 + "\n") })
+            : try await FrontEnds.roomScreen(state: state, connection: connection, logName: "join")
         switch outcome {
         case .left: return .success
         case .failed(let why): throw JoinFailure(text: why)
         }
-    }
-
-    private static func runPlain(state: AppState, connection: SessionConnection) async throws -> LoopOutcome {
-        let loop = try PlainLoop(state: state, connection: connection, output: { writeOutput($0 + "\n") })
-        // Ctrl-C and SIGTERM leave the room cleanly in line mode.
-        let interrupt = loop.interrupt
-        let signals = SignalWatcher([.interrupt, .terminate]) { _ in interrupt() }
-        defer { signals.cancel() }
-        nonisolated(unsafe) let unsafeLoop = loop
-        return await Task.detached { unsafeLoop.run(input: { readLine(strippingNewline: true) }) }.value
     }
 
     /// The address as the server expects it: a slash at the end of the path (`…/rooms/lobby/`) is dropped.

@@ -148,7 +148,7 @@ enum DirectoryConnectionWords {
         case .left, .closedByServer, .removed, .roomEnded, .replaced:
             "The server closed the connection before sending its rooms."
         case .refused(let code, let reason): Refusals.describe(code: code, reason: reason, withInvite: true)
-        case .connectionFailed(let problem): "Cannot reach the server: \(problem). Check the address and try again."
+        case .connectionFailed(let problem, _): "Cannot reach the server: \(problem). Check the address and try again."
         }
     }
 }
