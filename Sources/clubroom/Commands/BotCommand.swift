@@ -28,8 +28,7 @@ enum BotCommand: ClubroomCommand {
 
     static let token = TypedOption.string(
         "token", short: "t", placeholder: "TOKEN", help: "Access token for the room (shows in ps).")
-    static let tokenFile = TypedOption.path(
-        "token-file", placeholder: "FILE", help: "File holding the access token (kept out of ps).")
+    static let tokenFile = SharedOptions.tokenFile
     static let autoAccept = TypedOption.flag("auto-accept", help: "Accept invitations to speak by itself.")
     static let play = TypedOption.path("play", placeholder: "FILE.wav", help: "Loop this WAV file as the microphone.")
     static let tone = TypedOption.integer(

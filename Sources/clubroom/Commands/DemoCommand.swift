@@ -37,9 +37,8 @@ enum DemoCommand: ClubroomCommand {
         "room-size", placeholder: "N", in: 0...10_000, default: 20, help: "Number of audience members.")
     static let output = TypedOption.string(
         "output", placeholder: "PCM", default: "default", help: "ALSA playback device.")
-    static let ascii = TypedOption.flag("ascii", help: "Draw with ASCII only, no Unicode symbols.")
-    static let plain = TypedOption.flag(
-        "plain", help: "Line mode for screen readers and logs: events as sentences, commands from stdin.")
+    static let ascii = SharedOptions.ascii
+    static let plain = SharedOptions.plain
     static let noUI = TypedOption.flag(
         "no-ui", help: "Print the room's events as JSON lines instead of opening the room screen.")
 

@@ -39,15 +39,11 @@ enum InviteCommand: ClubroomCommand {
     static let maxUses = TypedOption.integer(
         "max-uses", placeholder: "N", in: 1...1_000_000, help: "How many people the link may admit (default: no limit)."
     )
-    static let data = TypedOption.path(
-        "data", placeholder: "DIR", defaultDescription: "$XDG_DATA_HOME/clubroom",
-        help: "The server's data directory (its --data): the secret is DIR/secret.")
+    static let data = SharedOptions.serverData
     static let secretFile = TypedOption.path(
         "secret-file", placeholder: "FILE", defaultDescription: "DIR/secret",
         help: "File holding the server's secret (its --secret-file); never created here.")
-    static let roles = TypedOption.path(
-        "roles", placeholder: "FILE", defaultDescription: "the built-in table",
-        help: "The server's role table, to check the role against.")
+    static let roles = SharedOptions.serverRoles
 
     struct Options: Equatable {
         var url: String

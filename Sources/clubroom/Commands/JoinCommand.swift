@@ -53,8 +53,7 @@ enum JoinCommand: ClubroomCommand {
         "link-file", placeholder: "FILE", help: "File holding the link (kept out of ps).")
     static let token = TypedOption.string(
         "token", short: "t", placeholder: "TOKEN", help: "Access token or invite for the room or lobby.")
-    static let tokenFile = TypedOption.path(
-        "token-file", placeholder: "FILE", help: "File holding the access token (kept out of ps).")
+    static let tokenFile = SharedOptions.tokenFile
     static let secretFile = TypedOption.path(
         "secret-file", placeholder: "FILE", help: "Server secret to mint your own token with.")
     static let identity = TypedOption.string("identity", placeholder: "ID", help: "Your identity, with --secret-file.")
@@ -72,9 +71,8 @@ enum JoinCommand: ClubroomCommand {
         help: "Microphone: an ALSA PCM, tone:HZ, wav:PATH or silence; see 'clubroom devices'.")
     static let output = TypedOption.string(
         "output", placeholder: "DEVICE", default: "default", help: "Loudspeaker: an ALSA PCM, null or record:PATH.")
-    static let ascii = TypedOption.flag("ascii", help: "Draw with ASCII only, no Unicode symbols.")
-    static let plain = TypedOption.flag(
-        "plain", help: "Line mode for screen readers and logs: events as sentences, commands from stdin.")
+    static let ascii = SharedOptions.ascii
+    static let plain = SharedOptions.plain
     static let echoCancel = TypedOption.flag(
         "echo-cancel", help: "Cancel the echo of your loudspeaker in your microphone.")
     static let voiceProcessing = TypedOption.choice(

@@ -28,15 +28,11 @@ enum TokenCommand: ClubroomCommand {
     static let timeToLive = TypedOption.duration(
         "ttl", placeholder: "DURATION", default: .seconds(3600),
         help: "How long the token stays valid, such as 30m, 12h or 7d.")
-    static let data = TypedOption.path(
-        "data", placeholder: "DIR", defaultDescription: "$XDG_DATA_HOME/clubroom",
-        help: "The server's data directory (its --data): the secret is DIR/secret.")
+    static let data = SharedOptions.serverData
     static let secretFile = TypedOption.path(
         "secret-file", placeholder: "FILE", defaultDescription: "DIR/secret",
         help: "File holding the server's secret (its --secret-file).")
-    static let roles = TypedOption.path(
-        "roles", placeholder: "FILE", defaultDescription: "the built-in table",
-        help: "The server's role table, to check the role against.")
+    static let roles = SharedOptions.serverRoles
 
     /// What the token will say, as given on the command line.
     struct Options: Equatable {
