@@ -41,20 +41,6 @@ public enum Narration {
         return first.uppercased() + text.dropFirst()
     }
 
-    static func article(_ word: String) -> String {
-        guard let first = word.first else { return word }
-        return ("aeiou".contains(first.lowercased()) ? "an " : "a ") + word
-    }
-
-    /// Words joined as a list: "Ana", "Ana and Bo", "Ana, Bo and Chen".
-    static func list(_ words: [String]) -> String {
-        switch words.count {
-        case 0: return ""
-        case 1: return words[0]
-        default: return words.dropLast().joined(separator: ", ") + " and " + words[words.count - 1]
-        }
-    }
-
     /// How long an invitation waits for an answer, in words.
     static var invitationLifetimeWords: String {
         let seconds = Int(Invitation.lifetime / 1000)
@@ -309,8 +295,9 @@ public enum Narration {
                     } ?? ""
                 return Sentence("You stepped down to the audience." + back)
             }
-            if let actor { return Sentence("\(actor) made you \(article(label)).", notice: true) }
-            return Sentence(rose ? "You are \(article(label)) again." : "You are now \(article(label)).")
+            if let actor { return Sentence("\(actor) made you \(English.article(label)).", notice: true) }
+            return Sentence(
+                rose ? "You are \(English.article(label)) again." : "You are now \(English.article(label)).")
         }
         let who = context.subjectName ?? id.rawValue
         let actor = by.flatMap { $0 == id ? nil : name($0, state) }.map(capitalized)
@@ -328,7 +315,8 @@ public enum Narration {
         if !onStage {
             return Sentence(actor.map { "\($0) moved \(who) to the audience." } ?? "\(who) left the stage.")
         }
-        return Sentence(actor.map { "\($0) made \(who) \(article(label))." } ?? "\(who) is now \(article(label)).")
+        return Sentence(
+            actor.map { "\($0) made \(who) \(English.article(label))." } ?? "\(who) is now \(English.article(label)).")
     }
 
     /// The answer to `/links` or `/revoke`: what was withdrawn, then each link of the room with its id.
