@@ -3,16 +3,16 @@ import Testing
 
 @Suite struct EnglishWordsTests {
     @Test func listsJoinTheLastWithAnd() {
-        #expect(EnglishWords.list([]) == "")
-        #expect(EnglishWords.list(["Ana"]) == "Ana")
-        #expect(EnglishWords.list(["Ana", "Bo"]) == "Ana and Bo")
-        #expect(EnglishWords.list(["Ana", "Bo", "Chen"]) == "Ana, Bo and Chen")
+        #expect(English.list([]) == "")
+        #expect(English.list(["Ana"]) == "Ana")
+        #expect(English.list(["Ana", "Bo"]) == "Ana and Bo")
+        #expect(English.list(["Ana", "Bo", "Chen"]) == "Ana, Bo and Chen")
     }
 
     @Test func articlesFollowTheFirstLetter() {
-        #expect(EnglishWords.article("speaker") == "a speaker")
-        #expect(EnglishWords.article("audience member") == "an audience member")
-        #expect(EnglishWords.article("Owner") == "an Owner")
-        #expect(EnglishWords.article("") == "")
+        #expect(English.article("speaker") == "a speaker")
+        #expect(English.article("audience member") == "an audience member")
+        #expect(English.article("Owner") == "an Owner")
+        #expect(English.article("") == "")
     }
 }

@@ -25,7 +25,9 @@ public struct Option: Sendable, Equatable {
 
     /// A flag such as `--json`.
     public static func flag(_ name: String, short: Character? = nil, help: String) -> Option {
-        Option(name: name, short: short, kind: .flag, help: help, isRequired: false)
+        Option(
+            name: name, short: short, kind: .flag, help: help, defaultValue: nil, defaultDescription: nil,
+            isRequired: false)
     }
 
     /// An option that takes a value, such as `--listen HOST:PORT`.
@@ -37,20 +39,6 @@ public struct Option: Sendable, Equatable {
         Option(
             name: name, short: short, kind: .value(placeholder: placeholder, type: type), help: help,
             defaultValue: defaultValue, defaultDescription: defaultDescription, isRequired: required)
-    }
-
-    /// Creates an option from all of its parts.
-    public init(
-        name: String, short: Character? = nil, kind: Kind, help: String, defaultValue: String? = nil,
-        defaultDescription: String? = nil, isRequired: Bool = false
-    ) {
-        self.name = name
-        self.short = short
-        self.kind = kind
-        self.help = help
-        self.defaultValue = defaultValue
-        self.defaultDescription = defaultDescription
-        self.isRequired = isRequired
     }
 
     /// `--name`, as a person types it.

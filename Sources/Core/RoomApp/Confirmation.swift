@@ -20,24 +20,30 @@ public enum Confirmable: Sendable, Equatable {
 /// Asks before lowering every raised hand (the queue's order is lost), once the role table allows it and a hand
 /// is up; says why not otherwise.
 func askToClearHands(_ state: inout AppState) -> [AppEffect] {
-    guard let me = state.room.me else { return request(&state, .request(.clearHands)) }
-    if let refusal = state.room.roles.check(.clearHands, by: me, target: nil) { return show(&state, refusal.notice) }
-    if state.room.roles.loweredByClearHands(me, among: state.room.raisedHands).isEmpty {
-        return show(&state, Notice(.refusal, RoleTable.noHandsToLower))
+    askBeforeAll(&state, .clearHands, .clearHands, none: RoleTable.noHandsToLower) { roles, me, room in
+        roles.loweredByClearHands(me, among: room.raisedHands).isEmpty
     }
-    state.overlay = .confirm(.clearHands, confirmSelected: false)
-    return []
 }
 
 /// Asks before muting every speaker below the person, once the role table allows it and someone is unmuted; says
 /// why not otherwise.
 func askToMuteAll(_ state: inout AppState) -> [AppEffect] {
-    guard let me = state.room.me else { return request(&state, .request(.muteAll)) }
-    if let refusal = state.room.roles.check(.muteAll, by: me, target: nil) { return show(&state, refusal.notice) }
-    if state.room.roles.mutedByMuteAll(me, among: state.room.stage).isEmpty {
-        return show(&state, Notice(.refusal, RoleTable.nobodyToMute))
+    askBeforeAll(&state, .muteAll, .muteAll, none: RoleTable.nobodyToMute) { roles, me, room in
+        roles.mutedByMuteAll(me, among: room.stage).isEmpty
     }
-    state.overlay = .confirm(.muteAll, confirmSelected: false)
+}
+
+/// Asks before `asked`, which acts on many people at once, once the role table allows it and `touchesNobody`
+/// is false; says why not otherwise (`none` when there is nobody to act on). Before the room is joined the
+/// request goes as it is, for the server to answer.
+private func askBeforeAll(
+    _ state: inout AppState, _ asked: ClientRequest, _ confirmable: Confirmable, none: String,
+    touchesNobody: (RoleTable, Peer, RoomState) -> Bool
+) -> [AppEffect] {
+    guard let me = state.room.me else { return request(&state, .request(asked)) }
+    if let refusal = state.room.roles.check(asked, by: me, target: nil) { return show(&state, refusal.notice) }
+    if touchesNobody(state.room.roles, me, state.room) { return show(&state, Notice(.refusal, none)) }
+    state.overlay = .confirm(confirmable, confirmSelected: false)
     return []
 }
 
@@ -104,15 +110,7 @@ private func carryOut(_ state: inout AppState, _ what: Confirmable) -> [AppEffec
 func askInLineMode(_ state: inout AppState) -> [AppEffect] {
     guard state.lineMode, case .confirm(let what, _) = state.overlay else { return [] }
     let question = confirmationText(what, in: state)
-    let deed: String
-    switch what {
-    case .remove(let id, _): deed = "remove \(state.room.peers[id]?.name ?? id.rawValue)"
-    case .endRoom: deed = "end the room"
-    case .leave: deed = "leave"
-    case .stepDown: deed = "step down"
-    case .muteAll: deed = "mute them"
-    case .clearHands: deed = "lower them"
-    }
+    let deed = lineModeWords(what, in: state).deed
     return show(
         &state, Notice(.info, "\(question.title) \(question.message) Type yes to \(deed), or anything else to cancel."))
 }
@@ -121,16 +119,22 @@ func askInLineMode(_ state: inout AppState) -> [AppEffect] {
 /// says so.
 func answerInLineMode(_ state: inout AppState, _ what: Confirmable, _ line: String) -> [AppEffect] {
     if ["yes", "y"].contains(line.lowercased()) { return carryOut(&state, what) }
-    let cancelled: String
+    return show(&state, Notice(.info, "Cancelled. " + lineModeWords(what, in: state).cancelled))
+}
+
+/// What line mode says of a confirmation beside its question: the deed `yes` does, and what stays as it was when
+/// the answer is anything else.
+private func lineModeWords(_ what: Confirmable, in state: AppState) -> (deed: String, cancelled: String) {
     switch what {
-    case .remove(let id, _): cancelled = "\(state.room.peers[id]?.name ?? id.rawValue) stays in the room."
-    case .endRoom: cancelled = "The room goes on."
-    case .leave: cancelled = "You stay in the room."
-    case .stepDown: cancelled = "You stay on the stage."
-    case .muteAll: cancelled = "Nobody was muted."
-    case .clearHands: cancelled = "The raised hands stay in order."
+    case .remove(let id, _):
+        let name = state.room.peers[id]?.name ?? id.rawValue
+        return ("remove \(name)", "\(name) stays in the room.")
+    case .endRoom: return ("end the room", "The room goes on.")
+    case .leave: return ("leave", "You stay in the room.")
+    case .stepDown: return ("step down", "You stay on the stage.")
+    case .muteAll: return ("mute them", "Nobody was muted.")
+    case .clearHands: return ("lower them", "The raised hands stay in order.")
     }
-    return show(&state, Notice(.info, "Cancelled. " + cancelled))
 }
 
 /// The question a confirmation asks, in plain words.

@@ -21,7 +21,7 @@ public enum LobbyNarration {
         }
         let more = listing.onStage - listing.stage.count
         if more > 0 { names.append("\(more) more") }
-        return EnglishWords.list(names)
+        return English.list(names)
     }
 
     /// How long ago, in words: "just now", "12 minutes ago", "2 hours ago".

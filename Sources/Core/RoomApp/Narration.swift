@@ -295,9 +295,9 @@ public enum Narration {
                     } ?? ""
                 return Sentence("You stepped down to the audience." + back)
             }
-            if let actor { return Sentence("\(actor) made you \(EnglishWords.article(label)).", notice: true) }
+            if let actor { return Sentence("\(actor) made you \(English.article(label)).", notice: true) }
             return Sentence(
-                rose ? "You are \(EnglishWords.article(label)) again." : "You are now \(EnglishWords.article(label)).")
+                rose ? "You are \(English.article(label)) again." : "You are now \(English.article(label)).")
         }
         let who = context.subjectName ?? id.rawValue
         let actor = by.flatMap { $0 == id ? nil : name($0, state) }.map(capitalized)
@@ -316,8 +316,7 @@ public enum Narration {
             return Sentence(actor.map { "\($0) moved \(who) to the audience." } ?? "\(who) left the stage.")
         }
         return Sentence(
-            actor.map { "\($0) made \(who) \(EnglishWords.article(label))." }
-                ?? "\(who) is now \(EnglishWords.article(label)).")
+            actor.map { "\($0) made \(who) \(English.article(label))." } ?? "\(who) is now \(English.article(label)).")
     }
 
     /// The answer to `/links` or `/revoke`: what was withdrawn, then each link of the room with its id.

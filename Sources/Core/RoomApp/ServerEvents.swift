@@ -129,7 +129,7 @@ func awayForGood(_ state: inout AppState) -> [AppEffect] {
     guard !state.quietRejoins.peers.isEmpty, state.now >= state.quietRejoins.until else { return [] }
     let names = state.quietRejoins.peers.values.sorted()
     state.quietRejoins = ([:], 0)
-    let text = EnglishWords.list(names) + " left."
+    let text = English.list(names) + " left."
     appendLog(&state, .event(text))
     return [.say(text)]
 }
@@ -197,13 +197,13 @@ private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEff
     let joined = room.peers.values.filter { old.peers[$0.id] == nil }.sorted { $0.name < $1.name }
     // Not said to have left yet: they may be reconnecting too (after a restart of the server, everyone is).
     if !left.isEmpty {
-        changes.append(EnglishWords.list(left.map(\.name)) + (left.count == 1 ? " is" : " are") + " not back yet")
+        changes.append(English.list(left.map(\.name)) + (left.count == 1 ? " is" : " are") + " not back yet")
     }
-    if !joined.isEmpty { changes.append(EnglishWords.list(joined.map(\.name)) + " joined") }
+    if !joined.isEmpty { changes.append(English.list(joined.map(\.name)) + " joined") }
     for peer in room.peers.values.sorted(by: { $0.name < $1.name }) where peer.id != room.selfID {
         guard let was = old.peers[peer.id] else { continue }
         if was.role != peer.role {
-            changes.append("\(peer.name) is \(EnglishWords.article(room.roles.label(of: peer.role))) now")
+            changes.append("\(peer.name) is \(English.article(room.roles.label(of: peer.role))) now")
         }
     }
     if old.topic != room.topic { changes.append("the topic is \"\(room.topic)\"") }
@@ -219,7 +219,7 @@ private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEff
     effects += show(&state, Notice(.info, summary))
     if let me = room.me, let wasMe = old.peers[me.id] {
         if wasMe.role != me.role {
-            let now = "You are \(EnglishWords.article(room.roles.label(of: me.role))) now"
+            let now = "You are \(English.article(room.roles.label(of: me.role))) now"
             // Back after the place was given up: the role went with it, which is no one's decision.
             let why =
                 away > Narration.placeKept

@@ -487,7 +487,7 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
                 return Refusal("you cannot raise your own role; a host or moderator can move you")
             }
             if state.roles.rank(of: role) < state.roles.rank(of: limit) {
-                return Refusal("you can step back up to \(EnglishWords.article(limit.rawValue)) at most")
+                return Refusal("you can step back up to \(English.article(limit.rawValue)) at most")
             }
         }
     case .setMute(let muted):

@@ -194,7 +194,7 @@ public struct RoleTable: Sendable, Equatable {
         let holders = roles.filter { $0.permissions.contains(p) }
             .map { $0.name == .audience ? "listeners" : $0.name.rawValue + "s" }
         if holders.isEmpty { return Refusal("no one in this room can \(phrase)") }
-        return Refusal("only \(EnglishWords.list(holders)) can \(phrase)")
+        return Refusal("only \(English.list(holders)) can \(phrase)")
     }
 
     /// Checks a request against the permissions and the rank rules, the part of a decision that depends
@@ -229,20 +229,17 @@ public struct RoleTable: Sendable, Equatable {
             // Your own role: anyone may step down to any lower role; stepping back up depends on the token and
             // on who lowered you, which only the room knows (its state check).
             guard contains(role) else { return Refusal("there is no role called \(role)") }
-            if role == actor.role { return Refusal("you are already \(EnglishWords.article(role.rawValue))") }
+            if role == actor.role { return Refusal("you are already \(English.article(role.rawValue))") }
             return nil
         case .setRole(_, let role):
             guard can(actor.role, .move) else { return refusal(lacking: .move) }
             guard contains(role) else { return Refusal("there is no role called \(role)") }
             if !mayAssign(actor: actor.role, role: role) {
                 return Refusal(
-                    "\(EnglishWords.article(actor.role.rawValue)) cannot make someone \(EnglishWords.article(role.rawValue))"
-                )
+                    "\(English.article(actor.role.rawValue)) cannot make someone \(English.article(role.rawValue))")
             }
             guard let target else { return nil }
-            if target.role == role {
-                return Refusal("\(target.name) is already \(EnglishWords.article(role.rawValue))")
-            }
+            if target.role == role { return Refusal("\(target.name) is already \(English.article(role.rawValue))") }
             return standing(actor, over: target, doing: "move")
         case .lowerHandOf:
             guard can(actor.role, .invite) else {
@@ -276,8 +273,7 @@ public struct RoleTable: Sendable, Equatable {
             guard contains(role) else { return Refusal("there is no role called \(role)") }
             if !mayAssign(actor: actor.role, role: role) {
                 return Refusal(
-                    "\(EnglishWords.article(actor.role.rawValue)) cannot make links for \(EnglishWords.article(role.rawValue))"
-                )
+                    "\(English.article(actor.role.rawValue)) cannot make links for \(English.article(role.rawValue))")
             }
             guard ClientRequest.linkLifetimes.contains(ttl) else {
                 return Refusal("a link lasts from one minute to 30 days")
@@ -309,10 +305,9 @@ public struct RoleTable: Sendable, Equatable {
         if target.id == actor.id { return Refusal("you cannot \(verb) yourself") }
         if mayActOn(actor: actor.role, target: target.role) { return nil }
         return Refusal(
-            "you cannot \(verb) \(target.name): \(EnglishWords.article(target.role.rawValue)) is not below "
-                + EnglishWords.article(actor.role.rawValue))
+            "you cannot \(verb) \(target.name): \(English.article(target.role.rawValue)) is not below "
+                + English.article(actor.role.rawValue))
     }
-
 }
 
 /// A role table that could not be loaded: which file, where in it, and what is wrong.

@@ -123,13 +123,7 @@ extension RoomToken {
 
     /// The claims of a verified token: an invite when its `use` is `invite`, else a room token.
     static func readCredential(_ bytes: [UInt8]) throws(TokenError) -> TokenCredential {
-        let value: JSONValue
-        do {
-            value = try TokenClaims.parser.parse(bytes)
-        } catch {
-            throw .malformed("claims are not valid JSON: \(error)")
-        }
-        guard case .object(let members) = value else { throw .malformed("claims are not a JSON object") }
+        let members = try TokenClaims.parseObject(bytes, "claims are")
         switch members["use"] {
         case .none:
             return .person(try TokenClaims.parse(json: bytes))

@@ -60,20 +60,25 @@ public struct TokenClaims: Sendable, Equatable {
     /// Token JSON is small and flat; these limits refuse anything a token could not honestly contain.
     static let parser = StrictJSONParser(maxDepth: 16, maxBytes: RoomToken.maximumBytes)
 
+    /// The members of one part of a token, which must be a JSON object; `subject` begins the error's words
+    /// ("claims are", "header is").
+    static func parseObject(_ bytes: [UInt8], _ subject: String) throws(TokenError) -> JSONObject {
+        let value: JSONValue
+        do {
+            value = try parser.parse(bytes)
+        } catch {
+            throw .malformed("\(subject) not valid JSON: \(error)")
+        }
+        guard case .object(let members) = value else { throw .malformed("\(subject) not a JSON object") }
+        return members
+    }
+
     /// Reads claims from the JSON of a token's payload, checking every claim's type.
     ///
     /// `sub`, `room`, `role`, `exp` and `nbf` are required; `name` and `iat` are optional. Claims this program does
     /// not use (`iss`, `aud`, `jti`, ...) are allowed and ignored. Duplicate member names are refused.
     public static func parse(json bytes: [UInt8]) throws(TokenError) -> TokenClaims {
-        let value: JSONValue
-        do {
-            value = try parser.parse(bytes)
-        } catch {
-            throw .malformed("claims are not valid JSON: \(error)")
-        }
-        guard case .object(let members) = value else {
-            throw .malformed("claims are not a JSON object")
-        }
+        let members = try parseObject(bytes, "claims are")
         let subject = try requiredText("sub", in: members)
         guard !subject.isEmpty else {
             throw .malformed("claim \"sub\" is empty")

@@ -141,15 +141,7 @@ public enum RoomToken {
 
     /// Checks the header as `checkHeader` does and returns its members, for the key id an invite carries.
     static func readHeader(_ bytes: [UInt8]) throws(TokenError) -> JSONObject {
-        let value: JSONValue
-        do {
-            value = try TokenClaims.parser.parse(bytes)
-        } catch {
-            throw .malformed("header is not valid JSON: \(error)")
-        }
-        guard case .object(let members) = value else {
-            throw .malformed("header is not a JSON object")
-        }
+        let members = try TokenClaims.parseObject(bytes, "header is")
         switch members["alg"] {
         case .none:
             throw .unsupportedAlgorithm(nil)

@@ -6,21 +6,12 @@ import RoomProtocol
 /// `since`, `error`), the one request the directory reads from a lobby, and what a node of a cluster reads of
 /// the rooms other nodes own (their lobby entries in Redis).
 enum DirectoryChecks {
-    static let errorCodes: Set<ErrorCode> = [
-        .badRequest, .invalidJSON, .duplicateKey, .unknownType, .unsupportedVersion,
-    ]
-
     /// Input: the text of one message, read as the lobby reads the directory's messages and as the directory reads
     /// a lobby's request.
     static func directory(_ input: [UInt8]) throws(FuzzFailure) {
         try request(input)
         try clusterEntry(input)
-        let message: DirectoryMessage
-        do {
-            message = try DirectoryCodec.decodeMessage(input)
-        } catch {
-            try expect(errorCodes.contains(error.code), "refused with code \(error.code)")
-            try expect(!error.message.isEmpty, "a refusal without a message")
+        guard let message = try decodedOrRefused(input, "a message", DirectoryCodec.decodeMessage) else {
             return
         }
         try checkNumbers(message)
@@ -39,12 +30,7 @@ enum DirectoryChecks {
     /// A node's entry for a room: refused with a known code, or a change a lobby could be sent, stable through
     /// encoding.
     static func clusterEntry(_ input: [UInt8]) throws(FuzzFailure) {
-        let entry: DirectoryCodec.ClusterEntry
-        do {
-            entry = try DirectoryCodec.decodeEntry(input)
-        } catch {
-            try expect(errorCodes.contains(error.code), "an entry refused with code \(error.code)")
-            try expect(!error.message.isEmpty, "an entry refused without a message")
+        guard let entry = try decodedOrRefused(input, "an entry", DirectoryCodec.decodeEntry) else {
             return
         }
         try expect(entry.epoch <= UInt64(Int64.max), "an entry under epoch \(entry.epoch)")
@@ -52,23 +38,12 @@ enum DirectoryChecks {
         if case .updated(let listing) = entry.change { try checkListing(listing) }
         try expect(
             PlainName.isValid(entry.change.room), "an entry for \(entry.change.room.debugDescription)")
-        let encoded = DirectoryCodec.encode(entry)
-        do {
-            let again = try DirectoryCodec.decodeEntry(encoded)
-            try expect(again == entry, "\(entry) encodes to an entry read as \(again)")
-            try expect(DirectoryCodec.encode(again) == encoded, "encoding of \(entry) is not stable")
-        } catch {
-            throw FuzzFailure("the encoding of \(entry) is refused: \(error)")
-        }
+        try expectStableRoundTrip(
+            entry, "\(entry)", encode: DirectoryCodec.encode, decode: DirectoryCodec.decodeEntry)
     }
 
     static func request(_ input: [UInt8]) throws(FuzzFailure) {
-        let request: DirectoryRequest
-        do {
-            request = try DirectoryCodec.decodeRequest(input)
-        } catch {
-            try expect(errorCodes.contains(error.code), "a request refused with code \(error.code)")
-            try expect(!error.message.isEmpty, "a request refused without a message")
+        guard let request = try decodedOrRefused(input, "a request", DirectoryCodec.decodeRequest) else {
             return
         }
         try expect(request == .list, "the directory read \(request)")
@@ -110,15 +85,9 @@ enum DirectoryChecks {
     }
 
     static func roundTrip(_ message: DirectoryMessage) throws(FuzzFailure) {
-        let encoded = DirectoryCodec.encode(message)
-        guard encoded.count <= DirectoryCodec.maxMessageBytes else { return }
-        do {
-            let again = try DirectoryCodec.decodeMessage(encoded)
-            try expect(again == message, "\(message) encodes to a message read as \(again)")
-            try expect(DirectoryCodec.encode(again) == encoded, "encoding of \(message) is not stable")
-        } catch {
-            throw FuzzFailure("the encoding of \(message) is refused: \(error)")
-        }
+        try expectStableRoundTrip(
+            message, "\(message)", maxBytes: DirectoryCodec.maxMessageBytes, encode: DirectoryCodec.encode,
+            decode: DirectoryCodec.decodeMessage)
     }
 
     static func listings(of message: DirectoryMessage) -> [RoomListing] {

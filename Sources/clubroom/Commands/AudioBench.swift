@@ -12,32 +12,39 @@ import RoomCore
 enum AudioBench {
     /// Options only these suites take.
     static let options: [Option] = [
-        .value(
-            "seed", placeholder: "N", type: .integer(0...1_000_000), default: "1",
-            help: "latency, quality-path: the loss and jitter pattern."),
-        .value("in", placeholder: "FILE.wav", type: .path, help: "quality-path: speech to send (16-bit PCM WAV)."),
-        .value("out", placeholder: "FILE.wav", type: .path, help: "quality-path: what the listening client heard."),
-        .value(
-            "opus-out", placeholder: "FILE.wav", type: .path, help: "quality-path: what came through libopus alone."),
-        .value("reference-out", placeholder: "FILE.wav", type: .path, help: "quality-path: the input at --rate."),
-        .value(
-            "loss", placeholder: "PERCENT", type: .integer(0...50), default: "0",
-            help: "quality-path: random loss of the packets the listener receives."),
-        .value(
-            "rate", placeholder: "HZ", type: .integer(8_000...48_000), default: "48000",
-            help: "quality-path: sample rate of the files written."),
-        .flag("voice-processing", help: "quality-path: noise suppression and gain control on the sent speech."),
-        .value(
-            "runs", placeholder: "N", type: .integer(1...20), default: "3",
-            help: "highlight: how many runs (the report gives their medians)."),
-        .flag(
-            "pulse",
-            help: "latency: also measure through real ALSA devices on PulseAudio null sinks (needs pulseaudio)."),
+        seed.option, input.option, output.option, opusOutput.option, referenceOutput.option, loss.option,
+        rate.option, voiceProcessing.option, runs.option, pulse.option,
     ]
 
-    /// The names of the options `quality-path` takes.
-    static let qualityPathOptions: Set<String> = [
-        "seed", "in", "out", "opus-out", "reference-out", "loss", "rate", "voice-processing",
+    static let seed = TypedOption.integer(
+        "seed", placeholder: "N", in: 0...1_000_000, default: 1,
+        help: "latency, quality-path: the loss and jitter pattern.")
+    static let input = TypedOption.path(
+        "in", placeholder: "FILE.wav", help: "quality-path: speech to send (16-bit PCM WAV).")
+    static let output = TypedOption.path(
+        "out", placeholder: "FILE.wav", help: "quality-path: what the listening client heard.")
+    static let opusOutput = TypedOption.path(
+        "opus-out", placeholder: "FILE.wav", help: "quality-path: what came through libopus alone.")
+    static let referenceOutput = TypedOption.path(
+        "reference-out", placeholder: "FILE.wav", help: "quality-path: the input at --rate.")
+    static let loss = TypedOption.integer(
+        "loss", placeholder: "PERCENT", in: 0...50, default: 0,
+        help: "quality-path: random loss of the packets the listener receives.")
+    static let rate = TypedOption.integer(
+        "rate", placeholder: "HZ", in: 8_000...48_000, default: 48_000,
+        help: "quality-path: sample rate of the files written.")
+    static let voiceProcessing = TypedOption.flag(
+        "voice-processing", help: "quality-path: noise suppression and gain control on the sent speech.")
+    static let runs = TypedOption.integer(
+        "runs", placeholder: "N", in: 1...20, default: 3,
+        help: "highlight: how many runs (the report gives their medians).")
+    static let pulse = TypedOption.flag(
+        "pulse", help: "latency: also measure through real ALSA devices on PulseAudio null sinks (needs pulseaudio).")
+
+    /// The options `quality-path` takes.
+    static let qualityPathOptions: [Option] = [
+        seed.option, input.option, output.option, opusOutput.option, referenceOutput.option, loss.option,
+        rate.option, voiceProcessing.option,
     ]
 
     static func emit(_ report: BenchmarkReport, json: Bool) -> ExitStatus {
@@ -48,7 +55,7 @@ enum AudioBench {
     // MARK: cpu
 
     static func runCPU(_ arguments: ParsedArguments, json: Bool) throws -> ExitStatus {
-        let seconds = arguments.isGiven("seconds") ? arguments.integer("seconds") ?? 60 : 60
+        let seconds = arguments.ifGiven(BenchCommand.seconds) ?? 60
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         return emit(try ClientCPUBenchmark.report(executable: executable, seconds: seconds), json: json)
     }
@@ -56,8 +63,8 @@ enum AudioBench {
     // MARK: highlight
 
     static func runHighlight(_ arguments: ParsedArguments, json: Bool) throws -> ExitStatus {
-        let seconds = arguments.isGiven("seconds") ? arguments.integer("seconds") ?? 20 : 20
-        let runs = arguments.integer("runs") ?? 3
+        let seconds = arguments.ifGiven(BenchCommand.seconds) ?? 20
+        let runs = arguments[AudioBench.runs]
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         let report = try HighlightBenchmark.report(
             seconds: seconds, runs: runs, roles: roles, configuration: isDebugBuild ? "debug" : "release")
@@ -67,9 +74,9 @@ enum AudioBench {
     // MARK: latency
 
     static func runLatency(_ arguments: ParsedArguments, json: Bool) throws -> ExitStatus {
-        let seconds = arguments.isGiven("seconds") ? arguments.integer("seconds") ?? 20 : 20
+        let seconds = arguments.ifGiven(BenchCommand.seconds) ?? 20
         let report = try PathLatencyBenchmark.report(
-            seconds: seconds, seed: UInt64(arguments.integer("seed") ?? 1), pulse: arguments.flag("pulse"))
+            seconds: seconds, seed: UInt64(arguments[AudioBench.seed]), pulse: arguments[AudioBench.pulse])
         return emit(report, json: json)
     }
 
@@ -81,25 +88,25 @@ enum AudioBench {
     }
 
     static func runQualityPath(_ arguments: ParsedArguments) throws -> ExitStatus {
-        guard let input = arguments.path("in") else {
+        guard let speechFile = arguments[AudioBench.input] else {
             throw QualityPathFailure(description: "give the speech to send with --in FILE.wav")
         }
-        guard arguments.path("out") != nil || arguments.path("opus-out") != nil else {
+        guard arguments[AudioBench.output] != nil || arguments[AudioBench.opusOutput] != nil else {
             throw QualityPathFailure(description: "give --out FILE.wav, --opus-out FILE.wav or both")
         }
         let speech: [Int16]
         do {
-            speech = try WAVFileInput(path: input, loops: false, pacing: .unpaced).samples
+            speech = try WAVFileInput(path: speechFile, loops: false, pacing: .unpaced).samples
         } catch {
             throw QualityPathFailure(description: "\(error)")
         }
-        let rate = arguments.integer("rate") ?? 48_000
+        let rate = arguments[AudioBench.rate]
         let result = try PathQuality.run(
-            speech: speech, lossPercent: Double(arguments.integer("loss") ?? 0),
-            seed: UInt64(arguments.integer("seed") ?? 1), voiceProcessing: arguments.flag("voice-processing"))
+            speech: speech, lossPercent: Double(arguments[AudioBench.loss]),
+            seed: UInt64(arguments[AudioBench.seed]), voiceProcessing: arguments[AudioBench.voiceProcessing])
         let files: [(String?, [Int16])] = [
-            (arguments.path("out"), result.path), (arguments.path("opus-out"), result.opusAlone),
-            (arguments.path("reference-out"), speech),
+            (arguments[AudioBench.output], result.path), (arguments[AudioBench.opusOutput], result.opusAlone),
+            (arguments[AudioBench.referenceOutput], speech),
         ]
         for case (let path?, let samples) in files {
             let converted =

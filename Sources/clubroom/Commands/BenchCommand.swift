@@ -19,20 +19,20 @@ enum BenchCommand: ClubroomCommand {
         case requests, failover, checkpoint, faults
 
         /// The options that apply only to this suite.
-        var ownOptions: Set<String> {
+        var ownOptions: [Option] {
             switch self {
-            case .join: return ["clients"]
-            case .departures: return ["clients", "server-binary"]
-            case .soak: return ["minutes"]
-            case .fanout: return ["speakers", "listeners", "seconds", "nodes"]
-            case .latency: return ["seconds", "seed", "pulse"]
-            case .cpu: return ["seconds"]
-            case .highlight: return ["seconds", "runs"]
+            case .join: return [clients.option]
+            case .departures: return [clients.option, serverBinary.option]
+            case .soak: return [minutes.option]
+            case .fanout: return [speakers.option, listeners.option, seconds.option, nodes.option]
+            case .latency: return [seconds.option, AudioBench.seed.option, AudioBench.pulse.option]
+            case .cpu: return [seconds.option]
+            case .highlight: return [seconds.option, AudioBench.runs.option]
             case .qualityPath: return AudioBench.qualityPathOptions
-            case .directory: return ["rooms", "watchers"]
-            case .requests: return ["seconds"]
-            case .failover: return ["kills"]
-            case .faults: return ["minutes"]
+            case .directory: return [rooms.option, watchers.option]
+            case .requests: return [seconds.option]
+            case .failover: return [kills.option]
+            case .faults: return [minutes.option]
             case .store, .ui, .checkpoint: return []
             }
         }
@@ -69,42 +69,39 @@ enum BenchCommand: ClubroomCommand {
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
         ],
         options: [
-            .flag("json", help: "Print the results as JSON."),
-            .value(
-                "clients", placeholder: "N", type: .integer(1...100_000), default: "1000",
-                help: "join, departures: number of clients."),
-            .value(
-                "server-binary", placeholder: "FILE", type: .path,
-                help: "departures: the clubroom binary to run as the server (default: this one), to compare builds."),
-            .value(
-                "minutes", placeholder: "M", type: .integer(1...1440),
-                help:
-                    "soak: how long to run, after a 20 s warm-up (default 60). faults: how long to go on with faults (default 5)."
-            ),
-            .value(
-                "speakers", placeholder: "S", type: .integer(1...100), default: "3", help: "fanout: number of speakers."
-            ),
-            .value(
-                "listeners", placeholder: "L", type: .integer(1...100_000), default: "1000",
-                help: "fanout: number of listeners."),
-            .value(
-                "nodes", placeholder: "N", type: .integer(1...16), default: "1",
-                help: "fanout: 1 measures one server; 2 or more compares it with that many cluster nodes."),
-            .value(
-                "seconds", placeholder: "T", type: .integer(1...3600), default: "10",
-                help:
-                    "fanout, latency, cpu, requests: how long to measure (latency: 20 per condition, cpu: 60 per client)."
-            ),
-            .value(
-                "kills", placeholder: "N", type: .integer(1...1000), default: "20",
-                help: "failover: how many times the owner is killed."),
-            .value(
-                "rooms", placeholder: "R", type: .integer(1...10_000), default: "1000",
-                help: "directory: number of live rooms."),
-            .value(
-                "watchers", placeholder: "W", type: .integer(1...10_000), default: "1000",
-                help: "directory: number of lobbies watching."),
+            json.option, clients.option, serverBinary.option, minutes.option, speakers.option, listeners.option,
+            nodes.option, seconds.option, kills.option, rooms.option, watchers.option,
         ] + AudioBench.options)
+
+    static let json = TypedOption.flag("json", help: "Print the results as JSON.")
+    static let clients = TypedOption.integer(
+        "clients", placeholder: "N", in: 1...100_000, default: 1000, help: "join, departures: number of clients.")
+    static let serverBinary = TypedOption.path(
+        "server-binary", placeholder: "FILE",
+        help: "departures: the clubroom binary to run as the server (default: this one), to compare builds.")
+    /// No default of its own: each suite that takes it says its own in the help.
+    static let minutes = TypedOption.integer(
+        "minutes", placeholder: "M", in: 1...1440,
+        help:
+            "soak: how long to run, after a 20 s warm-up (default 60). faults: how long to go on with faults (default 5)."
+    )
+    static let speakers = TypedOption.integer(
+        "speakers", placeholder: "S", in: 1...100, default: 3, help: "fanout: number of speakers.")
+    static let listeners = TypedOption.integer(
+        "listeners", placeholder: "L", in: 1...100_000, default: 1000, help: "fanout: number of listeners.")
+    static let nodes = TypedOption.integer(
+        "nodes", placeholder: "N", in: 1...16, default: 1,
+        help: "fanout: 1 measures one server; 2 or more compares it with that many cluster nodes.")
+    /// The default is fanout's and requests'; latency, cpu and highlight take their own when it is left out.
+    static let seconds = TypedOption.integer(
+        "seconds", placeholder: "T", in: 1...3600, default: 10,
+        help: "fanout, latency, cpu, requests: how long to measure (latency: 20 per condition, cpu: 60 per client).")
+    static let kills = TypedOption.integer(
+        "kills", placeholder: "N", in: 1...1000, default: 20, help: "failover: how many times the owner is killed.")
+    static let rooms = TypedOption.integer(
+        "rooms", placeholder: "R", in: 1...10_000, default: 1000, help: "directory: number of live rooms.")
+    static let watchers = TypedOption.integer(
+        "watchers", placeholder: "W", in: 1...10_000, default: 1000, help: "directory: number of lobbies watching.")
 
     /// The run's settings, as given on the command line.
     struct Options: Equatable {
@@ -119,14 +116,15 @@ enum BenchCommand: ClubroomCommand {
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             suite = arguments.choice("suite").flatMap(Suite.init(rawValue:)) ?? .store
-            json = arguments.flag("json")
-            clients = arguments.integer("clients") ?? 1000
-            speakers = arguments.integer("speakers") ?? 3
-            listeners = arguments.integer("listeners") ?? 1000
-            seconds = arguments.integer("seconds") ?? 10
+            json = arguments[BenchCommand.json]
+            clients = arguments[BenchCommand.clients]
+            speakers = arguments[BenchCommand.speakers]
+            listeners = arguments[BenchCommand.listeners]
+            seconds = arguments[BenchCommand.seconds]
             self.arguments = arguments
-            let suiteOptions = Set(Suite.allCases.flatMap(\.ownOptions))
-            for option in suiteOptions.subtracting(suite.ownOptions).sorted() where arguments.isGiven(option) {
+            let suiteOptions = Set(Suite.allCases.flatMap(\.ownOptions).map(\.name))
+            let notApplicable = suiteOptions.subtracting(suite.ownOptions.map(\.name))
+            for option in notApplicable.sorted() where arguments.isGiven(option) {
                 throw .notApplicable(option: "--\(option)", context: "'bench \(suite.rawValue)'")
             }
         }
@@ -153,7 +151,7 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runFaults(_ options: Options) async throws -> ExitStatus {
-        let minutes = options.arguments.integer("minutes") ?? 5
+        let minutes = options.arguments[BenchCommand.minutes] ?? 5
         let report = try await Task.detached {
             try FaultRun.run(minutes: minutes) { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
         }.value
@@ -165,8 +163,8 @@ enum BenchCommand: ClubroomCommand {
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         warnIfDebugBuild()
         var settings = DirectoryBenchmark.Settings()
-        settings.rooms = options.arguments.integer("rooms") ?? 1000
-        settings.watchers = options.arguments.integer("watchers") ?? 1000
+        settings.rooms = options.arguments[BenchCommand.rooms]
+        settings.watchers = options.arguments[BenchCommand.watchers]
         let chosen = settings
         let report = try await Task.detached { try DirectoryBenchmark.run(settings: chosen, roles: roles) }.value
         writeOutput(options.json ? report.jsonText() : report.tableText())
@@ -176,7 +174,7 @@ enum BenchCommand: ClubroomCommand {
     static func runCluster(_ options: Options) async throws -> ExitStatus {
         let suite = options.suite
         let seconds = options.seconds
-        let kills = options.arguments.integer("kills") ?? 20
+        let kills = options.arguments[BenchCommand.kills]
         let report = try await Task.detached {
             suite == .failover
                 ? try ClusterBenchmark.runFailover(kills: kills) : try ClusterBenchmark.runRequests(seconds: seconds)
@@ -215,7 +213,7 @@ enum BenchCommand: ClubroomCommand {
 
     static func runDepartures(_ options: Options) async throws -> ExitStatus {
         let clients = options.clients
-        let binary = options.arguments.path("server-binary")
+        let binary = options.arguments[BenchCommand.serverBinary]
         let report = try await Task.detached { try DepartureBenchmark.run(clients: clients, serverBinary: binary) }
             .value
         writeOutput(options.json ? report.jsonText() : report.tableText())
@@ -223,14 +221,14 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runSoak(_ options: Options) async throws -> ExitStatus {
-        let minutes = options.arguments.integer("minutes") ?? 60
+        let minutes = options.arguments[BenchCommand.minutes] ?? 60
         let report = try await Task.detached { try SoakBenchmark.run(minutes: minutes) }.value
         writeOutput(options.json ? report.jsonText() : report.tableText())
         return report.allPassed ? .success : .failure
     }
 
     static func runFanout(_ options: Options) async throws -> ExitStatus {
-        let nodes = options.arguments.integer("nodes") ?? 1
+        let nodes = options.arguments[BenchCommand.nodes]
         if nodes > 1 {
             let report = try await Task.detached {
                 try ClusterFanoutBenchmark.report(

@@ -22,18 +22,23 @@ enum BotCommand: ClubroomCommand {
                 help: "The room's address, such as ws://127.0.0.1:7480/rooms/lobby.")
         ],
         options: [
-            .value("token", short: "t", placeholder: "TOKEN", help: "Access token for the room (shows in ps)."),
-            .value(
-                "token-file", placeholder: "FILE", type: .path,
-                help: "File holding the access token (kept out of ps)."),
-            .flag("auto-accept", help: "Accept invitations to speak by itself."),
-            .value("play", placeholder: "FILE.wav", type: .path, help: "Loop this WAV file as the microphone."),
-            .value("tone", placeholder: "HZ", type: .integer(20...20_000), help: "Send a sine tone as the microphone."),
-            .value(
-                "record", placeholder: "OUT.wav", type: .path, help: "Record what the bot hears, mixed, to a WAV file."),
-            .flag("block-udp", help: "Drop all media UDP, so audio falls back to the WebSocket (for tests)."),
-            .flag("log-packets", help: "Print each packet heard as it arrives (for tests)."),
+            token.option, tokenFile.option, autoAccept.option, play.option, tone.option, record.option,
+            blockUDP.option, logPackets.option,
         ])
+
+    static let token = TypedOption.string(
+        "token", short: "t", placeholder: "TOKEN", help: "Access token for the room (shows in ps).")
+    static let tokenFile = SharedOptions.tokenFile
+    static let autoAccept = TypedOption.flag("auto-accept", help: "Accept invitations to speak by itself.")
+    static let play = TypedOption.path("play", placeholder: "FILE.wav", help: "Loop this WAV file as the microphone.")
+    static let tone = TypedOption.integer(
+        "tone", placeholder: "HZ", in: 20...20_000, help: "Send a sine tone as the microphone.")
+    static let record = TypedOption.path(
+        "record", placeholder: "OUT.wav", help: "Record what the bot hears, mixed, to a WAV file.")
+    static let blockUDP = TypedOption.flag(
+        "block-udp", help: "Drop all media UDP, so audio falls back to the WebSocket (for tests).")
+    static let logPackets = TypedOption.flag(
+        "log-packets", help: "Print each packet heard as it arrives (for tests).")
 
     /// What the bot does, as given on the command line.
     struct Options: Equatable {
@@ -61,7 +66,7 @@ enum BotCommand: ClubroomCommand {
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = arguments.string("url") ?? ""
-            switch (arguments.string("token"), arguments.path("token-file")) {
+            switch (arguments[BotCommand.token], arguments[BotCommand.tokenFile]) {
             case (.some, .some): throw .conflict("--token", "--token-file")
             case (.some(let token), nil): self.token = .given(token)
             case (nil, .some(let file)): token = .file(file)
@@ -71,11 +76,11 @@ enum BotCommand: ClubroomCommand {
                 }
                 token = .environment
             }
-            autoAccept = arguments.flag("auto-accept")
-            recording = arguments.path("record")
-            blockUDP = arguments.flag("block-udp")
-            logPackets = arguments.flag("log-packets")
-            switch (arguments.path("play"), arguments.integer("tone")) {
+            autoAccept = arguments[BotCommand.autoAccept]
+            recording = arguments[BotCommand.record]
+            blockUDP = arguments[BotCommand.blockUDP]
+            logPackets = arguments[BotCommand.logPackets]
+            switch (arguments[BotCommand.play], arguments[BotCommand.tone]) {
             case (.some, .some): throw .conflict("--play", "--tone")
             case (.some(let file), nil): source = .file(file)
             case (nil, .some(let hertz)): source = .tone(hertz: hertz)

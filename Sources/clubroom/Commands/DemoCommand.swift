@@ -31,15 +31,16 @@ enum DemoCommand: ClubroomCommand {
             (those of 'clubroom bot', plus demo_line for each line said on stage), and you act as host by \
             typing bot commands on stdin.
             """,
-        options: [
-            .value(
-                "room-size", placeholder: "N", type: .integer(0...10_000), default: "20",
-                help: "Number of audience members."),
-            .value("output", placeholder: "PCM", default: "default", help: "ALSA playback device."),
-            .flag("ascii", help: "Draw with ASCII only, no Unicode symbols."),
-            .flag("plain", help: "Line mode for screen readers and logs: events as sentences, commands from stdin."),
-            .flag("no-ui", help: "Print the room's events as JSON lines instead of opening the room screen."),
-        ])
+        options: [roomSize.option, output.option, ascii.option, plain.option, noUI.option])
+
+    static let roomSize = TypedOption.integer(
+        "room-size", placeholder: "N", in: 0...10_000, default: 20, help: "Number of audience members.")
+    static let output = TypedOption.string(
+        "output", placeholder: "PCM", default: "default", help: "ALSA playback device.")
+    static let ascii = SharedOptions.ascii
+    static let plain = SharedOptions.plain
+    static let noUI = TypedOption.flag(
+        "no-ui", help: "Print the room's events as JSON lines instead of opening the room screen.")
 
     /// The demo's settings, as given on the command line.
     struct Options: Equatable {
@@ -50,11 +51,11 @@ enum DemoCommand: ClubroomCommand {
         var plain: Bool
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
-            roomSize = arguments.integer("room-size") ?? 20
-            output = arguments.string("output") ?? "default"
-            showsUI = !arguments.flag("no-ui")
-            ascii = arguments.flag("ascii")
-            plain = arguments.flag("plain")
+            roomSize = arguments[DemoCommand.roomSize]
+            output = arguments[DemoCommand.output]
+            showsUI = !arguments[DemoCommand.noUI]
+            ascii = arguments[DemoCommand.ascii]
+            plain = arguments[DemoCommand.plain]
             if !showsUI, plain { throw .conflict("--no-ui", "--plain") }
         }
     }

@@ -26,26 +26,25 @@ enum InviteCommand: ClubroomCommand {
                 help: "The server's address as people reach it, such as wss://rooms.example.org.")
         ],
         options: [
-            .value("room", placeholder: "ROOM", help: "Make a room link for this room only."),
-            .value(
-                "role", placeholder: "ROLE", default: "audience",
-                help: "Role the link gives: listener (audience), speaker, mod (moderator), host, or one from --roles."),
-            .value(
-                "ttl", placeholder: "DURATION", type: .duration, default: "7d",
-                help: "How long the link works, from 1m to 30d, such as 1h, 2d or 30d."),
-            .value(
-                "max-uses", placeholder: "N", type: .integer(1...1_000_000),
-                help: "How many people the link may admit (default: no limit)."),
-            .value(
-                "data", placeholder: "DIR", type: .path, defaultDescription: "$XDG_DATA_HOME/clubroom",
-                help: "The server's data directory (its --data): the secret is DIR/secret."),
-            .value(
-                "secret-file", placeholder: "FILE", type: .path, defaultDescription: "DIR/secret",
-                help: "File holding the server's secret (its --secret-file); never created here."),
-            .value(
-                "roles", placeholder: "FILE", type: .path, defaultDescription: "the built-in table",
-                help: "The server's role table, to check the role against."),
+            room.option, role.option, timeToLive.option, maxUses.option, data.option, secretFile.option,
+            roles.option,
         ])
+
+    static let room = TypedOption.string("room", placeholder: "ROOM", help: "Make a room link for this room only.")
+    static let role = TypedOption.string(
+        "role", placeholder: "ROLE", default: "audience",
+        help: "Role the link gives: listener (audience), speaker, mod (moderator), host, or one from --roles.")
+    static let timeToLive = TypedOption.duration(
+        "ttl", placeholder: "DURATION", default: .seconds(7 * 86_400),
+        help: "How long the link works, from 1m to 30d, such as 1h, 2d or 30d.")
+    static let maxUses = TypedOption.integer(
+        "max-uses", placeholder: "N", in: 1...1_000_000, help: "How many people the link may admit (default: no limit)."
+    )
+    static let data = SharedOptions.serverData
+    static let secretFile = TypedOption.path(
+        "secret-file", placeholder: "FILE", defaultDescription: "DIR/secret",
+        help: "File holding the server's secret (its --secret-file); never created here.")
+    static let roles = SharedOptions.serverRoles
 
     struct Options: Equatable {
         var url: String
@@ -59,13 +58,13 @@ enum InviteCommand: ClubroomCommand {
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = arguments.string("url") ?? ""
-            room = arguments.string("room")
-            role = arguments.string("role") ?? "audience"
-            timeToLive = arguments.duration("ttl") ?? .seconds(7 * 86_400)
-            secretFile = arguments.path("secret-file")
-            dataDirectory = arguments.path("data")
-            rolesFile = arguments.path("roles")
-            maxUses = arguments.integer("max-uses")
+            room = arguments[InviteCommand.room]
+            role = arguments[InviteCommand.role]
+            timeToLive = arguments[InviteCommand.timeToLive]
+            secretFile = arguments[InviteCommand.secretFile]
+            dataDirectory = arguments[InviteCommand.data]
+            rolesFile = arguments[InviteCommand.roles]
+            maxUses = arguments[InviteCommand.maxUses]
             let seconds = timeToLive.inSecondsRoundedUp
             guard ClientRequest.linkLifetimes.contains(seconds) else {
                 let unit = [(86_400, "d"), (3600, "h"), (60, "m")].first { seconds % Int64($0.0) == 0 }

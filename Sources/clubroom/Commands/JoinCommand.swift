@@ -44,39 +44,41 @@ enum JoinCommand: ClubroomCommand {
             )
         ],
         options: [
-            .value(
-                "link-file", placeholder: "FILE", type: .path,
-                help: "File holding the link (kept out of ps)."),
-            .value("token", short: "t", placeholder: "TOKEN", help: "Access token or invite for the room or lobby."),
-            .value(
-                "token-file", placeholder: "FILE", type: .path,
-                help: "File holding the access token (kept out of ps)."),
-            .value(
-                "secret-file", placeholder: "FILE", type: .path, help: "Server secret to mint your own token with."),
-            .value("identity", placeholder: "ID", help: "Your identity, with --secret-file."),
-            .value(
-                "name", placeholder: "NAME", defaultDescription: "your login name",
-                help: "Your display name (with a link, or with --secret-file)."),
-            .value(
-                "role", placeholder: "ROLE",
-                help: "Your role, with --secret-file: host, mod (moderator), speaker or listener (audience)."),
-            .value(
-                "profile", placeholder: "NAME", defaultDescription: "this account's own",
-                help: "Come as another local person, with a guest key of their own: two people on one machine."),
-            .value(
-                "input", placeholder: "DEVICE", default: "default",
-                help: "Microphone: an ALSA PCM, tone:HZ, wav:PATH or silence; see 'clubroom devices'."),
-            .value(
-                "output", placeholder: "DEVICE", default: "default",
-                help: "Loudspeaker: an ALSA PCM, null or record:PATH."),
-            .flag("ascii", help: "Draw with ASCII only, no Unicode symbols."),
-            .flag("plain", help: "Line mode for screen readers and logs: events as sentences, commands from stdin."),
-            .flag("echo-cancel", help: "Cancel the echo of your loudspeaker in your microphone."),
-            .value(
-                "voice-processing", placeholder: "on|off", type: .choice(["on", "off"]),
-                help: "Noise suppression and gain control on your microphone (default: on for a sound card, off for "
-                    + "a file or a tone)."),
+            linkFile.option, token.option, tokenFile.option, secretFile.option, identity.option, name.option,
+            role.option, profile.option, input.option, output.option, ascii.option, plain.option, echoCancel.option,
+            voiceProcessing.option,
         ])
+
+    static let linkFile = TypedOption.path(
+        "link-file", placeholder: "FILE", help: "File holding the link (kept out of ps).")
+    static let token = TypedOption.string(
+        "token", short: "t", placeholder: "TOKEN", help: "Access token or invite for the room or lobby.")
+    static let tokenFile = SharedOptions.tokenFile
+    static let secretFile = TypedOption.path(
+        "secret-file", placeholder: "FILE", help: "Server secret to mint your own token with.")
+    static let identity = TypedOption.string("identity", placeholder: "ID", help: "Your identity, with --secret-file.")
+    static let name = TypedOption.string(
+        "name", placeholder: "NAME", defaultDescription: "your login name",
+        help: "Your display name (with a link, or with --secret-file).")
+    static let role = TypedOption.string(
+        "role", placeholder: "ROLE",
+        help: "Your role, with --secret-file: host, mod (moderator), speaker or listener (audience).")
+    static let profile = TypedOption.string(
+        "profile", placeholder: "NAME", defaultDescription: "this account's own",
+        help: "Come as another local person, with a guest key of their own: two people on one machine.")
+    static let input = TypedOption.string(
+        "input", placeholder: "DEVICE", default: "default",
+        help: "Microphone: an ALSA PCM, tone:HZ, wav:PATH or silence; see 'clubroom devices'.")
+    static let output = TypedOption.string(
+        "output", placeholder: "DEVICE", default: "default", help: "Loudspeaker: an ALSA PCM, null or record:PATH.")
+    static let ascii = SharedOptions.ascii
+    static let plain = SharedOptions.plain
+    static let echoCancel = TypedOption.flag(
+        "echo-cancel", help: "Cancel the echo of your loudspeaker in your microphone.")
+    static let voiceProcessing = TypedOption.choice(
+        "voice-processing", placeholder: "on|off", ["on", "off"],
+        help: "Noise suppression and gain control on your microphone (default: on for a sound card, off for "
+            + "a file or a tone).")
 
     /// How the person takes part, as given on the command line.
     struct Options: Equatable {
@@ -112,7 +114,7 @@ enum JoinCommand: ClubroomCommand {
         var voiceProcessing: Bool?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
-            switch (arguments.string("url"), arguments.path("link-file")) {
+            switch (arguments.string("url"), arguments[JoinCommand.linkFile]) {
             case (.some, .some): throw .conflict("<url>", "--link-file")
             case (nil, .some(let file)): link = .file(file)
             case (.some("-"), nil), (nil, nil): link = .standardInput
@@ -121,18 +123,18 @@ enum JoinCommand: ClubroomCommand {
                 try checkLinkScheme(JoinCommand.normalized(url))
             }
             credentials = try readCredentials(arguments)
-            name = arguments.string("name")
-            profile = arguments.string("profile")
+            name = arguments[JoinCommand.name]
+            profile = arguments[JoinCommand.profile]
             if let profile, !Entry.isValidProfile(profile) {
                 throw .badValue(
                     argument: "--profile", value: profile, expected: "1 to 32 letters, digits, '-', '_' or '.'")
             }
-            input = arguments.string("input") ?? "default"
-            output = arguments.string("output") ?? "default"
-            ascii = arguments.flag("ascii")
-            plain = arguments.flag("plain")
-            echoCancel = arguments.flag("echo-cancel")
-            voiceProcessing = arguments.choice("voice-processing").map { $0 == "on" }
+            input = arguments[JoinCommand.input]
+            output = arguments[JoinCommand.output]
+            ascii = arguments[JoinCommand.ascii]
+            plain = arguments[JoinCommand.plain]
+            echoCancel = arguments[JoinCommand.echoCancel]
+            voiceProcessing = arguments[JoinCommand.voiceProcessing].map { $0 == "on" }
             if ascii, plain { throw .conflict("--ascii", "--plain") }
         }
 
@@ -322,23 +324,24 @@ struct JoinFailure: Error, CustomStringConvertible {
 /// A token, a token file, or everything needed to mint one (they exclude each other); none of them means the
 /// link's invite, `CLUBROOM_TOKEN` or asking. `--name` alone names an invite holder.
 private func readCredentials(_ arguments: ParsedArguments) throws(ArgumentError) -> JoinCommand.Options.Credentials {
-    let minting = ["secret-file", "identity", "role"].filter { arguments.isGiven($0) }
-    if let token = arguments.string("token") {
-        if arguments.isGiven("token-file") { throw .conflict("--token", "--token-file") }
-        if let other = minting.first { throw .conflict("--token", "--\(other)") }
+    let minting = [JoinCommand.secretFile, JoinCommand.identity, JoinCommand.role].filter { arguments.isGiven($0) }
+        .map(\.option.spelling)
+    if let token = arguments[JoinCommand.token] {
+        if arguments.isGiven(JoinCommand.tokenFile) { throw .conflict("--token", "--token-file") }
+        if let other = minting.first { throw .conflict("--token", other) }
         return .token(token)
     }
-    if let file = arguments.path("token-file") {
-        if let other = minting.first { throw .conflict("--token-file", "--\(other)") }
+    if let file = arguments[JoinCommand.tokenFile] {
+        if let other = minting.first { throw .conflict("--token-file", other) }
         return .tokenFile(file)
     }
-    guard let secretFile = arguments.path("secret-file") else {
-        if let other = minting.first { throw .needs(option: "--\(other)", needed: "--secret-file FILE") }
+    guard let secretFile = arguments[JoinCommand.secretFile] else {
+        if let other = minting.first { throw .needs(option: other, needed: "--secret-file FILE") }
         return .link
     }
-    guard let identity = arguments.string("identity") else {
+    guard let identity = arguments[JoinCommand.identity] else {
         throw .needs(option: "--secret-file", needed: "--identity ID")
     }
-    guard let role = arguments.string("role") else { throw .needs(option: "--secret-file", needed: "--role ROLE") }
-    return .mint(secretFile: secretFile, identity: identity, name: arguments.string("name") ?? identity, role: role)
+    guard let role = arguments[JoinCommand.role] else { throw .needs(option: "--secret-file", needed: "--role ROLE") }
+    return .mint(secretFile: secretFile, identity: identity, name: arguments[JoinCommand.name] ?? identity, role: role)
 }

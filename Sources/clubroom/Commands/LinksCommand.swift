@@ -19,16 +19,16 @@ enum LinksCommand: ClubroomCommand {
                 help: "list (the default) or revoke."),
             Positional("id", type: .string, required: false, help: "With revoke: the link's id, or all."),
         ],
-        options: [
-            .value("room", placeholder: "ROOM", help: "Only this room's links."),
-            .value(
-                "data", placeholder: "DIR", type: .path, defaultDescription: "$XDG_DATA_HOME/clubroom",
-                help: "The server's data directory (its --data): the registry is DIR/links.db."),
-        ])
+        options: [room.option, data.option])
+
+    static let room = TypedOption.string("room", placeholder: "ROOM", help: "Only this room's links.")
+    static let data = TypedOption.path(
+        "data", placeholder: "DIR", defaultDescription: "$XDG_DATA_HOME/clubroom",
+        help: "The server's data directory (its --data): the registry is DIR/links.db.")
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
-        let data = arguments.path("data") ?? DefaultPaths.dataDirectory
-        let room = arguments.string("room")
+        let data = arguments[LinksCommand.data] ?? DefaultPaths.dataDirectory
+        let room = arguments[LinksCommand.room]
         let path = data + "/" + LinkRegistry.fileName
         guard FileManager.default.fileExists(atPath: data) else {
             throw JoinFailure(text: "there is no data directory \(data); give the server's with --data DIR")

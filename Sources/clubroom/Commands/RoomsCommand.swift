@@ -23,13 +23,13 @@ enum RoomsCommand: ClubroomCommand {
                 "url", type: .string,
                 help: "The server's link or address, such as ws://127.0.0.1:7480.")
         ],
-        options: [
-            .flag("json", help: "Print the rooms as JSON."),
-            .value("token", short: "t", placeholder: "TOKEN", help: "A server invite."),
-            .value(
-                "secret-file", placeholder: "FILE", type: .path,
-                help: "Server secret to mint a server invite with, on the server's machine."),
-        ])
+        options: [json.option, token.option, secretFile.option])
+
+    static let json = TypedOption.flag("json", help: "Print the rooms as JSON.")
+    static let token = TypedOption.string("token", short: "t", placeholder: "TOKEN", help: "A server invite.")
+    static let secretFile = TypedOption.path(
+        "secret-file", placeholder: "FILE", help: "Server secret to mint a server invite with, on the server's machine."
+    )
 
     struct Options: Equatable {
         var url: String
@@ -40,9 +40,9 @@ enum RoomsCommand: ClubroomCommand {
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             url = arguments.string("url") ?? ""
             try checkLinkScheme(url)
-            json = arguments.flag("json")
-            token = arguments.string("token")
-            secretFile = arguments.path("secret-file")
+            json = arguments[RoomsCommand.json]
+            token = arguments[RoomsCommand.token]
+            secretFile = arguments[RoomsCommand.secretFile]
             if token != nil, secretFile != nil { throw .conflict("--token", "--secret-file") }
         }
     }

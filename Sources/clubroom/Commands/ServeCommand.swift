@@ -24,62 +24,65 @@ enum ServeCommand: ClubroomCommand {
             docs/cluster.md); the nodes share one --secret-file.
             """,
         options: [
-            .value(
-                "listen", placeholder: "HOST:PORT", type: .endpoint, default: "127.0.0.1:7480",
-                help: "Address to listen on; port 0 picks a free port."),
-            .value(
-                "data", placeholder: "DIR", type: .path, defaultDescription: "$XDG_DATA_HOME/clubroom",
-                help: "Directory for the database."),
-            .value(
-                "secret-file", placeholder: "FILE", type: .path, defaultDescription: "DIR/secret",
-                help: "File holding the secret that signs tokens; created with mode 0600 when missing."),
-            .value("tls-cert", placeholder: "FILE", type: .path, help: "PEM certificate chain for wss://."),
-            .value("tls-key", placeholder: "FILE", type: .path, help: "PEM private key for wss://."),
-            .value(
-                "roles", placeholder: "FILE", type: .path, defaultDescription: "the built-in table",
-                help: "Role table in JSON, in the format of Resources/roles.json."),
-            .value(
-                "media", placeholder: "HOST:PORT", type: .endpoint, defaultDescription: "the --listen host, port 0",
-                help: "UDP address for audio (SRTP); port 0 picks a free port. Clients learn it when they join."),
-            .value(
-                "public-address", placeholder: "HOST",
-                defaultDescription: "the address each client reached",
-                help: "The IPv4 address (or a name for one) clients send audio to."),
-            .value(
-                "max-peers", placeholder: "N", type: .integer(1...1_000_000), default: "10000",
-                help: "Most people in one room."),
-            .value(
-                "invite-burst", placeholder: "N", type: .integer(1...1_000_000), default: "20",
-                help: "Invite holders one address may bring in at once (see docs/tokens.md, limits at the door)."),
-            .value(
-                "invite-rate", placeholder: "N", type: .integer(0...1_000_000), default: "30",
-                help: "Invite holders one address may bring in per minute after its burst."),
-            .value(
-                "link-live-max", placeholder: "N", type: .integer(1...1_000_000), default: "200",
-                help: "Most people one invite link may have in rooms at once."),
-            .value(
-                "trusted-proxy", placeholder: "ADDRESS[,ADDRESS...]",
-                help: "Reverse proxies whose X-Forwarded-For names the real address of who connects."),
-            .value(
-                "cluster", placeholder: "redis://HOST:PORT", type: .url(schemes: ["redis"]),
-                help:
-                    "Redis of the cluster this server is a node of; needs --node. A login goes in the URL "
-                    + "(redis://USER:PASSWORD@HOST:PORT) or, kept out of the process list, in --cluster-password-file."),
-            .value(
-                "cluster-password-file", placeholder: "FILE", type: .path,
-                help: "A file whose first line is the password for Redis (the URL's user, if any, logs in with it)."),
-            .value(
-                "node", placeholder: "NAME", type: .string,
-                help: "This node's name in the cluster, unique among the running nodes; needs --cluster."),
-            .value(
-                "relay", placeholder: "HOST:PORT", type: .endpoint, defaultDescription: "the --media host, port 0",
-                help: "UDP address where other nodes of the cluster send this node their speakers' audio."),
-            .value(
-                "cluster-secret-file", placeholder: "FILE", type: .path, defaultDescription: "the --secret-file",
-                help:
-                    "The cluster's shared secret, from which the nodes' media relay keys and the seal of what they "
-                    + "write to Redis derive."),
+            listen.option, data.option, secretFile.option, tlsCertificate.option, tlsKey.option, roles.option,
+            media.option, publicAddress.option, maxPeers.option, inviteBurst.option, inviteRate.option,
+            linkLiveMax.option, trustedProxy.option, cluster.option, clusterPasswordFile.option, node.option,
+            relay.option, clusterSecretFile.option,
         ])
+
+    static let listen = TypedOption.endpoint(
+        "listen", placeholder: "HOST:PORT", default: Endpoint(host: "127.0.0.1", port: 7480),
+        help: "Address to listen on; port 0 picks a free port.")
+    static let data = TypedOption.path(
+        "data", placeholder: "DIR", defaultDescription: "$XDG_DATA_HOME/clubroom", help: "Directory for the database.")
+    static let secretFile = TypedOption.path(
+        "secret-file", placeholder: "FILE", defaultDescription: "DIR/secret",
+        help: "File holding the secret that signs tokens; created with mode 0600 when missing.")
+    static let tlsCertificate = TypedOption.path(
+        "tls-cert", placeholder: "FILE", help: "PEM certificate chain for wss://.")
+    static let tlsKey = TypedOption.path("tls-key", placeholder: "FILE", help: "PEM private key for wss://.")
+    static let roles = TypedOption.path(
+        "roles", placeholder: "FILE", defaultDescription: "the built-in table",
+        help: "Role table in JSON, in the format of Resources/roles.json.")
+    static let media = TypedOption.endpoint(
+        "media", placeholder: "HOST:PORT", defaultDescription: "the --listen host, port 0",
+        help: "UDP address for audio (SRTP); port 0 picks a free port. Clients learn it when they join.")
+    static let publicAddress = TypedOption.string(
+        "public-address", placeholder: "HOST", defaultDescription: "the address each client reached",
+        help: "The IPv4 address (or a name for one) clients send audio to.")
+    static let maxPeers = TypedOption.integer(
+        "max-peers", placeholder: "N", in: 1...1_000_000, default: 10_000, help: "Most people in one room.")
+    static let inviteBurst = TypedOption.integer(
+        "invite-burst", placeholder: "N", in: 1...1_000_000, default: 20,
+        help: "Invite holders one address may bring in at once (see docs/tokens.md, limits at the door).")
+    static let inviteRate = TypedOption.integer(
+        "invite-rate", placeholder: "N", in: 0...1_000_000, default: 30,
+        help: "Invite holders one address may bring in per minute after its burst.")
+    static let linkLiveMax = TypedOption.integer(
+        "link-live-max", placeholder: "N", in: 1...1_000_000, default: 200,
+        help: "Most people one invite link may have in rooms at once.")
+    static let trustedProxy = TypedOption.string(
+        "trusted-proxy", placeholder: "ADDRESS[,ADDRESS...]",
+        help: "Reverse proxies whose X-Forwarded-For names the real address of who connects.")
+    static let cluster = TypedOption.url(
+        "cluster", placeholder: "redis://HOST:PORT", schemes: ["redis"],
+        help:
+            "Redis of the cluster this server is a node of; needs --node. A login goes in the URL "
+            + "(redis://USER:PASSWORD@HOST:PORT) or, kept out of the process list, in --cluster-password-file.")
+    static let clusterPasswordFile = TypedOption.path(
+        "cluster-password-file", placeholder: "FILE",
+        help: "A file whose first line is the password for Redis (the URL's user, if any, logs in with it).")
+    static let node = TypedOption.string(
+        "node", placeholder: "NAME",
+        help: "This node's name in the cluster, unique among the running nodes; needs --cluster.")
+    static let relay = TypedOption.endpoint(
+        "relay", placeholder: "HOST:PORT", defaultDescription: "the --media host, port 0",
+        help: "UDP address where other nodes of the cluster send this node their speakers' audio.")
+    static let clusterSecretFile = TypedOption.path(
+        "cluster-secret-file", placeholder: "FILE", defaultDescription: "the --secret-file",
+        help:
+            "The cluster's shared secret, from which the nodes' media relay keys and the seal of what they "
+            + "write to Redis derive.")
 
     /// The server's settings, as given on the command line.
     struct Options: Equatable {
@@ -100,29 +103,29 @@ enum ServeCommand: ClubroomCommand {
         var admissionLimits = AdmissionLimits()
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
-            admissionLimits.addressBurst = Double(arguments.integer("invite-burst") ?? 20)
-            admissionLimits.addressPerSecond = Double(arguments.integer("invite-rate") ?? 30) / 60
-            admissionLimits.maxLiveIdentitiesPerLink = arguments.integer("link-live-max") ?? 200
+            admissionLimits.addressBurst = Double(arguments[ServeCommand.inviteBurst])
+            admissionLimits.addressPerSecond = Double(arguments[ServeCommand.inviteRate]) / 60
+            admissionLimits.maxLiveIdentitiesPerLink = arguments[ServeCommand.linkLiveMax]
             admissionLimits.trustedProxies = Set(
-                (arguments.string("trusted-proxy") ?? "").split(separator: ",").map {
+                (arguments[ServeCommand.trustedProxy] ?? "").split(separator: ",").map {
                     $0.trimmingCharacters(in: .whitespaces)
                 }.filter { !$0.isEmpty })
-            maxPeers = arguments.integer("max-peers") ?? 10_000
-            listen = arguments.endpoint("listen") ?? Endpoint(host: "127.0.0.1", port: 7480)
-            media = arguments.endpoint("media") ?? Endpoint(host: listen.host, port: 0)
-            publicAddress = arguments.string("public-address")
-            dataDirectory = arguments.path("data")
-            secretFile = arguments.path("secret-file")
-            tlsCertificate = arguments.path("tls-cert")
-            tlsKey = arguments.path("tls-key")
-            rolesFile = arguments.path("roles")
+            maxPeers = arguments[ServeCommand.maxPeers]
+            listen = arguments[ServeCommand.listen]
+            media = arguments[ServeCommand.media] ?? Endpoint(host: listen.host, port: 0)
+            publicAddress = arguments[ServeCommand.publicAddress]
+            dataDirectory = arguments[ServeCommand.data]
+            secretFile = arguments[ServeCommand.secretFile]
+            tlsCertificate = arguments[ServeCommand.tlsCertificate]
+            tlsKey = arguments[ServeCommand.tlsKey]
+            rolesFile = arguments[ServeCommand.roles]
             if tlsCertificate != nil, tlsKey == nil { throw .needs(option: "--tls-cert", needed: "--tls-key FILE") }
             if tlsKey != nil, tlsCertificate == nil { throw .needs(option: "--tls-key", needed: "--tls-cert FILE") }
-            node = arguments.string("node")
-            relay = arguments.endpoint("relay")
-            clusterSecretFile = arguments.path("cluster-secret-file")
-            clusterPasswordFile = arguments.path("cluster-password-file")
-            if let url = arguments.string("cluster") {
+            node = arguments[ServeCommand.node]
+            relay = arguments[ServeCommand.relay]
+            clusterSecretFile = arguments[ServeCommand.clusterSecretFile]
+            clusterPasswordFile = arguments[ServeCommand.clusterPasswordFile]
+            if let url = arguments[ServeCommand.cluster] {
                 do throws(RedisEndpointError) {
                     cluster = try RedisEndpoint(url: url)
                 } catch {

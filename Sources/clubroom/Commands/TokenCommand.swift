@@ -14,26 +14,26 @@ enum TokenCommand: ClubroomCommand {
             It is never created here: a missing secret is an error.
             """,
         options: [
-            .value("room", placeholder: "ROOM", required: true, help: "Room the token admits to."),
-            .value("identity", placeholder: "ID", required: true, help: "Stable identity of the person."),
-            .value(
-                "name", placeholder: "NAME", defaultDescription: "the identity", help: "Display name in the room."),
-            .value(
-                "role", placeholder: "ROLE", required: true,
-                help: "Role in the room: host, mod (moderator), speaker, listener (audience), or one from --roles."),
-            .value(
-                "ttl", placeholder: "DURATION", type: .duration, default: "1h",
-                help: "How long the token stays valid, such as 30m, 12h or 7d."),
-            .value(
-                "data", placeholder: "DIR", type: .path, defaultDescription: "$XDG_DATA_HOME/clubroom",
-                help: "The server's data directory (its --data): the secret is DIR/secret."),
-            .value(
-                "secret-file", placeholder: "FILE", type: .path, defaultDescription: "DIR/secret",
-                help: "File holding the server's secret (its --secret-file)."),
-            .value(
-                "roles", placeholder: "FILE", type: .path, defaultDescription: "the built-in table",
-                help: "The server's role table, to check the role against."),
+            room.option, identity.option, name.option, role.option, timeToLive.option, data.option,
+            secretFile.option, roles.option,
         ])
+
+    static let room = TypedOption.required("room", placeholder: "ROOM", help: "Room the token admits to.")
+    static let identity = TypedOption.required(
+        "identity", placeholder: "ID", help: "Stable identity of the person.")
+    static let name = TypedOption.string(
+        "name", placeholder: "NAME", defaultDescription: "the identity", help: "Display name in the room.")
+    static let role = TypedOption.required(
+        "role", placeholder: "ROLE",
+        help: "Role in the room: host, mod (moderator), speaker, listener (audience), or one from --roles.")
+    static let timeToLive = TypedOption.duration(
+        "ttl", placeholder: "DURATION", default: .seconds(3600),
+        help: "How long the token stays valid, such as 30m, 12h or 7d.")
+    static let data = SharedOptions.serverData
+    static let secretFile = TypedOption.path(
+        "secret-file", placeholder: "FILE", defaultDescription: "DIR/secret",
+        help: "File holding the server's secret (its --secret-file).")
+    static let roles = SharedOptions.serverRoles
 
     /// What the token will say, as given on the command line.
     struct Options: Equatable {
@@ -47,14 +47,14 @@ enum TokenCommand: ClubroomCommand {
         var rolesFile: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
-            room = arguments.string("room") ?? ""
-            identity = arguments.string("identity") ?? ""
-            name = arguments.string("name") ?? identity
-            role = arguments.string("role") ?? ""
-            timeToLive = arguments.duration("ttl") ?? .seconds(3600)
-            secretFile = arguments.path("secret-file")
-            dataDirectory = arguments.path("data")
-            rolesFile = arguments.path("roles")
+            room = arguments[TokenCommand.room]
+            identity = arguments[TokenCommand.identity]
+            name = arguments[TokenCommand.name] ?? identity
+            role = arguments[TokenCommand.role]
+            timeToLive = arguments[TokenCommand.timeToLive]
+            secretFile = arguments[TokenCommand.secretFile]
+            dataDirectory = arguments[TokenCommand.data]
+            rolesFile = arguments[TokenCommand.roles]
             for (option, value) in [("--room", room), ("--identity", identity), ("--role", role)] where value.isEmpty {
                 throw .badValue(argument: option, value: value, expected: "a non-empty value")
             }

@@ -1,0 +1,21 @@
+import Arguments
+
+/// Options that several commands take with the same meaning and the same words, declared once.
+enum SharedOptions {
+    /// `join` and `demo`.
+    static let ascii = TypedOption.flag("ascii", help: "Draw with ASCII only, no Unicode symbols.")
+    /// `join` and `demo`.
+    static let plain = TypedOption.flag(
+        "plain", help: "Line mode for screen readers and logs: events as sentences, commands from stdin.")
+    /// `join` and `bot`.
+    static let tokenFile = TypedOption.path(
+        "token-file", placeholder: "FILE", help: "File holding the access token (kept out of ps).")
+    /// `invite` and `token`, which sign with the server's secret.
+    static let serverData = TypedOption.path(
+        "data", placeholder: "DIR", defaultDescription: "$XDG_DATA_HOME/clubroom",
+        help: "The server's data directory (its --data): the secret is DIR/secret.")
+    /// `invite` and `token`, which check the role they write.
+    static let serverRoles = TypedOption.path(
+        "roles", placeholder: "FILE", defaultDescription: "the built-in table",
+        help: "The server's role table, to check the role against.")
+}
