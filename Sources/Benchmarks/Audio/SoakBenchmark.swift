@@ -35,18 +35,10 @@ public enum SoakBenchmark {
     static let warmUp: Duration = .seconds(20)
 
     public static func run(minutes: Int) throws -> BenchmarkReport {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "clubroom-soak-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let secretFile = folder.appendingPathComponent("secret").path
-        let issuer = TokenIssuer(secret: try SecretFile.loadOrCreate(at: secretFile))
-        let server = try ServerChild(
-            binary: "/proc/self/exe",
-            arguments: [
-                "serve", "--listen", "127.0.0.1:0", "--data", folder.appendingPathComponent("data").path,
-                "--secret-file", secretFile,
-            ])
+        let folder = try ServerFolder(prefix: "clubroom-soak")
+        defer { folder.remove() }
+        let issuer = folder.issuer
+        let server = try ServerChild(binary: "/proc/self/exe", arguments: folder.serveArguments)
         defer { server.stop() }
         let now = Int64(Date().timeIntervalSince1970)
         let expiry = now + Int64(minutes) * 60 + 3600
