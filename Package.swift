@@ -233,8 +233,8 @@ let package = Package(
         .testTarget(
             name: "AudioBenchmarksTests",
             dependencies: [
-                "AudioBenchmarks", "AudioCore", "ClientAudio", "MediaTransport", "Platform", "RoomClient",
-                "RoomProtocol",
+                "AudioBenchmarks", "AudioCore", "AudioDevices", "ClientAudio", "MediaTransport", "Platform",
+                "RoomClient", "RoomProtocol",
                 "ServerBenchmarks", "ClubroomResources", "RoomCore",
             ]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),

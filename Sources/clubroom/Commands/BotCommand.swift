@@ -1,5 +1,6 @@
 import Arguments
 import AudioCodec
+import AudioDevices
 import ClientAudio
 import Foundation
 import ProcessSignals
@@ -15,6 +16,10 @@ enum BotCommand: ClubroomCommand {
 
             The token comes from --token TOKEN, --token-file FILE or the CLUBROOM_TOKEN environment variable; \
             one given with --token shows in ps to every user of this machine, the other two do not.
+
+            The microphone is a virtual device, as for 'clubroom join --input': tone:HZ, wav:PATH or silence \
+            (the default: the bot only listens). --tone HZ and --play FILE are short for --input tone:HZ and \
+            --input wav:FILE.
             """,
         positionals: [
             Positional(
@@ -27,8 +32,10 @@ enum BotCommand: ClubroomCommand {
                 "token-file", placeholder: "FILE", type: .path,
                 help: "File holding the access token (kept out of ps)."),
             .flag("auto-accept", help: "Accept invitations to speak by itself."),
-            .value("play", placeholder: "FILE.wav", type: .path, help: "Loop this WAV file as the microphone."),
-            .value("tone", placeholder: "HZ", type: .integer(20...20_000), help: "Send a sine tone as the microphone."),
+            .value(
+                "input", placeholder: "DEVICE", help: "Microphone: tone:HZ, wav:PATH or silence (the default)."),
+            .value("tone", placeholder: "HZ", type: .integer(20...20_000), help: "Same as --input tone:HZ."),
+            .value("play", placeholder: "FILE.wav", type: .path, help: "Same as --input wav:FILE.wav."),
             .value(
                 "record", placeholder: "OUT.wav", type: .path, help: "Record what the bot hears, mixed, to a WAV file."),
             .flag("block-udp", help: "Drop all media UDP, so audio falls back to the WebSocket (for tests)."),
@@ -37,13 +44,6 @@ enum BotCommand: ClubroomCommand {
 
     /// What the bot does, as given on the command line.
     struct Options: Equatable {
-        /// What the bot sends as its microphone.
-        enum Source: Equatable {
-            case silence
-            case file(String)
-            case tone(hertz: Int)
-        }
-
         var url: String
         /// Where the token comes from: `--token`, `--token-file`, else `CLUBROOM_TOKEN`.
         enum TokenSource: Equatable {
@@ -54,7 +54,9 @@ enum BotCommand: ClubroomCommand {
 
         var token: TokenSource
         var autoAccept: Bool
-        var source: Source
+        /// The microphone as given: `--input`'s device spec, or what `--tone` or `--play` is short for; nil:
+        /// none (the bot only listens).
+        var input: String?
         var recording: String?
         var blockUDP: Bool
         var logPackets: Bool
@@ -75,24 +77,20 @@ enum BotCommand: ClubroomCommand {
             recording = arguments.path("record")
             blockUDP = arguments.flag("block-udp")
             logPackets = arguments.flag("log-packets")
-            switch (arguments.path("play"), arguments.integer("tone")) {
-            case (.some, .some): throw .conflict("--play", "--tone")
-            case (.some(let file), nil): source = .file(file)
-            case (nil, .some(let hertz)): source = .tone(hertz: hertz)
-            case (nil, nil): source = .silence
-            }
+            let given: [(option: String, spec: String)] = [
+                arguments.path("play").map { ("--play", "wav:\($0)") },
+                arguments.integer("tone").map { ("--tone", "tone:\($0)") },
+                arguments.string("input").map { ("--input", $0) },
+            ].compactMap { $0 }
+            if given.count > 1 { throw .conflict(given[0].option, given[1].option) }
+            input = given.first?.spec
         }
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = try Options(arguments)
         let token = try readToken(options.token, environment: ProcessInfo.processInfo.environment)
-        let microphone: MicrophoneSource
-        switch options.source {
-        case .silence: microphone = .none
-        case .tone(let hertz): microphone = .tone(hertz: Double(hertz))
-        case .file(let path): microphone = .samples(try loadMicrophone(path))
-        }
+        let microphone = try botMicrophone(options.input)
         ignoreBrokenPipes()
         let media = BotMediaOptions(
             source: microphone, recordPath: options.recording, blockUDP: options.blockUDP,
@@ -129,17 +127,23 @@ func readToken(_ source: BotCommand.Options.TokenSource, environment: [String: S
     return trimmed
 }
 
-/// A WAV file's samples as a 48 kHz mono microphone (any rate and channel count, converted).
-func loadMicrophone(_ path: String) throws -> [Int16] {
-    do {
-        return try SoundFile.readMono48k(path: path)
-    } catch {
-        throw MicrophoneFileError(text: "--play: \(error)")
+/// The bot's microphone from its `--input` spec (nil: none), parsed as `join` parses its own. A bot has no sound
+/// card: an ALSA device is refused. A WAV file is read (any rate and channel count, converted) before the bot
+/// connects, so a file that cannot be used stops it at once.
+func botMicrophone(_ input: String?) throws -> MicrophoneSource {
+    guard let input else { return .none }
+    let spec = try DeviceSpec.input(input)
+    switch spec {
+    case .silence: return .none
+    case .tone: return .device(spec)
+    case .wav(let path):
+        do {
+            return .samples(try SoundFile.readMono48k(path: path))
+        } catch {
+            throw JoinFailure(text: "--input '\(input)': \(error)")
+        }
+    case .alsa, .null, .record:
+        throw JoinFailure(
+            text: "--input '\(input)': a bot has no sound card; give tone:HZ, wav:PATH or silence")
     }
-}
-
-/// A `--play` file that cannot be used, in words.
-struct MicrophoneFileError: Error, CustomStringConvertible {
-    var text: String
-    var description: String { text }
 }
