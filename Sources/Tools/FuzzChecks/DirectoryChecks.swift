@@ -14,12 +14,7 @@ enum DirectoryChecks {
     static func directory(_ input: [UInt8]) throws(FuzzFailure) {
         try request(input)
         try clusterEntry(input)
-        let message: DirectoryMessage
-        do {
-            message = try DirectoryCodec.decodeMessage(input)
-        } catch {
-            try expect(errorCodes.contains(error.code), "refused with code \(error.code)")
-            try expect(!error.message.isEmpty, "a refusal without a message")
+        guard let message = try decodedOrCleanlyRefused(input, codes: errorCodes, DirectoryCodec.decodeMessage) else {
             return
         }
         try checkNumbers(message)
@@ -38,38 +33,24 @@ enum DirectoryChecks {
     /// A node's entry for a room: refused with a known code, or a change a lobby could be sent, stable through
     /// encoding.
     static func clusterEntry(_ input: [UInt8]) throws(FuzzFailure) {
-        let entry: DirectoryCodec.ClusterEntry
-        do {
-            entry = try DirectoryCodec.decodeEntry(input)
-        } catch {
-            try expect(errorCodes.contains(error.code), "an entry refused with code \(error.code)")
-            try expect(!error.message.isEmpty, "an entry refused without a message")
-            return
-        }
+        guard
+            let entry = try decodedOrCleanlyRefused(
+                input, codes: errorCodes, subject: "an entry", DirectoryCodec.decodeEntry)
+        else { return }
         try expect(entry.epoch <= UInt64(Int64.max), "an entry under epoch \(entry.epoch)")
         if case .added(let listing, _) = entry.change { try checkListing(listing) }
         if case .updated(let listing) = entry.change { try checkListing(listing) }
         try expect(
             ClubroomLink.isValidRoomName(entry.change.room), "an entry for \(entry.change.room.debugDescription)")
-        let encoded = DirectoryCodec.encode(entry)
-        do {
-            let again = try DirectoryCodec.decodeEntry(encoded)
-            try expect(again == entry, "\(entry) encodes to an entry read as \(again)")
-            try expect(DirectoryCodec.encode(again) == encoded, "encoding of \(entry) is not stable")
-        } catch {
-            throw FuzzFailure("the encoding of \(entry) is refused: \(error)")
-        }
+        try expectStableEncoding(
+            entry, subject: "an entry", encode: DirectoryCodec.encode, decode: DirectoryCodec.decodeEntry)
     }
 
     static func request(_ input: [UInt8]) throws(FuzzFailure) {
-        let request: DirectoryRequest
-        do {
-            request = try DirectoryCodec.decodeRequest(input)
-        } catch {
-            try expect(errorCodes.contains(error.code), "a request refused with code \(error.code)")
-            try expect(!error.message.isEmpty, "a request refused without a message")
-            return
-        }
+        guard
+            let request = try decodedOrCleanlyRefused(
+                input, codes: errorCodes, subject: "a request", DirectoryCodec.decodeRequest)
+        else { return }
         try expect(request == .list, "the directory read \(request)")
         try expect(input.count <= DirectoryCodec.maxRequestBytes, "a request of \(input.count) bytes was read")
         try expect(
@@ -109,15 +90,8 @@ enum DirectoryChecks {
     }
 
     static func roundTrip(_ message: DirectoryMessage) throws(FuzzFailure) {
-        let encoded = DirectoryCodec.encode(message)
-        guard encoded.count <= DirectoryCodec.maxMessageBytes else { return }
-        do {
-            let again = try DirectoryCodec.decodeMessage(encoded)
-            try expect(again == message, "\(message) encodes to a message read as \(again)")
-            try expect(DirectoryCodec.encode(again) == encoded, "encoding of \(message) is not stable")
-        } catch {
-            throw FuzzFailure("the encoding of \(message) is refused: \(error)")
-        }
+        guard DirectoryCodec.encode(message).count <= DirectoryCodec.maxMessageBytes else { return }
+        try expectStableEncoding(message, encode: DirectoryCodec.encode, decode: DirectoryCodec.decodeMessage)
     }
 
     static func listings(of message: DirectoryMessage) -> [RoomListing] {

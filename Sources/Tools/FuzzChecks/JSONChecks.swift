@@ -50,34 +50,17 @@ enum JSONChecks {
     ]
 
     static func clientMessages(_ input: [UInt8]) throws(FuzzFailure) {
-        let message: ClientMessage
-        do {
-            message = try ControlCodec.decodeClient(input)
-        } catch {
-            try expect(errorCodes.contains(error.code), "refused with code \(error.code)")
-            try expect(!error.message.isEmpty, "a refusal without a message")
+        guard let message = try decodedOrCleanlyRefused(input, codes: errorCodes, ControlCodec.decodeClient) else {
             return
         }
-        let encoded = ControlCodec.encode(message)
-        guard encoded.count <= ControlLimits.maxFrameBytes else { return }
-        do {
-            let again = try ControlCodec.decodeClient(encoded)
-            try expect(again == message, "\(message) encodes to a message read as \(again)")
-            try expect(ControlCodec.encode(again) == encoded, "encoding of \(message) is not stable")
-        } catch {
-            throw FuzzFailure("the encoding of \(message) is refused: \(error)")
-        }
+        guard ControlCodec.encode(message).count <= ControlLimits.maxFrameBytes else { return }
+        try expectStableEncoding(message, encode: ControlCodec.encode, decode: ControlCodec.decodeClient)
     }
 
     // MARK: Server messages
 
     static func serverMessages(_ input: [UInt8]) throws(FuzzFailure) {
-        let message: ServerMessage
-        do {
-            message = try ControlCodec.decodeServer(input)
-        } catch {
-            try expect(errorCodes.contains(error.code), "refused with code \(error.code)")
-            try expect(!error.message.isEmpty, "a refusal without a message")
+        guard let message = try decodedOrCleanlyRefused(input, codes: errorCodes, ControlCodec.decodeServer) else {
             return
         }
         let encoded = ControlCodec.encode(message)

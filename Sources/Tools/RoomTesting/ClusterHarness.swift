@@ -108,13 +108,9 @@ public final class NetworkNamespace: @unchecked Sendable {
     public let name: String
 
     /// Why namespaces cannot be used here, or `nil` when they can.
-    public static let unavailableReason: String? = {
-        if getuid() != 0 { return "network namespaces need root" }
-        for tool in ["ip", "nsenter", "nft"] where findTool(tool) == nil {
-            return "'\(tool)' is not installed (make test-deps installs iproute2 and nftables)"
-        }
-        return nil
-    }()
+    public static let unavailableReason = missingRootOrTools(
+        "network namespaces need root", tools: ["ip", "nsenter", "nft"],
+        from: "make test-deps installs iproute2 and nftables")
 
     /// Creates the namespace and brings its loopback up.
     public init() throws {
@@ -135,7 +131,7 @@ public final class NetworkNamespace: @unchecked Sendable {
     /// The command run inside the namespace, keeping its PID (nsenter execs it without forking), so that
     /// signals sent to the process reach the program itself.
     public func wrap(_ command: [String]) -> [String] {
-        [Self.findTool("nsenter") ?? "/usr/bin/nsenter", "--net=/run/netns/\(name)", "--"] + command
+        [findTool("nsenter") ?? "/usr/bin/nsenter", "--net=/run/netns/\(name)", "--"] + command
     }
 
     /// Drops every packet from `source` to `destination` silently (one direction; call twice for both).
@@ -175,11 +171,6 @@ public final class NetworkNamespace: @unchecked Sendable {
         guard result.status == 0 else {
             throw ChildProcessError.failed(command: command, status: result.status, standardError: result.output)
         }
-    }
-
-    static func findTool(_ name: String) -> String? {
-        ["/usr/sbin/", "/usr/bin/", "/sbin/", "/bin/"].map { $0 + name }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 }
 

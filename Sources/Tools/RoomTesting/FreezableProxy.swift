@@ -18,11 +18,9 @@ public final class FreezableProxy: @unchecked Sendable {
     /// Listens on a free port of 127.0.0.1 and forwards to `targetPort` there.
     public init(targetPort: Int) throws {
         self.targetPort = targetPort
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        _ = setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        port = try bindLoopback(listener, listening: 64)
-        self.listener = listener
+        let listening = try listenOnLoopback(backlog: 64)
+        listener = listening.descriptor
+        port = listening.port
         let thread = Thread { [self] in run() }
         thread.name = "clubroom-test-proxy"
         thread.start()

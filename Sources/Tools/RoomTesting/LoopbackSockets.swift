@@ -37,6 +37,14 @@ func bindLoopback(_ descriptor: Int32, listening backlog: Int32? = nil) throws -
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
+/// A TCP socket listening on a free port of 127.0.0.1 (with SO_REUSEADDR), and the port.
+func listenOnLoopback(backlog: Int32) throws -> (descriptor: Int32, port: Int) {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var one: Int32 = 1
+    _ = setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    return (listener, try bindLoopback(listener, listening: backlog))
+}
+
 /// Sends `request` over a fresh TCP connection to `host:port` and returns what one read of the answer gave (at
 /// most `capacity` bytes), or nil when nothing connected or answered within `milliseconds`.
 func askOnce(host: String, port: Int, _ request: String, milliseconds: Int, capacity: Int) -> String? {

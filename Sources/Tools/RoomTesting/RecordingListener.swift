@@ -14,11 +14,9 @@ public final class RecordingListener: @unchecked Sendable {
     private let stopped = DispatchSemaphore(value: 0)
 
     public init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        _ = setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        port = try bindLoopback(listener, listening: 16)
-        self.listener = listener
+        let listening = try listenOnLoopback(backlog: 16)
+        listener = listening.descriptor
+        port = listening.port
         let thread = Thread { [self] in run() }
         thread.name = "clubroom-test-recorder"
         thread.start()
