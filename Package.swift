@@ -268,8 +268,7 @@ let package = Package(
         .testTarget(
             name: "AudioBenchmarksTests",
             dependencies: [
-                "AudioBenchmarks", "AudioCore", "ClientAudio", "MediaTransport", "Platform", "RoomClient",
-                "ServerBenchmarks", "ClubroomResources", "RoomCore", "MediaWire",
+                "AudioBenchmarks", "AudioCore", "ClientAudio", "MediaTransport", "Platform", "RoomClient", "ServerBenchmarks", "ClubroomResources", "RoomCore", "MediaWire", "AudioDevices", "RoomProtocol",
             ]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(

@@ -1,3 +1,4 @@
+import AudioDevices
 import ClientAudio
 import Foundation
 import Platform
@@ -62,20 +63,20 @@ final class Member: Sendable {
         defer { listener.close() }
         // 400 Hz is eight whole cycles per 20 ms frame, so every frame has the same level.
         let speaker = try Member(
-            server, "ana", role: "speaker", options: ClientMedia.Options(source: .tone(hertz: 400)))
+            server, "ana", role: "speaker", options: ClientMedia.Options(source: .device(.tone(hertz: 400))))
         try listener.client.join()
         try speaker.client.join()
         let unmuted = MonotonicClock.milliseconds()
         try speaker.client.unmute()
 
-        // The tone (0.3 of full scale: 13 dBov, UI level 80) from its first packet on, named by the server's
-        // media_sources.
+        // The tone (`tone:400`, 8,000 in sample units: 15 dBov, UI level 75) from its first packet on, named by
+        // the server's media_sources.
         func talking() -> HeardSpeaker? {
             listener.reports.last?.first { $0.peer == "ana" && $0.talkingSince != nil }
         }
         #expect(waitFor(seconds: 10) { talking() != nil })
         let ana = try #require(talking())
-        #expect(ana.level == 80)
+        #expect(ana.level == 75)
         #expect(try #require(ana.talkingSince) >= unmuted - 1_000)
         #expect(try #require(ana.talkingSince) <= MonotonicClock.milliseconds())
 
@@ -131,7 +132,7 @@ final class Member: Sendable {
         defer { server.shutdown() }
         let speaker = try Member(
             server, "ana", role: "speaker",
-            options: ClientMedia.Options(source: .tone(hertz: 400), initialSequence: 65_500))
+            options: ClientMedia.Options(source: .device(.tone(hertz: 400)), initialSequence: 65_500))
         // Someone else is there from the start, so that the room and its key outlive the wrap.
         let early = try Member(server, "bo", role: "audience", options: ClientMedia.Options())
         try speaker.client.join()

@@ -144,56 +144,8 @@ func toneFrame(frequency: Double, amplitude: Double, count: Int = 960) -> [Int16
     }
 }
 
-@Suite struct TalkControlTests {
-    @Test func pushToTalkLatchesForTheHoldAfterTheLastPress() {
-        var control = TalkControl(mode: .pushToTalk, pushToTalkHold: 600)
-        #expect(!control.isOpen(at: 0))
-        control.talkKeyPressed(at: 1_000)
-        #expect(control.isOpen(at: 1_000))
-        #expect(control.isOpen(at: 1_599))
-        #expect(!control.isOpen(at: 1_600))
-        control.talkKeyPressed(at: 2_000)
-        control.talkKeyPressed(at: 2_400)
-        #expect(control.isOpen(at: 2_999))
-        #expect(!control.isOpen(at: 3_000))
-        control.talkKeyPressed(at: 3_100)
-        control.muted = true
-        #expect(!control.isOpen(at: 3_200))
-        control.muted = false
-        #expect(control.isOpen(at: 3_200))
-    }
-
-    @Test func voiceActivationOpensAboveThresholdWithHangover() {
-        var control = TalkControl(mode: .voiceActivated, voiceThreshold: 40, voiceHangover: 400)
-        control.observe(dBov: 60, at: 0)
-        #expect(!control.isOpen(at: 0))
-        control.observe(dBov: 40, at: 20)
-        #expect(control.isOpen(at: 20))
-        control.observe(dBov: 45, at: 40)
-        #expect(control.isOpen(at: 419))
-        #expect(!control.isOpen(at: 420))
-        control.observe(dBov: 12, at: 500)
-        control.muted = true
-        #expect(!control.isOpen(at: 510))
-    }
-
-    @Test func openModeFollowsMuteOnly() {
-        var control = TalkControl()
-        #expect(control.isOpen(at: 0))
-        control.muted = true
-        #expect(!control.isOpen(at: 0))
-        control.mode = .pushToTalk
-        control.muted = false
-        #expect(!control.isOpen(at: 0))
-        #expect(TalkMode(rawValue: "voice-activated") == .voiceActivated)
-    }
-}
-
 @Suite struct ExtremeTimeTests {
     @Test func timesAtTheEdgesOfInt64DoNotTrap() {
-        var control = TalkControl(mode: .pushToTalk)
-        control.talkKeyPressed(at: .max - 10)
-        #expect(control.isOpen(at: .max - 1))
         var ballistics = LevelBallistics()
         ballistics.update(dBov: 10, at: .min)
         #expect(ballistics.decibels(at: .max) == 127)

@@ -50,6 +50,10 @@ let commandNames = ["serve", "join", "rooms", "invite", "links", "bot", "token",
     ),
     (["bot", "ws://127.0.0.1:1/rooms/a"], "clubroom bot: missing option '--token TOKEN'"),
     (
+        ["bot", "ws://127.0.0.1:1/rooms/a", "--token", "t", "--tone", "440", "--input", "tone:440"],
+        "clubroom bot: '--tone' and '--input' cannot be used together"
+    ),
+    (
         ["invite", "ws://127.0.0.1:7480", "--ttl", "36500d"],
         "clubroom invite: bad value '36500d' for '--ttl' (expected a lifetime from 1m to 30d, as for /link)"
     ),
@@ -106,6 +110,23 @@ func commandHelpGoesToStdout(command: String) throws {
     #expect(result.standardOutput.contains("null  (input and output)\n"))
     #expect(result.standardOutput.contains("Choose devices with --input NAME and --output NAME"))
     #expect(result.standardError.isEmpty)
+}
+
+/// A bot's `--input` is parsed as join's is, and a bot has no sound card: each refusal is one sentence, before it
+/// connects (nothing listens on port 1).
+@Test(arguments: [
+    ("default", "clubroom bot: --input 'default': a bot has no sound card; give tone:HZ, wav:PATH or silence"),
+    (
+        "tone:5",
+        "clubroom bot: --input 'tone:5': '5' is not a tone frequency; use tone:HZ with a whole number of hertz from 20 "
+            + "to 20000"
+    ),
+    ("wav:/nonexistent/a.wav", "clubroom bot: --input 'wav:/nonexistent/a.wav': /nonexistent/a.wav cannot be read"),
+])
+func aBotsInputIsADeviceSpecWithoutSoundCards(input: String, error: String) throws {
+    let result = try runClubroom(["bot", "ws://127.0.0.1:1/rooms/a", "--token", "t", "--input", input])
+    #expect(result.status == 1)
+    #expect(result.standardError == error + "\n")
 }
 
 /// `rooms` given a room's link says which room it names, never the link itself: its invite is a secret.

@@ -30,7 +30,7 @@ import Testing
             _ = microphone.withUnsafeMutableBufferPointer { frame in
                 reference.withUnsafeBufferPointer { played in
                     packet.withUnsafeMutableBytes {
-                        sender.send(frame, played: played, at: Int64(index) * 20, into: $0)
+                        sender.send(frame, played: played, into: $0)
                     }
                 }
             }

@@ -27,12 +27,12 @@ import Testing
     /// Runs `frames` frames of `microphone` through a send path that plays `player`, each once the decoding thread
     /// has a frame ready; returns the packets' payloads.
     static func send(
-        frames: Int, microphone: any AudioInput, player: FilePlayer, talk: TalkControl = TalkControl()
+        frames: Int, microphone: any AudioInput, player: FilePlayer, muted: Bool = false
     ) throws -> (payloads: [[UInt8]], pipeline: SendPipeline) {
         let pipeline = try SendPipeline(
             configuration: SendPipeline.Configuration(
                 voiceProcessing: false, encoder: OpusEncoder.Configuration(discontinuousTransmission: false)),
-            talk: TalkSwitch(talk), stream: SendPipelineTests.stream, player: player)
+            talk: TalkSwitch(muted: muted), stream: SendPipelineTests.stream, player: player)
         var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
         var packet = [UInt8](repeating: 0, count: SendPipeline.maxPacketBytes)
         var payloads: [[UInt8]] = []
@@ -41,7 +41,7 @@ import Testing
             let length = try frame.withUnsafeMutableBufferPointer { frame in
                 _ = try microphone.read(into: frame)
                 return packet.withUnsafeMutableBytes {
-                    pipeline.send(frame, played: nil, at: Int64(index) * 20, into: $0)
+                    pipeline.send(frame, played: nil, into: $0)
                 }
             }
             if index == 0 {
@@ -105,7 +105,7 @@ import Testing
         let player = FilePlayer()
         try player.play(try Self.toneFile(directory))
         let muted = try Self.send(
-            frames: 20, microphone: SilenceInput(pacing: .unpaced), player: player, talk: TalkControl(muted: true))
+            frames: 20, microphone: SilenceInput(pacing: .unpaced), player: player, muted: true)
         #expect(muted.payloads.isEmpty)
         #expect(player.stop())
         #expect(player.nowPlaying == nil)

@@ -20,8 +20,8 @@ struct SentPacket {
     }
 }
 
-/// `SendPipeline.send`: a microphone's frames through the talking controls, Opus and into RTP packets, on a
-/// simulated clock, and what a decoder makes of the packets: a clean tone, mute, push-to-talk, DTX, timestamps,
+/// `SendPipeline.send`: a microphone's frames through the mute, Opus and into RTP packets, and what a decoder
+/// makes of the packets: a clean tone, mute, DTX, timestamps,
 /// the level and voice flag each packet carries, and voice processing.
 @Suite struct SendPipelineTests {
     /// The tone's amplitude, about -12 dBFS; its Goertzel power relative to a full-scale sine.
@@ -34,29 +34,24 @@ struct SentPacket {
 
     static let stream = SendPipeline.Stream(ssrc: 0x1234_5678, initialTimestamp: 1_000, initialSequence: 41)
 
-    /// A send path fed by `input` 10 ms at a time, as a device thread would, one 20 ms frame per step on a
-    /// clock that starts at 20 ms.
+    /// A send path fed by `input` 10 ms at a time, as a device thread would, one 20 ms frame per step.
     final class Sender {
         let pipeline: SendPipeline
         let talk: TalkSwitch
         let input: any AudioInput
-        private(set) var frameIndex = 0
         private(set) var packets: [SentPacket] = []
 
         init(
-            input: any AudioInput, talk: TalkControl = TalkControl(), voiceProcessing: Bool = false,
+            input: any AudioInput, muted: Bool = false, voiceProcessing: Bool = false,
             encoder: OpusEncoder.Configuration = SendPipelineTests.toneEncoder,
             stream: SendPipeline.Stream = SendPipelineTests.stream
         ) throws {
             self.input = input
-            self.talk = TalkSwitch(talk)
+            self.talk = TalkSwitch(muted: muted)
             pipeline = try SendPipeline(
                 configuration: SendPipeline.Configuration(voiceProcessing: voiceProcessing, encoder: encoder),
                 talk: self.talk, stream: stream)
         }
-
-        /// The simulated time, in milliseconds, at the end of the frame the next step captures.
-        var now: Int64 { Int64(frameIndex + 1) * 20 }
 
         /// Captures and sends `frames` frames; returns how many packets came out.
         @discardableResult
@@ -69,13 +64,12 @@ struct SentPacket {
                 let length = try frame.withUnsafeMutableBufferPointer { frame in
                     _ = try input.read(into: UnsafeMutableBufferPointer(rebasing: frame[0..<period]))
                     _ = try input.read(into: UnsafeMutableBufferPointer(rebasing: frame[period..<(2 * period)]))
-                    return packet.withUnsafeMutableBytes { pipeline.send(frame, played: nil, at: now, into: $0) }
+                    return packet.withUnsafeMutableBytes { pipeline.send(frame, played: nil, into: $0) }
                 }
                 if let length {
                     packets.append(try SentPacket(Array(packet[0..<length])))
                     sent += 1
                 }
-                frameIndex += 1
             }
             return sent
         }
@@ -92,11 +86,11 @@ struct SentPacket {
     }
 
     /// Sends one frame of `samples` through `pipeline`; the packet, or nil.
-    static func sendOne(_ samples: [Int16], _ pipeline: SendPipeline, at milliseconds: Int64) throws -> SentPacket? {
+    static func sendOne(_ samples: [Int16], _ pipeline: SendPipeline) throws -> SentPacket? {
         var frame = samples
         var packet = [UInt8](repeating: 0, count: SendPipeline.maxPacketBytes)
         let length = frame.withUnsafeMutableBufferPointer { frame in
-            packet.withUnsafeMutableBytes { pipeline.send(frame, played: nil, at: milliseconds, into: $0) }
+            packet.withUnsafeMutableBytes { pipeline.send(frame, played: nil, into: $0) }
         }
         return try length.map { try SentPacket(Array(packet[0..<$0])) }
     }
@@ -120,7 +114,7 @@ struct SentPacket {
     }
 
     @Test func aMutedMicrophoneSendsNothing() throws {
-        let sender = try Sender(input: Self.tone(), talk: TalkControl(muted: true))
+        let sender = try Sender(input: Self.tone(), muted: true)
         #expect(try sender.run(frames: 50) == 0)
         #expect(sender.pipeline.statistics.packetsSent == 0)
         #expect(sender.pipeline.statistics.closedFrames == 50)
@@ -129,15 +123,15 @@ struct SentPacket {
     }
 
     @Test func aMutedFrameIsMeasuredAndItsTimeStillPasses() throws {
-        let talk = TalkSwitch(TalkControl(muted: true))
+        let talk = TalkSwitch(muted: true)
         let sender = try SendPipeline(
             configuration: SendPipeline.Configuration(voiceProcessing: false),
             talk: talk, stream: SendPipeline.Stream(ssrc: 1, initialTimestamp: 0))
         let frame = [Int16](repeating: 8_000, count: AudioFormat.samplesPerFrame)
-        #expect(try Self.sendOne(frame, sender, at: 0) == nil)
+        #expect(try Self.sendOne(frame, sender) == nil)
         #expect(sender.lastLevel == AudioLevel.dBov(frame))
         talk.setMuted(false)
-        let packet = try #require(try Self.sendOne(frame, sender, at: 20))
+        let packet = try #require(try Self.sendOne(frame, sender))
         // The muted frame's 20 ms still passed: the first packet sent is the second frame's.
         #expect(packet.header.timestamp == 960)
         #expect(packet.level?.level == AudioLevel.dBov(frame))
@@ -145,17 +139,6 @@ struct SentPacket {
         #expect(sender.statistics.framesCaptured == 2)
         #expect(sender.statistics.closedFrames == 1)
         #expect(sender.statistics.packetsSent == 1)
-    }
-
-    @Test func pushToTalkSendsOnlyWhileLatched() throws {
-        let sender = try Sender(input: Self.tone(), talk: TalkControl(mode: .pushToTalk))
-        try sender.run(frames: 25)
-        #expect(sender.pipeline.statistics.packetsSent == 0)
-        // A press at the simulated time of the next frame opens the microphone for 600 ms: 30 frames.
-        sender.talk.talkKeyPressed(at: sender.now)
-        try sender.run(frames: 50)
-        #expect(sender.pipeline.statistics.packetsSent == 30)
-        #expect(sender.pipeline.statistics.closedFrames == 45)
     }
 
     @Test func silenceIsDiscontinuousTransmission() throws {
@@ -167,15 +150,15 @@ struct SentPacket {
     }
 
     @Test func timestampsAdvanceAcrossGaps() throws {
-        let talk = TalkSwitch(TalkControl(mode: .pushToTalk))
+        let talk = TalkSwitch(muted: true)
         let sender = try SendPipeline(
             configuration: SendPipeline.Configuration(voiceProcessing: false),
             talk: talk, stream: SendPipeline.Stream(ssrc: 1, initialTimestamp: UInt32.max - 959, initialSequence: 9))
         let frame = [Int16](repeating: 1_000, count: 960)
         var sent: [SentPacket] = []
         for index in 0..<6 {
-            if index == 3 { talk.talkKeyPressed(at: 60) }
-            if let packet = try Self.sendOne(frame, sender, at: Int64(index) * 20) { sent.append(packet) }
+            if index == 3 { talk.setMuted(false) }
+            if let packet = try Self.sendOne(frame, sender) { sent.append(packet) }
         }
         // The wrap at 2^32 and the closed frames both advance the timestamp by 960 per frame; sequence numbers
         // count the packets sent, so receivers see no loss across the gap.

@@ -44,7 +44,8 @@ func counter(_ name: String, in log: String) -> Int {
         let room = try TestServer(name: "tone")
         let listener = try room.bot("eli", role: "audience", ["--record", room.path("heard.wav")])
         #expect(listener.waitFor("\"media_path\""))
-        let speaker = try room.bot("ana", role: "speaker", ["--tone", "440"])
+        // The device spec join takes; the other tests use its short form, --tone.
+        let speaker = try room.bot("ana", role: "speaker", ["--input", "tone:440"])
         #expect(listener.waitUntil(receivedAudio), "\(listener.standardOutput)")
         usleep(3_000_000)
         speaker.finish()

@@ -24,11 +24,12 @@ public enum CPUFloor {
         return (generated, "a 440 Hz tone (alsa-utils' speech recordings are not installed)")
     }
 
-    /// The tone a speaker bot sends at `hertz`, as its media sends it (0.3 of full scale), `seconds` long.
+    /// The tone a speaker bot sends at `hertz` (its `--input tone:HZ`, the same device), `seconds` long.
     public static func botTone(hertz: Int, seconds: Int) -> [Int16] {
-        var tone = ToneGenerator(frequency: Double(hertz), amplitude: 0.3)
+        let tone = ToneInput(frequency: Double(hertz), pacing: .unpaced)
         var samples = [Int16](repeating: 0, count: AudioFormat.sampleRate * seconds)
-        tone.fill(&samples)
+        // A tone reads from memory and cannot fail.
+        _ = samples.withUnsafeMutableBufferPointer { try? tone.read(into: $0) }
         return samples
     }
 
@@ -56,24 +57,14 @@ public enum CPUFloor {
     public static func opusAlone(
         frames: Int, speech: [Int16], remote signals: [[Int16]], encoding: Bool = true
     ) throws -> Int64 {
-        let remote = try packets(of: signals, frames: 500)
-        let encoder = try OpusEncoder()
-        let decoders = try remote.map { _ in try OpusDecoder() }
-        let microphone = WAVFileInput(samples: speech, loops: true)
-        let buffers = CodecBuffers()
-        defer { withExtendedLifetime(buffers) {} }
-        let (frame, decoded, packet) = (buffers.frame, buffers.decoded, buffers.packet)
+        let codec = try CodecWork(speech: speech, remote: signals)
         let start = MonotonicClock.threadCPUNanoseconds()
         for index in 0..<frames {
             if encoding {
-                _ = try microphone.read(into: frame)
-                _ = try encoder.encode(UnsafeBufferPointer(frame), into: packet)
+                try codec.readMicrophone()
+                try codec.encode()
             }
-            for (speaker, packets) in remote.enumerated() {
-                _ = try packets[index % packets.count].withUnsafeBytes { bytes throws(AudioCodecError) in
-                    try decoders[speaker].decode(bytes, into: decoded)
-                }
-            }
+            try codec.decode(index)
         }
         return MonotonicClock.threadCPUNanoseconds() - start
     }
@@ -102,34 +93,24 @@ public enum CPUFloor {
     public static func pacedCodecWork(
         frames: Int, speech: [Int16], remote signals: [[Int16]], speaking: Bool
     ) throws -> (opus: Int64, voiceProcessing: Int64) {
-        let remote = try packets(of: signals, frames: 500)
-        let encoder = try OpusEncoder()
+        let codec = try CodecWork(speech: speech, remote: signals)
         let processor = try VoiceProcessor()
-        let decoders = try remote.map { _ in try OpusDecoder() }
-        let microphone = WAVFileInput(samples: speech, loops: true)
-        let buffers = CodecBuffers()
-        defer { withExtendedLifetime(buffers) {} }
-        let (frame, decoded, packet) = (buffers.frame, buffers.decoded, buffers.packet)
         var clock = PeriodClock(periodNanoseconds: AudioFormat.frameMicroseconds * 1_000)
         var opus: Int64 = 0
         var voice: Int64 = 0
         for index in 0..<frames {
             clock.wait()
             if speaking {
-                _ = try microphone.read(into: frame)
+                try codec.readMicrophone()
                 let start = MonotonicClock.threadCPUNanoseconds()
-                _ = try processor.process(frame)
+                _ = try processor.process(codec.frame)
                 let processed = MonotonicClock.threadCPUNanoseconds()
-                _ = try encoder.encode(UnsafeBufferPointer(frame), into: packet)
+                try codec.encode()
                 voice += processed - start
                 opus += MonotonicClock.threadCPUNanoseconds() - processed
             }
             let start = MonotonicClock.threadCPUNanoseconds()
-            for (speaker, packets) in remote.enumerated() {
-                _ = try packets[index % packets.count].withUnsafeBytes { bytes throws(AudioCodecError) in
-                    try decoders[speaker].decode(bytes, into: decoded)
-                }
-            }
+            try codec.decode(index)
             opus += MonotonicClock.threadCPUNanoseconds() - start
         }
         return (opus, voice)
@@ -145,15 +126,44 @@ public enum CPUFloor {
     }
 }
 
-/// The buffers a measurement's codec work writes into, allocated once and freed with it.
-final class CodecBuffers {
+/// A measurement's codec work: the speech as the microphone, its encoder, the remote speakers' packets (as their
+/// bots send them) and a decoder for each, and the buffers they write into, allocated once and freed with it.
+final class CodecWork {
     let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
-    let decoded = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
-    let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: OpusEncoder.maxPacketBytes, alignment: 16)
+    private let decoded = UnsafeMutableBufferPointer<Int16>.allocate(capacity: AudioFormat.samplesPerFrame)
+    private let packet = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: OpusEncoder.maxPacketBytes, alignment: 16)
+    private let remote: [[[UInt8]]]
+    private let encoder: OpusEncoder
+    private let decoders: [OpusDecoder]
+    private let microphone: WAVFileInput
 
-    init() {
+    init(speech: [Int16], remote signals: [[Int16]]) throws {
+        remote = try CPUFloor.packets(of: signals, frames: 500)
+        encoder = try OpusEncoder()
+        decoders = try remote.map { _ in try OpusDecoder() }
+        microphone = WAVFileInput(samples: speech, loops: true)
         frame.initialize(repeating: 0)
         decoded.initialize(repeating: 0)
+    }
+
+    /// The microphone's next frame into `frame`.
+    func readMicrophone() throws {
+        _ = try microphone.read(into: frame)
+    }
+
+    /// Encodes `frame`.
+    func encode() throws {
+        _ = try encoder.encode(UnsafeBufferPointer(frame), into: packet)
+    }
+
+    /// Decodes each remote speaker's packet of frame `index` (their packets looped).
+    func decode(_ index: Int) throws {
+        for (speaker, packets) in remote.enumerated() {
+            _ = try packets[index % packets.count].withUnsafeBytes { bytes throws(AudioCodecError) in
+                try decoders[speaker].decode(bytes, into: decoded)
+            }
+        }
     }
 
     deinit {

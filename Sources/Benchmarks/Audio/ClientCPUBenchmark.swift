@@ -369,7 +369,8 @@ public enum ClientCPUBenchmark {
         static func tonesHeard(in samples: [Int16]) -> Int {
             guard samples.count >= AudioFormat.sampleRate else { return 0 }
             let window = Array(samples.suffix(AudioFormat.sampleRate))
-            // A tone sent at 0.3 of full scale has a power near 0.09; after the codec and the mix it stays far
+            // A bot's tone (tone:HZ, 8,000 in sample units: 0.24 of full scale) has a power near 0.06; after the
+            // codec and the mix it stays far
             // above this, and far above what leaks to a frequency no one sends.
             return speakerTones.filter { ToneAnalysis.power(of: window, frequency: Double($0)) > 0.002 }.count
         }

@@ -1,4 +1,5 @@
 import AudioCore
+import AudioDevices
 import BenchmarkSupport
 import ClientAudio
 import Foundation
@@ -32,7 +33,7 @@ public enum HighlightBenchmark {
     /// One speaker's spurts: on for `talk` ms, off for `pause` ms, starting after `offset` ms.
     struct Pattern {
         var identity: String
-        var hertz: Double
+        var hertz: Int
         var offset: Int64
         var talk: Int64
         var pause: Int64
@@ -114,9 +115,10 @@ public enum HighlightBenchmark {
             }
         }
         for pattern in patterns {
-            let talk = TalkSwitch(TalkControl(muted: true))
+            let talk = TalkSwitch(muted: true)
             let link = ClientMediaSlot(
-                options: ClientMedia.Options(source: .tone(hertz: pattern.hertz), talk: talk), onFailure: { _ in })
+                options: ClientMedia.Options(source: .device(.tone(hertz: pattern.hertz)), talk: talk),
+                onFailure: { _ in })
             let client = try BenchClient(room: server, identity: pattern.identity, role: "speaker", relay: nil) {
                 link.handle($0)
             }

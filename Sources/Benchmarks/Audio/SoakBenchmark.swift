@@ -37,18 +37,10 @@ public enum SoakBenchmark {
     static let warmUp: Duration = .seconds(20)
 
     public static func run(minutes: Int) throws -> BenchmarkReport {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "clubroom-soak-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let secretFile = folder.appendingPathComponent("secret").path
-        let issuer = TokenIssuer(secret: try SecretFile.loadOrCreate(at: secretFile))
-        let server = try ServerChild(
-            binary: "/proc/self/exe",
-            arguments: [
-                "serve", "--listen", "127.0.0.1:0", "--data", folder.appendingPathComponent("data").path,
-                "--secret-file", secretFile,
-            ])
+        let folder = try ServerFolder(prefix: "clubroom-soak")
+        defer { folder.remove() }
+        let issuer = folder.issuer
+        let server = try ServerChild(binary: "/proc/self/exe", arguments: folder.serveArguments)
         defer { server.stop() }
         let now = Int64(Date().timeIntervalSince1970)
         let expiry = now + Int64(minutes) * 60 + 3600
@@ -101,33 +93,13 @@ public enum SoakBenchmark {
 
         // The speaker: a bot in its own process sending a tone as Opus the whole time (a bot unmutes itself on
         // stage).
-        let speaker = Process()
-        speaker.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        speaker.arguments = ["bot", url, "--token", try token("soak-speaker", role: "speaker"), "--tone", "330"]
-        let speakerInput = Pipe()
-        speaker.standardInput = speakerInput
-        speaker.standardOutput = FileHandle.nullDevice
-        speaker.standardError = FileHandle.nullDevice
-        try speaker.run()
-        defer {
-            try? speakerInput.fileHandleForWriting.close()
-            speaker.waitUntilExit()
-        }
+        let speaker = try BotChild(["bot", url, "--token", try token("soak-speaker", role: "speaker"), "--tone", "330"])
+        defer { speaker.leave() }
         var crowd: [Listener?] = (0..<listeners).map { connect($0) }
 
         // The measured client: a bot in its own process.
-        let bot = Process()
-        bot.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        bot.arguments = ["bot", url, "--token", try token("soak-bot", role: "audience")]
-        let botInput = Pipe()
-        bot.standardInput = botInput
-        bot.standardOutput = FileHandle.nullDevice
-        bot.standardError = FileHandle.nullDevice
-        try bot.run()
-        defer {
-            try? botInput.fileHandleForWriting.close()
-            bot.waitUntilExit()
-        }
+        let bot = try BotChild(["bot", url, "--token", try token("soak-bot", role: "audience")])
+        defer { bot.leave() }
 
         // The host, moderating.
         let hostLoop = try EventLoop(name: "soak-host")
@@ -196,15 +168,15 @@ public enum SoakBenchmark {
                         "soak: minute \(minute): server RSS \(String(format: "%.2f", rss)) MB "
                             + "(\(String(format: "%+.2f", (rss - startServer.rss) / startServer.rss * 100))%), "
                             + "\(Self.descriptors(of: server.process)) fds; client RSS "
-                            + "\(String(format: "%.2f", Self.residentMegabytes(of: bot))) MB, "
-                            + "\(Self.descriptors(of: bot)) fds")
+                            + "\(String(format: "%.2f", Self.residentMegabytes(of: bot.process))) MB, "
+                            + "\(Self.descriptors(of: bot.process)) fds")
                     nextLine = nextLine + .seconds(60)
                 }
             }
         }
         wait(until: started + warmUp)
         startServer = (rss: server.residentMegabytes(), descriptors: Self.descriptors(of: server.process))
-        let startBot = (rss: Self.residentMegabytes(of: bot), descriptors: Self.descriptors(of: bot))
+        let startBot = (rss: Self.residentMegabytes(of: bot.process), descriptors: Self.descriptors(of: bot.process))
         // What the listeners heard is counted from here, after the warm-up.
         let heardAtStart = crowd.reduce(heard.snapshot()) { total, listener in
             if case .audio(let audio)? = listener { return total.adding(audio.current()) }
@@ -216,12 +188,12 @@ public enum SoakBenchmark {
                 + "client RSS \(String(format: "%.2f", startBot.rss)) MB, \(startBot.descriptors) fds")
         wait(until: started + warmUp + .seconds(Int64(minutes) * 60))
         let endServer = (rss: server.residentMegabytes(), descriptors: Self.descriptors(of: server.process))
-        let endBot = (rss: Self.residentMegabytes(of: bot), descriptors: Self.descriptors(of: bot))
+        let endBot = (rss: Self.residentMegabytes(of: bot.process), descriptors: Self.descriptors(of: bot.process))
         let measuredSeconds = Double((ContinuousClock.now - measuredFrom).components.seconds)
         running.store(false, ordering: .relaxed)
         let serverAlive = server.process.isRunning
-        let botAlive = bot.isRunning
-        let speakerAlive = speaker.isRunning
+        let botAlive = bot.process.isRunning
+        let speakerAlive = speaker.process.isRunning
         var heardAtEnd = heard.snapshot()
         for listener in crowd {
             if case .audio(let audio)? = listener { heardAtEnd = heardAtEnd.adding(audio.current()) }
@@ -378,5 +350,27 @@ public enum SoakBenchmark {
             let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }
         return kilobytes / 1024
+    }
+}
+
+/// A `clubroom bot` in a process of its own (this executable), its output discarded; it leaves the room when its
+/// input closes.
+private struct BotChild {
+    let process = Process()
+    private let input = Pipe()
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Closes its input, so it leaves the room, and waits for it to exit.
+    func leave() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
     }
 }

@@ -192,17 +192,10 @@ public enum ClusterBenchmark {
         defer { loop.shutdown() }
 
         // The floor: a server alone, in the same run.
-        let alone = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: alone, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: alone) }
-        let secret = alone.appendingPathComponent("secret").path
-        let issuer = TokenIssuer(secret: try SecretFile.loadOrCreate(at: secret))
-        let server = try ServerChild(
-            binary: "/proc/self/exe",
-            arguments: [
-                "serve", "--listen", "127.0.0.1:0", "--data", alone.appendingPathComponent("data").path,
-                "--secret-file", secret,
-            ])
+        let alone = try ServerFolder()
+        defer { alone.remove() }
+        let issuer = alone.issuer
+        let server = try ServerChild(binary: "/proc/self/exe", arguments: alone.serveArguments)
         let now = Int64(Date().timeIntervalSince1970)
         let lone = try Client(
             url: "ws://127.0.0.1:\(server.port)/rooms/\(room)",

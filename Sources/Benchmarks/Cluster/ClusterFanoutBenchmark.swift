@@ -60,10 +60,6 @@ public enum ClusterFanoutBenchmark {
     public static func run(nodes nodeCount: Int, speakers: Int, listeners: Int, seconds: Int) throws -> Result {
         FanoutBenchmark.raiseDescriptorLimit(to: speakers + listeners + 64 + 4 * nodeCount)
         let count = speakers + listeners
-        let ssrcs = (0..<count).map { UInt32(0x1000 + $0) }
-        let keys = (0..<count).map { index in
-            SRTPKey(bytes: (0..<30).map { UInt8(truncatingIfNeeded: $0 &+ index &* 31) })!
-        }
         let listenerSockets = try (0..<listeners).map { _ in
             try UDPSocket(binding: .loopback(port: 0), bufferBytes: 256 << 10)
         }
@@ -75,12 +71,8 @@ public enum ClusterFanoutBenchmark {
         }
         func home(_ index: Int) -> Int { index < listeners ? index % nodeCount : (index - listeners) % nodeCount }
         let rounds = 5
-        let reports = try (0..<count).map { index -> [[UInt8]] in
-            let session = try SRTPSession(key: keys[index], direction: .outbound)
-            let report = RTCPPacket.receiverReport(ssrc: ssrcs[index], reports: []).bytes()
-            return try (0..<rounds).map { _ in try session.protect(report, rtcp: true) }
-        }
-        let uplinks = try (0..<speakers).map { try SRTPSession(key: keys[listeners + $0], direction: .outbound) }
+        let peers = try SyntheticPeers(speakers: speakers, listeners: listeners, rounds: rounds)
+        let (ssrcs, keys, reports, uplinks) = (peers.ssrcs, peers.keys, peers.reports, peers.uplinks)
 
         // The one node. Its synthetic peers (and every node's below) bind with one prepared report each, without
         // the consent round trip a client makes.

@@ -94,18 +94,12 @@ public enum DepartureBenchmark {
     static func measure(
         mode: Mode, clients count: Int, serverBinary: String?
     ) throws -> (rows: [BenchmarkReport.Row], notes: [String]) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "clubroom-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let secretFile = folder.appendingPathComponent("secret").path
-        let issuer = TokenIssuer(secret: try SecretFile.loadOrCreate(at: secretFile))
+        let folder = try ServerFolder()
+        defer { folder.remove() }
+        let issuer = folder.issuer
         let server = try ServerChild(
             binary: serverBinary ?? "/proc/self/exe",
-            arguments: [
-                "serve", "--listen", "127.0.0.1:0", "--data", folder.appendingPathComponent("data").path,
-                "--secret-file", secretFile, "--max-peers", "\(max(count + 10, 10_000))",
-            ])
+            arguments: folder.serveArguments + ["--max-peers", "\(max(count + 10, 10_000))"])
         defer { server.stop() }
         let now = Int64(Date().timeIntervalSince1970)
         func token(_ identity: String, role: String) throws -> String {

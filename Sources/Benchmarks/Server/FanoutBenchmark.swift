@@ -89,19 +89,9 @@ public enum FanoutBenchmark {
             try UDPSocket(binding: .loopback(port: 0), bufferBytes: 256 << 10)
         }
         let count = speakers + listeners
-        let ssrcs = (0..<count).map { UInt32(0x1000 + $0) }
-        let keys = (0..<count).map { index in
-            SRTPKey(bytes: (0..<30).map { UInt8(truncatingIfNeeded: $0 &+ index &* 31) })!
-        }
-        // Binding reports are protected before measuring, so their sessions are not counted as the server's.
-        // Several per peer (each with its own SRTCP index), for the rounds that resend what the kernel dropped.
         let rounds = 5
-        let reports = try (0..<count).map { index -> [[UInt8]] in
-            let session = try SRTPSession(key: keys[index], direction: .outbound)
-            let report = RTCPPacket.receiverReport(ssrc: ssrcs[index], reports: []).bytes()
-            return try (0..<rounds).map { _ in try session.protect(report, rtcp: true) }
-        }
-        let uplinks = try (0..<speakers).map { try SRTPSession(key: keys[listeners + $0], direction: .outbound) }
+        let peers = try SyntheticPeers(speakers: speakers, listeners: listeners, rounds: rounds)
+        let (ssrcs, keys, reports, uplinks) = (peers.ssrcs, peers.keys, peers.reports, peers.uplinks)
 
         let raw = try RawForwarder(listeners: listenerSockets.map(\.localAddress))
         raw.start()

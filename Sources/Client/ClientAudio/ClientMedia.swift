@@ -1,5 +1,6 @@
 import AudioCodec
 import AudioCore
+import AudioDevices
 import Foundation
 import MediaTransport
 import MediaWire
@@ -11,8 +12,9 @@ import Synchronization
 public enum MicrophoneSource: Sendable, Equatable {
     /// Nothing: the client only listens.
     case none
-    /// A sine tone at this frequency.
-    case tone(hertz: Double)
+    /// A virtual microphone (`tone:HZ`, `wav:PATH`, `silence`: the devices `--input` names), read unpaced on the
+    /// media thread as each frame is due. An ALSA device is refused: it comes as `live`, served by its own thread.
+    case device(DeviceSpec)
     /// These samples (48 kHz mono), looped.
     case samples([Int16])
     /// A live device: asked for one 20 ms frame per tick.
@@ -67,7 +69,7 @@ public enum ClientMediaEvent: Sendable, Equatable {
 /// One media thread does all of it, once per 20 ms tick: it sleeps to the tick, takes every datagram queued on
 /// its socket (the kernel stamps each one's arrival, so the jitter buffers see the same arrival times as if the
 /// thread had woken for each), then sends the microphone's frame and plays out. The pieces: `MediaPath` (the
-/// socket, SRTP, the choice of path), `SendPipeline` (processing, level, talking controls, Opus, RTP) and
+/// socket, SRTP, the choice of path), `SendPipeline` (processing, level, mute, Opus, RTP) and
 /// `Receiver` (jitter buffers, decoders, levels heard, the mix).
 ///
 /// The media thread owns every piece of state but the locked inboxes (keys, WebSocket packets, volumes) and
@@ -79,7 +81,7 @@ public final class ClientMedia: @unchecked Sendable {
         /// How the microphone's frames are processed and encoded; nil chooses for the source (a tone gets no DTX
         /// and no voice processing; samples get no voice processing).
         public var sending: SendPipeline.Configuration?
-        /// Mute, push-to-talk and voice activation; open by default.
+        /// The mute; open by default.
         public var talk: TalkSwitch
         /// Drop every UDP datagram in and out: a test aid that stands for a network that blocks UDP.
         public var blockUDP: Bool
@@ -126,9 +128,7 @@ public final class ClientMedia: @unchecked Sendable {
             if let sending { return sending }
             switch source {
             // A steady tone is what Opus's DTX takes for background noise; a test tone must keep sounding.
-            case .tone:
-                return SendPipeline.Configuration(
-                    voiceProcessing: false, encoder: OpusEncoder.Configuration(discontinuousTransmission: false))
+            case .device(let spec): return SendPipeline.Configuration.suggested(for: spec)
             case .none, .samples, .live: return SendPipeline.Configuration(voiceProcessing: false)
             }
         }
@@ -153,7 +153,7 @@ public final class ClientMedia: @unchecked Sendable {
     private let path: MediaPath
     private let sender: SendPipeline?
     private let receiver: Receiver
-    private var tone: ToneGenerator?
+    private var device: (any AudioInput)?
     private var loopSamples: [Int16] = []
     private var loopPosition = 0
     private var tickSchedule = TickSchedule()
@@ -185,8 +185,12 @@ public final class ClientMedia: @unchecked Sendable {
                 ? nil
                 : try SendPipeline(
                     configuration: options.sendingConfiguration, talk: options.talk, stream: stream, player: player)
-        case .tone(let hertz):
-            tone = ToneGenerator(frequency: hertz, amplitude: 0.3)
+        case .device(let spec):
+            guard spec.isVirtual else {
+                throw AudioDeviceError.unsupported(
+                    device: spec.description, setting: "a microphone read on the media thread", code: EINVAL)
+            }
+            device = try spec.openInput(pacing: .unpaced)
             sender = try SendPipeline(
                 configuration: options.sendingConfiguration, talk: options.talk, stream: stream, player: player)
         case .samples(let samples):
@@ -311,9 +315,7 @@ public final class ClientMedia: @unchecked Sendable {
                 if let sender, fillMicrophone(frame) {
                     if case .live(let feed) = options.source { captureWait = feed.captureWait() }
                     // The echo canceller's reference is the last mix played, still in `mixed`.
-                    if let length = sender.send(
-                        frame, played: UnsafeBufferPointer(mixed), at: frameTime / 1000, into: packet)
-                    {
+                    if let length = sender.send(frame, played: UnsafeBufferPointer(mixed), into: packet) {
                         _ = path.sendRTP(packet, length: length)
                     }
                     microphoneLevelValue.store(Int(sender.lastLevel), ordering: .relaxed)
@@ -355,8 +357,9 @@ public final class ClientMedia: @unchecked Sendable {
             return true
         case .live(let feed):
             return feed.capture(frame)
-        case .tone:
-            tone!.fill(frame)
+        case .device:
+            // A virtual device reads from memory and cannot fail.
+            _ = try? device!.read(into: frame)
             return true
         case .samples:
             for index in frame.indices {

@@ -22,15 +22,6 @@ public enum RoomAudioReport: Sendable, Equatable {
     case playEnded(title: String)
 }
 
-/// What a microphone preview shows: the live level of the microphone that speaking would use, or why it cannot
-/// be used.
-public enum MicrophonePreview: Sendable, Equatable {
-    /// The microphone is open; its level now (0–100).
-    case level(Int)
-    /// It could not be opened; one sentence saying why and what to do.
-    case unavailable(String)
-}
-
 /// How the room screen's sound is set up (`--input`, `--output`, `--echo-cancel`).
 public struct RoomAudioSettings: Sendable, Equatable {
     /// The microphone, opened only while the person's role may publish (or for a preview).
@@ -78,8 +69,7 @@ public struct RoomAudioSettings: Sendable, Equatable {
 ///
 /// - ``start()`` and ``stop()``: listen to the room (the loudspeaker opens) and leave it;
 /// - ``setCapturing(_:)``: open the microphone while the person's role may publish, close it otherwise, so an
-///   audience member's microphone is never opened; ``setMuted(_:)``, ``setTalkMode(_:)`` and
-///   ``talkKeyPressed()`` decide what of it is sent;
+///   audience member's microphone is never opened; ``setMuted(_:)`` decides whether it is sent;
 /// - ``setVolume(_:for:)``: how loud each peer sounds, kept across sessions;
 /// - ``startPreview(_:)`` and ``stopPreview()``: the microphone's live level before speaking, or why it cannot
 ///   open;
@@ -95,7 +85,7 @@ public final class RoomAudio: MediaReceiver {
     private let settings: RoomAudioSettings
     private let devices: RoomAudioDevices
     private let report: @Sendable (RoomAudioReport) -> Void
-    private let talk = TalkSwitch(TalkControl(muted: true))
+    private let talk = TalkSwitch(muted: true)
     private let player: FilePlayer
     private let rings = DeviceRings()
     private let link: ClientMediaSlot
@@ -227,12 +217,6 @@ public final class RoomAudio: MediaReceiver {
 
     /// Mutes or unmutes the microphone (the server's mute for this person).
     public func setMuted(_ muted: Bool) { talk.setMuted(muted) }
-
-    /// Chooses how the microphone opens when not muted: always, push-to-talk, or by voice.
-    public func setTalkMode(_ mode: TalkMode) { talk.setMode(mode) }
-
-    /// The talk key was pressed: in push-to-talk, the microphone opens for its hold from now.
-    public func talkKeyPressed() { talk.talkKeyPressed(at: MonotonicClock.milliseconds()) }
 
     /// Shows `handler` the microphone's live level (opening it for the preview if it is not open for speaking),
     /// or why it cannot be opened, until ``stopPreview()``. Nothing is sent because of a preview.

@@ -4,44 +4,22 @@ import AudioDevices
 import MediaWire
 import Synchronization
 
-/// The microphone's talking controls, shared between the thread that handles keys and the media thread.
+/// Whether the microphone is muted (the server's mute for this person), shared between the thread that handles
+/// keys and the media thread: a muted microphone sends nothing.
 public final class TalkSwitch: Sendable {
-    private let control: Mutex<TalkControl>
+    private let muted: Atomic<Bool>
 
-    /// A switch starting from `control`.
-    public init(_ control: TalkControl = TalkControl()) {
-        self.control = Mutex(control)
+    /// A switch, muted or not.
+    public init(muted: Bool = false) {
+        self.muted = Atomic(muted)
     }
 
-    /// The controls as they are now.
-    public var current: TalkControl { control.withLock { $0 } }
+    /// Whether the microphone is muted now.
+    public var isMuted: Bool { muted.load(ordering: .relaxed) }
 
     /// Mutes or unmutes the microphone.
     public func setMuted(_ muted: Bool) {
-        control.withLock { $0.muted = muted }
-    }
-
-    /// Chooses how the microphone opens when not muted.
-    public func setMode(_ mode: TalkMode) {
-        control.withLock { $0.mode = mode }
-    }
-
-    /// Sets the voice-activated threshold in -dBov (lower is louder).
-    public func setVoiceThreshold(_ dBov: UInt8) {
-        control.withLock { $0.voiceThreshold = dBov }
-    }
-
-    /// The talk key was pressed at `milliseconds` (monotonic): push-to-talk opens for its hold.
-    public func talkKeyPressed(at milliseconds: Int64) {
-        control.withLock { $0.talkKeyPressed(at: milliseconds) }
-    }
-
-    /// Records a frame's level and answers whether the microphone is open at `milliseconds`.
-    func observe(dBov: UInt8, at milliseconds: Int64) -> Bool {
-        control.withLock { control in
-            control.observe(dBov: dBov, at: milliseconds)
-            return control.isOpen(at: milliseconds)
-        }
+        self.muted.store(muted, ordering: .relaxed)
     }
 }
 
@@ -55,7 +33,7 @@ public struct SendStatistics: Sendable, Equatable {
     public var bytesSent = 0
     /// Frames not sent because the encoder was in DTX (silence).
     public var dtxFrames = 0
-    /// Frames not sent because the microphone was closed (muted, push-to-talk released, below the threshold).
+    /// Frames not sent because the microphone was muted.
     public var closedFrames = 0
     /// Frames that carried a file played into the room.
     public var musicFrames = 0
@@ -65,9 +43,8 @@ public struct SendStatistics: Sendable, Equatable {
 }
 
 /// The send path, one 20 ms frame at a time, on the media thread: echo cancellation against what was played,
-/// voice processing, the frame's level and voice decision, the talking controls, the Opus encoder and the RTP
-/// packet with the RFC 6464 level extension. One level measurement serves the packet, the talking controls and
-/// the microphone's meter; the voice flag in the packet is the voice processing's decision (by level when
+/// voice processing, the frame's level and voice decision, the mute, the Opus encoder and the RTP packet with
+/// the RFC 6464 level extension. One level measurement serves the packet and the microphone's meter; the voice flag in the packet is the voice processing's decision (by level when
 /// there is none). The encoder is the one whose settings the configuration chose (a tone gets no DTX).
 ///
 /// Used by one thread at a time.
@@ -202,11 +179,10 @@ public final class SendPipeline {
     /// Takes one captured frame of 960 samples (cleaned in place: echo cancellation against `played`, the frame
     /// played at the same time, when enabled; then voice processing), measures it, and writes the RTP packet to
     /// send into `packet` (at least ``maxPacketBytes``). Returns the packet's length, or nil when nothing is to
-    /// be sent: the microphone is closed, or the encoder is in DTX. The timestamp advances by a frame either
-    /// way, so a gap shows to receivers as a timestamp jump (RFC 7587 §4.2). `milliseconds` is the monotonic
-    /// time, for the talking controls.
+    /// be sent: the microphone is muted, or the encoder is in DTX. The timestamp advances by a frame either
+    /// way, so a gap shows to receivers as a timestamp jump (RFC 7587 §4.2).
     public func send(
-        _ frame: UnsafeMutableBufferPointer<Int16>, played: UnsafeBufferPointer<Int16>?, at milliseconds: Int64,
+        _ frame: UnsafeMutableBufferPointer<Int16>, played: UnsafeBufferPointer<Int16>?,
         into packet: UnsafeMutableRawBufferPointer
     ) -> Int? {
         guard frame.count == AudioFormat.samplesPerFrame, packet.count >= Self.maxPacketBytes else { return nil }
@@ -224,24 +200,19 @@ public final class SendPipeline {
         let heard = processor.map { (try? $0.process(frame)) ?? false }
         let microphoneLevel = AudioLevel.dBov(UnsafeBufferPointer(frame))
         let voice = configuration.voiceProcessing ? heard ?? false : microphoneLevel <= Self.voiceLevel
-        var open = talk.observe(dBov: microphoneLevel, at: milliseconds)
+        let open = !talk.isMuted
 
         // A file played into the room joins after the voice processing, which would take music for noise and
-        // level it; it goes out while the microphone is closed by push-to-talk or voice activation (its frame
-        // is then silent), never while muted.
+        // level it; it goes out with the microphone, never while muted.
         let file = player?.take(into: music) ?? (count: 0, playing: false)
         // Only a libopus failure on a valid encoder could refuse the switch; the frame then goes out as it is set.
         _ = try? encoder.setMusic(file.playing)
         if file.playing {
-            if !open {
-                if talk.current.muted {
-                    statistics.closedFrames += 1
-                    return nil
-                }
-                frame.update(repeating: 0)
-                open = true
+            guard open else {
+                statistics.closedFrames += 1
+                return nil
             }
-            mixMusic(file.count, into: frame, ducked: open && voice)
+            mixMusic(file.count, into: frame, ducked: voice)
             statistics.musicFrames += 1
         }
         let level = file.playing ? AudioLevel.dBov(UnsafeBufferPointer(frame)) : microphoneLevel

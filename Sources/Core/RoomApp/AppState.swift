@@ -284,12 +284,6 @@ public struct HeardPeer: Sendable, Equatable {
     }
 }
 
-/// What the microphone preview shows: its live level, or why it cannot be opened.
-public enum MicrophonePreview: Sendable, Equatable {
-    case level(Int)
-    case unavailable(String)
-}
-
 /// Which happenings ring the bell and mark the status line (`/notify`).
 public struct NotifySettings: Sendable, Equatable {
     /// A direct message to you.

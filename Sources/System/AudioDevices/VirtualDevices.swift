@@ -3,36 +3,31 @@ import AudioCore
 import Glibc
 import Synchronization
 
-/// A microphone that hears a steady sine tone, for bots, tests and benchmarks.
+/// A microphone that hears a steady sine tone (`tone:HZ`), for bots, tests and benchmarks: AudioCore's
+/// `ToneGenerator`, paced like a device.
 public final class ToneInput: AudioInput {
     public let name: String
-    /// The tone's frequency in hertz.
-    public let frequency: Double
     /// The tone's peak amplitude, in sample units (at most 32767).
     public let amplitude: Double
+    private var generator: ToneGenerator
     private var pacer: Pacer
     /// Not when unpaced: an unpaced device on a real-time thread would starve the machine.
     public var suitsRealTimePriority: Bool { pacer.pacing.suitsRealTimePriority }
-    private var phase = 0.0
+
+    /// The tone's frequency in hertz.
+    public var frequency: Double { generator.frequency }
 
     /// Creates a tone of `frequency` Hz at `amplitude` (default about −12 dBFS).
     public init(frequency: Double = 440, amplitude: Double = 8_000, pacing: Pacing = .realTime) {
         self.name = "tone:\(Int(frequency))"
-        self.frequency = frequency
         self.amplitude = min(abs(amplitude), 32_767)
+        generator = ToneGenerator(frequency: frequency, amplitude: self.amplitude / 32_767)
         pacer = Pacer(pacing)
     }
 
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioDeviceError) -> Int {
         pacer.wait(samples: buffer.count)
-        let step = 2 * Double.pi * frequency / Double(AudioFormat.sampleRate)
-        let samples = buffer.baseAddress!
-        for index in 0..<buffer.count {
-            samples[index] = Int16(amplitude * sin(phase))
-            phase += step
-            // Keeping the phase small keeps `sin` exact over hours of tone.
-            if phase >= 2 * Double.pi { phase -= 2 * Double.pi }
-        }
+        generator.fill(buffer)
         return 0
     }
 }

@@ -195,18 +195,7 @@ public func freeLoopbackPort() throws -> Int {
     let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard listener >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     defer { close(listener) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
-    }
-    let named = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-    }
-    guard bound == 0, named == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return try bindLoopback(listener)
 }
 
 /// A self-signed certificate for 127.0.0.1 and localhost, made by the `openssl` command in a fresh folder that

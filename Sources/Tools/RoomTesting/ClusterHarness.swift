@@ -108,13 +108,9 @@ public final class NetworkNamespace: @unchecked Sendable {
     public let name: String
 
     /// Why namespaces cannot be used here, or `nil` when they can.
-    public static let unavailableReason: String? = {
-        if getuid() != 0 { return "network namespaces need root" }
-        for tool in ["ip", "nsenter", "nft"] where findTool(tool) == nil {
-            return "'\(tool)' is not installed (make test-deps installs iproute2 and nftables)"
-        }
-        return nil
-    }()
+    public static let unavailableReason = missingRootOrTools(
+        "network namespaces need root", tools: ["ip", "nsenter", "nft"],
+        from: "make test-deps installs iproute2 and nftables")
 
     /// Creates the namespace and brings its loopback up.
     public init() throws {
@@ -135,7 +131,7 @@ public final class NetworkNamespace: @unchecked Sendable {
     /// The command run inside the namespace, keeping its PID (nsenter execs it without forking), so that
     /// signals sent to the process reach the program itself.
     public func wrap(_ command: [String]) -> [String] {
-        [Self.findTool("nsenter") ?? "/usr/bin/nsenter", "--net=/run/netns/\(name)", "--"] + command
+        [findTool("nsenter") ?? "/usr/bin/nsenter", "--net=/run/netns/\(name)", "--"] + command
     }
 
     /// Drops every packet from `source` to `destination` silently (one direction; call twice for both).
@@ -176,11 +172,6 @@ public final class NetworkNamespace: @unchecked Sendable {
             throw ChildProcessError.failed(command: command, status: result.status, standardError: result.output)
         }
     }
-
-    static func findTool(_ name: String) -> String? {
-        ["/usr/sbin/", "/usr/bin/", "/sbin/", "/bin/"].map { $0 + name }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
 }
 
 /// Tries a TCP connection from `source` to `host:port` for at most `milliseconds`: `.connected`, `.refused`, or
@@ -199,25 +190,14 @@ public enum ConnectProbe: Equatable, Sendable {
         guard descriptor >= 0 else { return .refused }
         defer { close(descriptor) }
         if let source {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(source)
+            var local = ipv4Address(source, port: 0)
             _ = withUnsafePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr(host)
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        if status == 0 { return .connected }
+        if connectIPv4(descriptor, host: host, port: port) == 0 { return .connected }
         guard errno == EINPROGRESS else { return .refused }
         var descriptorPoll = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
         guard poll(&descriptorPoll, 1, milliseconds) > 0 else { return .silent }
@@ -231,25 +211,7 @@ public enum ConnectProbe: Equatable, Sendable {
 /// Sends a plain HTTP request to a server and returns its status line, or `nil` when nothing answered within
 /// `milliseconds` (a frozen server still accepts connections, but answers nothing).
 public func httpStatusLine(host: String, port: Int, milliseconds: Int = 500) -> String? {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var timeout = timeval(tv_sec: milliseconds / 1000, tv_usec: Int((milliseconds % 1000) * 1000))
-    _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = inet_addr(host)
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard connected == 0 else { return nil }
     let request = "GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n"
-    _ = request.withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-    var buffer = [UInt8](repeating: 0, count: 512)
-    let received = recv(descriptor, &buffer, buffer.count, 0)
-    guard received > 0 else { return nil }
-    return String(decoding: buffer[0..<received], as: UTF8.self).split(separator: "\r\n").first.map(String.init)
+    let answer = askOnce(host: host, port: port, request, milliseconds: milliseconds, capacity: 512)
+    return answer?.split(separator: "\r\n").first.map(String.init)
 }

@@ -19,20 +19,9 @@ public final class FreezableProxy: @unchecked Sendable {
     /// Listens on a free port of 127.0.0.1 and forwards to `targetPort` there.
     public init(targetPort: Int) throws {
         self.targetPort = targetPort
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        _ = setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = Self.address(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
-        }
-        guard bound == 0, listen(listener, 64) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        self.listener = listener
+        let listening = try listenOnLoopback(backlog: 64)
+        listener = listening.descriptor
+        port = listening.port
         startThread(named: "test-proxy") { [self] in run() }
     }
 
@@ -47,14 +36,6 @@ public final class FreezableProxy: @unchecked Sendable {
 
     /// Passes traffic again, held bytes first.
     public func thaw() { frozen.store(false, ordering: .releasing) }
-
-    private static func address(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
-    }
 
     private func run() {
         var pairs: [(Int32, Int32)] = []
@@ -73,13 +54,7 @@ public final class FreezableProxy: @unchecked Sendable {
                 let client = accept(listener, nil, nil)
                 if client >= 0 {
                     let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                    var target = Self.address(port: targetPort)
-                    let connected = withUnsafePointer(to: &target) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                            connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                        }
-                    }
-                    if connected == 0 {
+                    if connectIPv4(upstream, host: "127.0.0.1", port: targetPort) == 0 {
                         pairs.append((client, upstream))
                     } else {
                         close(client)

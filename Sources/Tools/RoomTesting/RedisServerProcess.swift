@@ -138,26 +138,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     /// Sends a command in RESP over a fresh TCP connection and returns the first line of the answer (for the
     /// readiness checks of this type; tests talk to Redis through the product's client).
     private func rawCommand(_ text: String) -> String? {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr(host)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { return nil }
-        _ = text.withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let received = recv(descriptor, &buffer, buffer.count, 0)
-        guard received > 0 else { return nil }
-        return String(decoding: buffer[0..<received], as: UTF8.self)
+        askOnce(host: host, port: port, text, milliseconds: 200, capacity: 256)
     }
 }
 

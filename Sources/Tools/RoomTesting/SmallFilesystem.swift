@@ -15,20 +15,16 @@ public final class SmallFilesystem: @unchecked Sendable {
     private let holder: Process
 
     /// Why a filesystem of its own cannot be made here, or `nil` when it can.
-    public static let unavailableReason: String? = {
-        if getuid() != 0 { return "a filesystem of a test's own needs root (to mount a tmpfs)" }
-        for tool in ["unshare", "nsenter", "mount"] where findTool(tool) == nil {
-            return "'\(tool)' is not installed (util-linux)"
-        }
-        return nil
-    }()
+    public static let unavailableReason = missingRootOrTools(
+        "a filesystem of a test's own needs root (to mount a tmpfs)", tools: ["unshare", "nsenter", "mount"],
+        from: "util-linux")
 
     /// Mounts a tmpfs of `bytes` at `mountPoint` (created if missing) in a mount namespace of its own.
     public init(at mountPoint: String, bytes: Int) throws {
         self.mountPoint = mountPoint
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         holder = Process()
-        holder.executableURL = URL(fileURLWithPath: Self.findTool("unshare") ?? "/usr/bin/unshare")
+        holder.executableURL = URL(fileURLWithPath: findTool("unshare") ?? "/usr/bin/unshare")
         holder.arguments = [
             "--mount", "--propagation", "private", "sh", "-c",
             "mount -t tmpfs -o size=\(bytes),mode=0700 tmpfs \"$0\" && echo mounted && exec sleep 3600", mountPoint,
@@ -52,7 +48,7 @@ public final class SmallFilesystem: @unchecked Sendable {
 
     /// `command` as run inside the namespace, where the filesystem is seen (nsenter execs it, keeping its PID).
     public func inside(_ command: [String]) -> [String] {
-        [Self.findTool("nsenter") ?? "nsenter", "-t", "\(holder.processIdentifier)", "-m", "--"] + command
+        [findTool("nsenter") ?? "nsenter", "-t", "\(holder.processIdentifier)", "-m", "--"] + command
     }
 
     /// A path under the mount point as this process reaches it (through the holder's view of the files).
@@ -87,10 +83,5 @@ public final class SmallFilesystem: @unchecked Sendable {
             kill(holder.processIdentifier, SIGKILL)
             holder.waitUntilExit()
         }
-    }
-
-    static func findTool(_ name: String) -> String? {
-        ["/usr/bin/", "/usr/sbin/", "/bin/", "/sbin/"].map { $0 + name }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 }

@@ -1,5 +1,6 @@
 import Arguments
 import AudioCodec
+import AudioDevices
 import ClientAudio
 import Foundation
 import ProcessSignals
@@ -15,6 +16,10 @@ enum BotCommand: ClubroomCommand {
 
             The token comes from --token TOKEN, --token-file FILE or the CLUBROOM_TOKEN environment variable; \
             one given with --token shows in ps to every user of this machine, the other two do not.
+
+            The microphone is a virtual device, as for 'clubroom join --input': tone:HZ, wav:PATH or silence \
+            (the default: the bot only listens). --tone HZ and --play FILE are short for --input tone:HZ and \
+            --input wav:FILE.
             """,
         positionals: [
             Positional(
@@ -22,7 +27,7 @@ enum BotCommand: ClubroomCommand {
                 help: "The room's address, such as ws://127.0.0.1:7480/rooms/lobby.")
         ],
         options: [
-            token.option, tokenFile.option, autoAccept.option, play.option, tone.option, record.option,
+            token.option, tokenFile.option, autoAccept.option, input.option, tone.option, play.option, record.option,
             blockUDP.option, logPackets.option,
         ])
 
@@ -30,9 +35,10 @@ enum BotCommand: ClubroomCommand {
         "token", short: "t", placeholder: "TOKEN", help: "Access token for the room (shows in ps).")
     static let tokenFile = SharedOptions.tokenFile
     static let autoAccept = TypedOption.flag("auto-accept", help: "Accept invitations to speak by itself.")
-    static let play = TypedOption.path("play", placeholder: "FILE.wav", help: "Loop this WAV file as the microphone.")
-    static let tone = TypedOption.integer(
-        "tone", placeholder: "HZ", in: 20...20_000, help: "Send a sine tone as the microphone.")
+    static let input = TypedOption.string(
+        "input", placeholder: "DEVICE", help: "Microphone: tone:HZ, wav:PATH or silence (the default).")
+    static let tone = TypedOption.integer("tone", placeholder: "HZ", in: 20...20_000, help: "Same as --input tone:HZ.")
+    static let play = TypedOption.path("play", placeholder: "FILE.wav", help: "Same as --input wav:FILE.wav.")
     static let record = TypedOption.path(
         "record", placeholder: "OUT.wav", help: "Record what the bot hears, mixed, to a WAV file.")
     static let blockUDP = TypedOption.flag(
@@ -42,13 +48,6 @@ enum BotCommand: ClubroomCommand {
 
     /// What the bot does, as given on the command line.
     struct Options: Equatable {
-        /// What the bot sends as its microphone.
-        enum Source: Equatable {
-            case silence
-            case file(String)
-            case tone(hertz: Int)
-        }
-
         var url: String
         /// Where the token comes from: `--token`, `--token-file`, else `CLUBROOM_TOKEN`.
         enum TokenSource: Equatable {
@@ -59,7 +58,9 @@ enum BotCommand: ClubroomCommand {
 
         var token: TokenSource
         var autoAccept: Bool
-        var source: Source
+        /// The microphone as given: `--input`'s device spec, or what `--tone` or `--play` is short for; nil:
+        /// none (the bot only listens).
+        var input: String?
         var recording: String?
         var blockUDP: Bool
         var logPackets: Bool
@@ -80,24 +81,20 @@ enum BotCommand: ClubroomCommand {
             recording = arguments[BotCommand.record]
             blockUDP = arguments[BotCommand.blockUDP]
             logPackets = arguments[BotCommand.logPackets]
-            switch (arguments[BotCommand.play], arguments[BotCommand.tone]) {
-            case (.some, .some): throw .conflict("--play", "--tone")
-            case (.some(let file), nil): source = .file(file)
-            case (nil, .some(let hertz)): source = .tone(hertz: hertz)
-            case (nil, nil): source = .silence
-            }
+            let given: [(option: String, spec: String)] = [
+                arguments[BotCommand.play].map { ("--play", "wav:\($0)") },
+                arguments[BotCommand.tone].map { ("--tone", "tone:\($0)") },
+                arguments[BotCommand.input].map { ("--input", $0) },
+            ].compactMap { $0 }
+            if given.count > 1 { throw .conflict(given[0].option, given[1].option) }
+            input = given.first?.spec
         }
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = try Options(arguments)
         let token = try readToken(options.token, environment: ProcessInfo.processInfo.environment)
-        let microphone: MicrophoneSource
-        switch options.source {
-        case .silence: microphone = .none
-        case .tone(let hertz): microphone = .tone(hertz: Double(hertz))
-        case .file(let path): microphone = .samples(try loadMicrophone(path))
-        }
+        let microphone = try botMicrophone(options.input)
         ignoreBrokenPipes()
         let media = BotMediaOptions(
             source: microphone, recordPath: options.recording, blockUDP: options.blockUDP,
@@ -134,17 +131,23 @@ func readToken(_ source: BotCommand.Options.TokenSource, environment: [String: S
     return trimmed
 }
 
-/// A WAV file's samples as a 48 kHz mono microphone (any rate and channel count, converted).
-func loadMicrophone(_ path: String) throws -> [Int16] {
-    do {
-        return try SoundFile.readMono48k(path: path)
-    } catch {
-        throw MicrophoneFileError(text: "--play: \(error)")
+/// The bot's microphone from its `--input` spec (nil: none), parsed as `join` parses its own. A bot has no sound
+/// card: an ALSA device is refused. A WAV file is read (any rate and channel count, converted) before the bot
+/// connects, so a file that cannot be used stops it at once.
+func botMicrophone(_ input: String?) throws -> MicrophoneSource {
+    guard let input else { return .none }
+    let spec = try DeviceSpec.input(input)
+    switch spec {
+    case .silence: return .none
+    case .tone: return .device(spec)
+    case .wav(let path):
+        do {
+            return .samples(try SoundFile.readMono48k(path: path))
+        } catch {
+            throw JoinFailure(text: "--input '\(input)': \(error)")
+        }
+    case .alsa, .null, .record:
+        throw JoinFailure(
+            text: "--input '\(input)': a bot has no sound card; give tone:HZ, wav:PATH or silence")
     }
-}
-
-/// A `--play` file that cannot be used, in words.
-struct MicrophoneFileError: Error, CustomStringConvertible {
-    var text: String
-    var description: String { text }
 }
