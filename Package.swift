@@ -109,10 +109,7 @@ let package = Package(
             path: "Sources/Cluster/MediaRelay"),
         .target(
             name: "RoomServer",
-            dependencies: [
-                "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "Platform", "ClusterState", "RedisClient", "MediaRelay", "WebSocket",
-            ], path: "Sources/Server/RoomServer"),
+            dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer", "MediaTransport", "Platform", "WebSocket"], path: "Sources/Server/RoomServer"),
         // A server's rooms in a cluster (owned, replicated, relayed, listed), behind RoomServer's `ServerCluster`.
         .target(
             name: "ClusterServer",
@@ -267,9 +264,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "AudioBenchmarksTests",
-            dependencies: [
-                "AudioBenchmarks", "AudioCore", "ClientAudio", "MediaTransport", "Platform", "RoomClient", "ServerBenchmarks", "ClubroomResources", "RoomCore", "MediaWire", "AudioDevices", "RoomProtocol",
-            ]),
+            dependencies: ["AudioBenchmarks", "AudioCore", "ClientAudio", "MediaTransport", "Platform", "RoomClient", "ServerBenchmarks", "ClubroomResources", "RoomCore", "MediaWire", "AudioDevices"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
             name: "RoomServerTests",

@@ -1,4 +1,5 @@
 import MediaTransport
+import MediaWire
 import RoomProtocol
 
 /// The synthetic peers of a fanout run, listeners first and then speakers: an SSRC and an SRTP key each, binding
