@@ -109,7 +109,10 @@ let package = Package(
             path: "Sources/Cluster/MediaRelay"),
         .target(
             name: "RoomServer",
-            dependencies: ["RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer", "MediaTransport", "Platform", "WebSocket"], path: "Sources/Server/RoomServer"),
+            dependencies: [
+                "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
+                "MediaTransport", "Platform", "WebSocket",
+            ], path: "Sources/Server/RoomServer"),
         // A server's rooms in a cluster (owned, replicated, relayed, listed), behind RoomServer's `ServerCluster`.
         .target(
             name: "ClusterServer",
@@ -264,7 +267,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "AudioBenchmarksTests",
-            dependencies: ["AudioBenchmarks", "AudioCore", "ClientAudio", "MediaTransport", "Platform", "RoomClient", "ServerBenchmarks", "ClubroomResources", "RoomCore", "MediaWire", "AudioDevices"]),
+            dependencies: [
+                "AudioBenchmarks", "AudioCore", "ClientAudio", "MediaTransport", "Platform", "RoomClient",
+                "ServerBenchmarks", "ClubroomResources", "RoomCore", "MediaWire", "AudioDevices",
+            ]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
             name: "RoomServerTests",
