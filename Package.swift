@@ -136,7 +136,8 @@ let package = Package(
                 "Platform",
             ],
             path: "Sources/Client/RoomClient"),
-        // The room screen's state, reducer and view model (pure), and the loop that runs it.
+        // The room's and the lobby's state, reducers and view models (pure), and the runtime that runs them: one
+        // driver (Store), one screen runner, one line runner, on the terminal with its signals.
         .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"], path: "Sources/Core/RoomApp"),
         .target(
             name: "RoomAppRuntime",
