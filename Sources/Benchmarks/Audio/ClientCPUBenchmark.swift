@@ -124,7 +124,9 @@ public enum ClientCPUBenchmark {
                 input: speaking ? "wav:\(speechPath)" : "null", voiceProcessing: speaking, seconds: seconds,
                 warmUp: warmUp)
             measured.opusAlone = CPUFloor.perMinute(work.opus, frames: floorFrames)
-            if speaking { measured.voiceProcessingAlone = CPUFloor.perMinute(work.voiceProcessing, frames: floorFrames) }
+            if speaking {
+                measured.voiceProcessingAlone = CPUFloor.perMinute(work.voiceProcessing, frames: floorFrames)
+            }
             return measured
         }
         let speaking = try client(speaking: true)

@@ -2,25 +2,29 @@ import AudioCore
 import Foundation
 
 /// Sound files as the rest of the program uses them: 48 kHz mono, whatever the file's own rate and channels.
-/// The one place that reads a WAV file from disk (virtual microphones, the bot's `--play`, the demo's clips, the
-/// benchmarks' speech).
+/// The one place that reads a WAV file from disk (virtual microphones, a bot's `--input wav:PATH`, the demo's
+/// clips, the benchmarks' speech).
 public enum SoundFile {
     /// Reads the 16-bit PCM WAV file at `path` as 48 kHz mono: channels are averaged, other rates resampled
     /// (speexdsp, quality 5).
     public static func readMono48k(path: String) throws(SoundFileError) -> [Int16] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw SoundFileError(path: path, problem: .unreadable)
-        }
-        let audio: WAVAudio
-        do {
-            audio = try WAVAudio.decode([UInt8](data))
-        } catch {
-            throw SoundFileError(path: path, problem: .notWAV(error))
-        }
+        let audio = try readWAV(path: path)
         do {
             return try mono48k(audio)
         } catch {
             throw SoundFileError(path: path, problem: .notResampled(from: audio.sampleRate, error))
+        }
+    }
+
+    /// The WAV file at `path`, decoded as it is.
+    static func readWAV(path: String) throws(SoundFileError) -> WAVAudio {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SoundFileError(path: path, problem: .unreadable)
+        }
+        do {
+            return try WAVAudio.decode([UInt8](data))
+        } catch {
+            throw SoundFileError(path: path, problem: .notWAV(error))
         }
     }
 
@@ -117,15 +121,7 @@ public final class SoundFileReader {
             wavSamples = []
             resampler = nil
         } else if magic == Array("RIFF".utf8) {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw SoundFileError(path: path, problem: .unreadable)
-            }
-            let audio: WAVAudio
-            do {
-                audio = try WAVAudio.decode([UInt8](data))
-            } catch {
-                throw SoundFileError(path: path, problem: .notWAV(error))
-            }
+            let audio = try SoundFile.readWAV(path: path)
             format = .wav
             opus = nil
             title = name
