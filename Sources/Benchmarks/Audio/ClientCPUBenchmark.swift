@@ -116,19 +116,21 @@ public enum ClientCPUBenchmark {
         defer { rig.stop() }
         try rig.start()
         // Each client's codec work alone first, paced as the client runs it, so that it never runs beside it.
-        let speakingWork = try CPUFloor.pacedCodecWork(
-            frames: floorFrames, speech: speech, remote: tones, speaking: true)
-        var speaking = try rig.measure(
-            identity: "you", role: "speaker", input: "wav:\(speechPath)", voiceProcessing: true, seconds: seconds,
-            warmUp: warmUp)
-        speaking.opusAlone = CPUFloor.perMinute(speakingWork.opus, frames: floorFrames)
-        speaking.voiceProcessingAlone = CPUFloor.perMinute(speakingWork.voiceProcessing, frames: floorFrames)
-        let listeningWork = try CPUFloor.pacedCodecWork(
-            frames: floorFrames, speech: speech, remote: tones, speaking: false)
-        var listening = try rig.measure(
-            identity: "listener", role: "audience", input: "null", voiceProcessing: false, seconds: seconds,
-            warmUp: warmUp)
-        listening.opusAlone = CPUFloor.perMinute(listeningWork.opus, frames: floorFrames)
+        func client(speaking: Bool) throws -> Client {
+            let work = try CPUFloor.pacedCodecWork(
+                frames: floorFrames, speech: speech, remote: tones, speaking: speaking)
+            var measured = try rig.measure(
+                identity: speaking ? "you" : "listener", role: speaking ? "speaker" : "audience",
+                input: speaking ? "wav:\(speechPath)" : "null", voiceProcessing: speaking, seconds: seconds,
+                warmUp: warmUp)
+            measured.opusAlone = CPUFloor.perMinute(work.opus, frames: floorFrames)
+            if speaking {
+                measured.voiceProcessingAlone = CPUFloor.perMinute(work.voiceProcessing, frames: floorFrames)
+            }
+            return measured
+        }
+        let speaking = try client(speaking: true)
+        let listening = try client(speaking: false)
         return Result(speaking: speaking, listening: listening, backToBack: backToBack, signal: description)
     }
 

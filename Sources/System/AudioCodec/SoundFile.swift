@@ -2,8 +2,8 @@ import AudioCore
 import Foundation
 
 /// Sound files as the rest of the program uses them: 48 kHz mono, whatever the file's own rate and channels.
-/// The one place that reads a WAV file from disk (virtual microphones, the bot's `--play`, the demo's clips, the
-/// benchmarks' speech).
+/// The one place that reads a WAV file from disk (virtual microphones, a bot's `--input wav:PATH`, the demo's
+/// clips, the benchmarks' speech).
 public enum SoundFile {
     /// Reads the 16-bit PCM WAV file at `path` as 48 kHz mono: channels are averaged, other rates resampled
     /// (speexdsp, quality 5).
