@@ -51,9 +51,7 @@ enum InviteCommand: ClubroomCommand {
         var room: String?
         var role: String
         var timeToLive: Duration
-        var secretFile: String?
-        var dataDirectory: String?
-        var rolesFile: String?
+        var signing: ServerSigning
         var maxUses: Int?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
@@ -61,9 +59,7 @@ enum InviteCommand: ClubroomCommand {
             room = arguments[InviteCommand.room]
             role = arguments[InviteCommand.role]
             timeToLive = arguments[InviteCommand.timeToLive]
-            secretFile = arguments[InviteCommand.secretFile]
-            dataDirectory = arguments[InviteCommand.data]
-            rolesFile = arguments[InviteCommand.roles]
+            signing = ServerSigning(arguments, secretFile: InviteCommand.secretFile)
             maxUses = arguments[InviteCommand.maxUses]
             let seconds = timeToLive.inSecondsRoundedUp
             guard ClientRequest.linkLifetimes.contains(seconds) else {
@@ -90,12 +86,11 @@ enum InviteCommand: ClubroomCommand {
             throw JoinFailure(text: "The address names room \(inAddress) and --room names \(room); give one.")
         }
         let room = options.room ?? address.room
-        let role = try roleArgument(options.role, rolesFile: options.rolesFile)
+        let role = try roleArgument(options.role, rolesFile: options.signing.rolesFile)
         let seconds = options.timeToLive.inSecondsRoundedUp
         let token = try TokenCommandCore.mintInvite(
             room: room, role: role, ttl: seconds,
-            secretFile: options.secretFile
-                ?? DefaultPaths.secretFile(dataDirectory: options.dataDirectory ?? DefaultPaths.dataDirectory),
+            secretFile: options.signing.secretPath,
             now: Int64(Date().timeIntervalSince1970), maxUses: options.maxUses.map(Int64.init))
         if !address.server.secure, !MediaAddressPolicy.isLoopback(address.server.host) {
             writeError(

@@ -42,9 +42,7 @@ enum TokenCommand: ClubroomCommand {
         var name: String
         var role: String
         var timeToLive: Duration
-        var secretFile: String?
-        var dataDirectory: String?
-        var rolesFile: String?
+        var signing: ServerSigning
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             room = arguments[TokenCommand.room]
@@ -52,9 +50,7 @@ enum TokenCommand: ClubroomCommand {
             name = arguments[TokenCommand.name] ?? identity
             role = arguments[TokenCommand.role]
             timeToLive = arguments[TokenCommand.timeToLive]
-            secretFile = arguments[TokenCommand.secretFile]
-            dataDirectory = arguments[TokenCommand.data]
-            rolesFile = arguments[TokenCommand.roles]
+            signing = ServerSigning(arguments, secretFile: TokenCommand.secretFile)
             for (option, value) in [("--room", room), ("--identity", identity), ("--role", role)] where value.isEmpty {
                 throw .badValue(argument: option, value: value, expected: "a non-empty value")
             }
@@ -66,9 +62,8 @@ enum TokenCommand: ClubroomCommand {
         let seconds = options.timeToLive.inSecondsRoundedUp
         let token = try TokenCommandCore.mint(
             room: options.room, identity: options.identity, name: options.name,
-            role: try roleArgument(options.role, rolesFile: options.rolesFile), ttl: seconds,
-            secretFile: options.secretFile
-                ?? DefaultPaths.secretFile(dataDirectory: options.dataDirectory ?? DefaultPaths.dataDirectory),
+            role: try roleArgument(options.role, rolesFile: options.signing.rolesFile), ttl: seconds,
+            secretFile: options.signing.secretPath,
             now: Int64(Date().timeIntervalSince1970))
         writeOutput(token + "\n")
         return .success
