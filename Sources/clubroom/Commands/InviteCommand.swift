@@ -25,10 +25,8 @@ enum InviteCommand: ClubroomCommand {
                 "url", type: .url(schemes: ["ws", "wss"]),
                 help: "The server's address as people reach it, such as wss://rooms.example.org.")
         ],
-        options: [
-            room.option, role.option, timeToLive.option, maxUses.option, data.option, secretFile.option,
-            roles.option,
-        ])
+        options: [room.option, role.option, timeToLive.option, maxUses.option]
+            + ServerSigning.options(secretFile: secretFile))
 
     static let room = TypedOption.string("room", placeholder: "ROOM", help: "Make a room link for this room only.")
     static let role = TypedOption.string(
@@ -40,11 +38,9 @@ enum InviteCommand: ClubroomCommand {
     static let maxUses = TypedOption.integer(
         "max-uses", placeholder: "N", in: 1...1_000_000, help: "How many people the link may admit (default: no limit)."
     )
-    static let data = SharedOptions.serverData
     static let secretFile = TypedOption.path(
         "secret-file", placeholder: "FILE", defaultDescription: "DIR/secret",
         help: "File holding the server's secret (its --secret-file); never created here.")
-    static let roles = SharedOptions.serverRoles
 
     struct Options: Equatable {
         var url: String

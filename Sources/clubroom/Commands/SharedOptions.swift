@@ -26,7 +26,13 @@ struct ServerSigning: Equatable {
     var dataDirectory: String?
     var rolesFile: String?
 
-    /// Reads `--data`, `--roles` and the command's own `--secret-file` (whose help differs between the two).
+    /// The options read here, in the order help lists them: `--data`, the command's own `--secret-file` (whose
+    /// help differs between the two) and `--roles`.
+    static func options(secretFile: TypedOption<String?>) -> [Option] {
+        [SharedOptions.serverData.option, secretFile.option, SharedOptions.serverRoles.option]
+    }
+
+    /// Reads `--data`, `--roles` and the command's own `--secret-file`.
     init(_ arguments: ParsedArguments, secretFile: TypedOption<String?>) {
         self.secretFile = arguments[secretFile]
         dataDirectory = arguments[SharedOptions.serverData]

@@ -13,10 +13,8 @@ enum TokenCommand: ClubroomCommand {
             one clubroom serve uses: DIR/secret of its --data DIR (the same default), or its --secret-file. \
             It is never created here: a missing secret is an error.
             """,
-        options: [
-            room.option, identity.option, name.option, role.option, timeToLive.option, data.option,
-            secretFile.option, roles.option,
-        ])
+        options: [room.option, identity.option, name.option, role.option, timeToLive.option]
+            + ServerSigning.options(secretFile: secretFile))
 
     static let room = TypedOption.required("room", placeholder: "ROOM", help: "Room the token admits to.")
     static let identity = TypedOption.required(
@@ -29,11 +27,9 @@ enum TokenCommand: ClubroomCommand {
     static let timeToLive = TypedOption.duration(
         "ttl", placeholder: "DURATION", default: .seconds(3600),
         help: "How long the token stays valid, such as 30m, 12h or 7d.")
-    static let data = SharedOptions.serverData
     static let secretFile = TypedOption.path(
         "secret-file", placeholder: "FILE", defaultDescription: "DIR/secret",
         help: "File holding the server's secret (its --secret-file).")
-    static let roles = SharedOptions.serverRoles
 
     /// What the token will say, as given on the command line.
     struct Options: Equatable {
