@@ -164,14 +164,6 @@ public struct AudienceWindow: Sendable, Equatable {
         var width: Int
         var height: Int
     }
-
-    public init() {}
-
-    init(start: Int, names: [String], key: Key) {
-        self.start = start
-        self.names = names
-        self.key = key
-    }
 }
 
 /// Which section the selection was in, and at which position.

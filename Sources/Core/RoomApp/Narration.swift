@@ -36,6 +36,11 @@ public enum Narration {
         return state.room.peers[id]?.name ?? id.rawValue
     }
 
+    /// Who did it, to open a sentence: "You", a name, or "The server" when no person did.
+    static func actorName(_ id: PeerID?, _ state: AppState) -> String {
+        name(id, state).map(capitalized) ?? "The server"
+    }
+
     static func capitalized(_ text: String) -> String {
         guard let first = text.first else { return text }
         return first.uppercased() + text.dropFirst()
@@ -222,7 +227,7 @@ public enum Narration {
                 "\(who), the last \(label), left; the room ends in \(lifetime(at - state.now)) unless a \(label) "
                     + "returns.", notice: true)
         case .topicChanged(let topic, let by):
-            let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
+            let actor = actorName(by, state)
             return Sentence(topic.isEmpty ? "\(actor) cleared the topic." : "\(actor) set the topic: \"\(topic)\".")
         case .reconnecting(let attempt, _):
             // One standing status, not a line a try: the first drop is said, the tries are not.
@@ -232,13 +237,13 @@ public enum Narration {
                 "Connection lost; reconnecting. Your place (role, hand, invitation) is kept \(placeKept / 1000) s; "
                     + "\(how).", logged: false)
         case .handsAllowed(let allowed, let by):
-            let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
+            let actor = actorName(by, state)
             return Sentence(
                 allowed
                     ? "\(actor) turned raising hands on: anyone may raise a hand again."
                     : "\(actor) turned raising hands off and lowered every raised hand.")
         case .listingChanged(let listed, let by):
-            let actor = by.flatMap { name($0, state) }.map(capitalized) ?? "The server"
+            let actor = actorName(by, state)
             return Sentence(
                 listed
                     ? "\(actor) listed the room: it shows in the lobby."

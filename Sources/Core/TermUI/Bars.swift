@@ -44,25 +44,9 @@ public struct HeaderBar: Sendable {
         // The product name is the first thing to go on a narrow screen; the room's name and topic matter more than
         // the connection's details, which shrink to the mark before the topic is cut.
         let left = row.width >= 60 ? " Clubroom \(glyphs.dot)" + room : room
-        let variants = rightVariants(glyphs: glyphs)
-        let wantedLeft = DisplayWidth.of(left)
-        var right = variants.last ?? ("", false)
-        for variant in variants where DisplayWidth.of(variant.text) + 2 + wantedLeft <= row.width {
-            right = variant
-            break
-        }
-        let rightWidth = DisplayWidth.of(right.text)
-        let leftRoom = row.width - rightWidth - 2
-        if leftRoom > 0 {
-            buffer.put(
-                DisplayWidth.truncate(left, to: leftRoom, ellipsis: glyphs.ellipsis), x: row.x, y: row.y, style: style,
-                clip: row)
-        }
-        let rightStyle = right.problem ? style.patched(with: theme.style(.error)) : style
-        let x = max(row.x, row.right - rightWidth - 1)
-        buffer.put(
-            DisplayWidth.truncate(right.text, to: row.right - x, ellipsis: glyphs.ellipsis), x: x, y: row.y,
-            style: rightStyle, clip: row)
+        buffer.putHeader(
+            left: left, right: rightVariants(glyphs: glyphs), keepingLeft: DisplayWidth.of(left), row: row,
+            style: style, theme: theme)
     }
 }
 
@@ -77,6 +61,31 @@ public struct KeyHint: Hashable, Sendable {
     public init(_ key: String, _ action: String) {
         self.key = key
         self.action = action
+    }
+}
+
+extension CellBuffer {
+    /// Draws a header row in `style`: `left` from the left edge and, at the right, the first of `variants`
+    /// (fullest first) that leaves `leftWidth` columns for the left, else the last; a problem is drawn in the
+    /// error style. The left is cut to the columns the right leaves. The room's and the lobby's headers share it.
+    mutating func putHeader(
+        left: String, right variants: [(text: String, problem: Bool)], keepingLeft leftWidth: Int, row: Rect,
+        style: Style, theme: Theme
+    ) {
+        let ellipsis = theme.glyphs.ellipsis
+        let right =
+            variants.first { DisplayWidth.of($0.text) + 2 + leftWidth <= row.width } ?? variants.last ?? ("", false)
+        let rightWidth = DisplayWidth.of(right.text)
+        let leftRoom = row.width - rightWidth - 2
+        if leftRoom > 0 {
+            put(
+                DisplayWidth.truncate(left, to: leftRoom, ellipsis: ellipsis), x: row.x, y: row.y, style: style,
+                clip: row)
+        }
+        let x = max(row.x, row.right - rightWidth - 1)
+        put(
+            DisplayWidth.truncate(right.text, to: row.right - x, ellipsis: ellipsis), x: x, y: row.y,
+            style: right.problem ? style.patched(with: theme.style(.error)) : style, clip: row)
     }
 }
 

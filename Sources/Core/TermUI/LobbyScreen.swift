@@ -135,7 +135,7 @@ public enum LobbyScreen {
         let count = model.entries.count
         let rooms = "\(formatCount(count)) live \(count == 1 ? "room" : "rooms")"
         let dot = " \(glyphs.dot) "
-        var variants: [(String, Bool)]
+        let variants: [(text: String, problem: Bool)]
         switch model.connection {
         case .connected:
             variants = [("\(glyphs.connection[0]) connected\(dot)\(rooms)", false), (rooms, false)]
@@ -148,23 +148,9 @@ public enum LobbyScreen {
         case .disconnected:
             variants = [("\(glyphs.connection[2]) disconnected", true), (glyphs.connection[2], true)]
         }
-        let minimumLeft = min(DisplayWidth.of(left), 12)
-        var right = variants.last ?? ("", false)
-        for variant in variants where DisplayWidth.of(variant.0) + 2 + minimumLeft <= row.width {
-            right = variant
-            break
-        }
-        let rightWidth = DisplayWidth.of(right.0)
-        let leftRoom = row.width - rightWidth - 2
-        if leftRoom > 0 {
-            buffer.put(
-                DisplayWidth.truncate(left, to: leftRoom, ellipsis: glyphs.ellipsis), x: row.x, y: row.y, style: style,
-                clip: row)
-        }
-        let x = max(row.x, row.right - rightWidth - 1)
-        buffer.put(
-            DisplayWidth.truncate(right.0, to: row.right - x, ellipsis: glyphs.ellipsis), x: x, y: row.y,
-            style: right.1 ? style.patched(with: theme.style(.error)) : style, clip: row)
+        buffer.putHeader(
+            left: left, right: variants, keepingLeft: min(DisplayWidth.of(left), 12), row: row, style: style,
+            theme: theme)
     }
 
     /// The title and the rooms, scrolled to keep the selection in view.

@@ -158,18 +158,4 @@ public struct StoredRoom: Sendable, Equatable {
     public var demotions: [RoleRecord]
     /// The raised hands, first raised first.
     public var hands: [HandRecord]
-
-    public init(
-        record: RoomRecord?, chat: [ChatRecord], roles: [RoleRecord], invitations: [InvitationRecord] = [],
-        listed: Bool = true, handsAllowed: Bool = true, demotions: [RoleRecord] = [], hands: [HandRecord] = []
-    ) {
-        self.handsAllowed = handsAllowed
-        self.hands = hands
-        self.record = record
-        self.chat = chat
-        self.roles = roles
-        self.invitations = invitations
-        self.listed = listed
-        self.demotions = demotions
-    }
 }

@@ -47,17 +47,12 @@ enum AudioBench {
         rate.option, voiceProcessing.option,
     ]
 
-    static func emit(_ report: BenchmarkReport, json: Bool) -> ExitStatus {
-        writeOutput(json ? report.jsonText() : report.tableText())
-        return report.allPassed ? .success : .failure
-    }
-
     // MARK: cpu
 
     static func runCPU(_ arguments: ParsedArguments, json: Bool) throws -> ExitStatus {
         let seconds = arguments.ifGiven(BenchCommand.seconds) ?? 60
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        return emit(try ClientCPUBenchmark.report(executable: executable, seconds: seconds), json: json)
+        return BenchCommand.emit(try ClientCPUBenchmark.report(executable: executable, seconds: seconds), json: json)
     }
 
     // MARK: highlight
@@ -68,7 +63,7 @@ enum AudioBench {
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         let report = try HighlightBenchmark.report(
             seconds: seconds, runs: runs, roles: roles, configuration: isDebugBuild ? "debug" : "release")
-        return emit(report, json: json)
+        return BenchCommand.emit(report, json: json)
     }
 
     // MARK: latency
@@ -77,7 +72,7 @@ enum AudioBench {
         let seconds = arguments.ifGiven(BenchCommand.seconds) ?? 20
         let report = try PathLatencyBenchmark.report(
             seconds: seconds, seed: UInt64(arguments[AudioBench.seed]), pulse: arguments[AudioBench.pulse])
-        return emit(report, json: json)
+        return BenchCommand.emit(report, json: json)
     }
 
     // MARK: quality-path

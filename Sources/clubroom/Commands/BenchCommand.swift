@@ -152,11 +152,9 @@ enum BenchCommand: ClubroomCommand {
 
     static func runFaults(_ options: Options) async throws -> ExitStatus {
         let minutes = options.arguments[BenchCommand.minutes] ?? 5
-        let report = try await Task.detached {
+        return try await printReport(options) {
             try FaultRun.run(minutes: minutes) { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
-        }.value
-        writeOutput(options.json ? report.jsonText() : report.tableText())
-        return report.allPassed ? .success : .failure
+        }
     }
 
     static func runDirectory(_ options: Options) async throws -> ExitStatus {
@@ -166,27 +164,21 @@ enum BenchCommand: ClubroomCommand {
         settings.rooms = options.arguments[BenchCommand.rooms]
         settings.watchers = options.arguments[BenchCommand.watchers]
         let chosen = settings
-        let report = try await Task.detached { try DirectoryBenchmark.run(settings: chosen, roles: roles) }.value
-        writeOutput(options.json ? report.jsonText() : report.tableText())
-        return report.allPassed ? .success : .failure
+        return try await printReport(options) { try DirectoryBenchmark.run(settings: chosen, roles: roles) }
     }
 
     static func runCluster(_ options: Options) async throws -> ExitStatus {
         let suite = options.suite
         let seconds = options.seconds
         let kills = options.arguments[BenchCommand.kills]
-        let report = try await Task.detached {
+        return try await printReport(options) {
             suite == .failover
                 ? try ClusterBenchmark.runFailover(kills: kills) : try ClusterBenchmark.runRequests(seconds: seconds)
-        }.value
-        writeOutput(options.json ? report.jsonText() : report.tableText())
-        return report.allPassed ? .success : .failure
+        }
     }
 
     static func runCheckpoint(_ options: Options) async throws -> ExitStatus {
-        let report = try await Task.detached { try CheckpointBenchmark.report() }.value
-        writeOutput(options.json ? report.jsonText() : report.tableText())
-        return .success
+        try await printReport(options, judged: false) { try CheckpointBenchmark.report() }
     }
 
     static func runStore(_ options: Options) async throws -> ExitStatus {
@@ -195,6 +187,22 @@ enum BenchCommand: ClubroomCommand {
         let report = StoreBenchmark.run(roles: roles)
         print(options.json ? report.jsonText() : report.tableText())
         return .success
+    }
+
+    /// Prints a suite's report, as a table or as JSON; the exit status says whether every row passed.
+    static func emit(_ report: BenchmarkReport, json: Bool) -> ExitStatus {
+        writeOutput(json ? report.jsonText() : report.tableText())
+        return report.allPassed ? .success : .failure
+    }
+
+    /// Runs a suite off the calling task and prints its report (`emit`); unless `judged`, it succeeds whatever
+    /// the rows say.
+    static func printReport(
+        _ options: Options, judged: Bool = true, _ run: @escaping @Sendable () throws -> BenchmarkReport
+    ) async throws -> ExitStatus {
+        let report = try await Task.detached { try run() }.value
+        let status = emit(report, json: options.json)
+        return judged ? status : .success
     }
 
     /// Figures from a debug build say little about the product; say so where the table will not hide it.
@@ -206,43 +214,32 @@ enum BenchCommand: ClubroomCommand {
 
     static func runJoin(_ options: Options) async throws -> ExitStatus {
         let clients = options.clients
-        let report = try await Task.detached { try JoinBenchmark.run(clients: clients) }.value
-        writeOutput(options.json ? report.jsonText() : report.tableText())
-        return report.allPassed ? .success : .failure
+        return try await printReport(options) { try JoinBenchmark.run(clients: clients) }
     }
 
     static func runDepartures(_ options: Options) async throws -> ExitStatus {
         let clients = options.clients
         let binary = options.arguments[BenchCommand.serverBinary]
-        let report = try await Task.detached { try DepartureBenchmark.run(clients: clients, serverBinary: binary) }
-            .value
-        writeOutput(options.json ? report.jsonText() : report.tableText())
-        return report.allPassed ? .success : .failure
+        return try await printReport(options) { try DepartureBenchmark.run(clients: clients, serverBinary: binary) }
     }
 
     static func runSoak(_ options: Options) async throws -> ExitStatus {
         let minutes = options.arguments[BenchCommand.minutes] ?? 60
-        let report = try await Task.detached { try SoakBenchmark.run(minutes: minutes) }.value
-        writeOutput(options.json ? report.jsonText() : report.tableText())
-        return report.allPassed ? .success : .failure
+        return try await printReport(options) { try SoakBenchmark.run(minutes: minutes) }
     }
 
     static func runFanout(_ options: Options) async throws -> ExitStatus {
         let nodes = options.arguments[BenchCommand.nodes]
         if nodes > 1 {
-            let report = try await Task.detached {
+            return try await printReport(options) {
                 try ClusterFanoutBenchmark.report(
                     nodes: nodes, speakers: options.speakers, listeners: options.listeners, seconds: options.seconds)
-            }.value
-            writeOutput(options.json ? report.jsonText() : report.tableText())
-            return report.allPassed ? .success : .failure
+            }
         }
-        let report = try await Task.detached {
+        return try await printReport(options, judged: false) {
             try FanoutBenchmark.report(
                 speakers: options.speakers, listeners: options.listeners, seconds: options.seconds)
-        }.value
-        writeOutput(options.json ? report.jsonText() : report.tableText())
-        return .success
+        }
     }
 
     static func runLatency(_ options: Options) async throws -> ExitStatus {

@@ -25,10 +25,8 @@ enum InviteCommand: ClubroomCommand {
                 "url", type: .url(schemes: ["ws", "wss"]),
                 help: "The server's address as people reach it, such as wss://rooms.example.org.")
         ],
-        options: [
-            room.option, role.option, timeToLive.option, maxUses.option, data.option, secretFile.option,
-            roles.option,
-        ])
+        options: [room.option, role.option, timeToLive.option, maxUses.option]
+            + ServerSigning.options(secretFile: secretFile))
 
     static let room = TypedOption.string("room", placeholder: "ROOM", help: "Make a room link for this room only.")
     static let role = TypedOption.string(
@@ -40,20 +38,16 @@ enum InviteCommand: ClubroomCommand {
     static let maxUses = TypedOption.integer(
         "max-uses", placeholder: "N", in: 1...1_000_000, help: "How many people the link may admit (default: no limit)."
     )
-    static let data = SharedOptions.serverData
     static let secretFile = TypedOption.path(
         "secret-file", placeholder: "FILE", defaultDescription: "DIR/secret",
         help: "File holding the server's secret (its --secret-file); never created here.")
-    static let roles = SharedOptions.serverRoles
 
     struct Options: Equatable {
         var url: String
         var room: String?
         var role: String
         var timeToLive: Duration
-        var secretFile: String?
-        var dataDirectory: String?
-        var rolesFile: String?
+        var signing: ServerSigning
         var maxUses: Int?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
@@ -61,9 +55,7 @@ enum InviteCommand: ClubroomCommand {
             room = arguments[InviteCommand.room]
             role = arguments[InviteCommand.role]
             timeToLive = arguments[InviteCommand.timeToLive]
-            secretFile = arguments[InviteCommand.secretFile]
-            dataDirectory = arguments[InviteCommand.data]
-            rolesFile = arguments[InviteCommand.roles]
+            signing = ServerSigning(arguments, secretFile: InviteCommand.secretFile)
             maxUses = arguments[InviteCommand.maxUses]
             let seconds = timeToLive.inSecondsRoundedUp
             guard ClientRequest.linkLifetimes.contains(seconds) else {
@@ -90,12 +82,11 @@ enum InviteCommand: ClubroomCommand {
             throw JoinFailure(text: "The address names room \(inAddress) and --room names \(room); give one.")
         }
         let room = options.room ?? address.room
-        let role = try roleArgument(options.role, rolesFile: options.rolesFile)
+        let role = try roleArgument(options.role, rolesFile: options.signing.rolesFile)
         let seconds = options.timeToLive.inSecondsRoundedUp
         let token = try TokenCommandCore.mintInvite(
             room: room, role: role, ttl: seconds,
-            secretFile: options.secretFile
-                ?? DefaultPaths.secretFile(dataDirectory: options.dataDirectory ?? DefaultPaths.dataDirectory),
+            secretFile: options.signing.secretPath,
             now: Int64(Date().timeIntervalSince1970), maxUses: options.maxUses.map(Int64.init))
         if !address.server.secure, !MediaAddressPolicy.isLoopback(address.server.host) {
             writeError(

@@ -140,13 +140,12 @@ enum ServeCommand: ClubroomCommand {
                     expected: "no password in the --cluster URL as well (give it once)")
             }
             if cluster != nil, node == nil { throw .needs(option: "--cluster", needed: "--node NAME") }
-            if node != nil, cluster == nil { throw .needs(option: "--node", needed: "--cluster redis://HOST:PORT") }
-            if relay != nil, cluster == nil { throw .needs(option: "--relay", needed: "--cluster redis://HOST:PORT") }
-            if clusterSecretFile != nil, cluster == nil {
-                throw .needs(option: "--cluster-secret-file", needed: "--cluster redis://HOST:PORT")
-            }
-            if clusterPasswordFile != nil, cluster == nil {
-                throw .needs(option: "--cluster-password-file", needed: "--cluster redis://HOST:PORT")
+            let clusterOnly = [
+                ("--node", node != nil), ("--relay", relay != nil), ("--cluster-secret-file", clusterSecretFile != nil),
+                ("--cluster-password-file", clusterPasswordFile != nil),
+            ]
+            for (option, given) in clusterOnly where given && cluster == nil {
+                throw .needs(option: option, needed: "--cluster redis://HOST:PORT")
             }
         }
     }
@@ -170,7 +169,7 @@ enum ServeCommand: ClubroomCommand {
         }
         var configuration = ServerConfiguration(
             host: options.listen.host, port: Int(options.listen.port), dataDirectory: dataDirectory,
-            secretFile: options.secretFile ?? DefaultPaths.secretFile(dataDirectory: dataDirectory),
+            secretFile: DefaultPaths.secretFile(options.secretFile, dataDirectory: dataDirectory),
             tls: options.tlsCertificate.map {
                 TLSServerConfiguration(certificateFile: $0, privateKeyFile: options.tlsKey ?? "")
             },
@@ -305,9 +304,10 @@ enum DefaultPaths {
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/clubroom"
     }
 
-    /// The secret file inside a data directory.
-    static func secretFile(dataDirectory: String) -> String {
-        dataDirectory + "/secret"
+    /// The secret file given (`--secret-file`), or else `secret` inside the data directory given (`--data`) or
+    /// the default one.
+    static func secretFile(_ given: String?, dataDirectory: String?) -> String {
+        given ?? ((dataDirectory ?? Self.dataDirectory) + "/secret")
     }
 }
 

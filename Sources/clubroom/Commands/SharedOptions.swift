@@ -19,3 +19,26 @@ enum SharedOptions {
         "roles", placeholder: "FILE", defaultDescription: "the built-in table",
         help: "The server's role table, to check the role against.")
 }
+
+/// What `invite` and `token` sign with, as given: the server's secret and its role table.
+struct ServerSigning: Equatable {
+    var secretFile: String?
+    var dataDirectory: String?
+    var rolesFile: String?
+
+    /// The options read here, in the order help lists them: `--data`, the command's own `--secret-file` (whose
+    /// help differs between the two) and `--roles`.
+    static func options(secretFile: TypedOption<String?>) -> [Option] {
+        [SharedOptions.serverData.option, secretFile.option, SharedOptions.serverRoles.option]
+    }
+
+    /// Reads `--data`, `--roles` and the command's own `--secret-file`.
+    init(_ arguments: ParsedArguments, secretFile: TypedOption<String?>) {
+        self.secretFile = arguments[secretFile]
+        dataDirectory = arguments[SharedOptions.serverData]
+        rolesFile = arguments[SharedOptions.serverRoles]
+    }
+
+    /// The secret file: `--secret-file`, or else DIR/secret of `--data DIR` (or of the default data directory).
+    var secretPath: String { DefaultPaths.secretFile(secretFile, dataDirectory: dataDirectory) }
+}

@@ -13,10 +13,8 @@ enum TokenCommand: ClubroomCommand {
             one clubroom serve uses: DIR/secret of its --data DIR (the same default), or its --secret-file. \
             It is never created here: a missing secret is an error.
             """,
-        options: [
-            room.option, identity.option, name.option, role.option, timeToLive.option, data.option,
-            secretFile.option, roles.option,
-        ])
+        options: [room.option, identity.option, name.option, role.option, timeToLive.option]
+            + ServerSigning.options(secretFile: secretFile))
 
     static let room = TypedOption.required("room", placeholder: "ROOM", help: "Room the token admits to.")
     static let identity = TypedOption.required(
@@ -29,11 +27,9 @@ enum TokenCommand: ClubroomCommand {
     static let timeToLive = TypedOption.duration(
         "ttl", placeholder: "DURATION", default: .seconds(3600),
         help: "How long the token stays valid, such as 30m, 12h or 7d.")
-    static let data = SharedOptions.serverData
     static let secretFile = TypedOption.path(
         "secret-file", placeholder: "FILE", defaultDescription: "DIR/secret",
         help: "File holding the server's secret (its --secret-file).")
-    static let roles = SharedOptions.serverRoles
 
     /// What the token will say, as given on the command line.
     struct Options: Equatable {
@@ -42,9 +38,7 @@ enum TokenCommand: ClubroomCommand {
         var name: String
         var role: String
         var timeToLive: Duration
-        var secretFile: String?
-        var dataDirectory: String?
-        var rolesFile: String?
+        var signing: ServerSigning
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             room = arguments[TokenCommand.room]
@@ -52,9 +46,7 @@ enum TokenCommand: ClubroomCommand {
             name = arguments[TokenCommand.name] ?? identity
             role = arguments[TokenCommand.role]
             timeToLive = arguments[TokenCommand.timeToLive]
-            secretFile = arguments[TokenCommand.secretFile]
-            dataDirectory = arguments[TokenCommand.data]
-            rolesFile = arguments[TokenCommand.roles]
+            signing = ServerSigning(arguments, secretFile: TokenCommand.secretFile)
             for (option, value) in [("--room", room), ("--identity", identity), ("--role", role)] where value.isEmpty {
                 throw .badValue(argument: option, value: value, expected: "a non-empty value")
             }
@@ -66,9 +58,8 @@ enum TokenCommand: ClubroomCommand {
         let seconds = options.timeToLive.inSecondsRoundedUp
         let token = try TokenCommandCore.mint(
             room: options.room, identity: options.identity, name: options.name,
-            role: try roleArgument(options.role, rolesFile: options.rolesFile), ttl: seconds,
-            secretFile: options.secretFile
-                ?? DefaultPaths.secretFile(dataDirectory: options.dataDirectory ?? DefaultPaths.dataDirectory),
+            role: try roleArgument(options.role, rolesFile: options.signing.rolesFile), ttl: seconds,
+            secretFile: options.signing.secretPath,
             now: Int64(Date().timeIntervalSince1970))
         writeOutput(token + "\n")
         return .success
