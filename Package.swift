@@ -86,7 +86,11 @@ let package = Package(
         .target(
             name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec", "Platform"],
             path: "Sources/System/AudioDevices"),
-        .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"], path: "Sources/System/Crypto"),
+        // libcrypto's primitives (SHA-1, HMAC, AES-GCM, random bytes) and the server's secret file; nothing of rooms.
+        .target(name: "Crypto", dependencies: ["CCrypto"], path: "Sources/System/Crypto"),
+        // Room tokens and invites signed and checked with the server's secret: the control protocol's claims on
+        // Crypto's HMAC.
+        .target(name: "RoomTokens", dependencies: ["Crypto", "RoomProtocol"], path: "Sources/System/RoomTokens"),
         .target(
             name: "RoomPersistence", dependencies: ["CSQLite", "StrictJSON"], path: "Sources/System/RoomPersistence"),
         .target(
@@ -111,7 +115,7 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "Platform", "ClusterState", "RedisClient", "MediaRelay", "WebSocket",
+                "MediaTransport", "Platform", "ClusterState", "RedisClient", "MediaRelay", "WebSocket", "RoomTokens",
             ], path: "Sources/Server/RoomServer"),
 
         // MARK: The client.
@@ -150,7 +154,7 @@ let package = Package(
             name: "Demo",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "ClubroomResources",
-                "ClientAudio", "AudioCore", "AudioCodec", "Platform", "WebSocket",
+                "ClientAudio", "AudioCore", "AudioCodec", "Platform", "WebSocket", "RoomTokens",
             ]),
 
         // MARK: Benchmarks, run by `clubroom bench`: one folder, a target per area. Product targets never import
@@ -164,6 +168,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", "Platform", "RoomCore", "RoomProtocol", "RoomServer", "RoomTransport", "Crypto",
                 "ClubroomResources", "MediaServer", "MediaTransport", "StrictJSON", "MediaWire", "WebSocket",
+                "RoomTokens",
             ],
             path: "Sources/Benchmarks/Server"),
         .target(
@@ -171,7 +176,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "AudioCore", "AudioCodec", "AudioDevices",
                 "ClientAudio", "MediaTransport", "RoomProtocol", "RoomClient", "RoomApp", "RoomCore", "Crypto",
-                "RoomTransport", "MediaWire", "WebSocket",
+                "RoomTransport", "MediaWire", "WebSocket", "RoomTokens",
             ],
             path: "Sources/Benchmarks/Audio"),
         .target(
@@ -183,7 +188,7 @@ let package = Package(
             name: "DirectoryBenchmarks",
             dependencies: [
                 "BenchmarkSupport", "Platform", "Crypto", "RoomCore", "RoomProtocol", "RoomServer", "RoomTransport",
-                "WebSocket",
+                "WebSocket", "RoomTokens",
             ],
             path: "Sources/Benchmarks/Directory"),
         // The cluster: `clubroom serve` nodes on 127.0.0.2-4 around a Redis of the bench's own.
@@ -192,7 +197,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "ClusterState", "RedisClient", "Crypto", "RoomCore",
                 "RoomProtocol", "RoomTransport", "StrictJSON", "MediaRelay", "MediaServer", "MediaTransport",
-                "RoomServer", "ClubroomResources", "MediaWire", "WebSocket",
+                "RoomServer", "ClubroomResources", "MediaWire", "WebSocket", "RoomTokens",
             ],
             path: "Sources/Benchmarks/Cluster"),
 
@@ -214,7 +219,7 @@ let package = Package(
                 "AudioCodec", "AudioDevices", "ClientAudio", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer",
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
-                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket",
+                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket", "RoomTokens",
             ]),
 
         // MARK: Tests.
@@ -233,7 +238,8 @@ let package = Package(
         .testTarget(
             name: "RoomProtocolTests",
             dependencies: ["RoomProtocol", "RoomCore", "StrictJSON", "RoomTesting", "MediaWire", "WebSocket"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting", "WebSocket"]),
+        .testTarget(
+            name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting", "WebSocket", "RoomTokens"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI", "RoomTesting"], exclude: ["Goldens"]),
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI", "CNcursesw"]),
@@ -270,7 +276,7 @@ let package = Package(
             name: "ServerIntegrationTests",
             dependencies: [
                 "RoomProtocol", "StrictJSON", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
-                "ClubroomResources", "RoomTesting", "RoomApp", "RoomAppRuntime", "WebSocket",
+                "ClubroomResources", "RoomTesting", "RoomApp", "RoomAppRuntime", "WebSocket", "RoomTokens",
             ]),
         .testTarget(
             name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources", "RoomTesting"],

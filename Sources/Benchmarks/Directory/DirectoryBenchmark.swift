@@ -6,6 +6,7 @@ import Platform
 import RoomCore
 import RoomProtocol
 import RoomServer
+import RoomTokens
 import RoomTransport
 import Synchronization
 import WebSocket

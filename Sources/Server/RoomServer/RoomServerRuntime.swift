@@ -7,6 +7,7 @@ import Platform
 import RoomCore
 import RoomPersistence
 import RoomProtocol
+import RoomTokens
 import RoomTransport
 import Synchronization
 

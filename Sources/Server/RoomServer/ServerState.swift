@@ -1,8 +1,8 @@
 import ClusterState
-import Crypto
 import RoomCore
 import RoomPersistence
 import RoomProtocol
+import RoomTokens
 import RoomTransport
 
 /// The server's parts, wired together: the connection table, the rooms and what consumes their outcomes.
