@@ -86,7 +86,11 @@ let package = Package(
         .target(
             name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec", "Platform"],
             path: "Sources/System/AudioDevices"),
-        .target(name: "Crypto", dependencies: ["CCrypto", "RoomProtocol"], path: "Sources/System/Crypto"),
+        // libcrypto's primitives (SHA-1, HMAC, AES-GCM, random bytes) and the server's secret file; nothing of rooms.
+        .target(name: "Crypto", dependencies: ["CCrypto"], path: "Sources/System/Crypto"),
+        // Room tokens and invites signed and checked with the server's secret: the control protocol's claims on
+        // Crypto's HMAC.
+        .target(name: "RoomTokens", dependencies: ["Crypto", "RoomProtocol"], path: "Sources/System/RoomTokens"),
         .target(
             name: "RoomPersistence", dependencies: ["CSQLite", "StrictJSON"], path: "Sources/System/RoomPersistence"),
         .target(
@@ -111,7 +115,7 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "Platform", "WebSocket",
+                "MediaTransport", "Platform", "WebSocket", "ClusterState", "RedisClient", "MediaRelay", "RoomTokens",
             ], path: "Sources/Server/RoomServer"),
         // A server's rooms in a cluster (owned, replicated, relayed, listed), behind RoomServer's `ServerCluster`.
         .target(
@@ -163,7 +167,7 @@ let package = Package(
             name: "Demo",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer", "RoomClient", "ClubroomResources",
-                "ClientAudio", "AudioCore", "AudioCodec", "Platform", "WebSocket",
+                "ClientAudio", "AudioCore", "AudioCodec", "Platform", "WebSocket", "RoomTokens",
             ]),
 
         // MARK: Benchmarks, run by `clubroom bench`: one folder, a target per area. Product targets never import
@@ -177,6 +181,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", "Platform", "RoomCore", "RoomProtocol", "RoomServer", "RoomTransport", "Crypto",
                 "ClubroomResources", "MediaServer", "MediaTransport", "StrictJSON", "MediaWire", "WebSocket",
+                "RoomTokens",
             ],
             path: "Sources/Benchmarks/Server"),
         .target(
@@ -184,7 +189,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "AudioCore", "AudioCodec", "AudioDevices",
                 "ClientAudio", "MediaTransport", "RoomProtocol", "RoomClient", "RoomApp", "RoomCore", "Crypto",
-                "RoomTransport", "MediaWire", "WebSocket",
+                "RoomTransport", "MediaWire", "WebSocket", "RoomTokens",
             ],
             path: "Sources/Benchmarks/Audio"),
         .target(
@@ -198,7 +203,7 @@ let package = Package(
             name: "DirectoryBenchmarks",
             dependencies: [
                 "BenchmarkSupport", "Platform", "Crypto", "RoomCore", "RoomProtocol", "RoomServer", "RoomTransport",
-                "WebSocket",
+                "WebSocket", "RoomTokens",
             ],
             path: "Sources/Benchmarks/Directory"),
         // The cluster: `clubroom serve` nodes on 127.0.0.2-4 around a Redis of the bench's own.
@@ -207,7 +212,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "ClusterState", "RedisClient", "Crypto", "RoomCore",
                 "RoomProtocol", "RoomTransport", "StrictJSON", "MediaRelay", "MediaServer", "MediaTransport",
-                "RoomServer", "ClubroomResources", "MediaWire", "WebSocket",
+                "RoomServer", "ClubroomResources", "MediaWire", "WebSocket", "RoomTokens",
             ],
             path: "Sources/Benchmarks/Cluster"),
 
@@ -229,7 +234,7 @@ let package = Package(
                 "AudioCodec", "AudioDevices", "ClientAudio", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer",
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
-                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket", "ClusterServer",
+                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket", "ClusterServer", "RoomTokens",
             ]),
 
         // MARK: Tests.
@@ -248,7 +253,8 @@ let package = Package(
         .testTarget(
             name: "RoomProtocolTests",
             dependencies: ["RoomProtocol", "RoomCore", "StrictJSON", "RoomTesting", "MediaWire", "WebSocket"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting", "WebSocket"]),
+        .testTarget(
+            name: "CryptoTests", dependencies: ["Crypto", "RoomProtocol", "RoomTesting", "WebSocket", "RoomTokens"]),
         .testTarget(name: "RoomPersistenceTests", dependencies: ["RoomPersistence"]),
         .testTarget(name: "TermUITests", dependencies: ["TermUI", "RoomTesting"], exclude: ["Goldens"]),
         .testTarget(name: "TermCursesTests", dependencies: ["TermCurses", "TermUI", "CNcursesw"]),
@@ -285,7 +291,7 @@ let package = Package(
             name: "ServerIntegrationTests",
             dependencies: [
                 "RoomProtocol", "StrictJSON", "RoomClient", "RoomCore", "RoomTransport", "Crypto", "RoomPersistence",
-                "ClubroomResources", "RoomTesting", "RoomApp", "RoomAppRuntime", "WebSocket",
+                "ClubroomResources", "RoomTesting", "RoomApp", "RoomAppRuntime", "WebSocket", "RoomTokens",
             ]),
         .testTarget(
             name: "RoomAppTests", dependencies: ["RoomApp", "RoomCore", "TermUI", "ClubroomResources", "RoomTesting"],

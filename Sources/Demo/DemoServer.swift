@@ -4,6 +4,7 @@ import Foundation
 import RoomCore
 import RoomProtocol
 import RoomServer
+import RoomTokens
 
 /// The demo's own room server: in this process, on a free loopback port, with a throwaway secret and data
 /// directory that `shutdown()` removes.

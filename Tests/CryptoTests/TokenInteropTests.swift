@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import RoomProtocol
 import RoomTesting
+import RoomTokens
 import Testing
 
 let fixedSecret = TokenSecret(bytes: (0..<32).map { UInt8($0) })

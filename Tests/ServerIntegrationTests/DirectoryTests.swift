@@ -5,6 +5,7 @@ import RoomCore
 import RoomPersistence
 import RoomProtocol
 import RoomTesting
+import RoomTokens
 import RoomTransport
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import RoomProtocol
 import RoomTesting
+import RoomTokens
 import StrictJSON
 import Synchronization
 import Testing

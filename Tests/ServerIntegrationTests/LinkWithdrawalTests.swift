@@ -1,5 +1,4 @@
 import ClubroomResources
-import Crypto
 import Foundation
 import RoomClient
 import RoomCore

@@ -6,6 +6,7 @@ import Foundation
 import Platform
 import RoomClient
 import RoomProtocol
+import RoomTokens
 import RoomTransport
 import ServerBenchmarks
 import Synchronization

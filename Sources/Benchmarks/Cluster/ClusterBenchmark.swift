@@ -6,6 +6,7 @@ import Platform
 import RedisClient
 import RoomCore
 import RoomProtocol
+import RoomTokens
 import RoomTransport
 import ServerBenchmarks
 import StrictJSON

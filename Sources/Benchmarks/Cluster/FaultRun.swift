@@ -4,6 +4,7 @@ import Foundation
 import Platform
 import RoomCore
 import RoomProtocol
+import RoomTokens
 import ServerBenchmarks
 import StrictJSON
 import Synchronization

@@ -6,6 +6,7 @@ import Platform
 import RoomCore
 import RoomProtocol
 import RoomServer
+import RoomTokens
 import RoomTransport
 import Synchronization
 import WebSocket
@@ -71,15 +72,13 @@ public enum DirectoryBenchmark {
         let issuer = TokenIssuer(secret: try SecretFile.load(at: secretFile))
         let now = Int64(Date().timeIntervalSince1970)
         let base = "ws://127.0.0.1:\(server.port)/rooms"
+        // Each loop's thread is named in the kernel, so the watchers' CPU can be read apart from the server's.
         let hostLoop = try EventLoop(name: "bench-hosts")
         let watcherLoop = try EventLoop(name: "bench-lobbies")
         defer {
             hostLoop.shutdown()
             watcherLoop.shutdown()
         }
-        // Named where the kernel shows it, so the watchers' CPU can be read apart from the server's.
-        hostLoop.execute { nameCurrentThread("bench-hosts") }
-        watcherLoop.execute { nameCurrentThread("bench-lobbies") }
         var options = WebSocketOptions()
         options.maxMessageSize = DirectoryCodec.maxMessageBytes
 

@@ -4,6 +4,7 @@ import Foundation
 import RoomCore
 import RoomProtocol
 import RoomServer
+import RoomTokens
 
 /// Why a benchmark's server could not start or a token could not be made.
 public struct BenchServerError: Error, CustomStringConvertible {

@@ -5,6 +5,7 @@ import Foundation
 import Platform
 import RoomCore
 import RoomProtocol
+import RoomTokens
 import RoomTransport
 import StrictJSON
 import Synchronization

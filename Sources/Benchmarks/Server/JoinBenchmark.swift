@@ -41,8 +41,7 @@ public enum JoinBenchmark {
             try server.token("bench-\(index)", role: "audience", name: "Bench \(index)")
         }
         let url = server.url
-        let loops = try (0..<2).map { _ in try EventLoop(name: "clubroom-bench") }
-        for loop in loops { loop.execute { nameCurrentThread("bench-clients") } }
+        let loops = try (0..<2).map { _ in try EventLoop(name: "bench-clients") }
         let tally = Tally(count: count)
         let clients = Mutex<[WebSocketClient]>([])
         var clientOptions = WebSocketOptions()

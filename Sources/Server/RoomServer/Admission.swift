@@ -1,4 +1,3 @@
-import Crypto
 import RoomCore
 import RoomProtocol
 import RoomTransport

@@ -1,7 +1,7 @@
-import Crypto
 import RoomCore
 import RoomPersistence
 import RoomProtocol
+import RoomTokens
 import RoomTransport
 import WebSocket
 

@@ -5,6 +5,7 @@ import Platform
 import RoomCore
 import RoomPersistence
 import RoomProtocol
+import RoomTokens
 import RoomTransport
 import Synchronization
 

@@ -1,7 +1,7 @@
-import Crypto
 import RoomCore
 import RoomPersistence
 import RoomProtocol
+import RoomTokens
 import RoomTransport
 
 /// The server's parts, wired together: the connection table, the rooms and what consumes their outcomes.

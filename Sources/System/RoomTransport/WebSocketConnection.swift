@@ -1,5 +1,4 @@
 import CEventPoll
-import Crypto
 import Glibc
 import Platform
 import Synchronization

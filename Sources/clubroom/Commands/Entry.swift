@@ -2,6 +2,7 @@ import Arguments
 import Crypto
 import Foundation
 import RoomProtocol
+import RoomTokens
 import RoomTransport
 import WebSocket
 

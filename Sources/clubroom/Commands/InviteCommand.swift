@@ -1,11 +1,11 @@
 import Arguments
 import ClubroomResources
-import Crypto
 import Foundation
 import Platform
 import RoomCore
 import RoomProtocol
 import RoomServer
+import RoomTokens
 
 /// `clubroom invite`: a link to paste into a chat.
 enum InviteCommand: ClubroomCommand {

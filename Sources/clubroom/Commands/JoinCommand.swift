@@ -2,7 +2,6 @@ import Arguments
 import AudioDevices
 import ClientAudio
 import ClubroomResources
-import Crypto
 import Foundation
 import ProcessSignals
 import RoomApp

@@ -1,7 +1,7 @@
 import Arguments
-import Crypto
 import Foundation
 import Platform
+import RoomTokens
 
 /// `clubroom token`: mints a signed access token.
 enum TokenCommand: ClubroomCommand {

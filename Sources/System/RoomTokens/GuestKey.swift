@@ -1,3 +1,4 @@
+import Crypto
 import RoomProtocol
 
 /// What an invite holder's client shows one server instead of its long-term guest key: a key derived for that

@@ -1,3 +1,4 @@
+import Crypto
 import RoomProtocol
 
 /// Signs room tokens with the server's secret, joining `RoomToken` to OpenSSL's HMAC.

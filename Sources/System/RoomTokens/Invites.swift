@@ -1,3 +1,4 @@
+import Crypto
 import RoomProtocol
 
 /// What a server's secret says about the server without giving the secret away: the id of its signing key,
