@@ -109,7 +109,7 @@ let package = Package(
             name: "ClusterServer",
             dependencies: [
                 "RoomServer", "ClusterState", "RedisClient", "MediaRelay", "MediaTransport", "RoomCore", "RoomProtocol",
-                "RoomTransport", "Crypto",
+                "RoomTransport", "Crypto", "StrictJSON",
             ], path: "Sources/Cluster/ClusterServer"),
 
         // MARK: The client.
@@ -182,7 +182,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "ClusterState", "RedisClient", "Crypto", "RoomCore",
                 "RoomProtocol", "RoomTransport", "StrictJSON", "MediaRelay", "MediaServer", "MediaTransport",
-                "RoomServer", "ClubroomResources",
+                "RoomServer", "ClubroomResources", "ClusterServer",
             ],
             path: "Sources/Benchmarks/Cluster"),
 
@@ -249,7 +249,7 @@ let package = Package(
             name: "RoomServerTests",
             dependencies: [
                 "RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources", "MediaServer",
-                "MediaTransport",
+                "MediaTransport", "ClusterServer",
             ]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
@@ -276,7 +276,8 @@ let package = Package(
             name: "ClusterServerTests",
             dependencies: [
                 "ClusterServer", "RoomServer", "ClusterState", "RoomCore", "RoomProtocol", "ClubroomResources",
-            ]),
+                "RedisClient", "RoomPersistence",
+            ], exclude: ["Goldens"]),
         .testTarget(
             name: "MediaRelayTests",
             dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomProtocol", "RoomTesting"]),

@@ -1,3 +1,4 @@
+import ClusterServer
 import RoomCore
 import RoomProtocol
 import Testing
@@ -90,10 +91,10 @@ import Testing
     @Test func aCheckpointWrittenBeforeIdsWereKeptStillReads() throws {
         var stored = populatedRoom().checkpoint
         stored.applied = nil
-        var json = String(decoding: stored.encoded(), as: UTF8.self)
+        var json = String(decoding: ClusterFormat.encode(stored), as: UTF8.self)
         #expect(!json.contains("\"applied\""))
         json = String(json)
-        let restored = try RoomCheckpoint(decoding: Array(json.utf8))
+        let restored = try ClusterFormat.checkpoint(decoding: Array(json.utf8))
         let room = RoomAuthority(name: "lobby", roles: defaultRoles, restoring: restored, maxPeers: 100)
         #expect(room.applied.ids.isEmpty)
     }

@@ -1,3 +1,4 @@
+import ClusterServer
 import RoomCore
 import RoomProtocol
 import Testing
@@ -26,7 +27,8 @@ import Testing
         expectRefused(
             .setHandsAllowed(false), by: "ana", code: .conflict, message: "raising hands is already off", in: room)
         let copy = RoomAuthority(
-            name: "lobby", roles: defaultRoles, restoring: try RoomCheckpoint(decoding: room.checkpoint.encoded()),
+            name: "lobby", roles: defaultRoles,
+            restoring: try ClusterFormat.checkpoint(decoding: ClusterFormat.encode(room.checkpoint)),
             maxPeers: 100)
         #expect(!copy.handsAllowed)
         let on = room.handle(.setHandsAllowed(true), from: "ana", now: 30)

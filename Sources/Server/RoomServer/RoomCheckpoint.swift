@@ -1,104 +1,131 @@
-import Foundation
 import RoomCore
 import RoomProtocol
 
 /// Everything a `RoomAuthority` holds but its name, role table and size limit: what a node that did not see a
 /// room's history needs to decide exactly as the room's other copies do. A cluster keeps one in Redis beside
-/// the room's event stream; applying the entries written after it brings a copy up to date.
-public struct RoomCheckpoint: Sendable, Equatable, Codable {
-    struct Departed: Sendable, Equatable, Codable {
-        var peer: PeerID
-        var role: RoleName
-        var at: Timestamp
+/// the room's event stream; applying the entries written after it brings a copy up to date. Its JSON is the
+/// cluster's to write and read (`ClusterServer`'s `ClusterFormat`).
+public struct RoomCheckpoint: Sendable, Equatable {
+    package struct Departed: Sendable, Equatable {
+        package var peer: PeerID
+        package var role: RoleName
+        package var at: Timestamp
+
+        package init(peer: PeerID, role: RoleName, at: Timestamp) {
+            self.peer = peer
+            self.role = role
+            self.at = at
+        }
     }
 
-    struct Invitation: Sendable, Equatable, Codable {
-        var peer: PeerID
-        var by: PeerID
+    package struct Invitation: Sendable, Equatable {
+        package var peer: PeerID
+        package var by: PeerID
         /// When it was sent, on the owner's clock: it lapses `RoomAuthority.invitationLifetime` later.
-        var at: Timestamp
+        package var at: Timestamp
+
+        package init(peer: PeerID, by: PeerID, at: Timestamp) {
+            self.peer = peer
+            self.by = by
+            self.at = at
+        }
     }
 
-    struct Hand: Sendable, Equatable, Codable {
-        var peer: PeerID
-        var at: Timestamp
+    package struct Hand: Sendable, Equatable {
+        package var peer: PeerID
+        package var at: Timestamp
+
+        package init(peer: PeerID, at: Timestamp) {
+            self.peer = peer
+            self.at = at
+        }
     }
 
-    struct TokenRole: Sendable, Equatable, Codable {
-        var peer: PeerID
-        var role: RoleName
+    package struct TokenRole: Sendable, Equatable {
+        package var peer: PeerID
+        package var role: RoleName
+
+        package init(peer: PeerID, role: RoleName) {
+            self.peer = peer
+            self.role = role
+        }
     }
 
     /// The ids of one identity's decided requests, oldest first, and the refusals of those refused
     /// (`AppliedRequests.stored`; a checkpoint without `refused` has only requests that took effect).
-    struct Applied: Sendable, Equatable, Codable {
-        var peer: PeerID
-        var ids: [String]
-        var refused: [Refused]? = nil
+    package struct Applied: Sendable, Equatable {
+        package var peer: PeerID
+        package var ids: [String]
+        package var refused: [Refused]? = nil
+
+        package init(peer: PeerID, ids: [String], refused: [Refused]? = nil) {
+            self.peer = peer
+            self.ids = ids
+            self.refused = refused
+        }
     }
 
     /// A refused request's id (as in `Applied.ids`) and its refusal's code and message.
-    struct Refused: Sendable, Equatable, Codable {
-        var id: String
-        var code: String
-        var message: String
+    package struct Refused: Sendable, Equatable {
+        package var id: String
+        package var code: String
+        package var message: String
+
+        package init(id: String, code: String, message: String) {
+            self.id = id
+            self.code = code
+            self.message = message
+        }
     }
 
-    var topic: String
-    var ended: Bool
-    var seq: Int64
+    package var topic: String
+    package var ended: Bool
+    package var seq: Int64
     /// The peers in join order.
-    var peers: [Peer]
-    var invitations: [Invitation]
-    var heldInvitations: [Invitation]
+    package var peers: [Peer]
+    package var invitations: [Invitation]
+    package var heldInvitations: [Invitation]
     /// Raised hands of peers away within the grace; absent from checkpoints written before hands were kept.
-    var heldHands: [Hand]?
+    package var heldHands: [Hand]?
     /// Peers whose role someone else lowered: they may not step back up by themselves.
-    var loweredByOthers: [PeerID]
+    package var loweredByOthers: [PeerID]
     /// The role each of them was lowered to, the most they come back with (absent from checkpoints written
     /// before demotions outlasted the reconnect grace: each then keeps the role it holds, or left with).
-    var loweredTo: [TokenRole]?
+    package var loweredTo: [TokenRole]?
     /// The role each present or recently departed peer's token gave: the most it keeps, and what it may step
     /// back up to.
-    var tokenRoles: [TokenRole]
-    var chat: [ChatMessage]
-    var removed: [PeerID]
-    var departed: [Departed]
-    var departedPruneThreshold: Int
+    package var tokenRoles: [TokenRole]
+    package var chat: [ChatMessage]
+    package var removed: [PeerID]
+    package var departed: [Departed]
+    package var departedPruneThreshold: Int
     /// Whether the room shows in the lobby.
-    var listed: Bool
+    package var listed: Bool
     /// When the room went live; nil while it is empty or ended.
-    var liveSince: Timestamp?
+    package var liveSince: Timestamp?
     /// The ids of the requests that took effect, per identity (absent in a checkpoint written before they were
     /// kept).
-    var applied: [Applied]?
+    package var applied: [Applied]?
     /// When a room left without a host by one who dropped hands the role over (absent when none waits).
-    var handoverDue: Timestamp?
+    package var handoverDue: Timestamp?
     /// When the room, left with neither host nor moderator, ends (absent when it is not ending).
-    var endsAt: Timestamp?
+    package var endsAt: Timestamp?
     /// False when raising hands is off (absent when it is on).
-    var handsAllowed: Bool?
+    package var handsAllowed: Bool?
     /// The last host who left, named when the room is said to be ending (absent when none left).
-    var lastHost: LastHost?
+    package var lastHost: LastHost?
 
-    struct LastHost: Sendable, Equatable, Codable {
-        var peer: PeerID
-        var name: String
+    package struct LastHost: Sendable, Equatable {
+        package var peer: PeerID
+        package var name: String
+
+        package init(peer: PeerID, name: String) {
+            self.peer = peer
+            self.name = name
+        }
     }
 
-    /// The checkpoint as JSON.
-    public func encoded() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? Array(encoder.encode(self))) ?? []
-    }
-
-    /// Reads a checkpoint written by `encoded()`.
-    public init(decoding bytes: [UInt8]) throws {
-        self = try JSONDecoder().decode(RoomCheckpoint.self, from: Data(bytes))
-    }
-
-    init(
+    package init(
         topic: String, ended: Bool, seq: Int64, peers: [Peer], invitations: [Invitation],
         heldInvitations: [Invitation], loweredTo: [TokenRole], tokenRoles: [TokenRole], chat: [ChatMessage],
         removed: [PeerID], departed: [Departed],
