@@ -1,8 +1,8 @@
-import ClusterServer
 import RoomCore
 import RoomProtocol
 import Testing
 
+@testable import ClusterServer
 @testable import RoomServer
 
 /// A request id takes effect at most once per identity: in the room alone, across a reconnect, and across a

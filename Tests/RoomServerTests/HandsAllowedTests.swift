@@ -1,8 +1,8 @@
-import ClusterServer
 import RoomCore
 import RoomProtocol
 import Testing
 
+@testable import ClusterServer
 @testable import RoomServer
 
 /// A host or moderator turns raising hands off for the room: everyone is told, every raised hand goes down, and

@@ -1,8 +1,8 @@
-import ClusterServer
 import RoomCore
 import RoomProtocol
 import Testing
 
+@testable import ClusterServer
 @testable import RoomServer
 
 /// When the last host leaves, the moderator who has been in the room longest becomes host: at once when the host

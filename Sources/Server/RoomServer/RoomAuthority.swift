@@ -18,56 +18,56 @@ public struct RoomAuthority: Sendable {
     public let name: String
     public let roles: RoleTable
     public var maxPeers: Int
-    public internal(set) var topic: String
-    public internal(set) var ended: Bool
+    public package(set) var topic: String
+    public package(set) var ended: Bool
     /// The last sequence number given to an event.
     public package(set) var seq: Int64
-    public internal(set) var peers: [PeerID: Peer] = [:]
+    public package(set) var peers: [PeerID: Peer] = [:]
     /// The pending invitations to speak, by invitee: who sent each and when.
-    public internal(set) var invitations: [PeerID: Invitation] = [:]
+    public package(set) var invitations: [PeerID: Invitation] = [:]
     /// Pending invitations of peers whose connection dropped, given back if they return before they lapse.
-    public internal(set) var heldInvitations: [PeerID: Invitation] = [:]
+    public package(set) var heldInvitations: [PeerID: Invitation] = [:]
     /// Peers whose role someone else lowered, with the role they were moved to: they may not step back up
     /// themselves, and they come back with no more than that role whatever token they bring and however long
     /// they were away, until someone raises them again (or the room ends). Kept as long as the room, like a
     /// removal, and saved with it.
-    public internal(set) var loweredByOthers: [PeerID: RoleName] = [:]
+    public package(set) var loweredByOthers: [PeerID: RoleName] = [:]
     /// The raised hands of peers whose connection dropped (or who were here when the server stopped), with when
     /// each went up: given back, in their place in the queue, to a peer back within the reconnect grace.
-    public internal(set) var heldHands: [PeerID: Timestamp] = [:]
+    public package(set) var heldHands: [PeerID: Timestamp] = [:]
     /// The last chat messages, oldest first.
-    public internal(set) var chat: [ChatMessage]
+    public package(set) var chat: [ChatMessage]
     /// Identities removed since the room was last opened.
-    public internal(set) var removedIdentities: Set<PeerID> = []
+    public package(set) var removedIdentities: Set<PeerID> = []
     /// Roles of peers who left recently, for reconnects.
-    public internal(set) var departed: [PeerID: (role: RoleName, at: Timestamp)]
+    public package(set) var departed: [PeerID: (role: RoleName, at: Timestamp)]
     /// Join order, so snapshots list peers stably.
     package var order: [PeerID] = []
     /// Whether the room shows in the lobby; its host decides, and it is kept across restarts.
-    public internal(set) var listed: Bool
+    public package(set) var listed: Bool
     /// When the room went live (its first person arrived); nil while it is empty or ended.
-    public internal(set) var liveSince: Timestamp?
+    public package(set) var liveSince: Timestamp?
     /// Who is on stage and whose hand is up, kept as people come and go so the listing never scans the room.
-    var tally = ListingTally()
+    package var tally = ListingTally()
     /// The listing lobby watchers were last told of; nil while the room is not in the list.
     package var reportedListing: RoomListing?
     /// The role each peer's token gave when it joined, kept while the peer is here or its role is kept for a
     /// return: a new connection with a lesser token must not keep what the greater one gave. It is also the most
     /// a present peer may take back itself after stepping down.
-    var tokenRoles: [PeerID: RoleName] = [:]
+    package var tokenRoles: [PeerID: RoleName] = [:]
     /// How many departures are kept before old ones are pruned; doubles with what is kept, so a crowd leaving
     /// costs time linear in its size.
-    var departedPruneThreshold = 1024
+    package var departedPruneThreshold = 1024
     /// When the room, left without a host by one who dropped, hands the host role over if no host is back by
     /// then (see `handOver`); nil when no handover waits.
-    public internal(set) var handoverDue: Timestamp?
+    public package(set) var handoverDue: Timestamp?
     /// Whether people may raise hands in the room; a host or moderator turns it off and on.
     public package(set) var handsAllowed = true
     /// When the room ends because its last host left and no moderator could take over, unless a host (or a
     /// moderator, who then becomes host) arrives first; nil when the room is not ending.
-    public internal(set) var endsAt: Timestamp?
+    public package(set) var endsAt: Timestamp?
     /// The last host who left (identity and name), for the announcement that the room is ending.
-    public internal(set) var lastHost: (id: PeerID, name: String)?
+    public package(set) var lastHost: (id: PeerID, name: String)?
     /// The refusal of a raised hand while raising hands is off.
     public static let handsOff = "raising hands is turned off in this room; a host or moderator can turn it back on"
     /// How long a room without host or moderator goes on before it ends.

@@ -1,131 +1,93 @@
 import RoomCore
 import RoomProtocol
+import RoomServer
 
 /// Everything a `RoomAuthority` holds but its name, role table and size limit: what a node that did not see a
 /// room's history needs to decide exactly as the room's other copies do. A cluster keeps one in Redis beside
-/// the room's event stream; applying the entries written after it brings a copy up to date. Its JSON is the
-/// cluster's to write and read (`ClusterServer`'s `ClusterFormat`).
+/// the room's event stream (as `ClusterFormat` writes it); applying the entries written after it brings a copy up
+/// to date.
 public struct RoomCheckpoint: Sendable, Equatable {
-    package struct Departed: Sendable, Equatable {
-        package var peer: PeerID
-        package var role: RoleName
-        package var at: Timestamp
-
-        package init(peer: PeerID, role: RoleName, at: Timestamp) {
-            self.peer = peer
-            self.role = role
-            self.at = at
-        }
+    struct Departed: Sendable, Equatable {
+        var peer: PeerID
+        var role: RoleName
+        var at: Timestamp
     }
 
-    package struct Invitation: Sendable, Equatable {
-        package var peer: PeerID
-        package var by: PeerID
+    struct Invitation: Sendable, Equatable {
+        var peer: PeerID
+        var by: PeerID
         /// When it was sent, on the owner's clock: it lapses `RoomAuthority.invitationLifetime` later.
-        package var at: Timestamp
-
-        package init(peer: PeerID, by: PeerID, at: Timestamp) {
-            self.peer = peer
-            self.by = by
-            self.at = at
-        }
+        var at: Timestamp
     }
 
-    package struct Hand: Sendable, Equatable {
-        package var peer: PeerID
-        package var at: Timestamp
-
-        package init(peer: PeerID, at: Timestamp) {
-            self.peer = peer
-            self.at = at
-        }
+    struct Hand: Sendable, Equatable {
+        var peer: PeerID
+        var at: Timestamp
     }
 
-    package struct TokenRole: Sendable, Equatable {
-        package var peer: PeerID
-        package var role: RoleName
-
-        package init(peer: PeerID, role: RoleName) {
-            self.peer = peer
-            self.role = role
-        }
+    struct TokenRole: Sendable, Equatable {
+        var peer: PeerID
+        var role: RoleName
     }
 
     /// The ids of one identity's decided requests, oldest first, and the refusals of those refused
     /// (`AppliedRequests.stored`; a checkpoint without `refused` has only requests that took effect).
-    package struct Applied: Sendable, Equatable {
-        package var peer: PeerID
-        package var ids: [String]
-        package var refused: [Refused]? = nil
-
-        package init(peer: PeerID, ids: [String], refused: [Refused]? = nil) {
-            self.peer = peer
-            self.ids = ids
-            self.refused = refused
-        }
+    struct Applied: Sendable, Equatable {
+        var peer: PeerID
+        var ids: [String]
+        var refused: [Refused]? = nil
     }
 
     /// A refused request's id (as in `Applied.ids`) and its refusal's code and message.
-    package struct Refused: Sendable, Equatable {
-        package var id: String
-        package var code: String
-        package var message: String
-
-        package init(id: String, code: String, message: String) {
-            self.id = id
-            self.code = code
-            self.message = message
-        }
+    struct Refused: Sendable, Equatable {
+        var id: String
+        var code: String
+        var message: String
     }
 
-    package var topic: String
-    package var ended: Bool
-    package var seq: Int64
+    var topic: String
+    var ended: Bool
+    var seq: Int64
     /// The peers in join order.
-    package var peers: [Peer]
-    package var invitations: [Invitation]
-    package var heldInvitations: [Invitation]
+    var peers: [Peer]
+    var invitations: [Invitation]
+    var heldInvitations: [Invitation]
     /// Raised hands of peers away within the grace; absent from checkpoints written before hands were kept.
-    package var heldHands: [Hand]?
+    var heldHands: [Hand]?
     /// Peers whose role someone else lowered: they may not step back up by themselves.
-    package var loweredByOthers: [PeerID]
+    var loweredByOthers: [PeerID]
     /// The role each of them was lowered to, the most they come back with (absent from checkpoints written
     /// before demotions outlasted the reconnect grace: each then keeps the role it holds, or left with).
-    package var loweredTo: [TokenRole]?
+    var loweredTo: [TokenRole]?
     /// The role each present or recently departed peer's token gave: the most it keeps, and what it may step
     /// back up to.
-    package var tokenRoles: [TokenRole]
-    package var chat: [ChatMessage]
-    package var removed: [PeerID]
-    package var departed: [Departed]
-    package var departedPruneThreshold: Int
+    var tokenRoles: [TokenRole]
+    var chat: [ChatMessage]
+    var removed: [PeerID]
+    var departed: [Departed]
+    var departedPruneThreshold: Int
     /// Whether the room shows in the lobby.
-    package var listed: Bool
+    var listed: Bool
     /// When the room went live; nil while it is empty or ended.
-    package var liveSince: Timestamp?
+    var liveSince: Timestamp?
     /// The ids of the requests that took effect, per identity (absent in a checkpoint written before they were
     /// kept).
-    package var applied: [Applied]?
+    var applied: [Applied]?
     /// When a room left without a host by one who dropped hands the role over (absent when none waits).
-    package var handoverDue: Timestamp?
+    var handoverDue: Timestamp?
     /// When the room, left with neither host nor moderator, ends (absent when it is not ending).
-    package var endsAt: Timestamp?
+    var endsAt: Timestamp?
     /// False when raising hands is off (absent when it is on).
-    package var handsAllowed: Bool?
+    var handsAllowed: Bool?
     /// The last host who left, named when the room is said to be ending (absent when none left).
-    package var lastHost: LastHost?
+    var lastHost: LastHost?
 
-    package struct LastHost: Sendable, Equatable {
-        package var peer: PeerID
-        package var name: String
-
-        package init(peer: PeerID, name: String) {
-            self.peer = peer
-            self.name = name
-        }
+    struct LastHost: Sendable, Equatable {
+        var peer: PeerID
+        var name: String
     }
 
-    package init(
+    init(
         topic: String, ended: Bool, seq: Int64, peers: [Peer], invitations: [Invitation],
         heldInvitations: [Invitation], loweredTo: [TokenRole], tokenRoles: [TokenRole], chat: [ChatMessage],
         removed: [PeerID], departed: [Departed],
