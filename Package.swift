@@ -122,7 +122,7 @@ let package = Package(
             name: "ClusterServer",
             dependencies: [
                 "RoomServer", "ClusterState", "RedisClient", "MediaRelay", "MediaTransport", "RoomCore", "RoomProtocol",
-                "RoomTransport", "Crypto",
+                "RoomTransport", "Crypto", "StrictJSON",
             ], path: "Sources/Cluster/ClusterServer"),
 
         // MARK: The client.
@@ -212,7 +212,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", "ServerBenchmarks", "Platform", "ClusterState", "RedisClient", "Crypto", "RoomCore",
                 "RoomProtocol", "RoomTransport", "StrictJSON", "MediaRelay", "MediaServer", "MediaTransport",
-                "RoomServer", "ClubroomResources", "MediaWire", "WebSocket", "RoomTokens",
+                "RoomServer", "ClubroomResources", "MediaWire", "WebSocket", "RoomTokens", "ClusterServer",
             ],
             path: "Sources/Benchmarks/Cluster"),
 
@@ -283,7 +283,7 @@ let package = Package(
             name: "RoomServerTests",
             dependencies: [
                 "RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources", "MediaServer",
-                "MediaTransport",
+                "MediaTransport", "ClusterServer",
             ]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
@@ -310,7 +310,8 @@ let package = Package(
             name: "ClusterServerTests",
             dependencies: [
                 "ClusterServer", "RoomServer", "ClusterState", "RoomCore", "RoomProtocol", "ClubroomResources",
-            ]),
+                "RedisClient", "RoomPersistence",
+            ], exclude: ["Goldens"]),
         .testTarget(
             name: "MediaRelayTests",
             dependencies: ["MediaRelay", "MediaServer", "MediaTransport", "RoomTesting", "MediaWire"]),

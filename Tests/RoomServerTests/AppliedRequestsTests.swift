@@ -2,6 +2,7 @@ import RoomCore
 import RoomProtocol
 import Testing
 
+@testable import ClusterServer
 @testable import RoomServer
 
 /// A request id takes effect at most once per identity: in the room alone, across a reconnect, and across a
@@ -90,10 +91,10 @@ import Testing
     @Test func aCheckpointWrittenBeforeIdsWereKeptStillReads() throws {
         var stored = populatedRoom().checkpoint
         stored.applied = nil
-        var json = String(decoding: stored.encoded(), as: UTF8.self)
+        var json = String(decoding: ClusterFormat.encode(stored), as: UTF8.self)
         #expect(!json.contains("\"applied\""))
         json = String(json)
-        let restored = try RoomCheckpoint(decoding: Array(json.utf8))
+        let restored = try ClusterFormat.checkpoint(decoding: Array(json.utf8))
         let room = RoomAuthority(name: "lobby", roles: defaultRoles, restoring: restored, maxPeers: 100)
         #expect(room.applied.ids.isEmpty)
     }

@@ -2,6 +2,7 @@ import RoomCore
 import RoomProtocol
 import Testing
 
+@testable import ClusterServer
 @testable import RoomServer
 
 /// A host or moderator turns raising hands off for the room: everyone is told, every raised hand goes down, and
@@ -26,7 +27,8 @@ import Testing
         expectRefused(
             .setHandsAllowed(false), by: "ana", code: .conflict, message: "raising hands is already off", in: room)
         let copy = RoomAuthority(
-            name: "lobby", roles: defaultRoles, restoring: try RoomCheckpoint(decoding: room.checkpoint.encoded()),
+            name: "lobby", roles: defaultRoles,
+            restoring: try ClusterFormat.checkpoint(decoding: ClusterFormat.encode(room.checkpoint)),
             maxPeers: 100)
         #expect(!copy.handsAllowed)
         let on = room.handle(.setHandsAllowed(true), from: "ana", now: 30)

@@ -2,6 +2,7 @@ import RoomCore
 import RoomProtocol
 import Testing
 
+@testable import ClusterServer
 @testable import RoomServer
 
 /// When the last host leaves, the moderator who has been in the room longest becomes host: at once when the host
@@ -139,7 +140,8 @@ import Testing
         var room = roomWithoutModerators()
         _ = room.handle(.leave, from: "ana", id: nil, now: 100)
         let copy = RoomAuthority(
-            name: "lobby", roles: defaultRoles, restoring: try RoomCheckpoint(decoding: room.checkpoint.encoded()),
+            name: "lobby", roles: defaultRoles,
+            restoring: try ClusterFormat.checkpoint(decoding: ClusterFormat.encode(room.checkpoint)),
             maxPeers: 100)
         #expect(copy.endsAt == 100 + RoomAuthority.hostlessGrace)
         #expect(copy.lastHost?.id == "ana" && copy.lastHost?.name == "Ana")

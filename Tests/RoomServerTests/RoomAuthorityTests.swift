@@ -3,6 +3,7 @@ import RoomCore
 import RoomProtocol
 import Testing
 
+@testable import ClusterServer
 @testable import RoomServer
 
 let defaultRoles = try! RoleTable.load(contentsOf: ClubroomResources.rolesURL)

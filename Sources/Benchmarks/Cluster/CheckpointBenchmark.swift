@@ -1,5 +1,6 @@
 import BenchmarkSupport
 import ClubroomResources
+import ClusterServer
 import Platform
 import RoomCore
 import RoomServer
@@ -22,10 +23,10 @@ public enum CheckpointBenchmark {
             }
             let rounds = peers >= 10_000 ? 10 : 40
             var bytes: [UInt8] = []
-            let encode = timings(rounds) { bytes = room.checkpoint.encoded() }
+            let encode = timings(rounds) { bytes = ClusterFormat.encode(room.checkpoint) }
             var restored: RoomAuthority?
             let restore = timings(rounds) {
-                if let checkpoint = try? RoomCheckpoint(decoding: bytes) {
+                if let checkpoint = try? ClusterFormat.checkpoint(decoding: bytes) {
                     restored = RoomAuthority(name: "bench", roles: roles, restoring: checkpoint, maxPeers: peers)
                 }
             }

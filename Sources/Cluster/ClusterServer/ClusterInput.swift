@@ -1,14 +1,14 @@
-import Foundation
 import RoomCore
 import RoomProtocol
 import RoomServer
+import StrictJSON
 
 /// One thing that happened to a room in a cluster, as its owner decided it: the body of an entry of the room's
 /// event stream. Every node holding a copy of the room applies the same inputs in the same order to its own
 /// `RoomAuthority`, which is deterministic given its state and the input (the owner's time is in the input),
 /// so every copy emits the same events with the same numbers and holds the same state.
-struct ClusterInput: Sendable, Equatable, Codable {
-    enum Kind: String, Sendable, Codable {
+struct ClusterInput: Sendable, Equatable {
+    enum Kind: String, Sendable {
         /// A peer joins through `node`'s connection `connection`.
         case join
         /// Peers connected to `node` left.
@@ -23,14 +23,14 @@ struct ClusterInput: Sendable, Equatable, Codable {
         case expireInvitations = "expire_invitations"
     }
 
-    struct Departed: Sendable, Equatable, Codable {
+    struct Departed: Sendable, Equatable {
         var peer: PeerID
         var reason: String
         /// The node's number for the connection that closed.
         var connection: UInt64
     }
 
-    struct Level: Sendable, Equatable, Codable {
+    struct Level: Sendable, Equatable {
         var peer: PeerID
         var level: Int
     }
@@ -105,14 +105,75 @@ struct ClusterInput: Sendable, Equatable, Codable {
         ClusterInput(kind: .expireInvitations, node: node, now: now)
     }
 
+    /// The input as the body of a stream entry (or a queued request): `ClusterFormat`'s document, which cannot
+    /// fail to encode.
     func encoded() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? Array(encoder.encode(self))) ?? []
+        var object = JSONObject()
+        object["kind"] = .string(kind.rawValue)
+        object["node"] = .string(node)
+        object["connection"] = .integer(Int64(clamping: connection))
+        if let peer { object["peer"] = .string(peer.rawValue) }
+        if let name { object["name"] = .string(name) }
+        if let role { object["role"] = .string(role.rawValue) }
+        if let departures {
+            object["departures"] = .array(
+                departures.map {
+                    .object(
+                        JSONObject([
+                            ("peer", .string($0.peer.rawValue)), ("reason", .string($0.reason)),
+                            ("connection", .integer(Int64(clamping: $0.connection))),
+                        ]))
+                })
+        }
+        if let request { object["request"] = ControlCodec.json(ClientMessage(request, id: requestID)) }
+        if let levels {
+            object["levels"] = .array(
+                levels.map {
+                    .object(JSONObject([("peer", .string($0.peer.rawValue)), ("level", .integer(Int64($0.level)))]))
+                })
+        }
+        if let ssrc { object["ssrc"] = .integer(Int64(ssrc)) }
+        object["now"] = .integer(now)
+        return ClusterFormat.document(object)
     }
 
-    init(decoding bytes: [UInt8]) throws {
-        self = try JSONDecoder().decode(ClusterInput.self, from: Data(bytes))
+    /// Reads what `encoded()` wrote; anything else (another format version included) throws.
+    init(decoding bytes: [UInt8]) throws(ClusterFormatError) {
+        let fields = try ClusterFormat.read(bytes)
+        let kindName = try fields.string("kind")
+        guard let kind = Kind(rawValue: kindName) else { throw .malformed("unknown input kind \"\(kindName)\"") }
+        self.init(kind: kind, node: try fields.string("node"), connection: try fields.unsigned("connection"), now: 0)
+        now = try fields.integer("now")
+        peer = try fields.optionalString("peer").map { PeerID($0) }
+        name = try fields.optionalString("name")
+        role = try fields.optionalString("role").map { RoleName($0) }
+        departures = try fields.optionalObjects("departures")?.map { departed throws(ClusterFormatError) in
+            Departed(
+                peer: try departed.peer("peer"), reason: try departed.string("reason"),
+                connection: try departed.unsigned("connection"))
+        }
+        if let value = fields.optional("request") {
+            guard case .object = value else { throw fields.fail("request", "an object") }
+            let message: ClientMessage
+            do {
+                message = try ControlCodec.decodeClient(value.encoded)
+            } catch {
+                throw .malformed("\"request\" is not a request: \(error)")
+            }
+            request = message.request
+            switch message.id {
+            case .string(let text): requestString = text
+            case .integer(let number): requestInteger = number
+            case nil: break
+            }
+        }
+        levels = try fields.optionalObjects("levels")?.map { level throws(ClusterFormatError) in
+            Level(peer: try level.peer("peer"), level: Int(clamping: try level.integer("level")))
+        }
+        if let ssrc = try fields.optionalInteger("ssrc") {
+            guard let value = UInt32(exactly: ssrc) else { throw fields.fail("ssrc", "a 32-bit SSRC") }
+            self.ssrc = value
+        }
     }
 
     init(
@@ -135,7 +196,7 @@ struct ClusterInput: Sendable, Equatable, Codable {
 
 /// Where each peer of a room is connected: the node and that node's number for the connection. Part of every
 /// copy of a room, changed only by applying inputs, so every copy agrees on it.
-struct PeerHome: Sendable, Equatable, Codable {
+struct PeerHome: Sendable, Equatable {
     var node: String
     var connection: UInt64
     /// The SSRC its media is sent with, when the node serves audio.
@@ -154,29 +215,40 @@ struct ReplicatedRoom: Sendable {
         case outcome(Outcome)
     }
 
-    /// The checkpoint of the authority and the homes together, as one JSON document.
-    struct Stored: Codable {
-        var room: RoomCheckpoint
-        var homes: [String: PeerHome]
-    }
-
+    /// The checkpoint of the authority and the homes together, as one `ClusterFormat` document (a reset entry's
+    /// body, and the room's checkpoint in Redis), which cannot fail to encode.
     func encoded() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let stored = Stored(
-            room: authority.checkpoint,
-            homes: Dictionary(uniqueKeysWithValues: homes.map { ($0.key.rawValue, $0.value) }))
-        return (try? Array(encoder.encode(stored))) ?? []
+        let homes = homes.sorted { $0.key < $1.key }.map { peer, home -> (String, JSONValue) in
+            var object = JSONObject()
+            object["node"] = .string(home.node)
+            object["connection"] = .integer(Int64(clamping: home.connection))
+            if let ssrc = home.ssrc { object["ssrc"] = .integer(Int64(ssrc)) }
+            return (peer.rawValue, .object(object))
+        }
+        return ClusterFormat.document(
+            JSONObject([("room", ClusterFormat.json(authority.checkpoint)), ("homes", .object(JSONObject(homes)))]))
     }
 
     init(authority: RoomAuthority) {
         self.authority = authority
     }
 
-    init(name: String, roles: RoleTable, maxPeers: Int, decoding bytes: [UInt8]) throws {
-        let stored = try JSONDecoder().decode(Stored.self, from: Data(bytes))
-        authority = RoomAuthority(name: name, roles: roles, restoring: stored.room, maxPeers: maxPeers)
-        homes = Dictionary(uniqueKeysWithValues: stored.homes.map { (PeerID($0.key), $0.value) })
+    /// Reads what `encoded()` wrote; anything else (another format version included) throws.
+    init(name: String, roles: RoleTable, maxPeers: Int, decoding bytes: [UInt8]) throws(ClusterFormatError) {
+        let fields = try ClusterFormat.read(bytes)
+        let checkpoint = try ClusterFormat.checkpoint(try fields.object("room"))
+        authority = RoomAuthority(name: name, roles: roles, restoring: checkpoint, maxPeers: maxPeers)
+        let stored = try fields.object("homes")
+        for key in stored.object.keys {
+            let home = try stored.object(key)
+            var ssrc: UInt32?
+            if let number = try home.optionalInteger("ssrc") {
+                guard let value = UInt32(exactly: number) else { throw home.fail("ssrc", "a 32-bit SSRC") }
+                ssrc = value
+            }
+            homes[PeerID(key)] = PeerHome(
+                node: try home.string("node"), connection: try home.unsigned("connection"), ssrc: ssrc)
+        }
     }
 
     /// Applies one input. Deterministic: the same state and input give the same result on every node.

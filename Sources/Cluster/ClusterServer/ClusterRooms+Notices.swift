@@ -40,8 +40,19 @@ extension ClusterRooms {
                             + "another secret)")
                     continue
                 }
-                guard let input = try? ClusterInput(decoding: plain), input.node.hasPrefix(request.node + "/") else {
-                    log.warning("room \(roomName): a queued request from \(request.node) cannot be read; skipped")
+                let input: ClusterInput
+                do throws(ClusterFormatError) {
+                    input = try ClusterInput(decoding: plain)
+                } catch {
+                    log.warning(
+                        "room \(roomName): queued request \(request.id) from \(request.node) cannot be read (\(error)); "
+                            + "skipped")
+                    continue
+                }
+                guard input.node.hasPrefix(request.node + "/") else {
+                    log.warning(
+                        "room \(roomName): refused request \(request.id) said to be from node \(request.node): it names "
+                            + "node \(input.node); skipped")
                     continue
                 }
                 guard sequence > room.requestSequences[input.node, default: 0] else {

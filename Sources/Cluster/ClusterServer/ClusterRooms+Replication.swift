@@ -57,23 +57,17 @@ extension ClusterRooms {
             return
         }
         let position = room.position
-        cluster.entries(roomName, after: position) { [self] result in
-            guard let room = rooms[roomName], room.generation == generation else { return }
-            switch result {
-            case .failure(let error):
-                log.warning("room \(roomName): cannot read its entries: \(error); trying again")
-                retry(roomName, generation: generation) { [self] in
-                    catchUp(roomName, snapshot: snapshot, generation: generation, then: then)
-                }
-            case .success(let entries):
-                let continues =
-                    entries.first.map { $0.prev == position || $0.kind == .reset } ?? (position == snapshot.lastID)
-                guard continues else {
-                    restore(roomName, snapshot: snapshot, generation: generation, then: then)
-                    return
-                }
-                if apply(entries, in: roomName, generation: generation) { then() }
+        readEntries(
+            roomName, after: position, generation: generation,
+            again: { [self] in catchUp(roomName, snapshot: snapshot, generation: generation, then: then) }
+        ) { [self] entries in
+            let continues =
+                entries.first.map { $0.prev == position || $0.kind == .reset } ?? (position == snapshot.lastID)
+            guard continues else {
+                restore(roomName, snapshot: snapshot, generation: generation, then: then)
+                return
             }
+            if apply(entries, in: roomName, generation: generation) { then() }
         }
     }
 
@@ -84,8 +78,7 @@ extension ClusterRooms {
         guard let room = rooms[roomName] else { return }
         let checkpointAt = snapshot.meta["checkpointAt"].flatMap { EntryID(String(decoding: $0, as: UTF8.self)) }
         guard let sealed = snapshot.meta["checkpoint"], let checkpointAt,
-            let bytes = seal.openCheckpoint(sealed, room: roomName, at: checkpointAt),
-            let copy = try? ReplicatedRoom(name: roomName, roles: roles, maxPeers: maxPeers, decoding: bytes)
+            let bytes = seal.openCheckpoint(sealed, room: roomName, at: checkpointAt)
         else {
             log.error(
                 "room \(roomName): its checkpoint in the cluster cannot be read (or is not sealed under this node's "
@@ -93,23 +86,43 @@ extension ClusterRooms {
             retry(roomName, generation: generation) { [self] in becomeReplica(roomName) }
             return
         }
+        let copy: ReplicatedRoom
+        do throws(ClusterFormatError) {
+            copy = try ReplicatedRoom(name: roomName, roles: roles, maxPeers: maxPeers, decoding: bytes)
+        } catch {
+            log.error("room \(roomName): its checkpoint in the cluster cannot be read: \(error)")
+            retry(roomName, generation: generation) { [self] in becomeReplica(roomName) }
+            return
+        }
         replaceCopy(of: room, with: copy, in: roomName)
         room.position = checkpointAt
-        cluster.entries(roomName, after: checkpointAt) { [self] result in
-            guard let room = rooms[roomName], room.generation == generation else { return }
+        readEntries(
+            roomName, after: checkpointAt, generation: generation,
+            again: { [self] in restore(roomName, snapshot: snapshot, generation: generation, then: then) }
+        ) { [self] entries in
+            if apply(entries, in: roomName, generation: generation) {
+                // What this node missed may have taken its people out of the room.
+                handBack(roomName)
+                syncRemoteSpeakers(roomName)
+                then()
+            }
+        }
+    }
+
+    /// Reads the room's entries after `position` and gives them to `read` on the loop, unless the room started
+    /// loading again meanwhile; a read that fails is logged and `again` runs a little later.
+    func readEntries(
+        _ roomName: String, after position: EntryID, generation: Int, again: @escaping @Sendable () -> Void,
+        then read: @escaping @Sendable ([RoomEntry]) -> Void
+    ) {
+        cluster.entries(roomName, after: position) { [self] result in
+            guard rooms[roomName]?.generation == generation else { return }
             switch result {
             case .failure(let error):
                 log.warning("room \(roomName): cannot read its entries: \(error); trying again")
-                retry(roomName, generation: generation) { [self] in
-                    restore(roomName, snapshot: snapshot, generation: generation, then: then)
-                }
+                retry(roomName, generation: generation, again)
             case .success(let entries):
-                if apply(entries, in: roomName, generation: generation) {
-                    // What this node missed may have taken its people out of the room.
-                    handBack(roomName)
-                    syncRemoteSpeakers(roomName)
-                    then()
-                }
+                read(entries)
             }
         }
     }
@@ -142,19 +155,27 @@ extension ClusterRooms {
                 continue
             }
             if entry.kind == .reset {
-                guard
-                    let copy = try? ReplicatedRoom(
-                        name: roomName, roles: roles, maxPeers: maxPeers, decoding: body)
-                else { continue }
+                let copy: ReplicatedRoom
+                do throws(ClusterFormatError) {
+                    copy = try ReplicatedRoom(name: roomName, roles: roles, maxPeers: maxPeers, decoding: body)
+                } catch {
+                    unreadable(entry, in: roomName, because: error)
+                    return false
+                }
                 replaceCopy(of: room, with: copy, in: roomName)
                 room.position = entry.id
                 continue
             }
-            guard entry.prev == room.position, var copy = room.copy,
-                let input = try? ClusterInput(decoding: body)
-            else {
+            guard entry.prev == room.position, var copy = room.copy else {
                 log.warning("room \(roomName): its stream does not continue from \(room.position); reading it again")
                 if case .replica = room.phase { becomeReplica(roomName) }
+                return false
+            }
+            let input: ClusterInput
+            do throws(ClusterFormatError) {
+                input = try ClusterInput(decoding: body)
+            } catch {
+                unreadable(entry, in: roomName, because: error)
                 return false
             }
             let applied = copy.apply(input)
@@ -164,6 +185,15 @@ extension ClusterRooms {
             guard room.generation == generation else { return false }
         }
         return true
+    }
+
+    /// An entry sealed by the room's owner that this node cannot read (written by a node of another version, say):
+    /// never skipped, since every later entry builds on it. The log says so, and a copy that follows the room
+    /// is read again from the room's checkpoint (docs/cluster.md, "What crosses Redis").
+    func unreadable(_ entry: RoomEntry, in roomName: String, because error: ClusterFormatError) {
+        log.error(
+            "room \(roomName): entry \(entry.id) cannot be read (\(error)); reading the room again from its checkpoint")
+        if let room = rooms[roomName], case .replica = room.phase { becomeReplica(roomName) }
     }
 
     /// The inputs this node held while the room was loading, to the owner now.

@@ -109,16 +109,18 @@ extension ClusterRooms {
         log.warning(
             "room \(roomName): no decision on a request of \(peer) within \(awaitMilliseconds / 1000) s; "
                 + "its client is told it is unconfirmed")
+        tell(
+            peer, .unconfirmed,
+            "the cluster could not confirm this request: it may still take effect"
+                + (input.requestID == nil ? "" : "; sending it again with the same id is safe"),
+            id: input.requestID, in: roomName)
+    }
+
+    /// Answers `peer` alone (unnumbered): an error for its request `id`.
+    func tell(_ peer: PeerID, _ code: ErrorCode, _ message: String, id: RequestID?, in roomName: String) {
         var notice = Outcome()
         notice.deliveries = [
-            Delivery(
-                to: .peer(peer),
-                ServerMessage(
-                    .error(
-                        code: .unconfirmed,
-                        message: "the cluster could not confirm this request: it may still take effect"
-                            + (input.requestID == nil ? "" : "; sending it again with the same id is safe"),
-                        id: input.requestID), seq: nil))
+            Delivery(to: .peer(peer), ServerMessage(.error(code: code, message: message, id: id), seq: nil))
         ]
         publish(notice, in: roomName)
     }
@@ -150,18 +152,9 @@ extension ClusterRooms {
                 return
             }
             room.awaited.remove(at: index)
-            var notice = Outcome()
-            notice.deliveries = [
-                Delivery(
-                    to: .peer(peer),
-                    ServerMessage(
-                        .error(
-                            code: .internal,
-                            message: error.isUnavailable ? "\(error)" : "unavailable, try again: \(error)",
-                            id: input.requestID),
-                        seq: nil))
-            ]
-            publish(notice, in: roomName)
+            tell(
+                peer, .internal, error.isUnavailable ? "\(error)" : "unavailable, try again: \(error)",
+                id: input.requestID, in: roomName)
         case .leave:
             loop?.schedule(after: .milliseconds(500)) { [self] in send(input, in: roomName) }
         case .levels, .nodeGone, .expireInvitations:

@@ -1,5 +1,5 @@
 /// One peer's audio level in a `speakers` update.
-public struct SpeakerLevel: Sendable, Equatable, Codable {
+public struct SpeakerLevel: Sendable, Equatable {
     public var peer: PeerID
     /// 0 (silent) to 100 (loudest); values outside are clamped when applied.
     public var level: Int
@@ -11,7 +11,7 @@ public struct SpeakerLevel: Sendable, Equatable, Codable {
 }
 
 /// One peer's network quality in a `network_quality` update (docs/media.md gives the formula of the score).
-public struct PeerQuality: Sendable, Equatable, Codable {
+public struct PeerQuality: Sendable, Equatable {
     public var peer: PeerID
     /// 0 (no media) to 5 (perfect).
     public var score: Int
@@ -43,7 +43,7 @@ public struct PeerQuality: Sendable, Equatable, Codable {
 ///
 /// Server events travel with a per-room sequence number (see `RoomAction.server`); the connection events are
 /// local and unsequenced.
-public enum ServerEvent: Sendable, Equatable, Codable {
+public enum ServerEvent: Sendable, Equatable {
     /// The full state of the room on joining or rejoining; it carries the sequence number it reflects.
     case joined(RoomSnapshot)
     /// Someone joined; `invitation` is their invitation to speak when one is still pending (they came back
@@ -122,8 +122,8 @@ public enum ServerEvent: Sendable, Equatable, Codable {
 /// An invite link the server made for this client: the whole link to paste into a chat, for one role of one
 /// room, and when it stops working.
 /// A newcomer at a locked room's door, as its hosts and moderators hear of it: who, and what became of them.
-public struct Knock: Sendable, Equatable, Codable {
-    public enum State: String, Sendable, Equatable, Codable, CaseIterable {
+public struct Knock: Sendable, Equatable {
+    public enum State: String, Sendable, Equatable, CaseIterable {
         /// They wait for a host's answer (`/admit`, `/deny`).
         case waiting
         case admitted
@@ -149,7 +149,7 @@ public struct Knock: Sendable, Equatable, Codable {
 }
 
 /// One invite link of a room, as a host sees it in `/links`.
-public struct RoomLink: Sendable, Equatable, Codable {
+public struct RoomLink: Sendable, Equatable {
     /// The link's id (its invite's `jti`), which `/revoke ID` takes.
     public var id: String
     public var role: RoleName
@@ -175,7 +175,7 @@ public struct RoomLink: Sendable, Equatable, Codable {
     }
 }
 
-public struct InviteLink: Sendable, Equatable, Codable {
+public struct InviteLink: Sendable, Equatable {
     public var room: String
     public var role: RoleName
     /// The link itself, `wss://HOST/rooms/ROOM#invite=TOKEN` (docs/tokens.md).

@@ -1,7 +1,6 @@
-/// A peer's stable identity: the `sub` claim of its token. Never shown as a name.
-///
-/// Like `RoleName`, it is coded as its bare string by the standard library's `Codable` for `RawRepresentable`.
-public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible,
+/// A peer's stable identity: the `sub` claim of its token. Never shown as a name. Every format writes it as its
+/// bare string (the control protocol's `ControlCodec`, the cluster's `ClusterFormat`).
+public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible,
     ExpressibleByStringLiteral
 {
     public let rawValue: String
@@ -19,7 +18,7 @@ public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, Codable,
 }
 
 /// The name of a role in the role table (`host`, `moderator`, `speaker`, `audience` by default).
-public struct RoleName: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
+public struct RoleName: RawRepresentable, Hashable, Sendable, CustomStringConvertible,
     ExpressibleByStringLiteral
 {
     public let rawValue: String
@@ -41,7 +40,7 @@ public struct RoleName: RawRepresentable, Hashable, Sendable, Codable, CustomStr
 }
 
 /// Something a role may do. The raw value is the wire and `roles.json` spelling.
-public enum Permission: String, CaseIterable, Hashable, Sendable, Codable, CustomStringConvertible {
+public enum Permission: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
     case publishAudio = "publish_audio"
     case raiseHand = "raise_hand"
     case chat
@@ -204,7 +203,7 @@ public enum DisplayName {
 }
 
 /// A person (or bot) in a room.
-public struct Peer: Sendable, Equatable, Codable, Identifiable {
+public struct Peer: Sendable, Equatable, Identifiable {
     /// Stable identity from the token.
     public let id: PeerID
     /// Display name, already sanitized with `DisplayName.sanitize`.
@@ -243,22 +242,6 @@ public struct Peer: Sendable, Equatable, Codable, Identifiable {
         self.micWorking = micWorking
     }
 
-    /// Decoding applies the same rules as `init`, so a hostile name or level from the wire is tamed.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            id: try c.decode(PeerID.self, forKey: .id),
-            name: try c.decode(String.self, forKey: .name),
-            role: try c.decode(RoleName.self, forKey: .role),
-            muted: try c.decodeIfPresent(Bool.self, forKey: .muted) ?? true,
-            handRaisedAt: try c.decodeIfPresent(Timestamp.self, forKey: .handRaisedAt),
-            joinedAt: try c.decodeIfPresent(Timestamp.self, forKey: .joinedAt) ?? 0,
-            level: try c.decodeIfPresent(Int.self, forKey: .level) ?? 0,
-            metadata: try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:],
-            micWorking: try c.decodeIfPresent(Bool.self, forKey: .micWorking) ?? true,
-            playing: try c.decodeIfPresent(Bool.self, forKey: .playing) ?? false)
-    }
-
     /// How long the hand has been up at `now`, in milliseconds; `nil` when the hand is down.
     public func waitingTime(now: Timestamp) -> Int64? {
         handRaisedAt.map { max(0, now - $0) }
@@ -268,7 +251,7 @@ public struct Peer: Sendable, Equatable, Codable, Identifiable {
 }
 
 /// Who a chat message is for.
-public enum ChatAudience: Sendable, Equatable, Hashable, Codable {
+public enum ChatAudience: Sendable, Equatable, Hashable {
     case everyone
     /// A direct message to one peer.
     case peer(PeerID)
@@ -277,7 +260,7 @@ public enum ChatAudience: Sendable, Equatable, Hashable, Codable {
 }
 
 /// One chat line as the server relayed it.
-public struct ChatMessage: Sendable, Equatable, Codable {
+public struct ChatMessage: Sendable, Equatable {
     /// The longest message in characters; longer text is refused before it is sent.
     public static let maxLength = 2000
 
@@ -297,19 +280,10 @@ public struct ChatMessage: Sendable, Equatable, Codable {
         self.sentAt = sentAt
     }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            from: try c.decode(PeerID.self, forKey: .from),
-            fromName: try c.decode(String.self, forKey: .fromName),
-            text: try c.decode(String.self, forKey: .text),
-            to: try c.decodeIfPresent(ChatAudience.self, forKey: .to) ?? .everyone,
-            sentAt: try c.decode(Timestamp.self, forKey: .sentAt))
-    }
 }
 
 /// Everything a client needs when it joins (or rejoins) a room.
-public struct RoomSnapshot: Sendable, Equatable, Codable {
+public struct RoomSnapshot: Sendable, Equatable {
     public var roomID: String
     public var topic: String
     /// The receiving client's own identity.

@@ -1,6 +1,6 @@
 /// One of the few reactions anyone in a room may send: shown briefly beside the sender's name, counted rather than
 /// listed when many people send them. Reactions are ephemeral: never saved, never in a checkpoint.
-public enum Reaction: String, Sendable, Hashable, CaseIterable, Codable {
+public enum Reaction: String, Sendable, Hashable, CaseIterable {
     case clap
     case thumbsUp = "thumbs_up"
     case laugh
@@ -93,9 +93,9 @@ extension String {
 
 /// What the server sends for the reactions of a short span (`reaction` event): how many people sent each
 /// reaction, and the first few of them by name, so a big room's applause is one message rather than a flood.
-public struct ReactionBurst: Sendable, Equatable, Codable {
+public struct ReactionBurst: Sendable, Equatable {
     /// One reaction and how many people sent it in the span.
-    public struct Count: Sendable, Equatable, Codable {
+    public struct Count: Sendable, Equatable {
         public var reaction: Reaction
         public var count: Int
 
@@ -106,7 +106,7 @@ public struct ReactionBurst: Sendable, Equatable, Codable {
     }
 
     /// One sender and the reaction they sent last in the span (the mark shown beside their name).
-    public struct Sender: Sendable, Equatable, Codable {
+    public struct Sender: Sendable, Equatable {
         public var peer: PeerID
         public var reaction: Reaction
 

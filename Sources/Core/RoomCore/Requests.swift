@@ -1,6 +1,6 @@
 /// What a client asks the server to do. The server checks permissions (with the same `RoleTable`) and
 /// answers with events; the client never applies a request's outcome itself.
-public enum ClientRequest: Sendable, Equatable, Codable {
+public enum ClientRequest: Sendable, Equatable {
     case raiseHand
     case lowerHand
     /// Lower someone else's raised hand (who may invite, for people below them).

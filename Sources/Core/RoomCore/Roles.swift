@@ -2,7 +2,7 @@ import Foundation
 import StrictJSON
 
 /// One role in the role table.
-public struct RoleDefinition: Sendable, Equatable, Codable {
+public struct RoleDefinition: Sendable, Equatable {
     public var name: RoleName
     /// The short word the screen shows next to a name ("mod").
     public var label: String

@@ -14,7 +14,7 @@ public enum RoomEnding: Sendable, Equatable {
 }
 
 /// A pending invitation onto the stage: who sent it and when.
-public struct Invitation: Sendable, Equatable, Codable {
+public struct Invitation: Sendable, Equatable {
     public var by: PeerID
     /// When it was sent, on the server's clock (milliseconds since the Unix epoch).
     public var at: Timestamp

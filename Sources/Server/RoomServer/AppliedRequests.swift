@@ -18,9 +18,14 @@ package struct AppliedRequests: Sendable, Equatable {
     package struct Decision: Sendable, Equatable {
         package var id: RequestID
         package var refusal: ServerMessage?
+
+        package init(id: RequestID, refusal: ServerMessage?) {
+            self.id = id
+            self.refusal = refusal
+        }
     }
 
-    private(set) var decisions: [PeerID: [Decision]] = [:]
+    package var decisions: [PeerID: [Decision]] = [:]
 
     /// Each identity's decided ids, oldest first.
     var ids: [PeerID: [RequestID]] { decisions.mapValues { $0.map(\.id) } }
@@ -63,45 +68,5 @@ package struct AppliedRequests: Sendable, Equatable {
             seq: nil)
     }
 
-    /// The decisions as a checkpoint keeps them, identities sorted: each id as `s:` and the text of a string id or
-    /// `i:` and the digits of an integer one, and the refusals by that text.
-    var stored: [RoomCheckpoint.Applied] {
-        decisions.sorted { $0.key < $1.key }.map { peer, decisions in
-            let refused = decisions.compactMap { decision -> RoomCheckpoint.Refused? in
-                guard case .error(let code, let message, _)? = decision.refusal?.event else { return nil }
-                return RoomCheckpoint.Refused(id: Self.text(decision.id), code: code.rawValue, message: message)
-            }
-            return RoomCheckpoint.Applied(
-                peer: peer, ids: decisions.map { Self.text($0.id) }, refused: refused.isEmpty ? nil : refused)
-        }
-    }
-
-    init() {}
-
-    init(stored: [RoomCheckpoint.Applied]) {
-        for entry in stored {
-            let refusals = Dictionary(
-                (entry.refused ?? []).map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
-            decisions[entry.peer] = entry.ids.compactMap { text -> Decision? in
-                guard let id = Self.id(text) else { return nil }
-                let refusal = refusals[text].map {
-                    ServerMessage(.error(code: ErrorCode(rawValue: $0.code), message: $0.message, id: id), seq: nil)
-                }
-                return Decision(id: id, refusal: refusal)
-            }
-        }
-    }
-
-    private static func text(_ id: RequestID) -> String {
-        switch id {
-        case .string(let text): "s:\(text)"
-        case .integer(let number): "i:\(number)"
-        }
-    }
-
-    private static func id(_ text: String) -> RequestID? {
-        if text.hasPrefix("s:") { return .string(String(text.dropFirst(2))) }
-        if text.hasPrefix("i:") { return Int64(text.dropFirst(2)).map { .integer($0) } }
-        return nil
-    }
+    package init() {}
 }

@@ -154,10 +154,10 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
         changed(deferred: true)
     }
 
-    /// What the other nodes of a cluster say of the rooms they own now (`ClusterRooms`), each room as a lobby
-    /// that knew nothing of it would be told: `added` while listed (with why it arrived), `removed` for a while
-    /// after it left (with why). Rooms this server follows keep their own entries; the others change to match,
-    /// and a room no node speaks of any more leaves the list as ended.
+    /// What the other nodes of a cluster say of the rooms they own now (read by the cluster's rooms), each room
+    /// as a lobby that knew nothing of it would be told: `added` while listed (with why it arrived), `removed`
+    /// for a while after it left (with why). Rooms this server follows keep their own entries; the others change
+    /// to match, and a room no node speaks of any more leaves the list as ended.
     package func replaceRemote(_ entries: [String: ListingChange]) {
         var touched = false
         for room in Set(remote.keys).union(entries.keys).sorted() where !followed.contains(room) {

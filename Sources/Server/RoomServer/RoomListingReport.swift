@@ -71,9 +71,9 @@ public struct DoorAnswer: Sendable, Equatable {
 
 /// Who is on stage and whose hand is up, kept up to date from each outcome's events so a listing costs the size
 /// of the stage, not of the room.
-struct ListingTally: Sendable, Equatable {
-    var stage: Set<PeerID> = []
-    var hands: Set<PeerID> = []
+package struct ListingTally: Sendable, Equatable {
+    package var stage: Set<PeerID> = []
+    package var hands: Set<PeerID> = []
 }
 
 extension RoomAuthority {

@@ -15,7 +15,8 @@ import Synchronization
 /// The parts, each in its own file: `Admission` (a connection's token and join), `RequestHandling` (a
 /// connection's messages), `LocalRooms` (the authorities, and the order in which an outcome is carried out),
 /// `Broadcaster` (deliveries and closes), `PersistenceQueue` (the database) and `ServerMedia` (keys, SSRCs and
-/// publish gates).
+/// publish gates); `RoomPaths` (the seam: the rooms as the server holds them, and `ServerCluster`, the door a
+/// cluster's rooms come in through in place of `LocalRooms`).
 ///
 /// Threads: every connection callback and every room runs on the transport's one event-loop thread, so rooms
 /// need no locks; the store commits, applies and reads on threads of its own, so a slow or locked database

@@ -1,44 +1,45 @@
-import Foundation
 import RoomCore
 import RoomProtocol
+import RoomServer
 
 /// Everything a `RoomAuthority` holds but its name, role table and size limit: what a node that did not see a
 /// room's history needs to decide exactly as the room's other copies do. A cluster keeps one in Redis beside
-/// the room's event stream; applying the entries written after it brings a copy up to date.
-public struct RoomCheckpoint: Sendable, Equatable, Codable {
-    struct Departed: Sendable, Equatable, Codable {
+/// the room's event stream (as `ClusterFormat` writes it); applying the entries written after it brings a copy up
+/// to date.
+public struct RoomCheckpoint: Sendable, Equatable {
+    struct Departed: Sendable, Equatable {
         var peer: PeerID
         var role: RoleName
         var at: Timestamp
     }
 
-    struct Invitation: Sendable, Equatable, Codable {
+    struct Invitation: Sendable, Equatable {
         var peer: PeerID
         var by: PeerID
         /// When it was sent, on the owner's clock: it lapses `RoomAuthority.invitationLifetime` later.
         var at: Timestamp
     }
 
-    struct Hand: Sendable, Equatable, Codable {
+    struct Hand: Sendable, Equatable {
         var peer: PeerID
         var at: Timestamp
     }
 
-    struct TokenRole: Sendable, Equatable, Codable {
+    struct TokenRole: Sendable, Equatable {
         var peer: PeerID
         var role: RoleName
     }
 
     /// The ids of one identity's decided requests, oldest first, and the refusals of those refused
     /// (`AppliedRequests.stored`; a checkpoint without `refused` has only requests that took effect).
-    struct Applied: Sendable, Equatable, Codable {
+    struct Applied: Sendable, Equatable {
         var peer: PeerID
         var ids: [String]
         var refused: [Refused]? = nil
     }
 
     /// A refused request's id (as in `Applied.ids`) and its refusal's code and message.
-    struct Refused: Sendable, Equatable, Codable {
+    struct Refused: Sendable, Equatable {
         var id: String
         var code: String
         var message: String
@@ -81,21 +82,9 @@ public struct RoomCheckpoint: Sendable, Equatable, Codable {
     /// The last host who left, named when the room is said to be ending (absent when none left).
     var lastHost: LastHost?
 
-    struct LastHost: Sendable, Equatable, Codable {
+    struct LastHost: Sendable, Equatable {
         var peer: PeerID
         var name: String
-    }
-
-    /// The checkpoint as JSON.
-    public func encoded() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? Array(encoder.encode(self))) ?? []
-    }
-
-    /// Reads a checkpoint written by `encoded()`.
-    public init(decoding bytes: [UInt8]) throws {
-        self = try JSONDecoder().decode(RoomCheckpoint.self, from: Data(bytes))
     }
 
     init(

@@ -1,0 +1,151 @@
+import RoomCore
+import RoomProtocol
+
+/// Who receives a message.
+public enum Recipients: Sendable, Equatable {
+    case everyone
+    case everyoneExcept(PeerID)
+    case peer(PeerID)
+    /// These peers, in this order (a chat to a role: its holders and the sender).
+    case peers([PeerID])
+}
+
+/// A message for some of the room's connections.
+public struct Delivery: Sendable, Equatable {
+    public var to: Recipients
+    public var message: ServerMessage
+
+    public init(to: Recipients, _ message: ServerMessage) {
+        self.to = to
+        self.message = message
+    }
+}
+
+/// A line of the moderation audit log: who did what to whom, when, and why.
+public struct AuditEntry: Sendable, Equatable {
+    public var at: Timestamp
+    public var actor: PeerID
+    /// The request's wire name (`set_role`, `remove`, …) or `reopen`.
+    public var action: String
+    public var target: PeerID?
+    /// The new role, the topic, the reason: whatever the action carried.
+    public var detail: String
+
+    public init(at: Timestamp, actor: PeerID, action: String, target: PeerID? = nil, detail: String = "") {
+        self.at = at
+        self.actor = actor
+        self.action = action
+        self.target = target
+        self.detail = detail
+    }
+}
+
+/// Why the room closes a connection.
+public enum CloseReason: String, Sendable, Equatable {
+    case left
+    case roomEnded = "room_ended"
+    case roomFull = "room_full"
+    case replaced
+    case removed
+
+    /// The WebSocket close code (see `docs/protocol.md`).
+    public var code: UInt16 {
+        switch self {
+        case .left: 1000
+        case .roomEnded: 4009
+        case .roomFull: 4010
+        case .replaced: 4011
+        case .removed: 4012
+        }
+    }
+}
+
+/// A change the persistence queue writes to the database.
+public enum SavedChange: Sendable, Equatable {
+    case topic(String)
+    /// The room ended with this reason.
+    case ended(reason: String)
+    /// A host's join opened the ended room again.
+    case reopened
+    /// A chat message, with its sender's name at the time.
+    case chat(ChatMessage)
+    case audit(AuditEntry)
+    /// A peer left: remember its role for a reconnect within the grace period.
+    case departed(PeerID, role: RoleName, at: Timestamp)
+    /// A peer in the room holds a role other than its token's (moved by a moderator, stepped down, accepted an
+    /// invitation, or given back its role on return): kept so that a crash of the server does not lose it.
+    case roleHeld(PeerID, role: RoleName, at: Timestamp)
+    /// A removed peer's role is forgotten: it does not come back with it.
+    case roleForgotten(PeerID)
+    /// An invitation to speak is pending (sent, or given back to an invitee who returned).
+    case invited(PeerID, by: PeerID, at: Timestamp)
+    /// The invitee's invitation is answered, withdrawn or lapsed.
+    case invitationEnded(PeerID)
+    /// The host listed the room in the lobby, or took it out.
+    case listed(Bool)
+    /// Raising hands was turned on or off for the room.
+    case handsAllowed(Bool)
+    /// Someone else moved the peer down to this role: the most it comes back with, until someone raises it.
+    case demoted(PeerID, role: RoleName, at: Timestamp)
+    /// Someone raised the demoted peer again: its token's role counts again.
+    case demotionEnded(PeerID)
+    /// A peer's hand went up at this time, or (nil) is down for good: a hand stays up while its owner is away
+    /// within the reconnect grace, so that a restart keeps the queue and its order.
+    case hand(PeerID, raisedAt: Timestamp?)
+}
+
+/// A peer's publish gate, set again: whether its audio may be forwarded (its role may publish and it is not
+/// muted).
+public struct GateChange: Sendable, Equatable {
+    public var peer: PeerID
+    public var open: Bool
+
+    public init(_ peer: PeerID, open: Bool) {
+        self.peer = peer
+        self.open = open
+    }
+}
+
+/// What the room decided about one request or happening: everything that follows from it, so that whoever
+/// carries it out (media, connections, the database) needs nothing else from the room. A refusal has only
+/// `error` set.
+///
+/// It is carried out in a fixed order: `changes` are committed to the store first (nothing is announced before
+/// it is durable), then `gates` (a demoted or muted speaker is cut off before anyone hears of it), then
+/// `deliveries` in order, then `closes`.
+public struct Outcome: Sendable, Equatable {
+    /// Publish gates to set, for peers whose role or mute changed (and for a joiner).
+    public var gates: [GateChange] = []
+    public var deliveries: [Delivery] = []
+    public var changes: [SavedChange] = []
+    /// Connections to close after the deliveries are sent.
+    public var closes: [(peer: PeerID, reason: CloseReason)] = []
+    /// The refusal sent to the requester; when set, nothing else happened.
+    public var error: ServerMessage?
+    /// How the room's entry in the lobby's list changed, when it did (see `RoomDirectory`).
+    public var listing: ListingChange?
+    /// Invite links the room agreed to make; the server signs each and sends it to its requester alone.
+    public var grants: [LinkGrant] = []
+    /// Requests about the room's links (`list_links`, `revoke_link`), for the link registry of every node.
+    public var linkRequests: [LinkRequest] = []
+    /// Answers to newcomers waiting at the locked room's door, for the node that holds each of them.
+    public var doorAnswers: [DoorAnswer] = []
+
+    public init() {}
+
+    public static func == (lhs: Outcome, rhs: Outcome) -> Bool {
+        lhs.gates == rhs.gates && lhs.deliveries == rhs.deliveries && lhs.changes == rhs.changes
+            && lhs.error == rhs.error && lhs.closes.map(\.peer) == rhs.closes.map(\.peer)
+            && lhs.closes.map(\.reason) == rhs.closes.map(\.reason) && lhs.listing == rhs.listing
+            && lhs.grants == rhs.grants && lhs.linkRequests == rhs.linkRequests
+            && lhs.doorAnswers == rhs.doorAnswers
+    }
+}
+
+/// What a join attempt led to.
+public enum JoinResult: Sendable, Equatable {
+    /// The peer is in: `snapshot` goes to the joiner, `outcome` to the others.
+    case joined(snapshot: ServerMessage, outcome: Outcome, replaced: Bool)
+    /// The room refuses the join; the connection is closed with this reason.
+    case refused(CloseReason)
+}

@@ -1,0 +1,84 @@
+import RoomCore
+import RoomProtocol
+
+// MARK: Audio levels and network quality
+
+/// What the media path measures, announced: who is talking and how well each peer's network carries them.
+extension RoomAuthority {
+    /// New audio levels (0–100) measured by the media path: stores them and announces, in one `speakers` event,
+    /// those that changed for peers still in the room. Nothing is sent when nothing changed.
+    public mutating func updateLevels(_ levels: [PeerID: Int]) -> Outcome {
+        var changed: [SpeakerLevel] = []
+        for id in order {
+            guard let level = levels[id], var peer = peers[id] else { continue }
+            let clamped = min(100, max(0, level))
+            guard peer.level != clamped else { continue }
+            peer.level = clamped
+            peers[id] = peer
+            changed.append(SpeakerLevel(peer: id, level: clamped))
+        }
+        var outcome = Outcome()
+        if !changed.isEmpty { broadcast(.speakers(levels: changed), into: &outcome) }
+        return outcome
+    }
+
+    /// The least time between two `network_quality` announcements of one peer's score.
+    public static let qualityInterval: Timestamp = 2000
+
+    /// Network quality measured by the media path (about every second, for each peer measured). A peer's score is
+    /// announced only when it changed, and at most once per `qualityInterval`: a stage member's to everyone, an
+    /// audience member's only to those who may move people (hosts, moderators) and to themself, each group in
+    /// one message. Someone who joined since the last call gets the scores already announced that they may see.
+    /// Unsequenced: a measure, not room state.
+    public mutating func updateQuality(_ measured: [PeerQuality], now: Timestamp) -> Outcome {
+        var stage: [PeerQuality] = []
+        var audience: [PeerQuality] = []
+        for quality in measured {
+            guard let peer = peers[quality.peer] else { continue }
+            if let sent = qualitySent[quality.peer],
+                sent.quality.score == quality.score || now - sent.at < Self.qualityInterval
+            {
+                continue
+            }
+            qualitySent[quality.peer] = SentQuality(quality: quality, at: now)
+            if roles.isOnStage(peer.role) { stage.append(quality) } else { audience.append(quality) }
+        }
+        if qualitySent.count > peers.count { qualitySent = qualitySent.filter { peers[$0.key] != nil } }
+        if qualityTold.count > peers.count { qualityTold = qualityTold.filter { peers[$0] != nil } }
+        var outcome = Outcome()
+        func deliver(_ list: [PeerQuality], to recipients: Recipients) {
+            guard !list.isEmpty else { return }
+            outcome.deliveries.append(Delivery(to: recipients, ServerMessage(.networkQuality(list), seq: nil)))
+        }
+        let moderators = order.filter { id in peers[id].map { roles.can($0.role, .move) } ?? false }
+        // Newcomers first, with what was announced before them (this call's changes come to them below).
+        let newcomers = order.filter { !qualityTold.contains($0) }
+        if !newcomers.isEmpty {
+            let announcedNow = Set((stage + audience).map(\.peer))
+            var stageSeen: [PeerQuality] = []
+            var allSeen: [PeerQuality] = []
+            for id in order {
+                guard let sent = qualitySent[id], !announcedNow.contains(id), let peer = peers[id] else { continue }
+                allSeen.append(sent.quality)
+                if roles.isOnStage(peer.role) { stageSeen.append(sent.quality) }
+            }
+            for id in newcomers {
+                qualityTold.insert(id)
+                guard let peer = peers[id] else { continue }
+                if roles.can(peer.role, .move) {
+                    deliver(allSeen, to: .peer(id))
+                } else if !roles.isOnStage(peer.role), !announcedNow.contains(id), let own = qualitySent[id] {
+                    deliver(stageSeen + [own.quality], to: .peer(id))
+                } else {
+                    deliver(stageSeen, to: .peer(id))
+                }
+            }
+        }
+        deliver(stage, to: .everyone)
+        deliver(audience, to: .peers(moderators))
+        for quality in audience where !moderators.contains(quality.peer) {
+            deliver([quality], to: .peer(quality.peer))
+        }
+        return outcome
+    }
+}
