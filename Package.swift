@@ -115,7 +115,7 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "Platform", "WebSocket", "ClusterState", "RedisClient", "MediaRelay", "RoomTokens",
+                "MediaTransport", "Platform", "WebSocket", "RoomTokens",
             ], path: "Sources/Server/RoomServer"),
         // A server's rooms in a cluster (owned, replicated, relayed, listed), behind RoomServer's `ServerCluster`.
         .target(
@@ -234,7 +234,8 @@ let package = Package(
                 "AudioCodec", "AudioDevices", "ClientAudio", "RoomProtocol", "RoomTransport", "Crypto", "RoomServer",
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
-                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket", "ClusterServer", "RoomTokens",
+                "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket", "ClusterServer",
+                "RoomTokens",
             ]),
 
         // MARK: Tests.

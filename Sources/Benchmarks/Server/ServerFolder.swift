@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import RoomTokens
 
 /// A fresh temporary folder for a benchmark's `clubroom serve` child: a new token secret in it, an issuer for that
 /// secret, and the arguments that serve the folder's data on a free loopback port. ``remove()`` deletes it.
