@@ -80,7 +80,7 @@ final class ClipFeed: Sendable {
 public final class MediaVoice: DemoVoice {
     private let audio: DemoClipAudio
     private let feed: ClipFeed
-    private let link: ClientMediaSlot
+    private let mediaSlot: ClientMediaSlot
     /// Counts clips, so the timer of a stopped clip does not end the next one.
     private let generation = Atomic<Int>(0)
 
@@ -89,17 +89,17 @@ public final class MediaVoice: DemoVoice {
         self.audio = audio
         let feed = ClipFeed()
         self.feed = feed
-        link = ClientMediaSlot(
+        mediaSlot = ClientMediaSlot(
             options: ClientMedia.Options(source: .live(AudioFeed(capture: { frame in feed.fill(frame) }))),
             onFailure: problems)
     }
 
     public var media: (@Sendable (SessionMedia) -> Void)? {
-        { [link] media in link.handle(media) }
+        { [mediaSlot] media in mediaSlot.handle(media) }
     }
 
     public func attach(_ session: RoomSession) {
-        link.attach(session)
+        mediaSlot.attach(session)
     }
 
     public func play(path: String, clip: DemoClip, done: @escaping @Sendable () -> Void) {
@@ -132,6 +132,6 @@ public final class MediaVoice: DemoVoice {
 
     public func close() {
         stop()
-        link.close()
+        mediaSlot.close()
     }
 }

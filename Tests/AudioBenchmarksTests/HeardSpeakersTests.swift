@@ -19,13 +19,13 @@ final class MediaRecord: Sendable {
 
 /// A client in the room with its media, and what its media reported.
 final class Member: Sendable {
-    let link: ClientMediaSlot
+    let mediaSlot: ClientMediaSlot
     let client: BenchClient
     let record = MediaRecord()
 
     init(_ server: BenchServer, _ identity: String, role: String, options: ClientMedia.Options) throws {
         let record = record
-        let link = ClientMediaSlot(
+        let mediaSlot = ClientMediaSlot(
             options: options,
             onEvent: { event in
                 switch event {
@@ -35,9 +35,9 @@ final class Member: Sendable {
                 }
             },
             onFailure: { _ in })
-        self.link = link
-        client = try BenchClient(room: server, identity: identity, role: role, relay: nil) { link.handle($0) }
-        link.attach(client.session)
+        self.mediaSlot = mediaSlot
+        client = try BenchClient(room: server, identity: identity, role: role, relay: nil) { mediaSlot.handle($0) }
+        mediaSlot.attach(client.session)
     }
 
     var reports: [[HeardSpeaker]] { record.reports.withLock { $0 } }
@@ -49,7 +49,7 @@ final class Member: Sendable {
     }
 
     func close() {
-        link.close()
+        mediaSlot.close()
         client.close()
     }
 }

@@ -107,25 +107,25 @@ public enum HighlightBenchmark {
 
         // The speakers are live on the server from the start; their spurts are their microphones opening and
         // closing (a closed microphone sends nothing).
-        var speakers: [(pattern: Pattern, talk: TalkSwitch, link: ClientMediaSlot, client: BenchClient)] = []
+        var speakers: [(pattern: Pattern, talk: TalkSwitch, mediaSlot: ClientMediaSlot, client: BenchClient)] = []
         defer {
             for speaker in speakers {
-                speaker.link.close()
+                speaker.mediaSlot.close()
                 speaker.client.close()
             }
         }
         for pattern in patterns {
             let talk = TalkSwitch(muted: true)
-            let link = ClientMediaSlot(
+            let mediaSlot = ClientMediaSlot(
                 options: ClientMedia.Options(source: .device(.tone(hertz: pattern.hertz)), talk: talk),
                 onFailure: { _ in })
             let client = try BenchClient(room: server, identity: pattern.identity, role: "speaker", relay: nil) {
-                link.handle($0)
+                mediaSlot.handle($0)
             }
-            link.attach(client.session)
+            mediaSlot.attach(client.session)
             try client.join()
             try client.unmute()
-            speakers.append((pattern, talk, link, client))
+            speakers.append((pattern, talk, mediaSlot, client))
         }
         // Media settles (the path is probed, the names of the sources arrive) before anything is measured.
         MonotonicClock.sleep(microseconds: 1_500_000)

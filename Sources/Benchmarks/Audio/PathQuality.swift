@@ -188,7 +188,7 @@ final class SpeechFeed: Sendable {
 /// A client as a bot runs one: a session whose media goes through a `ClientMediaSlot`.
 final class MediaClientRig: Sendable {
     let client: BenchClient
-    private let link: ClientMediaSlot
+    private let mediaSlot: ClientMediaSlot
     private let path = DispatchSemaphore(value: 0)
     private let stats = Locked<SpeakerStats?>(nil)
 
@@ -197,7 +197,7 @@ final class MediaClientRig: Sendable {
     ) throws {
         let path = path
         let stats = stats
-        let link = ClientMediaSlot(
+        let mediaSlot = ClientMediaSlot(
             options: options,
             onEvent: { event in
                 switch event {
@@ -208,9 +208,9 @@ final class MediaClientRig: Sendable {
                 }
             },
             onFailure: { _ in })
-        self.link = link
-        client = try BenchClient(room: room, identity: identity, role: role, relay: relay) { link.handle($0) }
-        link.attach(client.session)
+        self.mediaSlot = mediaSlot
+        client = try BenchClient(room: room, identity: identity, role: role, relay: relay) { mediaSlot.handle($0) }
+        mediaSlot.attach(client.session)
     }
 
     /// Waits until the media path is chosen (UDP answered, or the fallback).
@@ -224,7 +224,7 @@ final class MediaClientRig: Sendable {
     var lastStats: SpeakerStats? { stats.withLock { $0 } }
 
     /// Stops the media and returns what it recorded.
-    func stop() -> [Int16] { link.close() }
+    func stop() -> [Int16] { mediaSlot.close() }
 
     func close() {
         _ = stop()

@@ -296,13 +296,13 @@ public enum SoakBenchmark {
     /// UDP, jitter buffer, decoder, mix), behind a relay that impairs what the server sends it.
     final class AudioListener: Sendable {
         private let client: BenchClient
-        private let link: ClientMediaSlot
+        private let mediaSlot: ClientMediaSlot
         /// The newest statistics of its media engine (cumulative since the engine started).
         private let latest = Locked(Heard())
 
         init(url: String, token: String, identity: String, link impairment: LinkImpairment) throws {
             let latest = latest
-            let link = ClientMediaSlot(
+            let mediaSlot = ClientMediaSlot(
                 options: ClientMedia.Options(),
                 onEvent: { event in
                     guard case .stats(_, let speakers, _) = event else { return }
@@ -312,11 +312,11 @@ public enum SoakBenchmark {
                         heard.concealed = speakers.reduce(0) { $0 + $1.concealed }
                     }
                 }, onFailure: { _ in })
-            self.link = link
+            self.mediaSlot = mediaSlot
             client = try BenchClient(
                 url: url, token: token, identity: identity, relay: impairment, keepsRecords: false
-            ) { link.handle($0) }
-            link.attach(client.session.mediaChannel)
+            ) { mediaSlot.handle($0) }
+            mediaSlot.attach(client.session.mediaChannel)
             try client.join()
         }
 
@@ -333,7 +333,7 @@ public enum SoakBenchmark {
         /// Leaves the room and returns what it heard.
         func finish() -> Heard {
             let heard = current()
-            link.close()
+            mediaSlot.close()
             client.close()
             return heard
         }

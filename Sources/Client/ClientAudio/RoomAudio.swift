@@ -88,7 +88,7 @@ public final class RoomAudio: MediaReceiver {
     private let talk = TalkSwitch(muted: true)
     private let player: FilePlayer
     private let rings = DeviceRings()
-    private let link: ClientMediaSlot
+    private let mediaSlot: ClientMediaSlot
     private let captureOpens = Atomic<Int>(0)
     private let state = Mutex(State())
     /// Serialises the changes of devices, which wait for audio threads to finish their period.
@@ -148,7 +148,7 @@ public final class RoomAudio: MediaReceiver {
         let feed = AudioFeed(
             capture: { rings.captureFrame($0) }, playback: { rings.playFrame($0) },
             captureWait: { rings.lastCaptureWait })
-        link = ClientMediaSlot(
+        mediaSlot = ClientMediaSlot(
             options: ClientMedia.Options(
                 source: .live(feed), sending: settings.sending, talk: talk, output: feed,
                 tracksTalkers: speakers != nil, talkerLevels: settings.reportsLevel, player: player),
@@ -169,17 +169,17 @@ public final class RoomAudio: MediaReceiver {
 
     /// The control connection that media travels on when UDP does not get through.
     public func attach(_ channel: MediaChannel) {
-        link.attach(channel)
+        mediaSlot.attach(channel)
     }
 
     /// A media message from the server (`media`, `media_key`, `media_sources`).
     public func handle(_ signal: MediaSignal) {
-        link.handle(signal)
+        mediaSlot.handle(signal)
     }
 
     /// A binary WebSocket message from the server: media on the fallback path.
     public func receivedOverWebSocket(_ bytes: [UInt8]) {
-        link.receivedOverWebSocket(bytes)
+        mediaSlot.receivedOverWebSocket(bytes)
     }
 
     /// Starts listening: opens the loudspeaker (or, when it cannot be opened, says so once and plays to `null`)
@@ -244,13 +244,13 @@ public final class RoomAudio: MediaReceiver {
         } catch {
             report(.status("This volume is for this session only: \(error)."))
         }
-        link.setVolumes(store.all)
+        mediaSlot.setVolumes(store.all)
     }
 
     /// Stops the media, closes both devices and ends the control thread.
     public func stop() {
         state.withLock { $0.stopping = true }
-        link.close()
+        mediaSlot.close()
         changeDevices()
     }
 
@@ -266,7 +266,7 @@ public final class RoomAudio: MediaReceiver {
             store = try? SavedVolumes(path: nil)
         }
         state.withLock { $0.volumes = $0.volumes ?? store }
-        link.setVolumes(store?.all ?? [:])
+        mediaSlot.setVolumes(store?.all ?? [:])
     }
 
     // MARK: The devices
@@ -309,7 +309,7 @@ public final class RoomAudio: MediaReceiver {
                 duplex = AudioDuplex(capture: capture!.stream, playback: playback!)
             }
             if let playback { rings.setPlaybackPeriod(playback.options.periodSamples) }
-            link.setListenOnly(wanted != .speaking)
+            mediaSlot.setListenOnly(wanted != .speaking)
             state.withLock { state in
                 state.mode = wanted
                 state.playback = playback
@@ -436,7 +436,7 @@ public final class RoomAudio: MediaReceiver {
             // Speaking: the send path's level, after voice processing, in the steps of 5 every level bar shows (so
             // that wobbles too small to see wake nobody); nil while the microphone is closed.
             let speaking = mode == .speaking
-            let level = speaking ? link.media?.microphoneLevel.map { Self.shownLevel($0) } : nil
+            let level = speaking ? mediaSlot.media?.microphoneLevel.map { Self.shownLevel($0) } : nil
             if settings.reportsLevel, !levelReported || level != lastLevel {
                 levelReported = true
                 lastLevel = level

@@ -35,7 +35,7 @@ public struct BotMediaOptions: Sendable, Equatable {
 /// Its state sits behind one lock; the media calls back from its own thread.
 final class BotMedia: Sendable {
     private let options: BotMediaOptions
-    let link: ClientMediaSlot
+    let mediaSlot: ClientMediaSlot
     private let state = Mutex(State())
     private let player: FilePlayer
     private let output: @Sendable (String) -> Void
@@ -62,7 +62,7 @@ final class BotMedia: Sendable {
             output(BotProtocol.line("play_ended", [("title", .string(title))]))
             _ = slot.session.withLock { $0 }?.send(.setPlaying(false))
         })
-        link = ClientMediaSlot(
+        mediaSlot = ClientMediaSlot(
             options: ClientMedia.Options(
                 source: options.source, blockUDP: options.blockUDP, record: options.recordPath != nil,
                 reportsPackets: options.logPackets, player: player),
@@ -75,12 +75,12 @@ final class BotMedia: Sendable {
     func attach(_ session: RoomSession) {
         state.withLock { $0.session = session }
         sessionSlot.session.withLock { $0 = session }
-        link.attach(session.mediaChannel)
+        mediaSlot.attach(session.mediaChannel)
     }
 
     /// Media traffic from the session (its loop thread).
     func handle(_ media: SessionMedia) {
-        link.handle(media)
+        mediaSlot.handle(media)
     }
 
     /// Plays the file at `path` into the room: refused in one `error` line when the bot's role may not publish or
@@ -160,7 +160,7 @@ final class BotMedia: Sendable {
 
     /// Stops the media and writes the recording; returns an error line's message when writing failed.
     func finish() -> String? {
-        let samples = link.close()
+        let samples = mediaSlot.close()
         guard let path = options.recordPath else { return nil }
         do {
             let bytes = try WAVAudio(samples: samples).encoded()

@@ -25,7 +25,7 @@ public final class DirectorySession: Sendable, ReconnectingSession {
     public let url: String
     private let token: String
     private let headers: HTTPHeaders
-    let link: ReconnectingSocket<Listing, DirectoryEvent>
+    let socket: ReconnectingSocket<Listing, DirectoryEvent>
 
     /// What a directory session keeps beside its connection.
     struct Listing: ReconnectingSocketExtra {
@@ -44,7 +44,7 @@ public final class DirectorySession: Sendable, ReconnectingSession {
         self.url = url
         self.token = token
         self.headers = headers
-        self.link = try ReconnectingSocket(
+        self.socket = try ReconnectingSocket(
             url: url, tls: tls, policy: reconnect, loopName: "clubroom-lobby",
             connectorLabel: "clubroom.directory.connect", handler: handler,
             reconnecting: { attempt, _ in .reconnecting(attempt: attempt) }, ended: { end in .ended(end) })
@@ -58,23 +58,23 @@ public final class DirectorySession: Sendable, ReconnectingSession {
     /// Asks for the whole list again; false while the connection is down.
     @discardableResult
     public func refresh() -> Bool {
-        guard let client = link.client else { return false }
+        guard let client = socket.client else { return false }
         client.send(text: String(decoding: DirectoryCodec.encode(.list), as: UTF8.self))
         return true
     }
 
     /// Closes the connection; the session ends with `.left`.
     public func stop() {
-        if let client = link.stop() {
+        if let client = socket.stop() {
             client.close(code: .normal, reason: "left")
         } else {
-            link.finish(.left)
+            socket.finish(.left)
         }
     }
 
     /// Stops the session's thread; call once it has ended, from another thread.
     public func shutdown() {
-        link.shutdown()
+        socket.shutdown()
     }
 
     func connect() {
@@ -110,7 +110,7 @@ public final class DirectorySession: Sendable, ReconnectingSession {
             return
         }
         enum Step { case skip, deliver, deliverAndRefresh }
-        let step = link.state.withLock { state -> Step in
+        let step = socket.state.withLock { state -> Step in
             guard state.generation == generation, !state.ended else { return .skip }
             switch message {
             case .rooms(_, let seq):
@@ -136,20 +136,20 @@ public final class DirectorySession: Sendable, ReconnectingSession {
     }
 
     private func closed(code: WebSocketCloseCode, reason: String, generation: Int) {
-        guard let session = link.closed(generation: generation) else { return }
+        guard let session = socket.closed(generation: generation) else { return }
         if session.stopping || code.rawValue == 1000 {
-            link.finish(.left)
+            socket.finish(.left)
         } else if (4000...4099).contains(code.rawValue) {
-            link.finish(.refused(code: code.rawValue, reason: reason))
+            socket.finish(.refused(code: code.rawValue, reason: reason))
         } else if session.everConnected {
             retry(after: "closed \(code.rawValue) \(reason)")
         } else {
-            link.finish(.connectionFailed("the server closed the connection (\(code.rawValue) \(reason))"))
+            socket.finish(.connectionFailed("the server closed the connection (\(code.rawValue) \(reason))"))
         }
     }
 
     private func deliver(_ event: DirectoryEvent) {
-        link.deliver(event)
+        socket.deliver(event)
     }
 }
 

@@ -139,7 +139,7 @@ final class ReconnectingSocket<Extra: ReconnectingSocketExtra, Event: Sendable>:
 protocol ReconnectingSession: AnyObject, Sendable {
     associatedtype Extra: ReconnectingSocketExtra
     associatedtype Event: Sendable
-    var link: ReconnectingSocket<Extra, Event> { get }
+    var socket: ReconnectingSocket<Extra, Event> { get }
     /// Makes a fresh connection: builds its options and headers and hands them to `open(options:headers:bearer:)`.
     func connect()
     /// The callbacks of connection `generation`.
@@ -149,7 +149,7 @@ protocol ReconnectingSession: AnyObject, Sendable {
 extension ReconnectingSession {
     /// Connects in the background.
     func startConnecting() {
-        link.connector.async { self.connect() }
+        socket.connector.async { self.connect() }
     }
 
     /// Opens a connection with these options and headers, and `token` as its bearer, unless the session is over or
@@ -157,7 +157,7 @@ extension ReconnectingSession {
     func open(options: WebSocketOptions, headers given: HTTPHeaders, bearer token: String) {
         var headers = given
         headers.add("Authorization", "Bearer \(token)")
-        let generation = link.state.withLock { state -> Int? in
+        let generation = socket.state.withLock { state -> Int? in
             guard !state.ended, !state.stopping else { return nil }
             state.generation += 1
             state.extra.connecting()
@@ -166,9 +166,9 @@ extension ReconnectingSession {
         guard let generation else { return }
         do {
             let client = try WebSocketClient.connect(
-                to: link.url, headers: headers, tls: link.tls, options: options, loop: link.loop,
+                to: socket.url, headers: headers, tls: socket.tls, options: options, loop: socket.loop,
                 handler: connectionHandler(generation: generation))
-            let waiting = link.state.withLock { state -> [String]? in
+            let waiting = socket.state.withLock { state -> [String]? in
                 guard state.generation == generation, !state.ended else { return nil }
                 state.client = client
                 return state.extra.connected()
@@ -179,10 +179,10 @@ extension ReconnectingSession {
                 client.close(code: .goingAway, reason: "")
             }
         } catch {
-            if link.state.withLock({ $0.everConnected }) {
-                link.loop.execute { [self] in retry(after: error.description, cause: error.cause) }
+            if socket.state.withLock({ $0.everConnected }) {
+                socket.loop.execute { [self] in retry(after: error.description, cause: error.cause) }
             } else {
-                link.finish(.connectionFailed(error.description, cause: .unreachable(error.cause)))
+                socket.finish(.connectionFailed(error.description, cause: .unreachable(error.cause)))
             }
         }
     }
@@ -190,31 +190,31 @@ extension ReconnectingSession {
     /// Schedules the next connection attempt after the policy's delay, or gives up once every retry failed.
     /// Runs on the loop thread.
     func retry(after problem: String, cause: TransportError.Cause = .other) {
-        let attempt = link.state.withLock { state -> Int? in
+        let attempt = socket.state.withLock { state -> Int? in
             guard !state.ended, !state.stopping else { return nil }
             state.attempt += 1
             state.extra.retrying()
             return state.attempt
         }
         guard let attempt else { return }
-        let policy = link.policy
+        let policy = socket.policy
         guard attempt <= policy.maximumAttempts else {
-            link.finish(
+            socket.finish(
                 .connectionFailed(
                     "lost the connection and \(policy.maximumAttempts) retries failed: \(problem)",
                     cause: .lost(lastTry: cause)))
             return
         }
         let delay = policy.delay(attempt: attempt, random: Double.random(in: 0..<1))
-        let ticket = link.state.withLock { state -> Int in
+        let ticket = socket.state.withLock { state -> Int in
             state.retryTicket += 1
             state.retryPending = true
             return state.retryTicket
         }
-        link.deliver(link.reconnecting(attempt: attempt, delay: delay))
+        socket.deliver(socket.reconnecting(attempt: attempt, delay: delay))
         let milliseconds = Int(delay.inMilliseconds)
-        link.connector.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
-            let due = link.state.withLock { state -> Bool in
+        socket.connector.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
+            let due = socket.state.withLock { state -> Bool in
                 guard state.retryTicket == ticket, state.retryPending else { return false }
                 state.retryPending = false
                 return true
@@ -225,12 +225,12 @@ extension ReconnectingSession {
 
     /// While the connection is down and a retry is scheduled, tries now instead; does nothing otherwise.
     func retryScheduledNow() {
-        let go = link.state.withLock { state -> Bool in
+        let go = socket.state.withLock { state -> Bool in
             guard state.retryPending, !state.ended, !state.stopping else { return false }
             state.retryPending = false
             state.retryTicket += 1
             return true
         }
-        if go { link.connector.async { [self] in connect() } }
+        if go { socket.connector.async { [self] in connect() } }
     }
 }

@@ -95,7 +95,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
     private let roundTrip: (@Sendable (Duration) -> Void)?
     /// What the server sent that this client cannot use, said once a kind.
     private let ignored: IgnoredMessages
-    let link: ReconnectingSocket<Joining, SessionEvent>
+    let socket: ReconnectingSocket<Joining, SessionEvent>
 
     /// What a room session keeps beside its connection.
     struct Joining: ReconnectingSocketExtra {
@@ -149,7 +149,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
         self.token = token
         self.headers = headers
         // Every event's server strings are cleaned on the one way out of a session (see SessionText.swift).
-        self.link = try ReconnectingSocket(
+        self.socket = try ReconnectingSocket(
             url: url, tls: tls, policy: reconnect, loopName: "clubroom-session",
             connectorLabel: "clubroom.session.connect", handler: { event in handler(event.sanitized) },
             reconnecting: { attempt, delay in .reconnecting(attempt: attempt, delay: delay) },
@@ -167,7 +167,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
     /// passed on; the answer `already_applied` to such a repeat is not passed on (the first copy took effect).
     @discardableResult
     public func send(_ request: ClientRequest, id: RequestID? = nil) -> Bool {
-        let text = link.state.withLock { state -> String in
+        let text = socket.state.withLock { state -> String in
             let id = id ?? state.extra.requests.newID()
             let text = String(decoding: ControlCodec.encode(ClientMessage(request, id: id)), as: UTF8.self)
             state.extra.requests.note(id, text: text)
@@ -179,11 +179,11 @@ public final class RoomSession: Sendable, ReconnectingSession {
     /// Sends request `id` again after `delay`; while the connection is down then, waits as long again, counted as
     /// a retry, and once the retries are spent passes the server's `unconfirmed` on.
     private func resend(_ text: String, id: RequestID, after delay: Duration) {
-        _ = link.loop.schedule(after: delay) { [self] in
+        _ = socket.loop.schedule(after: delay) { [self] in
             if sendRaw(text) { return }
-            switch link.state.withLock({ $0.extra.requests.retryWhileDown(id) }) {
+            switch socket.state.withLock({ $0.extra.requests.retryWhileDown(id) }) {
             case .success: resend(text, id: id, after: delay)
-            case .failure(let unanswered): if let message = unanswered.message { link.deliver(.message(message)) }
+            case .failure(let unanswered): if let message = unanswered.message { socket.deliver(.message(message)) }
             }
         }
     }
@@ -191,7 +191,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
     /// Sends text as it is, unchecked; returns false while the connection is down.
     @discardableResult
     public func sendRaw(_ text: String) -> Bool {
-        let client = link.state.withLock { state -> WebSocketClient?? in
+        let client = socket.state.withLock { state -> WebSocketClient?? in
             if let client = state.client { return .some(client) }
             // Open but not stored yet: the text goes out as soon as it is.
             guard state.extra.openedGeneration == state.generation, !state.ended else { return nil }
@@ -210,28 +210,28 @@ public final class RoomSession: Sendable, ReconnectingSession {
     /// `maxWriteBufferSize` waiting the connection closes (1008) and the session reconnects.
     @discardableResult
     public func sendBinary(_ bytes: [UInt8]) -> Bool {
-        guard let client = link.client else { return false }
+        guard let client = socket.client else { return false }
         client.send(realTime: bytes)
         return true
     }
 
     /// Media packets of the current connection dropped because the server read too slowly (see `sendBinary`).
-    public var droppedMediaCount: Int { link.client?.droppedRealTimeCount ?? 0 }
+    public var droppedMediaCount: Int { socket.client?.droppedRealTimeCount ?? 0 }
 
     /// Bytes of the current connection waiting to be written to the server: what a server that reads too slowly
     /// (or a congested link) holds back. 0 while down.
-    public var waitingByteCount: Int { link.client?.connection.bufferedByteCount ?? 0 }
+    public var waitingByteCount: Int { socket.client?.connection.bufferedByteCount ?? 0 }
 
     /// The current connection's smoothed ping round-trip time; `nil` while down or before the first pong.
-    public var roundTripTime: Duration? { link.client?.roundTripTime }
+    public var roundTripTime: Duration? { socket.client?.roundTripTime }
 
     /// Whether a connection is open for sending.
-    public var isConnected: Bool { link.client != nil }
+    public var isConnected: Bool { socket.client != nil }
 
     /// Leaves the room: sends `leave` and closes normally. The session then ends with `.left`.
     public func leave() {
-        guard let client = link.stop() else {
-            link.finish(.left)
+        guard let client = socket.stop() else {
+            socket.finish(.left)
             return
         }
         client.send(text: String(decoding: ControlCodec.encode(ClientMessage(.leave)), as: UTF8.self))
@@ -245,7 +245,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
 
     /// Stops the session's thread. Call after the session has ended, from another thread.
     public func shutdown() {
-        link.shutdown()
+        socket.shutdown()
     }
 
     func connect() {
@@ -305,7 +305,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
             }
             return
         }
-        let reconnected = link.state.withLock { state -> Bool?? in
+        let reconnected = socket.state.withLock { state -> Bool?? in
             guard state.generation == generation, !state.ended else { return nil }
             if state.client == nil { state.extra.openedGeneration = generation }
             if case .joined(let snapshot) = message.event {
@@ -327,7 +327,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
         }
         // Events numbered at or below the snapshot's number are already in it (the server may announce joins a
         // moment late, after a newer joiner's snapshot).
-        let covered = link.state.withLock { $0.extra.snapshotSeq }
+        let covered = socket.state.withLock { $0.extra.snapshotSeq }
         if let seq = message.seq, seq <= covered, !isSnapshot(message) { return }
         if case .peersJoined(let peers) = message.event, let seq = message.seq {
             let first = seq - Int64(peers.count) + 1
@@ -342,7 +342,7 @@ public final class RoomSession: Sendable, ReconnectingSession {
             message = ServerMessage(.peersLeft(fresh), seq: seq)
         }
         // Only `removed` and `room_ended` end a session; the server closes a connection it no longer counts.
-        if let me = link.state.withLock({ $0.extra.selfID }) {
+        if let me = socket.state.withLock({ $0.extra.selfID }) {
             let ownDeparture = "the server's word that this client left (only removed and room_ended end a session)"
             if case .peerLeft(me, _) = message.event {
                 ignored.note(.ownDeparture, ownDeparture)
@@ -356,22 +356,22 @@ public final class RoomSession: Sendable, ReconnectingSession {
             }
         }
         if case .error(let code, _, let id?) = message.event {
-            switch link.state.withLock({ $0.extra.requests.answered(code, id: id, message: message) }) {
+            switch socket.state.withLock({ $0.extra.requests.answered(code, id: id, message: message) }) {
             case .deliver: break
             case .drop: return
             case .replace(let first):
-                link.deliver(reconnected ? .reconnected(first) : .message(first))
+                socket.deliver(reconnected ? .reconnected(first) : .message(first))
                 return
             case .retry(let text, let delay):
                 resend(text, id: id, after: delay)
                 return
             }
         }
-        link.deliver(reconnected ? .reconnected(message) : .message(message))
+        socket.deliver(reconnected ? .reconnected(message) : .message(message))
     }
 
     private func measured(_ time: Duration, generation: Int) {
-        guard let roundTrip, link.state.withLock({ $0.generation == generation && !$0.ended }) else { return }
+        guard let roundTrip, socket.state.withLock({ $0.generation == generation && !$0.ended }) else { return }
         roundTrip(time)
     }
 
@@ -381,27 +381,27 @@ public final class RoomSession: Sendable, ReconnectingSession {
     }
 
     private func closed(code: WebSocketCloseCode, reason: String, generation: Int) {
-        guard let session = link.closed(generation: generation) else { return }
+        guard let session = socket.closed(generation: generation) else { return }
         let (leaving, everJoined) = (session.stopping, session.everConnected)
         if leaving {
-            link.finish(.left)
+            socket.finish(.left)
             return
         }
         if !everJoined, (4000...4099).contains(code.rawValue) {
-            link.finish(.refused(code: code.rawValue, reason: reason))
+            socket.finish(.refused(code: code.rawValue, reason: reason))
             return
         }
         switch code.rawValue {
-        case 1000: link.finish(.closedByServer(reason: reason))
-        case 4009: link.finish(.roomEnded)
-        case 4011: link.finish(.replaced)
-        case 4012: link.finish(.removed)
-        case 4000...4008, 4010, 4013...4099: link.finish(.refused(code: code.rawValue, reason: reason))
+        case 1000: socket.finish(.closedByServer(reason: reason))
+        case 4009: socket.finish(.roomEnded)
+        case 4011: socket.finish(.replaced)
+        case 4012: socket.finish(.removed)
+        case 4000...4008, 4010, 4013...4099: socket.finish(.refused(code: code.rawValue, reason: reason))
         default:
             if everJoined {
                 retry(after: "closed \(code.rawValue) \(reason)")
             } else {
-                link.finish(.connectionFailed("the server closed the connection (\(code.rawValue) \(reason))"))
+                socket.finish(.connectionFailed("the server closed the connection (\(code.rawValue) \(reason))"))
             }
         }
     }

@@ -83,7 +83,7 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     static let listPerSecond: Double = 1
 
     final class Watcher {
-        let link: any DirectoryWatcher
+        let connection: any DirectoryWatcher
         var bucket = LeakyBucket(capacity: RoomDirectory.listBurst, drainPerSecond: RoomDirectory.listPerSecond)
         var throttled = false
         /// The number of the last message sent to this watcher.
@@ -91,8 +91,8 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
         /// Rooms changed since that message, while the watcher reads too slowly to be sent each change.
         var behind: PendingListings?
 
-        init(link: any DirectoryWatcher) {
-            self.link = link
+        init(connection: any DirectoryWatcher) {
+            self.connection = connection
         }
     }
 
@@ -216,8 +216,8 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
         let message = PreparedMessage(
             text: String(decoding: DirectoryCodec.encode(.changed(changes, seq: seq)), as: UTF8.self))
         for watcher in watchers.values {
-            if watcher.behind == nil && !watcher.link.isBacklogged {
-                watcher.link.send(message)
+            if watcher.behind == nil && !watcher.connection.isBacklogged {
+                watcher.connection.send(message)
                 watcher.seq = seq
                 messagesSent += 1
             } else {
@@ -235,8 +235,8 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
             return
         }
         watcher.behind = batch
-        let id = watcher.link.id
-        watcher.link.whenDrained { [weak self, weak watcher] in
+        let id = watcher.connection.id
+        watcher.connection.whenDrained { [weak self, weak watcher] in
             guard let self, let watcher, watchers[id] === watcher else { return }
             catchUp(watcher)
         }
@@ -249,7 +249,7 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
         watcher.behind = nil
         guard watcher.seq != seq else { return }
         let message = DirectoryMessage.changed(behind.changes(to: listings), seq: seq, since: watcher.seq)
-        watcher.link.send(PreparedMessage(text: String(decoding: DirectoryCodec.encode(message), as: UTF8.self)))
+        watcher.connection.send(PreparedMessage(text: String(decoding: DirectoryCodec.encode(message), as: UTF8.self)))
         watcher.seq = seq
         messagesSent += 1
     }
@@ -266,7 +266,7 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
 
     /// Sends the whole list: it holds every room as it is, so whatever the watcher was behind on is moot.
     private func sendList(to watcher: Watcher) {
-        watcher.link.send(listMessage())
+        watcher.connection.send(listMessage())
         watcher.seq = seq
         watcher.behind = nil
         messagesSent += 1
@@ -278,34 +278,34 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     var hasRoom: Bool { watchers.count < maxWatchers }
 
     /// A lobby connected: it gets the whole list, then every change.
-    func watch(_ link: some DirectoryWatcher) {
-        let watcher = Watcher(link: link)
-        watchers[link.id] = watcher
+    func watch(_ connection: some DirectoryWatcher) {
+        let watcher = Watcher(connection: connection)
+        watchers[connection.id] = watcher
         sendList(to: watcher)
     }
 
-    func isWatching(_ link: some DirectoryWatcher) -> Bool {
-        watchers[link.id] != nil
+    func isWatching(_ connection: some DirectoryWatcher) -> Bool {
+        watchers[connection.id] != nil
     }
 
     /// A watcher's message: `list` (answered with the whole list, within its rate), anything else refused.
-    func received(_ payload: WebSocketPayload, from link: some DirectoryWatcher, now: Int64) {
-        guard let watcher = watchers[link.id] else { return }
+    func received(_ payload: WebSocketPayload, from connection: some DirectoryWatcher, now: Int64) {
+        guard let watcher = watchers[connection.id] else { return }
         guard watcher.bucket.allow(nowMilliseconds: now) else {
             if !watcher.throttled {
                 watcher.throttled = true
-                log.warning("\(link): lobby requests too fast; dropping them until the rate falls")
+                log.warning("\(connection): lobby requests too fast; dropping them until the rate falls")
                 send(
                     .error(
                         code: .rateLimited,
                         message: "too many requests: this one and the next are dropped until the rate falls"),
-                    to: link)
+                    to: connection)
             }
             return
         }
         watcher.throttled = false
         guard case .text(let text) = payload else {
-            send(.error(code: .badRequest, message: "the directory takes text messages only"), to: link)
+            send(.error(code: .badRequest, message: "the directory takes text messages only"), to: connection)
             return
         }
         do {
@@ -313,15 +313,15 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
             case .list: sendList(to: watcher)
             }
         } catch {
-            send(.error(code: error.code, message: error.message), to: link)
+            send(.error(code: error.code, message: error.message), to: connection)
         }
     }
 
-    func closed(_ link: some DirectoryWatcher) {
-        watchers[link.id] = nil
+    func closed(_ connection: some DirectoryWatcher) {
+        watchers[connection.id] = nil
     }
 
-    private func send(_ message: DirectoryMessage, to link: some DirectoryWatcher) {
-        link.send(PreparedMessage(text: String(decoding: DirectoryCodec.encode(message), as: UTF8.self)))
+    private func send(_ message: DirectoryMessage, to connection: some DirectoryWatcher) {
+        connection.send(PreparedMessage(text: String(decoding: DirectoryCodec.encode(message), as: UTF8.self)))
     }
 }

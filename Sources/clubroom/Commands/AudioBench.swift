@@ -50,7 +50,7 @@ enum AudioBench {
     // MARK: cpu
 
     static func runCPU(_ arguments: ParsedArguments, json: Bool) throws -> ExitStatus {
-        let seconds = arguments.ifGiven(BenchCommand.seconds) ?? 60
+        let seconds = BenchCommand.seconds(arguments, for: .cpu)
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         return BenchCommand.emit(try ClientCPUBenchmark.report(executable: executable, seconds: seconds), json: json)
     }
@@ -58,7 +58,7 @@ enum AudioBench {
     // MARK: highlight
 
     static func runHighlight(_ arguments: ParsedArguments, json: Bool) throws -> ExitStatus {
-        let seconds = arguments.ifGiven(BenchCommand.seconds) ?? 20
+        let seconds = BenchCommand.seconds(arguments, for: .highlight)
         let runs = arguments[AudioBench.runs]
         let roles = try RoleTable.load(contentsOf: ClubroomResources.rolesURL)
         let report = try HighlightBenchmark.report(
@@ -69,7 +69,7 @@ enum AudioBench {
     // MARK: latency
 
     static func runLatency(_ arguments: ParsedArguments, json: Bool) throws -> ExitStatus {
-        let seconds = arguments.ifGiven(BenchCommand.seconds) ?? 20
+        let seconds = BenchCommand.seconds(arguments, for: .latency)
         let report = try PathLatencyBenchmark.report(
             seconds: seconds, seed: UInt64(arguments[AudioBench.seed]), pulse: arguments[AudioBench.pulse])
         return BenchCommand.emit(report, json: json)

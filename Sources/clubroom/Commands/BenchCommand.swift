@@ -79,12 +79,17 @@ enum BenchCommand: ClubroomCommand {
     static let serverBinary = TypedOption.path(
         "server-binary", placeholder: "FILE",
         help: "departures: the clubroom binary to run as the server (default: this one), to compare builds.")
-    /// No default of its own: each suite that takes it says its own in the help.
+    /// How long the suites that run for minutes run when `--minutes` is left out, said once for the help and the
+    /// run.
+    static let defaultMinutes: [Suite: Int] = [.soak: 60, .faults: 5]
+    /// How long the suites whose length is their own measure when `--seconds` is left out (the others take
+    /// `seconds`' default), said once for the help and the run.
+    static let defaultSeconds: [Suite: Int] = [.latency: 20, .cpu: 60, .highlight: 20]
+    /// No default of its own: each suite that takes it has its own (`defaultMinutes`).
     static let minutes = TypedOption.integer(
         "minutes", placeholder: "M", in: 1...1440,
-        help:
-            "soak: how long to run, after a 20 s warm-up (default 60). faults: how long to go on with faults (default 5)."
-    )
+        help: "soak: how long to run, after a 20 s warm-up (default \(defaultMinutes[.soak]!)). faults: how long to go "
+            + "on with faults (default \(defaultMinutes[.faults]!)).")
     static let speakers = TypedOption.integer(
         "speakers", placeholder: "S", in: 1...100, default: 3, help: "fanout: number of speakers.")
     static let listeners = TypedOption.integer(
@@ -92,10 +97,22 @@ enum BenchCommand: ClubroomCommand {
     static let nodes = TypedOption.integer(
         "nodes", placeholder: "N", in: 1...16, default: 1,
         help: "fanout: 1 measures one server; 2 or more compares it with that many cluster nodes.")
-    /// The default is fanout's and requests'; latency, cpu and highlight take their own when it is left out.
+    /// The default is fanout's and requests'; latency, cpu and highlight take their own (`defaultSeconds`).
     static let seconds = TypedOption.integer(
         "seconds", placeholder: "T", in: 1...3600, default: 10,
-        help: "fanout, latency, cpu, requests: how long to measure (latency: 20 per condition, cpu: 60 per client).")
+        help: "fanout, latency, cpu, highlight, requests: how long to measure (latency: \(defaultSeconds[.latency]!) "
+            + "per condition, cpu: \(defaultSeconds[.cpu]!) per client, highlight: \(defaultSeconds[.highlight]!) "
+            + "per run).")
+
+    /// `--minutes` for `suite`: as given, else the suite's own default.
+    static func minutes(_ arguments: ParsedArguments, for suite: Suite) -> Int {
+        arguments[minutes] ?? defaultMinutes[suite]!
+    }
+
+    /// `--seconds` for a suite with a length of its own: as given, else the suite's own default.
+    static func seconds(_ arguments: ParsedArguments, for suite: Suite) -> Int {
+        arguments.ifGiven(seconds) ?? defaultSeconds[suite]!
+    }
     static let kills = TypedOption.integer(
         "kills", placeholder: "N", in: 1...1000, default: 20, help: "failover: how many times the owner is killed.")
     static let rooms = TypedOption.integer(
@@ -151,7 +168,7 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runFaults(_ options: Options) async throws -> ExitStatus {
-        let minutes = options.arguments[BenchCommand.minutes] ?? 5
+        let minutes = BenchCommand.minutes(options.arguments, for: .faults)
         return try await printReport(options) {
             try FaultRun.run(minutes: minutes) { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
         }
@@ -224,7 +241,7 @@ enum BenchCommand: ClubroomCommand {
     }
 
     static func runSoak(_ options: Options) async throws -> ExitStatus {
-        let minutes = options.arguments[BenchCommand.minutes] ?? 60
+        let minutes = BenchCommand.minutes(options.arguments, for: .soak)
         return try await printReport(options) { try SoakBenchmark.run(minutes: minutes) }
     }
 
