@@ -175,6 +175,17 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
             reduceLobby(&state, .line(" 2 ", at: lobbyNow)) == [.say("Joining Rust on Linux (rust)."), .join("rust")])
     }
 
+    /// Issue 27 (polish): an empty lobby said only that it was empty and how to leave.
+    @Test func anEmptyLobbySaysWhatAPersonCanDo() {
+        var (state, effects) = lobby(lineMode: true, rooms: [])
+        let advice =
+            "No live rooms right now; new rooms are announced here as they start. Have a link to a room? Type "
+            + "/quit, then run: clubroom join LINK. To start a room, its host joins it with a host's room link "
+            + "(clubroom invite --room NAME --role host, on the server). Or wait here; /quit leaves."
+        #expect(effects == [.say("Lobby of rooms.example.org. " + advice)])
+        #expect(reduceLobby(&state, .line("/rooms", at: lobbyNow)) == [.say(advice)])
+    }
+
     @Test func namesTopicsAndCommands() {
         var (state, _) = lobby(lineMode: true)
         #expect(reduceLobby(&state, .line("/join quiet", at: lobbyNow)) == [.say("Joining quiet."), .join("quiet")])
@@ -243,7 +254,8 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
 
     @Test func anEmptyLobbyAndAConnectingOne() {
         let (empty, _) = lobby(rooms: [])
-        expectGolden("lobby-empty-80x24", renderLobby(empty, height: 8))
+        // Issue 27 (polish): the empty lobby says what a person can do, under the sentence that it is empty.
+        expectGolden("lobby-empty-80x24", renderLobby(empty, height: 10))
         let connecting = LobbyState(server: "rooms.example.org")
         expectGolden("lobby-connecting-80x24", renderLobby(connecting, height: 8))
     }
