@@ -79,6 +79,38 @@ private func runClubroom(environment: [String], _ arguments: [String]) throws ->
     #expect(words.contains("--token-file FILE"))
 }
 
+/// Issue 27 (polish): a recording to a folder that does not exist was dropped for `null` without a word; `join`,
+/// `demo` and the bot's `--record` now say so and stop before joining.
+@Test func aRecordingThatCannotBeWrittenIsSaidBeforeJoining() throws {
+    let path = "/nonexistent/dir/x.wav"
+    let join = try runClubroom(["join", "ws://127.0.0.1:1/rooms/r", "--token", "t", "--output", "record:\(path)"])
+    #expect(join.status == 1)
+    #expect(
+        join.standardError
+            == "clubroom join: --output record:\(path): the recording cannot be written, because the folder "
+            + "/nonexistent/dir does not exist\n")
+    let demo = try runClubroom(["demo", "--plain", "--output", "record:\(path)"])
+    #expect(demo.status == 1)
+    #expect(
+        demo.standardError
+            == "clubroom demo: --output record:\(path): the recording cannot be written, because the folder "
+            + "/nonexistent/dir does not exist\n")
+    let bot = try runClubroom(["bot", "ws://127.0.0.1:1/rooms/r", "--token", "t", "--record", path])
+    #expect(bot.status == 1)
+    #expect(
+        bot.standardError
+            == "clubroom bot: --record \(path): the recording cannot be written, because the folder "
+            + "/nonexistent/dir does not exist\n")
+    let folder = try freshFolder()
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let inFolder = try runClubroom(["join", "ws://127.0.0.1:1/rooms/r", "--token", "t", "--output", "record:\(folder)"])
+    #expect(inFolder.status == 1)
+    #expect(
+        inFolder.standardError
+            == "clubroom join: --output record:\(folder): the recording cannot be written, because \(folder) is a "
+            + "folder; give a file name inside it\n")
+}
+
 @Test func aBarePathToAWAVFileSaysHowToUseIt() throws {
     let folder = try freshFolder()
     defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -112,6 +112,17 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
         #expect(repeated.isEmpty)
     }
 
+    /// Issue 27 (polish): the lobby's refusals read "The lobby said: the directory takes text messages only".
+    @Test func theLobbysRefusalsAreSentences() {
+        var (state, _) = lobby()
+        _ = reduceLobby(
+            &state,
+            .directory(.error(code: "bad_request", message: "the directory takes text messages only"), at: lobbyNow))
+        #expect(state.notice == Notice(.error, "The directory takes text messages only."))
+        _ = reduceLobby(&state, .directory(.error(code: "bad_request", message: ""), at: lobbyNow))
+        #expect(state.notice == Notice(.error, "The lobby could not do that."))
+    }
+
     @Test func enterJoinsAndNothingElseRunsUntilThePersonIsBack() {
         var (state, _) = lobby()
         #expect(lobbyKeys(&state, .down, .enter) == [.join("rust")])
@@ -173,6 +184,17 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
             ])
         #expect(
             reduceLobby(&state, .line(" 2 ", at: lobbyNow)) == [.say("Joining Rust on Linux (rust)."), .join("rust")])
+    }
+
+    /// Issue 27 (polish): an empty lobby said only that it was empty and how to leave.
+    @Test func anEmptyLobbySaysWhatAPersonCanDo() {
+        var (state, effects) = lobby(lineMode: true, rooms: [])
+        let advice =
+            "No live rooms right now; new rooms are announced here as they start. Have a link to a room? Type "
+            + "/quit, then run: clubroom join LINK. To start a room, its host joins it with a host's room link "
+            + "(clubroom invite --room NAME --role host, on the server). Or wait here; /quit leaves."
+        #expect(effects == [.say("Lobby of rooms.example.org. " + advice)])
+        #expect(reduceLobby(&state, .line("/rooms", at: lobbyNow)) == [.say(advice)])
     }
 
     @Test func namesTopicsAndCommands() {
@@ -243,7 +265,8 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
 
     @Test func anEmptyLobbyAndAConnectingOne() {
         let (empty, _) = lobby(rooms: [])
-        expectGolden("lobby-empty-80x24", renderLobby(empty, height: 8))
+        // Issue 27 (polish): the empty lobby says what a person can do, under the sentence that it is empty.
+        expectGolden("lobby-empty-80x24", renderLobby(empty, height: 10))
         let connecting = LobbyState(server: "rooms.example.org")
         expectGolden("lobby-connecting-80x24", renderLobby(connecting, height: 8))
     }
@@ -409,6 +432,6 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
         #expect(
             effects.contains(.say("Ana unlisted the room: it no longer shows in the lobby; links to it still work.")))
         #expect(!state.room.listed)
-        #expect(reduceApp(&state, .line("/unlist", at: lobbyNow)) == [.say("only hosts can list or unlist the room")])
+        #expect(reduceApp(&state, .line("/unlist", at: lobbyNow)) == [.say("Only hosts can list or unlist the room.")])
     }
 }

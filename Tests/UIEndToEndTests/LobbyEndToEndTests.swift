@@ -105,6 +105,11 @@ import Glibc
                 + "echo \"clubroom exited with $?\"; sleep 30")
         #expect(
             eventually(10) { tmux.screen().contains("No live rooms right now") }, "no empty lobby:\n\(tmux.screen())")
+        // Issue 27 (polish): the empty lobby says what a person can do there.
+        let empty = tmux.screen()
+        #expect(empty.contains("Have a link to a room? Press q, then run: clubroom join LINK"), "\(empty)")
+        #expect(empty.contains("To start a room, its host joins it with a host's room link"), "\(empty)")
+        #expect(empty.contains("Or wait here for one to start. q quits."), "\(empty)")
 
         let ana = try server.bot("ana", name: "Ana", room: "jazz")
         ana.write(#"{"cmd":"topic","text":"Late night jazz"}"#)

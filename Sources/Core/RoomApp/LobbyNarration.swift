@@ -48,7 +48,9 @@ public enum LobbyNarration {
     public static func listing(_ state: LobbyState, renumber: inout [String]) -> String {
         renumber = state.order
         guard !state.order.isEmpty else {
-            return "No live rooms right now; new rooms are announced here as they start. /quit leaves."
+            return "No live rooms right now; new rooms are announced here as they start. Have a link to a room? "
+                + "Type /quit, then run: clubroom join LINK. To start a room, its host joins it with a host's room "
+                + "link (clubroom invite --room NAME --role host, on the server). Or wait here; /quit leaves."
         }
         let count = state.order.count
         var lines = ["\(count) live \(count == 1 ? "room" : "rooms"), most listeners first:"]

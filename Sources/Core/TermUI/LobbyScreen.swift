@@ -173,6 +173,12 @@ public enum LobbyScreen {
             buffer.put(
                 DisplayWidth.truncate("  " + text, to: rows.width, ellipsis: theme.glyphs.ellipsis), x: rows.x,
                 y: rows.y, style: theme.style(.secondary), clip: rows)
+            // An empty lobby says what a person can do instead of waiting: as many of its lines as fit.
+            guard model.listed, model.connection != .disconnected else { return }
+            let advice = emptyAdvice.flatMap { wrap($0, width: max(1, rows.width - 2)) }
+            for (index, line) in advice.prefix(max(0, rows.height - 1)).enumerated() {
+                buffer.put("  " + line, x: rows.x, y: rows.y + 1 + index, style: theme.style(.secondary), clip: rows)
+            }
             return
         }
         // One room per row when two do not fit a single room.
@@ -269,6 +275,15 @@ public enum LobbyScreen {
             buffer.put(name, x: second.right - nameWidth - 1, y: second.y, style: secondary, clip: second)
         }
     }
+
+    /// What a person can do in a lobby with no live room, below the sentence that says so (docs/ui.md, "The
+    /// lobby"): open a room they have a link for, start one as its host, or wait; and how to quit.
+    public static let emptyAdvice = [
+        "Have a link to a room? Press q, then run: clubroom join LINK",
+        "To start a room, its host joins it with a host's room link (clubroom invite --room NAME --role host, on "
+            + "the server); it is listed here once someone is in it.",
+        "Or wait here for one to start. q quits.",
+    ]
 
     /// The keys of the lobby, in the order the status line offers them; the last fall away on narrow screens.
     public static func hints(for model: LobbyScreenModel, glyphs: Glyphs) -> [KeyHint] {

@@ -111,6 +111,14 @@ public enum DeviceSpec: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Why this output cannot be opened, found before anything joins so that a person hears it at once rather
+    /// than a room without the recording: for `record:PATH`, a folder that does not exist, is not a folder or
+    /// cannot be written in, a file that cannot be written over, or a path that is a folder; nil otherwise.
+    public var outputProblem: String? {
+        guard case .record(let path) = self else { return nil }
+        return WAVFileOutput.problemWriting(path: path)
+    }
+
     /// Opens this spec as a loudspeaker. ALSA devices open with `alsaOptions`; virtual ones keep `pacing`.
     public func openOutput(
         pacing: Pacing = .realTime, alsaOptions: ALSAOptions = ALSAOptions()

@@ -199,6 +199,22 @@ public final class WAVFileOutput: AudioOutput {
         pending.deallocate()
     }
 
+    /// Why a recording could not be written at `path`, in words, or nil when it can: checked without creating
+    /// or changing anything, so that a bad path is said before joining rather than found when the loudspeaker
+    /// opens (see `DeviceSpec.outputProblem`).
+    public static func problemWriting(path: String) -> String? {
+        var status = stat()
+        if stat(path, &status) == 0 {
+            if status.st_mode & S_IFMT == S_IFDIR { return "\(path) is a folder; give a file name inside it" }
+            return access(path, W_OK) == 0 ? nil : "the file \(path) cannot be written over (you may not write it)"
+        }
+        let cut = path.lastIndex(of: "/")
+        let folder = cut.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        guard stat(folder, &status) == 0 else { return "the folder \(folder) does not exist" }
+        guard status.st_mode & S_IFMT == S_IFDIR else { return "\(folder) is not a folder" }
+        return access(folder, W_OK | X_OK) == 0 ? nil : "you may not write in the folder \(folder)"
+    }
+
     /// Bytes of audio played so far (some may still wait in the buffer until `close()`).
     public var writtenBytes: Int { dataBytes }
 

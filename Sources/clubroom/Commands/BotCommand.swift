@@ -93,6 +93,9 @@ enum BotCommand: ClubroomCommand {
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = try Options(arguments)
+        if let path = options.recording, let problem = WAVFileOutput.problemWriting(path: path) {
+            throw JoinFailure(text: "--record \(path): the recording cannot be written, because \(problem)")
+        }
         let token = try readToken(options.token, environment: ProcessInfo.processInfo.environment)
         let microphone = try botMicrophone(options.input)
         ignoreBrokenPipes()

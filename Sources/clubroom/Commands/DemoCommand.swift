@@ -62,6 +62,9 @@ enum DemoCommand: ClubroomCommand {
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         var options = try Options(arguments)
+        if options.showsUI, let problem = outputProblem(option: "--output", options.output) {
+            throw JoinFailure(text: problem)
+        }
         ignoreBrokenPipes()
         // As for join: a terminal that cannot draw gets line mode, said once; a locale that is not UTF-8, ASCII.
         if options.showsUI, !options.plain, ProcessInfo.processInfo.environment["TERM"] == "dumb" {

@@ -195,6 +195,7 @@ enum JoinCommand: ClubroomCommand {
         var options = try Options(arguments)
         let environment = ProcessInfo.processInfo.environment
         if let advice = bareFileAdvice(options) { throw JoinFailure(text: advice) }
+        if let problem = outputProblem(option: "--output", options.output) { throw JoinFailure(text: problem) }
         let link = try readLink(try linkText(options.link))
         if case .mint(let secretFile, let identity, let name, let role) = options.credentials {
             options.credentials = .mint(
@@ -312,6 +313,14 @@ enum JoinCommand: ClubroomCommand {
         }
         return nil
     }
+}
+
+/// Why the loudspeaker `spec` given with `option` cannot be used, as the sentence a person reads before
+/// anything joins (a recording whose file cannot be written); nil when it can be, or when the spec does not parse
+/// (the parse says that). `join`, `demo` and `bot` (whose `--record PATH` is `record:PATH`) refuse with it.
+func outputProblem(option: String, _ spec: String) -> String? {
+    guard let device = try? DeviceSpec.output(spec), let problem = device.outputProblem else { return nil }
+    return "\(option) \(spec): the recording cannot be written, because \(problem)"
 }
 
 /// Joining failed before the room could be shown; `text` says why and what to do.
