@@ -82,7 +82,7 @@ final class Script: @unchecked Sendable {
                 "Eli raised their hand.",
                 "Ana invited you to speak. Type /accept or /decline; say something first to check your microphone.",
                 "Joining the stage muted; type /unmute when you want to talk.",
-                "Only hosts and moderators can invite people to speak.",
+                "only hosts and moderators can invite people to speak",
                 "Ana started speaking.",
                 "You left the room.",
             ])

@@ -86,7 +86,7 @@ import Testing
             }
         }
         var state = joined(as: "bo")
-        #expect(send(&state, char("z"))[0] == [.say("The z key does nothing here; press ? for the keys.")])
+        #expect(send(&state, char("z"))[0] == [.say("z does nothing here; press ? for the keys")])
     }
 
     @Test func theHelpListsEveryRowInTheTablesOrderThenTheCommands() {

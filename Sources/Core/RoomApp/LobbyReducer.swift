@@ -97,8 +97,7 @@ private func applyDirectory(_ state: inout LobbyState, _ event: LobbyEvent) -> [
     case .error(let code, let message):
         let text =
             code == "rate_limited"
-            ? "Too many refreshes at once; the server dropped one. Wait a second."
-            : message.isEmpty ? "The lobby could not do that." : Narration.sentence(message)
+            ? "Too many refreshes at once; the server dropped one. Wait a second." : "The lobby said: \(message)"
         return lobbyNotice(&state, Notice(.error, text))
     case .ended(let why):
         state.connection = .disconnected(why)

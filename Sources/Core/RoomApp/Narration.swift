@@ -407,7 +407,7 @@ public enum Narration {
     public static func explainError(code: String, message: String) -> String {
         let said = message.isEmpty ? "" : message.prefix(1).uppercased() + message.dropFirst()
         switch code {
-        case "forbidden": return said.isEmpty ? "The server refused: your role does not allow that." : sentence(said)
+        case "forbidden": return said.isEmpty ? "The server refused: your role does not allow that." : said
         case "not_found": return (said.isEmpty ? "No such person or role" : said) + "; they may have just left."
         case "conflict": return (said.isEmpty ? "That cannot be done right now" : said) + "."
         case "rate_limited": return "Too many requests at once; the server dropped one. Wait a second and try again."
@@ -418,18 +418,8 @@ public enum Narration {
             return "The server could not confirm that went through; it may still appear. Check before trying again."
         // Said only of a repeat the client sent itself: what it asked for took effect the first time.
         case "already_applied": return "That went through already."
-        // A code this client does not know is the server's word, not the person's: said only by what it did.
-        default: return said.isEmpty ? "The server could not do that." : sentence(said)
+        default: return said.isEmpty ? "The server reported a problem (\(code))." : said
         }
-    }
-
-    /// A server's words as a sentence a person reads: the wire's messages are lowercase phrases ("only hosts can
-    /// end the room"), so the first letter is made a capital and a full stop ends it when nothing does (a stop,
-    /// a question or exclamation mark, or an ellipsis).
-    public static func sentence(_ words: String) -> String {
-        let capital = words.prefix(1).uppercased() + words.dropFirst()
-        guard let last = capital.last else { return capital }
-        return ".!?…".contains(last) ? capital : capital + "."
     }
 
     /// What poor connection this person has: the loss when there is any, else the delay or the jitter.
