@@ -37,7 +37,7 @@ let protocolRoles = try! RoleTable.parse(
             .setPlaying(true), .setPlaying(false),
             .setHandsAllowed(false), .setHandsAllowed(true),
             .mutePeer("b"), .remove("c", reason: "why"), .remove("c", reason: nil),
-            .remove("d", reason: nil, withdrawLink: true), .setTopic("t"),
+            .remove("d", reason: nil, withdrawLink: true), .remove("e", reason: "spam", ban: true), .setTopic("t"),
             .endRoom(reason: ""), .endRoom(reason: nil),
             .chat("x", to: .everyone), .chat("y", to: .peer("p")), .chat("z", to: .role("r")),
             .leave, .setListed(false), .setListed(true), .createLink(role: .speaker, ttl: 3600),

@@ -29,7 +29,7 @@ public enum Command: Sendable, Equatable {
     /// Mute everyone on the stage below oneself (asks first).
     case muteAll
     /// Remove someone; `withdrawLink` (`--link`) withdraws the room's links that let them in too.
-    case remove(PeerID, reason: String?, withdrawLink: Bool = false)
+    case remove(PeerID, reason: String?, withdrawLink: Bool = false, ban: Bool = false)
     /// Raise the hand, or lower it when it is up.
     case hand
     /// Raise the hand (refused when it is up), or lower it (refused when it is not): the words people reach for
@@ -102,6 +102,7 @@ public enum Command: Sendable, Equatable {
         ("withdraw", "/withdraw NAME", "take back an invitation to speak"),
         ("move", "/move NAME ROLE", "give someone a role; /move me ROLE steps you down or back up"),
         ("remove", "/remove NAME [--link] [REASON]", "remove someone; --link withdraws the link they came in with"),
+        ("ban", "/ban NAME [REASON]", "remove someone and keep them out of every room of this server"),
         ("topic", "/topic [TEXT]", "set the room's topic; alone, say what it is"),
         ("end", "/end [REASON]", "end the room for everyone"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
@@ -237,6 +238,11 @@ public enum Command: Sendable, Equatable {
                 let withdrawLink = rest == "--link" || rest.hasPrefix("--link ")
                 let reason = withdrawLink ? String(rest.dropFirst(6)).trimmingCharacters(in: .whitespaces) : rest
                 return .remove(id, reason: reason.isEmpty ? nil : reason, withdrawLink: withdrawLink)
+            }
+        case "ban":
+            return person().map { id in
+                let reason = scanner.rest()
+                return .remove(id, reason: reason.isEmpty ? nil : reason, ban: true)
             }
         case "hand": return noMore(.hand)
         case "raise": return noMore(.raiseHand)

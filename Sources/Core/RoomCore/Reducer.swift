@@ -392,8 +392,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .clearHands)
     case .handsAllowed(let allowed):
         return submit(&state, .setHandsAllowed(allowed))
-    case .remove(let id, let reason, let withdrawLink):
-        return submit(&state, .remove(id, reason: reason, withdrawLink: withdrawLink))
+    case .remove(let id, let reason, let withdrawLink, let ban):
+        return submit(&state, .remove(id, reason: reason, withdrawLink: withdrawLink, ban: ban))
     case .chat(let text):
         return submit(&state, .chat(text, to: .everyone))
     case .dm(let id, let text):

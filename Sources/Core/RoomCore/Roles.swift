@@ -255,10 +255,14 @@ public struct RoleTable: Sendable, Equatable {
             guard can(actor.role, .muteOthers) else { return refusal(lacking: .muteOthers) }
             guard let target else { return nil }
             return standing(actor, over: target, doing: "mute")
-        case .remove:
+        case .remove(_, _, _, let ban):
             guard can(actor.role, .remove) else { return refusal(lacking: .remove) }
+            // A ban reaches past the room, to every room of the server: the host's call, like the room's links.
+            if ban, !can(actor.role, .endRoom) {
+                return refusal(lacking: .endRoom, phrase: "ban someone from the server's rooms")
+            }
             guard let target else { return nil }
-            return standing(actor, over: target, doing: "remove")
+            return standing(actor, over: target, doing: ban ? "ban" : "remove")
         case .setTopic:
             return can(actor.role, .setTopic) ? nil : refusal(lacking: .setTopic)
         case .endRoom:

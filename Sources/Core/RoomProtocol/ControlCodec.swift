@@ -68,7 +68,8 @@ public enum ControlCodec {
                 request = .remove(
                     try fields.peer("peer"),
                     reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters),
-                    withdrawLink: try fields.optionalBool("withdraw_link") ?? false)
+                    withdrawLink: try fields.optionalBool("withdraw_link") ?? false,
+                    ban: try fields.optionalBool("ban") ?? false)
             case "set_topic":
                 request = .setTopic(try fields.string("text", maxCharacters: ControlLimits.maxTopicCharacters))
             case "end_room":
@@ -126,10 +127,11 @@ public enum ControlCodec {
         case .setMute(let muted): object["muted"] = .bool(muted)
         case .setMicWorking(let working): object["working"] = .bool(working)
         case .setPlaying(let playing): object["playing"] = .bool(playing)
-        case .remove(let peer, let reason, let withdrawLink):
+        case .remove(let peer, let reason, let withdrawLink, let ban):
             object["peer"] = .string(peer.rawValue)
             if let reason { object["reason"] = .string(reason) }
             if withdrawLink { object["withdraw_link"] = .bool(true) }
+            if ban { object["ban"] = .bool(true) }
         case .setTopic(let text): object["text"] = .string(text)
         case .endRoom(let reason): if let reason { object["reason"] = .string(reason) }
         case .chat(let text, let to):

@@ -248,6 +248,17 @@ extension LinkSigner {
         var links: [LinkRecord] = []
         var locked = false
         do {
+            if let identity = request.ban {
+                try registry.ban(
+                    BanRecord(
+                        identity: identity.rawValue, by: request.peer.rawValue, room: request.room, at: now,
+                        reason: request.banReason))
+                log.info(
+                    "room \(request.room): \(request.peer) banned \(identity) from the server's rooms"
+                        + (request.banReason.isEmpty ? "" : ": \(request.banReason)"))
+                // A ban alone asks for no list of links.
+                if request.revoke == nil, request.withdrawUsedBy == nil, request.lock == nil { return }
+            }
             if let link = request.revoke {
                 if link == ClientRequest.allLinks {
                     let before = try registry.links(room: request.room).filter { $0.revokedAt == nil }.map(\.id)

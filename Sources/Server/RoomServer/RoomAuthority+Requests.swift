@@ -263,12 +263,14 @@ extension RoomAuthority {
             outcome.deliveries.append(
                 Delivery(to: .peer(targetID), next(.askedToMute(peer: targetID, by: actorID))))
             audit(targetID)
-        case .remove(let targetID, let reason, let withdrawLink):
-            if withdrawLink {
-                outcome.linkRequests.append(
-                    LinkRequest(peer: actorID, room: name, revoke: nil, withdrawUsedBy: targetID, requestID: requestID))
-            }
+        case .remove(let targetID, let reason, let withdrawLink, let ban):
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
+            if withdrawLink || ban {
+                outcome.linkRequests.append(
+                    LinkRequest(
+                        peer: actorID, room: name, revoke: nil, withdrawUsedBy: withdrawLink ? targetID : nil,
+                        ban: ban ? targetID : nil, banReason: reason, requestID: withdrawLink ? requestID : nil))
+            }
             broadcast(.removed(peer: targetID, by: actorID, reason: reason), into: &outcome)
             if target?.handRaisedAt != nil { outcome.changes.append(.hand(targetID, raisedAt: nil)) }
             peers[targetID] = nil

@@ -36,12 +36,17 @@ public struct LinkRequest: Sendable, Equatable {
     public var lock: Bool?
     /// Withdraw the room's links that let this identity in (`remove` with `withdraw_link`).
     public var withdrawUsedBy: PeerID?
+    /// Ban this identity from every room of the server, for `banReason` (`remove` with `ban`).
+    public var ban: PeerID?
+    public var banReason: String
     public var requestID: RequestID?
 
     public init(
         peer: PeerID, room: String, revoke: String?, lock: Bool? = nil, withdrawUsedBy: PeerID? = nil,
-        requestID: RequestID?
+        ban: PeerID? = nil, banReason: String = "", requestID: RequestID?
     ) {
+        self.ban = ban
+        self.banReason = banReason
         self.peer = peer
         self.room = room
         self.revoke = revoke

@@ -57,7 +57,7 @@ enum RoomChecks {
         switch result {
         case .success(let command):
             switch command {
-            case .invite(let id), .withdraw(let id), .mute(let id), .remove(let id, _, _), .move(let id, _),
+            case .invite(let id), .withdraw(let id), .mute(let id), .remove(let id, _, _, _), .move(let id, _),
                 .dm(let id, _), .lowerHandOf(let id):
                 try expect(known.contains(id), "\(command) names no one here")
             case .volume(let id, let percent):
