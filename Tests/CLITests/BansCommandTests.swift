@@ -14,7 +14,10 @@ import Testing
     #expect(listed.standardOutput == "No bans.\n")
     let lifted = try ChildProcess(executable: binary, arguments: ["bans", "--data", data, "lift", "bo"]).finish()
     #expect(lifted.status == 1)
-    #expect(lifted.standardError == "clubroom bans: bo is not banned; 'clubroom bans' lists who is\n")
+    #expect(
+        lifted.standardError
+            == "clubroom bans: no one banned is called bo (or more than one is); 'clubroom bans' lists who is, by "
+            + "identity\n")
     let missing = try ChildProcess(executable: binary, arguments: ["bans", "--data", data + "/none"]).finish()
     #expect(missing.status == 1)
     #expect(

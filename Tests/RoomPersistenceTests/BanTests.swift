@@ -11,7 +11,7 @@ import Testing
         let path = folder.path + "/" + LinkRegistry.fileName
         let registry = try LinkRegistry(path: path)
         #expect(try registry.ban(of: "bo") == nil)
-        try registry.ban(BanRecord(identity: "bo", by: "ana", room: "jazz", at: 100, reason: "spam"))
+        try registry.ban(BanRecord(identity: "bo", name: "Bo", by: "ana", room: "jazz", at: 100, reason: "spam"))
         try registry.ban(BanRecord(identity: "cy", by: "ana", room: "jazz", at: 200))
         registry.close()
 
@@ -19,8 +19,12 @@ import Testing
         #expect(
             try reopened.bans() == [
                 BanRecord(identity: "cy", by: "ana", room: "jazz", at: 200, reason: ""),
-                BanRecord(identity: "bo", by: "ana", room: "jazz", at: 100, reason: "spam"),
+                BanRecord(identity: "bo", name: "Bo", by: "ana", room: "jazz", at: 100, reason: "spam"),
             ])
+        #expect(try reopened.bannedIdentity(named: "bo") == "bo")
+        #expect(try reopened.bannedIdentity(named: "BO") == "bo")
+        #expect(try reopened.bannedIdentity(named: "cy") == "cy")
+        #expect(try reopened.bannedIdentity(named: "Dee") == nil)
         // A second ban of the same identity replaces the first.
         try reopened.ban(BanRecord(identity: "bo", by: "mo", room: "rock", at: 300, reason: "again"))
         #expect(

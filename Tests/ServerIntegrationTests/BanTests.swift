@@ -27,8 +27,9 @@ private func bans(_ server: ServerProcess, _ arguments: [String] = []) throws ->
         defer { server.stopAndClean() }
         let (host, hostSeen) = try joinedSession(server, "ana", role: "host")
         let (speaker, speakerSeen) = try joinedSession(server, "cy", role: "speaker")
-        let (bo, boSeen) = try joinedSession(server, "bo", role: "audience")
-        let boToken = try server.token("bo", role: "audience")
+        let boToken = try server.token("bo", role: "audience", name: "Bo")
+        let (bo, boSeen) = try session(server, room: "lobby", token: boToken)
+        #expect(snapshot(boSeen) != nil, "\(boSeen.all)")
 
         // A speaker may not ban.
         speaker.send(.remove("bo", reason: nil, ban: true), id: .integer(1))
@@ -60,8 +61,8 @@ private func bans(_ server: ServerProcess, _ arguments: [String] = []) throws ->
         #expect(listed.status == 0)
         let lines = listed.standardOutput.split(separator: "\n")
         #expect(lines.count == 2)
-        #expect(lines.first?.hasPrefix("IDENTITY  BY   ROOM   WHEN (UTC)") == true, "\(listed.standardOutput)")
-        #expect(lines.last?.hasPrefix("bo        ana  lobby  ") == true, "\(listed.standardOutput)")
+        #expect(lines.first?.hasPrefix("IDENTITY  NAME  BY   ROOM   WHEN (UTC)") == true, "\(listed.standardOutput)")
+        #expect(lines.last?.hasPrefix("bo        Bo    ana  lobby  ") == true, "\(listed.standardOutput)")
         #expect(lines.last?.hasSuffix("  spam") == true)
         speaker.shutdown()
         host.shutdown()
@@ -81,7 +82,8 @@ private func bans(_ server: ServerProcess, _ arguments: [String] = []) throws ->
         jazz.shutdown()
         #expect(refusal(jazzSeen) == 4025, "\(jazzSeen.all)")
 
-        let lifted = try bans(server, ["lift", "bo"])
+        // By the name they had in the room.
+        let lifted = try bans(server, ["lift", "Bo"])
         #expect(lifted.status == 0)
         #expect(lifted.standardOutput == "Lifted the ban of bo: they may join the server's rooms again.\n")
         #expect(try bans(server, ["lift", "bo"]).status == 1)

@@ -251,8 +251,8 @@ extension LinkSigner {
             if let identity = request.ban {
                 try registry.ban(
                     BanRecord(
-                        identity: identity.rawValue, by: request.peer.rawValue, room: request.room, at: now,
-                        reason: request.banReason))
+                        identity: identity.rawValue, name: request.banName, by: request.peer.rawValue,
+                        room: request.room, at: now, reason: request.banReason))
                 log.info(
                     "room \(request.room): \(request.peer) banned \(identity) from the server's rooms"
                         + (request.banReason.isEmpty ? "" : ": \(request.banReason)"))

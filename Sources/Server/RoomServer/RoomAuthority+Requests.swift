@@ -269,7 +269,8 @@ extension RoomAuthority {
                 outcome.linkRequests.append(
                     LinkRequest(
                         peer: actorID, room: name, revoke: nil, withdrawUsedBy: withdrawLink ? targetID : nil,
-                        ban: ban ? targetID : nil, banReason: reason, requestID: withdrawLink ? requestID : nil))
+                        ban: ban ? targetID : nil, banName: target?.name ?? "", banReason: reason,
+                        requestID: withdrawLink ? requestID : nil))
             }
             broadcast(.removed(peer: targetID, by: actorID, reason: reason), into: &outcome)
             if target?.handRaisedAt != nil { outcome.changes.append(.hand(targetID, raisedAt: nil)) }

@@ -38,14 +38,17 @@ public struct LinkRequest: Sendable, Equatable {
     public var withdrawUsedBy: PeerID?
     /// Ban this identity from every room of the server, for `banReason` (`remove` with `ban`).
     public var ban: PeerID?
+    /// The name they had in the room, for the operator's list.
+    public var banName: String
     public var banReason: String
     public var requestID: RequestID?
 
     public init(
         peer: PeerID, room: String, revoke: String?, lock: Bool? = nil, withdrawUsedBy: PeerID? = nil,
-        ban: PeerID? = nil, banReason: String = "", requestID: RequestID?
+        ban: PeerID? = nil, banName: String = "", banReason: String = "", requestID: RequestID?
     ) {
         self.ban = ban
+        self.banName = banName
         self.banReason = banReason
         self.peer = peer
         self.room = room

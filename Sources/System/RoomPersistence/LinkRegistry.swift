@@ -112,6 +112,7 @@ public final class LinkRegistry: Sendable {
         ) STRICT;
         CREATE TABLE IF NOT EXISTS bans (
             identity TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL DEFAULT '',
             by TEXT NOT NULL,
             room TEXT,
             at INTEGER NOT NULL,

@@ -8,14 +8,16 @@ enum BansCommand: ClubroomCommand {
         name: "bans", abstract: "List or lift the server's bans.",
         discussion: """
             Lists the identities banned from every room of the server (with /ban in a room): who banned them, \
-            from which room, when and why. 'lift IDENTITY' lifts one ban: that identity may join again with any \
+            from which room, when and why. 'lift IDENTITY' lifts one ban (the name they \
+            had works too, when one banned person had it): that identity may join again with any \
             token or link that works. Run it on the server's machine, beside a running server or not; the \
             server reads the bans at every join.
             """,
         positionals: [
             Positional(
                 "action", type: .choice(["list", "lift"]), required: false, help: "list (the default) or lift."),
-            Positional("identity", type: .string, required: false, help: "With lift: the banned identity."),
+            Positional(
+                "identity", type: .string, required: false, help: "With lift: the banned identity, or their name."),
         ],
         options: [data.option])
 
@@ -32,13 +34,16 @@ enum BansCommand: ClubroomCommand {
         defer { registry.close() }
         switch arguments.choice("action") ?? "list" {
         case "lift":
-            guard let identity = arguments.string("identity"), !identity.isEmpty else {
+            guard let who = arguments.string("identity"), !who.isEmpty else {
                 throw ArgumentError.missingPositional("<identity>")
             }
-            if try registry.lift(ban: identity) {
+            if let identity = try registry.bannedIdentity(named: who), try registry.lift(ban: identity) {
                 writeOutput("Lifted the ban of \(identity): they may join the server's rooms again.\n")
             } else {
-                throw JoinFailure(text: "\(identity) is not banned; 'clubroom bans' lists who is")
+                throw JoinFailure(
+                    text:
+                        "no one banned is called \(who) (or more than one is); 'clubroom bans' lists who is, by identity"
+                )
             }
         default:
             if let extra = arguments.string("identity") { throw ArgumentError.unexpectedArgument(extra) }
@@ -52,10 +57,10 @@ enum BansCommand: ClubroomCommand {
         guard !bans.isEmpty else { return "No bans.\n" }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withSpaceBetweenDateAndTime]
-        var rows = [["IDENTITY", "BY", "ROOM", "WHEN (UTC)", "REASON"]]
+        var rows = [["IDENTITY", "NAME", "BY", "ROOM", "WHEN (UTC)", "REASON"]]
         for ban in bans {
             rows.append([
-                ban.identity, ban.by, ban.room ?? "-",
+                ban.identity, ban.name.isEmpty ? "-" : ban.name, ban.by, ban.room ?? "-",
                 formatter.string(from: Date(timeIntervalSince1970: TimeInterval(ban.at))),
                 ban.reason.isEmpty ? "-" : ban.reason,
             ])
