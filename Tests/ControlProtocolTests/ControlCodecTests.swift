@@ -43,6 +43,7 @@ let protocolRoles = try! RoleTable.parse(
             .leave, .setListed(false), .setListed(true), .createLink(role: .speaker, ttl: 3600),
             .createLink(role: .audience, ttl: 60, maxUses: 5), .listLinks,
             .revokeLink("w_Lk0L9Zv5U"), .revokeLink(ClientRequest.allLinks), .setLocked(true), .setLocked(false),
+            .listBans, .unban("guest-5a1c0d1e2f3a4b5c"),
             .admitWaiting("Eve"), .denyWaiting("guest-5a1c0d1e2f3a4b5c"),
             .react(.clap), .react(.thumbsUp), .react(.laugh), .react(.heart), .react(.wave),
         ]

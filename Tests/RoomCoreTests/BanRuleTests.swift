@@ -23,11 +23,27 @@ import Testing
         #expect(
             roles.check(ban, by: host, target: otherHost) == Refusal("you cannot ban Hu: a host is not below a host"))
         #expect(roles.check(ban, by: host, target: host) == Refusal("you cannot ban yourself"))
+        #expect(roles.check(.listBans, by: host, target: nil) == nil)
+        #expect(roles.check(.unban("bo"), by: host, target: nil) == nil)
+        #expect(
+            roles.check(.listBans, by: moderator, target: nil)
+                == Refusal("only hosts can see or lift the server's bans"))
+        #expect(
+            roles.check(.unban("bo"), by: moderator, target: nil)
+                == Refusal("only hosts can see or lift the server's bans"))
     }
 
     @Test func theBanCommandIsSentByAHostAndRefusedToAModerator() {
         let ban = Command.remove("eli", reason: "spam", ban: true)
         #expect(effects(of: .command(ban), as: "ana") == [.send(.remove("eli", reason: "spam", ban: true))])
         #expect(effects(of: .command(ban), as: "bo") == refused("only hosts can ban someone from the server's rooms"))
+        #expect(parse("/bans") == .success(.bans))
+        #expect(parse("/unban Bo") == .success(.unban("Bo")))
+        #expect(
+            parse("/unban")
+                == .failure(
+                    .missingArgument(command: "unban", argument: "NAME|IDENTITY", usage: "/unban NAME|IDENTITY")))
+        #expect(effects(of: .command(.bans), as: "ana") == [.send(.listBans)])
+        #expect(effects(of: .command(.unban("Bo")), as: "ana") == [.send(.unban("Bo"))])
     }
 }

@@ -13,6 +13,18 @@ private func refusalReason(_ recorder: SessionRecorder) -> String? {
     return nil
 }
 
+/// The `bans` answer to request `id`.
+private func bansAnswer(_ seen: SessionRecorder, id: Int64) -> (bans: [RoomBan], lifted: [String])? {
+    let answer = seen.wait {
+        if case .message(let message) = $0, case .bans(_, _, .integer(id)) = message.event { return true }
+        return false
+    }
+    guard case .message(let message)? = answer, case .bans(let bans, let lifted, _) = message.event else {
+        return nil
+    }
+    return (bans, lifted)
+}
+
 /// Runs `clubroom bans` on the server's data folder.
 private func bans(_ server: ServerProcess, _ arguments: [String] = []) throws -> ProcessResult {
     try ChildProcess(executable: server.binary, arguments: ["bans", "--data", server.dataDirectory] + arguments)
@@ -77,19 +89,44 @@ private func bans(_ server: ServerProcess, _ arguments: [String] = []) throws ->
             server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
         defer { jazzHost.shutdown() }
         #expect(snapshot(jazzHostSeen) != nil, "\(jazzHostSeen.all)")
-        let boJazzToken = try server.token("bo", role: "speaker", room: "jazz")
+        let boJazzToken = try server.token("bo", role: "speaker", room: "jazz", name: "Bo")
         let (jazz, jazzSeen) = try session(server, room: "jazz", token: boJazzToken)
         jazz.shutdown()
         #expect(refusal(jazzSeen) == 4025, "\(jazzSeen.all)")
 
-        // By the name they had in the room.
+        // A host lists the bans in a room and lifts one by the name the person had.
+        jazzHost.send(.listBans, id: .integer(3))
+        let listedInRoom = try #require(bansAnswer(jazzHostSeen, id: 3), "\(jazzHostSeen.all)")
+        #expect(listedInRoom.bans.map(\.identity) == ["bo"])
+        #expect(listedInRoom.bans.map(\.name) == ["Bo"])
+        #expect(listedInRoom.bans.map(\.reason) == ["spam"])
+        #expect(listedInRoom.lifted.isEmpty)
+        jazzHost.send(.unban("nobody"), id: .integer(4))
+        #expect(
+            jazzHostSeen.wait {
+                if case .message(let message) = $0, case .error(.notFound, _, .integer(4)) = message.event {
+                    return true
+                }
+                return false
+            } != nil, "\(jazzHostSeen.all)")
+        jazzHost.send(.unban("Bo"), id: .integer(5))
+        let unbanned = try #require(bansAnswer(jazzHostSeen, id: 5), "\(jazzHostSeen.all)")
+        #expect(unbanned.bans.isEmpty)
+        #expect(unbanned.lifted == ["bo"])
+        let (back, backSeen) = try session(server, room: "jazz", token: boJazzToken)
+        #expect(snapshot(backSeen) != nil, "\(backSeen.all)")
+
+        // Banned again, in this room; the operator lifts it by the name.
+        jazzHost.send(.remove("bo", reason: nil, ban: true), id: .integer(6))
+        #expect(backSeen.wait { $0 == .ended(.removed) } != nil, "\(backSeen.all)")
+        back.shutdown()
+        let bannedAgain = try bans(server).standardOutput
+        #expect(bannedAgain.contains("\nbo        Bo    ana  jazz  "), "\(bannedAgain)")
         let lifted = try bans(server, ["lift", "Bo"])
         #expect(lifted.status == 0)
         #expect(lifted.standardOutput == "Lifted the ban of bo: they may join the server's rooms again.\n")
         #expect(try bans(server, ["lift", "bo"]).status == 1)
-        let (back, backSeen) = try session(server, room: "jazz", token: boJazzToken)
-        back.shutdown()
-        #expect(snapshot(backSeen) != nil, "\(backSeen.all)")
+        #expect(try bans(server).standardOutput == "No bans.\n")
         // The room the ban removed them from keeps them out until it ends, as a removal does.
         let (lobby, lobbySeen) = try session(server, room: "lobby", token: boToken)
         lobby.shutdown()

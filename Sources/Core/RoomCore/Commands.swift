@@ -63,6 +63,9 @@ public enum Command: Sendable, Equatable {
     case links
     /// Withdraw one of the room's links by its id, or every one with `all` (hosts).
     case revoke(String)
+    /// List the server's bans, or lift one by identity or name (hosts).
+    case bans
+    case unban(String)
     /// Lock the room to newcomers with links, or open it again (hosts).
     case locked(Bool)
     /// Let in, or turn away, a newcomer waiting at the locked room (hosts and moderators).
@@ -116,6 +119,8 @@ public enum Command: Sendable, Equatable {
         ),
         ("links", "/links", "list this room's invite links, with their ids (hosts)"),
         ("revoke", "/revoke ID|all", "withdraw one invite link, or every link made until now (hosts)"),
+        ("bans", "/bans", "list who is banned from this server's rooms (hosts)"),
+        ("unban", "/unban NAME|IDENTITY", "lift a ban (hosts)"),
         ("lock", "/lock", "let no one new in with a link; who was in before still comes back (hosts)"),
         ("unlock", "/unlock", "let newcomers with links in again (hosts)"),
         ("admit", "/admit NAME", "let in someone waiting at the locked room (hosts, moderators)"),
@@ -280,6 +285,8 @@ public enum Command: Sendable, Equatable {
         case "end": return .success(.end(reason: optionalReason()))
         case "list": return noMore(.listed(true))
         case "links": return noMore(.links)
+        case "bans": return noMore(.bans)
+        case "unban": return argument("NAME|IDENTITY").flatMap { noMore(.unban($0)) }
         case "lock": return noMore(.locked(true))
         case "unlock": return noMore(.locked(false))
         case "admit": return argument("NAME").flatMap { noMore(.admit($0)) }

@@ -51,6 +51,10 @@ public enum ClientRequest: Sendable, Equatable {
     case revokeLink(String)
     /// Lock the room to newcomers with links (`true`), or open it again (hosts).
     case setLocked(Bool)
+    /// Ask for the identities banned from the server's rooms (hosts); the server answers this client alone.
+    case listBans
+    /// Lift the ban of an identity, named by that identity or the name they had when banned (hosts).
+    case unban(String)
     /// Let in a newcomer waiting at the locked room, named by their name or identity (hosts and moderators).
     case admitWaiting(String)
     /// Turn away a newcomer waiting at the locked room, named by their name or identity (hosts and moderators).

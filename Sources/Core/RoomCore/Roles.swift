@@ -293,6 +293,8 @@ public struct RoleTable: Sendable, Equatable {
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "withdraw the room's links")
         case .setLocked:
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "lock or unlock the room")
+        case .listBans, .unban:
+            return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "see or lift the server's bans")
         case .admitWaiting, .denyWaiting:
             // Who may remove someone decides who comes in while the room is locked.
             return can(actor.role, .remove)

@@ -87,6 +87,8 @@ public enum ControlCodec {
                     ttl: try fields.optionalInteger("ttl") ?? ClientRequest.defaultLinkLifetime,
                     maxUses: try fields.optionalInteger("max_uses"))
             case "list_links": request = .listLinks
+            case "list_bans": request = .listBans
+            case "unban": request = .unban(try fields.string("who", maxBytes: ControlLimits.maxIdentityBytes))
             case "revoke_link": request = .revokeLink(try fields.string("link", maxBytes: 64))
             case "set_locked": request = .setLocked(try fields.bool("locked"))
             case "admit": request = .admitWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
@@ -143,7 +145,8 @@ public enum ControlCodec {
             object["role"] = .string(role.rawValue)
             object["ttl"] = .integer(ttl)
             if let maxUses { object["max_uses"] = .integer(maxUses) }
-        case .listLinks: break
+        case .listLinks, .listBans: break
+        case .unban(let who): object["who"] = .string(who)
         case .revokeLink(let link): object["link"] = .string(link)
         case .setLocked(let locked): object["locked"] = .bool(locked)
         case .admitWaiting(let name), .denyWaiting(let name): object["name"] = .string(name)

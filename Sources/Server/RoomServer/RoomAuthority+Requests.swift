@@ -110,7 +110,7 @@ extension RoomAuthority {
                 return (.badRequest, "a chat message cannot be empty")
             }
         case .setRole, .stepDown, .setMute, .setMicWorking, .setPlaying, .remove, .setTopic, .endRoom, .leave,
-            .createLink, .listLinks, .revokeLink, .setLocked, .admitWaiting, .denyWaiting:
+            .createLink, .listLinks, .revokeLink, .setLocked, .listBans, .unban, .admitWaiting, .denyWaiting:
             break
         case .react:
             // The sender's rate depends on the time, so it is checked where the reaction is counted (`perform`),
@@ -323,6 +323,13 @@ extension RoomAuthority {
             audit(nil, "\(role.rawValue), \(ttl) s" + (maxUses.map { ", \($0) uses" } ?? ""))
         case .listLinks:
             outcome.linkRequests.append(LinkRequest(peer: actorID, room: name, revoke: nil, requestID: requestID))
+        case .listBans:
+            outcome.linkRequests.append(
+                LinkRequest(peer: actorID, room: name, revoke: nil, bans: .list, requestID: requestID))
+        case .unban(let who):
+            outcome.linkRequests.append(
+                LinkRequest(peer: actorID, room: name, revoke: nil, bans: .lift(who), requestID: requestID))
+            audit(nil, who)
         case .revokeLink(let link):
             outcome.linkRequests.append(LinkRequest(peer: actorID, room: name, revoke: link, requestID: requestID))
             audit(nil, link)
