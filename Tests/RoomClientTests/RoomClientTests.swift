@@ -21,6 +21,8 @@ import Testing
         (#"{"cmd":"remove","peer":"gus"}"#, .request(.remove("gus", reason: nil), id: nil)),
         (#"{"cmd":"ban","peer":"gus","reason":"spam"}"#, .request(.remove("gus", reason: "spam", ban: true), id: nil)),
         (#"{"cmd":"ban","peer":"gus"}"#, .request(.remove("gus", reason: nil, ban: true), id: nil)),
+        (#"{"cmd":"list_bans","id":3}"#, .request(.listBans, id: .integer(3))),
+        (#"{"cmd":"unban","who":"Gus"}"#, .request(.unban("Gus"), id: nil)),
         (#"{"cmd":"topic","text":"t"}"#, .request(.setTopic("t"), id: nil)),
         (#"{"cmd":"end_room"}"#, .request(.endRoom(reason: nil), id: nil)),
         (#"{"cmd":"chat","text":"hi"}"#, .request(.chat("hi", to: .everyone), id: nil)),

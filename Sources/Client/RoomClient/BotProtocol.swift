@@ -170,6 +170,8 @@ public enum BotProtocol {
             default: throw BotCommandError("bad_command", "\"ttl\" must be a whole number of seconds")
             }
         case "list_links": request = .listLinks
+        case "list_bans": request = .listBans
+        case "unban": request = .unban(try string("who")!)
         case "revoke_link": request = .revokeLink(try string("link")!)
         case "set_locked":
             guard case .bool(let locked)? = object["locked"] else {
