@@ -298,7 +298,7 @@ public final class DemoDirector: Sendable {
         case .topicChanged(let topic, _):
             state.withLock { $0.topicSet = topic == settings.topic }
         case .joined, .speakers, .networkQuality, .chat, .inviteDeclined, .inviteWithdrawn, .inviteExpired,
-            .askedToMute, .roomEnding, .handsAllowed, .error, .listingChanged, .inviteLink, .links, .micChanged,
+            .askedToMute, .roomEnding, .handsAllowed, .error, .listingChanged, .inviteLink, .links, .bans, .micChanged,
             .playingChanged, .knock, .waiting, .reaction:
             break
         }

@@ -16,7 +16,8 @@ protocol ClubroomCommand: Sendable {
 
 /// The commands, in the order `clubroom --help` lists them.
 let clubroomCommands: [any ClubroomCommand.Type] = [
-    ServeCommand.self, JoinCommand.self, RoomsCommand.self, InviteCommand.self, LinksCommand.self, BotCommand.self,
+    ServeCommand.self, JoinCommand.self, RoomsCommand.self, InviteCommand.self, LinksCommand.self, BansCommand.self,
+    BotCommand.self,
     TokenCommand.self,
     DemoCommand.self, DevicesCommand.self, BenchCommand.self,
 ]

@@ -2,7 +2,7 @@ import RoomTesting
 import Testing
 
 /// Every command `clubroom --help` lists.
-let commandNames = ["serve", "join", "rooms", "invite", "links", "bot", "token", "demo", "devices", "bench"]
+let commandNames = ["serve", "join", "rooms", "invite", "links", "bans", "bot", "token", "demo", "devices", "bench"]
 
 @Test func unknownCommandIsAUsageError() throws {
     let result = try runClubroom(["sevre"])

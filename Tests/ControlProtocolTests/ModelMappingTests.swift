@@ -131,6 +131,7 @@ import Testing
             .listingChanged(listed: false, by: "ana"),
             .inviteLink(room: "lobby", role: .audience, token: "a.b.c", expiresAt: 9, id: nil),
             .links(room: "lobby", links: [], withdrawn: [], locked: false, id: nil),
+            .bans(bans: [], lifted: ["bo"], id: nil),
             .knock(room: "lobby", Knock(peer: "gus", name: "Gus", state: .waiting)), .waiting(room: "lobby"),
             .error(code: .conflict, message: "", id: nil),
         ]
@@ -148,7 +149,7 @@ import Testing
                 "inviteDeclined", "inviteWithdrawn", "inviteExpired",
                 "askedToMute",
                 "removed", "roomEnded", "roomEnding", "handsAllowed",
-                "topicChanged", "listingChanged", "inviteLink", "links", "knock", "waitingForHost", "error",
+                "topicChanged", "listingChanged", "inviteLink", "links", "bans", "knock", "waitingForHost", "error",
             ])
     }
 
@@ -204,6 +205,7 @@ import Testing
         case .listingChanged: "listingChanged"
         case .inviteLink: "inviteLink"
         case .links: "links"
+        case .bans: "bans"
         case .knock: "knock"
         case .waitingForHost: "waitingForHost"
         case .reconnecting: "reconnecting"

@@ -19,6 +19,10 @@ import Testing
         (#"{"cmd":"mute_peer","peer":"chen"}"#, .request(.mutePeer("chen"), id: nil)),
         (#"{"cmd":"remove","peer":"gus","reason":"spam"}"#, .request(.remove("gus", reason: "spam"), id: nil)),
         (#"{"cmd":"remove","peer":"gus"}"#, .request(.remove("gus", reason: nil), id: nil)),
+        (#"{"cmd":"ban","peer":"gus","reason":"spam"}"#, .request(.remove("gus", reason: "spam", ban: true), id: nil)),
+        (#"{"cmd":"ban","peer":"gus"}"#, .request(.remove("gus", reason: nil, ban: true), id: nil)),
+        (#"{"cmd":"list_bans","id":3}"#, .request(.listBans, id: .integer(3))),
+        (#"{"cmd":"unban","who":"Gus"}"#, .request(.unban("Gus"), id: nil)),
         (#"{"cmd":"topic","text":"t"}"#, .request(.setTopic("t"), id: nil)),
         (#"{"cmd":"end_room"}"#, .request(.endRoom(reason: nil), id: nil)),
         (#"{"cmd":"chat","text":"hi"}"#, .request(.chat("hi", to: .everyone), id: nil)),
@@ -74,7 +78,7 @@ import Testing
         #expect(
             BotProtocol.commandNames == [
                 "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down",
-                "mute", "mute_peer", "remove", "topic", "end_room", "chat", "leave", "play", "stop_play",
+                "mute", "mute_peer", "remove", "ban", "topic", "end_room", "chat", "leave", "play", "stop_play",
             ])
     }
 

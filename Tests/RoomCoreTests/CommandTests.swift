@@ -21,6 +21,8 @@ func parse(_ line: String) -> Result<Command, CommandError> {
         #expect(parse("/mute chen") == .success(.mute("x7")))
         #expect(parse("/remove bo") == .success(.remove("bo", reason: nil)))
         #expect(parse("/remove bo  being rude ") == .success(.remove("bo", reason: "being rude")))
+        #expect(parse("/ban bo") == .success(.remove("bo", reason: nil, ban: true)))
+        #expect(parse("/ban Bo  spam, again ") == .success(.remove("bo", reason: "spam, again", ban: true)))
         #expect(parse("/hand") == .success(.hand))
         #expect(parse("/play") == .success(.play(.status)))
         #expect(parse("/play stop") == .success(.play(.stop)))

@@ -366,7 +366,7 @@ private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
             guard
                 case .success(let command) = Command.parse(
                     "/remove Hana --link spam", peers: [Peer(id: hanaID, name: "Hana", role: .audience)], roles: roles),
-                case .remove(hanaID, let reason, let withdrawLink) = command
+                case .remove(hanaID, let reason, let withdrawLink, _) = command
             else {
                 Issue.record("/remove --link did not parse")
                 return

@@ -59,7 +59,7 @@ public enum BotProtocol {
     /// Every command name, in the order of `docs/bot.md`.
     public static let commandNames = [
         "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down", "mute",
-        "mute_peer", "remove", "topic", "end_room", "chat", "leave", "play", "stop_play",
+        "mute_peer", "remove", "ban", "topic", "end_room", "chat", "leave", "play", "stop_play",
     ]
 
     static let parser = StrictJSONParser(maxDepth: 8, maxBytes: ControlLimits.maxFrameBytes)
@@ -127,6 +127,9 @@ public enum BotProtocol {
             }
             request = .remove(
                 PeerID(try string("peer")!), reason: try string("reason", required: false), withdrawLink: withdrawLink)
+        case "ban":
+            request = .remove(
+                PeerID(try string("peer")!), reason: try string("reason", required: false), ban: true)
         case "topic": request = .setTopic(try string("text")!)
         case "end_room": request = .endRoom(reason: try string("reason", required: false))
         case "chat":
@@ -167,6 +170,8 @@ public enum BotProtocol {
             default: throw BotCommandError("bad_command", "\"ttl\" must be a whole number of seconds")
             }
         case "list_links": request = .listLinks
+        case "list_bans": request = .listBans
+        case "unban": request = .unban(try string("who")!)
         case "revoke_link": request = .revokeLink(try string("link")!)
         case "set_locked":
             guard case .bool(let locked)? = object["locked"] else {

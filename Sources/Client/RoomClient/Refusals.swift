@@ -49,6 +49,8 @@ public enum Refusals {
                 + "Try later."
         case 4023: return "A host of this room did not let you in."
         case 4024: return "No host let you in within five minutes. Ask them to expect you, or try again later."
+        case 4025:
+            return "You are banned from this server's rooms. Only its hosts or its operator can lift the ban."
         case 4021: return "This \(held) has as many people in rooms as it may. Try again later, or ask for a new one."
         default:
             return "The server refused to let you in (\(code)\(reason.isEmpty ? "" : ": \(reason)"))."

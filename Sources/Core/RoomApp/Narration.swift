@@ -254,6 +254,8 @@ public enum Narration {
             return Sentence("Invite link for \(label)s, valid \(valid): \(invite.link)")
         case .links(let links, let withdrawn, let locked):
             return Sentence(linksSentence(links, withdrawn: withdrawn, locked: locked, state: state))
+        case .bans(let bans, let lifted):
+            return Sentence(bansSentence(bans, lifted: lifted))
         case .knock(let knock):
             return Sentence(knockSentence(knock, state: state))
         case .waitingForHost:
@@ -341,6 +343,18 @@ public enum Narration {
         case .left: return "\(who) stopped waiting to come in."
         case .timedOut: return "No one let \(who) in in time: they were sent away."
         }
+    }
+
+    /// The answer to `/bans` or `/unban`: what was lifted, then each ban with who made it and why.
+    static func bansSentence(_ bans: [RoomBan], lifted: [String]) -> String {
+        var text = lifted.isEmpty ? "" : "Lifted the ban of \(lifted.joined(separator: ", ")). "
+        guard !bans.isEmpty else { return text + "No one is banned from this server's rooms." }
+        text += "Banned from this server's rooms (/unban NAME lifts one): "
+        text += bans.map { ban in
+            let who = ban.name.isEmpty ? ban.identity.rawValue : "\(ban.name) (\(ban.identity.rawValue))"
+            return "\(who) by \(ban.by.rawValue)" + (ban.reason.isEmpty ? "" : ": \(ban.reason)")
+        }.joined(separator: "; ")
+        return text + "."
     }
 
     static func linksSentence(_ links: [RoomLink], withdrawn: [String], locked: Bool, state: AppState) -> String {

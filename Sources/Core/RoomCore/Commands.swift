@@ -29,7 +29,7 @@ public enum Command: Sendable, Equatable {
     /// Mute everyone on the stage below oneself (asks first).
     case muteAll
     /// Remove someone; `withdrawLink` (`--link`) withdraws the room's links that let them in too.
-    case remove(PeerID, reason: String?, withdrawLink: Bool = false)
+    case remove(PeerID, reason: String?, withdrawLink: Bool = false, ban: Bool = false)
     /// Raise the hand, or lower it when it is up.
     case hand
     /// Raise the hand (refused when it is up), or lower it (refused when it is not): the words people reach for
@@ -63,6 +63,9 @@ public enum Command: Sendable, Equatable {
     case links
     /// Withdraw one of the room's links by its id, or every one with `all` (hosts).
     case revoke(String)
+    /// List the server's bans, or lift one by identity or name (hosts).
+    case bans
+    case unban(String)
     /// Lock the room to newcomers with links, or open it again (hosts).
     case locked(Bool)
     /// Let in, or turn away, a newcomer waiting at the locked room (hosts and moderators).
@@ -102,6 +105,7 @@ public enum Command: Sendable, Equatable {
         ("withdraw", "/withdraw NAME", "take back an invitation to speak"),
         ("move", "/move NAME ROLE", "give someone a role; /move me ROLE steps you down or back up"),
         ("remove", "/remove NAME [--link] [REASON]", "remove someone; --link withdraws the link they came in with"),
+        ("ban", "/ban NAME [REASON]", "remove someone and keep them out of every room of this server"),
         ("topic", "/topic [TEXT]", "set the room's topic; alone, say what it is"),
         ("end", "/end [REASON]", "end the room for everyone"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
@@ -115,6 +119,8 @@ public enum Command: Sendable, Equatable {
         ),
         ("links", "/links", "list this room's invite links, with their ids (hosts)"),
         ("revoke", "/revoke ID|all", "withdraw one invite link, or every link made until now (hosts)"),
+        ("bans", "/bans", "list who is banned from this server's rooms (hosts)"),
+        ("unban", "/unban NAME|IDENTITY", "lift a ban (hosts)"),
         ("lock", "/lock", "let no one new in with a link; who was in before still comes back (hosts)"),
         ("unlock", "/unlock", "let newcomers with links in again (hosts)"),
         ("admit", "/admit NAME", "let in someone waiting at the locked room (hosts, moderators)"),
@@ -238,6 +244,11 @@ public enum Command: Sendable, Equatable {
                 let reason = withdrawLink ? String(rest.dropFirst(6)).trimmingCharacters(in: .whitespaces) : rest
                 return .remove(id, reason: reason.isEmpty ? nil : reason, withdrawLink: withdrawLink)
             }
+        case "ban":
+            return person().map { id in
+                let reason = scanner.rest()
+                return .remove(id, reason: reason.isEmpty ? nil : reason, ban: true)
+            }
         case "hand": return noMore(.hand)
         case "raise": return noMore(.raiseHand)
         case "lower":
@@ -274,6 +285,8 @@ public enum Command: Sendable, Equatable {
         case "end": return .success(.end(reason: optionalReason()))
         case "list": return noMore(.listed(true))
         case "links": return noMore(.links)
+        case "bans": return noMore(.bans)
+        case "unban": return argument("NAME|IDENTITY").flatMap { noMore(.unban($0)) }
         case "lock": return noMore(.locked(true))
         case "unlock": return noMore(.locked(false))
         case "admit": return argument("NAME").flatMap { noMore(.admit($0)) }

@@ -89,6 +89,8 @@ public enum ServerEvent: Sendable, Equatable {
     /// The room's links (the answer to `/links`, `/revoke`, `/lock` and `/unlock`), with the ids just withdrawn
     /// and whether the room is locked to newcomers with links.
     case links([RoomLink], withdrawn: [String], locked: Bool)
+    /// The server's bans (the answer to `/bans` and `/unban`), with the identities just lifted.
+    case bans([RoomBan], lifted: [String])
     /// Network quality scores that changed (not a room event: it comes without a sequence number, and an audience
     /// member's only to moderators and to themself).
     case networkQuality([PeerQuality])
@@ -111,7 +113,7 @@ public enum ServerEvent: Sendable, Equatable {
     /// Whether the event carries a room sequence number. Connection events are the client's own.
     public var isSequenced: Bool {
         switch self {
-        case .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality, .knock, .waitingForHost,
+        case .reconnecting, .reconnected, .error, .inviteLink, .links, .bans, .networkQuality, .knock, .waitingForHost,
             .reaction:
             false
         default: true
@@ -145,6 +147,26 @@ public struct Knock: Sendable, Equatable {
         self.name = name
         self.state = state
         self.by = by
+    }
+}
+
+/// One identity banned from the server's rooms, as a host sees it in `/bans`.
+public struct RoomBan: Sendable, Equatable {
+    public var identity: PeerID
+    /// The name they had in the room when banned; empty when unknown.
+    public var name: String
+    /// Who banned them; `operator` for the server's operator.
+    public var by: PeerID
+    /// When, in milliseconds since the epoch.
+    public var at: Timestamp
+    public var reason: String
+
+    public init(identity: PeerID, name: String, by: PeerID, at: Timestamp, reason: String) {
+        self.identity = identity
+        self.name = name
+        self.by = by
+        self.at = at
+        self.reason = reason
     }
 }
 

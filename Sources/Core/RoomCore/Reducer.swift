@@ -75,7 +75,7 @@ private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UI
         let message = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         state.lastError = ServerError(code: code, message: message)
         return [.notice(Notice(.error, message))]
-    case .inviteLink, .links, .knock, .waitingForHost:
+    case .inviteLink, .links, .bans, .knock, .waitingForHost:
         // The answer to this client's own request; the app shows it.
         return []
     case .reaction(let burst):
@@ -326,7 +326,8 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         state.listed = listed
         state.activity.append(.listingChanged(listed: listed, by: by))
 
-    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .networkQuality, .knock, .waitingForHost,
+    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .bans, .networkQuality, .knock,
+        .waitingForHost,
         .reaction:
         break
     }
@@ -392,8 +393,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .clearHands)
     case .handsAllowed(let allowed):
         return submit(&state, .setHandsAllowed(allowed))
-    case .remove(let id, let reason, let withdrawLink):
-        return submit(&state, .remove(id, reason: reason, withdrawLink: withdrawLink))
+    case .remove(let id, let reason, let withdrawLink, let ban):
+        return submit(&state, .remove(id, reason: reason, withdrawLink: withdrawLink, ban: ban))
     case .chat(let text):
         return submit(&state, .chat(text, to: .everyone))
     case .dm(let id, let text):
@@ -414,6 +415,10 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .listLinks)
     case .revoke(let link):
         return submit(&state, .revokeLink(link))
+    case .bans:
+        return submit(&state, .listBans)
+    case .unban(let who):
+        return submit(&state, .unban(who))
     case .locked(let locked):
         return submit(&state, .setLocked(locked))
     case .admit(let name):

@@ -31,8 +31,9 @@ public enum ClientRequest: Sendable, Equatable {
     case mutePeer(PeerID)
     /// Mute everyone on the stage whom the asker may mute (those below them), the asker excepted.
     case muteAll
-    /// Remove a peer; with `withdrawLink`, the room's links that let them in are withdrawn too.
-    case remove(PeerID, reason: String?, withdrawLink: Bool = false)
+    /// Remove a peer; with `withdrawLink`, the room's links that let them in are withdrawn too; with `ban`, the
+    /// server also keeps their identity out of all its rooms until a host or the operator lifts the ban.
+    case remove(PeerID, reason: String?, withdrawLink: Bool = false, ban: Bool = false)
     case setTopic(String)
     case endRoom(reason: String?)
     case chat(String, to: ChatAudience)
@@ -50,6 +51,10 @@ public enum ClientRequest: Sendable, Equatable {
     case revokeLink(String)
     /// Lock the room to newcomers with links (`true`), or open it again (hosts).
     case setLocked(Bool)
+    /// Ask for the identities banned from the server's rooms (hosts); the server answers this client alone.
+    case listBans
+    /// Lift the ban of an identity, named by that identity or the name they had when banned (hosts).
+    case unban(String)
     /// Let in a newcomer waiting at the locked room, named by their name or identity (hosts and moderators).
     case admitWaiting(String)
     /// Turn away a newcomer waiting at the locked room, named by their name or identity (hosts and moderators).
@@ -73,7 +78,7 @@ public enum ClientRequest: Sendable, Equatable {
     /// The peer a request acts on, if any.
     public var target: PeerID? {
         switch self {
-        case .invite(let id), .withdrawInvite(let id), .setRole(let id, _), .mutePeer(let id), .remove(let id, _, _),
+        case .invite(let id), .withdrawInvite(let id), .setRole(let id, _), .mutePeer(let id), .remove(let id, _, _, _),
             .lowerHandOf(let id):
             id
         case .chat(_, .peer(let id)): id

@@ -255,10 +255,14 @@ public struct RoleTable: Sendable, Equatable {
             guard can(actor.role, .muteOthers) else { return refusal(lacking: .muteOthers) }
             guard let target else { return nil }
             return standing(actor, over: target, doing: "mute")
-        case .remove:
+        case .remove(_, _, _, let ban):
             guard can(actor.role, .remove) else { return refusal(lacking: .remove) }
+            // A ban reaches past the room, to every room of the server: the host's call, like the room's links.
+            if ban, !can(actor.role, .endRoom) {
+                return refusal(lacking: .endRoom, phrase: "ban someone from the server's rooms")
+            }
             guard let target else { return nil }
-            return standing(actor, over: target, doing: "remove")
+            return standing(actor, over: target, doing: ban ? "ban" : "remove")
         case .setTopic:
             return can(actor.role, .setTopic) ? nil : refusal(lacking: .setTopic)
         case .endRoom:
@@ -289,6 +293,8 @@ public struct RoleTable: Sendable, Equatable {
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "withdraw the room's links")
         case .setLocked:
             return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "lock or unlock the room")
+        case .listBans, .unban:
+            return can(actor.role, .endRoom) ? nil : refusal(lacking: .endRoom, phrase: "see or lift the server's bans")
         case .admitWaiting, .denyWaiting:
             // Who may remove someone decides who comes in while the room is locked.
             return can(actor.role, .remove)

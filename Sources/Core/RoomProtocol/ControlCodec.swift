@@ -68,7 +68,8 @@ public enum ControlCodec {
                 request = .remove(
                     try fields.peer("peer"),
                     reason: try fields.optionalString("reason", maxCharacters: ControlLimits.maxReasonCharacters),
-                    withdrawLink: try fields.optionalBool("withdraw_link") ?? false)
+                    withdrawLink: try fields.optionalBool("withdraw_link") ?? false,
+                    ban: try fields.optionalBool("ban") ?? false)
             case "set_topic":
                 request = .setTopic(try fields.string("text", maxCharacters: ControlLimits.maxTopicCharacters))
             case "end_room":
@@ -86,6 +87,8 @@ public enum ControlCodec {
                     ttl: try fields.optionalInteger("ttl") ?? ClientRequest.defaultLinkLifetime,
                     maxUses: try fields.optionalInteger("max_uses"))
             case "list_links": request = .listLinks
+            case "list_bans": request = .listBans
+            case "unban": request = .unban(try fields.string("who", maxBytes: ControlLimits.maxIdentityBytes))
             case "revoke_link": request = .revokeLink(try fields.string("link", maxBytes: 64))
             case "set_locked": request = .setLocked(try fields.bool("locked"))
             case "admit": request = .admitWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
@@ -126,10 +129,11 @@ public enum ControlCodec {
         case .setMute(let muted): object["muted"] = .bool(muted)
         case .setMicWorking(let working): object["working"] = .bool(working)
         case .setPlaying(let playing): object["playing"] = .bool(playing)
-        case .remove(let peer, let reason, let withdrawLink):
+        case .remove(let peer, let reason, let withdrawLink, let ban):
             object["peer"] = .string(peer.rawValue)
             if let reason { object["reason"] = .string(reason) }
             if withdrawLink { object["withdraw_link"] = .bool(true) }
+            if ban { object["ban"] = .bool(true) }
         case .setTopic(let text): object["text"] = .string(text)
         case .endRoom(let reason): if let reason { object["reason"] = .string(reason) }
         case .chat(let text, let to):
@@ -141,7 +145,8 @@ public enum ControlCodec {
             object["role"] = .string(role.rawValue)
             object["ttl"] = .integer(ttl)
             if let maxUses { object["max_uses"] = .integer(maxUses) }
-        case .listLinks: break
+        case .listLinks, .listBans: break
+        case .unban(let who): object["who"] = .string(who)
         case .revokeLink(let link): object["link"] = .string(link)
         case .setLocked(let locked): object["locked"] = .bool(locked)
         case .admitWaiting(let name), .denyWaiting(let name): object["name"] = .string(name)

@@ -146,6 +146,23 @@ extension ControlCodec {
             case .integer(let value): object["id"] = .integer(value)
             case nil: break
             }
+        case .bans(let bans, let lifted, let id):
+            object["bans"] = .array(
+                bans.map { ban in
+                    var entry = JSONObject()
+                    entry["identity"] = .string(ban.identity.rawValue)
+                    entry["name"] = .string(ban.name)
+                    entry["by"] = .string(ban.by.rawValue)
+                    entry["at"] = .integer(ban.at)
+                    entry["reason"] = .string(ban.reason)
+                    return .object(entry)
+                })
+            object["lifted"] = .array(lifted.map { .string($0) })
+            switch id {
+            case .string(let value): object["id"] = .string(value)
+            case .integer(let value): object["id"] = .integer(value)
+            case nil: break
+            }
         case .error(let code, let message, let id):
             object["code"] = .string(code.rawValue)
             object["message"] = .string(message)
@@ -348,6 +365,23 @@ extension ControlCodec {
             event = .links(
                 room: try fields.string("room", maxBytes: 64), links: links, withdrawn: withdrawn,
                 locked: try fields.bool("locked"), id: try readRequestID(fields.object))
+        case "bans":
+            let bans = try fields.array("bans").map { value throws(ControlDecodeError) in
+                let ban = Fields(try objectValue(value, "bans"), stringLimit: serverStringLimit)
+                return RoomBan(
+                    identity: PeerID(try ban.string("identity", maxBytes: ControlLimits.maxIdentityBytes)),
+                    name: try ban.string("name", maxBytes: ControlLimits.maxIdentityBytes),
+                    by: PeerID(try ban.string("by", maxBytes: ControlLimits.maxIdentityBytes)),
+                    at: try ban.integer("at"),
+                    reason: try ban.string("reason", maxCharacters: ControlLimits.maxReasonCharacters))
+            }
+            let lifted = try fields.array("lifted").map { value throws(ControlDecodeError) -> String in
+                guard case .string(let id) = value, id.utf8.count <= ControlLimits.maxIdentityBytes else {
+                    throw ControlDecodeError(.badRequest, "\"lifted\" holds something that is not an identity")
+                }
+                return id
+            }
+            event = .bans(bans: bans, lifted: lifted, id: try readRequestID(fields.object))
         case "knock":
             let text = try fields.string("state", maxBytes: 16)
             guard let state = Knock.State(rawValue: text) else {

@@ -62,6 +62,8 @@ extension ClientRequest {
         case .createLink: "create_link"
         case .listLinks: "list_links"
         case .revokeLink: "revoke_link"
+        case .listBans: "list_bans"
+        case .unban: "unban"
         case .setLocked: "set_locked"
         case .admitWaiting: "admit"
         case .denyWaiting: "deny"
@@ -74,7 +76,7 @@ extension ClientRequest {
         "raise_hand", "lower_hand", "clear_hands", "set_hands_allowed", "invite", "accept_invite", "decline_invite",
         "withdraw_invite", "set_role", "step_down", "set_mute", "set_mic", "set_playing", "mute_peer", "mute_all",
         "remove", "set_topic", "end_room", "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link",
-        "set_locked", "admit", "deny", "react",
+        "set_locked", "list_bans", "unban", "admit", "deny", "react",
     ]
 }
 
@@ -268,6 +270,9 @@ public enum WireEvent: Sendable, Equatable {
     /// The answer to `list_links` and `revoke_link`, for the requester only and without a sequence number: the
     /// room's links as the registry of the server that answers knows them, and the ids `revoke_link` withdrew.
     case links(room: String, links: [RoomLink], withdrawn: [String], locked: Bool, id: RequestID?)
+    /// The answer to `list_bans` and `unban`, for the requester only and without a sequence number: the bans of
+    /// the server that answers, newest first, and the identities `unban` lifted.
+    case bans(bans: [RoomBan], lifted: [String], id: RequestID?)
     /// To a locked room's hosts and moderators, without a sequence number: a newcomer waits at the door, or
     /// stopped waiting (let in, turned away, gone, timed out).
     case knock(room: String, Knock)
@@ -307,6 +312,7 @@ public enum WireEvent: Sendable, Equatable {
         case .listingChanged: "listing_changed"
         case .inviteLink: "invite_link"
         case .links: "links"
+        case .bans: "bans"
         case .knock: "knock"
         case .waiting: "waiting"
         case .error: "error"

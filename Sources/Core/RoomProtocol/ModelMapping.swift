@@ -79,6 +79,8 @@ extension ServerMessage {
                     room: room, role: role, link: linkBase.link(room: room, invite: token), expiresAt: expiresAt))
         case .links(_, let links, let withdrawn, let locked, _):
             return .links(links, withdrawn: withdrawn, locked: locked)
+        case .bans(let bans, let lifted, _):
+            return .bans(bans, lifted: lifted)
         case .knock(_, let knock): return .knock(knock)
         case .waiting: return .waitingForHost
         case .error(let code, let text, _): return .error(code: code.rawValue, message: text)

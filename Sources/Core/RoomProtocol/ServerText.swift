@@ -183,6 +183,15 @@ extension WireEvent {
                         maxUses: link.maxUses, withdrawn: link.withdrawn)
                 }, withdrawn: withdrawn.map { ServerText.identifier($0, maxBytes: 64) }, locked: locked,
                 id: Self.clean(requestID))
+        case .bans(let bans, let lifted, let requestID):
+            return .bans(
+                bans: bans.map { ban in
+                    RoomBan(
+                        identity: ServerText.peer(ban.identity),
+                        name: ServerText.name(ban.name, fallback: ServerText.peer(ban.identity).rawValue),
+                        by: ServerText.actor(ban.by), at: ban.at,
+                        reason: ServerText.line(ban.reason, maxCharacters: ControlLimits.maxReasonCharacters))
+                }, lifted: lifted.map { ServerText.peer(PeerID($0)).rawValue }, id: Self.clean(requestID))
         case .knock(let room, let knock):
             return .knock(
                 room: ServerText.identifier(room, maxBytes: TokenClaims.maximumFieldBytes),

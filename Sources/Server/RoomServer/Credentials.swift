@@ -248,6 +248,21 @@ extension LinkSigner {
         var links: [LinkRecord] = []
         var locked = false
         do {
+            if let identity = request.ban {
+                try registry.ban(
+                    BanRecord(
+                        identity: identity.rawValue, name: request.banName, by: request.peer.rawValue,
+                        room: request.room, at: now, reason: request.banReason))
+                log.info(
+                    "room \(request.room): \(request.peer) banned \(identity) from the server's rooms"
+                        + (request.banReason.isEmpty ? "" : ": \(request.banReason)"))
+                // A ban alone asks for no list of links.
+                if request.revoke == nil, request.withdrawUsedBy == nil, request.lock == nil { return }
+            }
+            if let bans = request.bans {
+                answer(bans, of: request, registry: registry)
+                return
+            }
             if let link = request.revoke {
                 if link == ClientRequest.allLinks {
                     let before = try registry.links(room: request.room).filter { $0.revokedAt == nil }.map(\.id)
@@ -298,5 +313,42 @@ extension LinkSigner {
                 .links(
                     room: request.room, links: Array(shown), withdrawn: withdrawn, locked: locked, id: request.requestID
                 ), seq: nil))
+    }
+}
+
+extension LinkSigner {
+    /// Carries out a host's `list_bans` or `unban`: every node lifts in its own registry, and the node of the
+    /// host's connection answers with the server's bans.
+    func answer(_ bans: LinkRequest.BanRequest, of request: LinkRequest, registry: LinkRegistry) {
+        let entry = connections.members(of: request.room)[request.peer]
+        do {
+            var lifted: [String] = []
+            if case .lift(let who) = bans {
+                guard let identity = try registry.bannedIdentity(named: who) else {
+                    entry?.send(
+                        ServerMessage(
+                            .error(
+                                code: .notFound, message: "no one banned is called \(who); /bans lists who is",
+                                id: request.requestID), seq: nil))
+                    return
+                }
+                if try registry.lift(ban: identity) { lifted = [identity] }
+                log.info("room \(request.room): \(request.peer) lifted the ban of \(identity)")
+            }
+            let shown = try registry.bans().prefix(50).map { ban in
+                RoomBan(
+                    identity: PeerID(ban.identity), name: ban.name, by: PeerID(ban.by), at: ban.at * 1000,
+                    reason: ban.reason)
+            }
+            entry?.send(ServerMessage(.bans(bans: Array(shown), lifted: lifted, id: request.requestID), seq: nil))
+        } catch {
+            log.warning("room \(request.room): the bans could not be used: \(error)")
+            entry?.send(
+                ServerMessage(
+                    .error(
+                        code: .internal, message: "the server's bans could not be read; try again",
+                        id: request.requestID),
+                    seq: nil))
+        }
     }
 }

@@ -21,7 +21,7 @@ public struct AdmissionLimits: Sendable, Equatable {
 }
 
 /// What invite holders at the door are checked against besides their invite: the link registry (withdrawn and
-/// used-up links, removed people), rate limits per source address and per link, and the live identities each
+/// used-up links, removed and banned people), rate limits per source address and per link, and the live identities each
 /// link has in rooms. Loop thread only.
 final class InviteDoor {
     let limits: AdmissionLimits
@@ -92,6 +92,9 @@ final class InviteDoor {
         }
         if let registry {
             do {
+                if let ban = try registry.ban(of: identity.rawValue) {
+                    return Self.refusal(ban, link: claims.id)
+                }
                 if !admittedByHost, try registry.isLocked(room, against: identity.rawValue) {
                     return ServerState.DoorRefusal(
                         ServerClose.roomLocked,
@@ -120,9 +123,17 @@ final class InviteDoor {
 
     /// Whether `identity` (with a room token) was removed from `room`, as the registry remembers across restarts.
     func removal(of identity: PeerID, from room: String) -> ServerState.DoorRefusal? {
+        if let ban = try? registry?.ban(of: identity.rawValue) { return Self.refusal(ban, link: nil) }
         guard let registry, (try? registry.isRemoved(identity.rawValue, from: room)) == true else { return nil }
         return ServerState.DoorRefusal(
             (CloseReason.removed.code, ServerClose.reason(.removed)), detail: "\(identity) was removed from \(room)")
+    }
+
+    /// The refusal of a banned identity, whatever it holds.
+    static func refusal(_ ban: BanRecord, link: String?) -> ServerState.DoorRefusal {
+        ServerState.DoorRefusal(
+            ServerClose.banned,
+            detail: "\(ban.identity) is banned (by \(ban.by))" + (link.map { " (link \($0))" } ?? ""))
     }
 
     /// An invite holder came in through `connection` with `link`.

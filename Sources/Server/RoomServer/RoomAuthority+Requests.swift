@@ -110,7 +110,7 @@ extension RoomAuthority {
                 return (.badRequest, "a chat message cannot be empty")
             }
         case .setRole, .stepDown, .setMute, .setMicWorking, .setPlaying, .remove, .setTopic, .endRoom, .leave,
-            .createLink, .listLinks, .revokeLink, .setLocked, .admitWaiting, .denyWaiting:
+            .createLink, .listLinks, .revokeLink, .setLocked, .listBans, .unban, .admitWaiting, .denyWaiting:
             break
         case .react:
             // The sender's rate depends on the time, so it is checked where the reaction is counted (`perform`),
@@ -263,12 +263,15 @@ extension RoomAuthority {
             outcome.deliveries.append(
                 Delivery(to: .peer(targetID), next(.askedToMute(peer: targetID, by: actorID))))
             audit(targetID)
-        case .remove(let targetID, let reason, let withdrawLink):
-            if withdrawLink {
-                outcome.linkRequests.append(
-                    LinkRequest(peer: actorID, room: name, revoke: nil, withdrawUsedBy: targetID, requestID: requestID))
-            }
+        case .remove(let targetID, let reason, let withdrawLink, let ban):
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
+            if withdrawLink || ban {
+                outcome.linkRequests.append(
+                    LinkRequest(
+                        peer: actorID, room: name, revoke: nil, withdrawUsedBy: withdrawLink ? targetID : nil,
+                        ban: ban ? targetID : nil, banName: target?.name ?? "", banReason: reason,
+                        requestID: withdrawLink ? requestID : nil))
+            }
             broadcast(.removed(peer: targetID, by: actorID, reason: reason), into: &outcome)
             if target?.handRaisedAt != nil { outcome.changes.append(.hand(targetID, raisedAt: nil)) }
             peers[targetID] = nil
@@ -320,6 +323,13 @@ extension RoomAuthority {
             audit(nil, "\(role.rawValue), \(ttl) s" + (maxUses.map { ", \($0) uses" } ?? ""))
         case .listLinks:
             outcome.linkRequests.append(LinkRequest(peer: actorID, room: name, revoke: nil, requestID: requestID))
+        case .listBans:
+            outcome.linkRequests.append(
+                LinkRequest(peer: actorID, room: name, revoke: nil, bans: .list, requestID: requestID))
+        case .unban(let who):
+            outcome.linkRequests.append(
+                LinkRequest(peer: actorID, room: name, revoke: nil, bans: .lift(who), requestID: requestID))
+            audit(nil, who)
         case .revokeLink(let link):
             outcome.linkRequests.append(LinkRequest(peer: actorID, room: name, revoke: link, requestID: requestID))
             audit(nil, link)

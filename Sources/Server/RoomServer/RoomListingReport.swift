@@ -36,12 +36,29 @@ public struct LinkRequest: Sendable, Equatable {
     public var lock: Bool?
     /// Withdraw the room's links that let this identity in (`remove` with `withdraw_link`).
     public var withdrawUsedBy: PeerID?
+    /// Ban this identity from every room of the server, for `banReason` (`remove` with `ban`).
+    public var ban: PeerID?
+    /// The name they had in the room, for the operator's list.
+    public var banName: String
+    public var banReason: String
+    /// List the server's bans, or lift one (named by identity or name) and list them.
+    public var bans: BanRequest?
     public var requestID: RequestID?
+
+    public enum BanRequest: Sendable, Equatable {
+        case list
+        case lift(String)
+    }
 
     public init(
         peer: PeerID, room: String, revoke: String?, lock: Bool? = nil, withdrawUsedBy: PeerID? = nil,
+        ban: PeerID? = nil, banName: String = "", banReason: String = "", bans: BanRequest? = nil,
         requestID: RequestID?
     ) {
+        self.bans = bans
+        self.ban = ban
+        self.banName = banName
+        self.banReason = banReason
         self.peer = peer
         self.room = room
         self.revoke = revoke

@@ -48,7 +48,7 @@ public enum LinkVerdict: Sendable, Equatable {
 }
 
 /// The server's registry of invite links, the links withdrawn, and the people removed from rooms, in
-/// `links.db` in the data folder: a file of its own, which `clubroom links` opens beside a running server
+/// `links.db` in the data folder, with the identities banned from every room of the server (`bans`): a file of its own, which `clubroom links` opens beside a running server
 /// (SQLite's WAL and busy timeout let them share it).
 ///
 /// Every invite is signed with the server's secret, so the registry does not decide whether a link is genuine:
@@ -110,6 +110,14 @@ public final class LinkRegistry: Sendable {
             at INTEGER NOT NULL,
             PRIMARY KEY (room, identity)
         ) STRICT;
+        CREATE TABLE IF NOT EXISTS bans (
+            identity TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL DEFAULT '',
+            by TEXT NOT NULL,
+            room TEXT,
+            at INTEGER NOT NULL,
+            reason TEXT NOT NULL DEFAULT ''
+        ) STRICT;
         """
 
     /// The cutoff key that stands for every room of the server.
@@ -123,7 +131,7 @@ public final class LinkRegistry: Sendable {
         connection = Mutex(opened)
     }
 
-    private func with<Result: Sendable>(
+    func with<Result: Sendable>(
         _ body: (SQLiteConnection) throws(DatabaseError) -> Result
     ) throws(DatabaseError) -> Result {
         try RoomDatabase.locked(connection, body)

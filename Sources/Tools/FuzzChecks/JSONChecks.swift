@@ -176,6 +176,10 @@ enum JSONChecks {
             let texts = [room] + links.flatMap { [$0.id, $0.role.rawValue, $0.by.rawValue] } + withdrawn
             if case .string(let idText)? = id { return texts + [idText] }
             return texts
+        case .bans(let bans, let lifted, let id):
+            let texts = bans.flatMap { [$0.identity.rawValue, $0.name, $0.by.rawValue, $0.reason] } + lifted
+            if case .string(let idText)? = id { return texts + [idText] }
+            return texts
         case .error(let code, let text, let id):
             if case .string(let idText)? = id { return [code.rawValue, text, idText] }
             return [code.rawValue, text]

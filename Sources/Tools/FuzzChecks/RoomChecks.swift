@@ -57,7 +57,7 @@ enum RoomChecks {
         switch result {
         case .success(let command):
             switch command {
-            case .invite(let id), .withdraw(let id), .mute(let id), .remove(let id, _, _), .move(let id, _),
+            case .invite(let id), .withdraw(let id), .mute(let id), .remove(let id, _, _, _), .move(let id, _),
                 .dm(let id, _), .lowerHandOf(let id):
                 try expect(known.contains(id), "\(command) names no one here")
             case .volume(let id, let percent):
@@ -67,14 +67,15 @@ enum RoomChecks {
             case .link(_, let ttl, let uses):
                 try expect(ttl.map { $0 >= 0 } ?? true, "\(command) with a negative lifetime")
                 try expect(uses.map { $0 >= 0 } ?? true, "\(command) with a negative number of uses")
-            case .revoke(let id), .admit(let id), .deny(let id):
+            case .revoke(let id), .admit(let id), .deny(let id), .unban(let id):
                 try expect(!id.isEmpty, "\(command) with no id")
             case .play(.file(let path)):
                 try expect(!path.isEmpty, "\(command) with no file")
             case .play:
                 break
             case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .showTopic,
-                .notify, .muteAll, .clearHands, .handsAllowed, .retry, .leave, .inviteNext, .links, .locked, .react:
+                .notify, .muteAll, .clearHands, .handsAllowed, .retry, .leave, .inviteNext, .links, .bans, .locked,
+                .react:
                 break
             }
         case .failure(let error):
