@@ -133,7 +133,13 @@ let partitionSkipReason =
         #expect(ana.receivedFromEveryStream(of: "hana") >= anaAfter + 50)
         host.send(#"{"cmd":"chat","text":"after"}"#)
         for bot in [ana, ben] {
-            try bot.wait(for: "chat") { $0.text("text") == "after" }
+            do {
+                try bot.wait(for: "chat") { $0.text("text") == "after" }
+            } catch {
+                // What Hana's side saw (her answers, reconnects and errors) says where the chat stopped.
+                throw ClusterTestError(
+                    description: "\(error); hana: \(host.output.all.suffix(12)) \(host.errors.all.suffix(4))")
+            }
         }
         // Sent again under its id, the chat of the cut takes effect once, however many copies went before.
         host.send(#"{"cmd":"chat","text":"during","id":5}"#)
