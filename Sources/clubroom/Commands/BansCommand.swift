@@ -55,21 +55,13 @@ enum BansCommand: ClubroomCommand {
     /// One line per ban, newest first, under a heading.
     static func table(_ bans: [BanRecord]) -> String {
         guard !bans.isEmpty else { return "No bans.\n" }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withSpaceBetweenDateAndTime]
         var rows = [["IDENTITY", "NAME", "BY", "ROOM", "WHEN (UTC)", "REASON"]]
         for ban in bans {
             rows.append([
-                ban.identity, ban.name.isEmpty ? "-" : ban.name, ban.by, ban.room ?? "-",
-                formatter.string(from: Date(timeIntervalSince1970: TimeInterval(ban.at))),
+                ban.identity, ban.name.isEmpty ? "-" : ban.name, ban.by, ban.room ?? "-", TextTable.utc(ban.at),
                 ban.reason.isEmpty ? "-" : ban.reason,
             ])
         }
-        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        return rows.map { row in
-            zip(row, widths).enumerated().map { index, cell in
-                index == row.count - 1 ? cell.0 : cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }.joined(separator: "\n") + "\n"
+        return TextTable.text(rows)
     }
 }

@@ -61,11 +61,7 @@ enum LinksCommand: ClubroomCommand {
     /// One line per link, newest first, under a heading.
     static func table(_ links: [LinkRecord], now: Int64) -> String {
         guard !links.isEmpty else { return "No links.\n" }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withSpaceBetweenDateAndTime]
-        func date(_ seconds: Int64) -> String {
-            seconds == 0 ? "-" : formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
-        }
+        func date(_ seconds: Int64) -> String { seconds == 0 ? "-" : TextTable.utc(seconds) }
         var rows = [["ID", "ROOM", "ROLE", "MADE BY", "MADE (UTC)", "EXPIRES (UTC)", "USES", "STATE"]]
         for link in links {
             let state =
@@ -78,11 +74,6 @@ enum LinksCommand: ClubroomCommand {
                 link.maxUses.map { "\(link.uses)/\($0)" } ?? "\(link.uses)", state,
             ])
         }
-        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        return rows.map { row in
-            zip(row, widths).enumerated().map { index, cell in
-                index == row.count - 1 ? cell.0 : cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }.joined(separator: "\n") + "\n"
+        return TextTable.text(rows)
     }
 }

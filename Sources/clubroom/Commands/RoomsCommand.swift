@@ -123,21 +123,10 @@ enum RoomsCommand: ClubroomCommand {
                 LobbyScreenMapper.age(now - room.startedAt), room.topic,
             ]
         }
-        let widths = header.indices.map { column in
-            ([header] + rows).map { DisplayWidth.of($0[column]) }.max() ?? 0
-        }
-        // Names and the topic read left to right; numbers line up on the right.
-        let rightAligned: Set<Int> = [1, 2, 3]
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { column, cell in
-                let pad = String(repeating: " ", count: widths[column] - DisplayWidth.of(cell))
-                if column == cells.count - 1 { return cell }
-                return rightAligned.contains(column) ? pad + cell : cell + pad
-            }.joined(separator: "  ")
-        }
         let count = rooms.count
         return "\(count) live \(count == 1 ? "room" : "rooms") on \(server.displayName), most listeners first:\n"
-            + ([header] + rows).map(line).joined(separator: "\n") + "\n"
+            // Names and the topic read left to right; numbers line up on the right.
+            + TextTable.text([header] + rows, rightAligned: [1, 2, 3])
     }
 }
 
