@@ -18,7 +18,7 @@ protocol ClubroomCommand: Sendable {
 let clubroomCommands: [any ClubroomCommand.Type] = [
     ServeCommand.self, JoinCommand.self, RoomsCommand.self, InviteCommand.self, LinksCommand.self, BansCommand.self,
     BotCommand.self,
-    TokenCommand.self,
+    TokenCommand.self, ReplayCommand.self,
     DemoCommand.self, DevicesCommand.self, BenchCommand.self,
 ]
 

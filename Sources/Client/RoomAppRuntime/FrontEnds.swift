@@ -107,7 +107,7 @@ public enum FrontEnds {
 
     /// Runs `body` on the terminal, in colour as the environment allows, with Ctrl-C as a key, and with stderr
     /// going to the log named `logName`; the terminal is restored however `body` ends.
-    private static func onTerminal<T>(logName: String, _ body: (Terminal) throws -> T) throws -> T {
+    static func onTerminal<T>(logName: String, _ body: (Terminal) throws -> T) throws -> T {
         let environment = ProcessInfo.processInfo.environment
         // C libraries (speexdsp, ALSA) print to stderr; while the screen is up that goes to the log.
         let log = StandardErrorLog(name: logName)

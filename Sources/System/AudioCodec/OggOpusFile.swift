@@ -52,6 +52,13 @@ public final class OggOpusFile {
         }
     }
 
+    /// Moves to `sample` (48 kHz, from the start of the file): the next `read` starts there. A file that cannot
+    /// seek (or a place past its end) throws.
+    public func seek(toSample sample: Int) throws(SoundFileError) {
+        let code = op_pcm_seek(file, Int64(max(0, sample)))
+        guard code == 0 else { throw SoundFileError(path: "", problem: Self.problem(code)) }
+    }
+
     /// libopusfile's error code as a problem, in words.
     static func problem(_ code: Int32) -> SoundFileError.Problem {
         switch code {
