@@ -26,6 +26,9 @@ let package = Package(
             name: "COpusFile", path: "Sources/System/C/COpusFile", pkgConfig: "opusfile",
             providers: [.apt(["libopusfile-dev"])]),
         .systemLibrary(
+            name: "COpusEnc", path: "Sources/System/C/COpusEnc", pkgConfig: "libopusenc",
+            providers: [.apt(["libopusenc-dev"])]),
+        .systemLibrary(
             name: "CALSA", path: "Sources/System/C/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(
             name: "CCrypto", path: "Sources/System/C/CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]
