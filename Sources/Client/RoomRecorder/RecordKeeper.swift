@@ -1,3 +1,4 @@
+import AudioCore
 import RoomCore
 
 /// Keeps the room's record as the recording goes: pure, fed with the room's events and the talk spurts heard, each
@@ -18,6 +19,9 @@ public struct RecordKeeper: Sendable {
     private var events: [RecordingRecord.Entry] = []
     /// Talk spurts still going on: their start by peer.
     private var talking: [PeerID: Int64] = [:]
+    /// Each person's speaking time and turns, by identity: AudioCore's tally, the one the live stats keep too.
+    /// Spurts come already held (`TalkerActivity`'s pauses are part of them), so it holds no pause itself.
+    private var tally = SpeakingTally<String>()
     private var lastOffset: Int64 = 0
 
     /// A record of `room` whose audio starts at `startedMilliseconds` (since the Unix epoch), beginning with the
@@ -91,12 +95,14 @@ public struct RecordKeeper: Sendable {
     public mutating func talkStarted(_ peer: PeerID, at offset: Int64) {
         guard peer != selfID, talking[peer] == nil else { return }
         talking[peer] = max(0, offset)
+        tally.start(peer.rawValue, at: max(0, offset))
     }
 
     /// `peer`'s spurt ended at `offset`.
     public mutating func talkEnded(_ peer: PeerID, at offset: Int64) {
         guard let start = talking.removeValue(forKey: peer) else { return }
         events.append(.init(at: start, .talk(peer: peer.rawValue, end: max(start, offset))))
+        tally.stop(peer.rawValue, at: max(start, offset))
     }
 
     /// Who is talking now.
@@ -113,24 +119,17 @@ public struct RecordKeeper: Sendable {
             .map(\.element)
         return RecordingRecord(
             room: room, topic: topic, startedMilliseconds: startedMilliseconds, durationMilliseconds: duration,
-            complete: complete, people: people, events: ordered, speakers: speakers(in: ordered))
+            complete: complete, people: people, events: ordered, speakers: speakers(at: duration))
     }
 
-    /// Each person's speaking time and turns over the talk spurts, most speaking time first.
-    private func speakers(in entries: [RecordingRecord.Entry]) -> [RecordingRecord.Speaker] {
-        var totals: [String: (milliseconds: Int64, turns: Int)] = [:]
-        for entry in entries {
-            guard case .talk(let peer, let end) = entry.event else { continue }
-            totals[peer, default: (0, 0)].milliseconds += end - entry.at
-            totals[peer, default: (0, 0)].turns += 1
-        }
+    /// Each person's speaking time and turns at `duration` (a spurt going on counted up to it), most speaking time
+    /// first.
+    private func speakers(at duration: Int64) -> [RecordingRecord.Speaker] {
         let names = Dictionary(people.map { ($0.identity, $0.name) }, uniquingKeysWith: { a, _ in a })
-        return totals.map { identity, total in
+        return tally.ranked(at: duration).map { identity, entry in
             RecordingRecord.Speaker(
-                identity: identity, name: names[identity] ?? identity, seconds: Double(total.milliseconds) / 1000,
-                turns: total.turns)
+                identity: identity, name: names[identity] ?? identity, seconds: entry.seconds, turns: entry.turns)
         }
-        .sorted { ($0.seconds, $1.identity) > ($1.seconds, $0.identity) }
     }
 
     private mutating func advance(_ offset: Int64) -> Int64 {
