@@ -17,8 +17,8 @@ protocol ClubroomCommand: Sendable {
 /// The commands, in the order `clubroom --help` lists them.
 let clubroomCommands: [any ClubroomCommand.Type] = [
     ServeCommand.self, JoinCommand.self, RoomsCommand.self, InviteCommand.self, LinksCommand.self, BansCommand.self,
-    BotCommand.self,
-    TokenCommand.self, ReplayCommand.self,
+    BotCommand.self, RecordCommand.self, ReplayCommand.self,
+    TokenCommand.self,
     DemoCommand.self, DevicesCommand.self, BenchCommand.self,
 ]
 
