@@ -4,7 +4,7 @@ import Testing
 
 /// The record of a three-second room, written to the recording contract by hand.
 private let recordText = """
-    {"version":1,"room":"jazz","topic":"Late sets","started":"2026-12-06T05:00:00Z","started_ms":1796000000000,
+    {"version":1,"room":"jazz","topic":"Encore","started":"2026-12-06T05:00:00Z","started_ms":1796000000000,
      "duration_ms":3000,"complete":true,
      "people":[{"peer":"p1","identity":"ana@example","name":"Ana","role":"host"},
                {"peer":"p2","identity":"bea@example","name":"Bea","role":"audience"},
@@ -41,7 +41,6 @@ private let recordText = """
         #expect(
             result.standardOutput == """
                 Replaying jazz (recorded 2026-12-06T05:00:00Z), 00:03 long.
-                Topic: "Late sets".
                 On the stage: Ana (host).
                 1 listening.
                 [00:00] Ana started talking.

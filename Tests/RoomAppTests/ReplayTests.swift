@@ -7,7 +7,7 @@ import Testing
 private let record = try! ReplayRecord.parse(
     Array(
         """
-        {"version":1,"room":"jazz","topic":"Late sets","started":"2026-12-06T05:00:00Z","duration_ms":30000,
+        {"version":1,"room":"jazz","topic":"Encore","started":"2026-12-06T05:00:00Z","duration_ms":30000,
          "complete":true,
          "people":[{"peer":"p1","name":"Ana","role":"host"},{"peer":"p2","name":"Bea","role":"audience"},
                    {"peer":"r1","name":"Recorder","role":"recorder"}],
@@ -62,7 +62,7 @@ private func replay(length: Int64 = 30_000) -> ReplayState {
         var state = replay()
         _ = reduceReplay(&state, .position(12_500))
         var model = ReplayText.model(state)
-        #expect(model.room.header.topic == "Late sets")
+        #expect(model.room.header.topic == "")
         #expect(model.room.stage == [.init(name: "Ana", role: .host, level: 70, speaking: true)])
         #expect(model.room.audience == ["Bea"])
         #expect(model.position == "00:12 / 00:30")
@@ -98,7 +98,7 @@ private func replay(length: Int64 = 30_000) -> ReplayState {
         let state = replay()
         #expect(
             ReplayText.opening(state) == [
-                "Replaying jazz (recorded 2026-12-06T05:00:00Z), 00:30 long.", "Topic: \"Late sets\".",
+                "Replaying jazz (recorded 2026-12-06T05:00:00Z), 00:30 long.",
                 "On the stage: Ana (host).", "1 listening.",
             ])
         #expect(
@@ -111,6 +111,21 @@ private func replay(length: Int64 = 30_000) -> ReplayState {
                 "[00:22] Bea started talking.",
             ])
         #expect(ReplayText.ending(state) == "[00:30] The recording ends.")
+    }
+
+    @Test func aTopicThatNeverChangedIsSaidAtTheStart() throws {
+        let steady = try ReplayRecord.parse(
+            Array(
+                """
+                {"version":1,"room":"jazz","topic":"Late sets","duration_ms":2000,"complete":true,
+                 "people":[{"peer":"p1","name":"Ana","role":"host"}],"events":[]}
+                """.utf8))
+        let state = ReplayState(timeline: ReplayTimeline(record: steady, roles: roles), title: "jazz", length: 2_000)
+        #expect(
+            ReplayText.opening(state) == [
+                "Replaying jazz, 00:02 long.", "Topic: \"Late sets\".", "On the stage: Ana (host).",
+            ])
+        #expect(ReplayText.model(state).room.header.topic == "Late sets")
     }
 
     @Test func withoutItsRecordTheReplayShowsTheFileAlone() {

@@ -4,7 +4,7 @@ import Testing
 /// The record of a short room, written to the recording contract by hand: Ana hosts with Bea listening, Ana
 /// talks, makes Bea a speaker, changes the topic; Bea chats and talks; Cy comes and goes.
 let replayRecordText = """
-    {"version":1,"room":"jazz","topic":"Late sets","started":"2026-12-06T05:00:00Z","started_ms":1796000000000,
+    {"version":1,"room":"jazz","topic":"New topic","started":"2026-12-06T05:00:00Z","started_ms":1796000000000,
      "duration_ms":12000,"complete":true,
      "people":[{"peer":"p1","identity":"ana@example","name":"Ana","role":"host"},
                {"peer":"p2","identity":"bea@example","name":"Bea","role":"audience"},
@@ -30,7 +30,7 @@ let replayRecordText = """
     @Test func theRecordIsReadAsWritten() throws {
         let record = timeline.record
         #expect(record.room == "jazz")
-        #expect(record.topic == "Late sets")
+        #expect(record.topic == "New topic")
         #expect(record.started == "2026-12-06T05:00:00Z")
         #expect(record.durationMilliseconds == 12_000)
         #expect(record.complete)
@@ -50,11 +50,27 @@ let replayRecordText = """
         #expect(
             timeline.moment(at: 0)
                 == ReplayTimeline.Moment(
-                    topic: "Late sets",
+                    topic: "",
                     people: [
                         .init(peer: "p1", name: "Ana", role: "host"), .init(peer: "p2", name: "Bea", role: "audience"),
                         .init(peer: "r1", name: "Recorder", role: "recorder"),
                     ]))
+    }
+
+    /// The record's topic is the last one: before the first change the room's topic is not known; a record with
+    /// no change has its topic throughout.
+    @Test func theTopicOfTheMoment() throws {
+        #expect(timeline.moment(at: 5999).topic == "")
+        #expect(timeline.moment(at: 6000).topic == "New topic")
+        let unchanged = try ReplayRecord.parse(
+            Array(
+                """
+                {"version":1,"room":"r","topic":"Late sets","duration_ms":5000,"complete":true,"people":[],
+                 "events":[{"at_ms":1000,"kind":"leave","peer":"a"}]}
+                """.utf8))
+        let steady = ReplayTimeline(record: unchanged, roles: roles)
+        #expect(steady.moment(at: 0).topic == "Late sets")
+        #expect(steady.moment(at: 5000).topic == "Late sets")
     }
 
     @Test func whoIsTalkingFollowsTheSpurts() {

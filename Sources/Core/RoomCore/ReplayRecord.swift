@@ -7,12 +7,13 @@ import StrictJSON
 public struct ReplayRecord: Sendable, Equatable {
     /// The version of the record format this reader knows.
     public static let knownVersion: Int64 = 1
-    /// The largest record read, in bytes (an hour's busy room is a few megabytes).
-    public static let maxBytes = 64 * 1024 * 1024
+    /// The largest record read, in bytes (the recorder's own reader takes as much; an hour's busy room is a few
+    /// megabytes).
+    public static let maxBytes = 256 * 1024 * 1024
 
     /// The room's name.
     public var room: String
-    /// The topic when the recording began (a `topic` event changes it).
+    /// The topic as it was last (each change is a `topic` event).
     public var topic: String
     /// When the recording began, as the recorder wrote it (ISO 8601, UTC).
     public var started: String

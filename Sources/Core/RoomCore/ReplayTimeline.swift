@@ -61,7 +61,9 @@ public struct ReplayTimeline: Sendable, Equatable {
         var names: [PeerID: String] = [:]
         var talking = Set<PeerID>()
         var lines: [Line] = []
-        var topic = record.topic
+        // The record's topic is the last one; with a change on the way, the topic before it is not known.
+        let changes = record.events.contains { if case .topic = $0.kind { return true } else { return false } }
+        var topic = changes ? "" : record.topic
         // Whoever has a join event arrived during the recording; everyone else was there when it began.
         let arrivals = Set(
             record.events.compactMap { event -> PeerID? in
