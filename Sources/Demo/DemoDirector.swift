@@ -301,6 +301,8 @@ public final class DemoDirector: Sendable {
             .askedToMute, .roomEnding, .handsAllowed, .error, .listingChanged, .inviteLink, .links, .bans, .micChanged,
             .playingChanged, .knock, .waiting, .reaction:
             break
+        case .stats:
+            break
         }
     }
 

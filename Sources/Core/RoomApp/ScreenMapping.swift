@@ -220,6 +220,8 @@ public enum RoomScreenMapper {
             var confirmation = confirmationText(what, in: state)
             confirmation.confirmSelected = confirmSelected
             return .confirmation(confirmation)
+        case .stats(let people, _):
+            return .stats(SpeakingTable(rows: people.map { $0.map(SpeakingTable.Row.init) }))
         }
     }
 

@@ -59,6 +59,9 @@ public enum ClientRequest: Sendable, Equatable {
     case admitWaiting(String)
     /// Turn away a newcomer waiting at the locked room, named by their name or identity (hosts and moderators).
     case denyWaiting(String)
+    /// Ask for each person's speaking time and turns since the room went live (hosts and moderators); the server
+    /// answers this client alone.
+    case stats
 
     /// Why someone whose role may not publish cannot play a file into the room.
     public static let playingNeedsTheStage =

@@ -94,6 +94,7 @@ public enum ControlCodec {
             case "admit": request = .admitWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
             case "deny": request = .denyWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
             case "react": request = .react(try readReaction(fields, "emoji"))
+            case "stats": request = .stats
             default:
                 throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
             }
@@ -146,6 +147,7 @@ public enum ControlCodec {
             object["ttl"] = .integer(ttl)
             if let maxUses { object["max_uses"] = .integer(maxUses) }
         case .listLinks, .listBans: break
+        case .stats: break
         case .unban(let who): object["who"] = .string(who)
         case .revokeLink(let link): object["link"] = .string(link)
         case .setLocked(let locked): object["locked"] = .bool(locked)

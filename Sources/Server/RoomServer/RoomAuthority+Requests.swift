@@ -112,6 +112,8 @@ extension RoomAuthority {
         case .setRole, .stepDown, .setMute, .setMicWorking, .setPlaying, .remove, .setTopic, .endRoom, .leave,
             .createLink, .listLinks, .revokeLink, .setLocked, .listBans, .unban, .admitWaiting, .denyWaiting:
             break
+        case .stats:
+            break
         case .react:
             // The sender's rate depends on the time, so it is checked where the reaction is counted (`perform`),
             // and a refusal there changes nothing.
@@ -275,6 +277,7 @@ extension RoomAuthority {
             broadcast(.removed(peer: targetID, by: actorID, reason: reason), into: &outcome)
             if target?.handRaisedAt != nil { outcome.changes.append(.hand(targetID, raisedAt: nil)) }
             peers[targetID] = nil
+            stopSpeaking(targetID, now: now)
             order.removeAll { $0 == targetID }
             invitations[targetID] = nil
             removedIdentities.insert(targetID)
@@ -345,6 +348,12 @@ extension RoomAuthority {
             outcome.doorAnswers.append(
                 DoorAnswer(peer: actorID, room: name, waiter: waiter, admit: false, requestID: requestID))
             audit(nil, waiter)
+        case .stats:
+            // The answer is this requester's alone, as they asked; nothing in the room changes.
+            outcome.deliveries.append(
+                Delivery(
+                    to: .peer(actorID), ServerMessage(.stats(people: speakingStats(now: now), id: requestID), seq: nil))
+            )
         case .react(let reaction):
             // Checked and counted in one step: a refusal changes nothing but forgetting rates out of the window.
             if let refused = reactions.offer(reaction, from: actorID, at: now) {

@@ -1,0 +1,54 @@
+import AudioCore
+import RoomCore
+import RoomProtocol
+
+/// Each person's speaking time and turns since the room went live, counted from the server's own speaker
+/// activity: the levels the media path reports (`SpeakerActivity`, docs/architecture.md), and nothing else. A
+/// person speaks from the report that gives them a level above 0 to the one that gives them 0 (or to their
+/// departure); a pause up to `hold` between two such spells belongs to the turn, as the screen's highlight holds
+/// a talker (`TalkerActivity`). Keyed by identity, so a person who reconnects continues their tally. Ephemeral:
+/// not saved and not in a cluster's checkpoint (docs/protocol.md, "Speaking time").
+struct RoomSpeaking: Sendable {
+    /// How long a pause may last and still belong to the turn it interrupts: the screen's hold.
+    static let hold = TalkerActivity<PeerID>.Configuration().hold
+
+    var tally = SpeakingTally<PeerID>(hold: RoomSpeaking.hold)
+    /// Each speaker's name when last in the room.
+    var names: [PeerID: String] = [:]
+}
+
+extension RoomAuthority {
+    /// Takes a report of levels into the tally: a level above 0 starts (or continues) a peer's talk, 0 ends it.
+    /// Peers not in the report are left as they are (a cluster node reports only its own speakers).
+    mutating func tallySpeaking(_ levels: [PeerID: Int], now: Timestamp) {
+        for id in order {
+            guard let level = levels[id], let peer = peers[id] else { continue }
+            if level > 0 {
+                speaking.names[id] = peer.name
+                speaking.tally.start(id, at: now)
+            } else {
+                speaking.tally.stop(id, at: now)
+            }
+        }
+    }
+
+    /// Ends the talk of a peer who leaves (a report of their silence may never come once their media is gone).
+    mutating func stopSpeaking(_ id: PeerID, now: Timestamp) {
+        speaking.tally.stop(id, at: now)
+    }
+
+    /// Forgets every tally: the room is no longer live (empty or ended), and the next time it is counts afresh.
+    mutating func resetSpeaking() {
+        if !speaking.names.isEmpty { speaking = RoomSpeaking() }
+    }
+
+    /// Everyone who has spoken since the room went live with their tally at `now`, most speaking time first
+    /// (then by identity), at most `ControlCodec.maxStatsPeople`.
+    public func speakingStats(now: Timestamp) -> [SpeakingStat] {
+        speaking.tally.ranked(at: now).prefix(ControlCodec.maxStatsPeople).map { id, entry in
+            SpeakingStat(
+                peer: id, name: peers[id]?.name ?? speaking.names[id] ?? id.rawValue,
+                milliseconds: entry.milliseconds, turns: entry.turns, talking: entry.isTalking)
+        }
+    }
+}
