@@ -16,8 +16,16 @@ import Testing
         return people
     }
 
-    @Test func levelReportsMakeSpeakingTimeAndTurnsMostFirst() {
+    /// The populated room with Ana and Chen unmuted (a muted speaker's levels count for nothing).
+    func unmutedRoom() -> RoomAuthority {
         var room = populatedRoom()
+        _ = room.handle(.setMute(false), from: "ana", now: 10)
+        _ = room.handle(.setMute(false), from: "chen", now: 10)
+        return room
+    }
+
+    @Test func levelReportsMakeSpeakingTimeAndTurnsMostFirst() {
+        var room = unmutedRoom()
         _ = room.updateLevels(["chen": 60], now: 1_000)
         _ = room.updateLevels(["chen": 55, "ana": 40], now: 1_250)
         _ = room.updateLevels(["chen": 0], now: 4_000)
@@ -32,7 +40,7 @@ import Testing
     }
 
     @Test func aPauseWithinTheHoldIsOneTurn() {
-        var room = populatedRoom()
+        var room = unmutedRoom()
         _ = room.updateLevels(["chen": 60], now: 1_000)
         _ = room.updateLevels(["chen": 0], now: 2_000)
         _ = room.updateLevels(["chen": 60], now: 2_000 + RoomSpeaking.hold)
@@ -46,7 +54,7 @@ import Testing
     }
 
     @Test func peersNotInTheRoomAndLevelsAtZeroCountNothing() {
-        var room = populatedRoom()
+        var room = unmutedRoom()
         _ = room.updateLevels(["zed": 60, "eli": 0], now: 1_000)
         #expect(stats(&room, now: 2_000) == [])
     }
@@ -63,18 +71,19 @@ import Testing
     }
 
     @Test func aRepeatUnderTheSameIdIsAnsweredAgainWithItsMoment() {
-        var room = populatedRoom()
+        var room = unmutedRoom()
         _ = room.updateLevels(["chen": 60], now: 1_000)
         #expect(stats(&room, now: 2_000)?.first?.milliseconds == 1_000)
         #expect(stats(&room, now: 3_000)?.first?.milliseconds == 2_000)
     }
 
     @Test func whoReconnectsContinuesTheirTallyUnderTheirIdentity() {
-        var room = populatedRoom()
+        var room = unmutedRoom()
         _ = room.updateLevels(["chen": 60], now: 1_000)
         // The connection drops while Chen talks: the talk ends with the departure.
         _ = room.leave("chen", reason: .disconnected, now: 3_000)
         _ = room.join(id: "chen", name: "Chen", role: .speaker, now: 8_000)
+        _ = room.handle(.setMute(false), from: "chen", now: 8_500)
         _ = room.updateLevels(["chen": 60], now: 9_000)
         _ = room.updateLevels(["chen": 0], now: 10_000)
         #expect(
@@ -84,7 +93,7 @@ import Testing
     }
 
     @Test func someoneWhoLeftStaysInTheTallyUnderTheirLastName() {
-        var room = populatedRoom()
+        var room = unmutedRoom()
         _ = room.updateLevels(["chen": 60], now: 1_000)
         _ = room.updateLevels(["chen": 0], now: 2_000)
         _ = room.leave("chen", reason: .left, now: 3_000)
@@ -95,7 +104,7 @@ import Testing
     }
 
     @Test func aRemovedSpeakerStopsTalkingAtTheRemoval() {
-        var room = populatedRoom()
+        var room = unmutedRoom()
         _ = room.updateLevels(["chen": 60], now: 1_000)
         _ = room.handle(.remove("chen", reason: nil), from: "ana", now: 1_500)
         #expect(
@@ -107,11 +116,32 @@ import Testing
     @Test func theTallyStartsAfreshWhenTheRoomGoesLiveAgain() {
         var room = RoomAuthority(name: "lobby", roles: defaultRoles)
         _ = room.join(id: "ana", name: "Ana", role: .host, now: 1)
+        _ = room.handle(.setMute(false), from: "ana", now: 2)
         _ = room.updateLevels(["ana": 60], now: 1_000)
         _ = room.updateLevels(["ana": 0], now: 2_000)
         #expect(stats(&room, now: 2_500)?.count == 1)
         _ = room.leave("ana", reason: .left, now: 3_000)
         _ = room.join(id: "ana", name: "Ana", role: .host, now: 4_000)
         #expect(stats(&room, now: 5_000) == [])
+    }
+}
+
+extension SpeakingStatsTests {
+    @Test func aMutedOrDemotedSpeakerStopsAtOnceAndLateReportsDoNotRestartThem() {
+        var room = populatedRoom()
+        _ = room.handle(.setMute(false), from: "chen", now: 500)
+        _ = room.updateLevels(["chen": 60], now: 1_000)
+        _ = room.handle(.setMute(true), from: "chen", now: 3_000)
+        // The forwarder still counts Chen active until their packets have been missing for its timeout.
+        _ = room.updateLevels(["chen": 55], now: 3_100)
+        _ = room.updateLevels(["chen": 0], now: 3_400)
+        _ = room.handle(.setMute(false), from: "chen", now: 5_000)
+        _ = room.updateLevels(["chen": 60], now: 5_100)
+        _ = room.handle(.setRole("chen", .audience), from: "ana", now: 6_100)
+        _ = room.updateLevels(["chen": 60], now: 6_200)
+        #expect(
+            stats(&room, now: 9_000) == [
+                SpeakingStat(peer: "chen", name: "Chen", milliseconds: 3_000, turns: 2, talking: false)
+            ])
     }
 }

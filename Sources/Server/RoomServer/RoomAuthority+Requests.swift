@@ -20,6 +20,7 @@ extension RoomAuthority {
         var outcome = decide(request, from: actorID, id: id, now: now)
         if outcome.error == nil {
             reportListing(into: &outcome, now: now)
+            stopSpeaking(behind: outcome.gates, now: now)
         }
         if once, let id {
             applied.record(id, from: actorID, refusal: outcome.error) { peers[$0] != nil }

@@ -6,7 +6,9 @@ import RoomProtocol
 /// activity: the levels the media path reports (`SpeakerActivity`, docs/architecture.md), and nothing else. A
 /// person speaks from the report that gives them a level above 0 to the one that gives them 0 (or to their
 /// departure); a pause up to `hold` between two such spells belongs to the turn, as the screen's highlight holds
-/// a talker (`TalkerActivity`). Keyed by identity, so a person who reconnects continues their tally. Ephemeral:
+/// a talker (`TalkerActivity`). A speaker whose gate closes (muted, moved off the stage) stops talking at that
+/// moment: the forwarder drops their audio from then on, and its report of their silence comes only once their
+/// packets have been missing for its timeout. Keyed by identity, so a person who reconnects continues their tally. Ephemeral:
 /// not saved and not in a cluster's checkpoint (docs/protocol.md, "Speaking time").
 struct RoomSpeaking: Sendable {
     /// How long a pause may last and still belong to the turn it interrupts: the screen's hold.
@@ -18,18 +20,24 @@ struct RoomSpeaking: Sendable {
 }
 
 extension RoomAuthority {
-    /// Takes a report of levels into the tally: a level above 0 starts (or continues) a peer's talk, 0 ends it.
-    /// Peers not in the report are left as they are (a cluster node reports only its own speakers).
+    /// Takes a report of levels into the tally: a level above 0 starts (or continues) a peer's talk, 0 ends it,
+    /// and so does any level of a peer whose gate is shut (a report made before the forwarder noticed). Peers not
+    /// in the report are left as they are (a cluster node reports only its own speakers).
     mutating func tallySpeaking(_ levels: [PeerID: Int], now: Timestamp) {
         for id in order {
             guard let level = levels[id], let peer = peers[id] else { continue }
-            if level > 0 {
+            if level > 0, mayPublish(id) {
                 speaking.names[id] = peer.name
                 speaking.tally.start(id, at: now)
             } else {
                 speaking.tally.stop(id, at: now)
             }
         }
+    }
+
+    /// Ends the talk of everyone whose gate a decision shut: from now on nobody hears them.
+    mutating func stopSpeaking(behind gates: [GateChange], now: Timestamp) {
+        for gate in gates where !gate.open { speaking.tally.stop(gate.peer, at: now) }
     }
 
     /// Ends the talk of a peer who leaves (a report of their silence may never come once their media is gone).
