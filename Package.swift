@@ -122,7 +122,7 @@ let package = Package(
             name: "ClusterServer",
             dependencies: [
                 "RoomServer", "ClusterState", "RedisClient", "MediaRelay", "MediaTransport", "RoomCore", "RoomProtocol",
-                "RoomTransport", "Crypto", "StrictJSON",
+                "RoomTransport", "Crypto", "StrictJSON", "AudioCore",
             ], path: "Sources/Cluster/ClusterServer"),
 
         // MARK: The client.

@@ -8,15 +8,17 @@ import RoomProtocol
 /// departure); a pause up to `hold` between two such spells belongs to the turn, as the screen's highlight holds
 /// a talker (`TalkerActivity`). A speaker whose gate closes (muted, moved off the stage) stops talking at that
 /// moment: the forwarder drops their audio from then on, and its report of their silence comes only once their
-/// packets have been missing for its timeout. Keyed by identity, so a person who reconnects continues their tally. Ephemeral:
-/// not saved and not in a cluster's checkpoint (docs/protocol.md, "Speaking time").
-struct RoomSpeaking: Sendable {
+/// packets have been missing for its timeout. Keyed by identity, so a person who reconnects continues their
+/// tally. Not saved; in a cluster it is part of the room's checkpoint (docs/protocol.md, "Speaking time").
+package struct RoomSpeaking: Sendable {
     /// How long a pause may last and still belong to the turn it interrupts: the screen's hold.
-    static let hold = TalkerActivity<PeerID>.Configuration().hold
+    package static let hold = TalkerActivity<PeerID>.Configuration().hold
 
-    var tally = SpeakingTally<PeerID>(hold: RoomSpeaking.hold)
+    package var tally = SpeakingTally<PeerID>(hold: RoomSpeaking.hold)
     /// Each speaker's name when last in the room.
-    var names: [PeerID: String] = [:]
+    package var names: [PeerID: String] = [:]
+
+    package init() {}
 }
 
 extension RoomAuthority {
