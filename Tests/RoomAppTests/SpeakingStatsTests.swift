@@ -123,3 +123,19 @@ import Testing
         #expect(render(state).lines().contains { $0.contains("│ No one has spoken since the room went live. │") })
     }
 }
+
+extension SpeakingStatsTests {
+    /// The screen's loop ticks only when `nextWakeup` says: in a quiet room the open panel must wake it.
+    @Test func theOpenPanelWakesTheScreenForItsNextQuestion() {
+        var state = joined(as: "bo", peers: [peer("ana", "Ana", .host, joined: 1), peer("bo", "Bo", .moderator)])
+        #expect(RoomScreenMapper.nextWakeup(state) == nil)
+        send(&state, char("s"))
+        #expect(RoomScreenMapper.nextWakeup(state) == t0 + statsRefreshInterval)
+        send(&state, .server(.stats([]), seq: 0, at: t0 + 300))
+        #expect(RoomScreenMapper.nextWakeup(state) == t0 + statsRefreshInterval)
+        #expect(sent(send(&state, .tick(t0 + statsRefreshInterval))[0]) == [.stats])
+        #expect(RoomScreenMapper.nextWakeup(state) == t0 + 2 * statsRefreshInterval)
+        send(&state, char("s", 4_100))
+        #expect(RoomScreenMapper.nextWakeup(state) == nil)
+    }
+}
