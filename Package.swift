@@ -118,14 +118,14 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "Platform", "WebSocket", "RoomTokens",
+                "MediaTransport", "Platform", "WebSocket", "RoomTokens", "AudioCore",
             ], path: "Sources/Server/RoomServer"),
         // A server's rooms in a cluster (owned, replicated, relayed, listed), behind RoomServer's `ServerCluster`.
         .target(
             name: "ClusterServer",
             dependencies: [
                 "RoomServer", "ClusterState", "RedisClient", "MediaRelay", "MediaTransport", "RoomCore", "RoomProtocol",
-                "RoomTransport", "Crypto", "StrictJSON",
+                "RoomTransport", "Crypto", "StrictJSON", "AudioCore",
             ], path: "Sources/Cluster/ClusterServer"),
 
         // MARK: The client.

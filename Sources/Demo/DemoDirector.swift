@@ -301,6 +301,8 @@ public final class DemoDirector: Sendable {
             .askedToMute, .roomEnding, .handsAllowed, .error, .listingChanged, .inviteLink, .links, .bans, .micChanged,
             .playingChanged, .knock, .waiting, .reaction, .recording:
             break
+        case .stats:
+            break
         }
     }
 

@@ -121,3 +121,23 @@ extension SpeakingTallyTests {
         #expect(tally.ranked(at: 1_000).first?.entry == Entry(milliseconds: 300, turns: 1, talkingSince: nil))
     }
 }
+
+extension SpeakingTallyTests {
+    @Test func aTallyMadeFromAnothersRecordsGoesOnExactlyAsIt() {
+        var tally = SpeakingTally<String>(hold: 500)
+        tally.start("ana", at: 0)
+        tally.stop("ana", at: 1_000)
+        tally.start("bo", at: 800)
+        var copy = SpeakingTally<String>(hold: 500, records: tally.records)
+        #expect(copy.records == tally.records)
+        for other in [0, 1] {
+            var going = other == 0 ? tally : copy
+            going.start("ana", at: 1_400)
+            going.stop("bo", at: 2_000)
+            going.stop("ana", at: 2_000)
+            if other == 0 { tally = going } else { copy = going }
+        }
+        #expect(copy.entries(at: 3_000) == tally.entries(at: 3_000))
+        #expect(copy.entry(for: "ana", at: 3_000) == Entry(milliseconds: 2_000, turns: 1, talkingSince: nil))
+    }
+}

@@ -133,6 +133,7 @@ import Testing
             .inviteLink(room: "lobby", role: .audience, token: "a.b.c", expiresAt: 9, id: nil),
             .links(room: "lobby", links: [], withdrawn: [], locked: false, id: nil),
             .bans(bans: [], lifted: ["bo"], id: nil),
+            .stats(people: [], id: nil),
             .knock(room: "lobby", Knock(peer: "gus", name: "Gus", state: .waiting)), .waiting(room: "lobby"),
             .error(code: .conflict, message: "", id: nil),
         ]
@@ -151,7 +152,7 @@ import Testing
                 "askedToMute",
                 "removed", "roomEnded", "roomEnding", "handsAllowed",
                 "topicChanged", "listingChanged", "recording", "inviteLink", "links", "bans", "knock", "waitingForHost",
-                "error",
+                "error", "stats",
             ])
     }
 
@@ -209,6 +210,7 @@ import Testing
         case .inviteLink: "inviteLink"
         case .links: "links"
         case .bans: "bans"
+        case .stats: "stats"
         case .knock: "knock"
         case .waitingForHost: "waitingForHost"
         case .reconnecting: "reconnecting"

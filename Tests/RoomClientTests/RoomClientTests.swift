@@ -22,6 +22,7 @@ import Testing
         (#"{"cmd":"ban","peer":"gus","reason":"spam"}"#, .request(.remove("gus", reason: "spam", ban: true), id: nil)),
         (#"{"cmd":"ban","peer":"gus"}"#, .request(.remove("gus", reason: nil, ban: true), id: nil)),
         (#"{"cmd":"list_bans","id":3}"#, .request(.listBans, id: .integer(3))),
+        (#"{"cmd":"stats","id":"s1"}"#, .request(.stats, id: .string("s1"))),
         (#"{"cmd":"unban","who":"Gus"}"#, .request(.unban("Gus"), id: nil)),
         (#"{"cmd":"topic","text":"t"}"#, .request(.setTopic("t"), id: nil)),
         (#"{"cmd":"end_room"}"#, .request(.endRoom(reason: nil), id: nil)),
@@ -130,6 +131,13 @@ import Testing
             BotProtocol.lines(for: .reconnecting(attempt: 2, delay: .milliseconds(480)))
                 == [#"{"event":"reconnecting","attempt":2,"delay_ms":480}"#])
         #expect(BotProtocol.lines(for: .ended(.removed)).isEmpty)
+        let people = [SpeakingStat(peer: "ana", name: "Ana", milliseconds: 7_030, turns: 2, talking: false)]
+        #expect(
+            BotProtocol.lines(for: .message(ServerMessage(.stats(people: people, id: .string("s1")), seq: nil)))
+                == [
+                    #"{"event":"stats","people":[{"peer":"ana","identity":"ana","name":"Ana","seconds":7.0,"turns":2,"#
+                        + #""talking":false}],"id":"s1"}"#
+                ])
     }
 
     @Test func exitStatusesAreDistinct() {

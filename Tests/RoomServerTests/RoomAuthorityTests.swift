@@ -1040,13 +1040,13 @@ func expectRefused(
 
     @Test func levelsAreAnnouncedOnlyWhenTheyChange() {
         var room = populatedRoom()
-        let first = room.updateLevels(["ana": 72, "chen": 0, "zed": 50, "bo": 140])
+        let first = room.updateLevels(["ana": 72, "chen": 0, "zed": 50, "bo": 140], now: 0)
         #expect(
             events(first) == [
                 .speakers(levels: [SpeakerLevel(peer: "ana", level: 72), SpeakerLevel(peer: "bo", level: 100)])
             ])
         #expect(room.peers["ana"]?.level == 72)
-        #expect(room.updateLevels(["ana": 72]).deliveries.isEmpty)
+        #expect(room.updateLevels(["ana": 72], now: 0).deliveries.isEmpty)
         guard case .joined(let snapshot) = room.snapshot(for: "eli", resumed: false).event else { return }
         #expect(snapshot.peers.first { $0.peer.id == "ana" }?.peer.level == 72)
     }

@@ -171,6 +171,7 @@ public enum BotProtocol {
             }
         case "list_links": request = .listLinks
         case "list_bans": request = .listBans
+        case "stats": request = .stats
         case "unban": request = .unban(try string("who")!)
         case "revoke_link": request = .revokeLink(try string("link")!)
         case "set_locked":

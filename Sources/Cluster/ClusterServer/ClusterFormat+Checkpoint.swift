@@ -87,6 +87,7 @@ extension ClusterFormat {
             object["lastHost"] = .object(
                 JSONObject([("peer", .string(host.peer.rawValue)), ("name", .string(host.name))]))
         }
+        if let speaking = checkpoint.speaking { object["speaking"] = json(speaking) }
         return .object(object)
     }
 
@@ -149,6 +150,7 @@ extension ClusterFormat {
             heldHands: hands, handoverDue: try fields.optionalInteger("handoverDue"),
             endsAt: try fields.optionalInteger("endsAt"), lastHost: lastHost,
             handsAllowed: try fields.optionalBool("handsAllowed"))
+        checkpoint.speaking = try speaking(fields)
         checkpoint.loweredByOthers = try fields.strings("loweredByOthers").map { PeerID($0) }
         checkpoint.loweredTo = try fields.optionalObjects("loweredTo").map { entries throws(ClusterFormatError) in
             try roles(entries)

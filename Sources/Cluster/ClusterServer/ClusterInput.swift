@@ -279,7 +279,7 @@ struct ReplicatedRoom: Sendable {
         case .levels:
             var levels: [PeerID: Int] = [:]
             for level in input.levels ?? [] { levels[level.peer] = level.level }
-            return .outcome(authority.updateLevels(levels))
+            return .outcome(authority.updateLevels(levels, now: input.now))
         case .expireInvitations:
             return .outcome(settle(authority.expireInvitations(now: input.now)))
         }

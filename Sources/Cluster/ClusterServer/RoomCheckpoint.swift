@@ -81,6 +81,9 @@ public struct RoomCheckpoint: Sendable, Equatable {
     var handsAllowed: Bool?
     /// The last host who left, named when the room is said to be ending (absent when none left).
     var lastHost: LastHost?
+    /// Each person's speaking time and turns since the room went live (absent when no one has spoken, and in
+    /// checkpoints written before it was kept).
+    var speaking: [Speaking]?
 
     struct LastHost: Sendable, Equatable {
         var peer: PeerID
@@ -122,7 +125,7 @@ public struct RoomCheckpoint: Sendable, Equatable {
 extension RoomAuthority {
     /// The room's state, in an order that does not depend on the process (dictionaries are sorted).
     public var checkpoint: RoomCheckpoint {
-        RoomCheckpoint(
+        var checkpoint = RoomCheckpoint(
             topic: topic, ended: ended, seq: seq, peers: order.compactMap { peers[$0] },
             invitations: invitations.sorted { $0.key < $1.key }.map {
                 .init(peer: $0.key, by: $0.value.by, at: $0.value.at)
@@ -142,6 +145,8 @@ extension RoomAuthority {
                 ? nil : heldHands.sorted { $0.key < $1.key }.map { .init(peer: $0.key, at: $0.value) },
             handoverDue: handoverDue, endsAt: endsAt, lastHost: lastHost.map { .init(peer: $0.id, name: $0.name) },
             handsAllowed: handsAllowed ? nil : false)
+        checkpoint.speaking = speakingCheckpoint
+        return checkpoint
     }
 
     /// A copy of a room from its checkpoint: it decides everything after it exactly as the copy it was taken
@@ -178,6 +183,7 @@ extension RoomAuthority {
         handsAllowed = checkpoint.handsAllowed ?? true
         lastHost = checkpoint.lastHost.map { ($0.peer, $0.name) }
         applied = AppliedRequests(stored: checkpoint.applied ?? [])
+        restoreSpeaking(checkpoint.speaking ?? [])
         for peer in checkpoint.peers {
             if roles.isOnStage(peer.role) { tally.stage.insert(peer.id) }
             if peer.handRaisedAt != nil { tally.hands.insert(peer.id) }

@@ -32,17 +32,33 @@ public struct SpeakingTally<Key: Hashable & Sendable>: Sendable {
         public var seconds: Double { Double(milliseconds) / 1000 }
     }
 
-    private struct Person: Sendable {
+    /// One person's tally as it stands inside, to carry a tally elsewhere (a copy of a room on another machine)
+    /// and back: ``init(hold:records:)`` makes a tally that goes on exactly as the one ``records`` came from.
+    public struct Record: Sendable, Equatable {
         /// Time of the turns that are over, and of the current turn up to its last stop.
-        var closed: Int64 = 0
-        var turns = 0
+        public var closed: Int64 = 0
+        public var turns = 0
         /// When the current turn began; nil before the first.
-        var turnStart: Int64?
+        public var turnStart: Int64?
         /// When the current spurt began, while talking.
-        var spurtStart: Int64?
+        public var spurtStart: Int64?
         /// When the last spurt stopped, while not talking.
-        var lastStop: Int64?
+        public var lastStop: Int64?
+
+        /// A record of `closed` milliseconds in `turns` turns, with the moments of the current turn.
+        public init(
+            closed: Int64 = 0, turns: Int = 0, turnStart: Int64? = nil, spurtStart: Int64? = nil,
+            lastStop: Int64? = nil
+        ) {
+            self.closed = closed
+            self.turns = turns
+            self.turnStart = turnStart
+            self.spurtStart = spurtStart
+            self.lastStop = lastStop
+        }
     }
+
+    private typealias Person = Record
 
     /// How long a pause may last and still belong to the turn it interrupts, in milliseconds (0: every spurt is a
     /// turn of its own).
@@ -53,6 +69,15 @@ public struct SpeakingTally<Key: Hashable & Sendable>: Sendable {
     public init(hold: Int64 = 0) {
         self.hold = max(0, hold)
     }
+
+    /// A tally that goes on from `records` (another tally's ``records``).
+    public init(hold: Int64 = 0, records: [Key: Record]) {
+        self.hold = max(0, hold)
+        people = records
+    }
+
+    /// Each person's tally as it stands inside.
+    public var records: [Key: Record] { people }
 
     /// `key` starts talking at `time`: a new turn, or the turn they paused within the hold. Nothing when they
     /// are talking already.

@@ -99,6 +99,7 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
         advance(&state, to: at)
         if state.room.now / 1000 != at / 1000 { _ = reduce(&state.room, .tick(at)) }
         effects += awayForGood(&state)
+        effects += refreshStats(&state)
     }
     effects += syncPreview(&state)
     effects += syncMicReport(&state)

@@ -185,6 +185,8 @@ public enum AppOverlay: Sendable, Equatable {
     case actions(peer: PeerID, items: [PeerAction], selected: Int)
     /// A question before something that cannot be undone; `confirmSelected` is false (Cancel) at first.
     case confirm(Confirmable, confirmSelected: Bool)
+    /// Each person's speaking time and turns (nil until the server answers), asked for last at `askedAt`.
+    case stats(people: [SpeakingStat]?, askedAt: Timestamp)
 }
 
 /// Everything that can happen to the screen's state, in one closed enum.

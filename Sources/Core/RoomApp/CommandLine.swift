@@ -72,6 +72,8 @@ func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect
         return notifyCommand(&state, topic, on: on)
     case .success(.retry):
         return retryNow(&state)
+    case .success(.stats):
+        return showStats(&state)
     case .success(.play(let command)):
         return playCommand(&state, command)
     case .success(.help):

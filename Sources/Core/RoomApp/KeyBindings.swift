@@ -27,6 +27,7 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
     case toggleChat
     case scrollChat
     case clearNotice
+    case showStats
     case retryNow
     case suspend
     case showHelp
@@ -39,7 +40,7 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
         case .toggleMute, .pushToTalk, .toggleHand, .openActions, .inviteSelected, .inviteNext, .withdrawSelected,
             .moveToAudience, .stepUp, .muteSelected, .muteAll, .lowerSelectedHand,
             .clearHands, .removeSelected, .openChat, .openCommandLine, .react,
-            .retryNow:
+            .retryNow, .showStats:
             true
         case .moveSelection, .changeVolume, .toggleChat, .scrollChat, .clearNotice, .suspend, .showHelp, .leave:
             false
@@ -198,6 +199,11 @@ public enum KeyBindings {
             does: "scroll chat and events a page (the mouse wheel three lines); new lines while scrolled up are "
                 + "counted, not scrolled into view; `PgDn` at the bottom follows the newest again"),
         KeyBinding([.escape], .clearNotice, help: "clear the notice", does: "clear the notice"),
+        KeyBinding(
+            [.char("s")], .showStats, help: "speaking time and turns (hosts, moderators)",
+            does: "show / hide each person's speaking time and turns since the room went live, most first, asked "
+                + "of the server again every 2 s while shown (`/stats`)",
+            refusal: "\"only hosts and moderators can see how long each person has spoken\""),
         KeyBinding(
             [.ctrl("r")], .retryNow, help: "reconnect now (while reconnecting)",
             does: "while the connection is down, try again now instead of waiting for the next try",

@@ -11,6 +11,7 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
     case .help(let scroll): return helpKey(&state, key, scroll: scroll)
     case .actions(let peer, let items, let selected): return menuKey(&state, key, peer: peer, items: items, selected)
     case .confirm(let what, let confirmSelected): return confirmKey(&state, key, what, confirmSelected)
+    case .stats: return statsKey(&state, key)
     case nil: return roomKey(&state, key)
     }
 }
@@ -92,6 +93,8 @@ private func perform(_ state: inout AppState, _ command: KeyCommand, key: Key) -
     case .changeVolume:
         let up = key != .char("-")
         return withSelection(&state) { state, peer in stepVolume(&state, peer, up: up) }
+    case .showStats:
+        return showStats(&state)
     }
     return []
 }

@@ -258,6 +258,9 @@ public enum Narration {
             return Sentence(linksSentence(links, withdrawn: withdrawn, locked: locked, state: state))
         case .bans(let bans, let lifted):
             return Sentence(bansSentence(bans, lifted: lifted))
+        case .stats:
+            // Said as a table where it arrives (`receiveStats`).
+            return nil
         case .knock(let knock):
             return Sentence(knockSentence(knock, state: state))
         case .waitingForHost:

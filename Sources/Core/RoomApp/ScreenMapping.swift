@@ -220,6 +220,8 @@ public enum RoomScreenMapper {
             var confirmation = confirmationText(what, in: state)
             confirmation.confirmSelected = confirmSelected
             return .confirmation(confirmation)
+        case .stats(let people, _):
+            return .stats(SpeakingTable(rows: people.map { $0.map(SpeakingTable.Row.init) }))
         }
     }
 
@@ -267,6 +269,11 @@ public enum RoomScreenMapper {
         }
         if state.seesWholeQueue, let oldest = state.room.invitations.values.map(\.at).min() {
             consider(now + 1000 - (now - oldest) % 1000)
+        }
+        // The speaking-time panel asks again while open (`refreshStats`), but not while the connection is down:
+        // the countdown to the next try wakes the screen then.
+        if case .stats(_, let askedAt) = state.overlay, state.room.connection == .connected {
+            consider(askedAt + statsRefreshInterval)
         }
         return next
     }

@@ -23,6 +23,8 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
         return effects + updateMeters(&state, levels)
     case .networkQuality:
         return effects + ownConnection(&state)
+    case .stats(let people):
+        return effects + receiveStats(&state, people)
     case .reaction:
         // Said at most once per `Narration.reactionPause`; the ones in between show only beside the names.
         if let said = state.reactionSaidAt, state.now - said < Narration.reactionPause { return effects }

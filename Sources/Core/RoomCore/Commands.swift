@@ -71,6 +71,8 @@ public enum Command: Sendable, Equatable {
     /// Let in, or turn away, a newcomer waiting at the locked room (hosts and moderators).
     case admit(String)
     case deny(String)
+    /// Each person's speaking time and turns since the room went live (hosts and moderators).
+    case stats
     /// Which happenings ring the bell and mark the status line; nil values ask what they are. Local.
     case notify(NotifyTopic?, on: Bool?)
     /// Send a reaction, shown briefly beside your name (anyone may).
@@ -125,6 +127,7 @@ public enum Command: Sendable, Equatable {
         ("unlock", "/unlock", "let newcomers with links in again (hosts)"),
         ("admit", "/admit NAME", "let in someone waiting at the locked room (hosts, moderators)"),
         ("deny", "/deny NAME", "turn away someone waiting at the locked room (hosts, moderators)"),
+        ("stats", "/stats", "each person's speaking time and turns so far (hosts, moderators)"),
         ("list", "/list", "show this room in the lobby"),
         ("unlist", "/unlist", "take this room out of the lobby; links still work"),
         ("notify", "/notify [messages|hands|bell] [on|off]", "what rings the bell and marks the status line"),
@@ -286,6 +289,7 @@ public enum Command: Sendable, Equatable {
         case "list": return noMore(.listed(true))
         case "links": return noMore(.links)
         case "bans": return noMore(.bans)
+        case "stats": return noMore(.stats)
         case "unban": return argument("NAME|IDENTITY").flatMap { noMore(.unban($0)) }
         case "lock": return noMore(.locked(true))
         case "unlock": return noMore(.locked(false))

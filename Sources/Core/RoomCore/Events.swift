@@ -94,6 +94,9 @@ public enum ServerEvent: Sendable, Equatable {
     case links([RoomLink], withdrawn: [String], locked: Bool)
     /// The server's bans (the answer to `/bans` and `/unban`), with the identities just lifted.
     case bans([RoomBan], lifted: [String])
+    /// Each person's speaking time and turns since the room went live, most speaking time first (the answer to
+    /// `/stats`; not a room event: it comes without a sequence number).
+    case stats([SpeakingStat])
     /// Network quality scores that changed (not a room event: it comes without a sequence number, and an audience
     /// member's only to moderators and to themself).
     case networkQuality([PeerQuality])
@@ -119,6 +122,7 @@ public enum ServerEvent: Sendable, Equatable {
         case .reconnecting, .reconnected, .error, .inviteLink, .links, .bans, .networkQuality, .knock, .waitingForHost,
             .reaction:
             false
+        case .stats: false
         default: true
         }
     }
@@ -213,5 +217,28 @@ public struct InviteLink: Sendable, Equatable {
         self.role = role
         self.link = link
         self.expiresAt = expiresAt
+    }
+}
+
+/// One person's speaking time and turns since the room went live, as hosts and moderators see them (`/stats`):
+/// how long the server heard them speak and in how many turns (docs/protocol.md, "Speaking time").
+public struct SpeakingStat: Sendable, Equatable {
+    /// Who (their identity); they may have left since.
+    public var peer: PeerID
+    /// Their name when last in the room.
+    public var name: String
+    /// Speaking time in milliseconds (the wire carries seconds to a tenth).
+    public var milliseconds: Int64
+    /// Talk spurts: a pause of up to the server's hold belongs to the turn it interrupts.
+    public var turns: Int
+    /// Whether they are talking as the answer is made.
+    public var talking: Bool
+
+    public init(peer: PeerID, name: String, milliseconds: Int64, turns: Int, talking: Bool) {
+        self.peer = peer
+        self.name = name
+        self.milliseconds = milliseconds
+        self.turns = turns
+        self.talking = talking
     }
 }

@@ -75,7 +75,7 @@ private func applyServer(_ state: inout RoomState, _ event: ServerEvent, seq: UI
         let message = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         state.lastError = ServerError(code: code, message: message)
         return [.notice(Notice(.error, message))]
-    case .inviteLink, .links, .bans, .knock, .waitingForHost:
+    case .inviteLink, .links, .bans, .stats, .knock, .waitingForHost:
         // The answer to this client's own request; the app shows it.
         return []
     case .reaction(let burst):
@@ -339,7 +339,7 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         let reason = raw.map { DisplayName.sanitizeLine($0, maxGraphemes: RoomState.maxReasonLength) }
         state.recordingStopped = RecordingStop(by: by, reason: reason?.isEmpty == false ? reason : nil)
 
-    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .bans, .networkQuality, .knock,
+    case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .bans, .stats, .networkQuality, .knock,
         .waitingForHost,
         .reaction:
         break
@@ -440,6 +440,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .denyWaiting(name))
     case .react(let reaction):
         return submit(&state, .react(reaction))
+    case .stats:
+        return submit(&state, .stats)
     case .volume, .who, .showTopic, .notify, .retry, .play:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.

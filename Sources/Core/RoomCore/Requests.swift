@@ -65,6 +65,9 @@ public enum ClientRequest: Sendable, Equatable {
     case stopRecording
     /// A recorder's last word before it leaves: why it stops (it could not write, say), for everyone to read.
     case recorderError(String)
+    /// Ask for each person's speaking time and turns since the room went live (hosts and moderators); the server
+    /// answers this client alone.
+    case stats
 
     /// Why someone whose role may not publish cannot play a file into the room.
     public static let playingNeedsTheStage =

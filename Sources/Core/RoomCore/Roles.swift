@@ -316,6 +316,9 @@ public struct RoleTable: Sendable, Equatable {
                 ? nil : refusal(lacking: .remove, phrase: "let newcomers in or turn them away")
         case .chat:
             return can(actor.role, .chat) ? nil : refusal(lacking: .chat)
+        case .stats:
+            // Who may move people runs the stage, and giving the quiet ones a turn is theirs to do.
+            return can(actor.role, .move) ? nil : refusal(lacking: .move, phrase: "see how long each person has spoken")
         case .react:
             // Anyone in the room may react, as in a theatre; the server limits how often (`ReactionGate`).
             return nil

@@ -99,6 +99,7 @@ public enum ControlCodec {
             case "recorder_error":
                 request = .recorderError(
                     try fields.string("reason", maxCharacters: ClientRequest.maxRecorderErrorLength))
+            case "stats": request = .stats
             default:
                 throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
             }
@@ -152,6 +153,7 @@ public enum ControlCodec {
             if let maxUses { object["max_uses"] = .integer(maxUses) }
         case .listLinks, .listBans, .startRecording, .stopRecording: break
         case .recorderError(let reason): object["reason"] = .string(reason)
+        case .stats: break
         case .unban(let who): object["who"] = .string(who)
         case .revokeLink(let link): object["link"] = .string(link)
         case .setLocked(let locked): object["locked"] = .bool(locked)

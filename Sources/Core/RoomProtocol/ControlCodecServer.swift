@@ -170,6 +170,8 @@ extension ControlCodec {
             case .integer(let value): object["id"] = .integer(value)
             case nil: break
             }
+        case .stats(let people, let id):
+            writeStats(people, id: id, into: &object)
         case .error(let code, let message, let id):
             object["code"] = .string(code.rawValue)
             object["message"] = .string(message)
@@ -421,6 +423,8 @@ extension ControlCodec {
                     by: try fields.optionalString("by", maxBytes: ControlLimits.maxIdentityBytes).map { PeerID($0) }))
         case "waiting":
             event = .waiting(room: try fields.string("room", maxBytes: 64))
+        case "stats":
+            event = try readStats(fields)
         case "error":
             event = .error(
                 code: ErrorCode(rawValue: try fields.string("code")), message: try fields.string("message"),

@@ -71,6 +71,7 @@ extension ClientRequest {
         case .startRecording: "start_recording"
         case .stopRecording: "stop_recording"
         case .recorderError: "recorder_error"
+        case .stats: "stats"
         }
     }
 
@@ -80,7 +81,7 @@ extension ClientRequest {
         "withdraw_invite", "set_role", "step_down", "set_mute", "set_mic", "set_playing", "mute_peer", "mute_all",
         "remove", "set_topic", "end_room", "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link",
         "set_locked", "list_bans", "unban", "admit", "deny", "react", "start_recording", "stop_recording",
-        "recorder_error",
+        "recorder_error", "stats",
     ]
 }
 
@@ -283,6 +284,9 @@ public enum WireEvent: Sendable, Equatable {
     /// The answer to `list_bans` and `unban`, for the requester only and without a sequence number: the bans of
     /// the server that answers, newest first, and the identities `unban` lifted.
     case bans(bans: [RoomBan], lifted: [String], id: RequestID?)
+    /// The answer to `stats`, for the requester only and without a sequence number: everyone who has spoken since
+    /// the room went live, most speaking time first.
+    case stats(people: [SpeakingStat], id: RequestID?)
     /// To a locked room's hosts and moderators, without a sequence number: a newcomer waits at the door, or
     /// stopped waiting (let in, turned away, gone, timed out).
     case knock(room: String, Knock)
@@ -324,6 +328,7 @@ public enum WireEvent: Sendable, Equatable {
         case .inviteLink: "invite_link"
         case .links: "links"
         case .bans: "bans"
+        case .stats: "stats"
         case .knock: "knock"
         case .waiting: "waiting"
         case .error: "error"

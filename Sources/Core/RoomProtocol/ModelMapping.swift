@@ -82,6 +82,7 @@ extension ServerMessage {
             return .links(links, withdrawn: withdrawn, locked: locked)
         case .bans(let bans, let lifted, _):
             return .bans(bans, lifted: lifted)
+        case .stats(let people, _): return .stats(people)
         case .knock(_, let knock): return .knock(knock)
         case .waiting: return .waitingForHost
         case .error(let code, let text, _): return .error(code: code.rawValue, message: text)

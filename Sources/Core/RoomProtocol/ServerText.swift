@@ -197,6 +197,14 @@ extension WireEvent {
                         by: ServerText.actor(ban.by), at: ban.at,
                         reason: ServerText.line(ban.reason, maxCharacters: ControlLimits.maxReasonCharacters))
                 }, lifted: lifted.map { ServerText.peer(PeerID($0)).rawValue }, id: Self.clean(requestID))
+        case .stats(let people, let requestID):
+            return .stats(
+                people: people.map { person in
+                    SpeakingStat(
+                        peer: ServerText.peer(person.peer),
+                        name: ServerText.name(person.name, fallback: ServerText.peer(person.peer).rawValue),
+                        milliseconds: person.milliseconds, turns: person.turns, talking: person.talking)
+                }, id: Self.clean(requestID))
         case .knock(let room, let knock):
             return .knock(
                 room: ServerText.identifier(room, maxBytes: TokenClaims.maximumFieldBytes),

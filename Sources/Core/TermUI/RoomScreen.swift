@@ -129,6 +129,7 @@ public enum RoomScreen {
             case .confirmation(let confirmation):
                 ConfirmationDialog(confirmation).render(into: &buffer, area: overlayArea, theme: theme)
             case .actions(let menu): ActionMenuOverlay(menu).render(into: &buffer, area: overlayArea, theme: theme)
+            case .stats(let table): StatsOverlay(table).render(into: &buffer, area: overlayArea, theme: theme)
             }
         }
     }

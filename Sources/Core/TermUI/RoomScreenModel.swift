@@ -304,6 +304,8 @@ public struct RoomScreenModel: Hashable, Sendable {
         case confirmation(Confirmation)
         /// The actions offered for the selected peer.
         case actions(ActionMenu)
+        /// Each person's speaking time and turns (hosts and moderators).
+        case stats(SpeakingTable)
     }
 
     /// An invitation to speak, with a preview of the microphone level.

@@ -53,9 +53,11 @@ package struct AppliedRequests: Sendable, Equatable {
     }
 
     /// Whether requests of this kind are applied once per id. `create_link` changes nothing in the room (it
-    /// only signs a link), so a repeat answers with a new link instead of nothing.
+    /// only signs a link), so a repeat answers with a new link instead of nothing; `stats` changes nothing
+    /// either, so a repeat answers with the tally of its moment.
     package static func isDeduplicated(_ request: ClientRequest) -> Bool {
         if case .createLink = request { return false }
+        if case .stats = request { return false }
         return true
     }
 

@@ -236,7 +236,7 @@ final class LocalRooms: @unchecked Sendable {
     /// Audio levels (0–100) measured by the media path; those that changed are announced.
     func updateLevels(_ levels: [PeerID: Int], in roomName: String) {
         guard var room = rooms[roomName] else { return }
-        let outcome = room.updateLevels(levels)
+        let outcome = room.updateLevels(levels, now: currentTimestamp())
         rooms[roomName] = room
         submit(outcome, in: roomName) { [self] _ in publish(outcome, in: roomName) }
     }

@@ -145,6 +145,7 @@ extension RoomAuthority {
         for departure in departures {
             let id = departure.peer
             guard let peer = peers.removeValue(forKey: id) else { continue }
+            stopSpeaking(id, now: now)
             if let inviter = invitations.removeValue(forKey: id), departure.reason == .disconnected {
                 heldInvitations[id] = inviter
             }

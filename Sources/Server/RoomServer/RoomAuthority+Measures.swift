@@ -5,9 +5,11 @@ import RoomProtocol
 
 /// What the media path measures, announced: who is talking and how well each peer's network carries them.
 extension RoomAuthority {
-    /// New audio levels (0–100) measured by the media path: stores them and announces, in one `speakers` event,
-    /// those that changed for peers still in the room. Nothing is sent when nothing changed.
-    public mutating func updateLevels(_ levels: [PeerID: Int]) -> Outcome {
+    /// New audio levels (0–100) measured by the media path at `now`: stores them and announces, in one `speakers`
+    /// event, those that changed for peers still in the room; nothing is sent when nothing changed. Each person's
+    /// speaking time counts from these reports (`RoomSpeaking`).
+    public mutating func updateLevels(_ levels: [PeerID: Int], now: Timestamp) -> Outcome {
+        tallySpeaking(levels, now: now)
         var changed: [SpeakerLevel] = []
         for id in order {
             guard let level = levels[id], var peer = peers[id] else { continue }

@@ -20,6 +20,7 @@ extension RoomAuthority {
         var outcome = decide(request, from: actorID, id: id, now: now)
         if outcome.error == nil {
             reportListing(into: &outcome, now: now)
+            stopSpeaking(behind: outcome.gates, now: now)
         }
         if once, let id {
             applied.record(id, from: actorID, refusal: outcome.error) { peers[$0] != nil }
@@ -116,6 +117,8 @@ extension RoomAuthority {
         case .setRole, .stepDown, .setMute, .setMicWorking, .setPlaying, .remove, .setTopic, .endRoom, .leave,
             .createLink, .listLinks, .revokeLink, .setLocked, .listBans, .unban, .admitWaiting, .denyWaiting,
             .recorderError:
+            break
+        case .stats:
             break
         case .react:
             // The sender's rate depends on the time, so it is checked where the reaction is counted (`perform`),
@@ -280,6 +283,7 @@ extension RoomAuthority {
             broadcast(.removed(peer: targetID, by: actorID, reason: reason), into: &outcome)
             if target?.handRaisedAt != nil { outcome.changes.append(.hand(targetID, raisedAt: nil)) }
             peers[targetID] = nil
+            stopSpeaking(targetID, now: now)
             order.removeAll { $0 == targetID }
             invitations[targetID] = nil
             removedIdentities.insert(targetID)
@@ -364,6 +368,12 @@ extension RoomAuthority {
             recorderReasons[actorID] = DisplayName.sanitizeLine(
                 reason, maxGraphemes: ClientRequest.maxRecorderErrorLength)
             audit(nil, recorderReasons[actorID] ?? "")
+        case .stats:
+            // The answer is this requester's alone, as they asked; nothing in the room changes.
+            outcome.deliveries.append(
+                Delivery(
+                    to: .peer(actorID), ServerMessage(.stats(people: speakingStats(now: now), id: requestID), seq: nil))
+            )
         case .react(let reaction):
             // Checked and counted in one step: a refusal changes nothing but forgetting rates out of the window.
             if let refused = reactions.offer(reaction, from: actorID, at: now) {

@@ -79,6 +79,8 @@ public struct RoomAuthority: Sendable {
     /// Peers that were given the scores announced before they came.
     /// Each person's reaction rate and the reactions not announced yet. Ephemeral: not saved, not in a checkpoint.
     var reactions = ReactionGate()
+    /// Each person's speaking time and turns since the room went live: not saved, but in a cluster's checkpoint.
+    package var speaking = RoomSpeaking()
     var qualityTold: Set<PeerID> = []
     /// The room's recording while a recorder is in it: by whom (who asked, or the recorder) and since when.
     public package(set) var recording: RecordingState?

@@ -138,6 +138,7 @@ extension RoomAuthority {
         }
         if peers.isEmpty || ended {
             liveSince = nil
+            resetSpeaking()
         } else if liveSince == nil {
             liveSince = now
         }

@@ -182,6 +182,10 @@ enum JSONChecks {
             let texts = bans.flatMap { [$0.identity.rawValue, $0.name, $0.by.rawValue, $0.reason] } + lifted
             if case .string(let idText)? = id { return texts + [idText] }
             return texts
+        case .stats(let people, let id):
+            let texts = people.flatMap { [$0.peer.rawValue, $0.name] }
+            if case .string(let idText)? = id { return texts + [idText] }
+            return texts
         case .error(let code, let text, let id):
             if case .string(let idText)? = id { return [code.rawValue, text, idText] }
             return [code.rawValue, text]
