@@ -95,6 +95,48 @@ import Testing
         #expect(!server.logLines(containing: "room jazz: recording started by ana").isEmpty)
     }
 
+    /// The whole loop with the real recorder (`clubroom record`, the server's own program): a host starts it,
+    /// everyone is told, its file grows while it records, and stopping it leaves a complete file.
+    @Test(.timeLimit(.minutes(1))) func theServersOwnRecorderKeepsTheRoomUntilStopped() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
+        defer { host.shutdown() }
+        let (listener, listenerSeen) = try session(
+            server, room: "jazz", token: try server.token("eli", role: "audience", room: "jazz"))
+        defer { listener.shutdown() }
+        _ = host.send(.startRecording, id: .integer(1))
+        for seen in [hostSeen, listenerSeen] {
+            guard case .recording(let state?, _, _)? = recordingEvent(seen, active: true) else {
+                Issue.record("no recording started; server log: \(server.log.all)")
+                return
+            }
+            #expect(state.by == "ana")
+        }
+        let folder = server.dataDirectory + "/recordings"
+        func recording() -> String? {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            return names.first { $0.hasPrefix("jazz-") && $0.hasSuffix("Z.opus") }.map { folder + "/" + $0 }
+        }
+        func size(_ path: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0
+        }
+        #expect(waitFor { recording() != nil }, "no file in \(folder)")
+        guard let file = recording() else { return }
+        #expect(waitFor { size(file) > 0 })
+        let first = size(file)
+        #expect(waitFor { size(file) > first }, "the file does not grow past \(first) bytes")
+        _ = host.send(.stopRecording, id: .integer(2))
+        #expect(recordingEvent(listenerSeen, active: false) == .recording(nil, by: "ana", reason: nil))
+        #expect(waitFor { !server.logLines(containing: "is complete").isEmpty }, "\(server.log.all)")
+        let record = String(file.dropLast(".opus".count)) + ".json"
+        let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
+        #expect(text.contains(#""complete":true"#), "\(text)")
+        #expect(spawnAndWait("opusinfo", [file]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: String(file.dropLast(".opus".count)) + ".link"))
+    }
+
     @Test(.timeLimit(.minutes(1))) func aRecorderThatKeepsFailingAtOnceIsGivenUp() throws {
         let failer = try script(noteAttempt + "\nexit 1")
         let server = try ServerProcess(extraArguments: ["--recorder", failer])
