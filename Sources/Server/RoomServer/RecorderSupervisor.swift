@@ -62,7 +62,7 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
     let execute: @Sendable (@escaping @Sendable () -> Void) -> Void
     let schedule: (Duration, @escaping @Sendable () -> Void) -> Void
     let clock: () -> Timestamp
-    /// Whether the asker is connected to this node: in a cluster, the node that holds them runs the recorder.
+    /// Whether this node runs the room's recorder: in a cluster, the room's owner does.
     var isHere: (_ room: String, _ peer: PeerID) -> Bool = { _, _ in true }
 
     private(set) var runs: [String: Run] = [:]

@@ -72,7 +72,8 @@ final class ServerState: @unchecked Sendable {
         }
         waitingRoom.role = { [rooms] peer, room in rooms.role(of: peer, in: room) }
         recorders = makeRecorders()
-        recorders.isHere = { [connections] room, peer in connections.members(of: room)[peer] != nil }
+        // In a cluster every node carries out the room's outcomes; only the room's owner runs its recorder.
+        recorders.isHere = { [rooms] room, _ in rooms.decides(for: room) }
         rooms.consumeFirst(recorders)
     }
 
