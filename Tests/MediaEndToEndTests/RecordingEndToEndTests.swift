@@ -6,7 +6,7 @@ import Testing
 /// The recorder as a real process (`clubroom record`) in a room of tone bots on a real server.
 @Suite(.serialized) struct RecordingEndToEndTests {
     /// The role a recorder's token carries.
-    static let recorderRole = "audience"
+    static let recorderRole = "recorder"
 
     /// Starts a recorder of `room` writing `out`, and waits until it says it records.
     static func recorder(_ room: TestServer, out: String, _ options: [String] = []) throws -> RunningProcess {
@@ -153,13 +153,21 @@ import Testing
 
     @Test func aWriteFailureMidwayStopsTheRecorderWithASentence() throws {
         let room = try TestServer(name: "record-fail")
+        let ana = try room.bot("ana", role: "host")
+        #expect(ana.waitFor("\"event\":\"joined\""))
         let folder = room.path("gone")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let recorder = try Self.recorder(room, out: folder + "/stage.opus")
         #expect(recorder.waitFor("Recording stage to", inErrors: true), "\(recorder.standardError)")
         try FileManager.default.removeItem(atPath: folder)
         Self.waitForExit(recorder)
+        // Everyone is told the recording stopped, and why.
+        #expect(ana.waitFor("\"event\":\"recording\",\"active\":false"), "\(ana.standardOutput)")
+        ana.finish()
         _ = room.stop()
+        #expect(
+            ana.standardOutput.contains(
+                "\"reason\":\"the recorder could not write \(folder)/stage.json: No such file or directory\""))
         #expect(recorder.process.terminationStatus == 1)
         let lines = recorder.standardError.split(separator: "\n").map(String.init)
         #expect(

@@ -227,8 +227,7 @@ public final class RoomRecorder: Sendable {
             if state.failure == nil { state.failure = reason }
             return state.session
         }
-        let message = JSONValue.object(JSONObject([("type", .string("recorder_error")), ("reason", .string(reason))]))
-        session?.sendRaw(message.encodedString)
+        session?.send(.recorderError(String(reason.prefix(ClientRequest.maxRecorderErrorLength))))
         session?.leave()
         finish(.failed("The recording stopped: \(reason)."))
     }

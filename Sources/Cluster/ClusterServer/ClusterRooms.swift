@@ -29,6 +29,11 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         rooms[roomName]?.copy?.authority.peers[peer]?.role
     }
 
+    package func decides(for roomName: String) -> Bool {
+        guard case .owner = rooms[roomName]?.phase else { return false }
+        return true
+    }
+
     /// How many entries the owner writes between two checkpoints of the room in Redis.
     static let checkpointInterval = 32
     /// How long departures are gathered before they go to the owner together.
@@ -177,7 +182,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         send(
             .join(
                 node: nodeName, connection: number, peer: ticket.id, name: ticket.name, role: ticket.role,
-                ssrc: ssrc, now: ticket.now), in: roomName)
+                ssrc: ssrc, startedBy: ticket.startedBy, now: ticket.now), in: roomName)
     }
 
     package func handle(

@@ -84,6 +84,9 @@ public struct RoomCheckpoint: Sendable, Equatable {
     /// Each person's speaking time and turns since the room went live (absent when no one has spoken, and in
     /// checkpoints written before it was kept).
     var speaking: [Speaking]?
+    /// The room's recording while a recorder is in it (absent when it is not recorded; the recorders are the
+    /// peers of role `recorder`).
+    var recording: RecordingState?
 
     struct LastHost: Sendable, Equatable {
         var peer: PeerID
@@ -96,8 +99,9 @@ public struct RoomCheckpoint: Sendable, Equatable {
         removed: [PeerID], departed: [Departed],
         departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?, applied: [Applied]? = nil,
         heldHands: [Hand]? = nil, handoverDue: Timestamp? = nil, endsAt: Timestamp? = nil,
-        lastHost: LastHost? = nil, handsAllowed: Bool? = nil
+        lastHost: LastHost? = nil, handsAllowed: Bool? = nil, recording: RecordingState? = nil
     ) {
+        self.recording = recording
         self.handsAllowed = handsAllowed
         self.endsAt = endsAt
         self.lastHost = lastHost
@@ -144,7 +148,7 @@ extension RoomAuthority {
             heldHands: heldHands.isEmpty
                 ? nil : heldHands.sorted { $0.key < $1.key }.map { .init(peer: $0.key, at: $0.value) },
             handoverDue: handoverDue, endsAt: endsAt, lastHost: lastHost.map { .init(peer: $0.id, name: $0.name) },
-            handsAllowed: handsAllowed ? nil : false)
+            handsAllowed: handsAllowed ? nil : false, recording: recording)
         checkpoint.speaking = speakingCheckpoint
         return checkpoint
     }
@@ -184,6 +188,8 @@ extension RoomAuthority {
         lastHost = checkpoint.lastHost.map { ($0.peer, $0.name) }
         applied = AppliedRequests(stored: checkpoint.applied ?? [])
         restoreSpeaking(checkpoint.speaking ?? [])
+        recording = checkpoint.recording
+        recorders = Set(checkpoint.peers.filter { $0.role == .recorder }.map(\.id))
         for peer in checkpoint.peers {
             if roles.isOnStage(peer.role) { tally.stage.insert(peer.id) }
             if peer.handRaisedAt != nil { tally.hands.insert(peer.id) }

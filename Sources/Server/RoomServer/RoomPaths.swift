@@ -25,6 +25,9 @@ package protocol RoomPaths: AnyObject {
     func dropSilentRooms()
     /// The role `peer` holds in this node's copy of `room`, if they are in it.
     func role(of peer: PeerID, in roomName: String) -> RoleName?
+    /// Whether this node decides for `room` (a server alone always does; in a cluster, the room's owner): the node
+    /// that runs the room's recorder.
+    func decides(for roomName: String) -> Bool
     /// The store cannot save (`problem`), or saves again (nil).
     func savingChanged(_ problem: String?)
     /// The server serves audio through `media` (told once, before the first connection); its gates are already
@@ -35,6 +38,8 @@ package protocol RoomPaths: AnyObject {
 extension LocalRooms: RoomPaths {
     /// A server alone relays to no one: no room of it is ever silent.
     package func dropSilentRooms() {}
+
+    package func decides(for roomName: String) -> Bool { true }
 
     package func role(of peer: PeerID, in roomName: String) -> RoleName? {
         rooms[roomName]?.peers[peer]?.role

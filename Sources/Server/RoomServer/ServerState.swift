@@ -34,6 +34,10 @@ final class ServerState: @unchecked Sendable {
     let waitingRoom: WaitingRoom
     /// Set when the server begins to stop: the connections it then closes are not departures.
     private(set) var stopping = false
+    /// The recorders the rooms asked this node for.
+    private(set) var recorders: RecorderSupervisor!
+    /// The port the server listens on, once it does: the server's own recorders join through it.
+    private(set) var listeningPort: Int?
 
     init(
         configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue,
@@ -67,10 +71,15 @@ final class ServerState: @unchecked Sendable {
                 loader: persistence, consumers: consumers, log: log)
         }
         waitingRoom.role = { [rooms] peer, room in rooms.role(of: peer, in: room) }
+        recorders = makeRecorders()
+        // In a cluster every node carries out the room's outcomes; only the room's owner runs its recorder.
+        recorders.isHere = { [rooms] room, _ in rooms.decides(for: room) }
+        rooms.consumeFirst(recorders)
     }
 
     /// The loop is running: joins are gathered and departures too on its timers.
-    func started(on eventLoop: EventLoop) {
+    func started(on eventLoop: EventLoop, port: Int) {
+        listeningPort = port
         broadcaster.loop = eventLoop
         directory.loop = eventLoop
         rooms.loop = eventLoop
@@ -84,6 +93,7 @@ final class ServerState: @unchecked Sendable {
     /// The server begins to stop.
     func beginStopping() {
         stopping = true
+        recorders.stopAll()
     }
 
     /// Serves audio through `media`: its gates become the first consumer of every outcome.

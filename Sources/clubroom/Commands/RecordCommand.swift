@@ -2,6 +2,7 @@ import Arguments
 import AudioDevices
 import Foundation
 import ProcessSignals
+import RoomCore
 import RoomProtocol
 import RoomRecorder
 import WebSocket
@@ -86,7 +87,9 @@ enum RecordCommand: ClubroomCommand {
         let entry = try recorderEntry(link: link, options: options)
         let credential = try entry.credential(forRoom: room, at: link.server)
         var headers = credential.headers
-        if let startedBy = options.startedBy { headers.add(startedByHeader, startedBy) }
+        if let startedBy = options.startedBy {
+            headers.add(ControlCodec.startedByHeader, ControlCodec.encodeStartedBy(PeerID(startedBy)))
+        }
         ignoreBrokenPipes()
         let recorder = RoomRecorder(
             settings: RoomRecorder.Settings(
@@ -133,9 +136,6 @@ enum RecordCommand: ClubroomCommand {
         return Entry(
             kind: RoomToken.looksLikeInvite(token) ? .invite(token) : .roomToken(token), guestName: options.name)
     }
-
-    /// The header that tells the server who asked for the recording (it names them in its `recording` event).
-    static let startedByHeader = "X-Clubroom-Started-By"
 
     /// "1 min 2 s", "3.4 s".
     static func spokenLength(_ milliseconds: Int64) -> String {
