@@ -30,11 +30,14 @@ public struct RoomListing: Sendable, Equatable {
     public var raisedHands: Int
     /// When the room went live (its first person arrived, or it was reopened), in milliseconds since the epoch.
     public var startedAt: Timestamp
+    /// Whether the room is being recorded: told before anyone walks in.
+    public var recording: Bool
 
     public init(
         room: String, topic: String, stage: [StageMember], onStage: Int, listeners: Int, raisedHands: Int,
-        startedAt: Timestamp
+        startedAt: Timestamp, recording: Bool = false
     ) {
+        self.recording = recording
         self.room = room
         self.topic = DisplayName.sanitizeLine(topic, maxGraphemes: RoomState.maxTopicLength)
         self.stage = Array(stage.prefix(Self.maxStageNames))

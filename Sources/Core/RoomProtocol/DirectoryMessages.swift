@@ -95,19 +95,21 @@ public enum DirectoryCodec {
     }
 
     public static func json(_ listing: RoomListing) -> JSONValue {
-        .object(
-            JSONObject([
-                ("name", .string(listing.room)), ("topic", .string(listing.topic)),
-                (
-                    "stage",
-                    .array(
-                        listing.stage.map {
-                            .object(JSONObject([("name", .string($0.name)), ("role", .string($0.role.rawValue))]))
-                        })
-                ),
-                ("on_stage", .integer(Int64(listing.onStage))), ("listeners", .integer(Int64(listing.listeners))),
-                ("raised_hands", .integer(Int64(listing.raisedHands))), ("started_at", .integer(listing.startedAt)),
-            ]))
+        var object = JSONObject([
+            ("name", .string(listing.room)), ("topic", .string(listing.topic)),
+            (
+                "stage",
+                .array(
+                    listing.stage.map {
+                        .object(JSONObject([("name", .string($0.name)), ("role", .string($0.role.rawValue))]))
+                    })
+            ),
+            ("on_stage", .integer(Int64(listing.onStage))), ("listeners", .integer(Int64(listing.listeners))),
+            ("raised_hands", .integer(Int64(listing.raisedHands))), ("started_at", .integer(listing.startedAt)),
+        ])
+        // Said only when true: a room without the field is not recorded.
+        if listing.recording { object["recording"] = .bool(true) }
+        return .object(object)
     }
 
     public static func json(_ change: ListingChange) -> JSONValue {
@@ -211,7 +213,7 @@ public enum DirectoryCodec {
             onStage: Int(try fields.integer("on_stage", in: count)),
             listeners: Int(try fields.integer("listeners", in: count)),
             raisedHands: Int(try fields.integer("raised_hands", in: count)),
-            startedAt: try fields.integer("started_at"))
+            startedAt: try fields.integer("started_at"), recording: try fields.optionalBool("recording") ?? false)
     }
 
     public static func readChange(_ value: JSONValue) throws(ControlDecodeError) -> ListingChange {

@@ -25,6 +25,19 @@ extension ServerState {
             connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
             return
         }
+        // A recorder may say who asked for the recording; nobody else's header is read.
+        var startedBy: PeerID?
+        if admitted.role == .recorder {
+            do throws(ControlDecodeError) {
+                startedBy = try ControlCodec.decodeStartedBy(request.headers[ControlCodec.startedByHeader])
+            } catch {
+                log.info("\(connection): refused for room \(roomName): \(error.message)")
+                connection.close(
+                    code: WebSocketCloseCode(ServerClose.startedByUnreadable.code),
+                    reason: ServerClose.startedByUnreadable.reason)
+                return
+            }
+        }
         let refusal =
             if let invite = admitted.invite {
                 door.check(invite, identity: admitted.id, room: roomName, connection: connection, now: now)
@@ -45,7 +58,7 @@ extension ServerState {
                         connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
                         return
                     }
-                    enter(connection, admitted, room: roomName, now: now)
+                    enter(connection, admitted, room: roomName, now: now, startedBy: startedBy)
                 })
             if !waitingRoom.hold(waiter, room: roomName) {
                 log.info("\(connection): refused for room \(roomName): \(refusal.detail), and the door is full")
@@ -59,14 +72,14 @@ extension ServerState {
             connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
             return
         }
-        enter(connection, admitted, room: roomName, now: now)
+        enter(connection, admitted, room: roomName, now: now, startedBy: startedBy)
     }
 
     /// Registers a connection that passed the door and asks its room to take the join.
     private func enter(
         _ connection: WebSocketConnection,
         _ admitted: Admitted,
-        room roomName: String, now: Timestamp
+        room roomName: String, now: Timestamp, startedBy: PeerID?
     ) {
         let id = admitted.id
         let entry = ConnectionEntry(
@@ -77,7 +90,7 @@ extension ServerState {
         var previous: ConnectionEntry?
         let ticket = JoinTicket(
             id: id, name: admitted.name, role: admitted.role, now: now, onlyIfReturning: admitted.onlyIfReturning,
-            fromLobby: admitted.fromLobby,
+            fromLobby: admitted.fromLobby, startedBy: startedBy,
             isWanted: { [connections] in connections.isOpen(entry) },
             answer: { [self] answer in
                 switch answer {

@@ -149,6 +149,9 @@ package enum ServerClose {
         code: UInt16(4024), reason: "No host let you in within five minutes; ask them, or try again later."
     )
     static let banned = (code: UInt16(4025), reason: "You are banned from this server's rooms.")
+    static let startedByUnreadable = (
+        code: UInt16(4026), reason: "The recorder's X-Clubroom-Started-By is not an identity."
+    )
     static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
     /// Close 1001 to a client of a cluster node that the cluster took for gone: it reconnects and joins again.
     package static let handedBack = "This server lost its place in the room. Reconnect."

@@ -22,6 +22,8 @@ package struct JoinTicket {
     /// Whether the peer came with a server invite (a lobby link): its presence is recorded when it joins, even in
     /// the role its link gives, so that after a restart the room knows it as a returning member.
     package var fromLobby = false
+    /// Who asked for the recording, as a recorder says (`X-Clubroom-Started-By`); nil from anyone else.
+    package var startedBy: PeerID? = nil
     /// Whether the join is still wanted (its connection is still open), asked right before the room decides.
     package var isWanted: () -> Bool
     /// The room's answers, in order: `refused` or `unavailable` alone, or `accepted` at once and `admitted`
@@ -165,7 +167,8 @@ final class LocalRooms: @unchecked Sendable {
             ticket.answer(.unlisted)
             return
         }
-        let result = room.join(id: ticket.id, name: ticket.name, role: ticket.role, now: ticket.now)
+        let result = room.join(
+            id: ticket.id, name: ticket.name, role: ticket.role, now: ticket.now, startedBy: ticket.startedBy)
         rooms[roomName] = room
         switch result {
         case .refused(let reason):

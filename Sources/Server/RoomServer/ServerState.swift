@@ -51,7 +51,7 @@ final class ServerState: @unchecked Sendable {
         door = InviteDoor(limits: configuration.admissionLimits, registry: links)
         waitingRoom = WaitingRoom(connections: connections, roles: configuration.roles, log: log, alone: cluster == nil)
         let consumers: [any OutcomeConsumer] = [
-            broadcaster, directory, waitingRoom,
+            broadcaster, directory, waitingRoom, UnservedRecorderOrders(connections: connections, log: log),
             LinkSigner(
                 connections: connections, issuer: verifier.issuer, log: log, registry: links,
                 roles: configuration.roles),

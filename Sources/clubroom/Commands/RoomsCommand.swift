@@ -109,18 +109,30 @@ enum RoomsCommand: ClubroomCommand {
 
     static func jsonText(_ rooms: [RoomListing], server: ServerAddress) -> String {
         JSONValue.object(
-            JSONObject([("server", .string(server.description)), ("rooms", .array(rooms.map(DirectoryCodec.json)))])
+            JSONObject([
+                ("server", .string(server.description)),
+                (
+                    "rooms",
+                    .array(
+                        rooms.map { room in
+                            // Scripts read `recording` as true or false, never as absent.
+                            guard case .object(var object) = DirectoryCodec.json(room) else { return .null }
+                            object["recording"] = .bool(room.recording)
+                            return .object(object)
+                        })
+                ),
+            ])
         ).encodedString + "\n"
     }
 
     /// The rooms as a table: one line each, columns aligned.
     static func tableText(_ rooms: [RoomListing], server: ServerAddress, now: Int64) -> String {
         guard !rooms.isEmpty else { return "No live rooms on \(server.displayName).\n" }
-        let header = ["ROOM", "LISTENING", "ON STAGE", "HANDS", "LIVE", "TOPIC"]
+        let header = ["ROOM", "LISTENING", "ON STAGE", "HANDS", "LIVE", "REC", "TOPIC"]
         let rows = rooms.map { room -> [String] in
             [
                 room.room, formatCount(room.listeners), formatCount(room.onStage), formatCount(room.raisedHands),
-                LobbyScreenMapper.age(now - room.startedAt), room.topic,
+                LobbyScreenMapper.age(now - room.startedAt), room.recording ? "yes" : "no", room.topic,
             ]
         }
         let count = rooms.count
