@@ -217,3 +217,43 @@ import Testing
         #expect(render(listener).lines()[0].hasPrefix(" ● REC "))
     }
 }
+
+/// The lobby shows which rooms are being recorded, before anyone walks in.
+@Suite struct LobbyRecordingTests {
+    func recorded(_ listing: RoomListing, _ on: Bool = true) -> RoomListing {
+        var listing = listing
+        listing.recording = on
+        return listing
+    }
+
+    @Test func aRecordedRoomsRowStartsWithTheMarkInBothGlyphSets() {
+        let rooms = [sampleRooms[0], recorded(sampleRooms[1]), sampleRooms[2]]
+        let (state, _) = lobby(rooms: rooms)
+        let lines = renderLobby(state).lines()
+        #expect(lines[2].hasPrefix(" › Friday terminal hour "), "\(lines)")
+        #expect(lines[4].hasPrefix("   ● REC Rust on Linux "), "\(lines)")
+        #expect(lines[4].hasSuffix("87 listening · 3m "), "\(lines)")
+        #expect(!lines[6].contains("REC"))
+        let ascii = renderLobby(state, ascii: true).lines()
+        #expect(ascii[4].hasPrefix("   [REC] Rust on Linux "), "\(ascii)")
+        #expect(LobbyScreenMapper.model(state).entries.map(\.recording) == [false, true, false])
+    }
+
+    @Test func lineModeSaysARoomIsRecordedInTheListAndWhenThatChanges() {
+        let rooms = [sampleRooms[0], recorded(sampleRooms[1]), sampleRooms[2]]
+        var (state, effects) = lobby(lineMode: true, rooms: rooms)
+        let said = effects.compactMap { if case .say(let text) = $0 { text } else { nil } }.joined(separator: "\n")
+        #expect(
+            said.contains("2. Rust on Linux (rust): being recorded; 87 listening; on stage: Eli (host); started "),
+            "\(said)")
+        #expect(said.contains("1. Friday terminal hour (lobby): 1,204 listening, 3 hands up;"), "\(said)")
+        let stopped = reduceLobby(&state, .directory(.changed([.updated(sampleRooms[1])]), at: lobbyNow))
+        #expect(stopped == [.say("Rust on Linux (rust) is no longer being recorded.")])
+        let started = reduceLobby(&state, .directory(.changed([.updated(recorded(sampleRooms[2]))]), at: lobbyNow))
+        #expect(started == [.say("quiet is being recorded now.")])
+        #expect(
+            state.happenings.suffix(2) == [
+                "Rust on Linux (rust) is no longer being recorded.", "quiet is being recorded now.",
+            ])
+    }
+}
