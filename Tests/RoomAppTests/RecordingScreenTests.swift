@@ -113,6 +113,26 @@ import Testing
         #expect(says(send(&listener, started("rec", seq: 12))[0]) == ["Recorder started recording this room."])
         #expect(says(send(&listener, .server(.peerLeft("rec"), seq: 13, at: t0))[0]) == [])
         #expect(listener.room.audience.count == 3)
+        // Stopping removes the recorder, then says the recording stopped: one line, not two.
+        send(&listener, .server(.peerJoined(recorder), seq: 14, at: t0), started("rec", seq: 15))
+        let removed = send(
+            &listener, .server(.removed("rec", reason: "the recording was stopped", by: "ana"), seq: 16, at: t0))[0]
+        #expect(says(removed) == [])
+        #expect(says(send(&listener, stopped(by: "ana", seq: 17))[0]) == ["Ana stopped recording."])
+    }
+
+    @Test func aServerThatRunsNoRecorderAnswersROnce() {
+        var (host, _) = room(as: "ana")
+        send(&host, char("R"))
+        let answer =
+            "this server does not run a recorder itself; run one with clubroom record and a recorder's link "
+            + "(clubroom invite --role recorder)"
+        let said = send(&host, .server(.error(code: "conflict", message: answer), seq: 0, at: t0))[0]
+        let plain = "This" + answer.dropFirst(4) + "."
+        #expect(said == [.say(plain)])
+        #expect(host.notice == Notice(.error, plain))
+        #expect(host.log.suffix(1) == [.notice(plain, isError: true)])
+        #expect(!host.log.contains(.notice(answer, isError: true)))
     }
 
     @Test func whoSaysTheRoomIsRecordedAndSinceWhen() {

@@ -218,6 +218,8 @@ public enum Narration {
             return Sentence("\(capitalized(name(by, state) ?? by.rawValue)) asks you to mute. \(how)")
         case .removed(let id, let reason, let by):
             if id == selfID { return Sentence(endingNotice(room)) }
+            // A recorder removed because the recording was stopped: the `recording` event says it.
+            if context.subjectRole == .recorder { return nil }
             let who = context.subjectName ?? id.rawValue
             let actor = by.flatMap { name($0, state) }.map(capitalized)
             let why = reason.isEmpty ? "" : ": \(reason)"

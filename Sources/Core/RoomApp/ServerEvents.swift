@@ -10,7 +10,14 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
         state.beforeDrop = state.room
         state.droppedAt = state.now
     }
-    var effects = request(&state, .server(event, seq: seq))
+    var effects: [AppEffect]
+    if case .error = event {
+        // RoomCore keeps the server's own words; they are said below in plain words, once (in the pane too).
+        _ = reduce(&state.room, .server(event, seq: seq))
+        effects = []
+    } else {
+        effects = request(&state, .server(event, seq: seq))
+    }
     let applied = state.room.ignoredEvents.total == before.ignored
     guard applied else { return effects }
     switch event {
