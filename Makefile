@@ -10,7 +10,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Libraries the build links against.
 BUILD_PACKAGES := pkg-config libncursesw5-dev libopus-dev libasound2-dev libssl-dev libsqlite3-dev libspeexdsp-dev \
-  libsrtp2-dev libhiredis-dev libopusfile-dev
+  libsrtp2-dev libhiredis-dev libopusfile-dev libopusenc-dev
 # Programs the tests drive: tmux for the UI, sox and espeak-ng for audio, alsa-utils for ALSA, openssl to make
 # test certificates, PulseAudio with the ALSA pulse plugin for devices paced in real time, and tshark to check
 # the RTP the server sends, redis-server for the cluster's tests (each starts its own on a free port),

@@ -26,6 +26,9 @@ let package = Package(
             name: "COpusFile", path: "Sources/System/C/COpusFile", pkgConfig: "opusfile",
             providers: [.apt(["libopusfile-dev"])]),
         .systemLibrary(
+            name: "COpusEnc", path: "Sources/System/C/COpusEnc", pkgConfig: "libopusenc",
+            providers: [.apt(["libopusenc-dev"])]),
+        .systemLibrary(
             name: "CALSA", path: "Sources/System/C/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(
             name: "CCrypto", path: "Sources/System/C/CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]
@@ -81,7 +84,7 @@ let package = Package(
         // MARK: Adapters over the C libraries.
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"], path: "Sources/System/TermCurses"),
         .target(
-            name: "AudioCodec", dependencies: ["COpus", "COpusFile", "CSpeexDSP", "AudioCore"],
+            name: "AudioCodec", dependencies: ["COpus", "COpusFile", "COpusEnc", "CSpeexDSP", "AudioCore"],
             path: "Sources/System/AudioCodec"),
         .target(
             name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec", "Platform"],
@@ -115,7 +118,7 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "Platform", "WebSocket", "RoomTokens",
+                "MediaTransport", "Platform", "WebSocket", "RoomTokens", "CSpawn",
             ], path: "Sources/Server/RoomServer"),
         // A server's rooms in a cluster (owned, replicated, relayed, listed), behind RoomServer's `ServerCluster`.
         .target(
@@ -140,6 +143,15 @@ let package = Package(
                 "Platform",
             ],
             path: "Sources/Client/RoomClient"),
+        // The recorder: a participant that mixes the room as a listener hears it into its outputs (an Ogg Opus
+        // file, streams) and keeps the room's record beside the file.
+        .target(
+            name: "RoomRecorder",
+            dependencies: [
+                "AudioCodec", "AudioCore", "ClientAudio", "Platform", "RoomClient", "RoomCore", "RoomProtocol",
+                "RoomTransport", "StrictJSON", "WebSocket",
+            ],
+            path: "Sources/Client/RoomRecorder"),
         // The room's and the lobby's state, reducers and view models (pure), and the runtime that runs them: one
         // driver (Store), one screen runner, one line runner, on the terminal with its signals.
         .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"], path: "Sources/Core/RoomApp"),
@@ -235,7 +247,7 @@ let package = Package(
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
                 "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket", "ClusterServer",
-                "RoomTokens",
+                "RoomTokens", "RoomRecorder",
             ]),
 
         // MARK: Tests.
@@ -286,6 +298,9 @@ let package = Package(
                 "RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources", "MediaServer",
                 "MediaTransport", "ClusterServer",
             ]),
+        .testTarget(
+            name: "RoomRecorderTests",
+            dependencies: ["RoomRecorder", "RoomCore", "AudioCodec", "AudioCore", "StrictJSON", "RoomTesting"]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(

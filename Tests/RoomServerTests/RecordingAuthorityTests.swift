@@ -133,5 +133,8 @@ import Testing
         #expect(end.recorderOrders == [.stop(by: nil)])
         #expect(room.recording == nil)
         #expect(room.recorders.isEmpty)
+        // A recorder the server started may not have joined yet: it is stopped all the same.
+        var unrecorded = populatedRoom()
+        #expect(unrecorded.handle(.endRoom(reason: nil), from: "ana", now: 90).recorderOrders == [.stop(by: nil)])
     }
 }

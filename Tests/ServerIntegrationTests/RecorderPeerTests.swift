@@ -74,25 +74,6 @@ import WebSocket
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func aHostWhoAsksToRecordIsToldHowToRecordByHand() throws {
-        try withServer { server, _ in
-            let (host, seen) = try session(
-                server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
-            defer { host.shutdown() }
-            _ = host.send(.startRecording, id: .integer(5))
-            let answer = seen.wait {
-                if case .message(let message) = $0, case .error = message.event { return true }
-                return false
-            }
-            guard case .message(let message)? = answer, case .error(let code, let text, _) = message.event else {
-                Issue.record("no answer to start_recording")
-                return
-            }
-            #expect(code == .conflict)
-            #expect(text.contains("clubroom record"))
-        }
-    }
-
     @Test(.timeLimit(.minutes(1))) func aRecorderWhoseStarterIsUnreadableIsRefused() throws {
         try withServer { server, _ in
             let (recorder, seen) = try session(

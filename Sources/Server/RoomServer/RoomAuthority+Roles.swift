@@ -24,8 +24,9 @@ extension RoomAuthority {
         tokenRoles = [:]
         loweredByOthers = [:]
         outcome.changes.append(.ended(reason: reason))
-        // Everyone was told the room ended; the recording ends with it, and its recorder is stopped.
-        if recording != nil || !recorders.isEmpty { outcome.recorderOrders.append(.stop(by: nil)) }
+        // Everyone was told the room ended; the recording ends with it, and a recorder the server runs for it is
+        // stopped, whether it joined yet or not.
+        outcome.recorderOrders.append(.stop(by: nil))
         recording = nil
         recorders = []
         recorderReasons = [:]

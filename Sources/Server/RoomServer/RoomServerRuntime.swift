@@ -188,7 +188,7 @@ public final class RoomServerRuntime: Sendable {
         state.loop.set(server.loop)
         port = server.port
         let eventLoop = server.loop
-        eventLoop.execute { state.started(on: eventLoop) }
+        eventLoop.execute { [port] in state.started(on: eventLoop, port: port) }
         if let problem = store.startProblem {
             eventLoop.execute { state.savingChanged(problem.summary) }
         }

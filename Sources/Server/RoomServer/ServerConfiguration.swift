@@ -26,6 +26,9 @@ public struct ServerConfiguration: Sendable {
     public var maxLobbyWatchers: Int = 10_000
     /// How fast invite holders may come in, per source address and per link.
     public var admissionLimits = AdmissionLimits()
+    /// The program the server runs to record a room, and the words it gets before the recorder's own arguments;
+    /// nil runs this executable's `record`.
+    public var recorderCommand: [String]? = nil
 
     public init(
         host: String = "127.0.0.1", port: Int = 7480, dataDirectory: String, secretFile: String,

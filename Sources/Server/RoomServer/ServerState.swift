@@ -34,6 +34,10 @@ final class ServerState: @unchecked Sendable {
     let waitingRoom: WaitingRoom
     /// Set when the server begins to stop: the connections it then closes are not departures.
     private(set) var stopping = false
+    /// The recorders the rooms asked this node for.
+    private(set) var recorders: RecorderSupervisor!
+    /// The port the server listens on, once it does: the server's own recorders join through it.
+    private(set) var listeningPort: Int?
 
     init(
         configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue,
@@ -51,7 +55,7 @@ final class ServerState: @unchecked Sendable {
         door = InviteDoor(limits: configuration.admissionLimits, registry: links)
         waitingRoom = WaitingRoom(connections: connections, roles: configuration.roles, log: log, alone: cluster == nil)
         let consumers: [any OutcomeConsumer] = [
-            broadcaster, directory, waitingRoom, UnservedRecorderOrders(connections: connections, log: log),
+            broadcaster, directory, waitingRoom,
             LinkSigner(
                 connections: connections, issuer: verifier.issuer, log: log, registry: links,
                 roles: configuration.roles),
@@ -67,10 +71,14 @@ final class ServerState: @unchecked Sendable {
                 loader: persistence, consumers: consumers, log: log)
         }
         waitingRoom.role = { [rooms] peer, room in rooms.role(of: peer, in: room) }
+        recorders = makeRecorders()
+        recorders.isHere = { [connections] room, peer in connections.members(of: room)[peer] != nil }
+        rooms.consumeFirst(recorders)
     }
 
     /// The loop is running: joins are gathered and departures too on its timers.
-    func started(on eventLoop: EventLoop) {
+    func started(on eventLoop: EventLoop, port: Int) {
+        listeningPort = port
         broadcaster.loop = eventLoop
         directory.loop = eventLoop
         rooms.loop = eventLoop
@@ -84,6 +92,7 @@ final class ServerState: @unchecked Sendable {
     /// The server begins to stop.
     func beginStopping() {
         stopping = true
+        recorders.stopAll()
     }
 
     /// Serves audio through `media`: its gates become the first consumer of every outcome.

@@ -27,7 +27,7 @@ enum ServeCommand: ClubroomCommand {
             listen.option, data.option, secretFile.option, tlsCertificate.option, tlsKey.option, roles.option,
             media.option, publicAddress.option, maxPeers.option, inviteBurst.option, inviteRate.option,
             linkLiveMax.option, trustedProxy.option, cluster.option, clusterPasswordFile.option, node.option,
-            relay.option, clusterSecretFile.option,
+            relay.option, clusterSecretFile.option, recorder.option,
         ])
 
     static let listen = TypedOption.endpoint(
@@ -84,8 +84,13 @@ enum ServeCommand: ClubroomCommand {
             "The cluster's shared secret, from which the nodes' media relay keys and the seal of what they "
             + "write to Redis derive.")
 
+    static let recorder = TypedOption.path(
+        "recorder", placeholder: "PROGRAM", defaultDescription: "this program's record",
+        help: "Program the server runs to record a room (start_recording), given --link-file, --out and --started-by.")
+
     /// The server's settings, as given on the command line.
     struct Options: Equatable {
+        var recorder: String?
         var listen: Endpoint
         var dataDirectory: String?
         var secretFile: String?
@@ -124,6 +129,7 @@ enum ServeCommand: ClubroomCommand {
             node = arguments[ServeCommand.node]
             relay = arguments[ServeCommand.relay]
             clusterSecretFile = arguments[ServeCommand.clusterSecretFile]
+            recorder = arguments[ServeCommand.recorder]
             clusterPasswordFile = arguments[ServeCommand.clusterPasswordFile]
             if let url = arguments[ServeCommand.cluster] {
                 do throws(RedisEndpointError) {
@@ -178,6 +184,7 @@ enum ServeCommand: ClubroomCommand {
                 bindHost: options.media.host, port: Int(options.media.port),
                 publicAddress: try options.publicAddress.map(resolvePublicAddress)))
         configuration.admissionLimits = options.admissionLimits
+        configuration.recorderCommand = options.recorder.map { [$0] }
         let log = ServerLog()
         if let key = options.tlsKey, let mode = Self.groupOrOtherReadable(key) {
             // Warned of, not refused: keys kept for a group (ssl-cert, 0640) are a common and deliberate setup.

@@ -1,0 +1,183 @@
+import Foundation
+import RoomClient
+import RoomCore
+import RoomProtocol
+import RoomTesting
+import RoomTransport
+import Testing
+
+/// The server runs a recorder when a host asks (`--recorder` stands in for `clubroom record` here): with a link it
+/// writes for it, into `DATA/recordings/ROOM-…opus`; it stops it, starts it again when it dies, and gives up, telling
+/// the hosts, when it keeps failing at once.
+@Suite(.serialized) struct RecorderSupervisionTests {
+    /// Writes an executable shell script and returns its path.
+    func script(_ body: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("recorder-\(UUID().uuidString).sh")
+            .path
+        try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        return path
+    }
+
+    /// Each start of the stand-in appends its arguments to `recordings/attempts`.
+    let noteAttempt = #"dir=$(dirname "$4"); echo "$*" >> "$dir/attempts""#
+
+    func attempts(_ server: ServerProcess) -> [String] {
+        let text = (try? String(contentsOfFile: server.dataDirectory + "/recordings/attempts", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    func waitFor(_ seconds: Double = 15, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(50_000)
+        }
+        return condition()
+    }
+
+    func recordingEvent(_ seen: SessionRecorder, active: Bool) -> WireEvent? {
+        let event = seen.wait(timeout: 15) {
+            if case .message(let message) = $0, case .recording(let state, _, _) = message.event {
+                return (state != nil) == active
+            }
+            return false
+        }
+        guard case .message(let message)? = event else { return nil }
+        return message.event
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aHostStartsAndStopsTheServersRecorder() throws {
+        let binary = try clubroomBinary().path
+        // A stand-in that joins as the recorder does: with the link it is given, as a bot that only listens.
+        let joiner = try script(
+            noteAttempt + "\n"
+                + #"link=$(cat "$2"); fifo="$dir/stdin-$$"; mkfifo "$fifo"; exec 3<>"$fifo"; rm -f "$fifo""#
+                + "\n" + #"exec "\#(binary)" bot "${link%%#*}" --token "${link#*#invite=}" <&3"#)
+        let server = try ServerProcess(extraArguments: ["--recorder", joiner])
+        defer { server.stopAndClean() }
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
+        defer { host.shutdown() }
+        let (listener, listenerSeen) = try session(
+            server, room: "jazz", token: try server.token("eli", role: "audience", room: "jazz"))
+        defer { listener.shutdown() }
+        _ = host.send(.startRecording, id: .integer(1))
+        for seen in [hostSeen, listenerSeen] {
+            guard case .recording(let state?, _, _)? = recordingEvent(seen, active: true) else {
+                Issue.record("no recording started; server log: \(server.log.all)")
+                return
+            }
+            #expect(state.by == "recorder")
+        }
+        let started = attempts(server)
+        #expect(started.count == 1, "\(started)")
+        let words = started.first?.split(separator: " ").map(String.init) ?? []
+        #expect(words.count == 6, "\(words)")
+        if words.count == 6 {
+            let folder = server.dataDirectory + "/recordings/"
+            #expect(words[0] == "--link-file" && words[2] == "--out" && words[4] == "--started-by")
+            #expect(words[5] == "ana")
+            #expect(words[1].hasPrefix(folder + "jazz-") && words[1].hasSuffix("Z.link"))
+            #expect(words[3].hasPrefix(folder + "jazz-") && words[3].hasSuffix("Z.opus"))
+            // jazz-YYYYMMDDTHHMMSSZ.opus
+            #expect(words[3].dropFirst(folder.count).count == "jazz-20261206T050000Z.opus".count)
+            let mode = (try? FileManager.default.attributesOfItem(atPath: words[1])[.posixPermissions]) as? Int
+            #expect(mode == 0o600)
+            #expect(
+                (try? String(contentsOfFile: words[1], encoding: .utf8))?.hasPrefix(
+                    "ws://127.0.0.1:\(server.port)/rooms/jazz#invite=") == true)
+            _ = host.send(.stopRecording, id: .integer(2))
+            #expect(recordingEvent(listenerSeen, active: false) == .recording(nil, by: "ana", reason: nil))
+            #expect(waitFor { !FileManager.default.fileExists(atPath: words[1]) }, "the link file stays")
+        }
+        #expect(waitFor { !server.logLines(containing: "room jazz: recording stopped by ana").isEmpty })
+        #expect(!server.logLines(containing: "room jazz: recording started by ana").isEmpty)
+    }
+
+    /// The whole loop with the real recorder (`clubroom record`, the server's own program): a host starts it,
+    /// everyone is told, its file grows while it records, and stopping it leaves a complete file.
+    @Test(.timeLimit(.minutes(1))) func theServersOwnRecorderKeepsTheRoomUntilStopped() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
+        defer { host.shutdown() }
+        let (listener, listenerSeen) = try session(
+            server, room: "jazz", token: try server.token("eli", role: "audience", room: "jazz"))
+        defer { listener.shutdown() }
+        _ = host.send(.startRecording, id: .integer(1))
+        for seen in [hostSeen, listenerSeen] {
+            guard case .recording(let state?, _, _)? = recordingEvent(seen, active: true) else {
+                Issue.record("no recording started; server log: \(server.log.all)")
+                return
+            }
+            #expect(state.by == "ana")
+        }
+        let folder = server.dataDirectory + "/recordings"
+        func recording() -> String? {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            return names.first { $0.hasPrefix("jazz-") && $0.hasSuffix("Z.opus") }.map { folder + "/" + $0 }
+        }
+        func size(_ path: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0
+        }
+        #expect(waitFor { recording() != nil }, "no file in \(folder)")
+        guard let file = recording() else { return }
+        #expect(waitFor { size(file) > 0 })
+        let first = size(file)
+        #expect(waitFor { size(file) > first }, "the file does not grow past \(first) bytes")
+        _ = host.send(.stopRecording, id: .integer(2))
+        #expect(recordingEvent(listenerSeen, active: false) == .recording(nil, by: "ana", reason: nil))
+        #expect(waitFor { !server.logLines(containing: "is complete").isEmpty }, "\(server.log.all)")
+        let record = String(file.dropLast(".opus".count)) + ".json"
+        let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
+        #expect(text.contains(#""complete":true"#), "\(text)")
+        #expect(spawnAndWait("opusinfo", [file]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: String(file.dropLast(".opus".count)) + ".link"))
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aRecorderThatKeepsFailingAtOnceIsGivenUp() throws {
+        let failer = try script(noteAttempt + "\nexit 1")
+        let server = try ServerProcess(extraArguments: ["--recorder", failer])
+        defer { server.stopAndClean() }
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
+        defer { host.shutdown() }
+        _ = host.send(.startRecording, id: .integer(1))
+        let told = hostSeen.wait(timeout: 20) {
+            if case .message(let message) = $0, case .error(.internal, _, _) = message.event { return true }
+            return false
+        }
+        guard case .message(let message)? = told, case .error(_, let text, _) = message.event else {
+            Issue.record("the host was not told; server log: \(server.log.all)")
+            return
+        }
+        #expect(text == "the recorder keeps failing at once (it exited with status 1); the recording stopped")
+        #expect(attempts(server).count == RecorderLimits.maxQuickFailures)
+        #expect(!server.logLines(containing: "times at once; not started again").isEmpty)
+        // Given up means given up: no attempt follows.
+        usleep(2_500_000)
+        #expect(attempts(server).count == RecorderLimits.maxQuickFailures)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theEndOfTheRoomStopsTheRecorderWithSIGTERM() throws {
+        let sleeper = try script(
+            noteAttempt + "\n" + #"trap 'echo stopped >> "$dir/attempts"; exit 0' TERM"# + "\n"
+                + "while :; do sleep 0.05; done")
+        let server = try ServerProcess(extraArguments: ["--recorder", sleeper])
+        defer { server.stopAndClean() }
+        let (host, _) = try session(server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
+        defer { host.shutdown() }
+        _ = host.send(.startRecording, id: .integer(1))
+        #expect(waitFor { attempts(server).count == 1 })
+        _ = host.send(.endRoom(reason: "done"), id: .integer(2))
+        #expect(waitFor { attempts(server).last == "stopped" }, "\(attempts(server))")
+        #expect(waitFor { !server.logLines(containing: "exited with status 0").isEmpty }, "\(server.log.all)")
+    }
+}
+
+/// The supervisor's rule, as its tests need it without reaching into the server.
+enum RecorderLimits {
+    static let maxQuickFailures = 3
+}
