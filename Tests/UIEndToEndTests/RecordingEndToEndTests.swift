@@ -15,53 +15,55 @@ import Glibc
         String(screen.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
     }
 
-    @Test(.timeLimit(.minutes(1))) func aRecordingIsShownToEveryoneAndTheHostStopsIt() throws {
-        guard let room = try UIRoom() else { return }
-        defer { room.close() }
-        let eli = try room.bot("eli", name: "Eli")
-        let host = room.tmux
-        try room.joinAsHost(width: 80, height: 24)
-
-        // R goes to the server at once; this server runs no recorder of its own and says how to record by hand.
-        try host.keys("R")
-        let answered = eventually(10) { host.screen().contains("This server does not run a recorder itself") }
-        #expect(answered, "the server did not answer R:\n\(host.screen())")
-
-        // A second person: a listener on the screen, and one in line mode.
+    /// A listener on the screen (in a terminal of its own) and one in line mode, both in the room.
+    func listeners(_ room: UIRoom, _ host: Tmux) throws -> (Tmux, Child) {
         let listener = Tmux(tmux: host.tmux)
-        defer { listener.kill() }
-        let listenerCommand =
+        let command =
             [
                 room.clubroom.path, "join", room.url, "--secret-file", room.secret, "--identity", "hana", "--name",
                 "Hana",
             ]
             + ["--role", "audience"]
-        try listener.start(width: 80, height: 24, command: listenerCommand.joined(separator: " ") + "; sleep 30")
+        try listener.start(width: 80, height: 24, command: command.joined(separator: " ") + "; sleep 30")
         try #require(
             eventually(10) { listener.screen().contains("you: Hana · listener") }, "no screen:\n\(listener.screen())")
-        #expect(!header(listener.screen()).contains("REC"))
         let plain = try Child(
             room.clubroom,
             [
                 "join", room.url, "--secret-file", room.secret, "--identity", "fay", "--name", "Fay", "--role",
                 "audience", "--plain",
             ])
-        defer { plain.stop() }
         try #require(eventually(10) { plain.output.contents.contains("You joined lobby as Fay") })
+        return (listener, plain)
+    }
 
-        // A recorder run by hand (a participant of role recorder) joins: everyone is told.
-        _ = try room.bot("rec", name: "Recorder", role: "recorder")
-        let shown = eventually(10) { header(listener.screen()).hasPrefix(" ● REC Clubroom · lobby") }
+    /// The host's R starts the server's own recorder; everyone else sees it at once, and R again stops it after
+    /// the question.
+    @Test(.timeLimit(.minutes(1))) func aHostRecordsAndEveryoneSeesItUntilTheHostStops() throws {
+        guard let room = try UIRoom() else { return }
+        defer { room.close() }
+        let eli = try room.bot("eli", name: "Eli")
+        let host = room.tmux
+        try room.joinAsHost(width: 80, height: 24)
+        let (listener, plain) = try listeners(room, host)
+        defer {
+            listener.kill()
+            plain.stop()
+        }
+        #expect(!header(listener.screen()).contains("REC"))
+
+        try host.keys("R")
+        let shown = eventually(15) { header(listener.screen()).hasPrefix(" ● REC Clubroom · lobby") }
         #expect(shown, "no REC on the listener's screen:\n\(listener.screen())")
         #expect(eventually(5) { header(host.screen()).hasPrefix(" ● REC ") }, "\(host.screen())")
-        // The recorder is the REC mark, not a listener: Eli, Fay and Hana listen; Ana, Eli, Fay, Hana are here.
+        #expect(listener.screen().contains("Ana started recording this room."), "\(listener.screen())")
+        #expect(eventually(5) { plain.output.contents.contains("Ana started recording this room.\n") })
+        #expect(eventually(5) { eli.output.contents.contains(#"{"event":"recording","active":true,"by":"ana","#) })
+        // The recorder is the REC mark, not a listener: Ana, Eli, Fay and Hana are here, three of them listening.
         #expect(header(listener.screen()).hasSuffix(" · 4 here"), "\(listener.screen())")
-        #expect(!section("Audience", of: listener.screen()).joined().contains("Recorder"), "\(listener.screen())")
-        #expect(eventually(5) { plain.output.contents.contains("Recorder started recording this room.\n") })
-        #expect(!plain.output.contents.contains("Recorder joined."), "\(plain.output.contents)")
-        #expect(eventually(5) { eli.output.contents.contains(#"{"event":"recording","active":true,"by":"rec","#) })
+        #expect(section("Audience (3)", of: listener.screen()).count > 0, "\(listener.screen())")
+        #expect(!plain.output.contents.contains(" joined."), "\(plain.output.contents)")
 
-        // The host stops it, after the question.
         try host.keys("R")
         #expect(eventually(5) { host.screen().contains("Stop recording?") }, "no question:\n\(host.screen())")
         try host.keys("y")
@@ -73,5 +75,28 @@ import Glibc
             eventually(5) { plain.output.contents.contains("Ana stopped recording.\n") }, "\(plain.output.contents)")
         #expect(eventually(5) { eli.output.contents.contains(#"{"event":"recording","active":false,"by":"ana"}"#) })
         #expect(!header(host.screen()).contains("REC"))
+        #expect(!plain.output.contents.contains("removed"), "\(plain.output.contents)")
+    }
+
+    /// A recorder run by hand (any participant of role recorder) is shown as well, and its leaving takes the mark
+    /// away.
+    @Test(.timeLimit(.minutes(1))) func aRecorderRunByHandIsShownToo() throws {
+        guard let room = try UIRoom() else { return }
+        defer { room.close() }
+        let host = room.tmux
+        try room.joinAsHost(width: 80, height: 24)
+        let (listener, plain) = try listeners(room, host)
+        defer {
+            listener.kill()
+            plain.stop()
+        }
+        let recorder = try room.bot("rec", name: "Recorder", role: "recorder")
+        #expect(eventually(10) { header(listener.screen()).hasPrefix(" ● REC ") }, "\(listener.screen())")
+        #expect(eventually(5) { plain.output.contents.contains("Recorder started recording this room.\n") })
+        #expect(!plain.output.contents.contains("Recorder joined."), "\(plain.output.contents)")
+        recorder.stop()
+        #expect(eventually(10) { !header(listener.screen()).contains("REC") }, "\(listener.screen())")
+        #expect(eventually(5) { plain.output.contents.contains("Recording stopped.\n") }, "\(plain.output.contents)")
+        #expect(!plain.output.contents.contains("Recorder left."), "\(plain.output.contents)")
     }
 }
