@@ -79,12 +79,13 @@ import Glibc
     }
 
     /// A recorder run by hand (any participant of role recorder) is shown as well, and its leaving takes the mark
-    /// away.
+    /// away; a host whose locale is not UTF-8 (`LANG=C`) sees the ASCII mark.
     @Test(.timeLimit(.minutes(1))) func aRecorderRunByHandIsShownToo() throws {
         guard let room = try UIRoom() else { return }
         defer { room.close() }
         let host = room.tmux
-        try room.joinAsHost(width: 80, height: 24)
+        try room.joinAsHost(
+            width: 80, height: 24, environment: ["LANG=C", "LC_ALL=C", "LC_CTYPE=C"], shows: "you: Ana | host")
         let (listener, plain) = try listeners(room, host)
         defer {
             listener.kill()
@@ -92,10 +93,12 @@ import Glibc
         }
         let recorder = try room.bot("rec", name: "Recorder", role: "recorder")
         #expect(eventually(10) { header(listener.screen()).hasPrefix(" ● REC ") }, "\(listener.screen())")
+        #expect(eventually(5) { header(host.screen()).hasPrefix(" [REC] Clubroom | lobby") }, "\(host.screen())")
         #expect(eventually(5) { plain.output.contents.contains("Recorder started recording this room.\n") })
         #expect(!plain.output.contents.contains("Recorder joined."), "\(plain.output.contents)")
         recorder.stop()
         #expect(eventually(10) { !header(listener.screen()).contains("REC") }, "\(listener.screen())")
+        #expect(eventually(5) { !header(host.screen()).contains("REC") }, "\(host.screen())")
         #expect(eventually(5) { plain.output.contents.contains("Recording stopped.\n") }, "\(plain.output.contents)")
         #expect(!plain.output.contents.contains("Recorder left."), "\(plain.output.contents)")
     }
