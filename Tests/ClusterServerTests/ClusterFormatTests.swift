@@ -28,6 +28,9 @@ import Testing
         .join(
             node: "a/1", connection: 3, peer: "hana", name: "Hana", role: .host, ssrc: 0x0100_0203,
             now: 1_764_412_800_000),
+        .join(
+            node: "a/1", connection: 6, peer: "recorder", name: "Recorder", role: .recorder, startedBy: "hana",
+            now: 1_764_412_800_500),
         .leave(
             node: "c/3",
             [(Departure(PeerID("ben"), .left), UInt64(4)), (Departure(PeerID("eve"), .disconnected), UInt64(5))],
@@ -52,6 +55,9 @@ import Testing
                 node: "c/3", peer: "ben", id: .string("m"), .chat("mods only", to: .role("moderator")), now: 1_075),
             .request(node: "b/7", peer: "ana", id: .integer(2), .setTopic("mine"), now: 1_080),
             .leave(node: "c/3", [(Departure(PeerID("eve"), .disconnected), UInt64(5))], now: 1_090),
+            .join(
+                node: "a/1", connection: 6, peer: "recorder", name: "Recorder", role: .recorder, startedBy: "hana",
+                now: 1_100),
         ]
         for input in inputs { _ = room.apply(input) }
         return room
@@ -67,11 +73,14 @@ import Testing
 
     @Test func aRoomsCopyIsWrittenAsItsGoldenAndReadBackFromIt() throws {
         let room = Self.room()
-        #expect(room.authority.peers.count == 3 && room.authority.chat.count == 2)
+        #expect(room.authority.peers.count == 4 && room.authority.chat.count == 2)
+        #expect(room.authority.recording == RecordingState(by: "hana", since: 1_100))
         let expected = try golden("checkpoint.json")
         #expect(String(decoding: room.encoded(), as: UTF8.self) == String(decoding: expected, as: UTF8.self))
         let read = try ReplicatedRoom(name: "jazz", roles: defaultRoles, maxPeers: 100, decoding: expected)
         #expect(read.authority.checkpoint == room.authority.checkpoint)
+        #expect(read.authority.recording == RecordingState(by: "hana", since: 1_100))
+        #expect(read.authority.recorders == ["recorder"])
         #expect(read.homes == room.homes)
         #expect(read.encoded() == expected)
     }

@@ -87,6 +87,12 @@ extension ClusterFormat {
             object["lastHost"] = .object(
                 JSONObject([("peer", .string(host.peer.rawValue)), ("name", .string(host.name))]))
         }
+        if let recording = checkpoint.recording {
+            var entry = JSONObject()
+            if let by = recording.by { entry["by"] = .string(by.rawValue) }
+            entry["since"] = .integer(recording.since)
+            object["recording"] = .object(entry)
+        }
         return .object(object)
     }
 
@@ -138,6 +144,12 @@ extension ClusterFormat {
             let host = try fields.object("lastHost")
             return RoomCheckpoint.LastHost(peer: try host.peer("peer"), name: try host.string("name"))
         }
+        let recording = try fields.optional("recording").map { _ throws(ClusterFormatError) in
+            let entry = try fields.object("recording")
+            return RecordingState(
+                by: try entry.optional("by").map { _ throws(ClusterFormatError) in try entry.peer("by") },
+                since: try entry.integer("since"))
+        }
         var checkpoint = RoomCheckpoint(
             topic: try fields.string("topic"), ended: try fields.bool("ended"), seq: try fields.integer("seq"),
             peers: peers, invitations: try invitations("invitations"),
@@ -148,7 +160,7 @@ extension ClusterFormat {
             listed: try fields.bool("listed"), liveSince: try fields.optionalInteger("liveSince"), applied: applied,
             heldHands: hands, handoverDue: try fields.optionalInteger("handoverDue"),
             endsAt: try fields.optionalInteger("endsAt"), lastHost: lastHost,
-            handsAllowed: try fields.optionalBool("handsAllowed"))
+            handsAllowed: try fields.optionalBool("handsAllowed"), recording: recording)
         checkpoint.loweredByOthers = try fields.strings("loweredByOthers").map { PeerID($0) }
         checkpoint.loweredTo = try fields.optionalObjects("loweredTo").map { entries throws(ClusterFormatError) in
             try roles(entries)

@@ -50,6 +50,8 @@ struct ClusterInput: Sendable, Equatable {
     var levels: [Level]?
     /// The SSRC the joiner's node gave it, for its media to be recognised on every node.
     var ssrc: UInt32?
+    /// Who asked for the recording, as a joining recorder says (absent from anyone else's join).
+    var startedBy: PeerID?
     /// The owner's clock when it decided (the edge's until then).
     var now: Timestamp
 
@@ -61,11 +63,12 @@ struct ClusterInput: Sendable, Equatable {
 
     static func join(
         node: String, connection: UInt64, peer: PeerID, name: String, role: RoleName, ssrc: UInt32? = nil,
-        now: Timestamp
+        startedBy: PeerID? = nil, now: Timestamp
     ) -> ClusterInput {
         var input = ClusterInput(
             kind: .join, node: node, connection: connection, peer: peer, name: name, role: role, now: now)
         input.ssrc = ssrc
+        input.startedBy = startedBy
         return input
     }
 
@@ -133,6 +136,7 @@ struct ClusterInput: Sendable, Equatable {
                 })
         }
         if let ssrc { object["ssrc"] = .integer(Int64(ssrc)) }
+        if let startedBy { object["startedBy"] = .string(startedBy.rawValue) }
         object["now"] = .integer(now)
         return ClusterFormat.document(object)
     }
@@ -174,6 +178,7 @@ struct ClusterInput: Sendable, Equatable {
             guard let value = UInt32(exactly: ssrc) else { throw fields.fail("ssrc", "a 32-bit SSRC") }
             self.ssrc = value
         }
+        if fields.optional("startedBy") != nil { startedBy = try fields.peer("startedBy") }
     }
 
     init(
@@ -256,7 +261,8 @@ struct ReplicatedRoom: Sendable {
         switch input.kind {
         case .join:
             guard let peer = input.peer, let role = input.role else { return .outcome(Outcome()) }
-            let result = authority.join(id: peer, name: input.name ?? peer.rawValue, role: role, now: input.now)
+            let result = authority.join(
+                id: peer, name: input.name ?? peer.rawValue, role: role, now: input.now, startedBy: input.startedBy)
             if case .joined = result {
                 homes[peer] = PeerHome(node: input.node, connection: input.connection, ssrc: input.ssrc)
             }

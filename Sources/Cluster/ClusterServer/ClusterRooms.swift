@@ -177,7 +177,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         send(
             .join(
                 node: nodeName, connection: number, peer: ticket.id, name: ticket.name, role: ticket.role,
-                ssrc: ssrc, now: ticket.now), in: roomName)
+                ssrc: ssrc, startedBy: ticket.startedBy, now: ticket.now), in: roomName)
     }
 
     package func handle(

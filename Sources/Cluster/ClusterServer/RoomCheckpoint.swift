@@ -81,6 +81,9 @@ public struct RoomCheckpoint: Sendable, Equatable {
     var handsAllowed: Bool?
     /// The last host who left, named when the room is said to be ending (absent when none left).
     var lastHost: LastHost?
+    /// The room's recording while a recorder is in it (absent when it is not recorded; the recorders are the
+    /// peers of role `recorder`).
+    var recording: RecordingState?
 
     struct LastHost: Sendable, Equatable {
         var peer: PeerID
@@ -93,8 +96,9 @@ public struct RoomCheckpoint: Sendable, Equatable {
         removed: [PeerID], departed: [Departed],
         departedPruneThreshold: Int, listed: Bool, liveSince: Timestamp?, applied: [Applied]? = nil,
         heldHands: [Hand]? = nil, handoverDue: Timestamp? = nil, endsAt: Timestamp? = nil,
-        lastHost: LastHost? = nil, handsAllowed: Bool? = nil
+        lastHost: LastHost? = nil, handsAllowed: Bool? = nil, recording: RecordingState? = nil
     ) {
+        self.recording = recording
         self.handsAllowed = handsAllowed
         self.endsAt = endsAt
         self.lastHost = lastHost
@@ -141,7 +145,7 @@ extension RoomAuthority {
             heldHands: heldHands.isEmpty
                 ? nil : heldHands.sorted { $0.key < $1.key }.map { .init(peer: $0.key, at: $0.value) },
             handoverDue: handoverDue, endsAt: endsAt, lastHost: lastHost.map { .init(peer: $0.id, name: $0.name) },
-            handsAllowed: handsAllowed ? nil : false)
+            handsAllowed: handsAllowed ? nil : false, recording: recording)
     }
 
     /// A copy of a room from its checkpoint: it decides everything after it exactly as the copy it was taken
@@ -178,6 +182,8 @@ extension RoomAuthority {
         handsAllowed = checkpoint.handsAllowed ?? true
         lastHost = checkpoint.lastHost.map { ($0.peer, $0.name) }
         applied = AppliedRequests(stored: checkpoint.applied ?? [])
+        recording = checkpoint.recording
+        recorders = Set(checkpoint.peers.filter { $0.role == .recorder }.map(\.id))
         for peer in checkpoint.peers {
             if roles.isOnStage(peer.role) { tally.stage.insert(peer.id) }
             if peer.handRaisedAt != nil { tally.hands.insert(peer.id) }

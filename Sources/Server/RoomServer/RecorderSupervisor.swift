@@ -11,7 +11,7 @@ import RoomProtocol
 /// It is watched: a recorder that dies while the recording should go on is started again into a new file after a
 /// pause that doubles (1 s up to 30 s); one that fails within `quickFailure` of starting `maxQuickFailures` times in
 /// a row is not started again, and the room's hosts and moderators are told why. `stop_recording`, the room's end
-/// and the server's stop send it SIGTERM, on which it closes its file and leaves. `docs/server.md`, "Recordings".
+/// and the server's stop send it SIGTERM, on which it closes its file and leaves. `docs/deploy.md`, "Recordings".
 ///
 /// Loop thread only (like the rest of `ServerState`): the threads that wait for children hand back to it.
 final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {

@@ -1,0 +1,102 @@
+import Dispatch
+import Foundation
+import RoomCore
+import Testing
+
+@testable import RoomServer
+
+/// The supervisor's restarts, on a clock of its own: a recorder that dies while the recording should go on is
+/// started again into a new file, after pauses that double while it keeps failing at once.
+@Suite struct RecorderSupervisorTests {
+    final class Harness: @unchecked Sendable {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("recorders-\(UUID().uuidString)")
+            .path
+        let queue = DispatchQueue(label: "loop")
+        private let lock = NSLock()
+        private var clock: Timestamp = 1_796_000_000_000
+        private var delays: [Duration] = []
+        private var sentences: [String] = []
+        var supervisor: RecorderSupervisor!
+
+        var pauses: [Duration] { lock.withLock { delays } }
+        var told: [String] { lock.withLock { sentences } }
+
+        /// `step` is how far the clock moves at each reading: past `quickFailure`, every run counts as a long one.
+        init(script: String, step: Timestamp) throws {
+            let path = folder + ".sh"
+            try ("#!/bin/sh\n" + script + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            chmod(path, 0o755)
+            let queue = queue
+            supervisor = RecorderSupervisor(
+                folder: folder, launch: .init(executable: path, arguments: []), log: ServerLog(minimum: .error),
+                link: { "ws://127.0.0.1:1/rooms/\($0)#invite=x" },
+                tell: { [unowned self] _, sentence in lock.withLock { sentences.append(sentence) } },
+                execute: { task in queue.async(execute: task) },
+                schedule: { [unowned self] delay, task in
+                    lock.withLock { delays.append(delay) }
+                    queue.async(execute: task)
+                },
+                clock: { [unowned self] in
+                    lock.withLock {
+                        clock += step
+                        return clock
+                    }
+                })
+        }
+
+        func attempts() -> [String] {
+            let text = (try? String(contentsOfFile: folder + "/attempts", encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").map(String.init)
+        }
+
+        func waitFor(_ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                if condition() { return true }
+                usleep(20_000)
+            }
+            return false
+        }
+    }
+
+    let note = #"echo "$4" >> "$(dirname "$4")/attempts""#
+
+    @Test(.timeLimit(.minutes(1))) func aRecorderThatDiesIsStartedAgainIntoANewFile() throws {
+        let harness = try Harness(script: note, step: 10_000)
+        defer { try? FileManager.default.removeItem(atPath: harness.folder) }
+        var start = Outcome()
+        start.recorderOrders = [.start(by: "ana")]
+        harness.queue.sync { harness.supervisor.consume(start, in: "jazz") }
+        #expect(harness.waitFor { harness.attempts().count >= 3 })
+        var stop = Outcome()
+        stop.recorderOrders = [.stop(by: "ana")]
+        harness.queue.sync { harness.supervisor.consume(stop, in: "jazz") }
+        let files = harness.attempts()
+        #expect(Set(files).count == files.count, "a restart wrote over an earlier file: \(files)")
+        #expect(files.allSatisfy { $0.hasPrefix(harness.folder + "/jazz-") && $0.hasSuffix("Z.opus") })
+        // Long runs are not failures at once: every pause is the first one.
+        #expect(harness.pauses.prefix(2) == [.seconds(1), .seconds(1)])
+        #expect(harness.told.isEmpty)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func pausesDoubleWhileItFailsAtOnceAndThenItIsGivenUp() throws {
+        let harness = try Harness(script: note + "\nexit 3", step: 1)
+        defer { try? FileManager.default.removeItem(atPath: harness.folder) }
+        var start = Outcome()
+        start.recorderOrders = [.start(by: "ana")]
+        harness.queue.sync { harness.supervisor.consume(start, in: "jazz") }
+        #expect(harness.waitFor { !harness.told.isEmpty })
+        #expect(harness.attempts().count == RecorderSupervisor.maxQuickFailures)
+        #expect(harness.pauses == [.seconds(1), .seconds(2)])
+        #expect(
+            harness.told
+                == ["the recorder keeps failing at once (it exited with status 3); the recording stopped"])
+        harness.queue.sync { #expect(harness.supervisor.runs.isEmpty) }
+    }
+
+    @Test func namesAndEndsReadAsPeopleReadThem() {
+        #expect(RecorderSupervisor.stamp(1_796_000_000_000) == "20261130T005320Z")
+        #expect(RecorderSupervisor.describe(1 << 8) == "exited with status 1")
+        #expect(RecorderSupervisor.describe(9) == "was killed by signal 9")
+    }
+}
