@@ -74,7 +74,7 @@ import Glibc
         #expect(
             eventually(5) { plain.output.contents.contains("Ana stopped recording.\n") }, "\(plain.output.contents)")
         #expect(eventually(5) { eli.output.contents.contains(#"{"event":"recording","active":false,"by":"ana"}"#) })
-        #expect(!header(host.screen()).contains("REC"))
+        #expect(eventually(5) { !header(host.screen()).contains("REC") }, "\(host.screen())")
         #expect(!plain.output.contents.contains("removed"), "\(plain.output.contents)")
     }
 
