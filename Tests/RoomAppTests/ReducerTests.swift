@@ -396,6 +396,9 @@ import Testing
         let text = "Too many requests at once; the server dropped one. Wait a second and try again."
         #expect(effects == [.say(text)])
         #expect(state.notice == Notice(.error, text))
+        // The pane keeps the plain words once, not the server's own words beside them.
+        #expect(state.log.suffix(1) == [.notice(text, isError: true)])
+        #expect(!state.log.contains(.notice("slow down", isError: true)))
     }
 
     /// The server's notices to hosts about saving: the trouble as an error, its end as news.

@@ -42,6 +42,8 @@ import Testing
         (#"{"cmd":"create_link"}"#, .request(.createLink(role: .audience, ttl: 604_800), id: nil)),
         (#"{"cmd":"react","emoji":"👏"}"#, .request(.react(.clap), id: nil)),
         (#"{"cmd":"react","emoji":"+1","id":4}"#, .request(.react(.thumbsUp), id: .integer(4))),
+        (#"{"cmd":"start_recording","id":"rec-1"}"#, .request(.startRecording, id: .string("rec-1"))),
+        (#"{"cmd":"stop_recording"}"#, .request(.stopRecording, id: nil)),
     ])
     func parsesEveryCommand(_ line: String, _ command: BotCommand) throws {
         #expect(try BotProtocol.parse(line) == command)
@@ -80,7 +82,46 @@ import Testing
             BotProtocol.commandNames == [
                 "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down",
                 "mute", "mute_peer", "remove", "ban", "topic", "end_room", "chat", "leave", "play", "stop_play",
+                "start_recording", "stop_recording",
             ])
+    }
+
+    /// `start_recording` and `stop_recording` go to the server as the requests of those names, with the bot's id.
+    @Test func recordingCommandsAreSentAsTheirRequests() throws {
+        for (line, wire) in [
+            (#"{"cmd":"start_recording","id":7}"#, #"{"type":"start_recording","id":7}"#),
+            (#"{"cmd":"stop_recording","id":"s"}"#, #"{"type":"stop_recording","id":"s"}"#),
+        ] {
+            guard case .request(let request, let id) = try BotProtocol.parse(line) else {
+                Issue.record("\(line) is not a request")
+                continue
+            }
+            #expect(String(decoding: ControlCodec.encode(ClientMessage(request, id: id)), as: UTF8.self) == wire)
+        }
+    }
+
+    /// The `recording` event reaches a bot's output as the other events do, and `joined` carries the recording
+    /// while the room is recorded.
+    @Test func recordingEventsBecomeLines() {
+        let started = ServerMessage(
+            .recording(RecordingState(by: "ana", since: 1_796_000_000_000), by: nil, reason: nil), seq: 7)
+        #expect(
+            BotProtocol.lines(for: .message(started))
+                == [#"{"event":"recording","active":true,"by":"ana","since":1796000000000}"#])
+        let stopped = ServerMessage(
+            .recording(nil, by: nil, reason: "the recorder could not write: No space left on device"), seq: 8)
+        #expect(
+            BotProtocol.lines(for: .message(stopped))
+                == [
+                    #"{"event":"recording","active":false,"reason":"the recorder could not write: No space left on device"}"#
+                ])
+        let ana = AnnouncedPeer(Peer(id: "ana", name: "Ana", role: .host, muted: false, joinedAt: 1))
+        let snapshot = JoinedSnapshot(
+            room: "lobby", selfID: "ana", peers: [ana], topic: "t", chat: [], roles: clientRoles, resumed: false,
+            recording: RecordingState(by: "ana", since: 5))
+        #expect(
+            BotProtocol.lines(for: .message(ServerMessage(.joined(snapshot), seq: 4))).first?.hasSuffix(
+                #""chat":[],"recording":{"active":true,"by":"ana","since":5}}"#) == true)
     }
 
     @Test func aReactionBecomesALineWithItsCountsAndSenders() {

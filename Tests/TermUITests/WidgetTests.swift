@@ -202,6 +202,47 @@ struct WidgetTests {
         #expect(wide.lines() == [#" Clubroom · lobby — "Friday terminal hour"       ● connected 18 ms · 1,204 here "#])
     }
 
+    /// While the room is recorded the header starts with a red `● REC` (`[REC]` in ASCII) at every width, before
+    /// the room's name; without it the header is as it was.
+    @Test func theRecordingMarkLeadsTheHeaderAtEveryWidth() {
+        var header = Scenes.header()
+        header.recording = true
+        var wide = CellBuffer(width: 80, height: 1)
+        HeaderBar(header).render(into: &wide, area: wide.area, theme: Theme(level: .ansi16))
+        #expect(wide.lines() == [#" ● REC Clubroom · lobby — "Friday terminal hour" ● connected 18 ms · 1,204 here "#])
+        for x in 1...5 {
+            #expect(wide[x, 0].style.foreground == .ansi(9) && wide[x, 0].style.bold, "column \(x)")
+        }
+        #expect(wide[7, 0].style.foreground == .terminalDefault)
+        var ascii = CellBuffer(width: 40, height: 1)
+        HeaderBar(header).render(into: &ascii, area: ascii.area, theme: Theme(level: .none, ascii: true))
+        #expect(ascii.lines() == [#" [REC] lobby - "Friday terminal hour" o "#])
+        var tiny = CellBuffer(width: 8, height: 1)
+        HeaderBar(header).render(into: &tiny, area: tiny.area, theme: Theme(level: .none))
+        #expect(tiny.lines() == [" ● REC  "])
+        var small = CellBuffer(width: 9, height: 1)
+        HeaderBar(header).render(into: &small, area: small.area, theme: Theme(level: .none))
+        #expect(small.lines() == [" ● REC ● "])
+        header.recording = false
+        var plain = CellBuffer(width: 80, height: 1)
+        HeaderBar(header).render(into: &plain, area: plain.area, theme: Theme(level: .none))
+        #expect(plain.lines() == [#" Clubroom · lobby — "Friday terminal hour"       ● connected 18 ms · 1,204 here "#])
+    }
+
+    /// An invitation to speak in a recorded room says so, in the recording's style.
+    @Test func anInvitationInARecordedRoomSaysSo() {
+        var buffer = CellBuffer(width: 60, height: 16)
+        let invitation = RoomScreenModel.Invitation(from: "Ana", micLevel: 40, recorded: true)
+        InvitationPrompt(invitation).render(into: &buffer, area: buffer.area, theme: Theme(level: .none))
+        let text = buffer.lines().joined(separator: "\n")
+        #expect(text.contains("│ ● REC This room is being recorded: what you say  │"), "\(text)")
+        #expect(text.contains("│ on stage is kept.                                │"), "\(text)")
+        var unrecorded = CellBuffer(width: 60, height: 16)
+        InvitationPrompt(RoomScreenModel.Invitation(from: "Ana", micLevel: 40)).render(
+            into: &unrecorded, area: unrecorded.area, theme: Theme(level: .none))
+        #expect(!unrecorded.lines().joined().contains("recorded"))
+    }
+
     /// Invitations that do not fit with their senders and times keep every name, with the count and the oldest.
     @Test func invitationsThatDoNotFitKeepTheirNames() {
         let invitations: [RoomScreenModel.InvitationEntry] = [

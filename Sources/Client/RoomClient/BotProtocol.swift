@@ -59,7 +59,8 @@ public enum BotProtocol {
     /// Every command name, in the order of `docs/bot.md`.
     public static let commandNames = [
         "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down", "mute",
-        "mute_peer", "remove", "ban", "topic", "end_room", "chat", "leave", "play", "stop_play",
+        "mute_peer", "remove", "ban", "topic", "end_room", "chat", "leave", "play", "stop_play", "start_recording",
+        "stop_recording",
     ]
 
     static let parser = StrictJSONParser(maxDepth: 8, maxBytes: ControlLimits.maxFrameBytes)
@@ -169,6 +170,8 @@ public enum BotProtocol {
                 request = .createLink(role: role, ttl: ClientRequest.defaultLinkLifetime, maxUses: maxUses)
             default: throw BotCommandError("bad_command", "\"ttl\" must be a whole number of seconds")
             }
+        case "start_recording": request = .startRecording
+        case "stop_recording": request = .stopRecording
         case "list_links": request = .listLinks
         case "list_bans": request = .listBans
         case "stats": request = .stats
@@ -250,6 +253,10 @@ public enum BotProtocol {
             object["resumed"] = .bool(snapshot.resumed)
             object["peers"] = .array(snapshot.peers.map(peerObject))
             object["chat"] = .array(snapshot.chat.map(ControlCodec.json))
+            // A bot, like a person, learns on arrival that the room is being recorded: the wire's own object.
+            if snapshot.recording != nil, case .object(let wire) = ControlCodec.json(ServerMessage(event, seq: nil)) {
+                object["recording"] = wire["recording"]
+            }
             return .object(object)
         case .peerJoined(let announced):
             object["event"] = .string("peer_joined")

@@ -62,6 +62,8 @@ func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect
         return askToMuteAll(&state) + askInLineMode(&state)
     case .success(.clearHands):
         return askToClearHands(&state) + askInLineMode(&state)
+    case .success(.record(let start)):
+        return recordCommand(&state, start: start)
     case .success(.who):
         return show(&state, Notice(.info, Narration.who(state)))
     case .success(.showTopic):

@@ -15,6 +15,8 @@ public enum Confirmable: Sendable, Equatable {
     case muteAll
     /// Lower every raised hand you may lower.
     case clearHands
+    /// Stop recording the room.
+    case stopRecording
 }
 
 /// Asks before lowering every raised hand (the queue's order is lost), once the role table allows it and a hand
@@ -102,6 +104,7 @@ private func carryOut(_ state: inout AppState, _ what: Confirmable) -> [AppEffec
     case .stepDown: return request(&state, .request(.stepDown))
     case .muteAll: return request(&state, .request(.muteAll))
     case .clearHands: return request(&state, .request(.clearHands))
+    case .stopRecording: return request(&state, .request(.stopRecording))
     }
 }
 
@@ -134,6 +137,7 @@ private func lineModeWords(_ what: Confirmable, in state: AppState) -> (deed: St
     case .stepDown: return ("step down", "You stay on the stage.")
     case .muteAll: return ("mute them", "Nobody was muted.")
     case .clearHands: return ("lower them", "The raised hands stay in order.")
+    case .stopRecording: return ("stop recording", "The recording goes on.")
     }
 }
 
@@ -170,6 +174,12 @@ public func confirmationText(_ what: Confirmable, in state: AppState) -> RoomScr
             message: "\(count) raised \(count == 1 ? "hand goes" : "hands go") down and the queue starts again; "
                 + "anyone can raise their hand again.",
             confirmLabel: "Lower all")
+    case .stopRecording:
+        return RoomScreenModel.Confirmation(
+            title: "Stop recording?",
+            message: "What the room says from now on is not kept; what was recorded until now is. Recording "
+                + "again starts a new file.",
+            confirmLabel: "Stop recording")
     case .stepDown:
         let back: String
         if let role = stepUpAfterSteppingDown(state) {

@@ -20,6 +20,7 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
     case lowerSelectedHand
     case clearHands
     case removeSelected
+    case toggleRecording
     case changeVolume
     case openChat
     case openCommandLine
@@ -39,7 +40,7 @@ public enum KeyCommand: Sendable, Equatable, CaseIterable {
         switch self {
         case .toggleMute, .pushToTalk, .toggleHand, .openActions, .inviteSelected, .inviteNext, .withdrawSelected,
             .moveToAudience, .stepUp, .muteSelected, .muteAll, .lowerSelectedHand,
-            .clearHands, .removeSelected, .openChat, .openCommandLine, .react,
+            .clearHands, .removeSelected, .toggleRecording, .openChat, .openCommandLine, .react,
             .retryNow, .showStats:
             true
         case .moveSelection, .changeVolume, .toggleChat, .scrollChat, .clearNotice, .suspend, .showHelp, .leave:
@@ -173,6 +174,11 @@ public enum KeyBindings {
         KeyBinding(
             [.char("x")], .removeSelected, help: "remove the selected peer (asks first)",
             does: "remove the selected person, after a confirmation", refusal: "from the role table, before asking"),
+        KeyBinding(
+            [.char("R")], .toggleRecording, help: "start recording the room; stop it (asks first)",
+            does: "start recording the room (everyone sees `● REC`); while it is recorded, stop after a "
+                + "confirmation (`/record`, `/record stop`)",
+            refusal: "from the role table (\"only hosts and moderators can start and stop recording\")"),
         KeyBinding(
             [.char("+"), .char("-")], also: [.char("=")], .changeVolume,
             help: "selected speaker louder / quieter (for you)",

@@ -90,6 +90,8 @@ private func perform(_ state: inout AppState, _ command: KeyCommand, key: Key) -
         return askToClearHands(&state)
     case .removeSelected:
         return withSelection(&state) { state, peer in askToRemove(&state, peer, reason: nil) }
+    case .toggleRecording:
+        return toggleRecording(&state)
     case .changeVolume:
         let up = key != .char("-")
         return withSelection(&state) { state, peer in stepVolume(&state, peer, up: up) }

@@ -37,7 +37,8 @@ public enum LobbyNarration {
     /// One room, for a listing: "Friday terminal hour (lobby): 1,204 listening, 3 hands up; on stage: Ana (host),
     /// Bo (moderator) and Chen; started 12 minutes ago."
     static func line(_ listing: RoomListing, now: Timestamp) -> String {
-        var text = "\(title(listing)): \(formatCount(listing.listeners)) listening"
+        var text =
+            "\(title(listing)): \(listing.recording ? "being recorded; " : "")\(formatCount(listing.listeners)) listening"
         if listing.raisedHands > 0 {
             text += ", \(formatCount(listing.raisedHands)) \(listing.raisedHands == 1 ? "hand" : "hands") up"
         }
@@ -75,7 +76,12 @@ public enum LobbyNarration {
             case .listed: return "Now listed: \(title(listing)).\(onStage)"
             }
         case .updated(let listing):
-            guard let before, before.topic != listing.topic else { return nil }
+            guard let before else { return nil }
+            if before.recording != listing.recording {
+                return listing.recording
+                    ? "\(title(listing)) is being recorded now." : "\(title(listing)) is no longer being recorded."
+            }
+            guard before.topic != listing.topic else { return nil }
             return listing.topic.isEmpty
                 ? "\(listing.room) has no topic now." : "\(listing.room) is now \"\(listing.topic)\"."
         case .removed(let room, let why):
@@ -111,7 +117,7 @@ public enum LobbyScreenMapper {
                         member.name,
                         badge: member.role == .host ? .host : member.role == .moderator ? .moderator : .none)
                 }, onStage: listing.onStage, listeners: listing.listeners, raisedHands: listing.raisedHands,
-                age: age(state.now - listing.startedAt))
+                age: age(state.now - listing.startedAt), recording: listing.recording)
         }
         let connection: LobbyScreenModel.Connection
         switch state.connection {

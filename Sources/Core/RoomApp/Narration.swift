@@ -90,20 +90,24 @@ public enum Narration {
             // After a reconnect, `rejoined` says what changed instead.
             if context.hadSnapshot { return nil }
             let role = room.roles.label(of: me.role)
-            let people = room.peers.count
+            let people = room.peopleCount
             var text =
                 "You joined \(snapshot.roomID) as \(me.name) (\(role)). \(formatCount(people)) "
                 + "\(people == 1 ? "person" : "people") here: \(formatCount(room.stage.count)) on stage, "
                 + "\(formatCount(room.raisedHands.count)) raised \(room.raisedHands.count == 1 ? "hand" : "hands"), "
                 + "\(formatCount(room.audience.count)) listening."
             if !snapshot.topic.isEmpty { text += " Topic: \"\(snapshot.topic)\"." }
+            text += recordedClause(room)
             text += state.lineMode ? " Type /help for the commands." : " Press ? for the keys."
             return Sentence(text)
         case .peerJoined(let peer, _):
+            // A recorder is shown by the REC mark and said by the `recording` event, not as a person.
+            if peer.role == .recorder { return nil }
             if context.quietRejoin { return Sentence("\(peer.name) is back.") }
             return Sentence("\(peer.name) joined.")
         case .peerLeft(let id):
             if id == selfID { return Sentence("You left the room.") }
+            if context.subjectRole == .recorder { return nil }
             return Sentence("\(context.subjectName ?? id.rawValue) left.")
         case .roleChanged(let id, let role, let by, _):
             return roleSentence(id, role, by, context: context, state: state)
@@ -168,7 +172,9 @@ public enum Narration {
                     state.lineMode
                     ? "Type /accept or /decline; say something first to check your microphone."
                     : "Press a to accept or d to decline."
-                return Sentence("\(who) invited you to speak. \(how)")
+                let recorded =
+                    room.recording == nil ? "" : " This room is being recorded: what you say on stage is kept."
+                return Sentence("\(who) invited you to speak.\(recorded) \(how)")
             }
             if by == selfID {
                 return Sentence(
@@ -212,6 +218,8 @@ public enum Narration {
             return Sentence("\(capitalized(name(by, state) ?? by.rawValue)) asks you to mute. \(how)")
         case .removed(let id, let reason, let by):
             if id == selfID { return Sentence(endingNotice(room)) }
+            // A recorder removed because the recording was stopped: the `recording` event says it.
+            if context.subjectRole == .recorder { return nil }
             let who = context.subjectName ?? id.rawValue
             let actor = by.flatMap { name($0, state) }.map(capitalized)
             let why = reason.isEmpty ? "" : ": \(reason)"
@@ -242,8 +250,11 @@ public enum Narration {
                 allowed
                     ? "\(actor) turned raising hands on: anyone may raise a hand again."
                     : "\(actor) turned raising hands off and lowered every raised hand.")
-        case .recording:
-            return nil
+        case .recording(let recording?, _, _):
+            return recordingSentence(active: true, by: recording.by, reason: nil, state: state)
+        case .recording(nil, _, _):
+            let stop = room.recordingStopped
+            return recordingSentence(active: false, by: stop?.by, reason: stop?.reason, state: state)
         case .listingChanged(let listed, let by):
             let actor = actorName(by, state)
             return Sentence(
@@ -486,6 +497,7 @@ public enum Narration {
             return peer.name + " (" + parts.joined(separator: ", ") + ")"
         }
         var sentences = room.topic.isEmpty ? [] : [topic(room)]
+        if let recorded = recordingWho(state) { sentences.append(recorded) }
         sentences.append("On stage: " + (stage.isEmpty ? "nobody" : stage.joined(separator: ", ")) + ".")
         let hands = room.raisedHands
         if hands.count == 0 {

@@ -10,7 +10,14 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
         state.beforeDrop = state.room
         state.droppedAt = state.now
     }
-    var effects = request(&state, .server(event, seq: seq))
+    var effects: [AppEffect]
+    if case .error = event {
+        // RoomCore keeps the server's own words; they are said below in plain words, once (in the pane too).
+        _ = reduce(&state.room, .server(event, seq: seq))
+        effects = []
+    } else {
+        effects = request(&state, .server(event, seq: seq))
+    }
     let applied = state.room.ignoredEvents.total == before.ignored
     guard applied else { return effects }
     switch event {
@@ -86,6 +93,11 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
     }
     if case .joined = event {
         if !before.hadSnapshot { effects += earlierChat(&state) }
+        // The join line says it too; on the screen it also stands on the notice row for a while.
+        if !before.hadSnapshot, !state.lineMode, let recorded = Narration.recordingWho(state) {
+            state.notice = Notice(.info, recorded)
+            state.noticeExpires = state.now + AppState.noticeLifetime
+        }
         effects += rejoined(&state, context: before)
         if state.leaveOnJoin {
             state.leaveOnJoin = false
@@ -195,8 +207,11 @@ private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEff
     state.droppedAt = nil
     let room = state.room
     var changes: [String] = []
-    let left = old.peers.values.filter { room.peers[$0.id] == nil }.sorted { $0.name < $1.name }
-    let joined = room.peers.values.filter { old.peers[$0.id] == nil }.sorted { $0.name < $1.name }
+    // A recorder is no person: the recording itself is said below.
+    let left = old.peers.values.filter { room.peers[$0.id] == nil && $0.role != .recorder }.sorted { $0.name < $1.name }
+    let joined = room.peers.values.filter { old.peers[$0.id] == nil && $0.role != .recorder }.sorted {
+        $0.name < $1.name
+    }
     // Not said to have left yet: they may be reconnecting too (after a restart of the server, everyone is).
     if !left.isEmpty {
         changes.append(English.list(left.map(\.name)) + (left.count == 1 ? " is" : " are") + " not back yet")
@@ -209,6 +224,9 @@ private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEff
         }
     }
     if old.topic != room.topic { changes.append("the topic is \"\(room.topic)\"") }
+    if (old.recording == nil) != (room.recording == nil) {
+        changes.append(room.recording == nil ? "the recording stopped" : "the room is being recorded now")
+    }
     state.quietRejoins = (
         Dictionary(left.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first }),
         state.now + Narration.placeKept

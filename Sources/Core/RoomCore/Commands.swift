@@ -68,6 +68,8 @@ public enum Command: Sendable, Equatable {
     case unban(String)
     /// Lock the room to newcomers with links, or open it again (hosts).
     case locked(Bool)
+    /// Start recording the room (`/record`), or stop it (`/record stop`; asks first) (hosts and moderators).
+    case record(Bool)
     /// Let in, or turn away, a newcomer waiting at the locked room (hosts and moderators).
     case admit(String)
     case deny(String)
@@ -110,6 +112,10 @@ public enum Command: Sendable, Equatable {
         ("ban", "/ban NAME [REASON]", "remove someone and keep them out of every room of this server"),
         ("topic", "/topic [TEXT]", "set the room's topic; alone, say what it is"),
         ("end", "/end [REASON]", "end the room for everyone"),
+        (
+            "record", "/record [stop]",
+            "record the room (everyone sees REC); /record stop stops it, asking first (hosts, mods)"
+        ),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
         (
             "play", "/play [FILE|stop]",
@@ -300,6 +306,10 @@ public enum Command: Sendable, Equatable {
                 noMore(.revoke(id.lowercased() == ClientRequest.allLinks ? ClientRequest.allLinks : id))
             }
         case "unlist": return noMore(.listed(false))
+        case "record":
+            let rest = scanner.rest()
+            if rest.isEmpty || rest.lowercased() == "stop" { return .success(.record(rest.isEmpty)) }
+            return .failure(.unexpectedArgument(command: name, text: rest, usage: usage))
         case "link":
             var role = RoleName.audience
             var roleGiven = false

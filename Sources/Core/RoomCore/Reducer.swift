@@ -434,6 +434,8 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .unban(who))
     case .locked(let locked):
         return submit(&state, .setLocked(locked))
+    case .record(let start):
+        return submit(&state, start ? .startRecording : .stopRecording)
     case .admit(let name):
         return submit(&state, .admitWaiting(name))
     case .deny(let name):

@@ -1,4 +1,5 @@
-/// The header line: room, topic, head count, connection and round-trip time.
+/// The header line: the recording mark while recording, then room, topic, head count, connection and round-trip
+/// time.
 public struct HeaderBar: Sendable {
     /// What to show.
     public var header: RoomScreenModel.Header
@@ -35,10 +36,19 @@ public struct HeaderBar: Sendable {
     /// Draws into the first row of `area`.
     public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
         guard !area.isEmpty else { return }
-        let row = area.row(0)
+        var row = area.row(0)
         let glyphs = theme.glyphs
         let style = theme.style(.header)
         buffer.fill(row, style: style)
+        // Whatever keeps the room beyond the people in it is shown first and never dropped, at any width.
+        if header.recording {
+            let end = buffer.put(
+                glyphs.recording, x: row.x + 1, y: row.y, style: style.patched(with: theme.style(.recording)),
+                clip: row)
+            row = Rect(x: end, y: row.y, width: max(0, row.right - end), height: 1)
+            // The rest needs a space before it and something to show.
+            guard row.width >= 3 else { return }
+        }
         var room = " \(header.room)"
         if !header.topic.isEmpty { room += " \(glyphs.dash) \"\(header.topic)\"" }
         // The product name is the first thing to go on a narrow screen; the room's name and topic matter more than

@@ -26,11 +26,15 @@ public struct LobbyScreenModel: Hashable, Sendable {
         public var raisedHands: Int
         /// How long it has been live, e.g. `12m`, `1h05m`.
         public var age: String
+        /// Whether the room is being recorded: its row starts with `● REC` (`[REC]` in ASCII), before anyone
+        /// walks in.
+        public var recording: Bool
 
         public init(
             room: String, topic: String, stage: [StageName], onStage: Int, listeners: Int, raisedHands: Int,
-            age: String
+            age: String, recording: Bool = false
         ) {
+            self.recording = recording
             self.room = room
             self.topic = topic
             self.stage = stage
@@ -252,6 +256,11 @@ public enum LobbyScreen {
         if joining == entry.room { stats = "joining\(glyphs.ellipsis)" }
         let statsWidth = DisplayWidth.of(stats)
         var x = buffer.put(" \(marker) ", x: first.x, y: first.y, style: base, clip: first)
+        if entry.recording {
+            x = buffer.put(
+                glyphs.recording, x: x, y: first.y, style: base.patched(with: theme.style(.recording)), clip: first)
+            x = buffer.put(" ", x: x, y: first.y, style: base, clip: first)
+        }
         let titleRoom = first.right - x - statsWidth - 2
         if titleRoom > 0 {
             x = buffer.put(

@@ -157,6 +157,13 @@ public struct InvitationPrompt: Sendable {
             ("\(invitation.from) invites you to the stage.", Style(bold: true)),
             ("You join muted; press m when you want to talk.", theme.style(.overlay)),
         ]
+        if invitation.recorded {
+            lines.append(
+                (
+                    "\(g.recording) This room is being recorded: what you say on stage is kept.",
+                    theme.style(.recording)
+                ))
+        }
         if let seconds = invitation.secondsLeft {
             lines.append(("Answer within \(formatWaiting(seconds: seconds)).", theme.style(.secondary)))
         }

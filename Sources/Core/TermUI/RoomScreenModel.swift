@@ -70,13 +70,18 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var peopleCount: Int
         /// The connection to the server.
         public var connection: Connection
+        /// Whether the room is being recorded: the header shows `● REC` (`[REC]` in ASCII) for everyone.
+        public var recording: Bool
 
         /// Creates a header.
-        public init(room: String, topic: String = "", peopleCount: Int, connection: Connection) {
+        public init(
+            room: String, topic: String = "", peopleCount: Int, connection: Connection, recording: Bool = false
+        ) {
             self.room = room
             self.topic = topic
             self.peopleCount = peopleCount
             self.connection = connection
+            self.recording = recording
         }
     }
 
@@ -322,12 +327,15 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var secondsLeft: Int?
         /// Whether "accept" (rather than "decline") is chosen.
         public var acceptSelected: Bool
+        /// Whether the room is being recorded: the prompt says that what the person says on stage is kept.
+        public var recorded: Bool
 
         /// Creates an invitation.
         public init(
             from: String, micName: String? = nil, micLevel: Int?, micProblem: String? = nil,
-            secondsLeft: Int? = nil, acceptSelected: Bool = true
+            secondsLeft: Int? = nil, acceptSelected: Bool = true, recorded: Bool = false
         ) {
+            self.recorded = recorded
             self.from = from
             self.micName = micName
             self.micLevel = micLevel

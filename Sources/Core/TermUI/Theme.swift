@@ -55,6 +55,8 @@ public enum SemanticRole: Hashable, Sendable, CaseIterable {
     case overlay
     /// The chosen button in an overlay.
     case button
+    /// The mark that the room is being recorded (`● REC`): red, and bold so it stands out without colour too.
+    case recording
 }
 
 /// The characters the screen draws with: Unicode, or ASCII only for `--ascii`.
@@ -108,6 +110,10 @@ public struct Glyphs: Hashable, Sendable {
     /// Beside the name of someone playing a file into the room; one column.
     public var playing: String
 
+    /// The header's mark while the room is being recorded (`● REC`, `[REC]` in ASCII), and the lobby's beside a
+    /// recorded room.
+    public var recording = "\u{25CF} REC"
+
     /// Unicode symbols and block elements.
     public static let unicode = Glyphs(
         host: "★", moderator: "◆", micOpen: "🎙", micMuted: "🔇", micFailed: "🚫",
@@ -122,7 +128,7 @@ public struct Glyphs: Hashable, Sendable {
         bars: ["_", "#", "#", "#", "#", "#", "#", "#"],
         barEmpty: " ", horizontal: "-", vertical: "|", corners: ["+", "+", "+", "+"], ellipsis: "~", dot: "|",
         dash: "-", event: "-", selection: ">", connection: ["o", "~", "x"], arrows: ["Up", "Down", "Left", "Right"],
-        to: "->", notice: "!", signal: ["x", "1", "2", "3", "4", "5"], playing: "@")
+        to: "->", notice: "!", signal: ["x", "1", "2", "3", "4", "5"], playing: "@", recording: "[REC]")
 
     /// `text` as the glyph set can show it: in ASCII, the typographic characters the program's own sentences and
     /// other programs' messages use (curly quotes, dashes, the ellipsis, arrows, bullets) become their ASCII
@@ -196,6 +202,7 @@ public struct Theme: Sendable {
         case .notice: return Style(foreground: pick(3, 179))
         case .overlay: return Style()
         case .button: return Style(bold: true, reverse: true)
+        case .recording: return Style(foreground: pick(9, 196), bold: true)
         }
     }
 }

@@ -75,7 +75,7 @@ enum RoomChecks {
                 break
             case .hand, .raiseHand, .lowerHand, .end, .help, .listed, .accept, .decline, .unmute, .who, .showTopic,
                 .notify, .muteAll, .clearHands, .handsAllowed, .retry, .leave, .inviteNext, .links, .bans, .locked,
-                .react:
+                .react, .record:
                 break
             case .stats:
                 break
