@@ -115,7 +115,7 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "Platform", "WebSocket", "RoomTokens",
+                "MediaTransport", "MediaWire", "Platform", "WebSocket", "RoomTokens",
             ], path: "Sources/Server/RoomServer"),
         // A server's rooms in a cluster (owned, replicated, relayed, listed), behind RoomServer's `ServerCluster`.
         .target(

@@ -102,14 +102,19 @@ public final class ClientMedia: @unchecked Sendable {
         public var initialSequence: UInt16?
         /// A file played into the room beside the microphone (with no microphone, alone).
         public var player: FilePlayer?
+        /// Whether this client takes RFC 2198 redundancy from a server that offers it: it sends it when its
+        /// listeners report loss, and rebuilds lost frames from what it receives. Off only to measure without it.
+        public var redundancy: Bool
 
         public init(
             source: MicrophoneSource = .none, sending: SendPipeline.Configuration? = nil,
             talk: TalkSwitch = TalkSwitch(), blockUDP: Bool = false, probeTimeout: Duration = .seconds(2),
             record: Bool = false, output: AudioFeed? = nil, tracksTalkers: Bool = false, talkerLevels: Bool = true,
-            reportsPackets: Bool = false, initialSequence: UInt16? = nil, player: FilePlayer? = nil
+            reportsPackets: Bool = false, initialSequence: UInt16? = nil, player: FilePlayer? = nil,
+            redundancy: Bool = true
         ) {
             self.player = player
+            self.redundancy = redundancy
             self.source = source
             self.sending = sending
             self.talk = talk
@@ -165,16 +170,18 @@ public final class ClientMedia: @unchecked Sendable {
     ) throws {
         self.options = options
         self.onEvent = onEvent
+        let red = options.redundancy ? offer.redPayloadType.map { UInt8(truncatingIfNeeded: $0) } : nil
         path = try MediaPath(
-            offer: offer, blockUDP: options.blockUDP, probeTimeout: options.probeTimeout, channel: channel,
-            onChosen: { kind in onEvent(.path(kind)) })
+            offer: offer, redPayloadType: red, blockUDP: options.blockUDP, probeTimeout: options.probeTimeout,
+            channel: channel, onChosen: { kind in onEvent(.path(kind)) })
         receiver = Receiver(
-            payloadType: UInt8(truncatingIfNeeded: offer.payloadType),
+            payloadType: UInt8(truncatingIfNeeded: offer.payloadType), redPayloadType: red,
             audioLevelID: UInt8(truncatingIfNeeded: offer.audioLevelID), tracksTalkers: options.tracksTalkers,
             talkerLevels: options.talkerLevels)
         var stream = SendPipeline.Stream(
             ssrc: offer.ssrc, payloadType: UInt8(truncatingIfNeeded: offer.payloadType),
             audioLevelID: UInt8(truncatingIfNeeded: offer.audioLevelID))
+        stream.redPayloadType = red
         if let initialSequence = options.initialSequence { stream.initialSequence = initialSequence }
         let player = options.player
         switch options.source {
@@ -292,7 +299,7 @@ public final class ClientMedia: @unchecked Sendable {
                                 arrivalMicroseconds: arrival))
                     }
                     receiver.insert(bytes, arrival: arrival)
-                case .lossReport(let percent): sender?.setExpectedLoss(percent: percent)
+                case .lossReport(let percent): sender?.reportLoss(percent: percent)
                 }
             }
             let tickTime = MonotonicClock.microseconds()
