@@ -156,6 +156,9 @@ public final class ClientMedia: @unchecked Sendable {
     private let listenOnly = Atomic<Bool>(false)
 
     private let path: MediaPath
+    /// Clears the low bit of a packet's SSRC when this client takes RED: the server sends it each speaker's
+    /// packets under the odd SSRC beside the speaker's (docs/media.md, "Redundancy").
+    private let speakerSSRCMask: UInt32
     private let sender: SendPipeline?
     private let receiver: Receiver
     private var device: (any AudioInput)?
@@ -171,6 +174,7 @@ public final class ClientMedia: @unchecked Sendable {
         self.options = options
         self.onEvent = onEvent
         let red = options.redundancy ? offer.redPayloadType.map { UInt8(truncatingIfNeeded: $0) } : nil
+        speakerSSRCMask = red == nil ? ~0 : ~1
         path = try MediaPath(
             offer: offer, redPayloadType: red, blockUDP: options.blockUDP, probeTimeout: options.probeTimeout,
             channel: channel, onChosen: { kind in onEvent(.path(kind)) })
@@ -294,8 +298,9 @@ public final class ClientMedia: @unchecked Sendable {
                     if options.reportsPackets, bytes.count >= RTPHeader.fixedLength {
                         onEvent(
                             .packet(
-                                ssrc: UInt32(bytes[8]) << 24 | UInt32(bytes[9]) << 16 | UInt32(bytes[10]) << 8
-                                    | UInt32(bytes[11]), sequence: UInt16(bytes[2]) << 8 | UInt16(bytes[3]),
+                                ssrc: (UInt32(bytes[8]) << 24 | UInt32(bytes[9]) << 16 | UInt32(bytes[10]) << 8
+                                    | UInt32(bytes[11])) & speakerSSRCMask,
+                                sequence: UInt16(bytes[2]) << 8 | UInt16(bytes[3]),
                                 arrivalMicroseconds: arrival))
                     }
                     receiver.insert(bytes, arrival: arrival)
