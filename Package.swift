@@ -118,7 +118,7 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "Platform", "WebSocket", "RoomTokens", "AudioCore", "CSpawn",
+                "MediaTransport", "MediaWire", "Platform", "WebSocket", "RoomTokens", "AudioCore", "CSpawn",
             ], path: "Sources/Server/RoomServer"),
         // A server's rooms in a cluster (owned, replicated, relayed, listed), behind RoomServer's `ServerCluster`.
         .target(

@@ -20,6 +20,8 @@ final class TestPeer {
     var downlink: SRTPSession
     let gate: PublishGate
     var sequence: UInt16 = 0
+    /// Where RED packets of `REDForwardingTests` go.
+    var sendTo: UDPAddress?
 
     init(ssrc: UInt32, roomKey: SRTPKey, mayPublish: Bool) throws {
         self.ssrc = ssrc

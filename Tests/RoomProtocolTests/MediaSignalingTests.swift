@@ -27,7 +27,7 @@ func mediaExamples() throws -> [(line: Int, text: String)] {
 @Suite struct MediaSignalingTests {
     @Test func theDocumentedExamplesDecodeAndEncodeBackExactly() throws {
         let examples = try mediaExamples()
-        #expect(examples.count == 4)
+        #expect(examples.count == 6)
         for example in examples {
             let signal = try #require(try MediaSignalCodec.decode(example.text), "docs/protocol.md:\(example.line)")
             #expect(MediaSignalCodec.encode(signal) == example.text, "docs/protocol.md:\(example.line)")

@@ -25,6 +25,8 @@ public struct RelayImpairment: Sendable {
         /// The packet's place in its stream: sequence numbers counted from the stream's first packet.
         public var index: Int
         public var decision: Decision
+        /// The datagram's size (RTP header and extension, payload, SRTP tag).
+        public var length: Int = 0
     }
 
     /// The loss and jitter applied; `baseDelayMilliseconds` is added to every packet.
@@ -65,7 +67,9 @@ public struct RelayImpairment: Sendable {
         if decision == .drop { packetsDropped += 1 }
         if keepsRecords {
             records.append(
-                Record(ssrc: ssrc, sequence: sequence, timestamp: timestamp, index: index, decision: decision))
+                Record(
+                    ssrc: ssrc, sequence: sequence, timestamp: timestamp, index: index, decision: decision,
+                    length: datagram.count))
         }
         return decision
     }

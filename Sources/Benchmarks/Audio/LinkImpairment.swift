@@ -9,6 +9,10 @@ public struct LinkImpairment: Sendable, Equatable {
     public var jitterMilliseconds: Double
     /// The seed of the loss and jitter pattern.
     public var seed: UInt64
+    /// The mean length of a run of lost packets: 1 is independent random loss; above 1, a two-state
+    /// Gilbert–Elliott chain (every packet lost in the bad state, none in the good one) with `lossPercent` of
+    /// the packets lost overall and runs of this mean length.
+    public var meanBurst: Double = 1
 
     /// A link; clean (no loss, 1 ms, no jitter) by default.
     public init(
@@ -22,7 +26,18 @@ public struct LinkImpairment: Sendable, Equatable {
 
     /// Whether the packet of frame `index` is lost.
     public func isLost(frame index: Int) -> Bool {
-        Self.unit(seed: seed, index: index, stream: 1) * 100 < lossPercent
+        guard meanBurst > 1 else { return Self.unit(seed: seed, index: index, stream: 1) * 100 < lossPercent }
+        // The chain from frame 0, from its stationary state: leave the bad state with 1/burst per packet, enter
+        // it with p/(burst·(1−p)), so that the share of time in it is p.
+        let share = min(0.99, max(0, lossPercent / 100))
+        let leave = 1 / meanBurst
+        let enter = share * leave / (1 - share)
+        var bad = Self.unit(seed: seed, index: -1, stream: 1) < share
+        for frame in 0...max(0, index) {
+            let draw = Self.unit(seed: seed, index: frame, stream: 1)
+            if frame > 0 { bad = bad ? draw >= leave : draw < enter }
+        }
+        return bad
     }
 
     /// How long the packet of frame `index` takes, in microseconds.

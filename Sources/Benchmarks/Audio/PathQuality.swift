@@ -31,6 +31,9 @@ public enum PathQuality {
         public var frames: Int
         /// The listener's figures for the speaker over the whole run (lead-in included).
         public var receiver: SpeakerStats?
+        /// The Opus (or RED) payload the server sent the listener for the speech (after the lead-in), in kbit/s
+        /// of speech: the datagrams' bytes less the RTP header, level extension and SRTP tag (30 bytes each).
+        public var payloadKilobitsPerSecond: Double = 0
     }
 
     /// Sends `speech` (48 kHz mono) through both paths with `lossPercent` random loss from `seed`, each packet
@@ -39,7 +42,8 @@ public enum PathQuality {
     /// only.
     public static func run(
         speech: [Int16], lossPercent: Double, seed: UInt64, voiceProcessing: Bool, leadInSeconds: Int = 3,
-        baseDelayMilliseconds: Double = 0, jitterMilliseconds: Double = 0
+        baseDelayMilliseconds: Double = 0, jitterMilliseconds: Double = 0, meanBurst: Double = 1,
+        redundancy: Bool = true
     ) throws -> Result {
         // Both paths first say `leadInSeconds` of the same speech under the same loss, as a session would
         // have before the moment measured: the loss has been reported back to the speaker (which turns FEC on)
@@ -51,21 +55,22 @@ public enum PathQuality {
         let frameCount = (signal.count + frame - 1) / frame
         signal += [Int16](repeating: 0, count: frameCount * frame - signal.count)
 
-        let link = LinkImpairment(
+        var link = LinkImpairment(
             lossPercent: lossPercent, baseDelayMilliseconds: baseDelayMilliseconds,
             jitterMilliseconds: jitterMilliseconds, seed: seed)
+        link.meanBurst = meanBurst
         let room = try BenchServer(room: "bench", media: true)
         defer { room.shutdown() }
         let microphone = SpeechFeed(signal: signal)
         let listener = try MediaClientRig(
             room: room, identity: "listener", role: "audience", relay: link,
-            options: ClientMedia.Options(record: true))
+            options: ClientMedia.Options(record: true, redundancy: redundancy))
         defer { listener.close() }
         let speaker = try MediaClientRig(
             room: room, identity: "speaker", role: "speaker", relay: nil,
             options: ClientMedia.Options(
                 source: .live(AudioFeed(capture: { microphone.fill($0) })),
-                sending: SendPipeline.Configuration(voiceProcessing: voiceProcessing)))
+                sending: SendPipeline.Configuration(voiceProcessing: voiceProcessing), redundancy: redundancy))
         defer { speaker.close() }
         try listener.client.join()
         try speaker.client.join()
@@ -86,6 +91,9 @@ public enum PathQuality {
         // first packet's RTP timestamp is frame 0's.
         let lost = Set(
             records.filter { $0.decision == .drop }.map { Int(($0.timestamp &- first.timestamp) / 960) })
+        let payloadBytes = records.filter { Int(($0.timestamp &- first.timestamp) / 960) >= leadFrames }
+            .reduce(0) { $0 + max(0, $1.length - 30) }
+        let speechSeconds = Double(frameCount - leadFrames) * Double(AudioFormat.frameMilliseconds) / 1000
 
         var settings = OpusEncoder.Configuration()
         settings.expectedLossPercent = Int(lossPercent.rounded(.up))
@@ -96,7 +104,8 @@ public enum PathQuality {
         return Result(
             path: path, opusAlone: Array(opus.dropFirst(leadFrames * frame).prefix(speech.count)),
             lostFrames: lost.filter { $0 >= leadFrames }.count, frames: frameCount - leadFrames,
-            receiver: listener.lastStats)
+            receiver: listener.lastStats,
+            payloadKilobitsPerSecond: speechSeconds > 0 ? Double(payloadBytes) * 8 / speechSeconds / 1000 : 0)
     }
 
     /// The shift, in whole frames, at which `delayed` best matches `reference` (largest correlation). The

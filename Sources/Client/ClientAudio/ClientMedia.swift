@@ -102,14 +102,19 @@ public final class ClientMedia: @unchecked Sendable {
         public var initialSequence: UInt16?
         /// A file played into the room beside the microphone (with no microphone, alone).
         public var player: FilePlayer?
+        /// Whether this client takes RFC 2198 redundancy from a server that offers it: it sends it when its
+        /// listeners report loss, and rebuilds lost frames from what it receives. Off only to measure without it.
+        public var redundancy: Bool
 
         public init(
             source: MicrophoneSource = .none, sending: SendPipeline.Configuration? = nil,
             talk: TalkSwitch = TalkSwitch(), blockUDP: Bool = false, probeTimeout: Duration = .seconds(2),
             record: Bool = false, output: AudioFeed? = nil, tracksTalkers: Bool = false, talkerLevels: Bool = true,
-            reportsPackets: Bool = false, initialSequence: UInt16? = nil, player: FilePlayer? = nil
+            reportsPackets: Bool = false, initialSequence: UInt16? = nil, player: FilePlayer? = nil,
+            redundancy: Bool = true
         ) {
             self.player = player
+            self.redundancy = redundancy
             self.source = source
             self.sending = sending
             self.talk = talk
@@ -151,6 +156,9 @@ public final class ClientMedia: @unchecked Sendable {
     private let listenOnly = Atomic<Bool>(false)
 
     private let path: MediaPath
+    /// Clears the low bit of a packet's SSRC when this client takes RED: the server sends it each speaker's
+    /// packets under the odd SSRC beside the speaker's (docs/media.md, "Redundancy").
+    private let speakerSSRCMask: UInt32
     private let sender: SendPipeline?
     private let receiver: Receiver
     private var device: (any AudioInput)?
@@ -165,16 +173,19 @@ public final class ClientMedia: @unchecked Sendable {
     ) throws {
         self.options = options
         self.onEvent = onEvent
+        let red = options.redundancy ? offer.redPayloadType.map { UInt8(truncatingIfNeeded: $0) } : nil
+        speakerSSRCMask = red == nil ? ~0 : ~1
         path = try MediaPath(
-            offer: offer, blockUDP: options.blockUDP, probeTimeout: options.probeTimeout, channel: channel,
-            onChosen: { kind in onEvent(.path(kind)) })
+            offer: offer, redPayloadType: red, blockUDP: options.blockUDP, probeTimeout: options.probeTimeout,
+            channel: channel, onChosen: { kind in onEvent(.path(kind)) })
         receiver = Receiver(
-            payloadType: UInt8(truncatingIfNeeded: offer.payloadType),
+            payloadType: UInt8(truncatingIfNeeded: offer.payloadType), redPayloadType: red,
             audioLevelID: UInt8(truncatingIfNeeded: offer.audioLevelID), tracksTalkers: options.tracksTalkers,
             talkerLevels: options.talkerLevels)
         var stream = SendPipeline.Stream(
             ssrc: offer.ssrc, payloadType: UInt8(truncatingIfNeeded: offer.payloadType),
             audioLevelID: UInt8(truncatingIfNeeded: offer.audioLevelID))
+        stream.redPayloadType = red
         if let initialSequence = options.initialSequence { stream.initialSequence = initialSequence }
         let player = options.player
         switch options.source {
@@ -287,12 +298,13 @@ public final class ClientMedia: @unchecked Sendable {
                     if options.reportsPackets, bytes.count >= RTPHeader.fixedLength {
                         onEvent(
                             .packet(
-                                ssrc: UInt32(bytes[8]) << 24 | UInt32(bytes[9]) << 16 | UInt32(bytes[10]) << 8
-                                    | UInt32(bytes[11]), sequence: UInt16(bytes[2]) << 8 | UInt16(bytes[3]),
+                                ssrc: (UInt32(bytes[8]) << 24 | UInt32(bytes[9]) << 16 | UInt32(bytes[10]) << 8
+                                    | UInt32(bytes[11])) & speakerSSRCMask,
+                                sequence: UInt16(bytes[2]) << 8 | UInt16(bytes[3]),
                                 arrivalMicroseconds: arrival))
                     }
                     receiver.insert(bytes, arrival: arrival)
-                case .lossReport(let percent): sender?.setExpectedLoss(percent: percent)
+                case .lossReport(let percent): sender?.reportLoss(percent: percent)
                 }
             }
             let tickTime = MonotonicClock.microseconds()

@@ -42,6 +42,8 @@ final class MediaPath {
     static let probeInterval: Int64 = 200_000
 
     let offer: MediaOffer
+    /// RED's payload type when this client takes it (told to the server in `media_path`).
+    private let redPayloadType: UInt8?
     private(set) var kind: MediaPathKind?
     private let blockUDP: Bool
     private let channel: MediaChannel
@@ -69,9 +71,10 @@ final class MediaPath {
     /// Opens the socket and the SRTP sessions for `offer`. `onChosen` runs on the media thread when the path is
     /// chosen, after the server has been told.
     init(
-        offer: MediaOffer, blockUDP: Bool, probeTimeout: Duration, channel: MediaChannel,
-        onChosen: @escaping (MediaPathKind) -> Void
+        offer: MediaOffer, redPayloadType: UInt8? = nil, blockUDP: Bool, probeTimeout: Duration,
+        channel: MediaChannel, onChosen: @escaping (MediaPathKind) -> Void
     ) throws {
+        self.redPayloadType = redPayloadType
         guard let sendKey = SRTPKey(bytes: offer.sendKey), let roomKey = SRTPKey(bytes: offer.roomKey) else {
             throw MediaSignalError(message: "keys must be 30 bytes")
         }
@@ -178,7 +181,7 @@ final class MediaPath {
     private func choose(_ chosen: MediaPathKind) {
         guard kind != chosen else { return }
         kind = chosen
-        channel.sendText(MediaSignalCodec.encode(.mediaPath(chosen)))
+        channel.sendText(MediaSignalCodec.encode(.mediaPath(chosen, takesRED: redPayloadType != nil)))
         onChosen(chosen)
         // The first report over the WebSocket goes out at once; over UDP one has just been answered.
         if chosen == .websocket { lastReport = .min / 2 }
@@ -258,7 +261,9 @@ final class MediaPath {
             }
             return
         }
-        guard length >= RTPHeader.fixedLength, packet[1] & 0x7F == UInt8(truncatingIfNeeded: offer.payloadType)
+        guard length >= RTPHeader.fixedLength,
+            packet[1] & 0x7F == UInt8(truncatingIfNeeded: offer.payloadType)
+                || (redPayloadType != nil && packet[1] & 0x7F == redPayloadType)
         else { return }
         for (_, session) in roomSessions {
             if let plain = try? session.unprotect(buffer, length: length) {

@@ -10,6 +10,8 @@ public struct SpeakerStats: Sendable, Equatable {
     public var received: Int
     public var lost: Int
     public var recoveredByFEC: Int
+    /// Lost packets whose frame came in a later packet's RFC 2198 redundancy.
+    public var recoveredByRED: Int = 0
     public var concealed: Int
     /// Interarrival jitter in milliseconds.
     public var jitterMilliseconds: Double
@@ -69,6 +71,9 @@ final class Receiver {
     }
 
     private let payloadType: UInt8
+    /// The payload type of RFC 2198 redundancy when this client takes it (it said so in `media_path`); nil
+    /// otherwise, and then such packets are dropped as any other unknown payload type.
+    private let redPayloadType: UInt8?
     private let audioLevelID: UInt8
     private var speakers: [UInt32: Speaker] = [:]
     /// Who is talking, by SSRC; nil when nobody asked to know.
@@ -80,17 +85,44 @@ final class Receiver {
     /// A receiver of the room's stream of `payloadType`, reading levels from extension `audioLevelID`; with
     /// `tracksTalkers`, it follows who is talking (``heard(at:names:)``), and with `talkerLevels` reports level
     /// changes too, not only who starts and stops.
-    init(payloadType: UInt8, audioLevelID: UInt8, tracksTalkers: Bool, talkerLevels: Bool = true) {
+    init(
+        payloadType: UInt8, redPayloadType: UInt8? = nil, audioLevelID: UInt8, tracksTalkers: Bool,
+        talkerLevels: Bool = true
+    ) {
         self.payloadType = payloadType
+        self.redPayloadType = redPayloadType
         self.audioLevelID = audioLevelID
         var configuration = TalkerActivity<UInt32>.Configuration()
         configuration.reportsLevels = talkerLevels
         talkers = tracksTalkers ? TalkerActivity(configuration: configuration) : nil
     }
 
-    /// Files one decrypted RTP packet that arrived at `arrival` (µs) in its speaker's jitter buffer.
+    /// Files one decrypted RTP packet that arrived at `arrival` (µs) in its speaker's jitter buffer. A RED
+    /// packet files its primary frame, then each earlier frame it repeats at the place of that frame's own
+    /// packet (one frame back per 960 of timestamp offset), which fills it only if that packet is missing; a RED
+    /// payload that does not parse is a dropped packet.
     func insert(_ packet: UnsafeRawBufferPointer, arrival: Int64) {
-        guard let header = try? RTPHeader.parse(packet), header.payloadType == payloadType else { return }
+        guard var header = try? RTPHeader.parse(packet) else { return }
+        var primary = header.payloadRange
+        var red: REDPayload?
+        if let redPayloadType {
+            // The server sends what it forwards to those who take RED under the odd SSRC beside the speaker's.
+            header.ssrc &= ~1
+            if header.payloadType == redPayloadType {
+                guard
+                    let parsed = try? REDPayload.parse(
+                        UnsafeRawBufferPointer(rebasing: packet[header.payloadRange]), redPayloadType: redPayloadType),
+                    parsed.primary.payloadType == payloadType
+                else { return }
+                red = parsed
+                let start = header.payloadRange.lowerBound
+                primary = (start + parsed.primary.range.lowerBound)..<(start + parsed.primary.range.upperBound)
+            } else if header.payloadType != payloadType {
+                return
+            }
+        } else if header.payloadType != payloadType {
+            return
+        }
         let speaker: Speaker
         if let existing = speakers[header.ssrc] {
             speaker = existing
@@ -105,12 +137,39 @@ final class Receiver {
             arrival: arrival * 48 / 1000)
         speaker.buffer.insert(
             sequence: header.sequenceNumber, timestamp: header.timestamp, ssrc: header.ssrc, arrival: arrival,
-            payload: Array(UnsafeRawBufferPointer(rebasing: packet[header.payloadRange])))
+            payload: Array(UnsafeRawBufferPointer(rebasing: packet[primary])))
+        if let red {
+            fileRedundancy(red, of: header, in: packet, for: speaker)
+        }
         if talkers != nil,
             let level = try? RTPOneByteExtension.audioLevel(in: packet, header: header, id: audioLevelID)
         {
             talkers?.record(header.ssrc, dBov: level.level, voice: level.voice, at: arrival / 1000)
         }
+    }
+
+    /// Files the earlier frames a RED packet repeats, and sets how long the speaker's buffer waits under loss:
+    /// long enough for the packet that repeats a lost frame last (one frame more per frame repeated), no longer.
+    private func fileRedundancy(
+        _ red: REDPayload, of header: RTPHeader, in packet: UnsafeRawBufferPointer, for speaker: Speaker
+    ) {
+        var deepest: UInt16 = 0
+        for index in 0..<red.redundantCount {
+            let block = red.redundant(index)
+            let step = UInt32(AudioFormat.rtpTimestampStep)
+            let offset = UInt32(block.timestampOffset)
+            guard block.payloadType == payloadType, offset % step == 0, !block.range.isEmpty else { continue }
+            let back = UInt16(offset / step)
+            deepest = max(deepest, back)
+            let start = header.payloadRange.lowerBound
+            speaker.buffer.insertRedundant(
+                sequence: header.sequenceNumber &- back, timestamp: header.timestamp &- offset, ssrc: header.ssrc,
+                payload: Array(
+                    UnsafeRawBufferPointer(
+                        rebasing: packet[(start + block.range.lowerBound)..<(start + block.range.upperBound)])))
+        }
+        speaker.buffer.setLossDelay(
+            Self.jitter.lossDelay + Int64(max(0, Int(deepest) - 1)) * AudioFormat.frameMicroseconds)
     }
 
     /// Decodes each speaker's next frame and mixes them into `mixed`, each at its local volume from `volumes`;
@@ -202,7 +261,7 @@ final class Receiver {
             let stats = speaker.buffer.statistics
             return SpeakerStats(
                 ssrc: ssrc, peer: names.sources[ssrc], received: stats.received, lost: stats.lost,
-                recoveredByFEC: stats.recoveredByFEC,
+                recoveredByFEC: stats.recoveredByFEC, recoveredByRED: stats.recoveredByRED,
                 concealed: stats.concealed, jitterMilliseconds: Double(stats.jitter) / 1000,
                 playoutDelayMilliseconds: Double(stats.playoutDelay) / 1000)
         }

@@ -90,14 +90,17 @@ public final class SendPipeline {
         public var initialTimestamp: UInt32
         /// The sequence number before the first packet's.
         public var initialSequence: UInt16
+        /// The payload type of RFC 2198 redundancy, when the server takes it; nil never sends it.
+        public var redPayloadType: UInt8?
 
         /// A stream; timestamps and sequence numbers start at random, as RFC 3550 asks.
         public init(
             ssrc: UInt32, payloadType: UInt8 = RTPAudioProfile.opusPayloadType,
             audioLevelID: UInt8 = RTPAudioProfile.audioLevelExtensionID,
             initialTimestamp: UInt32 = UInt32.random(in: 0...UInt32.max),
-            initialSequence: UInt16 = UInt16.random(in: 0...UInt16.max)
+            initialSequence: UInt16 = UInt16.random(in: 0...UInt16.max), redPayloadType: UInt8? = nil
         ) {
+            self.redPayloadType = redPayloadType
             self.ssrc = ssrc
             self.payloadType = payloadType
             self.audioLevelID = audioLevelID
@@ -106,8 +109,11 @@ public final class SendPipeline {
         }
     }
 
-    /// The largest RTP packet the path writes: header, level extension and the largest Opus packet.
-    public static let maxPacketBytes = RTPHeader.fixedLength + 8 + OpusEncoder.maxPacketBytes
+    /// The largest RTP packet the path writes: header, level extension, the largest Opus packet and, with
+    /// redundancy, the RED headers and the earlier frames.
+    public static let maxPacketBytes =
+        RTPHeader.fixedLength + 8 + OpusEncoder.maxPacketBytes + 1
+        + REDPayload.maxRedundantBlocks * (4 + REDPayload.maxBlockLength)
 
     /// The level of the last frame captured, whether or not it was sent, in -dBov.
     public private(set) var lastLevel = AudioLevel.silence
@@ -130,6 +136,15 @@ public final class SendPipeline {
     private let player: FilePlayer?
     private let music: UnsafeMutableBufferPointer<Int16>
     private var musicGain = SendPipeline.musicGain
+    /// When and how much redundancy goes out, from the loss the server reports.
+    private var policy = RedundancyPolicy()
+    /// The frame just encoded, before it goes into the packet.
+    private let encoded: UnsafeMutableRawBufferPointer
+    /// The last frames sent (newest at `historyNewest`), each in its own `REDPayload.maxBlockLength` bytes, for
+    /// the packets that repeat them.
+    private let history: UnsafeMutableRawBufferPointer
+    private var historyFrames: [(sequence: UInt16, timestamp: UInt32, length: Int)]
+    private var historyNewest = 0
 
     /// Creates the codec and processors for `configuration`; `talk` decides whether frames are sent; `player`
     /// is the file played into the room beside the microphone, if any.
@@ -158,11 +173,28 @@ public final class SendPipeline {
         appliedLoss = configuration.encoder.expectedLossPercent
         cleaned = .allocate(capacity: AudioFormat.samplesPerFrame)
         cleaned.initialize(repeating: 0)
+        encoded = .allocate(byteCount: OpusEncoder.maxPacketBytes, alignment: 16)
+        history = .allocate(byteCount: REDPayload.maxRedundantBlocks * REDPayload.maxBlockLength, alignment: 16)
+        historyFrames = Array(repeating: (0, 0, 0), count: REDPayload.maxRedundantBlocks)
     }
 
     deinit {
         cleaned.deallocate()
         music.deallocate()
+        encoded.deallocate()
+        history.deallocate()
+    }
+
+    /// How many earlier frames each packet repeats now (RFC 2198), 0 to `REDPayload.maxRedundantBlocks`.
+    public var redundancy: Int { stream.redPayloadType == nil ? 0 : policy.level }
+
+    /// The server's report of the loss on this client's stream (the worse of its uplink and its listeners'
+    /// downlinks), about once a second: sets the redundancy (see ``RedundancyPolicy``) and the encoder's
+    /// expected loss, which sizes its FEC. While packets repeat earlier frames, FEC (which repeats the previous
+    /// frame at a lower quality) would only take bits from the frame itself, so it is off.
+    public func reportLoss(percent: Int) {
+        if stream.redPayloadType != nil { policy.report(lossPercent: percent) }
+        setExpectedLoss(percent: redundancy > 0 ? 0 : percent)
     }
 
     /// The RTP timestamp the next frame will carry.
@@ -232,8 +264,7 @@ public final class SendPipeline {
         guard let headerLength = header.write(into: packet, extensionElements: [levelElement]) else { return nil }
         let written: Int
         do {
-            written = try encoder.encode(
-                UnsafeBufferPointer(frame), into: UnsafeMutableRawBufferPointer(rebasing: packet[headerLength...]))
+            written = try encoder.encode(UnsafeBufferPointer(frame), into: encoded)
         } catch {
             // The frame is the right size and the buffer the largest Opus packet: libopus has nothing to refuse.
             return nil
@@ -244,9 +275,72 @@ public final class SendPipeline {
             return nil
         }
         sequence &+= 1
+        let length = writePayload(
+            into: packet, at: headerLength, frame: UnsafeRawBufferPointer(rebasing: encoded[0..<written]),
+            timestamp: frameTimestamp)
         statistics.packetsSent += 1
-        statistics.bytesSent += written
-        return headerLength + written
+        statistics.bytesSent += length - headerLength
+        return length
+    }
+
+    /// Writes the payload after the header at `start`: the frame alone, or, with redundancy on and earlier
+    /// frames to repeat, a RED payload (RFC 2198) of those frames and this one, with the header's payload type
+    /// changed to RED's. An earlier frame is repeated only when it was sent in the packets just before this one
+    /// with no gap (DTX) between, so that its timestamp offset says which packet it stands for. Then keeps the
+    /// frame for the next packets. Returns the packet's length.
+    private func writePayload(
+        into packet: UnsafeMutableRawBufferPointer, at start: Int, frame: UnsafeRawBufferPointer, timestamp: UInt32
+    ) -> Int {
+        var cursor = start
+        let depth = redundancy
+        if depth > 0, let redPayloadType = stream.redPayloadType {
+            // Oldest first, as the headers list them.
+            var slots: (Int, Int) = (-1, -1)
+            var count = 0
+            for back in stride(from: depth, through: 1, by: -1) {
+                let slot = (historyNewest - (back - 1) + historyFrames.count) % historyFrames.count
+                let earlier = historyFrames[slot]
+                guard earlier.length > 0, sequence &- earlier.sequence == UInt16(back),
+                    timestamp &- earlier.timestamp == UInt32(back) * AudioFormat.rtpTimestampStep
+                else { continue }
+                if count == 0 { slots.0 = slot } else { slots.1 = slot }
+                count += 1
+            }
+            if count > 0 {
+                packet[1] = packet[1] & 0x80 | redPayloadType
+                for index in 0..<count {
+                    let earlier = historyFrames[index == 0 ? slots.0 : slots.1]
+                    let word = (timestamp &- earlier.timestamp) << 10 | UInt32(earlier.length)
+                    packet[cursor] = 0x80 | stream.payloadType
+                    packet[cursor + 1] = UInt8(truncatingIfNeeded: word >> 16)
+                    packet[cursor + 2] = UInt8(truncatingIfNeeded: word >> 8)
+                    packet[cursor + 3] = UInt8(truncatingIfNeeded: word)
+                    cursor += 4
+                }
+                packet[cursor] = stream.payloadType
+                cursor += 1
+                for index in 0..<count {
+                    let slot = index == 0 ? slots.0 : slots.1
+                    let length = historyFrames[slot].length
+                    let from = slot * REDPayload.maxBlockLength
+                    UnsafeMutableRawBufferPointer(rebasing: packet[cursor..<(cursor + length)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: history[from..<(from + length)]))
+                    cursor += length
+                }
+            }
+        }
+        UnsafeMutableRawBufferPointer(rebasing: packet[cursor..<(cursor + frame.count)]).copyMemory(from: frame)
+        cursor += frame.count
+        // Kept even while redundancy is off, so that the first packet after it turns on already repeats.
+        historyNewest = (historyNewest + 1) % historyFrames.count
+        if frame.count <= REDPayload.maxBlockLength {
+            let from = historyNewest * REDPayload.maxBlockLength
+            UnsafeMutableRawBufferPointer(rebasing: history[from..<(from + frame.count)]).copyMemory(from: frame)
+            historyFrames[historyNewest] = (sequence, timestamp, frame.count)
+        } else {
+            historyFrames[historyNewest] = (sequence, timestamp, 0)
+        }
+        return cursor
     }
 
     /// Without voice activity detection, frames at least this loud (-dBov) count as voice.

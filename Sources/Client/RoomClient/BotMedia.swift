@@ -189,6 +189,7 @@ final class BotMedia: Sendable {
                         ("ssrc", .integer(Int64(speaker.ssrc))), ("received", .integer(Int64(speaker.received))),
                         ("lost", .integer(Int64(speaker.lost))),
                         ("recovered_fec", .integer(Int64(speaker.recoveredByFEC))),
+                        ("recovered_red", .integer(Int64(speaker.recoveredByRED))),
                         ("concealed", .integer(Int64(speaker.concealed))),
                         ("jitter_ms", .double(speaker.jitterMilliseconds)),
                         ("playout_delay_ms", .double(speaker.playoutDelayMilliseconds)),

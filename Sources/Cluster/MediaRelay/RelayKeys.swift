@@ -36,8 +36,9 @@ public enum RelayKeys {
 
 /// SSRCs that carry their node's slot in the top byte, so nodes never hand out the same SSRC.
 public enum SSRCSpace {
-    /// An SSRC for a peer of the node with `slot` (1-255), from 24 random bits.
-    public static func ssrc(slot: Int, random: UInt32 = UInt32.random(in: 0x10...0xFF_FFF0)) -> UInt32 {
+    /// An SSRC for a peer of the node with `slot` (1-255), from 24 random bits; the random ones are even, since
+    /// the odd one beside each is its stream for listeners who take RED (`MediaForwarder.redSSRC`).
+    public static func ssrc(slot: Int, random: UInt32 = UInt32.random(in: 0x8...0x7F_FFF8) << 1) -> UInt32 {
         UInt32(slot & 0xFF) << 24 | (random & 0xFF_FFFF)
     }
 

@@ -66,6 +66,8 @@ public struct JitterBufferStatistics: Sendable, Equatable {
     public var lost = 0
     /// Lost frames rebuilt from the next packet's FEC.
     public var recoveredByFEC = 0
+    /// Frames whose own packet never came, filed from a later packet's RFC 2198 redundancy.
+    public var recoveredByRED = 0
     /// Frames handed to packet-loss concealment.
     public var concealed = 0
     /// Packets dropped during speech to bring the delay back down.
@@ -112,7 +114,7 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
     private static var frameSamples: Int64 { Int64(AudioFormat.samplesPerFrame) }
 
     /// The tuning in use.
-    public let configuration: JitterBufferConfiguration
+    public private(set) var configuration: JitterBufferConfiguration
     /// Counters and current delays.
     public private(set) var statistics = JitterBufferStatistics()
 
@@ -202,14 +204,9 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
 
     // MARK: - Arrival
 
-    /// Files one received RTP packet.
-    ///
-    /// - Parameters:
-    ///   - sequence: the RTP sequence number (wraps at 65535).
-    ///   - timestamp: the RTP timestamp at 48 kHz (wraps at 2^32; jumps across DTX silence).
-    ///   - ssrc: the RTP synchronization source; a new one restarts the stream.
-    ///   - arrival: when the packet arrived, in µs on the same clock as ``nextFrame(at:)``.
-    ///   - payload: the encoded frame, kept opaque.
+    /// Files one received RTP packet: its `sequence` number (wraps at 65535), `timestamp` at 48 kHz (wraps at
+    /// 2^32; jumps across DTX silence), `ssrc` (a new one restarts the stream), `arrival` in µs on the clock of
+    /// ``nextFrame(at:)``, and `payload`, the encoded frame, kept opaque.
     @_specialize(exported:true,where Payload == [UInt8])
     public mutating func insert(sequence: UInt16, timestamp: UInt32, ssrc: UInt32, arrival: Int64, payload: Payload) {
         // Both entry points are specialised for the payload the media layer uses: called from another module, the
@@ -260,6 +257,27 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
         slotPayload[index] = payload
         bufferedCount += 1
     }
+
+    /// Files a frame repeated in a later packet (RFC 2198) at its own packet's place, if that one is missing and
+    /// not yet due: it then plays before FEC or concealment are tried. It teaches the timing nothing, counts as
+    /// `recoveredByRED` (not received) and as a loss for `lossDelay`, which RED needs as FEC does.
+    @_specialize(exported:true,where Payload == [UInt8])
+    public mutating func insertRedundant(sequence: UInt16, timestamp: UInt32, ssrc: UInt32, payload: Payload) {
+        guard self.ssrc == ssrc, let highest = highestSequence, let top = highestTimestamp else { return }
+        let extended = highest + Int64(Int16(bitPattern: sequence &- UInt16(truncatingIfNeeded: highest)))
+        let index = slotIndex(extended)
+        guard extended < highest, extended > highest - Int64(configuration.capacity),
+            extended >= nextSequence ?? extended, slotSequence[index] == Self.emptySlot
+        else { return }
+        (slotSequence[index], slotPayload[index]) = (extended, payload)
+        slotTimestamp[index] = top + Int64(Int32(bitPattern: timestamp &- UInt32(truncatingIfNeeded: top)))
+        bufferedCount += 1
+        statistics.recoveredByRED += 1
+        noteLoss()
+    }
+
+    /// Sets `lossDelay`: a speaker whose packets repeat two frames needs one frame more than one who repeats one.
+    public mutating func setLossDelay(_ delay: Int64) { configuration.lossDelay = max(0, delay) }
 
     /// Drops buffered packets up to and including `sequence` because newer ones need their slots.
     private mutating func makeRoom(upTo sequence: Int64) {

@@ -204,6 +204,8 @@ public struct RTPHeader: Sendable, Equatable {
 public enum RTPAudioProfile {
     /// The dynamic payload type for Opus (RFC 7587).
     public static let opusPayloadType: UInt8 = 111
+    /// The dynamic payload type for RFC 2198 redundancy (RED) around Opus, where both ends take it.
+    public static let redPayloadType: UInt8 = 63
     /// Opus always uses a 48 kHz RTP clock, whatever its internal rate.
     public static let clockRate: UInt32 = 48_000
     /// RTP timestamp units in one 20 ms frame.

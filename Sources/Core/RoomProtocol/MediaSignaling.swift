@@ -8,8 +8,10 @@ public enum MediaSignal: Sendable, Equatable {
     case media(MediaOffer)
     /// Server to client: the room key changed (someone left or was removed); use it from now on.
     case mediaKey(roomKey: [UInt8], epoch: Int)
-    /// Client to server: the path the client's media takes, `udp` or `websocket`.
-    case mediaPath(MediaPathKind)
+    /// Client to server: the path the client's media takes, `udp` or `websocket`, and whether the client takes
+    /// RFC 2198 redundancy (RED) in what the server sends it (`"red": true`; absent, as from older clients, it
+    /// gets the primary frames alone).
+    case mediaPath(MediaPathKind, takesRED: Bool = false)
     /// Server to client: which peer sends with which SSRC, so a client can name the speakers it hears.
     case mediaSources([MediaSource])
 
@@ -64,13 +66,18 @@ public struct MediaOffer: Sendable, Equatable {
     /// The SRTP master key and salt the server protects the room's packets with (30 bytes).
     public var roomKey: [UInt8]
     public var epoch: Int
+    /// The payload type of RFC 2198 redundancy (RED), when the server takes it and forwards it to those who say
+    /// they take it (`media_path`'s `red`); nil from a server that does not (the client then never sends it).
+    public var redPayloadType: Int?
 
     public init(
         host: String, port: Int, ssrc: UInt32, serverSSRC: UInt32,
         payloadType: Int = Int(RTPAudioProfile.opusPayloadType),
         clockRate: Int = Int(RTPAudioProfile.clockRate), audioLevelID: Int = Int(RTPAudioProfile.audioLevelExtensionID),
-        profile: String = MediaOffer.srtpProfile, sendKey: [UInt8], roomKey: [UInt8], epoch: Int
+        profile: String = MediaOffer.srtpProfile, sendKey: [UInt8], roomKey: [UInt8], epoch: Int,
+        redPayloadType: Int? = nil
     ) {
+        self.redPayloadType = redPayloadType
         self.host = host
         self.port = port
         self.ssrc = ssrc
@@ -110,11 +117,12 @@ public enum MediaSignalCodec {
                 + "\"ssrc\":\(offer.ssrc),\"server_ssrc\":\(offer.serverSSRC),\"payload_type\":\(offer.payloadType),"
                 + "\"clock_rate\":\(offer.clockRate),\"audio_level_id\":\(offer.audioLevelID),"
                 + "\"srtp_profile\":\(quote(offer.profile)),\"send_key\":\(quote(Base64URL.encode(offer.sendKey))),"
-                + "\"room_key\":\(quote(Base64URL.encode(offer.roomKey))),\"epoch\":\(offer.epoch)}"
+                + "\"room_key\":\(quote(Base64URL.encode(offer.roomKey))),\"epoch\":\(offer.epoch)"
+                + (offer.redPayloadType.map { ",\"red_payload_type\":\($0)" } ?? "") + "}"
         case .mediaKey(let key, let epoch):
             return "{\"type\":\"media_key\",\"room_key\":\(quote(Base64URL.encode(key))),\"epoch\":\(epoch)}"
-        case .mediaPath(let path):
-            return "{\"type\":\"media_path\",\"path\":\(quote(path.rawValue))}"
+        case .mediaPath(let path, let takesRED):
+            return "{\"type\":\"media_path\",\"path\":\(quote(path.rawValue))\(takesRED ? ",\"red\":true" : "")}"
         case .mediaSources(let sources):
             let list = sources.map { "{\"peer\":\(quote($0.peer)),\"ssrc\":\($0.ssrc)}" }.joined(separator: ",")
             return "{\"type\":\"media_sources\",\"sources\":[\(list)]}"
@@ -145,6 +153,14 @@ public enum MediaSignalCodec {
             default:
                 throw MediaSignalError(message: "\"udp\" needs \"host\" and \"port\"")
             }
+            var red: Int?
+            if object["red_payload_type"] != nil {
+                // 35–63 and 96–127: RFC 5761's ranges that no RTCP packet type can be mistaken for.
+                red = try integer(object, "red_payload_type", 35...127)
+                guard !(64...95).contains(red ?? 0) else {
+                    throw MediaSignalError(message: "\"red_payload_type\" must be in 35...63 or 96...127")
+                }
+            }
             let offer = MediaOffer(
                 host: host, port: port,
                 ssrc: UInt32(try integer(object, "ssrc", 1...0xFFFF_FFFF)),
@@ -153,7 +169,11 @@ public enum MediaSignalCodec {
                 clockRate: try integer(object, "clock_rate", 8000...192_000),
                 audioLevelID: try integer(object, "audio_level_id", 1...14),
                 profile: try string(object, "srtp_profile"), sendKey: try key(object, "send_key"),
-                roomKey: try key(object, "room_key"), epoch: try integer(object, "epoch", 0...Int(Int32.max)))
+                roomKey: try key(object, "room_key"), epoch: try integer(object, "epoch", 0...Int(Int32.max)),
+                redPayloadType: red)
+            guard red != offer.payloadType else {
+                throw MediaSignalError(message: "\"red_payload_type\" must differ from \"payload_type\"")
+            }
             return .media(offer)
         case "media_key":
             return .mediaKey(
@@ -162,7 +182,13 @@ public enum MediaSignalCodec {
             guard let path = MediaPathKind(rawValue: try string(object, "path")) else {
                 throw MediaSignalError(message: "\"path\" must be \"udp\" or \"websocket\"")
             }
-            return .mediaPath(path)
+            var takesRED = false
+            switch object["red"] {
+            case nil: break
+            case .bool(let value)?: takesRED = value
+            default: throw MediaSignalError(message: "\"red\" must be true or false")
+            }
+            return .mediaPath(path, takesRED: takesRED)
         case "media_sources":
             guard case .array(let items)? = object["sources"] else {
                 throw MediaSignalError(message: "\"sources\" must be an array")

@@ -13,7 +13,7 @@ public final class MediaCounters: Sendable {
         case sentDatagrams = "datagrams_sent"
         /// Datagrams the kernel would not take.
         case sendDropped = "send_dropped"
-        /// Not RTP: too short, wrong version, bad lengths.
+        /// Not RTP: too short, wrong version, bad lengths; or a RED payload whose blocks do not fit.
         case malformed = "rtp_malformed"
         /// An SSRC the server did not assign to anyone in a room.
         case unknownSSRC = "unknown_ssrc"

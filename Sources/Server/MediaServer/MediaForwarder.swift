@@ -92,6 +92,7 @@ public final class MediaForwarder: @unchecked Sendable {
         case roomKey(room: String, key: SRTPKey, epoch: Int)
         case closeRoom(String)
         case webSocketPacket(ssrc: UInt32, bytes: [UInt8])
+        case takesRED(ssrc: UInt32)
         case attachRelay((any MediaRelayTap)?)
     }
 
@@ -111,6 +112,8 @@ public final class MediaForwarder: @unchecked Sendable {
     /// Packets being fanned out, in turns between reads of the sockets.
     let fanouts = FanOutQueue(slots: 256, slotSize: 1500 + SRTPSession.maxTrailer)
     private let scratch: UnsafeMutableRawBufferPointer
+    /// Where a packet's copy for the listeners who take RED is protected, beside the one for the others.
+    private let redScratch: UnsafeMutableRawBufferPointer
     /// The media socket and the relay's, for `poll` (kept, so a turn of the loop allocates nothing).
     private let pollSet: UnsafeMutablePointer<pollfd>
     var lastSpeakerPoll: Int64 = 0
@@ -143,7 +146,7 @@ public final class MediaForwarder: @unchecked Sendable {
     /// share sockets and send one prepared report each; a server always checks consent. `consentLifetime` (ms) is
     /// shorter only in tests.
     public init(
-        binding address: UDPAddress, serverSSRC: UInt32 = UInt32.random(in: 1...0xFFFF_FFFE),
+        binding address: UDPAddress, serverSSRC: UInt32 = UInt32.random(in: 1...0x7FFF_FFFF) << 1,
         bindsAtFirstPacket: Bool = false, consentLifetime: Int64 = MediaForwarder.consentLifetimeMilliseconds,
         onSpeakers: @escaping @Sendable (_ room: String, _ levels: [(peer: String, level: Int)]) -> Void = { _, _ in },
         onQuality: @escaping @Sendable (_ room: String, _ measures: [(peer: String, measures: LinkMeasures)]) -> Void =
@@ -159,12 +162,14 @@ public final class MediaForwarder: @unchecked Sendable {
         self.onQuality = onQuality
         receive = ReceiveBatch(capacity: 64, slotSize: 1500 + SRTPSession.maxTrailer)
         scratch = .allocate(byteCount: 1500 + SRTPSession.maxTrailer, alignment: 16)
+        redScratch = .allocate(byteCount: 1500 + SRTPSession.maxTrailer, alignment: 16)
         pollSet = .allocate(capacity: 2)
         pollSet.initialize(repeating: pollfd(), count: 2)
     }
 
     deinit {
         scratch.deallocate()
+        redScratch.deallocate()
         pollSet.deallocate()
     }
 
@@ -193,6 +198,17 @@ public final class MediaForwarder: @unchecked Sendable {
     public func setRoomKey(_ key: SRTPKey, epoch: Int, room: String) {
         post(.roomKey(room: room, key: key, epoch: epoch))
     }
+
+    /// The peer takes RFC 2198 redundancy (it said so in `media_path`): from the next packet on it gets the
+    /// room's packets as their speakers sent them, RED or not, under each speaker's RED SSRC (see
+    /// ``redSSRC(_:)``); until then, and for everyone else, a RED packet is cut to its primary frame.
+    public func setTakesRED(ssrc: UInt32) { post(.takesRED(ssrc: ssrc)) }
+
+    /// The SSRC under which listeners that take RED get `ssrc`'s packets: its own SRTP stream under the room key,
+    /// since a RED packet and the primary cut from it are different bytes under the same sequence number, which
+    /// one stream could not carry without using its keystream twice. Assigned SSRCs are even; this is the odd one
+    /// beside it, which nobody is assigned.
+    public static func redSSRC(_ ssrc: UInt32) -> UInt32 { ssrc | 1 }
 
     /// Forgets a room and its peers.
     public func closeRoom(_ room: String) { post(.closeRoom(room)) }
@@ -354,6 +370,10 @@ public final class MediaForwarder: @unchecked Sendable {
                 flush()
             case .attachRelay(let tap):
                 relay = tap
+            case .takesRED(let ssrc):
+                guard let peer = peers[ssrc], !peer.takesRED else { continue }
+                peer.takesRED = true
+                rooms[peer.info.room]?.listenersChanged = true
             }
         }
     }
@@ -445,6 +465,11 @@ public final class MediaForwarder: @unchecked Sendable {
         } catch {
             counters.add(.badExtension)
         }
+        // A RED payload whose blocks do not fit is a dropped packet, here and on every other node.
+        guard Self.redPayload(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])) != nil else {
+            counters.add(.malformed)
+            return
+        }
         relay?.forwarded(
             UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength]), room: peer.info.room, ssrc: header.ssrc)
         fanOut(buffer, plainLength: plainLength, in: room, from: header.ssrc)
@@ -463,32 +488,73 @@ public final class MediaForwarder: @unchecked Sendable {
         if sequence < last { wrappedRooms.withLock { _ = $0.insert(room.name) } }
     }
 
-    /// Protects a plain packet once with the room's key and queues it for every listener but its speaker.
+    /// The packet's header and, when its payload type is RED, its blocks; nil when the header or the RED
+    /// payload is malformed.
+    static func redPayload(_ plain: UnsafeRawBufferPointer) -> (header: RTPHeader, red: REDPayload?)? {
+        guard let header = try? RTPHeader.parse(plain) else { return nil }
+        guard header.payloadType == RTPAudioProfile.redPayloadType else { return (header, nil) }
+        guard
+            let red = try? REDPayload.parse(
+                UnsafeRawBufferPointer(rebasing: plain[header.payloadRange]), redPayloadType: header.payloadType)
+        else { return nil }
+        return (header, red)
+    }
+
+    /// Protects a plain packet with the room's key and queues it for every listener but its speaker: once as
+    /// it came, under the speaker's RED SSRC, for the listeners who take RED; once with a RED payload cut to its
+    /// primary frame, under the speaker's SSRC, for the others. A room whose listeners are all of one kind costs
+    /// one protect per packet, as before.
     private func fanOut(
         _ buffer: UnsafeMutableRawBufferPointer, plainLength: Int, in room: RoomState, from ssrc: UInt32
     ) {
         noteSequence(UInt16(buffer[2]) << 8 | UInt16(buffer[3]), of: ssrc, in: room)
+        guard let parsed = Self.redPayload(UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength])) else {
+            counters.add(.malformed)
+            return
+        }
+        if room.listenersChanged { room.rebuildListeners() }
+        var forwarded = false
+        if room.takesRED.hasListeners {
+            redScratch.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0..<plainLength]))
+            redScratch[11] |= 1  // the RED SSRC: see redSSRC(_:)
+            forwarded = send(redScratch, plainLength: plainLength, to: room.takesRED, in: room, from: ssrc)
+        }
+        if room.primaryOnly.hasListeners || !forwarded {
+            let length =
+                parsed.red.map {
+                    REDPayload.stripToPrimary(buffer, length: plainLength, header: parsed.header, red: $0)
+                } ?? plainLength
+            forwarded = send(buffer, plainLength: length, to: room.primaryOnly, in: room, from: ssrc) || forwarded
+        }
+        if forwarded { counters.add(.forwardedPackets) }
+    }
+
+    /// Protects `buffer` with the room's key and queues it for `listeners` but the speaker; false when the
+    /// protect failed.
+    private func send(
+        _ buffer: UnsafeMutableRawBufferPointer, plainLength: Int, to listeners: RoomState.Listeners,
+        in room: RoomState, from ssrc: UInt32
+    ) -> Bool {
         let protectedLength: Int
         do {
             protectedLength = try room.downlink.protect(buffer, length: plainLength)
         } catch {
             count(error)
-            return
+            return false
         }
-        counters.add(.forwardedPackets)
-        if room.listenersChanged { room.rebuildListeners() }
         let out = UnsafeRawBufferPointer(rebasing: buffer[0..<protectedLength])
         // Every slot taken (WebSocket packets, as commands, can bring more than a batch): turns of the packets
         // ahead free one, and this packet queues behind them, so a speaker's packets keep their order. An empty
         // queue always has room: its slots are as large as any buffer a packet is handled in.
-        while !fanouts.enqueue(out, to: room.udpListeners, exceptFor: ssrc), !fanouts.isEmpty { turnOfFanOuts() }
-        if !room.webSocketListeners.isEmpty {
+        while !fanouts.enqueue(out, to: listeners.udp, exceptFor: ssrc), !fanouts.isEmpty { turnOfFanOuts() }
+        if !listeners.webSocket.isEmpty {
             let bytes = Array(out)
-            for listener in room.webSocketListeners where listener.ssrc != ssrc {
+            for listener in listeners.webSocket where listener.ssrc != ssrc {
                 listener.sink(bytes)
                 counters.add(.webSocketOut)
             }
         }
+        return true
     }
 
     func count(_ error: SRTPError) {

@@ -19,6 +19,8 @@ extension MediaForwarder {
         var statistics = RTPReceiveStatistics(minSequential: 0)
         /// The worst loss fraction (of 256) listeners reported for this speaker since the last report to it.
         var downstreamLoss: UInt8 = 0
+        /// Whether the peer takes RFC 2198 redundancy in what it is sent.
+        var takesRED = false
         /// The worst loss fraction (of 256) and jitter (RTP units) this peer reported of the speakers it hears,
         /// since its last measures.
         var downlinkLoss: UInt8 = 0
@@ -63,9 +65,21 @@ extension MediaForwarder {
     final class RoomState {
         var downlink: SRTPSession
         var epoch: Int
+        /// The listeners of one kind: those who take RED, or those who get the primary frames alone.
+        struct Listeners {
+            var udp: [(ssrc: UInt32, address: UDPAddress)] = []
+            var webSocket: [(ssrc: UInt32, sink: @Sendable ([UInt8]) -> Void)] = []
+            var hasListeners: Bool { !udp.isEmpty || !webSocket.isEmpty }
+
+            mutating func removeAll() {
+                udp.removeAll(keepingCapacity: true)
+                webSocket.removeAll(keepingCapacity: true)
+            }
+        }
+
         var members: [UInt32: PeerState] = [:]
-        var udpListeners: [(ssrc: UInt32, address: UDPAddress)] = []
-        var webSocketListeners: [(ssrc: UInt32, sink: @Sendable ([UInt8]) -> Void)] = []
+        var primaryOnly = Listeners()
+        var takesRED = Listeners()
         var listenersChanged = false
         var activity = SpeakerActivity<UInt32>()
         /// The speakers of the last report, so one who went quiet is reported at 0 once.
@@ -81,13 +95,15 @@ extension MediaForwarder {
         }
 
         func rebuildListeners() {
-            udpListeners.removeAll(keepingCapacity: true)
-            webSocketListeners.removeAll(keepingCapacity: true)
+            primaryOnly.removeAll()
+            takesRED.removeAll()
             for (ssrc, peer) in members {
-                switch peer.path {
-                case .none: break
-                case .udp(let address): udpListeners.append((ssrc, address))
-                case .webSocket: webSocketListeners.append((ssrc, peer.info.webSocketSink))
+                switch (peer.path, peer.takesRED) {
+                case (.none, _): break
+                case (.udp(let address), false): primaryOnly.udp.append((ssrc, address))
+                case (.udp(let address), true): takesRED.udp.append((ssrc, address))
+                case (.webSocket, false): primaryOnly.webSocket.append((ssrc, peer.info.webSocketSink))
+                case (.webSocket, true): takesRED.webSocket.append((ssrc, peer.info.webSocketSink))
                 }
             }
             listenersChanged = false

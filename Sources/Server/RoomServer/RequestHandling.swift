@@ -46,9 +46,9 @@ extension ServerState {
                 message = try ControlCodec.decodeClient(Array(text.utf8))
             } catch {
                 if error.code == .unknownType, let media,
-                    case .mediaPath(let path)? = try? MediaSignalCodec.decode(text)
+                    case .mediaPath(let path, let takesRED)? = try? MediaSignalCodec.decode(text)
                 {
-                    media.reportedPath(path, from: peer, room: roomName)
+                    media.reportedPath(path, takesRED: takesRED, from: peer, room: roomName)
                     return
                 }
                 entry.send(ServerMessage(.error(code: error.code, message: error.message, id: error.id), seq: nil))

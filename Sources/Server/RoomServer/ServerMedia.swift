@@ -1,6 +1,7 @@
 import Crypto
 import MediaServer
 import MediaTransport
+import MediaWire
 import RoomCore
 import RoomProtocol
 import RoomTransport
@@ -93,7 +94,7 @@ package final class ServerMedia: OutcomeConsumer {
         let offer = MediaOffer(
             host: host ?? "", port: host == nil ? 0 : Int(forwarder.socket.localAddress.port), ssrc: ssrc,
             serverSSRC: forwarder.serverSSRC, sendKey: sendKey.bytes, roomKey: roomKey.key.bytes,
-            epoch: roomKey.epoch)
+            epoch: roomKey.epoch, redPayloadType: Int(RTPAudioProfile.redPayloadType))
         connection.send(text: MediaSignalCodec.encode(.media(offer)))
         let publishing =
             (flows[room] ?? [:]).filter { $0.value.gate.isOpen }
@@ -232,9 +233,11 @@ package final class ServerMedia: OutcomeConsumer {
         forwarder.receivedOverWebSocket(bytes, ssrc: flow.ssrc)
     }
 
-    /// The client says which path its media takes; logged, so an operator sees who falls back.
-    func reportedPath(_ path: MediaPathKind, from peer: PeerID, room: String) {
-        log.info("room \(room): \(peer) sends media over \(path.rawValue)")
+    /// The client says which path its media takes (logged, so an operator sees who falls back) and whether it
+    /// takes RFC 2198 redundancy, which it then gets from the next packet on.
+    func reportedPath(_ path: MediaPathKind, takesRED: Bool, from peer: PeerID, room: String) {
+        log.info("room \(room): \(peer) sends media over \(path.rawValue)\(takesRED ? ", takes RED" : "")")
+        if takesRED, let flow = flows[room]?[peer] { forwarder.setTakesRED(ssrc: flow.ssrc) }
     }
 
     /// The current counters, for the log.
@@ -288,7 +291,8 @@ package final class ServerMedia: OutcomeConsumer {
 
     private func newSSRC() -> UInt32 {
         while true {
-            let ssrc = clusterSSRC?() ?? UInt32.random(in: 0x1000...0xFFFF_FFF0)
+            // Even: the odd SSRC beside each is its stream for listeners who take RED (MediaForwarder.redSSRC).
+            let ssrc = (clusterSSRC?() ?? UInt32.random(in: 0x1000...0xFFFF_FFF0)) & ~1
             if ssrc != forwarder.serverSSRC, usedSSRCs.insert(ssrc).inserted { return ssrc }
         }
     }

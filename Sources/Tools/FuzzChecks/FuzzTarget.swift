@@ -79,6 +79,11 @@ public struct FuzzTarget: Sendable {
                 + "packets parse the same; receive statistics over hostile sequence numbers",
             seeds: MediaChecks.rtpSeeds, check: MediaChecks.rtp),
         FuzzTarget(
+            "red",
+            "RFC 2198 redundant-audio payloads: blocks inside the payload, encoded back to the same bytes, a "
+                + "packet cut to its primary in place parses with exactly the primary", seeds: MediaChecks.redSeeds,
+            check: MediaChecks.red),
+        FuzzTarget(
             "rtcp", "RTCP compound packets: the reports re-encode to bytes that parse the same",
             seeds: MediaChecks.rtcpSeeds, check: MediaChecks.rtcp),
         FuzzTarget(

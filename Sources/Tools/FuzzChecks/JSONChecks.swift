@@ -296,7 +296,12 @@ enum JSONChecks {
                 MediaOffer(
                     host: "127.0.0.1", port: 7481, ssrc: 305_419_896, serverSSRC: 4660, sendKey: key,
                     roomKey: key.reversed(), epoch: 1)),
+            .media(
+                MediaOffer(
+                    host: "", port: 0, ssrc: 8, serverSSRC: 2, sendKey: key, roomKey: key, epoch: 3,
+                    redPayloadType: 63)),
             .mediaKey(roomKey: key, epoch: 2), .mediaPath(.udp), .mediaPath(.websocket),
+            .mediaPath(.udp, takesRED: true),
             .mediaSources([MediaSource(peer: "ana", ssrc: 1), MediaSource(peer: "b\"o\\\u{1}", ssrc: 2)]),
         ]
         return signals.map { Array(MediaSignalCodec.encode($0).utf8) }

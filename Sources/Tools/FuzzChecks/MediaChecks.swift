@@ -245,6 +245,67 @@ enum MediaChecks {
         return seeds
     }
 
+    // MARK: RED
+
+    /// An RFC 2198 payload: refused cleanly, or blocks in order inside the payload, the primary to its end; one
+    /// whose blocks all carry the primary's payload type encodes back to the same bytes; and a packet carrying
+    /// it, cut to its primary in place, parses with exactly the primary's bytes as its payload.
+    static func red(_ input: [UInt8]) throws(FuzzFailure) {
+        let red: REDPayload
+        do {
+            red = try REDPayload.parse(input, redPayloadType: RTPAudioProfile.redPayloadType)
+        } catch {
+            try expect(!error.description.isEmpty, "an error without words")
+            return
+        }
+        var end = 0
+        for block in red.redundantBlocks + [red.primary] {
+            try expect(block.range.lowerBound >= end && block.range.upperBound <= input.count, "block \(block)")
+            end = block.range.upperBound
+        }
+        try expect(red.primary.range.upperBound == input.count, "the primary ends at \(red.primary.range)")
+        let primary = Array(input[red.primary.range])
+        if red.redundantBlocks.allSatisfy({ $0.payloadType == red.primary.payloadType && $0.timestampOffset > 0 }) {
+            let earlier = red.redundantBlocks.map {
+                REDPayload.Earlier(timestampOffset: $0.timestampOffset, bytes: Array(input[$0.range]))
+            }
+            let again = REDPayload.encode(primary: primary, payloadType: red.primary.payloadType, earlier: earlier)
+            try expect(again == input, "encoded again as \(again)")
+        }
+        let header = RTPHeader(payloadType: RTPAudioProfile.redPayloadType, sequenceNumber: 1, timestamp: 2, ssrc: 4)
+        var packet = header.packet(payload: input)
+        let parsed: RTPHeader
+        do {
+            parsed = try RTPHeader.parse(packet)
+        } catch {
+            throw FuzzFailure("a packet made of a RED payload does not parse: \(error)")
+        }
+        let length = packet.withUnsafeMutableBytes {
+            REDPayload.stripToPrimary($0, length: $0.count, header: parsed, red: red)
+        }
+        packet.removeLast(packet.count - length)
+        let cut = try? RTPHeader.parse(packet)
+        try expect(
+            cut?.payloadType == red.primary.payloadType && cut.map { Array(packet[$0.payloadRange]) } == primary,
+            "cut to \(packet)")
+    }
+
+    static func redSeeds() -> [[UInt8]] {
+        [
+            REDPayload.encode(primary: [1, 2, 3], payloadType: 111, earlier: []),
+            REDPayload.encode(
+                primary: [9, 8, 7], payloadType: 111,
+                earlier: [REDPayload.Earlier(timestampOffset: 960, bytes: [4, 5])]),
+            REDPayload.encode(
+                primary: Array(0..<60), payloadType: 111,
+                earlier: [
+                    REDPayload.Earlier(timestampOffset: 1920, bytes: Array(0..<55)),
+                    REDPayload.Earlier(timestampOffset: 960, bytes: Array(0..<58)),
+                ]),
+            [0xEF, 0x0F, 0x00, 0x02, 0x6F, 1],
+        ]
+    }
+
     static func rtcpSeeds() -> [[UInt8]] {
         let block = RTCPReportBlock(
             ssrc: 0x1234_5678, fractionLost: 25, cumulativeLost: -3, extendedHighestSequence: 70_000, jitter: 120,

@@ -18,7 +18,7 @@ enum AudioBench {
 
     static let seed = TypedOption.integer(
         "seed", placeholder: "N", in: 0...1_000_000, default: 1,
-        help: "latency, quality-path: the loss and jitter pattern.")
+        help: "latency, loss, quality-path: the loss and jitter pattern.")
     static let input = TypedOption.path(
         "in", placeholder: "FILE.wav", help: "quality-path: speech to send (16-bit PCM WAV).")
     static let output = TypedOption.path(

@@ -14,7 +14,7 @@ import UIBenchmarks
 enum BenchCommand: ClubroomCommand {
     /// The suites, in the order help lists them.
     enum Suite: String, CaseIterable {
-        case store, join, departures, soak, fanout, latency, cpu, ui, highlight, directory
+        case store, join, departures, soak, fanout, latency, loss, cpu, ui, highlight, directory
         case qualityPath = "quality-path"
         case requests, failover, checkpoint, faults, record
 
@@ -26,6 +26,7 @@ enum BenchCommand: ClubroomCommand {
             case .soak: return [minutes.option]
             case .fanout: return [speakers.option, listeners.option, seconds.option, nodes.option]
             case .latency: return [seconds.option, AudioBench.seed.option, AudioBench.pulse.option]
+            case .loss: return [seconds.option, AudioBench.seed.option]
             case .cpu, .record: return [seconds.option]
             case .highlight: return [seconds.option, AudioBench.runs.option]
             case .qualityPath: return AudioBench.qualityPathOptions
@@ -52,7 +53,9 @@ enum BenchCommand: ClubroomCommand {
             client's memory and open descriptors at the start, each minute and at the end. fanout: the server forwarding audio from S speakers to L listeners; with --nodes N, beside the same \
             through N cluster nodes' forwarders and relays on 127.0.0.2 onward: capacity per CPU-second and the \
             relay hop. latency: mouth-to-ear \
-            delay through a room server. cpu: CPU time per minute of audio of the client, 'clubroom join', \
+            delay through a room server. loss: PESQ-WB of natural speech through a room server at 0, 5, 10 and 20% \
+            random loss and 10% bursty loss, RFC 2198 redundancy on and off, beside libopus alone; delay and \
+            bitrate (needs python3 with pesq and numpy). cpu: CPU time per minute of audio of the client, 'clubroom join', \
             against a server and three speaking bots. ui: rendering a 10,000-peer room. quality-path: sends a WAV \
             file from one client through a room server to another, and through libopus alone, for bench/quality. \
             directory: R live rooms and W lobbies watching the list; how fast a room's change reaches them and the \
@@ -86,7 +89,7 @@ enum BenchCommand: ClubroomCommand {
     static let defaultMinutes: [Suite: Int] = [.soak: 60, .faults: 5]
     /// How long the suites whose length is their own measure when `--seconds` is left out (the others take
     /// `seconds`' default), said once for the help and the run.
-    static let defaultSeconds: [Suite: Int] = [.latency: 20, .cpu: 60, .highlight: 20]
+    static let defaultSeconds: [Suite: Int] = [.latency: 20, .cpu: 60, .highlight: 20, .loss: 6]
     /// No default of its own: each suite that takes it has its own (`defaultMinutes`).
     static let minutes = TypedOption.integer(
         "minutes", placeholder: "M", in: 1...1440,
@@ -102,10 +105,9 @@ enum BenchCommand: ClubroomCommand {
     /// The default is fanout's and requests'; latency, cpu and highlight take their own (`defaultSeconds`).
     static let seconds = TypedOption.integer(
         "seconds", placeholder: "T", in: 1...3600, default: 10,
-        help:
-            "fanout, latency, cpu, highlight, requests, record: how long to measure (latency: \(defaultSeconds[.latency]!) "
-            + "per condition, cpu: \(defaultSeconds[.cpu]!) per client, highlight: \(defaultSeconds[.highlight]!) "
-            + "per run).")
+        help: "fanout, latency, loss, cpu, highlight, requests, record: how long to measure (latency: "
+            + "\(defaultSeconds[.latency]!) per condition, loss: \(defaultSeconds[.loss]!) of speech per run, cpu: "
+            + "\(defaultSeconds[.cpu]!) per client, highlight: \(defaultSeconds[.highlight]!) per run).")
 
     /// `--minutes` for `suite`: as given, else the suite's own default.
     static func minutes(_ arguments: ParsedArguments, for suite: Suite) -> Int {
@@ -159,6 +161,11 @@ enum BenchCommand: ClubroomCommand {
         case .soak: return try await runSoak(options)
         case .fanout: return try await runFanout(options)
         case .latency: return try await runLatency(options)
+        case .loss:
+            return BenchCommand.emit(
+                try LossBenchmark.report(
+                    seconds: seconds(options.arguments, for: .loss), seed: UInt64(options.arguments[AudioBench.seed])),
+                json: options.json)
         case .cpu: return try await runCPU(options)
         case .ui: return try await runUI(options)
         case .highlight: return try AudioBench.runHighlight(options.arguments, json: options.json)
