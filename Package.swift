@@ -91,7 +91,7 @@ let package = Package(
         // MARK: Adapters over the C libraries.
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"], path: "Sources/System/TermCurses"),
         .target(
-            name: "AudioCodec", dependencies: ["COpus", "COpusFile", "CSpeexDSP", "AudioCore"],
+            name: "AudioCodec", dependencies: ["COpus", "COpusFile", "COpusEnc", "CSpeexDSP", "AudioCore"],
             path: "Sources/System/AudioCodec"),
         .target(
             name: "AudioDevices", dependencies: ["CALSA", "AudioCore", "AudioCodec", "Platform"],
@@ -155,6 +155,15 @@ let package = Package(
                 "Platform",
             ],
             path: "Sources/Client/RoomClient"),
+        // The recorder: a participant that mixes the room as a listener hears it into its outputs (an Ogg Opus
+        // file, streams) and keeps the room's record beside the file.
+        .target(
+            name: "RoomRecorder",
+            dependencies: [
+                "AudioCodec", "AudioCore", "ClientAudio", "Platform", "RoomClient", "RoomCore", "RoomProtocol",
+                "RoomTransport", "StrictJSON", "WebSocket",
+            ],
+            path: "Sources/Client/RoomRecorder"),
         // The room's and the lobby's state, reducers and view models (pure), and the runtime that runs them: one
         // driver (Store), one screen runner, one line runner, on the terminal with its signals.
         .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"], path: "Sources/Core/RoomApp"),
@@ -250,7 +259,7 @@ let package = Package(
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
                 "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket", "ClusterServer",
-                "RoomTokens",
+                "RoomTokens", "RoomRecorder",
             ]),
 
         // MARK: Tests.
@@ -301,6 +310,9 @@ let package = Package(
                 "RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources", "MediaServer",
                 "MediaTransport", "ClusterServer",
             ]),
+        .testTarget(
+            name: "RoomRecorderTests",
+            dependencies: ["RoomRecorder", "RoomCore", "AudioCodec", "AudioCore", "StrictJSON", "RoomTesting"]),
         .testTarget(
             name: "RoomClientTests", dependencies: ["RoomClient", "RoomCore", "RoomProtocol", "ClubroomResources"]),
         .testTarget(

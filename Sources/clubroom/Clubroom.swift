@@ -17,7 +17,7 @@ protocol ClubroomCommand: Sendable {
 /// The commands, in the order `clubroom --help` lists them.
 let clubroomCommands: [any ClubroomCommand.Type] = [
     ServeCommand.self, JoinCommand.self, RoomsCommand.self, InviteCommand.self, LinksCommand.self, BansCommand.self,
-    BotCommand.self,
+    BotCommand.self, RecordCommand.self,
     TokenCommand.self,
     DemoCommand.self, DevicesCommand.self, BenchCommand.self,
 ]

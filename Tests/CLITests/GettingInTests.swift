@@ -188,7 +188,10 @@ private func roleInside(_ printed: String) -> String? {
         atPath: data + "/secret", contents: Data((String(repeating: "ab", count: 32) + "\n").utf8),
         attributes: [.posixPermissions: 0o600])
     let token = ["token", "--room", "r", "--identity", "i", "--data", data, "--role"]
-    for (word, role) in [("mod", "moderator"), ("Moderator", "moderator"), ("listener", "audience"), ("host", "host")] {
+    for (word, role) in [
+        ("mod", "moderator"), ("Moderator", "moderator"), ("listener", "audience"), ("host", "host"),
+        ("recorder", "recorder"),
+    ] {
         let made = try runClubroom(token + [word])
         #expect(made.status == 0, "\(word): \(made.standardError)")
         #expect(roleInside(made.standardOutput) == role, "token --role \(word)")
@@ -197,7 +200,7 @@ private func roleInside(_ printed: String) -> String? {
         #expect(roleInside(link.standardOutput) == role, "invite --role \(word)")
     }
     let expected =
-        "bad value 'dj' for '--role' (expected a role: host, moderator (mod), speaker, audience (listener))"
+        "bad value 'dj' for '--role' (expected a role: host, moderator (mod), speaker, audience (listener), recorder)"
     for command in [token + ["dj"], ["invite", "ws://127.0.0.1:7480", "--data", data, "--role", "dj"]] {
         let refused = try runClubroom(command)
         #expect(refused.status == 2, "\(command[0]): \(refused.standardError)")

@@ -46,6 +46,7 @@ let protocolRoles = try! RoleTable.parse(
             .listBans, .unban("guest-5a1c0d1e2f3a4b5c"),
             .admitWaiting("Eve"), .denyWaiting("guest-5a1c0d1e2f3a4b5c"),
             .react(.clap), .react(.thumbsUp), .react(.laugh), .react(.heart), .react(.wave),
+            .startRecording, .stopRecording, .recorderError("the recorder could not write: No space left on device"),
         ]
         #expect(Set(requests.map(\.typeName)) == Set(ClientRequest.typeNames))
         for request in requests {

@@ -79,7 +79,8 @@ func sameJSON(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
                     "speakers", "network_quality", "reaction", "chat", "invited", "invite_declined", "invite_withdrawn",
                     "invite_expired",
                     "asked_to_mute", "removed", "room_ended", "room_ending", "hands_allowed",
-                    "topic_changed", "listing_changed", "invite_link", "links", "bans", "knock", "waiting", "error",
+                    "topic_changed", "listing_changed", "recording", "invite_link", "links", "bans", "knock", "waiting",
+                    "error",
                 ])
         #expect(try types(.lobby) == ["list"])
         #expect(try types(.directory) == ["rooms", "rooms_changed", "error"])

@@ -129,6 +129,7 @@ import Testing
             .handsAllowed(allowed: false, by: "ana"),
             .topicChanged(topic: "", by: "ana"),
             .listingChanged(listed: false, by: "ana"),
+            .recording(RecordingState(by: "ana", since: 9), by: nil, reason: nil),
             .inviteLink(room: "lobby", role: .audience, token: "a.b.c", expiresAt: 9, id: nil),
             .links(room: "lobby", links: [], withdrawn: [], locked: false, id: nil),
             .bans(bans: [], lifted: ["bo"], id: nil),
@@ -149,7 +150,8 @@ import Testing
                 "inviteDeclined", "inviteWithdrawn", "inviteExpired",
                 "askedToMute",
                 "removed", "roomEnded", "roomEnding", "handsAllowed",
-                "topicChanged", "listingChanged", "inviteLink", "links", "bans", "knock", "waitingForHost", "error",
+                "topicChanged", "listingChanged", "recording", "inviteLink", "links", "bans", "knock", "waitingForHost",
+                "error",
             ])
     }
 
@@ -203,6 +205,7 @@ import Testing
         case .handsAllowed: "handsAllowed"
         case .topicChanged: "topicChanged"
         case .listingChanged: "listingChanged"
+        case .recording: "recording"
         case .inviteLink: "inviteLink"
         case .links: "links"
         case .bans: "bans"

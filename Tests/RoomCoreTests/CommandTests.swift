@@ -213,7 +213,7 @@ func parse(_ line: String) -> Result<Command, CommandError> {
                 == "unknown command /inivte; did you mean /invite? (/help lists them)")
         #expect(
             parse("/move bo boss")
-                == .failure(.unknownRole("boss", known: ["host", "moderator", "speaker", "audience"])))
+                == .failure(.unknownRole("boss", known: ["host", "moderator", "speaker", "audience", "recorder"])))
         #expect(
             CommandError.unknownRole("boss", known: ["host", "audience"]).description
                 == "no role \"boss\"; roles: host, audience")

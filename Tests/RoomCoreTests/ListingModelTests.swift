@@ -49,7 +49,9 @@ import Testing
         #expect(parse("/link mod 12h") == .success(.link(.moderator, ttl: 12 * 3600)))
         #expect(parse("/link 30m listener") == .success(.link(.audience, ttl: 1800)))
         #expect(parse("/link 2d") == .success(.link(.audience, ttl: 2 * 86_400)))
-        #expect(parse("/link dj") == .failure(.unknownRole("dj", known: ["host", "moderator", "speaker", "audience"])))
+        #expect(
+            parse("/link dj")
+                == .failure(.unknownRole("dj", known: ["host", "moderator", "speaker", "audience", "recorder"])))
         #expect(
             parse("/link speaker 1d now")
                 == .failure(.unexpectedArgument(command: "link", text: "now", usage: "/link [ROLE] [TIME] [USES]")))

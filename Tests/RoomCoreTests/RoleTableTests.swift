@@ -4,9 +4,10 @@ import Testing
 @testable import RoomCore
 
 @Suite struct RoleTableTests {
-    @Test func theShippedTableHasTheFourRolesInRankOrder() {
-        #expect(roles.roles.map(\.name) == [.host, .moderator, .speaker, .audience])
-        #expect(roles.roles.map(\.rank) == [0, 1, 2, 3])
+    @Test func theShippedTableHasTheFiveRolesInRankOrder() {
+        #expect(roles.roles.map(\.name) == [.host, .moderator, .speaker, .audience, .recorder])
+        #expect(roles.roles.map(\.rank) == [0, 1, 2, 3, 4])
+        #expect(roles.definition(of: .recorder) == RoleTable.recorderDefinition(rank: 4))
         #expect(roles.label(of: .moderator) == "mod")
         #expect(roles.isOnStage(.speaker))
         #expect(!roles.isOnStage(.audience))
@@ -148,7 +149,7 @@ import Testing
             role("audience", rank: 3, onStage: false, permissions: #"["chat", "fly"]"#))
         #expect(
             try failure(json)
-                == "FILE: roles[2].permissions[1]: unknown permission \"fly\"; known: publish_audio, raise_hand, chat, invite, move, mute_others, remove, set_topic, end_room"
+                == "FILE: roles[2].permissions[1]: unknown permission \"fly\"; known: publish_audio, raise_hand, chat, invite, move, mute_others, remove, set_topic, end_room, record"
         )
     }
 
@@ -226,7 +227,7 @@ import Testing
             role("host", permissions: #"["end_room", "move"]"#), role("guest", rank: 2, permissions: "[]"),
             role("audience", rank: 5, onStage: false))
         let table = try RoleTable.load(contentsOf: try temporaryFile(json))
-        #expect(table.roles.map(\.name) == [.host, "guest", .audience])
+        #expect(table.roles.map(\.name) == [.host, "guest", .audience, .recorder])
         #expect(table.label(of: "guest") == "guest")
         #expect(table.can(.host, .endRoom))
         #expect(!table.can("guest", .chat))

@@ -242,6 +242,8 @@ public enum Narration {
                 allowed
                     ? "\(actor) turned raising hands on: anyone may raise a hand again."
                     : "\(actor) turned raising hands off and lowered every raised hand.")
+        case .recording:
+            return nil
         case .listingChanged(let listed, let by):
             let actor = actorName(by, state)
             return Sentence(

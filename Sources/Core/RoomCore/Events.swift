@@ -84,6 +84,9 @@ public enum ServerEvent: Sendable, Equatable {
     case listingChanged(listed: Bool, by: PeerID?)
     /// Raising hands was turned on or off for the room.
     case handsAllowed(Bool, by: PeerID?)
+    /// The room started being recorded (`recording` says by whom and since when), or stopped (nil): `by` is who
+    /// stopped it and `reason` why, when it stopped on a fault.
+    case recording(RecordingState?, by: PeerID?, reason: String?)
     /// The invite link this client asked for (not a room event: it comes without a sequence number).
     case inviteLink(InviteLink)
     /// The room's links (the answer to `/links`, `/revoke`, `/lock` and `/unlock`), with the ids just withdrawn

@@ -35,6 +35,9 @@ public struct RoleName: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let speaker: RoleName = "speaker"
     /// Listens, raises a hand, chats; every role table must define it, and it is off stage.
     public static let audience: RoleName = "audience"
+    /// Keeps the room (a recording): listens, never speaks, holds no permission, cannot be invited, moved or put on
+    /// the stage, and is not listed in the audience. A role table without it gets it (`RoleTable.parse`).
+    public static let recorder: RoleName = "recorder"
 
     public var description: String { rawValue }
 }
@@ -50,6 +53,7 @@ public enum Permission: String, CaseIterable, Hashable, Sendable, CustomStringCo
     case remove
     case setTopic = "set_topic"
     case endRoom = "end_room"
+    case record
 
     /// What holding the permission lets a person do, for refusals: "only hosts can *end the room*".
     public var phrase: String {
@@ -63,6 +67,7 @@ public enum Permission: String, CaseIterable, Hashable, Sendable, CustomStringCo
         case .remove: "remove people"
         case .setTopic: "set the topic"
         case .endRoom: "end the room"
+        case .record: "start and stop recording"
         }
     }
 
@@ -302,12 +307,15 @@ public struct RoomSnapshot: Sendable, Equatable {
     public var tokenRole: RoleName?
     /// Whether the room shows in the lobby.
     public var listed: Bool
+    /// The room's recording, when it is being recorded.
+    public var recording: RecordingState?
 
     public init(
         roomID: String, topic: String = "", selfID: PeerID, peers: [Peer], recentChat: [ChatMessage] = [],
         ended: Bool = false, seq: UInt64, invitations: [PeerID: Invitation] = [:], stepUp: RoleName? = nil,
-        tokenRole: RoleName? = nil, listed: Bool = true
+        tokenRole: RoleName? = nil, listed: Bool = true, recording: RecordingState? = nil
     ) {
+        self.recording = recording
         self.roomID = roomID
         self.topic = topic
         self.selfID = selfID

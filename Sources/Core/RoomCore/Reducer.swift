@@ -165,6 +165,7 @@ private func applySnapshot(_ state: inout RoomState, _ snapshot: RoomSnapshot) {
     state.stepUpRole = snapshot.stepUp
     state.tokenRole = snapshot.tokenRole
     state.muteRequestedBy = nil
+    state.recording = snapshot.ended ? nil : snapshot.recording
     state.lastSeq = snapshot.seq
 }
 
@@ -311,6 +312,7 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
     case .roomEnded(let raw):
         let reason = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         state.ending = .ended(reason: reason)
+        state.recording = nil
         state.invitation = nil
         state.invitations = [:]
         state.activity.append(.ended(reason: reason))
@@ -325,6 +327,17 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         if state.listed == listed { return .noChange }
         state.listed = listed
         state.activity.append(.listingChanged(listed: listed, by: by))
+
+    case .recording(let recording?, _, _):
+        if state.recording == recording { return .noChange }
+        state.recording = recording
+        state.recordingStopped = nil
+
+    case .recording(nil, let by, let raw):
+        guard state.recording != nil else { return .noChange }
+        state.recording = nil
+        let reason = raw.map { DisplayName.sanitizeLine($0, maxGraphemes: RoomState.maxReasonLength) }
+        state.recordingStopped = RecordingStop(by: by, reason: reason?.isEmpty == false ? reason : nil)
 
     case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .bans, .networkQuality, .knock,
         .waitingForHost,
@@ -528,6 +541,14 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
     case .setListed(let listed):
         if state.listed == listed {
             return Refusal(listed ? "the room is already listed in the lobby" : "the room is already unlisted")
+        }
+    case .startRecording:
+        if state.recording != nil { return Refusal(ClientRequest.alreadyRecording) }
+    case .stopRecording:
+        if state.recording == nil { return Refusal(ClientRequest.notRecording) }
+    case .recorderError(let reason):
+        if reason.count > ClientRequest.maxRecorderErrorLength {
+            return Refusal("the reason is too long (\(ClientRequest.maxRecorderErrorLength) characters at most)")
         }
     default:
         break

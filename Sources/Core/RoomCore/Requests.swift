@@ -59,10 +59,27 @@ public enum ClientRequest: Sendable, Equatable {
     case admitWaiting(String)
     /// Turn away a newcomer waiting at the locked room, named by their name or identity (hosts and moderators).
     case denyWaiting(String)
+    /// Have the server record the room (hosts and moderators): it runs a recorder, which joins as role `recorder`.
+    case startRecording
+    /// Stop the room's recording (hosts and moderators): every recorder in the room stops or is removed.
+    case stopRecording
+    /// A recorder's last word before it leaves: why it stops (it could not write, say), for everyone to read.
+    case recorderError(String)
 
     /// Why someone whose role may not publish cannot play a file into the room.
     public static let playingNeedsTheStage =
         "only the stage can play a file into the room; raise your hand to be invited up"
+
+    /// Why a recorder may do nothing but report an error and leave.
+    public static let recorderOnlyListens = "a recorder only listens: it may report an error and leave"
+    /// Why `start_recording` changes nothing while the room is recorded.
+    public static let alreadyRecording = "the room is already being recorded; /record stop stops it"
+    /// Why `stop_recording` changes nothing while the room is not recorded.
+    public static let notRecording = "the room is not being recorded"
+    /// Why nobody can be given the recorder's role in the room.
+    public static let recorderByLinkOnly = "nobody can be made a recorder: a recorder joins with a recorder's link"
+    /// The longest reason a recorder gives for stopping, in characters.
+    public static let maxRecorderErrorLength = 200
 
     /// The `revoke_link` id that withdraws every link of the room.
     public static let allLinks = "all"

@@ -91,6 +91,12 @@ public struct RoleTable: Sendable, Equatable {
         if let audience = definitions.first(where: { $0.name == .audience }), audience.onStage {
             throw fail("\(seen[.audience]!).onStage", .audienceOnStage)
         }
+        // The recorder only listens: the server keeps it off the stage and out of every request but leaving.
+        if let recorder = definitions.first(where: { $0.name == .recorder }),
+            recorder.onStage || !recorder.permissions.isEmpty
+        {
+            throw fail(seen[.recorder]!, .recorderNotListener)
+        }
         self.init(validated: definitions)
     }
 
@@ -103,6 +109,11 @@ public struct RoleTable: Sendable, Equatable {
                 relabeled.label = label(role)
                 return relabeled
             })
+    }
+
+    /// The recorder as a table without one gets it: off stage, no permissions, at `rank`.
+    public static func recorderDefinition(rank: Int) -> RoleDefinition {
+        RoleDefinition(name: .recorder, label: "recorder", rank: rank, onStage: false, permissions: [])
     }
 
     /// The definition of a role, or `nil` when the table has no such role.
@@ -202,6 +213,7 @@ public struct RoleTable: Sendable, Equatable {
     /// sending, to say at once why something cannot be done. `target` is the peer a request is about, if any.
     /// State checks (is the hand already up, is there an invitation) are the caller's.
     public func check(_ request: ClientRequest, by actor: Peer, target: Peer?) -> Refusal? {
+        if let refusal = recorderRule(request, by: actor, target: target) { return refusal }
         switch request {
         case .raiseHand:
             return can(actor.role, .raiseHand) ? nil : refusal(lacking: .raiseHand)
@@ -275,6 +287,9 @@ public struct RoleTable: Sendable, Equatable {
         case .createLink(let role, let ttl, let maxUses):
             guard can(actor.role, .invite) else { return refusal(lacking: .invite, phrase: "make invite links") }
             guard contains(role) else { return Refusal("there is no role called \(role)") }
+            if role == .recorder, !can(actor.role, .record) {
+                return refusal(lacking: .record, phrase: "make links for a recorder")
+            }
             if !mayAssign(actor: actor.role, role: role) {
                 return Refusal(
                     "\(English.article(actor.role.rawValue)) cannot make links for \(English.article(role.rawValue))")
@@ -304,7 +319,28 @@ public struct RoleTable: Sendable, Equatable {
         case .react:
             // Anyone in the room may react, as in a theatre; the server limits how often (`ReactionGate`).
             return nil
+        case .startRecording, .stopRecording:
+            return can(actor.role, .record) ? nil : refusal(lacking: .record)
+        case .recorderError:
+            return actor.role == .recorder ? nil : Refusal("only a recorder reports why it stops")
         }
+    }
+
+    /// The recorder's rules, before any other: a recorder may only report an error and leave; nobody may act on a
+    /// recorder but to remove it, nor make anyone one.
+    private func recorderRule(_ request: ClientRequest, by actor: Peer, target: Peer?) -> Refusal? {
+        if actor.role == .recorder {
+            switch request {
+            case .leave, .recorderError: return nil
+            default: return Refusal(ClientRequest.recorderOnlyListens)
+            }
+        }
+        if case .setRole(_, .recorder) = request { return Refusal(ClientRequest.recorderByLinkOnly) }
+        if let target, target.role == .recorder {
+            if case .remove = request { return nil }
+            return Refusal("\(target.name) is a recorder: it only listens")
+        }
+        return nil
     }
 
     private func standing(_ actor: Peer, over target: Peer, doing verb: String) -> Refusal? {
@@ -336,6 +372,7 @@ public struct RoleTableError: Error, Sendable, Equatable, CustomStringConvertibl
         case duplicateRole(String, firstAt: String)
         case missingRole(RoleName)
         case audienceOnStage
+        case recorderNotListener
 
         public var description: String {
             switch self {
@@ -359,6 +396,8 @@ public struct RoleTableError: Error, Sendable, Equatable, CustomStringConvertibl
             case .duplicateRole(let name, let firstAt): "duplicate role \"\(name)\" (first defined at \(firstAt))"
             case .missingRole(let role): "no \"\(role)\" role; every table needs \"host\" and \"audience\""
             case .audienceOnStage: "the \"audience\" role must have \"onStage\": false"
+            case .recorderNotListener:
+                "the \"recorder\" role must have \"onStage\": false and no permissions: a recorder only listens"
             }
         }
     }
@@ -417,6 +456,11 @@ private struct RoleTableParser {
         var roles: [RoleDefinition] = []
         for (index, item) in items.enumerated() {
             roles.append(try parseRole(item, at: "roles[\(index)]"))
+        }
+        // Every room may be recorded, and everyone told so: a table written before recording gets the recorder,
+        // below every role it has.
+        if !roles.contains(where: { $0.name == .recorder }) {
+            roles.append(RoleTable.recorderDefinition(rank: (roles.map(\.rank).max() ?? -1) + 1))
         }
         return try RoleTable(checking: roles, source: source)
     }

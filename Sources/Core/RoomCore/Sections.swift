@@ -143,6 +143,8 @@ struct Sections: Sendable, Equatable {
         case stage(StageKey)
         case hand(HandKey)
         case audience(AudienceKey)
+        /// A recorder: in the room for everyone to know of (`RoomState.recording`), listed in no section.
+        case hidden
     }
 
     var stage = SortedList<StageKey>()
@@ -160,7 +162,7 @@ struct Sections: Sendable, Equatable {
         var handKeys: [HandKey] = []
         var audienceKeys: [AudienceKey] = []
         var onStage: [Peer] = []
-        for peer in peers {
+        for peer in peers where peer.role != .recorder {
             if roles.isOnStage(peer.role) {
                 onStage.append(peer)
             } else if let at = peer.handRaisedAt {
@@ -182,6 +184,7 @@ struct Sections: Sendable, Equatable {
 
     /// Where a placed peer's key is, from the peer as it was placed.
     func placement(of peer: Peer, roles: RoleTable) -> Placement {
+        if peer.role == .recorder { return .hidden }
         if roles.isOnStage(peer.role), let ticket = stageTickets[peer.id] {
             return .stage(StageKey(rank: roles.rank(of: peer.role), ticket: ticket, id: peer.id))
         }
@@ -191,6 +194,7 @@ struct Sections: Sendable, Equatable {
 
     /// Places a peer that is not placed yet.
     mutating func insert(_ peer: Peer, roles: RoleTable) {
+        if peer.role == .recorder { return }
         if roles.isOnStage(peer.role) {
             stageTickets[peer.id] = nextTicket
             stage.insert(StageKey(rank: roles.rank(of: peer.role), ticket: nextTicket, id: peer.id))
@@ -210,6 +214,7 @@ struct Sections: Sendable, Equatable {
             stageTickets[peer.id] = nil
         case .hand(let key): hands.remove(key)
         case .audience(let key): audience.remove(key)
+        case .hidden: break
         }
     }
 
@@ -224,7 +229,8 @@ struct Sections: Sendable, Equatable {
             stage.insert(StageKey(rank: newRank, ticket: ticket, id: new.id))
             return
         }
-        if !wasOnStage && !isOnStage && old.handRaisedAt == new.handRaisedAt
+        if !wasOnStage && !isOnStage && old.handRaisedAt == new.handRaisedAt && old.role != .recorder
+            && new.role != .recorder
             && (old.handRaisedAt != nil || old.name == new.name)
         {
             return

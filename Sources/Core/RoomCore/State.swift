@@ -28,6 +28,32 @@ public struct Invitation: Sendable, Equatable {
     public static let lifetime: Timestamp = 120_000
 }
 
+/// A room's recording while it goes on: who started it and since when. Whether a room is recorded is whether a
+/// recorder is in it; everyone in the room is told.
+public struct RecordingState: Sendable, Equatable {
+    /// Who asked for the recording, or the recorder itself when it was started by hand; nil when not known.
+    public var by: PeerID?
+    /// When it started, on the server's clock (milliseconds since the Unix epoch).
+    public var since: Timestamp
+
+    public init(by: PeerID?, since: Timestamp) {
+        self.by = by
+        self.since = since
+    }
+}
+
+/// How the room's last recording ended: who stopped it (nil when nobody did: its recorder left or failed) and
+/// why, when it stopped on a fault ("the recorder could not write: No space left on device").
+public struct RecordingStop: Sendable, Equatable {
+    public var by: PeerID?
+    public var reason: String?
+
+    public init(by: PeerID?, reason: String?) {
+        self.by = by
+        self.reason = reason
+    }
+}
+
 /// Why an event was ignored. Ignoring is always safe; the counters show how often it happens.
 public enum IgnoreReason: String, Sendable, CaseIterable, Hashable {
     /// Same sequence number as the last applied event.
@@ -133,6 +159,10 @@ public struct RoomState: Sendable, Equatable {
     public internal(set) var now: Timestamp = 0
     /// The reactions shown beside names, until they expire (`ShownReactions.lifetime` after they arrived).
     public internal(set) var reactions = ShownReactions()
+    /// The room's recording while one goes on; nil when the room is not recorded.
+    public internal(set) var recording: RecordingState?
+    /// Who stopped the last recording and why, when it stopped on a fault (`reason`); kept until another starts.
+    public internal(set) var recordingStopped: RecordingStop?
 
     var sections = Sections()
     /// Peers whose level is above zero.
@@ -173,9 +203,9 @@ public struct RoomState: Sendable, Equatable {
         peers[id]?.waitingTime(now: now)
     }
 
-    /// The screen section a peer is shown in.
+    /// The screen section a peer is shown in; nil for a recorder, which none shows.
     public func section(of id: PeerID) -> SectionName? {
-        guard let peer = peers[id] else { return nil }
+        guard let peer = peers[id], peer.role != .recorder else { return nil }
         if roles.isOnStage(peer.role) { return .stage }
         return peer.handRaisedAt == nil ? .audience : .raisedHands
     }

@@ -94,6 +94,11 @@ public enum ControlCodec {
             case "admit": request = .admitWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
             case "deny": request = .denyWaiting(try fields.string("name", maxBytes: ControlLimits.maxIdentityBytes))
             case "react": request = .react(try readReaction(fields, "emoji"))
+            case "start_recording": request = .startRecording
+            case "stop_recording": request = .stopRecording
+            case "recorder_error":
+                request = .recorderError(
+                    try fields.string("reason", maxCharacters: ClientRequest.maxRecorderErrorLength))
             default:
                 throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
             }
@@ -145,7 +150,8 @@ public enum ControlCodec {
             object["role"] = .string(role.rawValue)
             object["ttl"] = .integer(ttl)
             if let maxUses { object["max_uses"] = .integer(maxUses) }
-        case .listLinks, .listBans: break
+        case .listLinks, .listBans, .startRecording, .stopRecording: break
+        case .recorderError(let reason): object["reason"] = .string(reason)
         case .unban(let who): object["who"] = .string(who)
         case .revokeLink(let link): object["link"] = .string(link)
         case .setLocked(let locked): object["locked"] = .bool(locked)

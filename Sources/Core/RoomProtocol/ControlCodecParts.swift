@@ -167,6 +167,27 @@ extension ControlCodec {
             to: try readChatAudience(fields), sentAt: try fields.integer("at"))
     }
 
+    /// A recording as `recording` and the snapshot's `recording` carry it: `active`, and while it is, `by` and
+    /// `since`.
+    static func jsonObject(_ recording: RecordingState) -> JSONObject {
+        var object = JSONObject()
+        object["active"] = .bool(true)
+        if let by = recording.by { object["by"] = .string(by.rawValue) }
+        object["since"] = .integer(recording.since)
+        return object
+    }
+
+    static func json(_ recording: RecordingState) -> JSONValue { .object(jsonObject(recording)) }
+
+    /// The recording an object says goes on (`active` true: `since`, and `by` when given), or nil when it says
+    /// none does (`active` false).
+    static func readRecording(_ fields: Fields) throws(ControlDecodeError) -> RecordingState? {
+        guard try fields.bool("active") else { return nil }
+        let by = try fields.optionalString("by", maxBytes: ControlLimits.maxIdentityBytes)
+        if by?.isEmpty == true { throw ControlDecodeError(.badRequest, "the field \"by\" is empty") }
+        return RecordingState(by: by.map { PeerID($0) }, since: try fields.integer("since"))
+    }
+
     /// The role table of a `joined`, checked by the rules of a `roles.json` file (`RoleTable(checking:)`), so a
     /// client shows and checks exactly what the server enforces. A permission this version does not know is
     /// skipped, as unknown fields are: a newer server may grant one, and it enforces it itself.

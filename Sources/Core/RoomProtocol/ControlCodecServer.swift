@@ -17,6 +17,7 @@ extension ControlCodec {
             object["resumed"] = .bool(snapshot.resumed)
             if let tokenRole = snapshot.tokenRole { object["token_role"] = .string(tokenRole.rawValue) }
             object["listed"] = .bool(snapshot.listed)
+            if let recording = snapshot.recording { object["recording"] = json(recording) }
             object["peers"] = .array(snapshot.peers.map(json))
             object["chat"] = .array(snapshot.chat.map(json))
             object["roles"] = json(snapshot.roles)
@@ -104,6 +105,12 @@ extension ControlCodec {
         case .listingChanged(let listed, let by):
             object["listed"] = .bool(listed)
             object["by"] = .string(by.rawValue)
+        case .recording(let recording?, _, _):
+            for member in jsonObject(recording).members { object[member.key] = member.value }
+        case .recording(nil, let by, let reason):
+            object["active"] = .bool(false)
+            if let by { object["by"] = .string(by.rawValue) }
+            if let reason { object["reason"] = .string(reason) }
         case .micChanged(let peer, let working):
             object["peer"] = .string(peer.rawValue)
             object["working"] = .bool(working)
@@ -195,7 +202,12 @@ extension ControlCodec {
             output.append(contentsOf: #","token_role":"#.utf8)
             JSONValue.writeString(tokenRole.rawValue, into: &output)
         }
-        output.append(contentsOf: (snapshot.listed ? #","listed":true,"peers":["# : #","listed":false,"peers":["#).utf8)
+        output.append(contentsOf: (snapshot.listed ? #","listed":true"# : #","listed":false"#).utf8)
+        if let recording = snapshot.recording {
+            output.append(contentsOf: #","recording":"#.utf8)
+            json(recording).write(into: &output)
+        }
+        output.append(contentsOf: #","peers":["#.utf8)
         for (index, peer) in snapshot.peers.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             write(peer, into: &output)
@@ -257,7 +269,10 @@ extension ControlCodec {
                     tokenRole: try fields.optionalString("token_role", maxBytes: ControlLimits.maxRoleBytes).map {
                         RoleName($0)
                     },
-                    listed: try fields.optionalBool("listed") ?? true))
+                    listed: try fields.optionalBool("listed") ?? true,
+                    recording: try fields.object["recording"].flatMap { value throws(ControlDecodeError) in
+                        value == .null ? nil : try readRecording(Fields(try objectValue(value, "recording")))
+                    }))
         case "peer_joined":
             event = .peerJoined(try readPeer(try fields.value("peer")))
         case "peers_joined":
@@ -338,6 +353,17 @@ extension ControlCodec {
             event = .topicChanged(topic: try fields.string("topic"), by: try fields.actor())
         case "listing_changed":
             event = .listingChanged(listed: try fields.bool("listed"), by: try fields.actor())
+        case "recording":
+            if let recording = try readRecording(fields) {
+                event = .recording(recording, by: nil, reason: nil)
+            } else {
+                event = .recording(
+                    nil,
+                    by: try fields.optionalString("by", maxBytes: ControlLimits.maxIdentityBytes).flatMap {
+                        $0.isEmpty ? nil : PeerID($0)
+                    },
+                    reason: try fields.optionalString("reason"))
+            }
         case "hands_allowed":
             event = .handsAllowed(allowed: try fields.bool("allowed"), by: try fields.actor())
         case "mic_changed":

@@ -68,6 +68,9 @@ extension ClientRequest {
         case .admitWaiting: "admit"
         case .denyWaiting: "deny"
         case .react: "react"
+        case .startRecording: "start_recording"
+        case .stopRecording: "stop_recording"
+        case .recorderError: "recorder_error"
         }
     }
 
@@ -76,7 +79,8 @@ extension ClientRequest {
         "raise_hand", "lower_hand", "clear_hands", "set_hands_allowed", "invite", "accept_invite", "decline_invite",
         "withdraw_invite", "set_role", "step_down", "set_mute", "set_mic", "set_playing", "mute_peer", "mute_all",
         "remove", "set_topic", "end_room", "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link",
-        "set_locked", "list_bans", "unban", "admit", "deny", "react",
+        "set_locked", "list_bans", "unban", "admit", "deny", "react", "start_recording", "stop_recording",
+        "recorder_error",
     ]
 }
 
@@ -132,12 +136,15 @@ public struct JoinedSnapshot: Sendable, Equatable {
     public var tokenRole: RoleName?
     /// Whether the room shows in the lobby; a snapshot without the field (an older server) says it does.
     public var listed: Bool
+    /// The room's recording while it is recorded (`recording`); nil when it is not.
+    public var recording: RecordingState?
 
     public init(
         room: String, protocolVersion: Int64 = controlProtocolVersion, selfID: PeerID, peers: [AnnouncedPeer],
         topic: String, chat: [ChatMessage], roles: RoleTable, resumed: Bool, tokenRole: RoleName? = nil,
-        listed: Bool = true
+        listed: Bool = true, recording: RecordingState? = nil
     ) {
+        self.recording = recording
         self.room = room
         self.protocolVersion = protocolVersion
         self.selfID = selfID
@@ -264,6 +271,9 @@ public enum WireEvent: Sendable, Equatable {
     case listingChanged(listed: Bool, by: PeerID)
     /// Sent to everyone: `by` turned raising hands on or off for the room.
     case handsAllowed(allowed: Bool, by: PeerID)
+    /// Sent to everyone: the room is recorded from now on (`recording` says by whom and since when), or no longer
+    /// (nil), stopped by `by` (nil when nobody stopped it: its recorder left) and, on a fault, for `reason`.
+    case recording(RecordingState?, by: PeerID?, reason: String?)
     /// The answer to `create_link`, for the requester only and without a sequence number: the invite token for
     /// `role` in `room` and when it expires (milliseconds since the epoch).
     case inviteLink(room: String, role: RoleName, token: String, expiresAt: Timestamp, id: RequestID?)
@@ -305,6 +315,7 @@ public enum WireEvent: Sendable, Equatable {
         case .inviteExpired: "invite_expired"
         case .askedToMute: "asked_to_mute"
         case .handsAllowed: "hands_allowed"
+        case .recording: "recording"
         case .roomEnding: "room_ending"
         case .removed: "removed"
         case .roomEnded: "room_ended"

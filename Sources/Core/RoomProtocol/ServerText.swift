@@ -115,6 +115,7 @@ extension WireEvent {
             snapshot.chat = snapshot.chat.map(\.sanitized)
             snapshot.roles = snapshot.roles.sanitized
             snapshot.tokenRole = snapshot.tokenRole.map(ServerText.role)
+            snapshot.recording = snapshot.recording.map { RecordingState(by: $0.by.map(id), since: $0.since) }
             return .joined(snapshot)
         case .peerJoined(let peer): return .peerJoined(peer.sanitized)
         case .peersJoined(let peers): return .peersJoined(peers.map(\.sanitized))
@@ -166,6 +167,10 @@ extension WireEvent {
                 topic: ServerText.line(topic, maxCharacters: ControlLimits.maxTopicCharacters), by: ServerText.actor(by)
             )
         case .listingChanged(let listed, let by): return .listingChanged(listed: listed, by: ServerText.actor(by))
+        case .recording(let recording, let by, let reason):
+            return .recording(
+                recording.map { RecordingState(by: $0.by.map(id), since: $0.since) }, by: by.map(id),
+                reason: reason.map { ServerText.line($0, maxCharacters: ControlLimits.maxReasonCharacters) })
         case .micChanged(let peer, let working): return .micChanged(peer: id(peer), working: working)
         case .inviteLink(let room, let role, let token, let expiresAt, let requestID):
             // The token is printed as part of a link a person copies: base64url, so anything else is removed.

@@ -130,6 +130,8 @@ public struct Outcome: Sendable, Equatable {
     public var linkRequests: [LinkRequest] = []
     /// Answers to newcomers waiting at the locked room's door, for the node that holds each of them.
     public var doorAnswers: [DoorAnswer] = []
+    /// What the room asks of the recorder the server runs for it (`RecorderSupervisor`), on the node that owns it.
+    public var recorderOrders: [RecorderOrder] = []
 
     public init() {}
 
@@ -138,8 +140,16 @@ public struct Outcome: Sendable, Equatable {
             && lhs.error == rhs.error && lhs.closes.map(\.peer) == rhs.closes.map(\.peer)
             && lhs.closes.map(\.reason) == rhs.closes.map(\.reason) && lhs.listing == rhs.listing
             && lhs.grants == rhs.grants && lhs.linkRequests == rhs.linkRequests
-            && lhs.doorAnswers == rhs.doorAnswers
+            && lhs.doorAnswers == rhs.doorAnswers && lhs.recorderOrders == rhs.recorderOrders
     }
+}
+
+/// What a room asks of the recorder the server runs for it.
+public enum RecorderOrder: Sendable, Equatable {
+    /// Run a recorder for the room: `by` asked for the recording.
+    case start(by: PeerID)
+    /// Stop it: `by` asked, or nobody did (nil: the room ended).
+    case stop(by: PeerID?)
 }
 
 /// What a join attempt led to.

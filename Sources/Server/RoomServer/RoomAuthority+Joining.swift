@@ -8,16 +8,19 @@ extension RoomAuthority {
     /// A peer with a verified token joins. `role` is the token's role, which must be in the table. A peer who
     /// left less than 60 s ago (by `departed`, which a room loaded after a restart gets from the store) gets its
     /// role back.
+    /// A recorder says who asked for the recording (`startedBy`, see `recorderArrived`).
     public mutating func join(
-        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp
+        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, startedBy: PeerID? = nil
     ) -> JoinResult {
-        let result = admit(id: id, name: rawName, role: tokenRole, now: now)
+        let result = admit(id: id, name: rawName, role: tokenRole, now: now, startedBy: startedBy)
         guard case .joined(let snapshot, var outcome, let replaced) = result else { return result }
         reportListing(into: &outcome, now: now)
         return .joined(snapshot: snapshot, outcome: outcome, replaced: replaced)
     }
 
-    mutating func admit(id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp) -> JoinResult {
+    mutating func admit(
+        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, startedBy: PeerID? = nil
+    ) -> JoinResult {
         if var present = peers[id] {
             var outcome = Outcome()
             let kept = roleKept(present.role, of: id, previousToken: tokenRoles[id], newToken: tokenRole)
@@ -96,6 +99,7 @@ extension RoomAuthority {
         outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(announced(peer)))))
         outcome.changes += invitationChanges(since: invitationsBefore)
         if endsAt != nil, role == .host || role == .moderator { goOn(with: id, now: now, into: &outcome) }
+        if role == .recorder { recorderArrived(id, startedBy: startedBy, now: now, into: &outcome) }
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
     }
 
@@ -169,6 +173,7 @@ extension RoomAuthority {
         pruneDeparted(now: now)
         outcome.changes += invitationChanges(since: invitationsBefore)
         afterHostsLeft(hostsGone, now: now, into: &outcome)
+        recordersLeft(gone, into: &outcome)
         return outcome
     }
 
@@ -195,7 +200,7 @@ extension RoomAuthority {
         if let index = present.firstIndex(where: { $0.peer.id == id }) { present[index].stepUp = stepUpRole(of: id) }
         let snapshot = JoinedSnapshot(
             room: name, selfID: id, peers: present, topic: topic, chat: visible, roles: roles, resumed: resumed,
-            tokenRole: tokenRoles[id], listed: listed)
+            tokenRole: tokenRoles[id], listed: listed, recording: recording)
         return ServerMessage(.joined(snapshot), seq: seq)
     }
 }

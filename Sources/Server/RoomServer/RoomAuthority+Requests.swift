@@ -109,8 +109,13 @@ extension RoomAuthority {
             if DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxChatCharacters).isEmpty {
                 return (.badRequest, "a chat message cannot be empty")
             }
+        case .startRecording:
+            if recording != nil { return (.conflict, ClientRequest.alreadyRecording) }
+        case .stopRecording:
+            if recording == nil { return (.conflict, ClientRequest.notRecording) }
         case .setRole, .stepDown, .setMute, .setMicWorking, .setPlaying, .remove, .setTopic, .endRoom, .leave,
-            .createLink, .listLinks, .revokeLink, .setLocked, .listBans, .unban, .admitWaiting, .denyWaiting:
+            .createLink, .listLinks, .revokeLink, .setLocked, .listBans, .unban, .admitWaiting, .denyWaiting,
+            .recorderError:
             break
         case .react:
             // The sender's rate depends on the time, so it is checked where the reaction is counted (`perform`),
@@ -281,6 +286,10 @@ extension RoomAuthority {
             outcome.closes.append((targetID, .removed))
             outcome.changes.append(.roleForgotten(targetID))
             audit(targetID, reason)
+            if recorders.remove(targetID) != nil {
+                let given = recorderReasons.removeValue(forKey: targetID)
+                settleRecording(stoppedBy: actorID, reason: given, into: &outcome)
+            }
         case .setTopic(let text):
             topic = DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxTopicCharacters)
             broadcast(.topicChanged(topic: topic, by: actorID), into: &outcome)
@@ -345,6 +354,16 @@ extension RoomAuthority {
             outcome.doorAnswers.append(
                 DoorAnswer(peer: actorID, room: name, waiter: waiter, admit: false, requestID: requestID))
             audit(nil, waiter)
+        case .startRecording:
+            outcome.recorderOrders.append(.start(by: actorID))
+            audit()
+        case .stopRecording:
+            stopRecording(by: actorID, into: &outcome)
+            audit()
+        case .recorderError(let reason):
+            recorderReasons[actorID] = DisplayName.sanitizeLine(
+                reason, maxGraphemes: ClientRequest.maxRecorderErrorLength)
+            audit(nil, recorderReasons[actorID] ?? "")
         case .react(let reaction):
             // Checked and counted in one step: a refusal changes nothing but forgetting rates out of the window.
             if let refused = reactions.offer(reaction, from: actorID, at: now) {

@@ -24,6 +24,11 @@ extension RoomAuthority {
         tokenRoles = [:]
         loweredByOthers = [:]
         outcome.changes.append(.ended(reason: reason))
+        // Everyone was told the room ended; the recording ends with it, and its recorder is stopped.
+        if recording != nil || !recorders.isEmpty { outcome.recorderOrders.append(.stop(by: nil)) }
+        recording = nil
+        recorders = []
+        recorderReasons = [:]
     }
 
     /// Moves a peer to a role: its hand goes down (when it comes on stage) and its invitation is answered; it

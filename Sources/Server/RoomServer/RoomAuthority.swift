@@ -80,6 +80,12 @@ public struct RoomAuthority: Sendable {
     /// Each person's reaction rate and the reactions not announced yet. Ephemeral: not saved, not in a checkpoint.
     var reactions = ReactionGate()
     var qualityTold: Set<PeerID> = []
+    /// The room's recording while a recorder is in it: by whom (who asked, or the recorder) and since when.
+    public package(set) var recording: RecordingState?
+    /// The recorders in the room; the room is recorded while there is one.
+    public package(set) var recorders: Set<PeerID> = []
+    /// Why each recorder said it stops (`recorder_error`), for the `recording` event that says it stopped.
+    var recorderReasons: [PeerID: String] = [:]
 
     /// A room as loaded from the store (or new).
     public init(

@@ -167,6 +167,8 @@ enum JSONChecks {
         case .roomEnded(let by, let reason): return [by.rawValue, reason]
         case .topicChanged(let topic, let by): return [topic, by.rawValue]
         case .listingChanged(_, let by), .handsAllowed(_, let by): return [by.rawValue]
+        case .recording(let recording, let by, let reason):
+            return [recording?.by?.rawValue, by?.rawValue, reason].compactMap { $0 }
         case .inviteLink(let room, let role, let token, _, let id):
             if case .string(let idText)? = id { return [room, role.rawValue, token, idText] }
             return [room, role.rawValue, token]

@@ -16,7 +16,7 @@ enum BenchCommand: ClubroomCommand {
     enum Suite: String, CaseIterable {
         case store, join, departures, soak, fanout, latency, cpu, ui, highlight, directory
         case qualityPath = "quality-path"
-        case requests, failover, checkpoint, faults
+        case requests, failover, checkpoint, faults, record
 
         /// The options that apply only to this suite.
         var ownOptions: [Option] {
@@ -26,7 +26,7 @@ enum BenchCommand: ClubroomCommand {
             case .soak: return [minutes.option]
             case .fanout: return [speakers.option, listeners.option, seconds.option, nodes.option]
             case .latency: return [seconds.option, AudioBench.seed.option, AudioBench.pulse.option]
-            case .cpu: return [seconds.option]
+            case .cpu, .record: return [seconds.option]
             case .highlight: return [seconds.option, AudioBench.runs.option]
             case .qualityPath: return AudioBench.qualityPathOptions
             case .directory: return [rooms.option, watchers.option]
@@ -63,7 +63,9 @@ enum BenchCommand: ClubroomCommand {
             10,000 peers: its checkpoint's size and cost, and a decision taken on a copy beside one in place. \
             faults: three cluster nodes, a Redis with its append-only file and a dozen bots making requests, under \
             one fault at a time for M minutes (kill -9 and SIGSTOP of a node or of Redis, a node cut from Redis): \
-            requests refused but applied, duplicates, ghosts, and the time to serve again after each fault kind.
+            requests refused but applied, duplicates, ghosts, and the time to serve again after each fault kind. \
+            record: a recorder in a room of three tone speakers: its CPU against libopus alone, the server's \
+            forwarding with and without it, and its file against what a listener heard.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
@@ -100,7 +102,8 @@ enum BenchCommand: ClubroomCommand {
     /// The default is fanout's and requests'; latency, cpu and highlight take their own (`defaultSeconds`).
     static let seconds = TypedOption.integer(
         "seconds", placeholder: "T", in: 1...3600, default: 10,
-        help: "fanout, latency, cpu, highlight, requests: how long to measure (latency: \(defaultSeconds[.latency]!) "
+        help:
+            "fanout, latency, cpu, highlight, requests, record: how long to measure (latency: \(defaultSeconds[.latency]!) "
             + "per condition, cpu: \(defaultSeconds[.cpu]!) per client, highlight: \(defaultSeconds[.highlight]!) "
             + "per run).")
 
@@ -164,7 +167,14 @@ enum BenchCommand: ClubroomCommand {
         case .requests, .failover: return try await runCluster(options)
         case .checkpoint: return try await runCheckpoint(options)
         case .faults: return try await runFaults(options)
+        case .record: return try await runRecord(options)
         }
+    }
+
+    static func runRecord(_ options: Options) async throws -> ExitStatus {
+        let seconds = options.seconds
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        return try await printReport(options) { try RecordBenchmark.report(executable: executable, seconds: seconds) }
     }
 
     static func runFaults(_ options: Options) async throws -> ExitStatus {

@@ -31,7 +31,8 @@ enum InviteCommand: ClubroomCommand {
     static let room = TypedOption.string("room", placeholder: "ROOM", help: "Make a room link for this room only.")
     static let role = TypedOption.string(
         "role", placeholder: "ROLE", default: "audience",
-        help: "Role the link gives: listener (audience), speaker, mod (moderator), host, or one from --roles.")
+        help: "Role the link gives: listener (audience), speaker, mod (moderator), host, recorder, or one from --roles."
+    )
     static let timeToLive = TypedOption.duration(
         "ttl", placeholder: "DURATION", default: .seconds(7 * 86_400),
         help: "How long the link works, from 1m to 30d, such as 1h, 2d or 30d.")

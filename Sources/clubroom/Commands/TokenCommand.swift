@@ -23,7 +23,7 @@ enum TokenCommand: ClubroomCommand {
         "name", placeholder: "NAME", defaultDescription: "the identity", help: "Display name in the room.")
     static let role = TypedOption.required(
         "role", placeholder: "ROLE",
-        help: "Role in the room: host, mod (moderator), speaker, listener (audience), or one from --roles.")
+        help: "Role in the room: host, mod (moderator), speaker, listener (audience), recorder, or one from --roles.")
     static let timeToLive = TypedOption.duration(
         "ttl", placeholder: "DURATION", default: .seconds(3600),
         help: "How long the token stays valid, such as 30m, 12h or 7d.")

@@ -1,0 +1,148 @@
+import Arguments
+import AudioDevices
+import Foundation
+import ProcessSignals
+import RoomCore
+import RoomProtocol
+import RoomRecorder
+import WebSocket
+
+/// `clubroom record`: a recorder, a participant of the room that keeps it in an Ogg Opus file and its record.
+enum RecordCommand: ClubroomCommand {
+    static let declaration = Command(
+        name: "record", abstract: "Record a room into an Ogg Opus file, with its record beside it.",
+        discussion: """
+            Joins the room as its recorder (role recorder: everyone in the room sees that it is recorded), mixes \
+            every speaker as a listener hears them into FILE.opus (Ogg Opus, 48 kHz mono, silence kept), and \
+            keeps the room's record beside it in FILE.json: who spoke when, role and topic changes, chat, joins \
+            and leaves, and each person's speaking time (docs/recording.md). Both are written as they go: a \
+            recorder that is killed leaves a file that plays up to its last second or two, and a readable record.
+
+            The link must let its holder record (a link for role recorder: clubroom invite --role recorder), or \
+            give the room's address with a recorder's token (--token-file FILE or CLUBROOM_TOKEN). Ctrl-C or \
+            SIGTERM stops the recording cleanly; --seconds N stops it after N seconds of audio.
+            """,
+        positionals: [
+            Positional(
+                "link", type: .string, required: false,
+                help: "The room's link (with its invite), or its address with --token-file.")
+        ],
+        options: [
+            linkFile.option, out.option, seconds.option, name.option, startedBy.option, tokenFile.option,
+        ])
+
+    static let linkFile = TypedOption.path(
+        "link-file", placeholder: "FILE", help: "File holding the link (kept out of ps).")
+    static let out = TypedOption.path(
+        "out", placeholder: "FILE.opus", help: "The recording; its record goes beside it as FILE.json.")
+    static let seconds = TypedOption.integer(
+        "seconds", placeholder: "N", in: 1...86_400, help: "Stop after N seconds of audio.")
+    static let name = TypedOption.string(
+        "name", placeholder: "NAME", default: "Recorder", help: "The name the room shows the recorder with.")
+    static let startedBy = TypedOption.string(
+        "started-by", placeholder: "ID", help: "Who asked for the recording (the server says so when it starts one).")
+    static let tokenFile = SharedOptions.tokenFile
+
+    /// What the recorder is asked to do, as given on the command line.
+    struct Options: Equatable {
+        var link: JoinCommand.Options.LinkSource
+        var out: String
+        var seconds: Int?
+        var name: String
+        var startedBy: String?
+        var tokenFile: String?
+
+        init(_ arguments: ParsedArguments) throws(ArgumentError) {
+            switch (arguments.string("link"), arguments[RecordCommand.linkFile]) {
+            case (.some, .some): throw .conflict("<link>", "--link-file")
+            case (nil, .some(let file)): link = .file(file)
+            case (.some("-"), nil), (nil, nil): link = .standardInput
+            case (.some(let url), nil):
+                link = .given(JoinCommand.normalized(url))
+                try checkLinkScheme(JoinCommand.normalized(url))
+            }
+            guard let out = arguments[RecordCommand.out] else { throw .missingOption(synopsis: "--out FILE.opus") }
+            self.out = out
+            seconds = arguments[RecordCommand.seconds]
+            name = arguments[RecordCommand.name]
+            startedBy = arguments[RecordCommand.startedBy]
+            tokenFile = arguments[RecordCommand.tokenFile]
+        }
+    }
+
+    static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
+        let options = try Options(arguments)
+        // A file that cannot be written is said before anyone in the room is told it is recorded.
+        if let problem = WAVFileOutput.problemWriting(path: options.out) {
+            throw JoinFailure(text: "--out \(options.out): the recording cannot be written, because \(problem)")
+        }
+        let record = RecordingRecord.path(forAudio: options.out)
+        if let problem = WAVFileOutput.problemWriting(path: record) {
+            throw JoinFailure(text: "\(record): the room's record cannot be written, because \(problem)")
+        }
+        let link = try readLink(try JoinCommand.linkText(options.link))
+        guard let room = link.room else {
+            throw JoinFailure(text: "A recorder records one room: give the room's link, not the server's.")
+        }
+        let entry = try recorderEntry(link: link, options: options)
+        let credential = try entry.credential(forRoom: room, at: link.server)
+        var headers = credential.headers
+        if let startedBy = options.startedBy {
+            headers.add(ControlCodec.startedByHeader, ControlCodec.encodeStartedBy(PeerID(startedBy)))
+        }
+        ignoreBrokenPipes()
+        let recorder = RoomRecorder(
+            settings: RoomRecorder.Settings(
+                url: link.url, token: credential.token, headers: headers, audioPath: options.out,
+                seconds: options.seconds),
+            log: { line in writeError(line + "\n") })
+        let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in recorder.stop() }
+        let outcome = await Task.detached { recorder.run() }.value
+        signals.cancel()
+        switch outcome {
+        case .finished(let milliseconds, let why):
+            writeError(
+                "Recorded \(spokenLength(milliseconds)) of \(room) to \(options.out) (its record: \(record)); "
+                    + "the recording ended because \(why).\n")
+            return .success
+        case .failed(let sentence):
+            throw JoinFailure(text: sentence)
+        }
+    }
+
+    /// How the recorder gets in: the link's invite, else a token from `--token-file` or `CLUBROOM_TOKEN`.
+    static func recorderEntry(link: ClubroomLink, options: Options) throws -> Entry {
+        if let invite = link.invite {
+            if options.tokenFile != nil {
+                throw JoinFailure(text: "The link carries its own invite; leave out --token-file.")
+            }
+            return Entry(kind: .invite(invite), guestName: options.name)
+        }
+        let text: String
+        if let path = options.tokenFile {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw JoinFailure(text: "cannot read the token file \(path); check the path")
+            }
+            text = String(decoding: data, as: UTF8.self)
+        } else if let token = ProcessInfo.processInfo.environment["CLUBROOM_TOKEN"] {
+            text = token
+        } else {
+            throw JoinFailure(
+                text: "Recording needs a link with a recorder's invite (clubroom invite --role recorder), "
+                    + "--token-file FILE or CLUBROOM_TOKEN.")
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw JoinFailure(text: "the token is empty; give a recorder's token") }
+        return Entry(
+            kind: RoomToken.looksLikeInvite(token) ? .invite(token) : .roomToken(token), guestName: options.name)
+    }
+
+    /// "1 min 2 s", "3.4 s".
+    static func spokenLength(_ milliseconds: Int64) -> String {
+        let seconds = Double(milliseconds) / 1000
+        guard seconds >= 60 else { return String(format: "%.1f s", seconds) }
+        let whole = Int(seconds.rounded())
+        return whole >= 3600
+            ? "\(whole / 3600) h \(whole % 3600 / 60) min" : "\(whole / 60) min \(whole % 60) s"
+    }
+}
