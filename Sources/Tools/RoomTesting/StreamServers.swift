@@ -1,19 +1,16 @@
 import AudioCore
 import Foundation
-import Platform
-import RoomTesting
-import StreamOutputs
-import Synchronization
 
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
+/// Why a stream server of a test could not be started, in words.
+public struct StreamServerFailure: Error, CustomStringConvertible {
+    public let description: String
     init(_ description: String) { self.description = description }
 }
 
 /// A server from Debian the stream tests start on loopback, unprivileged, with a configuration of their own, and
 /// stop by its PID.
-final class ServerProcess {
-    let name: String
+public final class ServerProcess {
+    public let name: String
     private let executable: String
     private let arguments: [String]
     private let ready: () -> Bool
@@ -27,7 +24,7 @@ final class ServerProcess {
     }
 
     /// Starts the server and waits (at most 10 s) until `ready` holds.
-    func start() throws {
+    public func start() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -37,18 +34,18 @@ final class ServerProcess {
         self.process = process
         guard waitUntil(limit: 10, { ready() || !process.isRunning }), process.isRunning else {
             stop()
-            throw TestFailure("\(name) did not start")
+            throw StreamServerFailure("\(name) did not start")
         }
     }
 
     /// Ends the server at once (SIGKILL), as a crash would, and waits for it.
-    func kill() {
+    public func kill() {
         guard let process, process.isRunning else { return }
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
-    func stop() {
+    public func stop() {
         guard let process, process.isRunning else { return }
         process.terminate()
         if !waitUntil(limit: 5, { !process.isRunning }) { Glibc.kill(process.processIdentifier, SIGKILL) }
@@ -58,7 +55,7 @@ final class ServerProcess {
     deinit { stop() }
 
     /// A program from Debian's packages, on PATH or where Debian puts it.
-    static func binary(_ name: String) -> String? {
+    public static func binary(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
         for folder in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/bin", "/sbin"] {
             let candidate = folder + "/" + name
@@ -68,7 +65,7 @@ final class ServerProcess {
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
-    static func accepts(_ port: Int) -> Bool {
+    public static func accepts(_ port: Int) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -85,9 +82,9 @@ final class ServerProcess {
 
 /// icecast2 on a free port with a generated configuration; when run as root it changes to `nobody`, as Icecast
 /// insists, so its folder is writable by all.
-func icecastServer(in folder: String, password: String) throws -> (ServerProcess, port: Int) {
+public func icecastServer(in folder: String, password: String) throws -> (ServerProcess, port: Int) {
     guard let binary = ServerProcess.binary("icecast2") else {
-        throw TestFailure("icecast2 is not installed; this test needs it (make test-deps installs it)")
+        throw StreamServerFailure("icecast2 is not installed; this test needs it (make test-deps installs it)")
     }
     let port = try freeLoopbackPort()
     try FileManager.default.createDirectory(atPath: folder + "/log", withIntermediateDirectories: true)
@@ -125,9 +122,10 @@ func icecastServer(in folder: String, password: String) throws -> (ServerProcess
 
 /// nginx with `server` blocks of the test's own (an `rtmp` block loads Debian's RTMP module), run as an
 /// unprivileged configuration with its own prefix, pid file, logs and temp folders.
-func nginxServer(in folder: String, rtmp: String? = nil, http: String? = nil, port: Int) throws -> ServerProcess {
+public func nginxServer(in folder: String, rtmp: String? = nil, http: String? = nil, port: Int) throws -> ServerProcess
+{
     guard let binary = ServerProcess.binary("nginx") else {
-        throw TestFailure("nginx is not installed; this test needs it (make test-deps installs it)")
+        throw StreamServerFailure("nginx is not installed; this test needs it (make test-deps installs it)")
     }
     let temp = folder + "/nginx-temp"
     try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: true)
@@ -135,7 +133,8 @@ func nginxServer(in folder: String, rtmp: String? = nil, http: String? = nil, po
     if rtmp != nil {
         let module = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
         guard FileManager.default.fileExists(atPath: module) else {
-            throw TestFailure("libnginx-mod-rtmp is not installed; this test needs it (make test-deps installs it)")
+            throw StreamServerFailure(
+                "libnginx-mod-rtmp is not installed; this test needs it (make test-deps installs it)")
         }
         configuration += "load_module \(module);\n"
     }
@@ -175,7 +174,7 @@ func nginxServer(in folder: String, rtmp: String? = nil, http: String? = nil, po
 }
 
 /// nginx-rtmp accepting publishers and players on application `live`.
-func rtmpServer(in folder: String) throws -> (ServerProcess, port: Int) {
+public func rtmpServer(in folder: String) throws -> (ServerProcess, port: Int) {
     let port = try freeLoopbackPort()
     let block = """
         server {
@@ -188,7 +187,7 @@ func rtmpServer(in folder: String) throws -> (ServerProcess, port: Int) {
 }
 
 /// nginx serving `root` over HTTP, as docs/deploy.md sets HLS up.
-func hlsWebServer(in folder: String, root: String) throws -> (ServerProcess, port: Int) {
+public func hlsWebServer(in folder: String, root: String) throws -> (ServerProcess, port: Int) {
     let port = try freeLoopbackPort()
     let block = """
         server {
@@ -202,7 +201,7 @@ func hlsWebServer(in folder: String, root: String) throws -> (ServerProcess, por
 
 /// The audio a real reader (ffmpeg from Debian) hears from `url` for `seconds`, as 48 kHz mono samples; nil when
 /// ffmpeg could not read it.
-func readBack(_ url: String, seconds: Double) -> [Int16]? {
+public func readBack(_ url: String, seconds: Double) -> [Int16]? {
     guard let ffmpeg = ServerProcess.binary("ffmpeg") else { return nil }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: ffmpeg)
@@ -226,47 +225,8 @@ func readBack(_ url: String, seconds: Double) -> [Int16]? {
 }
 
 /// The strongest frequency of the middle of `samples` (the start may hold a decoder's ramp), or 0 when too short.
-func heardFrequency(_ samples: [Int16]) -> Double {
+public func heardFrequency(_ samples: [Int16]) -> Double {
     guard samples.count >= 48_000 else { return 0 }
     let middle = samples.count / 2 - 4_800
     return Signals.dominantFrequency(samples[middle...])
-}
-
-/// Feeds a 440 Hz tone, 20 ms frames paced in real time, to outputs until stopped.
-final class ToneFeeder: @unchecked Sendable {
-    private let outputs: [LiveOutput]
-    private let stopped = Atomic<Bool>(false)
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ outputs: [LiveOutput], frequency: Double = 440) {
-        self.outputs = outputs
-        Thread.detachNewThread { [self] in
-            var tone = ToneGenerator(frequency: frequency, amplitude: 0.5)
-            var clock = PeriodClock(periodNanoseconds: Int64(AudioFormat.frameMilliseconds) * 1_000_000)
-            var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
-            var offset: Int64 = 0
-            while !stopped.load(ordering: .acquiring) {
-                tone.fill(&frame)
-                for output in outputs { try? output.write(frame, offset: offset) }
-                offset += Int64(AudioFormat.frameMilliseconds)
-                clock.wait()
-            }
-            done.signal()
-        }
-    }
-
-    /// Stops the tone and waits for its thread; stopping again does nothing.
-    func stop() {
-        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        done.wait()
-    }
-}
-
-/// Every report the outputs give, in order.
-final class ReportLog: Sendable {
-    private let reports = Mutex<[StreamReport]>([])
-    func record(_ report: StreamReport) { reports.withLock { $0.append(report) } }
-    var all: [StreamReport] { reports.withLock { $0 } }
-    func of(_ name: String) -> [StreamReport] { all.filter { $0.destination == name } }
-    func last(_ name: String) -> StreamState? { of(name).last?.state }
 }
