@@ -259,7 +259,7 @@ let package = Package(
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
                 "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket", "ClusterServer",
-                "RoomTokens", "RoomRecorder",
+                "RoomTokens", "RoomRecorder", "StreamOutputs",
             ]),
 
         // MARK: Tests.
