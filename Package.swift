@@ -230,6 +230,11 @@ let package = Package(
                 "WebSocket", "RoomTokens",
             ],
             path: "Sources/Benchmarks/Directory"),
+        // The live outputs against icecast2 and nginx of the bench's own, read back by ffmpeg.
+        .target(
+            name: "StreamBenchmarks",
+            dependencies: ["BenchmarkSupport", "StreamOutputs", "RoomTesting", "AudioCodec", "AudioCore", "Platform"],
+            path: "Sources/Benchmarks/Stream"),
         // The cluster: `clubroom serve` nodes on 127.0.0.2-4 around a Redis of the bench's own.
         .target(
             name: "ClusterBenchmarks",
@@ -259,7 +264,7 @@ let package = Package(
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
                 "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket", "ClusterServer",
-                "RoomTokens", "RoomRecorder", "StreamOutputs",
+                "RoomTokens", "RoomRecorder", "StreamOutputs", "StreamBenchmarks",
             ]),
 
         // MARK: Tests.
