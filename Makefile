@@ -10,15 +10,17 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Libraries the build links against.
 BUILD_PACKAGES := pkg-config libncursesw5-dev libopus-dev libasound2-dev libssl-dev libsqlite3-dev libspeexdsp-dev \
-  libsrtp2-dev libhiredis-dev libopusfile-dev libopusenc-dev
+  libsrtp2-dev libhiredis-dev libopusfile-dev libopusenc-dev \
+  libshout3-dev libavformat-dev libavcodec-dev libavutil-dev
 # Programs the tests drive: tmux for the UI, sox and espeak-ng for audio, alsa-utils for ALSA, openssl to make
 # test certificates, PulseAudio with the ALSA pulse plugin for devices paced in real time, and tshark to check
 # the RTP the server sends, redis-server for the cluster's tests (each starts its own on a free port),
 # iproute2 with nftables for the network partitions between cluster nodes, and nginx for the reverse proxy's tests
 # (each runs its own on a free port, as an unprivileged configuration; the package's own service is not used),
-# and opus-tools (opusenc) to make the Ogg Opus files that are played into a room.
+# opus-tools (opusenc) to make the Ogg Opus files that are played into a room, and for the live streams' tests
+# icecast2, nginx's RTMP module and ffmpeg (the real servers, and the real reader that checks what they carry).
 TEST_PACKAGES := tmux sox espeak-ng alsa-utils pulseaudio libasound2-plugins openssl tshark redis-server iproute2 \
-  nftables nginx opus-tools
+  nftables nginx opus-tools icecast2 libnginx-mod-rtmp ffmpeg
 # Python modules the interoperability tests use, from PyPI, as import-name=package-name.
 PYTHON ?= python3
 TEST_PYTHON_MODULES := websockets=websockets jwt=pyjwt

@@ -28,6 +28,13 @@ let package = Package(
         .systemLibrary(
             name: "COpusEnc", path: "Sources/System/C/COpusEnc", pkgConfig: "libopusenc",
             providers: [.apt(["libopusenc-dev"])]),
+        // libshout, the Icecast source client.
+        .systemLibrary(
+            name: "CShout", path: "Sources/System/C/CShout", pkgConfig: "shout", providers: [.apt(["libshout3-dev"])]),
+        // FFmpeg's muxers (HLS, FLV over RTMP) and its AAC encoder.
+        .systemLibrary(
+            name: "CFFmpeg", path: "Sources/System/C/CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         .systemLibrary(
             name: "CALSA", path: "Sources/System/C/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(
@@ -103,6 +110,11 @@ let package = Package(
             name: "MediaTransport", dependencies: ["CSRTP", "CSRTPCrypto", "CMediaIO"],
             path: "Sources/System/MediaTransport"),
         .target(name: "RedisClient", dependencies: ["CHiredis", "Platform"], path: "Sources/System/RedisClient"),
+        // The recorder's live outputs (Icecast, HLS, RTMP), each off the mixing thread with its own queue and
+        // reconnects.
+        .target(
+            name: "StreamOutputs", dependencies: ["CShout", "COpusEnc", "CFFmpeg", "AudioCore", "Platform"],
+            path: "Sources/System/StreamOutputs"),
         // The cluster's side of Redis: keys, fenced room ownership, event streams, node membership.
         .target(name: "ClusterState", dependencies: ["RedisClient", "Platform"], path: "Sources/Cluster/ClusterState"),
 
@@ -218,6 +230,11 @@ let package = Package(
                 "WebSocket", "RoomTokens",
             ],
             path: "Sources/Benchmarks/Directory"),
+        // The live outputs against icecast2 and nginx of the bench's own, read back by ffmpeg.
+        .target(
+            name: "StreamBenchmarks",
+            dependencies: ["BenchmarkSupport", "StreamOutputs", "RoomTesting", "AudioCodec", "AudioCore", "Platform"],
+            path: "Sources/Benchmarks/Stream"),
         // The cluster: `clubroom serve` nodes on 127.0.0.2-4 around a Redis of the bench's own.
         .target(
             name: "ClusterBenchmarks",
@@ -247,7 +264,7 @@ let package = Package(
                 "RoomClient", "RoomApp", "RoomAppRuntime", "Demo", "ProcessSignals", "BenchmarkSupport",
                 "StoreBenchmarks", "ServerBenchmarks", "AudioBenchmarks", "UIBenchmarks", "DirectoryBenchmarks",
                 "ClusterBenchmarks", "RedisClient", "Platform", "RoomPersistence", "WebSocket", "ClusterServer",
-                "RoomTokens", "RoomRecorder",
+                "RoomTokens", "RoomRecorder", "StreamOutputs", "StreamBenchmarks",
             ]),
 
         // MARK: Tests.
@@ -339,6 +356,8 @@ let package = Package(
                 "ClusterServer",
             ]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
+        // The live outputs against icecast2 and nginx (RTMP, and serving HLS) of their own, read back by ffmpeg.
+        .testTarget(name: "StreamOutputsTests", dependencies: ["StreamOutputs", "AudioCore", "RoomTesting", "Platform"]),
         // Runs the built clubroom (join --plain, bot) against hostile servers.
         .testTarget(
             name: "ClientEdgeTests",

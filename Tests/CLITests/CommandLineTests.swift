@@ -42,7 +42,7 @@ let commandNames = ["serve", "join", "rooms", "invite", "links", "bans", "bot", 
     ),
     (
         ["bench", "everything"],
-        "clubroom bench: bad value 'everything' for '<suite>' (expected one of store, join, departures, soak, fanout, latency, loss, cpu, ui, highlight, directory, quality-path, requests, failover, checkpoint, faults, record)"
+        "clubroom bench: bad value 'everything' for '<suite>' (expected one of store, join, departures, soak, fanout, latency, loss, cpu, ui, highlight, directory, quality-path, requests, failover, checkpoint, faults, record, stream)"
     ),
     (
         ["join", "http://example.org", "--token", "t"],

@@ -8,6 +8,7 @@ import Foundation
 import RoomCore
 import ServerBenchmarks
 import StoreBenchmarks
+import StreamBenchmarks
 import UIBenchmarks
 
 /// `clubroom bench`: the benchmark suites.
@@ -16,7 +17,7 @@ enum BenchCommand: ClubroomCommand {
     enum Suite: String, CaseIterable {
         case store, join, departures, soak, fanout, latency, loss, cpu, ui, highlight, directory
         case qualityPath = "quality-path"
-        case requests, failover, checkpoint, faults, record
+        case requests, failover, checkpoint, faults, record, stream
 
         /// The options that apply only to this suite.
         var ownOptions: [Option] {
@@ -27,7 +28,7 @@ enum BenchCommand: ClubroomCommand {
             case .fanout: return [speakers.option, listeners.option, seconds.option, nodes.option]
             case .latency: return [seconds.option, AudioBench.seed.option, AudioBench.pulse.option]
             case .loss: return [seconds.option, AudioBench.seed.option]
-            case .cpu, .record: return [seconds.option]
+            case .cpu, .record, .stream: return [seconds.option]
             case .highlight: return [seconds.option, AudioBench.runs.option]
             case .qualityPath: return AudioBench.qualityPathOptions
             case .directory: return [rooms.option, watchers.option]
@@ -68,7 +69,9 @@ enum BenchCommand: ClubroomCommand {
             one fault at a time for M minutes (kill -9 and SIGSTOP of a node or of Redis, a node cut from Redis): \
             requests refused but applied, duplicates, ghosts, and the time to serve again after each fault kind. \
             record: a recorder in a room of three tone speakers: its CPU against libopus alone, the server's \
-            forwarding with and without it, and its file against what a listener heard.
+            forwarding with and without it, and its file against what a listener heard. stream: the live \
+            outputs against an icecast2, an nginx-rtmp and an nginx serving HLS of its own, read back by ffmpeg: \
+            the delay from a click to the reader, and the CPU of each output against the Ogg Opus file alone.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
@@ -105,7 +108,7 @@ enum BenchCommand: ClubroomCommand {
     /// The default is fanout's and requests'; latency, cpu and highlight take their own (`defaultSeconds`).
     static let seconds = TypedOption.integer(
         "seconds", placeholder: "T", in: 1...3600, default: 10,
-        help: "fanout, latency, loss, cpu, highlight, requests, record: how long to measure (latency: "
+        help: "fanout, latency, loss, cpu, highlight, requests, record, stream: how long to measure (latency: "
             + "\(defaultSeconds[.latency]!) per condition, loss: \(defaultSeconds[.loss]!) of speech per run, cpu: "
             + "\(defaultSeconds[.cpu]!) per client, highlight: \(defaultSeconds[.highlight]!) per run).")
 
@@ -175,6 +178,9 @@ enum BenchCommand: ClubroomCommand {
         case .checkpoint: return try await runCheckpoint(options)
         case .faults: return try await runFaults(options)
         case .record: return try await runRecord(options)
+        case .stream:
+            let seconds = options.seconds
+            return try await printReport(options) { try StreamBenchmark.report(seconds: seconds) }
         }
     }
 

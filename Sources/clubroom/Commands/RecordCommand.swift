@@ -5,6 +5,7 @@ import ProcessSignals
 import RoomCore
 import RoomProtocol
 import RoomRecorder
+import StreamOutputs
 import WebSocket
 
 /// `clubroom record`: a recorder, a participant of the room that keeps it in an Ogg Opus file and its record.
@@ -21,6 +22,11 @@ enum RecordCommand: ClubroomCommand {
             The link must let its holder record (a link for role recorder: clubroom invite --role recorder), or \
             give the room's address with a recorder's token (--token-file FILE or CLUBROOM_TOKEN). Ctrl-C or \
             SIGTERM stops the recording cleanly; --seconds N stops it after N seconds of audio.
+
+            The same mix can go out live, to any of --icecast (Ogg Opus to an Icecast mount), --hls (a folder a \
+            web server serves) and --rtmp (FLV with AAC to a live platform) at once, beside the file. A \
+            destination that refuses or drops the stream is tried again every few seconds and never stops the \
+            file or the others; each change is said once on stderr (docs/deploy.md).
             """,
         positionals: [
             Positional(
@@ -29,6 +35,7 @@ enum RecordCommand: ClubroomCommand {
         ],
         options: [
             linkFile.option, out.option, seconds.option, name.option, startedBy.option, tokenFile.option,
+            icecast.option, hls.option, rtmp.option,
         ])
 
     static let linkFile = TypedOption.path(
@@ -42,6 +49,12 @@ enum RecordCommand: ClubroomCommand {
     static let startedBy = TypedOption.string(
         "started-by", placeholder: "ID", help: "Who asked for the recording (the server says so when it starts one).")
     static let tokenFile = SharedOptions.tokenFile
+    static let icecast = TypedOption.string(
+        "icecast", placeholder: "URL", help: "Stream to icecast://USER:PASSWORD@HOST:PORT/MOUNT.opus as well.")
+    static let hls = TypedOption.path(
+        "hls", placeholder: "DIR", help: "Write an HLS stream (DIR/live.m3u8, 2 s segments) as well.")
+    static let rtmp = TypedOption.string(
+        "rtmp", placeholder: "URL", help: "Stream to rtmp://HOST/APP/KEY as well.")
 
     /// What the recorder is asked to do, as given on the command line.
     struct Options: Equatable {
@@ -51,6 +64,9 @@ enum RecordCommand: ClubroomCommand {
         var name: String
         var startedBy: String?
         var tokenFile: String?
+        var icecast: String?
+        var hls: String?
+        var rtmp: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             switch (arguments.string("link"), arguments[RecordCommand.linkFile]) {
@@ -67,6 +83,25 @@ enum RecordCommand: ClubroomCommand {
             name = arguments[RecordCommand.name]
             startedBy = arguments[RecordCommand.startedBy]
             tokenFile = arguments[RecordCommand.tokenFile]
+            icecast = arguments[RecordCommand.icecast]
+            hls = arguments[RecordCommand.hls]
+            rtmp = arguments[RecordCommand.rtmp]
+        }
+
+        /// The live outputs asked for; a bad one is said without its password or stream key.
+        func streams() throws -> [StreamDestination] {
+            func read(
+                _ option: String, _ parse: () throws(StreamError) -> StreamDestination
+            ) throws -> StreamDestination {
+                do { return try parse() } catch { throw JoinFailure(text: "--\(option): \(error.reason)") }
+            }
+            var destinations: [StreamDestination] = []
+            if let icecast {
+                destinations.append(try read("icecast") { () throws(StreamError) in try .icecast(icecast) })
+            }
+            if let hls { destinations.append(try read("hls") { () throws(StreamError) in try .hls(hls) }) }
+            if let rtmp { destinations.append(try read("rtmp") { () throws(StreamError) in try .rtmp(rtmp) }) }
+            return destinations
         }
     }
 
@@ -80,6 +115,7 @@ enum RecordCommand: ClubroomCommand {
         if let problem = WAVFileOutput.problemWriting(path: record) {
             throw JoinFailure(text: "\(record): the room's record cannot be written, because \(problem)")
         }
+        let streams = try options.streams()
         let link = try readLink(try JoinCommand.linkText(options.link))
         guard let room = link.room else {
             throw JoinFailure(text: "A recorder records one room: give the room's link, not the server's.")
@@ -94,7 +130,10 @@ enum RecordCommand: ClubroomCommand {
         let recorder = RoomRecorder(
             settings: RoomRecorder.Settings(
                 url: link.url, token: credential.token, headers: headers, audioPath: options.out,
-                seconds: options.seconds),
+                seconds: options.seconds,
+                outputs: streams.map { destination in
+                    { StreamOutputs.start(destination) { writeError($0.sentence + "\n") } }
+                }),
             log: { line in writeError(line + "\n") })
         let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in recorder.stop() }
         let outcome = await Task.detached { recorder.run() }.value

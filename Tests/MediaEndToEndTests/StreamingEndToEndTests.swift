@@ -1,0 +1,72 @@
+import Foundation
+import RoomTesting
+import Testing
+
+/// `clubroom record` streaming a room of a tone bot to icecast2, nginx-rtmp and an HLS folder nginx serves, all
+/// at once beside the file; each stream read back by ffmpeg.
+@Suite(.serialized) struct StreamingEndToEndTests {
+    @Test(.timeLimit(.minutes(3))) func aBotsToneIsHeardAt440HzOnEveryStreamAndInTheFile() throws {
+        let room = try TestServer(name: "stream")
+        let (icecast, icecastPort) = try icecastServer(in: room.path("icecast"), password: "sourcepw")
+        defer { icecast.stop() }
+        let (rtmp, rtmpPort) = try rtmpServer(in: room.path("rtmp"))
+        defer { rtmp.stop() }
+        let hls = room.path("hls")
+        let (web, webPort) = try hlsWebServer(in: room.path("web"), root: hls)
+        defer { web.stop() }
+
+        let ana = try room.bot("ana", role: "host", ["--tone", "440"])
+        #expect(ana.waitFor("\"event\":\"joined\""))
+        let out = room.path("stage.opus")
+        let recorder = try RecordingEndToEndTests.recorder(
+            room, out: out,
+            [
+                "--icecast", "icecast://source:sourcepw@127.0.0.1:\(icecastPort)/stage.opus", "--hls", hls, "--rtmp",
+                "rtmp://127.0.0.1:\(rtmpPort)/live/stagekey",
+            ])
+        defer { recorder.terminate(seconds: 20) }
+        #expect(recorder.waitFor("Recording stage to", inErrors: true), "\(recorder.standardError)")
+        let started = [
+            "Streaming to 127.0.0.1:\(icecastPort)/stage.opus started.", "Streaming to HLS in \(hls) started.",
+            "Streaming to rtmp://127.0.0.1:\(rtmpPort)/live started.",
+        ]
+        for sentence in started {
+            #expect(recorder.waitFor(sentence, inErrors: true, seconds: 20), "\(recorder.standardError)")
+        }
+        #expect(!recorder.standardError.contains("sourcepw") && !recorder.standardError.contains("stagekey"))
+
+        let icecastHeard = readBack("http://127.0.0.1:\(icecastPort)/stage.opus", seconds: 3) ?? []
+        #expect(heardFrequency(icecastHeard) == 440, "Icecast: \(icecastHeard.count) samples")
+        let rtmpHeard = readBack("rtmp://127.0.0.1:\(rtmpPort)/live/stagekey", seconds: 3) ?? []
+        #expect(heardFrequency(rtmpHeard) == 440, "RTMP: \(rtmpHeard.count) samples")
+        let listed = waitUntil(limit: 20) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: hls)) ?? []).filter { $0.hasSuffix(".ts") }.count
+                >= 3
+        }
+        #expect(listed)
+        let hlsHeard = readBack("http://127.0.0.1:\(webPort)/live.m3u8", seconds: 3) ?? []
+        #expect(heardFrequency(hlsHeard) == 440, "HLS: \(hlsHeard.count) samples")
+
+        recorder.terminate(seconds: 20)
+        ana.finish()
+        _ = room.stop()
+        #expect(recorder.process.terminationStatus == 0, "\(recorder.standardError)")
+        for sentence in started {
+            #expect(recorder.standardError.contains(sentence.replacingOccurrences(of: "started.", with: "ended.")))
+        }
+        let file = try RecordingEndToEndTests.decoded(out)
+        #expect(heardFrequency(file) == 440, "the file: \(file.count) samples")
+    }
+
+    @Test func aBadStreamIsRefusedBeforeJoiningWithoutItsPassword() throws {
+        let room = try TestServer(name: "stream-bad")
+        let recorder = try RecordingEndToEndTests.recorder(
+            room, out: room.path("stage.opus"), ["--icecast", "icecast://source:secretpw@127.0.0.1/"])
+        RecordingEndToEndTests.waitForExit(recorder)
+        _ = room.stop()
+        #expect(recorder.process.terminationStatus == 1)
+        #expect(
+            recorder.standardError
+                == "clubroom record: --icecast: 127.0.0.1/ cannot be used: the mount is empty\n")
+    }
+}
