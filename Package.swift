@@ -357,7 +357,8 @@ let package = Package(
             ]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
         // The live outputs against icecast2 and nginx (RTMP, and serving HLS) of their own, read back by ffmpeg.
-        .testTarget(name: "StreamOutputsTests", dependencies: ["StreamOutputs", "AudioCore", "RoomTesting", "Platform"]),
+        .testTarget(
+            name: "StreamOutputsTests", dependencies: ["StreamOutputs", "AudioCore", "RoomTesting", "Platform"]),
         // Runs the built clubroom (join --plain, bot) against hostile servers.
         .testTarget(
             name: "ClientEdgeTests",
