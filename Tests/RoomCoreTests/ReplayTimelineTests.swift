@@ -25,7 +25,7 @@ let replayRecordText = """
     """
 
 @Suite struct ReplayTimelineTests {
-    let timeline = ReplayTimeline(record: try! ReplayRecord.parse(Array(replayRecordText.utf8)), roles: roles)
+    let timeline = ReplayTimeline(record: try! RecordingRecord.parse(Array(replayRecordText.utf8)), roles: roles)
 
     @Test func theRecordIsReadAsWritten() throws {
         let record = timeline.record
@@ -62,7 +62,7 @@ let replayRecordText = """
     @Test func theTopicOfTheMoment() throws {
         #expect(timeline.moment(at: 5999).topic == "")
         #expect(timeline.moment(at: 6000).topic == "New topic")
-        let unchanged = try ReplayRecord.parse(
+        let unchanged = try RecordingRecord.parse(
             Array(
                 """
                 {"version":1,"room":"r","topic":"Late sets","duration_ms":5000,"complete":true,"people":[],
@@ -127,7 +127,7 @@ let replayRecordText = """
              "events":[{"at_ms":3000,"kind":"leave","peer":"a"},{"at_ms":1000,"kind":"talk","peer":"a","end_ms":2000},
                        {"at_ms":3000,"kind":"leave","peer":"b"}]}
             """
-        let record = try ReplayRecord.parse(Array(text.utf8))
+        let record = try RecordingRecord.parse(Array(text.utf8))
         #expect(
             record.events == [
                 .init(at: 1000, .talk("a", end: 2000)), .init(at: 3000, .leave("a")), .init(at: 3000, .leave("b")),
@@ -140,15 +140,15 @@ let replayRecordText = """
     @Test func aRecordCutAtAnyByteIsRefused() {
         let bytes = Array(replayRecordText.utf8)
         var refused = 0
-        for end in 0..<bytes.count where (try? ReplayRecord.parse(bytes[0..<end])) == nil { refused += 1 }
+        for end in 0..<bytes.count where (try? RecordingRecord.parse(bytes[0..<end])) == nil { refused += 1 }
         #expect(refused == bytes.count)
-        #expect((try? ReplayRecord.parse(bytes)) == timeline.record)
+        #expect((try? RecordingRecord.parse(bytes)) == timeline.record)
     }
 
     @Test func aBadRecordSaysWhatIsWrong() {
         func problem(_ text: String) -> String? {
             do {
-                _ = try ReplayRecord.parse(Array(text.utf8))
+                _ = try RecordingRecord.parse(Array(text.utf8))
                 return nil
             } catch {
                 return error.description

@@ -3,7 +3,7 @@
 /// same place.
 public struct ReplayTimeline: Sendable, Equatable {
     /// The record this timeline reads.
-    public let record: ReplayRecord
+    public let record: RecordingRecord
     /// The roles, for who is on the stage and in what order.
     public let roles: RoleTable
 
@@ -47,7 +47,7 @@ public struct ReplayTimeline: Sendable, Equatable {
         case event(String)
     }
 
-    public init(record: ReplayRecord, roles: RoleTable) {
+    public init(record: RecordingRecord, roles: RoleTable) {
         self.record = record
         self.roles = roles
     }
@@ -113,12 +113,12 @@ public struct ReplayTimeline: Sendable, Equatable {
 
     /// The events after `start` up to and including `end` (milliseconds), in time order: what a replay playing
     /// from `start` to `end` has to tell.
-    public func events(after start: Int64, through end: Int64) -> [ReplayRecord.Event] {
+    public func events(after start: Int64, through end: Int64) -> [RecordingRecord.Event] {
         record.events.filter { $0.at > start && $0.at <= end }
     }
 
     /// The events at or before `end`: what has happened by then, for a replay starting there.
-    public func events(through end: Int64) -> [ReplayRecord.Event] {
+    public func events(through end: Int64) -> [RecordingRecord.Event] {
         record.events.filter { $0.at <= end }
     }
 
@@ -136,11 +136,11 @@ public struct ReplayTimeline: Sendable, Equatable {
 
     /// What a listener is told of `event`, as a sentence; nil for an event told otherwise (the stage as it was
     /// when the recording began). Talk spurts say who started talking.
-    public func sentence(for event: ReplayRecord.Event) -> String? {
+    public func sentence(for event: RecordingRecord.Event) -> String? {
         sentence(for: event, names: nil)
     }
 
-    private func sentence(for event: ReplayRecord.Event, names: [PeerID: String]?) -> String? {
+    private func sentence(for event: RecordingRecord.Event, names: [PeerID: String]?) -> String? {
         func who(_ peer: PeerID) -> String { names?[peer] ?? name(of: peer) }
         switch event.kind {
         case .stage: return nil

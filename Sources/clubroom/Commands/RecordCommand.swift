@@ -2,6 +2,7 @@ import Arguments
 import AudioDevices
 import Foundation
 import ProcessSignals
+import RoomCore
 import RoomProtocol
 import RoomRecorder
 import WebSocket
