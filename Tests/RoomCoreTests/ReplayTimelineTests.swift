@@ -73,6 +73,25 @@ let replayRecordText = """
         #expect(steady.moment(at: 5000).topic == "Late sets")
     }
 
+    /// The topic the room began with, as the recorder writes it (a topic event at 0), holds until the first
+    /// change, and is the room as it began rather than a change told in the pane.
+    @Test func theTopicTheRoomBeganWithHoldsUntilTheFirstChange() throws {
+        let record = try RecordingRecord.parse(
+            Array(
+                """
+                {"version":1,"room":"r","topic":"Encore","duration_ms":9000,"complete":true,"people":[],
+                 "events":[{"at_ms":0,"kind":"topic","topic":"Late sets"},
+                           {"at_ms":6000,"kind":"topic","topic":"Encore","by":"p1"}]}
+                """.utf8))
+        let begun = ReplayTimeline(record: record, roles: roles)
+        #expect(begun.moment(at: 0).topic == "Late sets")
+        #expect(begun.moment(at: 5999).topic == "Late sets")
+        #expect(begun.moment(at: 5999).lines == [])
+        #expect(begun.moment(at: 6000).topic == "Encore")
+        #expect(begun.moment(at: 6000).lines == [.event("p1 set the topic: \"Encore\".")])
+        #expect(begun.sentence(for: record.events[0]) == nil)
+    }
+
     @Test func whoIsTalkingFollowsTheSpurts() {
         #expect(timeline.moment(at: 1199).talking == [])
         #expect(timeline.moment(at: 1200).talking == ["p1"])

@@ -48,6 +48,7 @@ import Testing
         #expect(
             record.events == [
                 .init(at: 0, .stage("ana", "host")),
+                .init(at: 0, .topic("Late sets", by: nil)),
                 .init(at: 1_200, .talk("ana", end: 3_400)),
                 .init(at: 5_000, .role("bea", "speaker", by: "ana")),
                 .init(at: 6_000, .topic("New topic", by: "ana")),
@@ -74,6 +75,7 @@ import Testing
         #expect(
             record.events == [
                 .init(at: 0, .stage("ana", "host")),
+                .init(at: 0, .topic("Late sets", by: nil)),
                 .init(at: 4_000, .leave("bea")),
                 .init(at: 4_000, .join("dan", name: "Dan", role: "speaker")),
             ])
@@ -93,6 +95,7 @@ import Testing
                 + #""people":[{"peer":"ana","identity":"ana","name":"Ana","role":"host"},"#
                 + #"{"peer":"bea","identity":"bea","name":"Bea","role":"audience"}],"#
                 + #""events":[{"at_ms":0,"kind":"stage","peer":"ana","role":"host"},"#
+                + #"{"at_ms":0,"kind":"topic","topic":"Late sets"},"#
                 + #"{"at_ms":1200,"kind":"talk","peer":"ana","end_ms":3400}],"#
                 + #""speakers":[{"identity":"ana","name":"Ana","seconds":2.2,"turns":1}]}"#)
         #expect(try RecordingRecord.parse(Array(text.utf8)) == record)
@@ -105,6 +108,18 @@ import Testing
         #expect(throws: RecordingRecordError.self) {
             _ = try RecordingRecord.parse(Array(#"{"version":1,"room":"ja"#.utf8))
         }
+    }
+
+    /// A room without a topic has no topic event at 0; the record's topic is empty until one is set.
+    @Test func aRoomWithoutATopicBeginsWithNoTopicEvent() {
+        var keeper = RecordKeeper(
+            room: "jazz", topic: "", startedMilliseconds: 0, selfID: "rec", roles: Self.roles,
+            peers: [Peer(id: "ana", name: "Ana", role: "host", joinedAt: 1)])
+        keeper.apply(.topicChanged("Encore", by: "ana"), at: 2_000)
+        let record = keeper.record(duration: 3_000, complete: true)
+        #expect(
+            record.events == [.init(at: 0, .stage("ana", "host")), .init(at: 2_000, .topic("Encore", by: "ana"))])
+        #expect(record.topic == "Encore")
     }
 
     @Test func theRecordGoesBesideTheAudio() {

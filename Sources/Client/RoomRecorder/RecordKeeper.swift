@@ -25,7 +25,8 @@ public struct RecordKeeper: Sendable {
     private var lastOffset: Int64 = 0
 
     /// A record of `room` whose audio starts at `startedMilliseconds` (since the Unix epoch), beginning with the
-    /// room as `peers` were then: everyone is a person of the record, and those on the stage are on it at 0.
+    /// room as `peers` were then: everyone is a person of the record, those on the stage are on it at 0, and the
+    /// topic (unless there is none) is a `topic` event at 0, so a replay knows it before the first change.
     public init(
         room: String, topic: String, startedMilliseconds: Int64, selfID: PeerID, roles: RoleTable, peers: [Peer]
     ) {
@@ -41,6 +42,7 @@ public struct RecordKeeper: Sendable {
                 events.append(.init(at: 0, .stage(peer.id, peer.role)))
             }
         }
+        if !topic.isEmpty { events.append(.init(at: 0, .topic(topic, by: nil))) }
     }
 
     /// A room event heard at `offset`.

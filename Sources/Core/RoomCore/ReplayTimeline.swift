@@ -61,7 +61,9 @@ public struct ReplayTimeline: Sendable, Equatable {
         var names: [PeerID: String] = [:]
         var talking = Set<PeerID>()
         var lines: [Line] = []
-        // The record's topic is the last one; with a change on the way, the topic before it is not known.
+        // The recorder writes the topic the room began with as a topic event at 0. A record without one (written
+        // before that, or by hand) has only its last topic: with a change on the way, the topic before it is not
+        // known; with none, the record's topic holds throughout.
         let changes = record.events.contains { if case .topic = $0.kind { return true } else { return false } }
         var topic = changes ? "" : record.topic
         // Whoever has a join event arrived during the recording; everyone else was there when it began.
@@ -144,6 +146,8 @@ public struct ReplayTimeline: Sendable, Equatable {
         func who(_ peer: PeerID) -> String { names?[peer] ?? name(of: peer) }
         switch event.kind {
         case .stage: return nil
+        // The topic the room began with is told as the topic, not as a change.
+        case .topic(_, nil) where event.at == 0: return nil
         case .talk(let peer, _): return "\(who(peer)) started talking."
         case .role(let peer, let role, let by):
             let label = roles.label(of: role)
