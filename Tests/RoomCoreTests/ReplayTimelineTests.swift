@@ -164,6 +164,27 @@ let replayRecordText = """
         #expect((try? RecordingRecord.parse(bytes)) == timeline.record)
     }
 
+    /// Speaking times are read when a record has them, each within its limits; a record may leave them out.
+    @Test func theSpeakingTimesAreReadWithinTheirLimits() throws {
+        func speakers(_ list: String) throws -> [RecordingRecord.Speaker] {
+            try RecordingRecord.parse(
+                Array(
+                    "{\"version\":1,\"room\":\"r\",\"duration_ms\":10,\"complete\":true,\"people\":[],\"events\":[],\"speakers\":\(list)}"
+                        .utf8)
+            ).speakers
+        }
+        #expect(
+            try speakers("[{\"identity\":\"a\",\"name\":\"A\",\"seconds\":2,\"turns\":1}]")
+                == [.init(identity: "a", name: "A", seconds: 2, turns: 1)])
+        #expect(throws: RecordingRecordError.badField("speakers[0].seconds", "a number of seconds")) {
+            _ = try speakers("[{\"identity\":\"a\",\"name\":\"A\",\"seconds\":1e300,\"turns\":1}]")
+        }
+        #expect(throws: RecordingRecordError.badField("speakers[0].turns", "a number of turns")) {
+            _ = try speakers("[{\"identity\":\"a\",\"name\":\"A\",\"seconds\":1,\"turns\":-1}]")
+        }
+        #expect(throws: RecordingRecordError.badField("speakers", "a list")) { _ = try speakers("{}") }
+    }
+
     @Test func aBadRecordSaysWhatIsWrong() {
         func problem(_ text: String) -> String? {
             do {

@@ -12,6 +12,9 @@ public struct RecordingRecord: Sendable, Equatable {
     public static let maxBytes = 256 * 1024 * 1024
     /// The deepest nesting read (the format itself nests three deep).
     public static let maxDepth = 8
+    /// The most speaking time read for one person, in seconds (about 31 years): written to a tenth of a second,
+    /// a time within it reads back as written.
+    public static let maxSeconds = 1e9
 
     /// The room's name.
     public var room: String

@@ -142,8 +142,8 @@ extension RecordingRecord {
         guard case .object(let speaker) = value else { throw .badField(path, "an object") }
         let seconds: Double
         switch speaker["seconds"] {
-        case .double(let value)? where value >= 0: seconds = value
-        case .integer(let value)? where value >= 0: seconds = Double(value)
+        case .double(let value)? where value >= 0 && value <= maxSeconds: seconds = value
+        case .integer(let value)? where value >= 0 && Double(value) <= maxSeconds: seconds = Double(value)
         default: throw .badField(path + ".seconds", "a number of seconds")
         }
         let turns = try integer(speaker, "turns", in: path)
