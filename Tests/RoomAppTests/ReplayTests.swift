@@ -4,7 +4,7 @@ import TermUI
 import Testing
 
 /// A short recorded room: Ana hosts, talks, makes Bea a speaker and sets a topic; Bea chats and talks.
-private let record = try! ReplayRecord.parse(
+private let record = try! RecordingRecord.parse(
     Array(
         """
         {"version":1,"room":"jazz","topic":"Encore","started":"2026-12-06T05:00:00Z","duration_ms":30000,
@@ -114,7 +114,7 @@ private func replay(length: Int64 = 30_000) -> ReplayState {
     }
 
     @Test func aTopicThatNeverChangedIsSaidAtTheStart() throws {
-        let steady = try ReplayRecord.parse(
+        let steady = try RecordingRecord.parse(
             Array(
                 """
                 {"version":1,"room":"jazz","topic":"Late sets","duration_ms":2000,"complete":true,

@@ -25,7 +25,7 @@ let replayRecordText = """
     """
 
 @Suite struct ReplayTimelineTests {
-    let timeline = ReplayTimeline(record: try! ReplayRecord.parse(Array(replayRecordText.utf8)), roles: roles)
+    let timeline = ReplayTimeline(record: try! RecordingRecord.parse(Array(replayRecordText.utf8)), roles: roles)
 
     @Test func theRecordIsReadAsWritten() throws {
         let record = timeline.record
@@ -62,7 +62,7 @@ let replayRecordText = """
     @Test func theTopicOfTheMoment() throws {
         #expect(timeline.moment(at: 5999).topic == "")
         #expect(timeline.moment(at: 6000).topic == "New topic")
-        let unchanged = try ReplayRecord.parse(
+        let unchanged = try RecordingRecord.parse(
             Array(
                 """
                 {"version":1,"room":"r","topic":"Late sets","duration_ms":5000,"complete":true,"people":[],
@@ -71,6 +71,25 @@ let replayRecordText = """
         let steady = ReplayTimeline(record: unchanged, roles: roles)
         #expect(steady.moment(at: 0).topic == "Late sets")
         #expect(steady.moment(at: 5000).topic == "Late sets")
+    }
+
+    /// The topic the room began with, as the recorder writes it (a topic event at 0), holds until the first
+    /// change, and is the room as it began rather than a change told in the pane.
+    @Test func theTopicTheRoomBeganWithHoldsUntilTheFirstChange() throws {
+        let record = try RecordingRecord.parse(
+            Array(
+                """
+                {"version":1,"room":"r","topic":"Encore","duration_ms":9000,"complete":true,"people":[],
+                 "events":[{"at_ms":0,"kind":"topic","topic":"Late sets"},
+                           {"at_ms":6000,"kind":"topic","topic":"Encore","by":"p1"}]}
+                """.utf8))
+        let begun = ReplayTimeline(record: record, roles: roles)
+        #expect(begun.moment(at: 0).topic == "Late sets")
+        #expect(begun.moment(at: 5999).topic == "Late sets")
+        #expect(begun.moment(at: 5999).lines == [])
+        #expect(begun.moment(at: 6000).topic == "Encore")
+        #expect(begun.moment(at: 6000).lines == [.event("p1 set the topic: \"Encore\".")])
+        #expect(begun.sentence(for: record.events[0]) == nil)
     }
 
     @Test func whoIsTalkingFollowsTheSpurts() {
@@ -127,7 +146,7 @@ let replayRecordText = """
              "events":[{"at_ms":3000,"kind":"leave","peer":"a"},{"at_ms":1000,"kind":"talk","peer":"a","end_ms":2000},
                        {"at_ms":3000,"kind":"leave","peer":"b"}]}
             """
-        let record = try ReplayRecord.parse(Array(text.utf8))
+        let record = try RecordingRecord.parse(Array(text.utf8))
         #expect(
             record.events == [
                 .init(at: 1000, .talk("a", end: 2000)), .init(at: 3000, .leave("a")), .init(at: 3000, .leave("b")),
@@ -140,15 +159,36 @@ let replayRecordText = """
     @Test func aRecordCutAtAnyByteIsRefused() {
         let bytes = Array(replayRecordText.utf8)
         var refused = 0
-        for end in 0..<bytes.count where (try? ReplayRecord.parse(bytes[0..<end])) == nil { refused += 1 }
+        for end in 0..<bytes.count where (try? RecordingRecord.parse(bytes[0..<end])) == nil { refused += 1 }
         #expect(refused == bytes.count)
-        #expect((try? ReplayRecord.parse(bytes)) == timeline.record)
+        #expect((try? RecordingRecord.parse(bytes)) == timeline.record)
+    }
+
+    /// Speaking times are read when a record has them, each within its limits; a record may leave them out.
+    @Test func theSpeakingTimesAreReadWithinTheirLimits() throws {
+        func speakers(_ list: String) throws -> [RecordingRecord.Speaker] {
+            try RecordingRecord.parse(
+                Array(
+                    "{\"version\":1,\"room\":\"r\",\"duration_ms\":10,\"complete\":true,\"people\":[],\"events\":[],\"speakers\":\(list)}"
+                        .utf8)
+            ).speakers
+        }
+        #expect(
+            try speakers("[{\"identity\":\"a\",\"name\":\"A\",\"seconds\":2,\"turns\":1}]")
+                == [.init(identity: "a", name: "A", seconds: 2, turns: 1)])
+        #expect(throws: RecordingRecordError.badField("speakers[0].seconds", "a number of seconds")) {
+            _ = try speakers("[{\"identity\":\"a\",\"name\":\"A\",\"seconds\":1e300,\"turns\":1}]")
+        }
+        #expect(throws: RecordingRecordError.badField("speakers[0].turns", "a number of turns")) {
+            _ = try speakers("[{\"identity\":\"a\",\"name\":\"A\",\"seconds\":1,\"turns\":-1}]")
+        }
+        #expect(throws: RecordingRecordError.badField("speakers", "a list")) { _ = try speakers("{}") }
     }
 
     @Test func aBadRecordSaysWhatIsWrong() {
         func problem(_ text: String) -> String? {
             do {
-                _ = try ReplayRecord.parse(Array(text.utf8))
+                _ = try RecordingRecord.parse(Array(text.utf8))
                 return nil
             } catch {
                 return error.description

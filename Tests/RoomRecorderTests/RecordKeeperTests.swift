@@ -47,14 +47,15 @@ import Testing
             ])
         #expect(
             record.events == [
-                .init(at: 0, .stage(peer: "ana", role: "host")),
-                .init(at: 1_200, .talk(peer: "ana", end: 3_400)),
-                .init(at: 5_000, .role(peer: "bea", role: "speaker", by: "ana")),
+                .init(at: 0, .stage("ana", "host")),
+                .init(at: 0, .topic("Late sets", by: nil)),
+                .init(at: 1_200, .talk("ana", end: 3_400)),
+                .init(at: 5_000, .role("bea", "speaker", by: "ana")),
                 .init(at: 6_000, .topic("New topic", by: "ana")),
-                .init(at: 7_000, .chat(peer: "bea", name: "Bea", text: "hi")),
-                .init(at: 8_000, .join(peer: "cy", name: "Cy", role: "audience")),
-                .init(at: 8_500, .talk(peer: "bea", end: 10_000)),
-                .init(at: 9_000, .leave(peer: "cy")),
+                .init(at: 7_000, .chat("bea", name: "Bea", text: "hi")),
+                .init(at: 8_000, .join("cy", name: "Cy", role: "audience")),
+                .init(at: 8_500, .talk("bea", end: 10_000)),
+                .init(at: 9_000, .leave("cy")),
             ])
         #expect(
             record.speakers == [
@@ -73,9 +74,10 @@ import Testing
         let record = keeper.record(duration: 5_000, complete: true)
         #expect(
             record.events == [
-                .init(at: 0, .stage(peer: "ana", role: "host")),
-                .init(at: 4_000, .leave(peer: "bea")),
-                .init(at: 4_000, .join(peer: "dan", name: "Dan", role: "speaker")),
+                .init(at: 0, .stage("ana", "host")),
+                .init(at: 0, .topic("Late sets", by: nil)),
+                .init(at: 4_000, .leave("bea")),
+                .init(at: 4_000, .join("dan", name: "Dan", role: "speaker")),
             ])
         #expect(record.complete)
     }
@@ -93,18 +95,31 @@ import Testing
                 + #""people":[{"peer":"ana","identity":"ana","name":"Ana","role":"host"},"#
                 + #"{"peer":"bea","identity":"bea","name":"Bea","role":"audience"}],"#
                 + #""events":[{"at_ms":0,"kind":"stage","peer":"ana","role":"host"},"#
+                + #"{"at_ms":0,"kind":"topic","topic":"Late sets"},"#
                 + #"{"at_ms":1200,"kind":"talk","peer":"ana","end_ms":3400}],"#
                 + #""speakers":[{"identity":"ana","name":"Ana","seconds":2.2,"turns":1}]}"#)
         #expect(try RecordingRecord.parse(Array(text.utf8)) == record)
     }
 
     @Test func aRecordOfAnotherVersionOrCutShortIsRefusedInWords() {
-        #expect(throws: RecordingRecordError(problem: "its version is 2; this clubroom reads version 1")) {
+        #expect(throws: RecordingRecordError.unknownVersion(2)) {
             _ = try RecordingRecord.parse(Array(#"{"version":2}"#.utf8))
         }
         #expect(throws: RecordingRecordError.self) {
             _ = try RecordingRecord.parse(Array(#"{"version":1,"room":"ja"#.utf8))
         }
+    }
+
+    /// A room without a topic has no topic event at 0; the record's topic is empty until one is set.
+    @Test func aRoomWithoutATopicBeginsWithNoTopicEvent() {
+        var keeper = RecordKeeper(
+            room: "jazz", topic: "", startedMilliseconds: 0, selfID: "rec", roles: Self.roles,
+            peers: [Peer(id: "ana", name: "Ana", role: "host", joinedAt: 1)])
+        keeper.apply(.topicChanged("Encore", by: "ana"), at: 2_000)
+        let record = keeper.record(duration: 3_000, complete: true)
+        #expect(
+            record.events == [.init(at: 0, .stage("ana", "host")), .init(at: 2_000, .topic("Encore", by: "ana"))])
+        #expect(record.topic == "Encore")
     }
 
     @Test func theRecordGoesBesideTheAudio() {

@@ -16,7 +16,7 @@ public struct RecordKeeper: Sendable {
     private var seen: Set<PeerID> = []
     /// Who is in the room now, with their name and role.
     private var present: [PeerID: Peer] = [:]
-    private var events: [RecordingRecord.Entry] = []
+    private var events: [RecordingRecord.Event] = []
     /// Talk spurts still going on: their start by peer.
     private var talking: [PeerID: Int64] = [:]
     /// Each person's speaking time and turns, by identity: AudioCore's tally, the one the live stats keep too.
@@ -25,7 +25,8 @@ public struct RecordKeeper: Sendable {
     private var lastOffset: Int64 = 0
 
     /// A record of `room` whose audio starts at `startedMilliseconds` (since the Unix epoch), beginning with the
-    /// room as `peers` were then: everyone is a person of the record, and those on the stage are on it at 0.
+    /// room as `peers` were then: everyone is a person of the record, those on the stage are on it at 0, and the
+    /// topic (unless there is none) is a `topic` event at 0, so a replay knows it before the first change.
     public init(
         room: String, topic: String, startedMilliseconds: Int64, selfID: PeerID, roles: RoleTable, peers: [Peer]
     ) {
@@ -38,9 +39,10 @@ public struct RecordKeeper: Sendable {
             meet(peer)
             present[peer.id] = peer
             if roles.isOnStage(peer.role) {
-                events.append(.init(at: 0, .stage(peer: peer.id.rawValue, role: peer.role.rawValue)))
+                events.append(.init(at: 0, .stage(peer.id, peer.role)))
             }
         }
+        if !topic.isEmpty { events.append(.init(at: 0, .topic(topic, by: nil))) }
     }
 
     /// A room event heard at `offset`.
@@ -56,16 +58,14 @@ public struct RecordKeeper: Sendable {
         case .roleChanged(let peer, let role, let by, _):
             guard peer != selfID, present[peer]?.role != role else { return }
             present[peer]?.role = role
-            events.append(.init(at: offset, .role(peer: peer.rawValue, role: role.rawValue, by: by?.rawValue)))
+            events.append(.init(at: offset, .role(peer, role, by: by)))
         case .topicChanged(let topic, let by):
             guard topic != self.topic else { return }
             self.topic = topic
-            events.append(.init(at: offset, .topic(topic, by: by?.rawValue)))
+            events.append(.init(at: offset, .topic(topic, by: by)))
         case .chat(let message):
             guard message.to == .everyone else { return }
-            events.append(
-                .init(
-                    at: offset, .chat(peer: message.from.rawValue, name: message.fromName, text: message.text)))
+            events.append(.init(at: offset, .chat(message.from, name: message.fromName, text: message.text)))
         default:
             break
         }
@@ -80,8 +80,7 @@ public struct RecordKeeper: Sendable {
         for peer in peers.sorted(by: { ($0.joinedAt, $0.id) < ($1.joinedAt, $1.id) }) where peer.id != selfID {
             if let known = present[peer.id] {
                 if known.role != peer.role {
-                    events.append(
-                        .init(at: offset, .role(peer: peer.id.rawValue, role: peer.role.rawValue, by: nil)))
+                    events.append(.init(at: offset, .role(peer.id, peer.role, by: nil)))
                 }
                 present[peer.id] = peer
             } else {
@@ -101,7 +100,7 @@ public struct RecordKeeper: Sendable {
     /// `peer`'s spurt ended at `offset`.
     public mutating func talkEnded(_ peer: PeerID, at offset: Int64) {
         guard let start = talking.removeValue(forKey: peer) else { return }
-        events.append(.init(at: start, .talk(peer: peer.rawValue, end: max(start, offset))))
+        events.append(.init(at: start, .talk(peer, end: max(start, offset))))
         tally.stop(peer.rawValue, at: max(start, offset))
     }
 
@@ -113,7 +112,7 @@ public struct RecordKeeper: Sendable {
     public func record(duration: Int64, complete: Bool) -> RecordingRecord {
         var entries = events
         for (peer, start) in talking.sorted(by: { $0.key < $1.key }) {
-            entries.append(.init(at: start, .talk(peer: peer.rawValue, end: max(start, duration))))
+            entries.append(.init(at: start, .talk(peer, end: max(start, duration))))
         }
         let ordered = entries.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }
             .map(\.element)
@@ -140,18 +139,18 @@ public struct RecordKeeper: Sendable {
     private mutating func meet(_ peer: Peer) {
         guard seen.insert(peer.id).inserted else { return }
         people.append(
-            .init(peer: peer.id.rawValue, identity: peer.id.rawValue, name: peer.name, role: peer.role.rawValue))
+            .init(peer: peer.id, identity: peer.id.rawValue, name: peer.name, role: peer.role))
     }
 
     private mutating func arrive(_ peer: Peer, at offset: Int64) {
         meet(peer)
         present[peer.id] = peer
-        events.append(.init(at: offset, .join(peer: peer.id.rawValue, name: peer.name, role: peer.role.rawValue)))
+        events.append(.init(at: offset, .join(peer.id, name: peer.name, role: peer.role)))
     }
 
     private mutating func depart(_ peer: PeerID, at offset: Int64) {
         guard present.removeValue(forKey: peer) != nil else { return }
         talkEnded(peer, at: offset)
-        events.append(.init(at: offset, .leave(peer: peer.rawValue)))
+        events.append(.init(at: offset, .leave(peer)))
     }
 }

@@ -3,7 +3,7 @@
 /// same place.
 public struct ReplayTimeline: Sendable, Equatable {
     /// The record this timeline reads.
-    public let record: ReplayRecord
+    public let record: RecordingRecord
     /// The roles, for who is on the stage and in what order.
     public let roles: RoleTable
 
@@ -47,7 +47,7 @@ public struct ReplayTimeline: Sendable, Equatable {
         case event(String)
     }
 
-    public init(record: ReplayRecord, roles: RoleTable) {
+    public init(record: RecordingRecord, roles: RoleTable) {
         self.record = record
         self.roles = roles
     }
@@ -61,7 +61,9 @@ public struct ReplayTimeline: Sendable, Equatable {
         var names: [PeerID: String] = [:]
         var talking = Set<PeerID>()
         var lines: [Line] = []
-        // The record's topic is the last one; with a change on the way, the topic before it is not known.
+        // The recorder writes the topic the room began with as a topic event at 0. A record without one (written
+        // before that, or by hand) has only its last topic: with a change on the way, the topic before it is not
+        // known; with none, the record's topic holds throughout.
         let changes = record.events.contains { if case .topic = $0.kind { return true } else { return false } }
         var topic = changes ? "" : record.topic
         // Whoever has a join event arrived during the recording; everyone else was there when it began.
@@ -113,12 +115,12 @@ public struct ReplayTimeline: Sendable, Equatable {
 
     /// The events after `start` up to and including `end` (milliseconds), in time order: what a replay playing
     /// from `start` to `end` has to tell.
-    public func events(after start: Int64, through end: Int64) -> [ReplayRecord.Event] {
+    public func events(after start: Int64, through end: Int64) -> [RecordingRecord.Event] {
         record.events.filter { $0.at > start && $0.at <= end }
     }
 
     /// The events at or before `end`: what has happened by then, for a replay starting there.
-    public func events(through end: Int64) -> [ReplayRecord.Event] {
+    public func events(through end: Int64) -> [RecordingRecord.Event] {
         record.events.filter { $0.at <= end }
     }
 
@@ -136,14 +138,16 @@ public struct ReplayTimeline: Sendable, Equatable {
 
     /// What a listener is told of `event`, as a sentence; nil for an event told otherwise (the stage as it was
     /// when the recording began). Talk spurts say who started talking.
-    public func sentence(for event: ReplayRecord.Event) -> String? {
+    public func sentence(for event: RecordingRecord.Event) -> String? {
         sentence(for: event, names: nil)
     }
 
-    private func sentence(for event: ReplayRecord.Event, names: [PeerID: String]?) -> String? {
+    private func sentence(for event: RecordingRecord.Event, names: [PeerID: String]?) -> String? {
         func who(_ peer: PeerID) -> String { names?[peer] ?? name(of: peer) }
         switch event.kind {
         case .stage: return nil
+        // The topic the room began with is told as the topic, not as a change.
+        case .topic(_, nil) where event.at == 0: return nil
         case .talk(let peer, _): return "\(who(peer)) started talking."
         case .role(let peer, let role, let by):
             let label = roles.label(of: role)

@@ -97,6 +97,10 @@ public struct FuzzTarget: Sendable {
             "roles", "the roles file: an accepted table written out again reads back the same",
             seeds: RoomChecks.roleSeeds, check: RoomChecks.roles),
         FuzzTarget(
+            "recording-record",
+            "a recording's record as replay reads it: in time order, and written out as the recorder writes it "
+                + "reads back the same", seeds: RoomChecks.recordingRecordSeeds, check: RoomChecks.recordingRecord),
+        FuzzTarget(
             "wav", "WAV files: decoded audio encodes to a file that decodes the same",
             seeds: WAVChecks.seeds, check: WAVChecks.wav),
         FuzzTarget(

@@ -3,7 +3,7 @@ import RoomCore
 import RoomProtocol
 import StrictJSON
 
-/// What a person types on the command line, and the operator's roles file.
+/// What a person types on the command line, the operator's roles file, and a recording's record.
 enum RoomChecks {
     /// The shipped role table, `Resources/roles.json`, read from the source tree this was built from (the fuzz
     /// executable is built without SwiftPM's resource bundles).
@@ -164,5 +164,70 @@ enum RoomChecks {
         seeds.append(Array(#"{"version":2,"roles":[]}"#.utf8))
         seeds.append(Array(#"{"version":1,"roles":[{"name":"Host","rank":-1}],"extra":0}"#.utf8))
         return seeds
+    }
+
+    /// The room's record beside a recording, as replay reads it: a refusal is the end of a sentence; an accepted
+    /// record is in time order with no spurt ending before it starts, and written out (as the recorder writes it)
+    /// reads back the same, its speaking times to a tenth of a second, and writes the same bytes again.
+    static func recordingRecord(_ input: [UInt8]) throws(FuzzFailure) {
+        let record: RecordingRecord
+        do {
+            record = try RecordingRecord.parse(input)
+        } catch {
+            try expect(error.description.hasPrefix("is "), "a refusal that does not finish a sentence: \(error)")
+            return
+        }
+        try expect(record.durationMilliseconds >= 0, "a negative duration")
+        try expect(zip(record.events, record.events.dropFirst()).allSatisfy { $0.at <= $1.at }, "events out of order")
+        for event in record.events {
+            try expect(event.at >= 0, "an event before the start")
+            if case .talk(_, let end) = event.kind { try expect(end >= event.at, "a spurt ending before it starts") }
+        }
+        for speaker in record.speakers {
+            try expect(
+                speaker.seconds >= 0 && speaker.seconds <= RecordingRecord.maxSeconds && speaker.turns >= 0,
+                "a speaking time out of its limits")
+        }
+        let written = record.json.encoded
+        let again: RecordingRecord
+        do {
+            again = try RecordingRecord.parse(written)
+        } catch {
+            throw FuzzFailure("the record written out cannot be read back: \(error)")
+        }
+        var expected = record
+        for index in expected.speakers.indices {
+            expected.speakers[index].seconds = (record.speakers[index].seconds * 10).rounded() / 10
+        }
+        try expect(again == expected, "the record written out reads back as \(again), not \(expected)")
+        try expect(again.json.encoded == written, "writing the record again gives other bytes")
+    }
+
+    static func recordingRecordSeeds() -> [[UInt8]] {
+        let written = RecordingRecord(
+            room: "jazz", topic: "New topic", startedMilliseconds: 1_796_000_000_000, durationMilliseconds: 61_240,
+            complete: true,
+            people: [
+                .init(peer: "ana", name: "Ana", role: .host),
+                .init(peer: "bea", identity: "bea@x", name: "Bea", role: .audience),
+            ],
+            events: [
+                .init(at: 0, .stage("ana", .host)), .init(at: 0, .topic("Late sets", by: nil)),
+                .init(at: 1_200, .talk("ana", end: 3_400)), .init(at: 5_000, .role("bea", .speaker, by: "ana")),
+                .init(at: 6_000, .topic("New topic", by: "ana")),
+                .init(at: 7_000, .chat("bea", name: "Bea", text: "hi")),
+                .init(at: 8_000, .join("cy", name: "Cy", role: .audience)), .init(at: 9_000, .leave("cy")),
+            ],
+            speakers: [.init(identity: "ana", name: "Ana", seconds: 2.2, turns: 1)])
+        return [
+            written.json.encoded,
+            Array(
+                #"{"version":1,"room":"r","duration_ms":5000,"complete":false,"people":[{"peer":"a","name":"A","role":"speaker"}],"events":[{"at_ms":3000,"kind":"leave","peer":"a"},{"at_ms":1000,"kind":"talk","peer":"a","end_ms":2000},{"at_ms":9,"kind":"wave"}],"extra":[1]}"#
+                    .utf8),
+            Array(#"{"version":2,"room":"r"}"#.utf8),
+            Array(
+                #"{"version":1,"room":"r","duration_ms":10,"complete":true,"people":[],"events":[],"speakers":[{"identity":"a","name":"A","seconds":0.05,"turns":3}]}"#
+                    .utf8),
+        ]
     }
 }

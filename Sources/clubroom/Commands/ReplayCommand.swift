@@ -85,12 +85,12 @@ enum ReplayCommand: ClubroomCommand {
     /// The record beside the recording at `path` (`FILE.json` for `FILE.opus`) as a timeline, or why there is
     /// none, in one sentence.
     static func openRecord(besides path: String, roles: RoleTable) -> (timeline: ReplayTimeline?, problem: String?) {
-        let recordPath = (path.hasSuffix(".opus") ? String(path.dropLast(5)) : path) + ".json"
+        let recordPath = RecordingRecord.path(forAudio: path)
         guard let data = FileManager.default.contents(atPath: recordPath) else {
             return (nil, "There is no record beside the recording (\(recordPath)), so the audio plays alone.")
         }
         do {
-            return (ReplayTimeline(record: try ReplayRecord.parse([UInt8](data)), roles: roles), nil)
+            return (ReplayTimeline(record: try RecordingRecord.parse([UInt8](data)), roles: roles), nil)
         } catch {
             return (nil, "The record \(recordPath) \(error), so the audio plays alone.")
         }
