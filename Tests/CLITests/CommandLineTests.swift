@@ -69,6 +69,10 @@ let commandNames = ["serve", "join", "rooms", "invite", "links", "bans", "bot", 
         "clubroom bench: bad value '0' for '--nodes' (expected a whole number from 1 to 16)"
     ),
     (["devices", "now"], "clubroom devices: unexpected argument 'now'"),
+    (
+        ["record", "ws://127.0.0.1:1/rooms/a", "--seconds", "5"],
+        "clubroom record: missing option '--out FILE.opus', or a stream: '--icecast URL', '--hls DIR' or '--rtmp URL'"
+    ),
 ])
 func badCommandLinesAreUsageErrors(arguments: [String], firstLine: String) throws {
     let result = try runClubroom(arguments)

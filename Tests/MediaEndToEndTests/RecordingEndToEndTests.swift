@@ -8,12 +8,13 @@ import Testing
     /// The role a recorder's token carries.
     static let recorderRole = "recorder"
 
-    /// Starts a recorder of `room` writing `out`, and waits until it says it records.
-    static func recorder(_ room: TestServer, out: String, _ options: [String] = []) throws -> RunningProcess {
+    /// Starts a recorder of `room` writing `out` (nil: no `--out`, for a recorder that only streams).
+    static func recorder(_ room: TestServer, out: String?, _ options: [String] = []) throws -> RunningProcess {
         let tokenFile = room.path("recorder.token")
         try Data(try room.token("rec", role: recorderRole).utf8).write(to: URL(fileURLWithPath: tokenFile))
         return try RunningProcess(
-            ["record", room.url, "--token-file", tokenFile, "--out", out] + options, directory: room.directory)
+            ["record", room.url, "--token-file", tokenFile] + (out.map { ["--out", $0] } ?? []) + options,
+            directory: room.directory)
     }
 
     /// The file decoded by opusdec (48 kHz mono); empty when opusdec cannot read it.

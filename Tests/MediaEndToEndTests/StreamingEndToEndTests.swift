@@ -58,6 +58,49 @@ import Testing
         #expect(heardFrequency(file) == 440, "the file: \(file.count) samples")
     }
 
+    /// Without `--out` the room goes out live alone: the HLS stream carries the tone, and the recorder writes no
+    /// Ogg Opus file and no record, neither in its working folder nor beside the stream.
+    @Test(.timeLimit(.minutes(3))) func aStreamWithoutOutWritesNoFileAndNoRecord() throws {
+        let room = try TestServer(name: "stream-only")
+        let hls = room.path("hls")
+        let (web, webPort) = try hlsWebServer(in: room.path("web"), root: hls)
+        defer { web.stop() }
+        func kept() -> [String] {
+            let folders = [room.directory.path, hls]
+            return folders.flatMap { folder in
+                ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+                    $0.hasSuffix(".opus") || $0.hasSuffix(".json") || $0.hasSuffix(".json.tmp")
+                }.map { "\(folder)/\($0)" }
+            }
+        }
+
+        let ana = try room.bot("ana", role: "host", ["--tone", "440"])
+        #expect(ana.waitFor("\"event\":\"joined\""))
+        let recorder = try RecordingEndToEndTests.recorder(room, out: nil, ["--hls", hls])
+        defer { recorder.terminate(seconds: 20) }
+        #expect(
+            recorder.waitFor("Recording stage to its streams alone (no file, no record).", inErrors: true),
+            "\(recorder.standardError)")
+        #expect(
+            recorder.waitFor("Streaming to HLS in \(hls) started.", inErrors: true, seconds: 20),
+            "\(recorder.standardError)")
+        let listed = waitUntil(limit: 20) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: hls)) ?? []).filter { $0.hasSuffix(".ts") }.count
+                >= 3
+        }
+        #expect(listed)
+        let hlsHeard = readBack("http://127.0.0.1:\(webPort)/live.m3u8", seconds: 3) ?? []
+        #expect(heardFrequency(hlsHeard) == 440, "HLS: \(hlsHeard.count) samples")
+
+        recorder.terminate(seconds: 20)
+        ana.finish()
+        _ = room.stop()
+        #expect(recorder.process.terminationStatus == 0, "\(recorder.standardError)")
+        #expect(recorder.standardError.contains("Streaming to HLS in \(hls) ended."), "\(recorder.standardError)")
+        #expect(recorder.standardError.contains("of stage (no file, no record); the recording ended because"))
+        #expect(kept() == [])
+    }
+
     @Test func aBadStreamIsRefusedBeforeJoiningWithoutItsPassword() throws {
         let room = try TestServer(name: "stream-bad")
         let recorder = try RecordingEndToEndTests.recorder(

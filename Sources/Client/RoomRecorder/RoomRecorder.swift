@@ -23,7 +23,7 @@ public enum RecordingOutcome: Sendable, Equatable {
 
 /// A recorder: a participant of the room (role `recorder`) that receives every speaker as a listener does
 /// (`ClientMedia`: jitter buffers, decoders, the mixer), hands each 20 ms frame of the mix to its outputs (the
-/// Ogg Opus file first), silence included, and keeps the room's record beside the file.
+/// Ogg Opus file first, when there is one), silence included, and keeps the room's record beside the file.
 ///
 /// Three threads: the session's (room events, into the record), the media thread (the mix, into a lock-free ring,
 /// each frame stamped with its time; who is talking, into an inbox), and the recorder's own, which paces the
@@ -36,8 +36,9 @@ public final class RoomRecorder: Sendable {
         public var token: String
         public var headers: HTTPHeaders
         public var tls: TLSClientConfiguration
-        /// The Ogg Opus file; the record goes beside it (`RecordingRecord.path(forAudio:)`).
-        public var audioPath: String
+        /// The Ogg Opus file; the record goes beside it (`RecordingRecord.path(forAudio:)`). nil: neither is written,
+        /// and the mix goes to `outputs` alone (a stream without a recording).
+        public var audioPath: String?
         /// Stop after this much audio; nil: until stopped.
         public var seconds: Int?
         /// The outputs besides the file, such as live streams; they are closed with it.
@@ -45,7 +46,7 @@ public final class RoomRecorder: Sendable {
 
         public init(
             url: String, token: String, headers: HTTPHeaders = HTTPHeaders(),
-            tls: TLSClientConfiguration = TLSClientConfiguration(), audioPath: String, seconds: Int? = nil,
+            tls: TLSClientConfiguration = TLSClientConfiguration(), audioPath: String?, seconds: Int? = nil,
             outputs: [@Sendable () throws -> any MixOutput] = []
         ) {
             self.url = url
@@ -57,7 +58,7 @@ public final class RoomRecorder: Sendable {
             self.outputs = outputs
         }
 
-        public var recordPath: String { RecordingRecord.path(forAudio: audioPath) }
+        public var recordPath: String? { audioPath.map { RecordingRecord.path(forAudio: $0) } }
     }
 
     /// How often the record is rewritten, in milliseconds of wall time.
@@ -193,13 +194,15 @@ public final class RoomRecorder: Sendable {
         let started = RecordingRecord.utcText(milliseconds: wall)
         var outputs: [any MixOutput] = []
         do {
-            outputs.append(
-                try OggOpusWriter(
-                    path: settings.audioPath,
-                    tags: [
-                        ("TITLE", snapshot.topic.isEmpty ? snapshot.room : "\(snapshot.room): \(snapshot.topic)"),
-                        ("ROOM", snapshot.room), ("TOPIC", snapshot.topic), ("DATE", started),
-                    ]))
+            if let audioPath = settings.audioPath {
+                outputs.append(
+                    try OggOpusWriter(
+                        path: audioPath,
+                        tags: [
+                            ("TITLE", snapshot.topic.isEmpty ? snapshot.room : "\(snapshot.room): \(snapshot.topic)"),
+                            ("ROOM", snapshot.room), ("TOPIC", snapshot.topic), ("DATE", started),
+                        ]))
+            }
             for make in settings.outputs { outputs.append(try make()) }
         } catch {
             for output in outputs { try? output.close() }
@@ -216,7 +219,11 @@ public final class RoomRecorder: Sendable {
             state.startMicroseconds = MonotonicClock.microseconds()
             state.started = true
         }
-        log("Recording \(snapshot.room) to \(settings.audioPath).")
+        if let audioPath = settings.audioPath {
+            log("Recording \(snapshot.room) to \(audioPath).")
+        } else {
+            log("Recording \(snapshot.room) to its streams alone (no file, no record).")
+        }
         let box = OutputsBox(outputs)
         startThread(named: "clubroom-recorder") { [self] in record(into: box) }
     }
@@ -356,12 +363,12 @@ public final class RoomRecorder: Sendable {
         }
     }
 
-    /// Rewrites the record (a temp file beside it, then renamed over it); the failure's words, or nil.
+    /// Rewrites the record (a temp file beside it, then renamed over it); the failure's words, or nil. A recorder
+    /// without a file keeps no record.
     private func writeRecord(duration: Int64, complete: Bool) -> String? {
-        guard let record = state.withLock({ $0.keeper?.record(duration: duration, complete: complete) }) else {
-            return nil
-        }
-        let path = settings.recordPath
+        guard let path = settings.recordPath,
+            let record = state.withLock({ $0.keeper?.record(duration: duration, complete: complete) })
+        else { return nil }
         let temporary = path + ".tmp"
         let bytes = record.json.encoded + [0x0A]
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

@@ -11,7 +11,7 @@ import WebSocket
 /// `clubroom record`: a recorder, a participant of the room that keeps it in an Ogg Opus file and its record.
 enum RecordCommand: ClubroomCommand {
     static let declaration = Command(
-        name: "record", abstract: "Record a room into an Ogg Opus file, with its record beside it.",
+        name: "record", abstract: "Record a room to an Ogg Opus file and its record, or stream it live.",
         discussion: """
             Joins the room as its recorder (role recorder: everyone in the room sees that it is recorded), mixes \
             every speaker as a listener hears them into FILE.opus (Ogg Opus, 48 kHz mono, silence kept), and \
@@ -26,7 +26,8 @@ enum RecordCommand: ClubroomCommand {
             The same mix can go out live, to any of --icecast (Ogg Opus to an Icecast mount), --hls (a folder a \
             web server serves) and --rtmp (FLV with AAC to a live platform) at once, beside the file. A \
             destination that refuses or drops the stream is tried again every few seconds and never stops the \
-            file or the others; each change is said once on stderr (docs/deploy.md).
+            file or the others; each change is said once on stderr (docs/deploy.md). With a stream, --out may be \
+            left out: the room then goes out live only, and no file or record is written.
             """,
         positionals: [
             Positional(
@@ -41,7 +42,8 @@ enum RecordCommand: ClubroomCommand {
     static let linkFile = TypedOption.path(
         "link-file", placeholder: "FILE", help: "File holding the link (kept out of ps).")
     static let out = TypedOption.path(
-        "out", placeholder: "FILE.opus", help: "The recording; its record goes beside it as FILE.json.")
+        "out", placeholder: "FILE.opus",
+        help: "The recording; its record goes beside it as FILE.json. Optional with a stream.")
     static let seconds = TypedOption.integer(
         "seconds", placeholder: "N", in: 1...86_400, help: "Stop after N seconds of audio.")
     static let name = TypedOption.string(
@@ -59,7 +61,8 @@ enum RecordCommand: ClubroomCommand {
     /// What the recorder is asked to do, as given on the command line.
     struct Options: Equatable {
         var link: JoinCommand.Options.LinkSource
-        var out: String
+        /// The recording; nil when the room only goes out live.
+        var out: String?
         var seconds: Int?
         var name: String
         var startedBy: String?
@@ -77,8 +80,7 @@ enum RecordCommand: ClubroomCommand {
                 link = .given(JoinCommand.normalized(url))
                 try checkLinkScheme(JoinCommand.normalized(url))
             }
-            guard let out = arguments[RecordCommand.out] else { throw .missingOption(synopsis: "--out FILE.opus") }
-            self.out = out
+            out = arguments[RecordCommand.out]
             seconds = arguments[RecordCommand.seconds]
             name = arguments[RecordCommand.name]
             startedBy = arguments[RecordCommand.startedBy]
@@ -86,6 +88,11 @@ enum RecordCommand: ClubroomCommand {
             icecast = arguments[RecordCommand.icecast]
             hls = arguments[RecordCommand.hls]
             rtmp = arguments[RecordCommand.rtmp]
+            // The mix has to go somewhere: the file, a stream, or both. The synopsis is quoted by the message.
+            if out == nil, icecast == nil, hls == nil, rtmp == nil {
+                throw .missingOption(
+                    synopsis: "--out FILE.opus', or a stream: '--icecast URL', '--hls DIR' or '--rtmp URL")
+            }
         }
 
         /// The live outputs asked for; a bad one is said without its password or stream key.
@@ -108,12 +115,14 @@ enum RecordCommand: ClubroomCommand {
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = try Options(arguments)
         // A file that cannot be written is said before anyone in the room is told it is recorded.
-        if let problem = WAVFileOutput.problemWriting(path: options.out) {
-            throw JoinFailure(text: "--out \(options.out): the recording cannot be written, because \(problem)")
-        }
-        let record = RecordingRecord.path(forAudio: options.out)
-        if let problem = WAVFileOutput.problemWriting(path: record) {
-            throw JoinFailure(text: "\(record): the room's record cannot be written, because \(problem)")
+        if let out = options.out {
+            if let problem = WAVFileOutput.problemWriting(path: out) {
+                throw JoinFailure(text: "--out \(out): the recording cannot be written, because \(problem)")
+            }
+            let record = RecordingRecord.path(forAudio: out)
+            if let problem = WAVFileOutput.problemWriting(path: record) {
+                throw JoinFailure(text: "\(record): the room's record cannot be written, because \(problem)")
+            }
         }
         let streams = try options.streams()
         let link = try readLink(try JoinCommand.linkText(options.link))
@@ -140,9 +149,15 @@ enum RecordCommand: ClubroomCommand {
         signals.cancel()
         switch outcome {
         case .finished(let milliseconds, let why):
-            writeError(
-                "Recorded \(spokenLength(milliseconds)) of \(room) to \(options.out) (its record: \(record)); "
-                    + "the recording ended because \(why).\n")
+            if let out = options.out {
+                writeError(
+                    "Recorded \(spokenLength(milliseconds)) of \(room) to \(out) "
+                        + "(its record: \(RecordingRecord.path(forAudio: out))); the recording ended because \(why).\n")
+            } else {
+                writeError(
+                    "Streamed \(spokenLength(milliseconds)) of \(room) (no file, no record); "
+                        + "the recording ended because \(why).\n")
+            }
             return .success
         case .failed(let sentence):
             throw JoinFailure(text: sentence)
