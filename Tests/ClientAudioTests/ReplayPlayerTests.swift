@@ -50,6 +50,18 @@ import Testing
         #expect(size == 44 + 2 * (96_000 + 24_000))
     }
 
+    @Test(.timeLimit(.minutes(1))) func aSeekFarPastTheEndNeitherTrapsNorPlays() throws {
+        let (folder, path) = try recording()
+        defer { folder.remove() }
+        let player = try ReplayPlayer(path: path, output: NullOutput(pacing: .unpaced))
+        player.seek(to: .max)
+        player.start()
+        #expect(waitUntil { player.ended })
+        #expect(player.position == 2_000)
+        player.stop()
+        #expect(player.failure == nil)
+    }
+
     @Test(.timeLimit(.minutes(1))) func aPausedPlayerWritesNothing() throws {
         let (folder, path) = try recording()
         defer { folder.remove() }

@@ -25,6 +25,26 @@ private func replay(length: Int64 = 30_000) -> ReplayState {
 }
 
 @Suite struct ReplayTests {
+    @Test func aRecordClaimingAnAbsurdDurationReplaysWithoutOverflow() throws {
+        let absurd = try RecordingRecord.parse(
+            Array(
+                """
+                {"version":1,"room":"jazz","topic":"","started":"","duration_ms":9223372036854775807,"complete":true,
+                 "people":[{"peer":"p1","name":"Ana","role":"host"}],
+                 "events":[{"at_ms":0,"kind":"stage","peer":"p1","role":"host"}]}
+                """.utf8))
+        #expect(absurd.durationMilliseconds == .max)
+        let timeline = ReplayTimeline(record: absurd, roles: roles)
+        var state = ReplayState(timeline: timeline, title: "jazz", length: timeline.duration)
+        #expect(state.length == RecordingRecord.maxReplayMilliseconds)
+        #expect(reduceReplay(&state, .key(.right)) == [.seek(10_000)])
+        #expect(reduceReplay(&state, .position(.max)).isEmpty)
+        #expect(state.position == RecordingRecord.maxReplayMilliseconds)
+        #expect(reduceReplay(&state, .key(.right)) == [.seek(RecordingRecord.maxReplayMilliseconds)])
+        #expect(reduceReplay(&state, .key(.left)) == [.seek(RecordingRecord.maxReplayMilliseconds - 10_000)])
+        #expect(ReplayText.model(state).position == "527039:50 / 527040:00")
+    }
+
     @Test func spacePausesAndResumes() {
         var state = replay()
         #expect(reduceReplay(&state, .key(.char(" "))) == [.pause])

@@ -13,8 +13,15 @@ import Synchronization
 /// At the end of the file the thread waits, as when paused, for a seek or a stop. A loudspeaker that fails ends
 /// the replay with `failure` set.
 public final class ReplayPlayer: Sendable {
-    /// The length of the recording, in milliseconds (0 when the file does not say).
+    /// The length of the recording, in milliseconds (0 when the file does not say). A damaged file's claim may be
+    /// absurd; it is computed without overflow, and replay's screen takes no more than a year of it.
     public let lengthMilliseconds: Int64
+
+    /// Samples in a millisecond (48 kHz divides evenly): positions are converted by dividing and multiplying by
+    /// it, within bounds, so that no claim of a file and no seek can overflow.
+    private static let samplesPerMillisecond = Int64(AudioFormat.sampleRate / 1000)
+    /// The furthest a seek goes, in milliseconds: past it a sample count would not fit.
+    private static let furthestMilliseconds = Int64.max / samplesPerMillisecond
 
     private struct Control {
         var paused = false
@@ -49,7 +56,7 @@ public final class ReplayPlayer: Sendable {
             throw SoundFileError(path: path, problem: error.problem)
         }
         parts = Parts(file: file, output: output)
-        lengthMilliseconds = Int64(file.sampleCount ?? 0) * 1000 / Int64(AudioFormat.sampleRate)
+        lengthMilliseconds = max(0, Int64(clamping: file.sampleCount ?? 0)) / Self.samplesPerMillisecond
     }
 
     /// Starts playing from the beginning.
@@ -60,7 +67,7 @@ public final class ReplayPlayer: Sendable {
 
     /// Where the replay is, in milliseconds of audio written to the loudspeaker.
     public var position: Int64 {
-        control.withLock { $0.positionSamples } * 1000 / Int64(AudioFormat.sampleRate)
+        control.withLock { $0.positionSamples } / Self.samplesPerMillisecond
     }
 
     /// Whether the whole file has been played (until the next seek).
@@ -77,9 +84,10 @@ public final class ReplayPlayer: Sendable {
 
     /// Goes on from `milliseconds` into the recording.
     public func seek(to milliseconds: Int64) {
+        let target = min(max(0, milliseconds), Self.furthestMilliseconds)
         control.withLock {
-            $0.seekTarget = max(0, milliseconds)
-            $0.positionSamples = max(0, milliseconds) * Int64(AudioFormat.sampleRate) / 1000
+            $0.seekTarget = target
+            $0.positionSamples = target * Self.samplesPerMillisecond
             $0.ended = false
         }
     }
@@ -108,12 +116,12 @@ public final class ReplayPlayer: Sendable {
             if stopping { return }
             if let seek {
                 do {
-                    try parts.file.seek(toSample: Int(seek * Int64(AudioFormat.sampleRate) / 1000))
+                    try parts.file.seek(toSample: Int(seek * Self.samplesPerMillisecond))
                 } catch {
                     // Past the end (or a file that cannot seek): the replay is at its end.
                     control.withLock {
                         $0.ended = true
-                        $0.positionSamples = Int64(self.lengthMilliseconds) * Int64(AudioFormat.sampleRate) / 1000
+                        $0.positionSamples = self.lengthMilliseconds * Self.samplesPerMillisecond
                     }
                     continue
                 }

@@ -11,7 +11,8 @@ public struct ReplayState: Sendable, Equatable {
     public let timeline: ReplayTimeline?
     /// What the recording is called: the room's name, or the file's name when there is no record.
     public let title: String
-    /// The audio's length in milliseconds.
+    /// The audio's length in milliseconds, at most `RecordingRecord.maxReplayMilliseconds` (whatever a damaged
+    /// file or record claims), so that no position or seek can overflow.
     public let length: Int64
     /// Where the replay is, in milliseconds.
     public var position: Int64 = 0
@@ -30,7 +31,7 @@ public struct ReplayState: Sendable, Equatable {
     public init(timeline: ReplayTimeline?, title: String, length: Int64, notice: String? = nil, ascii: Bool = false) {
         self.timeline = timeline
         self.title = title
-        self.length = max(0, length)
+        self.length = min(max(0, length), RecordingRecord.maxReplayMilliseconds)
         self.notice = notice
         self.ascii = ascii
     }

@@ -15,6 +15,9 @@ public struct RecordingRecord: Sendable, Equatable {
     /// The most speaking time read for one person, in seconds (about 31 years): written to a tenth of a second,
     /// a time within it reads back as written.
     public static let maxSeconds = 1e9
+    /// The longest recording a replay takes a record's or a file's word for, in milliseconds (a year: some 120 GB
+    /// of audio at 32 kbit/s); a longer claim is taken as this long.
+    public static let maxReplayMilliseconds: Int64 = 366 * 86_400_000
 
     /// The room's name.
     public var room: String
