@@ -122,10 +122,22 @@ public final class RoomRecorder: Sendable {
             onFailure: { problem in log("clubroom record: \(problem)") })
     }
 
-    /// Asks the recorder to finish: the file and the record are closed cleanly and it leaves. Any thread.
+    /// The outcome of a stop that came before the recorder joined: nothing was recorded, and it never joins.
+    public static let stoppedBeforeJoining = RecordingOutcome.failed(
+        "The recorder was stopped before it joined the room; nothing was recorded.")
+
+    /// Asks the recorder to finish: the file and the record are closed cleanly and it leaves. Any thread. Before
+    /// it has joined, it leaves at once (a connection or a retry in progress is given up) and never joins:
+    /// `run()` returns ``stoppedBeforeJoining``.
     public func stop(_ why: String = "it was stopped") {
-        state.withLock { if $0.stopRequested == nil { $0.stopRequested = why } }
+        let (session, before) = state.withLock { state -> (RoomSession?, Bool) in
+            if state.stopRequested == nil { state.stopRequested = why }
+            return (state.session, !state.started)
+        }
         wake.signal()
+        guard before else { return }
+        finish(Self.stoppedBeforeJoining)
+        session?.leave()
     }
 
     /// Joins, records until stopped (or its time is up, or the room lets it go), and returns how it ended.
@@ -139,9 +151,14 @@ public final class RoomRecorder: Sendable {
         } catch {
             return .failed("Cannot connect to \(settings.url): \(error.description).")
         }
-        state.withLock { $0.session = session }
-        media.attach(session.mediaChannel)
-        session.start()
+        let stopped = state.withLock { state -> Bool in
+            state.session = session
+            return state.stopRequested != nil
+        }
+        if !stopped {
+            media.attach(session.mediaChannel)
+            session.start()
+        }
         done.wait()
         media.close()
         session.shutdown()
@@ -183,13 +200,19 @@ public final class RoomRecorder: Sendable {
     private func joined(_ snapshot: JoinedSnapshot) {
         selfSlot.withLock { $0 = snapshot.selfID }
         let peers = snapshot.peers.map(\.peer)
-        let first = state.withLock { state -> Bool in
-            guard state.keeper != nil else { return true }
+        let first = state.withLock { state -> Bool? in
+            guard state.keeper != nil else {
+                // A stop that came first has left already: this join is not recorded. Otherwise the recording
+                // begins, and a stop from now on is the recorder thread's to carry out.
+                guard !state.started, state.stopRequested == nil else { return nil }
+                state.started = true
+                return true
+            }
             let offset = offsetLocked(state)
             state.keeper?.resync(peers: peers, topic: snapshot.topic, at: offset)
             return false
         }
-        guard first else { return }
+        guard first == true else { return }
         let wall = Int64(Date().timeIntervalSince1970 * 1000)
         let started = RecordingRecord.utcText(milliseconds: wall)
         var outputs: [any MixOutput] = []
@@ -217,7 +240,6 @@ public final class RoomRecorder: Sendable {
         state.withLock { state in
             state.keeper = keeper
             state.startMicroseconds = MonotonicClock.microseconds()
-            state.started = true
         }
         if let audioPath = settings.audioPath {
             log("Recording \(snapshot.room) to \(audioPath).")
