@@ -74,4 +74,31 @@ private final class RecorderRun: @unchecked Sendable {
         _ = fcntl(listener, F_SETFL, flags | O_NONBLOCK)
         #expect(accept(listener, nil, nil) == -1)
     }
+
+    @Test func stampedFramesGoIntoTheRingWholeOrNotAtAll() {
+        let ring = SampleRing(capacity: RoomRecorder.stampedFrame * 2 + 100)
+        let frame = [Int16](repeating: 7, count: AudioFormat.samplesPerFrame)
+        for time in [Int64(1), 2, 3] {
+            frame.withUnsafeBufferPointer { RoomRecorder.push($0, at: time, into: ring) }
+        }
+        #expect(ring.availableToRead == RoomRecorder.stampedFrame * 2)
+        var read = [Int16](repeating: 0, count: RoomRecorder.stampedFrame)
+        _ = read.withUnsafeMutableBufferPointer { ring.read(into: $0) }
+        #expect(Array(read[0..<4]) == [1, 0, 0, 0])
+        #expect(Array(read[4...]) == frame)
+        RoomRecorder.dropStamped(from: ring)
+        #expect(ring.availableToRead == 0)
+    }
+
+    @Test func aStampThatIsNotOneNeitherTrapsNorAddsMoreSilenceThanPassed() {
+        let start: Int64 = 5_000_000
+        let now = start + 60_000_000
+        #expect(RoomRecorder.slot(stamp: start + 40_000, start: start, now: now) == 2)
+        #expect(RoomRecorder.slot(stamp: start + 29_000, start: start, now: now) == 1)
+        #expect(RoomRecorder.slot(stamp: start - 1_000, start: start, now: now) == 0)
+        #expect(RoomRecorder.slot(stamp: .max, start: start, now: now) == 3_000)
+        #expect(RoomRecorder.slot(stamp: .min, start: start, now: now) == 0)
+        #expect(RoomRecorder.slot(stamp: -1, start: .max, now: .min) == 0)
+        #expect(RoomRecorder.slot(stamp: .max, start: .min, now: .max) == (Int64.max - 20_000 + 10_000) / 20_000)
+    }
 }

@@ -26,7 +26,8 @@ public enum RecordingOutcome: Sendable, Equatable {
 /// Ogg Opus file first, when there is one), silence included, and keeps the room's record beside the file.
 ///
 /// Three threads: the session's (room events, into the record), the media thread (the mix, into a lock-free ring,
-/// each frame stamped with its time; who is talking, into an inbox), and the recorder's own, which paces the
+/// each frame stamped with its time in the same write, so the ring holds whole stamped frames; who is talking,
+/// into an inbox), and the recorder's own, which paces the
 /// timeline by the monotonic clock: it writes every frame the media made at its place, fills with silence where
 /// none came (a reconnect, a stall), and rewrites the record every 2 s (temp file, then rename).
 public final class RoomRecorder: Sendable {
@@ -106,13 +107,7 @@ public final class RoomRecorder: Sendable {
             options: ClientMedia.Options(
                 source: .none,
                 output: AudioFeed(playback: { frame in
-                    guard ring.availableToWrite >= RoomRecorder.stampedFrame else { return }
-                    let now = MonotonicClock.microseconds()
-                    withUnsafeTemporaryAllocation(of: Int16.self, capacity: 4) { stamp in
-                        for index in 0..<4 { stamp[index] = Int16(truncatingIfNeeded: now >> (16 * index)) }
-                        ring.write(UnsafeBufferPointer(stamp))
-                    }
-                    ring.write(frame)
+                    RoomRecorder.push(frame, at: MonotonicClock.microseconds(), into: ring)
                 }), tracksTalkers: true, talkerLevels: false),
             onEvent: { event in
                 guard case .heard(let speakers) = event else { return }
@@ -236,7 +231,7 @@ public final class RoomRecorder: Sendable {
             room: snapshot.room, topic: snapshot.topic, startedMilliseconds: wall, selfID: snapshot.selfID,
             roles: snapshot.roles, peers: peers)
         // What the media made before the recording began is not part of it.
-        _ = ring.discard(count: ring.availableToRead)
+        Self.dropStamped(from: ring)
         state.withLock { state in
             state.keeper = keeper
             state.startMicroseconds = MonotonicClock.microseconds()
@@ -317,7 +312,7 @@ public final class RoomRecorder: Sendable {
                 stamped.withUnsafeMutableBufferPointer { _ = ring.read(into: $0) }
                 var stamp: Int64 = 0
                 for index in 0..<4 { stamp |= Int64(UInt16(bitPattern: stamped[index])) << (16 * index) }
-                let slot = (stamp - start + frameMicroseconds / 2) / frameMicroseconds
+                let slot = Self.slot(stamp: stamp, start: start, now: now)
                 // A frame long after the last one had its place held by nothing: silence fills it.
                 if slot - written > Self.lateFrames || (written == 0 && slot > 0) {
                     while written < slot, put(silence) {}
@@ -357,6 +352,41 @@ public final class RoomRecorder: Sendable {
         let (why, ended) = state.withLock { ($0.stopRequested ?? "its time was up", $0.ended) }
         if !ended { state.withLock { $0.session }?.leave() }
         finish(.finished(milliseconds: duration, why: why))
+    }
+
+    // MARK: The ring
+
+    /// The media thread's side: `frame` stamped with `time` (µs) goes into `ring` as one write of
+    /// ``stampedFrame`` samples, or not at all when it does not fit, so the ring only ever holds whole stamped
+    /// frames.
+    static func push(_ frame: UnsafeBufferPointer<Int16>, at time: Int64, into ring: SampleRing) {
+        guard frame.count == AudioFormat.samplesPerFrame, ring.availableToWrite >= stampedFrame else { return }
+        withUnsafeTemporaryAllocation(of: Int16.self, capacity: stampedFrame) { stamped in
+            for index in 0..<4 { stamped[index] = Int16(truncatingIfNeeded: time >> (16 * index)) }
+            for index in 0..<frame.count { stamped[4 + index] = frame[index] }
+            _ = ring.write(UnsafeBufferPointer(stamped))
+        }
+    }
+
+    /// Drops the whole stamped frames waiting in `ring` (the reader's side): what the media made before the
+    /// recording began.
+    static func dropStamped(from ring: SampleRing) {
+        _ = ring.discard(count: ring.availableToRead / stampedFrame * stampedFrame)
+    }
+
+    /// The place (in frames from `start`) of a frame stamped `stamp`, when the recorder's clock reads `now`. The
+    /// stamp is taken as no earlier than `start` and no later than `now`, so a stamp that is not one (a ring out
+    /// of step, a clock gone wrong) can neither trap nor have silence fill more than the time that really passed.
+    static func slot(stamp: Int64, start: Int64, now: Int64) -> Int64 {
+        let frameMicroseconds = AudioFormat.frameMicroseconds
+        // `a - b` within 0...limit, however far apart they are.
+        func span(_ a: Int64, _ b: Int64, limit: Int64) -> Int64 {
+            let (difference, overflow) = a.subtractingReportingOverflow(b)
+            if overflow { return a < b ? 0 : limit }
+            return min(max(0, difference), limit)
+        }
+        let elapsed = span(now, start, limit: Int64.max - frameMicroseconds)
+        return (span(stamp, start, limit: elapsed) + frameMicroseconds / 2) / frameMicroseconds
     }
 
     /// Who started and stopped talking, from the media thread's reports, into the record.
