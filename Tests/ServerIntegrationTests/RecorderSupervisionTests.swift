@@ -137,6 +137,43 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: String(file.dropLast(".opus".count)) + ".link"))
     }
 
+    /// A stand-in like the one above: joins with the link it is given and leaves on SIGTERM.
+    func joiner() throws -> String {
+        let binary = try clubroomBinary().path
+        return try script(
+            noteAttempt + "\n"
+                + #"link=$(cat "$2"); fifo="$dir/stdin-$$"; mkfifo "$fifo"; exec 3<>"$fifo"; rm -f "$fifo""#
+                + "\n" + #"exec "\#(binary)" bot "${link%%#*}" --token "${link#*#invite=}" <&3"#)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func removingTheRecorderStopsTheRecordingAndTheRoomMayBeRecordedAgain() throws {
+        let server = try ServerProcess(extraArguments: ["--recorder", try joiner()])
+        defer { server.stopAndClean() }
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
+        defer { host.shutdown() }
+        _ = host.send(.startRecording, id: .integer(1))
+        guard recordingEvent(hostSeen, active: true) != nil else {
+            Issue.record("no recording started; server log: \(server.log.all)")
+            return
+        }
+        _ = host.send(.remove("recorder", reason: "not now"), id: .integer(2))
+        #expect(recordingEvent(hostSeen, active: false) == .recording(nil, by: "ana", reason: nil))
+        #expect(waitFor { !server.logLines(containing: "room jazz: recording stopped by ana").isEmpty })
+        #expect(waitFor { !server.logLines(containing: "is complete").isEmpty }, "\(server.log.all)")
+        _ = host.send(.startRecording, id: .integer(3))
+        // Everyone is told it started again: a second `recording` that is active.
+        let starts = {
+            hostSeen.all.filter {
+                if case .message(let message) = $0, case .recording(_?, _, _) = message.event { return true }
+                return false
+            }.count
+        }
+        #expect(waitFor { starts() == 2 }, "\(server.log.all) \(hostSeen.all)")
+        #expect(attempts(server).count == 2, "\(attempts(server))")
+        #expect(server.logLines(containing: "keeps failing").isEmpty)
+    }
+
     @Test(.timeLimit(.minutes(1))) func aRecorderThatKeepsFailingAtOnceIsGivenUp() throws {
         let failer = try script(noteAttempt + "\nexit 1")
         let server = try ServerProcess(extraArguments: ["--recorder", failer])
