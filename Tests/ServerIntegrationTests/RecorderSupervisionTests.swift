@@ -174,6 +174,39 @@ import Testing
         #expect(server.logLines(containing: "keeps failing").isEmpty)
     }
 
+    @Test(.timeLimit(.minutes(1))) func noRecordersLinkOutlivesTheServer() throws {
+        let sleeper = try script(
+            noteAttempt + "\n" + #"echo $$ >> "$dir/pids"; trap 'exit 0' TERM"# + "\n" + "while :; do sleep 0.05; done")
+        let first = try ServerProcess(extraArguments: ["--recorder", sleeper])
+        let folder = first.dataDirectory + "/recordings"
+        func links() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".link") }
+        }
+        defer {
+            // The crashed server's recorder is nobody's child any more.
+            let pids = (try? String(contentsOfFile: folder + "/pids", encoding: .utf8)) ?? ""
+            for pid in pids.split(separator: "\n").compactMap({ Int32($0) }) { kill(pid, SIGTERM) }
+            first.stopAndClean()
+        }
+        let (host, _) = try session(first, room: "jazz", token: try first.token("ana", role: "host", room: "jazz"))
+        _ = host.send(.startRecording, id: .integer(1))
+        #expect(waitFor { attempts(first).count == 1 })
+        host.shutdown()
+        first.crash()
+        #expect(links().count == 1)
+        // The next server removes what the crashed one left, and leaves nothing at its own stop.
+        let second = try ServerProcess(directory: first.directory, extraArguments: ["--recorder", sleeper])
+        defer { second.stop() }
+        #expect(links() == [])
+        let (again, _) = try session(second, room: "jazz", token: try second.token("ana", role: "host", room: "jazz"))
+        defer { again.shutdown() }
+        _ = again.send(.startRecording, id: .integer(1))
+        #expect(waitFor { attempts(second).count == 2 })
+        #expect(links().count == 1)
+        second.stop()
+        #expect(links() == [], "\(second.log.all)")
+    }
+
     @Test(.timeLimit(.minutes(1))) func aRecorderThatKeepsFailingAtOnceIsGivenUp() throws {
         let failer = try script(noteAttempt + "\nexit 1")
         let server = try ServerProcess(extraArguments: ["--recorder", failer])

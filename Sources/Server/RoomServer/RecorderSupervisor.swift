@@ -5,8 +5,8 @@ import RoomCore
 import RoomProtocol
 
 /// Runs the recorders rooms ask for (`start_recording`): each is a child process, by default this very executable's
-/// `record`, which joins the room with a recorder's link the server writes for it (mode 0600, in
-/// `DATA/recordings/`, removed when it stops) and writes `DATA/recordings/ROOM-YYYYMMDDTHHMMSSZ.opus`.
+/// `record`, which joins the room with a recorder's link the server writes for it (a new file of mode 0600, in
+/// `DATA/recordings/`, removed when it or the server stops) and writes `DATA/recordings/ROOM-YYYYMMDDTHHMMSSZ.opus`.
 ///
 /// It is watched: a recorder that dies while the recording should go on is started again into a new file after a
 /// pause that doubles (1 s up to 30 s); one that fails within `quickFailure` of starting `maxQuickFailures` times in
@@ -84,6 +84,17 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         self.execute = execute
         self.schedule = schedule
         self.clock = clock
+        removeStaleLinks()
+    }
+
+    /// Removes the link files a server that stopped without cleaning up (it crashed) left in the folder: each
+    /// holds a recorder's token, and no recorder of this server has read them.
+    private func removeStaleLinks() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasSuffix(".link") {
+            unlink(folder + "/" + name)
+            log.warning("removed \(folder)/\(name), a recorder's link left by an earlier run")
+        }
     }
 
     package func consume(_ outcome: Outcome, in room: String) {
@@ -95,10 +106,14 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         }
     }
 
-    /// Stops every recorder: the server stops.
+    /// Stops every recorder: the server stops. Their link files go now (each read its link when it started):
+    /// the loop that would hear them exit stops too.
     func stopAll() {
         restarts = [:]
-        for room in runs.keys.sorted() { stop(room, by: nil) }
+        for room in runs.keys.sorted() {
+            stop(room, by: nil)
+            if let run = runs[room] { unlink(run.linkFile) }
+        }
     }
 
     private func start(_ room: String, by: PeerID, quickFailures: Int) {
@@ -121,10 +136,9 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         do {
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            guard
-                FileManager.default.createFile(
-                    atPath: linkFile, contents: Data((link + "\n").utf8), attributes: [.posixPermissions: 0o600])
-            else { throw CocoaError(.fileWriteUnknown) }
+            // Made before this server, it may let others in: only the server's user reads recordings.
+            guard chmod(folder, 0o700) == 0 else { throw CocoaError(.fileWriteNoPermission) }
+            try Self.writePrivately(link + "\n", to: linkFile)
         } catch {
             log.error("room \(room): cannot record: cannot write \(linkFile)")
             tell(room, "the recording could not start: the server cannot write in \(folder)")
@@ -181,6 +195,18 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         schedule(.milliseconds(pause)) { [self] in
             guard let restart = restarts[room] else { return }
             start(room, by: restart.by, quickFailures: restart.quickFailures)
+        }
+    }
+
+    /// Writes `text` into a new file only its owner may read, from the moment it exists; fails when it exists.
+    static func writePrivately(_ text: String, to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard close(descriptor) == 0, written == bytes.count else {
+            unlink(path)
+            throw CocoaError(.fileWriteUnknown)
         }
     }
 
