@@ -121,6 +121,29 @@ import Testing
         #expect(left == [])
     }
 
+    @Test(.timeLimit(.minutes(1))) func aStartWhileTheLastRecorderClosesIsCarriedOutIntoAFreeName() throws {
+        // Same second at every reading; the recorder writes its file and takes a while to close it.
+        let script = note + "\n: > \"$4\"\ntrap 'sleep 0.3; exit 0' TERM\nwhile :; do sleep 0.05; done"
+        let harness = try Harness(script: script, step: 0)
+        defer { try? FileManager.default.removeItem(atPath: harness.folder) }
+        var start = Outcome()
+        start.recorderOrders = [.start(by: "ana")]
+        var stop = Outcome()
+        stop.recorderOrders = [.stop(by: "ana")]
+        harness.queue.sync { harness.supervisor.consume(start, in: "jazz") }
+        #expect(harness.waitFor { harness.attempts().count == 1 })
+        harness.queue.sync {
+            harness.supervisor.consume(stop, in: "jazz")
+            harness.supervisor.consume(start, in: "jazz")
+            #expect(harness.supervisor.pendingStarts == ["jazz": "ana"])
+        }
+        #expect(harness.waitFor { harness.attempts().count == 2 })
+        harness.queue.sync { harness.supervisor.consume(stop, in: "jazz") }
+        let first = harness.folder + "/jazz-" + RecorderSupervisor.stamp(1_796_000_000_000)
+        #expect(harness.attempts() == [first + ".opus", first + "-2.opus"])
+        #expect(harness.told.isEmpty)
+    }
+
     @Test(.timeLimit(.minutes(1))) func theLinkAndItsFolderAreTheServersAlone() throws {
         let modes = #"stat -c %a "$2" "$(dirname "$2")" >> "$(dirname "$2")/modes""#
         let harness = try Harness(script: modes + "\n" + note, step: 10_000) { folder in

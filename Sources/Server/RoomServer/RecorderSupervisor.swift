@@ -6,7 +6,8 @@ import RoomProtocol
 
 /// Runs the recorders rooms ask for (`start_recording`): each is a child process, by default this very executable's
 /// `record`, which joins the room with a recorder's link the server writes for it (a new file of mode 0600, in
-/// `DATA/recordings/`, removed when it or the server stops) and writes `DATA/recordings/ROOM-YYYYMMDDTHHMMSSZ.opus`.
+/// `DATA/recordings/`, removed when it or the server stops) and writes `DATA/recordings/ROOM-YYYYMMDDTHHMMSSZ.opus`
+/// (`-2`, `-3`, ... after the name when it is taken).
 ///
 /// It is watched: a recorder that dies while the recording should go on is started again into a new file after a
 /// pause that doubles (1 s up to 30 s); one that fails within `quickFailure` of starting `maxQuickFailures` times in
@@ -68,6 +69,8 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
     private(set) var runs: [String: Run] = [:]
     /// Rooms whose recorder waits to be started again, with the failures so far.
     private var restarts: [String: (by: PeerID, quickFailures: Int)] = [:]
+    /// Rooms asked to record again while their last recorder still closes its file: started when it exits.
+    private(set) var pendingStarts: [String: PeerID] = [:]
 
     init(
         folder: String, launch: Launch?, log: ServerLog, link: @escaping (String) -> String?,
@@ -110,6 +113,7 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
     /// the loop that would hear them exit stops too.
     func stopAll() {
         restarts = [:]
+        pendingStarts = [:]
         for room in runs.keys.sorted() {
             stop(room, by: nil)
             if let run = runs[room] { unlink(run.linkFile) }
@@ -117,7 +121,11 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
     }
 
     private func start(_ room: String, by: PeerID, quickFailures: Int) {
-        guard runs[room] == nil else { return }
+        if let run = runs[room] {
+            // The last recorder still closes its file: start the new one when it has.
+            if run.stopping { pendingStarts[room] = by }
+            return
+        }
         restarts[room] = nil
         guard let launch else {
             log.error("room \(room): cannot record: this server's executable was not found")
@@ -130,7 +138,7 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
             return
         }
         let now = clock()
-        let name = "\(room)-\(Self.stamp(now))"
+        let name = freeName("\(room)-\(Self.stamp(now))")
         let file = folder + "/" + name + ".opus"
         let linkFile = folder + "/" + name + ".link"
         do {
@@ -166,6 +174,7 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
 
     private func stop(_ room: String, by: PeerID?) {
         restarts[room] = nil
+        pendingStarts[room] = nil
         guard var run = runs[room], !run.stopping else { return }
         run.stopping = true
         runs[room] = run
@@ -180,6 +189,7 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         let how = Self.describe(status)
         if run.stopping {
             log.info("room \(room): recorder \(pid) \(how); \(run.file) is complete")
+            if let by = pendingStarts.removeValue(forKey: room) { start(room, by: by, quickFailures: 0) }
             return
         }
         let quick = clock() - run.startedAt < Self.quickFailure
@@ -196,6 +206,21 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
             guard let restart = restarts[room] else { return }
             start(room, by: restart.by, quickFailures: restart.quickFailures)
         }
+    }
+
+    /// `name`, or `name-2`, `name-3`, ... when a recording (or its link) of that name is already there: two
+    /// recordings started within a second never share a file.
+    private func freeName(_ name: String) -> String {
+        func taken(_ candidate: String) -> Bool {
+            [".opus", ".link"].contains { FileManager.default.fileExists(atPath: folder + "/" + candidate + $0) }
+        }
+        var candidate = name
+        var number = 1
+        while taken(candidate) {
+            number += 1
+            candidate = "\(name)-\(number)"
+        }
+        return candidate
     }
 
     /// Writes `text` into a new file only its owner may read, from the moment it exists; fails when it exists.
