@@ -167,6 +167,11 @@ import Testing
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "a\n")
     }
 
+    @Test func ownRecordIsTheRunningProgramWhereverItsFileWent() {
+        #expect(RecorderSupervisor.Launch.ownRecord?.executable == "/proc/self/exe")
+        #expect(RecorderSupervisor.Launch.ownRecord?.arguments == ["record"])
+    }
+
     @Test func namesAndEndsReadAsPeopleReadThem() {
         #expect(RecorderSupervisor.stamp(1_796_000_000_000) == "20261130T005320Z")
         #expect(RecorderSupervisor.describe(1 << 8) == "exited with status 1")

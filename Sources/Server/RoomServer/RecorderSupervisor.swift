@@ -21,12 +21,11 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         var executable: String
         var arguments: [String]
 
-        /// This executable's `record`, as `/proc/self/exe` names it.
+        /// This executable's `record`: `/proc/self/exe` itself, which still names the running program after a
+        /// package upgrade replaced (or deleted) the file it was started from.
         static var ownRecord: Launch? {
-            guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-                return nil
-            }
-            return Launch(executable: path, arguments: ["record"])
+            guard FileManager.default.fileExists(atPath: "/proc/self/exe") else { return nil }
+            return Launch(executable: "/proc/self/exe", arguments: ["record"])
         }
     }
 
