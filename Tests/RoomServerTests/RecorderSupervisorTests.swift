@@ -22,7 +22,9 @@ import Testing
         var told: [String] { lock.withLock { sentences } }
 
         /// `step` is how far the clock moves at each reading: past `quickFailure`, every run counts as a long one.
-        init(script: String, step: Timestamp) throws {
+        /// `before` sees the folder before the supervisor starts.
+        init(script: String, step: Timestamp, before: (String) throws -> Void = { _ in }) throws {
+            try before(folder)
             let path = folder + ".sh"
             try ("#!/bin/sh\n" + script + "\n").write(toFile: path, atomically: true, encoding: .utf8)
             chmod(path, 0o755)
@@ -92,6 +94,82 @@ import Testing
             harness.told
                 == ["the recorder keeps failing at once (it exited with status 3); the recording stopped"])
         harness.queue.sync { #expect(harness.supervisor.runs.isEmpty) }
+    }
+
+    func contents(of folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theServerStopLeavesNoLinkBehindAndAStartClearsACrashedOnes() throws {
+        let harness = try Harness(script: note + "\nexec sleep 30", step: 10_000) { folder in
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try "ws://x#invite=old\n".write(toFile: folder + "/jazz-old.link", atomically: false, encoding: .utf8)
+            try "".write(toFile: folder + "/jazz-old.opus", atomically: false, encoding: .utf8)
+        }
+        defer { try? FileManager.default.removeItem(atPath: harness.folder) }
+        #expect(contents(of: harness.folder) == ["jazz-old.opus"])
+        var start = Outcome()
+        start.recorderOrders = [.start(by: "ana")]
+        harness.queue.sync { harness.supervisor.consume(start, in: "jazz") }
+        #expect(harness.waitFor { harness.attempts().count == 1 })
+        #expect(contents(of: harness.folder).filter { $0.hasSuffix(".link") }.count == 1)
+        // The loop stops with the server: nothing it would run later removes the link.
+        let left = harness.queue.sync {
+            harness.supervisor.stopAll()
+            return contents(of: harness.folder).filter { $0.hasSuffix(".link") }
+        }
+        #expect(left == [])
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aStartWhileTheLastRecorderClosesIsCarriedOutIntoAFreeName() throws {
+        // Same second at every reading; the recorder writes its file and takes a while to close it.
+        let script = note + "\n: > \"$4\"\ntrap 'sleep 0.3; exit 0' TERM\nwhile :; do sleep 0.05; done"
+        let harness = try Harness(script: script, step: 0)
+        defer { try? FileManager.default.removeItem(atPath: harness.folder) }
+        var start = Outcome()
+        start.recorderOrders = [.start(by: "ana")]
+        var stop = Outcome()
+        stop.recorderOrders = [.stop(by: "ana")]
+        harness.queue.sync { harness.supervisor.consume(start, in: "jazz") }
+        #expect(harness.waitFor { harness.attempts().count == 1 })
+        harness.queue.sync {
+            harness.supervisor.consume(stop, in: "jazz")
+            harness.supervisor.consume(start, in: "jazz")
+            #expect(harness.supervisor.pendingStarts == ["jazz": "ana"])
+        }
+        #expect(harness.waitFor { harness.attempts().count == 2 })
+        harness.queue.sync { harness.supervisor.consume(stop, in: "jazz") }
+        let first = harness.folder + "/jazz-" + RecorderSupervisor.stamp(1_796_000_000_000)
+        #expect(harness.attempts() == [first + ".opus", first + "-2.opus"])
+        #expect(harness.told.isEmpty)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theLinkAndItsFolderAreTheServersAlone() throws {
+        let modes = #"stat -c %a "$2" "$(dirname "$2")" >> "$(dirname "$2")/modes""#
+        let harness = try Harness(script: modes + "\n" + note, step: 10_000) { folder in
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        }
+        defer { try? FileManager.default.removeItem(atPath: harness.folder) }
+        var start = Outcome()
+        start.recorderOrders = [.start(by: "ana")]
+        harness.queue.sync { harness.supervisor.consume(start, in: "jazz") }
+        #expect(harness.waitFor { !harness.attempts().isEmpty })
+        var stop = Outcome()
+        stop.recorderOrders = [.stop(by: "ana")]
+        harness.queue.sync { harness.supervisor.consume(stop, in: "jazz") }
+        let seen = (try? String(contentsOfFile: harness.folder + "/modes", encoding: .utf8)) ?? ""
+        #expect(seen.split(separator: "\n").prefix(2) == ["600", "700"])
+        // A link is never written over: its file is new or the write fails.
+        let path = harness.folder + "/taken.link"
+        try RecorderSupervisor.writePrivately("a\n", to: path)
+        #expect(throws: (any Error).self) { try RecorderSupervisor.writePrivately("b\n", to: path) }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "a\n")
+    }
+
+    @Test func ownRecordIsTheRunningProgramWhereverItsFileWent() {
+        #expect(RecorderSupervisor.Launch.ownRecord?.executable == "/proc/self/exe")
+        #expect(RecorderSupervisor.Launch.ownRecord?.arguments == ["record"])
     }
 
     @Test func namesAndEndsReadAsPeopleReadThem() {

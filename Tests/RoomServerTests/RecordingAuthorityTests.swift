@@ -114,6 +114,20 @@ import Testing
         let removed = room.handle(.remove("rec", reason: "no"), from: "ana", now: 80)
         #expect(events(removed).last == .recording(nil, by: "ana", reason: nil))
         #expect(room.recording == nil)
+        // It is stopping the recording: the server's recorder is told to stop (not restarted into a refusal),
+        // and a recorder is not kept out, even when banned, so the room may be recorded again.
+        #expect(removed.recorderOrders == [.stop(by: "ana")])
+        #expect(room.removedIdentities.isEmpty)
+        var banned = recordedRoom()
+        let ban = banned.handle(.remove("rec", reason: "no", withdrawLink: false, ban: true), from: "ana", now: 80)
+        #expect(ban.recorderOrders == [.stop(by: "ana")])
+        #expect(ban.linkRequests.isEmpty)
+        guard case .joined = banned.join(id: "rec", name: "Recorder", role: .recorder, now: 90, startedBy: "ana")
+        else {
+            Issue.record("a removed recorder could not come back")
+            return
+        }
+        #expect(banned.recording == RecordingState(by: "ana", since: 90))
     }
 
     @Test func theLobbyCountsNoRecorderAndSaysTheRoomIsRecorded() {

@@ -137,6 +137,76 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: String(file.dropLast(".opus".count)) + ".link"))
     }
 
+    /// A stand-in like the one above: joins with the link it is given and leaves on SIGTERM.
+    func joiner() throws -> String {
+        let binary = try clubroomBinary().path
+        return try script(
+            noteAttempt + "\n"
+                + #"link=$(cat "$2"); fifo="$dir/stdin-$$"; mkfifo "$fifo"; exec 3<>"$fifo"; rm -f "$fifo""#
+                + "\n" + #"exec "\#(binary)" bot "${link%%#*}" --token "${link#*#invite=}" <&3"#)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func removingTheRecorderStopsTheRecordingAndTheRoomMayBeRecordedAgain() throws {
+        let server = try ServerProcess(extraArguments: ["--recorder", try joiner()])
+        defer { server.stopAndClean() }
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
+        defer { host.shutdown() }
+        _ = host.send(.startRecording, id: .integer(1))
+        guard recordingEvent(hostSeen, active: true) != nil else {
+            Issue.record("no recording started; server log: \(server.log.all)")
+            return
+        }
+        _ = host.send(.remove("recorder", reason: "not now"), id: .integer(2))
+        #expect(recordingEvent(hostSeen, active: false) == .recording(nil, by: "ana", reason: nil))
+        #expect(waitFor { !server.logLines(containing: "room jazz: recording stopped by ana").isEmpty })
+        #expect(waitFor { !server.logLines(containing: "is complete").isEmpty }, "\(server.log.all)")
+        _ = host.send(.startRecording, id: .integer(3))
+        // Everyone is told it started again: a second `recording` that is active.
+        let starts = {
+            hostSeen.all.filter {
+                if case .message(let message) = $0, case .recording(_?, _, _) = message.event { return true }
+                return false
+            }.count
+        }
+        #expect(waitFor { starts() == 2 }, "\(server.log.all) \(hostSeen.all)")
+        #expect(attempts(server).count == 2, "\(attempts(server))")
+        #expect(server.logLines(containing: "keeps failing").isEmpty)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func noRecordersLinkOutlivesTheServer() throws {
+        let sleeper = try script(
+            noteAttempt + "\n" + #"echo $$ >> "$dir/pids"; trap 'exit 0' TERM"# + "\n" + "while :; do sleep 0.05; done")
+        let first = try ServerProcess(extraArguments: ["--recorder", sleeper])
+        let folder = first.dataDirectory + "/recordings"
+        func links() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".link") }
+        }
+        defer {
+            // The crashed server's recorder is nobody's child any more.
+            let pids = (try? String(contentsOfFile: folder + "/pids", encoding: .utf8)) ?? ""
+            for pid in pids.split(separator: "\n").compactMap({ Int32($0) }) { kill(pid, SIGTERM) }
+            first.stopAndClean()
+        }
+        let (host, _) = try session(first, room: "jazz", token: try first.token("ana", role: "host", room: "jazz"))
+        _ = host.send(.startRecording, id: .integer(1))
+        #expect(waitFor { attempts(first).count == 1 })
+        host.shutdown()
+        first.crash()
+        #expect(links().count == 1)
+        // The next server removes what the crashed one left, and leaves nothing at its own stop.
+        let second = try ServerProcess(directory: first.directory, extraArguments: ["--recorder", sleeper])
+        defer { second.stop() }
+        #expect(links() == [])
+        let (again, _) = try session(second, room: "jazz", token: try second.token("ana", role: "host", room: "jazz"))
+        defer { again.shutdown() }
+        _ = again.send(.startRecording, id: .integer(1))
+        #expect(waitFor { attempts(second).count == 2 })
+        #expect(links().count == 1)
+        second.stop()
+        #expect(links() == [], "\(second.log.all)")
+    }
+
     @Test(.timeLimit(.minutes(1))) func aRecorderThatKeepsFailingAtOnceIsGivenUp() throws {
         let failer = try script(noteAttempt + "\nexit 1")
         let server = try ServerProcess(extraArguments: ["--recorder", failer])

@@ -202,6 +202,12 @@ extension LinkSigner {
     /// withdrawn, removals are remembered until the room ends.
     func follow(_ outcome: Outcome, in room: String, registry: LinkRegistry) {
         let now = currentTimestamp() / 1000
+        // The recorders an outcome that stops the recording removes are not kept out: the room may be recorded
+        // again, by the same identity (the server's own recorder is always `recorder`).
+        let stopsRecording = outcome.recorderOrders.contains {
+            if case .stop = $0 { return true }
+            return false
+        }
         for delivery in outcome.deliveries {
             do {
                 switch delivery.message.event {
@@ -219,7 +225,7 @@ extension LinkSigner {
                             "room \(room): \(peer) was made \(role) by \(by); withdrew their links "
                                 + withdrawn.joined(separator: ", "))
                     }
-                case .removed(let peer, let by, _):
+                case .removed(let peer, let by, _) where !stopsRecording:
                     try registry.remember(removal: peer.rawValue, from: room, at: now)
                     let withdrawn = try registry.revoke(
                         madeBy: peer.rawValue, in: room, roles: Set(roles.roles.map(\.name.rawValue)),

@@ -5,8 +5,9 @@ import RoomCore
 import RoomProtocol
 
 /// Runs the recorders rooms ask for (`start_recording`): each is a child process, by default this very executable's
-/// `record`, which joins the room with a recorder's link the server writes for it (mode 0600, in
-/// `DATA/recordings/`, removed when it stops) and writes `DATA/recordings/ROOM-YYYYMMDDTHHMMSSZ.opus`.
+/// `record`, which joins the room with a recorder's link the server writes for it (a new file of mode 0600, in
+/// `DATA/recordings/`, removed when it or the server stops) and writes `DATA/recordings/ROOM-YYYYMMDDTHHMMSSZ.opus`
+/// (`-2`, `-3`, ... after the name when it is taken).
 ///
 /// It is watched: a recorder that dies while the recording should go on is started again into a new file after a
 /// pause that doubles (1 s up to 30 s); one that fails within `quickFailure` of starting `maxQuickFailures` times in
@@ -20,12 +21,11 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         var executable: String
         var arguments: [String]
 
-        /// This executable's `record`, as `/proc/self/exe` names it.
+        /// This executable's `record`: `/proc/self/exe` itself, which still names the running program after a
+        /// package upgrade replaced (or deleted) the file it was started from.
         static var ownRecord: Launch? {
-            guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-                return nil
-            }
-            return Launch(executable: path, arguments: ["record"])
+            guard FileManager.default.fileExists(atPath: "/proc/self/exe") else { return nil }
+            return Launch(executable: "/proc/self/exe", arguments: ["record"])
         }
     }
 
@@ -68,6 +68,8 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
     private(set) var runs: [String: Run] = [:]
     /// Rooms whose recorder waits to be started again, with the failures so far.
     private var restarts: [String: (by: PeerID, quickFailures: Int)] = [:]
+    /// Rooms asked to record again while their last recorder still closes its file: started when it exits.
+    private(set) var pendingStarts: [String: PeerID] = [:]
 
     init(
         folder: String, launch: Launch?, log: ServerLog, link: @escaping (String) -> String?,
@@ -84,6 +86,17 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         self.execute = execute
         self.schedule = schedule
         self.clock = clock
+        removeStaleLinks()
+    }
+
+    /// Removes the link files a server that stopped without cleaning up (it crashed) left in the folder: each
+    /// holds a recorder's token, and no recorder of this server has read them.
+    private func removeStaleLinks() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasSuffix(".link") {
+            unlink(folder + "/" + name)
+            log.warning("removed \(folder)/\(name), a recorder's link left by an earlier run")
+        }
     }
 
     package func consume(_ outcome: Outcome, in room: String) {
@@ -95,14 +108,23 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         }
     }
 
-    /// Stops every recorder: the server stops.
+    /// Stops every recorder: the server stops. Their link files go now (each read its link when it started):
+    /// the loop that would hear them exit stops too.
     func stopAll() {
         restarts = [:]
-        for room in runs.keys.sorted() { stop(room, by: nil) }
+        pendingStarts = [:]
+        for room in runs.keys.sorted() {
+            stop(room, by: nil)
+            if let run = runs[room] { unlink(run.linkFile) }
+        }
     }
 
     private func start(_ room: String, by: PeerID, quickFailures: Int) {
-        guard runs[room] == nil else { return }
+        if let run = runs[room] {
+            // The last recorder still closes its file: start the new one when it has.
+            if run.stopping { pendingStarts[room] = by }
+            return
+        }
         restarts[room] = nil
         guard let launch else {
             log.error("room \(room): cannot record: this server's executable was not found")
@@ -115,16 +137,15 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
             return
         }
         let now = clock()
-        let name = "\(room)-\(Self.stamp(now))"
+        let name = freeName("\(room)-\(Self.stamp(now))")
         let file = folder + "/" + name + ".opus"
         let linkFile = folder + "/" + name + ".link"
         do {
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            guard
-                FileManager.default.createFile(
-                    atPath: linkFile, contents: Data((link + "\n").utf8), attributes: [.posixPermissions: 0o600])
-            else { throw CocoaError(.fileWriteUnknown) }
+            // Made before this server, it may let others in: only the server's user reads recordings.
+            guard chmod(folder, 0o700) == 0 else { throw CocoaError(.fileWriteNoPermission) }
+            try Self.writePrivately(link + "\n", to: linkFile)
         } catch {
             log.error("room \(room): cannot record: cannot write \(linkFile)")
             tell(room, "the recording could not start: the server cannot write in \(folder)")
@@ -152,6 +173,7 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
 
     private func stop(_ room: String, by: PeerID?) {
         restarts[room] = nil
+        pendingStarts[room] = nil
         guard var run = runs[room], !run.stopping else { return }
         run.stopping = true
         runs[room] = run
@@ -166,6 +188,7 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         let how = Self.describe(status)
         if run.stopping {
             log.info("room \(room): recorder \(pid) \(how); \(run.file) is complete")
+            if let by = pendingStarts.removeValue(forKey: room) { start(room, by: by, quickFailures: 0) }
             return
         }
         let quick = clock() - run.startedAt < Self.quickFailure
@@ -181,6 +204,33 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         schedule(.milliseconds(pause)) { [self] in
             guard let restart = restarts[room] else { return }
             start(room, by: restart.by, quickFailures: restart.quickFailures)
+        }
+    }
+
+    /// `name`, or `name-2`, `name-3`, ... when a recording (or its link) of that name is already there: two
+    /// recordings started within a second never share a file.
+    private func freeName(_ name: String) -> String {
+        func taken(_ candidate: String) -> Bool {
+            [".opus", ".link"].contains { FileManager.default.fileExists(atPath: folder + "/" + candidate + $0) }
+        }
+        var candidate = name
+        var number = 1
+        while taken(candidate) {
+            number += 1
+            candidate = "\(name)-\(number)"
+        }
+        return candidate
+    }
+
+    /// Writes `text` into a new file only its owner may read, from the moment it exists; fails when it exists.
+    static func writePrivately(_ text: String, to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard close(descriptor) == 0, written == bytes.count else {
+            unlink(path)
+            throw CocoaError(.fileWriteUnknown)
         }
     }
 

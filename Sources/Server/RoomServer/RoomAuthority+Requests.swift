@@ -273,12 +273,20 @@ extension RoomAuthority {
             audit(targetID)
         case .remove(let targetID, let reason, let withdrawLink, let ban):
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
-            if withdrawLink || ban {
+            // Removing a recorder is stopping the recording: every recorder goes (the server's own is told to
+            // stop), none is kept out, and no recorder is banned, so that the room may be recorded again.
+            let isRecorder = recorders.contains(targetID)
+            if withdrawLink || (ban && !isRecorder) {
                 outcome.linkRequests.append(
                     LinkRequest(
                         peer: actorID, room: name, revoke: nil, withdrawUsedBy: withdrawLink ? targetID : nil,
-                        ban: ban ? targetID : nil, banName: target?.name ?? "", banReason: reason,
+                        ban: ban && !isRecorder ? targetID : nil, banName: target?.name ?? "", banReason: reason,
                         requestID: withdrawLink ? requestID : nil))
+            }
+            if isRecorder {
+                stopRecording(by: actorID, into: &outcome)
+                audit(targetID, reason)
+                return outcome
             }
             broadcast(.removed(peer: targetID, by: actorID, reason: reason), into: &outcome)
             if target?.handRaisedAt != nil { outcome.changes.append(.hand(targetID, raisedAt: nil)) }
@@ -290,10 +298,6 @@ extension RoomAuthority {
             outcome.closes.append((targetID, .removed))
             outcome.changes.append(.roleForgotten(targetID))
             audit(targetID, reason)
-            if recorders.remove(targetID) != nil {
-                let given = recorderReasons.removeValue(forKey: targetID)
-                settleRecording(stoppedBy: actorID, reason: given, into: &outcome)
-            }
         case .setTopic(let text):
             topic = DisplayName.sanitizeLine(text, maxGraphemes: ControlLimits.maxTopicCharacters)
             broadcast(.topicChanged(topic: topic, by: actorID), into: &outcome)
