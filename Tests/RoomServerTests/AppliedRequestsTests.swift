@@ -50,6 +50,24 @@ import Testing
         #expect(room.peers["eli"]?.handRaisedAt == 14)
     }
 
+    /// A copy of a request that reaches the room while its sender is out of it (a cluster node carried it from a
+    /// connection the room had already let go) is refused "not in this room" and not noted under its id: sent
+    /// again under the same id once its sender is back, it takes effect.
+    @Test func aRequestFromSomeoneNotInTheRoomLeavesItsIdFree() {
+        var room = populatedRoom()
+        _ = room.leave("ana", reason: .disconnected, now: 10)
+        let away = room.handle(.setTopic("Friday"), from: "ana", id: .integer(8), now: 11)
+        #expect(refusal(away)?.code == .notFound)
+        #expect(room.topic != "Friday")
+        _ = room.join(id: "ana", name: "Ana", role: .host, now: 12)
+        let back = room.handle(.setTopic("Friday"), from: "ana", id: .integer(8), now: 13)
+        #expect(back.error == nil)
+        #expect(room.topic == "Friday")
+        // Decided now, the id is applied once.
+        #expect(
+            refusal(room.handle(.setTopic("Friday"), from: "ana", id: .integer(8), now: 14))?.code == .alreadyApplied)
+    }
+
     @Test func anIdStaysAppliedAcrossAReconnect() {
         var room = populatedRoom()
         _ = room.handle(.setTopic("Friday"), from: "ana", id: .integer(7), now: 10)

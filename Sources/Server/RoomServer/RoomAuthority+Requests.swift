@@ -17,12 +17,16 @@ extension RoomAuthority {
             outcome.error = decided.refusal ?? AppliedRequests.repeated(id)
             return outcome
         }
+        // A request from someone not in the room (a copy a node carried from a connection the room had already
+        // let go, say) is refused without being noted under its id: it says nothing of what the id asks, and the
+        // same request sent again once its sender is back in the room is decided then, not refused again.
+        let present = peers[actorID] != nil
         var outcome = decide(request, from: actorID, id: id, now: now)
         if outcome.error == nil {
             reportListing(into: &outcome, now: now)
             stopSpeaking(behind: outcome.gates, now: now)
         }
-        if once, let id {
+        if once, present, let id {
             applied.record(id, from: actorID, refusal: outcome.error) { peers[$0] != nil }
         }
         return outcome
