@@ -92,3 +92,22 @@ import Testing
         }
     }
 }
+
+extension OggOpusWriterTests {
+    /// A recording stopped before any audio reached it (the recorder stopped at once) still closes into a
+    /// complete file, of one frame of silence, instead of aborting inside libopusenc.
+    @Test func aFileClosedBeforeAnyAudioIsACompleteFileOfOneSilentFrame() throws {
+        let folder = TemporaryDirectory()
+        defer { folder.remove() }
+        let path = folder.file("empty.opus")
+        let writer = try OggOpusWriter(path: path, tags: [("ROOM", "jazz")])
+        try writer.finish()
+        let info = try Self.run("opusinfo", [path])
+        #expect(info.status == 0, "\(info.output)")
+        let samples = try Self.decode(path)
+        #expect(samples.count == AudioFormat.samplesPerFrame)
+        // Silent: opusdec's dither aside, nothing reaches -60 dBFS.
+        let peak = samples.map { abs(Int($0)) }.max() ?? 0
+        #expect(peak < 33, "peak \(peak)")
+    }
+}

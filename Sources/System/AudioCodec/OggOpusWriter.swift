@@ -37,6 +37,8 @@ public final class OggOpusWriter: MixOutput {
     private var encoder: OpaquePointer?
     private let sink: Sink
     private var failed: OggOpusWriterError?
+    /// Whether any sample went to the encoder: libopusenc cannot end a stream that has none.
+    private var hasAudio = false
 
     /// Where libopusenc's pages go: the file's descriptor, and the first write's failure.
     private final class Sink {
@@ -121,6 +123,7 @@ public final class OggOpusWriter: MixOutput {
             failed = problem
             throw problem
         }
+        hasAudio = hasAudio || !samples.isEmpty
     }
 
     /// Writes the last page (end of stream) and closes the file.
@@ -134,8 +137,17 @@ public final class OggOpusWriter: MixOutput {
             if let failed { throw failed }
             return
         }
+        // Draining a stream no sample went into fails an assertion inside libopusenc (0.2) and aborts the
+        // process: a file closed before any audio gets one frame of silence, and is a complete file of 20 ms.
+        if !hasAudio, failed == nil {
+            let silence = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
+            let status = silence.withUnsafeBufferPointer {
+                ope_encoder_write(encoder, $0.baseAddress, Int32($0.count))
+            }
+            failed = problem(status: status)
+        }
         self.encoder = nil
-        let status = ope_encoder_drain(encoder)
+        let status = failed == nil ? ope_encoder_drain(encoder) : OPE_OK
         ope_encoder_destroy(encoder)
         if sink.descriptor >= 0 {
             if Glibc.close(sink.descriptor) != 0, sink.failure == 0 { sink.failure = errno }
