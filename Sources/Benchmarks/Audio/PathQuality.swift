@@ -98,7 +98,12 @@ public enum PathQuality {
         var settings = OpusEncoder.Configuration()
         settings.expectedLossPercent = Int(lossPercent.rounded(.up))
         let opus = try opusAlone(speech: signal, frames: frameCount, lost: lost, settings: settings)
-        let delay = wholeFrameDelay(of: heard, against: opus)
+        // The lead-in is a copy of the speech's start: a shift of its length lines that copy up with the speech
+        // itself, nearly as well as the true shift. The path's true delay (network, jitter buffer, the moment
+        // between the listener's start and the speaker's) is far shorter than a lead-in, so only shorter shifts
+        // are tried.
+        let delay = wholeFrameDelay(
+            of: heard, against: opus, below: leadFrames > 0 ? leadFrames * frame : heard.count)
         var path = Array(heard.dropFirst(delay + leadFrames * frame).prefix(speech.count))
         path += [Int16](repeating: 0, count: max(0, speech.count - path.count))
         return Result(
@@ -108,13 +113,14 @@ public enum PathQuality {
             payloadKilobitsPerSecond: speechSeconds > 0 ? Double(payloadBytes) * 8 / speechSeconds / 1000 : 0)
     }
 
-    /// The shift, in whole frames, at which `delayed` best matches `reference` (largest correlation). The
-    /// listener mixes whole decoded frames from the start of its recording, so the shift is whole frames.
-    static func wholeFrameDelay(of delayed: [Int16], against reference: [Int16]) -> Int {
+    /// The shift, in whole frames and below `limit` samples, at which `delayed` best matches `reference` (largest
+    /// correlation). The listener mixes whole decoded frames from the start of its recording, so the shift is
+    /// whole frames.
+    static func wholeFrameDelay(of delayed: [Int16], against reference: [Int16], below limit: Int) -> Int {
         let frame = AudioFormat.samplesPerFrame
         var best = (shift: 0, correlation: -Double.infinity)
         var shift = 0
-        while shift < delayed.count {
+        while shift < min(limit, delayed.count) {
             let count = min(reference.count, delayed.count - shift)
             var sum = 0.0
             reference.withUnsafeBufferPointer { reference in
