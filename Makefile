@@ -58,9 +58,14 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+# How many tests run at the same time. Tests that wait on processes, sockets or the clock run on threads of their own
+# (RoomTesting's `.ownThread`), so nothing else caps them: on a machine with few cores, dozens of servers, terminals
+# and recorders at once would crowd each other out of their time limits.
+TEST_WIDTH ?= 8
+
 test: test-deps check-dependencies
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(TEST_WIDTH)
 	$(MAKE) fuzz-ci
 
 # Fuzzing with libFuzzer and AddressSanitizer. fuzz/build compiles only the modules the targets need, outside

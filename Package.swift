@@ -273,11 +273,11 @@ let package = Package(
             name: "BenchmarksTests",
             dependencies: [
                 "BenchmarkSupport", "StoreBenchmarks", "UIBenchmarks", "ClusterBenchmarks", "RoomCore",
-                "ClubroomResources",
+                "ClubroomResources", "RoomTesting",
             ]),
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
-        .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
-        .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"]),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform", "RoomTesting"]),
+        .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals", "RoomTesting"]),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "RoomTesting"]),
         .testTarget(name: "CLITests", dependencies: ["RoomTesting"]),
         .testTarget(
@@ -306,14 +306,14 @@ let package = Package(
             name: "AudioBenchmarksTests",
             dependencies: [
                 "AudioBenchmarks", "AudioCore", "ClientAudio", "MediaTransport", "Platform", "RoomClient",
-                "ServerBenchmarks", "ClubroomResources", "RoomCore", "MediaWire", "AudioDevices",
+                "ServerBenchmarks", "ClubroomResources", "RoomCore", "MediaWire", "AudioDevices", "RoomTesting",
             ]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["RoomProtocol", "RoomCore", "StrictJSON"]),
         .testTarget(
             name: "RoomServerTests",
             dependencies: [
                 "RoomServer", "RoomCore", "RoomProtocol", "RoomTransport", "ClubroomResources", "MediaServer",
-                "MediaTransport", "ClusterServer",
+                "MediaTransport", "ClusterServer", "RoomTesting",
             ]),
         .testTarget(
             name: "RoomRecorderTests",
@@ -335,8 +335,9 @@ let package = Package(
         .testTarget(name: "UIEndToEndTests", dependencies: ["RoomTesting"]),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "ClubroomResources", "RoomProtocol"]),
         .testTarget(name: "DemoEndToEndTests", dependencies: ["RoomTesting"]),
-        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "MediaWire"]),
-        .testTarget(name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "MediaWire"]),
+        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "MediaWire", "RoomTesting"]),
+        .testTarget(
+            name: "MediaServerTests", dependencies: ["MediaServer", "MediaTransport", "MediaWire", "RoomTesting"]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RoomTesting"]),
         .testTarget(name: "ClusterStateTests", dependencies: ["ClusterState", "RedisClient", "RoomTesting"]),
         .testTarget(

@@ -3,6 +3,7 @@ import ClientAudio
 import Foundation
 import Platform
 import RoomClient
+import RoomTesting
 import ServerBenchmarks
 import Synchronization
 import Testing
@@ -55,7 +56,7 @@ final class Member: Sendable {
 }
 
 /// Who a listener hears talking, from the levels in the packets it receives, through a real room server.
-@Suite struct HeardSpeakersTests {
+@Suite(.ownThread) struct HeardSpeakersTests {
     @Test func aListenerHearsWhoIsTalkingFromTheirPackets() throws {
         let server = try BenchServer(room: "bench", media: true)
         defer { server.shutdown() }

@@ -1,4 +1,5 @@
 import AudioCore
+import RoomTesting
 import Testing
 
 @testable import AudioBenchmarks
@@ -6,7 +7,7 @@ import Testing
 /// A listener behind a network that loses 20% of the speaker's packets and delays each by 60 ± 20 ms (so they
 /// arrive out of order) keeps playing: what it plays has no gap over 200 ms. Measured on the listener's played
 /// output (what its mixer hands the device, frame by frame), through a real server, in real time.
-@Suite struct LossyPlaybackTests {
+@Suite(.ownThread) struct LossyPlaybackTests {
     /// The longest run of silent 20 ms frames in `samples`, from the first heard frame to the last; a frame is
     /// silent when no sample reaches -50 dBFS.
     static func longestGapFrames(_ samples: [Int16]) -> (longest: Int, silentFrames: Int, frames: Int) {

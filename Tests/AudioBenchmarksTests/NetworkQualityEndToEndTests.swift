@@ -3,6 +3,7 @@ import ClientAudio
 import Dispatch
 import Platform
 import RoomCore
+import RoomTesting
 import ServerBenchmarks
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 /// The end-to-end check of the network quality indicator: a listener behind a relay that starts losing
 /// the speaker's packets gets a score of 2 or less on the host's side within 5 s, and 4 or 5 again within 5 s of
 /// the loss stopping. Real server, real clients (a speaking host, a listener), real reports, over loopback.
-@Suite struct NetworkQualityEndToEndTests {
+@Suite(.ownThread) struct NetworkQualityEndToEndTests {
     /// Waits up to `seconds` for the host to have been sent a score of the listener that `accepts` takes;
     /// returns it, with how long it took (for the message), or nil.
     func waitForScore(

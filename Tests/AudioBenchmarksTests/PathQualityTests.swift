@@ -1,10 +1,11 @@
 import AudioCore
 import Foundation
+import RoomTesting
 import Testing
 
 @testable import AudioBenchmarks
 
-@Suite struct PathQualityTests {
+@Suite(.ownThread) struct PathQualityTests {
     /// A loud voice-like sound (48 kHz, peaks near 0.9 of full scale): harmonics of a pitch gliding between
     /// 110 and 190 Hz, in syllables four times a second, so that Opus codes it as speech, not as noise.
     static func loudVoice(seconds: Double) -> [Int16] {

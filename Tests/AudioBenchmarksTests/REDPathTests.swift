@@ -1,6 +1,7 @@
 import AudioDevices
 import ClientAudio
 import Platform
+import RoomTesting
 import ServerBenchmarks
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 /// RFC 2198 redundancy through a real room server on loopback: a listener behind a lossy relay makes the speaker
 /// repeat frames, which that listener rebuilds its losses from; a listener that does not take RED, in the same
 /// room, keeps hearing every packet as plain Opus.
-@Suite struct REDPathTests {
+@Suite(.ownThread) struct REDPathTests {
     func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
         let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
         while MonotonicClock.milliseconds() < deadline {

@@ -10,7 +10,7 @@ import Testing
 /// stops it afterwards. ALSA reaches it through configuration text naming the socket, so nothing in the
 /// process's environment changes. Needs the Debian packages `pulseaudio` and `libasound2-plugins`; without
 /// them the test says so and passes.
-@Suite struct PulseAudioTests {
+@Suite(.ownThread) struct PulseAudioTests {
     static func pulsePluginInstalled() -> Bool {
         let directories = [
             "/usr/lib/x86_64-linux-gnu/alsa-lib", "/usr/lib/aarch64-linux-gnu/alsa-lib", "/usr/lib/alsa-lib",

@@ -6,7 +6,7 @@ import Testing
 
 @testable import AudioDevices
 
-@Suite struct VirtualDeviceTests {
+@Suite(.ownThread) struct VirtualDeviceTests {
     func read(_ input: any AudioInput, periods: Int) throws -> [Int16] {
         var samples = [Int16](repeating: 0, count: periods * 480)
         for start in stride(from: 0, to: samples.count, by: 480) {

@@ -1,9 +1,10 @@
 import BenchmarkSupport
 import Foundation
+import RoomTesting
 import Synchronization
 import Testing
 
-@Suite struct RigThreadTests {
+@Suite(.ownThread) struct RigThreadTests {
     @Test func aRigThreadStandsAsideUnderTheIdlePolicyAndStepsBack() {
         let seen = Mutex<[Bool]>([])
         let done = DispatchSemaphore(value: 0)

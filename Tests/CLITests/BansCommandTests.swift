@@ -4,7 +4,7 @@ import Testing
 
 /// `clubroom bans` on a data folder: an empty list says so, lifting a ban nobody has is an error in words, and
 /// a folder that does not exist is named.
-@Test func bansListsNoneAndLiftsOnlyABanThatExists() throws {
+@Test(.ownThread) func bansListsNoneAndLiftsOnlyABanThatExists() throws {
     let data = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-bans-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: data) }

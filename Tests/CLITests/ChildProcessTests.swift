@@ -3,7 +3,7 @@ import RoomTesting
 import Testing
 
 /// The test harness's child processes: a child that outlives its deadline says what it printed by then.
-@Suite struct ChildProcessTests {
+@Suite(.ownThread) struct ChildProcessTests {
     @Test func aChildPastItsDeadlineSaysWhatItPrintedAndThatItWasStillRunning() throws {
         let child = try ChildProcess(["sh", "-c", "echo started; exec sleep 20"])
         #expect(

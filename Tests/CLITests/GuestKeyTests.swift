@@ -4,7 +4,7 @@ import Testing
 
 /// What a server learns from a person who opens a link to it: never their long-term guest key, and nothing that
 /// another server could use or match (issue 31, finding 1).
-@Suite struct GuestKeyTests {
+@Suite(.ownThread) struct GuestKeyTests {
     /// base64url without padding, as the client writes keys.
     static func base64URL(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")

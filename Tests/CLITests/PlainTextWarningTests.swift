@@ -5,7 +5,7 @@ import Testing
 
 /// What the server and `clubroom invite` say, or refuse, when secrets would travel or sit where others can read
 /// them: `ws://` past this machine, a Redis password file or a TLS key others may read, a link typed by mistake.
-@Suite struct PlainTextWarningTests {
+@Suite(.ownThread) struct PlainTextWarningTests {
     /// A secret of the test's own, for `clubroom invite`.
     func secretFile(in directory: TemporaryDirectory) -> String {
         let path = directory.file("secret")

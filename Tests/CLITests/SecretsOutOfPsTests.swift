@@ -4,7 +4,7 @@ import Testing
 
 /// Links and tokens that need not be on the command line, where every user of the machine reads them in `ps`
 /// (issue 31, finding 10): each way in reaches the server with the secret, and none puts it in the arguments.
-@Suite struct SecretsOutOfPsTests {
+@Suite(.ownThread) struct SecretsOutOfPsTests {
     static func folder() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-ps-\(UUID())").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)

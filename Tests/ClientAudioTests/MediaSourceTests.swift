@@ -3,6 +3,7 @@ import MediaTransport
 import MediaWire
 import Platform
 import RoomProtocol
+import RoomTesting
 import Testing
 
 @testable import ClientAudio
@@ -11,7 +12,7 @@ import Testing
 let otherLoopback = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.5", port: 0)!)) != nil
 
 /// A client's media path against a stand-in server: a socket on 127.0.0.1 that holds the room key.
-@Suite(.serialized, .enabled(if: otherLoopback, "127.0.0.5 does not bind here")) struct MediaSourceTests {
+@Suite(.ownThread, .serialized, .enabled(if: otherLoopback, "127.0.0.5 does not bind here")) struct MediaSourceTests {
     let roomKey = (0..<30).map { UInt8($0) &+ 40 }
     let sendKey = (0..<30).map { UInt8($0) &+ 90 }
 

@@ -6,7 +6,7 @@ import RoomTesting
 import Testing
 
 /// The replay's player over a real Ogg Opus file: it plays the whole file, pauses, seeks, and stops.
-@Suite struct ReplayPlayerTests {
+@Suite(.ownThread) struct ReplayPlayerTests {
     /// A 2-second tone made with sox and opusenc.
     private func recording() throws -> (folder: TemporaryDirectory, path: String) {
         let folder = TemporaryDirectory()

@@ -21,7 +21,7 @@ final class Heard: Sendable {
 
 /// The room's sound without a room: the loudspeaker and the microphone on paced virtual devices, as the screen
 /// drives them before and around a session.
-@Suite struct RoomAudioTests {
+@Suite(.ownThread) struct RoomAudioTests {
     /// What the sound says of a WAV microphone at `path` that cannot be read.
     static func unreadable(_ path: String) -> String {
         "No microphone (“\(path)” unusable); using “null”. Choose one with --input NAME (see clubroom devices). "
@@ -216,7 +216,7 @@ final class Heard: Sendable {
 }
 
 /// How the devices run as the screen opens and closes the microphone.
-@Suite struct RoomAudioModeTests {
+@Suite(.ownThread) struct RoomAudioModeTests {
     func sound() -> RoomAudio {
         RoomAudio(
             settings: RoomAudioSettings(

@@ -1,5 +1,6 @@
 import Dispatch
 import RoomProtocol
+import RoomTesting
 import RoomTransport
 import Synchronization
 import Testing
@@ -486,7 +487,7 @@ func sessionOptions() -> WebSocketOptions {
 /// Our client (`WebSocketClient`, under `clubroom join` and `clubroom bot`) against a server that sends the
 /// Autobahn|Testsuite's frames: each case states what the client delivers, every frame it writes back, and the
 /// close it reports.
-@Suite struct AutobahnClientTests {
+@Suite(.ownThread) struct AutobahnClientTests {
     @Test(arguments: AutobahnCases.all)
     func theClientHandlesTheCase(_ testCase: ClientCase) throws {
         let written = Mutex<(bytes: [UInt8], ended: Bool)>(([], false))

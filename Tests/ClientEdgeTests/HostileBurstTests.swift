@@ -67,7 +67,7 @@ func checkLog(_ log: String, _ front: String) {
 /// Every front end (the room screen in tmux, `--plain`, the bot) sent that burst stays in the room, shows the
 /// valid chat and topic after it, and logs each kind of what it ignored once: only a well-formed, in-order
 /// `removed` or `room_ended` ends a session.
-@Suite(.serialized) struct HostileBurstTests {
+@Suite(.ownThread, .serialized) struct HostileBurstTests {
     @Test(.timeLimit(.minutes(1))) func theRoomScreenSurvivesABurstOfMalformedEvents() throws {
         guard let tmuxPath = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first(where: FileManager.default.fileExists)
         else {

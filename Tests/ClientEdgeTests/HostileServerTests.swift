@@ -63,7 +63,7 @@ func lines(_ data: Data) -> [String] {
 
 /// `clubroom join --plain` and `clubroom bot` against servers that try to drive the person's terminal. Nothing
 /// they send may reach the output as sent: every server string is cleaned where the client decodes it.
-@Suite(.serialized) struct HostileServerTests {
+@Suite(.ownThread, .serialized) struct HostileServerTests {
     @Test(.timeLimit(.minutes(1))) func plainModePrintsNothingAServerCouldDriveTheTerminalWith() throws {
         let server = try HostileServer(script: attackingRoom)
         defer { server.shutdown() }

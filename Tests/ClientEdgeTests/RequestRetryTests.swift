@@ -72,7 +72,7 @@ final class UnconfirmingServer: Sendable {
 
 /// `clubroom bot` and the session under `clubroom join` send a request the server could not confirm again under
 /// the same id, and show its chat once, with no error.
-@Suite(.serialized) struct RequestRetryTests {
+@Suite(.ownThread, .serialized) struct RequestRetryTests {
     @Test(.timeLimit(.minutes(1))) func theBotSendsAnUnconfirmedChatAgainUnderTheSameIdAndShowsItOnce() throws {
         let server = try UnconfirmingServer()
         defer { server.shutdown() }

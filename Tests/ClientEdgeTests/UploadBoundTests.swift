@@ -3,6 +3,7 @@ import Foundation
 import RoomClient
 import RoomCore
 import RoomProtocol
+import RoomTesting
 import RoomTransport
 import Synchronization
 import Testing
@@ -56,7 +57,7 @@ func keepTalking(_ connection: RawPeerConnection, until resume: DispatchSemaphor
 /// The client's upload when media goes over the WebSocket (UDP blocked) and the server stops reading: bounded
 /// like the server's own `send(realTime:)`. Audio is dropped once 16 KiB wait; requests are never dropped; and
 /// requests that pile up past the write buffer's limit end the connection with a close frame, not silently.
-@Suite(.serialized) struct UploadBoundTests {
+@Suite(.ownThread, .serialized) struct UploadBoundTests {
     static let packet = [UInt8](repeating: 0x5A, count: 2000)
     /// A masked frame of one packet: 2 bytes of header, 2 of length, 4 of mask.
     static let packetFrame = packet.count + 8

@@ -9,7 +9,7 @@ import Testing
 
 /// The owner's checkpoint of a room in Redis, every 32 entries: written beside the entry it follows (encoded off
 /// the owner's loop), and what a node that did not see the room's history starts from.
-@Suite(.serialized) struct ClusterCheckpointTests {
+@Suite(.ownThread, .serialized) struct ClusterCheckpointTests {
     @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
     func aNodeJoiningLateStartsFromTheOwnersCheckpointAndTheEntriesAfterIt() throws {
         let cluster = try TestCluster(nodes: 2)

@@ -83,7 +83,7 @@ final class QuickClient: Sendable {
 /// A reconnect right after a drop, through the same node, and a node frozen and thawed: the room keeps the
 /// newer connection, and every connection it no longer counts is closed, so nobody is left in the room's
 /// messages but out of everyone's list (a ghost).
-@Suite(.serialized) struct ClusterGhostTests {
+@Suite(.ownThread, .serialized) struct ClusterGhostTests {
     /// Ana's connection to the room's owner closes and she connects again through it at once: her new join is
     /// decided within the node's 50 ms window for gathering departures, before the old connection's departure
     /// goes out. That departure names the old connection and takes out nobody; Ana stays in the room on every

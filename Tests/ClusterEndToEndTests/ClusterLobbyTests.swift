@@ -5,7 +5,7 @@ import Testing
 
 /// The lobby of each node of a cluster: every live room of the cluster, the rooms that node serves with the changes
 /// their owner decides as it applies them, the others as their owners write them to Redis (once a tick).
-@Suite(.serialized) struct ClusterLobbyTests {
+@Suite(.ownThread, .serialized) struct ClusterLobbyTests {
     /// The rooms node `index`'s lobby lists now, by name, as `clubroom rooms --json` prints them.
     func listed(on cluster: TestCluster, node index: Int) throws -> [String: JSONObject] {
         let node = cluster.nodes[index]

@@ -9,7 +9,8 @@ let partitionSkipReason =
 
 /// Partitions between serving nodes: three nodes (n1 on 127.0.0.2, n2 on .3, n3 on .4), Redis on 127.0.0.5 and
 /// every bot in a network namespace of the test's own, where nftables input-hook rules drop packets silently.
-@Suite(.serialized, .enabled(if: partitionTestsEnabled, "\(partitionSkipReason)")) struct ClusterPartitionTests {
+@Suite(.ownThread, .serialized, .enabled(if: partitionTestsEnabled, "\(partitionSkipReason)"))
+struct ClusterPartitionTests {
     /// Cuts `node` off from each of `others`, both ways.
     func cut(_ node: String, from others: [String], in namespace: NetworkNamespace) throws {
         for other in others {

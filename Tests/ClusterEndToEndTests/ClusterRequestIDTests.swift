@@ -29,7 +29,7 @@ extension NodeBot {
 /// A request id takes effect at most once, and a requester is told "changed nothing" (`internal`) only when that
 /// is certain: with Redis paused, and with a node whose replies from Redis are cut. (docs/cluster.md, "Request
 /// ids and unknown outcomes".)
-@Suite(.serialized, .enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+@Suite(.ownThread, .serialized, .enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
 struct ClusterRequestIDTests {
     @Test func aChatQueuedWhileRedisIsPausedIsNeverRefusedThenAppliedAndItsRetryAppliesOnce() throws {
         let cluster = try TestCluster(nodes: 2)
@@ -78,7 +78,7 @@ struct ClusterRequestIDTests {
 }
 
 /// The same with a node whose replies from Redis are dropped (its commands still reach Redis and take effect).
-@Suite(.serialized, .enabled(if: partitionTestsEnabled, "\(partitionSkipReason)"))
+@Suite(.ownThread, .serialized, .enabled(if: partitionTestsEnabled, "\(partitionSkipReason)"))
 struct ClusterRequestIDPartitionTests {
     @Test func aNodeThatHearsNothingFromRedisNeverCallsARequestThatTookEffectRefused() throws {
         let namespace = try NetworkNamespace()

@@ -230,7 +230,7 @@ final class TestCluster {
 
 let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbindable() == nil
 
-@Suite(.serialized) struct ClusterRoomTests {
+@Suite(.ownThread, .serialized) struct ClusterRoomTests {
     @Test func aServerWhoseRedisIsUnreachableStopsWithOneLineNamingIt() throws {
         let data = TemporaryDirectory()
         defer { data.remove() }
@@ -404,7 +404,7 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
 
 /// Nodes dying and freezing under a room: their people leave it on every node within 10 s, a room whose owner
 /// went gets another within 10 s, and nothing is lost or said twice.
-@Suite(.serialized) struct ClusterFailureTests {
+@Suite(.ownThread, .serialized) struct ClusterFailureTests {
     @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
     func aKilledNodesPeopleLeaveEveryNodeAndAKilledOwnersRoomGetsANewOwner() throws {
         let cluster = try TestCluster(nodes: 3)
@@ -466,7 +466,7 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
 
 /// Audio across nodes: a speaker's packets cross once to each other node, which fans them out to its own
 /// listeners and gates them by its own copy of the room.
-@Suite(.serialized) struct ClusterMediaTests {
+@Suite(.ownThread, .serialized) struct ClusterMediaTests {
     @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
     func aSpeakerOnOneNodeIsHeardOnTheOthersUntilMutedAndNotWhereTheSecretDiffers() throws {
         let cluster = try TestCluster(nodes: 3, otherSecret: [2])
@@ -523,7 +523,7 @@ func monotonicMicroseconds() -> Int64 {
 }
 
 /// The 200 ms bound of a muted or demoted speaker, per packet, on every node.
-@Suite(.serialized) struct ClusterGateTimingTests {
+@Suite(.ownThread, .serialized) struct ClusterGateTimingTests {
     /// Per listener, in milliseconds: the last packet of `ssrc` heard after `since` less `since` (nil: none after
     /// it), and `since` less the last one heard up to it (nil: none).
     func lastPacket(of ssrc: UInt32, at listener: NodeBot, since: Int64) -> (after: Double?, before: Double?) {
@@ -597,7 +597,7 @@ func monotonicMicroseconds() -> Int64 {
 }
 
 /// Redis going away under a cluster: restarted on its file, restarted empty, paused.
-@Suite(.serialized) struct ClusterRedisTests {
+@Suite(.ownThread, .serialized) struct ClusterRedisTests {
     /// Sends a chat until `watcher` sees it (a request sent while Redis is restarting is answered "unavailable,
     /// try again", as a person would be told); true when seen within `timeout`.
     func chatGetsThrough(_ text: String, from sender: NodeBot, to watcher: NodeBot, timeout: Double = 10) -> Bool {

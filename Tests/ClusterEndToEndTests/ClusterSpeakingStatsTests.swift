@@ -5,7 +5,7 @@ import Testing
 
 /// Speaking time in a cluster: each node reports its own speakers, every copy of the room counts them, and a host
 /// or moderator on any node gets every speaker's time.
-@Suite(.serialized) struct ClusterSpeakingStatsTests {
+@Suite(.ownThread, .serialized) struct ClusterSpeakingStatsTests {
     /// `peer`, seconds and turns of each person of a `stats` event.
     func tallies(_ answer: JSONObject) -> [(peer: String, seconds: Double, turns: Int64)] {
         guard case .array(let people)? = answer["people"] else { return [] }

@@ -8,7 +8,7 @@ import Testing
 /// Redis orders and stores the cluster's requests and entries, but cannot author one: what someone with access
 /// to Redis alone writes into a room's streams is refused (and logged) by every node, and what the room says in
 /// private is not in Redis in clear.
-@Suite(.serialized) struct ClusterTrustTests {
+@Suite(.ownThread, .serialized) struct ClusterTrustTests {
     /// Every value Redis holds, as bytes: strings, hashes, lists and streams, field names included.
     static func everything(in redis: RedisConnection) throws -> [[UInt8]] {
         var values: [[UInt8]] = []

@@ -5,7 +5,7 @@ import RoomTesting
 import Testing
 
 /// Each node's lobby hash in Redis: replaced whole, versioned on every write, expiring with the node.
-@Suite(.serialized) struct ClusterLobbyStoreTests {
+@Suite(.ownThread, .serialized) struct ClusterLobbyStoreTests {
     @Test func aNodesLobbyIsReplacedWholeWithANewVersionAndExpiresUnlessRefreshed() throws {
         let server = try RedisServerProcess(appendOnly: false)
         let redis = try store(server)

@@ -73,7 +73,7 @@ final class TestNode: Sendable {
     }
 }
 
-@Suite(.serialized) struct ClusterNodeTests {
+@Suite(.ownThread, .serialized) struct ClusterNodeTests {
     @Test func startingWithRedisUnreachableFailsNamingTheAddress() throws {
         let port = try freeLoopbackPort()
         let node = TestNode("a", port: port, incarnation: 1)

@@ -21,7 +21,7 @@ func entry(_ seq: UInt64, after prev: UInt64, _ body: String, request: String = 
     RoomEntry(id: EntryID(seq: seq), prev: EntryID(seq: prev), requestID: request, body: bytes(body))
 }
 
-@Suite(.serialized) struct ClusterRedisTests {
+@Suite(.ownThread, .serialized) struct ClusterRedisTests {
     @Test func twoNodesRacingForTheSameRoomsGetOneOwnerEach() throws {
         let server = try RedisServerProcess(appendOnly: false)
         // Each racing thread uses its own connection only.

@@ -5,7 +5,7 @@ import Testing
 /// `clubroom demo --no-ui` as a real process: the room comes alive, speakers take turns, hands go up, an invited
 /// listener comes on stage and speaks, bots react to the host, and the demo stops cleanly on SIGTERM and when the
 /// room ends.
-@Suite(.timeLimit(.minutes(2))) struct HeadlessDemoTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct HeadlessDemoTests {
     @Test func theRoomRunsAndStopsCleanly() throws {
         let scratch = try scratchDirectory("headless")
         defer { try? FileManager.default.removeItem(at: scratch) }

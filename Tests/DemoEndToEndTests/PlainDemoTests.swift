@@ -3,7 +3,7 @@ import RoomTesting
 import Testing
 
 /// `clubroom demo --plain`: the demo room in line mode, as `clubroom join --plain` shows a room.
-@Suite struct PlainDemoTests {
+@Suite(.ownThread) struct PlainDemoTests {
     @Test(.timeLimit(.minutes(1))) func theDemoRunsInLineModeAndLeavesOnSlashLeave() throws {
         let scratch = try scratchDirectory("plain")
         defer { try? FileManager.default.removeItem(at: scratch) }

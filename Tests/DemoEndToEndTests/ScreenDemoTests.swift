@@ -91,7 +91,7 @@ func section(_ title: String, of screen: String) -> [Substring] {
 /// `clubroom demo` on the room screen in tmux at 80x24: the speakers are highlighted in turn, a hand goes up, `n`
 /// invites it, the listener arrives on stage and speaks, and `q` then `y` leaves with the terminal restored and no
 /// process left behind.
-@Suite(.enabled(if: installed("tmux"), "needs tmux"), .timeLimit(.minutes(2))) struct ScreenDemoTests {
+@Suite(.ownThread, .enabled(if: installed("tmux"), "needs tmux"), .timeLimit(.minutes(2))) struct ScreenDemoTests {
     @Test func inviteARaisedHandThenQuit() throws {
         let scratch = try scratchDirectory("screen")
         defer { try? FileManager.default.removeItem(at: scratch) }

@@ -1,5 +1,6 @@
 import AudioCore
 import Foundation
+import RoomTesting
 import Testing
 
 /// The recording's samples from `from` to `to` seconds.
@@ -39,7 +40,7 @@ func counter(_ name: String, in log: String) -> Int {
     return 0
 }
 
-@Suite(.serialized) struct MediaEndToEndTests {
+@Suite(.ownThread, .serialized) struct MediaEndToEndTests {
     @Test func aSpeakersToneIsHeardByAListener() throws {
         let room = try TestServer(name: "tone")
         let listener = try room.bot("eli", role: "audience", ["--record", room.path("heard.wav")])

@@ -4,7 +4,7 @@ import RoomTesting
 import Testing
 
 /// The recorder as a real process (`clubroom record`) in a room of tone bots on a real server.
-@Suite(.serialized) struct RecordingEndToEndTests {
+@Suite(.ownThread, .serialized) struct RecordingEndToEndTests {
     /// The role a recorder's token carries.
     static let recorderRole = "recorder"
 

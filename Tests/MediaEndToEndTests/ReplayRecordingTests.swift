@@ -5,7 +5,7 @@ import Testing
 
 /// A real recording (`clubroom record` in a room of tone bots) replayed with `clubroom replay --plain`: the
 /// replay says who spoke when, as the record has it, and plays the whole file.
-@Suite(.serialized) struct ReplayRecordingTests {
+@Suite(.ownThread, .serialized) struct ReplayRecordingTests {
     @Test func aRecordingReplaysWhoSpokeWhenAndAllItsAudio() throws {
         let room = try TestServer(name: "replay")
         let ana = try room.bot("ana", role: "host", ["--tone", "440"])

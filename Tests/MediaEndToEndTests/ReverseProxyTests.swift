@@ -140,7 +140,7 @@ final class Proxy {
     }
 }
 
-@Suite(.serialized) struct ReverseProxyTests {
+@Suite(.ownThread, .serialized) struct ReverseProxyTests {
     /// Through nginx with TLS: a listener hears a speaker with its audio straight over UDP, another with UDP
     /// blocked hears it over the WebSocket through the proxy, and the lobby lists the room and hears of a new one.
     @Test(.timeLimit(.minutes(2))) func aClientJoinsThroughTheProxyAndHearsASpeaker() throws {

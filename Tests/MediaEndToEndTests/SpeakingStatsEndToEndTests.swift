@@ -1,4 +1,5 @@
 import Foundation
+import RoomTesting
 import Testing
 
 /// One person of a `stats` answer, as the bot printed it.
@@ -32,7 +33,7 @@ func statsAnswer(_ output: String, id: String) -> [SpokenTally]? {
 }
 
 /// Speaking time as the server counts it, through a real server, with bots whose tones start and stop on cue.
-@Suite(.serialized) struct SpeakingStatsEndToEndTests {
+@Suite(.ownThread, .serialized) struct SpeakingStatsEndToEndTests {
     /// How many times `text` is in `output`.
     func count(_ text: String, in output: String) -> Int {
         output.components(separatedBy: text).count - 1

@@ -4,7 +4,7 @@ import Testing
 
 /// `clubroom record` streaming a room of a tone bot to icecast2, nginx-rtmp and an HLS folder nginx serves, all
 /// at once beside the file; each stream read back by ffmpeg.
-@Suite(.serialized) struct StreamingEndToEndTests {
+@Suite(.ownThread, .serialized) struct StreamingEndToEndTests {
     @Test(.timeLimit(.minutes(3))) func aBotsToneIsHeardAt440HzOnEveryStreamAndInTheFile() throws {
         let room = try TestServer(name: "stream")
         let (icecast, icecastPort) = try icecastServer(in: room.path("icecast"), password: "sourcepw")

@@ -118,7 +118,8 @@ final class Node {
 /// Whether this machine routes 127.0.0.2 and 127.0.0.3 (Linux does, for all of 127.0.0.0/8).
 let loopbackAliases = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.3", port: 0)!)) != nil
 
-@Suite(.serialized, .enabled(if: loopbackAliases, "127.0.0.2 and 127.0.0.3 do not bind here")) struct MediaRelayTests {
+@Suite(.ownThread, .serialized, .enabled(if: loopbackAliases, "127.0.0.2 and 127.0.0.3 do not bind here"))
+struct MediaRelayTests {
     let secret = Array("the cluster's shared secret".utf8)
 
     /// Node A (127.0.0.2) with a speaker and a listener; node B (127.0.0.3) with three listeners.

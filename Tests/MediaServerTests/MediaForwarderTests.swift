@@ -1,6 +1,7 @@
 import Foundation
 import MediaTransport
 import MediaWire
+import RoomTesting
 import Synchronization
 import Testing
 
@@ -106,7 +107,7 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
-@Suite(.serialized) struct MediaForwarderTests {
+@Suite(.ownThread, .serialized) struct MediaForwarderTests {
     let roomKey = key(200)
 
     func makeRoom(_ peers: [TestPeer], bindsAtFirstPacket: Bool = false) throws -> MediaForwarder {
@@ -556,7 +557,7 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
 }
 
 /// What the forwarder measures of a peer from its reports (docs/media.md, "Network quality").
-@Suite struct ForwarderQualityTests {
+@Suite(.ownThread) struct ForwarderQualityTests {
     let roomKey = key(201)
 
     /// The server's answer to a report from `peer`: its sender report's SSRC and compact time.

@@ -1,6 +1,7 @@
 import Glibc
 import MediaTransport
 import MediaWire
+import RoomTesting
 import Testing
 
 let keyA = SRTPKey(bytes: (0..<30).map { UInt8($0) })!
@@ -11,7 +12,7 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
         .packet(extensionElements: [.audioLevel(RTPAudioLevel(level: 30, voice: true))], payload: payload)
 }
 
-@Suite struct SRTPSessionTests {
+@Suite(.ownThread) struct SRTPSessionTests {
     @Test func protectAndUnprotectRoundTripWithTheHeaderInTheClear() throws {
         let sender = try SRTPSession(key: keyA, direction: .outbound)
         let receiver = try SRTPSession(key: keyA, direction: .inbound)
@@ -96,7 +97,7 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
 /// exactly what libsrtp's own implementation makes: the expected bytes below were made by libsrtp 2.5 on NSS, with
 /// the same key, for a first packet, for a packet after the sequence number wrapped (rollover counter 1, which
 /// goes into both the counter and the tag), and for a second SRTCP packet (index 1).
-@Suite struct SRTPCryptographyTests {
+@Suite(.ownThread) struct SRTPCryptographyTests {
     static func bytes(_ hex: String) -> [UInt8] {
         stride(from: 0, to: hex.count, by: 2).map { offset in
             let start = hex.index(hex.startIndex, offsetBy: offset)
@@ -160,7 +161,7 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
     }
 }
 
-@Suite struct UDPSocketTests {
+@Suite(.ownThread) struct UDPSocketTests {
     @Test func batchesGoOutAndComeBack() throws {
         let sender = try UDPSocket(binding: .loopback(port: 0))
         let receivers = try (0..<3).map { _ in try UDPSocket(binding: .loopback(port: 0)) }

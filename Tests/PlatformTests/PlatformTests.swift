@@ -1,10 +1,11 @@
 import Dispatch
 import Glibc
 import Platform
+import RoomTesting
 import Synchronization
 import Testing
 
-@Suite struct PlainNameTests {
+@Suite(.ownThread) struct PlainNameTests {
     @Test func acceptsLettersDigitsAndThreeMarks() {
         #expect(PlainName.isValid("lobby"))
         #expect(PlainName.isValid("Room-1_a.b"))
@@ -20,7 +21,7 @@ import Testing
     }
 }
 
-@Suite struct PercentEncodingTests {
+@Suite(.ownThread) struct PercentEncodingTests {
     @Test func decodesEscapesAsUTF8() {
         #expect(PercentEncoding.decode("caf%C3%A9") == "café")
         #expect(PercentEncoding.decode("caf%c3%a9") == "café")
@@ -41,7 +42,7 @@ import Testing
     }
 }
 
-@Suite struct DurationPartsTests {
+@Suite(.ownThread) struct DurationPartsTests {
     /// The whole duration counts, seconds and fraction: 2.5 s is 2,500 ms, not the 500 ms of its fraction alone.
     @Test func convertsTheWholeDuration() {
         let duration = Duration.seconds(2) + .milliseconds(500) + .microseconds(7)
@@ -55,7 +56,7 @@ import Testing
     }
 }
 
-@Suite struct ThreadStartTests {
+@Suite(.ownThread) struct ThreadStartTests {
     private func nameSeenByTheKernel(startingWith name: String) -> String? {
         let seen = Mutex<String?>(nil)
         let done = DispatchSemaphore(value: 0)

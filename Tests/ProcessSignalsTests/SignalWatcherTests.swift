@@ -1,5 +1,6 @@
 import Foundation
 import ProcessSignals
+import RoomTesting
 import Synchronization
 import Testing
 
@@ -27,7 +28,7 @@ func disposition(_ signal: ProcessSignal) -> Int {
 let plainHandlerCalls = Atomic<Int>(0)
 func plainHandler(_ signal: Int32) { plainHandlerCalls.add(1, ordering: .relaxed) }
 
-@Suite(.serialized) struct SignalWatcherTests {
+@Suite(.ownThread, .serialized) struct SignalWatcherTests {
     @Test func watchingTheSameSignalAgainWorksAsTheFirstTime() {
         for round in 1...3 {
             let seen = Atomic<Int>(0)

@@ -3,7 +3,7 @@ import RedisClient
 import RoomTesting
 import Testing
 
-@Suite struct RedisEndpointTests {
+@Suite(.ownThread) struct RedisEndpointTests {
     @Test func urlsParseWithTheirDefaults() throws {
         #expect(try RedisEndpoint(url: "redis://127.0.0.1:6390") == RedisEndpoint(host: "127.0.0.1", port: 6390))
         #expect(try RedisEndpoint(url: "redis://cache") == RedisEndpoint(host: "cache", port: 6379))
@@ -46,7 +46,7 @@ func quickConnection(_ server: RedisServerProcess, source: String? = nil) throws
             minimumBackoffMilliseconds: 50, maximumBackoffMilliseconds: 200))
 }
 
-@Suite(.serialized) struct RedisConnectionTests {
+@Suite(.ownThread, .serialized) struct RedisConnectionTests {
     @Test func repliesDecodeIntoEveryShape() throws {
         let server = try RedisServerProcess()
         let redis = try quickConnection(server)
@@ -179,7 +179,7 @@ func quickConnection(_ server: RedisServerProcess, source: String? = nil) throws
     }
 }
 
-@Suite(.serialized) struct RedisLoginTests {
+@Suite(.ownThread, .serialized) struct RedisLoginTests {
     func connection(_ server: RedisServerProcess, user: String? = nil, password: String?) -> RedisConnection {
         RedisConnection(
             endpoint: RedisEndpoint(host: server.host, port: server.port, user: user, password: password),

@@ -4,7 +4,7 @@ import RoomTesting
 import Testing
 
 /// The test's own `redis-server`.
-@Suite struct RedisServerProcessTests {
+@Suite(.ownThread) struct RedisServerProcessTests {
     /// A server that kept a pipe of the test process (another test's child's output, made by Foundation without
     /// close-on-exec) would hold back that pipe's end for as long as the server lives.
     @Test func theServerGetsNoneOfTheTestProcessesDescriptors() throws {

@@ -32,7 +32,7 @@ final class Mailbox<Value: Sendable>: Sendable {
     }
 }
 
-@Suite(.serialized) struct RedisWorkerTests {
+@Suite(.ownThread, .serialized) struct RedisWorkerTests {
     func worker(
         _ server: RedisServerProcess, _ mailbox: Mailbox<Result<RedisReply, RedisError>>, maximumQueued: Int = 100
     )

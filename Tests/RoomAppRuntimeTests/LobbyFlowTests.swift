@@ -2,13 +2,14 @@ import Foundation
 import RoomApp
 import RoomAppRuntime
 import RoomCore
+import RoomTesting
 import RuntimeTesting
 import TermUI
 import Testing
 
 /// The lobby → room → lobby hop and the signals, as `clubroom join` runs them, without a terminal: a scripted
 /// lobby and room connection, and a screen in memory.
-@Suite struct LobbyFlowTests {
+@Suite(.ownThread) struct LobbyFlowTests {
     /// Enter opens the room the flow's opener connects, on the lobby's screen; `q` leaves it and the lobby comes
     /// back with its list; `q` quits.
     @Test(.timeLimit(.minutes(1))) func theScreenWalksFromTheLobbyToARoomAndBack() throws {

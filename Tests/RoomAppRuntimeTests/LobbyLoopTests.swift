@@ -2,6 +2,7 @@ import Foundation
 import RoomApp
 import RoomAppRuntime
 import RoomCore
+import RoomTesting
 import RuntimeTesting
 import TermUI
 import Testing
@@ -20,7 +21,7 @@ func soon(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
-@Suite struct LobbyScreenLoopTests {
+@Suite(.ownThread) struct LobbyScreenLoopTests {
     /// The lobby draws the list, Enter runs the room on the same screen, `q` in the room comes back (the
     /// lobby connects again and draws the list), and `q` in the lobby quits.
     @Test(.timeLimit(.minutes(1))) func enterJoinsAndQComesBack() throws {
@@ -82,7 +83,7 @@ func soon(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
     }
 }
 
-@Suite struct LobbyPlainLoopTests {
+@Suite(.ownThread) struct LobbyPlainLoopTests {
     /// Line mode: the list as sentences, a number joins, the room reads the next lines, `/leave` comes back,
     /// and the end of input leaves the lobby.
     @Test(.timeLimit(.minutes(1))) func aNumberJoinsAndLeaveComesBack() throws {

@@ -2,6 +2,7 @@ import Foundation
 import RoomApp
 import RoomAppRuntime
 import RoomCore
+import RoomTesting
 import RuntimeTesting
 import TermUI
 import Testing
@@ -49,7 +50,7 @@ final class Script: @unchecked Sendable {
     func next() -> String? { lock.withLock { lines.isEmpty ? nil : lines.removeFirst() } }
 }
 
-@Suite struct PlainModeTests {
+@Suite(.ownThread) struct PlainModeTests {
     @Test func eventsAreSentencesAndInputLinesAreCommands() throws {
         let connection = ScriptedConnection { connection in
             connection.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5, at: t0))
@@ -130,7 +131,7 @@ final class Script: @unchecked Sendable {
     }
 }
 
-@Suite struct DriverTests {
+@Suite(.ownThread) struct DriverTests {
     /// Runs what the connection delivered, as a front end would.
     func settle(_ driver: RoomDriver) {
         for _ in 0..<50 {
@@ -181,7 +182,7 @@ final class Script: @unchecked Sendable {
     }
 }
 
-@Suite struct ScreenLoopTests {
+@Suite(.ownThread) struct ScreenLoopTests {
     @Test func drawsOnChangeOnlyAndLeavesOnQ() throws {
         let connection = ScriptedConnection { $0.deliver(.server(.joined(snapshot(selfID: "hana")), seq: 5, at: t0)) }
         let sink = HeadlessSink(width: 80, height: 24)
@@ -240,7 +241,7 @@ extension ScreenLoopTests {
     }
 }
 
-@Suite struct RoundTripMillisecondsTests {
+@Suite(.ownThread) struct RoundTripMillisecondsTests {
     @Test func roundsToWholeMillisecondsAndNeverShowsZero() {
         #expect(SessionConnection.milliseconds(.microseconds(120)) == 1)
         #expect(SessionConnection.milliseconds(.microseconds(18_499)) == 18)
@@ -249,7 +250,7 @@ extension ScreenLoopTests {
     }
 }
 
-@Suite struct UnreachableWordingTests {
+@Suite(.ownThread) struct UnreachableWordingTests {
     /// The words come from the failure's cause, never from its text: a 404 is the handshake's status, a TLS
     /// failure the transport's case, whatever the problem's words say.
     @Test func theWordsAreChosenFromTheCause() {

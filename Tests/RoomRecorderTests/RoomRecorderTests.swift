@@ -37,7 +37,7 @@ private final class RecorderRun: @unchecked Sendable {
     var outcome: RecordingOutcome? { lock.withLock { result } }
 }
 
-@Suite struct RoomRecorderTests {
+@Suite(.ownThread) struct RoomRecorderTests {
     private func recorder(port: Int, folder: TemporaryDirectory) -> RoomRecorder {
         RoomRecorder(
             settings: RoomRecorder.Settings(

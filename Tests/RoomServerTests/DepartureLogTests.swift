@@ -1,12 +1,13 @@
 import Dispatch
 import Foundation
 import Glibc
+import RoomTesting
 import RoomTransport
 import Testing
 
 @testable import RoomServer
 
-@Suite struct DepartureLogTests {
+@Suite(.ownThread) struct DepartureLogTests {
     /// 25 peers leaving at once: the first 20 get their line, the other 5 one line a moment later.
     @Test func aCrowdLeavingGetsTwentyLinesAndOneForTheRest() throws {
         var pipeEnds: [Int32] = [0, 0]

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import RoomCore
 import RoomProtocol
+import RoomTesting
 import Synchronization
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 
 /// What each lobby is sent: one message per gathered change to a lobby that keeps up, and to a lobby that reads
 /// too slowly, once it has read what it had, one message with each room it missed as the room is then.
-@Suite struct DirectoryWatcherTests {
+@Suite(.ownThread) struct DirectoryWatcherTests {
     /// A lobby's connection that the test drains by hand.
     final class Link: DirectoryWatcher, @unchecked Sendable {
         // @unchecked: touched by one thread at a time (the test's, or the loop's while the test waits).

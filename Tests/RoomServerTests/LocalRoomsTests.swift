@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import RoomCore
 import RoomProtocol
+import RoomTesting
 import RoomTransport
 import Synchronization
 import Testing
@@ -95,7 +96,7 @@ struct RoomsUnderTest {
     }
 }
 
-@Suite struct LocalRoomsTests {
+@Suite(.ownThread) struct LocalRoomsTests {
     /// Issue 27 (H1): after a restart no room is listed until someone is back in it, and a lobby member's retry
     /// was refused as if the room did not exist. A join from a lobby link to a room the lobby does not show
     /// (`onlyIfReturning`) is let in when the room, listed and open, kept this identity's place; anyone else is

@@ -1,12 +1,13 @@
 import Dispatch
 import Glibc
+import RoomTesting
 import RoomTransport
 import Synchronization
 import Testing
 
 @testable import RoomServer
 
-@Suite struct MemoryReturnTests {
+@Suite(.ownThread) struct MemoryReturnTests {
     /// Counts the returns, from whichever thread makes them.
     final class Returns: Sendable {
         let count = Atomic<Int>(0)

@@ -1,13 +1,14 @@
 import Dispatch
 import Foundation
 import RoomCore
+import RoomTesting
 import Testing
 
 @testable import RoomServer
 
 /// The supervisor's restarts, on a clock of its own: a recorder that dies while the recording should go on is
 /// started again into a new file, after pauses that double while it keeps failing at once.
-@Suite struct RecorderSupervisorTests {
+@Suite(.ownThread) struct RecorderSupervisorTests {
     final class Harness: @unchecked Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("recorders-\(UUID().uuidString)")
             .path

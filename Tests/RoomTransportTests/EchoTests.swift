@@ -1,9 +1,10 @@
 import Foundation
+import RoomTesting
 import RoomTransport
 import Testing
 import WebSocket
 
-@Suite struct EchoTests {
+@Suite(.ownThread) struct EchoTests {
     @Test func textAndBinaryEchoThenClientClose() throws {
         let serverEvents = Recorder<ServerEvent>()
         let server = try startEchoServer(recorder: serverEvents)
@@ -402,7 +403,7 @@ import WebSocket
     }
 }
 
-@Suite struct ClientStreamTests {
+@Suite(.ownThread) struct ClientStreamTests {
     @Test func eventsArriveAsAnAsyncStream() async throws {
         let server = try startEchoServer()
         defer { server.shutdown() }
@@ -415,7 +416,7 @@ import WebSocket
     }
 }
 
-@Suite struct LoopLifetimeTests {
+@Suite(.ownThread) struct LoopLifetimeTests {
     @Test func stoppingASharedLoopReportsItsConnectionsClosed() throws {
         let server = try startEchoServer()
         defer { server.shutdown() }

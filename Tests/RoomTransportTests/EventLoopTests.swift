@@ -1,8 +1,9 @@
 import Foundation
+import RoomTesting
 import RoomTransport
 import Testing
 
-@Suite struct EventLoopTests {
+@Suite(.ownThread) struct EventLoopTests {
     /// The kernel shows the loop's thread by the loop's name (`ps -L`, `top -H`), cut to its 15 bytes.
     @Test func theLoopsThreadCarriesItsNameInTheKernel() throws {
         let loop = try EventLoop(name: "test-named-loop-thread")

@@ -1,4 +1,5 @@
 import Glibc
+import RoomTesting
 import Synchronization
 import Testing
 
@@ -30,7 +31,7 @@ private final class TickCounter: EventLoopHandler, @unchecked Sendable {
 
 /// The loop ticks its handlers when one of them has something due, not on a fixed beat: an idle client or server
 /// sleeps.
-@Suite struct EventLoopTickTests {
+@Suite(.ownThread) struct EventLoopTickTests {
     /// Runs `body` with a loop of its own on which each of `handlers` is registered on a descriptor of its own (a
     /// pipe's read end, nothing ever written to it); then stops the loop and closes the pipes.
     private func withLoop(ticking handlers: [TickCounter], _ body: (EventLoop) throws -> Void) throws {

@@ -5,7 +5,7 @@ import Testing
 import WebSocket
 
 /// Our server and client against Python's `websockets` (installed by `make test-deps`).
-@Suite struct InteropTests {
+@Suite(.ownThread) struct InteropTests {
     @Test func pythonClientAgainstOurServer() throws {
         let serverEvents = Recorder<ServerEvent>()
         let server = try startEchoServer(options: TLSTests.patientOptions, recorder: serverEvents)
@@ -58,7 +58,7 @@ import WebSocket
 }
 
 /// `wss://` with a certificate made at test time.
-@Suite struct TLSTests {
+@Suite(.ownThread) struct TLSTests {
     /// The Python client allows 30 s for its opening handshake; the server allows as long, since on a loaded
     /// machine the interpreter can stall mid-handshake for longer than the default 10 s.
     static let patientOptions: WebSocketOptions = {

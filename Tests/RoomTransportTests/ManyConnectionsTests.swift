@@ -1,10 +1,11 @@
 import Foundation
 import RoomProtocol
+import RoomTesting
 import RoomTransport
 import Synchronization
 import Testing
 
-@Suite struct ManyConnectionsTests {
+@Suite(.ownThread) struct ManyConnectionsTests {
     /// A thousand clients on one shared client loop, held open together against one server loop.
     @Test func aThousandConnectionsOnOneLoop() throws {
         let serverEvents = Recorder<ServerEvent>()

@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
+import RoomTesting
 import RoomTransport
 import Testing
 import WebSocket
 
 /// A message framed once for many peers, and the drain notice a sender uses to stop queueing for a slow reader.
-@Suite struct PreparedMessageTests {
+@Suite(.ownThread) struct PreparedMessageTests {
     @Test func aSlowReaderIsBackloggedUntilItReadsAndThenDrainingIsReported() throws {
         let events = Recorder<String>()
         let block = [UInt8](repeating: 9, count: 64 * 1024)

@@ -39,7 +39,7 @@ final class ListenerCrowd {
     }
 }
 
-@Suite(.serialized) struct BigRoomTests {
+@Suite(.ownThread, .serialized) struct BigRoomTests {
     /// A room's snapshot grows with its crowd: at 600 peers it is past 64 KiB, and a newcomer still joins.
     @Test func aNewcomerJoinsARoomOfSixHundred() throws {
         let server = try ServerProcess()

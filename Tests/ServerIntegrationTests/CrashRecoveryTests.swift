@@ -10,7 +10,7 @@ import Testing
 /// The server killed with -9 in a busy room and started again on its data folder: the database passes SQLite's
 /// integrity check, nothing it acknowledged is lost, and every client is back with its role within 10 s, each
 /// after a retry delay of its own (no thundering herd).
-@Suite struct CrashRecoveryTests {
+@Suite(.ownThread) struct CrashRecoveryTests {
     @Test func afterKillNineEveryClientIsBackWithItsRoleAndNothingAcknowledgedIsLost() throws {
         let first = try ServerProcess()
         defer { first.stopAndClean() }
@@ -100,7 +100,7 @@ import Testing
 
 /// A client that goes silent without closing (its machine froze, its network went away) is a ghost: the server
 /// removes it, and tells the room, within 25 s.
-@Suite struct GhostTests {
+@Suite(.ownThread) struct GhostTests {
     @Test func theServerRemovesASilentGhostWithin25Seconds() throws {
         let server = try ServerProcess()
         defer { server.stopAndClean() }
@@ -130,7 +130,7 @@ import Testing
 /// Issue 27 (H1): after a restart, a member who came in from the lobby link retried before anyone with a room
 /// link had brought the room back, and was told the lobby had no live room by that name, for good. The room is
 /// in the database: a returning member is let back in as the lobby link let them in the first time.
-@Suite struct LobbyReturnTests {
+@Suite(.ownThread) struct LobbyReturnTests {
     @Test(.timeLimit(.minutes(2))) func aLobbyMemberIsBackAfterKillNineBeforeAnyoneWithARoomLink() throws {
         let first = try ServerProcess()
         defer { first.stopAndClean() }
@@ -175,7 +175,7 @@ import Testing
 
 /// Issue 27 (M3): raised hands were lost in a restart, and nobody was told. The queue is kept like roles and
 /// invitations: after kill -9, everyone is back with each hand up at the time it first went up.
-@Suite struct RaisedHandsRestartTests {
+@Suite(.ownThread) struct RaisedHandsRestartTests {
     @Test(.timeLimit(.minutes(2))) func raisedHandsKeepTheirOrderAndTimesAcrossKillNine() throws {
         let first = try ServerProcess()
         defer { first.stopAndClean() }

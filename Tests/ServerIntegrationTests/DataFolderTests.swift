@@ -6,7 +6,7 @@ import Testing
 
 /// What `clubroom serve` does with its data folder: how it leaves it, how it makes it, and which damage stops it
 /// before it serves anything.
-@Suite struct DataFolderTests {
+@Suite(.ownThread) struct DataFolderTests {
     /// Runs `clubroom serve` on `folder` (through `launcher`, if any) and expects it to refuse to start: a non-zero
     /// exit and exactly one line on stderr, which it returns.
     func refusedStart(_ folder: URL, launcher: [String] = []) throws -> (status: Int32, lines: [String]) {

@@ -7,7 +7,7 @@ import WebSocket
 
 /// A server that runs out of file descriptors refuses new connections at once, clearly, and says so in its log
 /// once per burst; it never leaves a join waiting.
-@Suite struct DescriptorLimitTests {
+@Suite(.ownThread) struct DescriptorLimitTests {
     @Test func outOfDescriptorsAJoinIsRefusedAtOnceAndTheBurstLoggedOnce() throws {
         // About 22 descriptors are the server's own (files, sockets, the event loop): 40 leaves room for ~18
         // connections.

@@ -131,7 +131,7 @@ func snapshot(_ recorder: SessionRecorder) -> JoinedSnapshot? {
     return nil
 }
 
-@Suite(.serialized) struct DirectoryTests {
+@Suite(.ownThread, .serialized) struct DirectoryTests {
     /// The lobby's list follows a room from its start to its end: who is on stage, how many listen, hands,
     /// the topic; and a room whose last person leaves leaves the list too.
     @Test(.timeLimit(.minutes(2))) func theLobbySeesRoomsStartChangeAndEnd() throws {

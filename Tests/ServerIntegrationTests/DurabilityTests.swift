@@ -52,7 +52,7 @@ final class DatabaseLockHolder {
 }
 
 /// What a server acknowledges is durable, a crash loses no role, and the network loop never waits for SQLite.
-@Suite(.serialized) struct DurabilityTests {
+@Suite(.ownThread, .serialized) struct DurabilityTests {
     /// Every echoed chat and every announced topic survives a `kill -9` right after the echo, cycle after cycle,
     /// even while another program holds the database's write lock (so that no write can have reached it yet).
     @Test func whatTheServerAcknowledgedSurvivesKillNine() throws {

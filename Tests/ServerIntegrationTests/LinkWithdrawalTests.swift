@@ -19,7 +19,7 @@ private func madeLink(_ seen: SessionRecorder, id: Int64) -> String? {
 }
 
 /// Links that can be withdrawn, removals that hold, and limits at the door (issue 31, findings 2, 4 and 5).
-@Suite(.serialized) struct LinkWithdrawalTests {
+@Suite(.ownThread, .serialized) struct LinkWithdrawalTests {
     /// A moderator's 30-day moderator link stops admitting anyone once the moderator is lowered, and stays
     /// withdrawn after they are removed; a host's own link is untouched, and `/revoke all`'s registry call
     /// withdraws it without a new secret.

@@ -1,9 +1,10 @@
 import Foundation
 import RoomProtocol
+import RoomTesting
 import Testing
 
 /// Real `clubroom serve` and `clubroom bot` processes over loopback, through every moderation flow.
-@Suite(.serialized) struct ModerationFlowTests {
+@Suite(.ownThread, .serialized) struct ModerationFlowTests {
     @Test func raiseLowerInviteAcceptAndDecline() throws {
         try withServer { server, bots in
             let ana = try server.joinedBot("ana", role: "host")

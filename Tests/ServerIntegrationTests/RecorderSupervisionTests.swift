@@ -9,7 +9,7 @@ import Testing
 /// The server runs a recorder when a host asks (`--recorder` stands in for `clubroom record` here): with a link it
 /// writes for it, into `DATA/recordings/ROOM-…opus`; it stops it, starts it again when it dies, and gives up, telling
 /// the hosts, when it keeps failing at once.
-@Suite(.serialized) struct RecorderSupervisionTests {
+@Suite(.ownThread, .serialized) struct RecorderSupervisionTests {
     /// Writes an executable shell script and returns its path.
     func script(_ body: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("recorder-\(UUID().uuidString).sh")

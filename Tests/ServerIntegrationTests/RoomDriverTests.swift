@@ -3,9 +3,10 @@ import Foundation
 import RoomApp
 import RoomAppRuntime
 import RoomCore
+import RoomTesting
 import Testing
 
-@Suite struct RoomDriverTests {
+@Suite(.ownThread) struct RoomDriverTests {
     /// The driver the screen and line mode run on, with the real connection: the snapshot builds the state, a
     /// key's or a line's request goes to the server, the server's answer comes back into the state, a refusal is
     /// said without asking the server, and leaving ends the session.

@@ -8,7 +8,7 @@ import Testing
 /// A client whose network goes silent for 30 s (nothing in, nothing out, no reset) shows that it is
 /// reconnecting within 15 s, and is back in the room with the role it had within 2 s of the network returning.
 /// It runs the real 30 s: the client's and the server's timers are the product's.
-@Suite struct SilentNetworkTests {
+@Suite(.ownThread) struct SilentNetworkTests {
     @Test func aClientCutOffFor30SecondsSaysSoAndIsBackInItsRoleWithin2Seconds() throws {
         let server = try ServerProcess()
         defer { server.stopAndClean() }

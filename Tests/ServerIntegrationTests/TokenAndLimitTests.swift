@@ -52,7 +52,7 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
     return (session, recorder)
 }
 
-@Suite(.serialized) struct TokenRefusalTests {
+@Suite(.ownThread, .serialized) struct TokenRefusalTests {
     /// Each bad token closes the connection before any room state, with its own close code.
     @Test func everyBadTokenIsRefusedWithItsOwnCloseCode() throws {
         try withServer { server, bots in
@@ -144,7 +144,7 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
     }
 }
 
-@Suite(.serialized) struct LimitTests {
+@Suite(.ownThread, .serialized) struct LimitTests {
     /// The session pings about a second after connecting and reports the server's answer as a round-trip time.
     @Test func theSessionReportsTheRoundTripOfItsFirstPing() throws {
         try withServer { server, _ in
@@ -231,7 +231,7 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
     }
 }
 
-@Suite(.serialized) struct PersistenceAndReconnectTests {
+@Suite(.ownThread, .serialized) struct PersistenceAndReconnectTests {
     @Test func topicChatAndAuditSurviveARestart() throws {
         let first = try ServerProcess()
         defer { first.stopAndClean() }
@@ -338,7 +338,7 @@ func joinedSession(_ server: ServerProcess, _ identity: String, role: String) th
     }
 }
 
-@Suite struct PythonInteropTests {
+@Suite(.ownThread) struct PythonInteropTests {
     /// A Python `websockets` client joins the real server with a token, raises its hand, and is refused with a
     /// bad one.
     @Test func aPythonClientJoinsWithAToken() throws {
@@ -476,7 +476,7 @@ let pythonJoinScript = #"""
     print("ALL OK", flush=True)
     """#
 
-@Suite struct ConnectionTests {
+@Suite(.ownThread) struct ConnectionTests {
     @Test func aFullRoomRefusesTheNextJoiner() throws {
         let server = try ServerProcess(extraArguments: ["--max-peers", "2"])
         defer { server.stopAndClean() }

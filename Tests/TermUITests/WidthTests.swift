@@ -1,3 +1,4 @@
+import RoomTesting
 import TermUI
 import Testing
 
@@ -13,7 +14,7 @@ private let systemWidth: @convention(c) (wchar_t) -> Int32 = {
     return unsafeBitCast(symbol, to: (@convention(c) (wchar_t) -> Int32).self)
 }()
 
-@Suite("Display width")
+@Suite("Display width", .ownThread)
 struct WidthTests {
     @Test func asciiIsOneColumnPerCharacter() {
         #expect(DisplayWidth.of("Hello, world") == 12)

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// A real server, a real bot and the real room screen in tmux.
-@Suite(.serialized) struct UIEndToEndTests {
+@Suite(.ownThread, .serialized) struct UIEndToEndTests {
     /// The host sees a raised hand, invites it with `n`, and sees the bot arrive on stage; then leaves with `q`
     /// (asked first, as a host).
     @Test(.timeLimit(.minutes(1))) func hostInvitesARaisedHandOntoTheStage() throws {

@@ -8,7 +8,7 @@ import Glibc
 
 /// The lobby for real: `clubroom serve`, bots starting and ending rooms, and `clubroom join LINK` in tmux and in
 /// line mode, `clubroom rooms`, and links of both kinds made by `clubroom invite`.
-@Suite(.serialized) struct LobbyEndToEndTests {
+@Suite(.ownThread, .serialized) struct LobbyEndToEndTests {
     /// A server with a folder of its own; each client gets a state folder of its own (its guest key).
     final class Server {
         let clubroom: URL

@@ -9,7 +9,7 @@ import Glibc
 /// Recording through a real server: a host's `R` reaches it, a recorder that joins is shown to everyone (the
 /// REC mark on a second person's screen, the sentence in line mode, the event to a bot), and the host stops it
 /// with `R` after the question.
-@Suite(.serialized) struct RecordingEndToEndTests {
+@Suite(.ownThread, .serialized) struct RecordingEndToEndTests {
     /// The first line of a screen.
     func header(_ screen: String) -> String {
         String(screen.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")

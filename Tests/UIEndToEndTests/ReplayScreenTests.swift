@@ -21,7 +21,7 @@ private let recordText = """
 
 /// `clubroom replay` on the real terminal, in tmux: the stage as recorded, the highlight moving with the talk,
 /// space pausing, the arrows seeking, and q and Ctrl-C leaving the terminal as it was.
-@Suite(.serialized) struct ReplayScreenTests {
+@Suite(.ownThread, .serialized) struct ReplayScreenTests {
     /// The stage row that shows `name` (the first row of the Stage section holds both people, side by side).
     private func stageText(_ screen: String) -> String {
         section("Stage", of: screen).joined(separator: "\n")

@@ -8,7 +8,7 @@ import Glibc
 
 /// Issue 27 (M2): after a restart of the server, line mode said "While you were away: Ana left" of people who
 /// were reconnecting like everyone else, and never said who came back. With real processes and kill -9.
-@Suite(.serialized) struct RestartReturnTests {
+@Suite(.ownThread, .serialized) struct RestartReturnTests {
     /// `clubroom serve` on `port` (0: any) with the data in `folder`; returns it and its port.
     private func serve(_ clubroom: URL, _ folder: URL, port: String = "0") throws -> (Child, String) {
         let server = try Child(

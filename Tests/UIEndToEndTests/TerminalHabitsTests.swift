@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// What people used to vim, htop and weechat expect of a terminal program, on the real room screen in tmux.
-@Suite(.serialized) struct TerminalHabitsTests {
+@Suite(.ownThread, .serialized) struct TerminalHabitsTests {
     /// Ctrl-Z gives the shell back with the terminal restored; `fg` brings the room back, drawn again, still in
     /// the room.
     @Test(.timeLimit(.minutes(1))) func ctrlZSuspendsAndFgBringsTheRoomBack() throws {

@@ -32,7 +32,7 @@ func columns(of mark: Unicode.Scalar, in line: Substring) -> [Int] {
 /// Names that terminals draw at different widths (ZWJ families, skin tones, VS16, flags, a lone regional
 /// indicator, a Unicode 15 emoji, an Indic cluster) in a real room on the real screen in tmux: every row keeps
 /// to the screen's width and nothing spills over the section titles.
-@Suite(.serialized) struct WideNamesTests {
+@Suite(.ownThread, .serialized) struct WideNamesTests {
     static let speakers = [
         "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466} Family", "\u{1F44D}\u{1F3FD} Thumbs",
         "\u{2764}\u{FE0F} Heart", "\u{1F3F3}\u{FE0F}\u{200D}\u{1F308} Pride", "\u{1F1EF}\u{1F1F5} Aki",
