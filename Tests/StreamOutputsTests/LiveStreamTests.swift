@@ -81,7 +81,9 @@ import Testing
             feeder.stop()
             for output in outputs { try? output.close() }
         }
-        #expect(waitUntil(limit: 20) { outputs.allSatisfy { log.last($0.name) == .live } }, "\(log.all)")
+        #expect(
+            waitUntil(limit: 20) { outputs.allSatisfy { log.last($0.name) == .live } },
+            "\(log.all); icecast2 running: \(icecast.isRunning), RTMP's nginx running: \(rtmp.isRunning)")
 
         icecast.kill()
         #expect(waitUntil(limit: 10) { isRetrying(log.last(icecastOutput.name)) }, "\(log.all)")

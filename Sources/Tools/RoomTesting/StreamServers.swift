@@ -23,6 +23,9 @@ public final class ServerProcess {
         self.ready = ready
     }
 
+    /// Whether the server's process is still there.
+    public var isRunning: Bool { process?.isRunning ?? false }
+
     /// Starts the server and waits (at most 10 s) until `ready` holds.
     public func start() throws {
         let process = Process()
@@ -62,6 +65,34 @@ public final class ServerProcess {
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         return nil
+    }
+
+    /// Whether what listens on 127.0.0.1:`port` answers `request` with a reply that contains `expected` (read for
+    /// at most a second).
+    public static func answers(_ port: Int, _ request: String, with expected: String) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        let bytes = Array(request.utf8)
+        guard connected, send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else { return false }
+        var reply: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while reply.count < 65_536 {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            reply += buffer[0..<count]
+        }
+        return String(decoding: reply, as: UTF8.self).contains(expected)
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
@@ -113,8 +144,10 @@ public func icecastServer(in folder: String, password: String) throws -> (Server
     let file = folder + "/icecast.xml"
     try configuration.write(toFile: file, atomically: true, encoding: .utf8)
     chmod(file, 0o644)
+    // Ready when this very Icecast answers on its port (its status page names its admin), not when something does:
+    // a port found free a moment ago may be another test's by now.
     let server = ServerProcess(name: "icecast2", executable: binary, arguments: ["-c", file]) {
-        ServerProcess.accepts(port)
+        ServerProcess.answers(port, "GET /status-json.xsl HTTP/1.0\r\n\r\n", with: "test@localhost")
     }
     try server.start()
     return (server, port)
