@@ -27,8 +27,7 @@ import Testing
         init(script: String, step: Timestamp, before: (String) throws -> Void = { _ in }) throws {
             try before(folder)
             let path = folder + ".sh"
-            try ("#!/bin/sh\n" + script + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-            chmod(path, 0o755)
+            try writeScript("#!/bin/sh\n" + script + "\n", to: path)
             let queue = queue
             supervisor = RecorderSupervisor(
                 folder: folder, launch: .init(executable: path, arguments: []), log: ServerLog(minimum: .error),
@@ -155,7 +154,7 @@ import Testing
         var start = Outcome()
         start.recorderOrders = [.start(by: "ana")]
         harness.queue.sync { harness.supervisor.consume(start, in: "jazz") }
-        #expect(harness.waitFor { !harness.attempts().isEmpty })
+        #expect(harness.waitFor { !harness.attempts().isEmpty }, "told: \(harness.told)")
         var stop = Outcome()
         stop.recorderOrders = [.stop(by: "ana")]
         harness.queue.sync { harness.supervisor.consume(stop, in: "jazz") }

@@ -14,8 +14,7 @@ import Testing
     func script(_ body: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("recorder-\(UUID().uuidString).sh")
             .path
-        try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        chmod(path, 0o755)
+        try writeScript("#!/bin/sh\n" + body + "\n", to: path)
         return path
     }
 

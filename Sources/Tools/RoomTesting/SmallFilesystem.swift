@@ -85,3 +85,14 @@ public final class SmallFilesystem: @unchecked Sendable {
         }
     }
 }
+
+/// Writes `script` (a `#!` line and its body) into a new file at `path` that its owner may run. Written through a
+/// descriptor closed on exec, so that no child another test starts meanwhile keeps the file open for writing: Linux
+/// refuses to run a file that anyone holds open for writing ("Text file busy").
+public func writeScript(_ script: String, to path: String) throws {
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o700)
+    guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    let bytes = Array(script.utf8)
+    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    guard close(descriptor) == 0, written == bytes.count else { throw POSIXError(.EIO) }
+}
