@@ -14,12 +14,15 @@ public final class ServerProcess {
     private let executable: String
     private let arguments: [String]
     private let ready: () -> Bool
+    /// The server's own log of errors, quoted when it does not start.
+    private let log: String?
     private var process: Process?
 
-    init(name: String, executable: String, arguments: [String], ready: @escaping () -> Bool) {
+    init(name: String, executable: String, arguments: [String], log: String? = nil, ready: @escaping () -> Bool) {
         self.name = name
         self.executable = executable
         self.arguments = arguments
+        self.log = log
         self.ready = ready
     }
 
@@ -37,7 +40,9 @@ public final class ServerProcess {
         self.process = process
         guard waitUntil(limit: 10, { ready() || !process.isRunning }), process.isRunning else {
             stop()
-            throw StreamServerFailure("\(name) did not start")
+            let said = log.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }?.split(separator: "\n")
+                .suffix(5).joined(separator: " / ")
+            throw StreamServerFailure("\(name) did not start" + (said.map { ": \($0)" } ?? ""))
         }
     }
 
@@ -112,12 +117,12 @@ public final class ServerProcess {
 }
 
 /// icecast2 on a free port with a generated configuration; when run as root it changes to `nobody`, as Icecast
-/// insists, so its folder is writable by all.
+/// insists, so its folder is writable by all. A port found free can be taken by another test's connection before
+/// Icecast binds it: then it is started again on another, up to three times.
 public func icecastServer(in folder: String, password: String) throws -> (ServerProcess, port: Int) {
     guard let binary = ServerProcess.binary("icecast2") else {
         throw StreamServerFailure("icecast2 is not installed; this test needs it (make test-deps installs it)")
     }
-    let port = try freeLoopbackPort()
     try FileManager.default.createDirectory(atPath: folder + "/log", withIntermediateDirectories: true)
     // `nobody` must reach its folder through the test's own (made 0700).
     chmod((folder as NSString).deletingLastPathComponent, 0o711)
@@ -127,30 +132,50 @@ public func icecastServer(in folder: String, password: String) throws -> (Server
         getuid() == 0
         ? "<security><chroot>0</chroot><changeowner><user>nobody</user><group>nogroup</group></changeowner></security>"
         : "<security><chroot>0</chroot></security>"
-    let configuration = """
-        <icecast>
-          <location>loopback</location><admin>test@localhost</admin><hostname>127.0.0.1</hostname>
-          <limits><clients>20</clients><sources>4</sources><source-timeout>5</source-timeout>
-            <burst-on-connect>0</burst-on-connect></limits>
-          <authentication><source-password>\(password)</source-password><admin-user>admin</admin-user>
-            <admin-password>\(password)</admin-password></authentication>
-          <listen-socket><port>\(port)</port><bind-address>127.0.0.1</bind-address></listen-socket>
-          <paths><basedir>\(folder)</basedir><logdir>\(folder)/log</logdir><webroot>/usr/share/icecast2/web</webroot>
-            <adminroot>/usr/share/icecast2/admin</adminroot></paths>
-          <logging><accesslog>access.log</accesslog><errorlog>error.log</errorlog><loglevel>3</loglevel></logging>
-          \(security)
-        </icecast>
-        """
-    let file = folder + "/icecast.xml"
-    try configuration.write(toFile: file, atomically: true, encoding: .utf8)
-    chmod(file, 0o644)
-    // Ready when this very Icecast answers on its port (its status page names its admin), not when something does:
-    // a port found free a moment ago may be another test's by now.
-    let server = ServerProcess(name: "icecast2", executable: binary, arguments: ["-c", file]) {
-        ServerProcess.answers(port, "GET /status-json.xsl HTTP/1.0\r\n\r\n", with: "test@localhost")
+    return try onAFreePort { port in
+        let configuration = """
+            <icecast>
+              <location>loopback</location><admin>test@localhost</admin><hostname>127.0.0.1</hostname>
+              <limits><clients>20</clients><sources>4</sources><source-timeout>5</source-timeout>
+                <burst-on-connect>0</burst-on-connect></limits>
+              <authentication><source-password>\(password)</source-password><admin-user>admin</admin-user>
+                <admin-password>\(password)</admin-password></authentication>
+              <listen-socket><port>\(port)</port><bind-address>127.0.0.1</bind-address></listen-socket>
+              <paths><basedir>\(folder)</basedir><logdir>\(folder)/log</logdir>
+                <webroot>/usr/share/icecast2/web</webroot><adminroot>/usr/share/icecast2/admin</adminroot></paths>
+              <logging><accesslog>access.log</accesslog><errorlog>error.log</errorlog><loglevel>3</loglevel></logging>
+              \(security)
+            </icecast>
+            """
+        let file = folder + "/icecast.xml"
+        try configuration.write(toFile: file, atomically: true, encoding: .utf8)
+        chmod(file, 0o644)
+        // Ready when this very Icecast answers on its port (its status page names its admin), not when anything
+        // accepts there.
+        let server = ServerProcess(
+            name: "icecast2", executable: binary, arguments: ["-c", file], log: folder + "/log/error.log"
+        ) {
+            ServerProcess.answers(port, "GET /status-json.xsl HTTP/1.0\r\n\r\n", with: "test@localhost")
+        }
+        try server.start()
+        return server
     }
-    try server.start()
-    return (server, port)
+}
+
+/// Starts a server with `start` on a port found free, and on another when it does not start there, up to three
+/// times: between the moment a port is found free and the moment the server binds it, another test's outgoing
+/// connection may take it.
+func onAFreePort(_ start: (Int) throws -> ServerProcess) throws -> (ServerProcess, port: Int) {
+    var failure: any Error = StreamServerFailure("no free port")
+    for _ in 1...3 {
+        let port = try freeLoopbackPort()
+        do {
+            return (try start(port), port)
+        } catch {
+            failure = error
+        }
+    }
+    throw failure
 }
 
 /// nginx with `server` blocks of the test's own (an `rtmp` block loads Debian's RTMP module), run as an
@@ -200,7 +225,7 @@ public func nginxServer(in folder: String, rtmp: String? = nil, http: String? = 
     try configuration.write(toFile: file, atomically: true, encoding: .utf8)
     let server = ServerProcess(
         name: "nginx", executable: binary,
-        arguments: ["-p", folder + "/", "-e", folder + "/nginx-error.log", "-c", file]
+        arguments: ["-p", folder + "/", "-e", folder + "/nginx-error.log", "-c", file], log: folder + "/nginx-error.log"
     ) { ServerProcess.accepts(port) }
     try server.start()
     return server
@@ -208,28 +233,30 @@ public func nginxServer(in folder: String, rtmp: String? = nil, http: String? = 
 
 /// nginx-rtmp accepting publishers and players on application `live`.
 public func rtmpServer(in folder: String) throws -> (ServerProcess, port: Int) {
-    let port = try freeLoopbackPort()
-    let block = """
-        server {
-            listen 127.0.0.1:\(port);
-            chunk_size 4096;
-            application live { live on; record off; }
-        }
-        """
-    return (try nginxServer(in: folder, rtmp: block, port: port), port)
+    try onAFreePort { port in
+        let block = """
+            server {
+                listen 127.0.0.1:\(port);
+                chunk_size 4096;
+                application live { live on; record off; }
+            }
+            """
+        return try nginxServer(in: folder, rtmp: block, port: port)
+    }
 }
 
 /// nginx serving `root` over HTTP, as docs/deploy.md sets HLS up.
 public func hlsWebServer(in folder: String, root: String) throws -> (ServerProcess, port: Int) {
-    let port = try freeLoopbackPort()
-    let block = """
-        server {
-            listen 127.0.0.1:\(port);
-            root \(root);
-            location ~ \\.m3u8$ { add_header Cache-Control "no-cache"; }
-        }
-        """
-    return (try nginxServer(in: folder, http: block, port: port), port)
+    try onAFreePort { port in
+        let block = """
+            server {
+                listen 127.0.0.1:\(port);
+                root \(root);
+                location ~ \\.m3u8$ { add_header Cache-Control "no-cache"; }
+            }
+            """
+        return try nginxServer(in: folder, http: block, port: port)
+    }
 }
 
 /// The audio a real reader (ffmpeg from Debian) hears from `url` for `seconds`, as 48 kHz mono samples; nil when
