@@ -14,11 +14,16 @@ import Synchronization
 ///   HLS from three segments behind the playlist's end as fast as it can: a player that plays in real time from
 ///   there hears the room the length of those segments later still.
 /// - CPU: the process's CPU time while one output (or the Ogg Opus file alone, beside it) is fed a frame every
-///   20 ms for `seconds`, in percent of one core; the feeding thread is counted in each.
+///   20 ms for `seconds` (at most `cpuSecondsAtMost`), in percent of one core; the feeding thread is counted in each.
+/// - Nothing lost: the three outputs and the file fed together for `seconds`, each stream read back whole by ffmpeg
+///   (`LosslessRun`).
 public enum StreamBenchmark {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
     }
+
+    /// The CPU of each output is measured for the run's `seconds`, or this many when the run is longer.
+    public static let cpuSecondsAtMost = 30
 
     public static func report(seconds: Int) throws -> BenchmarkReport {
         guard ServerProcess.binary("ffmpeg") != nil else {
@@ -50,7 +55,8 @@ public enum StreamBenchmark {
             warmUp: 7)
         report.rows.append(.init("HLS: click to reader (2 s segments)", hlsDelay, "s", target: 8))
 
-        let file = try cpu(seconds: seconds) { try OggOpusWriter(path: folder + "/bench-file.opus", tags: []) }
+        let cpuSeconds = min(seconds, cpuSecondsAtMost)
+        let file = try cpu(seconds: cpuSeconds) { try OggOpusWriter(path: folder + "/bench-file.opus", tags: []) }
         report.rows.append(.init("CPU: the Ogg Opus file alone", file, "% core"))
         let outputs: [(String, () throws -> any MixOutput)] = [
             (
@@ -65,8 +71,15 @@ public enum StreamBenchmark {
             ("RTMP", { try StreamOutputs.start(.rtmp("rtmp://127.0.0.1:\(rtmpPort)/live/cpu")) { _ in } }),
         ]
         for (name, make) in outputs {
-            report.rows.append(.init("CPU: \(name) alone", try cpu(seconds: seconds, make), "% core"))
+            report.rows.append(.init("CPU: \(name) alone", try cpu(seconds: cpuSeconds, make), "% core"))
         }
+        let lossless = try LosslessRun.run(
+            seconds: seconds,
+            .init(
+                folder: folder, icecastPort: icecastPort, icecastPassword: "benchpw", rtmpPort: rtmpPort,
+                webPort: webPort, hlsRoot: folder + "/hls"))
+        report.rows += lossless.rows
+        report.notes.append(lossless.note)
         report.notes.append(
             "Delay is from the frame handed to the output to ffmpeg's decoded sample; a player adds its own buffer.")
         return report
@@ -130,6 +143,8 @@ final class ClickFeeder: Sendable {
     let stopped = Atomic<Bool>(false)
     let clickRequested = Atomic<Bool>(false)
     let clickSentAt = Atomic<Int64>(0)
+    /// Frames written so far.
+    let framesFed = Atomic<Int>(0)
     private let done = DispatchSemaphore(value: 0)
 
     convenience init(_ output: LiveOutput) { self.init(SendableOutput(output)) }
@@ -152,6 +167,7 @@ final class ClickFeeder: Sendable {
                 }
                 hum.fill(&quiet)
                 try? box.output.write(clickFrames > 0 ? click : quiet, offset: offset)
+                framesFed.add(1, ordering: .relaxed)
                 clickFrames = max(0, clickFrames - 1)
                 offset += Int64(AudioFormat.frameMilliseconds)
                 clock.wait()
@@ -170,13 +186,17 @@ final class ClickFeeder: Sendable {
 final class ClickReader: Sendable {
     let samples = Atomic<Int>(0)
     let heardAt = Atomic<Int64>(0)
+    /// Set when ffmpeg's output ended (the stream ended, or ffmpeg stopped).
+    let ended = Atomic<Bool>(false)
     private let process: Process
 
-    init(_ url: String, options: [String]) throws {
+    /// `whole`: every sample from the stream's first packet, not the least delay. With `-fflags nobuffer` ffmpeg
+    /// decodes from where probing the stream stopped and lets what it probed go (a second of RTMP).
+    init(_ url: String, options: [String], whole: Bool = false) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ServerProcess.binary("ffmpeg") ?? "/usr/bin/ffmpeg")
         process.arguments =
-            ["-v", "error", "-nostdin", "-fflags", "nobuffer"] + options + [
+            ["-v", "error", "-nostdin"] + (whole ? [] : ["-fflags", "nobuffer"]) + options + [
                 "-i", url, "-f", "s16le", "-ac", "1", "-ar", "48000", "-",
             ]
         let pipe = Pipe()
@@ -188,7 +208,10 @@ final class ClickReader: Sendable {
         startThread(named: "bench-read") { [self] in
             while true {
                 let data = handle.availableData
-                if data.isEmpty { return }
+                if data.isEmpty {
+                    ended.store(true, ordering: .relaxed)
+                    return
+                }
                 let loud = data.withUnsafeBytes { $0.bindMemory(to: Int16.self).contains { abs(Int($0)) > 8_000 } }
                 if loud, heardAt.load(ordering: .relaxed) == 0 {
                     heardAt.store(MonotonicClock.nanoseconds(), ordering: .relaxed)

@@ -92,6 +92,8 @@ public final class LiveOutput: MixOutput, Sendable {
         var queue: [[Int16]] = []
         var connected = false
         var stopping = false
+        var offered = 0
+        var sent = 0
         var dropped = 0
         var notSentWhileDown = 0
     }
@@ -122,10 +124,15 @@ public final class LiveOutput: MixOutput, Sendable {
     public var droppedFrames: Int { shared.withLock { $0.dropped } }
     /// Frames not sent so far because the destination was down (the stream resumes live, without them).
     public var framesNotSentWhileDown: Int { shared.withLock { $0.notSentWhileDown } }
+    /// Frames handed to `write` so far, before `close`.
+    public var offeredFrames: Int { shared.withLock { $0.offered } }
+    /// Frames the destination's sink took so far (encoded and sent, or queued in its library to be).
+    public var sentFrames: Int { shared.withLock { $0.sent } }
 
     public func write(_ frame: [Int16], offset: Int64) throws {
         let queued = shared.withLock { state -> Bool in
             guard !state.stopping else { return false }
+            state.offered += 1
             guard state.connected else {
                 state.notSentWhileDown += 1
                 return false
@@ -222,6 +229,7 @@ public final class LiveOutput: MixOutput, Sendable {
             }
             for frame in frames {
                 do { try sink.send(frame) } catch { return error }
+                shared.withLock { $0.sent += 1 }
             }
             if stop { return nil }
             if frames.isEmpty { _ = wake.wait(timeout: .now() + .milliseconds(100)) }

@@ -71,7 +71,9 @@ enum BenchCommand: ClubroomCommand {
             record: a recorder in a room of three tone speakers: its CPU against libopus alone, the server's \
             forwarding with and without it, and its file against what a listener heard. stream: the live \
             outputs against an icecast2, an nginx-rtmp and an nginx serving HLS of its own, read back by ffmpeg: \
-            the delay from a click to the reader, and the CPU of each output against the Ogg Opus file alone.
+            the delay from a click to the reader, the CPU of each output against the Ogg Opus file alone (each for \
+            T seconds, at most 30), and whether anything is lost: the three outputs and the file fed together for \
+            T seconds, every frame offered against delivered and each stream's length read back against the run's.
             """,
         positionals: [
             Positional("suite", type: .choice(Suite.allCases.map(\.rawValue)), help: "The suite to run.")
