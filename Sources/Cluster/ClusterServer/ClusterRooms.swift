@@ -29,6 +29,10 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         rooms[roomName]?.copy?.authority.peers[peer]?.role
     }
 
+    /// Not in a cluster yet: its rooms are given no stream destinations, so no stream recorder runs for them
+    /// (docs/streaming.md).
+    package func streamGaveUp(_ name: String, in roomName: String, reason: String) {}
+
     package func decides(for roomName: String) -> Bool {
         guard case .owner = rooms[roomName]?.phase else { return false }
         return true

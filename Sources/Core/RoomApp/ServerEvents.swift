@@ -53,7 +53,7 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
     case .error(let code, let message):
         // RoomCore already put the server's words up; say them plainly with what to do next. `saved` is good news:
         // the server saves again after telling the hosts it could not.
-        let kind: Notice.Kind = code == "saved" ? .info : .error
+        let kind: Notice.Kind = code == "saved" || code == "stream" ? .info : .error
         effects = show(&state, Notice(kind, Narration.explainError(code: code, message: message)))
         return effects
     case .invited(let id, _, _) where id == state.room.selfID:
@@ -268,10 +268,13 @@ struct EventContext {
     var invitation: Invitation?
     /// Whether the subject was here before the drop and rejoins now, quietly.
     var quietRejoin: Bool
+    /// Where the room streamed, before the event.
+    var streamingBefore: [String]
 
     init(_ event: ServerEvent, in state: AppState) {
         ignored = state.room.ignoredEvents.total
         hadSnapshot = state.room.hasJoined
+        streamingBefore = state.room.streaming?.to ?? []
         let subject: PeerID?
         switch event {
         case .peerLeft(let id), .removed(let id, _, _), .roleChanged(let id, _, _, _), .inviteDeclined(let id),

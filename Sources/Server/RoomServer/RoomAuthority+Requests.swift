@@ -124,6 +124,8 @@ extension RoomAuthority {
             break
         case .stats:
             break
+        case .startStream, .stopStream, .streamStatus:
+            return streamConflict(request, actor: actor)
         case .react:
             // The sender's rate depends on the time, so it is checked where the reaction is counted (`perform`),
             // and a refusal there changes nothing.
@@ -376,6 +378,11 @@ extension RoomAuthority {
             recorderReasons[actorID] = DisplayName.sanitizeLine(
                 reason, maxGraphemes: ClientRequest.maxRecorderErrorLength)
             audit(nil, recorderReasons[actorID] ?? "")
+        case .startStream(let name), .stopStream(let name):
+            actOnStream(request, by: actorID, now: now, into: &outcome)
+            audit(nil, name)
+        case .streamStatus:
+            actOnStream(request, by: actorID, now: now, into: &outcome)
         case .stats:
             // The answer is this requester's alone, as they asked; nothing in the room changes.
             outcome.deliveries.append(
