@@ -27,8 +27,12 @@ import Testing
         init(script: String, step: Timestamp, before: (String) throws -> Void = { _ in }) throws {
             try before(folder)
             let path = folder + ".sh"
-            try ("#!/bin/sh\n" + script + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-            chmod(path, 0o755)
+            // Written through a descriptor no child of another test inherits: one that did would keep the script
+            // open for writing, and starting it would fail (ETXTBSY) for as long as that child lives.
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+            let bytes = Array(("#!/bin/sh\n" + script + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            close(descriptor)
             let queue = queue
             supervisor = RecorderSupervisor(
                 folder: folder, launch: .init(executable: path, arguments: []), log: ServerLog(minimum: .error),

@@ -124,6 +124,24 @@ import Testing
         #expect(room.streaming == nil)
     }
 
+    @Test func removingAStreamsRecorderStopsThatStreamAndKeepsNobodyOut() {
+        var room = streamingRoom()
+        _ = room.handle(.startStream("radio"), from: "ana", now: 100)
+        _ = room.handle(.startStream("hls"), from: "ana", now: 101)
+        _ = room.join(id: "stream-radio", name: "Stream radio", role: .recorder, now: 110, stream: "radio")
+        let outcome = room.handle(.remove("stream-radio", reason: nil), from: "ana", now: 120)
+        #expect(outcome.error == nil)
+        #expect(
+            events(outcome) == [
+                .removed(peer: "stream-radio", by: "ana", reason: "the stream was stopped"),
+                .streaming(StreamingState(to: ["hls"], since: 100), by: "ana", reason: nil),
+            ])
+        #expect(outcome.streamOrders == [.stop("radio", by: "ana")])
+        #expect(outcome.linkRequests == [])
+        #expect(room.peers["stream-radio"] == nil)
+        #expect(!room.removedIdentities.contains("stream-radio"))
+    }
+
     @Test func theListingSaysWhereTheRoomStreams() {
         var room = streamingRoom()
         _ = room.handle(.startStream("radio"), from: "ana", now: 100)

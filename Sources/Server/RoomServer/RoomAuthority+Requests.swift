@@ -281,13 +281,19 @@ extension RoomAuthority {
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
             // Removing a recorder is stopping the recording: every recorder goes (the server's own is told to
             // stop), none is kept out, and no recorder is banned, so that the room may be recorded again.
-            let isRecorder = recorders.contains(targetID)
+            // Removing a stream's recorder is stopping that stream, as for a recording.
+            let isRecorder = recorders.contains(targetID) || streamPeers[targetID] != nil
             if withdrawLink || (ban && !isRecorder) {
                 outcome.linkRequests.append(
                     LinkRequest(
                         peer: actorID, room: name, revoke: nil, withdrawUsedBy: withdrawLink ? targetID : nil,
                         ban: ban && !isRecorder ? targetID : nil, banName: target?.name ?? "", banReason: reason,
                         requestID: withdrawLink ? requestID : nil))
+            }
+            if let stream = streamPeers[targetID] {
+                removeStreamRecorder(targetID, of: stream, by: actorID, into: &outcome)
+                audit(targetID, reason)
+                return outcome
             }
             if isRecorder {
                 stopRecording(by: actorID, into: &outcome)

@@ -76,6 +76,21 @@ extension RoomAuthority {
         return outcome
     }
 
+    /// A host removed the recorder of the stream to `name`: it goes (none is kept out, so that the room may stream
+    /// there again) and the room stops streaming there.
+    mutating func removeStreamRecorder(_ id: PeerID, of name: String, by actor: PeerID, into outcome: inout Outcome) {
+        broadcast(.removed(peer: id, by: actor, reason: Self.streamStopped), into: &outcome)
+        peers[id] = nil
+        order.removeAll { $0 == id }
+        streamPeers[id] = nil
+        outcome.closes.append((id, .removed))
+        outcome.changes.append(.roleForgotten(id))
+        stopStream(name, by: actor, reason: nil, into: &outcome)
+    }
+
+    /// The reason given to a stream's recorder removed because someone stopped its stream.
+    public static let streamStopped = "the stream was stopped"
+
     /// A recorder came in as the stream to `name`; one whose stream the room does not have is a recording, so
     /// that nothing in the room listens unseen.
     mutating func streamArrived(_ id: PeerID, name: String) -> Bool {

@@ -159,7 +159,10 @@ final class StreamSupervisor: OutcomeConsumer, @unchecked Sendable {
         guard let pid = RecorderSupervisor.spawn(launch.executable, arguments, errors: base + ".log") else {
             unlink(linkFile)
             unlink(destinationFile)
-            return fail("\(launch.executable) could not be started", "the recorder program could not be started")
+            // A start that fails is a failure at once: tried again after a pause, given up at the third.
+            return failedAtOnce(
+                key, by: by, failures: quickFailures + 1, how: "could not be started",
+                log: "\(launch.executable) could not be started")
         }
         runs[key] = Run(
             pid: pid, startedBy: by, linkFile: linkFile, destinationFile: destinationFile, startedAt: clock(),
@@ -197,16 +200,24 @@ final class StreamSupervisor: OutcomeConsumer, @unchecked Sendable {
             return
         }
         let quick = clock() - run.startedAt < RecorderSupervisor.quickFailure
-        let failures = quick ? run.quickFailures + 1 : 0
+        failedAtOnce(
+            key, by: run.startedBy, failures: quick ? run.quickFailures + 1 : 0, how: how, log: "recorder \(pid) \(how)"
+        )
+    }
+
+    /// A child ended or could not start: it is started again after a pause that doubles with each failure at once
+    /// in a row (`failures`), and given up at `maxQuickFailures`, the room told why.
+    private func failedAtOnce(_ key: Key, by: PeerID, failures: Int, how: String, log detail: String) {
+        let what = "room \(key.room): stream to \(key.stream)"
         if failures >= RecorderSupervisor.maxQuickFailures {
-            log.error("\(what): recorder \(pid) \(how), \(failures) times at once; not started again")
+            log.error("\(what): \(detail), \(failures) times at once; not started again")
             gaveUp(key.room, key.stream, "its recorder keeps failing at once (it \(how))")
             return
         }
         let pause = min(
             RecorderSupervisor.longestPause, RecorderSupervisor.firstPause << Int64(max(0, failures - 1)))
-        log.warning("\(what): recorder \(pid) \(how); starting it again in \(pause / 1000) s")
-        restarts[key] = (run.startedBy, failures)
+        log.warning("\(what): \(detail); starting it again in \(pause / 1000) s")
+        restarts[key] = (by, failures)
         schedule(.milliseconds(pause)) { [self] in
             guard let restart = restarts[key] else { return }
             start(key, by: restart.by, quickFailures: restart.quickFailures)
