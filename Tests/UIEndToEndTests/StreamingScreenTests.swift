@@ -55,6 +55,14 @@ import Glibc
         // The host hears how the stream goes, in its own words.
         #expect(eventually(15) { host.screen().contains("Streaming to tv started.") }, "\(host.screen())")
 
+        // Before anyone walks in: `clubroom rooms` names the stream, for scripts and for people.
+        let server = room.url.replacingOccurrences(of: "/rooms/lobby", with: "")
+        let json = spawnAndWait(room.clubroom.path, ["rooms", server, "--secret-file", room.secret, "--json"])
+        #expect(json.output.contains(#","recording":false,"streaming":["tv"]}"#), "\(json.output)")
+        let table = spawnAndWait(room.clubroom.path, ["rooms", server, "--secret-file", room.secret])
+        #expect(table.output.contains("  LIVE  REC  STREAM  TOPIC\n"), "\(table.output)")
+        #expect(table.output.contains("  no   tv      "), "\(table.output)")
+
         // Recorded as well: both marks, REC first.
         try host.keys("R")
         #expect(

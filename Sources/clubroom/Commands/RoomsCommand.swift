@@ -117,8 +117,10 @@ enum RoomsCommand: ClubroomCommand {
                         rooms.map { room in
                             // Scripts read `recording` as true or false, never as absent.
                             guard case .object(var object) = DirectoryCodec.json(room) else { return .null }
+                            // And `streaming` as a list, empty when the room streams nowhere, always after it.
+                            object["recording"] = nil
+                            object["streaming"] = nil
                             object["recording"] = .bool(room.recording)
-                            // And `streaming` as a list, empty when the room streams nowhere.
                             object["streaming"] = .array(room.streaming.map { .string($0) })
                             return .object(object)
                         })
