@@ -64,6 +64,8 @@ package struct RoomsParts {
     package let consumers: [any OutcomeConsumer]
     package let directory: RoomDirectory
     package let log: ServerLog
+    /// The names of the server's stream destinations, which every room may stream to.
+    package var streamDestinations: [String] = []
 }
 
 /// The one door through which a cluster comes into a server: the server knows nothing of Redis, leases or

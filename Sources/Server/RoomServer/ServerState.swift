@@ -66,7 +66,8 @@ final class ServerState: @unchecked Sendable {
             rooms = cluster.rooms(
                 RoomsParts(
                     roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, persistence: persistence,
-                    connections: connections, consumers: consumers, directory: directory, log: log))
+                    connections: connections, consumers: consumers, directory: directory, log: log,
+                    streamDestinations: configuration.streams.map(\.name)))
         } else {
             rooms = LocalRooms(
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
