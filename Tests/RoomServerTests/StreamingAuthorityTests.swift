@@ -80,9 +80,20 @@ import Testing
 
     @Test func aRecorderNamingAStreamTheRoomDoesNotHaveIsARecording() {
         var room = streamingRoom()
+        _ = room.join(id: "stream-radio", name: "Recorder", role: .recorder, now: 110, stream: "radio")
+        #expect(room.streamPeers == [:])
+        #expect(room.recording == RecordingState(by: "stream-radio", since: 110))
+    }
+
+    /// A recorder run by hand (with a recorder's link, so another identity) that names a live stream is still a
+    /// recording: only the server's own recorder of that stream is hidden.
+    @Test func aRecorderThatIsNotTheServersOwnIsARecordingEvenNamingALiveStream() {
+        var room = streamingRoom()
+        _ = room.handle(.startStream("radio"), from: "ana", now: 100)
         _ = room.join(id: "rec", name: "Recorder", role: .recorder, now: 110, stream: "radio")
         #expect(room.streamPeers == [:])
         #expect(room.recording == RecordingState(by: "rec", since: 110))
+        #expect(RoomAuthority.streamIdentity("radio") == "stream-radio")
     }
 
     @Test func onlyThoseWhoMayStreamAreToldTheDestinations() {

@@ -91,10 +91,15 @@ extension RoomAuthority {
     /// The reason given to a stream's recorder removed because someone stopped its stream.
     public static let streamStopped = "the stream was stopped"
 
-    /// A recorder came in as the stream to `name`; one whose stream the room does not have is a recording, so
-    /// that nothing in the room listens unseen.
+    /// The identity the server's recorder of the stream to `name` joins as (its token is the server's own): one
+    /// per destination, so that each is a peer of its own beside the others and the room's recording.
+    public static func streamIdentity(_ name: String) -> PeerID { PeerID("stream-" + name) }
+
+    /// A recorder came in as the stream to `name`. Only the server's own recorder of a stream the room has is
+    /// one: any other (a recorder run by hand with a link, naming a stream) is a recording, so that nothing in the
+    /// room listens unseen.
     mutating func streamArrived(_ id: PeerID, name: String) -> Bool {
-        guard streams.contains(name) else { return false }
+        guard streams.contains(name), id == Self.streamIdentity(name) else { return false }
         streamPeers[id] = name
         return true
     }

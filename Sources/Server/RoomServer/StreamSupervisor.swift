@@ -236,14 +236,11 @@ extension ServerState {
             launch: configuration.recorderCommand == nil ? RecorderSupervisor.Launch.ownRecord : launch,
             streams: configuration.streams, log: log,
             link: { [unowned self] room, stream in
-                recorderLink(room, identity: Self.streamIdentity(stream), name: "Stream \(stream)")
+                recorderLink(room, identity: RoomAuthority.streamIdentity(stream), name: "Stream \(stream)")
             },
             gaveUp: { [unowned self] room, stream, reason in rooms.streamGaveUp(stream, in: room, reason: reason) },
             execute: { [loop] task in loop.execute(task) },
             schedule: { [unowned self] delay, task in _ = rooms.loop?.schedule(after: delay, task) })
     }
 
-    /// The identity the recorder of the stream to `name` joins as: one per destination, so that each is a peer
-    /// of its own beside the others and the room's recording.
-    static func streamIdentity(_ name: String) -> PeerID { PeerID("stream-" + name) }
 }
