@@ -4,7 +4,7 @@ import Testing
 
 /// `serve --stream NAME=URL` and `--streams FILE` are checked before the server starts: a bad destination is a
 /// usage error that names it, and never repeats its password.
-@Suite struct StreamOptionsTests {
+@Suite(.ownThread) struct StreamOptionsTests {
     @Test func aBadNameIsAUsageError() throws {
         let result = try runClubroom(["serve", "--stream", "Radio=icecast://source:hush@127.0.0.1:8000/r.opus"])
         #expect(result.status == 2)

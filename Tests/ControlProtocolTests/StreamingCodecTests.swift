@@ -67,4 +67,19 @@ import Testing
         guard case .object(let none) = DirectoryCodec.json(plain) else { return }
         #expect(none["streaming"] == nil)
     }
+
+    @Test func everyCutOfTheEventAndTheRequestsIsCleanlyRefused() {
+        let event = ControlCodec.encode(
+            ServerMessage(
+                .streaming(StreamingState(to: ["radio", "hls"], since: 5), by: "ana", reason: "gone"), seq: 8))
+        for end in 0..<event.count {
+            #expect(throws: ControlDecodeError.self) { try ControlCodec.decodeServer(event[0..<end]) }
+        }
+        for request in [ClientRequest.startStream("radio"), .streamStatus("Streaming to radio is back.")] {
+            let bytes = ControlCodec.encode(ClientMessage(request, id: .integer(1)))
+            for end in 0..<bytes.count {
+                #expect(throws: ControlDecodeError.self) { try ControlCodec.decodeClient(bytes[0..<end]) }
+            }
+        }
+    }
 }
