@@ -32,8 +32,13 @@ import Testing
                 bot.waitUntil(seconds: 20) { $0.contains(#""event":"streaming""#) && $0.contains(#""to":["radio"]"#) },
                 "\(bot.standardOutput)")
         }
+        func childLog() -> String {
+            (try? String(contentsOfFile: room.path("streams/stage-radio.log"), encoding: .utf8)) ?? "(no log)"
+        }
         #expect(
-            ana.waitFor(#""message":"Streaming to radio started.""#, seconds: 20), "\(ana.standardOutput)")
+            ana.waitFor(#""message":"Streaming to radio started.""#, seconds: 30),
+            "\(ana.standardOutput)\nthe stream's recorder said: \(childLog())\nthe server: \(room.server.standardError)"
+        )
         let heard = readBack("http://127.0.0.1:\(port)/radio.opus", seconds: 3) ?? []
         #expect(heardFrequency(heard) == 440, "Icecast: \(heard.count) samples")
 

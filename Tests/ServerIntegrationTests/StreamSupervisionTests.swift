@@ -31,7 +31,7 @@ import Testing
         return message.event
     }
 
-    /// The command lines of the processes whose arguments hold `word`.
+    /// The command lines of the processes whose arguments hold `word` (other tests' servers run recorders too).
     func commandLines(containing word: String) -> [String] {
         let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { Int($0) != nil } ?? []
         return pids.compactMap { pid in
@@ -64,8 +64,8 @@ import Testing
             #expect(by == "ana")
         }
         // The child reads its link and destination from files: neither is in its arguments.
-        #expect(waitFor { !commandLines(containing: "--destination-file").isEmpty })
-        for line in commandLines(containing: "--destination-file") {
+        #expect(waitFor { !commandLines(containing: server.dataDirectory + "/streams/jazz-tv.destination").isEmpty })
+        for line in commandLines(containing: server.dataDirectory + "/streams/jazz-tv.destination") {
             #expect(!line.contains(hls), "\(line)")
             #expect(!line.contains("#invite="), "\(line)")
             #expect(line.contains("record --link-file"), "\(line)")
@@ -84,7 +84,9 @@ import Testing
         #expect(!hostSeen.all.contains { "\($0)".contains(hls) })
         _ = host.send(.stopStream("tv"), id: .integer(2))
         #expect(streamingEvent(listenerSeen, live: false) == .streaming(nil, by: "ana", reason: nil))
-        #expect(waitFor { commandLines(containing: "--destination-file").isEmpty }, "the child goes on")
+        #expect(
+            waitFor { commandLines(containing: server.dataDirectory + "/streams/jazz-tv.destination").isEmpty },
+            "the child goes on")
         let streams = server.dataDirectory + "/streams"
         #expect(
             waitFor {
