@@ -105,6 +105,10 @@ import Testing
         #expect(stopped.contains { if case .send(.stopStream("radio")) = $0 { true } else { false } }, "\(stopped)")
         var (listener, _) = room(as: "hana", streamed: true, lineMode: true)
         #expect(says(send(&listener, .line("/stream", at: t0))[0]) == ["This room is streamed live to radio."])
+        var (untold, _) = room(as: "hana", lineMode: true)
+        #expect(
+            says(send(&untold, .line("/stream", at: t0))[0])
+                == ["The room streams nowhere. The server tells hosts its streams when they join."])
         #expect(
             says(send(&listener, .line("/stream radio", at: t0))[0])
                 == ["only hosts can start and stop streaming the room"])

@@ -56,7 +56,7 @@ extension Narration {
         let known = state.room.streamDestinations
         guard !known.isEmpty else {
             if !live.isEmpty { return "This room is streamed live to \(list(live))." }
-            return "This server has no streams you can start (only hosts are told of them)."
+            return "The room streams nowhere. The server tells hosts its streams when they join."
         }
         let each = known.map { live.contains($0) ? "\($0) (live)" : $0 }
         return "This server's streams: \(each.joined(separator: ", ")). /stream NAME starts one; /stream stop NAME "
