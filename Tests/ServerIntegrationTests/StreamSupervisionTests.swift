@@ -5,6 +5,7 @@ import RoomProtocol
 import RoomTesting
 import RoomTransport
 import Testing
+import WebSocket
 
 /// The server runs one recorder per room and destination when a host asks (`serve --stream NAME=URL`), the real
 /// `clubroom record` with `--destination-file`: everyone is told, the hosts hear how the stream goes, the address
@@ -115,5 +116,37 @@ import Testing
             message.event
                 == .error(
                     code: .notFound, message: "this server has no stream named radio; it has: tv", id: .integer(1)))
+    }
+
+    /// A recorder's stream header that is not a destination's name closes its connection (4026); a recorder that
+    /// names a stream the room does not stream to joins as a recording, shown to everyone.
+    @Test(.timeLimit(.minutes(1))) func aRecordersStreamHeaderIsCheckedAndNeverHidesIt() throws {
+        let server = try ServerProcess(extraArguments: ["--stream", "tv=hls:/tmp/nowhere-tv"])
+        defer { server.stopAndClean() }
+        var bad = HTTPHeaders()
+        bad.add(ControlCodec.streamHeader, "../tv")
+        let (refused, refusedSeen) = try session(
+            server, room: "jazz", token: try server.token("rec", role: "recorder", room: "jazz"), headers: bad)
+        defer { refused.shutdown() }
+        #expect(refusal(refusedSeen) == 4026)
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
+        defer { host.shutdown() }
+        #expect(snapshot(hostSeen) != nil)
+        var named = HTTPHeaders()
+        named.add(ControlCodec.streamHeader, "tv")
+        let (recorder, recorderSeen) = try session(
+            server, room: "jazz", token: try server.token("stream-tv", role: "recorder", room: "jazz"), headers: named)
+        defer { recorder.shutdown() }
+        #expect(snapshot(recorderSeen) != nil)
+        let event = hostSeen.wait(timeout: 10) {
+            if case .message(let message) = $0, case .recording = message.event { return true }
+            return false
+        }
+        guard case .message(let message)? = event, case .recording(let state?, nil, nil) = message.event else {
+            Issue.record("the recorder was not shown as a recording: \(String(describing: event))")
+            return
+        }
+        #expect(state.by == "stream-tv")
     }
 }
