@@ -136,4 +136,22 @@ import Testing
         let stopped = reduceLobby(&plain, .directory(.changed([.updated(sampleRooms[1])]), at: lobbyNow))
         #expect(stopped == [.say("Rust on Linux (rust) is no longer streamed live.")])
     }
+
+    @Test func aReconnectSaysWhereTheRoomStreamsNow() {
+        var (listener, _) = room(as: "hana")
+        send(&listener, .server(.reconnecting(attempt: 1), seq: 0, at: t0))
+        let snapshot = RoomSnapshot(
+            roomID: "lobby", topic: "Friday terminal hour", selfID: "hana", peers: sketchPeers(), seq: 20,
+            tokenRole: .audience, streaming: StreamingState(to: ["radio", "hls"], since: t0))
+        send(&listener, .server(.reconnected, seq: 0, at: t0 + 2000))
+        let back = send(&listener, .server(.joined(snapshot), seq: 20, at: t0 + 2000))[0]
+        #expect(says(back) == ["Reconnected. While you were away: the room is streamed live to radio and hls now."])
+        send(&listener, .server(.reconnecting(attempt: 1), seq: 0, at: t0 + 3000))
+        var ended = snapshot
+        ended.streaming = nil
+        ended.seq = 30
+        send(&listener, .server(.reconnected, seq: 0, at: t0 + 4000))
+        let again = send(&listener, .server(.joined(ended), seq: 30, at: t0 + 4000))[0]
+        #expect(says(again) == ["Reconnected. While you were away: the room is no longer streamed live."])
+    }
 }

@@ -227,6 +227,13 @@ private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEff
     if (old.recording == nil) != (room.recording == nil) {
         changes.append(room.recording == nil ? "the recording stopped" : "the room is being recorded now")
     }
+    let (streamedBefore, streamedNow) = (old.streaming?.to ?? [], room.streaming?.to ?? [])
+    if streamedBefore != streamedNow {
+        changes.append(
+            streamedNow.isEmpty
+                ? "the room is no longer streamed live"
+                : "the room is streamed live to \(English.list(streamedNow)) now")
+    }
     state.quietRejoins = (
         Dictionary(left.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first }),
         state.now + Narration.placeKept
