@@ -299,7 +299,7 @@ public final class DemoDirector: Sendable {
             state.withLock { $0.topicSet = topic == settings.topic }
         case .joined, .speakers, .networkQuality, .chat, .inviteDeclined, .inviteWithdrawn, .inviteExpired,
             .askedToMute, .roomEnding, .handsAllowed, .error, .listingChanged, .inviteLink, .links, .bans, .micChanged,
-            .playingChanged, .knock, .waiting, .reaction, .recording:
+            .playingChanged, .knock, .waiting, .reaction, .recording, .streaming:
             break
         case .stats:
             break

@@ -183,9 +183,10 @@ final class TestCluster {
     /// `nodes` nodes; those in `otherSecret` hold another cluster secret than the rest. With a namespace, Redis,
     /// the nodes and the bots all run inside it, Redis on 127.0.0.5, so that rules can cut a node off from Redis
     /// and not from its clients (which connect from 127.0.0.1). With `password`, Redis wants it and the nodes
-    /// read it from a `--cluster-password-file`.
+    /// read it from a `--cluster-password-file`. Every node gets `nodeArguments` as well.
     init(
-        nodes count: Int, otherSecret: Set<Int> = [], namespace: NetworkNamespace? = nil, password: String? = nil
+        nodes count: Int, otherSecret: Set<Int> = [], namespace: NetworkNamespace? = nil, password: String? = nil,
+        nodeArguments: [String] = []
     ) throws {
         self.namespace = namespace
         redis = try RedisServerProcess(
@@ -206,7 +207,8 @@ final class TestCluster {
                 try ServeNode(
                     host: NodeAddresses.all[index],
                     arguments: ["--cluster", redis.url, "--node", "n\(index + 1)", "--secret-file", secretFile]
-                        + login + (otherSecret.contains(index) ? ["--cluster-secret-file", other] : []),
+                        + login + (otherSecret.contains(index) ? ["--cluster-secret-file", other] : [])
+                        + nodeArguments,
                     namespace: namespace))
         }
     }

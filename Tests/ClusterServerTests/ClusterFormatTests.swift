@@ -36,12 +36,20 @@ import Testing
             [(Departure(PeerID("ben"), .left), UInt64(4)), (Departure(PeerID("eve"), .disconnected), UInt64(5))],
             now: 1_764_412_802_000),
         .levels(node: "a/1", ["hana": 40, "ana": 7], now: 1_764_412_803_000),
+        .join(
+            node: "a/1", connection: 7, peer: "stream-radio", name: "Stream radio", role: .recorder,
+            startedBy: "hana", stream: "radio", now: 1_764_412_804_000),
+        .streamGaveUp(
+            node: "a/1", stream: "radio", reason: "its recorder keeps failing at once (it exited with status 1)",
+            now: 1_764_412_805_000),
     ]
 
     /// A room whose copy holds a little of everything: peers on three nodes with SSRCs, a raised hand, an
     /// invitation, a topic, chat to everyone and to a role, a request applied and one refused, a departure.
     static func room() -> ReplicatedRoom {
-        var room = ReplicatedRoom(authority: RoomAuthority(name: "jazz", roles: defaultRoles, seq: 5_000))
+        var authority = RoomAuthority(name: "jazz", roles: defaultRoles, seq: 5_000)
+        authority.streamDestinations = ["radio", "hls"]
+        var room = ReplicatedRoom(authority: authority)
         let inputs: [ClusterInput] = [
             .join(node: "a/1", connection: 1, peer: "hana", name: "Hana", role: .host, ssrc: 0x0100_0001, now: 1_000),
             .join(node: "b/7", connection: 1, peer: "ana", name: "Ana", role: .audience, ssrc: 0x0200_0001, now: 1_010),
@@ -58,6 +66,12 @@ import Testing
             .join(
                 node: "a/1", connection: 6, peer: "recorder", name: "Recorder", role: .recorder, startedBy: "hana",
                 now: 1_100),
+            .request(node: "a/1", peer: "hana", id: .string("s"), .startStream("radio"), now: 1_110),
+            .request(node: "a/1", peer: "hana", id: .string("h"), .startStream("hls"), now: 1_115),
+            .join(
+                node: "a/1", connection: 7, peer: "stream-radio", name: "Stream radio", role: .recorder,
+                startedBy: "hana", stream: "radio", now: 1_120),
+            .streamGaveUp(node: "a/1", stream: "hls", reason: "its recorder keeps failing at once", now: 1_130),
         ]
         for input in inputs { _ = room.apply(input) }
         return room
@@ -73,16 +87,33 @@ import Testing
 
     @Test func aRoomsCopyIsWrittenAsItsGoldenAndReadBackFromIt() throws {
         let room = Self.room()
-        #expect(room.authority.peers.count == 4 && room.authority.chat.count == 2)
+        #expect(room.authority.peers.count == 5 && room.authority.chat.count == 2)
         #expect(room.authority.recording == RecordingState(by: "hana", since: 1_100))
+        #expect(room.authority.streaming == StreamingState(to: ["radio"], since: 1_110))
+        #expect(room.authority.streamPeers == ["stream-radio": "radio"])
         let expected = try golden("checkpoint.json")
         #expect(String(decoding: room.encoded(), as: UTF8.self) == String(decoding: expected, as: UTF8.self))
         let read = try ReplicatedRoom(name: "jazz", roles: defaultRoles, maxPeers: 100, decoding: expected)
         #expect(read.authority.checkpoint == room.authority.checkpoint)
         #expect(read.authority.recording == RecordingState(by: "hana", since: 1_100))
         #expect(read.authority.recorders == ["recorder"])
+        #expect(read.authority.streaming == StreamingState(to: ["radio"], since: 1_110))
+        #expect(read.authority.streamPeers == ["stream-radio": "radio"])
         #expect(read.homes == room.homes)
         #expect(read.encoded() == expected)
+    }
+
+    /// A copy written before streaming (without `streaming`) still reads, as a room that streams nowhere.
+    @Test func aCopyWrittenBeforeStreamingStillReads() throws {
+        let older = try golden("checkpoint-before-streaming.json")
+        #expect(!String(decoding: older, as: UTF8.self).contains("streaming"))
+        let read = try ReplicatedRoom(
+            name: "jazz", roles: defaultRoles, maxPeers: 100, streamDestinations: ["radio"], decoding: older)
+        #expect(read.authority.streaming == nil)
+        #expect(read.authority.streamPeers.isEmpty)
+        #expect(read.authority.recorders == ["recorder"])
+        #expect(read.authority.streamDestinations == ["radio"])
+        #expect(read.encoded() == older)
     }
 
     @Test func aDocumentOfAnotherVersionOrNoneIsRefusedByName() throws {

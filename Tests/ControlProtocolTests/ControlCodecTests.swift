@@ -47,7 +47,8 @@ let protocolRoles = try! RoleTable.parse(
             .admitWaiting("Eve"), .denyWaiting("guest-5a1c0d1e2f3a4b5c"),
             .react(.clap), .react(.thumbsUp), .react(.laugh), .react(.heart), .react(.wave),
             .startRecording, .stopRecording, .recorderError("the recorder could not write: No space left on device"),
-            .stats,
+            .stats, .startStream("radio"), .stopStream("radio"),
+            .streamStatus("Streaming to radio stopped: the server refused the password."),
         ]
         #expect(Set(requests.map(\.typeName)) == Set(ClientRequest.typeNames))
         for request in requests {

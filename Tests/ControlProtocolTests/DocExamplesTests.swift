@@ -80,7 +80,7 @@ func sameJSON(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
                     "invite_expired",
                     "asked_to_mute", "removed", "room_ended", "room_ending", "hands_allowed",
                     "topic_changed", "listing_changed", "recording", "invite_link", "links", "bans", "knock", "waiting",
-                    "error", "stats",
+                    "error", "stats", "streaming",
                 ])
         #expect(try types(.lobby) == ["list"])
         #expect(try types(.directory) == ["rooms", "rooms_changed", "error"])

@@ -130,6 +130,7 @@ import Testing
             .topicChanged(topic: "", by: "ana"),
             .listingChanged(listed: false, by: "ana"),
             .recording(RecordingState(by: "ana", since: 9), by: nil, reason: nil),
+            .streaming(StreamingState(to: ["radio"], since: 9), by: "ana", reason: nil),
             .inviteLink(room: "lobby", role: .audience, token: "a.b.c", expiresAt: 9, id: nil),
             .links(room: "lobby", links: [], withdrawn: [], locked: false, id: nil),
             .bans(bans: [], lifted: ["bo"], id: nil),
@@ -152,7 +153,7 @@ import Testing
                 "askedToMute",
                 "removed", "roomEnded", "roomEnding", "handsAllowed",
                 "topicChanged", "listingChanged", "recording", "inviteLink", "links", "bans", "knock", "waitingForHost",
-                "error", "stats",
+                "error", "stats", "streaming",
             ])
     }
 
@@ -207,6 +208,7 @@ import Testing
         case .topicChanged: "topicChanged"
         case .listingChanged: "listingChanged"
         case .recording: "recording"
+        case .streaming: "streaming"
         case .inviteLink: "inviteLink"
         case .links: "links"
         case .bans: "bans"

@@ -97,7 +97,8 @@ final class TestServer {
     let url: String
     let mediaPort: Int
 
-    init(name: String) throws {
+    /// `serveArguments` are added to `serve`'s (a stream destination, say).
+    init(name: String, serveArguments: [String] = []) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "clubroom-media-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -106,7 +107,8 @@ final class TestServer {
         while true {
             let port = Int.random(in: 30_000...60_000)
             let started = try RunningProcess(
-                ["serve", "--listen", "127.0.0.1:0", "--data", directory.path, "--media", "127.0.0.1:\(port)"],
+                ["serve", "--listen", "127.0.0.1:0", "--data", directory.path, "--media", "127.0.0.1:\(port)"]
+                    + serveArguments,
                 directory: directory)
             if started.waitFor("listening on ws://", inErrors: true) {
                 (mediaPort, server) = (port, started)

@@ -82,7 +82,7 @@ import Testing
             BotProtocol.commandNames == [
                 "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down",
                 "mute", "mute_peer", "remove", "ban", "topic", "end_room", "chat", "leave", "play", "stop_play",
-                "start_recording", "stop_recording",
+                "start_recording", "stop_recording", "start_stream", "stop_stream",
             ])
     }
 

@@ -149,7 +149,7 @@ import Testing
             role("audience", rank: 3, onStage: false, permissions: #"["chat", "fly"]"#))
         #expect(
             try failure(json)
-                == "FILE: roles[2].permissions[1]: unknown permission \"fly\"; known: publish_audio, raise_hand, chat, invite, move, mute_others, remove, set_topic, end_room, record"
+                == "FILE: roles[2].permissions[1]: unknown permission \"fly\"; known: publish_audio, raise_hand, chat, invite, move, mute_others, remove, set_topic, end_room, record, stream"
         )
     }
 

@@ -75,8 +75,8 @@ final class UIRoom {
     let url: String
     private var children: [Child] = []
 
-    /// Starts the server; nil (with the test failed) when tmux is missing.
-    init?() throws {
+    /// Starts the server, with `serveArguments` added to `serve`'s; nil (with the test failed) when tmux is missing.
+    init?(serveArguments: [String] = []) throws {
         guard let tmuxPath = which("tmux") else {
             Issue.record("tmux is not installed; the end-to-end test needs it (apt-get install tmux)")
             return nil
@@ -92,7 +92,7 @@ final class UIRoom {
             [
                 "serve", "--listen", "127.0.0.1:0", "--data", directory.appendingPathComponent("data").path,
                 "--secret-file", secret,
-            ])
+            ] + serveArguments)
         children.append(server)
         var port = ""
         let listening = eventually(10) {

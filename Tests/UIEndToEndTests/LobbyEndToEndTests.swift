@@ -201,14 +201,14 @@ import Glibc
         let prefix =
             #"{"server":"ws://127.0.0.1:\#(server.port)","rooms":[{"name":"jazz","topic":"Late night jazz","stage":[{"name":"Ana","role":"host"}],"on_stage":1,"listeners":1,"raised_hands":0,"started_at":"#
         #expect(json.output.hasPrefix(prefix), "\(json.output)")
-        #expect(json.output.hasSuffix(#","recording":false}]}"# + "\n"), "\(json.output)")
+        #expect(json.output.hasSuffix(#","recording":false,"streaming":[]}]}"# + "\n"), "\(json.output)")
         let table = spawnAndWait(server.clubroom.path, ["rooms", server.address, "--secret-file", server.secret])
         #expect(table.status == 0)
         let lines = table.output.split(separator: "\n").map(String.init)
         #expect(lines.count == 3, "\(table.output)")
         #expect(lines.first == "1 live room on 127.0.0.1:\(server.port), most listeners first:")
-        #expect(lines.dropFirst().first == "ROOM  LISTENING  ON STAGE  HANDS  LIVE  REC  TOPIC")
-        #expect(lines.last == "jazz          1         1      0  now   no   Late night jazz")
+        #expect(lines.dropFirst().first == "ROOM  LISTENING  ON STAGE  HANDS  LIVE  REC  STREAM  TOPIC")
+        #expect(lines.last == "jazz          1         1      0  now   no   -       Late night jazz")
         // Without an invite: the reason, and exit status 1.
         let refused = spawnAndWait(server.clubroom.path, ["rooms", server.address, "--token", "x.y.z"])
         #expect(refused.status == 1)

@@ -60,7 +60,7 @@ public enum BotProtocol {
     public static let commandNames = [
         "raise_hand", "lower_hand", "invite", "set_role", "accept_invite", "decline_invite", "step_down", "mute",
         "mute_peer", "remove", "ban", "topic", "end_room", "chat", "leave", "play", "stop_play", "start_recording",
-        "stop_recording",
+        "stop_recording", "start_stream", "stop_stream",
     ]
 
     static let parser = StrictJSONParser(maxDepth: 8, maxBytes: ControlLimits.maxFrameBytes)
@@ -172,6 +172,8 @@ public enum BotProtocol {
             }
         case "start_recording": request = .startRecording
         case "stop_recording": request = .stopRecording
+        case "start_stream": request = .startStream(try string("to")!)
+        case "stop_stream": request = .stopStream(try string("to")!)
         case "list_links": request = .listLinks
         case "list_bans": request = .listBans
         case "stats": request = .stats
@@ -256,6 +258,11 @@ public enum BotProtocol {
             // A bot, like a person, learns on arrival that the room is being recorded: the wire's own object.
             if snapshot.recording != nil, case .object(let wire) = ControlCodec.json(ServerMessage(event, seq: nil)) {
                 object["recording"] = wire["recording"]
+            }
+            // And where it streams, and, for a bot that may start a stream, the server's destinations.
+            if case .object(let wire) = ControlCodec.json(ServerMessage(event, seq: nil)) {
+                if let streaming = wire["streaming"] { object["streaming"] = streaming }
+                if let destinations = wire["stream_destinations"] { object["stream_destinations"] = destinations }
             }
             return .object(object)
         case .peerJoined(let announced):

@@ -245,6 +245,13 @@ public final class RoomRecorder: Sendable {
         startThread(named: "clubroom-recorder") { [self] in record(into: box) }
     }
 
+    /// Tells the room's hosts how a stream of the server's that this recorder carries goes (`stream_status`), a
+    /// sentence per change. Any thread; nothing is sent before it joined.
+    public func report(streamStatus sentence: String) {
+        let session = state.withLock { $0.session }
+        session?.send(.streamStatus(String(sentence.prefix(ClientRequest.maxStreamStatusLength))))
+    }
+
     /// Says why, leaves, and ends the run: the file could not be written.
     private func fail(_ reason: String) {
         let session = state.withLock { state -> RoomSession? in

@@ -94,6 +94,7 @@ extension ClusterFormat {
             entry["since"] = .integer(recording.since)
             object["recording"] = .object(entry)
         }
+        if let streaming = checkpoint.streaming { object["streaming"] = json(streaming) }
         return .object(object)
     }
 
@@ -163,6 +164,7 @@ extension ClusterFormat {
             endsAt: try fields.optionalInteger("endsAt"), lastHost: lastHost,
             handsAllowed: try fields.optionalBool("handsAllowed"), recording: recording)
         checkpoint.speaking = try speaking(fields)
+        checkpoint.streaming = try streaming(fields)
         checkpoint.loweredByOthers = try fields.strings("loweredByOthers").map { PeerID($0) }
         checkpoint.loweredTo = try fields.optionalObjects("loweredTo").map { entries throws(ClusterFormatError) in
             try roles(entries)

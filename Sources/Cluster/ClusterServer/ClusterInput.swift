@@ -21,6 +21,8 @@ struct ClusterInput: Sendable, Equatable {
         case nodeGone = "node_gone"
         /// The owner's clock passed a pending invitation's lifetime: the invitations due by `now` lapse.
         case expireInvitations = "expire_invitations"
+        /// The owner gave up the recorder of the room's stream to `stream` (it kept failing), for `reason`.
+        case streamGaveUp = "stream_gave_up"
     }
 
     struct Departed: Sendable, Equatable {
@@ -52,6 +54,10 @@ struct ClusterInput: Sendable, Equatable {
     var ssrc: UInt32?
     /// Who asked for the recording, as a joining recorder says (absent from anyone else's join).
     var startedBy: PeerID?
+    /// The stream a joining recorder carries (`X-Clubroom-Stream`), or the one given up (`streamGaveUp`).
+    var stream: String?
+    /// Why the stream was given up (`streamGaveUp`).
+    var reason: String?
     /// The owner's clock when it decided (the edge's until then).
     var now: Timestamp
 
@@ -63,12 +69,20 @@ struct ClusterInput: Sendable, Equatable {
 
     static func join(
         node: String, connection: UInt64, peer: PeerID, name: String, role: RoleName, ssrc: UInt32? = nil,
-        startedBy: PeerID? = nil, now: Timestamp
+        startedBy: PeerID? = nil, stream: String? = nil, now: Timestamp
     ) -> ClusterInput {
         var input = ClusterInput(
             kind: .join, node: node, connection: connection, peer: peer, name: name, role: role, now: now)
         input.ssrc = ssrc
         input.startedBy = startedBy
+        input.stream = stream
+        return input
+    }
+
+    static func streamGaveUp(node: String, stream: String, reason: String, now: Timestamp) -> ClusterInput {
+        var input = ClusterInput(kind: .streamGaveUp, node: node, now: now)
+        input.stream = stream
+        input.reason = reason
         return input
     }
 
@@ -137,6 +151,8 @@ struct ClusterInput: Sendable, Equatable {
         }
         if let ssrc { object["ssrc"] = .integer(Int64(ssrc)) }
         if let startedBy { object["startedBy"] = .string(startedBy.rawValue) }
+        if let stream { object["stream"] = .string(stream) }
+        if let reason { object["reason"] = .string(reason) }
         object["now"] = .integer(now)
         return ClusterFormat.document(object)
     }
@@ -179,6 +195,8 @@ struct ClusterInput: Sendable, Equatable {
             self.ssrc = value
         }
         if fields.optional("startedBy") != nil { startedBy = try fields.peer("startedBy") }
+        stream = try fields.optionalString("stream")
+        reason = try fields.optionalString("reason")
     }
 
     init(
@@ -238,11 +256,15 @@ struct ReplicatedRoom: Sendable {
         self.authority = authority
     }
 
-    /// Reads what `encoded()` wrote; anything else (another format version included) throws.
-    init(name: String, roles: RoleTable, maxPeers: Int, decoding bytes: [UInt8]) throws(ClusterFormatError) {
+    /// Reads what `encoded()` wrote; anything else (another format version included) throws. `streamDestinations`
+    /// are this node's (every node of a cluster names the same ones, as it reads the same role table).
+    init(
+        name: String, roles: RoleTable, maxPeers: Int, streamDestinations: [String] = [], decoding bytes: [UInt8]
+    ) throws(ClusterFormatError) {
         let fields = try ClusterFormat.read(bytes)
         let checkpoint = try ClusterFormat.checkpoint(try fields.object("room"))
         authority = RoomAuthority(name: name, roles: roles, restoring: checkpoint, maxPeers: maxPeers)
+        authority.streamDestinations = streamDestinations
         let stored = try fields.object("homes")
         for key in stored.object.keys {
             let home = try stored.object(key)
@@ -262,7 +284,8 @@ struct ReplicatedRoom: Sendable {
         case .join:
             guard let peer = input.peer, let role = input.role else { return .outcome(Outcome()) }
             let result = authority.join(
-                id: peer, name: input.name ?? peer.rawValue, role: role, now: input.now, startedBy: input.startedBy)
+                id: peer, name: input.name ?? peer.rawValue, role: role, now: input.now, startedBy: input.startedBy,
+                stream: input.stream)
             if case .joined = result {
                 homes[peer] = PeerHome(node: input.node, connection: input.connection, ssrc: input.ssrc)
             }
@@ -288,6 +311,9 @@ struct ReplicatedRoom: Sendable {
             return .outcome(authority.updateLevels(levels, now: input.now))
         case .expireInvitations:
             return .outcome(settle(authority.expireInvitations(now: input.now)))
+        case .streamGaveUp:
+            guard let stream = input.stream else { return .outcome(Outcome()) }
+            return .outcome(authority.streamGaveUp(stream, reason: input.reason ?? "", now: input.now))
         }
     }
 

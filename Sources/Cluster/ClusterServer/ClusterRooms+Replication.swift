@@ -88,7 +88,9 @@ extension ClusterRooms {
         }
         let copy: ReplicatedRoom
         do throws(ClusterFormatError) {
-            copy = try ReplicatedRoom(name: roomName, roles: roles, maxPeers: maxPeers, decoding: bytes)
+            copy = try ReplicatedRoom(
+                name: roomName, roles: roles, maxPeers: maxPeers, streamDestinations: streamDestinations,
+                decoding: bytes)
         } catch {
             log.error("room \(roomName): its checkpoint in the cluster cannot be read: \(error)")
             retry(roomName, generation: generation) { [self] in becomeReplica(roomName) }
@@ -157,7 +159,9 @@ extension ClusterRooms {
             if entry.kind == .reset {
                 let copy: ReplicatedRoom
                 do throws(ClusterFormatError) {
-                    copy = try ReplicatedRoom(name: roomName, roles: roles, maxPeers: maxPeers, decoding: body)
+                    copy = try ReplicatedRoom(
+                        name: roomName, roles: roles, maxPeers: maxPeers, streamDestinations: streamDestinations,
+                        decoding: body)
                 } catch {
                     unreadable(entry, in: roomName, because: error)
                     return false

@@ -155,7 +155,8 @@ extension ClusterRooms {
             tell(
                 peer, .internal, error.isUnavailable ? "\(error)" : "unavailable, try again: \(error)",
                 id: input.requestID, in: roomName)
-        case .leave:
+        case .leave, .streamGaveUp:
+            // A stream given up must not stay live in the room either.
             loop?.schedule(after: .milliseconds(500)) { [self] in send(input, in: roomName) }
         case .levels, .nodeGone, .expireInvitations:
             break

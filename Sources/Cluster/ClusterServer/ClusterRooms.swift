@@ -29,6 +29,11 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         rooms[roomName]?.copy?.authority.peers[peer]?.role
     }
 
+    /// The owner gave up the recorder of a stream (it runs them): every copy stops streaming there, in order.
+    package func streamGaveUp(_ name: String, in roomName: String, reason: String) {
+        send(.streamGaveUp(node: nodeName, stream: name, reason: reason, now: currentTimestamp()), in: roomName)
+    }
+
     package func decides(for roomName: String) -> Bool {
         guard case .owner = rooms[roomName]?.phase else { return false }
         return true
@@ -40,6 +45,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     static let departureWindow: Duration = .milliseconds(50)
 
     let roles: RoleTable
+    /// The names of the server's stream destinations (every node names the same ones).
+    let streamDestinations: [String]
     let maxPeers: Int
     let cluster: ClusterNode
     /// This node's name and incarnation (`name/incarnation`), as inputs and peers' homes name it: a restarted
@@ -146,6 +153,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     init(_ parts: RoomsParts, cluster: ClusterNode, relay: MediaRelay?, seal: ClusterSeal) {
         self.seal = seal
         roles = parts.roles
+        streamDestinations = parts.streamDestinations
         maxPeers = parts.maxPeers
         self.cluster = cluster
         self.relay = relay
@@ -182,7 +190,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         send(
             .join(
                 node: nodeName, connection: number, peer: ticket.id, name: ticket.name, role: ticket.role,
-                ssrc: ssrc, startedBy: ticket.startedBy, now: ticket.now), in: roomName)
+                ssrc: ssrc, startedBy: ticket.startedBy, stream: ticket.stream, now: ticket.now), in: roomName)
     }
 
     package func handle(

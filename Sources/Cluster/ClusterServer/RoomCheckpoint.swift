@@ -87,6 +87,8 @@ public struct RoomCheckpoint: Sendable, Equatable {
     /// The room's recording while a recorder is in it (absent when it is not recorded; the recorders are the
     /// peers of role `recorder`).
     var recording: RecordingState?
+    /// Where the room streams and which peers carry its streams (absent when neither; `RoomCheckpoint+Streaming`).
+    var streaming: StreamingCheckpoint?
 
     struct LastHost: Sendable, Equatable {
         var peer: PeerID
@@ -150,6 +152,7 @@ extension RoomAuthority {
             handoverDue: handoverDue, endsAt: endsAt, lastHost: lastHost.map { .init(peer: $0.id, name: $0.name) },
             handsAllowed: handsAllowed ? nil : false, recording: recording)
         checkpoint.speaking = speakingCheckpoint
+        checkpoint.streaming = streamingCheckpoint
         return checkpoint
     }
 
@@ -189,7 +192,9 @@ extension RoomAuthority {
         applied = AppliedRequests(stored: checkpoint.applied ?? [])
         restoreSpeaking(checkpoint.speaking ?? [])
         recording = checkpoint.recording
-        recorders = Set(checkpoint.peers.filter { $0.role == .recorder }.map(\.id))
+        restoreStreaming(checkpoint.streaming)
+        // A stream's recorder is the stream, not a recording.
+        recorders = Set(checkpoint.peers.filter { $0.role == .recorder && streamPeers[$0.id] == nil }.map(\.id))
         for peer in checkpoint.peers {
             if roles.isOnStage(peer.role) { tally.stage.insert(peer.id) }
             if peer.handRaisedAt != nil { tally.hands.insert(peer.id) }

@@ -6,6 +6,8 @@ public struct ParsedArguments: Sendable, Equatable {
     public var flags: Set<String>
     /// The names of the options and positionals that were given on the command line (not defaulted).
     public var given: Set<String>
+    /// Every value an option was given, in order, for options that may be repeated (`--stream A --stream B`).
+    public var every: [String: [Value]] = [:]
 
     /// Creates parsed arguments; the parser is the usual source.
     public init(values: [String: Value] = [:], flags: Set<String> = [], given: Set<String> = []) {
@@ -19,6 +21,11 @@ public struct ParsedArguments: Sendable, Equatable {
 
     /// Whether the option, flag or positional was typed rather than defaulted.
     public func isGiven(_ name: String) -> Bool { given.contains(name) || flags.contains(name) }
+
+    /// Every text a repeatable `.string` option was given, in order.
+    public func strings(_ name: String) -> [String] {
+        (every[name] ?? []).compactMap { if case .string(let text) = $0 { text } else { nil } }
+    }
 
     /// The text of a `.string` or `.url` value.
     public func string(_ name: String) -> String? {

@@ -3,7 +3,7 @@ extension Command {
     ///
     /// Options may come before, between or after positional arguments; `--` ends options, so every later word
     /// is positional. A value is given as `--name VALUE`, `--name=VALUE` or `-n VALUE`. Given twice, the last
-    /// value wins. `--help` parses as the flag `help`; `Program.parse` looks for it first, before any error.
+    /// value wins (`ParsedArguments.every` keeps them all, for an option that may be repeated). `--help` parses as the flag `help`; `Program.parse` looks for it first, before any error.
     public func parse(_ words: [String]) throws(ArgumentError) -> ParsedArguments {
         var parsed = ParsedArguments()
         var positionalWords: [String] = []
@@ -41,6 +41,7 @@ extension Command {
                     throw .badValue(argument: option.spelling, value: text, expected: type.expected)
                 }
                 parsed.values[option.name] = value
+                parsed.every[option.name, default: []].append(value)
                 parsed.given.insert(option.name)
             }
         }

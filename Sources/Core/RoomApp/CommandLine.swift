@@ -66,6 +66,8 @@ func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect
         return recordCommand(&state, start: start)
     case .success(.who):
         return show(&state, Notice(.info, Narration.who(state)))
+    case .success(.stream(.list)):
+        return show(&state, Notice(.info, Narration.streamList(state)))
     case .success(.showTopic):
         return show(&state, Notice(.info, Narration.topic(state.room)))
     case .success(.volume(let id, let percent)):

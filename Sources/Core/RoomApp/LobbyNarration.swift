@@ -38,7 +38,8 @@ public enum LobbyNarration {
     /// Bo (moderator) and Chen; started 12 minutes ago."
     static func line(_ listing: RoomListing, now: Timestamp) -> String {
         var text =
-            "\(title(listing)): \(listing.recording ? "being recorded; " : "")\(formatCount(listing.listeners)) listening"
+            "\(title(listing)): \(listing.recording ? "being recorded; " : "")"
+            + (listing.streaming.isEmpty ? "" : "streamed live; ") + "\(formatCount(listing.listeners)) listening"
         if listing.raisedHands > 0 {
             text += ", \(formatCount(listing.raisedHands)) \(listing.raisedHands == 1 ? "hand" : "hands") up"
         }
@@ -81,6 +82,10 @@ public enum LobbyNarration {
                 return listing.recording
                     ? "\(title(listing)) is being recorded now." : "\(title(listing)) is no longer being recorded."
             }
+            if before.streaming.isEmpty != listing.streaming.isEmpty {
+                return listing.streaming.isEmpty
+                    ? "\(title(listing)) is no longer streamed live." : "\(title(listing)) is streamed live now."
+            }
             guard before.topic != listing.topic else { return nil }
             return listing.topic.isEmpty
                 ? "\(listing.room) has no topic now." : "\(listing.room) is now \"\(listing.topic)\"."
@@ -117,7 +122,8 @@ public enum LobbyScreenMapper {
                         member.name,
                         badge: member.role == .host ? .host : member.role == .moderator ? .moderator : .none)
                 }, onStage: listing.onStage, listeners: listing.listeners, raisedHands: listing.raisedHands,
-                age: age(state.now - listing.startedAt), recording: listing.recording)
+                age: age(state.now - listing.startedAt), recording: listing.recording,
+                streaming: !listing.streaming.isEmpty)
         }
         let connection: LobbyScreenModel.Connection
         switch state.connection {

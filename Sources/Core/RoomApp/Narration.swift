@@ -98,6 +98,7 @@ public enum Narration {
                 + "\(formatCount(room.audience.count)) listening."
             if !snapshot.topic.isEmpty { text += " Topic: \"\(snapshot.topic)\"." }
             text += recordedClause(room)
+            text += streamedClause(room)
             text += state.lineMode ? " Type /help for the commands." : " Press ? for the keys."
             return Sentence(text)
         case .peerJoined(let peer, _):
@@ -173,7 +174,8 @@ public enum Narration {
                     ? "Type /accept or /decline; say something first to check your microphone."
                     : "Press a to accept or d to decline."
                 let recorded =
-                    room.recording == nil ? "" : " This room is being recorded: what you say on stage is kept."
+                    (room.recording == nil ? "" : " This room is being recorded: what you say on stage is kept.")
+                    + (room.streaming == nil ? "" : " This room is streamed live: what you say on stage goes out.")
                 return Sentence("\(who) invited you to speak.\(recorded) \(how)")
             }
             if by == selfID {
@@ -255,6 +257,9 @@ public enum Narration {
         case .recording(nil, _, _):
             let stop = room.recordingStopped
             return recordingSentence(active: false, by: stop?.by, reason: stop?.reason, state: state)
+        case .streaming(let streaming, let by, let reason):
+            return streamingSentence(
+                before: context.streamingBefore, after: streaming, by: by, reason: reason, state: state)
         case .listingChanged(let listed, let by):
             let actor = actorName(by, state)
             return Sentence(
@@ -498,6 +503,7 @@ public enum Narration {
         }
         var sentences = room.topic.isEmpty ? [] : [topic(room)]
         if let recorded = recordingWho(state) { sentences.append(recorded) }
+        if let streamed = streamingWho(state) { sentences.append(streamed) }
         sentences.append("On stage: " + (stage.isEmpty ? "nobody" : stage.joined(separator: ", ")) + ".")
         let hands = room.raisedHands
         if hands.count == 0 {

@@ -81,7 +81,7 @@ public enum RoomScreenMapper {
         }
         return RoomScreenModel.Header(
             room: room.roomID.isEmpty ? "joining" : room.roomID, topic: room.topic, peopleCount: room.peopleCount,
-            connection: connection, recording: room.recording != nil)
+            connection: connection, recording: room.recording != nil, streaming: room.streaming != nil)
     }
 
     /// The screen's role for a room role: the four standard ones by name, others by whether they are on stage.
@@ -199,7 +199,8 @@ public enum RoomScreenMapper {
             return .invitation(
                 .init(
                     from: from, micName: state.microphoneName, micLevel: level, micProblem: problem, secondsLeft: left,
-                    acceptSelected: state.invitationAcceptSelected, recorded: state.room.recording != nil))
+                    acceptSelected: state.invitationAcceptSelected, recorded: state.room.recording != nil,
+                    streamed: state.room.streaming != nil))
         }
         switch state.overlay {
         case nil: return nil

@@ -53,7 +53,7 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
     case .error(let code, let message):
         // RoomCore already put the server's words up; say them plainly with what to do next. `saved` is good news:
         // the server saves again after telling the hosts it could not.
-        let kind: Notice.Kind = code == "saved" ? .info : .error
+        let kind: Notice.Kind = code == "saved" || code == "stream" ? .info : .error
         effects = show(&state, Notice(kind, Narration.explainError(code: code, message: message)))
         return effects
     case .invited(let id, _, _) where id == state.room.selfID:
@@ -227,6 +227,13 @@ private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEff
     if (old.recording == nil) != (room.recording == nil) {
         changes.append(room.recording == nil ? "the recording stopped" : "the room is being recorded now")
     }
+    let (streamedBefore, streamedNow) = (old.streaming?.to ?? [], room.streaming?.to ?? [])
+    if streamedBefore != streamedNow {
+        changes.append(
+            streamedNow.isEmpty
+                ? "the room is no longer streamed live"
+                : "the room is streamed live to \(English.list(streamedNow)) now")
+    }
     state.quietRejoins = (
         Dictionary(left.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first }),
         state.now + Narration.placeKept
@@ -268,10 +275,13 @@ struct EventContext {
     var invitation: Invitation?
     /// Whether the subject was here before the drop and rejoins now, quietly.
     var quietRejoin: Bool
+    /// Where the room streamed, before the event.
+    var streamingBefore: [String]
 
     init(_ event: ServerEvent, in state: AppState) {
         ignored = state.room.ignoredEvents.total
         hadSnapshot = state.room.hasJoined
+        streamingBefore = state.room.streaming?.to ?? []
         let subject: PeerID?
         switch event {
         case .peerLeft(let id), .removed(let id, _, _), .roleChanged(let id, _, _, _), .inviteDeclined(let id),

@@ -1,15 +1,5 @@
 import Arguments
 
-/// What `/play` asks for.
-public enum PlayCommand: Sendable, Equatable {
-    /// Play the file at this path (as typed), in place of any file playing.
-    case file(String)
-    /// Stop the file playing.
-    case stop
-    /// Say what plays, and how far it is.
-    case status
-}
-
 /// A line typed on the command line, parsed and with names resolved to peers. See `docs/commands.md`.
 public enum Command: Sendable, Equatable {
     case invite(PeerID)
@@ -70,6 +60,8 @@ public enum Command: Sendable, Equatable {
     case locked(Bool)
     /// Start recording the room (`/record`), or stop it (`/record stop`; asks first) (hosts and moderators).
     case record(Bool)
+    /// List the server's stream destinations, or start or stop streaming the room to one (hosts).
+    case stream(StreamCommand)
     /// Let in, or turn away, a newcomer waiting at the locked room (hosts and moderators).
     case admit(String)
     case deny(String)
@@ -116,6 +108,7 @@ public enum Command: Sendable, Equatable {
             "record", "/record [stop]",
             "record the room (everyone sees REC); /record stop stops it, asking first (hosts, mods)"
         ),
+        ("stream", "/stream [NAME|stop NAME]", "stream the room live to NAME (all see LIVE); alone, list them (hosts)"),
         ("volume", "/volume NAME [PERCENT]", "how loud someone sounds to you, 0 to 200 % (only you hear it)"),
         (
             "play", "/play [FILE|stop]",
@@ -310,6 +303,12 @@ public enum Command: Sendable, Equatable {
             let rest = scanner.rest()
             if rest.isEmpty || rest.lowercased() == "stop" { return .success(.record(rest.isEmpty)) }
             return .failure(.unexpectedArgument(command: name, text: rest, usage: usage))
+        case "stream":
+            return scanner.word().flatMap { word -> Result<Command, CommandError> in
+                guard let word else { return .success(.stream(.list)) }
+                if word.lowercased() != "stop" { return noMore(.stream(.start(word.lowercased()))) }
+                return argument("NAME").flatMap { noMore(.stream(.stop($0.lowercased()))) }
+            }
         case "link":
             var role = RoleName.audience
             var roleGiven = false

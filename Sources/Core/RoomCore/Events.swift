@@ -87,6 +87,9 @@ public enum ServerEvent: Sendable, Equatable {
     /// The room started being recorded (`recording` says by whom and since when), or stopped (nil): `by` is who
     /// stopped it and `reason` why, when it stopped on a fault.
     case recording(RecordingState?, by: PeerID?, reason: String?)
+    /// The set of destinations the room streams to changed: `streaming` is where it goes now (nil: nowhere), `by`
+    /// who changed it (nil on a fault) and `reason` why a destination stopped, when it stopped on a fault.
+    case streaming(StreamingState?, by: PeerID?, reason: String?)
     /// The invite link this client asked for (not a room event: it comes without a sequence number).
     case inviteLink(InviteLink)
     /// The room's links (the answer to `/links`, `/revoke`, `/lock` and `/unlock`), with the ids just withdrawn

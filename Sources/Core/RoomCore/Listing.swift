@@ -32,12 +32,15 @@ public struct RoomListing: Sendable, Equatable {
     public var startedAt: Timestamp
     /// Whether the room is being recorded: told before anyone walks in.
     public var recording: Bool
+    /// The server's destinations the room streams to live (by name): told before anyone walks in.
+    public var streaming: [String]
 
     public init(
         room: String, topic: String, stage: [StageMember], onStage: Int, listeners: Int, raisedHands: Int,
-        startedAt: Timestamp, recording: Bool = false
+        startedAt: Timestamp, recording: Bool = false, streaming: [String] = []
     ) {
         self.recording = recording
+        self.streaming = streaming
         self.room = room
         self.topic = DisplayName.sanitizeLine(topic, maxGraphemes: RoomState.maxTopicLength)
         self.stage = Array(stage.prefix(Self.maxStageNames))

@@ -54,6 +54,7 @@ public enum Permission: String, CaseIterable, Hashable, Sendable, CustomStringCo
     case setTopic = "set_topic"
     case endRoom = "end_room"
     case record
+    case stream
 
     /// What holding the permission lets a person do, for refusals: "only hosts can *end the room*".
     public var phrase: String {
@@ -68,6 +69,7 @@ public enum Permission: String, CaseIterable, Hashable, Sendable, CustomStringCo
         case .setTopic: "set the topic"
         case .endRoom: "end the room"
         case .record: "start and stop recording"
+        case .stream: "start and stop streaming the room"
         }
     }
 
@@ -309,13 +311,20 @@ public struct RoomSnapshot: Sendable, Equatable {
     public var listed: Bool
     /// The room's recording, when it is being recorded.
     public var recording: RecordingState?
+    /// Where the room streams live, when it does.
+    public var streaming: StreamingState?
+    /// The server's stream destinations, told to those who may start a stream (empty for everyone else).
+    public var streamDestinations: [String]
 
     public init(
         roomID: String, topic: String = "", selfID: PeerID, peers: [Peer], recentChat: [ChatMessage] = [],
         ended: Bool = false, seq: UInt64, invitations: [PeerID: Invitation] = [:], stepUp: RoleName? = nil,
-        tokenRole: RoleName? = nil, listed: Bool = true, recording: RecordingState? = nil
+        tokenRole: RoleName? = nil, listed: Bool = true, recording: RecordingState? = nil,
+        streaming: StreamingState? = nil, streamDestinations: [String] = []
     ) {
         self.recording = recording
+        self.streaming = streaming
+        self.streamDestinations = streamDestinations
         self.roomID = roomID
         self.topic = topic
         self.selfID = selfID

@@ -166,6 +166,8 @@ private func applySnapshot(_ state: inout RoomState, _ snapshot: RoomSnapshot) {
     state.tokenRole = snapshot.tokenRole
     state.muteRequestedBy = nil
     state.recording = snapshot.ended ? nil : snapshot.recording
+    state.streaming = snapshot.ended ? nil : snapshot.streaming
+    state.streamDestinations = snapshot.streamDestinations
     state.lastSeq = snapshot.seq
 }
 
@@ -313,6 +315,7 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         let reason = DisplayName.sanitizeLine(raw, maxGraphemes: RoomState.maxReasonLength)
         state.ending = .ended(reason: reason)
         state.recording = nil
+        state.streaming = nil
         state.invitation = nil
         state.invitations = [:]
         state.activity.append(.ended(reason: reason))
@@ -338,6 +341,11 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         state.recording = nil
         let reason = raw.map { DisplayName.sanitizeLine($0, maxGraphemes: RoomState.maxReasonLength) }
         state.recordingStopped = RecordingStop(by: by, reason: reason?.isEmpty == false ? reason : nil)
+
+    case .streaming(let streaming, _, _):
+        let now = streaming.flatMap { $0.to.isEmpty ? nil : $0 }
+        if state.streaming == now { return .noChange }
+        state.streaming = now
 
     case .joined, .reconnecting, .reconnected, .error, .inviteLink, .links, .bans, .stats, .networkQuality, .knock,
         .waitingForHost,
@@ -444,7 +452,11 @@ private func perform(_ state: inout RoomState, _ command: Command) -> [Effect] {
         return submit(&state, .react(reaction))
     case .stats:
         return submit(&state, .stats)
-    case .volume, .who, .showTopic, .notify, .retry, .play:
+    case .stream(.start(let name)):
+        return submit(&state, .startStream(name))
+    case .stream(.stop(let name)):
+        return submit(&state, .stopStream(name))
+    case .stream(.list), .volume, .who, .showTopic, .notify, .retry, .play:
         // Local to this client: the app answers them from its own state or its connection; the server never
         // hears of them.
         return []
@@ -550,6 +562,13 @@ private func refusal(for request: ClientRequest, in state: RoomState) -> Refusal
         if state.recording != nil { return Refusal(ClientRequest.alreadyRecording) }
     case .stopRecording:
         if state.recording == nil { return Refusal(ClientRequest.notRecording) }
+    case .startStream(let name):
+        if state.streaming?.to.contains(name) == true { return Refusal(ClientRequest.alreadyStreaming(to: name)) }
+        if !state.streamDestinations.isEmpty, !state.streamDestinations.contains(name) {
+            return Refusal(ClientRequest.noSuchStream(name, destinations: state.streamDestinations))
+        }
+    case .stopStream(let name):
+        if state.streaming?.to.contains(name) != true { return Refusal(ClientRequest.notStreaming(to: name)) }
     case .recorderError(let reason):
         if reason.count > ClientRequest.maxRecorderErrorLength {
             return Refusal("the reason is too long (\(ClientRequest.maxRecorderErrorLength) characters at most)")

@@ -68,6 +68,13 @@ public enum ClientRequest: Sendable, Equatable {
     /// Ask for each person's speaking time and turns since the room went live (hosts and moderators); the server
     /// answers this client alone.
     case stats
+    /// Stream the room live to the server's destination of that name (hosts): the server runs a recorder for it.
+    case startStream(String)
+    /// Stop streaming to that destination (hosts).
+    case stopStream(String)
+    /// A stream's recorder says how its stream goes, a sentence per change ("Streaming to radio is back."): the
+    /// server tells the room's hosts.
+    case streamStatus(String)
 
     /// Why someone whose role may not publish cannot play a file into the room.
     public static let playingNeedsTheStage =
@@ -81,6 +88,21 @@ public enum ClientRequest: Sendable, Equatable {
     public static let notRecording = "the room is not being recorded"
     /// Why nobody can be given the recorder's role in the room.
     public static let recorderByLinkOnly = "nobody can be made a recorder: a recorder joins with a recorder's link"
+    /// The longest sentence a stream's recorder reports, in characters.
+    public static let maxStreamStatusLength = 300
+    /// Why `start_stream` changes nothing while the room streams there already.
+    public static func alreadyStreaming(to name: String) -> String {
+        "the room already streams to \(name); /stream stop \(name) stops it"
+    }
+    /// Why `stop_stream` changes nothing while the room does not stream there.
+    public static func notStreaming(to name: String) -> String { "the room does not stream to \(name)" }
+    /// Why `start_stream` names no destination of this server.
+    public static func noSuchStream(_ name: String, destinations: [String]) -> String {
+        destinations.isEmpty
+            ? "this server has no streams configured"
+            : "this server has no stream named \(name); it has: \(destinations.joined(separator: ", "))"
+    }
+
     /// The longest reason a recorder gives for stopping, in characters.
     public static let maxRecorderErrorLength = 200
 

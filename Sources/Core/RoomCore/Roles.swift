@@ -324,6 +324,10 @@ public struct RoleTable: Sendable, Equatable {
             return nil
         case .startRecording, .stopRecording:
             return can(actor.role, .record) ? nil : refusal(lacking: .record)
+        case .startStream, .stopStream:
+            return can(actor.role, .stream) ? nil : refusal(lacking: .stream)
+        case .streamStatus:
+            return actor.role == .recorder ? nil : Refusal("only a stream's recorder reports how its stream goes")
         case .recorderError:
             return actor.role == .recorder ? nil : Refusal("only a recorder reports why it stops")
         }
@@ -334,7 +338,7 @@ public struct RoleTable: Sendable, Equatable {
     private func recorderRule(_ request: ClientRequest, by actor: Peer, target: Peer?) -> Refusal? {
         if actor.role == .recorder {
             switch request {
-            case .leave, .recorderError: return nil
+            case .leave, .recorderError, .streamStatus: return nil
             default: return Refusal(ClientRequest.recorderOnlyListens)
             }
         }
@@ -464,6 +468,12 @@ private struct RoleTableParser {
         // below every role it has.
         if !roles.contains(where: { $0.name == .recorder }) {
             roles.append(RoleTable.recorderDefinition(rank: (roles.map(\.rank).max() ?? -1) + 1))
+        }
+        // A table written before streaming lets its hosts stream, as the table shipped with Clubroom does.
+        if !roles.contains(where: { $0.permissions.contains(.stream) }),
+            let host = roles.firstIndex(where: { $0.name == .host })
+        {
+            roles[host].permissions.insert(.stream)
         }
         return try RoleTable(checking: roles, source: source)
     }

@@ -42,6 +42,34 @@ public struct RecordingState: Sendable, Equatable {
     }
 }
 
+/// Where a room streams live while it does: the names of the server's destinations it goes out to (in the
+/// order the server gives) and since when it has streamed without a break. Everyone in the room is told.
+public struct StreamingState: Sendable, Equatable {
+    /// The destinations, by the names the server's operator gave them (never their addresses); never empty.
+    public var to: [String]
+    /// When the room began to stream (to the first of them), on the server's clock (ms since the epoch).
+    public var since: Timestamp
+
+    public init(to: [String], since: Timestamp) {
+        self.to = to
+        self.since = since
+    }
+
+    /// The longest destination name: 1 to 32 of `a-z`, `0-9` and `-`.
+    public static let maxNameLength = 32
+    /// The most destinations a server has.
+    public static let maxDestinations = 64
+
+    /// Whether `name` is a destination's name: 1 to 32 of `a-z`, `0-9` and `-`.
+    public static func isName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= maxNameLength
+            && name.utf8.allSatisfy {
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-")
+            }
+    }
+}
+
 /// How the room's last recording ended: who stopped it (nil when nobody did: its recorder left or failed) and
 /// why, when it stopped on a fault ("the recorder could not write: No space left on device").
 public struct RecordingStop: Sendable, Equatable {
@@ -163,6 +191,10 @@ public struct RoomState: Sendable, Equatable {
     public internal(set) var recording: RecordingState?
     /// Who stopped the last recording and why, when it stopped on a fault (`reason`); kept until another starts.
     public internal(set) var recordingStopped: RecordingStop?
+    /// Where the room streams live while it does; nil when it does not.
+    public internal(set) var streaming: StreamingState?
+    /// The server's stream destinations, as told to this client when it may start a stream (else empty).
+    public internal(set) var streamDestinations: [String] = []
 
     var sections = Sections()
     /// Peers whose level is above zero.

@@ -100,6 +100,10 @@ public enum ControlCodec {
                 request = .recorderError(
                     try fields.string("reason", maxCharacters: ClientRequest.maxRecorderErrorLength))
             case "stats": request = .stats
+            case "start_stream": request = .startStream(try readStreamName(fields))
+            case "stop_stream": request = .stopStream(try readStreamName(fields))
+            case "stream_status":
+                request = .streamStatus(try fields.string("text", maxCharacters: ClientRequest.maxStreamStatusLength))
             default:
                 throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
             }
@@ -154,6 +158,8 @@ public enum ControlCodec {
         case .listLinks, .listBans, .startRecording, .stopRecording: break
         case .recorderError(let reason): object["reason"] = .string(reason)
         case .stats: break
+        case .startStream(let name), .stopStream(let name): object["to"] = .string(name)
+        case .streamStatus(let text): object["text"] = .string(text)
         case .unban(let who): object["who"] = .string(who)
         case .revokeLink(let link): object["link"] = .string(link)
         case .setLocked(let locked): object["locked"] = .bool(locked)

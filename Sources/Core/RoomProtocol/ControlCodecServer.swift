@@ -18,6 +18,10 @@ extension ControlCodec {
             if let tokenRole = snapshot.tokenRole { object["token_role"] = .string(tokenRole.rawValue) }
             object["listed"] = .bool(snapshot.listed)
             if let recording = snapshot.recording { object["recording"] = json(recording) }
+            if let streaming = snapshot.streaming { object["streaming"] = json(streaming) }
+            if !snapshot.streamDestinations.isEmpty {
+                object["stream_destinations"] = .array(snapshot.streamDestinations.map { .string($0) })
+            }
             object["peers"] = .array(snapshot.peers.map(json))
             object["chat"] = .array(snapshot.chat.map(json))
             object["roles"] = json(snapshot.roles)
@@ -109,6 +113,10 @@ extension ControlCodec {
             for member in jsonObject(recording).members { object[member.key] = member.value }
         case .recording(nil, let by, let reason):
             object["active"] = .bool(false)
+            if let by { object["by"] = .string(by.rawValue) }
+            if let reason { object["reason"] = .string(reason) }
+        case .streaming(let streaming, let by, let reason):
+            writeStreaming(streaming, into: &object)
             if let by { object["by"] = .string(by.rawValue) }
             if let reason { object["reason"] = .string(reason) }
         case .micChanged(let peer, let working):
@@ -209,6 +217,14 @@ extension ControlCodec {
             output.append(contentsOf: #","recording":"#.utf8)
             json(recording).write(into: &output)
         }
+        if let streaming = snapshot.streaming {
+            output.append(contentsOf: #","streaming":"#.utf8)
+            json(streaming).write(into: &output)
+        }
+        if !snapshot.streamDestinations.isEmpty {
+            output.append(contentsOf: #","stream_destinations":"#.utf8)
+            JSONValue.array(snapshot.streamDestinations.map { .string($0) }).write(into: &output)
+        }
         output.append(contentsOf: #","peers":["#.utf8)
         for (index, peer) in snapshot.peers.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
@@ -274,7 +290,12 @@ extension ControlCodec {
                     listed: try fields.optionalBool("listed") ?? true,
                     recording: try fields.object["recording"].flatMap { value throws(ControlDecodeError) in
                         value == .null ? nil : try readRecording(Fields(try objectValue(value, "recording")))
-                    }))
+                    },
+                    streaming: try fields.object["streaming"].flatMap { value throws(ControlDecodeError) in
+                        value == .null ? nil : try readStreaming(Fields(try objectValue(value, "streaming")))
+                    },
+                    streamDestinations: fields.object["stream_destinations"] == nil
+                        ? [] : try readStreamNames(fields, "stream_destinations")))
         case "peer_joined":
             event = .peerJoined(try readPeer(try fields.value("peer")))
         case "peers_joined":
@@ -366,6 +387,13 @@ extension ControlCodec {
                     },
                     reason: try fields.optionalString("reason"))
             }
+        case "streaming":
+            event = .streaming(
+                try readStreaming(fields),
+                by: try fields.optionalString("by", maxBytes: ControlLimits.maxIdentityBytes).flatMap {
+                    $0.isEmpty ? nil : PeerID($0)
+                },
+                reason: try fields.optionalString("reason"))
         case "hands_allowed":
             event = .handsAllowed(allowed: try fields.bool("allowed"), by: try fields.actor())
         case "mic_changed":

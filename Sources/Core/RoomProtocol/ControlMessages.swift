@@ -72,6 +72,9 @@ extension ClientRequest {
         case .stopRecording: "stop_recording"
         case .recorderError: "recorder_error"
         case .stats: "stats"
+        case .startStream: "start_stream"
+        case .stopStream: "stop_stream"
+        case .streamStatus: "stream_status"
         }
     }
 
@@ -81,7 +84,7 @@ extension ClientRequest {
         "withdraw_invite", "set_role", "step_down", "set_mute", "set_mic", "set_playing", "mute_peer", "mute_all",
         "remove", "set_topic", "end_room", "chat", "leave", "set_listed", "create_link", "list_links", "revoke_link",
         "set_locked", "list_bans", "unban", "admit", "deny", "react", "start_recording", "stop_recording",
-        "recorder_error", "stats",
+        "recorder_error", "stats", "start_stream", "stop_stream", "stream_status",
     ]
 }
 
@@ -139,13 +142,20 @@ public struct JoinedSnapshot: Sendable, Equatable {
     public var listed: Bool
     /// The room's recording while it is recorded (`recording`); nil when it is not.
     public var recording: RecordingState?
+    /// Where the room streams live (`streaming`); nil when it does not.
+    public var streaming: StreamingState?
+    /// The server's stream destinations, for a joiner who may start a stream (`stream_destinations`); else empty.
+    public var streamDestinations: [String]
 
     public init(
         room: String, protocolVersion: Int64 = controlProtocolVersion, selfID: PeerID, peers: [AnnouncedPeer],
         topic: String, chat: [ChatMessage], roles: RoleTable, resumed: Bool, tokenRole: RoleName? = nil,
-        listed: Bool = true, recording: RecordingState? = nil
+        listed: Bool = true, recording: RecordingState? = nil, streaming: StreamingState? = nil,
+        streamDestinations: [String] = []
     ) {
         self.recording = recording
+        self.streaming = streaming
+        self.streamDestinations = streamDestinations
         self.room = room
         self.protocolVersion = protocolVersion
         self.selfID = selfID
@@ -219,6 +229,9 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// Without an `id`, a notice to a room's hosts rather than an answer: the server saves again what happens in
     /// the room, after it told them (`not_saved`, without an `id`) that it could not.
     public static let saved = ErrorCode(rawValue: "saved")
+    /// Without an `id`, a notice to a room's hosts rather than an answer: how one of the room's streams goes, a
+    /// sentence per change ("Streaming to radio stopped: the server refused the password.").
+    public static let stream = ErrorCode(rawValue: "stream")
 }
 
 /// Something the server tells a client: the protocol's event messages, each carrying RoomCore's values
@@ -275,6 +288,9 @@ public enum WireEvent: Sendable, Equatable {
     /// Sent to everyone: the room is recorded from now on (`recording` says by whom and since when), or no longer
     /// (nil), stopped by `by` (nil when nobody stopped it: its recorder left) and, on a fault, for `reason`.
     case recording(RecordingState?, by: PeerID?, reason: String?)
+    /// Sent to everyone whenever the set of destinations the room streams to changes: where it goes now (nil:
+    /// nowhere), who changed it (nil on a fault) and, when a destination stopped on a fault, why.
+    case streaming(StreamingState?, by: PeerID?, reason: String?)
     /// The answer to `create_link`, for the requester only and without a sequence number: the invite token for
     /// `role` in `room` and when it expires (milliseconds since the epoch).
     case inviteLink(room: String, role: RoleName, token: String, expiresAt: Timestamp, id: RequestID?)
@@ -320,6 +336,7 @@ public enum WireEvent: Sendable, Equatable {
         case .askedToMute: "asked_to_mute"
         case .handsAllowed: "hands_allowed"
         case .recording: "recording"
+        case .streaming: "streaming"
         case .roomEnding: "room_ending"
         case .removed: "removed"
         case .roomEnded: "room_ended"

@@ -109,6 +109,8 @@ public enum DirectoryCodec {
         ])
         // Said only when true: a room without the field is not recorded.
         if listing.recording { object["recording"] = .bool(true) }
+        // Said only when it streams: a room without the field streams nowhere.
+        if !listing.streaming.isEmpty { object["streaming"] = .array(listing.streaming.map { .string($0) }) }
         return .object(object)
     }
 
@@ -213,7 +215,8 @@ public enum DirectoryCodec {
             onStage: Int(try fields.integer("on_stage", in: count)),
             listeners: Int(try fields.integer("listeners", in: count)),
             raisedHands: Int(try fields.integer("raised_hands", in: count)),
-            startedAt: try fields.integer("started_at"), recording: try fields.optionalBool("recording") ?? false)
+            startedAt: try fields.integer("started_at"), recording: try fields.optionalBool("recording") ?? false,
+            streaming: fields.object["streaming"] == nil ? [] : try ControlCodec.readStreamNames(fields, "streaming"))
     }
 
     public static func readChange(_ value: JSONValue) throws(ControlDecodeError) -> ListingChange {

@@ -46,7 +46,8 @@ extension ServerMessage {
                     roomID: snapshot.room, topic: snapshot.topic, selfID: snapshot.selfID,
                     peers: snapshot.peers.map(\.peer), recentChat: snapshot.chat, ended: false,
                     seq: UInt64(max(0, seq ?? 0)), invitations: invitations, stepUp: me?.stepUp,
-                    tokenRole: snapshot.tokenRole, listed: snapshot.listed, recording: snapshot.recording))
+                    tokenRole: snapshot.tokenRole, listed: snapshot.listed, recording: snapshot.recording,
+                    streaming: snapshot.streaming, streamDestinations: snapshot.streamDestinations))
         case .peerJoined(let announced): return .peerJoined(announced.peer, invitation: announced.invitation)
         case .peersJoined, .peersLeft: return nil
         case .peerLeft(let id, _): return .peerLeft(id)
@@ -73,6 +74,7 @@ extension ServerMessage {
         case .topicChanged(let topic, let by): return .topicChanged(topic, by: Self.actor(by))
         case .listingChanged(let listed, let by): return .listingChanged(listed: listed, by: Self.actor(by))
         case .recording(let recording, let by, let reason): return .recording(recording, by: by, reason: reason)
+        case .streaming(let streaming, let by, let reason): return .streaming(streaming, by: by, reason: reason)
         case .inviteLink(let room, let role, let token, let expiresAt, _):
             guard let linkBase else { return nil }
             return .inviteLink(

@@ -171,6 +171,11 @@ extension WireEvent {
             return .recording(
                 recording.map { RecordingState(by: $0.by.map(id), since: $0.since) }, by: by.map(id),
                 reason: reason.map { ServerText.line($0, maxCharacters: ControlLimits.maxReasonCharacters) })
+        case .streaming(let streaming, let by, let reason):
+            // The names were checked as they were read: `a-z 0-9 -` alone.
+            return .streaming(
+                streaming, by: by.map(id),
+                reason: reason.map { ServerText.line($0, maxCharacters: ControlLimits.maxReasonCharacters) })
         case .micChanged(let peer, let working): return .micChanged(peer: id(peer), working: working)
         case .inviteLink(let room, let role, let token, let expiresAt, let requestID):
             // The token is printed as part of a link a person copies: base64url, so anything else is removed.

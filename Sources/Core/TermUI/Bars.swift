@@ -49,6 +49,12 @@ public struct HeaderBar: Sendable {
             // The rest needs a space before it and something to show.
             guard row.width >= 3 else { return }
         }
+        if header.streaming {
+            let end = buffer.put(
+                glyphs.live, x: row.x + 1, y: row.y, style: style.patched(with: theme.style(.recording)), clip: row)
+            row = Rect(x: end, y: row.y, width: max(0, row.right - end), height: 1)
+            guard row.width >= 3 else { return }
+        }
         var room = " \(header.room)"
         if !header.topic.isEmpty { room += " \(glyphs.dash) \"\(header.topic)\"" }
         // The product name is the first thing to go on a narrow screen; the room's name and topic matter more than

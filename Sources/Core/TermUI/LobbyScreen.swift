@@ -29,11 +29,14 @@ public struct LobbyScreenModel: Hashable, Sendable {
         /// Whether the room is being recorded: its row starts with `● REC` (`[REC]` in ASCII), before anyone
         /// walks in.
         public var recording: Bool
+        /// Whether the room streams live: its row shows `● LIVE` (`[LIVE]` in ASCII), before anyone walks in.
+        public var streaming: Bool
 
         public init(
             room: String, topic: String, stage: [StageName], onStage: Int, listeners: Int, raisedHands: Int,
-            age: String, recording: Bool = false
+            age: String, recording: Bool = false, streaming: Bool = false
         ) {
+            self.streaming = streaming
             self.recording = recording
             self.room = room
             self.topic = topic
@@ -259,6 +262,11 @@ public enum LobbyScreen {
         if entry.recording {
             x = buffer.put(
                 glyphs.recording, x: x, y: first.y, style: base.patched(with: theme.style(.recording)), clip: first)
+            x = buffer.put(" ", x: x, y: first.y, style: base, clip: first)
+        }
+        if entry.streaming {
+            x = buffer.put(
+                glyphs.live, x: x, y: first.y, style: base.patched(with: theme.style(.recording)), clip: first)
             x = buffer.put(" ", x: x, y: first.y, style: base, clip: first)
         }
         let titleRoom = first.right - x - statsWidth - 2

@@ -164,6 +164,13 @@ public struct InvitationPrompt: Sendable {
                     theme.style(.recording)
                 ))
         }
+        if invitation.streamed {
+            lines.append(
+                (
+                    "\(g.live) This room is streamed live: what you say on stage goes out as you say it.",
+                    theme.style(.recording)
+                ))
+        }
         if let seconds = invitation.secondsLeft {
             lines.append(("Answer within \(formatWaiting(seconds: seconds)).", theme.style(.secondary)))
         }

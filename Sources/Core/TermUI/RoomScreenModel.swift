@@ -72,11 +72,15 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var connection: Connection
         /// Whether the room is being recorded: the header shows `● REC` (`[REC]` in ASCII) for everyone.
         public var recording: Bool
+        /// Whether the room streams live: the header shows `● LIVE` (`[LIVE]` in ASCII) for everyone.
+        public var streaming: Bool
 
         /// Creates a header.
         public init(
-            room: String, topic: String = "", peopleCount: Int, connection: Connection, recording: Bool = false
+            room: String, topic: String = "", peopleCount: Int, connection: Connection, recording: Bool = false,
+            streaming: Bool = false
         ) {
+            self.streaming = streaming
             self.room = room
             self.topic = topic
             self.peopleCount = peopleCount
@@ -329,12 +333,15 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var acceptSelected: Bool
         /// Whether the room is being recorded: the prompt says that what the person says on stage is kept.
         public var recorded: Bool
+        /// Whether the room streams live: the prompt says that what the person says on stage goes out live.
+        public var streamed: Bool
 
         /// Creates an invitation.
         public init(
             from: String, micName: String? = nil, micLevel: Int?, micProblem: String? = nil,
-            secondsLeft: Int? = nil, acceptSelected: Bool = true, recorded: Bool = false
+            secondsLeft: Int? = nil, acceptSelected: Bool = true, recorded: Bool = false, streamed: Bool = false
         ) {
+            self.streamed = streamed
             self.recorded = recorded
             self.from = from
             self.micName = micName

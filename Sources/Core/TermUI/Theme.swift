@@ -113,6 +113,9 @@ public struct Glyphs: Hashable, Sendable {
     /// The header's mark while the room is being recorded (`● REC`, `[REC]` in ASCII), and the lobby's beside a
     /// recorded room.
     public var recording = "\u{25CF} REC"
+    /// The header's mark while the room streams live (`● LIVE`, `[LIVE]` in ASCII), and the lobby's beside such a
+    /// room; in the recording's style.
+    public var live = "\u{25CF} LIVE"
 
     /// Unicode symbols and block elements.
     public static let unicode = Glyphs(
@@ -128,7 +131,8 @@ public struct Glyphs: Hashable, Sendable {
         bars: ["_", "#", "#", "#", "#", "#", "#", "#"],
         barEmpty: " ", horizontal: "-", vertical: "|", corners: ["+", "+", "+", "+"], ellipsis: "~", dot: "|",
         dash: "-", event: "-", selection: ">", connection: ["o", "~", "x"], arrows: ["Up", "Down", "Left", "Right"],
-        to: "->", notice: "!", signal: ["x", "1", "2", "3", "4", "5"], playing: "@", recording: "[REC]")
+        to: "->", notice: "!", signal: ["x", "1", "2", "3", "4", "5"], playing: "@", recording: "[REC]",
+        live: "[LIVE]")
 
     /// `text` as the glyph set can show it: in ASCII, the typographic characters the program's own sentences and
     /// other programs' messages use (curly quotes, dashes, the ellipsis, arrows, bullets) become their ASCII

@@ -27,9 +27,11 @@ extension ServerState {
         }
         // A recorder may say who asked for the recording; nobody else's header is read.
         var startedBy: PeerID?
+        var stream: String?
         if admitted.role == .recorder {
             do throws(ControlDecodeError) {
                 startedBy = try ControlCodec.decodeStartedBy(request.headers[ControlCodec.startedByHeader])
+                stream = try ControlCodec.decodeStreamHeader(request.headers[ControlCodec.streamHeader])
             } catch {
                 log.info("\(connection): refused for room \(roomName): \(error.message)")
                 connection.close(
@@ -58,7 +60,7 @@ extension ServerState {
                         connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
                         return
                     }
-                    enter(connection, admitted, room: roomName, now: now, startedBy: startedBy)
+                    enter(connection, admitted, room: roomName, now: now, startedBy: startedBy, stream: stream)
                 })
             if !waitingRoom.hold(waiter, room: roomName) {
                 log.info("\(connection): refused for room \(roomName): \(refusal.detail), and the door is full")
@@ -72,14 +74,14 @@ extension ServerState {
             connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
             return
         }
-        enter(connection, admitted, room: roomName, now: now, startedBy: startedBy)
+        enter(connection, admitted, room: roomName, now: now, startedBy: startedBy, stream: stream)
     }
 
     /// Registers a connection that passed the door and asks its room to take the join.
     private func enter(
         _ connection: WebSocketConnection,
         _ admitted: Admitted,
-        room roomName: String, now: Timestamp, startedBy: PeerID?
+        room roomName: String, now: Timestamp, startedBy: PeerID?, stream: String?
     ) {
         let id = admitted.id
         let entry = ConnectionEntry(
@@ -90,7 +92,7 @@ extension ServerState {
         var previous: ConnectionEntry?
         let ticket = JoinTicket(
             id: id, name: admitted.name, role: admitted.role, now: now, onlyIfReturning: admitted.onlyIfReturning,
-            fromLobby: admitted.fromLobby, startedBy: startedBy,
+            fromLobby: admitted.fromLobby, startedBy: startedBy, stream: stream,
             isWanted: { [connections] in connections.isOpen(entry) },
             answer: { [self] answer in
                 switch answer {

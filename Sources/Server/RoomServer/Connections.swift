@@ -150,7 +150,7 @@ package enum ServerClose {
     )
     static let banned = (code: UInt16(4025), reason: "You are banned from this server's rooms.")
     static let startedByUnreadable = (
-        code: UInt16(4026), reason: "The recorder's X-Clubroom-Started-By is not an identity."
+        code: UInt16(4026), reason: "The recorder's X-Clubroom-Started-By or X-Clubroom-Stream cannot be read."
     )
     static let roomUnavailable = (code: UInt16(1011), reason: "The server could not load this room. Try again.")
     /// Close 1001 to a client of a cluster node that the cluster took for gone: it reconnects and joins again.

@@ -204,10 +204,15 @@ extension LinkSigner {
         let now = currentTimestamp() / 1000
         // The recorders an outcome that stops the recording removes are not kept out: the room may be recorded
         // again, by the same identity (the server's own recorder is always `recorder`).
-        let stopsRecording = outcome.recorderOrders.contains {
-            if case .stop = $0 { return true }
-            return false
-        }
+        let stopsRecording =
+            outcome.recorderOrders.contains {
+                if case .stop = $0 { return true }
+                return false
+            }
+            || outcome.streamOrders.contains {
+                if case .stop = $0 { return true }
+                return false
+            }
         for delivery in outcome.deliveries {
             do {
                 switch delivery.message.event {

@@ -24,6 +24,8 @@ package struct JoinTicket {
     package var fromLobby = false
     /// Who asked for the recording, as a recorder says (`X-Clubroom-Started-By`); nil from anyone else.
     package var startedBy: PeerID? = nil
+    /// The stream a recorder carries, as it says (`X-Clubroom-Stream`); nil from anyone else.
+    package var stream: String? = nil
     /// Whether the join is still wanted (its connection is still open), asked right before the room decides.
     package var isWanted: () -> Bool
     /// The room's answers, in order: `refused` or `unavailable` alone, or `accepted` at once and `admitted`
@@ -79,6 +81,8 @@ final class LocalRooms: @unchecked Sendable {
     /// The loop whose timers gather departures, once known; without one, departures are decided at once.
     var loop: EventLoop?
     private(set) var rooms: [String: RoomAuthority] = [:]
+    /// The names of the server's stream destinations, which every room may stream to.
+    var streamDestinations: [String] = []
     /// Joins waiting for their room to be loaded, in order.
     private var loading: [String: [JoinTicket]] = [:]
     private var carryOuts = CarryOutQueue()
@@ -147,6 +151,7 @@ final class LocalRooms: @unchecked Sendable {
                     chat: saved.chat, departed: saved.departed, invitations: saved.invitations,
                     demotions: saved.demotions, maxPeers: maxPeers, listed: saved.listed, hands: saved.hands)
                 room.handsAllowed = saved.handsAllowed
+                room.streamDestinations = streamDestinations
                 rooms[roomName] = room
                 log.info("room \(roomName) loaded\(saved.ended ? " (ended)" : "")")
                 for waiter in waiting { decideJoin(waiter, in: roomName) }
@@ -168,7 +173,8 @@ final class LocalRooms: @unchecked Sendable {
             return
         }
         let result = room.join(
-            id: ticket.id, name: ticket.name, role: ticket.role, now: ticket.now, startedBy: ticket.startedBy)
+            id: ticket.id, name: ticket.name, role: ticket.role, now: ticket.now, startedBy: ticket.startedBy,
+            stream: ticket.stream)
         rooms[roomName] = room
         switch result {
         case .refused(let reason):
@@ -241,6 +247,15 @@ final class LocalRooms: @unchecked Sendable {
         guard var room = rooms[roomName] else { return }
         let outcome = room.updateLevels(levels, now: currentTimestamp())
         rooms[roomName] = room
+        submit(outcome, in: roomName) { [self] _ in publish(outcome, in: roomName) }
+    }
+
+    /// The server gave up the recorder of `room`'s stream to `name`: the room stops streaming there, for `reason`.
+    package func streamGaveUp(_ name: String, in roomName: String, reason: String) {
+        guard var room = rooms[roomName] else { return }
+        let outcome = room.streamGaveUp(name, reason: reason, now: currentTimestamp())
+        rooms[roomName] = room
+        guard !outcome.deliveries.isEmpty else { return }
         submit(outcome, in: roomName) { [self] _ in publish(outcome, in: roomName) }
     }
 

@@ -132,6 +132,8 @@ public struct Outcome: Sendable, Equatable {
     public var doorAnswers: [DoorAnswer] = []
     /// What the room asks of the recorder the server runs for it (`RecorderSupervisor`), on the node that owns it.
     public var recorderOrders: [RecorderOrder] = []
+    /// What the room asks of the recorders the server runs for its streams (`StreamSupervisor`), on its owner.
+    public var streamOrders: [StreamOrder] = []
 
     public init() {}
 
@@ -141,6 +143,7 @@ public struct Outcome: Sendable, Equatable {
             && lhs.closes.map(\.reason) == rhs.closes.map(\.reason) && lhs.listing == rhs.listing
             && lhs.grants == rhs.grants && lhs.linkRequests == rhs.linkRequests
             && lhs.doorAnswers == rhs.doorAnswers && lhs.recorderOrders == rhs.recorderOrders
+            && lhs.streamOrders == rhs.streamOrders
     }
 }
 
@@ -150,6 +153,16 @@ public enum RecorderOrder: Sendable, Equatable {
     case start(by: PeerID)
     /// Stop it: `by` asked, or nobody did (nil: the room ended).
     case stop(by: PeerID?)
+}
+
+/// What a room asks of the recorders that carry its streams.
+public enum StreamOrder: Sendable, Equatable {
+    /// Stream the room to the server's destination of that name: `by` asked.
+    case start(String, by: PeerID)
+    /// Stop streaming there: `by` asked, or nobody did (nil: it stopped on a fault).
+    case stop(String, by: PeerID?)
+    /// Stop every stream of the room: it ended.
+    case stopAll
 }
 
 /// What a join attempt led to.

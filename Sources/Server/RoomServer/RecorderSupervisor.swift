@@ -296,11 +296,13 @@ extension ServerState {
 
     /// A link for the server's own recorder of `room`: a token of role `recorder` for the identity `recorder`,
     /// valid 7 days, to this server on the loopback address.
-    func recorderLink(_ room: String) -> String? {
+    func recorderLink(
+        _ room: String, identity: PeerID = RecorderSupervisor.identity, name: String = "Recorder"
+    ) -> String? {
         guard let port = listeningPort else { return nil }
         let now = currentTimestamp() / 1000
         let claims = TokenClaims(
-            subject: RecorderSupervisor.identity.rawValue, name: "Recorder", room: room,
+            subject: identity.rawValue, name: name, room: room,
             role: RoleName.recorder.rawValue, expiresAt: now + 7 * 86_400, notBefore: now - 60, issuedAt: now)
         guard let token = try? verifier.issuer.issue(claims) else { return nil }
         let host = ["0.0.0.0", "::", ""].contains(configuration.host) ? "127.0.0.1" : configuration.host

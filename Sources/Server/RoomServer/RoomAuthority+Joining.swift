@@ -10,16 +10,18 @@ extension RoomAuthority {
     /// role back.
     /// A recorder says who asked for the recording (`startedBy`, see `recorderArrived`).
     public mutating func join(
-        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, startedBy: PeerID? = nil
+        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, startedBy: PeerID? = nil,
+        stream: String? = nil
     ) -> JoinResult {
-        let result = admit(id: id, name: rawName, role: tokenRole, now: now, startedBy: startedBy)
+        let result = admit(id: id, name: rawName, role: tokenRole, now: now, startedBy: startedBy, stream: stream)
         guard case .joined(let snapshot, var outcome, let replaced) = result else { return result }
         reportListing(into: &outcome, now: now)
         return .joined(snapshot: snapshot, outcome: outcome, replaced: replaced)
     }
 
     mutating func admit(
-        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, startedBy: PeerID? = nil
+        id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, startedBy: PeerID? = nil,
+        stream: String? = nil
     ) -> JoinResult {
         if var present = peers[id] {
             var outcome = Outcome()
@@ -99,7 +101,9 @@ extension RoomAuthority {
         outcome.deliveries.append(Delivery(to: .everyoneExcept(id), next(.peerJoined(announced(peer)))))
         outcome.changes += invitationChanges(since: invitationsBefore)
         if endsAt != nil, role == .host || role == .moderator { goOn(with: id, now: now, into: &outcome) }
-        if role == .recorder { recorderArrived(id, startedBy: startedBy, now: now, into: &outcome) }
+        if role == .recorder, !(stream.map { streamArrived(id, name: $0) } ?? false) {
+            recorderArrived(id, startedBy: startedBy, now: now, into: &outcome)
+        }
         return .joined(snapshot: snapshot(for: id, resumed: resumed), outcome: outcome, replaced: false)
     }
 
@@ -146,6 +150,7 @@ extension RoomAuthority {
             let id = departure.peer
             guard let peer = peers.removeValue(forKey: id) else { continue }
             stopSpeaking(id, now: now)
+            streamPeers[id] = nil
             if let inviter = invitations.removeValue(forKey: id), departure.reason == .disconnected {
                 heldInvitations[id] = inviter
             }
@@ -201,7 +206,8 @@ extension RoomAuthority {
         if let index = present.firstIndex(where: { $0.peer.id == id }) { present[index].stepUp = stepUpRole(of: id) }
         let snapshot = JoinedSnapshot(
             room: name, selfID: id, peers: present, topic: topic, chat: visible, roles: roles, resumed: resumed,
-            tokenRole: tokenRoles[id], listed: listed, recording: recording)
+            tokenRole: tokenRoles[id], listed: listed, recording: recording, streaming: streaming,
+            streamDestinations: peers[id].map { roles.can($0.role, .stream) } == true ? streamDestinations : [])
         return ServerMessage(.joined(snapshot), seq: seq)
     }
 }

@@ -124,6 +124,8 @@ extension RoomAuthority {
             break
         case .stats:
             break
+        case .startStream, .stopStream, .streamStatus:
+            return streamConflict(request, actor: actor)
         case .react:
             // The sender's rate depends on the time, so it is checked where the reaction is counted (`perform`),
             // and a refusal there changes nothing.
@@ -279,13 +281,19 @@ extension RoomAuthority {
             let reason = DisplayName.sanitizeLine(reason ?? "", maxGraphemes: ControlLimits.maxReasonCharacters)
             // Removing a recorder is stopping the recording: every recorder goes (the server's own is told to
             // stop), none is kept out, and no recorder is banned, so that the room may be recorded again.
-            let isRecorder = recorders.contains(targetID)
+            // Removing a stream's recorder is stopping that stream, as for a recording.
+            let isRecorder = recorders.contains(targetID) || streamPeers[targetID] != nil
             if withdrawLink || (ban && !isRecorder) {
                 outcome.linkRequests.append(
                     LinkRequest(
                         peer: actorID, room: name, revoke: nil, withdrawUsedBy: withdrawLink ? targetID : nil,
                         ban: ban && !isRecorder ? targetID : nil, banName: target?.name ?? "", banReason: reason,
                         requestID: withdrawLink ? requestID : nil))
+            }
+            if let stream = streamPeers[targetID] {
+                removeStreamRecorder(targetID, of: stream, by: actorID, into: &outcome)
+                audit(targetID, reason)
+                return outcome
             }
             if isRecorder {
                 stopRecording(by: actorID, into: &outcome)
@@ -376,6 +384,11 @@ extension RoomAuthority {
             recorderReasons[actorID] = DisplayName.sanitizeLine(
                 reason, maxGraphemes: ClientRequest.maxRecorderErrorLength)
             audit(nil, recorderReasons[actorID] ?? "")
+        case .startStream(let name), .stopStream(let name):
+            actOnStream(request, by: actorID, now: now, into: &outcome)
+            audit(nil, name)
+        case .streamStatus:
+            actOnStream(request, by: actorID, now: now, into: &outcome)
         case .stats:
             // The answer is this requester's alone, as they asked; nothing in the room changes.
             outcome.deliveries.append(

@@ -30,6 +30,10 @@ extension RoomAuthority {
         recording = nil
         recorders = []
         recorderReasons = [:]
+        streams = []
+        streamingSince = nil
+        streamPeers = [:]
+        outcome.streamOrders.append(.stopAll)
     }
 
     /// Moves a peer to a role: its hand goes down (when it comes on stage) and its invitation is answered; it

@@ -88,6 +88,14 @@ public struct RoomAuthority: Sendable {
     public package(set) var recorders: Set<PeerID> = []
     /// Why each recorder said it stops (`recorder_error`), for the `recording` event that says it stopped.
     var recorderReasons: [PeerID: String] = [:]
+    /// The server's stream destinations (their names), which `start_stream` may name; set by the server.
+    public var streamDestinations: [String] = []
+    /// The destinations the room streams to, in the order they were started.
+    public package(set) var streams: [String] = []
+    /// Since when the room streams (to one destination or more without a break); nil while it does not.
+    public package(set) var streamingSince: Timestamp?
+    /// The recorders in the room that carry a stream, with its destination: in no list, no count, no recording.
+    public package(set) var streamPeers: [PeerID: String] = [:]
 
     /// A room as loaded from the store (or new).
     public init(

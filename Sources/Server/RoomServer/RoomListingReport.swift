@@ -97,7 +97,7 @@ extension RoomAuthority {
     /// The room's entry in the lobby's list now: nil while it is unlisted, ended or empty.
     public var listing: RoomListing? {
         // A recorder alone is nobody to listen to: the room shows when a person is in it, and counts people only.
-        guard listed, !ended, peers.count > recorders.count, let liveSince else { return nil }
+        guard listed, !ended, peers.count > recorders.count + streamPeers.count, let liveSince else { return nil }
         let members = tally.stage.compactMap { peers[$0] }.sorted { left, right in
             let (l, r) = (roles.rank(of: left.role), roles.rank(of: right.role))
             if l != r { return l < r }
@@ -107,8 +107,9 @@ extension RoomAuthority {
         return RoomListing(
             room: name, topic: topic,
             stage: members.prefix(RoomListing.maxStageNames).map { .init(name: $0.name, role: $0.role) },
-            onStage: tally.stage.count, listeners: peers.count - tally.stage.count - recorders.count,
-            raisedHands: tally.hands.count, startedAt: liveSince, recording: recording != nil)
+            onStage: tally.stage.count,
+            listeners: peers.count - tally.stage.count - recorders.count - streamPeers.count,
+            raisedHands: tally.hands.count, startedAt: liveSince, recording: recording != nil, streaming: streams)
     }
 
     /// Brings the tally and the live time up to date with what `outcome` did, and puts into it the change lobby

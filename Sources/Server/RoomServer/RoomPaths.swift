@@ -28,6 +28,9 @@ package protocol RoomPaths: AnyObject {
     /// Whether this node decides for `room` (a server alone always does; in a cluster, the room's owner): the node
     /// that runs the room's recorder.
     func decides(for roomName: String) -> Bool
+    /// The server gave up the recorder of `room`'s stream to `name` (it kept failing): the room stops streaming
+    /// there, and everyone is told `reason`.
+    func streamGaveUp(_ name: String, in roomName: String, reason: String)
     /// The store cannot save (`problem`), or saves again (nil).
     func savingChanged(_ problem: String?)
     /// The server serves audio through `media` (told once, before the first connection); its gates are already
@@ -61,6 +64,8 @@ package struct RoomsParts {
     package let consumers: [any OutcomeConsumer]
     package let directory: RoomDirectory
     package let log: ServerLog
+    /// The names of the server's stream destinations, which every room may stream to.
+    package var streamDestinations: [String] = []
 }
 
 /// The one door through which a cluster comes into a server: the server knows nothing of Redis, leases or

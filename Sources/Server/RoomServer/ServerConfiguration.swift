@@ -29,6 +29,8 @@ public struct ServerConfiguration: Sendable {
     /// The program the server runs to record a room, and the words it gets before the recorder's own arguments;
     /// nil runs this executable's `record`.
     public var recorderCommand: [String]? = nil
+    /// The destinations rooms may stream to (`serve --stream NAME=URL`), run with the same program.
+    public var streams: [ServerStream] = []
 
     public init(
         host: String = "127.0.0.1", port: Int = 7480, dataDirectory: String, secretFile: String,

@@ -36,6 +36,8 @@ final class ServerState: @unchecked Sendable {
     private(set) var stopping = false
     /// The recorders the rooms asked this node for.
     private(set) var recorders: RecorderSupervisor!
+    /// The recorders that carry the rooms' streams, one per room and destination.
+    private(set) var streams: StreamSupervisor!
     /// The port the server listens on, once it does: the server's own recorders join through it.
     private(set) var listeningPort: Int?
 
@@ -64,7 +66,8 @@ final class ServerState: @unchecked Sendable {
             rooms = cluster.rooms(
                 RoomsParts(
                     roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, persistence: persistence,
-                    connections: connections, consumers: consumers, directory: directory, log: log))
+                    connections: connections, consumers: consumers, directory: directory, log: log,
+                    streamDestinations: configuration.streams.map(\.name)))
         } else {
             rooms = LocalRooms(
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
@@ -75,6 +78,10 @@ final class ServerState: @unchecked Sendable {
         // In a cluster every node carries out the room's outcomes; only the room's owner runs its recorder.
         recorders.isHere = { [rooms] room, _ in rooms.decides(for: room) }
         rooms.consumeFirst(recorders)
+        streams = makeStreams()
+        streams.isHere = { [rooms] room in rooms.decides(for: room) }
+        rooms.consumeFirst(streams)
+        (rooms as? LocalRooms)?.streamDestinations = configuration.streams.map(\.name)
     }
 
     /// The loop is running: joins are gathered and departures too on its timers.
@@ -94,6 +101,7 @@ final class ServerState: @unchecked Sendable {
     func beginStopping() {
         stopping = true
         recorders.stopAll()
+        streams.stopAll()
     }
 
     /// Serves audio through `media`: its gates become the first consumer of every outcome.

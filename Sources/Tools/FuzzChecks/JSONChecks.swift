@@ -169,6 +169,8 @@ enum JSONChecks {
         case .listingChanged(_, let by), .handsAllowed(_, let by): return [by.rawValue]
         case .recording(let recording, let by, let reason):
             return [recording?.by?.rawValue, by?.rawValue, reason].compactMap { $0 }
+        case .streaming(let streaming, let by, let reason):
+            return (streaming?.to ?? []) + [by?.rawValue, reason].compactMap { $0 }
         case .inviteLink(let room, let role, let token, _, let id):
             if case .string(let idText)? = id { return [room, role.rawValue, token, idText] }
             return [room, role.rawValue, token]

@@ -79,6 +79,10 @@ enum RoomChecks {
                 break
             case .stats:
                 break
+            case .stream(.start(let name)), .stream(.stop(let name)):
+                try expect(!name.isEmpty, "\(command) with no destination")
+            case .stream(.list):
+                break
             }
         case .failure(let error):
             try expect(!error.description.isEmpty, "a refusal without words")

@@ -36,7 +36,7 @@ enum RecordCommand: ClubroomCommand {
         ],
         options: [
             linkFile.option, out.option, seconds.option, name.option, startedBy.option, tokenFile.option,
-            icecast.option, hls.option, rtmp.option,
+            icecast.option, hls.option, rtmp.option, destinationFile.option,
         ])
 
     static let linkFile = TypedOption.path(
@@ -58,6 +58,12 @@ enum RecordCommand: ClubroomCommand {
     static let rtmp = TypedOption.string(
         "rtmp", placeholder: "URL", help: "Stream to rtmp://HOST/APP/KEY as well.")
 
+    static let destinationFile = TypedOption.path(
+        "destination-file", placeholder: "FILE",
+        help:
+            "Stream to the destination in FILE as well: NAME=URL as serve's --stream (kept out of ps); with a NAME, "
+            + "the recorder joins as that stream of the server's, not as a recording.")
+
     /// What the recorder is asked to do, as given on the command line.
     struct Options: Equatable {
         var link: JoinCommand.Options.LinkSource
@@ -70,6 +76,7 @@ enum RecordCommand: ClubroomCommand {
         var icecast: String?
         var hls: String?
         var rtmp: String?
+        var destinationFile: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             switch (arguments.string("link"), arguments[RecordCommand.linkFile]) {
@@ -88,8 +95,9 @@ enum RecordCommand: ClubroomCommand {
             icecast = arguments[RecordCommand.icecast]
             hls = arguments[RecordCommand.hls]
             rtmp = arguments[RecordCommand.rtmp]
+            destinationFile = arguments[RecordCommand.destinationFile]
             // The mix has to go somewhere: the file, a stream, or both. The synopsis is quoted by the message.
-            if out == nil, icecast == nil, hls == nil, rtmp == nil {
+            if out == nil, icecast == nil, hls == nil, rtmp == nil, destinationFile == nil {
                 throw .missingOption(
                     synopsis: "--out FILE.opus', or a stream: '--icecast URL', '--hls DIR' or '--rtmp URL")
             }
@@ -108,7 +116,26 @@ enum RecordCommand: ClubroomCommand {
             }
             if let hls { destinations.append(try read("hls") { () throws(StreamError) in try .hls(hls) }) }
             if let rtmp { destinations.append(try read("rtmp") { () throws(StreamError) in try .rtmp(rtmp) }) }
+            if let named = try namedDestination() { destinations.append(named.destination) }
             return destinations
+        }
+
+        /// The destination of `--destination-file`: one `NAME=URL` line (or a bare URL, then without a name).
+        func namedDestination() throws -> (name: String?, destination: StreamDestination)? {
+            guard let path = destinationFile else { return nil }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw JoinFailure(text: "--destination-file \(path): cannot be read; check the path")
+            }
+            let line = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            do throws(StreamListError) {
+                if let equals = line.firstIndex(of: "="), !line[..<equals].contains(":") {
+                    let entry = try StreamList.entry(line)
+                    return (entry.name, entry.destination)
+                }
+                return (nil, try StreamList.destination(line, name: "the destination"))
+            } catch {
+                throw JoinFailure(text: "--destination-file \(path): \(error.message)")
+            }
         }
     }
 
@@ -135,15 +162,30 @@ enum RecordCommand: ClubroomCommand {
         if let startedBy = options.startedBy {
             headers.add(ControlCodec.startedByHeader, ControlCodec.encodeStartedBy(PeerID(startedBy)))
         }
+        // A stream of the server's says which: the server counts it as that stream, not as a recording.
+        let streamName = try options.namedDestination()?.name
+        if let streamName { headers.add(ControlCodec.streamHeader, streamName) }
+        let statusSink = StatusSink()
         ignoreBrokenPipes()
         let recorder = RoomRecorder(
             settings: RoomRecorder.Settings(
                 url: link.url, token: credential.token, headers: headers, audioPath: options.out,
                 seconds: options.seconds,
                 outputs: streams.map { destination in
-                    { StreamOutputs.start(destination) { writeError($0.sentence + "\n") } }
+                    {
+                        StreamOutputs.start(destination) { report in
+                            writeError(report.sentence + "\n")
+                            // A stream of the server's tells the room's hosts, by the name they know it by.
+                            if let streamName {
+                                var named = report
+                                named.destination = streamName
+                                statusSink.recorder?.report(streamStatus: named.sentence)
+                            }
+                        }
+                    }
                 }),
             log: { line in writeError(line + "\n") })
+        statusSink.recorder = recorder
         let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in recorder.stop() }
         let outcome = await Task.detached { recorder.run() }.value
         signals.cancel()
@@ -198,5 +240,15 @@ enum RecordCommand: ClubroomCommand {
         let whole = Int(seconds.rounded())
         return whole >= 3600
             ? "\(whole / 3600) h \(whole % 3600 / 60) min" : "\(whole / 60) min \(whole % 60) s"
+    }
+}
+
+/// Where a stream's changes go once the recorder exists: its outputs are made before it is.
+private final class StatusSink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var held: RoomRecorder?
+    var recorder: RoomRecorder? {
+        get { lock.withLock { held } }
+        set { lock.withLock { held = newValue } }
     }
 }

@@ -117,7 +117,11 @@ enum RoomsCommand: ClubroomCommand {
                         rooms.map { room in
                             // Scripts read `recording` as true or false, never as absent.
                             guard case .object(var object) = DirectoryCodec.json(room) else { return .null }
+                            // And `streaming` as a list, empty when the room streams nowhere, always after it.
+                            object["recording"] = nil
+                            object["streaming"] = nil
                             object["recording"] = .bool(room.recording)
+                            object["streaming"] = .array(room.streaming.map { .string($0) })
                             return .object(object)
                         })
                 ),
@@ -128,11 +132,13 @@ enum RoomsCommand: ClubroomCommand {
     /// The rooms as a table: one line each, columns aligned.
     static func tableText(_ rooms: [RoomListing], server: ServerAddress, now: Int64) -> String {
         guard !rooms.isEmpty else { return "No live rooms on \(server.displayName).\n" }
-        let header = ["ROOM", "LISTENING", "ON STAGE", "HANDS", "LIVE", "REC", "TOPIC"]
+        // LIVE is how long the room has been live; STREAM where it goes out live (the server's names), or "-".
+        let header = ["ROOM", "LISTENING", "ON STAGE", "HANDS", "LIVE", "REC", "STREAM", "TOPIC"]
         let rows = rooms.map { room -> [String] in
             [
                 room.room, formatCount(room.listeners), formatCount(room.onStage), formatCount(room.raisedHands),
-                LobbyScreenMapper.age(now - room.startedAt), room.recording ? "yes" : "no", room.topic,
+                LobbyScreenMapper.age(now - room.startedAt), room.recording ? "yes" : "no",
+                room.streaming.isEmpty ? "-" : room.streaming.joined(separator: ","), room.topic,
             ]
         }
         let count = rooms.count

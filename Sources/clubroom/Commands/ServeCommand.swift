@@ -27,7 +27,7 @@ enum ServeCommand: ClubroomCommand {
             listen.option, data.option, secretFile.option, tlsCertificate.option, tlsKey.option, roles.option,
             media.option, publicAddress.option, maxPeers.option, inviteBurst.option, inviteRate.option,
             linkLiveMax.option, trustedProxy.option, cluster.option, clusterPasswordFile.option, node.option,
-            relay.option, clusterSecretFile.option, recorder.option,
+            relay.option, clusterSecretFile.option, recorder.option, stream.option, streams.option,
         ])
 
     static let listen = TypedOption.endpoint(
@@ -88,6 +88,14 @@ enum ServeCommand: ClubroomCommand {
         "recorder", placeholder: "PROGRAM", defaultDescription: "this program's record",
         help: "Program the server runs to record a room (start_recording), given --link-file, --out and --started-by.")
 
+    static let stream = TypedOption.string(
+        "stream", placeholder: "NAME=URL",
+        help:
+            "A destination rooms may stream to, by NAME (a-z 0-9 -): icecast://USER:PASSWORD@HOST:PORT/MOUNT.opus, "
+            + "rtmp://HOST/APP/KEY or hls:/DIR. Repeatable; the URL never leaves the server.")
+    static let streams = TypedOption.path(
+        "streams", placeholder: "FILE", help: "A file of NAME=URL lines, as --stream (# comments, blank lines).")
+
     /// The server's settings, as given on the command line.
     struct Options: Equatable {
         var recorder: String?
@@ -106,6 +114,7 @@ enum ServeCommand: ClubroomCommand {
         var clusterPasswordFile: String?
         var publicAddress: String?
         var admissionLimits = AdmissionLimits()
+        var streams: [StreamList.Entry] = []
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             admissionLimits.addressBurst = Double(arguments[ServeCommand.inviteBurst])
@@ -130,6 +139,7 @@ enum ServeCommand: ClubroomCommand {
             relay = arguments[ServeCommand.relay]
             clusterSecretFile = arguments[ServeCommand.clusterSecretFile]
             recorder = arguments[ServeCommand.recorder]
+            streams = try Self.readStreams(arguments)
             clusterPasswordFile = arguments[ServeCommand.clusterPasswordFile]
             if let url = arguments[ServeCommand.cluster] {
                 do throws(RedisEndpointError) {
@@ -156,6 +166,39 @@ enum ServeCommand: ClubroomCommand {
         }
     }
 
+}
+
+extension ServeCommand.Options {
+    /// The destinations of `--stream` and `--streams`, checked now: a bad one is a usage error naming it.
+    static func readStreams(_ arguments: ParsedArguments) throws(ArgumentError) -> [StreamList.Entry] {
+        var entries: [StreamList.Entry] = []
+        for text in arguments.strings("stream") {
+            do throws(StreamListError) {
+                entries.append(try StreamList.entry(text))
+            } catch {
+                let name = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+                throw .badValue(argument: "--stream", value: name + "=…", expected: "NAME=URL; \(error.message)")
+            }
+        }
+        if let path = arguments[ServeCommand.streams] {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw .badValue(argument: "--streams", value: path, expected: "a file that can be read")
+            }
+            do throws(StreamListError) {
+                entries += try StreamList.lines(String(decoding: data, as: UTF8.self), source: path)
+            } catch {
+                throw .badValue(argument: "--streams", value: path, expected: "NAME=URL lines; \(error.message)")
+            }
+        }
+        do throws(StreamListError) {
+            return try StreamList.checked(entries)
+        } catch {
+            throw .badValue(argument: "--stream", value: "…", expected: error.message)
+        }
+    }
+}
+
+extension ServeCommand {
     static func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
         let options = try Options(arguments)
         let roles = try RoleTable.load(
@@ -185,6 +228,7 @@ enum ServeCommand: ClubroomCommand {
                 publicAddress: try options.publicAddress.map(resolvePublicAddress)))
         configuration.admissionLimits = options.admissionLimits
         configuration.recorderCommand = options.recorder.map { [$0] }
+        configuration.streams = options.streams.map { ServerStream(name: $0.name, url: $0.url) }
         let log = ServerLog()
         if let key = options.tlsKey, let mode = Self.groupOrOtherReadable(key) {
             // Warned of, not refused: keys kept for a group (ssl-cert, 0640) are a common and deliberate setup.
