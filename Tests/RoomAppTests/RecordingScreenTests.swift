@@ -184,6 +184,16 @@ import Testing
         #expect(sent(send(&moderator, char("R"))[0]) == [.startRecording])
     }
 
+    @Test func theServersRecordingNoticeReachesTheHostAsItsSentenceOnTheScreenAndInLineMode() {
+        let sentence = "The recorder keeps failing at once (it exited with status 1); the recording stopped."
+        for lineMode in [false, true] {
+            var (host, _) = room(as: "ana", lineMode: lineMode)
+            let said = send(&host, .server(.error(code: "recording", message: sentence), seq: 0, at: t0))[0]
+            #expect(said == [.say(sentence)])
+            #expect(host.notice == Notice(.error, sentence))
+        }
+    }
+
     @Test func rAndRecordAreRefusedToThoseWithoutThePermission() {
         var (listener, _) = room(as: "hana")
         #expect(sent(send(&listener, char("R"))[0]) == [])

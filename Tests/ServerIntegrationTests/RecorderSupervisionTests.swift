@@ -215,14 +215,14 @@ import Testing
         defer { host.shutdown() }
         _ = host.send(.startRecording, id: .integer(1))
         let told = hostSeen.wait(timeout: 20) {
-            if case .message(let message) = $0, case .error(.internal, _, _) = message.event { return true }
+            if case .message(let message) = $0, case .error(.recording, _, nil) = message.event { return true }
             return false
         }
         guard case .message(let message)? = told, case .error(_, let text, _) = message.event else {
             Issue.record("the host was not told; server log: \(server.log.all)")
             return
         }
-        #expect(text == "the recorder keeps failing at once (it exited with status 1); the recording stopped")
+        #expect(text == "The recorder keeps failing at once (it exited with status 1); the recording stopped.")
         #expect(attempts(server).count == RecorderLimits.maxQuickFailures)
         #expect(!server.logLines(containing: "times at once; not started again").isEmpty)
         // Given up means given up: no attempt follows.
