@@ -132,7 +132,11 @@ import Testing
         let record = String(file.dropLast(".opus".count)) + ".json"
         let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
         #expect(text.contains(#""complete":true"#), "\(text)")
-        #expect(spawnAndWait("opusinfo", [file]).status == 0)
+        let info = spawnAndWait("opusinfo", [file])
+        #expect(info.status == 0)
+        // The room has no topic: the file says its room, and no empty topic.
+        #expect(info.output.contains("ROOM=jazz"), "\(info.output)")
+        #expect(!info.output.contains("TOPIC="), "\(info.output)")
         #expect(!FileManager.default.fileExists(atPath: String(file.dropLast(".opus".count)) + ".link"))
     }
 

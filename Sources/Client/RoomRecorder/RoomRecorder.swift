@@ -216,10 +216,7 @@ public final class RoomRecorder: Sendable {
                 outputs.append(
                     try OggOpusWriter(
                         path: audioPath,
-                        tags: [
-                            ("TITLE", snapshot.topic.isEmpty ? snapshot.room : "\(snapshot.room): \(snapshot.topic)"),
-                            ("ROOM", snapshot.room), ("TOPIC", snapshot.topic), ("DATE", started),
-                        ]))
+                        tags: Self.tags(room: snapshot.room, topic: snapshot.topic, started: started)))
             }
             for make in settings.outputs { outputs.append(try make()) }
         } catch {
@@ -452,6 +449,12 @@ public final class RoomRecorder: Sendable {
             return "the recorder could not write \(path): \(reason)"
         }
         return nil
+    }
+
+    /// The file's tags: the room, its topic (left out when it has none), and when the recording began.
+    static func tags(room: String, topic: String, started: String) -> [(String, String)] {
+        [("TITLE", topic.isEmpty ? room : "\(room): \(topic)"), ("ROOM", room)]
+            + (topic.isEmpty ? [] : [("TOPIC", topic)]) + [("DATE", started)]
     }
 
     // MARK: Words
