@@ -100,7 +100,7 @@ import Testing
         let server = try ServerProcess()
         defer { server.stopAndClean() }
         let (host, hostSeen) = try session(
-            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz", name: "Ana"))
         defer { host.shutdown() }
         let (listener, listenerSeen) = try session(
             server, room: "jazz", token: try server.token("eli", role: "audience", room: "jazz"))
@@ -138,6 +138,62 @@ import Testing
         #expect(info.output.contains("ROOM=jazz"), "\(info.output)")
         #expect(!info.output.contains("TOPIC="), "\(info.output)")
         #expect(!FileManager.default.fileExists(atPath: String(file.dropLast(".opus".count)) + ".link"))
+        // The recorder's log says who stopped it, not that it was removed.
+        let said = recorderLog(of: file)
+        #expect(said.contains("the recording ended because it was stopped by Ana.\n"), "\(said)")
+        #expect(!said.contains("removed"), "\(said)")
+    }
+
+    /// What the server's recorder of `file` wrote to its standard error: the `.log` beside the file.
+    func recorderLog(of file: String) -> String {
+        (try? String(contentsOfFile: String(file.dropLast(".opus".count)) + ".log", encoding: .utf8)) ?? ""
+    }
+
+    /// Starts the server's own recorder in room jazz, and returns the file it records into once it grows.
+    func recordingStarted(_ server: ServerProcess, host: RoomSession, _ hostSeen: SessionRecorder) -> String? {
+        _ = host.send(.startRecording, id: .integer(1))
+        guard recordingEvent(hostSeen, active: true) != nil else { return nil }
+        let folder = server.dataDirectory + "/recordings"
+        func recording() -> String? {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            return names.first { $0.hasPrefix("jazz-") && $0.hasSuffix("Z.opus") }.map { folder + "/" + $0 }
+        }
+        _ = self.waitFor { recording() != nil }
+        return recording()
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theRecordersLogSaysTheRoomEndedWhenItDid() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz", name: "Ana"))
+        defer { host.shutdown() }
+        guard let file = recordingStarted(server, host: host, hostSeen) else {
+            Issue.record("no recording started; server log: \(server.log.all)")
+            return
+        }
+        _ = host.send(.endRoom(reason: "done"), id: .integer(2))
+        #expect(waitFor { !server.logLines(containing: "is complete").isEmpty }, "\(server.log.all)")
+        let said = recorderLog(of: file)
+        #expect(said.contains("the recording ended because the room ended.\n"), "\(said)")
+        #expect(!said.contains("removed"), "\(said)")
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theRecordersLogSaysTheServerStoppedWhenItDid() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz", name: "Ana"))
+        defer { host.shutdown() }
+        guard let file = recordingStarted(server, host: host, hostSeen) else {
+            Issue.record("no recording started; server log: \(server.log.all)")
+            return
+        }
+        server.stop()
+        #expect(waitFor { recorderLog(of: file).contains("the recording ended because") }, "\(server.log.all)")
+        let said = recorderLog(of: file)
+        #expect(said.contains("the recording ended because the server stopped.\n"), "\(said)")
+        #expect(!said.contains("removed"), "\(said)")
     }
 
     /// A stand-in like the one above: joins with the link it is given and leaves on SIGTERM.
