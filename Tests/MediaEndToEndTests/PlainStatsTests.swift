@@ -18,7 +18,7 @@ extension MediaEndToEndTests {
         listener.send("/stats")
         #expect(host.waitFor("Speaking time since the room went live, most first:"), "\(host.standardOutput)")
         #expect(host.waitUntil { !lines($0, containing: "  ana  0:0").isEmpty }, "\(host.standardOutput)")
-        #expect(listener.waitFor("only hosts and moderators can see how long each person has spoken"))
+        #expect(listener.waitFor("Only hosts and moderators can see how long each person has spoken."))
         speaker.finish()
         RunningProcess.finish([host, listener])
         _ = room.stop()

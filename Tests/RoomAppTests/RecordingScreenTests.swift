@@ -184,14 +184,24 @@ import Testing
         #expect(sent(send(&moderator, char("R"))[0]) == [.startRecording])
     }
 
+    @Test func theServersRecordingNoticeReachesTheHostAsItsSentenceOnTheScreenAndInLineMode() {
+        let sentence = "The recorder keeps failing at once (it exited with status 1); the recording stopped."
+        for lineMode in [false, true] {
+            var (host, _) = room(as: "ana", lineMode: lineMode)
+            let said = send(&host, .server(.error(code: "recording", message: sentence), seq: 0, at: t0))[0]
+            #expect(said == [.say(sentence)])
+            #expect(host.notice == Notice(.error, sentence))
+        }
+    }
+
     @Test func rAndRecordAreRefusedToThoseWithoutThePermission() {
         var (listener, _) = room(as: "hana")
         #expect(sent(send(&listener, char("R"))[0]) == [])
-        #expect(listener.notice == Notice(.refusal, "only hosts and moderators can start and stop recording"))
+        #expect(listener.notice == Notice(.refusal, "Only hosts and moderators can start and stop recording."))
         var (speaker, _) = room(as: "chen", recorded: true, lineMode: true)
         #expect(
             send(&speaker, .line("/record stop", at: t0))[0] == [
-                .say("only hosts and moderators can start and stop recording")
+                .say("Only hosts and moderators can start and stop recording.")
             ])
         #expect(speaker.overlay == nil)
     }
@@ -199,10 +209,10 @@ import Testing
     @Test func recordAndRecordStopInLineModeAskAsTheScreenDoes() {
         var (host, _) = room(as: "ana", lineMode: true)
         func line(_ text: String) -> [AppEffect] { send(&host, .line(text, at: t0))[0] }
-        #expect(line("/record stop") == [.say("the room is not being recorded")])
+        #expect(line("/record stop") == [.say("The room is not being recorded.")])
         #expect(line("/record") == [.send(.startRecording)])
         send(&host, started())
-        #expect(line("/record") == [.say("the room is already being recorded; /record stop stops it")])
+        #expect(line("/record") == [.say("The room is already being recorded; /record stop stops it.")])
         let question =
             "Stop recording? What the room says from now on is not kept; what was recorded until now is. "
             + "Recording again starts a new file. Type yes to stop recording, or anything else to cancel."

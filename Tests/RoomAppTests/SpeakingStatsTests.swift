@@ -56,12 +56,12 @@ import Testing
             var state = lineMode(as: person)
             #expect(
                 reduceApp(&state, .line("/stats", at: t0))
-                    == [.say("only hosts and moderators can see how long each person has spoken")])
+                    == [.say("Only hosts and moderators can see how long each person has spoken.")])
             var screen = joined(as: person)
             let effects = send(&screen, char("s"))[0]
             #expect(sent(effects).isEmpty)
             #expect(screen.overlay == nil)
-            #expect(screen.notice?.text == "only hosts and moderators can see how long each person has spoken")
+            #expect(screen.notice?.text == "Only hosts and moderators can see how long each person has spoken.")
         }
     }
 

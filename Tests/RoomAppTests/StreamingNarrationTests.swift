@@ -100,7 +100,7 @@ import Testing
                 == ["This server's streams: radio (live), hls. /stream NAME starts one; /stream stop NAME stops it."])
         #expect(
             says(send(&host, .line("/stream tv", at: t0))[0])
-                == ["this server has no stream named tv; it has: radio, hls"])
+                == ["This server has no stream named tv; it has: radio, hls."])
         let stopped = send(&host, .line("/stream stop radio", at: t0))[0]
         #expect(stopped.contains { if case .send(.stopStream("radio")) = $0 { true } else { false } }, "\(stopped)")
         var (listener, _) = room(as: "hana", streamed: true, lineMode: true)
@@ -111,7 +111,7 @@ import Testing
                 == ["The room streams nowhere. The server tells hosts its streams when they join."])
         #expect(
             says(send(&listener, .line("/stream radio", at: t0))[0])
-                == ["only hosts can start and stop streaming the room"])
+                == ["Only hosts can start and stop streaming the room."])
     }
 
     @Test func aStreamsNoticeReachesTheHostAsItsSentence() {

@@ -92,7 +92,7 @@ import Testing
         #expect(harness.pauses == [.seconds(1), .seconds(2)])
         #expect(
             harness.told
-                == ["the recorder keeps failing at once (it exited with status 3); the recording stopped"])
+                == ["The recorder keeps failing at once (it exited with status 3); the recording stopped."])
         harness.queue.sync { #expect(harness.supervisor.runs.isEmpty) }
     }
 

@@ -100,7 +100,7 @@ import Testing
         let server = try ServerProcess()
         defer { server.stopAndClean() }
         let (host, hostSeen) = try session(
-            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz", name: "Ana"))
         defer { host.shutdown() }
         let (listener, listenerSeen) = try session(
             server, room: "jazz", token: try server.token("eli", role: "audience", room: "jazz"))
@@ -132,8 +132,68 @@ import Testing
         let record = String(file.dropLast(".opus".count)) + ".json"
         let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
         #expect(text.contains(#""complete":true"#), "\(text)")
-        #expect(spawnAndWait("opusinfo", [file]).status == 0)
+        let info = spawnAndWait("opusinfo", [file])
+        #expect(info.status == 0)
+        // The room has no topic: the file says its room, and no empty topic.
+        #expect(info.output.contains("ROOM=jazz"), "\(info.output)")
+        #expect(!info.output.contains("TOPIC="), "\(info.output)")
         #expect(!FileManager.default.fileExists(atPath: String(file.dropLast(".opus".count)) + ".link"))
+        // The recorder's log says who stopped it, not that it was removed.
+        let said = recorderLog(of: file)
+        #expect(said.contains("the recording ended because it was stopped by Ana.\n"), "\(said)")
+        #expect(!said.contains("removed"), "\(said)")
+    }
+
+    /// What the server's recorder of `file` wrote to its standard error: the `.log` beside the file.
+    func recorderLog(of file: String) -> String {
+        (try? String(contentsOfFile: String(file.dropLast(".opus".count)) + ".log", encoding: .utf8)) ?? ""
+    }
+
+    /// Starts the server's own recorder in room jazz, and returns the file it records into once it grows.
+    func recordingStarted(_ server: ServerProcess, host: RoomSession, _ hostSeen: SessionRecorder) -> String? {
+        _ = host.send(.startRecording, id: .integer(1))
+        guard recordingEvent(hostSeen, active: true) != nil else { return nil }
+        let folder = server.dataDirectory + "/recordings"
+        func recording() -> String? {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            return names.first { $0.hasPrefix("jazz-") && $0.hasSuffix("Z.opus") }.map { folder + "/" + $0 }
+        }
+        _ = self.waitFor { recording() != nil }
+        return recording()
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theRecordersLogSaysTheRoomEndedWhenItDid() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz", name: "Ana"))
+        defer { host.shutdown() }
+        guard let file = recordingStarted(server, host: host, hostSeen) else {
+            Issue.record("no recording started; server log: \(server.log.all)")
+            return
+        }
+        _ = host.send(.endRoom(reason: "done"), id: .integer(2))
+        #expect(waitFor { !server.logLines(containing: "is complete").isEmpty }, "\(server.log.all)")
+        let said = recorderLog(of: file)
+        #expect(said.contains("the recording ended because the room ended.\n"), "\(said)")
+        #expect(!said.contains("removed"), "\(said)")
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theRecordersLogSaysTheServerStoppedWhenItDid() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz", name: "Ana"))
+        defer { host.shutdown() }
+        guard let file = recordingStarted(server, host: host, hostSeen) else {
+            Issue.record("no recording started; server log: \(server.log.all)")
+            return
+        }
+        server.stop()
+        #expect(waitFor { recorderLog(of: file).contains("the recording ended because") }, "\(server.log.all)")
+        let said = recorderLog(of: file)
+        #expect(said.contains("the recording ended because the server stopped.\n"), "\(said)")
+        #expect(!said.contains("removed"), "\(said)")
     }
 
     /// A stand-in like the one above: joins with the link it is given and leaves on SIGTERM.
@@ -215,14 +275,14 @@ import Testing
         defer { host.shutdown() }
         _ = host.send(.startRecording, id: .integer(1))
         let told = hostSeen.wait(timeout: 20) {
-            if case .message(let message) = $0, case .error(.internal, _, _) = message.event { return true }
+            if case .message(let message) = $0, case .error(.recording, _, nil) = message.event { return true }
             return false
         }
         guard case .message(let message)? = told, case .error(_, let text, _) = message.event else {
             Issue.record("the host was not told; server log: \(server.log.all)")
             return
         }
-        #expect(text == "the recorder keeps failing at once (it exited with status 1); the recording stopped")
+        #expect(text == "The recorder keeps failing at once (it exited with status 1); the recording stopped.")
         #expect(attempts(server).count == RecorderLimits.maxQuickFailures)
         #expect(!server.logLines(containing: "times at once; not started again").isEmpty)
         // Given up means given up: no attempt follows.

@@ -45,6 +45,11 @@ public struct RecordKeeper: Sendable {
         if !topic.isEmpty { events.append(.init(at: 0, .topic(topic, by: nil))) }
     }
 
+    /// The name `id` goes by in the room, or went by when it was last seen.
+    public func name(of id: PeerID) -> String? {
+        present[id]?.name ?? people.last { $0.peer == id }?.name
+    }
+
     /// A room event heard at `offset`.
     public mutating func apply(_ event: ServerEvent, at offset: Int64) {
         let offset = advance(offset)

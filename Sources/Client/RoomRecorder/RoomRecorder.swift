@@ -76,6 +76,8 @@ public final class RoomRecorder: Sendable {
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
+    /// Signalled once the session has ended.
+    private let sessionEnded = DispatchSemaphore(value: 0)
     private let media: ClientMediaSlot
     private let heardInbox = HeardInbox()
 
@@ -91,6 +93,9 @@ public final class RoomRecorder: Sendable {
         var startMicroseconds: Int64 = 0
         var talking: Set<PeerID> = []
         var stopRequested: String?
+        /// Why the room let the recorder go, when it said: who stopped the recording, or that the room ended. It
+        /// is the reason given at the end, even when a signal asked the recorder to stop first.
+        var roomsWord: String?
         var failure: String?
         var outcome: RecordingOutcome?
         var ended = false
@@ -170,9 +175,19 @@ public final class RoomRecorder: Sendable {
                 return
             }
             let offset = self.offset()
-            for action in message.roomActions(selfID: currentSelf) {
+            let me = currentSelf
+            for action in message.roomActions(selfID: me) {
                 guard case .server(let event, _) = action else { continue }
-                state.withLock { $0.keeper?.apply(event, at: offset) }
+                state.withLock { state in
+                    switch event {
+                    case .removed(let peer, _, let by?) where peer == me:
+                        // Someone stopped the recording: it is this recorder that goes.
+                        state.roomsWord = "it was stopped by \(state.keeper?.name(of: by) ?? by.rawValue)"
+                    case .roomEnded: state.roomsWord = "the room ended"
+                    default: break
+                    }
+                    state.keeper?.apply(event, at: offset)
+                }
             }
         case .reconnecting(let attempt, _):
             log("clubroom record: the connection dropped; trying again (attempt \(attempt)); silence is kept meanwhile")
@@ -180,10 +195,16 @@ public final class RoomRecorder: Sendable {
             let started = state.withLock { state -> Bool in
                 state.ended = true
                 if state.stopRequested == nil { state.stopRequested = Self.reason(for: end) }
+                switch end {
+                case .roomEnded: state.roomsWord = "the room ended"
+                case .removed where state.roomsWord == nil: state.roomsWord = Self.reason(for: end)
+                default: break
+                }
                 return state.started
             }
             if !started { finish(.failed(Self.sentence(for: end))) }
             wake.signal()
+            sessionEnded.signal()
         }
     }
 
@@ -216,10 +237,7 @@ public final class RoomRecorder: Sendable {
                 outputs.append(
                     try OggOpusWriter(
                         path: audioPath,
-                        tags: [
-                            ("TITLE", snapshot.topic.isEmpty ? snapshot.room : "\(snapshot.room): \(snapshot.topic)"),
-                            ("ROOM", snapshot.room), ("TOPIC", snapshot.topic), ("DATE", started),
-                        ]))
+                        tags: Self.tags(room: snapshot.room, topic: snapshot.topic, started: started)))
             }
             for make in settings.outputs { outputs.append(try make()) }
         } catch {
@@ -356,8 +374,13 @@ public final class RoomRecorder: Sendable {
             fail(problem)
             return
         }
-        let (why, ended) = state.withLock { ($0.stopRequested ?? "its time was up", $0.ended) }
-        if !ended { state.withLock { $0.session }?.leave() }
+        if !state.withLock({ $0.ended }) {
+            state.withLock { $0.session }?.leave()
+            // A stop from the server (who stopped the recording, the room's end) comes as a signal and as the
+            // room's word at once: the word, before the connection's end, is heard before saying why it ended.
+            _ = sessionEnded.wait(timeout: .now() + .seconds(2))
+        }
+        let why = state.withLock { $0.roomsWord ?? $0.stopRequested ?? "its time was up" }
         finish(.finished(milliseconds: duration, why: why))
     }
 
@@ -454,6 +477,12 @@ public final class RoomRecorder: Sendable {
         return nil
     }
 
+    /// The file's tags: the room, its topic (left out when it has none), and when the recording began.
+    static func tags(room: String, topic: String, started: String) -> [(String, String)] {
+        [("TITLE", topic.isEmpty ? room : "\(room): \(topic)"), ("ROOM", room)]
+            + (topic.isEmpty ? [] : [("TOPIC", topic)]) + [("DATE", started)]
+    }
+
     // MARK: Words
 
     /// The system's words for a writer's failure.
@@ -467,7 +496,8 @@ public final class RoomRecorder: Sendable {
         switch end {
         case .left: return "it was stopped"
         case .roomEnded: return "the room ended"
-        case .removed: return "it was removed from the room"
+        // A recorder is removed only by stopping the recording.
+        case .removed: return "the recording was stopped from the room"
         case .replaced: return "another recorder took its place"
         case .closedByServer(let reason): return "the server let it go (\(reason))"
         case .refused(_, let reason): return "the server refused it (\(reason))"

@@ -184,8 +184,9 @@ func appendLog(_ state: inout AppState, _ line: RoomScreenModel.ChatLine) {
     }
 }
 
-/// Runs RoomCore's reducer for a local intent and turns its effects into the app's.
-func request(_ state: inout AppState, _ action: RoomAction) -> [AppEffect] {
+/// Runs RoomCore's reducer for a local intent and turns its effects into the app's. `sentences`: its refusal is
+/// shown as a sentence (capitalised, with its full stop).
+func request(_ state: inout AppState, _ action: RoomAction, sentences: Bool = false) -> [AppEffect] {
     var effects: [AppEffect] = []
     for effect in reduce(&state.room, action) {
         switch effect {
@@ -196,7 +197,8 @@ func request(_ state: inout AppState, _ action: RoomAction) -> [AppEffect] {
                 effects += show(&state, Notice(.info, "Joining the stage muted; \(how) when you want to talk."))
                 state.noticeEndsOnUnmute = true
             }
-        case .notice(let notice): effects += show(&state, notice)
+        case .notice(let notice):
+            effects += show(&state, sentences && notice.kind == .refusal ? notice.asSentence : notice)
         case .showHelp: state.overlay = .help(scroll: 0)
         case .leave:
             state.leaving = true
@@ -208,6 +210,15 @@ func request(_ state: inout AppState, _ action: RoomAction) -> [AppEffect] {
 
 extension Refusal {
     var notice: Notice { Notice(.refusal, reason) }
+}
+
+extension Notice {
+    /// The notice as a sentence: its first letter capitalised, and a full stop unless it ends with one (or `?`, `!`).
+    var asSentence: Notice {
+        var text = Narration.capitalized(self.text)
+        if let last = text.last, !".?!".contains(last) { text += "." }
+        return Notice(kind, text)
+    }
 }
 
 // MARK: - The end of the session

@@ -104,7 +104,7 @@ private func carryOut(_ state: inout AppState, _ what: Confirmable) -> [AppEffec
     case .stepDown: return request(&state, .request(.stepDown))
     case .muteAll: return request(&state, .request(.muteAll))
     case .clearHands: return request(&state, .request(.clearHands))
-    case .stopRecording: return request(&state, .request(.stopRecording))
+    case .stopRecording: return request(&state, .request(.stopRecording), sentences: true)
     }
 }
 

@@ -178,7 +178,7 @@ public enum KeyBindings {
             [.char("R")], .toggleRecording, help: "start recording the room; stop it (asks first)",
             does: "start recording the room (everyone sees `● REC`); while it is recorded, stop after a "
                 + "confirmation (`/record`, `/record stop`)",
-            refusal: "from the role table (\"only hosts and moderators can start and stop recording\")"),
+            refusal: "from the role table (\"Only hosts and moderators can start and stop recording.\")"),
         KeyBinding(
             [.char("+"), .char("-")], also: [.char("=")], .changeVolume,
             help: "selected speaker louder / quieter (for you)",
@@ -209,7 +209,7 @@ public enum KeyBindings {
             [.char("s")], .showStats, help: "speaking time and turns (hosts, moderators)",
             does: "show / hide each person's speaking time and turns since the room went live, most first, asked "
                 + "of the server again every 2 s while shown (`/stats`)",
-            refusal: "\"only hosts and moderators can see how long each person has spoken\""),
+            refusal: "\"Only hosts and moderators can see how long each person has spoken.\""),
         KeyBinding(
             [.ctrl("r")], .retryNow, help: "reconnect now (while reconnecting)",
             does: "while the connection is down, try again now instead of waiting for the next try",

@@ -5,14 +5,14 @@ import TermUI
 public let statsRefreshInterval: Timestamp = 2000
 
 /// `s` and `/stats`: asks the server for each person's speaking time and turns (RoomCore says at once why not to
-/// those who may not see them). The screen opens its panel, which `s` closes again; line mode says the answer as a
+/// those who may not see them, as a sentence). The screen opens its panel, which `s` closes again; line mode says the answer as a
 /// table when it comes.
 func showStats(_ state: inout AppState) -> [AppEffect] {
     if case .stats = state.overlay {
         state.overlay = nil
         return []
     }
-    let effects = request(&state, .command(.stats))
+    let effects = request(&state, .command(.stats), sentences: true)
     if !state.lineMode, effects.contains(.send(.stats)) {
         state.overlay = .stats(people: nil, askedAt: state.now)
     }

@@ -229,6 +229,10 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// Without an `id`, a notice to a room's hosts rather than an answer: the server saves again what happens in
     /// the room, after it told them (`not_saved`, without an `id`) that it could not.
     public static let saved = ErrorCode(rawValue: "saved")
+    /// Without an `id`, a notice to a room's hosts and moderators rather than an answer: the server's recorder stopped
+    /// or could not start, and why, a sentence ("The recorder keeps failing at once (it exited with status 1); the
+    /// recording stopped.").
+    public static let recording = ErrorCode(rawValue: "recording")
     /// Without an `id`, a notice to a room's hosts rather than an answer: how one of the room's streams goes, a
     /// sentence per change ("Streaming to radio stopped: the server refused the password.").
     public static let stream = ErrorCode(rawValue: "stream")

@@ -56,7 +56,8 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
     let log: ServerLog
     /// The link a recorder of `room` joins with; nil when the server cannot make one (not listening yet).
     let link: (_ room: String) -> String?
-    /// Tells the room's hosts and moderators a sentence (the recording stopped, and why).
+    /// Tells the room's hosts and moderators a sentence, capitalised and with its full stop (the recording stopped,
+    /// and why).
     let tell: (_ room: String, _ sentence: String) -> Void
     /// Runs a task on the loop, now or after a pause.
     let execute: @Sendable (@escaping @Sendable () -> Void) -> Void
@@ -128,12 +129,12 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         restarts[room] = nil
         guard let launch else {
             log.error("room \(room): cannot record: this server's executable was not found")
-            tell(room, "the recording could not start: the server cannot find its own program")
+            tell(room, "The recording could not start: the server cannot find its own program.")
             return
         }
         guard let link = link(room) else {
             log.error("room \(room): cannot record: the server cannot make its recorder's link")
-            tell(room, "the recording could not start: the server cannot make its recorder's link")
+            tell(room, "The recording could not start: the server cannot make its recorder's link.")
             return
         }
         let now = clock()
@@ -148,7 +149,7 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
             try Self.writePrivately(link + "\n", to: linkFile)
         } catch {
             log.error("room \(room): cannot record: cannot write \(linkFile)")
-            tell(room, "the recording could not start: the server cannot write in \(folder)")
+            tell(room, "The recording could not start: the server cannot write in \(folder).")
             return
         }
         let arguments =
@@ -156,7 +157,7 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         guard let pid = Self.spawn(launch.executable, arguments, errors: folder + "/" + name + ".log") else {
             unlink(linkFile)
             log.error("room \(room): cannot record: \(launch.executable) could not be started")
-            tell(room, "the recording could not start: the recorder program could not be started")
+            tell(room, "The recording could not start: the recorder program could not be started.")
             return
         }
         runs[room] = Run(
@@ -195,7 +196,7 @@ final class RecorderSupervisor: OutcomeConsumer, @unchecked Sendable {
         let failures = quick ? run.quickFailures + 1 : 0
         if failures >= Self.maxQuickFailures {
             log.error("room \(room): recorder \(pid) \(how), \(failures) times at once; not started again")
-            tell(room, "the recorder keeps failing at once (it \(how)); the recording stopped")
+            tell(room, "The recorder keeps failing at once (it \(how)); the recording stopped.")
             return
         }
         let pause = min(Self.longestPause, Self.firstPause << Int64(max(0, failures - 1)))
@@ -309,11 +310,12 @@ extension ServerState {
         return ServerAddress(secure: configuration.tls != nil, host: host, port: port).link(room: room, invite: token)
     }
 
-    /// Tells a room's hosts and moderators (whoever may record) connected here why its recording stopped.
+    /// Tells a room's hosts and moderators (whoever may record) connected here why its recording stopped or could
+    /// not start: a notice of its own (`recording`), the sentence they read.
     func tellRecorders(_ room: String, _ sentence: String) {
         for (peer, entry) in connections.members(of: room) {
             guard let role = rooms.role(of: peer, in: room), configuration.roles.can(role, .record) else { continue }
-            entry.send(ServerMessage(.error(code: .internal, message: sentence, id: nil), seq: nil))
+            entry.send(ServerMessage(.error(code: .recording, message: sentence, id: nil), seq: nil))
         }
     }
 }

@@ -186,7 +186,10 @@ enum RecordCommand: ClubroomCommand {
                 }),
             log: { line in writeError(line + "\n") })
         statusSink.recorder = recorder
-        let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in recorder.stop() }
+        // A server's own recorder (it says who started it) is stopped by its server: who stopped the recording and
+        // the room's end come as the room's word too, so a signal alone is the server stopping.
+        let stopped = options.startedBy == nil ? "it was stopped" : "the server stopped"
+        let signals = SignalWatcher(firstOf: [.interrupt, .terminate, .hangUp]) { _ in recorder.stop(stopped) }
         let outcome = await Task.detached { recorder.run() }.value
         signals.cancel()
         switch outcome {
