@@ -144,6 +144,13 @@ func entry(_ seq: UInt64, after prev: UInt64, _ body: String, request: String = 
         }
         #expect(
             try redis.append("r", entry: entry(1, after: 0, "kept"), token: token, at: 1) == .appended(EntryID(seq: 1)))
+        // Answered is not yet in the file: with an fsync every second, Redis holds a write back for up to 2 s while
+        // an fsync is under way (a busy disk). A crash once it is in the file must not lose it.
+        #expect(
+            waitUntil(limit: 5) {
+                let info = try? redis.connection.command("INFO", "persistence").requireString("INFO persistence")
+                return info?.contains("aof_buffer_length:0\r\n") ?? false
+            })
         server.kill()
         try server.start()
         let raw = RedisConnection(endpoint: try RedisEndpoint(url: server.url))
