@@ -45,96 +45,62 @@ package enum ClusterFormat {
             throw .malformed("not JSON: \(error)")
         }
         guard case .object(let object) = value else { throw .malformed("not a JSON object") }
-        let reader = Reader(object: object, place: "")
+        let reader = Reader(document: object)
         guard case .integer(let found)? = object["v"] else { throw .malformed("no format version (\"v\")") }
         guard found == version else { throw .unknownVersion(found) }
         return reader
     }
 
-    /// The fields of one object, read strictly: each accessor names the field that is missing or wrong.
-    struct Reader {
-        let object: JSONObject
-        let place: String
+    /// The fields of one object, read strictly: a field missing or of the wrong type is `malformed`, named with its
+    /// place in the document.
+    typealias Reader = JSONFields<ClusterFormatError>
+}
 
-        func fail(_ key: String, _ expected: String) -> ClusterFormatError {
-            .malformed("\"\(place)\(key)\" must be \(expected)")
+extension JSONFields where Failure == ClusterFormatError {
+    /// The fields of `object`, the document's top, read by the cluster's format.
+    init(document object: JSONObject) {
+        self.init(object) { problem in .malformed("\"\(problem.key)\" must be \(problem.expected)") }
+    }
+
+    func unsigned(_ key: String) throws(ClusterFormatError) -> UInt64 {
+        let number = try integer(key)
+        guard number >= 0 else { throw fail(key, "an integer of 0 or more") }
+        return UInt64(number)
+    }
+
+    func peer(_ key: String) throws(ClusterFormatError) -> PeerID { PeerID(try string(key)) }
+
+    func role(_ key: String) throws(ClusterFormatError) -> RoleName { RoleName(try string(key)) }
+
+    func object(_ key: String) throws(ClusterFormatError) -> JSONFields {
+        guard case .object(let inner)? = json[key] else { throw fail(key, "an object") }
+        return nested(inner, place: "\(place)\(key).")
+    }
+
+    /// Each element of the array `key`, as an object.
+    func objects(_ key: String) throws(ClusterFormatError) -> [JSONFields] {
+        guard case .array(let elements)? = json[key] else { throw fail(key, "an array") }
+        var readers: [JSONFields] = []
+        for (index, element) in elements.enumerated() {
+            guard case .object(let inner) = element else { throw fail("\(key)[\(index)]", "an object") }
+            readers.append(nested(inner, place: "\(place)\(key)[\(index)]."))
         }
+        return readers
+    }
 
-        func optional(_ key: String) -> JSONValue? {
-            guard let value = object[key], value != .null else { return nil }
-            return value
+    func optionalObjects(_ key: String) throws(ClusterFormatError) -> [JSONFields]? {
+        guard optional(key) != nil else { return nil }
+        return try objects(key)
+    }
+
+    func strings(_ key: String) throws(ClusterFormatError) -> [String] {
+        guard case .array(let elements)? = json[key] else { throw fail(key, "an array") }
+        var texts: [String] = []
+        for (index, element) in elements.enumerated() {
+            guard case .string(let text) = element else { throw fail("\(key)[\(index)]", "a string") }
+            texts.append(text)
         }
-
-        func string(_ key: String) throws(ClusterFormatError) -> String {
-            guard case .string(let text)? = object[key] else { throw fail(key, "a string") }
-            return text
-        }
-
-        func optionalString(_ key: String) throws(ClusterFormatError) -> String? {
-            guard optional(key) != nil else { return nil }
-            return try string(key)
-        }
-
-        func integer(_ key: String) throws(ClusterFormatError) -> Int64 {
-            guard case .integer(let number)? = object[key] else { throw fail(key, "an integer") }
-            return number
-        }
-
-        func optionalInteger(_ key: String) throws(ClusterFormatError) -> Int64? {
-            guard optional(key) != nil else { return nil }
-            return try integer(key)
-        }
-
-        func unsigned(_ key: String) throws(ClusterFormatError) -> UInt64 {
-            let number = try integer(key)
-            guard number >= 0 else { throw fail(key, "an integer of 0 or more") }
-            return UInt64(number)
-        }
-
-        func bool(_ key: String) throws(ClusterFormatError) -> Bool {
-            guard case .bool(let flag)? = object[key] else { throw fail(key, "true or false") }
-            return flag
-        }
-
-        func optionalBool(_ key: String) throws(ClusterFormatError) -> Bool? {
-            guard optional(key) != nil else { return nil }
-            return try bool(key)
-        }
-
-        func peer(_ key: String) throws(ClusterFormatError) -> PeerID { PeerID(try string(key)) }
-
-        func role(_ key: String) throws(ClusterFormatError) -> RoleName { RoleName(try string(key)) }
-
-        func object(_ key: String) throws(ClusterFormatError) -> Reader {
-            guard case .object(let inner)? = object[key] else { throw fail(key, "an object") }
-            return Reader(object: inner, place: "\(place)\(key).")
-        }
-
-        /// Each element of the array `key`, as an object.
-        func objects(_ key: String) throws(ClusterFormatError) -> [Reader] {
-            guard case .array(let elements)? = object[key] else { throw fail(key, "an array") }
-            var readers: [Reader] = []
-            for (index, element) in elements.enumerated() {
-                guard case .object(let inner) = element else { throw fail("\(key)[\(index)]", "an object") }
-                readers.append(Reader(object: inner, place: "\(place)\(key)[\(index)]."))
-            }
-            return readers
-        }
-
-        func optionalObjects(_ key: String) throws(ClusterFormatError) -> [Reader]? {
-            guard optional(key) != nil else { return nil }
-            return try objects(key)
-        }
-
-        func strings(_ key: String) throws(ClusterFormatError) -> [String] {
-            guard case .array(let elements)? = object[key] else { throw fail(key, "an array") }
-            var texts: [String] = []
-            for (index, element) in elements.enumerated() {
-                guard case .string(let text) = element else { throw fail("\(key)[\(index)]", "a string") }
-                texts.append(text)
-            }
-            return texts
-        }
+        return texts
     }
 }
 
@@ -164,7 +130,7 @@ extension ClusterFormat {
         var metadata: [String: String] = [:]
         if fields.optional("metadata") != nil {
             let entries = try fields.object("metadata")
-            for key in entries.object.keys { metadata[key] = try entries.string(key) }
+            for key in entries.json.keys { metadata[key] = try entries.string(key) }
         }
         return Peer(
             id: try fields.peer("id"), name: try fields.string("name"), role: try fields.role("role"),

@@ -266,7 +266,7 @@ struct ReplicatedRoom: Sendable {
         authority = RoomAuthority(name: name, roles: roles, restoring: checkpoint, maxPeers: maxPeers)
         authority.streamDestinations = streamDestinations
         let stored = try fields.object("homes")
-        for key in stored.object.keys {
+        for key in stored.json.keys {
             let home = try stored.object(key)
             var ssrc: UInt32?
             if let number = try home.optionalInteger("ssrc") {

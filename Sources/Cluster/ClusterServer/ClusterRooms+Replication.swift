@@ -88,9 +88,7 @@ extension ClusterRooms {
         }
         let copy: ReplicatedRoom
         do throws(ClusterFormatError) {
-            copy = try ReplicatedRoom(
-                name: roomName, roles: roles, maxPeers: maxPeers, streamDestinations: streamDestinations,
-                decoding: bytes)
+            copy = try replica(of: roomName, decoding: bytes)
         } catch {
             log.error("room \(roomName): its checkpoint in the cluster cannot be read: \(error)")
             retry(roomName, generation: generation) { [self] in becomeReplica(roomName) }
@@ -144,6 +142,13 @@ extension ClusterRooms {
         }
     }
 
+    /// A copy of `roomName` read from a checkpoint (the room's in Redis, or a reset entry's body), under this
+    /// node's role table, size limit and stream destinations.
+    func replica(of roomName: String, decoding bytes: [UInt8]) throws(ClusterFormatError) -> ReplicatedRoom {
+        try ReplicatedRoom(
+            name: roomName, roles: roles, maxPeers: maxPeers, streamDestinations: streamDestinations, decoding: bytes)
+    }
+
     /// Applies entries in order; false (and a new start) when the chain is broken.
     @discardableResult
     func apply(_ entries: [RoomEntry], in roomName: String, generation: Int) -> Bool {
@@ -159,9 +164,7 @@ extension ClusterRooms {
             if entry.kind == .reset {
                 let copy: ReplicatedRoom
                 do throws(ClusterFormatError) {
-                    copy = try ReplicatedRoom(
-                        name: roomName, roles: roles, maxPeers: maxPeers, streamDestinations: streamDestinations,
-                        decoding: body)
+                    copy = try replica(of: roomName, decoding: body)
                 } catch {
                     unreadable(entry, in: roomName, because: error)
                     return false

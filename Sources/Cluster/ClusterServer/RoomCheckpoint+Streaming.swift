@@ -42,7 +42,7 @@ extension ClusterFormat {
         let entry = try fields.object("streaming")
         let peers = try entry.object("peers")
         var carried: [PeerID: String] = [:]
-        for key in peers.object.keys { carried[PeerID(key)] = try peers.string(key) }
+        for key in peers.json.keys { carried[PeerID(key)] = try peers.string(key) }
         return StreamingCheckpoint(
             to: try entry.strings("to"), since: try entry.optionalInteger("since"), peers: carried)
     }

@@ -172,12 +172,7 @@ extension ClusterNode {
     /// Delivers the room's entries after `after` as they are written (`entries` notices), until `unfollow`.
     public func follow(_ room: String, after: EntryID) {
         guard ClusterKeys.isValidName(room) else { return }
-        let start = state.withLock { state -> Bool in
-            state.following[room] = after
-            defer { state.followLoopRunning = true }
-            return !state.followLoopRunning
-        }
-        if start { followLoop() }
+        if startsLoop(\.followLoopRunning, { $0.following[room] = after }) { followLoop() }
     }
 
     public func unfollow(_ room: String) {
@@ -185,44 +180,31 @@ extension ClusterNode {
     }
 
     func followLoop() {
-        let configuration = self.configuration
-        eventWorker.perform(
-            deadlineMilliseconds: Int.max / 4,
-            { [self] connection throws(RedisError) in
-                let positions = state.withLock { state -> [(room: String, after: EntryID)] in
-                    state.following.map { (room: $0.key, after: $0.value) }
-                }
-                guard running.load(ordering: .acquiring), !positions.isEmpty else {
-                    state.withLock { $0.followLoopRunning = false }
-                    return false
-                }
-                let store = ClusterRedis(connection: connection, retention: configuration.retention)
-                do throws(ClusterError) {
-                    let found = try store.waitForEntries(
-                        positions, blockMilliseconds: configuration.timing.readBlockMilliseconds)
-                    for (room, entries) in found where !entries.isEmpty {
-                        let notice = state.withLock { state -> ClusterNotice? in
-                            guard let position = state.following[room] else { return nil }
-                            if entries[0].prev != position, entries[0].kind != .reset {
-                                state.following[room] = nil
-                                return .resync(room: room)
-                            }
-                            state.following[room] = entries[entries.count - 1].id
-                            let highest = entries.map(\.epoch).max() ?? 0
-                            state.highestEpoch[room] = max(state.highestEpoch[room] ?? 0, highest)
-                            return .entries(room: room, entries)
+        let block = configuration.timing.readBlockMilliseconds
+        loop(
+            on: eventWorker, mark: \.followLoopRunning,
+            { state in state.following.map { (room: $0.key, after: $0.value) } }
+        ) { [self] store, positions in
+            do throws(ClusterError) {
+                let found = try store.waitForEntries(positions, blockMilliseconds: block)
+                for (room, entries) in found where !entries.isEmpty {
+                    let notice = state.withLock { state -> ClusterNotice? in
+                        guard let position = state.following[room] else { return nil }
+                        if entries[0].prev != position, entries[0].kind != .reset {
+                            state.following[room] = nil
+                            return .resync(room: room)
                         }
-                        if let notice { post(notice) }
+                        state.following[room] = entries[entries.count - 1].id
+                        let highest = entries.map(\.epoch).max() ?? 0
+                        state.highestEpoch[room] = max(state.highestEpoch[room] ?? 0, highest)
+                        return .entries(room: room, entries)
                     }
-                } catch {
-                    usleep(100_000)
+                    if let notice { post(notice) }
                 }
-                return true
-            },
-            completion: { [self] result in
-                if case .success(true) = result { followLoop() }
-                if case .failure = result { state.withLock { $0.followLoopRunning = false } }
-            })
+            } catch {
+                usleep(100_000)
+            }
+        }
     }
 
     /// Queues a request for the room's owner (from this node's client). Not retried: a request whose answer
@@ -239,12 +221,7 @@ extension ClusterNode {
     /// Delivers the room's requests after `cursor` (`requests` notices) while this node serves it as owner.
     public func serveRequests(_ room: String, after cursor: String) {
         guard ClusterKeys.isValidName(room) else { return }
-        let start = state.withLock { state -> Bool in
-            state.serving[room] = cursor
-            defer { state.serveLoopRunning = true }
-            return !state.serveLoopRunning
-        }
-        if start { serveLoop() }
+        if startsLoop(\.serveLoopRunning, { $0.serving[room] = cursor }) { serveLoop() }
     }
 
     public func stopServingRequests(_ room: String) {
@@ -252,33 +229,58 @@ extension ClusterNode {
     }
 
     func serveLoop() {
-        let configuration = self.configuration
-        requestWorker.perform(
+        let readBlock = configuration.timing.readBlockMilliseconds
+        loop(on: requestWorker, mark: \.serveLoopRunning, { $0.serving }) { [self] store, rooms in
+            let block = max(10, readBlock / max(1, rooms.count))
+            for (room, cursor) in rooms.sorted(by: { $0.key < $1.key }) {
+                guard let requests = try? store.requests(room, after: cursor, blockMilliseconds: block),
+                    !requests.isEmpty
+                else { continue }
+                let deliverIt = state.withLock { state -> Bool in
+                    guard state.serving[room] == cursor else { return false }
+                    state.serving[room] = requests[requests.count - 1].id
+                    return true
+                }
+                if deliverIt { post(.requests(room: room, requests)) }
+            }
+        }
+    }
+
+    /// Notes what a long-poll loop is to poll (`update`) and marks the loop running; true when it was not, and
+    /// the caller must start it.
+    private func startsLoop(
+        _ mark: WritableKeyPath<NodeState, Bool>, _ update: (inout NodeState) -> Void
+    ) -> Bool {
+        state.withLock { state in
+            update(&state)
+            defer { state[keyPath: mark] = true }
+            return !state[keyPath: mark]
+        }
+    }
+
+    /// A long-poll loop on `worker`: each turn reads what to poll from the state (`polled`) and runs `turn` on it,
+    /// then the next turn is queued; when there is nothing to poll, the node stopped or a turn's job failed, the
+    /// loop ends and clears its `mark`, so that the next start begins it again.
+    private func loop<Polled: Collection & Sendable>(
+        on worker: RedisWorker, mark: WritableKeyPath<NodeState, Bool> & Sendable,
+        _ polled: @escaping @Sendable (inout NodeState) -> Polled,
+        turn: @escaping @Sendable (ClusterRedis, Polled) -> Void
+    ) {
+        let retention = configuration.retention
+        worker.perform(
             deadlineMilliseconds: Int.max / 4,
             { [self] connection throws(RedisError) in
-                let rooms = state.withLock { $0.serving }
-                guard running.load(ordering: .acquiring), !rooms.isEmpty else {
-                    state.withLock { $0.serveLoopRunning = false }
+                let polling = state.withLock { polled(&$0) }
+                guard running.load(ordering: .acquiring), !polling.isEmpty else {
+                    state.withLock { $0[keyPath: mark] = false }
                     return false
                 }
-                let store = ClusterRedis(connection: connection, retention: configuration.retention)
-                let block = max(10, configuration.timing.readBlockMilliseconds / max(1, rooms.count))
-                for (room, cursor) in rooms.sorted(by: { $0.key < $1.key }) {
-                    guard let requests = try? store.requests(room, after: cursor, blockMilliseconds: block),
-                        !requests.isEmpty
-                    else { continue }
-                    let deliverIt = state.withLock { state -> Bool in
-                        guard state.serving[room] == cursor else { return false }
-                        state.serving[room] = requests[requests.count - 1].id
-                        return true
-                    }
-                    if deliverIt { post(.requests(room: room, requests)) }
-                }
+                turn(ClusterRedis(connection: connection, retention: retention), polling)
                 return true
             },
             completion: { [self] result in
-                if case .success(true) = result { serveLoop() }
-                if case .failure = result { state.withLock { $0.serveLoopRunning = false } }
+                if case .success(true) = result { loop(on: worker, mark: mark, polled, turn: turn) }
+                if case .failure = result { state.withLock { $0[keyPath: mark] = false } }
             })
     }
 }

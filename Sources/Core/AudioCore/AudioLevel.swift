@@ -127,6 +127,23 @@ struct PowerWindow: Sendable {
     }
 }
 
+/// The tuning shared by the trackers of speaking levels: how many packets a level averages over and the step levels
+/// are rounded to, both at least 1 once ``clamped``.
+protocol LevelWindowTuning {
+    var window: Int { get set }
+    var levelStep: Int { get set }
+}
+
+extension LevelWindowTuning {
+    /// This tuning with a window and a level step of at least 1.
+    var clamped: Self {
+        var tuning = self
+        tuning.window = max(1, window)
+        tuning.levelStep = max(1, levelStep)
+        return tuning
+    }
+}
+
 /// The server's view of who is speaking, from the RFC 6464 levels in each speaker's packets.
 ///
 /// Each speaker's level is the power average of its last few packets; a speaker is active while that average is
@@ -135,7 +152,7 @@ struct PowerWindow: Sendable {
 /// Pure: time comes in as milliseconds.
 public struct SpeakerActivity<Key: Hashable & Sendable>: Sendable {
     /// The tuning of a ``SpeakerActivity``.
-    public struct Configuration: Sendable, Equatable {
+    public struct Configuration: Sendable, Equatable, LevelWindowTuning {
         /// Packets averaged per speaker (five packets are 100 ms).
         public var window = 5
         /// Speakers averaging quieter than this many -dBov are not active.
@@ -164,10 +181,7 @@ public struct SpeakerActivity<Key: Hashable & Sendable>: Sendable {
 
     /// An empty tracker.
     public init(configuration: Configuration = Configuration()) {
-        var configuration = configuration
-        configuration.window = max(1, configuration.window)
-        configuration.levelStep = max(1, configuration.levelStep)
-        self.configuration = configuration
+        self.configuration = configuration.clamped
     }
 
     /// Records one packet's RFC 6464 level from `key` at `time`.

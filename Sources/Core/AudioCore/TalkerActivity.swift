@@ -28,7 +28,7 @@ public struct HeardTalker: Sendable, Equatable {
 /// never, without `reportsLevels`). Pure: time comes in as milliseconds.
 public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
     /// The tuning of a ``TalkerActivity``.
-    public struct Configuration: Sendable, Equatable {
+    public struct Configuration: Sendable, Equatable, LevelWindowTuning {
         /// Packets a speaker's level averages over (three packets are 60 ms).
         public var window = 3
         /// Packets quieter than this many -dBov are not speech, whatever their voice flag says.
@@ -76,10 +76,7 @@ public struct TalkerActivity<Key: Hashable & Sendable>: Sendable {
 
     /// An empty tracker.
     public init(configuration: Configuration = Configuration()) {
-        var configuration = configuration
-        configuration.window = max(1, configuration.window)
-        configuration.levelStep = max(1, configuration.levelStep)
-        self.configuration = configuration
+        self.configuration = configuration.clamped
     }
 
     /// Records one packet of `key`: its RFC 6464 level (-dBov) and voice flag, arrived at `time`.

@@ -68,17 +68,14 @@ final class ChangeJournal {
     func entries(after seq: Int64) throws(DatabaseError) -> [(seq: Int64, changes: [DatabaseChange])] {
         let statement = try connection.prepare("SELECT seq, changes FROM entries WHERE seq > ?1 ORDER BY seq")
         try statement.bind(.integer(seq))
-        defer { statement.reset() }
-        var entries: [(seq: Int64, changes: [DatabaseChange])] = []
-        while try statement.step() {
-            let number = statement.int64(at: 0)
+        return try statement.rows { row throws(DatabaseError) in
+            let number = row.int64(at: 0)
             do throws(JournalEntryError) {
-                entries.append((number, try DatabaseChange.decode(statement.text(at: 1), seq: number)))
+                return (seq: number, changes: try DatabaseChange.decode(row.text(at: 1), seq: number))
             } catch {
                 throw DatabaseError(path: path, code: nil, message: error.description, sql: nil)
             }
         }
-        return entries
     }
 
     /// The highest sequence number stored (0 when empty).

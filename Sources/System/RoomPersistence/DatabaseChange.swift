@@ -155,7 +155,10 @@ extension DatabaseChange {
     }
 
     private init(_ object: JSONObject) throws(JournalFieldError) {
-        let fields = JournalFields(object: object)
+        let fields = JSONFields(object) { problem in
+            JournalFieldError(
+                problem: "\"\(problem.key)\" is " + (problem.required ? "missing or not " : "not ") + problem.expected)
+        }
         let room = try fields.string("room")
         switch try fields.string("kind") {
         case "open_room": self = .openRoom(room: room, at: try fields.integer("at"))
@@ -215,46 +218,4 @@ extension DatabaseChange {
 
 private struct JournalFieldError: Error {
     var problem: String
-}
-
-/// Typed reads of a journal change's fields.
-private struct JournalFields {
-    let object: JSONObject
-
-    func string(_ key: String) throws(JournalFieldError) -> String {
-        guard case .string(let value)? = object[key] else {
-            throw JournalFieldError(problem: "\"\(key)\" is missing or not a string")
-        }
-        return value
-    }
-
-    func optionalString(_ key: String) throws(JournalFieldError) -> String? {
-        switch object[key] {
-        case .string(let value)?: return value
-        case .null?, nil: return nil
-        default: throw JournalFieldError(problem: "\"\(key)\" is not a string")
-        }
-    }
-
-    func bool(_ key: String) throws(JournalFieldError) -> Bool {
-        guard case .bool(let value)? = object[key] else {
-            throw JournalFieldError(problem: "\"\(key)\" is missing or not true or false")
-        }
-        return value
-    }
-
-    func integer(_ key: String) throws(JournalFieldError) -> Int64 {
-        guard case .integer(let value)? = object[key] else {
-            throw JournalFieldError(problem: "\"\(key)\" is missing or not an integer")
-        }
-        return value
-    }
-
-    func optionalInteger(_ key: String) throws(JournalFieldError) -> Int64? {
-        switch object[key] {
-        case .integer(let value)?: return value
-        case .null?, nil: return nil
-        default: throw JournalFieldError(problem: "\"\(key)\" is not an integer")
-        }
-    }
 }

@@ -68,16 +68,11 @@ extension LinkRegistry {
                 "SELECT identity, name, by, room, at, reason FROM bans"
                     + (identity == nil ? "" : " WHERE identity = ?") + " ORDER BY at DESC, identity")
             if let identity { try statement.bind(.text(identity)) }
-            defer { statement.reset() }
-            var records: [BanRecord] = []
-            while try statement.step() {
-                records.append(
-                    BanRecord(
-                        identity: statement.text(at: 0), name: statement.text(at: 1), by: statement.text(at: 2),
-                        room: statement.optionalText(at: 3), at: statement.int64(at: 4),
-                        reason: statement.text(at: 5)))
+            return try statement.rows { row in
+                BanRecord(
+                    identity: row.text(at: 0), name: row.text(at: 1), by: row.text(at: 2),
+                    room: row.optionalText(at: 3), at: row.int64(at: 4), reason: row.text(at: 5))
             }
-            return records
         }
     }
 }

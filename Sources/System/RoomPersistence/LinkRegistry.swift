@@ -237,9 +237,7 @@ public final class LinkRegistry: Sendable {
                     "SELECT id FROM links WHERE room = ? AND revoked_at IS NULL "
                         + "AND id IN (SELECT link FROM link_identities WHERE identity = ?) ORDER BY id"
                 ).bind(.text(room), .text(identity))
-                var ids: [String] = []
-                while try found.step() { ids.append(found.text(at: 0)) }
-                found.reset()
+                let ids = try found.rows { row in row.text(at: 0) }
                 for id in ids {
                     try connection.prepare("UPDATE links SET revoked_at = ?, revoked_by = ? WHERE id = ?")
                         .bind(.integer(now), .text(who), .text(id)).run()
@@ -265,11 +263,8 @@ public final class LinkRegistry: Sendable {
                 let found = try connection.prepare(
                     "SELECT id, role FROM links WHERE creator = ? AND room = ? AND revoked_at IS NULL ORDER BY id"
                 ).bind(.text(creator), .text(room))
-                var ids: [String] = []
-                while try found.step() {
-                    if roles.contains(found.text(at: 1)) { ids.append(found.text(at: 0)) }
-                }
-                found.reset()
+                let ids = try found.rows { row in (id: row.text(at: 0), role: row.text(at: 1)) }
+                    .filter { roles.contains($0.role) }.map(\.id)
                 let update = try connection.prepare("UPDATE links SET revoked_at = ?, revoked_by = ? WHERE id = ?")
                 for id in ids { try update.bind(.integer(now), .text(who), .text(id)).run() }
                 return ids
@@ -307,18 +302,13 @@ public final class LinkRegistry: Sendable {
                 "SELECT id, room, role, creator, created_at, expires_at, max_uses, uses, revoked_at, revoked_by "
                     + "FROM links" + (room == nil ? "" : " WHERE room = ?") + " ORDER BY created_at DESC, id")
             if let room { try statement.bind(.text(room)) }
-            defer { statement.reset() }
-            var records: [LinkRecord] = []
-            while try statement.step() {
-                records.append(
-                    LinkRecord(
-                        id: statement.text(at: 0), room: statement.optionalText(at: 1), role: statement.text(at: 2),
-                        creator: statement.text(at: 3), createdAt: statement.int64(at: 4),
-                        expiresAt: statement.int64(at: 5), maxUses: statement.optionalInt64(at: 6),
-                        uses: statement.int64(at: 7), revokedAt: statement.optionalInt64(at: 8),
-                        revokedBy: statement.optionalText(at: 9)))
+            return try statement.rows { row in
+                LinkRecord(
+                    id: row.text(at: 0), room: row.optionalText(at: 1), role: row.text(at: 2),
+                    creator: row.text(at: 3), createdAt: row.int64(at: 4), expiresAt: row.int64(at: 5),
+                    maxUses: row.optionalInt64(at: 6), uses: row.int64(at: 7), revokedAt: row.optionalInt64(at: 8),
+                    revokedBy: row.optionalText(at: 9))
             }
-            return records
         }
     }
 

@@ -283,12 +283,7 @@ public final class RoomDatabase: Sendable {
         try withReader { connection throws(DatabaseError) in
             let statement = try connection.prepare(
                 "SELECT id, topic, ended_at, ended_reason, created_at, updated_at FROM rooms ORDER BY id")
-            var rooms: [RoomRecord] = []
-            while try statement.step() {
-                rooms.append(Self.roomRecord(statement))
-            }
-            statement.reset()
-            return rooms
+            return try statement.rows(Self.roomRecord)
         }
     }
 
@@ -386,16 +381,11 @@ public final class RoomDatabase: Sendable {
                 "SELECT id, room, at, actor, action, target, detail FROM "
                     + "(SELECT * FROM audit_log WHERE room = ?1 ORDER BY id DESC LIMIT ?2) ORDER BY id")
             try statement.bind(.text(room), .integer(Int64(limit ?? -1)))
-            var entries: [AuditRecord] = []
-            while try statement.step() {
-                entries.append(
-                    AuditRecord(
-                        id: statement.int64(at: 0), room: statement.text(at: 1), at: statement.int64(at: 2),
-                        actor: statement.text(at: 3), action: statement.text(at: 4),
-                        target: statement.optionalText(at: 5), detail: statement.optionalText(at: 6)))
+            return try statement.rows { row in
+                AuditRecord(
+                    id: row.int64(at: 0), room: row.text(at: 1), at: row.int64(at: 2), actor: row.text(at: 3),
+                    action: row.text(at: 4), target: row.optionalText(at: 5), detail: row.optionalText(at: 6))
             }
-            statement.reset()
-            return entries
         }
     }
 
@@ -437,23 +427,18 @@ public final class RoomDatabase: Sendable {
             "SELECT id, room, at, from_identity, from_name, audience_kind, audience_value, text FROM "
                 + "(SELECT * FROM chat_messages WHERE room = ?1 ORDER BY id DESC LIMIT ?2) ORDER BY id")
         try statement.bind(.text(room), .integer(Int64(max(limit, 0))))
-        var messages: [ChatRecord] = []
-        while try statement.step() {
-            let value = statement.text(at: 6)
+        return try statement.rows { row in
+            let value = row.text(at: 6)
             let audience: ChatAudienceRecord =
-                switch statement.text(at: 5) {
+                switch row.text(at: 5) {
                 case "peer": .peer(value)
                 case "role": .role(value)
                 default: .everyone
                 }
-            messages.append(
-                ChatRecord(
-                    id: statement.int64(at: 0), room: statement.text(at: 1), at: statement.int64(at: 2),
-                    fromIdentity: statement.text(at: 3), fromName: statement.text(at: 4), audience: audience,
-                    text: statement.text(at: 7)))
+            return ChatRecord(
+                id: row.int64(at: 0), room: row.text(at: 1), at: row.int64(at: 2), fromIdentity: row.text(at: 3),
+                fromName: row.text(at: 4), audience: audience, text: row.text(at: 7))
         }
-        statement.reset()
-        return messages
     }
 
     // MARK: Roles
@@ -487,14 +472,7 @@ public final class RoomDatabase: Sendable {
             let statement = try connection.prepare(
                 "SELECT identity, role, left_at FROM recent_roles WHERE room = ?1 AND present = 1 ORDER BY identity")
             try statement.bind(.text(room))
-            var roles: [RoleRecord] = []
-            while try statement.step() {
-                roles.append(
-                    RoleRecord(identity: statement.text(at: 0), role: statement.text(at: 1), at: statement.int64(at: 2))
-                )
-            }
-            statement.reset()
-            return roles
+            return try statement.rows(RoleRecord.init(row:))
         }
     }
 
@@ -503,12 +481,7 @@ public final class RoomDatabase: Sendable {
         let statement = try connection.prepare(
             "SELECT identity, raised_at FROM raised_hands WHERE room = ?1 ORDER BY raised_at, identity")
         try statement.bind(.text(room))
-        var hands: [HandRecord] = []
-        while try statement.step() {
-            hands.append(HandRecord(identity: statement.text(at: 0), raisedAt: statement.int64(at: 1)))
-        }
-        statement.reset()
-        return hands
+        return try statement.rows { row in HandRecord(identity: row.text(at: 0), raisedAt: row.int64(at: 1)) }
     }
 
     private static func releasedRoles(
@@ -519,13 +492,7 @@ public final class RoomDatabase: Sendable {
                 + "WHERE room = ?1 AND ((present = 0 AND left_at >= ?2) OR (present = 1 AND ?3 IS NOT NULL)) "
                 + "ORDER BY identity")
         try statement.bind(.text(room), .integer(since), heldReleasedAt.map { .integer($0) } ?? .null)
-        var roles: [RoleRecord] = []
-        while try statement.step() {
-            roles.append(
-                RoleRecord(identity: statement.text(at: 0), role: statement.text(at: 1), at: statement.int64(at: 2)))
-        }
-        statement.reset()
-        return roles
+        return try statement.rows(RoleRecord.init(row:))
     }
 
     /// The peers someone else moved down in `room`, with the role each was moved to and when, by identity.
@@ -537,13 +504,7 @@ public final class RoomDatabase: Sendable {
         let statement = try connection.prepare(
             "SELECT identity, role, at FROM demotions WHERE room = ?1 ORDER BY identity")
         try statement.bind(.text(room))
-        var demotions: [RoleRecord] = []
-        while try statement.step() {
-            demotions.append(
-                RoleRecord(identity: statement.text(at: 0), role: statement.text(at: 1), at: statement.int64(at: 2)))
-        }
-        statement.reset()
-        return demotions
+        return try statement.rows(RoleRecord.init(row:))
     }
 
     /// The invitations to speak pending in `room`, oldest first.
@@ -557,14 +518,9 @@ public final class RoomDatabase: Sendable {
         let statement = try connection.prepare(
             "SELECT invitee, inviter, at FROM invitations WHERE room = ?1 ORDER BY at, invitee")
         try statement.bind(.text(room))
-        var invitations: [InvitationRecord] = []
-        while try statement.step() {
-            invitations.append(
-                InvitationRecord(
-                    invitee: statement.text(at: 0), inviter: statement.text(at: 1), at: statement.int64(at: 2)))
+        return try statement.rows { row in
+            InvitationRecord(invitee: row.text(at: 0), inviter: row.text(at: 1), at: row.int64(at: 2))
         }
-        statement.reset()
-        return invitations
     }
 
     /// Forgets the role `identity` held when it left `room` (once it has been given back, for instance).
@@ -581,5 +537,12 @@ extension Int64 {
             return other > 0 ? .min : .max
         }
         return difference
+    }
+}
+
+extension RoleRecord {
+    /// The record in a row of (identity, role, at).
+    fileprivate init(row: SQLiteStatement) {
+        self.init(identity: row.text(at: 0), role: row.text(at: 1), at: row.int64(at: 2))
     }
 }

@@ -157,11 +157,9 @@ public final class SQLiteConnection {
         let check = pageCount * pageSize <= fullCheckBytes ? "integrity_check" : "quick_check"
         let sql = "PRAGMA \(check)(5)"
         let statement = try prepare(sql)
-        var problems: [String] = []
-        while try statement.step() {
-            problems.append(statement.text(at: 0).split(whereSeparator: \.isNewline).joined(separator: " "))
+        let problems = try statement.rows { row in
+            row.text(at: 0).split(whereSeparator: \.isNewline).joined(separator: " ")
         }
-        statement.reset()
         guard problems != ["ok"] else { return }
         throw DatabaseError(
             path: path, code: SQLITE_CORRUPT,
@@ -343,6 +341,15 @@ public final class SQLiteStatement {
     public func run() throws(DatabaseError) {
         while try step() {}
         reset()
+    }
+
+    /// Every row the statement yields, each made by `row` from the current row's columns; then resets the
+    /// statement (also when a step or `row` fails).
+    public func rows<Row>(_ row: (SQLiteStatement) throws(DatabaseError) -> Row) throws(DatabaseError) -> [Row] {
+        defer { reset() }
+        var rows: [Row] = []
+        while try step() { rows.append(try row(self)) }
+        return rows
     }
 
     /// Resets the statement and clears its bindings so it can run again.

@@ -11,7 +11,7 @@ func ipv4Address(_ host: String, port: Int) -> sockaddr_in {
 }
 
 /// Connects `descriptor` to `host:port`; what connect(2) returns (a non-blocking socket may say EINPROGRESS).
-func connectIPv4(_ descriptor: Int32, host: String, port: Int) -> Int32 {
+public func connectIPv4(_ descriptor: Int32, host: String, port: Int) -> Int32 {
     var address = ipv4Address(host, port: port)
     return withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

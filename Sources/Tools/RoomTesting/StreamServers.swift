@@ -79,15 +79,7 @@ public final class ServerProcess {
         defer { close(descriptor) }
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        let connected = connectIPv4(descriptor, host: "127.0.0.1", port: port) == 0
         let bytes = Array(request.utf8)
         guard connected, send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else { return false }
         var reply: [UInt8] = []
@@ -104,15 +96,7 @@ public final class ServerProcess {
     public static func accepts(_ port: Int) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        return connectIPv4(descriptor, host: "127.0.0.1", port: port) == 0
     }
 }
 

@@ -48,8 +48,7 @@ enum JoinCommand: ClubroomCommand {
             voiceProcessing.option,
         ])
 
-    static let linkFile = TypedOption.path(
-        "link-file", placeholder: "FILE", help: "File holding the link (kept out of ps).")
+    static let linkFile = SharedOptions.linkFile
     static let token = TypedOption.string(
         "token", short: "t", placeholder: "TOKEN", help: "Access token or invite for the room or lobby.")
     static let tokenFile = SharedOptions.tokenFile
@@ -96,6 +95,19 @@ enum JoinCommand: ClubroomCommand {
             case file(String)
             /// `-`, or nothing given: stdin's first line, or asked for on the terminal without echo.
             case standardInput
+
+            /// The link of `join` and `record`: the positional argument `argument` (normalized, its scheme
+            /// checked) or `--link-file`, not both; `-` or neither is stdin.
+            init(_ arguments: ParsedArguments, argument: String) throws(ArgumentError) {
+                switch (arguments.string(argument), arguments[SharedOptions.linkFile]) {
+                case (.some, .some): throw .conflict("<\(argument)>", "--link-file")
+                case (nil, .some(let file)): self = .file(file)
+                case (.some("-"), nil), (nil, nil): self = .standardInput
+                case (.some(let url), nil):
+                    self = .given(JoinCommand.normalized(url))
+                    try checkLinkScheme(JoinCommand.normalized(url))
+                }
+            }
         }
 
         var link: LinkSource
@@ -113,14 +125,7 @@ enum JoinCommand: ClubroomCommand {
         var voiceProcessing: Bool?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
-            switch (arguments.string("url"), arguments[JoinCommand.linkFile]) {
-            case (.some, .some): throw .conflict("<url>", "--link-file")
-            case (nil, .some(let file)): link = .file(file)
-            case (.some("-"), nil), (nil, nil): link = .standardInput
-            case (.some(let url), nil):
-                link = .given(JoinCommand.normalized(url))
-                try checkLinkScheme(JoinCommand.normalized(url))
-            }
+            link = try LinkSource(arguments, argument: "url")
             credentials = try readCredentials(arguments)
             name = arguments[JoinCommand.name]
             profile = arguments[JoinCommand.profile]

@@ -39,8 +39,7 @@ enum RecordCommand: ClubroomCommand {
             icecast.option, hls.option, rtmp.option, destinationFile.option,
         ])
 
-    static let linkFile = TypedOption.path(
-        "link-file", placeholder: "FILE", help: "File holding the link (kept out of ps).")
+    static let linkFile = SharedOptions.linkFile
     static let out = TypedOption.path(
         "out", placeholder: "FILE.opus",
         help: "The recording; its record goes beside it as FILE.json. Optional with a stream.")
@@ -79,14 +78,7 @@ enum RecordCommand: ClubroomCommand {
         var destinationFile: String?
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
-            switch (arguments.string("link"), arguments[RecordCommand.linkFile]) {
-            case (.some, .some): throw .conflict("<link>", "--link-file")
-            case (nil, .some(let file)): link = .file(file)
-            case (.some("-"), nil), (nil, nil): link = .standardInput
-            case (.some(let url), nil):
-                link = .given(JoinCommand.normalized(url))
-                try checkLinkScheme(JoinCommand.normalized(url))
-            }
+            link = try JoinCommand.Options.LinkSource(arguments, argument: "link")
             out = arguments[RecordCommand.out]
             seconds = arguments[RecordCommand.seconds]
             name = arguments[RecordCommand.name]

@@ -10,6 +10,9 @@ enum SharedOptions {
     /// `join` and `bot`.
     static let tokenFile = TypedOption.path(
         "token-file", placeholder: "FILE", help: "File holding the access token (kept out of ps).")
+    /// `join` and `record`.
+    static let linkFile = TypedOption.path(
+        "link-file", placeholder: "FILE", help: "File holding the link (kept out of ps).")
     /// `invite` and `token`, which sign with the server's secret.
     static let serverData = TypedOption.path(
         "data", placeholder: "DIR", defaultDescription: "$XDG_DATA_HOME/clubroom",
