@@ -299,7 +299,7 @@ struct TemporaryFolder {
             throws: DatabaseError(
                 path: folder.databasePath, code: nil,
                 message:
-                    "schema version 99 is newer than this program's 7; use a newer clubroom or another data folder",
+                    "schema version 99 is newer than this program's 8; use a newer clubroom or another data folder",
                 sql: nil)
         ) {
             try RoomDatabase(path: folder.databasePath)

@@ -217,6 +217,7 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
             .setListed(room: "r", listed: false, at: 12), .setListed(room: "r", listed: true, at: 13),
             .demote(room: "r", identity: "b", role: "audience", at: 14), .endDemotion(room: "r", identity: "b"),
             .setHand(room: "r", identity: "b", raisedAt: 14), .setHand(room: "r", identity: "b", raisedAt: nil),
+            .setLive(room: "r", since: 15), .setLive(room: "r", since: nil),
         ]
         #expect(try DatabaseChange.decode(DatabaseChange.encode(changes), seq: 1) == changes)
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// One migration chain for every older file: version 2, version 3 with `unlisted_rooms`, version 3 files whose
 /// third migration made `invitations` instead, and version 4, all reach the current version with every table
-/// (`demotions` since version 5, `raised_hands` since version 6, `hands_off_rooms` since version 7).
+/// (`demotions` since version 5, `raised_hands` since version 6, `hands_off_rooms` since version 7, `live_rooms` since version 8).
 @Suite struct SchemaMigrationTests {
     /// Makes a current database with one room, then takes it back to `version` without `dropped`.
     private func olderDatabase(version: Int, dropping dropped: [String]) throws -> TemporaryFolder {
@@ -22,10 +22,11 @@ import Testing
     }
 
     @Test(arguments: [
-        (2, ["invitations", "unlisted_rooms", "raised_hands", "hands_off_rooms"]),
-        (3, ["invitations", "raised_hands", "hands_off_rooms"]),
-        (3, ["unlisted_rooms", "raised_hands", "hands_off_rooms"]),
-        (4, ["raised_hands", "hands_off_rooms"]), (5, ["raised_hands", "hands_off_rooms"]), (6, ["hands_off_rooms"]),
+        (2, ["invitations", "unlisted_rooms", "raised_hands", "hands_off_rooms", "live_rooms"]),
+        (3, ["invitations", "raised_hands", "hands_off_rooms", "live_rooms"]),
+        (3, ["unlisted_rooms", "raised_hands", "hands_off_rooms", "live_rooms"]),
+        (4, ["raised_hands", "hands_off_rooms", "live_rooms"]), (5, ["raised_hands", "hands_off_rooms", "live_rooms"]),
+        (6, ["hands_off_rooms", "live_rooms"]), (7, ["live_rooms"]),
     ])
     func anOlderDatabaseGainsTheInvitationsAndTheListing(version: Int, dropped: [String]) throws {
         let folder = try olderDatabase(version: version, dropping: dropped)
@@ -45,10 +46,14 @@ import Testing
         #expect(try database.load(room: "jazz", rolesSince: 0).handsAllowed)
         try database.apply(.setHandsAllowed(room: "jazz", allowed: false, at: 5))
         #expect(try database.load(room: "jazz", rolesSince: 0).handsAllowed == false)
+        try database.apply(.setLive(room: "jazz", since: 6))
+        #expect(try database.load(room: "jazz", rolesSince: 0).liveSince == 6)
+        try database.apply(.setLive(room: "jazz", since: nil))
+        #expect(try database.load(room: "jazz", rolesSince: 0).liveSince == nil)
         database.close()
         let connection = try SQLiteConnection(path: folder.databasePath)
         defer { connection.close() }
-        #expect(try Schema.userVersion(connection) == 7)
-        #expect(Schema.currentVersion == 7)
+        #expect(try Schema.userVersion(connection) == 8)
+        #expect(Schema.currentVersion == 8)
     }
 }

@@ -243,6 +243,40 @@ func snapshot(_ recorder: SessionRecorder) -> JoinedSnapshot? {
         #expect(afterSeen.changes.last.map { if case .added(_, .listed) = $0 { true } else { false } } == true)
     }
 
+    /// A room's age in the lobby goes on across a `kill -9` of the server: the room comes back from the database
+    /// with the time it started, instead of starting again when its people return.
+    @Test(.timeLimit(.minutes(2))) func aRoomKeepsItsStartTimeAcrossACrash() throws {
+        let first = try ServerProcess()
+        var bots: [BotProcess] = []
+        defer {
+            for bot in bots { bot.kill() }
+            first.stopAndClean()
+        }
+        let (lobby, seen) = try first.watchLobby()
+        let hostToken = try first.token("ana", role: "host", room: "jazz", name: "Ana")
+        let ana = try first.bot(hostToken, room: "jazz")
+        bots.append(ana)
+        try ana.expect("joined")
+        #expect(seen.waitFor { $0["jazz"] != nil })
+        let startedAt = try #require(seen.rooms["jazz"]?.startedAt)
+        // A change committed after the start: once it is announced, the start time is in the journal too.
+        ana.send(#"{"cmd":"topic","text":"Late night jazz"}"#)
+        try ana.expect("topic_changed")
+        lobby.stop()
+        first.crash()
+        ana.kill()
+
+        let again = try ServerProcess(directory: first.directory, port: first.port)
+        defer { again.stop() }
+        let (afterRestart, afterSeen) = try again.watchLobby()
+        defer { afterRestart.stop() }
+        let back = try again.bot(hostToken, room: "jazz")
+        bots.append(back)
+        try back.expect("joined")
+        #expect(afterSeen.waitFor { $0["jazz"] != nil })
+        #expect(afterSeen.rooms["jazz"]?.startedAt == startedAt)
+    }
+
     /// The host's unlisting is committed like any other change: announced only once it is in the change
     /// journal, so it survives a `kill -9` right after, even while another program holds the database's write
     /// lock (so that it cannot have reached the database yet).

@@ -12,6 +12,14 @@ protocol OutcomeCommitter: AnyObject {
     /// the order of the commits, once the store holds them (or has refused them). Never blocks the loop. Called
     /// only for outcomes with changes.
     func commit(_ outcome: Outcome, in room: String, then: @escaping (CommitResult) -> Void)
+
+    /// Saves `changes` that promise nothing to anyone (the room's age), after everything committed before,
+    /// without anything waiting for them. A store that keeps none of them ignores them.
+    func save(_ changes: [SavedChange], in room: String)
+}
+
+extension OutcomeCommitter {
+    func save(_ changes: [SavedChange], in room: String) {}
 }
 
 /// What the commit step says about an outcome.
@@ -50,6 +58,8 @@ package struct SavedRoom: Sendable, Equatable {
     package var demotions: [PeerID: RoleName] = [:]
     /// The raised hands of the peers in `departed`, with when each went up.
     package var hands: [PeerID: Timestamp] = [:]
+    /// Since when the room had people in it when the server last had it, or nil when it was empty.
+    package var liveSince: Timestamp?
     /// Whether the store had the room (false only for a room looked for without `create`).
     package var exists = true
 
@@ -59,7 +69,7 @@ package struct SavedRoom: Sendable, Equatable {
     package static func == (lhs: SavedRoom, rhs: SavedRoom) -> Bool {
         lhs.topic == rhs.topic && lhs.ended == rhs.ended && lhs.chat == rhs.chat && lhs.invitations == rhs.invitations
             && lhs.listed == rhs.listed && lhs.handsAllowed == rhs.handsAllowed && lhs.demotions == rhs.demotions
-            && lhs.hands == rhs.hands
+            && lhs.hands == rhs.hands && lhs.liveSince == rhs.liveSince
             && lhs.departed.mapValues(\.role) == rhs.departed.mapValues(\.role)
             && lhs.departed.mapValues(\.at) == rhs.departed.mapValues(\.at)
     }

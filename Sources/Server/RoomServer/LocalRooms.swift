@@ -81,6 +81,8 @@ final class LocalRooms: @unchecked Sendable {
     /// The loop whose timers gather departures, once known; without one, departures are decided at once.
     var loop: EventLoop?
     private(set) var rooms: [String: RoomAuthority] = [:]
+    /// Each room's live time as last given to the store (`OutcomeCommitter.save`).
+    private var savedLiveSince: [String: Timestamp] = [:]
     /// The names of the server's stream destinations, which every room may stream to.
     var streamDestinations: [String] = []
     /// Joins waiting for their room to be loaded, in order.
@@ -151,6 +153,9 @@ final class LocalRooms: @unchecked Sendable {
                     chat: saved.chat, departed: saved.departed, invitations: saved.invitations,
                     demotions: saved.demotions, maxPeers: maxPeers, listed: saved.listed, hands: saved.hands)
                 room.handsAllowed = saved.handsAllowed
+                // The room's age goes on from before the restart, while people come back to it.
+                room.liveSince = saved.liveSince
+                savedLiveSince[roomName] = saved.liveSince
                 room.streamDestinations = streamDestinations
                 rooms[roomName] = room
                 log.info("room \(roomName) loaded\(saved.ended ? " (ended)" : "")")
@@ -293,6 +298,12 @@ final class LocalRooms: @unchecked Sendable {
     /// Commits an outcome and carries it out once it is committed and the room's earlier outcomes are carried
     /// out. An outcome with nothing to commit behind nothing waiting is carried out at once.
     private func submit(_ outcome: Outcome, in roomName: String, carryOut: @escaping (CommitResult) -> Void) {
+        // The room's age is saved, but it is nobody's news: nothing waits for it to be durable.
+        let live = rooms[roomName]?.liveSince
+        if live != savedLiveSince[roomName] {
+            savedLiveSince[roomName] = live
+            committer.save([.live(since: live)], in: roomName)
+        }
         guard !outcome.changes.isEmpty || carryOuts.isWaiting(roomName) else {
             carryOut(.committed)
             return

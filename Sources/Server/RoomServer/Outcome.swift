@@ -92,6 +92,9 @@ public enum SavedChange: Sendable, Equatable {
     /// A peer's hand went up at this time, or (nil) is down for good: a hand stays up while its owner is away
     /// within the reconnect grace, so that a restart keeps the queue and its order.
     case hand(PeerID, raisedAt: Timestamp?)
+    /// The room has had people in it since this time (the age the lobby shows), or (nil) is empty again. Saved
+    /// on its own (`OutcomeCommitter.save`), never part of an outcome: nothing waits for it.
+    case live(since: Timestamp?)
 }
 
 /// A peer's publish gate, set again: whether its audio may be forwarded (its role may publish and it is not

@@ -22,6 +22,10 @@ package final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
         self.log = log
     }
 
+    func save(_ changes: [SavedChange], in room: String) {
+        store.commit(changes.map { Self.record($0, room: room) }) { _ in }
+    }
+
     package func commit(_ outcome: Outcome, in room: String, then: @escaping (CommitResult) -> Void) {
         let changes = outcome.changes.map { Self.record($0, room: room) }
         let then = LoopOnly(then)
@@ -56,6 +60,7 @@ package final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                 saved.chat = stored.chat.map(Self.message)
                 saved.listed = stored.listed
                 saved.handsAllowed = stored.handsAllowed
+                saved.liveSince = stored.liveSince
                 for role in stored.roles {
                     saved.departed[PeerID(role.identity)] = (RoleName(role.role), role.at)
                 }
@@ -145,6 +150,7 @@ package final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
         case .demotionEnded(let id):
             return .endDemotion(room: room, identity: id.rawValue)
         case .hand(let id, let raisedAt): return .setHand(room: room, identity: id.rawValue, raisedAt: raisedAt)
+        case .live(let since): return .setLive(room: room, since: since)
         }
     }
 

@@ -34,6 +34,8 @@ public enum DatabaseChange: Sendable, Equatable {
     /// `identity` raised its hand at `at` (kept while it is away within the reconnect grace), or (nil) its hand
     /// is down.
     case setHand(room: String, identity: String, raisedAt: Int64?)
+    /// The room has had people in it since this time, or (nil) is empty.
+    case setLive(room: String, since: Int64?)
 
     /// The room the change belongs to.
     public var room: String {
@@ -43,7 +45,7 @@ public enum DatabaseChange: Sendable, Equatable {
             .releaseRole(let room, _, _, _), .forgetRole(let room, _), .invite(let room, _, _, _),
             .endInvitation(let room, _), .setListed(let room, _, _), .setHandsAllowed(let room, _, _),
             .demote(let room, _, _, _),
-            .endDemotion(let room, _), .setHand(let room, _, _):
+            .endDemotion(let room, _), .setHand(let room, _, _), .setLive(let room, _):
             room
         }
     }
@@ -151,6 +153,8 @@ extension DatabaseChange {
             return object(
                 "set_hand", room,
                 [("identity", .string(identity)), ("raised_at", raisedAt.map { .integer($0) } ?? .null)])
+        case .setLive(let room, let since):
+            return object("set_live", room, [("since", since.map { .integer($0) } ?? .null)])
         }
     }
 
@@ -210,6 +214,7 @@ extension DatabaseChange {
         case "set_hand":
             self = .setHand(
                 room: room, identity: try fields.string("identity"), raisedAt: try fields.optionalInteger("raised_at"))
+        case "set_live": self = .setLive(room: room, since: try fields.optionalInteger("since"))
         case let kind:
             throw JournalFieldError(problem: "unknown kind \"\(kind)\" (written by a newer clubroom?)")
         }

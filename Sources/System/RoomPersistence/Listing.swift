@@ -17,6 +17,14 @@ extension RoomDatabase {
         return try !statement.step()
     }
 
+    /// Since when the room has had people in it (kept across restarts), or nil when it was empty.
+    static func liveSince(_ room: String, in connection: SQLiteConnection) throws(DatabaseError) -> Int64? {
+        let statement = try connection.prepare("SELECT since FROM live_rooms WHERE room = ?1")
+        try statement.bind(.text(room))
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(at: 0) : nil
+    }
+
     /// Whether people may raise hands in the room: on until a host or moderator turns it off.
     static func handsAllowed(_ room: String, in connection: SQLiteConnection) throws(DatabaseError) -> Bool {
         let statement = try connection.prepare("SELECT 1 FROM hands_off_rooms WHERE room = ?1")

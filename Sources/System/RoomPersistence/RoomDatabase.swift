@@ -242,6 +242,12 @@ public final class RoomDatabase: Sendable {
         case .setHand(let room, let identity, nil):
             try connection.prepare("DELETE FROM raised_hands WHERE room = ?1 AND identity = ?2")
                 .bind(.text(room), .text(identity)).run()
+        case .setLive(let room, let since?):
+            try connection.prepare(
+                "INSERT INTO live_rooms (room, since) VALUES (?1, ?2) ON CONFLICT (room) DO UPDATE SET since = ?2"
+            ).bind(.text(room), .integer(since)).run()
+        case .setLive(let room, nil):
+            try connection.prepare("DELETE FROM live_rooms WHERE room = ?1").bind(.text(room)).run()
         case .setHandsAllowed(let room, true, _):
             try connection.prepare("DELETE FROM hands_off_rooms WHERE room = ?1").bind(.text(room)).run()
         case .setHandsAllowed(let room, false, let at):
@@ -326,7 +332,8 @@ public final class RoomDatabase: Sendable {
                     listed: try Self.isListed(room, in: connection),
                     handsAllowed: try Self.handsAllowed(room, in: connection),
                     demotions: try Self.demotions(room: room, in: connection),
-                    hands: try Self.raisedHands(room: room, in: connection))
+                    hands: try Self.raisedHands(room: room, in: connection),
+                    liveSince: try Self.liveSince(room, in: connection))
             }
         }
     }

@@ -158,4 +158,6 @@ public struct StoredRoom: Sendable, Equatable {
     public var demotions: [RoleRecord]
     /// The raised hands, first raised first.
     public var hands: [HandRecord]
+    /// Since when the room has had people in it, or nil when it was empty.
+    public var liveSince: Int64? = nil
 }

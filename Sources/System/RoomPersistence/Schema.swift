@@ -101,6 +101,13 @@ enum Schema {
             off_at INTEGER NOT NULL
         ) STRICT;
         """,
+        // Rooms with people in them, with since when (the age the lobby shows); a restart keeps it.
+        """
+        CREATE TABLE IF NOT EXISTS live_rooms (
+            room TEXT PRIMARY KEY,
+            since INTEGER NOT NULL
+        ) STRICT;
+        """,
     ]
 
     /// The schema version this program writes.
