@@ -142,6 +142,8 @@ import Testing
         for (index, rows) in screens.enumerated() {
             let marks = rows.joined().filter { $0 == "…" }.count
             #expect(marks == (index == screens.count - 1 ? 0 : 1), "\(rows.joined(separator: "\n"))")
+            // The mark takes a column of its own, never a row's last character.
+            #expect(marks == 0 || rows.contains { $0.hasSuffix(" … │") }, "\(rows.joined(separator: "\n"))")
         }
         for line in lines {
             for word in (line.key + " " + line.text).split(separator: " ") {

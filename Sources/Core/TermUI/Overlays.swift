@@ -121,7 +121,8 @@ public struct HelpOverlay: Sendable {
     static func frame(lines: [RoomScreenModel.HelpLine], width: Int) -> (box: Int, inside: Int) {
         let keyWidth = lines.reduce(0) { max($0, DisplayWidth.of($1.key)) }
         let textWidth = lines.reduce(0) { max($0, DisplayWidth.of($1.text)) }
-        let box = min(max(0, width), keyWidth + textWidth + 2 + 4)
+        // The key, two spaces, the text, two free columns at the right (see `rows`), and the frame.
+        let box = min(max(0, width), keyWidth + 2 + textWidth + 2 + 4)
         return (box, max(0, box - 4))
     }
 
@@ -131,16 +132,17 @@ public struct HelpOverlay: Sendable {
     static func rows(lines: [RoomScreenModel.HelpLine], width: Int) -> [(key: String, text: String, heading: Bool)] {
         guard width > 0 else { return [] }
         let keyColumn = min(lines.reduce(0) { max($0, DisplayWidth.of($1.key)) }, width / 3)
-        let textWidth = max(1, width - keyColumn - 2)
+        // The last two columns stay free: the mark that says more is below goes there.
+        let textWidth = max(1, width - keyColumn - 4)
         var rows: [(key: String, text: String, heading: Bool)] = []
         for line in lines {
             if line.key.isEmpty {
-                rows += wrap(line.text, width: width).map { ("", $0, true) }
+                rows += wrap(line.text, width: max(1, width - 2)).map { ("", $0, true) }
                 continue
             }
             var pieces = wrap(line.text, width: textWidth)
             if DisplayWidth.of(line.key) > keyColumn {
-                rows += wrap(line.key, width: width).map { ($0, "", false) }
+                rows += wrap(line.key, width: max(1, width - 2)).map { ($0, "", false) }
             } else {
                 rows.append((line.key, pieces.removeFirst(), false))
             }
