@@ -33,8 +33,8 @@ public enum RoomScreen {
     /// and then their title, least important first (chat, audience, raised hands, stage). Rows left over go to the
     /// stage and the raised hands up to what they need (each capped at half and a third of the rows), then to
     /// chat and audience, then to whichever section can use them, and the rest to the chat pane when it shows.
-    /// A shown chat pane with lines to show then takes rows from the audience and then the raised hands (down to
-    /// their title line) until it has `minimumChat` rows.
+    /// A shown chat pane with lines to show then takes rows from the audience (down to its title line) and then
+    /// the raised hands (down to one row) until it has `minimumChat` rows.
     public static func sectionHeights(
         rows: Int, stageNeeds: Int, handsNeed: Int, audienceNeeds: Int, chatNeeds: Int?
     ) -> SectionHeights {
@@ -76,13 +76,14 @@ public enum RoomScreen {
         grow(1, upTo: Int.max)
         // What nobody needs is the chat pane's: it is the screen's free space.
         if heights[3] >= 2 { heights[3] += spare }
-        // A shown chat pane keeps three lines when it has them: the audience, then the raised hands, give up rows
-        // down to their title line, which then names them on one line.
+        // A shown chat pane keeps three lines when it has them: the audience gives up rows down to its title line,
+        // which then names them on one line, then the raised hands down to one row (the queue's head and any
+        // pending invitation stay in sight).
         if heights[3] >= 2 {
-            for index in [2, 1] {
+            for (index, floor) in [(2, 1), (1, 2)] {
                 let short = min(minimumChat, needs[3] + 1) - heights[3]
                 guard short > 0 else { break }
-                let given = min(short, max(0, heights[index] - 1))
+                let given = min(short, max(0, heights[index] - floor))
                 heights[index] -= given
                 heights[3] += given
             }
