@@ -124,6 +124,36 @@ import Testing
         #expect(RoomScreenMapper.model(state).overlay == .help(lines: lines, scroll: 0))
     }
 
+    @Test func everyHelpRowFitsAt80Columns() {
+        // The help's area on an 80x24 screen: below the header, above the rule and the status line.
+        let lines = KeyBindings.helpLines(glyphs: .unicode)
+        let theme = Theme(level: .none, ascii: false)
+        var seen = ""
+        var screens: [[String]] = []
+        for scroll in 0..<(2 * lines.count) {
+            var buffer = CellBuffer(width: 80, height: 21)
+            HelpOverlay(lines: lines, scroll: scroll).render(into: &buffer, area: buffer.area, theme: theme)
+            let rows = buffer.lines()
+            if screens.last == rows { break }
+            screens.append(rows)
+            seen += rows.joined(separator: " ")
+        }
+        // Nothing is cut: the only ellipsis is the one that says more is below, and never on the last screen.
+        for (index, rows) in screens.enumerated() {
+            let marks = rows.joined().filter { $0 == "…" }.count
+            #expect(marks == (index == screens.count - 1 ? 0 : 1), "\(rows.joined(separator: "\n"))")
+            // The mark takes a column of its own, never a row's last character.
+            #expect(marks == 0 || rows.contains { $0.hasSuffix(" … │") }, "\(rows.joined(separator: "\n"))")
+        }
+        for line in lines {
+            for word in (line.key + " " + line.text).split(separator: " ") {
+                // The screen keeps no variation selectors (they take no cell).
+                let drawn = String(String.UnicodeScalarView(word.unicodeScalars.filter { $0.value != 0xFE0F }))
+                #expect(seen.contains(drawn), "\(word) of \(line.key)")
+            }
+        }
+    }
+
     @Test func statusHintsFollowTheRole() {
         func hints(_ status: RoomScreenModel.StatusLine, unread: Int = 0) -> [KeyHint] {
             KeyBindings.hints(for: status, unreadChat: unread)

@@ -121,6 +121,35 @@ struct SceneTests {
         expectGolden("command-line-80x24", render(model))
     }
 
+    @Test func aSmallRoomKeepsThreeChatLinesAndWrapsThem() throws {
+        // 50x16, five people on stage, two hands up, four listeners and the chat open: the stage took the spare
+        // rows and left the chat pane two. The audience now gives up its row, named on its title line, so that
+        // the chat pane keeps three lines, and a long event wraps rather than being cut.
+        var model = RoomScreenModel(
+            header: Scenes.header(count: 11),
+            stage: [.init(name: "Ana", role: .host, muted: true)]
+                + ["Sol", "Tia", "Uri", "Val"].map { .init(name: $0, role: .speaker, muted: true) },
+            hands: .full([
+                .init(position: 1, name: "Eli", waitingSeconds: 4), .init(position: 2, name: "Fay", waitingSeconds: 3),
+            ]), audience: ["Bea", "Cy", "Dee", "Gus"],
+            status: .init(name: "Ana", role: .host, micMuted: true, hints: Scenes.stageHints(muted: true)))
+        model.chatVisible = true
+        model.chat = [
+            .event("Bea joined."), .event("Cy joined."), .event("Fay raised their hand."),
+            .event("Gus joined."), .event("Eli raised their hand; press n to invite the next raised hand"),
+        ]
+        let lines = render(model, width: 50, height: 16, theme: Theme(level: .none)).lines()
+        let screen = lines.joined(separator: "\n")
+        let title = try #require(lines.firstIndex { $0.contains("Chat and events") }, "\(screen)")
+        let pane = Array(lines[(title + 1)..<(lines.count - 2)])
+        #expect(pane.count == 3, "\(screen)")
+        #expect(lines.contains { $0.contains("Audience (4): Bea, Cy, Dee, Gus") }, "\(screen)")
+        #expect(pane.first?.contains("Gus joined.") == true, "\(screen)")
+        let words = pane.joined(separator: " ").split(separator: " ").joined(separator: " ")
+        #expect(words.hasSuffix("Gus joined. · Eli raised their hand; press n to invite the next raised hand"))
+        #expect(!pane.joined().contains("…"), "\(screen)")
+    }
+
     @Test func smallTerminal() {
         expectGolden("sketch-40x12", render(Scenes.sketch(), width: 40, height: 12))
         var chat = Scenes.sketch()

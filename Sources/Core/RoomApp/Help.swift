@@ -3,7 +3,9 @@ import TermUI
 
 /// The highest useful scroll position of the help at the current screen size.
 func helpMaximumScroll(_ state: AppState) -> Int {
-    HelpOverlay.maximumScroll(lineCount: helpLines(glyphs: state.glyphs).count, height: max(0, state.screenHeight - 3))
+    HelpOverlay.maximumScroll(
+        lines: helpLines(glyphs: state.glyphs).map { .init(key: $0.key, text: state.glyphs.plain($0.text)) },
+        width: state.screenWidth, height: max(0, state.screenHeight - 3))
 }
 
 /// A key while the help is open: it scrolls, and closes with the keys that opened it, Escape, q or Enter.

@@ -106,36 +106,73 @@ public struct HelpOverlay: Sendable {
         self.scroll = scroll
     }
 
-    /// The highest useful scroll position for `lineCount` lines in an area of `height` rows.
+    /// The highest useful scroll position for `lineCount` rows in an area of `height` rows.
     public static func maximumScroll(lineCount: Int, height: Int) -> Int {
         max(0, lineCount - max(0, height - 2))
+    }
+
+    /// The highest useful scroll position for `lines` in an area of `width` by `height`, counting wrapped rows.
+    public static func maximumScroll(lines: [RoomScreenModel.HelpLine], width: Int, height: Int) -> Int {
+        maximumScroll(
+            lineCount: rows(lines: lines, width: frame(lines: lines, width: width).inside).count, height: height)
+    }
+
+    /// The box's width and its inside width for `lines` in an area `width` columns wide.
+    static func frame(lines: [RoomScreenModel.HelpLine], width: Int) -> (box: Int, inside: Int) {
+        let keyWidth = lines.reduce(0) { max($0, DisplayWidth.of($1.key)) }
+        let textWidth = lines.reduce(0) { max($0, DisplayWidth.of($1.text)) }
+        // The key, two spaces, the text, two free columns at the right (see `rows`), and the frame.
+        let box = min(max(0, width), keyWidth + 2 + textWidth + 2 + 4)
+        return (box, max(0, box - 4))
+    }
+
+    /// The rows the help shows at `width` inside the box: a description that does not fit wraps under its key,
+    /// and a key wider than the key column (a third of the width) stands on its own row with its description
+    /// below, so no row is cut.
+    static func rows(lines: [RoomScreenModel.HelpLine], width: Int) -> [(key: String, text: String, heading: Bool)] {
+        guard width > 0 else { return [] }
+        let keyColumn = min(lines.reduce(0) { max($0, DisplayWidth.of($1.key)) }, width / 3)
+        // The last two columns stay free: the mark that says more is below goes there.
+        let textWidth = max(1, width - keyColumn - 4)
+        var rows: [(key: String, text: String, heading: Bool)] = []
+        for line in lines {
+            if line.key.isEmpty {
+                rows += wrap(line.text, width: max(1, width - 2)).map { ("", $0, true) }
+                continue
+            }
+            var pieces = wrap(line.text, width: textWidth)
+            if DisplayWidth.of(line.key) > keyColumn {
+                rows += wrap(line.key, width: max(1, width - 2)).map { ($0, "", false) }
+            } else {
+                rows.append((line.key, pieces.removeFirst(), false))
+            }
+            rows += pieces.map { ("", $0, false) }
+        }
+        return rows
     }
 
     /// Draws the help centred in `area`.
     public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
         guard !area.isEmpty else { return }
-        let keyWidth = lines.reduce(0) { max($0, DisplayWidth.of($1.key)) }
-        let textWidth = lines.reduce(0) { max($0, DisplayWidth.of($1.text)) }
-        let box = area.centered(width: keyWidth + textWidth + 2 + 4, height: lines.count + 2)
+        let (boxWidth, insideWidth) = Self.frame(lines: lines, width: area.width)
+        let rows = Self.rows(lines: lines, width: insideWidth)
+        let box = area.centered(width: boxWidth, height: rows.count + 2)
         let inside = Box(title: "Keys", footer: "? or Esc closes").render(into: &buffer, area: box, theme: theme)
         guard !inside.isEmpty else { return }
-        let first = min(max(0, scroll), max(0, lines.count - inside.height))
-        let keyColumn = min(keyWidth, inside.width / 3)
-        for row in 0..<min(inside.height, lines.count - first) {
-            let line = lines[first + row]
-            let y = inside.y + row
-            if line.key.isEmpty {
-                buffer.put(line.text, x: inside.x, y: y, style: Style(bold: true), clip: inside)
+        let shown = inside.width == insideWidth ? rows : Self.rows(lines: lines, width: inside.width)
+        let first = min(max(0, scroll), max(0, shown.count - inside.height))
+        let keyColumn = min(lines.reduce(0) { max($0, DisplayWidth.of($1.key)) }, inside.width / 3)
+        for index in 0..<min(inside.height, shown.count - first) {
+            let row = shown[first + index]
+            let y = inside.y + index
+            if row.heading {
+                buffer.put(row.text, x: inside.x, y: y, style: Style(bold: true), clip: inside)
                 continue
             }
-            buffer.put(
-                DisplayWidth.truncate(line.key, to: keyColumn, ellipsis: theme.glyphs.ellipsis), x: inside.x, y: y,
-                style: theme.style(.key), clip: inside)
-            buffer.put(
-                DisplayWidth.truncate(line.text, to: inside.width - keyColumn - 2, ellipsis: theme.glyphs.ellipsis),
-                x: inside.x + keyColumn + 2, y: y, style: theme.style(.overlay), clip: inside)
+            buffer.put(row.key, x: inside.x, y: y, style: theme.style(.key), clip: inside)
+            buffer.put(row.text, x: inside.x + keyColumn + 2, y: y, style: theme.style(.overlay), clip: inside)
         }
-        if first + inside.height < lines.count {
+        if first + inside.height < shown.count {
             buffer.put(theme.glyphs.ellipsis, x: inside.right - 1, y: inside.bottom - 1, style: theme.style(.secondary))
         }
     }

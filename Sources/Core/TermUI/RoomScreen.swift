@@ -24,12 +24,17 @@ public enum RoomScreen {
         }
     }
 
+    /// The rows, title included, a shown chat pane keeps ahead of the audience and the raised hands.
+    public static let minimumChat = 4
+
     /// Shares `rows` between the sections.
     ///
     /// Every section first gets its title and one row. When that does not fit, sections lose their content row
     /// and then their title, least important first (chat, audience, raised hands, stage). Rows left over go to the
     /// stage and the raised hands up to what they need (each capped at half and a third of the rows), then to
     /// chat and audience, then to whichever section can use them, and the rest to the chat pane when it shows.
+    /// A shown chat pane with lines to show then takes rows from the audience (down to its title line) and then
+    /// the raised hands (down to one row) until it has `minimumChat` rows.
     public static func sectionHeights(
         rows: Int, stageNeeds: Int, handsNeed: Int, audienceNeeds: Int, chatNeeds: Int?
     ) -> SectionHeights {
@@ -71,6 +76,18 @@ public enum RoomScreen {
         grow(1, upTo: Int.max)
         // What nobody needs is the chat pane's: it is the screen's free space.
         if heights[3] >= 2 { heights[3] += spare }
+        // A shown chat pane keeps three lines when it has them: the audience gives up rows down to its title line,
+        // which then names them on one line, then the raised hands down to one row (the queue's head and any
+        // pending invitation stay in sight).
+        if heights[3] >= 2 {
+            for (index, floor) in [(2, 1), (1, 2)] {
+                let short = min(minimumChat, needs[3] + 1) - heights[3]
+                guard short > 0 else { break }
+                let given = min(short, max(0, heights[index] - floor))
+                heights[index] -= given
+                heights[3] += given
+            }
+        }
         return SectionHeights(stage: heights[0], hands: heights[1], audience: heights[2], chat: heights[3])
     }
 
@@ -186,11 +203,21 @@ public enum RoomScreen {
             y += height
         }
         let handCount = model.hands.count
+        // A section cut to its title line names who is in it there.
+        var handsTitle = handCount > 0 ? "Raised hands (\(formatCount(handCount)))" : "Raised hands"
+        if heights.hands == 1, case .full(let entries) = model.hands, !entries.isEmpty {
+            handsTitle += ": " + entries.map(\.name).joined(separator: ", ")
+        }
+        var audienceTitle = "Audience (\(formatCount(model.audienceCount)))"
+        if heights.audience == 1, !model.audience.isEmpty {
+            let more = model.audienceOffset > 0 || model.audience.count < model.audienceCount
+            audienceTitle += ": " + model.audience.joined(separator: ", ") + (more ? ", " + theme.glyphs.ellipsis : "")
+        }
         section("Stage", height: heights.stage) { stage.render(into: &$0, area: $1, theme: theme) }
-        section(handCount > 0 ? "Raised hands (\(formatCount(handCount)))" : "Raised hands", height: heights.hands) {
+        section(handsTitle, height: heights.hands) {
             hands.render(into: &$0, area: $1, theme: theme)
         }
-        section("Audience (\(formatCount(model.audienceCount)))", height: heights.audience) {
+        section(audienceTitle, height: heights.audience) {
             audience.render(into: &$0, area: $1, theme: theme)
         }
         section("Chat and events", height: heights.chat) { chat.render(into: &$0, area: $1, theme: theme) }
