@@ -1,6 +1,7 @@
 import Foundation
 import RoomTesting
 import Synchronization
+import Testing
 
 struct TestFailure: Error, CustomStringConvertible {
     var description: String
@@ -181,4 +182,31 @@ func receivedAudio(_ output: String) -> Bool {
         rest = rest[found.upperBound...]
     }
     return false
+}
+
+/// What `clubroom bench SUITE --json` printed: its rows by metric, and its notes.
+struct BenchReport {
+    let rows: [[String: Any]]
+    let notes: [String]
+
+    /// Runs `clubroom bench` with `arguments` and `--json` in a folder of its own, waits at most `seconds` for it
+    /// to end, and reads its report; records an issue (and throws) when it does not end or prints no report.
+    init(_ arguments: [String], within seconds: Double) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "clubroom-bench-\(arguments.first ?? "")-test-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bench = try RunningProcess(["bench"] + arguments + ["--json"], directory: directory)
+        #expect(eventually(seconds: seconds) { !bench.process.isRunning }, "still running: \(bench.standardError)")
+        let report = try #require(
+            try? JSONSerialization.jsonObject(with: Data(bench.standardOutput.utf8)) as? [String: Any],
+            "not a report: \(bench.standardOutput) \(bench.standardError)")
+        rows = try #require(report["rows"] as? [[String: Any]])
+        notes = report["notes"] as? [String] ?? []
+    }
+
+    /// The value of the first row named `metric`.
+    func value(_ metric: String) -> Double? {
+        rows.first { $0["metric"] as? String == metric }?["value"] as? Double
+    }
 }

@@ -7,20 +7,8 @@ import Testing
 /// benchmark's business, not a test's.
 @Suite(.ownThread, .timeLimit(.minutes(4))) struct StreamBenchTests {
     @Test func theStreamBenchFindsNothingLostOnAShortRun() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "clubroom-bench-stream-test-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let bench = try RunningProcess(["bench", "stream", "--seconds", "2", "--json"], directory: directory)
-        #expect(eventually(seconds: 200) { !bench.process.isRunning }, "still running: \(bench.standardError)")
-        let data = Data(bench.standardOutput.utf8)
-        let report = try #require(
-            try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            "not a report: \(bench.standardOutput) \(bench.standardError)")
-        let rows = try #require(report["rows"] as? [[String: Any]])
-        func value(_ metric: String) -> Double? {
-            rows.first { $0["metric"] as? String == metric }?["value"] as? Double
-        }
+        let report = try BenchReport(["stream", "--seconds", "2"], within: 200)
+        func value(_ metric: String) -> Double? { report.value(metric) }
         let run = try #require(value("nothing lost: the run"))
         #expect(run >= 2)
         for output in ["Icecast", "HLS", "RTMP"] {
@@ -31,7 +19,6 @@ import Testing
             #expect(value("\(output): not sent while down") == 0, "\(output)")
             #expect(value("\(output): read back off the expected") == 0, "\(output)")
         }
-        let notes = report["notes"] as? [String] ?? []
-        #expect(notes.contains { $0.hasPrefix("nothing lost: over ") }, "\(notes)")
+        #expect(report.notes.contains { $0.hasPrefix("nothing lost: over ") }, "\(report.notes)")
     }
 }
