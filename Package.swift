@@ -166,7 +166,9 @@ let package = Package(
             path: "Sources/Client/RoomRecorder"),
         // The room's and the lobby's state, reducers and view models (pure), and the runtime that runs them: one
         // driver (Store), one screen runner, one line runner, on the terminal with its signals.
-        .target(name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore"], path: "Sources/Core/RoomApp"),
+        .target(
+            name: "RoomApp", dependencies: ["RoomCore", "TermUI", "AudioCore", "Platform"], path: "Sources/Core/RoomApp"
+        ),
         .target(
             name: "RoomAppRuntime",
             dependencies: [

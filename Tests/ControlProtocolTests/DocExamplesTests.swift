@@ -82,8 +82,8 @@ func sameJSON(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
                     "topic_changed", "listing_changed", "recording", "invite_link", "links", "bans", "knock", "waiting",
                     "error", "stats", "streaming",
                 ])
-        #expect(try types(.lobby) == ["list"])
-        #expect(try types(.directory) == ["rooms", "rooms_changed", "error"])
+        #expect(try types(.lobby) == ["list", "open_room"])
+        #expect(try types(.directory) == ["lobby", "rooms", "rooms_changed", "error", "room_opened"])
     }
 
     @Test(arguments: try DocExample.all())

@@ -19,7 +19,7 @@ import Testing
         }
         let opened = Lines()
         let flow = LobbyFlow(roles: roles, clock: { t0 }) { room in
-            opened.append(room)
+            opened.append(room.room)
             return .success(roomConnection)
         }
         let sink = HeadlessSink(width: 80, height: 24)
@@ -151,4 +151,50 @@ private final class Outcome: @unchecked Sendable {
     private var stored: LobbyOutcome?
     func set(_ outcome: LobbyOutcome) { lock.withLock { stored = outcome } }
     var value: LobbyOutcome? { lock.withLock { stored } }
+}
+
+@Suite(.ownThread) struct LobbyOpensARoomTests {
+    /// Issue 27: `n` in the lobby asks for a name and a topic, the server opens the room, and the lobby enters it
+    /// with the host's link it was given: the person is the new room's host, on the same screen.
+    @Test(.timeLimit(.minutes(1))) func nOpensARoomAndThePersonIsItsHost() throws {
+        let lobbyConnection = ScriptedLobbyConnection(
+            onStart: {
+                $0.deliver(.welcome(openRooms: .hosts, mayOpen: true))
+                $0.deliver(.rooms([]))
+            },
+            onOpen: { connection, request in
+                connection.deliver(.opened(room: request.name, invite: "host-link-for-\(request.name)", id: request.id))
+            })
+        let roomConnection = ScriptedConnection {
+            let host = RoomSnapshot(
+                roomID: "jazz", topic: "Late night jazz", selfID: "hana",
+                peers: [Peer(id: "hana", name: "Hana", role: .host, muted: true, joinedAt: 1)], seq: 1)
+            $0.deliver(.server(.joined(host), seq: 1, at: t0))
+        }
+        let entered = Lines()
+        let flow = LobbyFlow(roles: roles, clock: { t0 }) { entry in
+            entered.append("\(entry.room) with \(entry.invite ?? "the lobby's link")")
+            return .success(roomConnection)
+        }
+        let sink = HeadlessSink(width: 80, height: 24)
+        let run = try LobbyRun(
+            flow.screen(
+                state: LobbyState(server: "rooms.example.org"), connect: { lobbyConnection }, theme: Theme(level: .none)
+            ),
+            on: sink)
+        #expect(soon { sink.lines.contains { $0.contains("Press n to start a room") } }, "\(sink.lines)")
+        sink.press(.char("n"))
+        #expect(soon { sink.lines.contains { $0.contains("Open a room") } }, "\(sink.lines)")
+        for character in "jazz" { sink.press(.char(character)) }
+        sink.press(.enter)
+        for character in "Late night jazz" { sink.press(.char(character)) }
+        #expect(soon { sink.lines.contains { $0.contains("Topic: Late night jazz") } }, "\(sink.lines)")
+        sink.press(.enter)
+        #expect(soon { sink.lines.contains { $0.contains("you: Hana · host") } }, "\(sink.lines)")
+        #expect(lobbyConnection.opens == [.init(name: "jazz", topic: "Late night jazz", id: "open-1")])
+        #expect(entered.all == ["jazz with host-link-for-jazz"])
+        #expect(flow.inRoom)
+        flow.stop()
+        #expect(run.outcome() == .quit)
+    }
 }

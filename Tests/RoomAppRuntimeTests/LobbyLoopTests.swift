@@ -35,7 +35,7 @@ func soon(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
             state: LobbyState(server: "rooms.example.org"), connect: { lobbyConnection }, theme: Theme(level: .none),
             clock: { t0 }
         ) { room, sink in
-            entered.append(room)
+            entered.append(room.room)
             let roomLoop = try? ScreenLoop(
                 state: AppState(roles: roles), connection: roomConnection, theme: Theme(level: .none), clock: { t0 })
             return roomLoop?.run(on: sink) == .left ? nil : "failed"
@@ -102,7 +102,7 @@ func soon(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
             state: LobbyState(server: "rooms.example.org", lineMode: true), connect: { lobbyConnection },
             lines: lines, output: { output.append($0) }, clock: { t0 }
         ) { room, input in
-            output.append("[entering \(room)]")
+            output.append("[entering \(room.room)]")
             let roomLoop = try? PlainLoop(
                 state: AppState(roles: roles, lineMode: true), connection: roomConnection,
                 output: { output.append($0) }, clock: { t0 })

@@ -278,7 +278,8 @@ import Testing
         }
         #expect(
             throws: ControlDecodeError(
-                .unknownType, "unknown message type \"join\"; the directory answers only \"list\"")
+                .unknownType,
+                "unknown message type \"join\"; the directory answers only \"list\" and \"open_room\"")
         ) {
             try DirectoryCodec.decodeRequest(Array(#"{"type":"join"}"#.utf8))
         }

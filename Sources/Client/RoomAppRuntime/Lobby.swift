@@ -19,7 +19,7 @@ final class LobbyDriver {
     private let generation = AtomicCounter()
     private let say: (String) -> Void
     /// The room the last actions asked to join.
-    private var joining: String?
+    private var joining: RoomEntry?
 
     init(
         state: LobbyState, connect: @escaping () -> LobbyConnection, clock: @escaping @Sendable () -> Timestamp,
@@ -63,7 +63,7 @@ final class LobbyDriver {
     func wait(milliseconds: Int) { store.wait(milliseconds: milliseconds) }
 
     /// Applies what was posted; returns the room to enter, if an action asked for one.
-    func applyPending() -> String? {
+    func applyPending() -> RoomEntry? {
         joining = nil
         store.applyPending()
         return joining
@@ -71,7 +71,7 @@ final class LobbyDriver {
 
     /// Applies one action and carries out its effects; returns the room to enter, if it asked for one.
     @discardableResult
-    func dispatch(_ action: LobbyAction) -> String? {
+    func dispatch(_ action: LobbyAction) -> RoomEntry? {
         joining = nil
         store.dispatch(action)
         return joining
@@ -79,12 +79,29 @@ final class LobbyDriver {
 
     private func perform(_ effect: LobbyEffect) {
         switch effect {
-        case .join(let name): joining = name
+        case .join(let name): joining = RoomEntry(room: name)
+        case .enter(let room, let invite): joining = RoomEntry(room: room, invite: invite)
+        case .openRoom(let name, let topic, let id): connection?.openRoom(name: name, topic: topic, id: id)
         case .refresh: connection?.refresh()
         case .say(let sentence): say(sentence)
         case .quit: break
         }
     }
+}
+
+/// A room the lobby enters: by its name, with the lobby's own credential, or with the host's link the server
+/// gave for a room this person just opened.
+public struct RoomEntry: Sendable, Equatable, CustomStringConvertible {
+    public var room: String
+    /// The host's link for a room opened from the lobby; nil to enter as the lobby's credential allows.
+    public var invite: String?
+
+    public init(room: String, invite: String? = nil) {
+        self.room = room
+        self.invite = invite
+    }
+
+    public var description: String { room }
 }
 
 /// How a run of the lobby ended.
@@ -100,7 +117,7 @@ public enum LobbyOutcome: Sendable, Equatable {
 public final class LobbyScreenLoop {
     private let driver: LobbyDriver
     private let theme: Theme
-    private let enter: (String, FrameSink) -> String?
+    private let enter: (RoomEntry, FrameSink) -> String?
     private let stopRequested = AtomicCounter()
     private let runner = ScreenRunner<LobbyScreenModel>()
 
@@ -108,7 +125,7 @@ public final class LobbyScreenLoop {
     /// their choice (a refusal, the room ending), else nil.
     public init(
         state: LobbyState, connect: @escaping () -> LobbyConnection, theme: Theme,
-        clock: @escaping @Sendable () -> Timestamp = wallClock, enter: @escaping (String, FrameSink) -> String?
+        clock: @escaping @Sendable () -> Timestamp = wallClock, enter: @escaping (RoomEntry, FrameSink) -> String?
     ) throws(RuntimeError) {
         driver = try LobbyDriver(state: state, connect: connect, clock: clock, say: { _ in })
         self.theme = theme
@@ -146,7 +163,7 @@ public final class LobbyScreenLoop {
             let problem = enter(room, sink)
             if isStopping { break }
             driver.open()
-            driver.dispatch(.returned(from: room, problem: problem, at: driver.clock()))
+            driver.dispatch(.returned(from: room.room, problem: problem, at: driver.clock()))
             // The room drew over the whole screen: draw everything again.
             runner.redrawWhole()
         }
@@ -161,7 +178,7 @@ private final class LobbyShow: ScreenShow {
     let theme: Theme
     let stopping: AtomicCounter
     /// The room an action asked to join.
-    var joining: String?
+    var joining: RoomEntry?
 
     init(driver: LobbyDriver, theme: Theme, stopping: AtomicCounter) {
         self.driver = driver
@@ -252,14 +269,14 @@ public final class LineSource: @unchecked Sendable {
 public final class LobbyPlainLoop {
     private let driver: LobbyDriver
     private let lines: LineSource
-    private let enter: (String, @escaping @Sendable () -> String?) -> String?
+    private let enter: (RoomEntry, @escaping @Sendable () -> String?) -> String?
 
     /// `enter` runs a room in line mode with the given input until it is over, and returns why when that was not
     /// the person's choice, else nil.
     public init(
         state: LobbyState, connect: @escaping () -> LobbyConnection, lines: LineSource,
         output: @escaping (String) -> Void, clock: @escaping @Sendable () -> Timestamp = wallClock,
-        enter: @escaping (String, @escaping @Sendable () -> String?) -> String?
+        enter: @escaping (RoomEntry, @escaping @Sendable () -> String?) -> String?
     ) throws(RuntimeError) {
         driver = try LobbyDriver(state: state, connect: connect, clock: clock, say: output)
         self.lines = lines
@@ -278,7 +295,7 @@ public final class LobbyPlainLoop {
     public func run() -> LobbyOutcome {
         driver.open()
         startReader()
-        var joining: String?
+        var joining: RoomEntry?
         let driver = self.driver
         while true {
             LineRunner.run(
@@ -296,7 +313,7 @@ public final class LobbyPlainLoop {
             }
             _ = lines.advance()
             driver.open()
-            driver.dispatch(.returned(from: room, problem: problem, at: driver.clock()))
+            driver.dispatch(.returned(from: room.room, problem: problem, at: driver.clock()))
             startReader()
         }
         driver.close()

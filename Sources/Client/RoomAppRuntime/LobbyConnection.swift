@@ -10,6 +10,9 @@ public protocol LobbyConnection: AnyObject, Sendable {
     func start(deliver: @escaping @Sendable (LobbyEvent) -> Void)
     /// Asks for the whole list again.
     func refresh()
+    /// Asks the server to open a room with this person as its host; the answer arrives as `opened` or
+    /// `openRefused` naming `id`.
+    func openRoom(name: String, topic: String, id: String)
     /// Closes the connection and stops its threads.
     func stop()
 }
@@ -44,6 +47,10 @@ public final class DirectoryConnection: LobbyConnection, @unchecked Sendable {
         session.withLock { $0 }?.refresh()
     }
 
+    public func openRoom(name: String, topic: String, id: String) {
+        session.withLock { $0 }?.openRoom(name: name, topic: topic, id: id)
+    }
+
     public func stop() {
         guard let session = session.withLock({ $0 }) else { return }
         session.stop()
@@ -56,6 +63,9 @@ public final class DirectoryConnection: LobbyConnection, @unchecked Sendable {
         case .changed(let changes): .changed(changes)
         case .reconnecting(let attempt): .reconnecting(attempt: attempt)
         case .error(let code, let message): .error(code: code, message: message)
+        case .welcome(let rule, let mayOpen): .welcome(openRooms: rule, mayOpen: mayOpen)
+        case .opened(let room, let invite, let id): .opened(room: room, invite: invite, id: id)
+        case .refused(_, let message, let id): .openRefused(message, id: id)
         case .ended(let end): .ended(describe(end))
         }
     }

@@ -12,8 +12,9 @@ public struct RoomUnavailable: Error, Sendable, Equatable {
     }
 }
 
-/// What opens a room entered from the lobby: its connection, or why it cannot be opened.
-public typealias RoomOpener = @Sendable (_ room: String) -> Result<any RoomConnection, RoomUnavailable>
+/// What opens a room entered from the lobby (by name, or with the host's link of a room just opened): its
+/// connection, or why it cannot be opened.
+public typealias RoomOpener = @Sendable (_ entry: RoomEntry) -> Result<any RoomConnection, RoomUnavailable>
 
 /// The lobby → room → lobby hop, for both front ends: it makes the lobby's loop, whose rooms run on the same
 /// screen (or read the same input) until they are left, and routes a signal to what is open now. It holds no
@@ -87,7 +88,7 @@ public final class LobbyFlow: Sendable {
     /// Opens `room` and runs the loop `start` makes for it, with the loop's leave as what a signal does; returns
     /// why the room is over when that was not the person's choice (`unavailable` when the loop cannot start).
     private func enter(
-        _ room: String, lineMode: Bool, unavailable: String,
+        _ room: RoomEntry, lineMode: Bool, unavailable: String,
         start: (AppState, any RoomConnection) throws -> (
             leave: @Sendable () -> Void, run: () -> LoopOutcome
         )

@@ -14,6 +14,12 @@ public enum DirectoryEvent: Sendable, Equatable {
     case reconnecting(attempt: Int)
     /// The directory refused a request.
     case error(code: String, message: String)
+    /// Who may open rooms on this server, and whether this lobby may (said once a connection opens).
+    case welcome(openRooms: OpenRoomsPolicy, mayOpen: Bool)
+    /// A room this lobby asked to open (`openRoom`) exists now; `invite` is a host's link to enter it with.
+    case opened(room: String, invite: String, id: String)
+    /// The directory refused the request named `id` (an `openRoom`).
+    case refused(code: String, message: String, id: String)
     /// The session is over; nothing follows.
     case ended(SessionEnd)
 }
@@ -60,6 +66,16 @@ public final class DirectorySession: Sendable, ReconnectingSession {
     public func refresh() -> Bool {
         guard let client = socket.client else { return false }
         client.send(text: String(decoding: DirectoryCodec.encode(.list), as: UTF8.self))
+        return true
+    }
+
+    /// Asks the directory to open a room named `name` with `topic` and this lobby's person as its host; the
+    /// answer comes as `opened` or `refused` with `id`. False while the connection is down.
+    @discardableResult
+    public func openRoom(name: String, topic: String, id: String) -> Bool {
+        guard let client = socket.client else { return false }
+        client.send(
+            text: String(decoding: DirectoryCodec.encode(.openRoom(name: name, topic: topic, id: id)), as: UTF8.self))
         return true
     }
 
@@ -122,7 +138,7 @@ public final class DirectorySession: Sendable, ReconnectingSession {
                 guard let last = state.lastSeq else { return .skip }
                 state.lastSeq = seq
                 return message.follows(last) ? .deliver : .deliverAndRefresh
-            case .error:
+            case .error, .welcome, .opened, .refused:
                 return .deliver
             }
         }
@@ -130,6 +146,11 @@ public final class DirectorySession: Sendable, ReconnectingSession {
         case .rooms(let rooms, _): if step != .skip { deliver(.rooms(rooms)) }
         case .changed(let changes, _, _): if step != .skip { deliver(.changed(changes)) }
         case .error(let code, let text): if step != .skip { deliver(.error(code: code.rawValue, message: text)) }
+        case .welcome(let rule, let mayOpen): if step != .skip { deliver(.welcome(openRooms: rule, mayOpen: mayOpen)) }
+        case .opened(let room, let invite, let id):
+            if step != .skip { deliver(.opened(room: room, invite: invite, id: id)) }
+        case .refused(let code, let text, let id):
+            if step != .skip { deliver(.refused(code: code.rawValue, message: text, id: id)) }
         }
         // A gap: some change never arrived, so the list may be wrong; the whole list puts it right.
         if step == .deliverAndRefresh { refresh() }

@@ -432,7 +432,7 @@ public enum DialogKeys {
 
     /// What a key does in the lobby's list.
     public enum LobbyCommand: Sendable, Equatable {
-        case quit, up, down, pageUp, pageDown, first, last, join, refresh, help, clearNotice
+        case quit, up, down, pageUp, pageDown, first, last, join, open, refresh, help, clearNotice
     }
 
     /// The lobby's keys: its dispatch (`reduceLobby`) looks them up here, and the docs' lobby key table is made
@@ -445,6 +445,7 @@ public enum DialogKeys {
         DialogBinding([.home, .char("g")], .first, "the first room"),
         DialogBinding([.end, .char("G")], .last, "the last room"),
         DialogBinding([.enter], .join, "join the chosen room (`q` in the room comes back)"),
+        DialogBinding([.char("n")], .open, "open a new room, with you as its host (where the server allows it)"),
         DialogBinding([.char("r")], .refresh, "ask for the whole list again"),
         DialogBinding([.char("?"), .function(1)], .help, "say the keys"),
         DialogBinding([.escape], .clearNotice, "clear the notice"),

@@ -5,8 +5,9 @@ import TermUI
 public enum LobbyNarration {
     /// What line mode understands.
     public static let help =
-        "Type a room's number or name to join it (or /join NAME); /rooms lists the rooms again; /quit leaves. "
-        + "In a room, /leave comes back here."
+        "Type a room's number or name to join it (or /join NAME); /rooms lists the rooms again; /open NAME TOPIC "
+        + "opens a new room with you as its host, where the server allows it; /quit leaves. In a room, /leave comes "
+        + "back here."
 
     /// A room as line mode names it: its topic and its name, or its name alone.
     static func title(_ listing: RoomListing) -> String {
@@ -40,6 +41,10 @@ public enum LobbyNarration {
         var text =
             "\(title(listing)): \(listing.recording ? "being recorded; " : "")"
             + (listing.streaming.isEmpty ? "" : "streamed live; ") + "\(formatCount(listing.listeners)) listening"
+        if !listing.audience.isEmpty {
+            let more = listing.listeners - listing.audience.count
+            text += " (" + English.list(listing.audience + (more > 0 ? ["\(formatCount(more)) more"] : [])) + ")"
+        }
         if listing.raisedHands > 0 {
             text += ", \(formatCount(listing.raisedHands)) \(listing.raisedHands == 1 ? "hand" : "hands") up"
         }
@@ -50,9 +55,20 @@ public enum LobbyNarration {
     public static func listing(_ state: LobbyState, renumber: inout [String]) -> String {
         renumber = state.order
         guard !state.order.isEmpty else {
+            let start: String
+            if state.mayOpen {
+                start = "To start a room, type /open NAME TOPIC (e.g. /open jazz Late night jazz): you are its host."
+            } else if state.openRooms == .hosts {
+                start =
+                    "On this server, people with a host's lobby link start rooms (/open NAME TOPIC); ask a host for "
+                    + "one, or for a link to their room."
+            } else {
+                start =
+                    "To start a room, its host joins it with a host's room link (clubroom invite --room NAME --role "
+                    + "host, on the server)."
+            }
             return "No live rooms right now; new rooms are announced here as they start. Have a link to a room? "
-                + "Type /quit, then run: clubroom join LINK. To start a room, its host joins it with a host's room "
-                + "link (clubroom invite --room NAME --role host, on the server). Or wait here; /quit leaves."
+                + "Type /quit, then run: clubroom join LINK. \(start) Or wait here; /quit leaves."
         }
         let count = state.order.count
         var lines = ["\(count) live \(count == 1 ? "room" : "rooms"), most listeners first:"]
@@ -112,6 +128,27 @@ public enum LobbyScreenMapper {
         return "\(hours / 24)d" + (hours % 24 < 10 ? "0" : "") + "\(hours % 24)h"
     }
 
+    /// What an empty lobby suggests, after the line that says it is empty: open a room with a link, start one
+    /// (`n` where this lobby may; else who may, or how a host starts one), or wait.
+    public static func emptyAdvice(_ state: LobbyState) -> [String] {
+        let start: String
+        if state.mayOpen {
+            start = "Press n to start a room: you give it a name and a topic, and you are its host."
+        } else if state.openRooms == .hosts {
+            start =
+                "On this server, people with a host's lobby link start rooms (n); ask a host for one, or for a "
+                + "link to their room."
+        } else {
+            start =
+                "To start a room, its host joins it with a host's room link (clubroom invite --room NAME --role "
+                + "host, on the server); it is listed here once someone is in it."
+        }
+        return [
+            "Have a link to a room? Press q, then run: clubroom join LINK", start,
+            "Or wait here for one to start. q quits.",
+        ]
+    }
+
     public static func model(_ state: LobbyState) -> LobbyScreenModel {
         let entries = state.order.compactMap { room -> LobbyScreenModel.Entry? in
             guard let listing = state.rooms[room] else { return nil }
@@ -123,7 +160,7 @@ public enum LobbyScreenMapper {
                         badge: member.role == .host ? .host : member.role == .moderator ? .moderator : .none)
                 }, onStage: listing.onStage, listeners: listing.listeners, raisedHands: listing.raisedHands,
                 age: age(state.now - listing.startedAt), recording: listing.recording,
-                streaming: !listing.streaming.isEmpty)
+                streaming: !listing.streaming.isEmpty, audience: listing.audience)
         }
         let connection: LobbyScreenModel.Connection
         switch state.connection {
@@ -136,6 +173,11 @@ public enum LobbyScreenMapper {
             server: state.server, connection: connection, listed: state.listed, entries: entries,
             selected: state.selectedIndex, happenings: state.happenings,
             notice: state.notice.map { RoomScreenModel.Notice($0.text, isError: $0.kind != .info) },
-            joining: state.joining)
+            joining: state.joining, emptyAdvice: emptyAdvice(state), mayOpen: state.mayOpen,
+            form: state.form.map { form in
+                LobbyScreenModel.Form(
+                    name: form.name, topic: form.topic, onTopic: form.onTopic, problem: form.problem,
+                    waiting: form.sent != nil)
+            })
     }
 }

@@ -93,7 +93,14 @@ private func applyDirectory(_ state: inout LobbyState, _ event: LobbyEvent) -> [
         return effects
     case .reconnecting(let attempt):
         state.connection = .reconnecting(attempt: attempt)
-        return state.lineMode ? [.say("Lost the lobby's connection; reconnecting (try \(attempt)).")] : []
+        let lost = LobbyOpening.connectionLost(&state)
+        return lost + (state.lineMode ? [.say("Lost the lobby's connection; reconnecting (try \(attempt)).")] : [])
+    case .welcome(let rule, let mayOpen):
+        state.openRooms = rule
+        state.mayOpen = mayOpen
+        return []
+    case .opened, .openRefused:
+        return LobbyOpening.answered(&state, event)
     case .error(let code, let message):
         let text =
             code == "rate_limited"
@@ -101,6 +108,7 @@ private func applyDirectory(_ state: inout LobbyState, _ event: LobbyEvent) -> [
         return lobbyNotice(&state, Notice(.error, text))
     case .ended(let why):
         state.connection = .disconnected(why)
+        _ = LobbyOpening.connectionLost(&state)
         if !state.listed {
             // Nothing was shown yet: the command ends with why, on stderr.
             state.failure = why
@@ -130,6 +138,7 @@ private func reorder(_ state: inout LobbyState) {
 private func lobbyKey(_ state: inout LobbyState, _ key: Key) -> [LobbyEffect] {
     if state.joining != nil { return [] }
     if key == .resize { return [] }
+    if state.form != nil { return LobbyOpening.key(&state, key) }
     guard let action = DialogKeys.action(for: key, in: DialogKeys.lobby) else {
         return lobbyNotice(&state, Notice(.refusal, "\(describe(key)) does nothing here; press ? for the keys."))
     }
@@ -150,11 +159,15 @@ private func lobbyKey(_ state: inout LobbyState, _ key: Key) -> [LobbyEffect] {
         return join(&state, room)
     case .refresh:
         return [.refresh]
+    case .open:
+        return LobbyOpening.begin(&state)
     case .help:
         return lobbyNotice(
             &state,
             Notice(
-                .info, "Up/Down or j/k choose a room, Enter joins it, r refreshes, q quits; in a room, q comes back."))
+                .info,
+                "Up/Down or j/k choose a room, Enter joins it, n opens a new one, r refreshes, q quits; in a room, q "
+                    + "comes back."))
     case .clearNotice:
         state.notice = nil
         state.noticeExpires = nil
@@ -209,6 +222,7 @@ private func lobbyLine(_ state: inout LobbyState, _ raw: String) -> [LobbyEffect
     default:
         break
     }
+    if lowered == "/open" || lowered.hasPrefix("/open ") { return LobbyOpening.line(&state, text.dropFirst(5)) }
     var wanted = lowered.hasPrefix("/join ") ? String(text.dropFirst(6)) : String(text)
     if wanted.hasPrefix("/") {
         return [.say("Unknown command \(wanted.split(separator: " ").first ?? ""). " + LobbyNarration.help)]

@@ -11,6 +11,12 @@ public enum LobbyEvent: Sendable, Equatable {
     case reconnecting(attempt: Int)
     /// The directory refused a request.
     case error(code: String, message: String)
+    /// Who may open rooms on this server, and whether this lobby's link may (said as the connection opens).
+    case welcome(openRooms: OpenRoomsPolicy, mayOpen: Bool)
+    /// The room asked for with `openRoom` exists now; `invite` is a host's link to enter it with.
+    case opened(room: String, invite: String, id: String)
+    /// The server refused to open the room asked for with `id`, with why in words.
+    case openRefused(String, id: String)
     /// The connection is over for good, with why, in plain words.
     case ended(String)
 }
@@ -36,6 +42,10 @@ public enum LobbyEffect: Sendable, Equatable {
     case join(String)
     /// Ask the directory for the whole list again.
     case refresh
+    /// Ask the server to open a room with this person as its host.
+    case openRoom(name: String, topic: String, id: String)
+    /// Go into a room just opened, with the host's link the server gave for it.
+    case enter(room: String, invite: String)
     /// A sentence for line mode.
     case say(String)
     /// Leave the lobby: the program ends.
@@ -83,6 +93,14 @@ public struct LobbyState: Sendable, Equatable {
     /// Why the lobby could not open at all (its connection was refused or failed before the first list): the
     /// program ends with it, as `join` does for a room that never showed.
     public internal(set) var failure: String?
+    /// Who may open rooms on this server, once the directory said (nil: not said, as by an older server).
+    public internal(set) var openRooms: OpenRoomsPolicy?
+    /// Whether this lobby's link may open rooms here (`n`, `/open`).
+    public internal(set) var mayOpen = false
+    /// The dialog that asks for a new room's name and topic (`n`), or the request `/open` sent in line mode.
+    public internal(set) var form: OpenRoomForm?
+    /// How many rooms this lobby asked to open: each request's id is `open-N`.
+    public internal(set) var openRequests = 0
     /// Increases with every change, so a front end redraws only when something changed.
     public internal(set) var revision: UInt64 = 0
 
@@ -103,4 +121,18 @@ public struct LobbyState: Sendable, Equatable {
         }
         return next
     }
+}
+
+/// The dialog that opens a room from the lobby: a name and a topic, then the server's answer.
+public struct OpenRoomForm: Sendable, Equatable {
+    public internal(set) var name = LineEditor(prompt: "Name:  ")
+    public internal(set) var topic = LineEditor(prompt: "Topic: ")
+    /// Whether the topic is being typed (else the name).
+    public internal(set) var onTopic = false
+    /// Why the last try did not work (a name the server would refuse, the server's refusal).
+    public internal(set) var problem: String?
+    /// The request sent and not answered yet.
+    public internal(set) var sent: String?
+
+    public init() {}
 }

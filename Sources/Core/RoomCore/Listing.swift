@@ -16,6 +16,9 @@ public struct RoomListing: Sendable, Equatable {
 
     /// The most stage names a listing carries; `onStage` still counts everyone.
     public static let maxStageNames = 8
+    /// The most listener names a listing carries, so an entry stays small however large the audience is;
+    /// `listeners` still counts everyone.
+    public static let maxAudienceNames = 5
 
     /// The room's name, as in `/rooms/ROOM`.
     public var room: String
@@ -26,6 +29,8 @@ public struct RoomListing: Sendable, Equatable {
     public var onStage: Int
     /// How many people listen from the audience.
     public var listeners: Int
+    /// A few of the listeners by display name, those who came first first; at most `maxAudienceNames`.
+    public var audience: [String]
     /// How many hands are up.
     public var raisedHands: Int
     /// When the room went live (its first person arrived, or it was reopened), in milliseconds since the epoch.
@@ -37,15 +42,16 @@ public struct RoomListing: Sendable, Equatable {
 
     public init(
         room: String, topic: String, stage: [StageMember], onStage: Int, listeners: Int, raisedHands: Int,
-        startedAt: Timestamp, recording: Bool = false, streaming: [String] = []
+        startedAt: Timestamp, recording: Bool = false, streaming: [String] = [], audience: [String] = []
     ) {
+        self.audience = audience.prefix(Self.maxAudienceNames).map { DisplayName.sanitize($0) }
         self.recording = recording
         self.streaming = streaming
         self.room = room
         self.topic = DisplayName.sanitizeLine(topic, maxGraphemes: RoomState.maxTopicLength)
         self.stage = Array(stage.prefix(Self.maxStageNames))
         self.onStage = max(onStage, self.stage.count)
-        self.listeners = max(0, listeners)
+        self.listeners = max(0, listeners, self.audience.count)
         self.raisedHands = max(0, raisedHands)
         self.startedAt = startedAt
     }
@@ -111,4 +117,12 @@ public enum ListingChange: Sendable, Equatable {
         case (let then?, let now?): return then == now ? nil : .updated(now)
         }
     }
+}
+
+/// Who may open a room from the lobby (`serve --open-rooms`): nobody, people whose lobby link is a host's (its
+/// role may end rooms), or anyone with a lobby link. The directory tells each lobby the rule and whether it may.
+public enum OpenRoomsPolicy: String, Sendable, Equatable, CaseIterable {
+    case nobody
+    case hosts
+    case anyone
 }

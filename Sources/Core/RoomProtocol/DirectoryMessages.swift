@@ -18,17 +18,25 @@ public enum DirectoryMessage: Sendable, Equatable {
         switch self {
         case .rooms: true
         case .changed(_, let seq, let since): (since ?? seq - 1) == last
-        case .error: true
+        case .error, .opened, .refused, .welcome: true
         }
     }
+    /// Sent to each lobby first, before the list: who may open rooms on this server, and whether this lobby's
+    /// link may. Not numbered.
+    case welcome(openRooms: OpenRoomsPolicy, mayOpen: Bool)
     /// A refused request (`rate_limited`, `bad_request`, ...); not numbered.
     case error(code: ErrorCode, message: String)
+    /// The answer to `open_room`: the room exists now, and `invite` is a host's link to it (a room invite for
+    /// one person) that the lobby enters it with. Not numbered.
+    case opened(room: String, invite: String, id: String)
+    /// `open_room` refused (`forbidden`, `conflict`, `bad_request`, ...): an `error` that names the request.
+    case refused(code: ErrorCode, message: String, id: String)
 
     /// The message's number, if it has one.
     public var seq: Int64? {
         switch self {
         case .rooms(_, let seq), .changed(_, let seq, _): seq
-        case .error: nil
+        case .error, .opened, .refused, .welcome: nil
         }
     }
 }
@@ -37,6 +45,9 @@ public enum DirectoryMessage: Sendable, Equatable {
 public enum DirectoryRequest: Sendable, Equatable {
     /// Send the whole list again (after a gap in the numbers, or when a person asks to refresh).
     case list
+    /// Open a new room named `name` with `topic`, with the asker as its host (where the server lets them);
+    /// `id` names the request in the answer.
+    case openRoom(name: String, topic: String, id: String)
 }
 
 /// The directory's JSON, both ways, as strict as the room protocol's (`ControlCodec`).
@@ -56,15 +67,29 @@ public enum DirectoryCodec {
         let type = try fields.string("type", maxBytes: 64)
         switch type {
         case "list": return .list
+        case "open_room":
+            // The name is checked by the server, which answers a bad one in words; only its size is bounded here.
+            return .openRoom(
+                name: try fields.string("name", maxBytes: 256),
+                topic: try fields.optionalString("topic", maxCharacters: ControlLimits.maxTopicCharacters) ?? "",
+                id: try fields.string("id", maxBytes: ControlLimits.maxRequestIDBytes))
         default:
             throw ControlDecodeError(
-                .unknownType, "unknown message type \"\(type.prefix(64))\"; the directory answers only \"list\"")
+                .unknownType,
+                "unknown message type \"\(type.prefix(64))\"; the directory answers only \"list\" and \"open_room\"")
         }
     }
 
     public static func encode(_ request: DirectoryRequest) -> [UInt8] {
         switch request {
         case .list: Array(#"{"type":"list"}"#.utf8)
+        case .openRoom(let name, let topic, let id):
+            JSONValue.object(
+                JSONObject([
+                    ("type", .string("open_room")), ("id", .string(id)), ("name", .string(name)),
+                    ("topic", .string(topic)),
+                ])
+            ).encoded
         }
     }
 
@@ -86,6 +111,20 @@ public enum DirectoryCodec {
             object["type"] = .string("error")
             object["code"] = .string(code.rawValue)
             object["message"] = .string(text)
+        case .opened(let room, let invite, let id):
+            object["type"] = .string("room_opened")
+            object["id"] = .string(id)
+            object["name"] = .string(room)
+            object["invite"] = .string(invite)
+        case .welcome(let rule, let mayOpen):
+            object["type"] = .string("lobby")
+            object["open_rooms"] = .string(rule.rawValue)
+            object["may_open"] = .bool(mayOpen)
+        case .refused(let code, let text, let id):
+            object["type"] = .string("error")
+            object["code"] = .string(code.rawValue)
+            object["message"] = .string(text)
+            object["id"] = .string(id)
         }
         return .object(object)
     }
@@ -111,6 +150,8 @@ public enum DirectoryCodec {
         if listing.recording { object["recording"] = .bool(true) }
         // Said only when it streams: a room without the field streams nowhere.
         if !listing.streaming.isEmpty { object["streaming"] = .array(listing.streaming.map { .string($0) }) }
+        // Said only when someone listens: a few names, never the whole audience.
+        if !listing.audience.isEmpty { object["audience"] = .array(listing.audience.map { .string($0) }) }
         return .object(object)
     }
 
@@ -180,11 +221,38 @@ public enum DirectoryCodec {
             }
             return .changed(changes, seq: seq, since: since)
         case "error":
-            return .error(
-                code: ErrorCode(rawValue: try fields.string("code", maxBytes: 64)),
-                message: try fields.string("message", maxBytes: 4096))
+            let code = ErrorCode(rawValue: try fields.string("code", maxBytes: 64))
+            let message = try fields.string("message", maxBytes: 4096)
+            guard let id = try fields.optionalString("id", maxCharacters: ControlLimits.maxRequestIDBytes) else {
+                return .error(code: code, message: message)
+            }
+            return .refused(code: code, message: message, id: id)
+        case "lobby":
+            let word = try fields.string("open_rooms", maxBytes: 16)
+            guard let rule = OpenRoomsPolicy(rawValue: word) else {
+                throw ControlDecodeError(.badRequest, "unknown rule \"\(word)\" for opening rooms")
+            }
+            return .welcome(openRooms: rule, mayOpen: try fields.optionalBool("may_open") ?? false)
+        case "room_opened":
+            let invite = try fields.string("invite", maxBytes: 4096)
+            guard !invite.isEmpty, invite.utf8.allSatisfy(Self.isTokenByte) else {
+                throw ControlDecodeError(.badRequest, "the field \"invite\" is not a token")
+            }
+            return .opened(
+                room: try readRoomName(fields, "name"), invite: invite,
+                id: try fields.string("id", maxBytes: ControlLimits.maxRequestIDBytes))
         default:
             throw ControlDecodeError(.unknownType, "unknown message type \"\(type)\"")
+        }
+    }
+
+    /// A byte a token may hold: base64url and the dots between its parts.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+            true
+        default: false
         }
     }
 
@@ -209,6 +277,20 @@ public enum DirectoryCodec {
                 role: RoleName(try member.string("role", maxBytes: ControlLimits.maxRoleBytes)))
         }
         let count = 0...Int64(Int32.max)
+        var audience: [String] = []
+        if fields.object["audience"] != nil {
+            let names = try fields.array("audience")
+            guard names.count <= RoomListing.maxAudienceNames else {
+                throw ControlDecodeError(
+                    .badRequest, "\"audience\" names more than \(RoomListing.maxAudienceNames) people")
+            }
+            for name in names {
+                guard case .string(let text) = name, text.count <= ControlLimits.maxNameCharacters * 2 else {
+                    throw ControlDecodeError(.badRequest, "\"audience\" holds something that is not a name")
+                }
+                audience.append(text)
+            }
+        }
         return RoomListing(
             room: try readRoomName(fields, "name"),
             topic: try fields.string("topic", maxCharacters: ControlLimits.maxTopicCharacters), stage: members,
@@ -216,7 +298,8 @@ public enum DirectoryCodec {
             listeners: Int(try fields.integer("listeners", in: count)),
             raisedHands: Int(try fields.integer("raised_hands", in: count)),
             startedAt: try fields.integer("started_at"), recording: try fields.optionalBool("recording") ?? false,
-            streaming: fields.object["streaming"] == nil ? [] : try ControlCodec.readStreamNames(fields, "streaming"))
+            streaming: fields.object["streaming"] == nil ? [] : try ControlCodec.readStreamNames(fields, "streaming"),
+            audience: audience)
     }
 
     public static func readChange(_ value: JSONValue) throws(ControlDecodeError) -> ListingChange {

@@ -319,6 +319,14 @@ extension DirectoryMessage {
             .error(
                 code: ErrorCode(rawValue: ServerText.identifier(code.rawValue, maxBytes: ServerText.maxCodeBytes)),
                 message: ServerText.line(message, maxCharacters: ServerText.maxMessageCharacters))
+        case .refused(let code, let message, let id):
+            .refused(
+                code: ErrorCode(rawValue: ServerText.identifier(code.rawValue, maxBytes: ServerText.maxCodeBytes)),
+                message: ServerText.line(message, maxCharacters: ServerText.maxMessageCharacters),
+                id: ServerText.line(id, maxCharacters: ControlLimits.maxRequestIDBytes))
+        case .welcome: self
+        case .opened(let room, let invite, let id):
+            .opened(room: room, invite: invite, id: ServerText.line(id, maxCharacters: ControlLimits.maxRequestIDBytes))
         }
     }
 }

@@ -31,11 +31,14 @@ public struct LobbyScreenModel: Hashable, Sendable {
         public var recording: Bool
         /// Whether the room streams live: its row shows `● LIVE` (`[LIVE]` in ASCII), before anyone walks in.
         public var streaming: Bool
+        /// A few listeners by name (the selected room shows them on a row of its own).
+        public var audience: [String]
 
         public init(
             room: String, topic: String, stage: [StageName], onStage: Int, listeners: Int, raisedHands: Int,
-            age: String, recording: Bool = false, streaming: Bool = false
+            age: String, recording: Bool = false, streaming: Bool = false, audience: [String] = []
         ) {
+            self.audience = audience
             self.streaming = streaming
             self.recording = recording
             self.room = room
@@ -55,6 +58,24 @@ public struct LobbyScreenModel: Hashable, Sendable {
         case disconnected
     }
 
+    /// The dialog that opens a new room: its two fields, which one is typed in, and the last problem.
+    public struct Form: Hashable, Sendable {
+        public var name: LineEditor
+        public var topic: LineEditor
+        public var onTopic: Bool
+        public var problem: String?
+        /// Whether the server's answer is awaited.
+        public var waiting: Bool
+
+        public init(name: LineEditor, topic: LineEditor, onTopic: Bool, problem: String?, waiting: Bool) {
+            self.name = name
+            self.topic = topic
+            self.onTopic = onTopic
+            self.problem = problem
+            self.waiting = waiting
+        }
+    }
+
     /// The server, as people read it (`rooms.example.org`, `127.0.0.1:7480`).
     public var server: String
     public var connection: Connection
@@ -68,11 +89,21 @@ public struct LobbyScreenModel: Hashable, Sendable {
     public var notice: RoomScreenModel.Notice?
     /// The room being joined, while the connection to it opens.
     public var joining: String?
+    /// What an empty lobby suggests, below the line that says it is empty.
+    public var emptyAdvice: [String]
+    /// Whether `n` opens a room here (the key hints offer it).
+    public var mayOpen: Bool
+    /// The dialog that opens a room, while it is open.
+    public var form: Form?
 
     public init(
         server: String, connection: Connection, listed: Bool, entries: [Entry], selected: Int?,
-        happenings: [String] = [], notice: RoomScreenModel.Notice? = nil, joining: String? = nil
+        happenings: [String] = [], notice: RoomScreenModel.Notice? = nil, joining: String? = nil,
+        emptyAdvice: [String] = LobbyScreen.emptyAdvice, mayOpen: Bool = false, form: Form? = nil
     ) {
+        self.emptyAdvice = emptyAdvice
+        self.mayOpen = mayOpen
+        self.form = form
         self.server = server
         self.connection = connection
         self.listed = listed
@@ -120,6 +151,7 @@ public enum LobbyScreen {
         let happeningHeight = wanted > 0 && middle.height >= 2 + 3 * rowsPerEntry + 1 + wanted ? wanted + 1 : 0
         let list = Rect(x: middle.x, y: middle.y, width: middle.width, height: middle.height - happeningHeight)
         renderList(model, into: &buffer, area: list, theme: theme)
+        defer { if let form = model.form { renderForm(form, into: &buffer, area: middle, theme: theme) } }
         if happeningHeight > 0 {
             let pane = Rect(x: middle.x, y: list.bottom, width: middle.width, height: happeningHeight)
             SectionHeader("Happening").render(into: &buffer, area: pane.row(0), theme: theme)
@@ -182,7 +214,7 @@ public enum LobbyScreen {
                 y: rows.y, style: theme.style(.secondary), clip: rows)
             // An empty lobby says what a person can do instead of waiting: as many of its lines as fit.
             guard model.listed, model.connection != .disconnected else { return }
-            let advice = emptyAdvice.flatMap { wrap($0, width: max(1, rows.width - 2)) }
+            let advice = model.emptyAdvice.flatMap { wrap($0, width: max(1, rows.width - 2)) }
             for (index, line) in advice.prefix(max(0, rows.height - 1)).enumerated() {
                 buffer.put("  " + line, x: rows.x, y: rows.y + 1 + index, style: theme.style(.secondary), clip: rows)
             }
@@ -190,13 +222,19 @@ public enum LobbyScreen {
         }
         // One room per row when two do not fit a single room.
         let perEntry = rows.height >= rowsPerEntry ? rowsPerEntry : 1
-        let visible = max(1, rows.height / perEntry)
+        // The selected room shows a few of its listeners on a row of its own, when two rooms still fit besides.
+        let preview =
+            perEntry == rowsPerEntry && model.selected.map { !model.entries[$0].audience.isEmpty } == true
+                && rows.height >= 2 * rowsPerEntry + 1 ? 1 : 0
+        let visible = max(1, (rows.height - preview) / perEntry)
         let first = scrollStart(selectedRow: model.selected, total: count, visible: visible)
         let last = min(count, first + visible) - 1
         let moreBelow = first + visible < count
+        var top = rows.y
         for index in first...last {
-            let top = rows.y + (index - first) * perEntry
-            let entryArea = Rect(x: rows.x, y: top, width: rows.width, height: perEntry)
+            let height = perEntry + (index == model.selected ? preview : 0)
+            let entryArea = Rect(x: rows.x, y: top, width: rows.width, height: height)
+            top += height
             // More rooms below than fit: the last row says so at its right end (as the audience grid does),
             // with a space before it so it is not read as part of a name.
             let marked = moreBelow && index == last
@@ -291,6 +329,68 @@ public enum LobbyScreen {
         if nameWidth > 0, nameWidth + 8 <= second.width {
             buffer.put(name, x: second.right - nameWidth - 1, y: second.y, style: secondary, clip: second)
         }
+        guard area.height >= 3 else { return }
+        var third = area.row(2)
+        third.width = max(0, third.width - reserve)
+        if third.width > 6 {
+            buffer.put(
+                DisplayWidth.truncate(audienceText(entry), to: third.width - 6, ellipsis: glyphs.ellipsis),
+                x: third.x + 5, y: third.y, style: secondary, clip: third)
+        }
+    }
+
+    /// A few of the selected room's listeners: `listening: Hana, Ivo, Jun and 1,194 more`.
+    static func audienceText(_ entry: LobbyScreenModel.Entry) -> String {
+        let more = entry.listeners - entry.audience.count
+        var names = entry.audience
+        if more > 0 { names.append("\(formatCount(more)) more") }
+        let list =
+            names.count == 1
+            ? names[0] : names.dropLast().joined(separator: ", ") + " and " + (names.last ?? "")
+        return "listening: " + list
+    }
+
+    /// The dialog that opens a room, centred over the list: the two fields, the problem or what Enter does,
+    /// and the keys.
+    static func renderForm(_ form: LobbyScreenModel.Form, into buffer: inout CellBuffer, area: Rect, theme: Theme) {
+        guard !area.isEmpty else { return }
+        let width = min(area.width, 60)
+        let box = area.centered(width: width, height: min(area.height, 7))
+        let inside = Box(title: "Open a room", footer: "Esc cancels").render(into: &buffer, area: box, theme: theme)
+        guard !inside.isEmpty else { return }
+        let style = theme.style(.overlay)
+        let focused = style.patched(with: Style(bold: true))
+        let fields: [(LineEditor, Bool)] = [(form.name, !form.onTopic), (form.topic, form.onTopic)]
+        for (offset, field) in fields.enumerated() where offset < inside.height {
+            let row = inside.row(offset)
+            if field.1, !form.waiting {
+                field.0.render(into: &buffer, area: row, style: focused)
+            } else {
+                buffer.fill(row, style: style)
+                let text = field.0.prompt + field.0.text
+                buffer.put(
+                    DisplayWidth.truncate(text, to: row.width, ellipsis: theme.glyphs.ellipsis), x: row.x, y: row.y,
+                    style: style, clip: row)
+            }
+        }
+        let message: String
+        let messageStyle: Style
+        if let problem = form.problem {
+            message = problem
+            messageStyle = style.patched(with: theme.style(.error))
+        } else if form.waiting {
+            message = "Opening \(form.name.text)\(theme.glyphs.ellipsis)"
+            messageStyle = style
+        } else {
+            message =
+                form.onTopic
+                ? "Enter opens the room, with you as its host." : "Letters, digits, - _ . (no spaces); Enter goes on."
+            messageStyle = theme.style(.secondary)
+        }
+        let lines = wrap(message, width: max(1, inside.width)).prefix(max(0, inside.height - 3))
+        for (offset, line) in lines.enumerated() {
+            buffer.put(line, x: inside.x, y: inside.y + 3 + offset, style: messageStyle, clip: inside)
+        }
     }
 
     /// What a person can do in a lobby with no live room, below the sentence that says so (docs/ui.md, "The
@@ -309,7 +409,11 @@ public enum LobbyScreen {
             glyphs.arrows[0].count == 1
             ? glyphs.arrows[0] + glyphs.arrows[1] : glyphs.arrows[0] + "/" + glyphs.arrows[1]
         var hints: [KeyHint] = []
+        if model.form != nil {
+            return [KeyHint("Tab", "next field"), KeyHint("Enter", "go on"), KeyHint("Esc", "cancel")]
+        }
         if !model.entries.isEmpty { hints.append(KeyHint("Enter", "join")) }
+        if model.mayOpen { hints.append(KeyHint("n", "new room")) }
         hints.append(KeyHint("q", "quit"))
         if model.entries.count > 1 { hints.append(KeyHint(arrows, "choose")) }
         hints.append(KeyHint("r", "refresh"))

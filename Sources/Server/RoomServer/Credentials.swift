@@ -133,7 +133,7 @@ extension ServerState {
                     code: WebSocketCloseCode(ServerClose.lobbyFull.code), reason: ServerClose.lobbyFull.reason)
                 return
             }
-            directory.watch(connection)
+            directory.watch(connection, welcome: .welcome(openRooms: openRoomsRule, mayOpen: mayOpenRooms(claims)))
             log.info("\(connection): watching the lobby (invite \(claims.id), \(claims.role))")
         }
     }

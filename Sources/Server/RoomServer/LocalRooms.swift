@@ -87,6 +87,9 @@ final class LocalRooms: @unchecked Sendable {
     var streamDestinations: [String] = []
     /// Joins waiting for their room to be loaded, in order.
     private var loading: [String: [JoinTicket]] = [:]
+
+    /// Whether the room is held here now, or being loaded for someone who joins it.
+    func isKnown(_ room: String) -> Bool { rooms[room] != nil || loading[room] != nil }
     private var carryOuts = CarryOutQueue()
     private var departures: [String: [Departure]] = [:]
     private var departureTimers: Set<String> = []

@@ -116,6 +116,8 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     private var lastSent: Int64 = .min / 2
     private var flushScheduled = false
     private var cachedList: PreparedMessage?
+    /// Carries out a watcher's `open_room` (name, topic, id); set by the server, which knows the credentials.
+    var openRoom: ((String, String, String, any DirectoryWatcher) -> Void)?
     /// Counters for the log and the benchmark.
     private(set) var messagesSent = 0
     private(set) var changesSent = 0
@@ -277,10 +279,11 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
     /// Whether the directory can take one more watcher.
     var hasRoom: Bool { watchers.count < maxWatchers }
 
-    /// A lobby connected: it gets the whole list, then every change.
-    func watch(_ connection: some DirectoryWatcher) {
+    /// A lobby connected: it gets `welcome` (what its link lets it do), the whole list, then every change.
+    func watch(_ connection: some DirectoryWatcher, welcome: DirectoryMessage? = nil) {
         let watcher = Watcher(connection: connection)
         watchers[connection.id] = watcher
+        if let welcome { send(welcome, to: connection) }
         sendList(to: watcher)
     }
 
@@ -311,10 +314,23 @@ package final class RoomDirectory: OutcomeConsumer, @unchecked Sendable {
         do {
             switch try DirectoryCodec.decodeRequest(Array(text.utf8)) {
             case .list: sendList(to: watcher)
+            case .openRoom(let name, let topic, let id):
+                guard let openRoom else {
+                    send(
+                        .refused(code: .forbidden, message: "This server does not open rooms.", id: id), to: connection)
+                    return
+                }
+                openRoom(name, topic, id, connection)
             }
         } catch {
             send(.error(code: error.code, message: error.message), to: connection)
         }
+    }
+
+    /// Answers one watcher's request, if it still watches.
+    func answer(_ message: DirectoryMessage, to connection: some DirectoryWatcher) {
+        guard watchers[connection.id] != nil else { return }
+        send(message, to: connection)
     }
 
     func closed(_ connection: some DirectoryWatcher) {

@@ -91,6 +91,8 @@ public struct DoorAnswer: Sendable, Equatable {
 package struct ListingTally: Sendable, Equatable {
     package var stage: Set<PeerID> = []
     package var hands: Set<PeerID> = []
+    /// The listeners the listing names (`RoomListing.maxAudienceNames` at most), those who came first first.
+    package var audience: [PeerID] = []
 }
 
 extension RoomAuthority {
@@ -109,7 +111,34 @@ extension RoomAuthority {
             stage: members.prefix(RoomListing.maxStageNames).map { .init(name: $0.name, role: $0.role) },
             onStage: tally.stage.count,
             listeners: peers.count - tally.stage.count - recorders.count - streamPeers.count,
-            raisedHands: tally.hands.count, startedAt: liveSince, recording: recording != nil, streaming: streams)
+            raisedHands: tally.hands.count, startedAt: liveSince, recording: recording != nil, streaming: streams,
+            audience: tally.audience.compactMap { peers[$0]?.name })
+    }
+
+    /// Whether `peer` counts as a listener in the listing: not on stage, and not a recorder or a stream.
+    private func isListener(_ peer: Peer) -> Bool {
+        !roles.isOnStage(peer.role) && !recorders.contains(peer.id) && streamPeers[peer.id] == nil
+    }
+
+    /// Keeps the listeners the listing names in step with `touched`: one who left or went on stage gives way,
+    /// a newcomer fills a free place. Only when a named listener left and others remain is the room looked
+    /// through for the next to name, so a listing still costs the size of its names, not of the audience.
+    private mutating func followAudience(_ touched: [PeerID]) {
+        let limit = RoomListing.maxAudienceNames
+        for id in touched {
+            if let peer = peers[id], isListener(peer) {
+                if tally.audience.count < limit, !tally.audience.contains(id) { tally.audience.append(id) }
+            } else {
+                tally.audience.removeAll { $0 == id }
+            }
+        }
+        let listeners = peers.count - tally.stage.count - recorders.count - streamPeers.count
+        guard tally.audience.count < min(limit, listeners) else { return }
+        let named = Set(tally.audience)
+        let next = peers.values.filter { !named.contains($0.id) && isListener($0) }.sorted { left, right in
+            left.joinedAt != right.joinedAt ? left.joinedAt < right.joinedAt : left.id < right.id
+        }
+        tally.audience += next.prefix(limit - tally.audience.count).map(\.id)
     }
 
     /// Brings the tally and the live time up to date with what `outcome` did, and puts into it the change lobby
@@ -138,6 +167,7 @@ extension RoomAuthority {
             if let peer, roles.isOnStage(peer.role) { tally.stage.insert(id) } else { tally.stage.remove(id) }
             if peer?.handRaisedAt != nil { tally.hands.insert(id) } else { tally.hands.remove(id) }
         }
+        followAudience(touched)
         if peers.isEmpty || ended {
             liveSince = nil
             resetSpeaking()

@@ -31,6 +31,8 @@ public struct ServerConfiguration: Sendable {
     public var recorderCommand: [String]? = nil
     /// The destinations rooms may stream to (`serve --stream NAME=URL`), run with the same program.
     public var streams: [ServerStream] = []
+    /// Who may open a room from the lobby (`serve --open-rooms`).
+    public var openRooms = OpenRoomsPolicy.hosts
 
     public init(
         host: String = "127.0.0.1", port: Int = 7480, dataDirectory: String, secretFile: String,

@@ -40,6 +40,8 @@ final class ServerState: @unchecked Sendable {
     private(set) var streams: StreamSupervisor!
     /// The port the server listens on, once it does: the server's own recorders join through it.
     private(set) var listeningPort: Int?
+    /// Rooms a lobby asked to open whose store lookup is under way: a second ask for one is refused at once.
+    var openingRooms: Set<String> = []
 
     init(
         configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue,
@@ -82,6 +84,9 @@ final class ServerState: @unchecked Sendable {
         streams.isHere = { [rooms] room in rooms.decides(for: room) }
         rooms.consumeFirst(streams)
         (rooms as? LocalRooms)?.streamDestinations = configuration.streams.map(\.name)
+        directory.openRoom = { [unowned self] name, topic, id, connection in
+            openRoom(name: name, topic: topic, id: id, from: connection)
+        }
     }
 
     /// The loop is running: joins are gathered and departures too on its timers.

@@ -3,7 +3,7 @@ import RoomCore
 import RoomProtocol
 
 /// The room directory's codec: what a lobby reads from `/rooms` (`rooms`, `rooms_changed` with and without
-/// `since`, `error`), the one request the directory reads from a lobby, and what a node of a cluster reads of
+/// `since`, `error`, `lobby`, `room_opened`), the requests the directory reads from a lobby (`list`, `open_room`), and what a node of a cluster reads of
 /// the rooms other nodes own (their lobby entries in Redis).
 enum DirectoryChecks {
     /// Input: the text of one message, read as the lobby reads the directory's messages and as the directory reads
@@ -46,7 +46,11 @@ enum DirectoryChecks {
         guard let request = try decodedOrRefused(input, "a request", DirectoryCodec.decodeRequest) else {
             return
         }
-        try expect(request == .list, "the directory read \(request)")
+        if case .openRoom(let name, let topic, let id) = request {
+            try expect(name.utf8.count <= 256, "a room name of \(name.utf8.count) bytes was read")
+            try expect(topic.count <= ControlLimits.maxTopicCharacters, "a topic of \(topic.count) characters was read")
+            try expect(id.utf8.count <= ControlLimits.maxRequestIDBytes, "an id of \(id.utf8.count) bytes was read")
+        }
         try expect(input.count <= DirectoryCodec.maxRequestBytes, "a request of \(input.count) bytes was read")
         try expect(
             (try? DirectoryCodec.decodeRequest(DirectoryCodec.encode(request))) == request,
@@ -67,8 +71,8 @@ enum DirectoryChecks {
             try expect(message.follows(previous), "changes \(seq) since \(previous) do not follow \(previous)")
             try expect(!message.follows(previous &+ 1), "changes \(seq) follow \(previous &+ 1) too")
             try expect(!message.follows(previous &- 1), "changes \(seq) follow \(previous &- 1) too")
-        case .error:
-            try expect(message.seq == nil, "an error with a number")
+        case .error, .opened, .refused, .welcome:
+            try expect(message.seq == nil, "an answer with a number")
         }
     }
 
@@ -81,6 +85,14 @@ enum DirectoryChecks {
         try expect(JSONChecks.isSafe(listing.topic), "an unclean topic \(listing.topic.debugDescription)")
         for member in listing.stage {
             try expect(JSONChecks.isSafe(member.name), "an unclean stage name \(member.name.debugDescription)")
+        }
+        try expect(
+            listing.audience.count <= RoomListing.maxAudienceNames, "an audience of \(listing.audience.count) names")
+        try expect(
+            listing.listeners >= listing.audience.count,
+            "\(listing.listeners) listening, naming \(listing.audience.count)")
+        for name in listing.audience {
+            try expect(JSONChecks.isSafe(name), "an unclean listener name \(name.debugDescription)")
         }
     }
 
@@ -100,7 +112,7 @@ enum DirectoryChecks {
                 case .removed: nil
                 }
             }
-        case .error: []
+        case .error, .opened, .refused, .welcome: []
         }
     }
 
@@ -111,11 +123,14 @@ enum DirectoryChecks {
         case .changed(let changes, _, _):
             removed = changes.compactMap { if case .removed(let room, _) = $0 { room } else { nil } }
         case .error(let code, let text): removed = [code.rawValue, text]
-        case .rooms: removed = []
+        case .refused(let code, let text, let id): removed = [code.rawValue, text, id]
+        case .opened(let room, let invite, let id): removed = [room, invite, id]
+        case .rooms, .welcome: removed = []
         }
         return removed
             + listings(of: message).flatMap { listing in
                 [listing.room, listing.topic] + listing.stage.flatMap { [$0.name, $0.role.rawValue] }
+                    + listing.audience
             }
     }
 
@@ -134,7 +149,7 @@ enum DirectoryChecks {
             listeners: 0, raisedHands: 0, startedAt: 1_764_413_500_000)
         let jazz = RoomListing(
             room: "jazz", topic: "Late night jazz", stage: [RoomListing.StageMember(name: "Eli", role: .host)],
-            onStage: 1, listeners: 0, raisedHands: 0, startedAt: 1_764_414_000_000)
+            onStage: 1, listeners: 2, raisedHands: 0, startedAt: 1_764_414_000_000, audience: ["Hana", "Ivo"])
         let crowded = RoomListing(
             room: "big.room_1", topic: "🎷 ZWJ 👩‍👩‍👧 and tones 👋🏽",
             stage: (0..<8).map { RoomListing.StageMember(name: "Speaker \($0)", role: .speaker) }, onStage: 40,
@@ -148,9 +163,13 @@ enum DirectoryChecks {
                 since: 0),
             .error(code: .rateLimited, message: "too many requests; slow down"),
             .error(code: .badRequest, message: "unknown message type \"lists\""),
+            .opened(room: "jazz", invite: "eyJhbGciOiJIUzI1NiJ9.e30.c2ln", id: "open-1"),
+            .welcome(openRooms: .hosts, mayOpen: true),
+            .refused(code: .conflict, message: "A room called jazz exists already.", id: "open-2"),
         ]
         var seeds = messages.map(DirectoryCodec.encode)
         seeds.append(DirectoryCodec.encode(.list))
+        seeds.append(DirectoryCodec.encode(.openRoom(name: "jazz", topic: "Late night jazz", id: "open-1")))
         seeds += [
             DirectoryCodec.ClusterEntry(change: .added(lobby, .started), epoch: 3, at: 1_764_412_801_000),
             DirectoryCodec.ClusterEntry(change: .removed(room: "jazz", .unlisted), epoch: 9, at: 1_764_412_900_000),

@@ -78,12 +78,42 @@ public final class ScriptedConnection: RoomConnection, @unchecked Sendable {
 /// A lobby connection driven by a test: it records refreshes and delivers what it is told.
 public final class ScriptedLobbyConnection: LobbyConnection, @unchecked Sendable {
     // @unchecked: all state is behind the mutex.
-    private let state = Mutex<(deliver: (@Sendable (LobbyEvent) -> Void)?, refreshes: Int, starts: Int)>((nil, 0, 0))
+    private let state = Mutex<
+        (deliver: (@Sendable (LobbyEvent) -> Void)?, refreshes: Int, starts: Int, opens: [OpenRequest])
+    >((nil, 0, 0, []))
     private let onStart: @Sendable (ScriptedLobbyConnection) -> Void
+    private let onOpen: @Sendable (ScriptedLobbyConnection, OpenRequest) -> Void
 
-    public init(onStart: @escaping @Sendable (ScriptedLobbyConnection) -> Void = { _ in }) {
-        self.onStart = onStart
+    /// A room the lobby asked to open.
+    public struct OpenRequest: Sendable, Equatable {
+        public var name: String
+        public var topic: String
+        public var id: String
+
+        public init(name: String, topic: String, id: String) {
+            self.name = name
+            self.topic = topic
+            self.id = id
+        }
     }
+
+    /// `onOpen` answers a request to open a room, as the server would (or not at all).
+    public init(
+        onStart: @escaping @Sendable (ScriptedLobbyConnection) -> Void = { _ in },
+        onOpen: @escaping @Sendable (ScriptedLobbyConnection, OpenRequest) -> Void = { _, _ in }
+    ) {
+        self.onStart = onStart
+        self.onOpen = onOpen
+    }
+
+    public func openRoom(name: String, topic: String, id: String) {
+        let request = OpenRequest(name: name, topic: topic, id: id)
+        state.withLock { $0.opens.append(request) }
+        onOpen(self, request)
+    }
+
+    /// The rooms the lobby asked to open, in order.
+    public var opens: [OpenRequest] { state.withLock { $0.opens } }
 
     public func start(deliver: @escaping @Sendable (LobbyEvent) -> Void) {
         state.withLock {

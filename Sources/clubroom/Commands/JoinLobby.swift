@@ -17,11 +17,18 @@ extension JoinCommand {
         // A room's connection, with what opens it.
         let flow = LobbyFlow(roles: roles, ascii: options.ascii) { room in
             do {
-                let credential = try entry.credential(forRoom: room, at: server)
+                // A room this person just opened is entered with the host's link the server gave for it.
+                let credential =
+                    try room.invite.map {
+                        (
+                            $0, try Entry.guestHeaders(name: entry.guestName, server: server, profile: entry.profile),
+                            true
+                        )
+                    } ?? entry.credential(forRoom: room.room, at: server)
                 return .success(
                     SessionConnection(
-                        url: server.roomURL(room), token: credential.token, headers: credential.headers,
-                        withInvite: credential.invite, audio: audio))
+                        url: server.roomURL(room.room), token: credential.0, headers: credential.1,
+                        withInvite: credential.2, audio: audio))
             } catch let failure as JoinFailure {
                 return .failure(RoomUnavailable(failure.text))
             } catch {

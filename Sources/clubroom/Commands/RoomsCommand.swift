@@ -87,7 +87,7 @@ enum RoomsCommand: ClubroomCommand {
             switch event {
             case .rooms(let rooms): outcome = .success(rooms)
             case .ended(let end): outcome = .failure(JoinFailure(text: DirectoryConnectionWords.describe(end)))
-            case .changed, .reconnecting, .error: outcome = nil
+            case .changed, .reconnecting, .error, .welcome, .opened, .refused: outcome = nil
             }
             guard let outcome else { return }
             let first = result.withLock { stored -> Bool in

@@ -27,7 +27,7 @@ enum ServeCommand: ClubroomCommand {
             listen.option, data.option, secretFile.option, tlsCertificate.option, tlsKey.option, roles.option,
             media.option, publicAddress.option, maxPeers.option, inviteBurst.option, inviteRate.option,
             linkLiveMax.option, trustedProxy.option, cluster.option, clusterPasswordFile.option, node.option,
-            relay.option, clusterSecretFile.option, recorder.option, stream.option, streams.option,
+            relay.option, clusterSecretFile.option, recorder.option, stream.option, streams.option, openRooms.option,
         ])
 
     static let listen = TypedOption.endpoint(
@@ -96,6 +96,13 @@ enum ServeCommand: ClubroomCommand {
     static let streams = TypedOption.path(
         "streams", placeholder: "FILE", help: "A file of NAME=URL lines, as --stream (# comments, blank lines).")
 
+    static let openRooms = TypedOption.choice(
+        "open-rooms", placeholder: "WHO", OpenRoomsPolicy.allCases.map(\.rawValue),
+        defaultDescription: "hosts; nobody with --cluster",
+        help:
+            "Who may open a room from the lobby (n): nobody, hosts (people whose lobby link is a host's) or anyone "
+            + "with a lobby link.")
+
     /// The server's settings, as given on the command line.
     struct Options: Equatable {
         var recorder: String?
@@ -115,6 +122,7 @@ enum ServeCommand: ClubroomCommand {
         var publicAddress: String?
         var admissionLimits = AdmissionLimits()
         var streams: [StreamList.Entry] = []
+        var openRooms = OpenRoomsPolicy.hosts
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
             admissionLimits.addressBurst = Double(arguments[ServeCommand.inviteBurst])
@@ -163,6 +171,13 @@ enum ServeCommand: ClubroomCommand {
             for (option, given) in clusterOnly where given && cluster == nil {
                 throw .needs(option: option, needed: "--cluster redis://HOST:PORT")
             }
+            let policy = arguments[ServeCommand.openRooms].flatMap(OpenRoomsPolicy.init(rawValue:))
+            if cluster != nil, let policy, policy != .nobody {
+                throw .badValue(
+                    argument: "--open-rooms", value: policy.rawValue,
+                    expected: "nobody with --cluster: a cluster's rooms are not opened from the lobby")
+            }
+            openRooms = cluster != nil ? .nobody : policy ?? .hosts
         }
     }
 
@@ -229,6 +244,7 @@ extension ServeCommand {
         configuration.admissionLimits = options.admissionLimits
         configuration.recorderCommand = options.recorder.map { [$0] }
         configuration.streams = options.streams.map { ServerStream(name: $0.name, url: $0.url) }
+        configuration.openRooms = options.openRooms
         let log = ServerLog()
         if let key = options.tlsKey, let mode = Self.groupOrOtherReadable(key) {
             // Warned of, not refused: keys kept for a group (ssl-cert, 0640) are a common and deliberate setup.

@@ -1,0 +1,139 @@
+import Platform
+import RoomCore
+import RoomPersistence
+import RoomProtocol
+import RoomTransport
+import WebSocket
+
+/// A lobby's `open_room`: checked (the server's policy, the lobby link's role, the room's name, that no room of
+/// that name exists), then acted on (the room is made in the store with its topic, and the asker gets a host's
+/// link for it, for one person, which the lobby enters it with).
+///
+/// Loop thread only (like the rest of `ServerState`).
+extension ServerState {
+    /// How long the host's link to a room opened from the lobby lasts: long enough to walk in, and to come back
+    /// after a dropped connection; the host makes lasting links from inside the room.
+    static let openedRoomLinkLifetime: Int64 = 24 * 3600
+
+    /// Whether the lobby link a watcher came with lets it open rooms here, as the lobby is told when it connects.
+    func mayOpenRooms(_ claims: InviteClaims) -> Bool {
+        guard cluster == nil else { return false }
+        switch configuration.openRooms {
+        case .nobody: return false
+        case .hosts: return configuration.roles.can(RoleName(claims.role), .endRoom)
+        case .anyone: return true
+        }
+    }
+
+    /// The rule a lobby is told: nobody opens rooms on a cluster's node, whatever the option says.
+    var openRoomsRule: OpenRoomsPolicy { cluster == nil ? configuration.openRooms : .nobody }
+
+    /// Why `open_room` may not go ahead, before any room is looked up; nil when it may.
+    func openRoomRefusal(
+        name: String, request: WebSocketUpgradeRequest?
+    ) -> (code: ErrorCode, message: String)? {
+        if cluster != nil {
+            return (
+                .forbidden,
+                "This server is one node of a cluster, where rooms are not opened from the lobby; ask its operator "
+                    + "for a host's link (clubroom invite --room NAME --role host)."
+            )
+        }
+        switch configuration.openRooms {
+        case .nobody:
+            return (
+                .forbidden,
+                "This server does not let people open rooms from the lobby; ask its operator for a host's link "
+                    + "(clubroom invite --room NAME --role host)."
+            )
+        case .hosts:
+            guard let request, case .success(let claims) = lobbyAdmission(request: request),
+                configuration.roles.can(RoleName(claims.role), .endRoom)
+            else {
+                return (
+                    .forbidden,
+                    "On this server only people who came in with a host's lobby link open rooms; ask a host for one."
+                )
+            }
+        case .anyone:
+            // The lobby link is checked again: it may have expired or been withdrawn since the lobby opened.
+            guard let request, case .success = lobbyAdmission(request: request) else {
+                return (.forbidden, "Your lobby link no longer opens rooms here; ask the host for a new one.")
+            }
+        }
+        guard PlainName.isValid(name) else {
+            return (
+                .badRequest,
+                "A room's name is 1 to 64 letters, digits, dashes (-), underscores (_) or dots (.), with no spaces."
+            )
+        }
+        return nil
+    }
+
+    /// Carries out a lobby's `open_room`, answering `connection` with `room_opened` or an `error` naming `id`.
+    func openRoom(name: String, topic: String, id: String, from connection: some DirectoryWatcher) {
+        let request = (connection as? WebSocketConnection)?.request
+        if let refusal = openRoomRefusal(name: name, request: request) {
+            log.info("\(connection): open_room \(name.prefix(64).debugDescription) refused: \(refusal.message)")
+            directory.answer(.refused(code: refusal.code, message: refusal.message, id: id), to: connection)
+            return
+        }
+        let taken = DirectoryMessage.refused(
+            code: .conflict,
+            message: "A room called \(name) exists already on this server; choose another name, or join it from the "
+                + "list if it is live.", id: id)
+        if openingRooms.contains(name) || directory.listings[name] != nil
+            || (rooms as? LocalRooms)?.isKnown(name) == true
+        {
+            directory.answer(taken, to: connection)
+            return
+        }
+        openingRooms.insert(name)
+        let now = currentTimestamp()
+        // The store says whether it ever had the room (ended or not, listed or not); a new one is made there.
+        persistence.load(name, now: now, create: false) { [self] result in
+            openingRooms.remove(name)
+            switch result {
+            case .failure(let error):
+                log.warning("open_room \(name): the store could not be read: \(error.problem)")
+                directory.answer(
+                    .refused(code: .internal, message: "The room could not be opened now; try again.", id: id),
+                    to: connection)
+            case .success(let saved) where saved.exists:
+                directory.answer(taken, to: connection)
+            case .success:
+                opened(name: name, topic: topic, id: id, at: now, for: connection)
+            }
+        }
+    }
+
+    /// The role a room's opener gets: the highest that may end rooms (`host` in the built-in table).
+    var hostRole: RoleName {
+        configuration.roles.roles.filter { $0.permissions.contains(.endRoom) }.min { $0.rank < $1.rank }?.name
+            ?? .host
+    }
+
+    private func opened(
+        name: String, topic: String, id: String, at now: Timestamp, for connection: some DirectoryWatcher
+    ) {
+        let clean = DisplayName.sanitizeLine(topic, maxGraphemes: RoomState.maxTopicLength)
+        persistence.store.commit(
+            [.openRoom(room: name, at: now)] + (clean.isEmpty ? [] : [.setTopic(room: name, topic: clean, at: now)])
+        ) { _ in }
+        let invite: String
+        do {
+            let (token, claims) = try verifier.issuer.signedInvite(
+                role: hostRole.rawValue, room: name, ttl: Self.openedRoomLinkLifetime, now: now / 1000,
+                creator: nil, maxUses: 1)
+            try? door.registry?.register(LinkRecord(claims))
+            invite = token
+        } catch {
+            directory.answer(
+                .refused(code: .internal, message: "The room's host link could not be signed; try again.", id: id),
+                to: connection)
+            return
+        }
+        log.info("\(connection): opened room \(name) from the lobby")
+        directory.answer(.opened(room: name, invite: invite, id: id), to: connection)
+    }
+}
