@@ -92,15 +92,13 @@ func typeInLobby(_ state: inout LobbyState, _ text: String) -> [LobbyEffect] {
         var hosts = openingLobby(mayOpen: false, rule: .hosts)
         #expect(
             lobbyKeys(&hosts, .char("n")) == [
-                .say("Only people who came in with a host's lobby link open rooms on this server; ask a host for one.")
+                .say("Only people with a host's lobby link open rooms here; ask a host for one.")
             ])
         #expect(hosts.form == nil && hosts.notice?.kind == .refusal)
         var nobody = openingLobby(mayOpen: false, rule: .nobody)
         #expect(
             lobbyKeys(&nobody, .char("n")) == [
-                .say(
-                    "This server does not let people open rooms from the lobby; ask its operator for a host's link "
-                        + "(clubroom invite --room NAME --role host).")
+                .say("Rooms are not opened from this lobby; ask the operator for a host's link.")
             ])
         // An older server says nothing: nobody opens rooms there.
         var (old, _) = lobby()
@@ -147,9 +145,7 @@ func typeInLobby(_ state: inout LobbyState, _ text: String) -> [LobbyEffect] {
         var refused = openingLobby(lineMode: true, mayOpen: false, rule: .nobody)
         #expect(
             reduceLobby(&refused, .line("/open jazz", at: lobbyNow)) == [
-                .say(
-                    "This server does not let people open rooms from the lobby; ask its operator for a host's link "
-                        + "(clubroom invite --room NAME --role host).")
+                .say("Rooms are not opened from this lobby; ask the operator for a host's link.")
             ])
     }
 

@@ -108,7 +108,9 @@ import Glibc
         // Issue 27 (polish): the empty lobby says what a person can do there.
         let empty = tmux.screen()
         #expect(empty.contains("Have a link to a room? Press q, then run: clubroom join LINK"), "\(empty)")
-        #expect(empty.contains("To start a room, its host joins it with a host's room link"), "\(empty)")
+        // A listener's server link may not open rooms here (`--open-rooms hosts`, the default): it says who may.
+        #expect(
+            empty.contains("On this server, people with a host's lobby link start rooms (n); ask a host"), "\(empty)")
         #expect(empty.contains("Or wait here for one to start. q quits."), "\(empty)")
 
         let ana = try server.bot("ana", name: "Ana", room: "jazz")
@@ -335,5 +337,50 @@ import Glibc
         let joinedLine = lines.firstIndex { $0.contains("You joined jazz as Kai") }
         #expect(earlier != nil && said != nil && joinedLine != nil, "\(tmux.screen())")
         if let earlier, let said, let joinedLine { #expect(earlier < said && said < joinedLine, "\(tmux.screen())") }
+    }
+
+    /// Issue 27: with a host's server link, the empty lobby offers `n`; `n` asks for a name and a topic, the
+    /// server opens the room, and the person is its host on the same screen; another lobby sees the room start.
+    @Test(.timeLimit(.minutes(2))) func nInTheLobbyOpensARoomWithYouAsItsHost() throws {
+        guard let tmuxPath = which("tmux") else {
+            Issue.record("tmux is not installed; the end-to-end test needs it (apt-get install tmux)")
+            return
+        }
+        let server = try Server()
+        let tmux = Tmux(tmux: tmuxPath)
+        defer {
+            tmux.kill()
+            server.close()
+        }
+        let link = try server.invite(["--role", "host"])
+        let state = server.directory.appendingPathComponent("hana").path
+        try tmux.start(
+            width: 80, height: 24,
+            command: "XDG_STATE_HOME=\(state) \(server.clubroom.path) join \(link) --name Hana --output null; "
+                + "echo \"clubroom exited with $?\"; sleep 30")
+        #expect(
+            eventually(10) { tmux.screen().contains("Press n to start a room") }, "no offer:\n\(tmux.screen())")
+        #expect(tmux.screen().contains("n new room"), "\(tmux.screen())")
+        try tmux.keys("n")
+        #expect(eventually(5) { tmux.screen().contains("Open a room") }, "no dialog:\n\(tmux.screen())")
+        try tmux.keys("jazz", "Enter")
+        try tmux.keys("Late night jazz")
+        #expect(
+            eventually(5) { tmux.screen().contains("Topic: Late night jazz") }, "no topic:\n\(tmux.screen())")
+        try tmux.keys("Enter")
+        let hosting = eventually(10) {
+            let screen = tmux.screen()
+            return screen.contains("you: Hana · host") && screen.contains("\"Late night jazz\"")
+        }
+        #expect(hosting, "not the new room's host:\n\(tmux.screen())")
+        // The room is a room like any other: listed once its host is in it.
+        let listener = try server.invite()
+        var table = ""
+        #expect(
+            eventually(10) {
+                table = spawnAndWait(server.clubroom.path, ["rooms", listener]).output
+                return table.contains("Late night jazz")
+            }, "\(table)")
+        #expect(table.contains("jazz"), "\(table)")
     }
 }

@@ -17,12 +17,11 @@ enum LobbyOpening {
         }
         switch state.openRooms {
         case .hosts?:
-            return "Only people who came in with a host's lobby link open rooms on this server; ask a host for one."
+            return "Only people with a host's lobby link open rooms here; ask a host for one."
         case .anyone?:
             return "Your lobby link does not open rooms here; ask the host for a new one."
         case .nobody?, nil:
-            return "This server does not let people open rooms from the lobby; ask its operator for a host's link "
-                + "(clubroom invite --room NAME --role host)."
+            return "Rooms are not opened from this lobby; ask the operator for a host's link."
         }
     }
 
