@@ -8,11 +8,11 @@ import Testing
 @Suite struct ListingReportTests {
     func listing(
         _ room: RoomAuthority, stage: [(String, RoleName)], listeners: Int, hands: Int = 0, topic: String = "",
-        startedAt: Timestamp = 1
+        startedAt: Timestamp = 1, audience: [String] = []
     ) -> RoomListing {
         RoomListing(
             room: room.name, topic: topic, stage: stage.map { .init(name: $0.0, role: $0.1) }, onStage: stage.count,
-            listeners: listeners, raisedHands: hands, startedAt: startedAt)
+            listeners: listeners, raisedHands: hands, startedAt: startedAt, audience: audience)
     }
 
     @Test func aRoomStartsWithItsFirstPersonAndChangesWithEveryJoin() {
@@ -26,7 +26,7 @@ import Testing
             Issue.record("not joined")
             return
         }
-        #expect(second.listing == .updated(listing(room, stage: [("Ana", .host)], listeners: 1)))
+        #expect(second.listing == .updated(listing(room, stage: [("Ana", .host)], listeners: 1, audience: ["Eli"])))
         // A second connection of someone already here changes nothing the lobby sees.
         guard case .joined(_, let again, _) = room.join(id: "eli", name: "Eli", role: .audience, now: 3) else {
             Issue.record("not joined")
@@ -79,7 +79,8 @@ import Testing
             Issue.record("not joined")
             return
         }
-        #expect(back.listing == .added(listing(room, stage: [], listeners: 1, startedAt: 9), .started))
+        #expect(
+            back.listing == .added(listing(room, stage: [], listeners: 1, startedAt: 9, audience: ["Bo"]), .started))
     }
 
     @Test func endingRemovesItAndReopeningStartsIt() {
@@ -148,6 +149,27 @@ import Testing
         expectRefused(
             .createLink(role: "dj", ttl: 3600), by: "ana", code: .forbidden, message: "there is no role called dj")
     }
+
+    /// Issue 27: the listing names the first five listeners, and when one of them leaves or goes on stage the next
+    /// who came first takes the place; recorders and the stage are never named among them.
+    @Test func theListingNamesTheFirstFiveListeners() {
+        var room = RoomAuthority(name: "jazz", roles: defaultRoles)
+        _ = room.join(id: "ana", name: "Ana", role: .host, now: 1)
+        for (index, name) in ["Bo", "Chen", "Dara", "Eli", "Fay", "Gus", "Hana"].enumerated() {
+            _ = room.join(id: PeerID(name.lowercased()), name: name, role: .audience, now: Timestamp(2 + index))
+        }
+        #expect(room.listing?.audience == ["Bo", "Chen", "Dara", "Eli", "Fay"])
+        #expect(room.listing?.listeners == 7)
+        let left = room.leave("chen", reason: .left, now: 20)
+        #expect(
+            left.listing
+                == .updated(
+                    listing(
+                        room, stage: [("Ana", .host)], listeners: 6, audience: ["Bo", "Dara", "Eli", "Fay", "Gus"])))
+        _ = room.handle(.setRole("bo", .speaker), from: "ana", now: 21)
+        #expect(room.listing?.audience == ["Dara", "Eli", "Fay", "Gus", "Hana"])
+        #expect(room.listing?.stage.map(\.name) == ["Ana", "Bo"])
+    }
 }
 
 /// The media address a client is told, for every kind of binding and client (`MediaAddressPolicy`).
@@ -200,4 +222,5 @@ import Testing
         for text in ["128.0.0.1", "10.0.0.1", "::2"] { #expect(!MediaAddressPolicy.isLoopback(text), "\(text)") }
         #expect(Facts.hostPart("[::1]:7480") == "::1" && Facts.hostPart("example.org:443") == "example.org")
     }
+
 }
