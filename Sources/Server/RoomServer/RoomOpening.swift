@@ -92,16 +92,19 @@ extension ServerState {
         let now = currentTimestamp()
         // The store says whether it ever had the room (ended or not, listed or not); a new one is made there.
         persistence.load(name, now: now, create: false) { [self] result in
-            openingRooms.remove(name)
             switch result {
             case .failure(let error):
+                openingRooms.remove(name)
                 log.warning("open_room \(name): the store could not be read: \(error.problem)")
                 directory.answer(
                     .refused(code: .internal, message: "The room could not be opened now; try again.", id: id),
                     to: connection)
             case .success(let saved) where saved.exists:
+                openingRooms.remove(name)
                 directory.answer(taken, to: connection)
             case .success:
+                // The name stays in `openingRooms`: the database learns of the room from the change journal a
+                // moment later, and a second ask meanwhile must not find it free.
                 opened(name: name, topic: topic, id: id, at: now, for: connection)
             }
         }

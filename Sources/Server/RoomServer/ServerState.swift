@@ -40,7 +40,8 @@ final class ServerState: @unchecked Sendable {
     private(set) var streams: StreamSupervisor!
     /// The port the server listens on, once it does: the server's own recorders join through it.
     private(set) var listeningPort: Int?
-    /// Rooms a lobby asked to open whose store lookup is under way: a second ask for one is refused at once.
+    /// Rooms lobbies opened since the server started, or are opening (the store lookup under way): a second ask
+    /// for one is refused at once, even before the database has caught up with the change journal.
     var openingRooms: Set<String> = []
 
     init(
