@@ -40,6 +40,8 @@ final class ServerState: @unchecked Sendable {
     private(set) var streams: StreamSupervisor!
     /// The port the server listens on, once it does: the server's own recorders join through it.
     private(set) var listeningPort: Int?
+    /// The host in the links the server mints for its own recorders (`OwnLinkHost`), once it listens.
+    private(set) var ownLinkHost = "127.0.0.1"
 
     init(
         configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue,
@@ -76,7 +78,7 @@ final class ServerState: @unchecked Sendable {
         waitingRoom.role = { [rooms] peer, room in rooms.role(of: peer, in: room) }
         recorders = makeRecorders()
         // In a cluster every node carries out the room's outcomes; only the room's owner runs its recorder.
-        recorders.isHere = { [rooms] room, _ in rooms.decides(for: room) }
+        recorders.isHere = { [rooms] room in rooms.decides(for: room) }
         rooms.consumeFirst(recorders)
         streams = makeStreams()
         streams.isHere = { [rooms] room in rooms.decides(for: room) }
@@ -87,6 +89,7 @@ final class ServerState: @unchecked Sendable {
     /// The loop is running: joins are gathered and departures too on its timers.
     func started(on eventLoop: EventLoop, port: Int) {
         listeningPort = port
+        ownLinkHost = OwnLinkHost.choose(listening: configuration.host, tls: configuration.tls, log: log)
         broadcaster.loop = eventLoop
         directory.loop = eventLoop
         rooms.loop = eventLoop
