@@ -75,7 +75,7 @@ final class Member: Sendable {
         func talking() -> HeardSpeaker? {
             listener.reports.last?.first { $0.peer == "ana" && $0.talkingSince != nil }
         }
-        #expect(waitFor(seconds: 10) { talking() != nil })
+        #expect(waitUntil(limit: 10, every: 0.02) { talking() != nil })
         let ana = try #require(talking())
         #expect(ana.level == 75)
         #expect(try #require(ana.talkingSince) >= unmuted - 1_000)
@@ -84,7 +84,7 @@ final class Member: Sendable {
         // The speaker leaves: once the hold has passed, she is no longer talking.
         speaker.close()
         #expect(
-            waitFor(seconds: 5) {
+            waitUntil(limit: 5, every: 0.02) {
                 listener.reports.last?.first { $0.ssrc == ana.ssrc }?.talkingSince == nil
             })
     }
@@ -112,7 +112,7 @@ final class Member: Sendable {
         try listener.client.join()
         try speaker.client.join()
         try speaker.client.unmute()
-        #expect(waitFor(seconds: 10) { listener.hears("ana") })
+        #expect(waitUntil(limit: 10, every: 0.02) { listener.hears("ana") })
         let first = listener.reports.count
         MonotonicClock.sleep(microseconds: 1_200_000)
         let later = listener.reports.dropFirst(first)
@@ -140,7 +140,7 @@ final class Member: Sendable {
         try early.client.join()
         try speaker.client.unmute()
         // 36 packets reach 65,535; the next ones are numbered from 0.
-        #expect(waitFor(seconds: 10) { speaker.sent > 100 })
+        #expect(waitUntil(limit: 10, every: 0.02) { speaker.sent > 100 })
 
         let listener = try Member(server, "eli", role: "audience", options: ClientMedia.Options(tracksTalkers: true))
         defer {
@@ -149,15 +149,7 @@ final class Member: Sendable {
             speaker.close()
         }
         try listener.client.join()
-        #expect(waitFor(seconds: 5) { listener.hears("ana") })
+        #expect(waitUntil(limit: 5, every: 0.02) { listener.hears("ana") })
     }
 
-    func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
-        while MonotonicClock.milliseconds() < deadline {
-            if condition() { return true }
-            MonotonicClock.sleep(microseconds: 20_000)
-        }
-        return condition()
-    }
 }

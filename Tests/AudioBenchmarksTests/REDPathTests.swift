@@ -11,15 +11,6 @@ import Testing
 /// repeat frames, which that listener rebuilds its losses from; a listener that does not take RED, in the same
 /// room, keeps hearing every packet as plain Opus.
 @Suite(.ownThread) struct REDPathTests {
-    func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
-        while MonotonicClock.milliseconds() < deadline {
-            if condition() { return true }
-            MonotonicClock.sleep(microseconds: 20_000)
-        }
-        return condition()
-    }
-
     @Test func aLossyListenerGetsREDWhileAListenerWithoutItHearsThePrimaryAlone() throws {
         let server = try BenchServer(room: "bench", media: true)
         defer { server.shutdown() }
@@ -41,11 +32,11 @@ import Testing
 
         // The lossy listener's reports reach the speaker within a second or two: its packets then repeat the
         // frame before, and the lossy listener's lost packets come back from the next ones.
-        #expect(waitFor(seconds: 15) { (lossy.lastStats?.recoveredByRED ?? 0) >= 10 })
+        #expect(waitUntil(limit: 15, every: 0.02) { (lossy.lastStats?.recoveredByRED ?? 0) >= 10 })
         let before = try #require(older.lastStats)
         // Two more seconds of RED packets: the listener that does not take RED got every one, as plain Opus (its
         // receiver drops any other payload type), and rebuilt nothing from redundancy.
-        #expect(waitFor(seconds: 10) { (older.lastStats?.received ?? 0) >= before.received + 100 })
+        #expect(waitUntil(limit: 10, every: 0.02) { (older.lastStats?.received ?? 0) >= before.received + 100 })
         let after = try #require(older.lastStats)
         #expect(after.lost == before.lost)
         #expect(after.recoveredByRED == 0)

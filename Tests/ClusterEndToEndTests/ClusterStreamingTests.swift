@@ -49,4 +49,29 @@ import Testing
         }
         #expect(waitUntil(limit: 20) { streamChildren().isEmpty }, "\(streamChildren())")
     }
+
+    /// A recorder the owner gives up (it keeps failing at once) is told to the hosts on every node, not only to
+    /// those on the owner: the sentence goes through the room, as a stream given up does.
+    @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"), .timeLimit(.minutes(2)))
+    func aRecorderGivenUpIsToldToTheHostsOnEveryNode() throws {
+        let folder = TemporaryDirectory()
+        defer { folder.remove() }
+        let failer = folder.file("failer.sh")
+        try writeScript("#!/bin/sh\nexit 1\n", to: failer)
+        let cluster = try TestCluster(nodes: 2, nodeArguments: ["--recorder", failer])
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let other = try cluster.bot("mo", role: "host", node: 1)
+        try other.wait(for: "joined")
+        let listener = try cluster.bot("ana", role: "audience", node: 1)
+        try listener.wait(for: "joined")
+
+        other.send(#"{"cmd":"start_recording"}"#)
+        let sentence = "The recorder keeps failing at once (it exited with status 1); the recording stopped."
+        for bot in [host, other] {
+            let told = try bot.wait(for: "error", timeout: 20) { $0["code"] == .string("recording") }
+            #expect(told["message"] == .string(sentence), "\(bot.identity): \(told)")
+        }
+        #expect(!listener.events.contains { $0["code"] == .string("recording") }, "\(listener.events)")
+    }
 }

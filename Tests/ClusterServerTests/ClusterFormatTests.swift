@@ -42,6 +42,10 @@ import Testing
         .streamGaveUp(
             node: "a/1", stream: "radio", reason: "its recorder keeps failing at once (it exited with status 1)",
             now: 1_764_412_805_000),
+        .recorderProblem(
+            node: "a/1",
+            sentence: "The recorder keeps failing at once (it exited with status 1); the recording stopped.",
+            now: 1_764_412_806_000),
     ]
 
     /// A room whose copy holds a little of everything: peers on three nodes with SSRCs, a raised hand, an

@@ -24,51 +24,26 @@ import Testing
     static let outageSeconds = 4.0
 
     private func killAndRestart(_ victim: Destination) throws {
-        let room = try TestServer(name: "stream-fault-\(victim)")
-        let (icecast, icecastPort) = try icecastServer(in: room.path("icecast"), password: "sourcepw")
-        defer { icecast.stop() }
-        let (rtmp, rtmpPort) = try rtmpServer(in: room.path("rtmp"))
-        defer { rtmp.stop() }
-        let hls = room.path("hls")
-        let (web, webPort) = try hlsWebServer(in: room.path("web"), root: hls)
-        defer { web.stop() }
-
-        let ana = try room.bot("ana", role: "host", ["--tone", "440"])
-        #expect(ana.waitFor("\"event\":\"joined\""))
-        let out = room.path("stage.opus")
-        let recorder = try RecordingEndToEndTests.recorder(
-            room, out: out,
-            [
-                "--icecast", "icecast://source:sourcepw@127.0.0.1:\(icecastPort)/stage.opus", "--hls", hls, "--rtmp",
-                "rtmp://127.0.0.1:\(rtmpPort)/live/stagekey",
-            ])
-        defer { recorder.terminate(seconds: 20) }
+        let rig = try StreamRig(name: "stream-fault-\(victim)")
+        defer { rig.close() }
+        let (room, ana, out, recorder) = (rig.room, rig.ana, rig.out, rig.recorder)
+        #expect(rig.anaJoined)
         #expect(recorder.waitFor("Recording stage to", inErrors: true), "\(recorder.standardError)")
         let recording = Date()
-        let names: [Destination: String] = [
-            .icecast: "127.0.0.1:\(icecastPort)/stage.opus", .rtmp: "rtmp://127.0.0.1:\(rtmpPort)/live",
-        ]
-        let hlsName = "HLS in \(hls)"
-        let allNames = [names[.icecast]!, names[.rtmp]!, hlsName]
+        let names: [Destination: String] = [.icecast: rig.icecastName, .rtmp: rig.rtmpName]
+        let allNames = [rig.icecastName, rig.rtmpName, rig.hlsName]
         for name in allNames {
             #expect(
                 recorder.waitFor("Streaming to \(name) started.", inErrors: true, seconds: 20),
                 "\(recorder.standardError)")
         }
-        let segments = waitUntil(limit: 20) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: hls)) ?? []).filter { $0.hasSuffix(".ts") }.count
-                >= 3
-        }
-        #expect(segments)
+        #expect(StreamRig.segmentsWritten(in: rig.hls))
 
-        let urls: [Destination: String] = [
-            .icecast: "http://127.0.0.1:\(icecastPort)/stage.opus", .rtmp: "rtmp://127.0.0.1:\(rtmpPort)/live/stagekey",
-        ]
-        let survivors = [
-            victim == .icecast ? urls[.rtmp]! : urls[.icecast]!, "http://127.0.0.1:\(webPort)/live.m3u8",
-        ]
+        let urls: [Destination: String] = [.icecast: rig.icecastURL, .rtmp: rig.rtmpURL]
+        let survivors = [victim == .icecast ? urls[.rtmp]! : urls[.icecast]!, rig.hlsURL]
         let (server, name, url) =
-            victim == .icecast ? (icecast, names[.icecast]!, urls[.icecast]!) : (rtmp, names[.rtmp]!, urls[.rtmp]!)
+            victim == .icecast
+            ? (rig.icecast, names[.icecast]!, urls[.icecast]!) : (rig.rtmp, names[.rtmp]!, urls[.rtmp]!)
         let before = readBack(url, seconds: 3) ?? []
         #expect(heardFrequency(before) == 440, "\(victim) before the outage: \(before.count) samples")
 

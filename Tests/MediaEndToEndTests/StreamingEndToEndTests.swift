@@ -6,45 +6,23 @@ import Testing
 /// at once beside the file; each stream read back by ffmpeg.
 @Suite(.ownThread, .serialized) struct StreamingEndToEndTests {
     @Test(.timeLimit(.minutes(3))) func aBotsToneIsHeardAt440HzOnEveryStreamAndInTheFile() throws {
-        let room = try TestServer(name: "stream")
-        let (icecast, icecastPort) = try icecastServer(in: room.path("icecast"), password: "sourcepw")
-        defer { icecast.stop() }
-        let (rtmp, rtmpPort) = try rtmpServer(in: room.path("rtmp"))
-        defer { rtmp.stop() }
-        let hls = room.path("hls")
-        let (web, webPort) = try hlsWebServer(in: room.path("web"), root: hls)
-        defer { web.stop() }
-
-        let ana = try room.bot("ana", role: "host", ["--tone", "440"])
-        #expect(ana.waitFor("\"event\":\"joined\""))
-        let out = room.path("stage.opus")
-        let recorder = try RecordingEndToEndTests.recorder(
-            room, out: out,
-            [
-                "--icecast", "icecast://source:sourcepw@127.0.0.1:\(icecastPort)/stage.opus", "--hls", hls, "--rtmp",
-                "rtmp://127.0.0.1:\(rtmpPort)/live/stagekey",
-            ])
-        defer { recorder.terminate(seconds: 20) }
+        let rig = try StreamRig(name: "stream")
+        defer { rig.close() }
+        let (room, ana, out, recorder) = (rig.room, rig.ana, rig.out, rig.recorder)
+        #expect(rig.anaJoined)
         #expect(recorder.waitFor("Recording stage to", inErrors: true), "\(recorder.standardError)")
-        let started = [
-            "Streaming to 127.0.0.1:\(icecastPort)/stage.opus started.", "Streaming to HLS in \(hls) started.",
-            "Streaming to rtmp://127.0.0.1:\(rtmpPort)/live started.",
-        ]
+        let started = [rig.icecastName, rig.hlsName, rig.rtmpName].map { "Streaming to \($0) started." }
         for sentence in started {
             #expect(recorder.waitFor(sentence, inErrors: true, seconds: 20), "\(recorder.standardError)")
         }
         #expect(!recorder.standardError.contains("sourcepw") && !recorder.standardError.contains("stagekey"))
 
-        let icecastHeard = readBack("http://127.0.0.1:\(icecastPort)/stage.opus", seconds: 3) ?? []
+        let icecastHeard = readBack(rig.icecastURL, seconds: 3) ?? []
         #expect(heardFrequency(icecastHeard) == 440, "Icecast: \(icecastHeard.count) samples")
-        let rtmpHeard = readBack("rtmp://127.0.0.1:\(rtmpPort)/live/stagekey", seconds: 3) ?? []
+        let rtmpHeard = readBack(rig.rtmpURL, seconds: 3) ?? []
         #expect(heardFrequency(rtmpHeard) == 440, "RTMP: \(rtmpHeard.count) samples")
-        let listed = waitUntil(limit: 20) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: hls)) ?? []).filter { $0.hasSuffix(".ts") }.count
-                >= 3
-        }
-        #expect(listed)
-        let hlsHeard = readBack("http://127.0.0.1:\(webPort)/live.m3u8", seconds: 3) ?? []
+        #expect(StreamRig.segmentsWritten(in: rig.hls))
+        let hlsHeard = readBack(rig.hlsURL, seconds: 3) ?? []
         #expect(heardFrequency(hlsHeard) == 440, "HLS: \(hlsHeard.count) samples")
 
         recorder.terminate(seconds: 20)
@@ -84,11 +62,7 @@ import Testing
         #expect(
             recorder.waitFor("Streaming to HLS in \(hls) started.", inErrors: true, seconds: 20),
             "\(recorder.standardError)")
-        let listed = waitUntil(limit: 20) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: hls)) ?? []).filter { $0.hasSuffix(".ts") }.count
-                >= 3
-        }
-        #expect(listed)
+        #expect(StreamRig.segmentsWritten(in: hls))
         let hlsHeard = readBack("http://127.0.0.1:\(webPort)/live.m3u8", seconds: 3) ?? []
         #expect(heardFrequency(hlsHeard) == 440, "HLS: \(hlsHeard.count) samples")
 

@@ -99,14 +99,6 @@ extension UInt16 {
     var low: UInt8 { UInt8(truncatingIfNeeded: self) }
 }
 
-func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
-    for _ in 0..<200 * seconds {
-        if condition() { return true }
-        usleep(5000)
-    }
-    return condition()
-}
-
 @Suite(.ownThread, .serialized) struct MediaForwarderTests {
     let roomKey = key(200)
 
@@ -173,7 +165,7 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         let forwarder = try makeRoom([speaker] + listeners)
         defer { forwarder.stop() }
         let packets = try (0..<3).map { _ in try speaker.sendAudio(to: forwarder) }
-        #expect(waitFor { forwarder.counters.value(.forwardedPackets) == 3 })
+        #expect(waitUntil(limit: 1) { forwarder.counters.value(.forwardedPackets) == 3 })
         for listener in listeners {
             var heard: [[UInt8]] = []
             while heard.count < 3, let got = listener.receive() { heard.append(try listener.downlink.unprotect(got)) }
@@ -191,12 +183,12 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         let forwarder = try makeRoom([speaker, audience, listener])
         defer { forwarder.stop() }
         _ = try audience.sendAudio(to: forwarder)
-        #expect(waitFor { forwarder.counters.value(.notPermitted) == 1 })
+        #expect(waitUntil(limit: 1) { forwarder.counters.value(.notPermitted) == 1 })
         _ = try speaker.sendAudio(to: forwarder)
         #expect(listener.receive() != nil)
         speaker.gate.set(false)
         _ = try speaker.sendAudio(to: forwarder)
-        #expect(waitFor { forwarder.counters.value(.notPermitted) == 2 })
+        #expect(waitUntil(limit: 1) { forwarder.counters.value(.notPermitted) == 2 })
         #expect(listener.receive(timeout: 100) == nil)
         #expect(forwarder.counters.value(.forwardedPackets) == 1)
     }
@@ -212,16 +204,16 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         var forged = protected
         forged[13] ^= 1
         speaker.socket.send(forged, to: target)
-        #expect(waitFor { forwarder.counters.value(.authenticationFailed) == 1 })
+        #expect(waitUntil(limit: 1) { forwarder.counters.value(.authenticationFailed) == 1 })
         speaker.socket.send(protected, to: target)
         #expect(listener.receive() != nil)
         speaker.socket.send(protected, to: target)
-        #expect(waitFor { forwarder.counters.value(.replayed) == 1 })
+        #expect(waitUntil(limit: 1) { forwarder.counters.value(.replayed) == 1 })
         let stranger = RTPHeader(payloadType: 111, sequenceNumber: 1, timestamp: 0, ssrc: 77).packet(payload: [1])
         speaker.socket.send(stranger, to: target)
-        #expect(waitFor { forwarder.counters.value(.unknownSSRC) == 1 })
+        #expect(waitUntil(limit: 1) { forwarder.counters.value(.unknownSSRC) == 1 })
         speaker.socket.send([0x40, 0, 0], to: target)
-        #expect(waitFor { forwarder.counters.value(.malformed) == 1 })
+        #expect(waitUntil(limit: 1) { forwarder.counters.value(.malformed) == 1 })
         #expect(forwarder.counters.value(.forwardedPackets) == 1)
     }
 
@@ -238,7 +230,7 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         #expect(listener.receive() != nil)
         let attacker = try UDPSocket(binding: .loopback(port: 0))
         attacker.send(report, to: forwarder.socket.localAddress)
-        #expect(waitFor { forwarder.counters.value(.replayed) == 1 })
+        #expect(waitUntil(limit: 1) { forwarder.counters.value(.replayed) == 1 })
         let packet = try speaker.sendAudio(to: forwarder)
         let got = try #require(listener.receive())
         #expect(try listener.downlink.unprotect(got) == packet)
@@ -262,7 +254,7 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
                 RTCPPacket.receiverReport(ssrc: listener.ssrc, reports: []).bytes(), rtcp: true)
             victim.send(spoofed, to: forwarder.socket.localAddress)
         }
-        #expect(waitFor { forwarder.counters.value(.consentLimited) == 1 })
+        #expect(waitUntil(limit: 1) { forwarder.counters.value(.consentLimited) == 1 })
         #expect(forwarder.counters.value(.consentChecks) == 3)
         let packet = try speaker.sendAudio(to: forwarder)
         let got = try #require(listener.receive())
@@ -367,11 +359,11 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         forwarder.setRoomKey(roomKey, epoch: 1, room: "r")
         forwarder.add(speaker.media(room: "r"))
         for _ in 0..<5 { _ = try speaker.sendAudio(to: forwarder, level: 10) }
-        #expect(waitFor { reports.withLock { !$0.isEmpty } })
+        #expect(waitUntil(limit: 1) { reports.withLock { !$0.isEmpty } })
         let first = try #require(reports.withLock { $0.first })
         #expect((first["p5001"] ?? 0) > 50)
         // Silence (no packets, as with DTX) brings the level back to 0 after the silence timeout.
-        #expect(waitFor { reports.withLock { $0.last?["p5001"] == 0 } })
+        #expect(waitUntil(limit: 1) { reports.withLock { $0.last?["p5001"] == 0 } })
     }
 
     /// Commands reach the forwarding thread by an empty datagram to its own socket. Bound to one address (a
@@ -477,10 +469,10 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
             ear.send(report, to: forwarder.socket.localAddress)
             if index % 200 == 199 { usleep(5000) }
         }
-        #expect(waitFor(seconds: 10) { forwarder.counters.value(.bindings) == 1 + crowd })
+        #expect(waitUntil(limit: 10) { forwarder.counters.value(.bindings) == 1 + crowd })
         #expect(forwarder.counters.value(.yields) == 0)
         _ = try speaker.sendAudio(to: forwarder)
-        #expect(waitFor(seconds: 10) { forwarder.counters.value(.sentDatagrams) == crowd })
+        #expect(waitUntil(limit: 10) { forwarder.counters.value(.sentDatagrams) == crowd })
         // 2,000 datagrams take milliseconds (about 4 µs each on loopback), many times the busy run.
         #expect(forwarder.counters.value(.yields) >= 1)
         #expect(MediaForwarder.busyRunNanoseconds == 250_000)
@@ -507,7 +499,7 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         late.socket.send(report, to: forwarder.socket.localAddress)
         let second = try speaker.sendAudio(to: forwarder)
         forwarder.start()
-        #expect(waitFor { forwarder.counters.value(.sentDatagrams) == 200 + 201 })
+        #expect(waitUntil(limit: 1) { forwarder.counters.value(.sentDatagrams) == 200 + 201 })
         for listener in listeners {
             var heard: [[UInt8]] = []
             while heard.count < 2, let got = listener.receive() { heard.append(try listener.downlink.unprotect(got)) }
@@ -539,8 +531,8 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         let forwarder = try MediaForwarder(binding: .loopback(port: 0))
         forwarder.start()
         defer { forwarder.stop() }
-        #expect(waitFor { forwarder.forwardingThreadID != 0 })
-        #expect(waitFor { ThreadSlice.current(thread: forwarder.forwardingThreadID) == 100_000 })
+        #expect(waitUntil(limit: 1) { forwarder.forwardingThreadID != 0 })
+        #expect(waitUntil(limit: 1) { ThreadSlice.current(thread: forwarder.forwardingThreadID) == 100_000 })
         #expect(MediaForwarder.threadSliceNanoseconds == 100_000)
     }
 
@@ -549,7 +541,7 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
         let forwarder = try MediaForwarder(binding: .loopback(port: 0))
         forwarder.start()
         defer { forwarder.stop() }
-        #expect(waitFor { forwarder.forwardingThreadID != 0 })
+        #expect(waitUntil(limit: 1) { forwarder.forwardingThreadID != 0 })
         let comm = try String(
             contentsOfFile: "/proc/self/task/\(forwarder.forwardingThreadID)/comm", encoding: .utf8)
         #expect(comm == "clubroom-fwd\n")
@@ -604,7 +596,7 @@ func waitFor(seconds: Int = 1, _ condition: () -> Bool) -> Bool {
                 lastSenderReport: 0, delaySinceLastSenderReport: 0),
         ]
         #expect(try senderReport(answering: listener, blocks: blocks, forwarder: forwarder) != nil)
-        #expect(waitFor(seconds: 2) { measured.withLock { $0["p21002"]?.rttMilliseconds ?? 0 } >= 300 })
+        #expect(waitUntil(limit: 2) { measured.withLock { $0["p21002"]?.rttMilliseconds ?? 0 } >= 300 })
         let listenerMeasures = try #require(measured.withLock { $0["p21002"] })
         #expect(listenerMeasures.lossPercent == 25)
         #expect(listenerMeasures.jitterMilliseconds == 10)

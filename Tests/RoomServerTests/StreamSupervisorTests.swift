@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import RoomCore
 import RoomTesting
@@ -10,65 +9,20 @@ import Testing
 /// file and never in the arguments, started again when it dies, given up (the room told why) when it keeps
 /// failing at once, and one destination's failures never touch another's child.
 @Suite(.ownThread) struct StreamSupervisorTests {
-    final class Harness: @unchecked Sendable {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("streams-\(UUID().uuidString)")
-            .path
-        let queue = DispatchQueue(label: "loop")
-        private let lock = NSLock()
-        private var clock: Timestamp = 1_796_000_000_000
-        private var delays: [Duration] = []
-        private var given: [String] = []
-        var supervisor: StreamSupervisor!
+    typealias Harness = SupervisorHarness<Streams>
 
-        var pauses: [Duration] { lock.withLock { delays } }
-        var gaveUp: [String] { lock.withLock { given } }
-
-        init(script: String, step: Timestamp) throws {
-            let path = folder + ".sh"
-            try writeScript("#!/bin/sh\n" + script + "\n", to: path)
-            let queue = queue
-            supervisor = StreamSupervisor(
-                folder: folder, launch: .init(executable: path, arguments: ["record"]),
+    /// A supervisor of the streams to `radio` (Icecast) and `tv` (HLS) whose program is `script`; what it gives up
+    /// is told as "ROOM STREAM: REASON".
+    func harness(script: String, step: Timestamp) throws -> Harness {
+        try Harness("streams", script: script, step: step) { folder, program, tell in
+            Streams(
+                folder: folder, launch: .init(executable: program, arguments: ["record"]),
                 streams: [
                     ServerStream(name: "radio", url: "icecast://source:hush@127.0.0.1:8000/r.opus"),
                     ServerStream(name: "tv", url: "hls:/srv/tv"),
-                ], log: ServerLog(minimum: .error),
+                ],
                 link: { room, stream in "ws://127.0.0.1:1/rooms/\(room)#invite=\(stream)" },
-                gaveUp: { [unowned self] room, stream, reason in
-                    lock.withLock { given.append("\(room) \(stream): \(reason)") }
-                },
-                execute: { task in queue.async(execute: task) },
-                schedule: { [unowned self] delay, task in
-                    lock.withLock { delays.append(delay) }
-                    queue.async(execute: task)
-                },
-                clock: { [unowned self] in
-                    lock.withLock {
-                        clock += step
-                        return clock
-                    }
-                })
-        }
-
-        /// Each start's arguments, then the destination file's mode and content, as the child saw them.
-        func attempts(_ stream: String) -> [String] {
-            let text = (try? String(contentsOfFile: folder + "/attempts-" + stream, encoding: .utf8)) ?? ""
-            return text.split(separator: "\n").map(String.init)
-        }
-
-        func waitFor(_ condition: () -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(15)
-            while Date() < deadline {
-                if condition() { return true }
-                usleep(20_000)
-            }
-            return false
-        }
-
-        func order(_ orders: [StreamOrder], in room: String = "jazz") {
-            var outcome = Outcome()
-            outcome.streamOrders = orders
-            queue.sync { supervisor.consume(outcome, in: room) }
+                gaveUp: { room, stream, reason in tell("\(room) \(stream): \(reason)") })
         }
     }
 
@@ -79,18 +33,19 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1))) func eachDestinationHasAChildThatReadsItsAddressFromAPrivateFile() throws {
-        let harness = try Harness(script: Self.script("sleep 30"), step: 10)
-        defer { try? FileManager.default.removeItem(atPath: harness.folder) }
+        let harness = try harness(script: Self.script("sleep 30"), step: 10)
+        defer { harness.remove() }
         harness.order([.start("radio", by: "ana"), .start("tv", by: "ana")])
-        #expect(harness.waitFor { harness.attempts("radio").count == 3 && harness.attempts("tv").count == 3 })
-        let radio = harness.attempts("radio")
+        #expect(
+            harness.waitFor { harness.lines("attempts-radio").count == 3 && harness.lines("attempts-tv").count == 3 })
+        let radio = harness.lines("attempts-radio")
         #expect(
             radio == [
                 "record --link-file \(harness.folder)/jazz-radio.link --destination-file "
                     + "\(harness.folder)/jazz-radio.destination --started-by ana",
                 "600", "radio=icecast://source:hush@127.0.0.1:8000/r.opus",
             ])
-        #expect(harness.attempts("tv").last == "tv=hls:/srv/tv")
+        #expect(harness.lines("attempts-tv").last == "tv=hls:/srv/tv")
         harness.queue.sync { #expect(harness.supervisor.runs.count == 2) }
         harness.order([.stop("radio", by: "ana")])
         #expect(harness.waitFor { !FileManager.default.fileExists(atPath: harness.folder + "/jazz-radio.destination") })
@@ -98,32 +53,41 @@ import Testing
         harness.order([.stopAll])
         #expect(harness.waitFor { harness.queue.sync { harness.supervisor.runs.isEmpty } })
         #expect(!FileManager.default.fileExists(atPath: harness.folder + "/jazz-tv.link"))
-        #expect(harness.gaveUp.isEmpty)
+        #expect(harness.told.isEmpty)
     }
 
     @Test(.timeLimit(.minutes(1))) func aChildThatKeepsFailingAtOnceIsGivenUpAndTheOtherGoesOn() throws {
         // radio fails at once; tv runs.
-        let harness = try Harness(
+        let harness = try harness(
             script: Self.script(#"case "$5" in *radio*) exit 3;; esac; sleep 30"#), step: 1)
-        defer { try? FileManager.default.removeItem(atPath: harness.folder) }
+        defer { harness.remove() }
         harness.order([.start("tv", by: "ana"), .start("radio", by: "ana")])
-        #expect(harness.waitFor { !harness.gaveUp.isEmpty })
-        #expect(harness.gaveUp == ["jazz radio: its recorder keeps failing at once (it exited with status 3)"])
-        #expect(harness.attempts("radio").count == 3 * RecorderSupervisor.maxQuickFailures)
+        #expect(harness.waitFor { !harness.told.isEmpty })
+        #expect(harness.told == ["jazz radio: its recorder keeps failing at once (it exited with status 3)"])
+        #expect(harness.lines("attempts-radio").count == 3 * Children.maxQuickFailures)
         #expect(harness.pauses == [.seconds(1), .seconds(2)])
-        #expect(harness.attempts("tv").count == 3)
+        #expect(harness.lines("attempts-tv").count == 3)
         harness.queue.sync { #expect(harness.supervisor.runs.map(\.key.stream) == ["tv"]) }
         harness.order([.stopAll])
         #expect(harness.waitFor { harness.queue.sync { harness.supervisor.runs.isEmpty } })
     }
 
     @Test(.timeLimit(.minutes(1))) func aChildThatDiesAfterALongRunIsStartedAgain() throws {
-        let harness = try Harness(script: Self.script("exit 1"), step: 10_000)
-        defer { try? FileManager.default.removeItem(atPath: harness.folder) }
+        let harness = try harness(script: Self.script("exit 1"), step: 10_000)
+        defer { harness.remove() }
         harness.order([.start("tv", by: "ana")])
-        #expect(harness.waitFor { harness.attempts("tv").count >= 9 })
+        #expect(harness.waitFor { harness.lines("attempts-tv").count >= 9 })
         harness.order([.stop("tv", by: "ana")])
         #expect(harness.pauses.prefix(2) == [.seconds(1), .seconds(1)])
-        #expect(harness.gaveUp.isEmpty)
+        #expect(harness.told.isEmpty)
+    }
+}
+
+extension SupervisorHarness where Kind == Streams {
+    /// Hands the room's stream orders to the supervisor.
+    func order(_ orders: [StreamOrder], in room: String = "jazz") {
+        var outcome = Outcome()
+        outcome.streamOrders = orders
+        consume(outcome, in: room)
     }
 }

@@ -98,11 +98,13 @@ func guestHeaders(name: String, key: [UInt8] = (0..<32).map { _ in UInt8.random(
 /// Opens a session with `token` (and `headers`) to `room`; returns it with what it reported once it joined or
 /// ended.
 func session(
-    _ server: ServerProcess, room: String, token: String, headers: HTTPHeaders = HTTPHeaders()
+    _ server: ServerProcess, room: String, token: String, headers: HTTPHeaders = HTTPHeaders(), url: String? = nil,
+    tls: TLSClientConfiguration = TLSClientConfiguration()
 ) throws -> (RoomSession, SessionRecorder) {
     let recorder = SessionRecorder()
     let session = try RoomSession(
-        url: server.url(room: room), token: token, headers: headers, reconnect: ReconnectPolicy(maximumAttempts: 0)
+        url: url ?? server.url(room: room), token: token, headers: headers, tls: tls,
+        reconnect: ReconnectPolicy(maximumAttempts: 0)
     ) { recorder.record($0) }
     session.start()
     _ = recorder.wait {

@@ -380,7 +380,7 @@ final class DatabaseLockHolder {
             }))
         defer { watcher.close() }
         let crowd = try ListenerCrowd(server: server, count: 200)
-        let joinedAll = waitFor(timeout: 30) {
+        let joinedAll = waitUntil(limit: 30, every: 0.01) {
             // A gathered announcement goes to the joiners too, so the watcher may see its own join.
             Self.peers(in: observed.withLock { $0 }, type: ["peer_joined", "peers_joined"], key: "id")
                 .filter { $0 != "watcher" }.count == 200
@@ -388,7 +388,7 @@ final class DatabaseLockHolder {
         #expect(joinedAll)
         let before = observed.withLock { $0.count }
         crowd.leave()
-        let leftAll = waitFor(timeout: 30) {
+        let leftAll = waitUntil(limit: 30, every: 0.01) {
             Self.peers(in: Array(observed.withLock { $0 }[before...]), type: ["peer_left", "peers_left"], key: "peer")
                 .count == 200
         }
@@ -433,14 +433,4 @@ func chatTexts(_ joined: JSONObject) -> [String] {
         guard case .object(let message) = value else { return nil }
         return message.string("text")
     }
-}
-
-/// Waits up to `timeout` seconds for `condition`.
-func waitFor(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
 }

@@ -24,9 +24,11 @@ final class ServerProcess {
     var dataDirectory: String { directory.appendingPathComponent("data").path }
 
     /// Starts a server; with `directory`, reuses that folder's data and secret (a restart). `launcher` runs it
-    /// through another program (`nsenter … --`, for a filesystem of its own).
+    /// through another program (`nsenter … --`, for a filesystem of its own). `host` is the `--listen` host;
+    /// `environment` is added to the server's (and so to its children's).
     init(
-        directory: URL? = nil, port requestedPort: Int = 0, extraArguments: [String] = [], launcher: [String] = []
+        directory: URL? = nil, host: String = "127.0.0.1", port requestedPort: Int = 0, extraArguments: [String] = [],
+        launcher: [String] = [], environment: [String: String] = [:]
     ) throws {
         binary = try clubroomBinary()
         self.directory =
@@ -36,7 +38,8 @@ final class ServerProcess {
         let folder = self.directory
         let arguments =
             [
-                "serve", "--listen", "127.0.0.1:\(requestedPort)", "--data", folder.appendingPathComponent("data").path,
+                "serve", "--listen", "\(host.contains(":") ? "[\(host)]" : host):\(requestedPort)", "--data",
+                folder.appendingPathComponent("data").path,
                 "--secret-file", folder.appendingPathComponent("secret").path,
             ] + extraArguments
         if let program = launcher.first {
@@ -45,6 +48,9 @@ final class ServerProcess {
         } else {
             process.executableURL = binary
             process.arguments = arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         let errors = Pipe()
         process.standardError = errors
@@ -57,8 +63,9 @@ final class ServerProcess {
             throw HarnessError(description: "the server did not start: \(log.all)")
         }
         let line = log.all[index]
-        let afterHost = line.components(separatedBy: "://127.0.0.1:")[1]
-        port = Int(afterHost.prefix(while: \.isNumber)) ?? 0
+        // "listening on ws://HOST:PORT/rooms/ROOM, …"
+        let address = line.components(separatedBy: "/rooms/ROOM")[0]
+        port = Int(address.split(separator: ":").last ?? "") ?? 0
     }
 
     func url(room: String = "lobby") -> String { "ws://127.0.0.1:\(port)/rooms/\(room)" }

@@ -26,15 +26,6 @@ import Testing
         return text.split(separator: "\n").map(String.init)
     }
 
-    func waitFor(_ seconds: Double = 15, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return condition()
-    }
-
     func recordingEvent(_ seen: SessionRecorder, active: Bool) -> WireEvent? {
         let event = seen.wait(timeout: 15) {
             if case .message(let message) = $0, case .recording(let state, _, _) = message.event {
@@ -88,9 +79,14 @@ import Testing
                     "ws://127.0.0.1:\(server.port)/rooms/jazz#invite=") == true)
             _ = host.send(.stopRecording, id: .integer(2))
             #expect(recordingEvent(listenerSeen, active: false) == .recording(nil, by: "ana", reason: nil))
-            #expect(waitFor { !FileManager.default.fileExists(atPath: words[1]) }, "the link file stays")
+            #expect(
+                waitUntil(limit: 15, every: 0.05) { !FileManager.default.fileExists(atPath: words[1]) },
+                "the link file stays")
         }
-        #expect(waitFor { !server.logLines(containing: "room jazz: recording stopped by ana").isEmpty })
+        #expect(
+            waitUntil(limit: 15, every: 0.05) {
+                !server.logLines(containing: "room jazz: recording stopped by ana").isEmpty
+            })
         #expect(!server.logLines(containing: "room jazz: recording started by ana").isEmpty)
     }
 
@@ -121,14 +117,16 @@ import Testing
         func size(_ path: String) -> Int {
             ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0
         }
-        #expect(waitFor { recording() != nil }, "no file in \(folder)")
+        #expect(waitUntil(limit: 15, every: 0.05) { recording() != nil }, "no file in \(folder)")
         guard let file = recording() else { return }
-        #expect(waitFor { size(file) > 0 })
+        #expect(waitUntil(limit: 15, every: 0.05) { size(file) > 0 })
         let first = size(file)
-        #expect(waitFor { size(file) > first }, "the file does not grow past \(first) bytes")
+        #expect(waitUntil(limit: 15, every: 0.05) { size(file) > first }, "the file does not grow past \(first) bytes")
         _ = host.send(.stopRecording, id: .integer(2))
         #expect(recordingEvent(listenerSeen, active: false) == .recording(nil, by: "ana", reason: nil))
-        #expect(waitFor { !server.logLines(containing: "is complete").isEmpty }, "\(server.log.all)")
+        #expect(
+            waitUntil(limit: 15, every: 0.05) { !server.logLines(containing: "is complete").isEmpty },
+            "\(server.log.all)")
         let record = String(file.dropLast(".opus".count)) + ".json"
         let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
         #expect(text.contains(#""complete":true"#), "\(text)")
@@ -142,6 +140,38 @@ import Testing
         let said = recorderLog(of: file)
         #expect(said.contains("the recording ended because it was stopped by Ana.\n"), "\(said)")
         #expect(!said.contains("removed"), "\(said)")
+    }
+
+    /// A server on every address behind TLS mints its own recorder's link for a name its certificate has (here
+    /// `localhost` alone, as a real certificate names its host and no address) and that reaches it from this
+    /// machine: the recorder checks the certificate, joins, and the recording starts and grows.
+    @Test(.timeLimit(.minutes(1))) func behindTLSOnEveryAddressTheServersOwnRecorderRecords() throws {
+        let (certificate, key, folder) = try makeSelfSignedCertificate(names: "DNS:localhost")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = try ServerProcess(
+            host: "0.0.0.0", extraArguments: ["--tls-cert", certificate, "--tls-key", key],
+            environment: ["SSL_CERT_FILE": certificate])
+        defer { server.stopAndClean() }
+        let (host, hostSeen) = try session(
+            server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz", name: "Ana"),
+            url: "wss://localhost:\(server.port)/rooms/jazz", tls: TLSClientConfiguration(caFile: certificate))
+        defer { host.shutdown() }
+        guard let file = recordingStarted(server, host: host, hostSeen) else {
+            Issue.record("no recording started; server log: \(server.log.all)")
+            return
+        }
+        let link = String(file.dropLast(".opus".count)) + ".link"
+        #expect(
+            (try? String(contentsOfFile: link, encoding: .utf8))?.hasPrefix(
+                "wss://localhost:\(server.port)/rooms/jazz#invite=") == true)
+        func size() -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: file)[.size]) as? NSNumber)?.intValue ?? 0
+        }
+        #expect(waitUntil(limit: 15, every: 0.05) { size() > 0 }, "\(recorderLog(of: file))")
+        _ = host.send(.stopRecording, id: .integer(2))
+        #expect(
+            waitUntil(limit: 15, every: 0.05) { !server.logLines(containing: "is complete").isEmpty },
+            "\(server.log.all)")
     }
 
     /// What the server's recorder of `file` wrote to its standard error: the `.log` beside the file.
@@ -158,7 +188,7 @@ import Testing
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
             return names.first { $0.hasPrefix("jazz-") && $0.hasSuffix("Z.opus") }.map { folder + "/" + $0 }
         }
-        _ = self.waitFor { recording() != nil }
+        _ = waitUntil(limit: 15, every: 0.05) { recording() != nil }
         return recording()
     }
 
@@ -173,7 +203,9 @@ import Testing
             return
         }
         _ = host.send(.endRoom(reason: "done"), id: .integer(2))
-        #expect(waitFor { !server.logLines(containing: "is complete").isEmpty }, "\(server.log.all)")
+        #expect(
+            waitUntil(limit: 15, every: 0.05) { !server.logLines(containing: "is complete").isEmpty },
+            "\(server.log.all)")
         let said = recorderLog(of: file)
         #expect(said.contains("the recording ended because the room ended.\n"), "\(said)")
         #expect(!said.contains("removed"), "\(said)")
@@ -190,7 +222,9 @@ import Testing
             return
         }
         server.stop()
-        #expect(waitFor { recorderLog(of: file).contains("the recording ended because") }, "\(server.log.all)")
+        #expect(
+            waitUntil(limit: 15, every: 0.05) { recorderLog(of: file).contains("the recording ended because") },
+            "\(server.log.all)")
         let said = recorderLog(of: file)
         #expect(said.contains("the recording ended because the server stopped.\n"), "\(said)")
         #expect(!said.contains("removed"), "\(said)")
@@ -218,8 +252,13 @@ import Testing
         }
         _ = host.send(.remove("recorder", reason: "not now"), id: .integer(2))
         #expect(recordingEvent(hostSeen, active: false) == .recording(nil, by: "ana", reason: nil))
-        #expect(waitFor { !server.logLines(containing: "room jazz: recording stopped by ana").isEmpty })
-        #expect(waitFor { !server.logLines(containing: "is complete").isEmpty }, "\(server.log.all)")
+        #expect(
+            waitUntil(limit: 15, every: 0.05) {
+                !server.logLines(containing: "room jazz: recording stopped by ana").isEmpty
+            })
+        #expect(
+            waitUntil(limit: 15, every: 0.05) { !server.logLines(containing: "is complete").isEmpty },
+            "\(server.log.all)")
         _ = host.send(.startRecording, id: .integer(3))
         // Everyone is told it started again: a second `recording` that is active.
         let starts = {
@@ -228,7 +267,7 @@ import Testing
                 return false
             }.count
         }
-        #expect(waitFor { starts() == 2 }, "\(server.log.all) \(hostSeen.all)")
+        #expect(waitUntil(limit: 15, every: 0.05) { starts() == 2 }, "\(server.log.all) \(hostSeen.all)")
         #expect(attempts(server).count == 2, "\(attempts(server))")
         #expect(server.logLines(containing: "keeps failing").isEmpty)
     }
@@ -249,7 +288,7 @@ import Testing
         }
         let (host, _) = try session(first, room: "jazz", token: try first.token("ana", role: "host", room: "jazz"))
         _ = host.send(.startRecording, id: .integer(1))
-        #expect(waitFor { attempts(first).count == 1 })
+        #expect(waitUntil(limit: 15, every: 0.05) { attempts(first).count == 1 })
         host.shutdown()
         first.crash()
         #expect(links().count == 1)
@@ -260,7 +299,7 @@ import Testing
         let (again, _) = try session(second, room: "jazz", token: try second.token("ana", role: "host", room: "jazz"))
         defer { again.shutdown() }
         _ = again.send(.startRecording, id: .integer(1))
-        #expect(waitFor { attempts(second).count == 2 })
+        #expect(waitUntil(limit: 15, every: 0.05) { attempts(second).count == 2 })
         #expect(links().count == 1)
         second.stop()
         #expect(links() == [], "\(second.log.all)")
@@ -299,10 +338,12 @@ import Testing
         let (host, _) = try session(server, room: "jazz", token: try server.token("ana", role: "host", room: "jazz"))
         defer { host.shutdown() }
         _ = host.send(.startRecording, id: .integer(1))
-        #expect(waitFor { attempts(server).count == 1 })
+        #expect(waitUntil(limit: 15, every: 0.05) { attempts(server).count == 1 })
         _ = host.send(.endRoom(reason: "done"), id: .integer(2))
-        #expect(waitFor { attempts(server).last == "stopped" }, "\(attempts(server))")
-        #expect(waitFor { !server.logLines(containing: "exited with status 0").isEmpty }, "\(server.log.all)")
+        #expect(waitUntil(limit: 15, every: 0.05) { attempts(server).last == "stopped" }, "\(attempts(server))")
+        #expect(
+            waitUntil(limit: 15, every: 0.05) { !server.logLines(containing: "exited with status 0").isEmpty },
+            "\(server.log.all)")
     }
 }
 

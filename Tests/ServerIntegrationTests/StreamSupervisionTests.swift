@@ -12,15 +12,6 @@ import WebSocket
 /// is in no child's arguments and in no message, and stopping it ends the child and removes its files. An HLS
 /// destination needs no server of its own: the recorder writes the playlist into a folder.
 @Suite(.ownThread, .serialized) struct StreamSupervisionTests {
-    func waitFor(_ seconds: Double = 20, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return condition()
-    }
-
     func streamingEvent(_ seen: SessionRecorder, live: Bool) -> WireEvent? {
         let event = seen.wait(timeout: 20) {
             if case .message(let message) = $0, case .streaming(let state, _, _) = message.event {
@@ -65,7 +56,10 @@ import WebSocket
             #expect(by == "ana")
         }
         // The child reads its link and destination from files: neither is in its arguments.
-        #expect(waitFor { !commandLines(containing: server.dataDirectory + "/streams/jazz-tv.destination").isEmpty })
+        #expect(
+            waitUntil(limit: 20, every: 0.05) {
+                !commandLines(containing: server.dataDirectory + "/streams/jazz-tv.destination").isEmpty
+            })
         for line in commandLines(containing: server.dataDirectory + "/streams/jazz-tv.destination") {
             #expect(!line.contains(hls), "\(line)")
             #expect(!line.contains("#invite="), "\(line)")
@@ -79,18 +73,22 @@ import WebSocket
             return false
         }
         #expect(told != nil, "the host was not told; server log: \(server.log.all)")
-        #expect(waitFor { FileManager.default.fileExists(atPath: hls + "/live.m3u8") }, "no playlist in \(hls)")
+        #expect(
+            waitUntil(limit: 20, every: 0.05) { FileManager.default.fileExists(atPath: hls + "/live.m3u8") },
+            "no playlist in \(hls)")
         // The listener is told nothing but the event: no notice, and never the address.
         #expect(!listenerSeen.all.contains { "\($0)".contains(hls) })
         #expect(!hostSeen.all.contains { "\($0)".contains(hls) })
         _ = host.send(.stopStream("tv"), id: .integer(2))
         #expect(streamingEvent(listenerSeen, live: false) == .streaming(nil, by: "ana", reason: nil))
         #expect(
-            waitFor { commandLines(containing: server.dataDirectory + "/streams/jazz-tv.destination").isEmpty },
+            waitUntil(limit: 20, every: 0.05) {
+                commandLines(containing: server.dataDirectory + "/streams/jazz-tv.destination").isEmpty
+            },
             "the child goes on")
         let streams = server.dataDirectory + "/streams"
         #expect(
-            waitFor {
+            waitUntil(limit: 20, every: 0.05) {
                 ((try? FileManager.default.contentsOfDirectory(atPath: streams)) ?? []).allSatisfy {
                     !$0.hasSuffix(".link") && !$0.hasSuffix(".destination")
                 }

@@ -23,6 +23,9 @@ struct ClusterInput: Sendable, Equatable {
         case expireInvitations = "expire_invitations"
         /// The owner gave up the recorder of the room's stream to `stream` (it kept failing), for `reason`.
         case streamGaveUp = "stream_gave_up"
+        /// The owner's recorder of the room could not start or was given up: `reason` is the sentence whoever may
+        /// record is told, on every node.
+        case recorderProblem = "recorder_problem"
     }
 
     struct Departed: Sendable, Equatable {
@@ -56,7 +59,7 @@ struct ClusterInput: Sendable, Equatable {
     var startedBy: PeerID?
     /// The stream a joining recorder carries (`X-Clubroom-Stream`), or the one given up (`streamGaveUp`).
     var stream: String?
-    /// Why the stream was given up (`streamGaveUp`).
+    /// Why the stream was given up (`streamGaveUp`), or the recorder's sentence (`recorderProblem`).
     var reason: String?
     /// The owner's clock when it decided (the edge's until then).
     var now: Timestamp
@@ -83,6 +86,12 @@ struct ClusterInput: Sendable, Equatable {
         var input = ClusterInput(kind: .streamGaveUp, node: node, now: now)
         input.stream = stream
         input.reason = reason
+        return input
+    }
+
+    static func recorderProblem(node: String, sentence: String, now: Timestamp) -> ClusterInput {
+        var input = ClusterInput(kind: .recorderProblem, node: node, now: now)
+        input.reason = sentence
         return input
     }
 
@@ -314,6 +323,9 @@ struct ReplicatedRoom: Sendable {
         case .streamGaveUp:
             guard let stream = input.stream else { return .outcome(Outcome()) }
             return .outcome(authority.streamGaveUp(stream, reason: input.reason ?? "", now: input.now))
+        case .recorderProblem:
+            guard let sentence = input.reason else { return .outcome(Outcome()) }
+            return .outcome(authority.recorderProblem(sentence))
         }
     }
 

@@ -158,7 +158,7 @@ extension ClusterRooms {
         case .leave, .streamGaveUp:
             // A stream given up must not stay live in the room either.
             loop?.schedule(after: .milliseconds(500)) { [self] in send(input, in: roomName) }
-        case .levels, .nodeGone, .expireInvitations:
+        case .levels, .nodeGone, .expireInvitations, .recorderProblem:
             break
         }
     }

@@ -34,6 +34,11 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         send(.streamGaveUp(node: nodeName, stream: name, reason: reason, now: currentTimestamp()), in: roomName)
     }
 
+    /// The owner's recorder of a room could not start or was given up: its hosts on every node are told, in order.
+    package func recorderProblem(_ sentence: String, in roomName: String) {
+        send(.recorderProblem(node: nodeName, sentence: sentence, now: currentTimestamp()), in: roomName)
+    }
+
     package func decides(for roomName: String) -> Bool {
         guard case .owner = rooms[roomName]?.phase else { return false }
         return true

@@ -267,6 +267,14 @@ final class LocalRooms: @unchecked Sendable {
         submit(outcome, in: roomName) { [self] _ in publish(outcome, in: roomName) }
     }
 
+    /// The server's recorder of `room` could not start or was given up: its hosts and moderators are told.
+    package func recorderProblem(_ sentence: String, in roomName: String) {
+        guard let room = rooms[roomName] else { return }
+        let outcome = room.recorderProblem(sentence)
+        guard !outcome.deliveries.isEmpty else { return }
+        publish(outcome, in: roomName)
+    }
+
     /// Network quality measured by the media path; scores that changed are announced (see
     /// `RoomAuthority.updateQuality`).
     func updateQuality(_ measured: [PeerQuality], in roomName: String) {

@@ -46,6 +46,18 @@ extension RoomAuthority {
         broadcast(.recording(nil, by: stoppedBy, reason: reason), into: &outcome)
     }
 
+    /// The server's recorder of the room could not start, or was given up (it kept failing at once): `sentence`
+    /// says so, capitalised and with its full stop, to whoever may record (a notice of its own, `recording`). It
+    /// goes through the room, so that in a cluster the hosts on every node are told, not only the owner's.
+    public func recorderProblem(_ sentence: String) -> Outcome {
+        var outcome = Outcome()
+        let hosts = order.filter { id in peers[id].map { roles.can($0.role, .record) } ?? false }
+        guard !ended, !hosts.isEmpty else { return outcome }
+        outcome.deliveries.append(
+            Delivery(to: .peers(hosts), ServerMessage(.error(code: .recording, message: sentence, id: nil), seq: nil)))
+        return outcome
+    }
+
     /// Recorders among the peers who left.
     mutating func recordersLeft(_ gone: [Departure], into outcome: inout Outcome) {
         var left = false

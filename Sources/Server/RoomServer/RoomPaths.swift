@@ -31,6 +31,9 @@ package protocol RoomPaths: AnyObject {
     /// The server gave up the recorder of `room`'s stream to `name` (it kept failing): the room stops streaming
     /// there, and everyone is told `reason`.
     func streamGaveUp(_ name: String, in roomName: String, reason: String)
+    /// The server's recorder of `room` could not start or was given up: whoever may record, on every node, is
+    /// told `sentence`.
+    func recorderProblem(_ sentence: String, in roomName: String)
     /// The store cannot save (`problem`), or saves again (nil).
     func savingChanged(_ problem: String?)
     /// The server serves audio through `media` (told once, before the first connection); its gates are already

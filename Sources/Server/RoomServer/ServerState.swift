@@ -43,6 +43,8 @@ final class ServerState: @unchecked Sendable {
     /// Rooms lobbies opened since the server started, or are opening (the store lookup under way): a second ask
     /// for one is refused at once, even before the database has caught up with the change journal.
     var openingRooms: Set<String> = []
+    /// The host in the links the server mints for its own recorders (`OwnLinkHost`), once it listens.
+    private(set) var ownLinkHost = "127.0.0.1"
 
     init(
         configuration: ServerConfiguration, verifier: TokenVerifier, persistence: PersistenceQueue,
@@ -79,7 +81,7 @@ final class ServerState: @unchecked Sendable {
         waitingRoom.role = { [rooms] peer, room in rooms.role(of: peer, in: room) }
         recorders = makeRecorders()
         // In a cluster every node carries out the room's outcomes; only the room's owner runs its recorder.
-        recorders.isHere = { [rooms] room, _ in rooms.decides(for: room) }
+        recorders.isHere = { [rooms] room in rooms.decides(for: room) }
         rooms.consumeFirst(recorders)
         streams = makeStreams()
         streams.isHere = { [rooms] room in rooms.decides(for: room) }
@@ -93,6 +95,7 @@ final class ServerState: @unchecked Sendable {
     /// The loop is running: joins are gathered and departures too on its timers.
     func started(on eventLoop: EventLoop, port: Int) {
         listeningPort = port
+        ownLinkHost = OwnLinkHost.choose(listening: configuration.host, tls: configuration.tls, log: log)
         broadcaster.loop = eventLoop
         directory.loop = eventLoop
         rooms.loop = eventLoop

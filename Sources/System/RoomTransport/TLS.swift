@@ -15,6 +15,25 @@ public struct TLSServerConfiguration: Sendable, Equatable {
     }
 }
 
+extension TLSServerConfiguration {
+    /// The names the certificate is valid for (its subjectAltName): DNS names as written (`*.example.org` too) and
+    /// IP addresses as text; nil when the file holds no certificate.
+    public func certificateNames() -> (names: [String], addresses: [String])? {
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        let used = clubroom_certificate_names(certificateFile, &buffer, Int32(buffer.count))
+        guard used >= 0 else { return nil }
+        var names: [String] = []
+        var addresses: [String] = []
+        let entries = buffer.prefix(Int(used)).split(separator: 0, omittingEmptySubsequences: true)
+        for entry in entries {
+            let text = String(decoding: entry.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text.hasPrefix("D:") { names.append(String(text.dropFirst(2))) }
+            if text.hasPrefix("I:") { addresses.append(String(text.dropFirst(2))) }
+        }
+        return (names, addresses)
+    }
+}
+
 /// How a client checks a `wss://` server.
 public struct TLSClientConfiguration: Sendable, Equatable {
     /// Trusted CA certificates (PEM); nil uses the system's trust store.

@@ -198,16 +198,18 @@ public func freeLoopbackPort() throws -> Int {
     return try bindLoopback(listener)
 }
 
-/// A self-signed certificate for 127.0.0.1 and localhost, made by the `openssl` command in a fresh folder that
-/// the caller removes.
-public func makeSelfSignedCertificate() throws -> (certificate: String, key: String, folder: String) {
+/// A self-signed certificate for 127.0.0.1 and localhost (or the subjectAltName `names`), made by the `openssl`
+/// command in a fresh folder that the caller removes.
+public func makeSelfSignedCertificate(
+    names: String = "IP:127.0.0.1,DNS:localhost"
+) throws -> (certificate: String, key: String, folder: String) {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clubroom-tls-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let certificate = folder.appendingPathComponent("cert.pem").path
     let key = folder.appendingPathComponent("key.pem").path
     let command = [
         "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
-        "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        "-subj", "/CN=localhost", "-addext", "subjectAltName=" + names,
     ]
     let result = try ChildProcess(command).finish(seconds: 30)
     guard result.status == 0 else {

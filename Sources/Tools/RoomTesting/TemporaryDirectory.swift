@@ -20,12 +20,14 @@ public struct TemporaryDirectory: Sendable {
     public func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// Waits, polling, until `condition` holds or about `limit` seconds pass; returns whether it held. Tests use
-/// it to wait for other threads (audio threads, say), never to measure time.
-public func waitUntil(limit: Double = 10, _ condition: () -> Bool) -> Bool {
-    for _ in 0..<Int(limit * 200) {
+/// Waits, polling every `interval` seconds (5 ms unless told), until `condition` holds or about `limit` seconds
+/// pass; returns whether it held. The wait counts its polls, not the clock, so a loaded machine stretches it rather
+/// than cutting it short. Tests use it to wait for other threads or processes, never to measure time.
+public func waitUntil(limit: Double = 10, every interval: Double = 0.005, _ condition: () -> Bool) -> Bool {
+    let polls = max(1, Int((limit / interval).rounded()))
+    for _ in 0..<polls {
         if condition() { return true }
-        usleep(5_000)
+        usleep(useconds_t(interval * 1_000_000))
     }
     return condition()
 }
