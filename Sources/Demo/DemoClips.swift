@@ -27,15 +27,6 @@ public struct DemoClip: Sendable, Equatable, Decodable {
     public var duration: Double
     /// The words, for subtitles.
     public var text: String
-
-    public init(file: String, speaker: String, voice: String, kind: Kind, duration: Double, text: String) {
-        self.file = file
-        self.speaker = speaker
-        self.voice = voice
-        self.kind = kind
-        self.duration = duration
-        self.text = text
-    }
 }
 
 /// The demo's clips: where they are and what `manifest.json` says about them.
@@ -44,11 +35,6 @@ public struct DemoClipLibrary: Sendable, Equatable {
     public var directory: URL
     /// Every clip, in manifest order.
     public var clips: [DemoClip]
-
-    public init(directory: URL, clips: [DemoClip]) {
-        self.directory = directory
-        self.clips = clips
-    }
 
     /// Reads `manifest.json` in `directory` and checks that every clip it names is there.
     public static func load(directory: URL) throws(DemoError) -> DemoClipLibrary {

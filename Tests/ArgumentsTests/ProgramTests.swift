@@ -1,5 +1,6 @@
-import Arguments
 import Testing
+
+@testable import Arguments
 
 @Test func programRecognisesHelpVersionAndCommands() throws {
     #expect(try program.parse([]) == .programHelp)

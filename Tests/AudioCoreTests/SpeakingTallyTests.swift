@@ -1,5 +1,6 @@
-import AudioCore
 import Testing
+
+@testable import AudioCore
 
 /// `SpeakingTally`: each person's speaking time and turns, from talk spurts or reports of who is talking.
 @Suite struct SpeakingTallyTests {

@@ -1,5 +1,6 @@
-import AudioCore
 import Testing
+
+@testable import AudioCore
 
 /// `TalkerActivity`: who is talking among the speakers a client hears, from each packet's level and voice flag.
 @Suite struct TalkerActivityTests {

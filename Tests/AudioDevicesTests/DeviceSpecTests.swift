@@ -1,5 +1,6 @@
-import AudioDevices
 import Testing
+
+@testable import AudioDevices
 
 @Suite struct DeviceSpecTests {
     @Test func inputsParse() throws {

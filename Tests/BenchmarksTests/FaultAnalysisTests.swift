@@ -1,5 +1,6 @@
-import ClusterBenchmarks
 import Testing
+
+@testable import ClusterBenchmarks
 
 /// The fault run's judgement of what its clients saw, on records made up for each case.
 struct FaultAnalysisTests {

@@ -1,7 +1,8 @@
-import ClientAudio
 import Foundation
 import RoomTesting
 import Testing
+
+@testable import ClientAudio
 
 @Suite struct SavedVolumesTests {
     @Test func defaultPathFollowsXDGStateHome() {

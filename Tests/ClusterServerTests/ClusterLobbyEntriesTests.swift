@@ -1,9 +1,9 @@
-import ClusterState
 import RoomCore
 import RoomProtocol
 import Testing
 
 @testable import ClusterServer
+@testable import ClusterState
 @testable import RoomServer
 
 /// What a node's lobby takes from the other nodes' lobby records (`ClusterRooms.lobbyEntries`).

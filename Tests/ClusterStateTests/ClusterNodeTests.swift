@@ -1,10 +1,11 @@
-import ClusterState
 import Dispatch
 import Foundation
 import RedisClient
 import RoomTesting
 import Synchronization
 import Testing
+
+@testable import ClusterState
 
 /// Production timings divided by about ten, so a failover takes a second instead of ten.
 func quickTiming() -> ClusterTiming {

@@ -1,10 +1,11 @@
-import ClusterState
 import Dispatch
 import Foundation
 import RedisClient
 import RoomTesting
 import Synchronization
 import Testing
+
+@testable import ClusterState
 
 func store(_ server: RedisServerProcess, retention: RetentionLimits = RetentionLimits()) throws -> ClusterRedis {
     let connection = RedisConnection(

@@ -1,6 +1,7 @@
-import Crypto
 import Foundation
 import Testing
+
+@testable import Crypto
 
 /// A fresh folder under the system's temporary folder, removed by `remove()`.
 struct TemporaryFolder {

@@ -1,9 +1,10 @@
-import Crypto
 import Foundation
 import RoomProtocol
 import RoomTesting
 import RoomTokens
 import Testing
+
+@testable import Crypto
 
 let fixedSecret = TokenSecret(bytes: (0..<32).map { UInt8($0) })
 let knownRoles: Set<String> = ["host", "moderator", "speaker", "audience"]

@@ -4,8 +4,9 @@ import RoomAppRuntime
 import RoomCore
 import RoomTesting
 import RuntimeTesting
-import TermUI
 import Testing
+
+@testable import TermUI
 
 let jazz = RoomListing(
     room: "jazz", topic: "Late night jazz", stage: [.init(name: "Ana", role: .host)], onStage: 1, listeners: 4,

@@ -1,8 +1,9 @@
 import Foundation
 import RoomApp
 import RoomCore
-import TermUI
 import Testing
+
+@testable import TermUI
 
 /// The room view's key table and the views made from it: dispatch, the help, the status line's hints and the
 /// key table of docs/ui.md.

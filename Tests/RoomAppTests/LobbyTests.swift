@@ -1,8 +1,9 @@
 import RoomApp
 import RoomCore
 import RoomTesting
-import TermUI
 import Testing
+
+@testable import TermUI
 
 /// The lobby at a fixed time: 21:00 on the day of the examples.
 let lobbyNow: Timestamp = 1_764_450_000_000

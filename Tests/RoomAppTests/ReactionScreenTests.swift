@@ -1,8 +1,9 @@
 import RoomApp
 import RoomCore
 import RoomTesting
-import TermUI
 import Testing
+
+@testable import TermUI
 
 /// Reactions on the screen (a mark beside the name for a few seconds), in line mode (said in aggregate, at most
 /// once every few seconds) and from the command line (`/react NAME`).

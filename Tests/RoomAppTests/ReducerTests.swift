@@ -1,7 +1,8 @@
-import RoomApp
 import RoomCore
-import TermUI
 import Testing
+
+@testable import RoomApp
+@testable import TermUI
 
 @Suite struct SelectionTests {
     @Test func joiningSelectsTheFirstPersonOnStage() {

@@ -1,7 +1,8 @@
 import RoomApp
 import RoomCore
-import TermUI
 import Testing
+
+@testable import TermUI
 
 /// A short recorded room: Ana hosts, talks, makes Bea a speaker and sets a topic; Bea chats and talks.
 private let record = try! RecordingRecord.parse(

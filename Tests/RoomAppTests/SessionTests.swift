@@ -1,7 +1,8 @@
-import RoomApp
 import RoomCore
 import TermUI
 import Testing
+
+@testable import RoomApp
 
 /// What the reducer asks of the sound, what line mode says on its own, and how a session ends.
 @Suite struct MicrophoneTests {

@@ -1,5 +1,6 @@
-import RoomCore
 import Testing
+
+@testable import RoomCore
 
 /// The record of a short room, written to the recording contract by hand: Ana hosts with Bea listening, Ana
 /// talks, makes Bea a speaker, changes the topic; Bea chats and talks; Cy comes and goes.

@@ -1,6 +1,7 @@
 import Foundation
-import RoomPersistence
 import Testing
+
+@testable import RoomPersistence
 
 /// A fresh folder under the system's temporary folder, removed by `remove()`.
 struct TemporaryFolder {

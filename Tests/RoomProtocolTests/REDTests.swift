@@ -1,5 +1,6 @@
-import MediaWire
 import Testing
+
+@testable import MediaWire
 
 /// RFC 2198 payloads: exact bytes, every truncation, every value of every byte, and the primary cut out of a
 /// packet in place.

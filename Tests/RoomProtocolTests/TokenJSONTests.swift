@@ -1,7 +1,7 @@
-import StrictJSON
 import Testing
 
 @testable import RoomProtocol
+@testable import StrictJSON
 
 /// Token headers and claims are read by the shared strict parser with the token limits; these are the checks the
 /// token code relies on.

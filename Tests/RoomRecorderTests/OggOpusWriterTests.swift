@@ -1,8 +1,9 @@
-import AudioCodec
 import AudioCore
 import Foundation
 import RoomTesting
 import Testing
+
+@testable import AudioCodec
 
 @Suite struct OggOpusWriterTests {
     /// Runs a program and returns its exit status and everything it wrote (stdout and stderr together).

@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-import RoomTransport
 import WebSocket
+
+@testable import RoomTransport
 
 /// A bare blocking TCP socket for sending hand-made bytes to a server, with receive timeouts.
 final class RawSocket {

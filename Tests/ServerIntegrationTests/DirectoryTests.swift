@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import RoomClient
 import RoomCore
@@ -10,6 +9,8 @@ import RoomTransport
 import Synchronization
 import Testing
 import WebSocket
+
+@testable import Crypto
 
 /// What a lobby's `DirectorySession` reports, and the list it adds up to.
 final class DirectoryRecorder: Sendable {

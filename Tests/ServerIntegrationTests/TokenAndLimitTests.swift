@@ -1,5 +1,4 @@
 import ClubroomResources
-import Crypto
 import Foundation
 import RoomClient
 import RoomCore
@@ -10,6 +9,8 @@ import RoomTokens
 import RoomTransport
 import Synchronization
 import Testing
+
+@testable import Crypto
 
 /// Collects what a `RoomSession` reports, for waiting on with a timeout.
 final class SessionRecorder: Sendable {

@@ -1,5 +1,6 @@
-import TermUI
 import Testing
+
+@testable import TermUI
 
 @Suite("Cell buffer and diff")
 struct BufferTests {

@@ -1,6 +1,7 @@
 import RoomTesting
-import TermUI
 import Testing
+
+@testable import TermUI
 
 @Suite("Room screen goldens")
 struct SceneTests {

@@ -1,7 +1,8 @@
 import Foundation
 import RoomTesting
-import TermUI
 import Testing
+
+@testable import TermUI
 
 /// The buffer's attributes, one character per cell: `.` for none, else a hex digit of bold (1), dim (2),
 /// reverse (4) and underline (8). Without colour these are all that tells things apart.

@@ -7,22 +7,12 @@ public struct FaultAnalysis: Sendable {
     public struct Line: Sendable, Equatable {
         public var at: Int64
         public var text: String
-
-        public init(at: Int64, text: String) {
-            self.at = at
-            self.text = text
-        }
     }
 
     /// Everything one bot printed, in order.
     public struct BotRecord: Sendable {
         public var identity: String
         public var lines: [Line]
-
-        public init(identity: String, lines: [Line]) {
-            self.identity = identity
-            self.lines = lines
-        }
     }
 
     /// A numbered request one bot sent.
@@ -47,20 +37,6 @@ public struct FaultAnalysis: Sendable {
         /// When it was sent by the wall clock (ms since 1970), to compare with the time a `hand_raised` carries:
         /// a lagging node may deliver a raise well after it happened.
         public var wallAt: Int64?
-
-        public init(
-            id: Int, bot: String, kind: Kind, text: String? = nil, target: String? = nil, role: String? = nil,
-            at: Int64, wallAt: Int64? = nil
-        ) {
-            self.id = id
-            self.bot = bot
-            self.kind = kind
-            self.text = text
-            self.target = target
-            self.role = role
-            self.at = at
-            self.wallAt = wallAt
-        }
 
         /// The bot command line.
         public var command: String {

@@ -14,13 +14,6 @@ public struct NowPlaying: Sendable, Equatable {
     public var position: Int
     /// The file's length in whole seconds, when known.
     public var length: Int?
-
-    public init(title: String, format: SoundFileReader.Format, position: Int, length: Int?) {
-        self.title = title
-        self.format = format
-        self.position = position
-        self.length = length
-    }
 }
 
 /// A sound file played into the room through the send path, beside the microphone.

@@ -32,14 +32,6 @@ public struct HeardSpeaker: Sendable, Equatable {
     /// When their talk spurt began (the arrival of its first voiced packet), in `MonotonicClock` milliseconds;
     /// nil while not talking.
     public var talkingSince: Int64?
-
-    /// A speaker heard.
-    public init(ssrc: UInt32, peer: String?, level: Int, talkingSince: Int64?) {
-        self.ssrc = ssrc
-        self.peer = peer
-        self.level = level
-        self.talkingSince = talkingSince
-    }
 }
 
 /// The receiving half of a client's media, on the media thread: one jitter buffer and Opus decoder per speaker

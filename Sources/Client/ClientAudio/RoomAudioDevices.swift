@@ -8,12 +8,6 @@ public struct DeviceRequest: Sendable, Equatable {
     /// How a virtual device keeps time: on its own (`realTime`), or `driven` by the microphone that shares its
     /// thread (a speaker's loudspeaker).
     public var pacing: Pacing
-
-    /// A request for `periodMilliseconds` periods, paced as `pacing` says.
-    public init(periodMilliseconds: Int, pacing: Pacing) {
-        self.periodMilliseconds = periodMilliseconds
-        self.pacing = pacing
-    }
 }
 
 /// How the room's sound opens its microphone and loudspeaker. By default the devices its settings name

@@ -126,12 +126,6 @@ public struct SavedVolumesError: Error, Sendable, Equatable, CustomStringConvert
     /// What went wrong.
     public let problem: Problem
 
-    /// An error about the file at `path`.
-    public init(path: String, problem: Problem) {
-        self.path = path
-        self.problem = problem
-    }
-
     public var description: String {
         switch problem {
         case .unreadable(let detail):

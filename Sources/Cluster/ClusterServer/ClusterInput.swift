@@ -35,11 +35,6 @@ struct ClusterInput: Sendable, Equatable {
         var connection: UInt64
     }
 
-    struct Level: Sendable, Equatable {
-        var peer: PeerID
-        var level: Int
-    }
-
     var kind: Kind
     /// The node whose client this came from (for `nodeGone`, the node that went).
     var node: String
@@ -52,7 +47,7 @@ struct ClusterInput: Sendable, Equatable {
     var requestString: String?
     var requestInteger: Int64?
     var request: ClientRequest?
-    var levels: [Level]?
+    var levels: [SpeakerLevel]?
     /// The SSRC the joiner's node gave it, for its media to be recognised on every node.
     var ssrc: UInt32?
     /// Who asked for the recording, as a joining recorder says (absent from anyone else's join).
@@ -120,7 +115,7 @@ struct ClusterInput: Sendable, Equatable {
     static func levels(node: String, _ levels: [PeerID: Int], now: Timestamp) -> ClusterInput {
         ClusterInput(
             kind: .levels, node: node,
-            levels: levels.sorted { $0.key < $1.key }.map { Level(peer: $0.key, level: $0.value) }, now: now)
+            levels: levels.sorted { $0.key < $1.key }.map { SpeakerLevel(peer: $0.key, level: $0.value) }, now: now)
     }
 
     static func nodeGone(_ node: String, now: Timestamp) -> ClusterInput {
@@ -197,7 +192,7 @@ struct ClusterInput: Sendable, Equatable {
             }
         }
         levels = try fields.optionalObjects("levels")?.map { level throws(ClusterFormatError) in
-            Level(peer: try level.peer("peer"), level: Int(clamping: try level.integer("level")))
+            SpeakerLevel(peer: try level.peer("peer"), level: Int(clamping: try level.integer("level")))
         }
         if let ssrc = try fields.optionalInteger("ssrc") {
             guard let value = UInt32(exactly: ssrc) else { throw fields.fail("ssrc", "a 32-bit SSRC") }
@@ -210,7 +205,8 @@ struct ClusterInput: Sendable, Equatable {
 
     init(
         kind: Kind, node: String, connection: UInt64 = 0, peer: PeerID? = nil, name: String? = nil,
-        role: RoleName? = nil, departures: [Departed]? = nil, request: ClientRequest? = nil, levels: [Level]? = nil,
+        role: RoleName? = nil, departures: [Departed]? = nil, request: ClientRequest? = nil,
+        levels: [SpeakerLevel]? = nil,
         now: Timestamp
     ) {
         self.kind = kind

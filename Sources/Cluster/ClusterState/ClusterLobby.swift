@@ -8,12 +8,6 @@ public struct LobbyRecords: Sendable, Equatable {
     public var incarnation: UInt64
     /// Room name to the entry's bytes.
     public var entries: [String: [UInt8]]
-
-    public init(node: String, incarnation: UInt64, entries: [String: [UInt8]]) {
-        self.node = node
-        self.incarnation = incarnation
-        self.entries = entries
-    }
 }
 
 extension ClusterRedis {

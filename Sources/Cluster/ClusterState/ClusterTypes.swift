@@ -31,12 +31,11 @@ public struct LeaseToken: Sendable, Hashable, CustomStringConvertible {
     public var incarnation: UInt64
     public var epoch: UInt64
 
-    public init(node: String, incarnation: UInt64, epoch: UInt64) {
-        self.node = node
-        self.incarnation = incarnation
-        self.epoch = epoch
-    }
+    public var description: String { "\(node)|\(incarnation)|\(epoch)" }
+}
 
+extension LeaseToken {
+    /// Reads a token as `description` writes it (`node|incarnation|epoch`).
     init?(_ text: String) {
         let pieces = text.split(separator: "|")
         guard pieces.count == 3, let incarnation = UInt64(pieces[1]), let epoch = UInt64(pieces[2]) else {
@@ -44,8 +43,6 @@ public struct LeaseToken: Sendable, Hashable, CustomStringConvertible {
         }
         self.init(node: String(pieces[0]), incarnation: incarnation, epoch: epoch)
     }
-
-    public var description: String { "\(node)|\(incarnation)|\(epoch)" }
 }
 
 /// A change to a room's shared state, written in the same atomic step as the entry that announces it, so the
@@ -144,14 +141,6 @@ public struct NodeRecord: Sendable, Hashable {
     public var mediaAddress: String
     /// Where other nodes relay media to this node.
     public var relayAddress: String
-
-    public init(name: String, incarnation: UInt64, slot: Int, mediaAddress: String, relayAddress: String) {
-        self.name = name
-        self.incarnation = incarnation
-        self.slot = slot
-        self.mediaAddress = mediaAddress
-        self.relayAddress = relayAddress
-    }
 }
 
 /// A room's shared state as stored: its fields, its peers and its chat tail, read in one atomic step together
@@ -195,12 +184,6 @@ public struct RoomRequest: Sendable, Equatable {
     /// The node that queued it (whose client asked).
     public var node: String
     public var body: [UInt8]
-
-    public init(id: String, node: String, body: [UInt8]) {
-        self.id = id
-        self.node = node
-        self.body = body
-    }
 }
 
 /// How long each room keeps its history in Redis.

@@ -69,10 +69,4 @@ public struct UsageError: Error, Sendable, Equatable {
     public var command: Command?
     /// What is wrong.
     public var problem: ArgumentError
-
-    /// Pairs a problem with the command it concerns.
-    public init(command: Command?, problem: ArgumentError) {
-        self.command = command
-        self.problem = problem
-    }
 }

@@ -18,13 +18,6 @@ public struct SpeakingTally<Key: Hashable & Sendable>: Sendable {
         /// When the current turn began, while they are talking; nil when they are not.
         public var talkingSince: Int64?
 
-        /// An entry of `milliseconds` of speaking in `turns` turns, talking since `talkingSince` (nil: not now).
-        public init(milliseconds: Int64, turns: Int, talkingSince: Int64?) {
-            self.milliseconds = milliseconds
-            self.turns = turns
-            self.talkingSince = talkingSince
-        }
-
         /// Whether they are talking now.
         public var isTalking: Bool { talkingSince != nil }
 

@@ -7,12 +7,6 @@ public struct HeardTalker: Sendable, Equatable {
     /// monotonic clock; nil while not talking.
     public var talkingSince: Int64?
 
-    /// A talker at `level`, talking since `talkingSince` (nil: not talking).
-    public init(level: Int, talkingSince: Int64?) {
-        self.level = level
-        self.talkingSince = talkingSince
-    }
-
     /// Whether they are talking now.
     public var isTalking: Bool { talkingSince != nil }
 }

@@ -37,12 +37,6 @@ public struct WAVError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What was wrong.
     public let problem: Problem
 
-    /// An error at `offset`.
-    public init(offset: Int, problem: Problem) {
-        self.offset = offset
-        self.problem = problem
-    }
-
     /// A sentence a person can read.
     public var description: String {
         let what: String

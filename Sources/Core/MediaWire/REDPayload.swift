@@ -25,12 +25,6 @@ public struct REDBlock: Sendable, Equatable {
     public var timestampOffset: UInt16
     /// Offsets into the payload the block was read from.
     public var range: Range<Int>
-
-    public init(payloadType: UInt8, timestampOffset: UInt16, range: Range<Int>) {
-        self.payloadType = payloadType
-        self.timestampOffset = timestampOffset
-        self.range = range
-    }
 }
 
 /// An RFC 2198 payload: up to ``maxRedundantBlocks`` earlier frames, oldest first, then the primary frame.

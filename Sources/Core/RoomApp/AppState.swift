@@ -170,11 +170,6 @@ public struct AudienceWindow: Sendable, Equatable {
 public struct SelectionAnchor: Sendable, Equatable {
     public var section: SectionName
     public var index: Int
-
-    public init(section: SectionName, index: Int) {
-        self.section = section
-        self.index = index
-    }
 }
 
 /// A dialog over the room.
@@ -255,12 +250,6 @@ public struct TalkSpurt: Sendable, Equatable {
     public var since: Timestamp
     public var lastHeard: Timestamp
     public var level: Int
-
-    public init(since: Timestamp, lastHeard: Timestamp, level: Int) {
-        self.since = since
-        self.lastHeard = lastHeard
-        self.level = level
-    }
 }
 
 /// One speaker as the sound hears them.

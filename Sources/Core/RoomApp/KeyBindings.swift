@@ -57,13 +57,6 @@ public struct StatusHint: Sendable {
     /// The words beside the key, from the status line (role, microphone, hand, whether the room is over) and the
     /// number of chat messages waiting while the pane is hidden.
     public var words: @Sendable (_ status: RoomScreenModel.StatusLine, _ unreadChat: Int) -> String?
-
-    public init(
-        rank: Int, words: @escaping @Sendable (_ status: RoomScreenModel.StatusLine, _ unreadChat: Int) -> String?
-    ) {
-        self.rank = rank
-        self.words = words
-    }
 }
 
 /// One row of the room view's key table: the keys, what they do, and how each view says it. Dispatch, the help

@@ -110,11 +110,6 @@ func filePlayReport(_ state: inout AppState, _ report: FilePlayReport) -> [AppEf
 public struct MicrophoneState: Sendable, Equatable {
     public var open: Bool
     public var muted: Bool
-
-    public init(open: Bool, muted: Bool) {
-        self.open = open
-        self.muted = muted
-    }
 }
 
 /// The microphone the room asks for now: open while the person's role may publish, muted as the server says.

@@ -14,16 +14,9 @@ public struct ReplayTimeline: Sendable, Equatable {
         /// Who was in the room, with their roles, in the order they were first seen.
         public var people: [Present]
         /// Who was talking.
-        public var talking: Set<PeerID>
+        public var talking: Set<PeerID> = []
         /// Chat messages and room events so far, oldest first.
-        public var lines: [Line]
-
-        public init(topic: String, people: [Present], talking: Set<PeerID> = [], lines: [Line] = []) {
-            self.topic = topic
-            self.people = people
-            self.talking = talking
-            self.lines = lines
-        }
+        public var lines: [Line] = []
     }
 
     /// One person in the room at a moment.
@@ -31,12 +24,6 @@ public struct ReplayTimeline: Sendable, Equatable {
         public var peer: PeerID
         public var name: String
         public var role: RoleName
-
-        public init(peer: PeerID, name: String, role: RoleName) {
-            self.peer = peer
-            self.name = name
-            self.role = role
-        }
     }
 
     /// A line of the chat and event pane.

@@ -415,12 +415,6 @@ public struct RoleTableError: Error, Sendable, Equatable, CustomStringConvertibl
     public var path: String
     public var problem: Problem
 
-    public init(source: String, path: String, problem: Problem) {
-        self.source = source
-        self.path = path
-        self.problem = problem
-    }
-
     public var description: String {
         path.isEmpty ? "\(source): \(problem)" : "\(source): \(Self.shown(path)): \(problem)"
     }

@@ -75,11 +75,6 @@ public struct StreamingState: Sendable, Equatable {
 public struct RecordingStop: Sendable, Equatable {
     public var by: PeerID?
     public var reason: String?
-
-    public init(by: PeerID?, reason: String?) {
-        self.by = by
-        self.reason = reason
-    }
 }
 
 /// Why an event was ignored. Ignoring is always safe; the counters show how often it happens.
@@ -252,8 +247,4 @@ public enum SectionName: Sendable, Equatable {
 public struct ServerError: Sendable, Equatable {
     public var code: String
     public var message: String
-    public init(code: String, message: String) {
-        self.code = code
-        self.message = message
-    }
 }

@@ -71,12 +71,6 @@ public struct ClubroomLink: Sendable, Equatable {
     /// The invite token from the fragment.
     public var invite: String?
 
-    public init(server: ServerAddress, room: String?, invite: String?) {
-        self.server = server
-        self.room = room
-        self.invite = invite
-    }
-
     /// `pasted` with every line break (`\n`, `\r` or both) removed together with the spaces and tabs on either side
     /// of it. Other separators (U+2028, a form feed) stay, and are refused as characters a link cannot hold.
     static func unwrapped(_ pasted: String) -> String {

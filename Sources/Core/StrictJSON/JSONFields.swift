@@ -6,14 +6,7 @@ public struct JSONMemberProblem: Sendable, Equatable {
     public var expected: String
     /// Whether the member was required (then it was absent, null or of another type); false: an optional member
     /// of another type.
-    public var required: Bool
-
-    /// A problem with member `key`.
-    public init(key: String, expected: String, required: Bool = true) {
-        self.key = key
-        self.expected = expected
-        self.required = required
-    }
+    public var required: Bool = true
 }
 
 /// The members of one object, read strictly by type: a member missing where it is required, or of another type,

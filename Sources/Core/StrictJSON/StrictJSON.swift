@@ -80,13 +80,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var offset: Int
     /// The member or element being read when it went wrong, such as `roles[1].permissions` (empty at the top
     /// level). A duplicate key's path names the object that holds it.
-    public var path: String
-
-    public init(problem: Problem, offset: Int, path: String = "") {
-        self.problem = problem
-        self.offset = offset
-        self.path = path
-    }
+    public var path: String = ""
 
     /// The same error, seen from the object that holds `key`.
     func inside(key: String) -> JSONParseError {

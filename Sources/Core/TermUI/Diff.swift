@@ -10,15 +10,6 @@ public struct DiffRun: Hashable, Sendable {
     public var style: Style
     /// How many columns the run covers.
     public var width: Int
-
-    /// Creates a run.
-    public init(x: Int, y: Int, text: String, style: Style, width: Int) {
-        self.x = x
-        self.y = y
-        self.text = text
-        self.style = style
-        self.width = width
-    }
 }
 
 extension CellBuffer {

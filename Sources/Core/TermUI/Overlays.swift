@@ -98,13 +98,7 @@ public struct HelpOverlay: Sendable {
     /// The lines: a key and its meaning, or (with an empty key) a heading or a blank line.
     public var lines: [RoomScreenModel.HelpLine]
     /// The first line shown, for scrolling on small screens.
-    public var scroll: Int
-
-    /// Creates a help overlay.
-    public init(lines: [RoomScreenModel.HelpLine], scroll: Int = 0) {
-        self.lines = lines
-        self.scroll = scroll
-    }
+    public var scroll: Int = 0
 
     /// The highest useful scroll position for `lineCount` rows in an area of `height` rows.
     public static func maximumScroll(lineCount: Int, height: Int) -> Int {

@@ -14,14 +14,6 @@ public enum RoomScreen {
         public var audience: Int
         /// The chat and event pane.
         public var chat: Int
-
-        /// Creates section heights.
-        public init(stage: Int, hands: Int, audience: Int, chat: Int) {
-            self.stage = stage
-            self.hands = hands
-            self.audience = audience
-            self.chat = chat
-        }
     }
 
     /// The rows, title included, a shown chat pane keeps ahead of the audience and the raised hands.

@@ -11,30 +11,17 @@ public enum Color: Hashable, Sendable {
 /// How a cell is drawn: colours and attributes.
 public struct Style: Hashable, Sendable {
     /// The foreground colour.
-    public var foreground: Color
+    public var foreground: Color = .terminalDefault
     /// The background colour.
-    public var background: Color
+    public var background: Color = .terminalDefault
     /// Bold (or bright) text.
-    public var bold: Bool
+    public var bold: Bool = false
     /// Dim text.
-    public var dim: Bool
+    public var dim: Bool = false
     /// Foreground and background swapped.
-    public var reverse: Bool
+    public var reverse: Bool = false
     /// Underlined text.
-    public var underline: Bool
-
-    /// Creates a style; every attribute is off unless given.
-    public init(
-        foreground: Color = .terminalDefault, background: Color = .terminalDefault, bold: Bool = false,
-        dim: Bool = false, reverse: Bool = false, underline: Bool = false
-    ) {
-        self.foreground = foreground
-        self.background = background
-        self.bold = bold
-        self.dim = dim
-        self.reverse = reverse
-        self.underline = underline
-    }
+    public var underline: Bool = false
 
     /// The terminal's default look.
     public static let plain = Style()

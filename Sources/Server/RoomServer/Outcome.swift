@@ -29,15 +29,7 @@ public struct AuditEntry: Sendable, Equatable {
     public var action: String
     public var target: PeerID?
     /// The new role, the topic, the reason: whatever the action carried.
-    public var detail: String
-
-    public init(at: Timestamp, actor: PeerID, action: String, target: PeerID? = nil, detail: String = "") {
-        self.at = at
-        self.actor = actor
-        self.action = action
-        self.target = target
-        self.detail = detail
-    }
+    public var detail: String = ""
 }
 
 /// Why the room closes a connection.

@@ -13,17 +13,6 @@ public struct LinkGrant: Sendable, Equatable {
     public var maxUses: Int64?
     /// The id of the request, echoed in the answer.
     public var requestID: RequestID?
-
-    public init(
-        peer: PeerID, room: String, role: RoleName, ttl: Int64, maxUses: Int64? = nil, requestID: RequestID?
-    ) {
-        self.peer = peer
-        self.room = room
-        self.role = role
-        self.ttl = ttl
-        self.maxUses = maxUses
-        self.requestID = requestID
-    }
 }
 
 /// A host's request about the room's links that the room allowed: list them (`revoke` and `lock` nil), withdraw
@@ -39,8 +28,8 @@ public struct LinkRequest: Sendable, Equatable {
     /// Ban this identity from every room of the server, for `banReason` (`remove` with `ban`).
     public var ban: PeerID?
     /// The name they had in the room, for the operator's list.
-    public var banName: String
-    public var banReason: String
+    public var banName: String = ""
+    public var banReason: String = ""
     /// List the server's bans, or lift one (named by identity or name) and list them.
     public var bans: BanRequest?
     public var requestID: RequestID?
@@ -48,23 +37,6 @@ public struct LinkRequest: Sendable, Equatable {
     public enum BanRequest: Sendable, Equatable {
         case list
         case lift(String)
-    }
-
-    public init(
-        peer: PeerID, room: String, revoke: String?, lock: Bool? = nil, withdrawUsedBy: PeerID? = nil,
-        ban: PeerID? = nil, banName: String = "", banReason: String = "", bans: BanRequest? = nil,
-        requestID: RequestID?
-    ) {
-        self.bans = bans
-        self.ban = ban
-        self.banName = banName
-        self.banReason = banReason
-        self.peer = peer
-        self.room = room
-        self.revoke = revoke
-        self.lock = lock
-        self.withdrawUsedBy = withdrawUsedBy
-        self.requestID = requestID
     }
 }
 
@@ -76,14 +48,6 @@ public struct DoorAnswer: Sendable, Equatable {
     public var waiter: String
     public var admit: Bool
     public var requestID: RequestID?
-
-    public init(peer: PeerID, room: String, waiter: String, admit: Bool, requestID: RequestID?) {
-        self.peer = peer
-        self.room = room
-        self.waiter = waiter
-        self.admit = admit
-        self.requestID = requestID
-    }
 }
 
 /// Who is on stage and whose hand is up, kept up to date from each outcome's events so a listing costs the size

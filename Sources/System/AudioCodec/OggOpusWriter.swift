@@ -9,11 +9,6 @@ public struct OggOpusWriterError: Error, Sendable, Equatable, CustomStringConver
     /// What went wrong, as a phrase ("No space left on device").
     public var problem: String
 
-    public init(path: String, problem: String) {
-        self.path = path
-        self.problem = problem
-    }
-
     public var description: String { "\(path): \(problem)" }
 }
 

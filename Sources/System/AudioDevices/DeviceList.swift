@@ -19,13 +19,6 @@ public struct PCMDescription: Sendable, Equatable {
     public var descriptionLines: [String]
     /// Capture, playback or both.
     public var direction: PCMDirection
-
-    /// Creates a description.
-    public init(name: String, descriptionLines: [String], direction: PCMDirection) {
-        self.name = name
-        self.descriptionLines = descriptionLines
-        self.direction = direction
-    }
 }
 
 /// A sound card alsa-lib knows.

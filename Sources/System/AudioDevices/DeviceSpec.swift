@@ -155,13 +155,6 @@ public struct DeviceSpecError: Error, Sendable, Equatable, CustomStringConvertib
     /// What is wrong.
     public let problem: Problem
 
-    /// An error about `spec`, given for `direction`.
-    public init(spec: String, direction: DeviceDirection, problem: Problem) {
-        self.spec = spec
-        self.direction = direction
-        self.problem = problem
-    }
-
     public var description: String {
         let option = direction == .capture ? "--input" : "--output"
         let prefix = "\(option) '\(spec)': "

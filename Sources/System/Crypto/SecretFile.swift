@@ -5,11 +5,6 @@ public struct TokenSecret: Sendable, Equatable, CustomStringConvertible {
     /// The raw key for HMAC-SHA256.
     public let bytes: [UInt8]
 
-    /// Wraps raw key bytes.
-    public init(bytes: [UInt8]) {
-        self.bytes = bytes
-    }
-
     public var description: String { "TokenSecret(\(bytes.count) bytes)" }
 }
 
@@ -40,12 +35,6 @@ public struct SecretFileError: Error, Sendable, Equatable, CustomStringConvertib
     public var path: String
     /// What is wrong.
     public var problem: Problem
-
-    /// Describes what is wrong with the secret file at `path`.
-    public init(path: String, problem: Problem) {
-        self.path = path
-        self.problem = problem
-    }
 
     public var description: String {
         switch problem {

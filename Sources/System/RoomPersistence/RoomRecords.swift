@@ -15,18 +15,6 @@ public struct RoomRecord: Sendable, Equatable {
 
     /// Whether the room refuses joins until a host opens it again.
     public var isEnded: Bool { endedAt != nil }
-
-    /// Creates a room record.
-    public init(
-        id: String, topic: String, endedAt: Int64?, endedReason: String?, createdAt: Int64, updatedAt: Int64
-    ) {
-        self.id = id
-        self.topic = topic
-        self.endedAt = endedAt
-        self.endedReason = endedReason
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-    }
 }
 
 /// One line of the moderation audit log: who did what to whom, when, and why.
@@ -45,19 +33,6 @@ public struct AuditRecord: Sendable, Equatable {
     public var target: String?
     /// Free text: the new role, the reason given, the new topic.
     public var detail: String?
-
-    /// Creates an audit record.
-    public init(
-        id: Int64, room: String, at: Int64, actor: String, action: String, target: String?, detail: String?
-    ) {
-        self.id = id
-        self.room = room
-        self.at = at
-        self.actor = actor
-        self.action = action
-        self.target = target
-        self.detail = detail
-    }
 }
 
 /// Who a stored chat message was addressed to.
@@ -86,20 +61,6 @@ public struct ChatRecord: Sendable, Equatable {
     public var audience: ChatAudienceRecord
     /// The message.
     public var text: String
-
-    /// Creates a chat record.
-    public init(
-        id: Int64, room: String, at: Int64, fromIdentity: String, fromName: String, audience: ChatAudienceRecord,
-        text: String
-    ) {
-        self.id = id
-        self.room = room
-        self.at = at
-        self.fromIdentity = fromIdentity
-        self.fromName = fromName
-        self.audience = audience
-        self.text = text
-    }
 }
 
 /// A role an identity holds in a room, or held when it left: `at` is when it left (or, while it is in the room,
@@ -108,12 +69,6 @@ public struct RoleRecord: Sendable, Equatable {
     public var identity: String
     public var role: String
     public var at: Int64
-
-    public init(identity: String, role: String, at: Int64) {
-        self.identity = identity
-        self.role = role
-        self.at = at
-    }
 }
 
 /// A pending invitation to speak: who was invited, by whom, and when (milliseconds since the Unix epoch).
@@ -121,23 +76,12 @@ public struct InvitationRecord: Sendable, Equatable {
     public var invitee: String
     public var inviter: String
     public var at: Int64
-
-    public init(invitee: String, inviter: String, at: Int64) {
-        self.invitee = invitee
-        self.inviter = inviter
-        self.at = at
-    }
 }
 
 /// A raised hand: whose, and since when.
 public struct HandRecord: Sendable, Equatable {
     public var identity: String
     public var raisedAt: Int64
-
-    public init(identity: String, raisedAt: Int64) {
-        self.identity = identity
-        self.raisedAt = raisedAt
-    }
 }
 
 /// What a server reads to bring a room back (`RoomDatabase.load`).
@@ -159,5 +103,5 @@ public struct StoredRoom: Sendable, Equatable {
     /// The raised hands, first raised first.
     public var hands: [HandRecord]
     /// Since when the room has had people in it, or nil when it was empty.
-    public var liveSince: Int64? = nil
+    public var liveSince: Int64?
 }

@@ -13,14 +13,6 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
     /// The statement that failed, when one was running.
     public var sql: String?
 
-    /// Describes a database failure.
-    public init(path: String, code: Int32?, message: String, sql: String?) {
-        self.path = path
-        self.code = code
-        self.message = message
-        self.sql = sql
-    }
-
     public var description: String {
         var text = "database \(path): \(message)"
         if let code {

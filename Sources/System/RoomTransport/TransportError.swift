@@ -30,13 +30,7 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     /// What went wrong there, in words.
     public var problem: String
     /// Why, as a case.
-    public var cause: Cause
-
-    public init(place: String, problem: String, cause: Cause = .other) {
-        self.place = place
-        self.problem = problem
-        self.cause = cause
-    }
+    public var cause: Cause = .other
 
     public var description: String { "\(place): \(problem)" }
 

@@ -12,13 +12,6 @@ public struct ProcessResult: Sendable, Equatable {
     /// Everything written to stderr.
     public var standardError: String
 
-    /// Creates a result from its parts.
-    public init(status: Int32, standardOutput: String, standardError: String) {
-        self.status = status
-        self.standardOutput = standardOutput
-        self.standardError = standardError
-    }
-
     /// The first line written to stderr, without its newline.
     public var firstErrorLine: String {
         String(standardError.split(separator: "\n", omittingEmptySubsequences: false)[0])
