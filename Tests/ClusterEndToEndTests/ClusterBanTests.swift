@@ -1,0 +1,90 @@
+import Foundation
+import RoomTesting
+import StrictJSON
+import Testing
+
+/// Lasting bans across a cluster (issue 27, "Lasting blocks"): a ban made through one node holds on every node,
+/// a lift through any node lifts it everywhere, the list is the cluster's from any node, and a ban the cluster
+/// could not record is refused, removing nobody (docs/tokens.md, "Bans").
+@Suite(.ownThread, .serialized, .enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
+struct ClusterBanTests {
+    /// The identities of a `bans` answer.
+    static func identities(_ answer: JSONObject) -> [String] {
+        guard case .array(let bans)? = answer["bans"] else { return [] }
+        return bans.compactMap { value in
+            guard case .object(let ban) = value else { return nil }
+            return ban.text("identity")
+        }
+    }
+
+    /// Whether `bot` was refused at the door with close code `code`.
+    static func refused(_ bot: NodeBot, _ code: Int) throws -> Bool {
+        let error = try bot.wait(for: "error") { $0.text("code") == "refused" }
+        return error.text("message")?.contains("(\(code))") == true
+    }
+
+    @Test func aBanThroughOneNodeHoldsOnEveryNodeAndALiftThroughAnotherLiftsItEverywhere() throws {
+        let cluster = try TestCluster(nodes: 3)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        // Gus is in the room through the second node.
+        let gus = try cluster.bot("gus", role: "audience", node: 1)
+        try gus.wait(for: "joined")
+        try host.wait(for: "peer_joined") { $0.text("peer") == "gus" }
+
+        host.send(#"{"cmd":"ban","peer":"gus","reason":"spam","id":1}"#)
+        try gus.wait(for: "removed") { $0.text("peer") == "gus" && $0.text("reason") == "spam" }
+        try host.wait(for: "removed") { $0.text("peer") == "gus" }
+
+        // The third node never served the room: it learns of the ban from the cluster, and refuses gus anywhere.
+        #expect(cluster.nodes[2].log.wait(timeout: 10) { $0.contains("the cluster's bans: gus banned by hana") } != nil)
+        let elsewhere = try cluster.bot("gus", role: "speaker", node: 2, room: "jazz")
+        #expect(try Self.refused(elsewhere, 4025), "\(elsewhere.events)")
+        let throughB = try cluster.bot("gus", role: "host", node: 1, room: "rock")
+        #expect(try Self.refused(throughB, 4025), "\(throughB.events)")
+
+        // A host in another room, through the second node, sees the cluster's bans and lifts gus's.
+        let rocky = try cluster.bot("rocky", role: "host", node: 1, room: "rock")
+        try rocky.wait(for: "joined")
+        rocky.send(#"{"cmd":"list_bans","id":2}"#)
+        let listed = try rocky.wait(for: "bans") { $0["id"] == .integer(2) }
+        #expect(Self.identities(listed) == ["gus"], "\(listed)")
+        rocky.send(#"{"cmd":"unban","who":"Gus","id":3}"#)
+        let lifted = try rocky.wait(for: "bans") { $0["id"] == .integer(3) }
+        #expect(Self.identities(lifted).isEmpty, "\(lifted)")
+        #expect(lifted["lifted"] == .array([.string("gus")]), "\(lifted)")
+
+        // The first node, which made the ban, admits gus again (in every room but the one he was removed from).
+        #expect(cluster.nodes[0].log.wait(timeout: 10) { $0.contains("the cluster's bans: gus lifted") } != nil)
+        let back = try cluster.bot("gus", role: "audience", node: 0, room: "folk")
+        try back.wait(for: "joined")
+        host.send(#"{"cmd":"list_bans","id":4}"#)
+        #expect(Self.identities(try host.wait(for: "bans") { $0["id"] == .integer(4) }).isEmpty)
+    }
+
+    @Test func aBanTheClusterCannotRecordIsRefusedAndRemovesNobody() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let gus = try cluster.bot("gus", role: "audience", node: 1)
+        try gus.wait(for: "joined")
+        try host.wait(for: "peer_joined") { $0.text("peer") == "gus" }
+
+        cluster.redis.pause()
+        usleep(3_000_000)
+        host.send(#"{"cmd":"ban","peer":"gus","reason":"spam","id":5}"#)
+        let refusal = try host.wait(for: "error", timeout: 15) { $0["id"] == .integer(5) }
+        #expect(refusal.text("code") == "internal")
+        #expect(
+            refusal.text("message")?.hasPrefix("the ban could not be recorded in the cluster") == true, "\(refusal)")
+        #expect(refusal.text("message")?.hasSuffix("nobody was banned or removed; try again") == true)
+        cluster.redis.resume()
+
+        // Nothing happened: gus is still in the room, and no node holds a ban.
+        #expect(ClusterRedisTests().chatGetsThrough("still here", from: gus, to: host, timeout: 15))
+        #expect(!host.events.contains { $0["event"] == .string("removed") })
+        #expect(!gus.events.contains { $0["event"] == .string("removed") })
+        host.send(#"{"cmd":"list_bans","id":6}"#)
+        #expect(Self.identities(try host.wait(for: "bans") { $0["id"] == .integer(6) }).isEmpty)
+    }
+}
