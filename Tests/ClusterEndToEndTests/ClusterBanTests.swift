@@ -87,4 +87,44 @@ struct ClusterBanTests {
         host.send(#"{"cmd":"list_bans","id":6}"#)
         #expect(Self.identities(try host.wait(for: "bans") { $0["id"] == .integer(6) }).isEmpty)
     }
+
+    @Test func theOperatorListsAndLiftsTheClustersBansInRedis() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let gus = try cluster.bot("gus", role: "audience", node: 1)
+        try gus.wait(for: "joined")
+        host.send(#"{"cmd":"ban","peer":"gus","reason":"spam"}"#)
+        try gus.wait(for: "removed") { $0.text("peer") == "gus" }
+
+        let operatorCommand = ["bans", "--cluster", cluster.redis.url, "--secret-file", cluster.secretFile]
+        let listed = try runClubroom(operatorCommand)
+        #expect(listed.status == 0, "\(listed)")
+        let lines = listed.standardOutput.split(separator: "\n")
+        #expect(lines.count == 2, "\(listed.standardOutput)")
+        #expect(lines.first?.hasPrefix("IDENTITY  NAME  BY    ROOM   WHEN (UTC)") == true, "\(listed.standardOutput)")
+        #expect(lines.last?.hasPrefix("gus       Gus   hana  stage  ") == true, "\(listed.standardOutput)")
+        #expect(lines.last?.hasSuffix("  spam") == true)
+
+        // Under another cluster secret the ban does not open: it is not shown, and stderr says so.
+        let other = cluster.secrets.file("not-the-cluster-secret")
+        _ = FileManager.default.createFile(
+            atPath: other, contents: Data((String(repeating: "ab", count: 32) + "\n").utf8),
+            attributes: [.posixPermissions: 0o600])
+        let stranger = try runClubroom(["bans", "--cluster", cluster.redis.url, "--cluster-secret-file", other])
+        #expect(stranger.standardOutput == "No bans.\n")
+        #expect(stranger.standardError.contains("1 of the cluster's bans are not sealed under this cluster secret"))
+
+        let lifted = try runClubroom(operatorCommand + ["lift", "Gus"])
+        #expect(lifted.status == 0, "\(lifted)")
+        #expect(lifted.standardOutput == "Lifted the ban of gus: they may join the cluster's rooms again.\n")
+        #expect(try runClubroom(operatorCommand + ["lift", "gus"]).status == 1)
+        #expect(try runClubroom(operatorCommand).standardOutput == "No bans.\n")
+        // Every node hears of it: gus comes back, through either node, to a room he was not removed from.
+        for (index, node) in cluster.nodes.enumerated() {
+            #expect(node.log.wait(timeout: 10) { $0.contains("the cluster's bans: gus lifted") } != nil)
+            let back = try cluster.bot("gus", role: "audience", node: index, room: "folk\(index)")
+            try back.wait(for: "joined")
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import ClusterState
+import RedisClient
 import RoomCore
 import RoomPersistence
 import RoomServer
@@ -150,5 +151,62 @@ extension ClusterRooms {
                 }
             }
         }
+    }
+}
+
+/// The cluster's bans as its operator sees them, from outside the nodes (`clubroom bans --cluster`): read from
+/// Redis and opened with the cluster secret, and lifted there, so every node lifts them at its next read.
+public final class ClusterBanBook {
+    let connection: RedisConnection
+    let store: ClusterRedis
+    let seal: ClusterSeal
+
+    /// Connects to the cluster's Redis; `secret` is the cluster secret (the nodes' `--cluster-secret-file`, else
+    /// their token secret).
+    public init(redis: RedisEndpoint, secret: [UInt8]) throws(ClusterError) {
+        connection = RedisConnection(endpoint: redis)
+        do throws(RedisError) {
+            try connection.connect()
+        } catch {
+            throw error.isUnavailable ? .unavailable(error) : .redis(error)
+        }
+        store = ClusterRedis(connection: connection)
+        seal = ClusterSeal(secret: secret)
+        try store.loadFunctions()
+    }
+
+    deinit { connection.close() }
+
+    /// The bans, newest first, and how many records did not open under the secret (another cluster's secret,
+    /// or written to Redis by someone else).
+    public func bans() throws(ClusterError) -> (bans: [BanRecord], unreadable: Int) {
+        var bans: [BanRecord] = []
+        var unreadable = 0
+        for (identity, sealed) in try store.bans().records {
+            guard let plain = seal.openBan(sealed, identity: identity), let ban = try? BanFormat.decode(plain),
+                ban.identity == identity
+            else {
+                unreadable += 1
+                continue
+            }
+            bans.append(ban)
+        }
+        bans.sort { ($0.at, $1.identity) > ($1.at, $0.identity) }
+        return (bans, unreadable)
+    }
+
+    /// Lifts the ban `who` names (the identity, or the name of the one banned person who had it) at Unix second
+    /// `at`; the identity lifted, or nil when no ban matches.
+    public func lift(_ who: String, at: Int64) throws(ClusterError) -> String? {
+        let bans = try bans().bans
+        let identity: String
+        if bans.contains(where: { $0.identity == who }) {
+            identity = who
+        } else {
+            let named = bans.filter { !$0.name.isEmpty && $0.name.lowercased() == who.lowercased() }
+            guard named.count == 1 else { return nil }
+            identity = named[0].identity
+        }
+        return try store.liftBan(identity, at: at) ? identity : nil
     }
 }

@@ -152,10 +152,11 @@ extension ClusterRooms {
                 return
             }
             room.awaited.remove(at: index)
+            let banRefusal = Self.banRefusal(input, error)
+            if let banRefusal { log.warning("room \(roomName): \(peer) was told \(banRefusal)") }
             tell(
                 peer, .internal,
-                Self.banRefusal(input, error)
-                    ?? (error.isUnavailable ? "\(error)" : "unavailable, try again: \(error)"),
+                banRefusal ?? (error.isUnavailable ? "\(error)" : "unavailable, try again: \(error)"),
                 id: input.requestID, in: roomName)
         case .leave, .streamGaveUp:
             // A stream given up must not stay live in the room either.

@@ -73,6 +73,19 @@ extension ClusterRedis {
     }
 }
 
+extension ClusterRedis {
+    /// Lifts `identity`'s ban at Unix second `at`, outside any room (the operator's); whether there was one.
+    public func liftBan(_ identity: String, at: Int64) throws(ClusterError) -> Bool {
+        let reply = try call(
+            "cr_ban_lift", keys: [ClusterKeys.bans, ClusterKeys.bansVersion, ClusterKeys.lifts],
+            arguments: [Array(identity.utf8), Array(String(at).utf8)])
+        guard let lifted = reply.first?.integer else {
+            throw .redis(.unexpectedReply(expected: "0 or 1", got: RedisReply.array(reply).description))
+        }
+        return lifted == 1
+    }
+}
+
 extension ClusterNode {
     /// Reads the cluster's bans now, on the write worker (after this node's appends so far), and posts them.
     public func refreshBans() {

@@ -167,6 +167,15 @@ enum ClusterFunctions {
           return {'OK', args[4]}
         end)
 
+        -- KEYS: bans, bans version, lifts. ARGV: identity, at (Unix seconds). The operator lifts a ban outside any
+        -- room (clubroom bans --cluster). Returns {1} when there was one.
+        redis.register_function('cr_ban_lift', function(keys, args)
+          if redis.call('HDEL', keys[1], args[1]) == 0 then return {0} end
+          redis.call('HSET', keys[3], args[1], args[2])
+          redis.call('INCR', keys[2])
+          return {1}
+        end)
+
         -- KEYS: bans, bans version, lifts. ARGV: (identity, at, record) triples.
         -- A node's own bans that the cluster does not have (made while it ran alone, or kept while Redis lost its
         -- data), except those lifted in the cluster at or after they were made. Returns how many it added.

@@ -14,7 +14,8 @@ public enum ClusterKeys {
     public static let rooms = "cr:rooms"
 
     /// Hash of the identities banned from every room of the cluster: identity to the ban's record, as the server
-    /// writes it (sealed). Written only by `cr_append` (with the entry that bans or lifts) and `cr_ban_carry`.
+    /// writes it (sealed). Written only by `cr_append` (with the entry that bans or lifts), `cr_ban_lift` and
+    /// `cr_ban_carry`.
     public static let bans = "cr:bans"
     /// Raised on every change of `bans`, so a node reads the whole hash only when it changed.
     public static let bansVersion = "cr:bans:v"
