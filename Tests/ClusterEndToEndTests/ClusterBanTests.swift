@@ -127,4 +127,53 @@ struct ClusterBanTests {
             try back.wait(for: "joined")
         }
     }
+
+    @Test func aNodesOwnBansComeIntoTheClusterUnlessTheClusterLiftedThemSince() throws {
+        let cluster = try TestCluster(nodes: 1)
+        // A server alone bans bo and cy.
+        let alone = try ServeNode(host: NodeAddresses.all[1], arguments: ["--secret-file", cluster.secretFile])
+        let solo = try NodeBot("hana", role: "host", room: "solo", through: alone, secretFile: cluster.secretFile)
+        try solo.wait(for: "joined")
+        for name in ["bo", "cy"] {
+            let person = try NodeBot(
+                name, role: "audience", room: "solo", through: alone, secretFile: cluster.secretFile)
+            try person.wait(for: "joined")
+            solo.send(#"{"cmd":"ban","peer":"\#(name)"}"#)
+            try person.wait(for: "removed") { $0.text("peer") == name }
+        }
+        alone.stop()
+
+        // Meanwhile the cluster banned cy too, and its operator lifted that ban.
+        let host = try cluster.bot("ana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let cy = try cluster.bot("cy", role: "audience", node: 0)
+        try cy.wait(for: "joined")
+        host.send(#"{"cmd":"ban","peer":"cy"}"#)
+        try cy.wait(for: "removed") { $0.text("peer") == "cy" }
+        let operatorCommand = ["bans", "--cluster", cluster.redis.url, "--secret-file", cluster.secretFile]
+        #expect(try runClubroom(operatorCommand + ["lift", "cy"]).status == 0)
+
+        // The server joins the cluster on its data: bo's ban comes in, cy's stays lifted, on every node.
+        try withExtendedLifetime(alone) {
+            let joined = try ServeNode(
+                host: NodeAddresses.all[1],
+                arguments: ["--cluster", cluster.redis.url, "--node", "n2", "--secret-file", cluster.secretFile],
+                data: alone.data)
+            #expect(joined.log.wait(timeout: 10) { $0.contains("brought 1 of this node's own bans into the") } != nil)
+            #expect(joined.log.wait(timeout: 10) { $0.contains("the cluster's bans: cy lifted") } != nil)
+            #expect(
+                cluster.nodes[0].log.wait(timeout: 10) { $0.contains("the cluster's bans: bo banned by hana in solo") }
+                    != nil)
+            let listed = try runClubroom(operatorCommand).standardOutput
+            #expect(listed.split(separator: "\n").dropFirst().map { $0.prefix(4) } == ["bo  "], "\(listed)")
+            for node in [cluster.nodes[0], joined] {
+                let bo = try NodeBot(
+                    "bo", role: "audience", room: "jazz", through: node, secretFile: cluster.secretFile)
+                #expect(try Self.refused(bo, 4025), "\(bo.events)")
+                let back = try NodeBot(
+                    "cy", role: "audience", room: "jazz-\(node.host)", through: node, secretFile: cluster.secretFile)
+                try back.wait(for: "joined")
+            }
+        }
+    }
 }
