@@ -100,6 +100,8 @@ extension ClusterRooms {
                 log.warning("the cluster's ban of \(identity) cannot be read (\(error)); not applied")
             }
         }
+        // As the registry lists them: newest first.
+        records.sort { ($0.at, $1.identity) > ($1.at, $0.identity) }
         if !bansCarried {
             guard !bansCarrying else { return }
             let own = (try? links.bans()) ?? []
