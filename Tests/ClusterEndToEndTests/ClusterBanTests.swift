@@ -176,4 +176,36 @@ struct ClusterBanTests {
             }
         }
     }
+
+    @Test func theNodesBringTheirBansBackWhenRedisLosesItsData() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let host = try cluster.bot("hana", role: "host", node: 0)
+        try host.wait(for: "joined")
+        let gus = try cluster.bot("gus", role: "audience", node: 1)
+        try gus.wait(for: "joined")
+        host.send(#"{"cmd":"ban","peer":"gus","reason":"spam"}"#)
+        try gus.wait(for: "removed") { $0.text("peer") == "gus" }
+
+        cluster.redis.kill()
+        try cluster.redis.start(keepingData: false)
+        // Both nodes held the ban: whichever is first brings it back, and the other finds it there.
+        func broughtBack() -> Bool {
+            cluster.nodes.contains { node in
+                node.log.all.contains { $0.contains("brought 1 of this node's own bans into the cluster's") }
+            }
+        }
+        let deadline = Date().addingTimeInterval(15)
+        while !broughtBack(), Date() < deadline { usleep(100_000) }
+        #expect(broughtBack(), "\(cluster.nodes.map { $0.log.all.suffix(8) })")
+        let listed = try runClubroom(["bans", "--cluster", cluster.redis.url, "--secret-file", cluster.secretFile])
+        #expect(listed.standardOutput.split(separator: "\n").last?.hasPrefix("gus ") == true, "\(listed)")
+        // A node started now learns it from Redis alone.
+        cluster.nodes.append(
+            try ServeNode(
+                host: NodeAddresses.all[2],
+                arguments: ["--cluster", cluster.redis.url, "--node", "n3", "--secret-file", cluster.secretFile]))
+        #expect(cluster.nodes[2].log.wait(timeout: 10) { $0.contains("the cluster's bans: gus banned by hana") } != nil)
+        let elsewhere = try cluster.bot("gus", role: "audience", node: 2, room: "jazz")
+        #expect(try Self.refused(elsewhere, 4025), "\(elsewhere.events)")
+    }
 }
