@@ -137,7 +137,7 @@ let package = Package(
             name: "ClusterServer",
             dependencies: [
                 "RoomServer", "ClusterState", "RedisClient", "MediaRelay", "MediaTransport", "RoomCore", "RoomProtocol",
-                "RoomTransport", "Crypto", "StrictJSON", "AudioCore",
+                "RoomTransport", "Crypto", "StrictJSON", "AudioCore", "RoomPersistence",
             ], path: "Sources/Cluster/ClusterServer"),
 
         // MARK: The client.

@@ -155,7 +155,7 @@ func entry(_ seq: UInt64, after prev: UInt64, _ body: String, request: String = 
         server.kill()
         try server.start()
         let raw = RedisConnection(endpoint: try RedisEndpoint(url: server.url))
-        #expect(try raw.command("FCALL_RO", "cr_version", "0") == .bulk(bytes("1")))
+        #expect(try raw.command("FCALL_RO", "cr_version", "0") == .bulk(bytes("2")))
         #expect(throws: RedisError.server("NOSCRIPT No matching script. Please use EVAL.")) {
             try raw.command("EVALSHA", script, "0")
         }

@@ -36,4 +36,21 @@ import Testing
         #expect(try reopened.bans().map(\.identity) == ["cy"])
         reopened.close()
     }
+
+    @Test func replacingTheBansLeavesExactlyTheGivenOnes() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let registry = try LinkRegistry(path: folder.path + "/" + LinkRegistry.fileName)
+        defer { registry.close() }
+        try registry.ban(BanRecord(identity: "bo", name: "Bo", by: "ana", room: "jazz", at: 100, reason: "spam"))
+        try registry.ban(BanRecord(identity: "cy", by: "ana", room: "jazz", at: 200))
+        let cluster = [
+            BanRecord(identity: "cy", name: "Cy", by: "mo", room: "rock", at: 300, reason: "again"),
+            BanRecord(identity: "dee", by: "ana", room: nil, at: 250),
+        ]
+        try registry.replaceBans(with: cluster)
+        #expect(try registry.bans() == cluster)
+        try registry.replaceBans(with: [])
+        #expect(try registry.bans().isEmpty)
+    }
 }

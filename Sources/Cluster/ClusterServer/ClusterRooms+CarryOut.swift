@@ -15,6 +15,7 @@ extension ClusterRooms {
     /// clients hear the outcome.
     func carryOut(_ input: ClusterInput, _ applied: ReplicatedRoom.Applied, in roomName: String) {
         guard let room = rooms[roomName] else { return }
+        if Self.changesBans(applied) { cluster.refreshBans() }
         switch applied {
         case .joined(let result):
             let ticket = input.node == nodeName ? room.joins.removeValue(forKey: input.connection) : nil

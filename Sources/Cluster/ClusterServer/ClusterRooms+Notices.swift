@@ -88,8 +88,12 @@ extension ClusterRooms {
         case .redisLostData:
             log.warning("the cluster's Redis lost its data: the rooms this node owns are written again")
             lobbyWritten = false
+            // The bans went with the data: the nodes bring theirs back.
+            bansCarried = false
         case .lobby(let records):
             directory.replaceRemote(Self.lobbyEntries(records, log: log))
+        case .bans(let bans):
+            received(bans)
         }
     }
 

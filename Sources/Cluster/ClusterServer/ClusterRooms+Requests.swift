@@ -152,8 +152,11 @@ extension ClusterRooms {
                 return
             }
             room.awaited.remove(at: index)
+            let banRefusal = Self.banRefusal(input, error)
+            if let banRefusal { log.warning("room \(roomName): \(peer) was told \(banRefusal)") }
             tell(
-                peer, .internal, error.isUnavailable ? "\(error)" : "unavailable, try again: \(error)",
+                peer, .internal,
+                banRefusal ?? (error.isUnavailable ? "\(error)" : "unavailable, try again: \(error)"),
                 id: input.requestID, in: roomName)
         case .leave, .streamGaveUp:
             // A stream given up must not stay live in the room either.
@@ -177,8 +180,10 @@ extension ClusterRooms {
             ? EntryID(seq: seq) : EntryID(seq: room.position.seq, part: room.position.part + 1)
         let wroteCheckpoint = room.sinceCheckpoint + 1 >= Self.checkpointInterval
         var entry = RoomEntry(id: id, prev: room.position, requestID: pending.cursor ?? "", body: [])
+        let banOperations: [StateOperation]
         do {
             entry.body = try seal.sealEntry(pending.input.encoded(), room: roomName, entry: entry)
+            banOperations = try self.banOperations(applied, now: pending.input.now)
         } catch {
             log.error("room \(roomName): an entry cannot be sealed for the cluster: \(error)")
             if pending.cursor == nil { refuse(pending.input, in: roomName, because: Self.unsealable) }
@@ -193,7 +198,8 @@ extension ClusterRooms {
         // not here on the loop, which serves every connection meanwhile.
         let seal = seal
         let operations: @Sendable () -> [StateOperation] = {
-            wroteCheckpoint ? Self.checkpointOperations(decided, at: id, room: roomName, seal: seal) : []
+            banOperations
+                + (wroteCheckpoint ? Self.checkpointOperations(decided, at: id, room: roomName, seal: seal) : [])
         }
         if pending.cursor == nil { markSent(pending.input, in: roomName) }
         cluster.append(roomName, entry: entry, operations: operations, requestCursor: pending.cursor) {

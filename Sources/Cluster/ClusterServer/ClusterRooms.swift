@@ -2,6 +2,7 @@ import ClusterState
 import MediaRelay
 import MediaTransport
 import RoomCore
+import RoomPersistence
 import RoomProtocol
 import RoomServer
 import RoomTransport
@@ -154,6 +155,12 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     var lobbyRecords: [String: DirectoryCodec.ClusterEntry] = [:]
     var lobbyWritten = false
     var lobbyWriting = false
+    /// The node's link registry: its bans are the cluster's, as last read from Redis (`ClusterRooms+Bans`).
+    let links: LinkRegistry?
+    /// Whether this node's own bans were brought into the cluster since it started (or since Redis lost its
+    /// data), and whether that is under way.
+    var bansCarried = false
+    var bansCarrying = false
 
     init(_ parts: RoomsParts, cluster: ClusterNode, relay: MediaRelay?, seal: ClusterSeal) {
         self.seal = seal
@@ -168,6 +175,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         consumers = parts.consumers
         directory = parts.directory
         log = parts.log
+        links = parts.links
     }
 
     static func identity(name: String, incarnation: UInt64) -> String { "\(name)/\(incarnation)" }

@@ -65,6 +65,17 @@ public struct ClusterSeal: Sendable {
         return open(Array(sealed.dropFirst()), context: Self.context("checkpoint", room, id.description))
     }
 
+    /// A ban's record in the cluster's bans, bound to the identity it bans.
+    public func sealBan(_ plain: [UInt8], identity: String) throws -> [UInt8] {
+        [Self.version] + (try seal(plain, context: Self.context("ban", identity)))
+    }
+
+    /// The ban's plain record; nil when no node of this cluster wrote it for `identity`.
+    public func openBan(_ sealed: [UInt8], identity: String) -> [UInt8]? {
+        guard sealed.first == Self.version else { return nil }
+        return open(Array(sealed.dropFirst()), context: Self.context("ban", identity))
+    }
+
     // MARK: Sealing
 
     /// libcrypto could not seal.

@@ -86,4 +86,7 @@ public enum ClusterNotice: Sendable, Equatable {
     /// What the other live nodes say of the rooms they own, for the lobby (`publishLobby`): every node's
     /// records, sent whenever one of them changed or a node came or went.
     case lobby([LobbyRecords])
+    /// The cluster's bans as Redis holds them, read at start, whenever they changed (on the tick), and when the
+    /// runtime asks (`refreshBans`).
+    case bans(ClusterBans)
 }

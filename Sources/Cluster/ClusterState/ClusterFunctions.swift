@@ -7,7 +7,7 @@
 /// Every function touches only the keys it is given, so each stays one atomic step.
 enum ClusterFunctions {
     /// Bumped whenever a function changes meaning; `cr_version` returns it.
-    static let version = "1"
+    static let version = "2"
 
     static let library = """
         #!lua name=clubroom
@@ -119,7 +119,7 @@ enum ClusterFunctions {
           return 0
         end)
 
-        -- KEYS: owner, epoch, events, meta, peers, chat, audit.
+        -- KEYS: owner, epoch, events, meta, peers, chat, audit, bans, bans version, lifts.
         -- ARGV: token, epoch, prev id, new id, request id, kind, body, request cursor ('' for none), time ms,
         -- stream length kept, chat kept, audit kept, then operations as (op, field, value) triples.
         -- One atomic step: the fence (the owner key and the epoch both match the token), then a retry of an
@@ -147,6 +147,13 @@ enum ClusterFunctions {
               redis.call('RPUSH', keys[6], value)
               redis.call('LTRIM', keys[6], -tonumber(args[11]), -1)
             elseif op == 'nochat' then redis.call('DEL', keys[6])
+            elseif op == 'ban' then
+              redis.call('HSET', keys[8], field, value)
+              redis.call('INCR', keys[9])
+            elseif op == 'unban' then
+              redis.call('HDEL', keys[8], field)
+              redis.call('HSET', keys[10], field, value)
+              redis.call('INCR', keys[9])
             elseif op == 'audit' then
               redis.call('RPUSH', keys[7], value)
               redis.call('LTRIM', keys[7], -tonumber(args[12]), -1)
@@ -158,6 +165,34 @@ enum ClusterFunctions {
           redis.call('HSET', keys[4], 'lastId', args[4], 'lastAt', args[9])
           if args[8] ~= '' then redis.call('HSET', keys[4], 'reqCursor', args[8]) end
           return {'OK', args[4]}
+        end)
+
+        -- KEYS: bans, bans version, lifts. ARGV: identity, at (Unix seconds). The operator lifts a ban outside any
+        -- room (clubroom bans --cluster). Returns {1} when there was one.
+        redis.register_function('cr_ban_lift', function(keys, args)
+          if redis.call('HDEL', keys[1], args[1]) == 0 then return {0} end
+          redis.call('HSET', keys[3], args[1], args[2])
+          redis.call('INCR', keys[2])
+          return {1}
+        end)
+
+        -- KEYS: bans, bans version, lifts. ARGV: (identity, at, record) triples.
+        -- A node's own bans that the cluster does not have (made while it ran alone, or kept while Redis lost its
+        -- data), except those lifted in the cluster at or after they were made. Returns how many it added.
+        redis.register_function('cr_ban_carry', function(keys, args)
+          local added = 0
+          local index = 1
+          while index + 2 <= #args do
+            local identity, at = args[index], tonumber(args[index + 1])
+            local lifted = redis.call('HGET', keys[3], identity)
+            if redis.call('HEXISTS', keys[1], identity) == 0 and (not lifted or tonumber(lifted) < at) then
+              redis.call('HSET', keys[1], identity, args[index + 2])
+              added = added + 1
+            end
+            index = index + 3
+          end
+          if added > 0 then redis.call('INCR', keys[2]) end
+          return {added}
         end)
         """
 }

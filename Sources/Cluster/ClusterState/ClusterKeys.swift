@@ -13,6 +13,16 @@ public enum ClusterKeys {
     /// Set of the rooms that have state in Redis.
     public static let rooms = "cr:rooms"
 
+    /// Hash of the identities banned from every room of the cluster: identity to the ban's record, as the server
+    /// writes it (sealed). Written only by `cr_append` (with the entry that bans or lifts), `cr_ban_lift` and
+    /// `cr_ban_carry`.
+    public static let bans = "cr:bans"
+    /// Raised on every change of `bans`, so a node reads the whole hash only when it changed.
+    public static let bansVersion = "cr:bans:v"
+    /// Hash of the identities whose ban was lifted: identity to when (Unix seconds), so a node that was away
+    /// does not bring a lifted ban back (`cr_ban_carry`).
+    public static let lifts = "cr:lifts"
+
     /// `incarnation|slot|media|relay`, expiring unless refreshed.
     public static func node(_ name: String) -> String { "cr:node:\(name)" }
     /// Hash of what the node's lobbies should show of the rooms it owns: room to an entry the room server

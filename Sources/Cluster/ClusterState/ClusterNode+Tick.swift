@@ -128,6 +128,7 @@ extension ClusterNode {
             }
         }
         if lostData {
+            forgetBansVersion()
             post(.redisLostData)
             let owned = state.withLock { state -> [String: HeldLease] in
                 defer { state.leases.removeAll() }
@@ -171,6 +172,7 @@ extension ClusterNode {
             post(.nodeJoined(node))
         }
         try readLobbies(store, live: live)
+        try readBans(store)
         let now = Self.now()
         let (watched, leases, headStartUntil, formerly) = state.withLock {
             (

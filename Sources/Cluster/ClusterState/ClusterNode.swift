@@ -51,6 +51,9 @@ public final class ClusterNode: Sendable {
         var serveLoopRunning = false
         /// The other nodes' lobby records as last read, by node name, with the version read.
         var lobbies: [String: (version: String, records: LobbyRecords)] = [:]
+        /// The version of the cluster's bans as last read (its inner nil: none ever made); nil before the first
+        /// read, so the first tick reads them.
+        var bansVersion: String?? = nil
     }
 
     /// Prepares the node; `start` connects. `deliver` runs a closure on the runtime's thread (its loop's

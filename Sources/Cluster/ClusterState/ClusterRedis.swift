@@ -214,7 +214,8 @@ public struct ClusterRedis {
         for operation in operations { arguments += operation.arguments }
         let keys = [
             ClusterKeys.owner(room), ClusterKeys.epoch(room), ClusterKeys.events(room), ClusterKeys.meta(room),
-            ClusterKeys.peers(room), ClusterKeys.chat(room), ClusterKeys.audit(room),
+            ClusterKeys.peers(room), ClusterKeys.chat(room), ClusterKeys.audit(room), ClusterKeys.bans,
+            ClusterKeys.bansVersion, ClusterKeys.lifts,
         ]
         let reply = try call("cr_append", keys: keys, arguments: arguments)
         let detail = reply.count > 1 ? reply[1].string ?? "" : ""

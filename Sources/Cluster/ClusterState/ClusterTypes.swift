@@ -61,6 +61,10 @@ public enum StateOperation: Sendable, Equatable {
     case removeAllChat
     /// Adds an audit record; the oldest beyond the audit length are dropped.
     case appendAudit([UInt8])
+    /// Bans an identity from every room of the cluster: `cr:bans` holds its record (the server's, sealed).
+    case setBan(String, [UInt8])
+    /// Lifts an identity's ban, at Unix second `at` (kept in `cr:lifts`).
+    case liftBan(String, at: Int64)
 
     /// Meta fields the store writes itself.
     public static let reservedMetaFields: Set<String> = ["lastId", "lastAt", "reqCursor"]
@@ -75,6 +79,8 @@ public enum StateOperation: Sendable, Equatable {
         case .appendChat(let value): [Array("chat".utf8), [], value]
         case .removeAllChat: [Array("nochat".utf8), [], []]
         case .appendAudit(let value): [Array("audit".utf8), [], value]
+        case .setBan(let identity, let value): [Array("ban".utf8), Array(identity.utf8), value]
+        case .liftBan(let identity, let at): [Array("unban".utf8), Array(identity.utf8), Array(String(at).utf8)]
         }
     }
 }

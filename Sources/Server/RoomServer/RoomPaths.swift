@@ -1,5 +1,6 @@
 import MediaServer
 import RoomCore
+import RoomPersistence
 import RoomProtocol
 import RoomTransport
 
@@ -69,6 +70,8 @@ package struct RoomsParts {
     package let log: ServerLog
     /// The names of the server's stream destinations, which every room may stream to.
     package var streamDestinations: [String] = []
+    /// The node's link registry, whose bans a cluster keeps as the cluster's (docs/tokens.md, "Bans").
+    package var links: LinkRegistry?
 }
 
 /// The one door through which a cluster comes into a server: the server knows nothing of Redis, leases or

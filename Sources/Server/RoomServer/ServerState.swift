@@ -72,7 +72,7 @@ final class ServerState: @unchecked Sendable {
                 RoomsParts(
                     roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, persistence: persistence,
                     connections: connections, consumers: consumers, directory: directory, log: log,
-                    streamDestinations: configuration.streams.map(\.name)))
+                    streamDestinations: configuration.streams.map(\.name), links: links))
         } else {
             rooms = LocalRooms(
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,

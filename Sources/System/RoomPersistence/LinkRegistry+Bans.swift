@@ -38,6 +38,24 @@ extension LinkRegistry {
         }
     }
 
+    /// Makes the bans exactly `bans`, in one transaction (a reader sees the old set or the new one): a node of a
+    /// cluster keeps the cluster's bans this way, as Redis holds them (docs/tokens.md, "Bans").
+    public func replaceBans(with bans: [BanRecord]) throws(DatabaseError) {
+        try with { connection throws(DatabaseError) in
+            try connection.transaction { () throws(DatabaseError) in
+                try connection.execute("DELETE FROM bans")
+                for ban in bans {
+                    try connection.prepare(
+                        "INSERT OR REPLACE INTO bans (identity, name, by, room, at, reason) VALUES (?, ?, ?, ?, ?, ?)"
+                    ).bind(
+                        .text(ban.identity), .text(ban.name), .text(ban.by), ban.room.map { .text($0) } ?? .null,
+                        .integer(ban.at), .text(ban.reason)
+                    ).run()
+                }
+            }
+        }
+    }
+
     /// Lifts the ban of `identity`. Returns whether there was one.
     @discardableResult
     public func lift(ban identity: String) throws(DatabaseError) -> Bool {

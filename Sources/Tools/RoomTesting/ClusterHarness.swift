@@ -37,12 +37,18 @@ public final class ServeNode: @unchecked Sendable {
     public let port: Int
 
     /// Starts `clubroom serve --listen HOST:0 --media HOST:0 --data DIR` plus `arguments`, inside the network
-    /// namespace when one is given, and waits for it to listen.
-    public init(host: String, arguments: [String] = [], namespace: NetworkNamespace? = nil) throws {
+    /// namespace when one is given, and waits for it to listen. `data` is DIR: a new folder unless given (a
+    /// server started again on the data of one stopped).
+    public init(
+        host: String, arguments: [String] = [], namespace: NetworkNamespace? = nil, data: TemporaryDirectory? = nil
+    ) throws {
         self.host = host
-        data = TemporaryDirectory()
+        self.data = data ?? TemporaryDirectory()
         let serve =
-            [try clubroomBinary().path, "serve", "--listen", "\(host):0", "--media", "\(host):0", "--data", data.path]
+            [
+                try clubroomBinary().path, "serve", "--listen", "\(host):0", "--media", "\(host):0", "--data",
+                self.data.path,
+            ]
             + arguments
         let command = namespace.map { $0.wrap(serve) } ?? serve
         process.executableURL = URL(fileURLWithPath: command[0])
