@@ -41,7 +41,7 @@ let otherLoopback = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.5", port:
         let server = try UDPSocket(binding: UDPAddress(host: "127.0.0.1", port: 0)!)
         let path = try path(server: server)
         // The client's probe tells the stand-in server (and the forger) where the client listens.
-        path.maintain(now: MonotonicClock.microseconds()) { [] }
+        path.maintain(now: MonotonicClock.microseconds()) { ([], []) }
         #expect(server.waitReadable(timeoutMilliseconds: 2000))
         var buffer = [UInt8](repeating: 0, count: 2048)
         guard let probe = buffer.withUnsafeMutableBytes({ server.receive(into: $0) }) else {
@@ -77,7 +77,7 @@ let otherLoopback = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.5", port:
     @Test func theServersSenderReportTimeIsCarriedBack() throws {
         let server = try UDPSocket(binding: UDPAddress(host: "127.0.0.1", port: 0)!)
         let path = try path(server: server)
-        path.maintain(now: MonotonicClock.microseconds()) { [] }
+        path.maintain(now: MonotonicClock.microseconds()) { ([], []) }
         var buffer = [UInt8](repeating: 0, count: 2048)
         #expect(server.waitReadable(timeoutMilliseconds: 2000))
         let probe = try #require(buffer.withUnsafeMutableBytes { server.receive(into: $0) })
@@ -94,7 +94,7 @@ let otherLoopback = (try? UDPSocket(binding: UDPAddress(host: "127.0.0.5", port:
         }
         // The next report, 1.5 s after the sender report came.
         let now = MonotonicClock.microseconds() + 1_500_000
-        path.maintain(now: now) { [] }
+        path.maintain(now: now) { ([], []) }
         let uplink = try SRTPSession(key: SRTPKey(bytes: sendKey)!, direction: .inbound, ssrc: 0x0100_0001)
         var carried: RTCPReportBlock?
         while carried == nil, server.waitReadable(timeoutMilliseconds: 2000) {

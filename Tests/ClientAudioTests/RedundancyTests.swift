@@ -79,6 +79,35 @@ import Testing
         #expect(try after.map { try RTPHeader.parse($0).payloadType } == [111, 111])
     }
 
+    /// Loss in bursts turns two frames on at a loss one frame would do with at random: the runs decide, not the
+    /// share; and it needs a few packets lost before runs count.
+    @Test func lossInBurstsRepeatsTwoFramesAndRandomLossOne() {
+        var random = RedundancyPolicy()
+        for _ in 0..<6 { random.report(lossPercent: 10, runs: RTCPLossRuns(ssrc: 2, runs: 9, lost: 10)) }
+        #expect(random.level == 1)
+        #expect(!random.lossComesInBursts)
+
+        var bursty = RedundancyPolicy()
+        bursty.report(lossPercent: 6, runs: RTCPLossRuns(ssrc: 2, runs: 1, lost: 3))
+        #expect(bursty.level == 1)
+        bursty.report(lossPercent: 4, runs: RTCPLossRuns(ssrc: 2, runs: 1, lost: 2))
+        #expect(bursty.lossComesInBursts)
+        #expect(bursty.level == 2)
+        // Clean seconds: the bursts stay in view for three reports, the level for five more.
+        for _ in 0..<4 { bursty.report(lossPercent: 0) }
+        #expect(bursty.level == 2)
+        bursty.report(lossPercent: 0)
+        #expect(bursty.level == 1)
+        #expect(!bursty.lossComesInBursts)
+
+        // A server that says no runs (an older one) leaves the share to decide, as before.
+        var unsaid = RedundancyPolicy()
+        for _ in 0..<3 { unsaid.report(lossPercent: 10) }
+        #expect(unsaid.level == 1)
+        for _ in 0..<3 { unsaid.report(lossPercent: 20) }
+        #expect(unsaid.level == 2)
+    }
+
     @Test func aSenderWithoutREDFromTheServerNeverSendsIt() throws {
         var stream = Self.stream
         stream.redPayloadType = nil

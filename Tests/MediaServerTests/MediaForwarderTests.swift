@@ -570,6 +570,56 @@ extension UInt16 {
         return nil
     }
 
+    /// The answer to a report from `peer` (with `extra` after it in the same compound packet), every packet of it.
+    func answer(to peer: TestPeer, extra: [RTCPPacket] = [], forwarder: MediaForwarder) throws -> [RTCPPacket] {
+        let bytes = RTCPPacket.receiverReport(ssrc: peer.ssrc, reports: []).bytes() + extra.flatMap { $0.bytes() }
+        peer.socket.send(try peer.uplink.protect(bytes, rtcp: true), to: forwarder.socket.localAddress)
+        let answer = try #require(peer.receive())
+        return try RTCPPacket.parseCompound(try peer.downlink.unprotect(answer, rtcp: true))
+    }
+
+    /// The runs of loss listeners report for a speaker reach the speaker with its next report, all listeners
+    /// together; runs said of a peer of another room, or of nobody, are left out, and a report with no loss
+    /// since carries none.
+    @Test func listenersRunsOfLossReachTheSpeakerTogether() throws {
+        let forwarder = try MediaForwarder(binding: .loopback(port: 0))
+        forwarder.start()
+        defer { forwarder.stop() }
+        forwarder.setRoomKey(roomKey, epoch: 1, room: "r")
+        forwarder.setRoomKey(roomKey, epoch: 1, room: "other")
+        let speaker = try TestPeer(ssrc: 22_002, roomKey: roomKey, mayPublish: true)
+        let first = try TestPeer(ssrc: 22_004, roomKey: roomKey, mayPublish: false)
+        let second = try TestPeer(ssrc: 22_006, roomKey: roomKey, mayPublish: false)
+        let elsewhere = try TestPeer(ssrc: 22_008, roomKey: roomKey, mayPublish: true)
+        for peer in [speaker, first, second] { forwarder.add(peer.media(room: "r")) }
+        forwarder.add(elsewhere.media(room: "other"))
+        for peer in [speaker, first, second, elsewhere] { #expect(try peer.bind(to: forwarder)) }
+
+        _ = try answer(
+            to: first,
+            extra: [
+                .lossRuns(
+                    ssrc: first.ssrc,
+                    entries: [
+                        RTCPLossRuns(ssrc: speaker.ssrc, runs: 2, lost: 6),
+                        RTCPLossRuns(ssrc: elsewhere.ssrc, runs: 9, lost: 9),
+                        RTCPLossRuns(ssrc: 77, runs: 1, lost: 1),
+                    ])
+            ], forwarder: forwarder)
+        _ = try answer(
+            to: second,
+            extra: [.lossRuns(ssrc: second.ssrc, entries: [RTCPLossRuns(ssrc: speaker.ssrc, runs: 1, lost: 3)])],
+            forwarder: forwarder)
+        let toSpeaker = try answer(to: speaker, forwarder: forwarder)
+        #expect(
+            toSpeaker.dropFirst().first
+                == .lossRuns(ssrc: forwarder.serverSSRC, entries: [RTCPLossRuns(ssrc: speaker.ssrc, runs: 3, lost: 9)]))
+        let toOther = try answer(to: elsewhere, forwarder: forwarder)
+        #expect(toOther.count == 1)
+        let again = try answer(to: speaker, forwarder: forwarder)
+        #expect(again.count == 1)
+    }
+
     @Test func aListenersReportsGiveItsLossAndRoundTrip() throws {
         let measured = Mutex<[String: LinkMeasures]>([:])
         let forwarder = try MediaForwarder(

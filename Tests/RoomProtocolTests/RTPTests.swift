@@ -254,6 +254,24 @@ let opusVector: [UInt8] = [
         #expect(stats.cumulativeLost == 0)
     }
 
+    /// Each run of skipped sequence numbers is one run of loss, across a wrap; taking them starts afresh, and a
+    /// stream that lost nothing since has none.
+    @Test func runsOfLossAreCountedAndTaken() {
+        var stats = RTPReceiveStatistics(minSequential: 0)
+        #expect(stats.takeLossRuns() == nil)
+        _ = stats.record(ssrc: 9, sequence: 65_530, timestamp: 0, arrival: 0)
+        // 65531 lost (a run of 1), 65533–65535 and 0 lost (a run of 4), then 2 lost (a run of 1).
+        for sequence: UInt16 in [65_532, 1, 3, 4] {
+            _ = stats.record(ssrc: 9, sequence: sequence, timestamp: 0, arrival: 0)
+        }
+        #expect(stats.takeLossRuns() == RTCPLossRuns(ssrc: 9, runs: 3, lost: 6))
+        #expect(stats.takeLossRuns() == nil)
+        _ = stats.record(ssrc: 9, sequence: 5, timestamp: 0, arrival: 0)
+        #expect(stats.takeLossRuns() == nil)
+        _ = stats.record(ssrc: 9, sequence: 8, timestamp: 0, arrival: 0)
+        #expect(stats.takeLossRuns() == RTCPLossRuns(ssrc: 9, runs: 1, lost: 2))
+    }
+
     @Test func aLargeJumpIsConfirmedByTheNextPacket() {
         var stats = RTPReceiveStatistics(minSequential: 0)
         _ = stats.record(ssrc: 1, sequence: 10, timestamp: 0, arrival: 0)
@@ -354,6 +372,40 @@ let opusVector: [UInt8] = [
         #expect(try RTCPPacket.parseCompound(receiverReport.bytes() + otherName + shorter) == [receiverReport])
         // Alone it is not a compound packet: one starts with a report.
         #expect(throws: RTCPParseError.notAReport(packetType: 204)) { try RTCPPacket.parseCompound(consent.bytes()) }
+    }
+
+    /// The loss-runs APP packet, byte by byte, after a report; a length that does not fit whole entries, or more
+    /// entries than a packet carries, is skipped like any other APP packet; no cut of it throws anything but a
+    /// parse error.
+    @Test func lossRunsRoundTripAfterAReportAndMalformedOnesAreSkipped() throws {
+        let runs = RTCPPacket.lossRuns(
+            ssrc: 0x0102_0304,
+            entries: [RTCPLossRuns(ssrc: 0x0A0B_0C0D, runs: 3, lost: 0x0109), RTCPLossRuns(ssrc: 7, runs: 0, lost: 0)])
+        #expect(
+            runs.bytes()
+                == [0x80, 204, 0x00, 0x06, 1, 2, 3, 4] + Array("CRLR".utf8)
+                + [0x0A, 0x0B, 0x0C, 0x0D, 0x00, 0x03, 0x01, 0x09, 0, 0, 0, 7, 0, 0, 0, 0])
+        #expect(try RTCPPacket.parseCompound(receiverReport.bytes() + runs.bytes()) == [receiverReport, runs])
+        let empty = RTCPPacket.lossRuns(ssrc: 5, entries: [])
+        #expect(try RTCPPacket.parseCompound(receiverReport.bytes() + empty.bytes()) == [receiverReport, empty])
+        // Half an entry: the length says 12 + 4 bytes.
+        let half: [UInt8] = [0x80, 204, 0x00, 0x03, 1, 2, 3, 4] + Array("CRLR".utf8) + [0, 0, 0, 1]
+        #expect(try RTCPPacket.parseCompound(receiverReport.bytes() + half) == [receiverReport])
+        // One more entry than a packet may carry is left out when written, and skipped when read.
+        let many = (0...RTCPPacket.maxLossRunsEntries).map { RTCPLossRuns(ssrc: UInt32($0), runs: 1, lost: 1) }
+        #expect(
+            RTCPPacket.lossRuns(ssrc: 1, entries: many).bytes().count == 12 + 8 * RTCPPacket.maxLossRunsEntries)
+        var tooMany: [UInt8] = [0x80, 204, 0x00, UInt8(2 + 2 * many.count), 0, 0, 0, 1] + Array("CRLR".utf8)
+        for entry in many { tooMany += [0, 0, 0, UInt8(entry.ssrc), 0, 1, 0, 1] }
+        #expect(try RTCPPacket.parseCompound(receiverReport.bytes() + tooMany) == [receiverReport])
+        let whole = receiverReport.bytes() + runs.bytes()
+        for length in 1..<whole.count {
+            do {
+                _ = try RTCPPacket.parseCompound(Array(whole[..<length]))
+            } catch {
+                #expect(!error.description.isEmpty)
+            }
+        }
     }
 
     @Test func everyTruncationAndEveryByteChangeIsHandled() throws {

@@ -44,8 +44,10 @@ public enum LossBenchmark {
         return Array(samples.prefix(limit))
     }
 
-    /// Runs every condition with redundancy on and off, each once, on `seconds` of speech.
-    public static func report(seconds: Int, seed: UInt64) throws -> BenchmarkReport {
+    /// Runs every condition with redundancy on and off on `seconds` of speech, `runs` times (loss seeds `seed`,
+    /// `seed + 1`, …), and reports each figure's median over the runs, with each run's PESQ in the notes: one run's
+    /// score hangs on where its few lost packets fall, and on a shared machine on how its threads were served.
+    public static func report(seconds: Int, seed: UInt64, runs: Int = 3) throws -> BenchmarkReport {
         let speech = try speech(seconds: seconds)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "clubroom-loss-\(getpid())", isDirectory: true)
@@ -55,80 +57,115 @@ public enum LossBenchmark {
         try writeWideband(speech, to: reference)
 
         struct Run {
+            var seed: UInt64
             var condition: Condition
             var redundancy: Bool
             var result: PathQuality.Result
-            var path: String
-            var opus: String
+            /// The path, libopus alone with FEC, then libopus alone repeating one and two frames.
+            var files: [String]
         }
-        var runs: [Run] = []
-        for condition in conditions {
-            for redundancy in [true, false] {
-                let result = try PathQuality.run(
-                    speech: speech, lossPercent: condition.lossPercent, seed: seed, voiceProcessing: false,
-                    meanBurst: condition.meanBurst, redundancy: redundancy)
-                let tag = "\(runs.count)"
-                let path = folder.appendingPathComponent("path-\(tag).wav").path
-                let opus = folder.appendingPathComponent("opus-\(tag).wav").path
-                try writeWideband(result.path, to: path)
-                try writeWideband(result.opusAlone, to: opus)
-                runs.append(Run(condition: condition, redundancy: redundancy, result: result, path: path, opus: opus))
+        var measured: [Run] = []
+        for run in 0..<max(1, runs) {
+            for condition in conditions {
+                for redundancy in [true, false] {
+                    let result = try PathQuality.run(
+                        speech: speech, lossPercent: condition.lossPercent, seed: seed + UInt64(run),
+                        voiceProcessing: false, meanBurst: condition.meanBurst, redundancy: redundancy)
+                    var files: [String] = []
+                    for (index, samples) in ([result.path, result.opusAlone] + result.redundantAlone).enumerated() {
+                        // The references do not depend on the path's setting: scored once, with redundancy on.
+                        guard index < 2 || redundancy else { break }
+                        let path = folder.appendingPathComponent("\(measured.count)-\(index).wav").path
+                        try writeWideband(samples, to: path)
+                        files.append(path)
+                    }
+                    measured.append(
+                        Run(
+                            seed: seed + UInt64(run), condition: condition, redundancy: redundancy, result: result,
+                            files: files))
+                }
             }
         }
-        let scores = try pesq(reference: reference, degraded: runs.flatMap { [$0.path, $0.opus] })
+        let allFiles = measured.flatMap(\.files)
+        let allScores = try pesq(reference: reference, degraded: allFiles)
+        let score = Dictionary(uniqueKeysWithValues: zip(allFiles, allScores))
+
+        /// The median over the runs of `value` for `condition` with redundancy `on` or off.
+        func median(_ condition: Condition, _ on: Bool, _ value: (Run) -> Double) -> Double {
+            let values = measured.filter { $0.condition == condition && $0.redundancy == on }.map(value).sorted()
+            guard !values.isEmpty else { return 0 }
+            let middle = values.count / 2
+            return values.count % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2
+        }
+        func pesqOf(_ file: Int) -> (Run) -> Double { { run in file < run.files.count ? score[run.files[file]]! : 0 } }
+        let bitrate: (Run) -> Double = { $0.result.payloadKilobitsPerSecond }
+        let delay: (Run) -> Double = { $0.result.receiver?.playoutDelayMilliseconds ?? 0 }
 
         var rows: [BenchmarkReport.Row] = []
-        func run(_ condition: Condition, _ redundancy: Bool) -> (index: Int, run: Run) {
-            let index = runs.firstIndex { $0.condition == condition && $0.redundancy == redundancy }!
-            return (index, runs[index])
-        }
-        let clean = run(conditions[0], true).run
-        let cleanOff = run(conditions[0], false).run
+        var notes: [String] = []
+        let clean = conditions[0]
         for condition in conditions {
-            let on = run(condition, true)
-            let off = run(condition, false)
             let name = condition.name
             rows.append(
                 .init(
-                    "\(name): PESQ-WB, RED on", scores[2 * on.index], "MOS", target: condition.goal, goal: .atLeast))
-            rows.append(.init("\(name): PESQ-WB, RED off", scores[2 * off.index], "MOS"))
-            rows.append(.init("\(name): PESQ-WB, libopus alone (FEC)", scores[2 * on.index + 1], "MOS"))
-            rows.append(.init("\(name): frames lost", Double(on.run.result.lostFrames), "frames"))
+                    "\(name): PESQ-WB, RED on", median(condition, true, pesqOf(0)), "MOS", target: condition.goal,
+                    goal: .atLeast))
+            rows.append(.init("\(name): PESQ-WB, RED off", median(condition, false, pesqOf(0)), "MOS"))
+            rows.append(.init("\(name): PESQ-WB, libopus alone (FEC)", median(condition, true, pesqOf(1)), "MOS"))
             rows.append(
-                .init("\(name): frames rebuilt from RED", Double(on.run.result.receiver?.recoveredByRED ?? 0), "frames")
-            )
+                .init("\(name): PESQ-WB, libopus alone repeating 1 frame", median(condition, true, pesqOf(2)), "MOS"))
             rows.append(
-                .init("\(name): frames concealed, RED on", Double(on.run.result.receiver?.concealed ?? 0), "frames"))
+                .init("\(name): PESQ-WB, libopus alone repeating 2 frames", median(condition, true, pesqOf(3)), "MOS"))
             rows.append(
-                .init("\(name): frames concealed, RED off", Double(off.run.result.receiver?.concealed ?? 0), "frames"))
-            rows.append(.init("\(name): payload bitrate, RED on", on.run.result.payloadKilobitsPerSecond, "kbit/s"))
-            rows.append(.init("\(name): payload bitrate, RED off", off.run.result.payloadKilobitsPerSecond, "kbit/s"))
-            let delayOn = on.run.result.receiver?.playoutDelayMilliseconds ?? 0
-            let delayOff = off.run.result.receiver?.playoutDelayMilliseconds ?? 0
+                .init("\(name): frames lost", median(condition, true) { Double($0.result.lostFrames) }, "frames"))
+            rows.append(
+                .init(
+                    "\(name): frames rebuilt from RED",
+                    median(condition, true) { Double($0.result.receiver?.recoveredByRED ?? 0) }, "frames"))
+            rows.append(
+                .init(
+                    "\(name): frames concealed, RED on",
+                    median(condition, true) { Double($0.result.receiver?.concealed ?? 0) }, "frames"))
+            rows.append(
+                .init(
+                    "\(name): frames concealed, RED off",
+                    median(condition, false) { Double($0.result.receiver?.concealed ?? 0) }, "frames"))
+            rows.append(.init("\(name): payload bitrate, RED on", median(condition, true, bitrate), "kbit/s"))
+            rows.append(.init("\(name): payload bitrate, RED off", median(condition, false, bitrate), "kbit/s"))
+            let delayOn = median(condition, true, delay)
             rows.append(.init("\(name): playout delay, RED on", delayOn, "ms"))
-            rows.append(.init("\(name): extra delay of RED (on − off)", delayOn - delayOff, "ms", target: 20))
-            if condition.lossPercent == 10, condition.meanBurst == 1, clean.result.payloadKilobitsPerSecond > 0 {
+            rows.append(
+                .init(
+                    "\(name): extra delay of RED (on − off)", delayOn - median(condition, false, delay), "ms",
+                    target: 20))
+            if condition.lossPercent == 10, condition.meanBurst == 1 {
+                let cleanRate = median(clean, true, bitrate)
                 rows.append(
                     .init(
                         "10%: bitrate against clean, RED on",
-                        on.run.result.payloadKilobitsPerSecond / clean.result.payloadKilobitsPerSecond, "x",
-                        target: 2.2))
+                        cleanRate > 0 ? median(condition, true, bitrate) / cleanRate : 0, "x", target: 2.2))
             }
+            let each = measured.filter { $0.condition == condition && $0.redundancy }.map { run in
+                "seed \(run.seed) " + String(format: "%.2f", score[run.files[0]]!)
+            }
+            notes.append("\(name), PESQ-WB with RED on in each run: " + each.joined(separator: ", "))
         }
+        let cleanOff = median(clean, false, bitrate)
         rows.append(
-            .init(
-                "0%: bitrate, RED on against off",
-                cleanOff.result.payloadKilobitsPerSecond > 0
-                    ? clean.result.payloadKilobitsPerSecond / cleanOff.result.payloadKilobitsPerSecond : 0, "x"))
+            .init("0%: bitrate, RED on against off", cleanOff > 0 ? median(clean, true, bitrate) / cleanOff : 0, "x"))
         return BenchmarkReport(
             name: "loss: PESQ-WB under packet loss, redundancy on and off",
             rows: rows,
             notes: [
-                "\(Double(speech.count) / Double(AudioFormat.sampleRate)) s of natural speech (alsa-utils), loss seed \(seed), "
-                    + "one run per condition and setting, each after a 3 s lead-in of the same speech",
+                "\(Double(speech.count) / Double(AudioFormat.sampleRate)) s of natural speech (alsa-utils), \(max(1, runs)) "
+                    + "runs (loss seeds \(seed)–\(seed + UInt64(max(1, runs)) - 1)), each condition and setting once a run, "
+                    + "after a 3 s lead-in of the same speech; every figure is the median over the runs",
+                "libopus alone: one encoder and decoder on the frames the path lost, with FEC, or repeating one or two "
+                    + "frames before: what redundancy can give on this loss without the network, the jitter buffer or "
+                    + "the machine's timing",
                 "playout delay: the listener's jitter buffer at the end of the run; bitrate: the payload the "
                     + "listener was sent (RTP header, level extension and SRTP tag left out)",
-            ])
+            ] + notes)
     }
 
     /// `samples` (48 kHz) as a 16 kHz WAV file, as PESQ-WB takes it.

@@ -34,6 +34,11 @@ public enum PathQuality {
         /// The Opus (or RED) payload the server sent the listener for the speech (after the lead-in), in kbit/s
         /// of speech: the datagrams' bytes less the RTP header, level extension and SRTP tag (30 bytes each).
         public var payloadKilobitsPerSecond: Double = 0
+        /// libopus alone as a sender repeating frames would use it, on the same lost frames: with one earlier
+        /// frame repeated, then with two; FEC off, a lost frame played from the first later packet that repeats it, concealed when none arrived within
+        /// as many packets. What redundancy can give on this loss, without the network, the jitter buffer or the
+        /// machine's timing.
+        public var redundantAlone: [[Int16]] = []
     }
 
     /// Sends `speech` (48 kHz mono) through both paths with `lossPercent` random loss from `seed`, each packet
@@ -98,6 +103,11 @@ public enum PathQuality {
         var settings = OpusEncoder.Configuration()
         settings.expectedLossPercent = Int(lossPercent.rounded(.up))
         let opus = try opusAlone(speech: signal, frames: frameCount, lost: lost, settings: settings)
+        let redundant = try [1, 2].map { repeats in
+            let heard = try opusAlone(
+                speech: signal, frames: frameCount, lost: lost, settings: OpusEncoder.Configuration(), repeats: repeats)
+            return Array(heard.dropFirst(leadFrames * frame).prefix(speech.count))
+        }
         // The lead-in is a copy of the speech's start: a shift of its length lines that copy up with the speech
         // itself, nearly as well as the true shift. The path's true delay (network, jitter buffer, the moment
         // between the listener's start and the speaker's) is far shorter than a lead-in, so only shorter shifts
@@ -110,7 +120,8 @@ public enum PathQuality {
             path: path, opusAlone: Array(opus.dropFirst(leadFrames * frame).prefix(speech.count)),
             lostFrames: lost.filter { $0 >= leadFrames }.count, frames: frameCount - leadFrames,
             receiver: listener.lastStats,
-            payloadKilobitsPerSecond: speechSeconds > 0 ? Double(payloadBytes) * 8 / speechSeconds / 1000 : 0)
+            payloadKilobitsPerSecond: speechSeconds > 0 ? Double(payloadBytes) * 8 / speechSeconds / 1000 : 0,
+            redundantAlone: redundant)
     }
 
     /// The shift, in whole frames and below `limit` samples, at which `delayed` best matches `reference` (largest
@@ -136,9 +147,11 @@ public enum PathQuality {
         return best.shift
     }
 
-    /// libopus alone: one encoder and one decoder, `lost` frames lost, DTX frames not sent.
+    /// libopus alone: one encoder and one decoder, `lost` frames lost, DTX frames not sent. With `repeats`, each
+    /// packet also carries the `repeats` frames before it (RFC 2198), so a lost frame is decoded whole from any
+    /// of the next `repeats` packets that arrived; FEC then comes from the next packet's own frame only.
     static func opusAlone(
-        speech: [Int16], frames: Int, lost: Set<Int>, settings: OpusEncoder.Configuration
+        speech: [Int16], frames: Int, lost: Set<Int>, settings: OpusEncoder.Configuration, repeats: Int = 0
     ) throws -> [Int16] {
         let encoder = try OpusEncoder(configuration: settings)
         let decoder = try OpusDecoder()
@@ -153,8 +166,11 @@ public enum PathQuality {
         output.reserveCapacity(frames * AudioFormat.samplesPerFrame)
         // As over RTP, DTX frames (one or two bytes) are not sent: the decoder conceals them like lost ones.
         func arrives(_ index: Int) -> Bool { !lost.contains(index) && packets[index].count > 2 }
+        func repeated(_ index: Int) -> Bool {
+            packets[index].count > 2 && (0...repeats).contains { index + $0 < frames && arrives(index + $0) }
+        }
         for index in 0..<frames {
-            if arrives(index) {
+            if repeated(index) {
                 output += try decoder.decode(packets[index]).samples
             } else if index + 1 < frames, arrives(index + 1) {
                 var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)

@@ -289,7 +289,7 @@ public final class ClientMedia: @unchecked Sendable {
             packet.deallocate()
         }
         while running.load(ordering: .acquiring) {
-            path.maintain(now: MonotonicClock.microseconds(), reportBlocks: { receiver.reportBlocks() })
+            path.maintain(now: MonotonicClock.microseconds(), report: { receiver.report() })
             let now = MonotonicClock.microseconds()
             if nextTick > now { MonotonicClock.sleep(microseconds: nextTick - now) }
             path.receive { incoming in
@@ -304,7 +304,7 @@ public final class ClientMedia: @unchecked Sendable {
                                 arrivalMicroseconds: arrival))
                     }
                     receiver.insert(bytes, arrival: arrival)
-                case .lossReport(let percent): sender?.reportLoss(percent: percent)
+                case .lossReport(let percent, let runs): sender?.reportLoss(percent: percent, runs: runs)
                 }
             }
             let tickTime = MonotonicClock.microseconds()

@@ -27,8 +27,9 @@ public struct MediaChannel: Sendable {
 enum Incoming {
     /// An RTP packet of the room, decrypted in place: its bytes, and when it arrived (µs, monotonic).
     case rtp(UnsafeRawBufferPointer, arrival: Int64)
-    /// The server's receiver report about this client's stream: the share of its packets being lost.
-    case lossReport(percent: Int)
+    /// The server's receiver report about this client's stream: the share of its packets being lost, and the runs
+    /// they were lost in when the server said them.
+    case lossReport(percent: Int, runs: RTCPLossRuns?)
 }
 
 /// How one connection's media travels: the UDP socket towards the server, the SRTP sessions (this client's
@@ -119,7 +120,7 @@ final class MediaPath {
 
     /// Sends a receiver report when one is due: every 200 ms while UDP is being probed, every second after;
     /// falls back to the WebSocket when the probe has had no answer by its deadline.
-    func maintain(now: Int64, reportBlocks: () -> [RTCPReportBlock]) {
+    func maintain(now: Int64, report: () -> (blocks: [RTCPReportBlock], runs: [RTCPLossRuns])) {
         // No UDP address: the WebSocket is the only way, so there is nothing to probe.
         if kind == nil, server == nil || now >= probeDeadline {
             choose(.websocket)
@@ -127,7 +128,7 @@ final class MediaPath {
         let interval = kind == nil ? Self.probeInterval : Self.reportInterval
         guard now - lastReport >= interval else { return }
         lastReport = now
-        var blocks = reportBlocks()
+        var (blocks, runs) = report()
         if let sender = lastSenderReport {
             // RFC 3550 §6.4.1: LSR, and the delay since it came (DLSR) in 1/65536 s, first so it is never cut.
             let held = UInt32(clamping: (now - sender.arrival) * 65536 / 1_000_000)
@@ -137,7 +138,11 @@ final class MediaPath {
                     lastSenderReport: sender.time, delaySinceLastSenderReport: held), at: 0)
             lastSenderReport = nil
         }
-        let report = RTCPPacket.receiverReport(ssrc: offer.ssrc, reports: blocks).bytes()
+        var report = RTCPPacket.receiverReport(ssrc: offer.ssrc, reports: blocks).bytes()
+        if !runs.isEmpty {
+            runs = Array(runs.prefix(RTCPPacket.maxLossRunsEntries))
+            report += RTCPPacket.lossRuns(ssrc: offer.ssrc, entries: runs).bytes()
+        }
         guard let protected = try? uplink.protect(report, rtcp: true) else { return }
         protected.withUnsafeBytes { transmit($0) }
     }
@@ -244,6 +249,10 @@ final class MediaPath {
                 for case .consent(_, let nonce) in packets where viaUDP {
                     answerConsent(nonce)
                 }
+                var runs: RTCPLossRuns?
+                for case .lossRuns(_, let entries) in packets {
+                    runs = entries.first { $0.ssrc == offer.ssrc } ?? runs
+                }
                 for packet in packets {
                     let reports: [RTCPReportBlock]
                     switch packet {
@@ -254,7 +263,7 @@ final class MediaPath {
                     default: reports = []
                     }
                     for report in reports where report.ssrc == offer.ssrc {
-                        handle(.lossReport(percent: report.lossPercent))
+                        handle(.lossReport(percent: report.lossPercent, runs: runs))
                     }
                 }
                 return

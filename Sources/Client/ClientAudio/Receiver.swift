@@ -237,9 +237,14 @@ final class Receiver {
         }
     }
 
-    /// A receiver report block per speaker, in SSRC order, for RTCP.
-    func reportBlocks() -> [RTCPReportBlock] {
-        speakers.keys.sorted().compactMap { speakers[$0]?.statistics.reportBlock() }
+    /// A receiver report block per speaker, in SSRC order, for RTCP, and the runs of loss of those that lost
+    /// packets since the last report.
+    func report() -> (blocks: [RTCPReportBlock], runs: [RTCPLossRuns]) {
+        let order = speakers.keys.sorted()
+        return (
+            order.compactMap { speakers[$0]?.statistics.reportBlock() },
+            order.compactMap { speakers[$0]?.statistics.takeLossRuns() }
+        )
     }
 
     /// Forgets speakers silent for 30 s, then returns every speaker's figures, in SSRC order, named by `names`.

@@ -189,11 +189,12 @@ public final class SendPipeline {
     public var redundancy: Int { stream.redPayloadType == nil ? 0 : policy.level }
 
     /// The server's report of the loss on this client's stream (the worse of its uplink and its listeners'
-    /// downlinks), about once a second: sets the redundancy (see ``RedundancyPolicy``) and the encoder's
+    /// downlinks, with the runs that loss came in when the server says them), about once a second: sets the
+    /// redundancy (see ``RedundancyPolicy``) and the encoder's
     /// expected loss, which sizes its FEC. While packets repeat earlier frames, FEC (which repeats the previous
     /// frame at a lower quality) would only take bits from the frame itself, so it is off.
-    public func reportLoss(percent: Int) {
-        if stream.redPayloadType != nil { policy.report(lossPercent: percent) }
+    public func reportLoss(percent: Int, runs: RTCPLossRuns? = nil) {
+        if stream.redPayloadType != nil { policy.report(lossPercent: percent, runs: runs) }
         setExpectedLoss(percent: redundancy > 0 ? 0 : percent)
     }
 

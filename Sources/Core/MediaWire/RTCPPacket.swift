@@ -73,8 +73,28 @@ public struct RTCPSenderInfo: Sendable, Equatable {
     }
 }
 
-/// The RTCP packets Clubroom reads and writes: sender and receiver reports, and the consent check (an APP
-/// packet). Other packet types in a compound packet (SDES, BYE, other APP packets) are skipped by their length.
+/// How one source's packets were lost since the last report (the `CRLR` APP packet): how many, and in how many
+/// runs of consecutive sequence numbers. `lost / runs` is the mean length of a burst, which a report block's
+/// fraction lost cannot say: 10 % lost one packet at a time and 10 % lost three at a time read the same there.
+public struct RTCPLossRuns: Sendable, Equatable {
+    /// The entry's bytes on the wire.
+    public static let length = 8
+
+    public var ssrc: UInt32
+    /// Runs of consecutive lost packets.
+    public var runs: UInt16
+    /// Packets lost in them.
+    public var lost: UInt16
+
+    public init(ssrc: UInt32, runs: UInt16, lost: UInt16) {
+        self.ssrc = ssrc
+        self.runs = runs
+        self.lost = lost
+    }
+}
+
+/// The RTCP packets Clubroom reads and writes: sender and receiver reports, the consent check and the loss runs
+/// (APP packets). Other packet types in a compound packet (SDES, BYE, other APP packets) are skipped by their length.
 public enum RTCPPacket: Sendable, Equatable {
     public static let senderReportType: UInt8 = 200
     public static let receiverReportType: UInt8 = 201
@@ -83,6 +103,10 @@ public enum RTCPPacket: Sendable, Equatable {
     public static let consentName: [UInt8] = Array("CRCN".utf8)
     /// The bytes of a consent nonce.
     public static let consentNonceBytes = 16
+    /// The APP packet's name for loss runs.
+    public static let lossRunsName: [UInt8] = Array("CRLR".utf8)
+    /// The most entries one loss-runs packet carries (the rest are left out).
+    public static let maxLossRunsEntries = 31
 
     case senderReport(ssrc: UInt32, info: RTCPSenderInfo, reports: [RTCPReportBlock])
     case receiverReport(ssrc: UInt32, reports: [RTCPReportBlock])
@@ -90,6 +114,11 @@ public enum RTCPPacket: Sendable, Equatable {
     /// and moves a peer's media there only once the peer answers from that address with the same nonce (an APP
     /// packet, RFC 3550 §6.7, named `CRCN`, after a report in the same compound packet). `ssrc` is the sender's.
     case consent(ssrc: UInt32, nonce: [UInt8])
+    /// The loss runs of each source since the last report, after a report in the same compound packet (an APP
+    /// packet named `CRLR`, subtype 0, entries of ``RTCPLossRuns/length`` bytes). A receiver says it of each
+    /// speaker it hears; the server says it to a speaker of its stream (its listeners' together). `ssrc` is the
+    /// sender's.
+    case lossRuns(ssrc: UInt32, entries: [RTCPLossRuns])
 
     /// Whether a datagram looks like RTCP rather than RTP (RFC 5761 §4: payload types 64–95 on the wire).
     public static func isRTCP(_ packet: UnsafeRawBufferPointer) -> Bool {
@@ -112,6 +141,18 @@ public enum RTCPPacket: Sendable, Equatable {
             Self.append16(&out, UInt16((12 + data.count) / 4 - 1))
             Self.append32(&out, sender)
             return out + Self.consentName + data
+        case .lossRuns(let sender, let entries):
+            let kept = entries.prefix(Self.maxLossRunsEntries)
+            var out: [UInt8] = [0x80, Self.applicationType]
+            Self.append16(&out, UInt16((12 + RTCPLossRuns.length * kept.count) / 4 - 1))
+            Self.append32(&out, sender)
+            out += Self.lossRunsName
+            for entry in kept {
+                Self.append32(&out, entry.ssrc)
+                Self.append16(&out, entry.runs)
+                Self.append16(&out, entry.lost)
+            }
+            return out
         }
         let blocks = reports.prefix(31)
         let length = 8 + (info == nil ? 0 : 20) + RTCPReportBlock.length * blocks.count
@@ -184,6 +225,16 @@ public enum RTCPPacket: Sendable, Equatable {
                     .consent(
                         ssrc: read32(bytes, offset + 4),
                         nonce: Array(bytes[(offset + 12)..<(offset + 12 + consentNonceBytes)])))
+            case applicationType
+            where count == 0 && length >= 12 && (length - 12) % RTCPLossRuns.length == 0
+                && (length - 12) / RTCPLossRuns.length <= maxLossRunsEntries
+                && Array(bytes[(offset + 8)..<(offset + 12)]) == lossRunsName:
+                let entries = stride(from: offset + 12, to: offset + length, by: RTCPLossRuns.length).map { at in
+                    RTCPLossRuns(
+                        ssrc: read32(bytes, at), runs: UInt16(bytes[at + 4]) << 8 | UInt16(bytes[at + 5]),
+                        lost: UInt16(bytes[at + 6]) << 8 | UInt16(bytes[at + 7]))
+                }
+                packets.append(.lossRuns(ssrc: read32(bytes, offset + 4), entries: entries))
             default:
                 break
             }

@@ -43,6 +43,9 @@ public struct RTPReceiveStatistics: Sendable, Equatable {
     public private(set) var lastTimestamp: UInt32 = 0
     /// Times the sequence restarted or the source changed.
     public private(set) var restarts = 0
+    /// Runs of consecutive sequence numbers skipped since ``takeLossRuns()``, and the packets in them.
+    var runsSinceTaken = 0
+    var lostInRunsSinceTaken = 0
 
     /// `minSequential` is how many packets in a row a new source needs before it counts (RFC 3550 uses 2;
     /// a receiver whose packets are already authenticated by SRTP may use 0).
@@ -125,6 +128,11 @@ public struct RTPReceiveStatistics: Sendable, Equatable {
         }
         var verdict = RTPSequenceVerdict.valid
         if delta < Self.maxDropout {
+            if delta > 1 {
+                // The numbers skipped are one run of loss (a packet of it arriving late is not taken back).
+                runsSinceTaken += 1
+                lostInRunsSinceTaken += Int(delta) - 1
+            }
             if sequence < maxSequence { cycles &+= Self.sequenceModulo }
             maxSequence = sequence
             lastTimestamp = timestamp
@@ -160,6 +168,15 @@ public struct RTPReceiveStatistics: Sendable, Equatable {
         let magnitude = UInt64(difference.magnitude)
         // jitterScaled holds 16 J, so J += (|D| - J)/16 becomes 16J += |D| - 16J/16.
         jitterScaled = jitterScaled &+ magnitude &- ((jitterScaled &+ 8) >> 4)
+    }
+
+    /// The runs of loss since the last call (each a run of consecutive sequence numbers that never came before a
+    /// later one did), and starts counting afresh; nil when nothing was lost.
+    public mutating func takeLossRuns() -> RTCPLossRuns? {
+        defer { (runsSinceTaken, lostInRunsSinceTaken) = (0, 0) }
+        guard started, runsSinceTaken > 0 else { return nil }
+        return RTCPLossRuns(
+            ssrc: ssrc, runs: UInt16(clamping: runsSinceTaken), lost: UInt16(clamping: lostInRunsSinceTaken))
     }
 
     /// The loss figures for a receiver report block since the last call, and advances the interval.

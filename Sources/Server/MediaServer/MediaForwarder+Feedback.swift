@@ -93,15 +93,34 @@ extension MediaForwarder {
                 }
             }
         }
+        for case .lossRuns(_, let entries) in packets {
+            for entry in entries {
+                guard let speaker = peers[entry.ssrc], speaker.info.room == peer.info.room else { continue }
+                speaker.downstreamRuns += Int(entry.runs)
+                speaker.downstreamRunLost += Int(entry.lost)
+            }
+        }
         var block = peer.statistics.reportBlock()
         measure(peer, uplink: block)
         block.ssrc = ssrc
         block.fractionLost = max(block.fractionLost, peer.downstreamLoss)
         peer.downstreamLoss = 0
+        // With the share lost, how it was lost: the runs of the uplink and of every listener's downlink
+        // together, which tell the speaker whether its loss comes in bursts (docs/media.md, "Redundancy").
+        let uplinkRuns = peer.statistics.takeLossRuns()
+        let runs = Int(uplinkRuns?.runs ?? 0) + peer.downstreamRuns
+        let runLost = Int(uplinkRuns?.lost ?? 0) + peer.downstreamRunLost
+        (peer.downstreamRuns, peer.downstreamRunLost) = (0, 0)
         // A sender report, so that the peer's next report carries its time back and gives the round trip.
         let info = RTCPSenderInfo(
             ntpTimestamp: UInt64(Self.compactTime()) << 16, rtpTimestamp: 0, packetCount: 0, octetCount: 0)
         var reply = RTCPPacket.senderReport(ssrc: serverSSRC, info: info, reports: [block]).bytes()
+        if runs > 0 {
+            reply += RTCPPacket.lossRuns(
+                ssrc: serverSSRC,
+                entries: [RTCPLossRuns(ssrc: ssrc, runs: UInt16(clamping: runs), lost: UInt16(clamping: runLost))]
+            ).bytes()
+        }
         if let nonce { reply += RTCPPacket.consent(ssrc: serverSSRC, nonce: nonce).bytes() }
         guard reply.count + SRTPSession.maxTrailer <= buffer.count else { return }
         buffer.copyBytes(from: reply)

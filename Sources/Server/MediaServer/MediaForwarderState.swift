@@ -19,6 +19,10 @@ extension MediaForwarder {
         var statistics = RTPReceiveStatistics(minSequential: 0)
         /// The worst loss fraction (of 256) listeners reported for this speaker since the last report to it.
         var downstreamLoss: UInt8 = 0
+        /// The runs of loss listeners on this node reported for this speaker since the last report to it, and the
+        /// packets in them, all listeners together.
+        var downstreamRuns = 0
+        var downstreamRunLost = 0
         /// Whether the peer takes RFC 2198 redundancy in what it is sent.
         var takesRED = false
         /// The worst loss fraction (of 256) and jitter (RTP units) this peer reported of the speakers it hears,

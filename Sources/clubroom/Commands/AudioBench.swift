@@ -37,7 +37,7 @@ enum AudioBench {
         "voice-processing", help: "quality-path: noise suppression and gain control on the sent speech.")
     static let runs = TypedOption.integer(
         "runs", placeholder: "N", in: 1...20, default: 3,
-        help: "highlight: how many runs (the report gives their medians).")
+        help: "highlight, loss: how many runs (the report gives their medians; loss: seeds --seed, --seed + 1, …).")
     static let pulse = TypedOption.flag(
         "pulse", help: "latency: also measure through real ALSA devices on PulseAudio null sinks (needs pulseaudio).")
 

@@ -27,7 +27,7 @@ enum BenchCommand: ClubroomCommand {
             case .soak: return [minutes.option]
             case .fanout: return [speakers.option, listeners.option, seconds.option, nodes.option]
             case .latency: return [seconds.option, AudioBench.seed.option, AudioBench.pulse.option]
-            case .loss: return [seconds.option, AudioBench.seed.option]
+            case .loss: return [seconds.option, AudioBench.seed.option, AudioBench.runs.option]
             case .cpu, .record, .stream: return [seconds.option]
             case .highlight: return [seconds.option, AudioBench.runs.option]
             case .qualityPath: return AudioBench.qualityPathOptions
@@ -169,7 +169,8 @@ enum BenchCommand: ClubroomCommand {
         case .loss:
             return BenchCommand.emit(
                 try LossBenchmark.report(
-                    seconds: seconds(options.arguments, for: .loss), seed: UInt64(options.arguments[AudioBench.seed])),
+                    seconds: seconds(options.arguments, for: .loss), seed: UInt64(options.arguments[AudioBench.seed]),
+                    runs: options.arguments[AudioBench.runs]),
                 json: options.json)
         case .cpu: return try await runCPU(options)
         case .ui: return try await runUI(options)
