@@ -1,6 +1,7 @@
-import ClusterState
 import RoomTesting
 import Testing
+
+@testable import ClusterState
 
 /// The cluster's bans in Redis: written with the entry that bans or lifts, in the same atomic step (a fenced
 /// append writes none), versioned so a node reads them only when they changed, and carried in from a node's own
