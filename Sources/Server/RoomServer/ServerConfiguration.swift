@@ -31,6 +31,8 @@ public struct ServerConfiguration: Sendable {
     public var recorderCommand: [String]? = nil
     /// The destinations rooms may stream to (`serve --stream NAME=URL`), run with the same program.
     public var streams: [ServerStream] = []
+    /// How long a room whose last host left, with no moderator to take over, goes on before it ends (ms).
+    public var hostlessGrace: Timestamp = RoomAuthority.hostlessGrace
 
     public init(
         host: String = "127.0.0.1", port: Int = 7480, dataDirectory: String, secretFile: String,

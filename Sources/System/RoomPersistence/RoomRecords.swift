@@ -160,4 +160,6 @@ public struct StoredRoom: Sendable, Equatable {
     public var hands: [HandRecord]
     /// Since when the room has had people in it, or nil when it was empty.
     public var liveSince: Int64? = nil
+    /// The room's deadline (a handover due, or its end), if one waits.
+    public var deadline: DeadlineRecord? = nil
 }

@@ -28,6 +28,7 @@ enum ServeCommand: ClubroomCommand {
             media.option, publicAddress.option, maxPeers.option, inviteBurst.option, inviteRate.option,
             linkLiveMax.option, trustedProxy.option, cluster.option, clusterPasswordFile.option, node.option,
             relay.option, clusterSecretFile.option, recorder.option, stream.option, streams.option,
+            hostlessGrace.option,
         ])
 
     static let listen = TypedOption.endpoint(
@@ -96,6 +97,12 @@ enum ServeCommand: ClubroomCommand {
     static let streams = TypedOption.path(
         "streams", placeholder: "FILE", help: "A file of NAME=URL lines, as --stream (# comments, blank lines).")
 
+    static let hostlessGrace = TypedOption.integer(
+        "hostless-grace", placeholder: "SECONDS", in: 1...86_400, default: 120,
+        help:
+            "How long a room whose last host left, with no moderator to take over, goes on before it ends "
+            + "(a server alone; a cluster's rooms wait 120).")
+
     /// The server's settings, as given on the command line.
     struct Options: Equatable {
         var recorder: String?
@@ -115,8 +122,11 @@ enum ServeCommand: ClubroomCommand {
         var publicAddress: String?
         var admissionLimits = AdmissionLimits()
         var streams: [StreamList.Entry] = []
+        /// How long a room left without host or moderator goes on before it ends, in seconds.
+        var hostlessGrace = 120
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
+            hostlessGrace = arguments[ServeCommand.hostlessGrace]
             admissionLimits.addressBurst = Double(arguments[ServeCommand.inviteBurst])
             admissionLimits.addressPerSecond = Double(arguments[ServeCommand.inviteRate]) / 60
             admissionLimits.maxLiveIdentitiesPerLink = arguments[ServeCommand.linkLiveMax]
@@ -229,6 +239,7 @@ extension ServeCommand {
         configuration.admissionLimits = options.admissionLimits
         configuration.recorderCommand = options.recorder.map { [$0] }
         configuration.streams = options.streams.map { ServerStream(name: $0.name, url: $0.url) }
+        configuration.hostlessGrace = Timestamp(options.hostlessGrace) * 1000
         let log = ServerLog()
         if let key = options.tlsKey, let mode = Self.groupOrOtherReadable(key) {
             // Warned of, not refused: keys kept for a group (ssl-cert, 0640) are a common and deliberate setup.
