@@ -49,9 +49,14 @@ public enum Narration {
     /// What everyone is told of a room whose last host left with no moderator to take over: those present when
     /// it happened (`room_ending`) and whoever joins meanwhile (the snapshot's `ending`) alike.
     static func endingSentence(_ ending: HostlessEnding, _ state: AppState) -> String {
+        endingClause(ending, state) + "."
+    }
+
+    /// The same without its full stop, for the summary of what changed while the connection was down.
+    static func endingClause(_ ending: HostlessEnding, _ state: AppState) -> String {
         let label = state.room.roles.label(of: .host)
         return "\(ending.name), the last \(label), left; the room ends in \(lifetime(ending.at - state.now)) unless a "
-            + "\(label) returns."
+            + "\(label) returns"
     }
 
     /// What a newcomer is told of a room where raising hands is off, in the join line: those present heard

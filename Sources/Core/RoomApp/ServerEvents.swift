@@ -234,13 +234,10 @@ private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEff
     if old.handsAllowed != room.handsAllowed {
         changes.append(room.handsAllowed ? "raising hands is on again" : "raising hands is turned off")
     }
-    let label = room.roles.label(of: .host)
     if let ending = room.hostlessEnding, old.hostlessEnding == nil {
-        changes.append(
-            "\(ending.name), the last \(label), left; the room ends in \(Narration.lifetime(ending.at - state.now)) "
-                + "unless a \(label) returns")
+        changes.append(Narration.endingClause(ending, state))
     } else if old.hostlessEnding != nil, room.hostlessEnding == nil {
-        changes.append("a \(label) is back; the room goes on")
+        changes.append("a \(room.roles.label(of: .host)) is back; the room goes on")
     }
     let (streamedBefore, streamedNow) = (old.streaming?.to ?? [], room.streaming?.to ?? [])
     if streamedBefore != streamedNow {
