@@ -63,6 +63,69 @@ import Testing
         #expect(state.room.endsAt == nil)
     }
 
+    /// Someone who joins a room that is ending is told as those present were told: after the join line, the
+    /// same sentence, on the notice row and in the event pane, and said in line mode.
+    @Test func aNewcomerToARoomThatIsEndingIsToldWhenItEnds() {
+        let peers = sketchPeers().filter { $0.role != .host && $0.role != .moderator }
+        let ending = HostlessEnding(host: "ana", name: "Ana", at: t0 + 100_000)
+        let sentence = "Ana, the last host, left; the room ends in 2 minutes unless a host returns."
+        for lineMode in [true, false] {
+            var state = AppState(roles: roles, lineMode: lineMode)
+            _ = reduceApp(&state, .resize(width: 80, height: 24))
+            let snapshot = RoomSnapshot(
+                roomID: "lobby", selfID: "hana", peers: peers, seq: 10, hostlessEnding: ending)
+            let says = reduceApp(&state, .server(.joined(snapshot), seq: 10, at: t0)).compactMap {
+                if case .say(let text) = $0 { text } else { nil }
+            }
+            #expect(says.count == 2)
+            #expect(says.first?.hasPrefix("You joined lobby as Hana (listener).") == true)
+            #expect(says.last == sentence)
+            #expect(state.notice == Notice(.info, sentence))
+            #expect(state.log.last == .notice(sentence, isError: false))
+            #expect(state.room.endsAt == t0 + 100_000)
+        }
+    }
+
+    /// Someone who joins a room where raising hands is off is told so in the join line.
+    @Test func aNewcomerToARoomWithHandsOffIsToldSo() {
+        var state = AppState(roles: roles, lineMode: true)
+        let snapshot = RoomSnapshot(
+            roomID: "lobby", selfID: "hana",
+            peers: sketchPeers().map {
+                var p = $0; p.handRaisedAt = nil; return p
+            },
+            seq: 10, handsAllowed: false)
+        let says = reduceApp(&state, .server(.joined(snapshot), seq: 10, at: t0)).compactMap {
+            if case .say(let text) = $0 { text } else { nil }
+        }
+        #expect(
+            says == [
+                "You joined lobby as Hana (listener). 10 people here: 4 on stage, 0 raised hands, 6 listening. "
+                    + "Raising hands is turned off in this room. Type /help for the commands."
+            ])
+        #expect(!state.room.handsAllowed)
+    }
+
+    /// Back after a drop, the summary of what changed says the room began to end, and that raising hands went off.
+    @Test func aReconnectSaysTheRoomBeganToEndMeanwhile() {
+        var state = joined(as: "hana")
+        _ = send(&state, .server(.reconnecting(attempt: 1, retryAt: t0 + 1_000), seq: 0, at: t0))
+        let peers = sketchPeers().filter { $0.id != "ana" }.map {
+            var p = $0; p.handRaisedAt = nil; return p
+        }
+        let snapshot = RoomSnapshot(
+            roomID: "lobby", topic: "Friday terminal hour", selfID: "hana", peers: peers, seq: 20,
+            hostlessEnding: HostlessEnding(host: "ana", name: "Ana", at: t0 + 62_000), handsAllowed: false)
+        let says = reduceApp(&state, .server(.joined(snapshot), seq: 20, at: t0 + 2_000)).compactMap {
+            if case .say(let text) = $0 { text } else { nil }
+        }
+        #expect(
+            says == [
+                "Reconnected. While you were away: Ana is not back yet; raising hands is turned off; Ana, the last "
+                    + "host, left; the room ends in 1 minute unless a host returns."
+            ])
+    }
+
     /// Raising hands turned off is said with what it did (the hands went down, in the client's state too), and
     /// turned on again; `/hands off` and `/hands on` ask the server for it.
     @Test func handsTurnedOffAndOnAreSaid() {

@@ -89,6 +89,37 @@ struct TemporaryFolder {
         #expect(try reopened.demotions(room: "lobby") == kept)
     }
 
+    /// A room's deadline (a handover due, or its end) is kept across a reopening, replaced by the next, and gone
+    /// when cleared or when the room ends.
+    @Test func deadlinesAreKeptUntilClearedOrTheRoomEnds() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let handover = DeadlineRecord(handoverDue: 70, endsAt: nil, lastHost: "ana", lastHostName: "Ana")
+        let ending = DeadlineRecord(handoverDue: nil, endsAt: 190, lastHost: "ana", lastHostName: "Ana")
+        do {
+            let database = try RoomDatabase(path: folder.databasePath)
+            try database.openRoom("lobby", at: 1)
+            try database.apply(.setDeadline(room: "lobby", deadline: handover))
+            try database.apply(.setDeadline(room: "lobby", deadline: ending))
+            try database.apply(.setDeadline(room: "stage", deadline: handover))
+            try database.apply(.setDeadline(room: "porch", deadline: handover))
+            try database.apply(.setDeadline(room: "porch", deadline: nil))
+            database.close()
+        }
+        let reopened = try RoomDatabase(path: folder.databasePath)
+        #expect(try reopened.load(room: "lobby", rolesSince: 0).deadline == ending)
+        #expect(try reopened.load(room: "porch", rolesSince: 0).deadline == nil)
+        #expect(try reopened.roomsWithDeadlines() == ["lobby", "stage"])
+        try reopened.apply(.endRoom(room: "stage", reason: "", at: 40))
+        #expect(try reopened.roomsWithDeadlines() == ["lobby"])
+        // Neither time: nothing waits, and nothing is kept.
+        try reopened.apply(
+            .setDeadline(
+                room: "lobby", deadline: DeadlineRecord(handoverDue: nil, endsAt: nil, lastHost: "a", lastHostName: "A")
+            ))
+        #expect(try reopened.roomsWithDeadlines() == [])
+    }
+
     @Test func restartKeepsEverything() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -300,7 +331,7 @@ struct TemporaryFolder {
             throws: DatabaseError(
                 path: folder.databasePath, code: nil,
                 message:
-                    "schema version 99 is newer than this program's 8; use a newer clubroom or another data folder",
+                    "schema version 99 is newer than this program's 9; use a newer clubroom or another data folder",
                 sql: nil)
         ) {
             try RoomDatabase(path: folder.databasePath)

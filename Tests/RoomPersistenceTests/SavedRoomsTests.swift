@@ -218,6 +218,11 @@ func chat(_ text: String, at: Int64 = 1) -> DatabaseChange {
             .demote(room: "r", identity: "b", role: "audience", at: 14), .endDemotion(room: "r", identity: "b"),
             .setHand(room: "r", identity: "b", raisedAt: 14), .setHand(room: "r", identity: "b", raisedAt: nil),
             .setLive(room: "r", since: 15), .setLive(room: "r", since: nil),
+            .setDeadline(
+                room: "r", deadline: DeadlineRecord(handoverDue: 16, endsAt: nil, lastHost: "a", lastHostName: "A 名前")),
+            .setDeadline(
+                room: "r", deadline: DeadlineRecord(handoverDue: nil, endsAt: 17, lastHost: nil, lastHostName: nil)),
+            .setDeadline(room: "r", deadline: nil),
         ]
         #expect(try DatabaseChange.decode(DatabaseChange.encode(changes), seq: 1) == changes)
     }

@@ -5,7 +5,8 @@ import Testing
 
 /// One migration chain for every older file: version 2, version 3 with `unlisted_rooms`, version 3 files whose
 /// third migration made `invitations` instead, and version 4, all reach the current version with every table
-/// (`demotions` since version 5, `raised_hands` since version 6, `hands_off_rooms` since version 7, `live_rooms` since version 8).
+/// (`demotions` since version 5, `raised_hands` since version 6, `hands_off_rooms` since version 7, `live_rooms` since
+/// version 8, `room_deadlines` since version 9).
 @Suite struct SchemaMigrationTests {
     /// Makes a current database with one room, then takes it back to `version` without `dropped`.
     private func olderDatabase(version: Int, dropping dropped: [String]) throws -> TemporaryFolder {
@@ -22,11 +23,13 @@ import Testing
     }
 
     @Test(arguments: [
-        (2, ["invitations", "unlisted_rooms", "raised_hands", "hands_off_rooms", "live_rooms"]),
-        (3, ["invitations", "raised_hands", "hands_off_rooms", "live_rooms"]),
-        (3, ["unlisted_rooms", "raised_hands", "hands_off_rooms", "live_rooms"]),
-        (4, ["raised_hands", "hands_off_rooms", "live_rooms"]), (5, ["raised_hands", "hands_off_rooms", "live_rooms"]),
-        (6, ["hands_off_rooms", "live_rooms"]), (7, ["live_rooms"]),
+        (2, ["invitations", "unlisted_rooms", "raised_hands", "hands_off_rooms", "live_rooms", "room_deadlines"]),
+        (3, ["invitations", "raised_hands", "hands_off_rooms", "live_rooms", "room_deadlines"]),
+        (3, ["unlisted_rooms", "raised_hands", "hands_off_rooms", "live_rooms", "room_deadlines"]),
+        (4, ["raised_hands", "hands_off_rooms", "live_rooms", "room_deadlines"]),
+        (5, ["raised_hands", "hands_off_rooms", "live_rooms", "room_deadlines"]),
+        (6, ["hands_off_rooms", "live_rooms", "room_deadlines"]), (7, ["live_rooms", "room_deadlines"]),
+        (8, ["room_deadlines"]),
     ])
     func anOlderDatabaseGainsTheInvitationsAndTheListing(version: Int, dropped: [String]) throws {
         let folder = try olderDatabase(version: version, dropping: dropped)
@@ -50,10 +53,14 @@ import Testing
         #expect(try database.load(room: "jazz", rolesSince: 0).liveSince == 6)
         try database.apply(.setLive(room: "jazz", since: nil))
         #expect(try database.load(room: "jazz", rolesSince: 0).liveSince == nil)
+        let ending = DeadlineRecord(handoverDue: nil, endsAt: 7, lastHost: "ana", lastHostName: "Ana")
+        try database.apply(.setDeadline(room: "jazz", deadline: ending))
+        #expect(try database.load(room: "jazz", rolesSince: 0).deadline == ending)
+        #expect(try database.roomsWithDeadlines() == ["jazz"])
         database.close()
         let connection = try SQLiteConnection(path: folder.databasePath)
         defer { connection.close() }
-        #expect(try Schema.userVersion(connection) == 8)
-        #expect(Schema.currentVersion == 8)
+        #expect(try Schema.userVersion(connection) == 9)
+        #expect(Schema.currentVersion == 9)
     }
 }

@@ -379,3 +379,40 @@ final class UncheckedBox<Value>: @unchecked Sendable {
         self.value = value
     }
 }
+
+/// Rooms that had a deadline when the server stopped are loaded at start and acted on when due, whoever comes back.
+@Suite(.ownThread) struct LocalRoomsDeadlineTests {
+    @Test func aRoomWaitingForItsEndIsLoadedAtStartAndEndsWhenDue() {
+        let test = RoomsUnderTest()
+        var saved = SavedRoom()
+        saved.deadline = RoomDeadline(handoverDue: nil, endsAt: 20_000, lastHost: "ana", lastHostName: "Ana")
+        saved.departed = ["eli": (.audience, 9_000)]
+        test.loader.saved["jazz"] = saved
+        test.rooms.resume(["jazz"], now: 10_000)
+        #expect(test.rooms.rooms["jazz"]?.endsAt == 20_000)
+        // A newcomer meanwhile is told.
+        let probe = JoinProbe()
+        test.rooms.join(probe.ticket("eli", now: 11_000), room: "jazz")
+        test.committer.pending.indices.forEach { test.committer.complete($0) }
+        guard case .joined(let snapshot)? = probe.snapshot?.event else {
+            Issue.record("no snapshot: \(probe.answers)")
+            return
+        }
+        #expect(snapshot.ending == HostlessEnding(host: "ana", name: "Ana", at: 20_000))
+        test.rooms.expireInvitations(now: 19_999)
+        #expect(test.rooms.rooms["jazz"]?.ended == false)
+        test.rooms.expireInvitations(now: 20_000)
+        #expect(test.rooms.rooms["jazz"]?.ended == true)
+        #expect(
+            test.committer.pending.contains {
+                $0.outcome.changes.contains(.ended(reason: "the last host left and none came back"))
+            })
+    }
+
+    /// A room the store does not have is not made by a resume.
+    @Test func aResumeMakesNoRoom() {
+        let test = RoomsUnderTest()
+        test.rooms.resume(["nowhere"], now: 10_000)
+        #expect(test.rooms.rooms["nowhere"] == nil)
+    }
+}

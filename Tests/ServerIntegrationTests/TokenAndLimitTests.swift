@@ -38,9 +38,11 @@ final class SessionRecorder: Sendable {
 }
 
 /// Opens a session for `identity` and waits for its snapshot.
-func joinedSession(_ server: ServerProcess, _ identity: String, role: String) throws -> (RoomSession, SessionRecorder) {
+func joinedSession(
+    _ server: ServerProcess, _ identity: String, role: String, name: String? = nil
+) throws -> (RoomSession, SessionRecorder) {
     let recorder = SessionRecorder()
-    let session = try RoomSession(url: server.url(), token: try server.token(identity, role: role)) {
+    let session = try RoomSession(url: server.url(), token: try server.token(identity, role: role, name: name)) {
         recorder.record($0)
     }
     session.start()

@@ -103,6 +103,7 @@ extension ClusterRooms {
                 chat: saved.chat, departed: saved.departed, demotions: saved.demotions, maxPeers: maxPeers,
                 listed: saved.listed)
             authority.handsAllowed = saved.handsAllowed
+            if let deadline = saved.deadline { authority.restore(deadline, now: now) }
             authority.streamDestinations = streamDestinations
             rewrite(
                 roomName, copy: ReplicatedRoom(authority: authority), id: EntryID(seq: UInt64(now * 1000)),

@@ -262,6 +262,10 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
     /// from then (the other nodes send to a node only while it has people in the room).
     var served: Set<String> = []
 
+    /// A cluster's rooms keep their deadlines in their checkpoints in Redis, which the room's owner acts on; a
+    /// node's own database is only its archive, so nothing is loaded from it at start.
+    package func resume(_ roomNames: [String], now: Timestamp) {}
+
     /// Only the owner lets invitations lapse (and announces reactions held back), with an input carrying its
     /// clock, so that every copy lapses the same ones at the same point of the stream.
     package func expireInvitations(now: Timestamp) {

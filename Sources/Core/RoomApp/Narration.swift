@@ -46,6 +46,23 @@ public enum Narration {
         return first.uppercased() + text.dropFirst()
     }
 
+    /// What everyone is told of a room whose last host left with no moderator to take over: those present when
+    /// it happened (`room_ending`) and whoever joins meanwhile (the snapshot's `ending`) alike.
+    static func endingSentence(_ ending: HostlessEnding, _ state: AppState) -> String {
+        endingClause(ending, state) + "."
+    }
+
+    /// The same without its full stop, for the summary of what changed while the connection was down.
+    static func endingClause(_ ending: HostlessEnding, _ state: AppState) -> String {
+        let label = state.room.roles.label(of: .host)
+        return "\(ending.name), the last \(label), left; the room ends in \(lifetime(ending.at - state.now)) unless a "
+            + "\(label) returns"
+    }
+
+    /// What a newcomer is told of a room where raising hands is off, in the join line: those present heard
+    /// it turned off.
+    static let handsOffClause = " Raising hands is turned off in this room."
+
     /// How long an invitation waits for an answer, in words.
     static var invitationLifetimeWords: String {
         let seconds = Int(Invitation.lifetime / 1000)
@@ -99,6 +116,7 @@ public enum Narration {
             if !snapshot.topic.isEmpty { text += " Topic: \"\(snapshot.topic)\"." }
             text += recordedClause(room)
             text += streamedClause(room)
+            if !room.handsAllowed { text += handsOffClause }
             text += state.lineMode ? " Type /help for the commands." : " Press ? for the keys."
             return Sentence(text)
         case .peerJoined(let peer, _):
@@ -233,9 +251,7 @@ public enum Narration {
             guard let at else {
                 return Sentence("\(name(id, state) ?? who) is back as \(label); the room goes on.", notice: true)
             }
-            return Sentence(
-                "\(who), the last \(label), left; the room ends in \(lifetime(at - state.now)) unless a \(label) "
-                    + "returns.", notice: true)
+            return Sentence(endingSentence(HostlessEnding(host: id, name: who, at: at), state), notice: true)
         case .topicChanged(let topic, let by):
             let actor = actorName(by, state)
             return Sentence(topic.isEmpty ? "\(actor) cleared the topic." : "\(actor) set the topic: \"\(topic)\".")

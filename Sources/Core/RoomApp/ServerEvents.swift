@@ -108,6 +108,10 @@ func applyServer(_ state: inout AppState, _ event: ServerEvent, seq: UInt64) -> 
     if mergedMute { return effects }
     effects += narrate(&state, event, before)
     if case .peerJoined(let peer, _) = event { state.quietRejoins.peers[peer.id] = nil }
+    // A newcomer to a room that is ending is told as those present were told (`room_ending`), after the join line.
+    if case .joined = event, !before.hadSnapshot, let ending = state.room.hostlessEnding {
+        effects += show(&state, Notice(.info, Narration.endingSentence(ending, state)))
+    }
     return effects
 }
 
@@ -226,6 +230,14 @@ private func rejoined(_ state: inout AppState, context: EventContext) -> [AppEff
     if old.topic != room.topic { changes.append("the topic is \"\(room.topic)\"") }
     if (old.recording == nil) != (room.recording == nil) {
         changes.append(room.recording == nil ? "the recording stopped" : "the room is being recorded now")
+    }
+    if old.handsAllowed != room.handsAllowed {
+        changes.append(room.handsAllowed ? "raising hands is on again" : "raising hands is turned off")
+    }
+    if let ending = room.hostlessEnding, old.hostlessEnding == nil {
+        changes.append(Narration.endingClause(ending, state))
+    } else if old.hostlessEnding != nil, room.hostlessEnding == nil {
+        changes.append("a \(room.roles.label(of: .host)) is back; the room goes on")
     }
     let (streamedBefore, streamedNow) = (old.streaming?.to ?? [], room.streaming?.to ?? [])
     if streamedBefore != streamedNow {

@@ -315,13 +315,20 @@ public struct RoomSnapshot: Sendable, Equatable {
     public var streaming: StreamingState?
     /// The server's stream destinations, told to those who may start a stream (empty for everyone else).
     public var streamDestinations: [String]
+    /// The room's end, when its last host left and it ends unless a host returns.
+    public var hostlessEnding: HostlessEnding?
+    /// Whether raising hands is on in the room.
+    public var handsAllowed: Bool
 
     public init(
         roomID: String, topic: String = "", selfID: PeerID, peers: [Peer], recentChat: [ChatMessage] = [],
         ended: Bool = false, seq: UInt64, invitations: [PeerID: Invitation] = [:], stepUp: RoleName? = nil,
         tokenRole: RoleName? = nil, listed: Bool = true, recording: RecordingState? = nil,
-        streaming: StreamingState? = nil, streamDestinations: [String] = []
+        streaming: StreamingState? = nil, streamDestinations: [String] = [], hostlessEnding: HostlessEnding? = nil,
+        handsAllowed: Bool = true
     ) {
+        self.hostlessEnding = hostlessEnding
+        self.handsAllowed = handsAllowed
         self.recording = recording
         self.streaming = streaming
         self.streamDestinations = streamDestinations

@@ -168,6 +168,8 @@ private func applySnapshot(_ state: inout RoomState, _ snapshot: RoomSnapshot) {
     state.recording = snapshot.ended ? nil : snapshot.recording
     state.streaming = snapshot.ended ? nil : snapshot.streaming
     state.streamDestinations = snapshot.streamDestinations
+    state.hostlessEnding = snapshot.ended ? nil : snapshot.hostlessEnding
+    state.handsAllowed = snapshot.handsAllowed
     state.lastSeq = snapshot.seq
 }
 
@@ -282,8 +284,8 @@ private func apply(_ state: inout RoomState, _ event: ServerEvent) -> IgnoreReas
         if id == state.selfID { state.invitation = nil }
         state.activity.append(.expiredInvitation(id, name: peer.name))
 
-    case .roomEnding(_, _, let at):
-        state.endsAt = at
+    case .roomEnding(let id, let name, let at):
+        state.hostlessEnding = at.map { HostlessEnding(host: id, name: name, at: $0) }
 
     case .handsAllowed(let allowed, _):
         state.handsAllowed = allowed

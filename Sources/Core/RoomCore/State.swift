@@ -42,6 +42,21 @@ public struct RecordingState: Sendable, Equatable {
     }
 }
 
+/// A room whose last host left with no moderator to take over: it ends at `at` unless a host (or a moderator,
+/// who then becomes host) arrives first. `host` and `name` are the last host who left.
+public struct HostlessEnding: Sendable, Equatable {
+    public var host: PeerID
+    public var name: String
+    /// When the room ends, on the server's clock (milliseconds since the Unix epoch).
+    public var at: Timestamp
+
+    public init(host: PeerID, name: String, at: Timestamp) {
+        self.host = host
+        self.name = name
+        self.at = at
+    }
+}
+
 /// Where a room streams live while it does: the names of the server's destinations it goes out to (in the
 /// order the server gives) and since when it has streamed without a break. Everyone in the room is told.
 public struct StreamingState: Sendable, Equatable {
@@ -166,9 +181,12 @@ public struct RoomState: Sendable, Equatable {
     public internal(set) var tokenRole: RoleName?
     /// Who last asked this client to mute, until it does.
     public internal(set) var muteRequestedBy: PeerID?
+    /// The room's end because its last host left and no moderator could take over, unless a host returns: from
+    /// `room_ending`, or from the snapshot of someone who joins meanwhile.
+    public internal(set) var hostlessEnding: HostlessEnding?
     /// When the room ends because its last host left and no moderator could take over, unless a host returns.
-    public internal(set) var endsAt: Timestamp?
-    /// Whether raising hands is on in the room, as last announced (a newcomer's `joined` does not say).
+    public var endsAt: Timestamp? { hostlessEnding?.at }
+    /// Whether raising hands is on in the room, as the snapshot said and the last `hands_allowed` announced.
     public internal(set) var handsAllowed = true
     /// The last error the server reported.
     public internal(set) var lastError: ServerError?

@@ -188,6 +188,23 @@ extension ControlCodec {
         return RecordingState(by: by.map { PeerID($0) }, since: try fields.integer("since"))
     }
 
+    /// A snapshot's `ending`: the last host who left (`peer`, `name`) and when the room ends (`at`), as the
+    /// `room_ending` event that announced it says them.
+    static func json(_ ending: HostlessEnding) -> JSONValue {
+        .object(
+            JSONObject([
+                ("peer", .string(ending.host.rawValue)), ("name", .string(ending.name)), ("at", .integer(ending.at)),
+            ]))
+    }
+
+    /// Reads what `json(_: HostlessEnding)` writes; every field is needed.
+    static func readEnding(_ fields: Fields) throws(ControlDecodeError) -> HostlessEnding {
+        HostlessEnding(
+            host: try fields.peer("peer"),
+            name: try fields.string("name", maxCharacters: ControlLimits.maxNameCharacters * 2),
+            at: try fields.integer("at"))
+    }
+
     /// The role table of a `joined`, checked by the rules of a `roles.json` file (`RoleTable(checking:)`), so a
     /// client shows and checks exactly what the server enforces. A permission this version does not know is
     /// skipped, as unknown fields are: a newer server may grant one, and it enforces it itself.

@@ -22,6 +22,8 @@ extension ControlCodec {
             if !snapshot.streamDestinations.isEmpty {
                 object["stream_destinations"] = .array(snapshot.streamDestinations.map { .string($0) })
             }
+            if let ending = snapshot.ending { object["ending"] = json(ending) }
+            if !snapshot.handsAllowed { object["hands_allowed"] = .bool(false) }
             object["peers"] = .array(snapshot.peers.map(json))
             object["chat"] = .array(snapshot.chat.map(json))
             object["roles"] = json(snapshot.roles)
@@ -225,6 +227,11 @@ extension ControlCodec {
             output.append(contentsOf: #","stream_destinations":"#.utf8)
             JSONValue.array(snapshot.streamDestinations.map { .string($0) }).write(into: &output)
         }
+        if let ending = snapshot.ending {
+            output.append(contentsOf: #","ending":"#.utf8)
+            json(ending).write(into: &output)
+        }
+        if !snapshot.handsAllowed { output.append(contentsOf: #","hands_allowed":false"#.utf8) }
         output.append(contentsOf: #","peers":["#.utf8)
         for (index, peer) in snapshot.peers.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
@@ -295,7 +302,11 @@ extension ControlCodec {
                         value == .null ? nil : try readStreaming(Fields(try objectValue(value, "streaming")))
                     },
                     streamDestinations: fields.object["stream_destinations"] == nil
-                        ? [] : try readStreamNames(fields, "stream_destinations")))
+                        ? [] : try readStreamNames(fields, "stream_destinations"),
+                    ending: try fields.object["ending"].flatMap { value throws(ControlDecodeError) in
+                        value == .null ? nil : try readEnding(Fields(try objectValue(value, "ending")))
+                    },
+                    handsAllowed: try fields.optionalBool("hands_allowed") ?? true))
         case "peer_joined":
             event = .peerJoined(try readPeer(try fields.value("peer")))
         case "peers_joined":

@@ -146,13 +146,19 @@ public struct JoinedSnapshot: Sendable, Equatable {
     public var streaming: StreamingState?
     /// The server's stream destinations, for a joiner who may start a stream (`stream_destinations`); else empty.
     public var streamDestinations: [String]
+    /// The room's end while its last host is gone and it ends unless a host returns (`ending`); else nil.
+    public var ending: HostlessEnding?
+    /// Whether raising hands is on (`hands_allowed`, sent only when it is off; absent, it is on).
+    public var handsAllowed: Bool
 
     public init(
         room: String, protocolVersion: Int64 = controlProtocolVersion, selfID: PeerID, peers: [AnnouncedPeer],
         topic: String, chat: [ChatMessage], roles: RoleTable, resumed: Bool, tokenRole: RoleName? = nil,
         listed: Bool = true, recording: RecordingState? = nil, streaming: StreamingState? = nil,
-        streamDestinations: [String] = []
+        streamDestinations: [String] = [], ending: HostlessEnding? = nil, handsAllowed: Bool = true
     ) {
+        self.ending = ending
+        self.handsAllowed = handsAllowed
         self.recording = recording
         self.streaming = streaming
         self.streamDestinations = streamDestinations

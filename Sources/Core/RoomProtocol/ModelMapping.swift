@@ -47,7 +47,8 @@ extension ServerMessage {
                     peers: snapshot.peers.map(\.peer), recentChat: snapshot.chat, ended: false,
                     seq: UInt64(max(0, seq ?? 0)), invitations: invitations, stepUp: me?.stepUp,
                     tokenRole: snapshot.tokenRole, listed: snapshot.listed, recording: snapshot.recording,
-                    streaming: snapshot.streaming, streamDestinations: snapshot.streamDestinations))
+                    streaming: snapshot.streaming, streamDestinations: snapshot.streamDestinations,
+                    hostlessEnding: snapshot.ending, handsAllowed: snapshot.handsAllowed))
         case .peerJoined(let announced): return .peerJoined(announced.peer, invitation: announced.invitation)
         case .peersJoined, .peersLeft: return nil
         case .peerLeft(let id, _): return .peerLeft(id)

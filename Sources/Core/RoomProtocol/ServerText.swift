@@ -116,6 +116,11 @@ extension WireEvent {
             snapshot.roles = snapshot.roles.sanitized
             snapshot.tokenRole = snapshot.tokenRole.map(ServerText.role)
             snapshot.recording = snapshot.recording.map { RecordingState(by: $0.by.map(id), since: $0.since) }
+            snapshot.ending = snapshot.ending.map {
+                HostlessEnding(
+                    host: id($0.host), name: ServerText.line($0.name, maxCharacters: ControlLimits.maxNameCharacters),
+                    at: $0.at)
+            }
             return .joined(snapshot)
         case .peerJoined(let peer): return .peerJoined(peer.sanitized)
         case .peersJoined(let peers): return .peersJoined(peers.map(\.sanitized))

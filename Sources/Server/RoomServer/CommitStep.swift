@@ -60,6 +60,8 @@ package struct SavedRoom: Sendable, Equatable {
     package var hands: [PeerID: Timestamp] = [:]
     /// Since when the room had people in it when the server last had it, or nil when it was empty.
     package var liveSince: Timestamp?
+    /// The room's deadline when the server last had it (a handover due, or its end), if one waited.
+    package var deadline: RoomDeadline?
     /// Whether the store had the room (false only for a room looked for without `create`).
     package var exists = true
 
@@ -69,7 +71,7 @@ package struct SavedRoom: Sendable, Equatable {
     package static func == (lhs: SavedRoom, rhs: SavedRoom) -> Bool {
         lhs.topic == rhs.topic && lhs.ended == rhs.ended && lhs.chat == rhs.chat && lhs.invitations == rhs.invitations
             && lhs.listed == rhs.listed && lhs.handsAllowed == rhs.handsAllowed && lhs.demotions == rhs.demotions
-            && lhs.hands == rhs.hands && lhs.liveSince == rhs.liveSince
+            && lhs.hands == rhs.hands && lhs.liveSince == rhs.liveSince && lhs.deadline == rhs.deadline
             && lhs.departed.mapValues(\.role) == rhs.departed.mapValues(\.role)
             && lhs.departed.mapValues(\.at) == rhs.departed.mapValues(\.at)
     }

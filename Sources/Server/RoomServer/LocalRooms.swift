@@ -72,6 +72,8 @@ final class LocalRooms: @unchecked Sendable {
 
     let roles: RoleTable
     let maxPeers: Int
+    /// How long a room left without host or moderator goes on before it ends (`serve --hostless-grace`).
+    let endingGrace: Timestamp
     let committer: OutcomeCommitter
     let loader: RoomLoader
     let log: ServerLog
@@ -102,10 +104,11 @@ final class LocalRooms: @unchecked Sendable {
 
     init(
         roles: RoleTable, maxPeers: Int, committer: OutcomeCommitter, loader: RoomLoader,
-        consumers: [OutcomeConsumer], log: ServerLog
+        consumers: [OutcomeConsumer], log: ServerLog, endingGrace: Timestamp = RoomAuthority.hostlessGrace
     ) {
         self.roles = roles
         self.maxPeers = maxPeers
+        self.endingGrace = endingGrace
         self.committer = committer
         self.loader = loader
         self.consumers = consumers
@@ -133,6 +136,15 @@ final class LocalRooms: @unchecked Sendable {
         load(roomName, now: ticket.now, create: !ticket.onlyIfReturning)
     }
 
+    /// Loads rooms nobody asked for yet (those with a deadline waiting, at start), so that the once-a-second tick
+    /// acts on each when it is due whether or not anyone comes back. A room already loaded, or loading, is left.
+    func resume(_ roomNames: [String], now: Timestamp) {
+        for roomName in roomNames where rooms[roomName] == nil && loading[roomName] == nil {
+            loading[roomName] = []
+            load(roomName, now: now, create: false)
+        }
+    }
+
     /// Loads a room for the joins waiting for it. A room looked for only by joins that need it to exist already
     /// (`JoinTicket.onlyIfReturning`) is not made when the store never had it: those joins are refused, and the
     /// others that came meanwhile make it.
@@ -156,6 +168,8 @@ final class LocalRooms: @unchecked Sendable {
                     chat: saved.chat, departed: saved.departed, invitations: saved.invitations,
                     demotions: saved.demotions, maxPeers: maxPeers, listed: saved.listed, hands: saved.hands)
                 room.handsAllowed = saved.handsAllowed
+                room.endingGrace = endingGrace
+                if let deadline = saved.deadline { room.restore(deadline, now: now) }
                 // The room's age goes on from before the restart, while people come back to it.
                 room.liveSince = saved.liveSince
                 savedLiveSince[roomName] = saved.liveSince

@@ -87,6 +87,26 @@ public enum SavedChange: Sendable, Equatable {
     /// The room has had people in it since this time (the age the lobby shows), or (nil) is empty again. Saved
     /// on its own (`OutcomeCommitter.save`), never part of an outcome: nothing waits for it.
     case live(since: Timestamp?)
+    /// The room's timed decision about its host (a handover due, or its end), or (nil) none waits any more: kept
+    /// so that a restart of the server acts on it when it is due.
+    case deadline(RoomDeadline?)
+}
+
+/// A room's timed decision about its host, as the store keeps it: the handover due once a dropped last host's
+/// grace runs out, or the room's end when no moderator could take over, and the last host who left (named in the
+/// `room_ending` announcement).
+public struct RoomDeadline: Sendable, Equatable {
+    public var handoverDue: Timestamp?
+    public var endsAt: Timestamp?
+    public var lastHost: PeerID?
+    public var lastHostName: String?
+
+    public init(handoverDue: Timestamp?, endsAt: Timestamp?, lastHost: PeerID?, lastHostName: String?) {
+        self.handoverDue = handoverDue
+        self.endsAt = endsAt
+        self.lastHost = lastHost
+        self.lastHostName = lastHostName
+    }
 }
 
 /// A peer's publish gate, set again: whether its audio may be forwarded (its role may publish and it is not

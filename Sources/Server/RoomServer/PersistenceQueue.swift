@@ -61,6 +61,11 @@ package final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
                 saved.listed = stored.listed
                 saved.handsAllowed = stored.handsAllowed
                 saved.liveSince = stored.liveSince
+                saved.deadline = stored.deadline.map {
+                    RoomDeadline(
+                        handoverDue: $0.handoverDue, endsAt: $0.endsAt, lastHost: $0.lastHost.map { PeerID($0) },
+                        lastHostName: $0.lastHostName)
+                }
                 for role in stored.roles {
                     saved.departed[PeerID(role.identity)] = (RoleName(role.role), role.at)
                 }
@@ -151,6 +156,14 @@ package final class PersistenceQueue: OutcomeCommitter, RoomLoader, Sendable {
             return .endDemotion(room: room, identity: id.rawValue)
         case .hand(let id, let raisedAt): return .setHand(room: room, identity: id.rawValue, raisedAt: raisedAt)
         case .live(let since): return .setLive(room: room, since: since)
+        case .deadline(let deadline):
+            return .setDeadline(
+                room: room,
+                deadline: deadline.map {
+                    DeadlineRecord(
+                        handoverDue: $0.handoverDue, endsAt: $0.endsAt, lastHost: $0.lastHost?.rawValue,
+                        lastHostName: $0.lastHostName)
+                })
         }
     }
 

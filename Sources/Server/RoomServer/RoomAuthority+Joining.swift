@@ -13,9 +13,11 @@ extension RoomAuthority {
         id: PeerID, name rawName: String, role tokenRole: RoleName, now: Timestamp, startedBy: PeerID? = nil,
         stream: String? = nil
     ) -> JoinResult {
+        let deadlineBefore = deadline
         let result = admit(id: id, name: rawName, role: tokenRole, now: now, startedBy: startedBy, stream: stream)
         guard case .joined(let snapshot, var outcome, let replaced) = result else { return result }
         reportListing(into: &outcome, now: now)
+        noteDeadline(since: deadlineBefore, into: &outcome)
         return .joined(snapshot: snapshot, outcome: outcome, replaced: replaced)
     }
 
@@ -136,8 +138,10 @@ extension RoomAuthority {
     /// `peers_left` when there are several, and one pass over the room, so the cost is linear in the room
     /// however many leave. Peers not in the room are skipped.
     public mutating func leave(_ departures: [Departure], now: Timestamp) -> Outcome {
+        let deadlineBefore = deadline
         var outcome = depart(departures, now: now)
         reportListing(into: &outcome, now: now)
+        noteDeadline(since: deadlineBefore, into: &outcome)
         return outcome
     }
 
@@ -207,7 +211,8 @@ extension RoomAuthority {
         let snapshot = JoinedSnapshot(
             room: name, selfID: id, peers: present, topic: topic, chat: visible, roles: roles, resumed: resumed,
             tokenRole: tokenRoles[id], listed: listed, recording: recording, streaming: streaming,
-            streamDestinations: peers[id].map { roles.can($0.role, .stream) } == true ? streamDestinations : [])
+            streamDestinations: peers[id].map { roles.can($0.role, .stream) } == true ? streamDestinations : [],
+            ending: hostlessEnding, handsAllowed: handsAllowed)
         return ServerMessage(.joined(snapshot), seq: seq)
     }
 }

@@ -21,10 +21,12 @@ extension RoomAuthority {
         // let go, say) is refused without being noted under its id: it says nothing of what the id asks, and the
         // same request sent again once its sender is back in the room is decided then, not refused again.
         let present = peers[actorID] != nil
+        let deadlineBefore = deadline
         var outcome = decide(request, from: actorID, id: id, now: now)
         if outcome.error == nil {
             reportListing(into: &outcome, now: now)
             stopSpeaking(behind: outcome.gates, now: now)
+            noteDeadline(since: deadlineBefore, into: &outcome)
         }
         if once, present, let id {
             applied.record(id, from: actorID, refusal: outcome.error) { peers[$0] != nil }

@@ -99,6 +99,37 @@ extension RoomAuthority {
         if handoverDue == nil { handOver(now: now, into: &outcome) }
     }
 
+    /// The room's deadline as the store keeps it (a handover due, or its end, and the last host); nil when none
+    /// waits.
+    public var deadline: RoomDeadline? {
+        guard handoverDue != nil || endsAt != nil else { return nil }
+        return RoomDeadline(
+            handoverDue: handoverDue, endsAt: endsAt, lastHost: lastHost?.id, lastHostName: lastHost?.name)
+    }
+
+    /// Tells the store of a decision that set, moved or cleared the room's deadline (`before`: as it stood
+    /// before the decision). A refusal changed nothing and says nothing.
+    func noteDeadline(since before: RoomDeadline?, into outcome: inout Outcome) {
+        guard outcome.error == nil, deadline != before else { return }
+        outcome.changes.append(.deadline(deadline))
+    }
+
+    /// A room loaded after a restart takes back the deadline it had. Everyone's connection dropped when the server
+    /// stopped, and each has the reconnect grace from `now` (the load, at the start) to come back: a handover waits
+    /// for that, as after any drop of the last host (a host back by then keeps the role), while an ending keeps the
+    /// time everyone was told, and a room whose time passed while the server was down ends at once.
+    package mutating func restore(_ saved: RoomDeadline, now: Timestamp) {
+        if let due = saved.handoverDue { handoverDue = max(due, now + Self.reconnectGrace) }
+        endsAt = saved.endsAt
+        if let host = saved.lastHost { lastHost = (host, saved.lastHostName ?? host.rawValue) }
+    }
+
+    /// The room's end while it waits for a host, as a newcomer's snapshot tells it (the `room_ending` it missed).
+    var hostlessEnding: HostlessEnding? {
+        guard let endsAt, let lastHost else { return nil }
+        return HostlessEnding(host: lastHost.id, name: lastHost.name, at: endsAt)
+    }
+
     /// Whether a host is in the room.
     var hostPresent: Bool { peers.values.contains { $0.role == .host } }
 
@@ -111,7 +142,7 @@ extension RoomAuthority {
         guard !ended, roles.contains(.host), !hostPresent else { return }
         guard let heir = order.first(where: { peers[$0]?.role == .moderator }) else {
             guard endsAt == nil, !peers.isEmpty, let lastHost else { return }
-            let deadline = now + Self.hostlessGrace
+            let deadline = now + endingGrace
             endsAt = deadline
             broadcast(.roomEnding(peer: lastHost.id, name: lastHost.name, at: deadline), into: &outcome)
             return

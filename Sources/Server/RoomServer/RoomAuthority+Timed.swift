@@ -9,6 +9,7 @@ extension RoomAuthority {
     /// audited, with its sender as the actor). Held invitations of absent peers lapse silently.
     public mutating func expireInvitations(now: Timestamp) -> Outcome {
         let invitationsBefore = standingInvitations
+        let deadlineBefore = deadline
         var outcome = Outcome()
         let lapsed = invitations.filter { now - $0.value.at >= Self.invitationLifetime }
             .sorted { ($0.value.at, $0.key) < ($1.value.at, $1.key) }
@@ -26,6 +27,7 @@ extension RoomAuthority {
             endRoom(by: PeerID(""), reason: "the last host left and none came back", into: &outcome)
             reportListing(into: &outcome, now: now)
         }
+        noteDeadline(since: deadlineBefore, into: &outcome)
         return outcome
     }
 

@@ -70,8 +70,11 @@ public struct RoomAuthority: Sendable {
     public package(set) var lastHost: (id: PeerID, name: String)?
     /// The refusal of a raised hand while raising hands is off.
     public static let handsOff = "raising hands is turned off in this room; a host or moderator can turn it back on"
-    /// How long a room without host or moderator goes on before it ends.
+    /// How long a room without host or moderator goes on before it ends, unless the server says otherwise
+    /// (`endingGrace`).
     public static let hostlessGrace: Timestamp = 120_000
+    /// How long this room, left without host or moderator, goes on before it ends (`serve --hostless-grace`).
+    public var endingGrace: Timestamp = RoomAuthority.hostlessGrace
     /// The ids of the requests that took effect, per identity: a repeat is not acted on again.
     package var applied = AppliedRequests()
     /// Each peer's network quality as last announced, and when.

@@ -22,6 +22,9 @@ package protocol RoomPaths: AnyObject {
     func updateQuality(_ measured: [PeerQuality], in roomName: String)
     /// Lets the pending invitations whose lifetime ended by `now` lapse, in every room with one due.
     func expireInvitations(now: Timestamp)
+    /// Loads the rooms that had a deadline waiting when the server stopped (a handover, or their end), so that
+    /// each is acted on when it is due (at start; once the loop runs).
+    func resume(_ roomNames: [String], now: Timestamp)
     /// Sends the clients of rooms cut off from the other nodes' media to reconnect (every second).
     func dropSilentRooms()
     /// The role `peer` holds in this node's copy of `room`, if they are in it.

@@ -194,9 +194,26 @@ public final class RoomServerRuntime: Sendable {
         }
         // A thread name shows in top -H and /proc, where operators look for what is busy.
         eventLoop.execute { nameCurrentThread("room-server") }
+        // Rooms whose last host had left when the server stopped act on it when due, whoever comes back.
+        if cluster == nil { Self.resumeWaitingRooms(state, store: store, on: eventLoop, log: log) }
         Self.everySecond(state, on: eventLoop)
         let scheme = configuration.tls == nil ? "ws" : "wss"
         log.info("listening on \(scheme)://\(configuration.host):\(port)/rooms/ROOM, data in \(store.database.path)")
+    }
+
+    /// Loads the rooms with a deadline waiting (a handover, or their end), so that each acts on it when due.
+    private static func resumeWaitingRooms(_ state: ServerState, store: SavedRooms, on loop: EventLoop, log: ServerLog)
+    {
+        do throws(DatabaseError) {
+            let waiting = try store.database.roomsWithDeadlines()
+            guard !waiting.isEmpty else { return }
+            log.info(
+                "rooms waiting for a host when the server stopped (a handover or their end, acted on when due): "
+                    + waiting.joined(separator: ", "))
+            loop.execute { state.rooms.resume(waiting, now: currentTimestamp()) }
+        } catch {
+            log.error("the rooms that wait for a host could not be read: \(error); each acts on it when someone joins")
+        }
     }
 
     /// Once a second on the loop: invitations lapse (their lifetime is minutes, so a second late is nothing), and

@@ -33,6 +33,8 @@ public struct ServerConfiguration: Sendable {
     public var streams: [ServerStream] = []
     /// Who may open a room from the lobby (`serve --open-rooms`).
     public var openRooms = OpenRoomsPolicy.hosts
+    /// How long a room whose last host left, with no moderator to take over, goes on before it ends (ms).
+    public var hostlessGrace: Timestamp = RoomAuthority.hostlessGrace
 
     public init(
         host: String = "127.0.0.1", port: Int = 7480, dataDirectory: String, secretFile: String,

@@ -76,7 +76,7 @@ final class ServerState: @unchecked Sendable {
         } else {
             rooms = LocalRooms(
                 roles: configuration.roles, maxPeers: configuration.maxPeersPerRoom, committer: persistence,
-                loader: persistence, consumers: consumers, log: log)
+                loader: persistence, consumers: consumers, log: log, endingGrace: configuration.hostlessGrace)
         }
         waitingRoom.role = { [rooms] peer, room in rooms.role(of: peer, in: room) }
         recorders = makeRecorders()

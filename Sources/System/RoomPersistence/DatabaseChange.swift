@@ -36,6 +36,8 @@ public enum DatabaseChange: Sendable, Equatable {
     case setHand(room: String, identity: String, raisedAt: Int64?)
     /// The room has had people in it since this time, or (nil) is empty.
     case setLive(room: String, since: Int64?)
+    /// The room's deadline (a handover due, or its end, with the last host), or (nil) none waits.
+    case setDeadline(room: String, deadline: DeadlineRecord?)
 
     /// The room the change belongs to.
     public var room: String {
@@ -45,7 +47,7 @@ public enum DatabaseChange: Sendable, Equatable {
             .releaseRole(let room, _, _, _), .forgetRole(let room, _), .invite(let room, _, _, _),
             .endInvitation(let room, _), .setListed(let room, _, _), .setHandsAllowed(let room, _, _),
             .demote(let room, _, _, _),
-            .endDemotion(let room, _), .setHand(let room, _, _), .setLive(let room, _):
+            .endDemotion(let room, _), .setHand(let room, _, _), .setLive(let room, _), .setDeadline(let room, _):
             room
         }
     }
@@ -155,6 +157,14 @@ extension DatabaseChange {
                 [("identity", .string(identity)), ("raised_at", raisedAt.map { .integer($0) } ?? .null)])
         case .setLive(let room, let since):
             return object("set_live", room, [("since", since.map { .integer($0) } ?? .null)])
+        case .setDeadline(let room, let deadline):
+            return object(
+                "set_deadline", room,
+                [
+                    ("handover_due", deadline?.handoverDue.map { .integer($0) } ?? .null),
+                    ("ends_at", deadline?.endsAt.map { .integer($0) } ?? .null),
+                    ("host", optional(deadline?.lastHost)), ("host_name", optional(deadline?.lastHostName)),
+                ])
         }
     }
 
@@ -215,6 +225,13 @@ extension DatabaseChange {
             self = .setHand(
                 room: room, identity: try fields.string("identity"), raisedAt: try fields.optionalInteger("raised_at"))
         case "set_live": self = .setLive(room: room, since: try fields.optionalInteger("since"))
+        case "set_deadline":
+            let handoverDue = try fields.optionalInteger("handover_due")
+            let endsAt = try fields.optionalInteger("ends_at")
+            let deadline = DeadlineRecord(
+                handoverDue: handoverDue, endsAt: endsAt, lastHost: try fields.optionalString("host"),
+                lastHostName: try fields.optionalString("host_name"))
+            self = .setDeadline(room: room, deadline: handoverDue == nil && endsAt == nil ? nil : deadline)
         case let kind:
             throw JournalFieldError(problem: "unknown kind \"\(kind)\" (written by a newer clubroom?)")
         }

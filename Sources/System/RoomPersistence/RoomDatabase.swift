@@ -178,6 +178,7 @@ public final class RoomDatabase: Sendable {
             try connection.prepare("DELETE FROM invitations WHERE room = ?1").bind(.text(room)).run()
             try connection.prepare("DELETE FROM demotions WHERE room = ?1").bind(.text(room)).run()
             try connection.prepare("DELETE FROM raised_hands WHERE room = ?1").bind(.text(room)).run()
+            try connection.prepare("DELETE FROM room_deadlines WHERE room = ?1").bind(.text(room)).run()
         case .reopenRoom(let room, let at):
             try connection.prepare(
                 "INSERT INTO rooms (id, topic, created_at, updated_at) VALUES (?1, '', ?2, ?2) "
@@ -248,6 +249,8 @@ public final class RoomDatabase: Sendable {
             ).bind(.text(room), .integer(since)).run()
         case .setLive(let room, nil):
             try connection.prepare("DELETE FROM live_rooms WHERE room = ?1").bind(.text(room)).run()
+        case .setDeadline(let room, let deadline):
+            try setDeadline(room, deadline, on: connection)
         case .setHandsAllowed(let room, true, _):
             try connection.prepare("DELETE FROM hands_off_rooms WHERE room = ?1").bind(.text(room)).run()
         case .setHandsAllowed(let room, false, let at):
@@ -333,7 +336,8 @@ public final class RoomDatabase: Sendable {
                     handsAllowed: try Self.handsAllowed(room, in: connection),
                     demotions: try Self.demotions(room: room, in: connection),
                     hands: try Self.raisedHands(room: room, in: connection),
-                    liveSince: try Self.liveSince(room, in: connection))
+                    liveSince: try Self.liveSince(room, in: connection),
+                    deadline: try Self.deadline(room, in: connection))
             }
         }
     }

@@ -103,5 +103,7 @@ public struct StoredRoom: Sendable, Equatable {
     /// The raised hands, first raised first.
     public var hands: [HandRecord]
     /// Since when the room has had people in it, or nil when it was empty.
-    public var liveSince: Int64?
+    public var liveSince: Int64? = nil
+    /// The room's deadline (a handover due, or its end), if one waits.
+    public var deadline: DeadlineRecord? = nil
 }

@@ -108,6 +108,18 @@ enum Schema {
             since INTEGER NOT NULL
         ) STRICT;
         """,
+        // A room's timed decision about its host (a handover due, or its end), and the last host who left, so
+        // that a restart acts on it when it is due.
+        """
+        CREATE TABLE IF NOT EXISTS room_deadlines (
+            room TEXT PRIMARY KEY,
+            handover_due INTEGER,
+            ends_at INTEGER,
+            last_host TEXT,
+            last_host_name TEXT,
+            CHECK (handover_due IS NOT NULL OR ends_at IS NOT NULL)
+        ) STRICT;
+        """,
     ]
 
     /// The schema version this program writes.

@@ -28,6 +28,7 @@ enum ServeCommand: ClubroomCommand {
             media.option, publicAddress.option, maxPeers.option, inviteBurst.option, inviteRate.option,
             linkLiveMax.option, trustedProxy.option, cluster.option, clusterPasswordFile.option, node.option,
             relay.option, clusterSecretFile.option, recorder.option, stream.option, streams.option, openRooms.option,
+            hostlessGrace.option,
         ])
 
     static let listen = TypedOption.endpoint(
@@ -102,6 +103,11 @@ enum ServeCommand: ClubroomCommand {
         help:
             "Who may open a room from the lobby (n): nobody, hosts (people whose lobby link is a host's) or anyone "
             + "with a lobby link.")
+    static let hostlessGrace = TypedOption.integer(
+        "hostless-grace", placeholder: "SECONDS", in: 1...86_400, default: 120,
+        help:
+            "How long a room whose last host left, with no moderator to take over, goes on before it ends "
+            + "(a server alone; a cluster's rooms wait 120).")
 
     /// The server's settings, as given on the command line.
     struct Options: Equatable {
@@ -123,8 +129,11 @@ enum ServeCommand: ClubroomCommand {
         var admissionLimits = AdmissionLimits()
         var streams: [StreamList.Entry] = []
         var openRooms = OpenRoomsPolicy.hosts
+        /// How long a room left without host or moderator goes on before it ends, in seconds.
+        var hostlessGrace = 120
 
         init(_ arguments: ParsedArguments) throws(ArgumentError) {
+            hostlessGrace = arguments[ServeCommand.hostlessGrace]
             admissionLimits.addressBurst = Double(arguments[ServeCommand.inviteBurst])
             admissionLimits.addressPerSecond = Double(arguments[ServeCommand.inviteRate]) / 60
             admissionLimits.maxLiveIdentitiesPerLink = arguments[ServeCommand.linkLiveMax]
@@ -245,6 +254,7 @@ extension ServeCommand {
         configuration.recorderCommand = options.recorder.map { [$0] }
         configuration.streams = options.streams.map { ServerStream(name: $0.name, url: $0.url) }
         configuration.openRooms = options.openRooms
+        configuration.hostlessGrace = Timestamp(options.hostlessGrace) * 1000
         let log = ServerLog()
         if let key = options.tlsKey, let mode = Self.groupOrOtherReadable(key) {
             // Warned of, not refused: keys kept for a group (ssl-cert, 0640) are a common and deliberate setup.
