@@ -131,7 +131,8 @@ private func lobbyKey(_ state: inout LobbyState, _ key: Key) -> [LobbyEffect] {
     if state.joining != nil { return [] }
     if key == .resize { return [] }
     guard let action = DialogKeys.action(for: key, in: DialogKeys.lobby) else {
-        return lobbyNotice(&state, Notice(.refusal, "\(describe(key)) does nothing here; press ? for the keys."))
+        return lobbyNotice(
+            &state, Notice(.refusal, "The key \(describe(key)) does nothing here; press ? for the keys."))
     }
     switch action {
     case .quit:
