@@ -11,6 +11,14 @@ public func wrap(_ text: String, width firstWidth: Int, continuation: Int? = nil
         let width = lines.isEmpty ? firstWidth : laterWidth
         let w = DisplayWidth.of(character)
         if w == 0 && character != " " { continue }
+        if character == " " && lineWidth + w > width {
+            // The line is full at the end of a word: it breaks here, not at the space before that word.
+            lines.append(line)
+            line = ""
+            lineWidth = 0
+            lastSpace = nil
+            continue
+        }
         if lineWidth + w > width {
             if let space = lastSpace {
                 let rest = String(line[line.index(after: space)...])
