@@ -94,7 +94,7 @@ import Testing
 
     @Test func nWithAnEmptyQueueSaysSo() {
         var state = joined(as: "bo", peers: [peer("bo", "Bo", .moderator), peer("hana", "Hana")])
-        #expect(send(&state, char("n"))[0] == [.say("no raised hands to invite")])
+        #expect(send(&state, char("n"))[0] == [.say("No raised hands to invite.")])
     }
 
     @Test func iInvitesTheSelectedListener() {
@@ -295,7 +295,7 @@ import Testing
     @Test func otherKeysWaitForTheInvitationAnswer() {
         var state = joined(as: "hana")
         send(&state, .server(.invited("hana", by: "bo", at: t0), seq: 11, at: t0))
-        #expect(send(&state, char("r"))[0] == [.say("answer the invitation first: a accepts, d declines")])
+        #expect(send(&state, char("r"))[0] == [.say("Answer the invitation first: a accepts, d declines.")])
         #expect(state.showsInvitation)
     }
 

@@ -162,11 +162,11 @@ private func advance(_ state: inout AppState, to now: Timestamp) {
 // MARK: - Notices and requests
 
 /// Puts a notice above the status line (for six seconds, or until replaced when not `lasting`), keeps it in the
-/// event log (a notice cut short on a narrow screen is read there whole) and says it in line mode. A refusal is
-/// said as a sentence (RoomCore words its reasons as clauses, which the server sends as they are).
+/// event log (a notice cut short on a narrow screen is read there whole) and says it in line mode. Every notice
+/// is said as a sentence (RoomCore words its reasons as clauses, which the server sends as they are).
 @discardableResult
 func show(_ state: inout AppState, _ shown: Notice, lasting: Bool = true) -> [AppEffect] {
-    let notice = shown.kind == .refusal ? shown.asSentence : shown
+    let notice = shown.asSentence
     state.notice = notice
     state.noticeExpires = lasting ? state.now + AppState.noticeLifetime : nil
     state.noticeEndsOnUnmute = false
@@ -217,10 +217,11 @@ extension Refusal {
 }
 
 extension Notice {
-    /// The notice as a sentence: its first letter capitalised, and a full stop unless it ends with one (or `?`, `!`).
+    /// The notice as a sentence: its first letter capitalised, and a full stop unless it ends with one (or `?`,
+    /// `!`, or the `…` of a sentence that trails off).
     var asSentence: Notice {
         var text = Narration.capitalized(self.text)
-        if let last = text.last, !".?!".contains(last) { text += "." }
+        if let last = text.last, !".?!…".contains(last) { text += "." }
         return Notice(kind, text)
     }
 }
