@@ -189,7 +189,7 @@ func appendLog(_ state: inout AppState, _ line: RoomScreenModel.ChatLine) {
 }
 
 /// Runs RoomCore's reducer for a local intent and turns its effects into the app's (a refusal is shown as a
-/// sentence, as every refusal is).
+/// sentence, as every notice is).
 func request(_ state: inout AppState, _ action: RoomAction) -> [AppEffect] {
     var effects: [AppEffect] = []
     for effect in reduce(&state.room, action) {

@@ -131,12 +131,12 @@ public struct AppState: Sendable {
     /// Whether this is line mode (`--plain`): sentences then name commands to type instead of keys.
     public let lineMode: Bool
 
-    /// A fresh state for a room with these roles.
     /// The room is `clubroom demo`'s: its server and cast run inside this program, so the room ends when the
     /// person leaves, and what it records and the links it makes last only as long as the demo. The dialogs and
     /// sentences that would promise more say so instead.
     public var inDemo = false
 
+    /// A fresh state for a room with these roles.
     public init(roles: RoleTable, ascii: Bool = false, lineMode: Bool = false) {
         room = RoomState(roles: roles)
         self.ascii = ascii

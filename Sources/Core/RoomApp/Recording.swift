@@ -51,7 +51,7 @@ func recordCommand(_ state: inout AppState, start: Bool) -> [AppEffect] {
     let asked: ClientRequest = start ? .startRecording : .stopRecording
     guard let me = state.room.me, !state.isOver else { return request(&state, .request(asked)) }
     if let refusal = state.room.roles.check(asked, by: me, target: nil) {
-        return show(&state, refusal.notice.asSentence)
+        return show(&state, refusal.notice)
     }
     if start || state.room.recording == nil { return request(&state, .request(asked)) }
     state.overlay = .confirm(.stopRecording, confirmSelected: false)
