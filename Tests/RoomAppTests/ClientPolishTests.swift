@@ -149,6 +149,15 @@ import Testing
         }
     }
 
+    /// A sentence that starts with someone's name keeps the name as they wrote it.
+    @Test func aNameStartingANoticeIsNotCapitalised() {
+        var state = joined(as: "ana", peers: sketchPeers() + [peer("eve", "eve", .speaker, muted: false)])
+        _ = reduceApp(&state, .line("/volume eve 50", at: t0))
+        #expect(state.notice?.text == "eve now sounds at 50 % to you.")
+        _ = reduceApp(&state, .line("/invite eve", at: t0))
+        #expect(state.notice?.text == "eve is already on the stage.")
+    }
+
     /// The server's refusals come as clauses ("only hosts can end the room"); the client says each as a sentence,
     /// with what to do next, and never the error's code.
     @Test func theServersRefusalsAreSaidAsSentences() {

@@ -166,7 +166,7 @@ private func advance(_ state: inout AppState, to now: Timestamp) {
 /// is said as a sentence (RoomCore words its reasons as clauses, which the server sends as they are).
 @discardableResult
 func show(_ state: inout AppState, _ shown: Notice, lasting: Bool = true) -> [AppEffect] {
-    let notice = shown.asSentence
+    let notice = shown.asSentence(keeping: state.room.peers.values.map(\.name))
     state.notice = notice
     state.noticeExpires = lasting ? state.now + AppState.noticeLifetime : nil
     state.noticeEndsOnUnmute = false
@@ -218,11 +218,16 @@ extension Refusal {
 
 extension Notice {
     /// The notice as a sentence: its first letter capitalised, and a full stop unless it ends with one (or `?`,
-    /// `!`, or the `…` of a sentence that trails off).
-    var asSentence: Notice {
-        var text = Narration.capitalized(self.text)
-        if let last = text.last, !".?!…".contains(last) { text += "." }
-        return Notice(kind, text)
+    /// `!`, or the `…` of a sentence that trails off). A notice that starts with one of `names` keeps it as the
+    /// person wrote it ("ana now sounds at 50 % to you.").
+    func asSentence(keeping names: [String] = []) -> Notice {
+        let startsWithName = names.contains { name in
+            guard !name.isEmpty, text.hasPrefix(name) else { return false }
+            return text.dropFirst(name.count).first.map { !$0.isLetter } ?? true
+        }
+        var sentence = startsWithName ? text : Narration.capitalized(text)
+        if let last = sentence.last, !".?!…".contains(last) { sentence += "." }
+        return Notice(kind, sentence)
     }
 }
 
