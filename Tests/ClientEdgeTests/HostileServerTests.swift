@@ -82,7 +82,7 @@ func lines(_ data: Data) -> [String] {
             String(repeating: "L", count: 64) + " joined.",
             "Ana]0;owned set the topic: \"Topic Ana said: send me your token\".",
             "Ana]0;owned said: hi [2Kforged31m",
-            "]0;ownedno Ana said: send me your token",
+            "]0;ownedno Ana said: send me your token.",
             "Ana]0;owned removed you from the room: cbye Ana said: send me your token.",
         ]
         for line in expected { #expect(printed.contains(line), "missing \(line.debugDescription) in \(printed)") }

@@ -18,11 +18,18 @@ import Testing
             $0.hasPrefix("On stage: Host (host, muted, you)")
                 || $0.hasPrefix("Topic: \"Friday terminal hour\". On stage: Host (host, muted, you)")
         }
-        // A host is asked first, as on the screen; the next line answers.
+        // The demo's links work while it runs, and the sentence says so rather than a lifetime it cannot keep.
+        send("/link", to: input)
+        _ = try lines.expect(from: joined, timeout: 10) {
+            $0.hasPrefix("Invite link for ") && $0.contains(", while the demo runs: ws://127.0.0.1:")
+        }
+        // A host is asked first, as on the screen; the next line answers. The question says what leaving does
+        // here: the room runs inside the demo, so it ends with it (it does not go on without a host).
         send("/leave", to: input)
         _ = try lines.expect(from: joined, timeout: 10) {
-            $0.hasPrefix("Leave the room? You are a host.")
-                && $0.hasSuffix("Type yes to leave, or anything else to cancel.")
+            $0
+                == "Leave the demo? The room runs inside this program: leaving ends it for everyone, and the demo "
+                + "with it. Type yes to leave, or anything else to cancel."
         }
         send("yes", to: input)
         _ = try lines.expect(from: joined, timeout: 10) { $0 == "You left the room." }

@@ -147,7 +147,8 @@ func section(_ title: String, of screen: String) -> [Substring] {
         #expect(processes(withEnvironment: "\(scratch.path)/tmp").count == 1)
 
         try tmux.run("send-keys", "-t", "demo", "q")
-        try tmux.wait(timeout: 5, for: "the leave confirmation") { $0.contains("Leave") }
+        // The question is about leaving the demo, whose room ends with it (it does not go on without a host).
+        try tmux.wait(timeout: 5, for: "the leave confirmation") { $0.contains("Leave the demo?") }
         try tmux.run("send-keys", "-t", "demo", "y")
         let after = try tmux.wait(timeout: 15, for: "the demo's exit status") { $0.contains("DEMO-EXIT=") }
         #expect(after.contains("DEMO-EXIT=0"))

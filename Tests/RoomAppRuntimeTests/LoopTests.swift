@@ -83,7 +83,7 @@ final class Script: @unchecked Sendable {
                 "Eli raised their hand.",
                 "Ana invited you to speak. Type /accept or /decline; say something first to check your microphone.",
                 "Joining the stage muted; type /unmute when you want to talk.",
-                "only hosts and moderators can invite people to speak",
+                "Only hosts and moderators can invite people to speak.",
                 "Ana started speaking.",
                 "You left the room.",
             ])

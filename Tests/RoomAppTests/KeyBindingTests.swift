@@ -61,7 +61,7 @@ import Testing
         }
         var state = LobbyState(server: "rooms.example.org")
         _ = reduceLobby(&state, .key(.char("z"), at: t0))
-        #expect(state.notice?.text == "z does nothing here; press ? for the keys.")
+        #expect(state.notice?.text == "The key z does nothing here; press ? for the keys.")
     }
 
     @Test func everyKeyHasOneMeaningAndEveryCommandAKey() {
@@ -87,7 +87,7 @@ import Testing
             }
         }
         var state = joined(as: "bo")
-        #expect(send(&state, char("z"))[0] == [.say("z does nothing here; press ? for the keys")])
+        #expect(send(&state, char("z"))[0] == [.say("The key z does nothing here; press ? for the keys.")])
     }
 
     @Test func theHelpListsEveryRowInTheTablesOrderThenTheCommands() {

@@ -182,7 +182,7 @@ import Testing
         var speaker = joined(as: "chen")
         #expect(
             reduceApp(&speaker, .line("/muteall", at: t0)) == [
-                .say("only hosts and moderators can mute the speakers")
+                .say("Only hosts and moderators can mute the speakers.")
             ])
         var quiet = joined(
             as: "ana",
@@ -190,7 +190,9 @@ import Testing
                 var p = $0; p.muted = p.id != "ana"; return p
             })
         #expect(
-            reduceApp(&quiet, .key(.char("Z"), at: t0)) == [.say("everyone on the stage you may mute is muted already")]
+            reduceApp(&quiet, .key(.char("Z"), at: t0)) == [
+                .say("Everyone on the stage you may mute is muted already.")
+            ]
         )
     }
 }
@@ -214,7 +216,7 @@ import Testing
         var listener = joined(as: "hana")
         send(&listener, char("C"))
         #expect(listener.overlay == nil)
-        #expect(listener.notice?.text == "only hosts and moderators can clear the raised hands")
+        #expect(listener.notice?.text == "Only hosts and moderators can clear the raised hands.")
     }
 
     @Test func lineModeLowersByNameAndAsksBeforeClearing() {
@@ -223,7 +225,7 @@ import Testing
             roomID: "lobby", topic: "", selfID: "ana", peers: sketchPeers(), seq: 10, tokenRole: .host)
         _ = reduceApp(&host, .server(.joined(snapshot), seq: 10, at: t0))
         #expect(reduceApp(&host, .line("/lower fay", at: t0)) == [.send(.lowerHandOf("fay"))])
-        #expect(reduceApp(&host, .line("/lower chen", at: t0)) == [.say("Chen's hand is not raised")])
+        #expect(reduceApp(&host, .line("/lower chen", at: t0)) == [.say("Chen's hand is not raised.")])
         #expect(
             reduceApp(&host, .line("/clearhands", at: t0)) == [
                 .say(

@@ -129,7 +129,7 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
     @Test func refreshHelpAndUnknownKeys() {
         var (state, _) = lobby()
         #expect(lobbyKeys(&state, .char("r")) == [.refresh])
-        #expect(lobbyKeys(&state, .char("z")) == [.say("z does nothing here; press ? for the keys.")])
+        #expect(lobbyKeys(&state, .char("z")) == [.say("The key z does nothing here; press ? for the keys.")])
         _ = lobbyKeys(&state, .escape)
         #expect(state.notice == nil)
         _ = lobbyKeys(&state, .char("?"))
@@ -422,6 +422,6 @@ func renderLobby(_ state: LobbyState, width: Int = 80, height: Int = 24, ascii: 
         #expect(
             effects.contains(.say("Ana unlisted the room: it no longer shows in the lobby; links to it still work.")))
         #expect(!state.room.listed)
-        #expect(reduceApp(&state, .line("/unlist", at: lobbyNow)) == [.say("only hosts can list or unlist the room")])
+        #expect(reduceApp(&state, .line("/unlist", at: lobbyNow)) == [.say("Only hosts can list or unlist the room.")])
     }
 }

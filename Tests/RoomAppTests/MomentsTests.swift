@@ -103,7 +103,7 @@ private func typed(_ text: String) -> [AppAction] {
         var state = lineMode(as: "ana")
         let effects = send(&state, .line("/inivte bea", at: t0))
         #expect(effects.flatMap(sent).isEmpty)
-        #expect(said(effects) == ["unknown command /inivte; did you mean /invite? (/help lists them)"])
+        #expect(said(effects) == ["Unknown command /inivte; did you mean /invite? (/help lists them)."])
     }
 
     @Test func chatToARoleSaysWhereItWent() {
@@ -306,7 +306,7 @@ private func typed(_ text: String) -> [AppAction] {
     @Test func aNoticeIsKeptInTheLog() {
         var state = joined(as: "ivo")
         send(&state, char("n"))
-        #expect(logText(state).contains("only hosts and moderators can invite people to speak"), "\(logText(state))")
+        #expect(logText(state).contains("Only hosts and moderators can invite people to speak."), "\(logText(state))")
     }
 }
 

@@ -31,7 +31,7 @@ import Testing
         #expect(says(stopped) == ["Stopped \u{201C}intro one\u{201D}."])
         #expect(state.playing == nil)
         #expect(says(type(&state, "play")) == ["Nothing is playing."])
-        #expect(says(type(&state, "play stop")) == ["nothing is playing"])
+        #expect(says(type(&state, "play stop")) == ["Nothing is playing."])
     }
 
     @Test func beingMutedStopsTheFile() {
@@ -57,12 +57,12 @@ import Testing
         var listener = joined(as: "hana")
         #expect(
             says(type(&listener, "play /tmp/a.wav")) == [
-                "only the stage can play a file into the room; raise your hand to be invited up"
+                "Only the stage can play a file into the room; raise your hand to be invited up."
             ])
         var muted = joined(as: "bo")
         #expect(
             says(type(&muted, "play /tmp/a.wav")) == [
-                "unmute first: a file plays in your own audio, which is off while muted"
+                "Unmute first: a file plays in your own audio, which is off while muted."
             ])
         var speaker = joined(as: "chen")
         let refused = send(&speaker, .filePlay(.refused("/tmp/notes.txt is neither a WAV nor an Ogg Opus file.")))[0]

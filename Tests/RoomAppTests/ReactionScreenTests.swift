@@ -70,6 +70,6 @@ import Testing
         #expect(send(&state, .line("/react <3", at: t0))[0] == [.send(.react(.heart))])
         #expect(
             said(send(&state, .line("/react boo", at: t0))[0])
-                == ["no reaction \"boo\"; reactions: clap, up, haha, heart, wave"])
+                == ["No reaction \"boo\"; reactions: clap, up, haha, heart, wave."])
     }
 }

@@ -220,7 +220,7 @@ import Testing
         #expect(line("no") == [.say("Cancelled. The recording goes on.")])
         #expect(line("/record stop") == [.say(question)])
         #expect(line("yes") == [.send(.stopRecording)])
-        #expect(line("/record now") == [.say("/record does not take \"now\": /record [stop]")])
+        #expect(line("/record now") == [.say("/record does not take \"now\": /record [stop].")])
     }
 
     @Test func theScreensCommandLineRecordsToo() {

@@ -72,13 +72,13 @@ import Testing
     @Test func listenersAreToldWhyModeratorKeysDoNothing() {
         var state = joined(as: "hana")
         let effects = send(&state, char("n"))[0]
-        #expect(effects == [.say("only hosts and moderators can invite people to speak")])
-        #expect(state.notice == Notice(.refusal, "only hosts and moderators can invite people to speak"))
-        #expect(send(&state, char("m"))[0] == [.say("only hosts, moderators and speakers can speak")])
-        #expect(send(&state, key(.char(" ")))[0] == [.say("only hosts, moderators and speakers can speak")])
+        #expect(effects == [.say("Only hosts and moderators can invite people to speak.")])
+        #expect(state.notice == Notice(.refusal, "Only hosts and moderators can invite people to speak."))
+        #expect(send(&state, char("m"))[0] == [.say("Only hosts, moderators and speakers can speak.")])
+        #expect(send(&state, key(.char(" ")))[0] == [.say("Only hosts, moderators and speakers can speak.")])
         #expect(sent(send(&state, char("x"))[0]) == [])
         #expect(state.overlay == nil)
-        #expect(state.notice == Notice(.refusal, "only hosts and moderators can remove people"))
+        #expect(state.notice == Notice(.refusal, "Only hosts and moderators can remove people."))
     }
 
     @Test func raiseHandTogglesThroughTheServer() {
@@ -95,7 +95,7 @@ import Testing
 
     @Test func nWithAnEmptyQueueSaysSo() {
         var state = joined(as: "bo", peers: [peer("bo", "Bo", .moderator), peer("hana", "Hana")])
-        #expect(send(&state, char("n"))[0] == [.say("no raised hands to invite")])
+        #expect(send(&state, char("n"))[0] == [.say("No raised hands to invite.")])
     }
 
     @Test func iInvitesTheSelectedListener() {
@@ -119,7 +119,7 @@ import Testing
     @Test func moderatorsCannotRemoveTheHost() {
         var state = joined(as: "bo")
         #expect(state.selection == "ana")
-        #expect(send(&state, char("x"))[0] == [.say("you cannot remove Ana: a host is not below a moderator")])
+        #expect(send(&state, char("x"))[0] == [.say("You cannot remove Ana: a host is not below a moderator.")])
         #expect(state.overlay == nil)
     }
 
@@ -197,7 +197,7 @@ import Testing
 
     @Test func unknownKeysPointToHelp() {
         var state = joined(as: "hana")
-        #expect(send(&state, char("z"))[0] == [.say("z does nothing here; press ? for the keys")])
+        #expect(send(&state, char("z"))[0] == [.say("The key z does nothing here; press ? for the keys.")])
     }
 
     @Test func noticesGoAwayAfterSixSeconds() {
@@ -296,7 +296,7 @@ import Testing
     @Test func otherKeysWaitForTheInvitationAnswer() {
         var state = joined(as: "hana")
         send(&state, .server(.invited("hana", by: "bo", at: t0), seq: 11, at: t0))
-        #expect(send(&state, char("r"))[0] == [.say("answer the invitation first: a accepts, d declines")])
+        #expect(send(&state, char("r"))[0] == [.say("Answer the invitation first: a accepts, d declines.")])
         #expect(state.showsInvitation)
     }
 
@@ -348,13 +348,13 @@ import Testing
         // A mistyped command on the command line is an error with a suggestion, never chat.
         #expect(
             type(&state, "/", "inivte bea") == [
-                .say("unknown command /inivte; did you mean /invite? (/help lists them)")
+                .say("Unknown command /inivte; did you mean /invite? (/help lists them).")
             ])
         #expect(
-            type(&state, ":", "hello there") == [.say("unknown command /hello; type /help for the commands")])
+            type(&state, ":", "hello there") == [.say("Unknown command /hello; type /help for the commands.")])
         #expect(
             type(&state, "c", "/inivte bea") == [
-                .say("unknown command /inivte; did you mean /invite? (/help lists them)")
+                .say("Unknown command /inivte; did you mean /invite? (/help lists them).")
             ])
     }
 
@@ -364,14 +364,14 @@ import Testing
         #expect(host.overlay == .confirm(.endRoom(reason: "bye"), confirmSelected: false))
         #expect(sent(send(&host, char("y"))[0]) == [.endRoom(reason: "bye")])
         var moderator = joined(as: "bo")
-        #expect(type(&moderator, "/", "end") == [.say("only hosts can end the room")])
+        #expect(type(&moderator, "/", "end") == [.say("Only hosts can end the room.")])
         #expect(moderator.overlay == nil)
     }
 
     @Test func mistakesAreExplained() {
         var state = joined(as: "bo")
-        #expect(type(&state, "/", "invite zed") == [.say("no one here is called \"zed\"")])
-        #expect(type(&state, "/", "mute") == [.say("you are already muted")])
+        #expect(type(&state, "/", "invite zed") == [.say("No one here is called \"zed\".")])
+        #expect(type(&state, "/", "mute") == [.say("You are already muted.")])
     }
 
     @Test func escapeClosesTheLineWithoutSending() {
@@ -387,7 +387,7 @@ import Testing
         #expect(sent(send(&state, .line("good evening", at: t0))[0]) == [.chat("good evening", to: .everyone)])
         #expect(
             send(&state, .line("/inivte eli", at: t0))[0] == [
-                .say("unknown command /inivte; did you mean /invite? (/help lists them)")
+                .say("Unknown command /inivte; did you mean /invite? (/help lists them).")
             ])
         #expect(send(&state, .line("/leave", at: t0))[0] == [.send(.leave), .quit])
     }
@@ -430,14 +430,14 @@ import Testing
     @Test func afterTheRoomEndsRoomKeysSayWhyAndSendNothing() {
         var state = joined(as: "bo")
         send(&state, .server(.roomEnded(reason: "that's all"), seq: 11, at: t0))
-        let notice = AppEffect.say("the room has ended")
+        let notice = AppEffect.say("The room has ended.")
         for c: Character in ["r", "m", " ", "n", "i", "a", "M", "x", "/", "c", "w", "u"] {
             #expect(send(&state, char(c, 1000))[0] == [notice], "key \(c)")
         }
         #expect(send(&state, key(.enter, 1000))[0] == [notice])
         #expect(state.overlay == nil)
         #expect(state.commandLine == nil)
-        #expect(state.notice == Notice(.refusal, "the room has ended"))
+        #expect(state.notice == Notice(.refusal, "The room has ended."))
         #expect(send(&state, char("q", 1000))[0] == [.quit])
     }
 
@@ -451,7 +451,7 @@ import Testing
                 == .init(
                     name: "Hana", role: .audience, roomOver: true, hints: [KeyHint("?", "help"), KeyHint("q", "leave")])
         )
-        #expect(send(&state, char("r", 1000))[0] == [.say("you were removed from this room")])
+        #expect(send(&state, char("r", 1000))[0] == [.say("You were removed from this room.")])
     }
 
     @Test func levelsRiseAtOnceHoldAndFallSlowly() {

@@ -41,9 +41,9 @@ func sketchPeers() -> [Peer] {
 /// An app state joined as `me` into a room of `peers`, at `t0`, on an 80x24 screen.
 func joined(
     as me: String, peers: [Peer] = sketchPeers(), topic: String = "Friday terminal hour", ascii: Bool = false,
-    width: Int = 80, height: Int = 24
+    width: Int = 80, height: Int = 24, lineMode: Bool = false
 ) -> AppState {
-    var state = AppState(roles: roles, ascii: ascii)
+    var state = AppState(roles: roles, ascii: ascii, lineMode: lineMode)
     _ = reduceApp(&state, .resize(width: width, height: height))
     // The token gives the role the person joins with, as a server that did not restore another would say.
     let role = peers.first { $0.id == PeerID(me) }?.role

@@ -48,12 +48,12 @@ import Testing
         send(&state, char("l"))
         #expect(state.selection == "bo")
         #expect(
-            send(&state, char("+"))[0] == [.say("you do not hear yourself; + and - turn others up or down for you")])
+            send(&state, char("+"))[0] == [.say("You do not hear yourself; + and - turn others up or down for you.")])
         send(&state, key(.end))
         #expect(state.selection == "jun")
         #expect(
             send(&state, char("-"))[0] == [
-                .say("Jun is not on the stage; to set their volume for later, type /volume Jun PERCENT")
+                .say("Jun is not on the stage; to set their volume for later, type /volume Jun PERCENT.")
             ])
         #expect(state.volumes == [:])
     }
@@ -80,11 +80,11 @@ import Testing
             ])
         #expect(
             type(&state, "/volume bo 50") == [
-                .say("you do not hear yourself; /volume sets how loud others sound to you")
+                .say("You do not hear yourself; /volume sets how loud others sound to you.")
             ])
         #expect(
             type(&state, "/volume chen 300") == [
-                .say("\"300\" is not a volume; give a whole percent from 0 to 200: /volume NAME [PERCENT]")
+                .say("\"300\" is not a volume; give a whole percent from 0 to 200: /volume NAME [PERCENT].")
             ])
         #expect(state.volumes == ["chen": 40, "jun": 150])
         var plain = joined(as: "hana")

@@ -546,7 +546,7 @@ func expectRefused(
         expectRefused(.setRole("bo", .moderator), by: "bo", code: .forbidden, message: "you are already a moderator")
         expectRefused(
             .setRole("bo", .host), by: "bo", code: .forbidden,
-            message: "you cannot raise your own role above your token's (moderator)")
+            message: "you cannot raise your own role above the one your link gives (moderator)")
         expectRefused(.setRole("eli", "wizard"), by: "ana", code: .notFound, message: "there is no role called wizard")
         expectRefused(.setRole("eli", .audience), by: "ana", code: .forbidden, message: "Eli is already an audience")
         var room = populatedRoom()
@@ -591,7 +591,7 @@ func expectRefused(
         // A listener's token gives nothing to step up to.
         expectRefused(
             .setRole("eli", .speaker), by: "eli", code: .forbidden,
-            message: "you cannot raise your own role above your token's (audience)")
+            message: "you cannot raise your own role above the one your link gives (audience)")
     }
 
     /// Lowered by someone else, a person stays where they were put, across a reconnect too, until someone raises

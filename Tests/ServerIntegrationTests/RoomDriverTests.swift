@@ -35,8 +35,8 @@ import Testing
             #expect(waitFor { $0.room.me?.handRaisedAt != nil })
             try ana.expect("hand_raised") { $0.string("peer") == "eli" }
             driver.dispatch(.line("/end", at: driver.now))
-            #expect(said.last == "only hosts can end the room")
-            #expect(driver.state.notice == Notice(.refusal, "only hosts can end the room"))
+            #expect(said.last == "Only hosts can end the room.")
+            #expect(driver.state.notice == Notice(.refusal, "Only hosts can end the room."))
             ana.send(#"{"cmd":"invite","peer":"eli"}"#)
             #expect(waitFor { $0.room.invitation?.by == "ana" })
             driver.dispatch(.line("/accept", at: driver.now))

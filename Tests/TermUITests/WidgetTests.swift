@@ -187,6 +187,55 @@ struct WidgetTests {
         #expect(narrow.lines() == [" mic muted · you: A…  m unmute  ? help  "])
     }
 
+    /// The chat pane shows whole lines only: a line that would lose its end at the top of the pane is left out,
+    /// and the rows above the lines that fit stay blank.
+    @Test func theChatPaneShowsWholeLinesOnly() {
+        let long = RoomScreenModel.ChatLine.event("Eli joined the room and said hello to everyone here")
+        let pane = ChatPane(lines: [long, .message(from: "Ana", text: "hi", to: nil)])
+        var buffer = CellBuffer(width: 20, height: 3)
+        pane.render(into: &buffer, area: buffer.area, theme: Theme(level: .none))
+        #expect(buffer.lines().map { $0.trimmingTrailingSpaces } == ["", "", " Ana: hi"])
+        // With room for it, the long line shows whole, on its four rows.
+        var tall = CellBuffer(width: 20, height: 5)
+        pane.render(into: &tall, area: tall.area, theme: Theme(level: .none))
+        #expect(
+            tall.lines().map { $0.trimmingTrailingSpaces } == [
+                " · Eli joined the", "  room and said", "  hello to everyone", "  here", " Ana: hi",
+            ])
+    }
+
+    /// Only a newest line taller than the whole pane shows in part: from its start, cut with `…`.
+    @Test func aLineTallerThanThePaneShowsFromItsStart() {
+        let pane = ChatPane(lines: [.event("Eli joined the room and said hello to everyone here")])
+        var buffer = CellBuffer(width: 20, height: 2)
+        pane.render(into: &buffer, area: buffer.area, theme: Theme(level: .none))
+        #expect(buffer.lines().map { $0.trimmingTrailingSpaces } == [" · Eli joined the", "  room and said he…"])
+    }
+
+    /// A notice wider than the row wraps at spaces, its later rows indented under the text and no wider than the
+    /// row; one longer than its rows ends with its last whole word that fits and `…` (the log keeps it whole).
+    @Test func aLongNoticeWrapsAndShortensAtWordBoundaries() {
+        let notice = NoticeLine(
+            .init("Sound could not start: the output device is busy. You can still see the room.", isError: true))
+        let theme = Theme(level: .none)
+        #expect(notice.rowsNeeded(width: 40, theme: theme) == 3)
+        var whole = CellBuffer(width: 40, height: 3)
+        notice.render(into: &whole, area: whole.area, theme: theme)
+        #expect(
+            whole.lines().map { $0.trimmingTrailingSpaces } == [
+                " ! Sound could not start: the output", "   device is busy. You can still see", "   the room.",
+            ])
+        var two = CellBuffer(width: 40, height: 2)
+        notice.render(into: &two, area: two.area, theme: theme)
+        #expect(
+            two.lines().map { $0.trimmingTrailingSpaces } == [
+                " ! Sound could not start: the output", "   device is busy. You can still see …",
+            ])
+        var one = CellBuffer(width: 40, height: 1)
+        notice.render(into: &one, area: one.area, theme: theme)
+        #expect(one.lines().map { $0.trimmingTrailingSpaces } == [" ! Sound could not start: the output …"])
+    }
+
     /// On a narrow header the topic is kept before the connection's details, which shrink to the mark.
     @Test func theHeaderKeepsTheTopicBeforeTheConnectionsDetails() {
         let header = RoomScreenModel.Header(
@@ -316,5 +365,14 @@ struct WidgetTests {
         // Ana is speaking: her name uses the active speaker style.
         let ana = (0..<80).first { buffer[$0, row].text == "A" }!
         #expect(buffer[ana, row].style == Theme(level: .ansi256).style(.activeSpeaker))
+    }
+}
+
+extension String {
+    /// The text without the spaces at its end (a buffer's rows are padded to its width).
+    var trimmingTrailingSpaces: String {
+        var text = self
+        while text.last == " " { text.removeLast() }
+        return text
     }
 }

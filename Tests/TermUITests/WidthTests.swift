@@ -185,6 +185,9 @@ struct WidthTests {
 
     @Test func wrappingBreaksAtSpaces() {
         #expect(wrap("the quick brown fox", width: 10) == ["the quick", "brown fox"])
+        // A word that ends exactly at the width stays on its line.
+        #expect(wrap("the quick brown", width: 9) == ["the quick", "brown"])
+        #expect(wrap("ab cd ef", width: 2) == ["ab", "cd", "ef"])
         #expect(wrap("abcdefghij", width: 4) == ["abcd", "efgh", "ij"])
         #expect(wrap("王小明王", width: 5) == ["王小", "明王"])
         #expect(wrap("anything", width: 0) == [])

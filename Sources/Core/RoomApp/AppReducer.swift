@@ -69,7 +69,9 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
     case .filePlay(let report):
         return filePlayReport(&state, report)
     case .microphoneMissing(let missing):
-        if state.microphoneMissing == missing { return [] }
+        let firstWord = !state.microphoneTried
+        state.microphoneTried = true
+        if state.microphoneMissing == missing && !firstWord { return [] }
         state.microphoneMissing = missing
         effects = sayMicrophoneCheck(&state)
     case .preview(let preview):
@@ -160,9 +162,11 @@ private func advance(_ state: inout AppState, to now: Timestamp) {
 // MARK: - Notices and requests
 
 /// Puts a notice above the status line (for six seconds, or until replaced when not `lasting`), keeps it in the
-/// event log (a notice cut short on a narrow screen is read there whole) and says it in line mode.
+/// event log (a notice cut short on a narrow screen is read there whole) and says it in line mode. Every notice
+/// is said as a sentence (RoomCore words its reasons as clauses, which the server sends as they are).
 @discardableResult
-func show(_ state: inout AppState, _ notice: Notice, lasting: Bool = true) -> [AppEffect] {
+func show(_ state: inout AppState, _ shown: Notice, lasting: Bool = true) -> [AppEffect] {
+    let notice = shown.asSentence(keeping: state.room.peers.values.map(\.name))
     state.notice = notice
     state.noticeExpires = lasting ? state.now + AppState.noticeLifetime : nil
     state.noticeEndsOnUnmute = false
@@ -184,9 +188,9 @@ func appendLog(_ state: inout AppState, _ line: RoomScreenModel.ChatLine) {
     }
 }
 
-/// Runs RoomCore's reducer for a local intent and turns its effects into the app's. `sentences`: its refusal is
-/// shown as a sentence (capitalised, with its full stop).
-func request(_ state: inout AppState, _ action: RoomAction, sentences: Bool = false) -> [AppEffect] {
+/// Runs RoomCore's reducer for a local intent and turns its effects into the app's (a refusal is shown as a
+/// sentence, as every notice is).
+func request(_ state: inout AppState, _ action: RoomAction) -> [AppEffect] {
     var effects: [AppEffect] = []
     for effect in reduce(&state.room, action) {
         switch effect {
@@ -198,7 +202,7 @@ func request(_ state: inout AppState, _ action: RoomAction, sentences: Bool = fa
                 state.noticeEndsOnUnmute = true
             }
         case .notice(let notice):
-            effects += show(&state, sentences && notice.kind == .refusal ? notice.asSentence : notice)
+            effects += show(&state, notice)
         case .showHelp: state.overlay = .help(scroll: 0)
         case .leave:
             state.leaving = true
@@ -213,11 +217,17 @@ extension Refusal {
 }
 
 extension Notice {
-    /// The notice as a sentence: its first letter capitalised, and a full stop unless it ends with one (or `?`, `!`).
-    var asSentence: Notice {
-        var text = Narration.capitalized(self.text)
-        if let last = text.last, !".?!".contains(last) { text += "." }
-        return Notice(kind, text)
+    /// The notice as a sentence: its first letter capitalised, and a full stop unless it ends with one (or `?`,
+    /// `!`, or the `…` of a sentence that trails off). A notice that starts with one of `names` keeps it as the
+    /// person wrote it ("ana now sounds at 50 % to you.").
+    func asSentence(keeping names: [String] = []) -> Notice {
+        let startsWithName = names.contains { name in
+            guard !name.isEmpty, text.hasPrefix(name) else { return false }
+            return text.dropFirst(name.count).first.map { !$0.isLetter } ?? true
+        }
+        var sentence = startsWithName ? text : Narration.capitalized(text)
+        if let last = sentence.last, !".?!…".contains(last) { sentence += "." }
+        return Notice(kind, sentence)
     }
 }
 

@@ -66,6 +66,9 @@ public struct AppState: Sendable {
     public internal(set) var previewing = false
     /// What this client last told the server about its microphone working, in this session (`nil`: nothing yet).
     var micReported: Bool?
+    /// Whether the sound has said how the microphone opened (`.microphoneMissing`): until then the client does
+    /// not know that it works, and does not tell the server so.
+    var microphoneTried = false
     /// What line mode's microphone check has said for the invitation that is up (`nil`: nothing yet).
     var microphoneCheckSaid: MicrophoneCheck?
     /// The microphone speaking would use, as the person chose it (`--input`), for the invitation prompt.
@@ -127,6 +130,11 @@ public struct AppState: Sendable {
 
     /// Whether this is line mode (`--plain`): sentences then name commands to type instead of keys.
     public let lineMode: Bool
+
+    /// The room is `clubroom demo`'s: its server and cast run inside this program, so the room ends when the
+    /// person leaves, and what it records and the links it makes last only as long as the demo. The dialogs and
+    /// sentences that would promise more say so instead.
+    public var inDemo = false
 
     /// A fresh state for a room with these roles.
     public init(roles: RoleTable, ascii: Bool = false, lineMode: Bool = false) {

@@ -69,8 +69,7 @@ func runLine(_ state: inout AppState, _ text: String, plain: Bool) -> [AppEffect
     case .success(.stream(.list)):
         return show(&state, Notice(.info, Narration.streamList(state)))
     case .success(.stream(let command)):
-        // Its refusals read as sentences, as recording's and the speaking time's do.
-        return request(&state, .command(.stream(command)), sentences: true)
+        return request(&state, .command(.stream(command)))
     case .success(.showTopic):
         return show(&state, Notice(.info, Narration.topic(state.room)))
     case .success(.volume(let id, let percent)):

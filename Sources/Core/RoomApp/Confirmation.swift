@@ -104,7 +104,7 @@ private func carryOut(_ state: inout AppState, _ what: Confirmable) -> [AppEffec
     case .stepDown: return request(&state, .request(.stepDown))
     case .muteAll: return request(&state, .request(.muteAll))
     case .clearHands: return request(&state, .request(.clearHands))
-    case .stopRecording: return request(&state, .request(.stopRecording), sentences: true)
+    case .stopRecording: return request(&state, .request(.stopRecording))
     }
 }
 
@@ -155,6 +155,11 @@ public func confirmationText(_ what: Confirmable, in state: AppState) -> RoomScr
             title: "End the room?",
             message: "Everyone is disconnected and the room closes for good. This cannot be undone.",
             confirmLabel: "End room")
+    case .leave where state.inDemo:
+        return RoomScreenModel.Confirmation(
+            title: "Leave the demo?",
+            message: "The room runs inside this program: leaving ends it for everyone, and the demo with it.",
+            confirmLabel: "Leave")
     case .leave:
         return RoomScreenModel.Confirmation(
             title: "Leave the room?",
@@ -175,10 +180,14 @@ public func confirmationText(_ what: Confirmable, in state: AppState) -> RoomScr
                 + "anyone can raise their hand again.",
             confirmLabel: "Lower all")
     case .stopRecording:
+        // The demo's recordings are in its throwaway folder, which goes when the demo ends.
+        let kept =
+            state.inDemo
+            ? "what was recorded until now is kept until the demo ends, which deletes it."
+            : "what was recorded until now is."
         return RoomScreenModel.Confirmation(
             title: "Stop recording?",
-            message: "What the room says from now on is not kept; what was recorded until now is. Recording "
-                + "again starts a new file.",
+            message: "What the room says from now on is not kept; \(kept) Recording again starts a new file.",
             confirmLabel: "Stop recording")
     case .stepDown:
         let back: String

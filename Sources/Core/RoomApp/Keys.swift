@@ -20,7 +20,8 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
 private func roomKey(_ state: inout AppState, _ key: Key) -> [AppEffect] {
     guard let command = KeyBindings.command(for: key) else {
         if case .char(let c) = key {
-            return show(&state, Notice(.refusal, "\(c) does nothing here; press ? for the keys"))
+            // The key leads with a word of its own, so making the refusal a sentence never changes the key.
+            return show(&state, Notice(.refusal, "The key \(c) does nothing here; press ? for the keys."))
         }
         return []
     }

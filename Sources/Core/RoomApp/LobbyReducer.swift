@@ -140,7 +140,8 @@ private func lobbyKey(_ state: inout LobbyState, _ key: Key) -> [LobbyEffect] {
     if key == .resize { return [] }
     if state.form != nil { return LobbyOpening.key(&state, key) }
     guard let action = DialogKeys.action(for: key, in: DialogKeys.lobby) else {
-        return lobbyNotice(&state, Notice(.refusal, "\(describe(key)) does nothing here; press ? for the keys."))
+        return lobbyNotice(
+            &state, Notice(.refusal, "The key \(describe(key)) does nothing here; press ? for the keys."))
     }
     switch action {
     case .quit:

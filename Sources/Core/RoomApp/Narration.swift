@@ -284,8 +284,9 @@ public enum Narration {
                     : "\(actor) unlisted the room: it no longer shows in the lobby; links to it still work.")
         case .inviteLink(let invite):
             let label = room.roles.label(of: invite.role)
-            let valid = lifetime(invite.expiresAt - state.now)
-            return Sentence("Invite link for \(label)s, valid \(valid): \(invite.link)")
+            // The demo's server stops with the demo, and its links with it.
+            let valid = state.inDemo ? "while the demo runs" : "valid " + lifetime(invite.expiresAt - state.now)
+            return Sentence("Invite link for \(label)s, \(valid): \(invite.link)")
         case .links(let links, let withdrawn, let locked):
             return Sentence(linksSentence(links, withdrawn: withdrawn, locked: locked, state: state))
         case .bans(let bans, let lifted):
@@ -456,11 +457,15 @@ public enum Narration {
 
     /// A server error in plain words, with what to do next.
     public static func explainError(code: String, message: String) -> String {
-        let said = message.isEmpty ? "" : message.prefix(1).uppercased() + message.dropFirst()
+        // The server words its refusals as clauses ("only hosts can end the room"): said as a sentence.
+        var said = message.isEmpty ? "" : message.prefix(1).uppercased() + message.dropFirst()
+        var clause = said
+        if clause.hasSuffix(".") { clause.removeLast() }
+        if let last = said.last, !".?!".contains(last) { said += "." }
         switch code {
         case "forbidden": return said.isEmpty ? "The server refused: your role does not allow that." : said
-        case "not_found": return (said.isEmpty ? "No such person or role" : said) + "; they may have just left."
-        case "conflict": return (said.isEmpty ? "That cannot be done right now" : said) + "."
+        case "not_found": return (clause.isEmpty ? "No such person or role" : clause) + "; they may have just left."
+        case "conflict": return said.isEmpty ? "That cannot be done right now." : said
         case "rate_limited": return "Too many requests at once; the server dropped one. Wait a second and try again."
         case "room_ended": return "The room has ended. Press q to close."
         case "room_full": return "The room is full. Try again later."
@@ -469,7 +474,7 @@ public enum Narration {
             return "The server could not confirm that went through; it may still appear. Check before trying again."
         // Said only of a repeat the client sent itself: what it asked for took effect the first time.
         case "already_applied": return "That went through already."
-        default: return said.isEmpty ? "The server reported a problem (\(code))." : said
+        default: return said.isEmpty ? "The server could not do that and did not say why." : said
         }
     }
 

@@ -49,11 +49,11 @@ func toggleRecording(_ state: inout AppState) -> [AppEffect] {
 /// to stop); stopping asks first, since what the room says after it is no longer kept. A refusal reads as a sentence.
 func recordCommand(_ state: inout AppState, start: Bool) -> [AppEffect] {
     let asked: ClientRequest = start ? .startRecording : .stopRecording
-    guard let me = state.room.me, !state.isOver else { return request(&state, .request(asked), sentences: true) }
+    guard let me = state.room.me, !state.isOver else { return request(&state, .request(asked)) }
     if let refusal = state.room.roles.check(asked, by: me, target: nil) {
-        return show(&state, refusal.notice.asSentence)
+        return show(&state, refusal.notice)
     }
-    if start || state.room.recording == nil { return request(&state, .request(asked), sentences: true) }
+    if start || state.room.recording == nil { return request(&state, .request(asked)) }
     state.overlay = .confirm(.stopRecording, confirmSelected: false)
     return askInLineMode(&state)
 }

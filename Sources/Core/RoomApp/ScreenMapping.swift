@@ -64,7 +64,25 @@ public enum RoomScreenMapper {
         model.notice = notice(state)
         model.commandLine = state.commandLine
         model.overlay = overlay(state)
+        sayOnce(&model, state)
         return model
+    }
+
+    /// What stands on the notice row is said there only: the event pane leaves out its copy while it stands
+    /// (the copy shows in its place once the notice goes), and an invitation dialog that says why the microphone
+    /// cannot open takes the place of the same words on the notice row.
+    static func sayOnce(_ model: inout RoomScreenModel, _ state: AppState) {
+        guard let notice = model.notice else { return }
+        if case .invitation(let invitation) = model.overlay, invitation.micProblem == notice.text {
+            model.notice = nil
+            return
+        }
+        guard state.chatScroll == 0,
+            let copy = model.chat.lastIndex(where: {
+                if case .notice(let text, _) = $0 { text == notice.text } else { false }
+            })
+        else { return }
+        model.chat.remove(at: copy)
     }
 
     static func header(_ state: AppState) -> RoomScreenModel.Header {

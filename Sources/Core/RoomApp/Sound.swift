@@ -143,12 +143,15 @@ func syncMicrophone(_ state: inout AppState) -> [AppEffect] {
 
 /// Tells the server when the microphone of a person who may speak does not work (no capture device could be
 /// opened, or it was lost) or works again, so the stage shows everyone that nobody hears them; once per change
-/// and session.
+/// and session. That it works is said only once the sound has opened it: a room that still shows the person's
+/// microphone as not working (from their last session) is not told "works" before the device is tried, which
+/// would say "works again" and then "does not work" for one device that never changed.
 func syncMicReport(_ state: inout AppState) -> [AppEffect] {
     guard let me = state.room.me, state.room.connection == .connected, !state.isOver,
         state.room.roles.can(me.role, .publishAudio)
     else { return [] }
     let working = !state.microphoneMissing
+    if working && !state.microphoneTried { return [] }
     guard me.micWorking != working, state.micReported != working else { return [] }
     state.micReported = working
     return [.send(.setMicWorking(working))]

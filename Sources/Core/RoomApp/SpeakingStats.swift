@@ -12,7 +12,7 @@ func showStats(_ state: inout AppState) -> [AppEffect] {
         state.overlay = nil
         return []
     }
-    let effects = request(&state, .command(.stats), sentences: true)
+    let effects = request(&state, .command(.stats))
     if !state.lineMode, effects.contains(.send(.stats)) {
         state.overlay = .stats(people: nil, askedAt: state.now)
     }

@@ -187,8 +187,9 @@ public struct StatusBar: Sendable {
     }
 }
 
-/// A notice or problem, drawn where the rule above the status line would be: wrapped onto as many rows as the
-/// area has (the screen gives it two when it does not fit on one), cut with `…` beyond them.
+/// A notice or problem, drawn where the rule above the status line would be: wrapped at spaces onto as many rows
+/// as the area has (the screen gives it two when it does not fit on one), the later rows indented under the
+/// text. A notice longer than that ends with the last whole word that fits and `…`; the event log keeps it whole.
 public struct NoticeLine: Sendable {
     /// What to say.
     public var notice: RoomScreenModel.Notice
@@ -196,11 +197,20 @@ public struct NoticeLine: Sendable {
     /// Creates a notice line.
     public init(_ notice: RoomScreenModel.Notice) { self.notice = notice }
 
+    /// How far the rows after the first are indented: under the text, past the first row's ` ! `.
+    static let indent = 3
+
     func text(theme: Theme) -> String { (notice.isError ? " ! " : " ") + theme.glyphs.plain(notice.text) }
+
+    /// The notice's rows at `width`, a column kept free at the right; the later rows without their indent.
+    func lines(width: Int, theme: Theme) -> [String] {
+        let first = max(1, width - 1)
+        return wrap(text(theme: theme), width: first, continuation: max(1, first - Self.indent))
+    }
 
     /// How many rows the notice takes at `width`.
     public func rowsNeeded(width: Int, theme: Theme) -> Int {
-        max(1, wrap(text(theme: theme), width: max(1, width - 1)).count)
+        max(1, lines(width: width, theme: theme).count)
     }
 
     /// Draws into `area`.
@@ -208,15 +218,18 @@ public struct NoticeLine: Sendable {
         guard !area.isEmpty else { return }
         let style = theme.style(notice.isError ? .error : .notice)
         buffer.fill(area, style: style)
-        let lines = wrap(text(theme: theme), width: max(1, area.width - 1))
+        let lines = lines(width: area.width, theme: theme)
         for (index, line) in lines.prefix(area.height).enumerated() {
-            var shown = index == 0 ? line : "   " + line
+            let indent = index == 0 ? "" : String(repeating: " ", count: Self.indent)
+            var shown = line
             if index == area.height - 1 && lines.count > area.height {
-                shown = DisplayWidth.truncate(
-                    shown + " " + theme.glyphs.ellipsis, to: area.width, ellipsis: theme.glyphs.ellipsis)
+                // The rest does not fit: its first words that leave room for " …", cut at a space.
+                let room = max(1, area.width - 1 - indent.count - 2)
+                let rest = lines[index...].joined(separator: " ")
+                shown = (wrap(rest, width: room).first ?? "") + " " + theme.glyphs.ellipsis
             }
             buffer.put(
-                DisplayWidth.truncate(shown, to: area.width, ellipsis: theme.glyphs.ellipsis), x: area.x,
+                DisplayWidth.truncate(indent + shown, to: area.width, ellipsis: theme.glyphs.ellipsis), x: area.x,
                 y: area.y + index, style: style, clip: area)
         }
     }

@@ -1,13 +1,24 @@
-/// Splits `text` into lines of at most `width` columns, at spaces where it can.
-public func wrap(_ text: String, width: Int) -> [String] {
-    guard width > 0 else { return [] }
+/// Splits `text` into lines of at most `width` columns (the lines after the first at most `continuation`, when
+/// given, for text whose later lines are indented), at spaces where it can.
+public func wrap(_ text: String, width firstWidth: Int, continuation: Int? = nil) -> [String] {
+    let laterWidth = continuation ?? firstWidth
+    guard firstWidth > 0, laterWidth > 0 else { return [] }
     var lines: [String] = []
     var line = ""
     var lineWidth = 0
     var lastSpace: String.Index?
     for character in text {
+        let width = lines.isEmpty ? firstWidth : laterWidth
         let w = DisplayWidth.of(character)
         if w == 0 && character != " " { continue }
+        if character == " " && lineWidth + w > width {
+            // The line is full at the end of a word: it breaks here, not at the space before that word.
+            lines.append(line)
+            line = ""
+            lineWidth = 0
+            lastSpace = nil
+            continue
+        }
         if lineWidth + w > width {
             if let space = lastSpace {
                 let rest = String(line[line.index(after: space)...])
@@ -98,14 +109,16 @@ public struct ChatPane: Sendable {
                 y: area.bottom - 1, style: theme.style(.notice), clip: area)
         }
         var rows: [(text: String, prefix: Int, style: Style)] = []
-        // Only the newest lines above the scroll can show, so wrap from there and stop once the area is full. A
-        // line that does not fit whole shows from its start, cut with an ellipsis, never as its last piece.
+        // Only the newest lines above the scroll can show, so wrap from there and stop once the area is full.
+        // Lines show whole: the pane starts with the oldest line that fits whole, and the rows above it stay
+        // blank. Only a newest line taller than the whole pane shows in part: from its start, cut with an
+        // ellipsis, never as its last piece.
         for line in lines.dropLast(scroll).reversed() {
             let (text, prefix, style) = Self.text(of: line, theme: theme)
             var wrapped = wrap(text, width: textWidth)
             let room = rowsForText - rows.count
             if wrapped.count > room {
-                guard room > 0 else { break }
+                guard rows.isEmpty, room > 0 else { break }
                 let rest = wrapped[(room - 1)...].joined(separator: " ")
                 wrapped =
                     Array(wrapped.prefix(room - 1))

@@ -92,7 +92,7 @@ extension RoomAuthority {
             }
             guard let limit = stepUpRole(of: actor.id), roles.rank(of: role) >= roles.rank(of: limit) else {
                 let token = tokenRoles[actor.id].map { " (\($0))" } ?? ""
-                return (.forbidden, "you cannot raise your own role above your token's\(token)")
+                return (.forbidden, "you cannot raise your own role above the one your link gives\(token)")
             }
         case .mutePeer:
             guard let target else { return nil }

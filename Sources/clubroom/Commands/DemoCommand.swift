@@ -102,7 +102,8 @@ enum DemoCommand: ClubroomCommand {
         let connection = SessionConnection(
             url: room.server.url, token: token,
             audio: RoomAudioSettings(input: .silence, output: speaker, echoCancellation: false))
-        let state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
+        var state = AppState(roles: roles, ascii: options.ascii, lineMode: options.plain)
+        state.inDemo = true
         // Every signal leaves the room (in line mode and on the screen alike) and stops the director, so the demo
         // still removes what it made.
         let signals = FrontEnds.Signals([.interrupt, .terminate, .hangUp], firstOnly: true) { room.director.stop() }
