@@ -39,4 +39,36 @@ import Testing
         #expect(buffer.statistics.recoveredByFEC == 0)
         #expect(buffer.statistics.received == 9)
     }
+
+    /// Five packets lost in a row (6–10) under two repeated frames, at a 45 ms floor: nothing comes for two ticks,
+    /// then packet 11 brings 10 and 9 again. The two frames concealed while waiting stand for 6 and 7, 8 is
+    /// rebuilt from 9 in the tick it is due, and every frame after plays in its own tick: no delay is added, so no
+    /// frame has to be skipped later to give it back.
+    @Test func aLongBurstWaitedForAddsNoDelay() {
+        var configuration = configuration()
+        configuration.minimumDelay = 45_000
+        configuration.lossDelay = 45_000
+        var buffer = JitterBuffer<Int>(configuration: configuration)
+        var decisions: [PlayoutDecision<Int>] = []
+        for tick in 0..<20 {
+            let time = Int64(tick) * 20_000
+            if tick < 16, !(6...10).contains(tick) {
+                buffer.insert(
+                    sequence: UInt16(200 + tick), timestamp: UInt32(tick * 960), ssrc: 7, arrival: time,
+                    payload: tick)
+            }
+            if tick == 11 {
+                buffer.insertRedundant(sequence: 210, timestamp: 10 * 960, ssrc: 7, payload: 10)
+                buffer.insertRedundant(sequence: 209, timestamp: 9 * 960, ssrc: 7, payload: 9)
+            }
+            decisions.append(buffer.nextFrame(at: time + 1_000))
+        }
+        // Frame k is due 45 ms after it was sent: in the tick three frames later.
+        #expect(Array(decisions[3..<9]) == (0..<6).map { .packet($0) })
+        #expect(Array(decisions[9..<12]) == [.conceal, .conceal, .fecFrom(9)])
+        #expect(Array(decisions[12..<19]) == (9..<16).map { .packet($0) })
+        #expect(buffer.statistics.lost == 3)
+        #expect(buffer.statistics.recoveredByRED == 2)
+        #expect(buffer.statistics.skipped == 0)
+    }
 }
