@@ -441,6 +441,17 @@ import Testing
         #expect(send(&state, char("q", 1000))[0] == [.quit])
     }
 
+    /// With raising hands turned off, a listener's status line no longer offers r, and offers it again when it is
+    /// turned back on.
+    @Test func theStatusLineOffersRaisingAHandOnlyWhileHandsAreAllowed() {
+        var state = joined(as: "hana")
+        #expect(RoomScreenMapper.model(state).status.hints.map(\.key) == ["?", "r", "c", "q"])
+        send(&state, .server(.handsAllowed(false, by: "bo"), seq: 11, at: t0))
+        #expect(RoomScreenMapper.model(state).status.hints.map(\.key) == ["?", "c", "q"])
+        send(&state, .server(.handsAllowed(true, by: "bo"), seq: 12, at: t0))
+        #expect(RoomScreenMapper.model(state).status.hints.map(\.key) == ["?", "r", "c", "q"])
+    }
+
     @Test func afterBeingRemovedTheStatusLineOffersOnlyLeaving() {
         var state = joined(as: "hana")
         #expect(RoomScreenMapper.model(state).status.hints.map(\.key) == ["?", "r", "c", "q"])

@@ -116,7 +116,9 @@ public enum KeyBindings {
             refusal: "\"you are already on the stage\"",
             hint: StatusHint(rank: 50) { status, _ in
                 guard !status.roomOver, status.role == .audience else { return nil }
-                return status.handRaised ? "lower hand" : "raise hand"
+                if status.handRaised { return "lower hand" }
+                // With raising hands turned off, r is only refused: it is not offered.
+                return status.handsOff ? nil : "raise hand"
             }),
         KeyBinding(
             [.up, .down, .left, .right, .char("h"), .char("j"), .char("k"), .char("l")],

@@ -166,6 +166,7 @@ public enum RoomScreenMapper {
         } else {
             status = .init(name: "", role: .audience, roomOver: state.isOver)
         }
+        status.handsOff = !state.room.handsAllowed
         if case .reconnecting = state.room.connection, !state.sessionOver { status.reconnecting = true }
         status.alert = state.alert
         status.signal = state.room.selfID.flatMap { state.room.quality[$0]?.score }

@@ -223,6 +223,8 @@ public struct RoomScreenModel: Hashable, Sendable {
         public var micMissing: Bool
         /// Whether your hand is up.
         public var handRaised: Bool
+        /// Whether raising hands is turned off in the room.
+        public var handsOff = false
         /// Whether the room is over for you (it ended or you were removed): no role keys apply any more.
         public var roomOver: Bool
         /// Whether the connection is down and being tried again.
