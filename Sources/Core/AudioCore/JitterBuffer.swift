@@ -526,10 +526,9 @@ public struct JitterBuffer<Payload: Sendable>: Sendable {
             nextSequence = next + 1
             playoutTimestamp += Self.frameSamples
             if holdCount > 0 && now >= due(playoutTimestamp, base: base) {
-                // Frames were already concealed while waiting for this packet, and the next frame is due: the
-                // first of them was the lost one's concealment. Go on to the next frame in this tick with one
-                // wait fewer, so that each frame concealed while waiting stands for one of the frames lost, and
-                // a burst of losses, however long the wait for what comes after it, adds no delay.
+                // Frames were concealed while waiting for this packet and the next frame is due: the first stood
+                // for the lost one. Go on to the next frame in this tick with one wait fewer, so each frame
+                // concealed while waiting stands for one lost frame and a burst, however long, adds no delay.
                 holdCount -= 1
                 return playingFrame(at: now)
             }
