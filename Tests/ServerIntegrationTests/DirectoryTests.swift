@@ -222,7 +222,12 @@ func snapshot(_ recorder: SessionRecorder) -> JoinedSnapshot? {
         defer { linked.shutdown() }
         #expect(snapshot(linkedSeen)?.listed == false)
         #expect(snapshot(linkedSeen)?.peers.contains { $0.peer.name == "Hana" } == true)
-        // The log says which link let the guest in (its invite's ID), and the host came by a token, not a link.
+        // The log says which link let the guest in (its invite's ID), and the host came by a token, not a link. The
+        // log reaches the test through a pipe, possibly after the snapshot: it is waited for.
+        #expect(
+            waitUntil(limit: 10, every: 0.05) {
+                !server.logLines(containing: "joined room secret as audience by invite ").isEmpty
+            })
         #expect(server.logLines(containing: "joined room secret as audience by invite ").count == 1)
         #expect(server.logLines(containing: "ana joined room secret as host").first?.contains(" by ") == false)
         usleep(300_000)

@@ -345,6 +345,8 @@ final class DatabaseLockHolder {
             second.log.wait(timeout: 15) {
                 $0.contains("the server is no longer read-only") && $0.contains("roles held at the start released: 1")
             } != nil)
+        #expect(
+            second.log.wait(timeout: 15) { $0.contains("changes are saved again (1 waiting changes saved)") } != nil)
         #expect(second.logLines(containing: "changes are saved again (1 waiting changes saved)").count == 1)
         second.stop()
         // Saved: the role the speaker took again after that start brings it back as a speaker after this one.

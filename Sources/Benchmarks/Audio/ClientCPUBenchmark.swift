@@ -323,7 +323,9 @@ public enum ClientCPUBenchmark {
                 Self.received(from: identity, in: bot.standardOutput) > before
             }.count
             client.finish()
-            let heard = Self.tonesHeard(in: played)
+            // Heard over the whole window measured, not only its last second: a second in which a busy machine
+            // let one of three speakers drop out does not make a client that heard all three through it.
+            let heard = Self.tonesHeard(in: played, lastSeconds: elapsed)
             return Client(
                 cpuSecondsPerMinute: Double(after.ticks - before.ticks) / ProcessSample.ticksPerSecond / elapsed * 60,
                 wakeUpsPerSecond: Double(after.voluntarySwitches - before.voluntarySwitches) / elapsed,
@@ -368,9 +370,11 @@ public enum ClientCPUBenchmark {
         }
 
         /// How many of the speakers' tones sound in the last whole second of `samples`.
-        static func tonesHeard(in samples: [Int16]) -> Int {
+        /// The speakers' tones heard in the last `seconds` (at least one) of `samples`.
+        static func tonesHeard(in samples: [Int16], lastSeconds seconds: Double = 1) -> Int {
             guard samples.count >= AudioFormat.sampleRate else { return 0 }
-            let window = Array(samples.suffix(AudioFormat.sampleRate))
+            let window = Array(
+                samples.suffix(max(AudioFormat.sampleRate, Int(seconds * Double(AudioFormat.sampleRate)))))
             // A bot's tone (tone:HZ, 8,000 in sample units: 0.24 of full scale) has a power near 0.06; after the
             // codec and the mix it stays far
             // above this, and far above what leaks to a frequency no one sends.
