@@ -56,6 +56,11 @@ import WebSocket
             }
         }
         #expect(second?.problem == refusal?.problem, "\(String(describing: second))")
+        // The log comes through a pipe and may follow the refusal: the first line is waited for.
+        #expect(
+            waitUntil(limit: 10, every: 0.05) {
+                !server.logLines(containing: "out of file descriptors (this process may open 40)").isEmpty
+            })
         let exhausted = server.logLines(containing: "out of file descriptors (this process may open 40)")
         #expect(exhausted.count == 1, "\(exhausted)")
         // Room again: the next join is accepted and the end of the burst is logged with its count.
