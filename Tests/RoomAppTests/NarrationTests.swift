@@ -29,6 +29,23 @@ import Testing
         #expect(state.log.last == .event("Gus left."))
     }
 
+    /// `/bans` names who banned as the room knows them: by name, "you" for yourself, the operator as such, and
+    /// only an identity the room does not know (one from a link is an opaque id) as it is.
+    @Test func theBansNameWhoBannedAsTheRoomKnowsThem() {
+        var state = joined(as: "hana")
+        let bans = [
+            RoomBan(identity: "zed", name: "Zed", by: "bo", at: t0, reason: "spam"),
+            RoomBan(identity: "guest-1", name: "", by: "hana", at: t0, reason: ""),
+            RoomBan(identity: "kim", name: "Kim", by: "operator", at: t0, reason: "old"),
+            RoomBan(identity: "lu", name: "Lu", by: "guest-9", at: t0, reason: "flood"),
+        ]
+        #expect(
+            said(&state, .bans(bans, lifted: []), seq: 11) == [
+                "Banned from this server's rooms (/unban NAME lifts one): Zed (zed) by Bo: spam; guest-1 by you; "
+                    + "Kim (kim) by the operator: old; Lu (lu) by guest-9: flood."
+            ])
+    }
+
     /// The server makes someone host only when the last host left: the sentence says so, to them and to others.
     @Test func aHandoverByTheServerSaysTheLastHostLeft() {
         var state = joined(as: "hana")

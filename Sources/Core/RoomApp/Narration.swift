@@ -290,7 +290,7 @@ public enum Narration {
         case .links(let links, let withdrawn, let locked):
             return Sentence(linksSentence(links, withdrawn: withdrawn, locked: locked, state: state))
         case .bans(let bans, let lifted):
-            return Sentence(bansSentence(bans, lifted: lifted))
+            return Sentence(bansSentence(bans, lifted: lifted, state: state))
         case .stats:
             // Said as a table where it arrives (`receiveStats`).
             return nil
@@ -383,14 +383,20 @@ public enum Narration {
         }
     }
 
-    /// The answer to `/bans` or `/unban`: what was lifted, then each ban with who made it and why.
-    static func bansSentence(_ bans: [RoomBan], lifted: [String]) -> String {
+    /// The answer to `/bans` or `/unban`: what was lifted, then each ban with who made it (by name, or "you", when
+    /// the room knows them: an identity from a link is an opaque id) and why.
+    static func bansSentence(_ bans: [RoomBan], lifted: [String], state: AppState) -> String {
+        func banner(_ id: PeerID) -> String {
+            if id == state.room.selfID { return "you" }
+            if let peer = state.room.peers[id] { return peer.name }
+            return id.rawValue == "operator" ? "the operator" : id.rawValue
+        }
         var text = lifted.isEmpty ? "" : "Lifted the ban of \(lifted.joined(separator: ", ")). "
         guard !bans.isEmpty else { return text + "No one is banned from this server's rooms." }
         text += "Banned from this server's rooms (/unban NAME lifts one): "
         text += bans.map { ban in
             let who = ban.name.isEmpty ? ban.identity.rawValue : "\(ban.name) (\(ban.identity.rawValue))"
-            return "\(who) by \(ban.by.rawValue)" + (ban.reason.isEmpty ? "" : ": \(ban.reason)")
+            return "\(who) by \(banner(ban.by))" + (ban.reason.isEmpty ? "" : ": \(ban.reason)")
         }.joined(separator: "; ")
         return text + "."
     }
