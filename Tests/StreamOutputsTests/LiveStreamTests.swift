@@ -9,6 +9,11 @@ import Testing
 @Suite(.serialized) struct LiveStreamTests {
     /// A 440 Hz tone fed to Icecast, HLS and RTMP at once is heard at 440 Hz from each, as a listener reads it.
     @Test(.timeLimit(.minutes(3))) func aToneIsHeardAt440HzOnEveryOutput() throws {
+        // libshout waits with select(2): no test holding a thousand descriptors may run meanwhile.
+        try DescriptorTurns.alone { try toneOnEveryOutput() }
+    }
+
+    func toneOnEveryOutput() throws {
         let folder = TemporaryDirectory()
         defer { folder.remove() }
         let (icecast, icecastPort) = try icecastServer(in: folder.file("icecast"), password: "sourcepw")
@@ -61,6 +66,11 @@ import Testing
     /// Icecast killed mid-stream is reported once, tried again, and streamed to again within 10 s of its return;
     /// then the RTMP server the same; meanwhile the other outputs stay live and audible.
     @Test(.timeLimit(.minutes(4))) func aDestinationKilledAndRestartedComesBackWithoutTouchingTheOthers() throws {
+        // libshout waits with select(2): no test holding a thousand descriptors may run meanwhile.
+        try DescriptorTurns.alone { try killedAndRestarted() }
+    }
+
+    func killedAndRestarted() throws {
         let folder = TemporaryDirectory()
         defer { folder.remove() }
         let (icecast, icecastPort) = try icecastServer(in: folder.file("icecast"), password: "sourcepw")
