@@ -128,7 +128,8 @@ final class MediaPath {
         let interval = kind == nil ? Self.probeInterval : Self.reportInterval
         guard now - lastReport >= interval else { return }
         lastReport = now
-        var (blocks, runs) = report()
+        let reported = report()
+        var blocks = reported.blocks
         if let sender = lastSenderReport {
             // RFC 3550 §6.4.1: LSR, and the delay since it came (DLSR) in 1/65536 s, first so it is never cut.
             let held = UInt32(clamping: (now - sender.arrival) * 65536 / 1_000_000)
@@ -138,12 +139,12 @@ final class MediaPath {
                     lastSenderReport: sender.time, delaySinceLastSenderReport: held), at: 0)
             lastSenderReport = nil
         }
-        var report = RTCPPacket.receiverReport(ssrc: offer.ssrc, reports: blocks).bytes()
-        if !runs.isEmpty {
-            runs = Array(runs.prefix(RTCPPacket.maxLossRunsEntries))
-            report += RTCPPacket.lossRuns(ssrc: offer.ssrc, entries: runs).bytes()
+        var compound = RTCPPacket.receiverReport(ssrc: offer.ssrc, reports: blocks).bytes()
+        if !reported.runs.isEmpty {
+            // The packet keeps the first `RTCPPacket.maxLossRunsEntries` entries itself.
+            compound += RTCPPacket.lossRuns(ssrc: offer.ssrc, entries: reported.runs).bytes()
         }
-        guard let protected = try? uplink.protect(report, rtcp: true) else { return }
+        guard let protected = try? uplink.protect(compound, rtcp: true) else { return }
         protected.withUnsafeBytes { transmit($0) }
     }
 
