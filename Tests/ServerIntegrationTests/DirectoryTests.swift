@@ -76,10 +76,15 @@ extension ServerProcess {
             role: role, room: room, ttl: ttl, now: Int64(Date().timeIntervalSince1970))
     }
 
-    /// Watches the lobby with a server invite and waits for the first list.
-    func watchLobby(token: String? = nil) throws -> (DirectorySession, DirectoryRecorder) {
+    /// Watches the lobby with a server invite, as a client whose key is in `headers` (as `clubroom join` sends
+    /// it), and waits for the first list.
+    func watchLobby(
+        token: String? = nil, headers: HTTPHeaders = guestHeaders(name: "Lobby")
+    ) throws -> (DirectorySession, DirectoryRecorder) {
         let recorder = DirectoryRecorder()
-        let session = try DirectorySession(url: lobbyURL, token: try token ?? invite()) { recorder.record($0) }
+        let session = try DirectorySession(url: lobbyURL, token: try token ?? invite(), headers: headers) {
+            recorder.record($0)
+        }
         session.start()
         guard recorder.wait(timeout: 10, { if case .rooms = $0 { true } else { false } }) != nil else {
             throw HarnessError(description: "the lobby got no list: \(recorder.all)")

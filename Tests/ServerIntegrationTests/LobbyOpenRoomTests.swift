@@ -4,6 +4,7 @@ import RoomCore
 import RoomProtocol
 import RoomTesting
 import Testing
+import WebSocket
 
 extension DirectoryRecorder {
     /// The answer to the request named `id`, waiting for it.
@@ -88,6 +89,47 @@ extension DirectorySession {
                     code: "forbidden",
                     message: "On this server only people who came in with a host's lobby link open rooms; ask a "
                         + "host for one.", id: "open-1"))
+    }
+
+    /// A person banned from the server's rooms opens none from the lobby: the lobby their client comes to with
+    /// their key is closed with the ban's words. A lobby that does not say who it is may look at the list, but is
+    /// told it may not open rooms, and is refused if it asks: a ban could not be checked.
+    @Test(.timeLimit(.minutes(2))) func aBannedPersonOpensNoRoomAndAKeylessLobbyOpensNone() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let (host, _) = try joinedSession(server, "ana", role: "host")
+        defer { host.shutdown() }
+        let key = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        let (gus, gusSeen) = try session(
+            server, room: "lobby", token: try server.invite(role: "speaker", room: "lobby"),
+            headers: guestHeaders(name: "Gus", key: key))
+        let gusID = try #require(snapshot(gusSeen)?.selfID, "\(gusSeen.all)")
+        host.send(.remove(gusID, reason: "spam", ban: true), id: .integer(1))
+        #expect(gusSeen.wait { $0 == .ended(.removed) } != nil, "\(gusSeen.all)")
+        gus.shutdown()
+
+        let banned = DirectoryRecorder()
+        let lobby = try DirectorySession(
+            url: server.lobbyURL, token: try server.invite(role: "host"), headers: guestHeaders(name: "Gus", key: key)
+        ) { banned.record($0) }
+        lobby.start()
+        defer { lobby.stop() }
+        let ended = banned.wait(timeout: 20) { if case .ended = $0 { true } else { false } }
+        #expect(
+            ended == .ended(.refused(code: 4025, reason: "You are banned from this server's rooms.")), "\(banned.all)")
+        #expect(!banned.all.contains { if case .rooms = $0 { true } else { false } }, "\(banned.all)")
+
+        // Someone else with the same host's lobby link, whose client sends no key.
+        let (keyless, seen) = try server.watchLobby(token: try server.invite(role: "host"), headers: HTTPHeaders())
+        defer { keyless.stop() }
+        #expect(seen.welcome == .welcome(openRooms: .hosts, mayOpen: false))
+        #expect(keyless.open("jazz", topic: "", id: "open-1"))
+        #expect(
+            seen.answer("open-1")
+                == .refused(
+                    code: "forbidden",
+                    message: "Opening a room needs your client's key, which Clubroom sends only over wss:// or to "
+                        + "this machine; ask the host for a wss:// link.", id: "open-1"))
     }
 
     /// A room opened but never entered is still a room: its name stays taken after a restart.

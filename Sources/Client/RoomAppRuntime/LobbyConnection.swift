@@ -3,6 +3,7 @@ import RoomClient
 import RoomCore
 import RoomTransport
 import Synchronization
+import WebSocket
 
 /// A lobby's connection to the room directory: the real one, or a scripted one in tests.
 public protocol LobbyConnection: AnyObject, Sendable {
@@ -22,18 +23,24 @@ public final class DirectoryConnection: LobbyConnection, @unchecked Sendable {
     // @unchecked: `session` is set once in `start`, under its mutex, and only read afterwards.
     private let url: String
     private let token: String
+    private let headers: HTTPHeaders
     private let tls: TLSClientConfiguration
     private let session = Mutex<DirectorySession?>(nil)
 
-    public init(url: String, token: String, tls: TLSClientConfiguration = TLSClientConfiguration()) {
+    /// `headers` say who this person is (`GuestHeaders`), which the server needs before it opens a room for them.
+    public init(
+        url: String, token: String, headers: HTTPHeaders = HTTPHeaders(),
+        tls: TLSClientConfiguration = TLSClientConfiguration()
+    ) {
         self.url = url
         self.token = token
+        self.headers = headers
         self.tls = tls
     }
 
     public func start(deliver: @escaping @Sendable (LobbyEvent) -> Void) {
         do {
-            let session = try DirectorySession(url: url, token: token, tls: tls) { event in
+            let session = try DirectorySession(url: url, token: token, headers: headers, tls: tls) { event in
                 deliver(Self.convert(event))
             }
             self.session.withLock { $0 = session }

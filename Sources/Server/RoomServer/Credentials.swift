@@ -74,19 +74,25 @@ extension ServerState {
                 }
                 onlyIfReturning = true
             }
-            guard let key = GuestHeaders.decodeKey(request.headers[GuestHeaders.key]),
-                let identity = verifier.keys.guestIdentity(key: key)
-            else {
+            guard let identity = guestIdentity(of: request) else {
                 return .failure(
                     DoorRefusal(ServerClose.guestKeyMissing, detail: "invite \(claims.id) without a guest key"))
             }
             let name = DisplayName.sanitize(GuestHeaders.decodeName(request.headers[GuestHeaders.name]) ?? "")
             return .success(
                 (
-                    PeerID(identity), name.isEmpty ? "Guest" : name, RoleName(claims.role), claims, onlyIfReturning,
+                    identity, name.isEmpty ? "Guest" : name, RoleName(claims.role), claims, onlyIfReturning,
                     claims.room == nil
                 ))
         }
+    }
+
+    /// The identity an invite holder's client key gives (`GuestHeaders`); nil when it sent none that works.
+    func guestIdentity(of request: WebSocketUpgradeRequest) -> PeerID? {
+        guard let key = GuestHeaders.decodeKey(request.headers[GuestHeaders.key]),
+            let identity = verifier.keys.guestIdentity(key: key)
+        else { return nil }
+        return PeerID(identity)
     }
 
     /// Whether a connection may watch the lobby: only with a server invite.
@@ -127,13 +133,22 @@ extension ServerState {
             log.info("\(connection): refused at the lobby: \(refusal.detail)")
             connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
         case .success(let claims):
+            let identity = guestIdentity(of: request)
+            if let identity, let ban = door.ban(of: identity) {
+                let refusal = InviteDoor.refusal(ban, link: claims.id)
+                log.info("\(connection): refused at the lobby: \(refusal.detail)")
+                connection.close(code: WebSocketCloseCode(refusal.code), reason: refusal.reason)
+                return
+            }
             guard directory.hasRoom else {
                 log.warning("\(connection): refused at the lobby: \(directory.maxWatchers) watchers already")
                 connection.close(
                     code: WebSocketCloseCode(ServerClose.lobbyFull.code), reason: ServerClose.lobbyFull.reason)
                 return
             }
-            directory.watch(connection, welcome: .welcome(openRooms: openRoomsRule, mayOpen: mayOpenRooms(claims)))
+            directory.watch(
+                connection,
+                welcome: .welcome(openRooms: openRoomsRule, mayOpen: mayOpenRooms(claims, identity: identity)))
             log.info("\(connection): watching the lobby (invite \(claims.id), \(claims.role))")
         }
     }

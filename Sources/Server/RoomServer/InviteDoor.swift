@@ -123,10 +123,16 @@ final class InviteDoor {
 
     /// Whether `identity` (with a room token) was removed from `room`, as the registry remembers across restarts.
     func removal(of identity: PeerID, from room: String) -> ServerState.DoorRefusal? {
-        if let ban = try? registry?.ban(of: identity.rawValue) { return Self.refusal(ban, link: nil) }
+        if let ban = ban(of: identity) { return Self.refusal(ban, link: nil) }
         guard let registry, (try? registry.isRemoved(identity.rawValue, from: room)) == true else { return nil }
         return ServerState.DoorRefusal(
             (CloseReason.removed.code, ServerClose.reason(.removed)), detail: "\(identity) was removed from \(room)")
+    }
+
+    /// The ban of `identity`, if the registry has one (a registry that cannot be read bans nobody here: the room's
+    /// door asks it again).
+    func ban(of identity: PeerID) -> BanRecord? {
+        (try? registry?.ban(of: identity.rawValue)) ?? nil
     }
 
     /// The refusal of a banned identity, whatever it holds.

@@ -15,9 +15,10 @@ extension ServerState {
     /// after a dropped connection; the host makes lasting links from inside the room.
     static let openedRoomLinkLifetime: Int64 = 24 * 3600
 
-    /// Whether the lobby link a watcher came with lets it open rooms here, as the lobby is told when it connects.
-    func mayOpenRooms(_ claims: InviteClaims) -> Bool {
-        guard cluster == nil else { return false }
+    /// Whether the lobby link a watcher came with lets it open rooms here, as the lobby is told when it connects:
+    /// only a watcher whose client said who it is (`GuestHeaders`) may, as only an identity can be checked for a ban.
+    func mayOpenRooms(_ claims: InviteClaims, identity: PeerID?) -> Bool {
+        guard cluster == nil, identity != nil else { return false }
         switch configuration.openRooms {
         case .nobody: return false
         case .hosts: return configuration.roles.can(RoleName(claims.role), .endRoom)
@@ -60,6 +61,17 @@ extension ServerState {
             guard let request, case .success = lobbyAdmission(request: request) else {
                 return (.forbidden, "Your lobby link no longer opens rooms here; ask the host for a new one.")
             }
+        }
+        guard let request, let identity = guestIdentity(of: request) else {
+            return (
+                .forbidden,
+                "Opening a room needs your client's key, which Clubroom sends only over wss:// or to this machine; "
+                    + "ask the host for a wss:// link."
+            )
+        }
+        if let ban = door.ban(of: identity) {
+            log.info("open_room by \(identity) refused: banned by \(ban.by)")
+            return (.forbidden, ServerClose.banned.reason)
         }
         guard PlainName.isValid(name) else {
             return (

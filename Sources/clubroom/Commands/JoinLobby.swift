@@ -3,6 +3,7 @@ import RoomApp
 import RoomAppRuntime
 import RoomCore
 import RoomProtocol
+import WebSocket
 
 /// `clubroom join SERVER-URL`: the lobby, and the rooms entered from it.
 extension JoinCommand {
@@ -11,8 +12,12 @@ extension JoinCommand {
     ) async throws -> ExitStatus {
         let lobbyToken = try entry.lobbyToken()
         let server = link.server
+        // Who this person is, for the server to check before it opens a room for them; a link whose server may
+        // not be shown the key (ws:// to another machine) still shows the list.
+        let headers =
+            (try? Entry.guestHeaders(name: entry.guestName, server: server, profile: entry.profile)) ?? HTTPHeaders()
         let connect: @Sendable () -> LobbyConnection = {
-            DirectoryConnection(url: server.directoryURL, token: lobbyToken)
+            DirectoryConnection(url: server.directoryURL, token: lobbyToken, headers: headers)
         }
         // A room's connection, with what opens it.
         let flow = LobbyFlow(roles: roles, ascii: options.ascii) { room in
