@@ -72,6 +72,13 @@ import Testing
                 "Ana, the last host, left; the room ends in 2 minutes unless a host returns."
             ])
         #expect(state.room.endsAt == t0 + 120_000)
+        // A grace shorter than two minutes is said to the second.
+        var short = joined(as: "hana")
+        _ = said(&short, .peerLeft("ana"), seq: 11)
+        #expect(
+            said(&short, .roomEnding("ana", name: "Ana", at: t0 + 90_000), seq: 12) == [
+                "Ana, the last host, left; the room ends in 1 minute 30 seconds unless a host returns."
+            ])
         _ = said(&state, .peerJoined(peer("ana", "Ana", .host, joined: 5)), seq: 13)
         #expect(
             said(&state, .roomEnding("ana", name: "Ana", at: nil), seq: 14) == [
@@ -85,7 +92,7 @@ import Testing
     @Test func aNewcomerToARoomThatIsEndingIsToldWhenItEnds() {
         let peers = sketchPeers().filter { $0.role != .host && $0.role != .moderator }
         let ending = HostlessEnding(host: "ana", name: "Ana", at: t0 + 100_000)
-        let sentence = "Ana, the last host, left; the room ends in 2 minutes unless a host returns."
+        let sentence = "Ana, the last host, left; the room ends in 1 minute 40 seconds unless a host returns."
         for lineMode in [true, false] {
             var state = AppState(roles: roles, lineMode: lineMode)
             _ = reduceApp(&state, .resize(width: 80, height: 24))

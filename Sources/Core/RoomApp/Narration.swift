@@ -430,6 +430,8 @@ public enum Narration {
         func unit(_ count: Int64, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
         let seconds = max(0, milliseconds + 500) / 1000
         if seconds < 60 { return unit(seconds, "second") }
+        // Under two minutes a rounded minute would be up to a third off ("2 minutes" for 90 s): the seconds stay.
+        if seconds < 120, seconds % 60 != 0 { return unit(1, "minute") + " " + unit(seconds - 60, "second") }
         let minutes = (seconds + 30) / 60
         if minutes % (24 * 60) == 0 { return unit(minutes / (24 * 60), "day") }
         if minutes % 60 == 0 { return unit(minutes / 60, "hour") }
