@@ -81,8 +81,7 @@ enum DemoCommand: ClubroomCommand {
                 if headless { output.write(note.jsonLine) }
             })
         defer { room.stop() }
-        let name = room.cast.hostName(loginName: ProcessInfo.processInfo.environment["USER"])
-        let host = DemoCast.Member(identity: "you", name: name, role: "host")
+        let host = room.cast.host(loginName: ProcessInfo.processInfo.environment["USER"])
         let token = try room.server.token(for: host)
         if !options.showsUI { return await runHeadless(room: room, token: token, output: output) }
         return try await runScreen(room: room, token: token, options: options)
