@@ -5,12 +5,6 @@ public struct DemoCast: Sendable, Equatable {
         public var identity: String
         public var name: String
         public var role: String
-
-        public init(identity: String, name: String, role: String) {
-            self.identity = identity
-            self.name = name
-            self.role = role
-        }
     }
 
     /// A listener who raises a hand a while after the room opens.
@@ -46,10 +40,16 @@ public struct DemoCast: Sendable, Equatable {
             audience: audienceMembers(count: audienceSize))
     }
 
+    /// The person who runs the demo, as the room knows them: identity `you`, the host's role, and the display name
+    /// `hostName(loginName:)` gives.
+    public func host(loginName: String?) -> Member {
+        Member(identity: "you", name: hostName(loginName: loginName), role: "host")
+    }
+
     /// The display name of the person who runs the demo, its host: their login name, capitalised. "Host" when
     /// there is none, when it is `root` (a container's), or when a member of the cast has it: a listener must never
     /// read "You invited you to speak", or see two people of one name.
-    public func hostName(loginName: String?) -> String {
+    func hostName(loginName: String?) -> String {
         guard let login = loginName, !login.isEmpty, login != "root" else { return "Host" }
         let name = login.prefix(1).uppercased() + login.dropFirst()
         let taken = (principals + audience).contains { $0.name.lowercased() == name.lowercased() }

@@ -26,35 +26,19 @@ public enum DemoEnd: Sendable, Equatable {
 public struct DemoSettings: Sendable {
     public var cast: DemoCast
     /// The topic the moderator sets when the room opens.
-    public var topic: String
+    public var topic = "Friday terminal hour"
     public var clips: DemoClipLibrary
     /// Makes each speaking bot's voice.
-    public var voice: DemoVoiceFactory
+    public var voice: DemoVoiceFactory = { _ in TimedVoice() }
     /// Seconds a raised hand waits before the moderator invites it, so the stage moves even when you only
     /// watch; nil leaves every invitation to you.
-    public var moderatorInvitesAfter: Double?
+    public var moderatorInvitesAfter: Double? = 45
     /// Seconds between chat messages from the audience, drawn at random from this range.
-    public var chatEvery: ClosedRange<Double>
+    public var chatEvery: ClosedRange<Double> = 6...14
     /// Seconds of silence between two lines, drawn at random from this range.
-    public var pause: ClosedRange<Double>
+    public var pause: ClosedRange<Double> = 0.6...1.4
     /// Hears about lines as they start and about problems.
-    public var notes: @Sendable (DemoNote) -> Void
-
-    public init(
-        cast: DemoCast, topic: String = "Friday terminal hour", clips: DemoClipLibrary,
-        voice: @escaping DemoVoiceFactory = { _ in TimedVoice() },
-        moderatorInvitesAfter: Double? = 45, chatEvery: ClosedRange<Double> = 6...14,
-        pause: ClosedRange<Double> = 0.6...1.4, notes: @escaping @Sendable (DemoNote) -> Void = { _ in }
-    ) {
-        self.cast = cast
-        self.topic = topic
-        self.clips = clips
-        self.voice = voice
-        self.moderatorInvitesAfter = moderatorInvitesAfter
-        self.chatEvery = chatEvery
-        self.pause = pause
-        self.notes = notes
-    }
+    public var notes: @Sendable (DemoNote) -> Void = { _ in }
 }
 
 /// Runs the demo room's bots: the moderator, the speakers taking turns, the listeners who raise their hands, and
@@ -97,7 +81,7 @@ public final class DemoDirector: Sendable {
     }
 
     /// A director for the room `server` serves; nothing joins before `start()`.
-    public init(server: DemoServer, settings: DemoSettings) throws(DemoError) {
+    init(server: DemoServer, settings: DemoSettings) throws(DemoError) {
         self.server = server
         self.settings = settings
         crowd = try AudienceCrowd(url: server.url)

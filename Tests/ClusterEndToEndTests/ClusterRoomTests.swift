@@ -270,6 +270,25 @@ let clusterTestsEnabled = RedisServerProcess.isInstalled && NodeAddresses.unbind
         #expect(!both.standardError.contains(":pw@"))
     }
 
+    /// `bans --cluster` reads the cluster's login as `serve` does, with the same usage errors: a URL that is not
+    /// redis://HOST:PORT is named with its password hidden, and a password in the URL and in a file is one too many.
+    @Test func theBansCommandChecksTheClusterLoginAsServeDoes() throws {
+        let notAPort = try runClubroom(["bans", "--cluster", "redis://:pw@127.0.0.1:notaport"])
+        #expect(notAPort.status == 2)
+        #expect(
+            notAPort.standardError.hasPrefix(
+                "clubroom bans: bad value 'redis://:***@127.0.0.1:notaport' for '--cluster' (expected "
+                    + "redis://HOST:PORT; 'notaport' is not a port (1-65535))\n"))
+        let both = try runClubroom([
+            "bans", "--cluster", "redis://:pw@127.0.0.1:1", "--cluster-password-file", "/dev/null",
+        ])
+        #expect(both.status == 2)
+        #expect(
+            both.standardError.hasPrefix(
+                "clubroom bans: bad value '/dev/null' for '--cluster-password-file' (expected no password in the "
+                    + "--cluster URL as well (give it once))\n"))
+    }
+
     @Test(.enabled(if: clusterTestsEnabled, "needs redis-server and 127.0.0.2-4"))
     func nodesLoggingInToARedisThatWantsAPasswordShareARoom() throws {
         let cluster = try TestCluster(nodes: 2, password: "cluster-pass")

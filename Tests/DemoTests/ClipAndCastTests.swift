@@ -23,6 +23,13 @@ import Testing
         #expect(DemoCast.standard(audienceSize: 20).hostName(loginName: "hana") == "Host")
     }
 
+    /// The person who runs the demo joins as identity `you` with the host's role, under the host's name.
+    @Test func theHostJoinsAsYouWithTheHostRole() {
+        let cast = DemoCast.standard(audienceSize: 0)
+        #expect(cast.host(loginName: "ana") == DemoCast.Member(identity: "you", name: "Ana", role: "host"))
+        #expect(cast.host(loginName: "dara") == DemoCast.Member(identity: "you", name: "Host", role: "host"))
+    }
+
     @Test func theBundledManifestNamesEveryPartOfTheCast() throws {
         let library = try DemoClipLibrary.load(directory: ClubroomResources.clipsDirectory)
         let cast = DemoCast.standard(audienceSize: 0)

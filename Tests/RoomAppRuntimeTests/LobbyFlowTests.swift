@@ -3,9 +3,10 @@ import RoomApp
 import RoomAppRuntime
 import RoomCore
 import RoomTesting
-import RuntimeTesting
 import TermUI
 import Testing
+
+@testable import RuntimeTesting
 
 /// The lobby → room → lobby hop and the signals, as `clubroom join` runs them, without a terminal: a scripted
 /// lobby and room connection, and a screen in memory.

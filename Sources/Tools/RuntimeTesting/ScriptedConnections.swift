@@ -89,12 +89,6 @@ public final class ScriptedLobbyConnection: LobbyConnection, @unchecked Sendable
         public var name: String
         public var topic: String
         public var id: String
-
-        public init(name: String, topic: String, id: String) {
-            self.name = name
-            self.topic = topic
-            self.id = id
-        }
     }
 
     /// `onOpen` answers a request to open a room, as the server would (or not at all).

@@ -10,11 +10,8 @@ import RoomCore
 
 /// The audio benchmarks behind `clubroom bench latency`, `bench cpu` and `bench quality-path`.
 enum AudioBench {
-    /// Options only these suites take.
-    static let options: [Option] = [
-        seed.option, input.option, output.option, opusOutput.option, referenceOutput.option, loss.option,
-        rate.option, voiceProcessing.option, runs.option, pulse.option,
-    ]
+    /// Options only these suites take: those of `quality-path`, then `--runs` and `--pulse`.
+    static let options: [Option] = qualityPathOptions + [runs.option, pulse.option]
 
     static let seed = TypedOption.integer(
         "seed", placeholder: "N", in: 0...1_000_000, default: 1,

@@ -70,19 +70,8 @@ enum BansCommand: ClubroomCommand {
 
     /// The cluster's bans, in its Redis, opened with the cluster secret; a lift there reaches every node.
     static func runOnCluster(_ arguments: ParsedArguments, url: String, lift who: String?) throws -> ExitStatus {
-        var redis: RedisEndpoint
-        do throws(RedisEndpointError) {
-            redis = try RedisEndpoint(url: url)
-        } catch {
-            throw ArgumentError.badValue(
-                argument: "--cluster", value: RedisEndpoint.redacted(url), expected: "redis://HOST:PORT; \(error)")
-        }
+        var redis = try ServeCommand.clusterEndpoint(url, passwordFile: arguments[clusterPasswordFile])
         if let path = arguments[clusterPasswordFile] {
-            guard redis.password == nil else {
-                throw ArgumentError.badValue(
-                    argument: "--cluster-password-file", value: path,
-                    expected: "no password in the --cluster URL as well (give it once)")
-            }
             redis.password = try ServeCommand.readPassword(at: path)
         }
         let secretPath =

@@ -12,7 +12,6 @@ import RoomAppRuntime
 import RoomClient
 import RoomCore
 import RoomProtocol
-import RoomServer
 import StrictJSON
 import Synchronization
 import TermCurses
@@ -81,8 +80,7 @@ enum DemoCommand: ClubroomCommand {
                 if headless { output.write(note.jsonLine) }
             })
         defer { room.stop() }
-        let name = room.cast.hostName(loginName: ProcessInfo.processInfo.environment["USER"])
-        let host = DemoCast.Member(identity: "you", name: name, role: "host")
+        let host = room.cast.host(loginName: ProcessInfo.processInfo.environment["USER"])
         let token = try room.server.token(for: host)
         if !options.showsUI { return await runHeadless(room: room, token: token, output: output) }
         return try await runScreen(room: room, token: token, options: options)
@@ -135,59 +133,6 @@ enum DemoCommand: ClubroomCommand {
         case .left, .roomEnded: return .success
         default: return ExitStatus(rawValue: status.rawValue)
         }
-    }
-}
-
-/// The demo's server, bots and director, started together and stopped together.
-final class DemoRoom: Sendable {
-    let server: DemoServer
-    let director: DemoDirector
-    /// Who the bots play.
-    let cast: DemoCast
-
-    /// Starts the server and the bots; throws when either cannot start (nothing is left running then).
-    init(roomSize: Int, notes given: @escaping @Sendable (DemoNote) -> Void) throws {
-        let clips = try DemoClipLibrary.load(directory: ClubroomResources.clipsDirectory)
-        let audio = try DemoClipAudio(library: clips)
-        let logDescriptor = DemoRoom.openLog()
-        let log = ServerLog(minimum: .warning, descriptor: logDescriptor)
-        // Problems with bots are logged whatever else is done with the notes.
-        let notes: @Sendable (DemoNote) -> Void = { note in
-            if case .problem(let problem) = note { log.warning("demo: \(problem)") }
-            given(note)
-        }
-        cast = .standard(audienceSize: roomSize)
-        server = try DemoServer(room: "friday", logDescriptor: logDescriptor)
-        do {
-            let settings = DemoSettings(
-                cast: cast, clips: clips,
-                voice: { identity in
-                    MediaVoice(audio: audio) { problem in notes(.problem("\(identity): \(problem)")) }
-                },
-                notes: notes)
-            director = try DemoDirector(server: server, settings: settings)
-            try director.start()
-        } catch {
-            server.shutdown()
-            throw error
-        }
-    }
-
-    private let stopped = Atomic<Bool>(false)
-
-    /// Stops the bots, then the server, and removes the server's directory; later calls do nothing.
-    func stop() {
-        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        director.stop()
-        server.shutdown()
-    }
-
-    /// The server's log goes to `$XDG_STATE_HOME/clubroom/demo.log`, never to the terminal the demo draws on.
-    static func openLog() -> Int32 {
-        let directory = StateFolder.path(environment: ProcessInfo.processInfo.environment, home: NSHomeDirectory())
-        StateFolder.prepare(directory)
-        let descriptor = open(directory + "/demo.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        return descriptor >= 0 ? descriptor : open("/dev/null", O_WRONLY | O_CLOEXEC)
     }
 }
 

@@ -159,18 +159,7 @@ enum ServeCommand: ClubroomCommand {
             streams = try Self.readStreams(arguments)
             clusterPasswordFile = arguments[ServeCommand.clusterPasswordFile]
             if let url = arguments[ServeCommand.cluster] {
-                do throws(RedisEndpointError) {
-                    cluster = try RedisEndpoint(url: url)
-                } catch {
-                    throw .badValue(
-                        argument: "--cluster", value: RedisEndpoint.redacted(url),
-                        expected: "redis://HOST:PORT; \(error)")
-                }
-            }
-            if clusterPasswordFile != nil, cluster?.password != nil {
-                throw .badValue(
-                    argument: "--cluster-password-file", value: clusterPasswordFile ?? "",
-                    expected: "no password in the --cluster URL as well (give it once)")
+                cluster = try ServeCommand.clusterEndpoint(url, passwordFile: clusterPasswordFile)
             }
             if cluster != nil, node == nil { throw .needs(option: "--cluster", needed: "--node NAME") }
             let clusterOnly = [
@@ -328,6 +317,24 @@ extension ServeCommand {
     }
 
     /// The first line of `--cluster-password-file` (without its line ending): a password for Redis.
+    /// The Redis of `--cluster URL`, checked: a URL that is not redis://HOST:PORT is a usage error naming it (its
+    /// password hidden), and so is a password given both in the URL and by `--cluster-password-file`.
+    static func clusterEndpoint(_ url: String, passwordFile: String?) throws(ArgumentError) -> RedisEndpoint {
+        let endpoint: RedisEndpoint
+        do throws(RedisEndpointError) {
+            endpoint = try RedisEndpoint(url: url)
+        } catch {
+            throw .badValue(
+                argument: "--cluster", value: RedisEndpoint.redacted(url), expected: "redis://HOST:PORT; \(error)")
+        }
+        if let passwordFile, endpoint.password != nil {
+            throw .badValue(
+                argument: "--cluster-password-file", value: passwordFile,
+                expected: "no password in the --cluster URL as well (give it once)")
+        }
+        return endpoint
+    }
+
     static func readPassword(at path: String) throws -> String {
         let place = "cluster password file \(path)"
         if let mode = groupOrOtherReadable(path) {
