@@ -85,8 +85,9 @@ let package = Package(
         .target(name: "ClubroomResources", path: "Resources", resources: [.copy("roles.json"), .copy("clips")]),
 
         // MARK: The floor every target may stand on: the monotonic clock, CPU clocks, a thread starter that names
-        // threads in the kernel, Duration conversions, `PlacedError`, percent-decoding and the one naming rule.
-        .target(name: "Platform", path: "Sources/System/Platform"),
+        // threads in the kernel, Duration conversions, `PlacedError`, percent-decoding, the one naming rule and the
+        // one way to start a child process that inherits nothing.
+        .target(name: "Platform", dependencies: ["CSpawn"], path: "Sources/System/Platform"),
 
         // MARK: Adapters over the C libraries.
         .target(name: "TermCurses", dependencies: ["CNcursesw", "TermUI"], path: "Sources/System/TermCurses"),
@@ -130,7 +131,7 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomCore", "RoomProtocol", "RoomTransport", "Crypto", "RoomPersistence", "MediaServer",
-                "MediaTransport", "MediaWire", "Platform", "WebSocket", "RoomTokens", "AudioCore", "CSpawn",
+                "MediaTransport", "MediaWire", "Platform", "WebSocket", "RoomTokens", "AudioCore",
             ], path: "Sources/Server/RoomServer"),
         // A server's rooms in a cluster (owned, replicated, relayed, listed), behind RoomServer's `ServerCluster`.
         .target(
@@ -178,7 +179,7 @@ let package = Package(
 
         // MARK: Test support.
         .target(
-            name: "RoomTesting", dependencies: ["AudioCore", "TermUI", "CSpawn", "Platform"],
+            name: "RoomTesting", dependencies: ["AudioCore", "TermUI", "Platform"],
             path: "Sources/Tools/RoomTesting"),
         // The front ends' test doubles: scripted room and lobby connections, a screen in memory. For tests and
         // the UI benchmark; no product target depends on it.

@@ -1,11 +1,12 @@
 import Foundation
-import MediaRelay
 import MediaServer
 import MediaTransport
 import MediaWire
 import RoomTesting
 import Synchronization
 import Testing
+
+@testable import MediaRelay
 
 func key(_ seed: UInt8) -> SRTPKey { SRTPKey(bytes: (0..<30).map { seed &+ UInt8($0) })! }
 
@@ -100,7 +101,7 @@ final class Node {
         forwarder.setRoomKey(roomKey, epoch: 1, room: "r")
     }
 
-    var relayNode: RelayNode { RelayNode(name: name, incarnation: incarnation, address: relay.socket.localAddress) }
+    var relayNode: RelayNode { relay.asRemoteNode }
 
     func client(_ ssrc: UInt32, mayPublish: Bool = false) throws -> Client {
         let client = try Client(ssrc: ssrc, host: host, roomKey: roomKey, mayPublish: mayPublish)
@@ -134,6 +135,18 @@ struct MediaRelayTests {
         let gateOnB = PublishGate(true)
         b.relay.addRemoteSpeaker(ssrc: speaker.ssrc, room: "r", node: "a", gate: gateOnB)
         return (a, b, speaker, localListener, remoteListeners, gateOnB)
+    }
+
+    @Test func aNodeIsReadFromTheRelayAddressTheClusterPublishes() throws {
+        #expect(
+            RelayNode(name: "a", incarnation: 7, relayAddress: "127.0.0.2:7481")
+                == RelayNode(name: "a", incarnation: 7, address: UDPAddress(host: "127.0.0.2", port: 7481)!))
+        // A node without a relay publishes no address.
+        #expect(RelayNode(name: "a", incarnation: 7, relayAddress: "") == nil)
+        let a = try Node("a", host: "127.0.0.2", incarnation: 100, secret: secret, keySeed: 10)
+        defer { a.stop() }
+        #expect(
+            RelayNode(name: "a", incarnation: 100, relayAddress: "\(a.relay.socket.localAddress)") == a.relayNode)
     }
 
     @Test func aSpeakersPacketsCrossOncePerRemoteNodeAndReachEveryListenerThere() throws {

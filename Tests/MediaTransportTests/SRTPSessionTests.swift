@@ -281,5 +281,12 @@ func rtp(ssrc: UInt32 = 0x1111_2222, sequence: UInt16, payload: [UInt8] = [1, 2,
         #expect(UDPAddress(host: "127.0.0.1", port: 9)?.description == "127.0.0.1:9")
         #expect(UDPAddress(host: "localhost", port: 1) == .loopback(port: 1))
         #expect(UDPAddress(host: "not an address", port: 1) == nil)
+        #expect(UDPAddress("127.0.0.2:7481") == UDPAddress(host: "127.0.0.2", port: 7481))
+        #expect(UDPAddress("localhost:9") == .loopback(port: 9))
+        let address = UDPAddress(ipv4: 0xC000_0201, port: 65_535)
+        #expect(UDPAddress(address.description) == address)
+        for text in ["", "127.0.0.1", "127.0.0.1:", ":80", "127.0.0.1:65536", "127.0.0.1:-1", "example.org:80"] {
+            #expect(UDPAddress(text) == nil, "\(text)")
+        }
     }
 }

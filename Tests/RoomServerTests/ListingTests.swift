@@ -220,7 +220,8 @@ import Testing
             #expect(MediaAddressPolicy.isLoopback(text), "\(text)")
         }
         for text in ["128.0.0.1", "10.0.0.1", "::2"] { #expect(!MediaAddressPolicy.isLoopback(text), "\(text)") }
-        #expect(Facts.hostPart("[::1]:7480") == "::1" && Facts.hostPart("example.org:443") == "example.org")
+        #expect(hostPart("[::1]:7480") == "::1" && hostPart("example.org:443") == "example.org")
+        #expect(hostPart("127.0.0.1:5000") == "127.0.0.1" && hostPart("::1") == "::1" && hostPart("host") == "host")
     }
 
 }

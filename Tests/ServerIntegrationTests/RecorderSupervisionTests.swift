@@ -323,7 +323,11 @@ import Testing
         }
         #expect(text == "The recorder keeps failing at once (it exited with status 1); the recording stopped.")
         #expect(attempts(server).count == RecorderLimits.maxQuickFailures)
-        #expect(!server.logLines(containing: "times at once; not started again").isEmpty)
+        // The log comes through a pipe and may follow the message.
+        #expect(
+            waitUntil(limit: 10, every: 0.05) {
+                !server.logLines(containing: "times at once; not started again").isEmpty
+            })
         // Given up means given up: no attempt follows.
         usleep(2_500_000)
         #expect(attempts(server).count == RecorderLimits.maxQuickFailures)

@@ -1,8 +1,9 @@
 import Dispatch
 import RoomTesting
-import StreamOutputs
 import Synchronization
 import Testing
+
+@testable import StreamOutputs
 
 /// A sink the test drives: it fails to open as told, and each send can be held until released.
 final class ScriptedSink: StreamSink, @unchecked Sendable {

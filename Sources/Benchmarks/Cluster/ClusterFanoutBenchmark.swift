@@ -114,9 +114,7 @@ public enum ClusterFanoutBenchmark {
                     place: "bench", problem: "the nodes need \(host) on the loopback interface: \(error.description)")
             }
         }
-        let relayNodes = relays.map {
-            RelayNode(name: $0.node, incarnation: $0.incarnation, address: $0.socket.localAddress)
-        }
+        let relayNodes = relays.map(\.asRemoteNode)
         for (node, forwarder) in forwarders.enumerated() {
             forwarder.start()
             relays[node].start()

@@ -64,10 +64,8 @@ extension ClusterRooms {
         guard let relay, let copy = rooms[roomName]?.copy else { return }
         let homes = Set(copy.homes.values.map(\.node)).subtracting([nodeName])
         let nodes = cluster.nodes.compactMap { record -> RelayNode? in
-            guard homes.contains(Self.identity(name: record.name, incarnation: record.incarnation)),
-                let address = Self.udpAddress(record.relayAddress)
-            else { return nil }
-            return RelayNode(name: record.name, incarnation: record.incarnation, address: address)
+            guard homes.contains(Self.identity(name: record.name, incarnation: record.incarnation)) else { return nil }
+            return RelayNode(name: record.name, incarnation: record.incarnation, relayAddress: record.relayAddress)
         }
         relay.setRemoteNodes(nodes, room: roomName)
     }
@@ -87,12 +85,5 @@ extension ClusterRooms {
     /// The node name of a `name/incarnation` identity.
     static func name(of identity: String) -> String {
         String(identity.split(separator: "/").first ?? "")
-    }
-
-    static func udpAddress(_ text: String) -> UDPAddress? {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-            return nil
-        }
-        return UDPAddress(host: String(text[..<colon]), port: port)
     }
 }

@@ -8,12 +8,6 @@ public struct ClusterBans: Sendable, Equatable {
     public var records: [String: [UInt8]]
     /// Identity to the Unix second its ban was lifted.
     public var lifts: [String: Int64]
-
-    public init(version: String?, records: [String: [UInt8]], lifts: [String: Int64]) {
-        self.version = version
-        self.records = records
-        self.lifts = lifts
-    }
 }
 
 /// A ban a node carries into the cluster (`ClusterRedis.carryBans`).

@@ -5,20 +5,6 @@ import MediaWire
 import Platform
 import Synchronization
 
-/// Another node of a room, as the relay sends to it and checks what comes from it.
-public struct RelayNode: Sendable, Hashable {
-    public var name: String
-    public var incarnation: UInt64
-    /// Its relay socket's address.
-    public var address: UDPAddress
-
-    public init(name: String, incarnation: UInt64, address: UDPAddress) {
-        self.name = name
-        self.incarnation = incarnation
-        self.address = address
-    }
-}
-
 /// The relay's counters: every datagram it receives ends in exactly one of the inbound ones.
 public final class RelayCounters: Sendable {
     public enum Name: String, CaseIterable, Sendable {
@@ -225,6 +211,9 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
     }
 
     // MARK: What the cluster tells the relay
+
+    /// This relay as the other nodes of its rooms know it: what they give `setRemoteNodes`.
+    public var asRemoteNode: RelayNode { RelayNode(name: node, incarnation: incarnation, address: socket.localAddress) }
 
     /// The other nodes that have peers in `room` (this node left out): each local speaker's packets go to each.
     public func setRemoteNodes(_ nodes: [RelayNode], room: String) {

@@ -1,4 +1,3 @@
-import CSpawn
 import Foundation
 import Platform
 import RoomCore
@@ -167,7 +166,8 @@ final class ChildSupervisor<Kind: ChildKind>: OutcomeConsumer, @unchecked Sendab
         restarts[key] = nil
         let now = clock()
         guard let start = kind.prepare(key, by: by, now: now, log: log) else { return }
-        guard let pid = Children.spawn(start.executable, start.arguments, errors: start.errors) else {
+        // stdout to /dev/null, stderr appended to the child's errors file, nothing else of the server.
+        guard let pid = try? spawnIsolated(start.executable, start.arguments, errors: .appended(start.errors)) else {
             start.files.forEach { unlink($0) }
             if kind.spawnFailed(key, start, log: log) {
                 failed(
@@ -278,32 +278,5 @@ enum Children {
         let signal = status & 0x7f
         if signal == 0 { return "exited with status \((status >> 8) & 0xff)" }
         return "was killed by signal \(signal)"
-    }
-
-    /// Starts `executable` with `arguments`: stdin and stdout `/dev/null`, stderr appended to `errors`, no other
-    /// descriptor of the server, every signal at its default and none blocked.
-    static func spawn(_ executable: String, _ arguments: [String], errors: String) -> pid_t? {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t()
-        var none = sigset_t()
-        sigfillset(&all)
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        clubroom_spawn_close_from(&actions, 3)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, executable, &actions, &attributes, argv, environ) == 0 else { return nil }
-        return pid
     }
 }

@@ -43,23 +43,12 @@ final class InviteDoor {
     /// The address a connection comes from: the socket's peer, or the last address a trusted proxy put in
     /// `X-Forwarded-For`.
     func source(of connection: WebSocketConnection) -> String {
-        let direct = Self.host(of: connection.remoteAddress)
+        let direct = hostPart(connection.remoteAddress)
         guard limits.trustedProxies.contains(direct),
             let forwarded = connection.request?.headers["X-Forwarded-For"],
             let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty
         else { return direct }
         return last
-    }
-
-    /// `127.0.0.1` from `127.0.0.1:5000`, `::1` from `[::1]:5000`.
-    static func host(of address: String) -> String {
-        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
-            return String(address[address.index(after: address.startIndex)..<close])
-        }
-        if address.filter({ $0 == ":" }).count == 1, let colon = address.lastIndex(of: ":") {
-            return String(address[..<colon])
-        }
-        return address
     }
 
     /// Checks an invite holder whose identity is `identity`, coming to `room` through `connection` at

@@ -44,25 +44,14 @@ public enum MediaAddressPolicy {
                 }
             self.init(
                 remote: connection.remoteAddress, local: connection.localAddress, forwardedFor: forwarded,
-                requestedHost: headers?["Host"].map(Self.hostPart))
-        }
-
-        /// `host` from `host:port`, `[v6]:port` or a bare host.
-        static func hostPart(_ text: String) -> String {
-            if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
-                return String(text[text.index(after: text.startIndex)..<close])
-            }
-            if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
-                return String(text[..<colon])
-            }
-            return text
+                requestedHost: headers?["Host"].map(hostPart))
         }
 
         /// Whether the client is on this machine.
         public var clientIsLocal: Bool {
-            guard MediaAddressPolicy.isLoopback(Self.hostPart(remote)) else { return false }
+            guard MediaAddressPolicy.isLoopback(hostPart(remote)) else { return false }
             guard let forwardedFor, !forwardedFor.isEmpty else { return true }
-            return MediaAddressPolicy.isLoopback(Self.hostPart(forwardedFor))
+            return MediaAddressPolicy.isLoopback(hostPart(forwardedFor))
         }
     }
 
@@ -74,7 +63,7 @@ public enum MediaAddressPolicy {
             if isLoopback(bindHost) { return local ? bindHost : nil }
             return bindHost
         }
-        let reached = Facts.hostPart(facts.local)
+        let reached = hostPart(facts.local)
         if local { return isIPv4(reached) ? reached : "127.0.0.1" }
         if isIPv4(reached), !isLoopback(reached) { return reached }
         if let asked = facts.requestedHost, isIPv4(asked), !isLoopback(asked) { return asked }

@@ -100,13 +100,6 @@ public struct RoomDeadline: Sendable, Equatable {
     public var endsAt: Timestamp?
     public var lastHost: PeerID?
     public var lastHostName: String?
-
-    public init(handoverDue: Timestamp?, endsAt: Timestamp?, lastHost: PeerID?, lastHostName: String?) {
-        self.handoverDue = handoverDue
-        self.endsAt = endsAt
-        self.lastHost = lastHost
-        self.lastHostName = lastHostName
-    }
 }
 
 /// A peer's publish gate, set again: whether its audio may be forwarded (its role may publish and it is not

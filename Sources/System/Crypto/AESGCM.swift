@@ -10,16 +10,11 @@ public enum AESGCM {
 
     /// The ciphertext followed by the tag; nil only if libcrypto reports a failure (or a size is wrong).
     public static func seal(key: [UInt8], nonce: [UInt8], plaintext: [UInt8], associatedData: [UInt8]) -> [UInt8]? {
-        guard key.count == keyBytes, nonce.count == nonceBytes, let context = EVP_CIPHER_CTX_new() else { return nil }
+        guard let context = begin(key: key, nonce: nonce, associatedData: associatedData, encrypting: true) else {
+            return nil
+        }
         defer { EVP_CIPHER_CTX_free(context) }
         var output = [UInt8](repeating: 0, count: plaintext.count + tagBytes)
-        var length: Int32 = 0
-        guard EVP_EncryptInit_ex(context, EVP_aes_256_gcm(), nil, key, nonce) == 1 else { return nil }
-        if !associatedData.isEmpty {
-            guard EVP_EncryptUpdate(context, nil, &length, associatedData, Int32(associatedData.count)) == 1 else {
-                return nil
-            }
-        }
         let sealed = output.withUnsafeMutableBufferPointer { out -> Bool in
             var written: Int32 = 0
             if !plaintext.isEmpty {
@@ -37,20 +32,13 @@ public enum AESGCM {
     /// The plaintext of `sealed` (ciphertext then tag); nil when it does not authenticate under `key`, `nonce` and
     /// `associatedData`.
     public static func open(key: [UInt8], nonce: [UInt8], sealed: [UInt8], associatedData: [UInt8]) -> [UInt8]? {
-        guard key.count == keyBytes, nonce.count == nonceBytes, sealed.count >= tagBytes,
-            let context = EVP_CIPHER_CTX_new()
+        guard sealed.count >= tagBytes,
+            let context = begin(key: key, nonce: nonce, associatedData: associatedData, encrypting: false)
         else { return nil }
         defer { EVP_CIPHER_CTX_free(context) }
         let cipherLength = sealed.count - tagBytes
         var tag = Array(sealed[cipherLength...])
         var output = [UInt8](repeating: 0, count: max(cipherLength, 1))
-        var length: Int32 = 0
-        guard EVP_DecryptInit_ex(context, EVP_aes_256_gcm(), nil, key, nonce) == 1 else { return nil }
-        if !associatedData.isEmpty {
-            guard EVP_DecryptUpdate(context, nil, &length, associatedData, Int32(associatedData.count)) == 1 else {
-                return nil
-            }
-        }
         let opened = output.withUnsafeMutableBufferPointer { out -> Bool in
             var written: Int32 = 0
             if cipherLength > 0 {
@@ -64,5 +52,21 @@ public enum AESGCM {
             return EVP_DecryptFinal_ex(context, out.baseAddress! + Int(written), &final) == 1
         }
         return opened ? Array(output.prefix(cipherLength)) : nil
+    }
+
+    /// A new context that encrypts or decrypts AES-256-GCM under `key` and `nonce`, `associatedData` already taken
+    /// in; nil if a size is wrong or libcrypto reports a failure. The caller frees it.
+    private static func begin(key: [UInt8], nonce: [UInt8], associatedData: [UInt8], encrypting: Bool) -> OpaquePointer?
+    {
+        guard key.count == keyBytes, nonce.count == nonceBytes, let context = EVP_CIPHER_CTX_new() else { return nil }
+        var length: Int32 = 0
+        guard EVP_CipherInit_ex(context, EVP_aes_256_gcm(), nil, key, nonce, encrypting ? 1 : 0) == 1,
+            associatedData.isEmpty
+                || EVP_CipherUpdate(context, nil, &length, associatedData, Int32(associatedData.count)) == 1
+        else {
+            EVP_CIPHER_CTX_free(context)
+            return nil
+        }
+        return context
     }
 }

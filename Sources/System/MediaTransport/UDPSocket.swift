@@ -39,6 +39,16 @@ public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension UDPAddress: LosslessStringConvertible {
+    /// Reads `A.B.C.D:PORT` as `description` writes it (`localhost` stands for 127.0.0.1); nil for anything else.
+    public init?(_ description: String) {
+        guard let colon = description.lastIndex(of: ":"),
+            let port = UInt16(description[description.index(after: colon)...])
+        else { return nil }
+        self.init(host: String(description[..<colon]), port: port)
+    }
+}
+
 /// A UDP socket call failed: which call, and errno's text.
 public struct UDPError: Error, Sendable, Equatable, CustomStringConvertible {
     public var operation: String

@@ -521,17 +521,14 @@ extension WebSocketConnection: EventLoopHandler {
                 outstandingPing = (payload, ContinuousClock.now)
                 enqueue(WebSocketMessage.ping(payload).encoded(maskingKey: maskIfClient()))
             }
-        case .closing:
+        case .closing, .draining:
+            // Either closing stage lasts while the peer still takes what is written; then closing goes on to drain,
+            // and draining ends the connection.
             guard now > deadline else { break }
             if let extended = closingDeadlineExtended(now: now) {
                 deadline = extended
-            } else {
+            } else if state == .closing {
                 beginDraining()
-            }
-        case .draining:
-            guard now > deadline else { break }
-            if let extended = closingDeadlineExtended(now: now) {
-                deadline = extended
             } else {
                 terminate()
             }

@@ -63,15 +63,9 @@ public struct IcecastAddress: Sendable, Equatable {
     public var password: String
     /// The mount, with its leading slash (`/live.opus`).
     public var mount: String
+}
 
-    public init(host: String, port: Int, user: String, password: String, mount: String) {
-        self.host = host
-        self.port = port
-        self.user = user
-        self.password = password
-        self.mount = mount
-    }
-
+extension IcecastAddress {
     /// Reads `icecast://USER:PASSWORD@HOST:PORT/MOUNT`; the port defaults to 8000.
     public init(_ text: String) throws(StreamError) {
         guard text.hasPrefix("icecast://") else {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Platform
 
 /// A `redis-server` of a test's own: a free port, a fresh folder, killed by its PID. It can be killed (`kill -9`),
 /// restarted on the same port (with or without its append-only file), and paused (SIGSTOP) and resumed.
@@ -79,13 +80,11 @@ public final class RedisServerProcess: @unchecked Sendable {
             ] + (password.map { ["--requirepass", $0] } ?? [])
         // nsenter execs the server without forking, so the PID is the server's own.
         let arguments = namespace?.wrap(command) ?? command
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var child: pid_t = 0
-        let status = withIsolatedFileActions { actions in posix_spawn(&child, arguments[0], actions, nil, argv, environ)
-        }
-        guard status == 0 else {
-            throw RedisServerError.couldNotStart("posix_spawn: \(String(cString: strerror(status)))")
+        let child: pid_t
+        do {
+            child = try spawnIsolated(arguments[0], Array(arguments.dropFirst()))
+        } catch {
+            throw RedisServerError.couldNotStart(error.description)
         }
         pid = child
         for _ in 0..<500 {
