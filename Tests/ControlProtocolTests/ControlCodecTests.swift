@@ -308,6 +308,25 @@ let protocolRoles = try! RoleTable.parse(
         }
     }
 
+    /// A field that is absent or null is missing; one of another type says what it must be, whether the request
+    /// needs it or may leave it out.
+    @Test(arguments: [
+        (#"{"type":"set_topic"}"#, "the field \"text\" is missing"),
+        (#"{"type":"set_topic","text":null}"#, "the field \"text\" is missing"),
+        (#"{"type":"set_topic","text":7}"#, "the field \"text\" must be a string"),
+        (#"{"type":"set_mute"}"#, "the field \"muted\" is missing"),
+        (#"{"type":"set_mute","muted":1}"#, "the field \"muted\" must be true or false"),
+        (#"{"type":"end_room","reason":false}"#, "the field \"reason\" must be a string"),
+        (#"{"type":"remove","peer":"a","ban":"yes"}"#, "the field \"ban\" must be true or false"),
+        (#"{"type":"create_link","role":"speaker","ttl":"1h"}"#, "the field \"ttl\" must be an integer"),
+        (#"{"type":"create_link","role":"speaker","max_uses":2.5}"#, "the field \"max_uses\" must be an integer"),
+        (#"{"type":"create_link","ttl":60}"#, "the field \"role\" is missing"),
+        (#"{"type":"leave","v":"1"}"#, "the field \"v\" must be an integer"),
+    ])
+    func aBadFieldIsNamedWithWhatItMustBe(_ text: String, _ message: String) {
+        #expect(throws: ControlDecodeError(.badRequest, message)) { try ControlCodec.decodeClient(text) }
+    }
+
     @Test func stringsAreBounded() throws {
         let longest = String(repeating: "é", count: ControlLimits.maxChatCharacters)
         #expect(

@@ -208,6 +208,7 @@ import Testing
             .changed(ListingDeparture.allCases.map { .removed(room: "jazz", $0) }, seq: 5),
             .changed([.updated(listing)], seq: 9, since: 4), .changed([], seq: 10, since: 0),
             .error(code: .rateLimited, message: "slow down"),
+            .refused(code: .conflict, message: "taken", id: "open-1"),
         ]
         for message in messages {
             #expect(try DirectoryCodec.decodeMessage(DirectoryCodec.encode(message)) == message)
@@ -216,6 +217,15 @@ import Testing
         #expect(
             String(decoding: DirectoryCodec.encode(.changed([], seq: 10, since: 7)), as: UTF8.self)
                 == #"{"type":"rooms_changed","seq":10,"since":7,"changes":[]}"#)
+        // An error and a refusal are one message, `error`, the refusal with the id of the request it answers.
+        #expect(
+            String(decoding: DirectoryCodec.encode(.error(code: .rateLimited, message: "slow down")), as: UTF8.self)
+                == #"{"type":"error","code":"rate_limited","message":"slow down"}"#)
+        #expect(
+            String(
+                decoding: DirectoryCodec.encode(.refused(code: .conflict, message: "taken", id: "open-1")),
+                as: UTF8.self)
+                == #"{"type":"error","code":"conflict","message":"taken","id":"open-1"}"#)
     }
 
     /// A change follows the message before it in number, or the one its `since` names; a list follows anything.

@@ -131,8 +131,6 @@ public enum ServerEvent: Sendable, Equatable {
     }
 }
 
-/// An invite link the server made for this client: the whole link to paste into a chat, for one role of one
-/// room, and when it stops working.
 /// A newcomer at a locked room's door, as its hosts and moderators hear of it: who, and what became of them.
 public struct Knock: Sendable, Equatable {
     public enum State: String, Sendable, Equatable, CaseIterable {
@@ -207,6 +205,8 @@ public struct RoomLink: Sendable, Equatable {
     }
 }
 
+/// An invite link the server made for this client: the whole link to paste into a chat, for one role of one
+/// room, and when it stops working.
 public struct InviteLink: Sendable, Equatable {
     public var room: String
     public var role: RoleName

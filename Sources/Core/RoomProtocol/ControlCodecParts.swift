@@ -129,7 +129,7 @@ extension ControlCodec {
     }
 
     static func readChatAudience(_ fields: Fields) throws(ControlDecodeError) -> ChatAudience {
-        guard let value = fields.object["to"], value != .null else { return .everyone }
+        guard let value = fields.optionalValue("to") else { return .everyone }
         let target = Fields(try objectValue(value, "to"))
         let peer = try target.optionalString("peer", maxBytes: ControlLimits.maxIdentityBytes)
         let role = try target.optionalString("role", maxBytes: ControlLimits.maxRoleBytes)

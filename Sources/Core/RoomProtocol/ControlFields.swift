@@ -1,29 +1,40 @@
 import RoomCore
 import StrictJSON
 
-/// Typed access to an object's fields, each failure a `bad_request` naming the field.
+/// Typed access to an object's fields, each failure a `bad_request` naming the field. The types are read by
+/// StrictJSON's one typed reader; what the protocol adds is the word for a missing field and its bounds.
 struct Fields {
-    let object: JSONObject
+    let members: JSONFields<ControlDecodeError>
     /// The most UTF-8 bytes a string field may hold when its reader names no bound of its own.
     let stringLimit: Int
 
     init(_ object: JSONObject, stringLimit: Int = 4096) {
-        self.object = object
+        // The reader's problems reach this only for a field of another type: the readers below find a missing one.
+        self.members = JSONFields(object) { problem in
+            ControlDecodeError(.badRequest, "the field \"\(problem.key)\" must be \(problem.expected)")
+        }
         self.stringLimit = stringLimit
     }
 
-    func value(_ key: String) throws(ControlDecodeError) -> JSONValue {
-        guard let value = object[key], value != .null else {
-            throw ControlDecodeError(.badRequest, "the field \"\(key)\" is missing")
-        }
+    var object: JSONObject { members.json }
+
+    /// A field's value; nil when it is absent or `null`, as an optional field may be.
+    func optionalValue(_ key: String) -> JSONValue? {
+        members.optional(key)
+    }
+
+    /// What an optional field's reader gave, for a field that must be there.
+    func required<Value>(_ key: String, _ value: Value?) throws(ControlDecodeError) -> Value {
+        guard let value else { throw ControlDecodeError(.badRequest, "the field \"\(key)\" is missing") }
         return value
     }
 
+    func value(_ key: String) throws(ControlDecodeError) -> JSONValue {
+        try required(key, optionalValue(key))
+    }
+
     func string(_ key: String, maxBytes: Int? = nil, maxCharacters: Int? = nil) throws(ControlDecodeError) -> String {
-        guard case .string(let text) = try value(key) else {
-            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be a string")
-        }
-        return try bounded(text, key, maxBytes: maxBytes ?? stringLimit, maxCharacters: maxCharacters)
+        try required(key, optionalString(key, bytes: maxBytes ?? stringLimit, characters: maxCharacters))
     }
 
     func string(_ key: String, maxCharacters: Int) throws(ControlDecodeError) -> String {
@@ -60,10 +71,7 @@ struct Fields {
     }
 
     private func optionalString(_ key: String, bytes: Int, characters: Int?) throws(ControlDecodeError) -> String? {
-        guard let value = object[key], value != .null else { return nil }
-        guard case .string(let text) = value else {
-            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be a string")
-        }
+        guard let text = try members.optionalString(key) else { return nil }
         return try bounded(text, key, maxBytes: bytes, maxCharacters: characters)
     }
 
@@ -82,24 +90,15 @@ struct Fields {
     }
 
     func optionalBool(_ key: String) throws(ControlDecodeError) -> Bool? {
-        guard let value = object[key], value != .null else { return nil }
-        guard case .bool(let flag) = value else {
-            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be true or false")
-        }
-        return flag
+        try members.optionalBool(key)
     }
 
     func bool(_ key: String) throws(ControlDecodeError) -> Bool {
-        guard case .bool(let flag) = try value(key) else {
-            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be true or false")
-        }
-        return flag
+        try required(key, optionalBool(key))
     }
 
     func integer(_ key: String, in range: ClosedRange<Int64>? = nil) throws(ControlDecodeError) -> Int64 {
-        guard case .integer(let number) = try value(key) else {
-            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be an integer")
-        }
+        let number = try required(key, optionalInteger(key))
         if let range, !range.contains(number) {
             throw ControlDecodeError(
                 .badRequest, "the field \"\(key)\" must be between \(range.lowerBound) and \(range.upperBound)")
@@ -108,11 +107,7 @@ struct Fields {
     }
 
     func optionalInteger(_ key: String) throws(ControlDecodeError) -> Int64? {
-        guard let value = object[key], value != .null else { return nil }
-        guard case .integer(let number) = value else {
-            throw ControlDecodeError(.badRequest, "the field \"\(key)\" must be an integer")
-        }
-        return number
+        try members.optionalInteger(key)
     }
 
     /// A number from 0 to 1 (an integer 0 or 1, or a fraction).

@@ -97,6 +97,13 @@ public enum DirectoryCodec {
 
     public static func json(_ message: DirectoryMessage) -> JSONValue {
         var object = JSONObject()
+        // `error` and `refused` are one message on the wire, an `error` that names the request when it answers one.
+        func error(_ code: ErrorCode, _ text: String, id: String?) {
+            object["type"] = .string("error")
+            object["code"] = .string(code.rawValue)
+            object["message"] = .string(text)
+            if let id { object["id"] = .string(id) }
+        }
         switch message {
         case .rooms(let rooms, let seq):
             object["type"] = .string("rooms")
@@ -108,9 +115,7 @@ public enum DirectoryCodec {
             if let since { object["since"] = .integer(since) }
             object["changes"] = .array(changes.map(json))
         case .error(let code, let text):
-            object["type"] = .string("error")
-            object["code"] = .string(code.rawValue)
-            object["message"] = .string(text)
+            error(code, text, id: nil)
         case .opened(let room, let invite, let id):
             object["type"] = .string("room_opened")
             object["id"] = .string(id)
@@ -121,10 +126,7 @@ public enum DirectoryCodec {
             object["open_rooms"] = .string(rule.rawValue)
             object["may_open"] = .bool(mayOpen)
         case .refused(let code, let text, let id):
-            object["type"] = .string("error")
-            object["code"] = .string(code.rawValue)
-            object["message"] = .string(text)
-            object["id"] = .string(id)
+            error(code, text, id: id)
         }
         return .object(object)
     }
