@@ -156,7 +156,10 @@ func typeInLobby(_ state: inout LobbyState, _ text: String) -> [LobbyEffect] {
         _ = lobbyKeys(&state, .enter, .enter)
         _ = reduceLobby(&state, .directory(.reconnecting(attempt: 1), at: lobbyNow))
         #expect(state.form?.sent == nil)
-        #expect(state.form?.problem?.hasPrefix("The lobby's connection dropped before the server answered") == true)
+        #expect(
+            state.form?.problem
+                == "The lobby's connection dropped before the server answered; once it is back, try again (if the "
+                + "room was opened, you are given its link again).")
         // While the lobby reconnects, nothing is sent.
         _ = lobbyKeys(&state, .escape, .char("n"))
         #expect(state.form == nil)

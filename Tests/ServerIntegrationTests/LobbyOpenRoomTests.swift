@@ -132,6 +132,53 @@ extension DirectorySession {
                         + "this machine; ask the host for a wss:// link.", id: "open-1"))
     }
 
+    /// The answer to `open_room` can be lost (the lobby's connection drops before it comes): its opener, asking
+    /// again for the room while nobody has entered it, gets a new host's link, and the first no longer works.
+    /// Anyone else is told the name is taken, and so is the opener once the room was entered.
+    @Test(.timeLimit(.minutes(2))) func theOpenerAskingAgainGetsANewLinkUntilTheRoomIsEntered() throws {
+        let server = try ServerProcess()
+        defer { server.stopAndClean() }
+        let key = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        let token = try server.invite(role: "host")
+        let (lobby, seen) = try server.watchLobby(token: token, headers: guestHeaders(name: "Hana", key: key))
+        defer { lobby.stop() }
+        #expect(lobby.open("jazz", topic: "Late night jazz", id: "open-1"))
+        guard case .opened(_, let first, _)? = seen.answer("open-1") else {
+            Issue.record("no answer: \(seen.all)")
+            return
+        }
+        // The same person from another lobby, as after a dropped connection.
+        let (again, heard) = try server.watchLobby(token: token, headers: guestHeaders(name: "Hana", key: key))
+        defer { again.stop() }
+        #expect(again.open("jazz", topic: "Late night jazz", id: "open-2"))
+        guard case .opened(let room, let second, _)? = heard.answer("open-2") else {
+            Issue.record("no answer: \(heard.all)")
+            return
+        }
+        #expect(room == "jazz")
+        #expect(second != first)
+        let taken = DirectoryEvent.refused(
+            code: "conflict",
+            message: "A room called jazz exists already on this server; choose another name, or join it from the "
+                + "list if it is live.", id: "open-3")
+        let (other, otherSeen) = try server.watchLobby(token: token)
+        defer { other.stop() }
+        #expect(other.open("jazz", id: "open-3"))
+        #expect(otherSeen.answer("open-3") == taken)
+
+        let (stale, staleSeen) = try session(
+            server, room: "jazz", token: first, headers: guestHeaders(name: "Hana", key: key))
+        stale.shutdown()
+        #expect(refusal(staleSeen) == 4018, "\(staleSeen.all)")
+        let (hana, joined) = try session(
+            server, room: "jazz", token: second, headers: guestHeaders(name: "Hana", key: key))
+        defer { hana.leave() }
+        let joinedAs = try #require(snapshot(joined), "\(joined.all)")
+        #expect(joinedAs.topic == "Late night jazz")
+        #expect(again.open("jazz", id: "open-3"))
+        #expect(heard.answer("open-3") == taken)
+    }
+
     /// A room opened but never entered is still a room: its name stays taken after a restart.
     @Test(.timeLimit(.minutes(2))) func anOpenedRoomIsKeptAcrossARestart() throws {
         let first = try ServerProcess()

@@ -123,7 +123,7 @@ enum LobbyOpening {
         guard state.form?.sent != nil else { return [] }
         let why =
             "The lobby's connection dropped before the server answered; once it is back, try again (if the room "
-            + "was opened, its name is taken now)."
+            + "was opened, you are given its link again)."
         if state.lineMode {
             state.form = nil
             return [.say(why)]

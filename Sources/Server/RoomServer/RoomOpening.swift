@@ -90,6 +90,15 @@ extension ServerState {
             directory.answer(.refused(code: refusal.code, message: refusal.message, id: id), to: connection)
             return
         }
+        guard let identity = request.flatMap(guestIdentity(of:)) else { return }  // refused above
+        if let earlier = unenteredOpening(name, by: identity) {
+            // The opener asks again for a room nobody has entered: the answer with its link was lost (the lobby's
+            // connection dropped before it came). The earlier link is withdrawn and a new one given.
+            try? door.registry?.revoke(earlier, room: name, by: identity.rawValue, at: currentTimestamp() / 1000)
+            log.info("\(connection): open_room \(name) asked again by its opener: a new host's link")
+            answerOpened(name: name, id: id, by: identity, at: currentTimestamp(), for: connection)
+            return
+        }
         let taken = DirectoryMessage.refused(
             code: .conflict,
             message: "A room called \(name) exists already on this server; choose another name, or join it from the "
@@ -117,7 +126,7 @@ extension ServerState {
             case .success:
                 // The name stays in `openingRooms`: the database learns of the room from the change journal a
                 // moment later, and a second ask meanwhile must not find it free.
-                opened(name: name, topic: topic, id: id, at: now, for: connection)
+                opened(name: name, topic: topic, id: id, by: identity, at: now, for: connection)
             }
         }
     }
@@ -128,19 +137,40 @@ extension ServerState {
             ?? .host
     }
 
+    /// The id of the host's link `identity` was given when it opened `name` from the lobby, while nobody has
+    /// come in with it and the room is not live: nil otherwise.
+    private func unenteredOpening(_ name: String, by identity: PeerID) -> String? {
+        guard let earlier = lobbyOpeners[name], earlier.opener == identity, directory.listings[name] == nil,
+            (rooms as? LocalRooms)?.isKnown(name) != true,
+            let link = (try? door.registry?.links(room: name))?.first(where: { $0.id == earlier.link }),
+            link.uses == 0, link.revokedAt == nil, link.expiresAt > currentTimestamp() / 1000
+        else { return nil }
+        return earlier.link
+    }
+
     private func opened(
-        name: String, topic: String, id: String, at now: Timestamp, for connection: some DirectoryWatcher
+        name: String, topic: String, id: String, by opener: PeerID, at now: Timestamp,
+        for connection: some DirectoryWatcher
     ) {
         let clean = DisplayName.sanitizeLine(topic, maxGraphemes: RoomState.maxTopicLength)
         persistence.store.commit(
             [.openRoom(room: name, at: now)] + (clean.isEmpty ? [] : [.setTopic(room: name, topic: clean, at: now)])
         ) { _ in }
+        log.info("\(connection): opened room \(name) from the lobby")
+        answerOpened(name: name, id: id, by: opener, at: now, for: connection)
+    }
+
+    /// Answers the opener of `name` with `room_opened` and a new host's link for one person.
+    private func answerOpened(
+        name: String, id: String, by opener: PeerID, at now: Timestamp, for connection: some DirectoryWatcher
+    ) {
         let invite: String
         do {
             let (token, claims) = try verifier.issuer.signedInvite(
                 role: hostRole.rawValue, room: name, ttl: Self.openedRoomLinkLifetime, now: now / 1000,
                 creator: nil, maxUses: 1)
             try? door.registry?.register(LinkRecord(claims))
+            lobbyOpeners[name] = (opener, claims.id)
             invite = token
         } catch {
             directory.answer(
@@ -148,7 +178,6 @@ extension ServerState {
                 to: connection)
             return
         }
-        log.info("\(connection): opened room \(name) from the lobby")
         directory.answer(.opened(room: name, invite: invite, id: id), to: connection)
     }
 }

@@ -43,6 +43,8 @@ final class ServerState: @unchecked Sendable {
     /// Rooms lobbies opened since the server started, or are opening (the store lookup under way): a second ask
     /// for one is refused at once, even before the database has caught up with the change journal.
     var openingRooms: Set<String> = []
+    /// Who opened each of those rooms, and the id of the host's link they were given (`RoomOpening`).
+    var lobbyOpeners: [String: (opener: PeerID, link: String)] = [:]
     /// The host in the links the server mints for its own recorders (`OwnLinkHost`), once it listens.
     private(set) var ownLinkHost = "127.0.0.1"
 
