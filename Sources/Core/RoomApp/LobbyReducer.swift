@@ -46,7 +46,8 @@ private func advance(_ state: inout LobbyState, to now: Timestamp) {
     }
 }
 
-private func lobbyNotice(_ state: inout LobbyState, _ notice: Notice) -> [LobbyEffect] {
+/// Shows `notice` for `LobbyState.noticeLifetime` and says it.
+func lobbyNotice(_ state: inout LobbyState, _ notice: Notice) -> [LobbyEffect] {
     state.notice = notice
     state.noticeExpires = state.now + LobbyState.noticeLifetime
     return [.say(notice.text)]
@@ -202,9 +203,7 @@ private func join(_ state: inout LobbyState, _ room: String) -> [LobbyEffect] {
 // MARK: - Lines (--plain)
 
 private func lobbyLine(_ state: inout LobbyState, _ raw: String) -> [LobbyEffect] {
-    var text = Substring(raw)
-    while let first = text.first, first.isWhitespace { text.removeFirst() }
-    while let last = text.last, last.isWhitespace { text.removeLast() }
+    let text = Substring(raw.trimmingCharacters())
     if text.isEmpty || state.joining != nil { return [] }
     let lowered = text.lowercased()
     // What was typed before the rooms are known is answered once they are (quitting needs no list).
