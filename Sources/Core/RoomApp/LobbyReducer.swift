@@ -7,22 +7,17 @@ import TermUI
 /// directory says; the selection follows its room by name while the order changes under it.
 public func reduceLobby(_ state: inout LobbyState, _ action: LobbyAction) -> [LobbyEffect] {
     var effects: [LobbyEffect] = []
+    if let at = action.at { advance(&state, to: at) }
     switch action {
-    case .directory(let event, let at):
-        advance(&state, to: at)
+    case .directory(let event, _):
         effects = applyDirectory(&state, event)
-    case .key(let key, let at):
-        advance(&state, to: at)
+    case .key(let key, _):
         effects = lobbyKey(&state, key)
-    case .line(let line, let at):
-        advance(&state, to: at)
+    case .line(let line, _):
         effects = lobbyLine(&state, line)
-    case .tick(let at):
-        advance(&state, to: at)
-    case .resize:
+    case .tick, .resize:
         break
-    case .returned(let room, let problem, let at):
-        advance(&state, to: at)
+    case .returned(let room, let problem, _):
         state.joining = nil
         if let problem {
             effects = lobbyNotice(&state, Notice(.error, problem))
@@ -36,6 +31,18 @@ public func reduceLobby(_ state: inout LobbyState, _ action: LobbyAction) -> [Lo
     }
     state.revision &+= 1
     return effects
+}
+
+extension LobbyAction {
+    /// When it happened, for the actions that carry the time: the reducer moves its clock there before anything
+    /// else.
+    fileprivate var at: Timestamp? {
+        switch self {
+        case .directory(_, let at), .key(_, let at), .line(_, let at), .returned(_, _, let at): at
+        case .tick(let at), .interrupted(let at): at
+        case .resize: nil
+        }
+    }
 }
 
 private func advance(_ state: inout LobbyState, to now: Timestamp) {
