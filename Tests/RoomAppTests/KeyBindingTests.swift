@@ -1,6 +1,7 @@
 import Foundation
 import RoomApp
 import RoomCore
+import TermUI
 import Testing
 
 @testable import TermUI
@@ -94,25 +95,25 @@ import Testing
         let lines = KeyBindings.helpLines(glyphs: .unicode)
         #expect(
             Array(lines.prefix(KeyBindings.room.count))
-                == KeyBindings.room.map { .init(key: KeyBindings.label($0.keys, glyphs: .unicode), text: $0.help) })
+                == KeyBindings.room.map { KeyHint(KeyBindings.label($0.keys, glyphs: .unicode), $0.help) })
         #expect(
             lines.prefix(9).map(\.key) == ["m", "space", "r", "↑↓←→ hjkl", "Enter", "i", "n", "w", "a"])
         #expect(lines.map(\.key).contains("+ -"))
         #expect(lines.map(\.key).contains("/ :"))
         #expect(
-            lines.dropFirst(KeyBindings.room.count).prefix(3).map(\.text) == [
+            lines.dropFirst(KeyBindings.room.count).prefix(3).map(\.action) == [
                 "", "In the actions menu (Enter)", PeerAction.allCases[0].help,
             ])
         // The actions menu's entries, every dialog's keys and every command follow, each from its table.
-        for action in PeerAction.allCases { #expect(lines.contains(.init(key: action.key, text: action.help))) }
+        for action in PeerAction.allCases { #expect(lines.contains(KeyHint(action.key, action.help))) }
         for dialog in DialogKeys.all {
-            #expect(lines.contains(.init(key: "", text: dialog.title)))
+            #expect(lines.contains(KeyHint("", dialog.title)))
             for row in dialog.bindings {
-                #expect(lines.contains(.init(key: KeyBindings.label(row.keys, glyphs: .unicode), text: row.help)))
+                #expect(lines.contains(KeyHint(KeyBindings.label(row.keys, glyphs: .unicode), row.help)))
             }
         }
         let commands = Array(lines.suffix(Command.usages.count))
-        #expect(commands == Command.usages.map { .init(key: $0.usage, text: $0.summary) })
+        #expect(commands == Command.usages.map { KeyHint($0.usage, $0.summary) })
         for usage in [
             "/dm NAME TEXT", "/who", "/leave", "/move NAME ROLE", "/remove NAME [--link] [REASON]", "/to ROLE TEXT",
         ] {
@@ -147,7 +148,7 @@ import Testing
             #expect(marks == 0 || rows.contains { $0.hasSuffix(" … │") }, "\(rows.joined(separator: "\n"))")
         }
         for line in lines {
-            for word in (line.key + " " + line.text).split(separator: " ") {
+            for word in (line.key + " " + line.action).split(separator: " ") {
                 // The screen keeps no variation selectors (they take no cell).
                 let drawn = String(String.UnicodeScalarView(word.unicodeScalars.filter { $0.value != 0xFE0F }))
                 #expect(seen.contains(drawn), "\(word) of \(line.key)")

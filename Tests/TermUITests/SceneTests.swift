@@ -108,8 +108,7 @@ struct SceneTests {
             .init(
                 peerName: "Chen",
                 items: [
-                    .init(key: "M", title: "Mute"), .init(key: "a", title: "Move to audience"),
-                    .init(key: "x", title: "Remove from the room"),
+                    KeyHint("M", "Mute"), KeyHint("a", "Move to audience"), KeyHint("x", "Remove from the room"),
                 ], selected: 1))
         expectGolden("actions-80x24", render(model))
     }

@@ -65,7 +65,7 @@ enum Scenes {
     ]
 
     /// The help as the room screen gave it when these goldens were drawn: its keys, then the main commands.
-    static func helpLines(glyphs: Glyphs) -> [RoomScreenModel.HelpLine] {
+    static func helpLines(glyphs: Glyphs) -> [KeyHint] {
         let arrows = glyphs.arrows.allSatisfy { $0.count == 1 } ? glyphs.arrows.joined() : "arrows"
         let entries = [
             ("m", "mute / unmute yourself (speakers)"),
@@ -92,7 +92,7 @@ enum Scenes {
             ("/topic TEXT", "change the topic"),
             ("/end", "end the room (hosts; asks first)"),
         ]
-        return entries.map { RoomScreenModel.HelpLine(key: $0.0, text: $0.1) }
+        return entries.map { KeyHint($0.0, $0.1) }
     }
 
     /// The room in the UX sketch, seen by the moderator Bo.

@@ -66,7 +66,7 @@ struct WidgetTests {
         (
             "actions",
             {
-                ActionMenuOverlay(.init(peerName: "Chen", items: [.init(key: "M", title: "Mute")])).render(
+                ActionMenuOverlay(.init(peerName: "Chen", items: [KeyHint("M", "Mute")])).render(
                     into: &$0, area: $1, theme: $2)
             }
         ),

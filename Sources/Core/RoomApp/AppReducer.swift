@@ -12,9 +12,9 @@ import TermUI
 /// line, server events, level meters, volumes and the microphone each have a file of their own.
 public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffect] {
     var effects: [AppEffect] = []
+    if let at = action.at { advance(&state, to: at) }
     switch action {
-    case .key(let key, let at):
-        advance(&state, to: at)
+    case .key(let key, _):
         // A key means the person is at the terminal: the mark for what rang is seen, and whatever it makes the
         // program say is an answer, said even when it is the same as the last line.
         if key != .resize {
@@ -22,13 +22,11 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
             state.lastSaid = nil
         }
         effects = handleKey(&state, key)
-    case .line(let text, let at):
-        advance(&state, to: at)
+    case .line(let text, _):
         state.alert = nil
         state.lastSaid = nil
         effects = runLine(&state, text, plain: true)
-    case .server(let event, let seq, let at):
-        advance(&state, to: at)
+    case .server(let event, let seq, _):
         if case .reconnecting = event { state.roundTripMilliseconds = nil }
         // A new session's peer starts as working: what the microphone is like is said again.
         if case .joined = event { state.micReported = nil }
@@ -46,17 +44,13 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
             state.meters = [:]
             state.talking = [:]
         }
-    case .notice(let notice, let at):
-        advance(&state, to: at)
+    case .notice(let notice, _):
         effects = show(&state, notice)
-    case .sessionEnded(let text, let at):
-        advance(&state, to: at)
+    case .sessionEnded(let text, _):
         effects = endSession(&state, text)
-    case .interrupted(let at):
-        advance(&state, to: at)
+    case .interrupted:
         effects = request(&state, .request(.leave))
-    case .inputEnded(let at):
-        advance(&state, to: at)
+    case .inputEnded:
         if state.room.hasJoined || state.sessionOver {
             effects = request(&state, .request(.leave))
         } else {
@@ -83,8 +77,7 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
         effects = sayMicrophoneCheck(&state)
     case .microphoneName(let name):
         state.microphoneName = name
-    case .heard(let heard, let at):
-        advance(&state, to: at)
+    case .heard(let heard, _):
         effects = hearTalkers(&state, heard)
     case .roundTrip(let milliseconds):
         if state.roundTripMilliseconds == milliseconds { return [] }
@@ -98,7 +91,6 @@ public func reduceApp(_ state: inout AppState, _ action: AppAction) -> [AppEffec
             state.overlay = .help(scroll: min(scroll, helpMaximumScroll(state)))
         }
     case .tick(let at):
-        advance(&state, to: at)
         if state.room.now / 1000 != at / 1000 { _ = reduce(&state.room, .tick(at)) }
         effects += awayForGood(&state)
         effects += refreshStats(&state)
@@ -143,6 +135,22 @@ func refreshAudienceWindow(_ state: inout AppState) {
 }
 
 // MARK: - Time
+
+extension AppAction {
+    /// When it happened, for the actions that carry the time: the reducer moves its clock there before anything
+    /// else.
+    fileprivate var at: Timestamp? {
+        switch self {
+        case .key(_, let at), .line(_, let at), .server(_, _, let at), .notice(_, let at), .sessionEnded(_, let at),
+            .heard(_, let at):
+            at
+        case .interrupted(let at), .inputEnded(let at), .tick(let at): at
+        case .roles, .microphone, .microphoneMissing, .roundTrip, .preview, .microphoneName, .volumes, .filePlay,
+            .resize:
+            nil
+        }
+    }
+}
 
 private func advance(_ state: inout AppState, to now: Timestamp) {
     state.now = max(state.now, now)

@@ -123,6 +123,7 @@ func retryNow(_ state: inout AppState) -> [AppEffect] {
 }
 
 extension String {
+    /// The text without the white space at either end.
     func trimmingCharacters() -> String {
         var s = Substring(self)
         while let f = s.first, f.isWhitespace { s.removeFirst() }

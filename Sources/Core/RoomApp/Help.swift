@@ -1,11 +1,15 @@
 import RoomCore
 import TermUI
 
+/// The help's lines as the screen shows them, in the characters it can draw.
+func shownHelpLines(_ state: AppState) -> [KeyHint] {
+    helpLines(glyphs: state.glyphs).map { KeyHint($0.key, state.glyphs.plain($0.action)) }
+}
+
 /// The highest useful scroll position of the help at the current screen size.
 func helpMaximumScroll(_ state: AppState) -> Int {
     HelpOverlay.maximumScroll(
-        lines: helpLines(glyphs: state.glyphs).map { .init(key: $0.key, text: state.glyphs.plain($0.text)) },
-        width: state.screenWidth, height: max(0, state.screenHeight - 3))
+        lines: shownHelpLines(state), width: state.screenWidth, height: max(0, state.screenHeight - 3))
 }
 
 /// A key while the help is open: it scrolls, and closes with the keys that opened it, Escape, q or Enter.

@@ -311,22 +311,20 @@ public enum KeyBindings {
 
     /// The lines of the help overlay: every key of the room view, the actions menu's entries (each key works in
     /// the room view too), the keys of each dialog, then every command, all from their tables.
-    public static func helpLines(glyphs: Glyphs) -> [RoomScreenModel.HelpLine] {
-        var lines = room.map { RoomScreenModel.HelpLine(key: label($0.keys, glyphs: glyphs), text: $0.help) }
+    public static func helpLines(glyphs: Glyphs) -> [KeyHint] {
+        var lines = room.map { KeyHint(label($0.keys, glyphs: glyphs), $0.help) }
         func heading(_ text: String) {
-            lines.append(RoomScreenModel.HelpLine(key: "", text: ""))
-            lines.append(RoomScreenModel.HelpLine(key: "", text: text))
+            lines.append(KeyHint("", ""))
+            lines.append(KeyHint("", text))
         }
         heading("In the actions menu (Enter)")
-        lines += PeerAction.allCases.map { RoomScreenModel.HelpLine(key: $0.key, text: $0.help) }
+        lines += PeerAction.allCases.map { KeyHint($0.key, $0.help) }
         for dialog in DialogKeys.all {
             heading(dialog.title)
-            lines += dialog.bindings.map {
-                RoomScreenModel.HelpLine(key: label($0.keys, glyphs: glyphs), text: $0.help)
-            }
+            lines += dialog.bindings.map { KeyHint(label($0.keys, glyphs: glyphs), $0.help) }
         }
         heading("Commands")
-        lines += Command.usages.map { RoomScreenModel.HelpLine(key: $0.usage, text: $0.summary) }
+        lines += Command.usages.map { KeyHint($0.usage, $0.summary) }
         return lines
     }
 
@@ -478,4 +476,4 @@ public enum DialogKeys {
 }
 
 /// The help overlay's lines for the state's glyphs.
-func helpLines(glyphs: Glyphs) -> [RoomScreenModel.HelpLine] { KeyBindings.helpLines(glyphs: glyphs) }
+func helpLines(glyphs: Glyphs) -> [KeyHint] { KeyBindings.helpLines(glyphs: glyphs) }

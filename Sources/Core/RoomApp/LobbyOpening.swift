@@ -27,7 +27,7 @@ enum LobbyOpening {
 
     /// `n`: the dialog opens, or a notice says why it cannot.
     static func begin(_ state: inout LobbyState) -> [LobbyEffect] {
-        if let why = refusal(state) { return notice(&state, Notice(.refusal, why)) }
+        if let why = refusal(state) { return lobbyNotice(&state, Notice(.refusal, why)) }
         state.form = OpenRoomForm()
         state.notice = nil
         state.noticeExpires = nil
@@ -46,7 +46,7 @@ enum LobbyOpening {
             form.onTopic.toggle()
         case .enter:
             if form.sent != nil { return [] }
-            let name = trimmed(form.name.text)
+            let name = form.name.text.trimmingCharacters()
             guard PlainName.isValid(name) else {
                 form.problem = name.isEmpty ? "Type the room's name first." : nameRule
                 form.onTopic = false
@@ -90,7 +90,7 @@ enum LobbyOpening {
         let id = "open-\(state.openRequests)"
         state.form?.sent = id
         state.form?.problem = nil
-        return [.openRoom(name: name, topic: trimmed(topic), id: id)]
+        return [.openRoom(name: name, topic: topic.trimmingCharacters(), id: id)]
     }
 
     /// The server's answer to the request the lobby is waiting for; answers to anything else are not acted on.
@@ -106,13 +106,7 @@ enum LobbyOpening {
                 + [.enter(room: room, invite: invite)]
         case .openRefused(let why, let id):
             guard state.form?.sent == id else { return [] }
-            if state.lineMode {
-                state.form = nil
-                return [.say(why)]
-            }
-            state.form?.sent = nil
-            state.form?.problem = why
-            return []
+            return notOpened(&state, why)
         default:
             return []
         }
@@ -121,9 +115,15 @@ enum LobbyOpening {
     /// The connection dropped while a request waited: its answer will not come.
     static func connectionLost(_ state: inout LobbyState) -> [LobbyEffect] {
         guard state.form?.sent != nil else { return [] }
-        let why =
+        return notOpened(
+            &state,
             "The lobby's connection dropped before the server answered; once it is back, try again (if the room "
-            + "was opened, you are given its link again)."
+                + "was opened, you are given its link again).")
+    }
+
+    /// The request sent did not open a room: line mode says why and is done with it; the dialog stays open with
+    /// why under its fields, for another try.
+    private static func notOpened(_ state: inout LobbyState, _ why: String) -> [LobbyEffect] {
         if state.lineMode {
             state.form = nil
             return [.say(why)]
@@ -131,18 +131,5 @@ enum LobbyOpening {
         state.form?.sent = nil
         state.form?.problem = why
         return []
-    }
-
-    private static func trimmed(_ text: String) -> String {
-        var text = Substring(text)
-        while let first = text.first, first.isWhitespace { text.removeFirst() }
-        while let last = text.last, last.isWhitespace { text.removeLast() }
-        return String(text)
-    }
-
-    private static func notice(_ state: inout LobbyState, _ notice: Notice) -> [LobbyEffect] {
-        state.notice = notice
-        state.noticeExpires = state.now + LobbyState.noticeLifetime
-        return [.say(notice.text)]
     }
 }

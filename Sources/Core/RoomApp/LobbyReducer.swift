@@ -7,22 +7,17 @@ import TermUI
 /// directory says; the selection follows its room by name while the order changes under it.
 public func reduceLobby(_ state: inout LobbyState, _ action: LobbyAction) -> [LobbyEffect] {
     var effects: [LobbyEffect] = []
+    if let at = action.at { advance(&state, to: at) }
     switch action {
-    case .directory(let event, let at):
-        advance(&state, to: at)
+    case .directory(let event, _):
         effects = applyDirectory(&state, event)
-    case .key(let key, let at):
-        advance(&state, to: at)
+    case .key(let key, _):
         effects = lobbyKey(&state, key)
-    case .line(let line, let at):
-        advance(&state, to: at)
+    case .line(let line, _):
         effects = lobbyLine(&state, line)
-    case .tick(let at):
-        advance(&state, to: at)
-    case .resize:
+    case .tick, .resize:
         break
-    case .returned(let room, let problem, let at):
-        advance(&state, to: at)
+    case .returned(let room, let problem, _):
         state.joining = nil
         if let problem {
             effects = lobbyNotice(&state, Notice(.error, problem))
@@ -38,6 +33,18 @@ public func reduceLobby(_ state: inout LobbyState, _ action: LobbyAction) -> [Lo
     return effects
 }
 
+extension LobbyAction {
+    /// When it happened, for the actions that carry the time: the reducer moves its clock there before anything
+    /// else.
+    fileprivate var at: Timestamp? {
+        switch self {
+        case .directory(_, let at), .key(_, let at), .line(_, let at), .returned(_, _, let at): at
+        case .tick(let at), .interrupted(let at): at
+        case .resize: nil
+        }
+    }
+}
+
 private func advance(_ state: inout LobbyState, to now: Timestamp) {
     state.now = max(state.now, now)
     if let expires = state.noticeExpires, state.now >= expires {
@@ -46,7 +53,8 @@ private func advance(_ state: inout LobbyState, to now: Timestamp) {
     }
 }
 
-private func lobbyNotice(_ state: inout LobbyState, _ notice: Notice) -> [LobbyEffect] {
+/// Shows `notice` for `LobbyState.noticeLifetime` and says it.
+func lobbyNotice(_ state: inout LobbyState, _ notice: Notice) -> [LobbyEffect] {
     state.notice = notice
     state.noticeExpires = state.now + LobbyState.noticeLifetime
     return [.say(notice.text)]
@@ -202,9 +210,7 @@ private func join(_ state: inout LobbyState, _ room: String) -> [LobbyEffect] {
 // MARK: - Lines (--plain)
 
 private func lobbyLine(_ state: inout LobbyState, _ raw: String) -> [LobbyEffect] {
-    var text = Substring(raw)
-    while let first = text.first, first.isWhitespace { text.removeFirst() }
-    while let last = text.last, last.isWhitespace { text.removeLast() }
+    let text = Substring(raw.trimmingCharacters())
     if text.isEmpty || state.joining != nil { return [] }
     let lowered = text.lowercased()
     // What was typed before the rooms are known is answered once they are (quitting needs no list).

@@ -224,16 +224,12 @@ public enum RoomScreenMapper {
         switch state.overlay {
         case nil: return nil
         case .help(let scroll):
-            let lines = helpLines(glyphs: state.glyphs).map {
-                RoomScreenModel.HelpLine(key: $0.key, text: state.glyphs.plain($0.text))
-            }
-            return .help(lines: lines, scroll: scroll)
+            return .help(lines: shownHelpLines(state), scroll: scroll)
         case .actions(let peer, let items, let selected):
             let name = peer == state.room.selfID ? "You" : state.room.peers[peer]?.name ?? peer.rawValue
             let roles = state.room.roles
             let menu = items.map {
-                RoomScreenModel.ActionItem(
-                    key: $0.key, title: state.glyphs.plain($0.title(roles, stepUp: state.room.stepUpRole)))
+                KeyHint($0.key, state.glyphs.plain($0.title(roles, stepUp: state.room.stepUpRole)))
             }
             return .actions(.init(peerName: name, items: menu, selected: selected))
         case .confirm(let what, let confirmSelected):

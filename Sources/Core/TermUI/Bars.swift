@@ -66,11 +66,12 @@ public struct HeaderBar: Sendable {
     }
 }
 
-/// A key hint in the status line.
+/// A key and what it does: a hint in the status line (in one or two words), a line of the help (with an empty
+/// key, a heading or a blank line), an entry of the actions menu.
 public struct KeyHint: Hashable, Sendable {
-    /// The key as shown, e.g. `m` or `Enter`.
+    /// The key or command as shown, e.g. `m`, `Enter` or `/mute NAME`.
     public var key: String
-    /// What it does, in one or two words.
+    /// What it does.
     public var action: String
 
     /// Creates a key hint.

@@ -96,7 +96,7 @@ func renderDialogBody(
 /// The key list: each key with what it does, under headings, scrolling on a short screen.
 public struct HelpOverlay: Sendable {
     /// The lines: a key and its meaning, or (with an empty key) a heading or a blank line.
-    public var lines: [RoomScreenModel.HelpLine]
+    public var lines: [KeyHint]
     /// The first line shown, for scrolling on small screens.
     public var scroll: Int = 0
 
@@ -106,15 +106,15 @@ public struct HelpOverlay: Sendable {
     }
 
     /// The highest useful scroll position for `lines` in an area of `width` by `height`, counting wrapped rows.
-    public static func maximumScroll(lines: [RoomScreenModel.HelpLine], width: Int, height: Int) -> Int {
+    public static func maximumScroll(lines: [KeyHint], width: Int, height: Int) -> Int {
         maximumScroll(
             lineCount: rows(lines: lines, width: frame(lines: lines, width: width).inside).count, height: height)
     }
 
     /// The box's width and its inside width for `lines` in an area `width` columns wide.
-    static func frame(lines: [RoomScreenModel.HelpLine], width: Int) -> (box: Int, inside: Int) {
+    static func frame(lines: [KeyHint], width: Int) -> (box: Int, inside: Int) {
         let keyWidth = lines.reduce(0) { max($0, DisplayWidth.of($1.key)) }
-        let textWidth = lines.reduce(0) { max($0, DisplayWidth.of($1.text)) }
+        let textWidth = lines.reduce(0) { max($0, DisplayWidth.of($1.action)) }
         // The key, two spaces, the text, two free columns at the right (see `rows`), and the frame.
         let box = min(max(0, width), keyWidth + 2 + textWidth + 2 + 4)
         return (box, max(0, box - 4))
@@ -123,7 +123,7 @@ public struct HelpOverlay: Sendable {
     /// The rows the help shows at `width` inside the box: a description that does not fit wraps under its key,
     /// and a key wider than the key column (a third of the width) stands on its own row with its description
     /// below, so no row is cut.
-    static func rows(lines: [RoomScreenModel.HelpLine], width: Int) -> [(key: String, text: String, heading: Bool)] {
+    static func rows(lines: [KeyHint], width: Int) -> [(key: String, text: String, heading: Bool)] {
         guard width > 0 else { return [] }
         let keyColumn = min(lines.reduce(0) { max($0, DisplayWidth.of($1.key)) }, width / 3)
         // The last two columns stay free: the mark that says more is below goes there.
@@ -131,10 +131,10 @@ public struct HelpOverlay: Sendable {
         var rows: [(key: String, text: String, heading: Bool)] = []
         for line in lines {
             if line.key.isEmpty {
-                rows += wrap(line.text, width: max(1, width - 2)).map { ("", $0, true) }
+                rows += wrap(line.action, width: max(1, width - 2)).map { ("", $0, true) }
                 continue
             }
-            var pieces = wrap(line.text, width: textWidth)
+            var pieces = wrap(line.action, width: textWidth)
             if DisplayWidth.of(line.key) > keyColumn {
                 rows += wrap(line.key, width: max(1, width - 2)).map { ($0, "", false) }
             } else {
@@ -268,7 +268,7 @@ public struct ActionMenuOverlay: Sendable {
     /// Draws the menu centred in `area`.
     public func render(into buffer: inout CellBuffer, area: Rect, theme: Theme) {
         guard !area.isEmpty else { return }
-        let widest = menu.items.reduce(0) { max($0, DisplayWidth.of($1.key) + 2 + DisplayWidth.of($1.title)) }
+        let widest = menu.items.reduce(0) { max($0, DisplayWidth.of($1.key) + 2 + DisplayWidth.of($1.action)) }
         let box = area.centered(
             width: max(widest + 6, DisplayWidth.of(menu.peerName) + 8), height: menu.items.count + 2)
         let inside = Box(title: menu.peerName, footer: "Esc closes").render(into: &buffer, area: box, theme: theme)
@@ -284,7 +284,7 @@ public struct ActionMenuOverlay: Sendable {
             }
             let x = buffer.put(item.key, x: inside.x, y: y, style: theme.style(.key), clip: inside)
             buffer.put(
-                String(repeating: " ", count: max(1, 3 - DisplayWidth.of(item.key))) + item.title, x: x, y: y,
+                String(repeating: " ", count: max(1, 3 - DisplayWidth.of(item.key))) + item.action, x: x, y: y,
                 style: chosen ? theme.style(.selection) : theme.style(.overlay), clip: inside)
         }
     }

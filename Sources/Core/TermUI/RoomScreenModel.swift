@@ -291,24 +291,11 @@ public struct RoomScreenModel: Hashable, Sendable {
         }
     }
 
-    /// One line of the help: a key and what it does, or (with an empty key) a heading or a blank line.
-    public struct HelpLine: Hashable, Sendable {
-        /// The key or command as typed.
-        public var key: String
-        /// What it does.
-        public var text: String
-
-        /// Creates a help line.
-        public init(key: String, text: String) {
-            self.key = key
-            self.text = text
-        }
-    }
-
     /// A dialog over the room.
     public enum Overlay: Hashable, Sendable {
-        /// The key list; `scroll` is the first line shown.
-        case help(lines: [HelpLine], scroll: Int)
+        /// The key list: each key or command as typed and what it does, or (with an empty key) a heading or a
+        /// blank line; `scroll` is the first line shown.
+        case help(lines: [KeyHint], scroll: Int)
         /// An invitation to speak.
         case invitation(Invitation)
         /// A question before a destructive action.
@@ -378,30 +365,16 @@ public struct RoomScreenModel: Hashable, Sendable {
     public struct ActionMenu: Hashable, Sendable {
         /// Whose actions these are.
         public var peerName: String
-        /// The actions, each with its key (e.g. `("i", "Invite to speak")`).
-        public var items: [ActionItem]
+        /// The actions, each with the key that does it directly (e.g. `("i", "Invite to speak")`).
+        public var items: [KeyHint]
         /// The chosen item.
         public var selected: Int
 
         /// Creates an action menu.
-        public init(peerName: String, items: [ActionItem], selected: Int = 0) {
+        public init(peerName: String, items: [KeyHint], selected: Int = 0) {
             self.peerName = peerName
             self.items = items
             self.selected = selected
-        }
-    }
-
-    /// One action in a menu.
-    public struct ActionItem: Hashable, Sendable {
-        /// The key that does it directly.
-        public var key: String
-        /// What it does.
-        public var title: String
-
-        /// Creates an action item.
-        public init(key: String, title: String) {
-            self.key = key
-            self.title = title
         }
     }
 }
