@@ -165,4 +165,114 @@ import Testing
         // The server sends it under the odd SSRC beside the speaker's: the receiver files it as the speaker's.
         #expect(stats.ssrc == 0x0A0B_0C0E)
     }
+    /// Two frames repeated, and a talk spurt after a pause: its first packet repeats no frame (nothing was sent just
+    /// before it) and its second one frame, so they must not lower the buffer's wait under loss, to which the
+    /// spurt is anchored. Then two packets lost in the spurt are both rebuilt from the packet after them, in their
+    /// own ticks: the spurt plays whole, exactly as its packets decode, with nothing concealed. (Anchored on one
+    /// frame's wait, the first lost frame was due before the packet that repeats it came, and was concealed.)
+    @Test func aSpurtAfterAPauseWaitsForTwoRepeatedFrames() throws {
+        let talk = TalkSwitch()
+        let pipeline = try SendPipeline(
+            configuration: SendPipeline.Configuration(
+                voiceProcessing: false, encoder: OpusEncoder.Configuration(discontinuousTransmission: false)),
+            talk: talk, stream: Self.stream)
+        pipeline.reportLoss(percent: 10, runs: RTCPLossRuns(ssrc: Self.stream.ssrc, runs: 1, lost: 4))
+        #expect(pipeline.redundancy == 2)
+        // Frames 0–9 are said, 10–19 are a pause (muted: nothing sent), 20–39 the next spurt.
+        var sent: [Int: [UInt8]] = [:]
+        var packet = [UInt8](repeating: 0, count: SendPipeline.maxPacketBytes)
+        for index in 0..<40 {
+            talk.setMuted((10..<20).contains(index))
+            var samples = Self.frame(index)
+            let length = samples.withUnsafeMutableBufferPointer { frame in
+                packet.withUnsafeMutableBytes { pipeline.send(frame, played: nil, into: $0) }
+            }
+            if let length { sent[index] = Array(packet[..<length]) }
+        }
+        #expect(sent.keys.sorted() == Array(0..<10) + Array(20..<40))
+        #expect(try RTPHeader.parse(sent[20]!).payloadType == 111)
+        let second = try RTPHeader.parse(sent[21]!)
+        #expect(try REDPayload.parse(Array(sent[21]![second.payloadRange]), redPayloadType: 63).redundantCount == 1)
+        let primaries: [Int: [UInt8]] = try sent.mapValues { packet in
+            let header = try RTPHeader.parse(packet)
+            let payload = Array(packet[header.payloadRange])
+            guard header.payloadType == 63 else { return payload }
+            return Array(payload[try REDPayload.parse(payload, redPayloadType: 63).primary.range])
+        }
+
+        // Packet 0 is lost (its frame comes in packet 1, and the loss sets the buffer's wait), then 27 and 28,
+        // which packet 29 repeats. Each packet comes on a frame's boundary. The receiver is a listener's: the
+        // media thread wakes every 40 ms, files what came, and plays two frames, the first as if 20 ms earlier.
+        let lost: Set<Int> = [0, 27, 28]
+        let receiver = Receiver(payloadType: 111, redPayloadType: 63, audioLevelID: 1, tracksTalkers: false)
+        var heard: [[Int16]] = []
+        var mixed = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
+        var spurtStats: SpeakerStats?
+        var next = 0
+        for wake in 0..<25 {
+            let time = Int64(wake) * 2 * AudioFormat.frameMicroseconds + 10_000
+            while next < 40, Int64(next) * AudioFormat.frameMicroseconds <= time {
+                if let packet = sent[next], !lost.contains(next) {
+                    packet.withUnsafeBytes { receiver.insert($0, arrival: Int64(next) * AudioFormat.frameMicroseconds) }
+                }
+                next += 1
+            }
+            for frameTime in [time - AudioFormat.frameMicroseconds, time] {
+                mixed.withUnsafeMutableBufferPointer {
+                    _ = receiver.playOut(at: frameTime, volumes: SpeakerVolumes(), into: $0)
+                }
+                heard.append(mixed)
+            }
+            // Frame 37 has just played.
+            if wake == 20 { spurtStats = receiver.statistics(at: time, names: SpeakerVolumes()).first }
+        }
+
+        // What one decoder makes of it: the first spurt, three frames concealed while its end is waited for,
+        // then the second spurt.
+        let reference = try OpusDecoder()
+        let first = try (0..<10).map { try reference.decode(primaries[$0]!).samples }
+        let waited = try (0..<3).map { _ in try reference.decode(nil).samples }
+        let resumedSpurt = try (20..<40).map { try reference.decode(primaries[$0]!).samples }
+        let start = try #require(heard.firstIndex { $0.contains { $0 != 0 } })
+        #expect(Array(heard[start..<(start + 13)]) == first + waited)
+        let resumed = try #require(heard[(start + 13)...].firstIndex { $0.contains { $0 != 0 } })
+        // The second spurt starts 44 ms after its first packet came (at 400 ms): in the frame played at 450 ms.
+        #expect(resumed == 23)
+        #expect(Array(heard[resumed..<(resumed + 20)]) == resumedSpurt)
+        let stats = try #require(spurtStats)
+        #expect(stats.recoveredByRED == 3)
+        #expect(stats.lost == 0)
+        #expect(stats.concealed == 3)
+        #expect(stats.recoveredByFEC == 0)
+    }
+    /// The depth a speaker repeats goes up with any packet that repeats more, and down only with a packet that
+    /// repeats fewer frames after as many packets in a row a frame apart: the first packets of a spurt, or those
+    /// after a loss or out of order, cannot repeat what they did not follow.
+    @Test func theDepthFallsOnlyWithAPacketThatCouldHaveRepeatedMore() {
+        var depth = RepeatDepth()
+        let step = AudioFormat.rtpTimestampStep
+        depth.observe(sequence: 10, timestamp: 100 * step, repeats: 0)
+        depth.observe(sequence: 11, timestamp: 101 * step, repeats: 1)
+        depth.observe(sequence: 12, timestamp: 102 * step, repeats: 2)
+        #expect(depth.frames == 2)
+        // A pause (the timestamp jumps), a new spurt: none, then one frame, then two.
+        depth.observe(sequence: 13, timestamp: 150 * step, repeats: 0)
+        depth.observe(sequence: 14, timestamp: 151 * step, repeats: 1)
+        #expect(depth.frames == 2)
+        // 16 lost: 17 follows only one packet in a row. A late 16 says nothing either.
+        depth.observe(sequence: 15, timestamp: 152 * step, repeats: 2)
+        depth.observe(sequence: 17, timestamp: 154 * step, repeats: 1)
+        depth.observe(sequence: 16, timestamp: 153 * step, repeats: 0)
+        #expect(depth.frames == 2)
+        // 18 follows 17 alone: it could have repeated one frame, not two. 19 follows two in a row and repeats
+        // one: the sender has stepped down.
+        depth.observe(sequence: 18, timestamp: 155 * step, repeats: 1)
+        #expect(depth.frames == 2)
+        depth.observe(sequence: 19, timestamp: 156 * step, repeats: 1)
+        #expect(depth.frames == 1)
+        depth.observe(sequence: 20, timestamp: 157 * step, repeats: 0)
+        #expect(depth.frames == 0)
+        depth.observe(sequence: 21, timestamp: 158 * step, repeats: 2)
+        #expect(depth.frames == 2)
+    }
 }

@@ -28,6 +28,13 @@ public enum LossBenchmark {
         Condition(name: "bursty 10% (mean 3)", lossPercent: 10, meanBurst: 3, goal: 3.3),
     ]
 
+    /// Seconds of the same speech under the same loss before the measured speech. A call in steady loss has its
+    /// redundancy settled after its first seconds: the speaker's level moves on reports that take up to two
+    /// seconds to come back (the listener's, then the server's answer to the speaker's), two frames need a few
+    /// packets lost in runs or three reports of heavy loss, and a listener anchors its wait for them at the next
+    /// pause. With 3 s, a run could begin measuring before that (docs/media.md, "Figures").
+    static let leadInSeconds = 6
+
     /// The speech: the natural recordings alsa-utils installs, one after another, up to `seconds`.
     static func speech(seconds: Int) throws -> [Int16] {
         let folder = "/usr/share/sounds/alsa"
@@ -70,7 +77,8 @@ public enum LossBenchmark {
                 for redundancy in [true, false] {
                     let result = try PathQuality.run(
                         speech: speech, lossPercent: condition.lossPercent, seed: seed + UInt64(run),
-                        voiceProcessing: false, meanBurst: condition.meanBurst, redundancy: redundancy)
+                        voiceProcessing: false, leadInSeconds: leadInSeconds, meanBurst: condition.meanBurst,
+                        redundancy: redundancy)
                     var files: [String] = []
                     for (index, samples) in ([result.path, result.opusAlone] + result.redundantAlone).enumerated() {
                         // The references do not depend on the path's setting: scored once, with redundancy on.
@@ -159,7 +167,9 @@ public enum LossBenchmark {
             notes: [
                 "\(Double(speech.count) / Double(AudioFormat.sampleRate)) s of natural speech (alsa-utils), \(max(1, runs)) "
                     + "runs (loss seeds \(seed)–\(seed + UInt64(max(1, runs)) - 1)), each condition and setting once a run, "
-                    + "after a 3 s lead-in of the same speech; every figure is the median over the runs",
+                    + "after a \(leadInSeconds) s lead-in of the same speech under the same loss, so that the "
+                    + "redundancy has settled as in a call after its first seconds; every figure is the median over "
+                    + "the runs",
                 "libopus alone: one encoder and decoder on the frames the path lost, with FEC, or repeating one or two "
                     + "frames before: what redundancy can give on this loss without the network, the jitter buffer or "
                     + "the machine's timing",

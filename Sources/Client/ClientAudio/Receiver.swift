@@ -49,6 +49,13 @@ final class Receiver {
         return configuration
     }
 
+    /// What the wait under loss grows by for each frame a speaker repeats beyond the first, in µs. The first copy
+    /// comes in the next packet, which the loss floor waits for anyway (FEC needs it too); each deeper copy comes a
+    /// frame later. The wait grows by a frame less 1 ms, so that redundancy never costs more than the 20 ms it may
+    /// (docs/media.md, "Delay") whatever the tick's phase; the deeper copy keeps 4 of the floor's 5 ms of slack,
+    /// beside the 0–20 ms a tick gives every packet.
+    static let deeperRepeatWait: Int64 = AudioFormat.frameMicroseconds - 1_000
+
     /// A speaker silent this long (µs) is gone (they left, or came back with a new SSRC).
     static let forgetAfter: Int64 = 30_000_000
 
@@ -59,6 +66,8 @@ final class Receiver {
         var frame = [Int16](repeating: 0, count: AudioFormat.samplesPerFrame)
         var statistics = RTPReceiveStatistics(minSequential: 0)
         var lastArrival: Int64 = 0
+        /// How many earlier frames the speaker's packets repeat, which sets how long the buffer waits under loss.
+        var repeats = RepeatDepth()
         init() throws(AudioCodecError) { decoder = try OpusDecoder() }
     }
 
@@ -92,7 +101,9 @@ final class Receiver {
     /// Files one decrypted RTP packet that arrived at `arrival` (µs) in its speaker's jitter buffer. A RED
     /// packet files its primary frame, then each earlier frame it repeats at the place of that frame's own
     /// packet (one frame back per 960 of timestamp offset), which fills it only if that packet is missing; a RED
-    /// payload that does not parse is a dropped packet.
+    /// payload that does not parse is a dropped packet. When this client takes RED, the buffer waits under loss
+    /// long enough for the packet that repeats a lost frame last, by how many frames the speaker repeats
+    /// (``RepeatDepth``; one frame more per frame repeated beyond the first), no longer.
     func insert(_ packet: UnsafeRawBufferPointer, arrival: Int64) {
         guard var header = try? RTPHeader.parse(packet) else { return }
         var primary = header.payloadRange
@@ -130,8 +141,11 @@ final class Receiver {
         speaker.buffer.insert(
             sequence: header.sequenceNumber, timestamp: header.timestamp, ssrc: header.ssrc, arrival: arrival,
             payload: Array(UnsafeRawBufferPointer(rebasing: packet[primary])))
-        if let red {
-            fileRedundancy(red, of: header, in: packet, for: speaker)
+        if redPayloadType != nil {
+            let deepest = red.map { fileRedundancy($0, of: header, in: packet, for: speaker) } ?? 0
+            speaker.repeats.observe(sequence: header.sequenceNumber, timestamp: header.timestamp, repeats: deepest)
+            speaker.buffer.setLossDelay(
+                Self.jitter.lossDelay + Int64(max(0, speaker.repeats.frames - 1)) * Self.deeperRepeatWait)
         }
         if talkers != nil,
             let level = try? RTPOneByteExtension.audioLevel(in: packet, header: header, id: audioLevelID)
@@ -140,11 +154,10 @@ final class Receiver {
         }
     }
 
-    /// Files the earlier frames a RED packet repeats, and sets how long the speaker's buffer waits under loss:
-    /// long enough for the packet that repeats a lost frame last (one frame more per frame repeated), no longer.
+    /// Files the earlier frames a RED packet repeats; returns how many frames back the deepest one goes.
     private func fileRedundancy(
         _ red: REDPayload, of header: RTPHeader, in packet: UnsafeRawBufferPointer, for speaker: Speaker
-    ) {
+    ) -> Int {
         var deepest: UInt16 = 0
         for index in 0..<red.redundantCount {
             let block = red.redundant(index)
@@ -160,8 +173,7 @@ final class Receiver {
                     UnsafeRawBufferPointer(
                         rebasing: packet[(start + block.range.lowerBound)..<(start + block.range.upperBound)])))
         }
-        speaker.buffer.setLossDelay(
-            Self.jitter.lossDelay + Int64(max(0, Int(deepest) - 1)) * AudioFormat.frameMicroseconds)
+        return Int(deepest)
     }
 
     /// Decodes each speaker's next frame and mixes them into `mixed`, each at its local volume from `volumes`;
