@@ -161,7 +161,7 @@ extension ClusterRooms {
         case .leave, .streamGaveUp:
             // A stream given up must not stay live in the room either.
             loop?.schedule(after: .milliseconds(500)) { [self] in send(input, in: roomName) }
-        case .levels, .nodeGone, .expireInvitations, .recorderProblem:
+        case .levels, .nodeGone, .expireInvitations, .recorderProblem, .networkQuality:
             break
         }
     }

@@ -122,6 +122,10 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var requestSequences: [String: UInt64] = [:]
         /// This node's requests not decided yet, oldest first.
         var awaited: [Awaited] = []
+        /// When this node last sent each of its peers' network quality to the room (`ClusterRooms+Quality`).
+        var qualitySentAt: [PeerID: Timestamp] = [:]
+        /// This node's peers that were given the scores announced before they came.
+        var qualityTold: Set<PeerID> = []
     }
 
     /// One of this node's requests on its way to the owner. Once it may have reached Redis (submitted, or
@@ -244,10 +248,6 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             flushDepartures(in: roomName)
         }
     }
-
-    /// Not announced in a cluster yet: the scores would have to travel to the room's owner like levels do
-    /// (docs/media.md).
-    package func updateQuality(_ measured: [PeerQuality], in roomName: String) {}
 
     package func updateLevels(_ levels: [PeerID: Int], in roomName: String) {
         guard let room = rooms[roomName], room.copy != nil else { return }
