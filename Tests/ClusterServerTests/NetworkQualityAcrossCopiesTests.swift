@@ -85,4 +85,13 @@ struct NetworkQualityAcrossCopiesTests {
         #expect(restored.encoded() == room.encoded())
         #expect(restored.authority.announcedQuality(seenBy: "hana").isEmpty)
     }
+
+    /// A network quality entry changes nothing a checkpoint carries: it counts an eighth of an entry towards the
+    /// room's next checkpoint (32 entries of anything else, or 256 of network quality alone).
+    @Test func networkQualityEntriesBringTheNextCheckpointCloserByAnEighth() {
+        let whole = ClusterRooms.checkpointInterval * ClusterRooms.checkpointParts
+        #expect(ClusterRooms.checkpointWeight(of: .request) * 32 == whole)
+        #expect(ClusterRooms.checkpointWeight(of: .levels) * 32 == whole)
+        #expect(ClusterRooms.checkpointWeight(of: .networkQuality) * 256 == whole)
+    }
 }

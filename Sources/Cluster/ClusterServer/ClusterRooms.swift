@@ -47,6 +47,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
 
     /// How many entries the owner writes between two checkpoints of the room in Redis.
     static let checkpointInterval = 32
+    /// The parts an entry is counted in towards the next checkpoint (`checkpointWeight(of:)`).
+    static let checkpointParts = 8
     /// How long departures are gathered before they go to the owner together.
     static let departureWindow: Duration = .milliseconds(50)
 
@@ -103,6 +105,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var appending = false
         /// This node's inputs while the room is loading, in order.
         var waiting: [ClusterInput] = []
+        /// Entries written since the last checkpoint, in `checkpointParts` (`checkpointWeight(of:)`).
         var sinceCheckpoint = 0
         /// Bumped whenever the room starts loading again, so that answers to older reads are dropped.
         var generation = 0
