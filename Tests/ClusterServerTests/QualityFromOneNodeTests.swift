@@ -95,5 +95,17 @@ import Testing
             ])
         rooms.updateQuality([], in: "jazz")
         #expect(heard.deliveries.count == 1)
+        // Mo leaves; Ben, on the stage, comes through this node and is given the stage's scores only; Mo comes back
+        // under a new connection and is told again.
+        room.local["mo"] = nil
+        room.local["ben"] = 4
+        rooms.updateQuality([], in: "jazz")
+        #expect(
+            heard.deliveries.last
+                == Delivery(to: .peer("ben"), ServerMessage(.networkQuality([Self.quality("hana", 5)]), seq: nil)))
+        room.local["mo"] = 5
+        rooms.updateQuality([], in: "jazz")
+        #expect(heard.deliveries.count == 3)
+        #expect(heard.deliveries.last == heard.deliveries.first)
     }
 }

@@ -37,14 +37,17 @@ extension ClusterRooms {
     }
 
     /// This node's people of the room not yet told the scores announced before they came: each is given those
-    /// it may see (all of them for those who may move people; the stage's and its own for anyone else).
+    /// it may see (all of them for those who may move people; the stage's and its own for anyone else). Counted by
+    /// connection, so that someone who comes back (under a new connection number) is told again.
     func tellQualityToNewcomers(_ roomName: String) {
         guard let room = rooms[roomName], let copy = room.copy else { return }
-        room.qualityTold.formIntersection(room.local.keys)
+        if room.qualityTold.count > room.local.count { room.qualityTold.formIntersection(room.local.values) }
+        let newcomers = room.local.filter { !room.qualityTold.contains($0.value) }
+        guard !newcomers.isEmpty else { return }
         var told = Outcome()
-        for peer in room.local.keys.sorted() where !room.qualityTold.contains(peer) {
+        for (peer, connection) in newcomers.sorted(by: { $0.key < $1.key }) {
             guard copy.authority.peers[peer] != nil else { continue }
-            room.qualityTold.insert(peer)
+            room.qualityTold.insert(connection)
             let seen = copy.authority.announcedQuality(seenBy: peer)
             guard !seen.isEmpty else { continue }
             told.deliveries.append(Delivery(to: .peer(peer), ServerMessage(.networkQuality(seen), seq: nil)))

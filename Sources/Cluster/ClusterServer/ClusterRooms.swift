@@ -127,8 +127,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var awaited: [Awaited] = []
         /// When this node last sent each of its peers' network quality to the room (`ClusterRooms+Quality`).
         var qualitySentAt: [PeerID: Timestamp] = [:]
-        /// This node's peers that were given the scores announced before they came.
-        var qualityTold: Set<PeerID> = []
+        /// The connections of this node's peers that were given the scores announced before they came.
+        var qualityTold: Set<UInt64> = []
     }
 
     /// One of this node's requests on its way to the owner. Once it may have reached Redis (submitted, or
