@@ -357,7 +357,7 @@ let package = Package(
             name: "ClusterEndToEndTests",
             dependencies: [
                 "RoomTesting", "StrictJSON", "RedisClient", "RoomTransport", "Crypto", "RoomServer", "ClusterState",
-                "ClusterServer",
+                "ClusterServer", "AudioBenchmarks", "ClientAudio", "RoomCore",
             ]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks"]),
         // The live outputs against icecast2 and nginx (RTMP, and serving HLS) of their own, read back by ffmpeg.

@@ -46,6 +46,12 @@ import Testing
             node: "a/1",
             sentence: "The recorder keeps failing at once (it exited with status 1); the recording stopped.",
             now: 1_764_412_806_000),
+        .networkQuality(
+            node: "b/7",
+            [
+                PeerQuality(peer: "hana", score: 5, lossPercent: 0, jitterMilliseconds: 3, rttMilliseconds: 22),
+                PeerQuality(peer: "ana", score: 2, lossPercent: 12, jitterMilliseconds: 18, rttMilliseconds: 40),
+            ], now: 1_764_412_807_000),
     ]
 
     /// A room whose copy holds a little of everything: peers on three nodes with SSRCs, a raised hand, an
@@ -134,6 +140,18 @@ import Testing
             try ClusterInput(
                 decoding: Array(
                     #"{"v":1,"kind":"leave","node":"c/3","connection":0,"departures":[{"peer":"ben","reason":"left","connection":-1}],"now":1}"#
+                        .utf8))
+        }
+        #expect(throws: ClusterFormatError.malformed(#""qualities[0].score" must be an integer from 0 to 5"#)) {
+            try ClusterInput(
+                decoding: Array(
+                    #"{"v":1,"kind":"network_quality","node":"b/7","connection":0,"qualities":[{"peer":"ana","score":9,"lossPercent":0,"jitterMilliseconds":0,"rttMilliseconds":0}],"now":1}"#
+                        .utf8))
+        }
+        #expect(throws: ClusterFormatError.malformed(#""qualities[0].lossPercent" must be an integer from 0 to 100"#)) {
+            try ClusterInput(
+                decoding: Array(
+                    #"{"v":1,"kind":"network_quality","node":"b/7","connection":0,"qualities":[{"peer":"ana","score":1,"lossPercent":101,"jitterMilliseconds":0,"rttMilliseconds":0}],"now":1}"#
                         .utf8))
         }
     }

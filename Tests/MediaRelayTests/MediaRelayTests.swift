@@ -404,6 +404,23 @@ struct MediaRelayTests {
         #expect(a.relay.silentRooms(forMilliseconds: 1500) == [])
     }
 
+    /// A listener's report on a speaker of another node of the room is that speaker's loss to carry back, and
+    /// counts towards the listener's own downlink (the forwarder's network quality); one on an SSRC that is no
+    /// remote speaker of the listener's room is neither.
+    @Test func aReportOnARemoteSpeakerOfTheRoomIsTheListenersDownlinkToo() throws {
+        let a = try Node("a", host: "127.0.0.2", incarnation: 100, secret: secret, keySeed: 10)
+        defer { a.stop() }
+        let remote = SSRCSpace.ssrc(slot: 2, random: 0x201)
+        a.relay.addRemoteSpeaker(ssrc: remote, room: "r", node: "b", gate: PublishGate(true))
+        func block(_ ssrc: UInt32) -> RTCPReportBlock {
+            RTCPReportBlock(ssrc: ssrc, fractionLost: 64, cumulativeLost: 5, extendedHighestSequence: 9, jitter: 0)
+        }
+        #expect(a.relay.listenerLoss(block(remote), room: "r"))
+        #expect(a.relay.listenerLoss(block(remote), room: "r"))
+        #expect(!a.relay.listenerLoss(block(remote), room: "q"))
+        #expect(!a.relay.listenerLoss(block(SSRCSpace.ssrc(slot: 2, random: 0x202)), room: "r"))
+    }
+
     @Test func relayKeysDifferPerRoomNodeIncarnationAndSecret() {
         let base = RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 1, session: 1)
         #expect(base == RelayKeys.key(secret: secret, room: "r", node: "a", incarnation: 1, session: 1))

@@ -26,6 +26,9 @@ struct ClusterInput: Sendable, Equatable {
         /// The owner's recorder of the room could not start or was given up: `reason` is the sentence whoever may
         /// record is told, on every node.
         case recorderProblem = "recorder_problem"
+        /// Network quality scores of `node`'s own peers that changed, throttled there (at most one per peer every
+        /// 2 s), gathered into one input per hand-over of the node's measures.
+        case networkQuality = "network_quality"
     }
 
     struct Departed: Sendable, Equatable {
@@ -48,6 +51,8 @@ struct ClusterInput: Sendable, Equatable {
     var requestInteger: Int64?
     var request: ClientRequest?
     var levels: [SpeakerLevel]?
+    /// The scores of `networkQuality`, in the order of their peers' identities.
+    var qualities: [PeerQuality]?
     /// The SSRC the joiner's node gave it, for its media to be recognised on every node.
     var ssrc: UInt32?
     /// Who asked for the recording, as a joining recorder says (absent from anyone else's join).
@@ -118,6 +123,12 @@ struct ClusterInput: Sendable, Equatable {
             levels: levels.sorted { $0.key < $1.key }.map { SpeakerLevel(peer: $0.key, level: $0.value) }, now: now)
     }
 
+    static func networkQuality(node: String, _ qualities: [PeerQuality], now: Timestamp) -> ClusterInput {
+        var input = ClusterInput(kind: .networkQuality, node: node, now: now)
+        input.qualities = qualities.sorted { $0.peer < $1.peer }
+        return input
+    }
+
     static func nodeGone(_ node: String, now: Timestamp) -> ClusterInput {
         ClusterInput(kind: .nodeGone, node: node, now: now)
     }
@@ -151,6 +162,18 @@ struct ClusterInput: Sendable, Equatable {
             object["levels"] = .array(
                 levels.map {
                     .object(JSONObject([("peer", .string($0.peer.rawValue)), ("level", .integer(Int64($0.level)))]))
+                })
+        }
+        if let qualities {
+            object["qualities"] = .array(
+                qualities.map {
+                    .object(
+                        JSONObject([
+                            ("peer", .string($0.peer.rawValue)), ("score", .integer(Int64($0.score))),
+                            ("lossPercent", .integer(Int64($0.lossPercent))),
+                            ("jitterMilliseconds", .integer(Int64($0.jitterMilliseconds))),
+                            ("rttMilliseconds", .integer(Int64($0.rttMilliseconds))),
+                        ]))
                 })
         }
         if let ssrc { object["ssrc"] = .integer(Int64(ssrc)) }
@@ -193,6 +216,20 @@ struct ClusterInput: Sendable, Equatable {
         }
         levels = try fields.optionalObjects("levels")?.map { level throws(ClusterFormatError) in
             SpeakerLevel(peer: try level.peer("peer"), level: Int(clamping: try level.integer("level")))
+        }
+        qualities = try fields.optionalObjects("qualities")?.map { quality throws(ClusterFormatError) in
+            func bounded(_ key: String, _ range: ClosedRange<Int64>) throws(ClusterFormatError) -> Int {
+                let value = try quality.integer(key)
+                guard range.contains(value) else {
+                    throw quality.fail(key, "an integer from \(range.lowerBound) to \(range.upperBound)")
+                }
+                return Int(value)
+            }
+            return PeerQuality(
+                peer: try quality.peer("peer"), score: try bounded("score", 0...Int64(PeerQuality.best)),
+                lossPercent: try bounded("lossPercent", 0...100),
+                jitterMilliseconds: try bounded("jitterMilliseconds", 0...Int64(Int32.max)),
+                rttMilliseconds: try bounded("rttMilliseconds", 0...Int64(Int32.max)))
         }
         if let ssrc = try fields.optionalInteger("ssrc") {
             guard let value = UInt32(exactly: ssrc) else { throw fields.fail("ssrc", "a 32-bit SSRC") }
@@ -322,6 +359,8 @@ struct ReplicatedRoom: Sendable {
         case .recorderProblem:
             guard let sentence = input.reason else { return .outcome(Outcome()) }
             return .outcome(authority.recorderProblem(sentence))
+        case .networkQuality:
+            return .outcome(authority.announceQuality(input.qualities ?? [], now: input.now))
         }
     }
 

@@ -161,7 +161,7 @@ extension ClusterRooms {
         case .leave, .streamGaveUp:
             // A stream given up must not stay live in the room either.
             loop?.schedule(after: .milliseconds(500)) { [self] in send(input, in: roomName) }
-        case .levels, .nodeGone, .expireInvitations, .recorderProblem:
+        case .levels, .nodeGone, .expireInvitations, .recorderProblem, .networkQuality:
             break
         }
     }
@@ -178,7 +178,8 @@ extension ClusterRooms {
         let id =
             seq > room.position.seq
             ? EntryID(seq: seq) : EntryID(seq: room.position.seq, part: room.position.part + 1)
-        let wroteCheckpoint = room.sinceCheckpoint + 1 >= Self.checkpointInterval
+        let weight = Self.checkpointWeight(of: pending.input.kind)
+        let wroteCheckpoint = room.sinceCheckpoint + weight >= Self.checkpointInterval * Self.checkpointParts
         var entry = RoomEntry(id: id, prev: room.position, requestID: pending.cursor ?? "", body: [])
         let banOperations: [StateOperation]
         do {
@@ -225,7 +226,8 @@ extension ClusterRooms {
             }
             room.copy = decided
             room.position = id
-            room.sinceCheckpoint = wroteCheckpoint ? 0 : room.sinceCheckpoint + 1
+            room.sinceCheckpoint =
+                wroteCheckpoint ? 0 : room.sinceCheckpoint + Self.checkpointWeight(of: pending.input.kind)
             carryOut(pending.input, applied, in: roomName)
             if case .outcome(let outcome) = applied, !outcome.changes.isEmpty {
                 persistence.commit(outcome, in: roomName) { _ in }
@@ -254,6 +256,14 @@ extension ClusterRooms {
             if pending.cursor == nil { refuse(pending.input, in: roomName, because: error) }
             drain(roomName)
         }
+    }
+
+    /// How much an entry of `kind` brings the room's next checkpoint closer, in `checkpointParts`: a whole entry
+    /// for everything but network quality, which changes no state a checkpoint carries and may come from every
+    /// node twice a second, and counts one part (so 256 of them alone make a checkpoint, which bounds what a copy
+    /// starting late reads after it).
+    static func checkpointWeight(of kind: ClusterInput.Kind) -> Int {
+        kind == .networkQuality ? 1 : checkpointParts
     }
 
     /// The room's checkpoint at entry `id`, sealed; none when it cannot be sealed now (the next one will be).

@@ -47,6 +47,8 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
 
     /// How many entries the owner writes between two checkpoints of the room in Redis.
     static let checkpointInterval = 32
+    /// The parts an entry is counted in towards the next checkpoint (`checkpointWeight(of:)`).
+    static let checkpointParts = 8
     /// How long departures are gathered before they go to the owner together.
     static let departureWindow: Duration = .milliseconds(50)
 
@@ -103,6 +105,7 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var appending = false
         /// This node's inputs while the room is loading, in order.
         var waiting: [ClusterInput] = []
+        /// Entries written since the last checkpoint, in `checkpointParts` (`checkpointWeight(of:)`).
         var sinceCheckpoint = 0
         /// Bumped whenever the room starts loading again, so that answers to older reads are dropped.
         var generation = 0
@@ -122,6 +125,10 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
         var requestSequences: [String: UInt64] = [:]
         /// This node's requests not decided yet, oldest first.
         var awaited: [Awaited] = []
+        /// When this node last sent each of its peers' network quality to the room (`ClusterRooms+Quality`).
+        var qualitySentAt: [PeerID: Timestamp] = [:]
+        /// The connections of this node's peers that were given the scores announced before they came.
+        var qualityTold: Set<UInt64> = []
     }
 
     /// One of this node's requests on its way to the owner. Once it may have reached Redis (submitted, or
@@ -244,10 +251,6 @@ final class ClusterRooms: RoomPaths, @unchecked Sendable {
             flushDepartures(in: roomName)
         }
     }
-
-    /// Not announced in a cluster yet: the scores would have to travel to the room's owner like levels do
-    /// (docs/media.md).
-    package func updateQuality(_ measured: [PeerQuality], in roomName: String) {}
 
     package func updateLevels(_ levels: [PeerID: Int], in roomName: String) {
         guard let room = rooms[roomName], room.copy != nil else { return }

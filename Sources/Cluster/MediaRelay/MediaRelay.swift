@@ -353,18 +353,20 @@ public final class MediaRelay: MediaRelayTap, @unchecked Sendable {
         }
     }
 
-    public func listenerLoss(_ block: RTCPReportBlock, room: String) {
+    @discardableResult
+    public func listenerLoss(_ block: RTCPReportBlock, room: String) -> Bool {
         inbound.withLock { state in
-            guard let speaker = state.speakers[block.ssrc], speaker.room == room else { return }
+            guard let speaker = state.speakers[block.ssrc], speaker.room == room else { return false }
             guard var worst = state.loss[block.ssrc] else {
                 state.loss[block.ssrc] = block
-                return
+                return true
             }
             worst.fractionLost = max(worst.fractionLost, block.fractionLost)
             worst.cumulativeLost = max(worst.cumulativeLost, block.cumulativeLost)
             worst.jitter = max(worst.jitter, block.jitter)
             worst.extendedHighestSequence = max(worst.extendedHighestSequence, block.extendedHighestSequence)
             state.loss[block.ssrc] = worst
+            return true
         }
     }
 

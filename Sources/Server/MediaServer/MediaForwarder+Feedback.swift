@@ -88,8 +88,10 @@ extension MediaForwarder {
                     }
                 } else if report.ssrc == serverSSRC {
                     if let rtt = Self.roundTrip(report, now: Self.compactTime()) { peer.rttMilliseconds = rtt }
-                } else {
-                    relay?.listenerLoss(report, room: peer.info.room)
+                } else if relay?.listenerLoss(report, room: peer.info.room) == true {
+                    // A speaker of another node of the cluster: what the listener lost of it is its downlink too.
+                    peer.downlinkLoss = max(peer.downlinkLoss, report.fractionLost)
+                    peer.downlinkJitter = max(peer.downlinkJitter, report.jitter)
                 }
             }
         }

@@ -18,8 +18,10 @@ public protocol MediaRelayTap: AnyObject, Sendable {
     /// speakers, or nil when refused.
     func relayed(_ buffer: UnsafeMutableRawBufferPointer, length: Int, from sender: UDPAddress) -> RelayedDatagram?
     /// A local listener's reception report on `block.ssrc`, a speaker of `room` that is not at home here: the
-    /// relay carries the worst such loss back to the speaker's node in its next keepalive.
-    func listenerLoss(_ block: RTCPReportBlock, room: String)
+    /// relay carries the worst such loss back to the speaker's node in its next keepalive. True when the SSRC is
+    /// such a speaker (so the report also counts towards the listener's own network quality).
+    @discardableResult
+    func listenerLoss(_ block: RTCPReportBlock, room: String) -> Bool
     /// Called on every turn of the forwarding loop (at least every 50 ms): sends the keepalives that are due.
     func tick()
 }

@@ -76,11 +76,62 @@ extension RoomAuthority {
                 }
             }
         }
-        deliver(stage, to: .everyone)
-        deliver(audience, to: .peers(moderators))
-        for quality in audience where !moderators.contains(quality.peer) {
-            deliver([quality], to: .peer(quality.peer))
-        }
+        announce(stage: stage, audience: audience, to: moderators, into: &outcome)
         return outcome
+    }
+
+    /// Scores measured on another node of a cluster, which throttled them already (at most once per
+    /// `qualityInterval` per peer, only when changed): each score of a peer still in the room that differs from
+    /// the one last announced is recorded and announced by the rule of `updateQuality` (a stage member's to
+    /// everyone, an audience member's to those who may move people and to themself). Every copy of the room
+    /// applies it; each node delivers to its own connections.
+    package mutating func announceQuality(_ changed: [PeerQuality], now: Timestamp) -> Outcome {
+        var stage: [PeerQuality] = []
+        var audience: [PeerQuality] = []
+        for quality in changed {
+            guard let peer = peers[quality.peer], qualitySent[quality.peer]?.quality.score != quality.score else {
+                continue
+            }
+            qualitySent[quality.peer] = SentQuality(quality: quality, at: now)
+            if roles.isOnStage(peer.role) { stage.append(quality) } else { audience.append(quality) }
+        }
+        if qualitySent.count > peers.count { qualitySent = qualitySent.filter { peers[$0.key] != nil } }
+        var outcome = Outcome()
+        let moderators = order.filter { id in peers[id].map { roles.can($0.role, .move) } ?? false }
+        announce(stage: stage, audience: audience, to: moderators, into: &outcome)
+        return outcome
+    }
+
+    /// The score last announced for `peer`, if any.
+    package func announcedScore(of peer: PeerID) -> Int? {
+        qualitySent[peer]?.quality.score
+    }
+
+    /// The scores announced so far that `id` may see, in the room's order: every one for those who may move
+    /// people, else the stage's and their own.
+    package func announcedQuality(seenBy id: PeerID) -> [PeerQuality] {
+        guard let viewer = peers[id] else { return [] }
+        let all = roles.can(viewer.role, .move)
+        return order.compactMap { other in
+            guard let sent = qualitySent[other], let peer = peers[other] else { return nil }
+            return all || other == id || roles.isOnStage(peer.role) ? sent.quality : nil
+        }
+    }
+
+    /// Delivers scores by the rule: the stage's to everyone, the audience's to `moderators` and each to themself.
+    private func announce(
+        stage: [PeerQuality], audience: [PeerQuality], to moderators: [PeerID], into outcome: inout Outcome
+    ) {
+        if !stage.isEmpty {
+            outcome.deliveries.append(Delivery(to: .everyone, ServerMessage(.networkQuality(stage), seq: nil)))
+        }
+        if !audience.isEmpty {
+            outcome.deliveries.append(
+                Delivery(to: .peers(moderators), ServerMessage(.networkQuality(audience), seq: nil)))
+        }
+        for quality in audience where !moderators.contains(quality.peer) {
+            outcome.deliveries.append(
+                Delivery(to: .peer(quality.peer), ServerMessage(.networkQuality([quality]), seq: nil)))
+        }
     }
 }
