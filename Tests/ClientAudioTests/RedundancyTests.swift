@@ -236,7 +236,7 @@ import Testing
         let start = try #require(heard.firstIndex { $0.contains { $0 != 0 } })
         #expect(Array(heard[start..<(start + 13)]) == first + waited)
         let resumed = try #require(heard[(start + 13)...].firstIndex { $0.contains { $0 != 0 } })
-        // The second spurt starts 44 ms after its first packet came (at 400 ms): in the frame played at 450 ms.
+        // The second spurt starts 45 ms after its first packet came (at 400 ms): in the frame played at 450 ms.
         #expect(resumed == 23)
         #expect(Array(heard[resumed..<(resumed + 20)]) == resumedSpurt)
         let stats = try #require(spurtStats)

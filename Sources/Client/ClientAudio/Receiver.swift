@@ -49,13 +49,6 @@ final class Receiver {
         return configuration
     }
 
-    /// What the wait under loss grows by for each frame a speaker repeats beyond the first, in µs. The first copy
-    /// comes in the next packet, which the loss floor waits for anyway (FEC needs it too); each deeper copy comes a
-    /// frame later. The wait grows by a frame less 1 ms, so that redundancy never costs more than the 20 ms it may
-    /// (docs/media.md, "Delay") whatever the tick's phase; the deeper copy keeps 4 of the floor's 5 ms of slack,
-    /// beside the 0–20 ms a tick gives every packet.
-    static let deeperRepeatWait: Int64 = AudioFormat.frameMicroseconds - 1_000
-
     /// A speaker silent this long (µs) is gone (they left, or came back with a new SSRC).
     static let forgetAfter: Int64 = 30_000_000
 
@@ -145,7 +138,7 @@ final class Receiver {
             let deepest = red.map { fileRedundancy($0, of: header, in: packet, for: speaker) } ?? 0
             speaker.repeats.observe(sequence: header.sequenceNumber, timestamp: header.timestamp, repeats: deepest)
             speaker.buffer.setLossDelay(
-                Self.jitter.lossDelay + Int64(max(0, speaker.repeats.frames - 1)) * Self.deeperRepeatWait)
+                Self.jitter.lossDelay + Int64(max(0, speaker.repeats.frames - 1)) * AudioFormat.frameMicroseconds)
         }
         if talkers != nil,
             let level = try? RTPOneByteExtension.audioLevel(in: packet, header: header, id: audioLevelID)
