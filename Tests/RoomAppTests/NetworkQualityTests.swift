@@ -50,7 +50,11 @@ import Testing
         #expect(said(&state, [quality("hana", 2, loss: 12)]) == ["Your connection is losing 12% of the audio."])
         #expect(said(&state, [quality("hana", 1, loss: 30)]) == [])
         #expect(said(&state, [quality("chen", 1, loss: 30)]) == [])
-        #expect(said(&state, [quality("hana", 3, loss: 5)]) == ["Your connection has recovered."])
+        // A 3 is not yet recovered: a loss hovering about the line is not said poor and recovered by turns.
+        #expect(said(&state, [quality("hana", 3, loss: 5)]) == [])
+        #expect(said(&state, [quality("hana", 2, loss: 8)]) == [])
+        #expect(said(&state, [quality("hana", 4, loss: 2)]) == ["Your connection has recovered."])
+        #expect(said(&state, [quality("hana", 3, loss: 5)]) == [])
         #expect(said(&state, [quality("hana", 5)]) == [])
         #expect(
             said(&state, [quality("hana", 2, loss: 0, jitter: 10, rtt: 900)]) == [

@@ -162,14 +162,15 @@ private func narrate(_ state: inout AppState, _ event: ServerEvent, _ before: Ev
     return [.say(sentence.text)]
 }
 
-/// Says once when this person's own connection becomes poor (a score of 2 or less), and once when it recovers.
+/// Says once when this person's own connection becomes poor (a score of 2 or less), and once when it recovers (a
+/// score of 4 or more: a 3 between is neither, so a loss near the line is not said again and again).
 private func ownConnection(_ state: inout AppState) -> [AppEffect] {
     guard let id = state.room.selfID, let mine = state.room.quality[id] else { return [] }
     let text: String
     if mine.isPoor && !state.connectionPoor {
         state.connectionPoor = true
         text = Narration.poorConnection(mine)
-    } else if mine.score > PeerQuality.poor && state.connectionPoor {
+    } else if mine.score >= PeerQuality.recovered && state.connectionPoor {
         state.connectionPoor = false
         text = "Your connection has recovered."
     } else {

@@ -25,6 +25,9 @@ public struct PeerQuality: Sendable, Equatable {
     /// The highest score, and the score at and below which a speaker's connection counts as poor.
     public static let best = 5
     public static let poor = 2
+    /// The score at and above which a connection that was poor counts as recovered: one step above poor would let
+    /// a connection whose loss hovers near the line be said poor and recovered again every few seconds.
+    public static let recovered = 4
 
     public init(peer: PeerID, score: Int, lossPercent: Int, jitterMilliseconds: Int, rttMilliseconds: Int) {
         self.peer = peer
