@@ -22,20 +22,8 @@ import Testing
         let log = ServerLog(minimum: .info, descriptor: ends[1])
         let store = try SavedRooms(directory: folder.path, now: 1, report: { _ in })
         defer { store.close(timeout: .seconds(1)) }
-        // Never started: nothing it is asked reaches Redis, and nothing comes back.
-        let node = ClusterNode(
-            configuration: ClusterConfiguration(
-                redis: RedisEndpoint(host: "127.0.0.1", port: 1), node: "b", incarnation: 7, mediaAddress: "",
-                relayAddress: ""),
-            deliver: { _ in }, notify: { _ in })
         let seal = ClusterSeal(secret: Array("the cluster's secret".utf8))
-        let rooms = ClusterRooms(
-            RoomsParts(
-                roles: defaultRoles, maxPeers: 100,
-                persistence: PersistenceQueue(store: store, loop: LoopReference(), log: log),
-                connections: Connections(), consumers: [], directory: RoomDirectory(maxWatchers: 10, log: log),
-                log: log),
-            cluster: node, relay: nil, seal: seal)
+        let rooms = unstartedClusterRooms(store: store, log: log, seal: seal)
         // An input entry, and a reset entry (a whole copy of the room), each in a format this node does not read.
         let newer = #"{"v":2,"kind":"levels","node":"a/1","connection":0,"now":1}"#
         var entries: [RoomEntry] = []

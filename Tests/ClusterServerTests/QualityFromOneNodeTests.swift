@@ -29,19 +29,9 @@ import Testing
         let log = ServerLog(minimum: .error, descriptor: -1)
         let store = try SavedRooms(directory: folder.path, now: 1, report: { _ in })
         defer { store.close(timeout: .seconds(1)) }
-        let node = ClusterNode(
-            configuration: ClusterConfiguration(
-                redis: RedisEndpoint(host: "127.0.0.1", port: 1), node: "b", incarnation: 7, mediaAddress: "",
-                relayAddress: ""),
-            deliver: { _ in }, notify: { _ in })
         let heard = Heard()
-        let rooms = ClusterRooms(
-            RoomsParts(
-                roles: defaultRoles, maxPeers: 100,
-                persistence: PersistenceQueue(store: store, loop: LoopReference(), log: log),
-                connections: Connections(), consumers: [heard], directory: RoomDirectory(maxWatchers: 10, log: log),
-                log: log),
-            cluster: node, relay: nil, seal: ClusterSeal(secret: Array("the cluster's secret".utf8)))
+        let rooms = unstartedClusterRooms(
+            store: store, log: log, consumers: [heard], seal: ClusterSeal(secret: Array("the cluster's secret".utf8)))
         // Hana and Ann are connected here (b/7), Ben through c/3. Still loading: inputs wait in `waiting`.
         let room = ClusterRooms.Room()
         room.ready = true
