@@ -29,68 +29,78 @@ extension ServerState {
     /// The rule a lobby is told: nobody opens rooms on a cluster's node, whatever the option says.
     var openRoomsRule: OpenRoomsPolicy { cluster == nil ? configuration.openRooms : .nobody }
 
-    /// Why `open_room` may not go ahead, before any room is looked up; nil when it may.
-    func openRoomRefusal(
-        name: String, request: WebSocketUpgradeRequest?
-    ) -> (code: ErrorCode, message: String)? {
+    /// Why `open_room` may not go ahead, as the lobby is answered.
+    struct OpenRoomRefusal: Error {
+        var code: ErrorCode
+        var message: String
+    }
+
+    /// Whether `open_room` may go ahead, checked before any room is looked up: who asks, or why they may not.
+    func openRoomCheck(name: String, request: WebSocketUpgradeRequest?) -> Result<PeerID, OpenRoomRefusal> {
         if cluster != nil {
-            return (
-                .forbidden,
-                "This server is one node of a cluster, where rooms are not opened from the lobby; ask its operator "
-                    + "for a host's link (clubroom invite --room NAME --role host)."
-            )
+            return .failure(
+                OpenRoomRefusal(
+                    code: .forbidden,
+                    message: "This server is one node of a cluster, where rooms are not opened from the lobby; ask "
+                        + "its operator for a host's link (clubroom invite --room NAME --role host)."))
         }
         switch configuration.openRooms {
         case .nobody:
-            return (
-                .forbidden,
-                "This server does not let people open rooms from the lobby; ask its operator for a host's link "
-                    + "(clubroom invite --room NAME --role host)."
-            )
+            return .failure(
+                OpenRoomRefusal(
+                    code: .forbidden,
+                    message: "This server does not let people open rooms from the lobby; ask its operator for a "
+                        + "host's link (clubroom invite --room NAME --role host)."))
         case .hosts:
             guard let request, case .success(let claims) = lobbyAdmission(request: request),
                 configuration.roles.can(RoleName(claims.role), .endRoom)
             else {
-                return (
-                    .forbidden,
-                    "On this server only people who came in with a host's lobby link open rooms; ask a host for one."
-                )
+                return .failure(
+                    OpenRoomRefusal(
+                        code: .forbidden,
+                        message: "On this server only people who came in with a host's lobby link open rooms; ask a "
+                            + "host for one."))
             }
         case .anyone:
             // The lobby link is checked again: it may have expired or been withdrawn since the lobby opened.
             guard let request, case .success = lobbyAdmission(request: request) else {
-                return (.forbidden, "Your lobby link no longer opens rooms here; ask the host for a new one.")
+                return .failure(
+                    OpenRoomRefusal(
+                        code: .forbidden,
+                        message: "Your lobby link no longer opens rooms here; ask the host for a new one."))
             }
         }
         guard let request, let identity = guestIdentity(of: request) else {
-            return (
-                .forbidden,
-                "Opening a room needs your client's key, which Clubroom sends only over wss:// or to this machine; "
-                    + "ask the host for a wss:// link."
-            )
+            return .failure(
+                OpenRoomRefusal(
+                    code: .forbidden,
+                    message: "Opening a room needs your client's key, which Clubroom sends only over wss:// or to "
+                        + "this machine; ask the host for a wss:// link."))
         }
         if let ban = door.ban(of: identity) {
             log.info("open_room by \(identity) refused: banned by \(ban.by)")
-            return (.forbidden, ServerClose.banned.reason)
+            return .failure(OpenRoomRefusal(code: .forbidden, message: ServerClose.banned.reason))
         }
         guard PlainName.isValid(name) else {
-            return (
-                .badRequest,
-                "A room's name is 1 to 64 letters, digits, dashes (-), underscores (_) or dots (.), with no spaces."
-            )
+            return .failure(
+                OpenRoomRefusal(
+                    code: .badRequest,
+                    message: "A room's name is 1 to 64 letters, digits, dashes (-), underscores (_) or dots (.), "
+                        + "with no spaces."))
         }
-        return nil
+        return .success(identity)
     }
 
     /// Carries out a lobby's `open_room`, answering `connection` with `room_opened` or an `error` naming `id`.
     func openRoom(name: String, topic: String, id: String, from connection: some DirectoryWatcher) {
-        let request = (connection as? WebSocketConnection)?.request
-        if let refusal = openRoomRefusal(name: name, request: request) {
+        let identity: PeerID
+        switch openRoomCheck(name: name, request: (connection as? WebSocketConnection)?.request) {
+        case .success(let opener): identity = opener
+        case .failure(let refusal):
             log.info("\(connection): open_room \(name.prefix(64).debugDescription) refused: \(refusal.message)")
             directory.answer(.refused(code: refusal.code, message: refusal.message, id: id), to: connection)
             return
         }
-        guard let identity = request.flatMap(guestIdentity(of:)) else { return }  // refused above
         if let earlier = unenteredOpening(name, by: identity) {
             // The opener asks again for a room nobody has entered: the answer with its link was lost (the lobby's
             // connection dropped before it came). The earlier link is withdrawn and a new one given.
@@ -103,9 +113,7 @@ extension ServerState {
             code: .conflict,
             message: "A room called \(name) exists already on this server; choose another name, or join it from the "
                 + "list if it is live.", id: id)
-        if openingRooms.contains(name) || directory.listings[name] != nil
-            || (rooms as? LocalRooms)?.isKnown(name) == true
-        {
+        if openingRooms.contains(name) || isLiveOrLoaded(name) {
             directory.answer(taken, to: connection)
             return
         }
@@ -140,12 +148,16 @@ extension ServerState {
     /// The id of the host's link `identity` was given when it opened `name` from the lobby, while nobody has
     /// come in with it and the room is not live: nil otherwise.
     private func unenteredOpening(_ name: String, by identity: PeerID) -> String? {
-        guard let earlier = lobbyOpeners[name], earlier.opener == identity, directory.listings[name] == nil,
-            (rooms as? LocalRooms)?.isKnown(name) != true,
+        guard let earlier = lobbyOpeners[name], earlier.opener == identity, !isLiveOrLoaded(name),
             let link = (try? door.registry?.links(room: name))?.first(where: { $0.id == earlier.link }),
             link.uses == 0, link.revokedAt == nil, link.expiresAt > currentTimestamp() / 1000
         else { return nil }
         return earlier.link
+    }
+
+    /// Whether a room of that name is in the lobby's list or loaded here.
+    private func isLiveOrLoaded(_ name: String) -> Bool {
+        directory.listings[name] != nil || (rooms as? LocalRooms)?.isKnown(name) == true
     }
 
     private func opened(
