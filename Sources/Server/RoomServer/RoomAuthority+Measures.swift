@@ -33,26 +33,13 @@ extension RoomAuthority {
     /// one message. Someone who joined since the last call gets the scores already announced that they may see.
     /// Unsequenced: a measure, not room state.
     public mutating func updateQuality(_ measured: [PeerQuality], now: Timestamp) -> Outcome {
-        var stage: [PeerQuality] = []
-        var audience: [PeerQuality] = []
-        for quality in measured {
-            guard let peer = peers[quality.peer] else { continue }
-            if let sent = qualitySent[quality.peer],
-                sent.quality.score == quality.score || now - sent.at < Self.qualityInterval
-            {
-                continue
-            }
-            qualitySent[quality.peer] = SentQuality(quality: quality, at: now)
-            if roles.isOnStage(peer.role) { stage.append(quality) } else { audience.append(quality) }
-        }
-        if qualitySent.count > peers.count { qualitySent = qualitySent.filter { peers[$0.key] != nil } }
+        let (stage, audience) = record(measured, now: now, throttled: true)
         if qualityTold.count > peers.count { qualityTold = qualityTold.filter { peers[$0] != nil } }
         var outcome = Outcome()
         func deliver(_ list: [PeerQuality], to recipients: Recipients) {
             guard !list.isEmpty else { return }
             outcome.deliveries.append(Delivery(to: recipients, ServerMessage(.networkQuality(list), seq: nil)))
         }
-        let moderators = order.filter { id in peers[id].map { roles.can($0.role, .move) } ?? false }
         // Newcomers first, with what was announced before them (this call's changes come to them below).
         let newcomers = order.filter { !qualityTold.contains($0) }
         if !newcomers.isEmpty {
@@ -76,7 +63,7 @@ extension RoomAuthority {
                 }
             }
         }
-        announce(stage: stage, audience: audience, to: moderators, into: &outcome)
+        announce(stage: stage, audience: audience, into: &outcome)
         return outcome
     }
 
@@ -86,19 +73,9 @@ extension RoomAuthority {
     /// everyone, an audience member's to those who may move people and to themself). Every copy of the room
     /// applies it; each node delivers to its own connections.
     package mutating func announceQuality(_ changed: [PeerQuality], now: Timestamp) -> Outcome {
-        var stage: [PeerQuality] = []
-        var audience: [PeerQuality] = []
-        for quality in changed {
-            guard let peer = peers[quality.peer], qualitySent[quality.peer]?.quality.score != quality.score else {
-                continue
-            }
-            qualitySent[quality.peer] = SentQuality(quality: quality, at: now)
-            if roles.isOnStage(peer.role) { stage.append(quality) } else { audience.append(quality) }
-        }
-        if qualitySent.count > peers.count { qualitySent = qualitySent.filter { peers[$0.key] != nil } }
+        let (stage, audience) = record(changed, now: now, throttled: false)
         var outcome = Outcome()
-        let moderators = order.filter { id in peers[id].map { roles.can($0.role, .move) } ?? false }
-        announce(stage: stage, audience: audience, to: moderators, into: &outcome)
+        announce(stage: stage, audience: audience, into: &outcome)
         return outcome
     }
 
@@ -118,17 +95,37 @@ extension RoomAuthority {
         }
     }
 
-    /// Delivers scores by the rule: the stage's to everyone, the audience's to `moderators` and each to themself.
-    private func announce(
-        stage: [PeerQuality], audience: [PeerQuality], to moderators: [PeerID], into outcome: inout Outcome
-    ) {
+    /// Records the scores of peers in the room that differ from the ones last announced (`throttled`: and were not
+    /// announced within `qualityInterval`), sorted into the stage's and the audience's, and forgets the scores of
+    /// peers gone.
+    private mutating func record(
+        _ qualities: [PeerQuality], now: Timestamp, throttled: Bool
+    ) -> (stage: [PeerQuality], audience: [PeerQuality]) {
+        var stage: [PeerQuality] = []
+        var audience: [PeerQuality] = []
+        for quality in qualities {
+            guard let peer = peers[quality.peer] else { continue }
+            if let sent = qualitySent[quality.peer],
+                sent.quality.score == quality.score || (throttled && now - sent.at < Self.qualityInterval)
+            {
+                continue
+            }
+            qualitySent[quality.peer] = SentQuality(quality: quality, at: now)
+            if roles.isOnStage(peer.role) { stage.append(quality) } else { audience.append(quality) }
+        }
+        if qualitySent.count > peers.count { qualitySent = qualitySent.filter { peers[$0.key] != nil } }
+        return (stage, audience)
+    }
+
+    /// Delivers scores by the rule: the stage's to everyone, the audience's to those who may move people and each
+    /// to themself.
+    private func announce(stage: [PeerQuality], audience: [PeerQuality], into outcome: inout Outcome) {
         if !stage.isEmpty {
             outcome.deliveries.append(Delivery(to: .everyone, ServerMessage(.networkQuality(stage), seq: nil)))
         }
-        if !audience.isEmpty {
-            outcome.deliveries.append(
-                Delivery(to: .peers(moderators), ServerMessage(.networkQuality(audience), seq: nil)))
-        }
+        guard !audience.isEmpty else { return }
+        let moderators = order.filter { id in peers[id].map { roles.can($0.role, .move) } ?? false }
+        outcome.deliveries.append(Delivery(to: .peers(moderators), ServerMessage(.networkQuality(audience), seq: nil)))
         for quality in audience where !moderators.contains(quality.peer) {
             outcome.deliveries.append(
                 Delivery(to: .peer(quality.peer), ServerMessage(.networkQuality([quality]), seq: nil)))
